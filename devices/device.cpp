@@ -1,0 +1,43 @@
+#include "devices/device.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "devices/interp/interpreter.hpp"
+
+namespace tj {
+
+namespace {
+
+class InterpreterDevice final : public Device {
+ public:
+  std::string name() const override { return "interp"; }
+  void launch(const ir::Kernel& kernel, const LaunchArgs& args) override { interpret(kernel, args); }
+};
+
+// Devices the design names whose backends are not in this build yet.
+const std::vector<std::string> kPlannedDevices = {"cpu", "vulkan", "cuda", "hip"};
+
+}  // namespace
+
+std::vector<std::string> availableDevices() { return {"interp"}; }
+
+Device& selectDevice(const std::string& requested) {
+  static InterpreterDevice interp;
+  std::string name = requested;
+  if (name.empty()) {
+    const char* env = std::getenv("TILEJIT_DEVICE");
+    name = env ? env : "";
+  }
+  if (name.empty() || name == "interp") return interp;
+  std::string base = name.substr(0, name.find(':'));
+  if (std::find(kPlannedDevices.begin(), kPlannedDevices.end(), base) != kPlannedDevices.end()) {
+    spdlog::warn("tilejit: device '{}' has no backend in this build; running on interp instead", name);
+    return interp;
+  }
+  throw Error("device: unknown device '" + name + "'; known devices: interp, cpu, vulkan, cuda, hip");
+}
+
+}  // namespace tj

@@ -1,0 +1,579 @@
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "dsl/tracer.hpp"
+
+namespace tj {
+
+using ir::OpCode;
+
+namespace {
+
+const ir::Type kIndexType{DType::i64, {}};
+
+std::string shapeText(const Shape& s) {
+  std::string t = "[";
+  for (size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
+  return t + "]";
+}
+
+std::string describe(const ir::Type& t) { return std::string(dtypeName(t.dtype)) + shapeText(t.shape); }
+
+Tracer& tracer(const SourceLoc& loc, std::string_view op) { return Tracer::current(loc, op); }
+
+ir::Type typeOf(ir::ValueId v, const SourceLoc& loc, std::string_view op) {
+  Tracer& t = tracer(loc, op);
+  t.checkInScope(v, loc, op);
+  return t.type(v);
+}
+
+Tile emitTile(OpCode code, std::vector<ir::ValueId> operands, ir::Type result, const SourceLoc& loc,
+              std::vector<ir::Attr> attrs = {}) {
+  Tracer& t = tracer(loc, ir::opName(code));
+  for (ir::ValueId v : operands) t.checkInScope(v, loc, ir::opName(code));
+  return t.tile(t.emit(code, std::move(operands), std::move(result), std::move(attrs), loc));
+}
+
+Index emitIndex(OpCode code, std::vector<ir::ValueId> operands, const SourceLoc& loc,
+                std::vector<ir::Attr> attrs = {}) {
+  Tracer& t = tracer(loc, ir::opName(code));
+  for (ir::ValueId v : operands) t.checkInScope(v, loc, ir::opName(code));
+  return t.index(t.emit(code, std::move(operands), kIndexType, std::move(attrs), loc));
+}
+
+// A constant splat; a number given to an integer tile must be an integer.
+Tile constant(double value, DType dtype, const Shape& shape, const SourceLoc& loc, std::string_view op) {
+  ir::AttrValue attr = value;
+  if (!isFloat(dtype)) {
+    if (std::trunc(value) != value || std::fabs(value) > 9.2e18)
+      fail(loc, op, "the number " + std::to_string(value) + " is not a value of the " +
+                        std::string(dtypeName(dtype)) + " tile it is combined with");
+    attr = static_cast<int64_t>(value);
+  }
+  return emitTile(OpCode::constant, {}, {dtype, shape}, loc, {{"value", attr}});
+}
+
+void checkAxis(int axis, int rank, const SourceLoc& loc, std::string_view op, const ir::Type& t) {
+  if (axis < 0 || axis >= rank)
+    fail(loc, op, "axis " + std::to_string(axis) + " is out of range for a tile of " + describe(t));
+}
+
+Tile reshapeTo(const Tile& x, const Shape& shape, const SourceLoc& loc, std::string_view op) {
+  const ir::Type t = typeOf(x.value(), loc, op);
+  if (t.shape == shape) return x;
+  return emitTile(OpCode::reshape, {x.value()}, {t.dtype, shape}, loc);
+}
+
+// NumPy broadcasting: align trailing axes; each pair is equal or has a 1.
+Shape broadcastShapes(const ir::Type& a, const ir::Type& b, const SourceLoc& loc, std::string_view op) {
+  size_t rank = std::max(a.shape.size(), b.shape.size());
+  Shape out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t da = i < rank - a.shape.size() ? 1 : a.shape[i - (rank - a.shape.size())];
+    int64_t db = i < rank - b.shape.size() ? 1 : b.shape[i - (rank - b.shape.size())];
+    if (da != db && da != 1 && db != 1)
+      fail(loc, op, "shapes " + shapeText(a.shape) + " and " + shapeText(b.shape) + " do not broadcast");
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+Tile broadcastTo(const Tile& x, const Shape& shape, const SourceLoc& loc, std::string_view op) {
+  const ir::Type t = typeOf(x.value(), loc, op);
+  if (t.shape == shape) return x;
+  if (t.shape.size() > shape.size())
+    fail(loc, op, "cannot broadcast shape " + shapeText(t.shape) + " to " + shapeText(shape));
+  Shape padded(shape.size() - t.shape.size(), 1);
+  padded.insert(padded.end(), t.shape.begin(), t.shape.end());
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (padded[i] != shape[i] && padded[i] != 1)
+      fail(loc, op, "cannot broadcast shape " + shapeText(t.shape) + " to " + shapeText(shape));
+  Tile r = reshapeTo(x, padded, loc, op);
+  if (padded == shape) return r;
+  return emitTile(OpCode::broadcast, {r.value()}, {t.dtype, shape}, loc);
+}
+
+Tile castTo(const Tile& x, DType to, const SourceLoc& loc) {
+  const ir::Type t = typeOf(x.value(), loc, "cast");
+  if (t.dtype == to) return x;
+  return emitTile(OpCode::cast, {x.value()}, {to, t.shape}, loc);
+}
+
+// An operand next to a tile of dtype `like`: numbers and indices take that dtype.
+Tile materialize(const Operand& o, DType like, const SourceLoc& loc, std::string_view op) {
+  if (o.tile) return *o.tile;
+  if (o.index) return castTo(Tracer::current(loc, op).tile(o.index->value()), like, loc);
+  return constant(o.number, like, {}, loc, op);
+}
+
+Tile materialize(const ScalarOperand& o, DType like, const SourceLoc& loc, std::string_view op) {
+  if (o.index) return castTo(Tracer::current(loc, op).tile(o.index->value()), like, loc);
+  return constant(o.number, like, {}, loc, op);
+}
+
+struct BinarySpec {
+  OpCode code;
+  const char* name;  // as the user wrote it
+  const char* pred = nullptr;
+};
+
+Tile binary(const BinarySpec& spec, const Tile& a, const Tile& b, const SourceLoc& loc) {
+  const ir::Type ta = typeOf(a.value(), loc, spec.name), tb = typeOf(b.value(), loc, spec.name);
+  if (ta.dtype != tb.dtype)
+    fail(loc, spec.name, "dtype mismatch: " + describe(ta) + " vs " + describe(tb) + "; cast one side first");
+  bool logical = spec.code == OpCode::logical_and || spec.code == OpCode::logical_or;
+  if (logical && isFloat(ta.dtype))
+    fail(loc, spec.name, "needs bool or integer tiles, got " + describe(ta));
+  if (!logical && !spec.pred && ta.dtype == DType::boolean)
+    fail(loc, spec.name, "arithmetic on bool tiles; cast to a numeric dtype first");
+  Shape shape = broadcastShapes(ta, tb, loc, spec.name);
+  Tile x = broadcastTo(a, shape, loc, spec.name), y = broadcastTo(b, shape, loc, spec.name);
+  std::vector<ir::Attr> attrs;
+  if (spec.pred) attrs.push_back({"pred", std::string(spec.pred)});
+  DType result = spec.pred ? DType::boolean : ta.dtype;
+  return emitTile(spec.code, {x.value(), y.value()}, {result, shape}, loc, std::move(attrs));
+}
+
+Tile tileOp(const BinarySpec& s, const Tile& a, const Operand& b) {
+  SourceLoc loc = SourceLoc::from(b.loc);
+  return binary(s, a, materialize(b, typeOf(a.value(), loc, s.name).dtype, loc, s.name), loc);
+}
+
+Tile tileOp(const BinarySpec& s, const ScalarOperand& a, const Tile& b) {
+  SourceLoc loc = SourceLoc::from(a.loc);
+  return binary(s, materialize(a, typeOf(b.value(), loc, s.name).dtype, loc, s.name), b, loc);
+}
+
+Index indexOp(OpCode code, const char* name, const Index& a, const IndexOperand& b) {
+  SourceLoc loc = SourceLoc::from(b.loc);
+  (void)name;
+  return emitIndex(code, {a.value(), b.index.value()}, loc);
+}
+
+Tile indexCompare(const char* pred, const Index& a, const IndexOperand& b) {
+  return emitTile(OpCode::cmp, {a.value(), b.index.value()}, {DType::boolean, {}}, SourceLoc::from(b.loc),
+                  {{"pred", std::string(pred)}});
+}
+
+Tile unary(OpCode code, const Tile& x, const SourceLoc& loc) {
+  const ir::Type t = typeOf(x.value(), loc, ir::opName(code));
+  bool anyNumeric = code == OpCode::neg || code == OpCode::abs || code == OpCode::relu;
+  if (code == OpCode::logical_not) {
+    if (isFloat(t.dtype)) fail(loc, "not", "needs a bool or integer tile, got " + describe(t));
+  } else if (t.dtype == DType::boolean || (!anyNumeric && !isFloat(t.dtype))) {
+    fail(loc, ir::opName(code), "needs a floating-point tile, got " + describe(t) + "; cast it first");
+  }
+  return emitTile(code, {x.value()}, t, loc);
+}
+
+Tile reduce(OpCode code, const Tile& x, int axis, bool keepdims, const SourceLoc& loc) {
+  const ir::Type t = typeOf(x.value(), loc, ir::opName(code));
+  checkAxis(axis, t.rank(), loc, ir::opName(code), t);
+  if (t.dtype == DType::boolean) fail(loc, ir::opName(code), "cannot reduce a bool tile; cast it first");
+  Shape shape = t.shape;
+  shape.erase(shape.begin() + axis);
+  bool isArg = code == OpCode::argmax || code == OpCode::argmin;
+  Tile r = emitTile(code, {x.value()}, {isArg ? DType::i32 : t.dtype, shape}, loc, {{"axis", int64_t{axis}}});
+  if (!keepdims) return r;
+  return r.expand_dims(axis, std::source_location::current());
+}
+
+// Element offsets of a block: block index * block size, per axis.
+std::vector<ir::ValueId> blockOffsets(const std::vector<Index>& block, const Shape& blockShape,
+                                      const SourceLoc& loc, std::string_view op) {
+  if (block.size() != blockShape.size())
+    fail(loc, op, std::to_string(block.size()) + " block coordinates for a view of rank " +
+                      std::to_string(blockShape.size()));
+  std::vector<ir::ValueId> offsets;
+  for (size_t d = 0; d < block.size(); ++d) {
+    Index size(blockShape[d], std::source_location::current());
+    offsets.push_back(emitIndex(OpCode::mul, {block[d].value(), size.value()}, loc).value());
+  }
+  return offsets;
+}
+
+std::vector<ir::ValueId> elementOffsets(const std::vector<Index>& at, size_t rank, const SourceLoc& loc,
+                                        std::string_view op) {
+  if (at.size() != rank)
+    fail(loc, op, std::to_string(at.size()) + " element offsets for a view of rank " + std::to_string(rank));
+  std::vector<ir::ValueId> offsets;
+  for (const Index& i : at) offsets.push_back(i.value());
+  return offsets;
+}
+
+void checkBlockShape(const Tensor& t, const Shape& block, const SourceLoc& loc, std::string_view op) {
+  if (block.size() != static_cast<size_t>(t.rank()))
+    fail(loc, op, "block shape " + shapeText(block) + " has rank " + std::to_string(block.size()) +
+                      " but the tensor " + std::string(dtypeName(t.dtype())) + shapeText(t.shape()) +
+                      " has rank " + std::to_string(t.rank()));
+  if (t.rank() < 1 || t.rank() > 4) fail(loc, op, "tensors of rank 1 to 4 are supported, got " + std::to_string(t.rank()));
+  for (int64_t d : block)
+    if (d <= 0) fail(loc, op, "block shape " + shapeText(block) + " has a non-positive size");
+}
+
+Tile load(int tensor, const Shape& block, double fill, std::vector<ir::ValueId> offsets, const SourceLoc& loc) {
+  Tracer& t = tracer(loc, "read");
+  DType dtype = t.kernel().tensors[static_cast<size_t>(tensor)].dtype;
+  ir::AttrValue fillAttr = fill;
+  if (!isFloat(dtype)) fillAttr = static_cast<int64_t>(fill);
+  return emitTile(OpCode::load, std::move(offsets), {dtype, block}, loc,
+                  {{"fill", fillAttr}, {"tensor", int64_t{tensor}}});
+}
+
+void store(int tensor, const Shape& block, const Tile& tile, std::vector<ir::ValueId> offsets, const SourceLoc& loc) {
+  Tracer& t = tracer(loc, "put");
+  const ir::Type type = typeOf(tile.value(), loc, "put");
+  if (type.shape != block)
+    fail(loc, "put", "tile of " + describe(type) + " does not match the block shape " + shapeText(block));
+  DType dtype = t.kernel().tensors[static_cast<size_t>(tensor)].dtype;
+  offsets.push_back(castTo(tile, dtype, loc).value());
+  t.emit(OpCode::store, std::move(offsets), std::nullopt, {{"tensor", int64_t{tensor}}}, loc);
+}
+
+Index tensorDim(int tensor, int axis, int rank, const SourceLoc& loc, std::string_view op) {
+  if (axis < 0 || axis >= rank)
+    fail(loc, op, "axis " + std::to_string(axis) + " is out of range for a tensor of rank " + std::to_string(rank));
+  return emitIndex(OpCode::tensor_dim, {}, loc, {{"axis", int64_t{axis}}, {"tensor", int64_t{tensor}}});
+}
+
+}  // namespace
+
+// ---- Index ----
+
+Index::Index(int64_t constant, Loc loc) {
+  SourceLoc l = SourceLoc::from(loc);
+  value_ = emitIndex(OpCode::constant, {}, l, {{"value", constant}}).value();
+}
+
+Index Index::operator-() const { return Index(0) - *this; }
+
+#define TJ_DEFINE_INDEX_OPERATOR(OP, CODE) \
+  Index operator OP(const Index& a, const IndexOperand& b) { return indexOp(OpCode::CODE, #OP, a, b); }
+TJ_DEFINE_INDEX_OPERATOR(+, add)
+TJ_DEFINE_INDEX_OPERATOR(-, sub)
+TJ_DEFINE_INDEX_OPERATOR(*, mul)
+TJ_DEFINE_INDEX_OPERATOR(/, div)
+TJ_DEFINE_INDEX_OPERATOR(%, rem)
+#undef TJ_DEFINE_INDEX_OPERATOR
+
+#define TJ_DEFINE_INDEX_COMPARE(OP, PRED) \
+  Tile operator OP(const Index& a, const IndexOperand& b) { return indexCompare(PRED, a, b); }
+TJ_DEFINE_INDEX_COMPARE(<, "lt")
+TJ_DEFINE_INDEX_COMPARE(<=, "le")
+TJ_DEFINE_INDEX_COMPARE(>, "gt")
+TJ_DEFINE_INDEX_COMPARE(>=, "ge")
+TJ_DEFINE_INDEX_COMPARE(==, "eq")
+TJ_DEFINE_INDEX_COMPARE(!=, "ne")
+#undef TJ_DEFINE_INDEX_COMPARE
+
+Index max(const Index& a, const IndexOperand& b) { return indexOp(OpCode::max, "max", a, b); }
+Index min(const Index& a, const IndexOperand& b) { return indexOp(OpCode::min, "min", a, b); }
+Index cdiv(const Index& a, const IndexOperand& b) {
+  Index bMinus1 = b.index - IndexOperand(1, b.loc);
+  return (a + IndexOperand(bMinus1, b.loc)) / b;
+}
+
+// ---- Tile ----
+
+Shape Tile::shape() const { return typeOf(value_, {}, "shape").shape; }
+DType Tile::dtype() const { return typeOf(value_, {}, "dtype").dtype; }
+
+Tile Tile::k(double c, Loc loc) const {
+  SourceLoc l = SourceLoc::from(loc);
+  const ir::Type t = typeOf(value_, l, "k");
+  return constant(c, t.dtype, t.shape, l, "k");
+}
+
+Tile Tile::cast(DType to, Loc loc) const { return castTo(*this, to, SourceLoc::from(loc)); }
+
+#define TJ_DEFINE_UNARY(NAME, CODE) \
+  Tile Tile::NAME(Loc loc) const { return unary(OpCode::CODE, *this, SourceLoc::from(loc)); }
+TJ_DEFINE_UNARY(exp, exp) TJ_DEFINE_UNARY(exp2, exp2) TJ_DEFINE_UNARY(log, log) TJ_DEFINE_UNARY(log2, log2)
+TJ_DEFINE_UNARY(sqrt, sqrt) TJ_DEFINE_UNARY(rsqrt, rsqrt) TJ_DEFINE_UNARY(abs, abs) TJ_DEFINE_UNARY(neg, neg)
+TJ_DEFINE_UNARY(sin, sin) TJ_DEFINE_UNARY(cos, cos) TJ_DEFINE_UNARY(tanh, tanh)
+TJ_DEFINE_UNARY(sigmoid, sigmoid) TJ_DEFINE_UNARY(erf, erf) TJ_DEFINE_UNARY(relu, relu)
+TJ_DEFINE_UNARY(floor, floor) TJ_DEFINE_UNARY(ceil, ceil)
+#undef TJ_DEFINE_UNARY
+
+Tile Tile::operator!() const { return unary(OpCode::logical_not, *this, {}); }
+
+Tile Tile::sum(int axis, bool keep, Loc loc) const { return reduce(OpCode::reduce_sum, *this, axis, keep, SourceLoc::from(loc)); }
+Tile Tile::max(int axis, bool keep, Loc loc) const { return reduce(OpCode::reduce_max, *this, axis, keep, SourceLoc::from(loc)); }
+Tile Tile::min(int axis, bool keep, Loc loc) const { return reduce(OpCode::reduce_min, *this, axis, keep, SourceLoc::from(loc)); }
+Tile Tile::argmax(int axis, bool keep, Loc loc) const { return reduce(OpCode::argmax, *this, axis, keep, SourceLoc::from(loc)); }
+Tile Tile::argmin(int axis, bool keep, Loc loc) const { return reduce(OpCode::argmin, *this, axis, keep, SourceLoc::from(loc)); }
+
+Tile Tile::expand_dims(int axis, Loc loc) const {
+  SourceLoc l = SourceLoc::from(loc);
+  const ir::Type t = typeOf(value_, l, "expand_dims");
+  if (axis < 0 || axis > t.rank())
+    fail(l, "expand_dims", "axis " + std::to_string(axis) + " is out of range for a tile of " + describe(t));
+  Shape shape = t.shape;
+  shape.insert(shape.begin() + axis, 1);
+  return reshapeTo(*this, shape, l, "expand_dims");
+}
+
+Tile Tile::reshape(const Shape& shape, Loc loc) const {
+  SourceLoc l = SourceLoc::from(loc);
+  const ir::Type t = typeOf(value_, l, "reshape");
+  int64_t n = std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<>());
+  bool positive = std::all_of(shape.begin(), shape.end(), [](int64_t d) { return d > 0; });
+  if (n != t.numel() || !positive || shape.size() > 4)
+    fail(l, "reshape", "cannot reshape a tile of " + describe(t) + " to " + shapeText(shape));
+  return reshapeTo(*this, shape, l, "reshape");
+}
+
+Tile Tile::broadcast_to(const Shape& shape, Loc loc) const {
+  return broadcastTo(*this, shape, SourceLoc::from(loc), "broadcast_to");
+}
+
+Tile Tile::permute(const std::vector<int>& perm, Loc loc) const {
+  SourceLoc l = SourceLoc::from(loc);
+  const ir::Type t = typeOf(value_, l, "permute");
+  std::vector<int> sorted(perm);
+  std::sort(sorted.begin(), sorted.end());
+  bool isPerm = sorted.size() == t.shape.size();
+  for (size_t i = 0; isPerm && i < sorted.size(); ++i) isPerm = sorted[i] == static_cast<int>(i);
+  if (!isPerm) fail(l, "permute", "the order given is not a permutation of the axes of a tile of " + describe(t));
+  Shape shape;
+  std::vector<int64_t> permAttr;
+  for (int p : perm) {
+    shape.push_back(t.shape[static_cast<size_t>(p)]);
+    permAttr.push_back(p);
+  }
+  return emitTile(OpCode::permute, {value_}, {t.dtype, shape}, l, {{"perm", permAttr}});
+}
+
+Tile Tile::transpose(Loc loc) const {
+  SourceLoc l = SourceLoc::from(loc);
+  const ir::Type t = typeOf(value_, l, "transpose");
+  if (t.rank() < 2) fail(l, "transpose", "needs a tile of rank 2 or more, got " + describe(t));
+  std::vector<int> perm(t.shape.size());
+  std::iota(perm.begin(), perm.end(), 0);
+  std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
+  return permute(perm, loc);
+}
+
+#define TJ_DEFINE_TILE_OPERATOR(OP, ...)                                                               \
+  Tile operator OP(const Tile& a, const Operand& b) { return tileOp({__VA_ARGS__}, a, b); }         \
+  Tile operator OP(const ScalarOperand& a, const Tile& b) { return tileOp({__VA_ARGS__}, a, b); }
+TJ_DEFINE_TILE_OPERATOR(+, OpCode::add, "+")
+TJ_DEFINE_TILE_OPERATOR(-, OpCode::sub, "-")
+TJ_DEFINE_TILE_OPERATOR(*, OpCode::mul, "*")
+TJ_DEFINE_TILE_OPERATOR(/, OpCode::div, "/")
+TJ_DEFINE_TILE_OPERATOR(%, OpCode::rem, "%")
+TJ_DEFINE_TILE_OPERATOR(<, OpCode::cmp, "<", "lt")
+TJ_DEFINE_TILE_OPERATOR(<=, OpCode::cmp, "<=", "le")
+TJ_DEFINE_TILE_OPERATOR(>, OpCode::cmp, ">", "gt")
+TJ_DEFINE_TILE_OPERATOR(>=, OpCode::cmp, ">=", "ge")
+TJ_DEFINE_TILE_OPERATOR(==, OpCode::cmp, "==", "eq")
+TJ_DEFINE_TILE_OPERATOR(!=, OpCode::cmp, "!=", "ne")
+TJ_DEFINE_TILE_OPERATOR(&&, OpCode::logical_and, "&&")
+TJ_DEFINE_TILE_OPERATOR(||, OpCode::logical_or, "||")
+#undef TJ_DEFINE_TILE_OPERATOR
+
+Tile max(const Tile& a, const Operand& b) { return tileOp({OpCode::max, "max"}, a, b); }
+Tile min(const Tile& a, const Operand& b) { return tileOp({OpCode::min, "min"}, a, b); }
+
+Tile where(const Tile& cond, const Operand& a, const Operand& b, Loc loc) {
+  SourceLoc l = SourceLoc::from(loc);
+  const ir::Type tc = typeOf(cond.value(), l, "where");
+  if (tc.dtype != DType::boolean) fail(l, "where", "the condition must be a bool tile, got " + describe(tc));
+  // The dtype comes from whichever side is a tile; two numbers give f32.
+  DType dtype = a.tile ? typeOf(a.tile->value(), l, "where").dtype
+                       : b.tile ? typeOf(b.tile->value(), l, "where").dtype : DType::f32;
+  Tile x = materialize(a, dtype, l, "where"), y = materialize(b, dtype, l, "where");
+  const ir::Type tx = typeOf(x.value(), l, "where"), ty = typeOf(y.value(), l, "where");
+  if (tx.dtype != ty.dtype) fail(l, "where", "dtype mismatch: " + describe(tx) + " vs " + describe(ty));
+  Shape shape = broadcastShapes(tc, {tx.dtype, broadcastShapes(tx, ty, l, "where")}, l, "where");
+  return emitTile(OpCode::select,
+                  {broadcastTo(cond, shape, l, "where").value(), broadcastTo(x, shape, l, "where").value(),
+                   broadcastTo(y, shape, l, "where").value()},
+                  {tx.dtype, shape}, l);
+}
+
+namespace {
+DType defaultDotResult(DType operand) {
+  switch (operand) {
+    case DType::f64: return DType::f64;
+    case DType::i8: case DType::i32: return DType::i32;
+    case DType::i64: return DType::i64;
+    default: return DType::f32;
+  }
+}
+
+Tile dotImpl(const Tile& a, const Tile& b, DType out, const Tile* acc, const SourceLoc& l) {
+  const ir::Type ta = typeOf(a.value(), l, "dot"), tb = typeOf(b.value(), l, "dot");
+  if (ta.rank() != 2 || tb.rank() != 2)
+    fail(l, "dot", "needs 2-D tiles, got " + describe(ta) + " and " + describe(tb));
+  if (ta.shape[1] != tb.shape[0])
+    fail(l, "dot", "inner sizes differ: " + describe(ta) + " x " + describe(tb));
+  if (ta.dtype != tb.dtype) fail(l, "dot", "dtype mismatch: " + describe(ta) + " vs " + describe(tb));
+  if (ta.dtype == DType::boolean) fail(l, "dot", "bool tiles cannot be multiplied; cast them first");
+  bool halfIn = ta.dtype == DType::f16 || ta.dtype == DType::bf16;
+  bool outOk = out == ta.dtype || out == defaultDotResult(ta.dtype) || (halfIn && isFloat(out) && out != DType::f64);
+  if (!outOk)
+    fail(l, "dot", std::string(dtypeName(ta.dtype)) + " operands cannot give a " + std::string(dtypeName(out)) + " result");
+  ir::Type result{out, {ta.shape[0], tb.shape[1]}};
+  std::vector<ir::ValueId> operands{a.value(), b.value()};
+  if (acc) {
+    const ir::Type tacc = typeOf(acc->value(), l, "dot");
+    if (tacc != result) fail(l, "dot", "accumulator " + describe(tacc) + " should be " + describe(result));
+    operands.push_back(acc->value());
+  }
+  return emitTile(OpCode::dot, std::move(operands), result, l);
+}
+}  // namespace
+
+Tile dot(const Tile& a, const Tile& b, Loc loc) {
+  SourceLoc l = SourceLoc::from(loc);
+  return dotImpl(a, b, defaultDotResult(typeOf(a.value(), l, "dot").dtype), nullptr, l);
+}
+Tile dot(const Tile& a, const Tile& b, DType out, Loc loc) { return dotImpl(a, b, out, nullptr, SourceLoc::from(loc)); }
+Tile dot(const Tile& a, const Tile& b, const Tile& acc, Loc loc) {
+  SourceLoc l = SourceLoc::from(loc);
+  return dotImpl(a, b, typeOf(acc.value(), l, "dot").dtype, &acc, l);
+}
+
+// ---- views ----
+
+Tile ReadView::at(const std::vector<Index>& block, Loc loc) const {
+  SourceLoc l = SourceLoc::from(loc);
+  return load(tensor_, block_, fill_, blockOffsets(block, block_, l, "at"), l);
+}
+
+Tile ReadView::at_offset(const std::vector<Index>& elements, Loc loc) const {
+  SourceLoc l = SourceLoc::from(loc);
+  return load(tensor_, block_, fill_, elementOffsets(elements, block_.size(), l, "at_offset"), l);
+}
+
+Index ReadView::size(int axis, Loc loc) const {
+  return tensorDim(tensor_, axis, static_cast<int>(block_.size()), SourceLoc::from(loc), "size");
+}
+
+Index ReadView::blocks(int axis, Loc loc) const {
+  SourceLoc l = SourceLoc::from(loc);
+  Index n = tensorDim(tensor_, axis, static_cast<int>(block_.size()), l, "blocks");
+  return cdiv(n, IndexOperand(block_[static_cast<size_t>(axis)], loc));
+}
+
+void WriteView::put(const Tile& tile, const std::vector<Index>& block, Loc loc) const {
+  SourceLoc l = SourceLoc::from(loc);
+  store(tensor_, block_, tile, blockOffsets(block, block_, l, "put"), l);
+}
+
+void WriteView::put_at_offset(const Tile& tile, const std::vector<Index>& elements, Loc loc) const {
+  SourceLoc l = SourceLoc::from(loc);
+  store(tensor_, block_, tile, elementOffsets(elements, block_.size(), l, "put_at_offset"), l);
+}
+
+Index WriteView::blocks(int axis, Loc loc) const {
+  SourceLoc l = SourceLoc::from(loc);
+  Index n = tensorDim(tensor_, axis, static_cast<int>(block_.size()), l, "blocks");
+  return cdiv(n, IndexOperand(block_[static_cast<size_t>(axis)], loc));
+}
+
+// ---- Program ----
+
+Index Program::id(int axis, Loc loc) {
+  SourceLoc l = SourceLoc::from(loc);
+  if (axis < 0 || axis >= tracer_.kernel().gridRank)
+    fail(l, "id", "axis " + std::to_string(axis) + " is out of range for a grid of rank " +
+                      std::to_string(tracer_.kernel().gridRank));
+  return emitIndex(OpCode::program_id, {}, l, {{"axis", int64_t{axis}}});
+}
+
+Index Program::num(int axis, Loc loc) {
+  SourceLoc l = SourceLoc::from(loc);
+  if (axis < 0 || axis >= tracer_.kernel().gridRank)
+    fail(l, "num", "axis " + std::to_string(axis) + " is out of range for a grid of rank " +
+                       std::to_string(tracer_.kernel().gridRank));
+  return emitIndex(OpCode::num_programs, {}, l, {{"axis", int64_t{axis}}});
+}
+
+ReadView Program::read(const Tensor& t, const Shape& block, double fill, Loc loc) {
+  checkBlockShape(t, block, SourceLoc::from(loc), "read");
+  return ReadView(tracer_, tracer_.tensorParam(t), block, fill);
+}
+
+WriteView Program::write(const Tensor& t, const Shape& block, Loc loc) {
+  checkBlockShape(t, block, SourceLoc::from(loc), "write");
+  return WriteView(tracer_, tracer_.tensorParam(t), block);
+}
+
+Tile Program::zeros(const Shape& shape, DType dtype, Loc loc) { return full(shape, 0.0, dtype, loc); }
+
+Tile Program::full(const Shape& shape, double value, DType dtype, Loc loc) {
+  SourceLoc l = SourceLoc::from(loc);
+  if (shape.size() > 4 || std::any_of(shape.begin(), shape.end(), [](int64_t d) { return d <= 0; }))
+    fail(l, "full", "bad tile shape " + shapeText(shape) + ": rank 0 to 4 with positive sizes");
+  return constant(value, dtype, shape, l, "full");
+}
+
+Tile Program::iota(const Shape& shape, int axis, Loc loc) {
+  SourceLoc l = SourceLoc::from(loc);
+  ir::Type t{DType::i32, shape};
+  if (shape.empty() || shape.size() > 4 || std::any_of(shape.begin(), shape.end(), [](int64_t d) { return d <= 0; }))
+    fail(l, "iota", "bad tile shape " + shapeText(shape) + ": rank 1 to 4 with positive sizes");
+  checkAxis(axis, t.rank(), l, "iota", t);
+  return emitTile(OpCode::iota, {}, t, l, {{"axis", int64_t{axis}}});
+}
+
+Tile Program::arange(int64_t n, Loc loc) { return iota({n}, 0, loc); }
+
+Tile Program::scalar(const Index& i, DType dtype, Loc loc) {
+  return castTo(tracer_.tile(i.value()), dtype, SourceLoc::from(loc));
+}
+
+void Program::print(const std::string& label, const Tile& t, Loc loc) {
+  SourceLoc l = SourceLoc::from(loc);
+  tracer_.checkInScope(t.value(), l, "print");
+  tracer_.emit(OpCode::print, {t.value()}, std::nullopt, {{"label", label}}, l);
+}
+
+Tile Program::fold(const IndexOperand& start, const IndexOperand& end, const Tile& init,
+                   const std::function<Tile(Index, Tile)>& body, Loc loc) {
+  return foldTiles(start, end, {init}, [&](Index k, const Carried& c) { return Carried{body(k, c[0])}; }, loc)[0];
+}
+
+Program::Carried Program::foldTiles(const IndexOperand& start, const IndexOperand& end, const Carried& init,
+                                    const std::function<Carried(Index, const Carried&)>& body, Loc loc) {
+  SourceLoc l = SourceLoc::from(loc);
+  std::vector<ir::ValueId> operands{start.index.value(), end.index.value()};
+  std::vector<ir::Type> types;
+  for (const Tile& t : init) {
+    types.push_back(typeOf(t.value(), l, "fold"));
+    operands.push_back(t.value());
+  }
+  ir::Block region;
+  Index k = tracer_.index(tracer_.openBlock(region, kIndexType));
+  Carried carried;
+  for (const ir::Type& t : types) carried.push_back(tracer_.tile(tracer_.addBlockArg(t)));
+  Carried next;
+  try {
+    next = body(k, carried);
+  } catch (...) {
+    tracer_.closeBlock();
+    throw;
+  }
+  if (next.size() != init.size())
+    fail(l, "fold", "the body returned " + std::to_string(next.size()) + " tiles for " +
+                        std::to_string(init.size()) + " carried");
+  std::vector<ir::ValueId> yielded;
+  for (size_t i = 0; i < next.size(); ++i) {
+    const ir::Type t = typeOf(next[i].value(), l, "fold");
+    if (t != types[i])
+      fail(l, "fold", "carried value " + std::to_string(i) + " starts as " + describe(types[i]) +
+                          " but the body returns " + describe(t));
+    yielded.push_back(next[i].value());
+  }
+  tracer_.emit(OpCode::yield, yielded, std::nullopt, {}, l);
+  tracer_.closeBlock();
+  Carried results;
+  for (ir::ValueId v : tracer_.emitOp({OpCode::fold, operands, {}, {}, {std::move(region)}, l}, types))
+    results.push_back(tracer_.tile(v));
+  return results;
+}
+
+}  // namespace tj

@@ -1,0 +1,233 @@
+// The tracing DSL: Index and Tile handles recorded into tile IR while the
+// user's lambda runs once. Every call takes the caller's source location so
+// a mistake is reported at the user's file:line.
+//
+// A C++ `for` inside the lambda runs at trace time: it unrolls into straight
+// IR. Use Program::fold for a loop that stays a loop in the kernel.
+#pragma once
+#include <functional>
+#include <initializer_list>
+#include <source_location>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "dsl/tensor.hpp"
+#include "ir/ir.hpp"
+
+namespace tj {
+
+using Loc = std::source_location;
+class Tracer;
+
+// A scalar i64 value of the kernel: program ids, block indices, loop counters.
+class Index {
+ public:
+  Index(int64_t constant, Loc loc = Loc::current());  // NOLINT: numbers are indices
+  Index(int constant, Loc loc = Loc::current()) : Index(int64_t{constant}, loc) {}  // NOLINT
+  ir::ValueId value() const { return value_; }
+  Index operator-() const;
+
+ private:
+  friend class Tracer;
+  struct Raw {};
+  Index(Raw, ir::ValueId v) : value_(v) {}
+  ir::ValueId value_;
+};
+
+// A block of values with a shape and dtype (rank 0 is a scalar).
+class Tile {
+ public:
+  ir::ValueId value() const { return value_; }
+  Shape shape() const;
+  DType dtype() const;
+  int rank() const { return static_cast<int>(shape().size()); }
+
+  Tile k(double constant, Loc loc = Loc::current()) const;  // a constant tile like this one
+  Tile cast(DType to, Loc loc = Loc::current()) const;
+
+  Tile exp(Loc loc = Loc::current()) const;
+  Tile exp2(Loc loc = Loc::current()) const;
+  Tile log(Loc loc = Loc::current()) const;
+  Tile log2(Loc loc = Loc::current()) const;
+  Tile sqrt(Loc loc = Loc::current()) const;
+  Tile rsqrt(Loc loc = Loc::current()) const;
+  Tile abs(Loc loc = Loc::current()) const;
+  Tile neg(Loc loc = Loc::current()) const;
+  Tile sin(Loc loc = Loc::current()) const;
+  Tile cos(Loc loc = Loc::current()) const;
+  Tile tanh(Loc loc = Loc::current()) const;
+  Tile sigmoid(Loc loc = Loc::current()) const;
+  Tile erf(Loc loc = Loc::current()) const;
+  Tile relu(Loc loc = Loc::current()) const;
+  Tile floor(Loc loc = Loc::current()) const;
+  Tile ceil(Loc loc = Loc::current()) const;
+  Tile operator-() const { return neg(); }
+  Tile operator!() const;
+
+  Tile sum(int axis, bool keepdims = false, Loc loc = Loc::current()) const;
+  Tile max(int axis, bool keepdims = false, Loc loc = Loc::current()) const;
+  Tile min(int axis, bool keepdims = false, Loc loc = Loc::current()) const;
+  Tile argmax(int axis, bool keepdims = false, Loc loc = Loc::current()) const;
+  Tile argmin(int axis, bool keepdims = false, Loc loc = Loc::current()) const;
+
+  Tile expand_dims(int axis, Loc loc = Loc::current()) const;
+  Tile reshape(const Shape& shape, Loc loc = Loc::current()) const;
+  Tile broadcast_to(const Shape& shape, Loc loc = Loc::current()) const;
+  Tile permute(const std::vector<int>& perm, Loc loc = Loc::current()) const;
+  Tile transpose(Loc loc = Loc::current()) const;  // swaps the last two axes
+
+ private:
+  friend class Tracer;
+  explicit Tile(ir::ValueId v) : value_(v) {}
+  ir::ValueId value_;
+};
+
+// The right-hand side of a tile operator: a tile, an Index or a number. A
+// number or Index takes the tile's dtype (as a Python number does in Triton).
+struct Operand {
+  Operand(const Tile& t, Loc l = Loc::current()) : tile(&t), loc(l) {}        // NOLINT
+  Operand(const Index& i, Loc l = Loc::current()) : index(&i), loc(l) {}      // NOLINT
+  Operand(double v, Loc l = Loc::current()) : number(v), loc(l) {}            // NOLINT
+  const Tile* tile = nullptr;
+  const Index* index = nullptr;
+  double number = 0;
+  Loc loc;
+};
+
+// The left-hand side of `number op tile` or `index op tile`.
+struct ScalarOperand {
+  ScalarOperand(const Index& i, Loc l = Loc::current()) : index(&i), loc(l) {}  // NOLINT
+  ScalarOperand(double v, Loc l = Loc::current()) : number(v), loc(l) {}        // NOLINT
+  const Index* index = nullptr;
+  double number = 0;
+  Loc loc;
+};
+
+// The right-hand side of an Index operator.
+struct IndexOperand {
+  IndexOperand(const Index& i, Loc l = Loc::current()) : index(i), loc(l) {}  // NOLINT
+  IndexOperand(int64_t v, Loc l = Loc::current()) : index(v, l), loc(l) {}    // NOLINT
+  IndexOperand(int v, Loc l = Loc::current()) : index(int64_t{v}, l), loc(l) {}  // NOLINT
+  Index index;
+  Loc loc;
+};
+
+#define TJ_TILE_OPERATOR(OP)                               \
+  Tile operator OP(const Tile& a, const Operand& b);       \
+  Tile operator OP(const ScalarOperand& a, const Tile& b);
+#define TJ_INDEX_OPERATOR(OP, RESULT) RESULT operator OP(const Index& a, const IndexOperand& b);
+TJ_TILE_OPERATOR(+) TJ_TILE_OPERATOR(-) TJ_TILE_OPERATOR(*) TJ_TILE_OPERATOR(/) TJ_TILE_OPERATOR(%)
+TJ_TILE_OPERATOR(<) TJ_TILE_OPERATOR(<=) TJ_TILE_OPERATOR(>) TJ_TILE_OPERATOR(>=)
+TJ_TILE_OPERATOR(==) TJ_TILE_OPERATOR(!=) TJ_TILE_OPERATOR(&&) TJ_TILE_OPERATOR(||)
+TJ_INDEX_OPERATOR(+, Index) TJ_INDEX_OPERATOR(-, Index) TJ_INDEX_OPERATOR(*, Index)
+TJ_INDEX_OPERATOR(/, Index) TJ_INDEX_OPERATOR(%, Index)
+// Index comparisons give rank-0 bool tiles, usable in where().
+TJ_INDEX_OPERATOR(<, Tile) TJ_INDEX_OPERATOR(<=, Tile) TJ_INDEX_OPERATOR(>, Tile)
+TJ_INDEX_OPERATOR(>=, Tile) TJ_INDEX_OPERATOR(==, Tile) TJ_INDEX_OPERATOR(!=, Tile)
+#undef TJ_TILE_OPERATOR
+#undef TJ_INDEX_OPERATOR
+
+// Elementwise max/min of tiles (NaN propagates) and of indices.
+Tile max(const Tile& a, const Operand& b);
+Tile min(const Tile& a, const Operand& b);
+Index max(const Index& a, const IndexOperand& b);
+Index min(const Index& a, const IndexOperand& b);
+Index cdiv(const Index& a, const IndexOperand& b);
+
+Tile where(const Tile& cond, const Operand& a, const Operand& b, Loc loc = Loc::current());
+// Matrix product [M,K] x [K,N]. f16/bf16/f32 operands give f32 by default,
+// f64 gives f64, i8 gives i32; `out` picks another result dtype.
+Tile dot(const Tile& a, const Tile& b, Loc loc = Loc::current());
+Tile dot(const Tile& a, const Tile& b, DType out, Loc loc = Loc::current());
+Tile dot(const Tile& a, const Tile& b, const Tile& acc, Loc loc = Loc::current());  // acc + a·b
+
+#define TJ_UNARY_FUNCTION(NAME) \
+  inline Tile NAME(const Tile& t, Loc loc = Loc::current()) { return t.NAME(loc); }
+TJ_UNARY_FUNCTION(exp) TJ_UNARY_FUNCTION(exp2) TJ_UNARY_FUNCTION(log) TJ_UNARY_FUNCTION(log2)
+TJ_UNARY_FUNCTION(sqrt) TJ_UNARY_FUNCTION(rsqrt) TJ_UNARY_FUNCTION(abs) TJ_UNARY_FUNCTION(sin)
+TJ_UNARY_FUNCTION(cos) TJ_UNARY_FUNCTION(tanh) TJ_UNARY_FUNCTION(sigmoid) TJ_UNARY_FUNCTION(erf)
+TJ_UNARY_FUNCTION(relu) TJ_UNARY_FUNCTION(floor) TJ_UNARY_FUNCTION(ceil)
+#undef TJ_UNARY_FUNCTION
+
+// A tensor seen as a grid of blocks, for reading.
+class ReadView {
+ public:
+  Tile at(const std::vector<Index>& block, Loc loc = Loc::current()) const;  // block coordinates
+  // A block starting at element coordinates, for reads off the block grid.
+  Tile at_offset(const std::vector<Index>& elements, Loc loc = Loc::current()) const;
+  Index blocks(int axis, Loc loc = Loc::current()) const;  // cdiv(tensor size, block size)
+  Index size(int axis, Loc loc = Loc::current()) const;    // the tensor's runtime size
+
+ private:
+  friend class Program;
+  ReadView(Tracer& t, int tensor, Shape block, double fill) : tracer_(&t), tensor_(tensor), block_(std::move(block)), fill_(fill) {}
+  Tracer* tracer_;
+  int tensor_;
+  Shape block_;
+  double fill_;
+};
+
+// A tensor seen as a grid of blocks, for writing. Out-of-range elements are dropped;
+// a tile of another dtype is converted to the tensor's dtype.
+class WriteView {
+ public:
+  void put(const Tile& tile, const std::vector<Index>& block, Loc loc = Loc::current()) const;
+  void put_at_offset(const Tile& tile, const std::vector<Index>& elements, Loc loc = Loc::current()) const;
+  Index blocks(int axis, Loc loc = Loc::current()) const;
+
+ private:
+  friend class Program;
+  WriteView(Tracer& t, int tensor, Shape block) : tracer_(&t), tensor_(tensor), block_(std::move(block)) {}
+  Tracer* tracer_;
+  int tensor_;
+  Shape block_;
+};
+
+// What one program of the grid does; passed to the lambda given to run().
+class Program {
+ public:
+  explicit Program(Tracer& t) : tracer_(t) {}
+  Index id(int axis, Loc loc = Loc::current());   // this program's block on a grid axis
+  Index num(int axis, Loc loc = Loc::current());  // the grid size on an axis
+
+  ReadView read(const Tensor& t, const Shape& block, double fill = 0.0, Loc loc = Loc::current());
+  WriteView write(const Tensor& t, const Shape& block, Loc loc = Loc::current());
+
+  Tile zeros(const Shape& shape, DType dtype = f32, Loc loc = Loc::current());
+  Tile full(const Shape& shape, double value, DType dtype = f32, Loc loc = Loc::current());
+  Tile iota(const Shape& shape, int axis, Loc loc = Loc::current());  // i32 index along axis
+  Tile arange(int64_t n, Loc loc = Loc::current());                   // iota({n}, 0)
+  Tile scalar(const Index& i, DType dtype = i64, Loc loc = Loc::current());  // an Index as a rank-0 tile
+
+  void print(const std::string& label, const Tile& t, Loc loc = Loc::current());
+
+  // A loop kept in the kernel: for k in [start, end): carried = body(k, carried).
+  Tile fold(const IndexOperand& start, const IndexOperand& end, const Tile& init,
+            const std::function<Tile(Index, Tile)>& body, Loc loc = Loc::current());
+  // The same, carrying several tiles: body(k, t0, t1, ...) returns std::tuple{t0', t1', ...}.
+  template <typename... Ts, typename F>
+  std::tuple<Ts...> fold(const IndexOperand& start, const IndexOperand& end, const std::tuple<Ts...>& init,
+                         F&& body, Loc loc = Loc::current());
+
+ private:
+  using Carried = std::vector<Tile>;
+  Carried foldTiles(const IndexOperand& start, const IndexOperand& end, const Carried& init,
+                    const std::function<Carried(Index, const Carried&)>& body, Loc loc);
+  Tracer& tracer_;
+};
+
+template <typename... Ts, typename F>
+std::tuple<Ts...> Program::fold(const IndexOperand& start, const IndexOperand& end,
+                                const std::tuple<Ts...>& init, F&& body, Loc loc) {
+  static_assert((std::is_same_v<Ts, Tile> && ...), "fold carries Tiles");
+  auto toVector = [](const auto& tuple) { return std::apply([](const auto&... t) { return Carried{t...}; }, tuple); };
+  Carried result = foldTiles(start, end, toVector(init), [&](Index k, const Carried& c) {
+    return toVector([&]<size_t... I>(std::index_sequence<I...>) { return body(k, c[I]...); }(
+        std::index_sequence_for<Ts...>{}));
+  }, loc);
+  return [&]<size_t... I>(std::index_sequence<I...>) { return std::tuple<Ts...>{result[I]...}; }(
+      std::index_sequence_for<Ts...>{});
+}
+
+}  // namespace tj

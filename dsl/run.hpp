@@ -1,0 +1,50 @@
+// Tracing a kernel lambda and running it on a device.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "dsl/program.hpp"
+#include "ir/ir.hpp"
+
+namespace tj {
+
+struct RunOptions {
+  std::string name = "kernel";  // the kernel's name in IR dumps and logs
+  std::string device;           // "" = $TILEJIT_DEVICE or the best available
+};
+
+// A traced, canonicalized kernel and the tensors bound to its parameters.
+struct TracedKernel {
+  ir::Kernel kernel;
+  std::vector<Tensor> tensors;
+};
+
+using KernelBody = std::function<void(Program&)>;
+
+// Runs `body` once to record the kernel (rank-1 to rank-3 grid). Verifies and
+// canonicalizes it, and writes it to $TILEJIT_DUMP/<name>-<hash>.tir when set.
+TracedKernel trace(const std::vector<int64_t>& grid, const KernelBody& body, const std::string& name = "kernel",
+                   Loc loc = Loc::current());
+
+// Traces `body` and runs it over the grid. Returns the name of the device that ran it.
+std::string run(const std::vector<int64_t>& grid, const KernelBody& body, const RunOptions& options = {},
+                Loc loc = Loc::current());
+
+// While one of these lives on a thread, run() records kernels instead of running them
+// (tools use it to show the IR of a sample).
+class CaptureTraces {
+ public:
+  CaptureTraces();
+  ~CaptureTraces();
+  CaptureTraces(const CaptureTraces&) = delete;
+  CaptureTraces& operator=(const CaptureTraces&) = delete;
+  const std::vector<ir::Kernel>& kernels() const { return kernels_; }
+  void add(ir::Kernel k) { kernels_.push_back(std::move(k)); }
+
+ private:
+  std::vector<ir::Kernel> kernels_;
+  CaptureTraces* previous_;
+};
+
+}  // namespace tj

@@ -1,0 +1,231 @@
+#include "dsl/tensor.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <new>
+#include <numeric>
+#include <random>
+
+namespace tj {
+
+struct Tensor::Storage {
+  static constexpr std::align_val_t kAlign{64};
+  std::byte* bytes;
+  explicit Storage(size_t n) : bytes(static_cast<std::byte*>(::operator new(std::max<size_t>(n, 1), kAlign))) {}
+  ~Storage() { ::operator delete(bytes, kAlign); }
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+};
+
+namespace {
+
+Shape rowMajorStrides(const Shape& shape) {
+  Shape strides(shape.size());
+  int64_t s = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    strides[d] = s;
+    s *= shape[d];
+  }
+  return strides;
+}
+
+std::string shapeText(const Shape& s) {
+  std::string t = "[";
+  for (size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
+  return t + "]";
+}
+
+void checkShape(const Shape& shape, const char* op, std::source_location loc) {
+  if (shape.size() > 4)
+    fail(SourceLoc::from(loc), op, "rank " + std::to_string(shape.size()) + " of shape " + shapeText(shape) +
+                                       " is above the supported 4");
+  for (int64_t d : shape)
+    if (d < 0) fail(SourceLoc::from(loc), op, "negative size in shape " + shapeText(shape));
+}
+
+double readElement(const std::byte* p, DType t) {
+  switch (t) {
+    case DType::f32: { float v; std::memcpy(&v, p, 4); return v; }
+    case DType::f64: { double v; std::memcpy(&v, p, 8); return v; }
+    case DType::f16: { uint16_t v; std::memcpy(&v, p, 2); return halfToFloat(v); }
+    case DType::bf16: { uint16_t v; std::memcpy(&v, p, 2); return bf16ToFloat(v); }
+    case DType::i8: return static_cast<double>(*reinterpret_cast<const int8_t*>(p));
+    case DType::i32: { int32_t v; std::memcpy(&v, p, 4); return v; }
+    case DType::i64: { int64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
+    case DType::boolean: return *reinterpret_cast<const uint8_t*>(p) ? 1.0 : 0.0;
+  }
+  return 0;
+}
+
+// Float-to-int as the IR's cast: truncate, NaN to 0, saturate.
+int64_t toInt(double v) {
+  if (std::isnan(v)) return 0;
+  if (v >= 9.2233720368547758e18) return INT64_MAX;
+  if (v <= -9.2233720368547758e18) return INT64_MIN;
+  return static_cast<int64_t>(v);
+}
+
+void writeElement(std::byte* p, DType t, double v) {
+  switch (t) {
+    case DType::f32: { float f = static_cast<float>(v); std::memcpy(p, &f, 4); return; }
+    case DType::f64: std::memcpy(p, &v, 8); return;
+    case DType::f16: { uint16_t h = floatToHalf(static_cast<float>(roundToFloat(t, v))); std::memcpy(p, &h, 2); return; }
+    case DType::bf16: { uint16_t h = floatToBF16(static_cast<float>(roundToFloat(t, v))); std::memcpy(p, &h, 2); return; }
+    case DType::i8: *reinterpret_cast<int8_t*>(p) = static_cast<int8_t>(std::clamp<int64_t>(toInt(v), -128, 127)); return;
+    case DType::i32: { int32_t i = static_cast<int32_t>(std::clamp<int64_t>(toInt(v), INT32_MIN, INT32_MAX)); std::memcpy(p, &i, 4); return; }
+    case DType::i64: { int64_t i = toInt(v); std::memcpy(p, &i, 8); return; }
+    case DType::boolean: *reinterpret_cast<uint8_t*>(p) = v != 0 ? 1 : 0; return;
+  }
+}
+
+std::string numberText(double v, DType t) {
+  if (!isFloat(t)) return std::to_string(static_cast<int64_t>(v));
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[64];
+  auto r = t == DType::f64 ? std::to_chars(buf, buf + sizeof buf, v)
+                           : std::to_chars(buf, buf + sizeof buf, static_cast<float>(v));
+  return std::string(buf, r.ptr);
+}
+
+}  // namespace
+
+Tensor::Tensor(std::shared_ptr<Storage> storage, DType dtype, Shape shape, Shape strides, int64_t offset)
+    : storage_(std::move(storage)), dtype_(dtype), shape_(std::move(shape)), strides_(std::move(strides)),
+      offset_(offset) {}
+
+Tensor Tensor::empty(const Shape& shape, DType dtype, Loc loc) {
+  checkShape(shape, "Tensor::empty", loc);
+  int64_t n = std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<>());
+  auto storage = std::make_shared<Storage>(static_cast<size_t>(n) * dtypeBytes(dtype));
+  return Tensor(std::move(storage), dtype, shape, rowMajorStrides(shape), 0);
+}
+
+Tensor Tensor::zeros(const Shape& shape, DType dtype, Loc loc) { return full(shape, 0.0, dtype, loc); }
+
+Tensor Tensor::full(const Shape& shape, double value, DType dtype, Loc loc) {
+  Tensor t = empty(shape, dtype, loc);
+  for (int64_t i = 0, n = t.numel(); i < n; ++i) t.setItem(i, value);
+  return t;
+}
+
+Tensor Tensor::from(const Shape& shape, const std::vector<double>& values, DType dtype, Loc loc) {
+  Tensor t = empty(shape, dtype, loc);
+  if (static_cast<int64_t>(values.size()) != t.numel())
+    fail(SourceLoc::from(loc), "Tensor::from",
+         std::to_string(values.size()) + " values for shape " + shapeText(shape) + " of " +
+             std::to_string(t.numel()) + " elements");
+  for (int64_t i = 0, n = t.numel(); i < n; ++i) t.setItem(i, values[static_cast<size_t>(i)]);
+  return t;
+}
+
+Tensor Tensor::random(const Shape& shape, uint64_t seed, DType dtype, double lo, double hi, Loc loc) {
+  if (!(lo <= hi))
+    fail(SourceLoc::from(loc), "Tensor::random", "empty range [" + std::to_string(lo) + ", " + std::to_string(hi) + ")");
+  Tensor t = empty(shape, dtype, loc);
+  std::mt19937_64 gen(seed);
+  for (int64_t i = 0, n = t.numel(); i < n; ++i) {
+    double u = static_cast<double>(gen() >> 11) * 0x1.0p-53;
+    double v = isFloat(dtype) ? lo + (hi - lo) * u : std::floor(lo + (hi - lo + 1) * u);
+    t.setItem(i, dtype == DType::boolean ? (gen() & 1) : v);
+  }
+  return t;
+}
+
+int64_t Tensor::dim(int axis, Loc loc) const {
+  if (axis < 0 || axis >= rank())
+    fail(SourceLoc::from(loc), "Tensor::dim",
+         "axis " + std::to_string(axis) + " out of range for shape " + shapeText(shape_));
+  return shape_[static_cast<size_t>(axis)];
+}
+
+int64_t Tensor::numel() const {
+  return std::accumulate(shape_.begin(), shape_.end(), int64_t{1}, std::multiplies<>());
+}
+
+void* Tensor::data() const { return storage_->bytes + offset_ * dtypeBytes(dtype_); }
+
+Tensor Tensor::permute(const std::vector<int>& perm, Loc loc) const {
+  std::vector<int> sorted(perm);
+  std::sort(sorted.begin(), sorted.end());
+  for (int i = 0; i < static_cast<int>(sorted.size()); ++i)
+    if (sorted.size() != shape_.size() || sorted[static_cast<size_t>(i)] != i)
+      fail(SourceLoc::from(loc), "Tensor::permute", "not a permutation of the " + std::to_string(rank()) +
+                                                         " axes of shape " + shapeText(shape_));
+  Shape shape, strides;
+  for (int p : perm) {
+    shape.push_back(shape_[static_cast<size_t>(p)]);
+    strides.push_back(strides_[static_cast<size_t>(p)]);
+  }
+  return Tensor(storage_, dtype_, shape, strides, offset_);
+}
+
+Tensor Tensor::transpose(int a, int b, Loc loc) const {
+  std::vector<int> perm(shape_.size());
+  std::iota(perm.begin(), perm.end(), 0);
+  if (a < 0 || b < 0 || a >= rank() || b >= rank())
+    fail(SourceLoc::from(loc), "Tensor::transpose",
+         "axes " + std::to_string(a) + ", " + std::to_string(b) + " out of range for shape " + shapeText(shape_));
+  std::swap(perm[static_cast<size_t>(a)], perm[static_cast<size_t>(b)]);
+  return permute(perm, loc);
+}
+
+Tensor Tensor::contiguous() const {
+  Tensor t = empty(shape_, dtype_);
+  int bytes = dtypeBytes(dtype_);
+  for (int64_t i = 0, n = numel(); i < n; ++i)
+    std::memcpy(t.storage_->bytes + i * bytes, storage_->bytes + elementOffset(i) * bytes, static_cast<size_t>(bytes));
+  return t;
+}
+
+int64_t Tensor::elementOffset(int64_t flat) const {
+  int64_t off = offset_;
+  for (size_t d = shape_.size(); d-- > 0;) {
+    off += (flat % shape_[d]) * strides_[d];
+    flat /= shape_[d];
+  }
+  return off;
+}
+
+double Tensor::item(int64_t flat) const {
+  return readElement(storage_->bytes + elementOffset(flat) * dtypeBytes(dtype_), dtype_);
+}
+
+void Tensor::setItem(int64_t flat, double value) {
+  writeElement(storage_->bytes + elementOffset(flat) * dtypeBytes(dtype_), dtype_, value);
+}
+
+std::vector<double> Tensor::values() const {
+  std::vector<double> v(static_cast<size_t>(numel()));
+  for (int64_t i = 0; i < numel(); ++i) v[static_cast<size_t>(i)] = item(i);
+  return v;
+}
+
+std::string Tensor::text() const {
+  if (shape_.empty()) return numberText(item(0), dtype_);
+  std::string out;
+  int64_t flat = 0;
+  // Recursive lambda over axes; `flat` walks elements in row-major order.
+  auto emit = [&](auto& self, size_t axis) -> void {
+    out += '[';
+    for (int64_t i = 0; i < shape_[axis]; ++i) {
+      if (i) out += ", ";
+      if (axis + 1 == shape_.size()) out += numberText(item(flat++), dtype_);
+      else self(self, axis + 1);
+    }
+    out += ']';
+  };
+  emit(emit, 0);
+  return out;
+}
+
+bool Tensor::sameView(const Tensor& o) const {
+  return storage_ == o.storage_ && offset_ == o.offset_ && dtype_ == o.dtype_ && shape_ == o.shape_ &&
+         strides_ == o.strides_;
+}
+
+int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace tj

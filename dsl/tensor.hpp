@@ -1,0 +1,68 @@
+// Host tensors: typed, strided views over shared storage.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <source_location>
+#include <string>
+#include <vector>
+
+#include "ir/dtype.hpp"
+#include "ir/error.hpp"
+
+namespace tj {
+
+inline constexpr DType f32 = DType::f32, f64 = DType::f64, f16 = DType::f16, bf16 = DType::bf16,
+                       i8 = DType::i8, i32 = DType::i32, i64 = DType::i64, boolean = DType::boolean;
+
+using Shape = std::vector<int64_t>;
+
+class Tensor {
+ public:
+  using Loc = std::source_location;
+  static Tensor empty(const Shape& shape, DType dtype = f32, Loc loc = Loc::current());
+  static Tensor zeros(const Shape& shape, DType dtype = f32, Loc loc = Loc::current());
+  static Tensor full(const Shape& shape, double value, DType dtype = f32, Loc loc = Loc::current());
+  // Row-major values, rounded to dtype; values.size() must equal the element count.
+  static Tensor from(const Shape& shape, const std::vector<double>& values, DType dtype = f32,
+                     Loc loc = Loc::current());
+  // Uniform in [lo, hi) for floats, integers in [lo, hi] for int dtypes; same seed, same data.
+  static Tensor random(const Shape& shape, uint64_t seed, DType dtype = f32, double lo = -1.0,
+                       double hi = 1.0, Loc loc = Loc::current());
+
+  DType dtype() const { return dtype_; }
+  int rank() const { return static_cast<int>(shape_.size()); }
+  const Shape& shape() const { return shape_; }
+  const Shape& strides() const { return strides_; }  // in elements
+  int64_t dim(int axis, Loc loc = Loc::current()) const;
+  int64_t numel() const;
+  void* data() const;  // the first element of this view
+
+  // Views sharing storage.
+  Tensor permute(const std::vector<int>& perm, Loc loc = Loc::current()) const;
+  Tensor transpose(int a = 0, int b = 1, Loc loc = Loc::current()) const;
+  Tensor contiguous() const;  // a row-major copy
+
+  // Elements by row-major position within this view, as float64 (exact for every dtype but
+  // i64 beyond 2^53).
+  double item(int64_t flatIndex) const;
+  void setItem(int64_t flatIndex, double value);
+  std::vector<double> values() const;
+  std::string text() const;  // nested brackets, NumPy style
+
+  // Whether two tensors are the same view of the same storage.
+  bool sameView(const Tensor& other) const;
+
+ private:
+  struct Storage;
+  Tensor(std::shared_ptr<Storage> storage, DType dtype, Shape shape, Shape strides, int64_t offset);
+  int64_t elementOffset(int64_t flatIndex) const;
+
+  std::shared_ptr<Storage> storage_;
+  DType dtype_ = f32;
+  Shape shape_, strides_;
+  int64_t offset_ = 0;  // in elements
+};
+
+int64_t cdiv(int64_t a, int64_t b);
+
+}  // namespace tj

@@ -1,0 +1,5 @@
+// tilejit: write a kernel as a C++ lambda over tiles. Include this one header.
+#pragma once
+#include "dsl/program.hpp"
+#include "dsl/run.hpp"
+#include "dsl/tensor.hpp"

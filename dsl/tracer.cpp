@@ -1,0 +1,79 @@
+#include "dsl/tracer.hpp"
+
+namespace tj {
+
+namespace {
+thread_local Tracer* gCurrent = nullptr;
+}
+
+Tracer::Tracer(std::string kernelName, int gridRank) : previous_(gCurrent) {
+  kernel_.name = std::move(kernelName);
+  kernel_.gridRank = gridRank;
+  blocks_.push_back(&kernel_.body);
+  blockIds_.push_back(0);
+  blockOpen_.push_back(true);
+  gCurrent = this;
+}
+
+Tracer::~Tracer() { gCurrent = previous_; }
+
+Tracer& Tracer::current(const SourceLoc& loc, std::string_view op) {
+  if (!gCurrent) fail(loc, op, "tiles and indices exist only inside the lambda given to run()");
+  return *gCurrent;
+}
+
+ir::ValueId Tracer::newValue(const ir::Type& t) {
+  valueBlock_.push_back(blockIds_.back());
+  return kernel_.addValue(t);
+}
+
+ir::ValueId Tracer::emit(ir::OpCode code, std::vector<ir::ValueId> operands, std::optional<ir::Type> result,
+                         std::vector<ir::Attr> attrs, const SourceLoc& loc) {
+  ir::Op op{code, std::move(operands), {}, {}, {}, loc};
+  for (ir::Attr& a : attrs) op.setAttr(std::move(a.name), std::move(a.value));
+  std::vector<ir::ValueId> results = emitOp(std::move(op), result ? std::vector{*result} : std::vector<ir::Type>{});
+  return results.empty() ? -1 : results[0];
+}
+
+std::vector<ir::ValueId> Tracer::emitOp(ir::Op op, const std::vector<ir::Type>& results) {
+  for (const ir::Type& t : results) op.results.push_back(newValue(t));
+  std::vector<ir::ValueId> ids = op.results;
+  blocks_.back()->ops.push_back(std::move(op));
+  return ids;
+}
+
+void Tracer::checkInScope(ir::ValueId v, const SourceLoc& loc, std::string_view op) const {
+  if (v < 0 || static_cast<size_t>(v) >= valueBlock_.size())
+    fail(loc, op, "a tile or index from another run() was used here");
+  if (!blockOpen_[static_cast<size_t>(valueBlock_[static_cast<size_t>(v)])])
+    fail(loc, op, "a tile defined inside a fold body was used after the fold; return it from the body instead");
+}
+
+int Tracer::tensorParam(const Tensor& t) {
+  for (size_t i = 0; i < tensors_.size(); ++i)
+    if (tensors_[i].sameView(t)) return static_cast<int>(i);
+  tensors_.push_back(t);
+  kernel_.tensors.push_back({"t" + std::to_string(tensors_.size() - 1), t.dtype(), t.rank()});
+  return static_cast<int>(tensors_.size() - 1);
+}
+
+ir::ValueId Tracer::openBlock(ir::Block& block, const ir::Type& argType) {
+  blocks_.push_back(&block);
+  blockIds_.push_back(static_cast<int>(blockOpen_.size()));
+  blockOpen_.push_back(true);
+  return addBlockArg(argType);
+}
+
+ir::ValueId Tracer::addBlockArg(const ir::Type& t) {
+  ir::ValueId id = newValue(t);
+  blocks_.back()->args.push_back(id);
+  return id;
+}
+
+void Tracer::closeBlock() {
+  blockOpen_[static_cast<size_t>(blockIds_.back())] = false;
+  blocks_.pop_back();
+  blockIds_.pop_back();
+}
+
+}  // namespace tj

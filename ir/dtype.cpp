@@ -1,0 +1,103 @@
+#include "ir/dtype.hpp"
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+
+namespace tj {
+
+namespace {
+constexpr std::string_view kNames[] = {"f32", "f64", "f16", "bf16", "i8", "i32", "i64", "bool"};
+}
+
+std::string_view dtypeName(DType t) { return kNames[static_cast<int>(t)]; }
+
+std::optional<DType> parseDType(std::string_view s) {
+  for (int i = 0; i < 8; ++i)
+    if (kNames[i] == s) return static_cast<DType>(i);
+  return std::nullopt;
+}
+
+int dtypeBytes(DType t) {
+  switch (t) {
+    case DType::f64: case DType::i64: return 8;
+    case DType::f32: case DType::i32: return 4;
+    case DType::f16: case DType::bf16: return 2;
+    case DType::i8: case DType::boolean: return 1;
+  }
+  return 0;
+}
+
+bool isFloat(DType t) {
+  return t == DType::f32 || t == DType::f64 || t == DType::f16 || t == DType::bf16;
+}
+bool isInteger(DType t) { return t == DType::i8 || t == DType::i32 || t == DType::i64; }
+
+uint16_t floatToHalf(float f) {
+  uint32_t x = std::bit_cast<uint32_t>(f);
+  uint32_t sign = (x >> 16) & 0x8000u;
+  uint32_t absx = x & 0x7fffffffu;
+  if (absx >= 0x7f800000u)  // inf or nan (keep nan quiet)
+    return static_cast<uint16_t>(sign | 0x7c00u | (absx > 0x7f800000u ? 0x200u | ((absx >> 13) & 0x3ffu) : 0));
+  if (absx >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds to inf
+  if (absx < 0x38800000u) {  // half subnormal or zero: add 0.5 (as float) and truncate = RNE
+    float r = std::bit_cast<float>(absx) + 0.5f;
+    return static_cast<uint16_t>(sign | (std::bit_cast<uint32_t>(r) - 0x3f000000u));
+  }
+  uint32_t mantOdd = (absx >> 13) & 1u;
+  absx += 0xc8000fffu + mantOdd;  // rebias exponent (-112 << 23) and round to nearest even
+  return static_cast<uint16_t>(sign | (absx >> 13));
+}
+
+float halfToFloat(uint16_t h) {
+  uint32_t sign = (h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
+  if (exp == 0x1f) return std::bit_cast<float>(sign | 0x7f800000u | (mant << 13));
+  if (exp == 0) {
+    float v = std::ldexp(static_cast<float>(mant), -24);
+    return sign ? -v : v;
+  }
+  return std::bit_cast<float>(sign | ((exp + 112) << 23) | (mant << 13));
+}
+
+uint16_t floatToBF16(float f) {
+  uint32_t x = std::bit_cast<uint32_t>(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40);  // quiet nan
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return static_cast<uint16_t>(x >> 16);
+}
+
+float bf16ToFloat(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
+
+namespace {
+// double -> float -> half would round twice; rounding the float to odd first keeps
+// the sticky information so the final RNE to 16 bits is correct.
+float roundToOddFloat(double v) {
+  float f = static_cast<float>(v);
+  if (static_cast<double>(f) == v || !std::isfinite(v)) return f;
+  uint32_t bits = std::bit_cast<uint32_t>(f);
+  bool roundedAway = std::fabs(static_cast<double>(f)) > std::fabs(v);
+  if ((bits & 1u) == 0) bits += roundedAway ? -1 : 1;
+  return std::bit_cast<float>(bits);
+}
+}  // namespace
+
+double roundToFloat(DType t, double v) {
+  switch (t) {
+    case DType::f32: return static_cast<float>(v);
+    case DType::f16: return halfToFloat(floatToHalf(roundToOddFloat(v)));
+    case DType::bf16: return bf16ToFloat(floatToBF16(roundToOddFloat(v)));
+    default: return v;
+  }
+}
+
+int64_t wrapToInt(DType t, int64_t v) {
+  switch (t) {
+    case DType::i8: return static_cast<int8_t>(v);
+    case DType::i32: return static_cast<int32_t>(v);
+    case DType::boolean: return v != 0;
+    default: return v;
+  }
+}
+
+}  // namespace tj

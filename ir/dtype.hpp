@@ -1,0 +1,28 @@
+// Element types of tensors and tiles, and exact conversions between them.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace tj {
+
+enum class DType : uint8_t { f32, f64, f16, bf16, i8, i32, i64, boolean };
+
+std::string_view dtypeName(DType t);                 // "f32", ..., "bool"
+std::optional<DType> parseDType(std::string_view s);
+int dtypeBytes(DType t);
+bool isFloat(DType t);
+bool isInteger(DType t);                             // i8, i32, i64 (not bool)
+
+// IEEE binary16 / bfloat16 conversions, round-to-nearest-even like the hardware.
+uint16_t floatToHalf(float f);
+float halfToFloat(uint16_t h);
+uint16_t floatToBF16(float f);
+float bf16ToFloat(uint16_t b);
+
+// Rounds a float64 value to the nearest value representable in `t` (RNE),
+// or wraps an integer into `t`'s range. bool maps nonzero to 1.
+double roundToFloat(DType t, double v);
+int64_t wrapToInt(DType t, int64_t v);
+
+}  // namespace tj

@@ -1,0 +1,26 @@
+// The one exception type tilejit throws for user mistakes and bad input.
+#pragma once
+#include <source_location>
+#include <stdexcept>
+#include <string>
+
+namespace tj {
+
+// Where in the user's source an IR op was traced from (file:line), or empty.
+struct SourceLoc {
+  std::string file;
+  int line = 0;
+  static SourceLoc from(const std::source_location& l) { return {l.file_name(), static_cast<int>(l.line())}; }
+  bool known() const { return line > 0; }
+  std::string str() const { return file + ":" + std::to_string(line); }
+};
+
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Throws Error("file:line: op: message"), dropping the location when unknown.
+[[noreturn]] void fail(const SourceLoc& loc, std::string_view op, const std::string& message);
+
+}  // namespace tj

@@ -1,0 +1,238 @@
+// Constant folding and exact algebraic identities. A folded value must be bit
+// for bit what the interpreter computes: floats are computed in double and
+// rounded once to the dtype, ints wrap. Where the IR leaves a result open
+// (transcendentals, float rem, NaN payloads of max/min) or the runtime must
+// report a fault (integer division by zero), the op is left alone.
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+#include <variant>
+
+#include "ir/passes.hpp"
+#include "ir/rewrite.hpp"
+
+namespace tj::ir {
+
+namespace {
+
+// A splat's element: int64 for ints and bool, double for floats.
+using Scalar = std::variant<int64_t, double>;
+using MaybeScalar = std::optional<Scalar>;
+
+int64_t maxOf(DType t) { return static_cast<int64_t>(~0ull >> (65 - 8 * dtypeBytes(t))); }
+int64_t minOf(DType t) { return -maxOf(t) - 1; }
+
+// Two's-complement arithmetic without signed-overflow UB; callers wrap to the dtype.
+int64_t wrapping(uint64_t v) { return static_cast<int64_t>(v); }
+
+// A constant op's value, rounded or wrapped into its dtype as the interpreter reads it.
+MaybeScalar constantValue(const Op& op, DType t) {
+  const AttrValue* v = op.attr("value");
+  if (!v) return std::nullopt;
+  if (const auto* i = std::get_if<int64_t>(v))
+    return isFloat(t) ? Scalar(roundToFloat(t, static_cast<double>(*i))) : Scalar(wrapToInt(t, *i));
+  if (const auto* d = std::get_if<double>(v); d && isFloat(t)) return roundToFloat(t, *d);
+  return std::nullopt;
+}
+
+MaybeScalar evalUnary(OpCode c, DType t, Scalar x) {
+  if (const auto* d = std::get_if<double>(&x)) {
+    switch (c) {
+      case OpCode::neg: return -*d;
+      case OpCode::abs: return std::fabs(*d);
+      case OpCode::sqrt: return roundToFloat(t, std::sqrt(*d));
+      case OpCode::floor: return std::floor(*d);
+      case OpCode::ceil: return std::ceil(*d);
+      default: return std::nullopt;
+    }
+  }
+  int64_t i = std::get<int64_t>(x);
+  auto u = static_cast<uint64_t>(i);
+  if (t == DType::boolean) return c == OpCode::logical_not ? MaybeScalar(int64_t{i == 0}) : std::nullopt;
+  switch (c) {
+    case OpCode::neg: return wrapToInt(t, wrapping(0 - u));
+    case OpCode::abs: return wrapToInt(t, i < 0 ? wrapping(0 - u) : i);
+    default: return std::nullopt;
+  }
+}
+
+MaybeScalar evalFloat(OpCode c, DType t, double a, double b) {
+  // max/min of a NaN or of +-0 pairs are left to the interpreter's choice of payload or sign.
+  bool ordered = !std::isnan(a) && !std::isnan(b) && !(a == b && std::signbit(a) != std::signbit(b));
+  switch (c) {
+    case OpCode::add: return roundToFloat(t, a + b);
+    case OpCode::sub: return roundToFloat(t, a - b);
+    case OpCode::mul: return roundToFloat(t, a * b);
+    case OpCode::div: return roundToFloat(t, a / b);
+    case OpCode::max: return ordered ? MaybeScalar(std::max(a, b)) : std::nullopt;
+    case OpCode::min: return ordered ? MaybeScalar(std::min(a, b)) : std::nullopt;
+    default: return std::nullopt;
+  }
+}
+
+MaybeScalar evalInt(OpCode c, DType t, int64_t a, int64_t b) {
+  auto ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
+  if (c == OpCode::div || c == OpCode::rem) {
+    // Division by zero is a runtime fault; an overflowing quotient may trap too.
+    if (b == 0 || (b == -1 && a == minOf(DType::i64))) return std::nullopt;
+    if (wrapToInt(t, a / b) != a / b) return std::nullopt;
+    return c == OpCode::div ? a / b : a % b;
+  }
+  switch (c) {
+    case OpCode::add: return wrapToInt(t, wrapping(ua + ub));
+    case OpCode::sub: return wrapToInt(t, wrapping(ua - ub));
+    case OpCode::mul: return wrapToInt(t, wrapping(ua * ub));
+    case OpCode::max: return std::max(a, b);
+    case OpCode::min: return std::min(a, b);
+    case OpCode::logical_and: return a & b;
+    case OpCode::logical_or: return a | b;
+    default: return std::nullopt;
+  }
+}
+
+template <typename T>
+MaybeScalar compare(std::string_view pred, T a, T b) {
+  if (pred == "lt") return int64_t{a < b};
+  if (pred == "le") return int64_t{a <= b};
+  if (pred == "gt") return int64_t{a > b};
+  if (pred == "ge") return int64_t{a >= b};
+  if (pred == "eq") return int64_t{a == b};
+  if (pred == "ne") return int64_t{a != b};
+  return std::nullopt;
+}
+
+MaybeScalar evalCmp(const Op& op, Scalar a, Scalar b) {
+  const auto* pred = std::get_if<std::string>(op.attr("pred"));
+  if (!pred || a.index() != b.index()) return std::nullopt;
+  if (const auto* d = std::get_if<double>(&a)) return compare(*pred, *d, std::get<double>(b));
+  return compare(*pred, std::get<int64_t>(a), std::get<int64_t>(b));
+}
+
+// float->int truncates, maps NaN to 0 and saturates.
+int64_t saturate(DType t, double v) {
+  if (std::isnan(v)) return 0;
+  double tv = std::trunc(v);
+  if (tv >= 0x1p63) return maxOf(t);
+  if (tv < -0x1p63) return minOf(t);
+  return std::clamp(static_cast<int64_t>(tv), minOf(t), maxOf(t));
+}
+
+MaybeScalar evalCast(DType to, Scalar x) {
+  if (const auto* d = std::get_if<double>(&x)) {
+    if (isFloat(to)) return roundToFloat(to, *d);
+    if (isInteger(to)) return saturate(to, *d);
+    return std::nullopt;  // float->bool is not specified
+  }
+  int64_t i = std::get<int64_t>(x);
+  if (!isFloat(to)) return wrapToInt(to, i);
+  // Only ints that convert to double exactly, so the value is rounded once.
+  if (i > (int64_t{1} << 53) || i < -(int64_t{1} << 53)) return std::nullopt;
+  return roundToFloat(to, static_cast<double>(i));
+}
+
+bool isZero(Scalar s) { return std::holds_alternative<int64_t>(s) && std::get<int64_t>(s) == 0; }
+bool isOne(Scalar s) { return std::visit([](auto v) { return v == 1; }, s); }
+bool isNegZero(Scalar s) {
+  const auto* d = std::get_if<double>(&s);
+  return d && *d == 0 && std::signbit(*d);
+}
+bool isPosZero(Scalar s) {
+  const auto* d = std::get_if<double>(&s);
+  return d && *d == 0 && !std::signbit(*d);
+}
+
+class ConstantFolder : public Rewriter {
+ public:
+  ConstantFolder() : Rewriter("fold_constants") {}
+
+ private:
+  void visit(const Op& in) override {
+    Op op = remap(in);
+    if (op.code == OpCode::constant) {
+      if (auto v = constantValue(op, type(op.results[0]).dtype)) constants_[op.results[0]] = *v;
+      emit(std::move(op));
+    } else if (MaybeScalar v = evaluate(op)) {
+      emitConstant(op, *v);
+    } else if (!simplify(op)) {
+      emit(std::move(op));
+    }
+  }
+
+  const Type& type(ValueId v) const { return input().type(v); }
+
+  MaybeScalar operand(const Op& op, size_t i) const {
+    auto it = constants_.find(op.operands[i]);
+    return it == constants_.end() ? std::nullopt : MaybeScalar(it->second);
+  }
+
+  // The value of an op whose operands are all constants.
+  MaybeScalar evaluate(const Op& op) const {
+    if (op.results.size() != 1 || op.operands.empty() || !op.regions.empty()) return std::nullopt;
+    std::vector<Scalar> xs;
+    for (size_t i = 0; i < op.operands.size(); ++i) {
+      MaybeScalar x = operand(op, i);
+      if (!x) return std::nullopt;
+      xs.push_back(*x);
+    }
+    DType t = type(op.operands[0]).dtype;
+    if (isUnaryElementwise(op.code)) return evalUnary(op.code, t, xs[0]);
+    if (op.code == OpCode::cmp) return evalCmp(op, xs[0], xs[1]);
+    if (isBinaryElementwise(op.code) && xs[0].index() == xs[1].index()) {
+      if (const auto* a = std::get_if<double>(&xs[0])) return evalFloat(op.code, t, *a, std::get<double>(xs[1]));
+      return evalInt(op.code, t, std::get<int64_t>(xs[0]), std::get<int64_t>(xs[1]));
+    }
+    if (op.code == OpCode::cast) return evalCast(type(op.results[0]).dtype, xs[0]);
+    bool splat = op.code == OpCode::broadcast || op.code == OpCode::reshape || op.code == OpCode::permute;
+    return splat ? MaybeScalar(xs[0]) : std::nullopt;
+  }
+
+  // Exact rewrites with some operands constant; returns whether the op was replaced.
+  bool simplify(const Op& op) {
+    if (op.code == OpCode::select) {
+      MaybeScalar c = operand(op, 0);
+      return c && forwardTo(op, op.operands[std::visit([](auto v) { return v != 0; }, *c) ? 1 : 2]);
+    }
+    if (op.code != OpCode::add && op.code != OpCode::sub && op.code != OpCode::mul) return false;
+    for (size_t i : {0, 1}) {
+      MaybeScalar c = operand(op, i);
+      if (!c) continue;
+      ValueId other = op.operands[1 - i];
+      bool rhs = i == 1;
+      switch (op.code) {
+        case OpCode::add:  // x + (-0.0) is x for every float x; x + 0.0 is not (-0.0 + 0.0)
+          if ((isZero(*c) || isNegZero(*c)) && forwardTo(op, other)) return true;
+          break;
+        case OpCode::sub:
+          if (rhs && (isZero(*c) || isPosZero(*c)) && forwardTo(op, other)) return true;
+          break;
+        default:  // mul; x * 0.0 is not 0 for NaN, inf or negative x
+          if (isOne(*c) && forwardTo(op, other)) return true;
+          if (isZero(*c) && isInteger(type(op.results[0]).dtype)) {
+            emitConstant(op, int64_t{0});
+            return true;
+          }
+      }
+    }
+    return false;
+  }
+
+  bool forwardTo(const Op& op, ValueId v) {
+    if (type(v) != type(op.results[0])) return false;
+    forward(op.results[0], v);
+    return true;
+  }
+
+  void emitConstant(const Op& op, Scalar v) {
+    ValueId r = op.results[0];
+    constants_[r] = v;
+    emit(Op{OpCode::constant, {}, {r}, {Attr{"value", std::visit([](auto x) { return AttrValue(x); }, v)}}, {}, op.loc});
+  }
+
+  std::unordered_map<ValueId, Scalar> constants_;
+};
+
+}  // namespace
+
+Kernel foldConstants(const Kernel& k) { return ConstantFolder().run(k); }
+
+}  // namespace tj::ir

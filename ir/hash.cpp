@@ -1,0 +1,80 @@
+// The semantic hash: XXH3 over a canonical encoding in which values are named
+// by definition order (as the printer numbers them), so ValueIds, names and
+// source locations do not matter but every op, type and attribute does.
+#include <xxhash.h>
+
+#include <unordered_map>
+
+#include "ir/passes.hpp"
+#include "ir/rewrite.hpp"
+
+namespace tj::ir {
+
+namespace {
+
+// Bump when the encoding changes, so old and new hashes never collide by design.
+constexpr std::string_view kFormat = "tilejit-ir-hash/1";
+
+class Encoder {
+ public:
+  explicit Encoder(const Kernel& k) : k_(k) {}
+
+  std::string encode() {
+    out_.str(kFormat);
+    out_.i64(k_.gridRank);
+    out_.i64(static_cast<int64_t>(k_.tensors.size()));
+    for (const TensorParam& t : k_.tensors) {
+      out_.u8(static_cast<uint8_t>(t.dtype));
+      out_.i64(t.rank);
+    }
+    block(k_.body);
+    return out_.bytes();
+  }
+
+ private:
+  void define(ValueId v) {
+    index_.emplace(v, static_cast<int64_t>(index_.size()));
+    out_.type(k_.type(v));
+  }
+
+  void block(const Block& b) {
+    out_.i64(static_cast<int64_t>(b.args.size()));
+    for (ValueId a : b.args) define(a);
+    out_.i64(static_cast<int64_t>(b.ops.size()));
+    for (const Op& op : b.ops) this->op(op);
+  }
+
+  void op(const Op& op) {
+    out_.u8(static_cast<uint8_t>(op.code));
+    out_.i64(static_cast<int64_t>(op.operands.size()));
+    for (ValueId v : op.operands) {
+      auto it = index_.find(v);
+      out_.i64(it == index_.end() ? -1 : it->second);  // undefined: malformed, but still hashable
+    }
+    out_.i64(static_cast<int64_t>(op.results.size()));
+    for (ValueId r : op.results) define(r);
+    out_.attrs(op.attrs);
+    out_.i64(static_cast<int64_t>(op.regions.size()));
+    for (const Block& r : op.regions) block(r);
+  }
+
+  const Kernel& k_;
+  ByteWriter out_;
+  std::unordered_map<ValueId, int64_t> index_;
+};
+
+}  // namespace
+
+uint64_t semanticHash(const Kernel& k) {
+  std::string bytes = Encoder(k).encode();
+  return XXH3_64bits(bytes.data(), bytes.size());
+}
+
+std::string hashHex(uint64_t h) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string s(16, '0');
+  for (int i = 15; i >= 0; --i, h >>= 4) s[static_cast<size_t>(i)] = kDigits[h & 0xf];
+  return s;
+}
+
+}  // namespace tj::ir

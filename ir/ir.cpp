@@ -1,0 +1,80 @@
+#include "ir/ir.hpp"
+
+#include <algorithm>
+#include <array>
+
+namespace tj::ir {
+
+namespace {
+constexpr std::array<std::string_view, kNumOpCodes> kOpNames = {
+    "program_id", "num_programs", "tensor_dim", "constant", "iota",
+    "neg", "abs", "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid",
+    "erf", "relu", "floor", "ceil", "not",
+    "add", "sub", "mul", "div", "rem", "max", "min", "and", "or", "cmp", "select", "cast",
+    "broadcast", "reshape", "permute",
+    "reduce_sum", "reduce_max", "reduce_min", "argmax", "argmin", "dot",
+    "load", "store", "fold", "yield", "print",
+};
+}  // namespace
+
+int64_t Type::numel() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::string Type::str() const {
+  if (shape.empty()) return std::string(dtypeName(dtype));
+  std::string s = "tile<";
+  for (int64_t d : shape) s += std::to_string(d) + "x";
+  return s + std::string(dtypeName(dtype)) + ">";
+}
+
+std::string_view opName(OpCode c) { return kOpNames[static_cast<int>(c)]; }
+
+std::optional<OpCode> parseOpName(std::string_view s) {
+  auto it = std::find(kOpNames.begin(), kOpNames.end(), s);
+  if (it == kOpNames.end()) return std::nullopt;
+  return static_cast<OpCode>(it - kOpNames.begin());
+}
+
+bool isUnaryElementwise(OpCode c) { return c >= OpCode::neg && c <= OpCode::logical_not; }
+bool isBinaryElementwise(OpCode c) { return c >= OpCode::add && c <= OpCode::cmp; }
+bool isReduction(OpCode c) { return c >= OpCode::reduce_sum && c <= OpCode::argmin; }
+bool hasSideEffects(OpCode c) { return c == OpCode::store || c == OpCode::print || c == OpCode::yield; }
+
+const AttrValue* Op::attr(std::string_view name) const {
+  for (const Attr& a : attrs)
+    if (a.name == name) return &a.value;
+  return nullptr;
+}
+
+namespace {
+template <typename T>
+const T& need(const Op& op, std::string_view name) {
+  const AttrValue* v = op.attr(name);
+  if (!v || !std::holds_alternative<T>(*v))
+    fail(op.loc, opName(op.code), "missing or mistyped attribute '" + std::string(name) + "'");
+  return std::get<T>(*v);
+}
+}  // namespace
+
+int64_t Op::intAttr(std::string_view name) const { return need<int64_t>(*this, name); }
+const std::string& Op::stringAttr(std::string_view name) const { return need<std::string>(*this, name); }
+const std::vector<int64_t>& Op::intsAttr(std::string_view name) const {
+  return need<std::vector<int64_t>>(*this, name);
+}
+double Op::floatAttr(std::string_view name) const {
+  const AttrValue* v = attr(name);
+  if (v && std::holds_alternative<int64_t>(*v)) return static_cast<double>(std::get<int64_t>(*v));
+  return need<double>(*this, name);
+}
+
+void Op::setAttr(std::string name, AttrValue v) {
+  auto it = std::lower_bound(attrs.begin(), attrs.end(), name,
+                             [](const Attr& a, const std::string& n) { return a.name < n; });
+  if (it != attrs.end() && it->name == name) it->value = std::move(v);
+  else attrs.insert(it, Attr{std::move(name), std::move(v)});
+}
+
+}  // namespace tj::ir

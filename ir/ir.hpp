@@ -1,0 +1,147 @@
+// The tile IR: typed SSA values, ops with attributes and regions, kernels.
+//
+// A Kernel is a tree of plain values. Passes never modify their input; each
+// takes a `const Kernel&` and returns a new Kernel (see ir/passes.hpp).
+//
+// Every value has a Type: a dtype and a shape. Rank 0 is a scalar; the DSL's
+// Index is a rank-0 i64 value. Ops on tiles require operands of equal shape
+// (the DSL inserts explicit `broadcast` ops), so each op's rule is local.
+//
+// Op semantics (operands in parentheses, attributes in braces):
+//   program_id {axis}            : i64   this program's block index on a grid axis
+//   num_programs {axis}          : i64   grid size on an axis
+//   tensor_dim {tensor, axis}    : i64   runtime size of a tensor dimension
+//   constant {value}             : T     a splat; value is int64 for int/bool, double for floats
+//   iota {axis}                  : tile<..xi32>  element index along `axis`
+//   neg abs exp exp2 log log2 sqrt rsqrt sin cos tanh sigmoid erf relu floor ceil not (x)
+//   add sub mul div rem max min and or (a, b)   integer div/rem truncate toward zero;
+//                                 max/min propagate NaN; and/or on bool or integers
+//   cmp {pred} (a, b)            : bool   pred is lt le gt ge eq ne (IEEE: NaN compares false but ne)
+//   select (cond, a, b)          : where(cond, a, b)
+//   cast (x)                     : the result type's dtype; float->int truncates, NaN->0, saturates
+//   broadcast (x)                : result shape; x has the same rank with 1 where it grows
+//   reshape (x)                  : result shape, same element count, row-major order
+//   permute {perm} (x)           : result dim i is x's dim perm[i]
+//   reduce_sum reduce_max reduce_min argmax argmin {axis} (x) : removes `axis`; arg* give i32
+//   dot (a, b[, acc])            : [M,K] x [K,N] (+ acc) -> [M,N]; f16/bf16 multiply exactly and
+//                                 accumulate in f32 (or wider); rounded once to the result dtype
+//   load {tensor, fill} (offsets...)  : a tile of the tensor's rank starting at element offsets;
+//                                 elements outside the tensor read `fill`
+//   store {tensor} (offsets..., value) : writes the tile; elements outside are dropped
+//   fold (start, end, inits...)  : region ^(k: i64, carried...) runs for k in [start, end);
+//                                 yields the new carried values; results are the final ones
+//   yield (values...)            : ends a fold body
+//   print {label} (x)            : debugging output from each program
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "ir/dtype.hpp"
+#include "ir/error.hpp"
+
+namespace tj::ir {
+
+using Shape = std::vector<int64_t>;
+
+struct Type {
+  DType dtype = DType::f32;
+  Shape shape;  // empty: a scalar
+  bool isScalar() const { return shape.empty(); }
+  int rank() const { return static_cast<int>(shape.size()); }
+  int64_t numel() const;
+  std::string str() const;  // "i64" or "tile<128x32xf32>"
+  bool operator==(const Type&) const = default;
+};
+
+enum class OpCode : uint8_t {
+  // leaves
+  program_id, num_programs, tensor_dim, constant, iota,
+  // unary elementwise
+  neg, abs, exp, exp2, log, log2, sqrt, rsqrt, sin, cos, tanh, sigmoid, erf, relu, floor, ceil, logical_not,
+  // binary elementwise
+  add, sub, mul, div, rem, max, min, logical_and, logical_or, cmp, select, cast,
+  // shape
+  broadcast, reshape, permute,
+  // reductions and contraction
+  reduce_sum, reduce_max, reduce_min, argmax, argmin, dot,
+  // memory, control, debugging
+  load, store, fold, yield, print,
+};
+constexpr int kNumOpCodes = static_cast<int>(OpCode::print) + 1;
+
+std::string_view opName(OpCode c);  // as printed: "add", "not", "and", "or", ...
+std::optional<OpCode> parseOpName(std::string_view s);
+bool isUnaryElementwise(OpCode c);
+bool isBinaryElementwise(OpCode c);  // add .. logical_or and cmp
+bool isReduction(OpCode c);
+bool hasSideEffects(OpCode c);        // store, print, yield
+
+using AttrValue = std::variant<int64_t, double, std::vector<int64_t>, std::string, DType>;
+
+struct Attr {
+  std::string name;
+  AttrValue value;
+  bool operator==(const Attr&) const = default;
+};
+
+using ValueId = int32_t;
+struct Op;
+
+// A straight-line list of ops with block arguments (a fold body).
+struct Block {
+  std::vector<ValueId> args;
+  std::vector<Op> ops;
+};
+
+struct Op {
+  OpCode code;
+  std::vector<ValueId> operands;
+  std::vector<ValueId> results;
+  std::vector<Attr> attrs;  // kept sorted by name
+  std::vector<Block> regions;
+  SourceLoc loc;  // the user's file:line that traced this op; not printed or hashed
+
+  const AttrValue* attr(std::string_view name) const;
+  int64_t intAttr(std::string_view name) const;  // throws Error when missing
+  double floatAttr(std::string_view name) const;  // accepts int64 too
+  const std::string& stringAttr(std::string_view name) const;
+  const std::vector<int64_t>& intsAttr(std::string_view name) const;
+  void setAttr(std::string name, AttrValue v);  // keeps attrs sorted
+};
+
+// A tensor the kernel reads or writes. Its sizes and strides are runtime
+// arguments: only dtype and rank are part of the kernel.
+struct TensorParam {
+  std::string name;
+  DType dtype;
+  int rank;
+  bool operator==(const TensorParam&) const = default;
+};
+
+struct Kernel {
+  std::string name;
+  std::vector<TensorParam> tensors;
+  int gridRank = 1;
+  std::vector<Type> types;  // indexed by ValueId
+  Block body;
+
+  ValueId addValue(Type t) {
+    types.push_back(std::move(t));
+    return static_cast<ValueId>(types.size() - 1);
+  }
+  const Type& type(ValueId v) const { return types.at(static_cast<size_t>(v)); }
+};
+
+// Calls f on every op in the block and nested regions, outer op before its body.
+template <typename F>
+void forEachOp(const Block& b, F&& f) {
+  for (const Op& op : b.ops) {
+    f(op);
+    for (const Block& r : op.regions) forEachOp(r, f);
+  }
+}
+
+}  // namespace tj::ir
