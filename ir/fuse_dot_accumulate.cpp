@@ -1,6 +1,6 @@
-// add(acc, dot(a, b)) -> dot(a, b, acc): the contraction accumulates in place
-// (the matmul loop's `acc += a @ b`). The fused dot rounds once instead of
-// twice, as the dot op's definition allows for an accumulator.
+// add(acc, dot(a, b)) -> dot(a, b, acc): the matmul loop's `acc += a @ b`
+// accumulates in place. Like Triton's, this fusion may change the last bit:
+// the fused dot rounds acc + a.b once where add(acc, dot) rounded twice.
 #include <unordered_map>
 #include <unordered_set>
 
@@ -17,10 +17,7 @@ class DotAccumulateFuser : public Rewriter {
     forEachOp(k.body, [&](const Op& op) {
       for (ValueId v : op.operands) ++uses_[v];
     });
-    plan(k.body);
-    forEachOp(k.body, [&](const Op& op) {
-      for (const Op& r : op.regions) plan(r);
-    });
+    plan(k, k.body);
   }
 
  private:
@@ -31,9 +28,10 @@ class DotAccumulateFuser : public Rewriter {
 
   // Pairs each add with a dot it may absorb: in the same block (moving a dot
   // into a loop would repeat it), without an accumulator, used only there.
-  void plan(const Block& b, const Kernel& k) {
+  void plan(const Kernel& k, const Block& b) {
     std::unordered_map<ValueId, const Op*> dots;
     for (const Op& op : b.ops) {
+      for (const Block& r : op.regions) plan(k, r);
       if (op.code == OpCode::dot && op.operands.size() == 2 && uses_[op.results[0]] == 1)
         dots.emplace(op.results[0], &op);
       if (op.code != OpCode::add) continue;
@@ -50,11 +48,14 @@ class DotAccumulateFuser : public Rewriter {
 
   void visit(const Op& op) override {
     if (op.code == OpCode::dot && fusedDots_.count(op.results[0])) return;
-    auto it = fusions_.find(op.code == OpCode::add ? op.results[0] : -1);
-    if (it == fusions_.end()) return Rewriter::visit(op);
-    const Op& dot = *it->second.dot;
-    emit(Op{OpCode::dot, {lookup(dot.operands[0]), lookup(dot.operands[1]), lookup(it->second.acc)}, op.results,
-            dot.attrs, {}, op.loc});
+    auto it = op.code == OpCode::add ? fusions_.find(op.results[0]) : fusions_.end();
+    if (it == fusions_.end()) {
+      Rewriter::visit(op);
+      return;
+    }
+    const auto& [dot, acc] = it->second;
+    emit(Op{OpCode::dot, {lookup(dot->operands[0]), lookup(dot->operands[1]), lookup(acc)}, op.results, dot->attrs,
+            {}, op.loc});
   }
 
   std::unordered_map<ValueId, int> uses_;

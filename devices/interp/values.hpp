@@ -1,0 +1,51 @@
+// Runtime values of the reference interpreter and their exact conversions.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/ir.hpp"
+
+namespace tj::interp {
+
+// A runtime tile. Float dtypes keep doubles already rounded to the dtype;
+// integer and bool dtypes keep int64s already wrapped, so i64 stays exact.
+// Only the vector of the dtype's kind is used.
+struct Tile {
+  ir::Type type;
+  std::vector<double> floats;
+  std::vector<int64_t> ints;
+
+  explicit Tile(ir::Type t);  // zero-filled
+  bool isFloat() const { return tj::isFloat(type.dtype); }
+  // The storage as T (double or int64_t); throws Error when the kind differs,
+  // which only an unverified kernel can cause.
+  template <typename T>
+  std::vector<T>& data();
+  template <typename T>
+  const std::vector<T>& data() const { return const_cast<Tile*>(this)->data<T>(); }
+};
+
+// Tiles are immutable once built, so fold carries and aliases share them.
+using Value = std::shared_ptr<const Tile>;
+
+// Rounds (floats) or wraps (ints) every element to the tile's dtype.
+void normalize(Tile& t);
+
+// The cast op's element conversions, each rounding exactly once.
+int64_t floatToInt(DType to, double v);  // truncates, NaN -> 0, saturates; bool: v != 0
+double intToFloat(DType to, int64_t v);
+
+// One element of host memory at `p`, decoded or encoded by dtype. Values
+// written must already be representable in `t`.
+double readFloat(const std::byte* p, DType t);
+int64_t readInt(const std::byte* p, DType t);
+void writeFloat(std::byte* p, DType t, double v);
+void writeInt(std::byte* p, DType t, int64_t v);
+
+// Nested brackets, e.g. "[[1, 2], [3, 4]]"; floats in shortest round-trip form.
+std::string tileText(const Tile& t);
+
+}  // namespace tj::interp

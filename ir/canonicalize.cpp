@@ -1,0 +1,25 @@
+// The standard cleanup pipeline, repeated until a round changes nothing. A
+// round that changes anything removes ops or turns some into constants, so
+// the loop terminates.
+#include <spdlog/spdlog.h>
+
+#include "ir/passes.hpp"
+
+namespace tj::ir {
+
+Kernel canonicalize(const Kernel& k) {
+  Kernel cur = k;
+  uint64_t hash = semanticHash(cur);
+  for (int round = 1;; ++round) {
+    Kernel next = eliminateDeadCode(fuseDotAccumulate(eliminateCommonSubexpressions(foldConstants(cur))));
+    uint64_t nextHash = semanticHash(next);
+    if (nextHash == hash) {
+      spdlog::debug("canonicalize: fixed point after {} rounds", round);
+      return next;
+    }
+    cur = std::move(next);
+    hash = nextHash;
+  }
+}
+
+}  // namespace tj::ir

@@ -1,0 +1,30 @@
+// C = A·B for any M, N, K: the tile kernel of samples/kernels.cpp against float64.
+#include "samples/harness.hpp"
+#include "samples/kernels.hpp"
+
+using namespace tj;
+
+int main(int argc, char** argv) {
+  samples::SampleCli cli("gemm", "Matrix product C[M,N] = A[M,K] B[K,N]");
+  int64_t m = 257, n = 191, k = 129;
+  std::string dtypeName = "f32";
+  cli.app.add_option("--m", m, "rows of A and C")->check(CLI::PositiveNumber);
+  cli.app.add_option("--n", n, "columns of B and C")->check(CLI::PositiveNumber);
+  cli.app.add_option("--k", k, "columns of A, rows of B")->check(CLI::PositiveNumber);
+  cli.app.add_option("--dtype", dtypeName, "operand dtype: f32, f16, bf16 (C is f32)");
+  return cli.main(argc, argv, [&](samples::Report& r) {
+    DType dtype = samples::parseDTypeOption(dtypeName);
+    Tensor a = Tensor::random({m, k}, 1, dtype), b = Tensor::random({k, n}, 2, dtype);
+    Tensor c = samples::poisoned({m, n});
+    r.time([&] { return samples::gemm(a, b, c, cli.runOptions()); });
+    r.dtype = dtypeName;
+    r.shape = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+    r.work = 2.0 * m * n * k;
+    if (!cli.check()) return;
+    std::vector<double> av = a.values(), bv = b.values(), ref(static_cast<size_t>(m * n), 0.0);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t p = 0; p < k; ++p)
+        for (int64_t j = 0; j < n; ++j) ref[i * n + j] += av[i * k + p] * bv[p * n + j];
+    r.compare(c, ref, samples::tolerance(DType::f32, k));
+  });
+}

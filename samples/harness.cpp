@@ -1,0 +1,76 @@
+#include "samples/harness.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+namespace tj::samples {
+
+void Report::time(const std::function<std::string()>& f) {
+  auto start = std::chrono::steady_clock::now();
+  device = f();
+  ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+void Report::compare(const Tensor& got, const std::vector<double>& ref, double tol) {
+  checked = true;
+  tolerance = tol;
+  double maxErr = 0, maxRef = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    double g = got.item(static_cast<int64_t>(i));
+    double err = std::fabs(g - ref[i]);
+    maxErr = std::isnan(err) ? std::numeric_limits<double>::infinity() : std::max(maxErr, err);
+    maxRef = std::max(maxRef, std::fabs(ref[i]));
+  }
+  maxRelErr = maxErr / std::max(maxRef, std::numeric_limits<double>::min());
+}
+
+SampleCli::SampleCli(std::string sample, const std::string& description)
+    : app(description, sample), sample_(std::move(sample)) {
+  app.add_option("--device", device_, "interp (default: $TILEJIT_DEVICE or the best device)");
+  app.add_flag("--check", check_, "compare with a float64 reference; exit 1 on mismatch");
+}
+
+int SampleCli::main(int argc, char** argv, const std::function<void(Report&)>& body) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  Report r;
+  r.sample = sample_;
+  try {
+    body(r);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%s: error: %s\n", sample_.c_str(), e.what());
+    return 1;
+  }
+  double rate = r.ms > 0 ? r.work / (r.ms * 1e6) : 0;
+  std::printf("RESULT sample=%s device=%s dtype=%s shape=%s ms=%.3f %s=%.3f max_rel_err=%.3g%s\n",
+              r.sample.c_str(), r.device.c_str(), r.dtype.c_str(), r.shape.c_str(), r.ms, r.rateName.c_str(), rate,
+              r.maxRelErr, r.checked ? (r.maxRelErr <= r.tolerance ? " check=pass" : " check=FAIL") : "");
+  if (r.checked && !(r.maxRelErr <= r.tolerance)) {
+    std::fprintf(stderr, "%s: max_rel_err %.3g exceeds the tolerance %.3g\n", sample_.c_str(), r.maxRelErr,
+                 r.tolerance);
+    return 1;
+  }
+  return 0;
+}
+
+DType parseDTypeOption(const std::string& name) {
+  auto d = parseDType(name);
+  if (!d) throw Error("--dtype: unknown dtype '" + name + "'");
+  return *d;
+}
+
+Tensor poisoned(const Shape& shape, DType dtype) {
+  return Tensor::full(shape, isFloat(dtype) ? std::numeric_limits<double>::quiet_NaN() : -1.0, dtype);
+}
+
+double tolerance(DType dtype, int64_t reductionLength) {
+  double eps = dtype == DType::f16 ? 1e-3 : dtype == DType::bf16 ? 8e-3 : dtype == DType::f64 ? 1e-15 : 1.2e-7;
+  return eps * 8 * std::sqrt(static_cast<double>(std::max<int64_t>(reductionLength, 1)));
+}
+
+}  // namespace tj::samples

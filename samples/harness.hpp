@@ -1,0 +1,49 @@
+// What every sample program shares: --device and --check options, timing,
+// comparison with a float64 reference, and the closing RESULT line.
+#pragma once
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "dsl/tilejit.hpp"
+
+namespace tj::samples {
+
+struct Report {
+  std::string sample, device, dtype, shape;
+  double ms = 0;
+  std::string rateName = "gflops";  // or "gbps"
+  double work = 0;                   // flops or bytes of one run
+  double maxRelErr = 0;
+  bool checked = false;
+  double tolerance = 0;
+
+  // Runs f (which returns the device name) and records its wall time.
+  void time(const std::function<std::string()>& f);
+  // max |got - ref| / max |ref| over all elements; NaN anywhere counts as infinite.
+  void compare(const Tensor& got, const std::vector<double>& ref, double tolerance);
+};
+
+class SampleCli {
+ public:
+  SampleCli(std::string sample, const std::string& description);
+  CLI::App app;
+  RunOptions runOptions() const { return {.name = sample_, .device = device_}; }
+  bool check() const { return check_; }
+  // Parses arguments, runs body, prints RESULT; returns the exit status
+  // (1 on a failed check or an error, 2 on bad arguments).
+  int main(int argc, char** argv, const std::function<void(Report&)>& body);
+
+ private:
+  std::string sample_, device_;
+  bool check_ = false;
+};
+
+DType parseDTypeOption(const std::string& name);
+// A tensor of NaN (or -1 for integers), so elements a kernel fails to write are caught.
+Tensor poisoned(const Shape& shape, DType dtype = f32);
+double tolerance(DType dtype, int64_t reductionLength);
+
+}  // namespace tj::samples

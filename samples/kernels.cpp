@@ -1,0 +1,133 @@
+#include "samples/kernels.hpp"
+
+#include <bit>
+#include <cmath>
+#include <limits>
+
+namespace tj::samples {
+
+namespace {
+RunOptions named(RunOptions opts, const char* name) {
+  opts.name = name;
+  return opts;
+}
+
+int64_t nextPow2(int64_t n) { return static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(std::max<int64_t>(n, 1)))); }
+}  // namespace
+
+std::string gemm(const Tensor& a, const Tensor& b, const Tensor& c, const RunOptions& opts, GemmBlocks bs) {
+  return run({cdiv(a.dim(0), bs.m), cdiv(b.dim(1), bs.n)}, [&](Program& p) {
+    Index i = p.id(0), j = p.id(1);
+    auto A = p.read(a, {bs.m, bs.k});
+    auto B = p.read(b, {bs.k, bs.n});
+    Tile acc = p.fold(0, A.blocks(1), p.zeros({bs.m, bs.n}),
+                      [&](Index k, Tile acc) { return acc + dot(A.at({i, k}), B.at({k, j})); });
+    p.write(c, {bs.m, bs.n}).put(acc, {i, j});
+  }, named(opts, "gemm"));
+}
+
+std::string attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, bool causal,
+                      const RunOptions& opts) {
+  const int64_t heads = q.dim(1), dim = q.dim(3);
+  const int64_t blockM = 64, blockN = 64;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(dim));
+  const double inf = std::numeric_limits<double>::infinity();
+  return run({cdiv(q.dim(2), blockM), q.dim(0) * heads}, [&](Program& p) {
+    Index m = p.id(0), batch = p.id(1) / heads, head = p.id(1) % heads;
+    auto Q = p.read(q, {1, 1, blockM, dim});
+    auto K = p.read(k, {1, 1, blockN, dim});
+    auto V = p.read(v, {1, 1, blockN, dim});
+    Index seqK = K.size(2);
+    Tile qt = Q.at({batch, head, m, 0}).reshape({blockM, dim});
+    Tile rows = p.iota({blockM, blockN}, 0) + m * blockM;
+    // Causal: key blocks past this query block's last row are never needed.
+    Index end = causal ? min(cdiv((m + 1) * blockM, blockN), K.blocks(2)) : K.blocks(2);
+    auto [rowMax, rowSum, acc] = p.fold(
+        0, end, std::tuple{p.full({blockM}, -inf), p.zeros({blockM}), p.zeros({blockM, dim})},
+        [&](Index n, Tile rowMax, Tile rowSum, Tile acc) {
+          Tile kt = K.at({batch, head, n, 0}).reshape({blockN, dim});
+          Tile vt = V.at({batch, head, n, 0}).reshape({blockN, dim});
+          Tile cols = p.iota({blockM, blockN}, 1) + n * blockN;
+          Tile valid = cols < seqK;
+          if (causal) valid = valid && cols <= rows;
+          Tile s = where(valid, dot(qt, kt.transpose()) * scale, -inf);
+          Tile newMax = max(rowMax, s.max(1));
+          Tile probs = (s - newMax.expand_dims(1)).exp();
+          Tile rescale = (rowMax - newMax).exp();
+          return std::tuple{newMax, rowSum * rescale + probs.sum(1),
+                            acc * rescale.expand_dims(1) + dot(probs, vt)};
+        });
+    (void)rowMax;
+    Tile o = acc / rowSum.expand_dims(1);
+    p.write(out, {1, 1, blockM, dim}).put(o.reshape({1, 1, blockM, dim}), {batch, head, m, 0});
+  }, named(opts, "attention"));
+}
+
+std::string softmax(const Tensor& x, const Tensor& out, const RunOptions& opts) {
+  const int64_t blockRows = 4, blockCols = nextPow2(x.dim(1));
+  const double inf = std::numeric_limits<double>::infinity();
+  return run({cdiv(x.dim(0), blockRows)}, [&](Program& p) {
+    Index i = p.id(0);
+    Tile t = p.read(x, {blockRows, blockCols}, -inf).at({i, 0});
+    Tile e = (t - t.max(1, true)).exp();
+    p.write(out, {blockRows, blockCols}).put(e / e.sum(1, true), {i, 0});
+  }, named(opts, "softmax"));
+}
+
+std::string layernorm(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& out, double eps,
+                      const RunOptions& opts) {
+  const int64_t blockRows = 4, blockCols = nextPow2(x.dim(1));
+  return run({cdiv(x.dim(0), blockRows)}, [&](Program& p) {
+    Index i = p.id(0);
+    auto X = p.read(x, {blockRows, blockCols});
+    Tile t = X.at({i, 0});
+    Tile n = p.scalar(X.size(1), f32);
+    Tile mean = t.sum(1, true) / n;
+    Tile inRow = p.iota({blockRows, blockCols}, 1) < X.size(1);
+    Tile centered = where(inRow, t - mean, 0.0);
+    Tile variance = (centered * centered).sum(1, true) / n;
+    Tile w = p.read(weight, {blockCols}).at({0}).expand_dims(0);
+    Tile b = p.read(bias, {blockCols}).at({0}).expand_dims(0);
+    p.write(out, {blockRows, blockCols}).put(centered * (variance + eps).rsqrt() * w + b, {i, 0});
+  }, named(opts, "layernorm"));
+}
+
+std::string vectorAdd(const Tensor& a, const Tensor& b, const Tensor& out, const RunOptions& opts) {
+  const int64_t block = 1024;
+  return run({cdiv(a.dim(0), block)}, [&](Program& p) {
+    Index i = p.id(0);
+    p.write(out, {block}).put(p.read(a, {block}).at({i}) + p.read(b, {block}).at({i}), {i});
+  }, named(opts, "vector_add"));
+}
+
+std::string fused(const Tensor& a, const Tensor& b, const Tensor& c, const Tensor& out, const RunOptions& opts) {
+  const int64_t block = 1024;
+  return run({cdiv(a.dim(0), block)}, [&](Program& p) {
+    Index i = p.id(0);
+    Tile x = p.read(a, {block}).at({i}) * p.read(b, {block}).at({i}) + p.read(c, {block}).at({i});
+    p.write(out, {block}).put(x.relu(), {i});
+  }, named(opts, "fused"));
+}
+
+std::vector<std::string> sampleNames() {
+  return {"gemm", "attention", "attention_causal", "softmax", "layernorm", "vector_add", "fused"};
+}
+
+ir::Kernel traceSample(const std::string& name) {
+  CaptureTraces capture;
+  auto matrix = [](int64_t r, int64_t c) { return Tensor::zeros({r, c}); };
+  auto heads = [] { return Tensor::zeros({1, 2, 37, 64}); };
+  auto vector = [](int64_t n) { return Tensor::zeros({n}); };
+  if (name == "gemm") gemm(matrix(37, 29), matrix(29, 23), matrix(37, 23));
+  else if (name == "attention" || name == "attention_causal")
+    attention(heads(), heads(), heads(), heads(), name == "attention_causal");
+  else if (name == "softmax") softmax(matrix(37, 29), matrix(37, 29));
+  else if (name == "layernorm") layernorm(matrix(37, 29), vector(29), vector(29), matrix(37, 29));
+  else if (name == "vector_add") vectorAdd(vector(1000), vector(1000), vector(1000));
+  else if (name == "fused") fused(vector(1000), vector(1000), vector(1000), vector(1000));
+  else throw Error("sample: unknown sample '" + name + "'; known: gemm, attention, attention_causal, softmax, "
+                   "layernorm, vector_add, fused");
+  return capture.kernels().at(0);
+}
+
+}  // namespace tj::samples

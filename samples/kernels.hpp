@@ -1,0 +1,33 @@
+// The sample kernels, shared by the sample programs, tile-ir --sample and the tests.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "dsl/tilejit.hpp"
+
+namespace tj::samples {
+
+// Each function fills `out` (allocated by the caller; a Tensor is a handle to shared storage) and returns the
+// name of the device that ran the kernel.
+struct GemmBlocks {
+  int64_t m = 64, n = 64, k = 32;
+};
+std::string gemm(const Tensor& a, const Tensor& b, const Tensor& c, const RunOptions& opts = {}, GemmBlocks blocks = {});
+
+// q, k, v, out: [batch, heads, seq, dim]; flash attention with online softmax.
+std::string attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, bool causal,
+                      const RunOptions& opts = {});
+
+std::string softmax(const Tensor& x, const Tensor& out, const RunOptions& opts = {});                 // over rows
+std::string layernorm(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& out,
+                      double eps = 1e-5, const RunOptions& opts = {});
+std::string vectorAdd(const Tensor& a, const Tensor& b, const Tensor& out, const RunOptions& opts = {});
+std::string fused(const Tensor& a, const Tensor& b, const Tensor& c, const Tensor& out,
+                  const RunOptions& opts = {});  // relu(a * b + c)
+
+// Names accepted by traceSample; traceSample returns the canonical IR of the sample
+// at small odd sizes (for tile-ir --sample and golden tests).
+std::vector<std::string> sampleNames();
+ir::Kernel traceSample(const std::string& name);
+
+}  // namespace tj::samples
