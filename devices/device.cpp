@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <mutex>
 
 #include "devices/interp/interpreter.hpp"
 
@@ -34,7 +35,10 @@ Device& selectDevice(const std::string& requested) {
   if (name.empty() || name == "interp") return interp;
   std::string base = name.substr(0, name.find(':'));
   if (std::find(kPlannedDevices.begin(), kPlannedDevices.end(), base) != kPlannedDevices.end()) {
-    spdlog::warn("tilejit: device '{}' has no backend in this build; running on interp instead", name);
+    static std::once_flag warned;
+    std::call_once(warned, [&] {
+      spdlog::warn("tilejit: device '{}' has no backend in this build; running on interp instead", name);
+    });
     return interp;
   }
   throw Error("device: unknown device '" + name + "'; known devices: interp, cpu, vulkan, cuda, hip");

@@ -14,7 +14,7 @@ Kernel canonicalize(const Kernel& k) {
     Kernel next = eliminateDeadCode(fuseDotAccumulate(eliminateCommonSubexpressions(foldConstants(cur))));
     uint64_t nextHash = semanticHash(next);
     if (nextHash == hash) {
-      spdlog::debug("canonicalize: fixed point after {} rounds", round);
+      spdlog::debug("canonicalize: stable after round {}", round);
       return next;
     }
     cur = std::move(next);

@@ -1,8 +1,9 @@
 // Constant folding and exact algebraic identities. A folded value must be bit
 // for bit what the interpreter computes: floats are computed in double and
 // rounded once to the dtype, ints wrap. Where the IR leaves a result open
-// (transcendentals, float rem, NaN payloads of max/min) or the runtime must
-// report a fault (integer division by zero), the op is left alone.
+// (transcendentals, relu, float rem, `not` on ints, float->bool casts, NaN
+// payloads of max/min) or the runtime must report a fault (integer division
+// by zero), the op is left alone.
 #include <algorithm>
 #include <cmath>
 #include <unordered_map>
@@ -130,15 +131,24 @@ MaybeScalar evalCast(DType to, Scalar x) {
   return roundToFloat(to, static_cast<double>(i));
 }
 
-bool isZero(Scalar s) { return std::holds_alternative<int64_t>(s) && std::get<int64_t>(s) == 0; }
-bool isOne(Scalar s) { return std::visit([](auto v) { return v == 1; }, s); }
-bool isNegZero(Scalar s) {
-  const auto* d = std::get_if<double>(&s);
-  return d && *d == 0 && std::signbit(*d);
-}
-bool isPosZero(Scalar s) {
-  const auto* d = std::get_if<double>(&s);
-  return d && *d == 0 && !std::signbit(*d);
+// Whether `x code c` (`c code x` unless `rhs`) is x for every x, NaN, inf and -0.0 included.
+bool isIdentity(OpCode code, Scalar c, bool rhs) {
+  if (const auto* d = std::get_if<double>(&c)) {
+    bool negZero = *d == 0 && std::signbit(*d);
+    switch (code) {
+      case OpCode::add: return negZero;  // not +0.0: -0.0 + 0.0 is 0.0
+      case OpCode::sub: return rhs && *d == 0 && !negZero;
+      case OpCode::mul: return *d == 1;
+      default: return false;
+    }
+  }
+  int64_t i = std::get<int64_t>(c);
+  switch (code) {
+    case OpCode::add: return i == 0;
+    case OpCode::sub: return rhs && i == 0;
+    case OpCode::mul: return i == 1;
+    default: return false;
+  }
 }
 
 class ConstantFolder : public Rewriter {
@@ -196,21 +206,10 @@ class ConstantFolder : public Rewriter {
     for (size_t i : {0, 1}) {
       MaybeScalar c = operand(op, i);
       if (!c) continue;
-      ValueId other = op.operands[1 - i];
-      bool rhs = i == 1;
-      switch (op.code) {
-        case OpCode::add:  // x + (-0.0) is x for every float x; x + 0.0 is not (-0.0 + 0.0)
-          if ((isZero(*c) || isNegZero(*c)) && forwardTo(op, other)) return true;
-          break;
-        case OpCode::sub:
-          if (rhs && (isZero(*c) || isPosZero(*c)) && forwardTo(op, other)) return true;
-          break;
-        default:  // mul; x * 0.0 is not 0 for NaN, inf or negative x
-          if (isOne(*c) && forwardTo(op, other)) return true;
-          if (isZero(*c) && isInteger(type(op.results[0]).dtype)) {
-            emitConstant(op, int64_t{0});
-            return true;
-          }
+      if (isIdentity(op.code, *c, i == 1) && forwardTo(op, op.operands[1 - i])) return true;
+      if (op.code == OpCode::mul && c == Scalar(int64_t{0})) {  // ints only: NaN * 0.0 is NaN
+        emitConstant(op, int64_t{0});
+        return true;
       }
     }
     return false;

@@ -123,7 +123,8 @@ class Lexer {
         s += c;
         continue;
       }
-      char e = atEnd() ? '\0' : advance();
+      if (atEnd()) continue;  // a trailing backslash: reported as unterminated
+      char e = advance();
       if (e == 'n') s += '\n';
       else if (e == '"' || e == '\\') s += e;
       else fail("unknown escape '\\" + std::string(1, e) + "' in string");
@@ -269,7 +270,10 @@ class Parser {
       list("]", [&] { ints.push_back(number<int64_t>(expect(Tok::Int, "an integer"))); });
       return ints;
     }
-    if (tok_.kind == Tok::Word && parseDType(tok_.text)) return *parseDType(take().text);
+    if (std::optional<DType> d = parseDType(tok_.text); d && tok_.kind == Tok::Word) {
+      take();
+      return *d;
+    }
     failExpected("an attribute value");
   }
 

@@ -35,7 +35,7 @@ Kernel eliminateCommonSubexpressions(const Kernel& k);
 Kernel eliminateDeadCode(const Kernel& k);
 Kernel fuseDotAccumulate(const Kernel& k);  // add(acc, dot(a, b)) -> dot(a, b, acc)
 
-// ir/canonicalize.cpp: the passes above to a fixed point, then verify.
+// ir/canonicalize.cpp: the passes above to a fixed point (callers verify).
 Kernel canonicalize(const Kernel& k);
 
 }  // namespace tj::ir

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "ir/ir.hpp"
@@ -27,6 +28,17 @@ struct Tile {
   template <typename T>
   const std::vector<T>& data() const { return const_cast<Tile*>(this)->data<T>(); }
 };
+
+template <typename T>
+std::vector<T>& Tile::data() {
+  constexpr bool wantFloat = std::is_same_v<T, double>;
+  static_assert(wantFloat || std::is_same_v<T, int64_t>);
+  if (isFloat() != wantFloat)
+    throw Error("interpreter: a " + type.str() + " value used as " + (wantFloat ? "float" : "integer") +
+                " data; was the kernel verified?");
+  if constexpr (wantFloat) return floats;
+  else return ints;
+}
 
 // Tiles are immutable once built, so fold carries and aliases share them.
 using Value = std::shared_ptr<const Tile>;

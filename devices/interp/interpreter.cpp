@@ -1,0 +1,609 @@
+#include "devices/interp/interpreter.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <iostream>
+#include <optional>
+#include <type_traits>
+
+#include "devices/interp/values.hpp"
+
+namespace tj {
+
+namespace {
+
+using interp::Tile;
+using interp::Value;
+using ir::OpCode;
+
+// ---- Element semantics, one overload per storage kind (double, int64_t).
+// Integer arithmetic wraps through uint64 (no undefined behavior); the result
+// tile's normalize() then wraps it to its dtype.
+
+double plus(double a, double b) { return a + b; }
+int64_t plus(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
+double minus(double a, double b) { return a - b; }
+int64_t minus(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b)); }
+double times(double a, double b) { return a * b; }
+int64_t times(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b)); }
+double negate(double a) { return -a; }
+int64_t negate(int64_t a) { return minus(0, a); }
+double absolute(double a) { return std::fabs(a); }
+int64_t absolute(int64_t a) { return a < 0 ? negate(a) : a; }
+bool isNaN(double a) { return std::isnan(a); }
+bool isNaN(int64_t) { return false; }
+
+// NaN propagates; of two equal zeros max prefers +0 and min -0.
+double maxOf(double a, double b) {
+  if (isNaN(a) || isNaN(b)) return a + b;
+  if (a == b) return std::signbit(a) ? b : a;
+  return a > b ? a : b;
+}
+double minOf(double a, double b) {
+  if (isNaN(a) || isNaN(b)) return a + b;
+  if (a == b) return std::signbit(a) ? a : b;
+  return a < b ? a : b;
+}
+int64_t maxOf(int64_t a, int64_t b) { return std::max(a, b); }
+int64_t minOf(int64_t a, int64_t b) { return std::min(a, b); }
+
+double divide(const ir::Op&, double a, double b) { return a / b; }
+double remainder(const ir::Op&, double a, double b) { return std::fmod(a, b); }
+
+// Truncating division. x / -1 is spelled as a negation since INT64_MIN / -1 traps.
+int64_t divide(const ir::Op& op, int64_t a, int64_t b) {
+  if (b == 0) fail(op.loc, ir::opName(op.code), "integer division by zero: " + std::to_string(a) + " / 0");
+  return b == -1 ? negate(a) : a / b;
+}
+int64_t remainder(const ir::Op& op, int64_t a, int64_t b) {
+  if (b == 0) fail(op.loc, ir::opName(op.code), "integer remainder by zero: " + std::to_string(a) + " % 0");
+  return b == -1 ? 0 : a % b;
+}
+
+constexpr auto kPlus = [](auto a, auto b) { return plus(a, b); };
+constexpr auto kMax = [](auto a, auto b) { return maxOf(a, b); };
+constexpr auto kMin = [](auto a, auto b) { return minOf(a, b); };
+
+// ---- Index helpers.
+
+ir::Shape rowMajorStrides(const ir::Shape& shape) {
+  ir::Shape strides(shape.size());
+  int64_t s = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    strides[d] = s;
+    s *= shape[d];
+  }
+  return strides;
+}
+
+int64_t product(ir::Shape::const_iterator begin, ir::Shape::const_iterator end) {
+  int64_t n = 1;
+  for (auto it = begin; it != end; ++it) n *= *it;
+  return n;
+}
+
+// Calls f(flat, idx) for every multi-index of `shape` in row-major order.
+template <typename F>
+void forEachIndex(const ir::Shape& shape, F f) {
+  int64_t n = product(shape.begin(), shape.end());
+  ir::Shape idx(shape.size(), 0);
+  for (int64_t flat = 0; flat < n; ++flat) {
+    f(flat, idx);
+    for (size_t d = shape.size(); d-- > 0;) {
+      if (++idx[d] < shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+// The element offset of `origin + idx` in t, or nullopt when outside its bounds.
+std::optional<int64_t> elementOffset(const TensorArg& t, const ir::Shape& origin, const ir::Shape& idx) {
+  int64_t offset = 0;
+  for (size_t d = 0; d < idx.size(); ++d) {
+    int64_t i = origin[d] + idx[d];
+    if (i < 0 || i >= t.shape[d]) return std::nullopt;
+    offset += i * t.strides[d];
+  }
+  return offset;
+}
+
+[[noreturn]] void unverified(const ir::Op& op, const std::string& what) {
+  fail(op.loc, ir::opName(op.code), what + "; was the kernel verified?");
+}
+
+// out[i] = f(xs[i]...) as a tile of type rt, rounded or wrapped to its dtype.
+// f returns the result's storage type (double or int64_t).
+template <typename F, typename... Vs>
+Value elementwise(const ir::Op& op, const ir::Type& rt, F f, const Vs&... xs) {
+  using Out = std::invoke_result_t<F, typename Vs::value_type...>;
+  auto out = std::make_shared<Tile>(rt);
+  std::vector<Out>& o = out->data<Out>();
+  if (((xs.size() != o.size()) || ...)) unverified(op, "operand sizes differ from the result " + rt.str());
+  for (size_t i = 0; i < o.size(); ++i) o[i] = f(xs[i]...);
+  interp::normalize(*out);
+  return out;
+}
+
+// The elements of a tile along one axis.
+template <typename T>
+struct Lane {
+  const T* first;
+  int64_t stride, size;
+  T operator[](int64_t j) const { return first[j * stride]; }
+};
+
+template <typename T, typename F>
+T foldLane(Lane<T> lane, F f) {
+  T acc = lane[0];
+  for (int64_t j = 1; j < lane.size; ++j) acc = f(acc, lane[j]);
+  return acc;
+}
+
+// The first index of the best element, or of the first NaN (like torch).
+template <typename T, typename Better>
+int64_t argBest(Lane<T> lane, Better better) {
+  int64_t best = 0;
+  for (int64_t j = 1; j < lane.size && !isNaN(lane[best]); ++j)
+    if (isNaN(lane[j]) || better(lane[j], lane[best])) best = j;
+  return best;
+}
+
+// Applies f to every lane of x (of `shape`) along `axis`; the results, in
+// row-major order of the other axes, form a tile of type rt.
+template <typename T, typename F>
+Value reduceLanes(const ir::Op& op, const ir::Type& rt, const std::vector<T>& x, const ir::Shape& shape,
+                  size_t axis, F f) {
+  using Out = std::invoke_result_t<F, Lane<T>>;
+  int64_t n = shape[axis];
+  int64_t inner = product(shape.begin() + static_cast<std::ptrdiff_t>(axis) + 1, shape.end());
+  auto out = std::make_shared<Tile>(rt);
+  std::vector<Out>& o = out->data<Out>();
+  if (static_cast<int64_t>(o.size()) * n != static_cast<int64_t>(x.size()))
+    unverified(op, "result " + rt.str() + " does not match the reduced operand");
+  for (int64_t r = 0; r < static_cast<int64_t>(o.size()); ++r)
+    o[r] = f(Lane<T>{x.data() + (r / inner) * n * inner + r % inner, inner, n});
+  interp::normalize(*out);
+  return out;
+}
+
+Value intScalar(int64_t v) {
+  auto t = std::make_shared<Tile>(ir::Type{DType::i64, {}});
+  t->ints[0] = v;
+  return t;
+}
+
+// ---- The evaluator: one environment slot per ValueId, reused by every program.
+class Interpreter {
+ public:
+  Interpreter(const ir::Kernel& k, const LaunchArgs& args) : kernel_(k), args_(args), env_(k.types.size()) {}
+
+  void runProgram(const ir::Shape& programId) {
+    programId_ = programId;
+    runBlock(kernel_.body);
+  }
+
+ private:
+  void runBlock(const ir::Block& b) {
+    for (const ir::Op& op : b.ops) exec(op);
+  }
+  void exec(const ir::Op& op);
+  Value compute(const ir::Op& op, const ir::Type& rt);
+
+  Value constant(const ir::Op& op, const ir::Type& rt);
+  Value iota(const ir::Op& op, const ir::Type& rt);
+  Value unary(const ir::Op& op, const ir::Type& rt);
+  Value binary(const ir::Op& op, const ir::Type& rt);
+  Value compare(const ir::Op& op, const ir::Type& rt);
+  Value select(const ir::Op& op, const ir::Type& rt);
+  Value cast(const ir::Op& op, const ir::Type& rt);
+  Value broadcast(const ir::Op& op, const ir::Type& rt);
+  Value reshape(const ir::Op& op, const ir::Type& rt);
+  Value permute(const ir::Op& op, const ir::Type& rt);
+  Value reduce(const ir::Op& op, const ir::Type& rt);
+  Value dot(const ir::Op& op, const ir::Type& rt);
+  Value load(const ir::Op& op, const ir::Type& rt);
+  void store(const ir::Op& op);
+  void fold(const ir::Op& op);
+  void print(const ir::Op& op);
+
+  // Applies f elementwise to operand 0 (and 1), read as their storage type.
+  template <typename F>
+  Value map1(const ir::Op& op, const ir::Type& rt, F f) {
+    const Tile& x = in(op, 0);
+    return x.isFloat() ? elementwise(op, rt, f, x.floats) : elementwise(op, rt, f, x.ints);
+  }
+  template <typename F>
+  Value map2(const ir::Op& op, const ir::Type& rt, F f) {
+    const Tile& a = in(op, 0);
+    const Tile& b = in(op, 1);
+    return a.isFloat() ? elementwise(op, rt, f, a.floats, b.data<double>())
+                       : elementwise(op, rt, f, a.ints, b.data<int64_t>());
+  }
+
+  const Value& operand(const ir::Op& op, size_t i) const;
+  const Tile& in(const ir::Op& op, size_t i) const { return *operand(op, i); }
+  int64_t indexOperand(const ir::Op& op, size_t i) const;
+  ir::Shape origin(const ir::Op& op, const TensorArg& t) const;
+  size_t axisAttr(const ir::Op& op, size_t rank) const;
+  const TensorArg& tensor(const ir::Op& op) const;
+  Value gather(const ir::Op& op, const ir::Type& rt, const ir::Shape& srcStrides);
+
+  const ir::Kernel& kernel_;
+  const LaunchArgs& args_;
+  std::vector<Value> env_;  // indexed by ValueId
+  ir::Shape programId_;
+};
+
+void Interpreter::exec(const ir::Op& op) {
+  switch (op.code) {
+    case OpCode::store: return store(op);
+    case OpCode::print: return print(op);
+    case OpCode::fold: return fold(op);
+    case OpCode::yield: return;  // fold reads the operands
+    default:
+      if (op.results.size() != 1) unverified(op, "expected one result");
+      env_[static_cast<size_t>(op.results[0])] = compute(op, kernel_.type(op.results[0]));
+  }
+}
+
+Value Interpreter::compute(const ir::Op& op, const ir::Type& rt) {
+  switch (op.code) {
+    case OpCode::program_id: return intScalar(programId_[axisAttr(op, programId_.size())]);
+    case OpCode::num_programs: return intScalar(args_.grid[axisAttr(op, args_.grid.size())]);
+    case OpCode::tensor_dim: {
+      const TensorArg& t = tensor(op);
+      return intScalar(t.shape[axisAttr(op, t.shape.size())]);
+    }
+    case OpCode::constant: return constant(op, rt);
+    case OpCode::iota: return iota(op, rt);
+    case OpCode::cmp: return compare(op, rt);
+    case OpCode::select: return select(op, rt);
+    case OpCode::cast: return cast(op, rt);
+    case OpCode::broadcast: return broadcast(op, rt);
+    case OpCode::reshape: return reshape(op, rt);
+    case OpCode::permute: return permute(op, rt);
+    case OpCode::dot: return dot(op, rt);
+    case OpCode::load: return load(op, rt);
+    default:
+      if (ir::isUnaryElementwise(op.code)) return unary(op, rt);
+      if (ir::isBinaryElementwise(op.code)) return binary(op, rt);
+      if (ir::isReduction(op.code)) return reduce(op, rt);
+      unverified(op, "not a value-producing op");
+  }
+}
+
+const Value& Interpreter::operand(const ir::Op& op, size_t i) const {
+  ir::ValueId id = i < op.operands.size() ? op.operands[i] : -1;
+  if (id < 0 || static_cast<size_t>(id) >= env_.size() || !env_[static_cast<size_t>(id)])
+    unverified(op, "operand " + std::to_string(i) + " has no value");
+  return env_[static_cast<size_t>(id)];
+}
+
+int64_t Interpreter::indexOperand(const ir::Op& op, size_t i) const {
+  const Tile& t = in(op, i);
+  if (!t.type.isScalar()) unverified(op, "operand " + std::to_string(i) + " is " + t.type.str() + ", not an index");
+  return t.data<int64_t>()[0];
+}
+
+size_t Interpreter::axisAttr(const ir::Op& op, size_t rank) const {
+  int64_t axis = op.intAttr("axis");
+  if (axis < 0 || static_cast<size_t>(axis) >= rank)
+    unverified(op, "axis " + std::to_string(axis) + " out of range for rank " + std::to_string(rank));
+  return static_cast<size_t>(axis);
+}
+
+const TensorArg& Interpreter::tensor(const ir::Op& op) const {
+  int64_t i = op.intAttr("tensor");
+  if (i < 0 || static_cast<size_t>(i) >= args_.tensors.size()) unverified(op, "no tensor " + std::to_string(i));
+  return args_.tensors[static_cast<size_t>(i)];
+}
+
+// load's operands are the offsets; store's are the offsets then the value.
+ir::Shape Interpreter::origin(const ir::Op& op, const TensorArg& t) const {
+  size_t rank = t.shape.size();
+  if (op.operands.size() != rank + (op.code == OpCode::store))
+    unverified(op, "expected " + std::to_string(rank) + " offsets for a rank-" + std::to_string(rank) + " tensor");
+  ir::Shape o(rank);
+  for (size_t d = 0; d < rank; ++d) o[d] = indexOperand(op, d);
+  return o;
+}
+
+Value Interpreter::constant(const ir::Op& op, const ir::Type& rt) {
+  auto out = std::make_shared<Tile>(rt);
+  if (out->isFloat()) std::ranges::fill(out->floats, roundToFloat(rt.dtype, op.floatAttr("value")));
+  else std::ranges::fill(out->ints, wrapToInt(rt.dtype, op.intAttr("value")));
+  return out;
+}
+
+Value Interpreter::iota(const ir::Op& op, const ir::Type& rt) {
+  size_t axis = axisAttr(op, rt.shape.size());
+  auto out = std::make_shared<Tile>(rt);
+  std::vector<int64_t>& o = out->data<int64_t>();
+  forEachIndex(rt.shape, [&](int64_t flat, const ir::Shape& idx) { o[flat] = idx[axis]; });
+  interp::normalize(*out);
+  return out;
+}
+
+Value Interpreter::unary(const ir::Op& op, const ir::Type& rt) {
+  const Tile& x = in(op, 0);
+  auto floats = [&](auto f) {
+    if (!x.isFloat()) fail(op.loc, ir::opName(op.code), "needs a float operand, got " + x.type.str());
+    return elementwise(op, rt, f, x.floats);
+  };
+  switch (op.code) {
+    case OpCode::neg: return map1(op, rt, [](auto v) { return negate(v); });
+    case OpCode::abs: return map1(op, rt, [](auto v) { return absolute(v); });
+    case OpCode::relu: return map1(op, rt, [](auto v) { return maxOf(v, decltype(v){0}); });
+    // Integers are their own floor and ceiling.
+    case OpCode::floor: return x.isFloat() ? floats([](double v) { return std::floor(v); }) : operand(op, 0);
+    case OpCode::ceil: return x.isFloat() ? floats([](double v) { return std::ceil(v); }) : operand(op, 0);
+    case OpCode::exp: return floats([](double v) { return std::exp(v); });
+    case OpCode::exp2: return floats([](double v) { return std::exp2(v); });
+    case OpCode::log: return floats([](double v) { return std::log(v); });
+    case OpCode::log2: return floats([](double v) { return std::log2(v); });
+    case OpCode::sqrt: return floats([](double v) { return std::sqrt(v); });
+    case OpCode::rsqrt: return floats([](double v) { return 1.0 / std::sqrt(v); });
+    case OpCode::sin: return floats([](double v) { return std::sin(v); });
+    case OpCode::cos: return floats([](double v) { return std::cos(v); });
+    case OpCode::tanh: return floats([](double v) { return std::tanh(v); });
+    case OpCode::sigmoid: return floats([](double v) { return 1.0 / (1.0 + std::exp(-v)); });
+    case OpCode::erf: return floats([](double v) { return std::erf(v); });
+    case OpCode::logical_not:
+      if (x.isFloat()) fail(op.loc, "not", "needs a bool or integer operand, got " + x.type.str());
+      if (x.type.dtype == DType::boolean) return elementwise(op, rt, [](int64_t v) -> int64_t { return v == 0; }, x.ints);
+      return elementwise(op, rt, [](int64_t v) { return ~v; }, x.ints);
+    default: unverified(op, "not a unary op");
+  }
+}
+
+Value Interpreter::binary(const ir::Op& op, const ir::Type& rt) {
+  auto bits = [&](auto f) {
+    const Tile& a = in(op, 0);
+    if (a.isFloat()) fail(op.loc, ir::opName(op.code), "needs bool or integer operands, got " + a.type.str());
+    return elementwise(op, rt, f, a.ints, in(op, 1).data<int64_t>());
+  };
+  switch (op.code) {
+    case OpCode::add: return map2(op, rt, kPlus);
+    case OpCode::sub: return map2(op, rt, [](auto a, auto b) { return minus(a, b); });
+    case OpCode::mul: return map2(op, rt, [](auto a, auto b) { return times(a, b); });
+    case OpCode::div: return map2(op, rt, [&](auto a, auto b) { return divide(op, a, b); });
+    case OpCode::rem: return map2(op, rt, [&](auto a, auto b) { return remainder(op, a, b); });
+    case OpCode::max: return map2(op, rt, kMax);
+    case OpCode::min: return map2(op, rt, kMin);
+    case OpCode::logical_and: return bits([](int64_t a, int64_t b) { return a & b; });
+    case OpCode::logical_or: return bits([](int64_t a, int64_t b) { return a | b; });
+    default: unverified(op, "not a binary op");
+  }
+}
+
+// IEEE: every predicate but ne is false when an operand is NaN.
+Value Interpreter::compare(const ir::Op& op, const ir::Type& rt) {
+  const std::string& pred = op.stringAttr("pred");
+  if (pred == "lt") return map2(op, rt, [](auto a, auto b) -> int64_t { return a < b; });
+  if (pred == "le") return map2(op, rt, [](auto a, auto b) -> int64_t { return a <= b; });
+  if (pred == "gt") return map2(op, rt, [](auto a, auto b) -> int64_t { return a > b; });
+  if (pred == "ge") return map2(op, rt, [](auto a, auto b) -> int64_t { return a >= b; });
+  if (pred == "eq") return map2(op, rt, [](auto a, auto b) -> int64_t { return a == b; });
+  if (pred == "ne") return map2(op, rt, [](auto a, auto b) -> int64_t { return a != b; });
+  fail(op.loc, "cmp", "unknown predicate '" + pred + "'");
+}
+
+Value Interpreter::select(const ir::Op& op, const ir::Type& rt) {
+  const std::vector<int64_t>& cond = in(op, 0).data<int64_t>();
+  const Tile& a = in(op, 1);
+  const Tile& b = in(op, 2);
+  auto pick = [](int64_t c, auto x, auto y) { return c ? x : y; };
+  return a.isFloat() ? elementwise(op, rt, pick, cond, a.floats, b.data<double>())
+                     : elementwise(op, rt, pick, cond, a.ints, b.data<int64_t>());
+}
+
+// Each conversion rounds once: the int <-> float helpers are exact, and
+// normalize() rounds float -> float and wraps int -> int (x != 0 for bool).
+Value Interpreter::cast(const ir::Op& op, const ir::Type& rt) {
+  const Tile& x = in(op, 0);
+  DType to = rt.dtype;
+  auto same = [](auto v) { return v; };
+  if (x.isFloat() == isFloat(to)) return map1(op, rt, same);
+  if (x.isFloat()) return elementwise(op, rt, [to](double v) { return interp::floatToInt(to, v); }, x.floats);
+  return elementwise(op, rt, [to](int64_t v) { return interp::intToFloat(to, v); }, x.ints);
+}
+
+// The tile of type rt whose element at idx is operand 0's at sum(idx * srcStrides).
+Value Interpreter::gather(const ir::Op& op, const ir::Type& rt, const ir::Shape& srcStrides) {
+  const Tile& x = in(op, 0);
+  auto out = std::make_shared<Tile>(rt);
+  auto copy = [&](auto& o, const auto& src) {
+    forEachIndex(rt.shape, [&](int64_t flat, const ir::Shape& idx) {
+      int64_t s = 0;
+      for (size_t d = 0; d < idx.size(); ++d) s += idx[d] * srcStrides[d];
+      o[flat] = src[s];
+    });
+  };
+  if (out->isFloat()) copy(out->floats, x.data<double>());
+  else copy(out->ints, x.data<int64_t>());
+  return out;
+}
+
+Value Interpreter::broadcast(const ir::Op& op, const ir::Type& rt) {
+  const ir::Shape& from = in(op, 0).type.shape;
+  if (from.size() != rt.shape.size()) unverified(op, "rank differs from the result " + rt.str());
+  ir::Shape strides = rowMajorStrides(from);
+  for (size_t d = 0; d < from.size(); ++d) {
+    if (from[d] == 1) strides[d] = 0;  // every result index reads element 0
+    else if (from[d] != rt.shape[d]) unverified(op, in(op, 0).type.str() + " does not broadcast to " + rt.str());
+  }
+  return gather(op, rt, strides);
+}
+
+Value Interpreter::reshape(const ir::Op& op, const ir::Type& rt) {
+  const Tile& x = in(op, 0);
+  if (x.type.numel() != rt.numel() || x.isFloat() != isFloat(rt.dtype))
+    unverified(op, x.type.str() + " does not reshape to " + rt.str());
+  auto out = std::make_shared<Tile>(x);
+  out->type = rt;
+  return out;
+}
+
+Value Interpreter::permute(const ir::Op& op, const ir::Type& rt) {
+  const ir::Shape& from = in(op, 0).type.shape;
+  const std::vector<int64_t>& perm = op.intsAttr("perm");
+  ir::Shape fromStrides = rowMajorStrides(from);
+  ir::Shape strides(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) {
+    if (perm.size() != from.size() || perm[i] < 0 || static_cast<size_t>(perm[i]) >= from.size() ||
+        rt.shape[i] != from[static_cast<size_t>(perm[i])])
+      unverified(op, "bad permutation of " + in(op, 0).type.str() + " to " + rt.str());
+    strides[i] = fromStrides[static_cast<size_t>(perm[i])];
+  }
+  return gather(op, rt, strides);
+}
+
+Value Interpreter::reduce(const ir::Op& op, const ir::Type& rt) {
+  const Tile& x = in(op, 0);
+  size_t axis = axisAttr(op, x.type.shape.size());
+  if (x.type.shape[axis] == 0) fail(op.loc, ir::opName(op.code), "reduces an empty axis of " + x.type.str());
+  auto lanes = [&](auto f) {
+    return x.isFloat() ? reduceLanes(op, rt, x.floats, x.type.shape, axis, f)
+                       : reduceLanes(op, rt, x.ints, x.type.shape, axis, f);
+  };
+  switch (op.code) {
+    // Floats sum in double and round once, in normalize(); ints wrap once.
+    case OpCode::reduce_sum: return lanes([](auto l) { return foldLane(l, kPlus); });
+    case OpCode::reduce_max: return lanes([](auto l) { return foldLane(l, kMax); });
+    case OpCode::reduce_min: return lanes([](auto l) { return foldLane(l, kMin); });
+    case OpCode::argmax: return lanes([](auto l) { return argBest(l, std::greater<>()); });
+    case OpCode::argmin: return lanes([](auto l) { return argBest(l, std::less<>()); });
+    default: unverified(op, "not a reduction");
+  }
+}
+
+// Products and sums in double (exact products for f16/bf16) or wrapping int64,
+// starting from the accumulator; normalize() rounds once to the result dtype.
+Value Interpreter::dot(const ir::Op& op, const ir::Type& rt) {
+  const ir::Type& at = in(op, 0).type;
+  const ir::Type& bt = in(op, 1).type;
+  if (at.rank() != 2 || bt.rank() != 2 || at.shape[1] != bt.shape[0] || rt.shape != ir::Shape{at.shape[0], bt.shape[1]})
+    unverified(op, "bad shapes " + at.str() + " x " + bt.str() + " -> " + rt.str());
+  int64_t m = at.shape[0], k = at.shape[1], n = bt.shape[1];
+  bool hasAcc = op.operands.size() > 2;
+  auto out = std::make_shared<Tile>(hasAcc ? in(op, 2) : Tile(rt));
+  if (out->type.shape != rt.shape || out->isFloat() != isFloat(rt.dtype))
+    unverified(op, "accumulator " + out->type.str() + " does not fit " + rt.str());
+  out->type = rt;
+  // Row-by-row over contiguous storage so the inner loop is a plain axpy.
+  auto contract = [&](auto* c, const auto* a, const auto* b) {
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t p = 0; p < k; ++p) {
+        auto aip = a[i * k + p];
+        const auto* brow = b + p * n;
+        auto* crow = c + i * n;
+        for (int64_t j = 0; j < n; ++j) crow[j] = plus(crow[j], times(aip, brow[j]));
+      }
+  };
+  if (out->isFloat()) contract(out->floats.data(), in(op, 0).data<double>().data(), in(op, 1).data<double>().data());
+  else contract(out->ints.data(), in(op, 0).data<int64_t>().data(), in(op, 1).data<int64_t>().data());
+  interp::normalize(*out);
+  return out;
+}
+
+Value Interpreter::load(const ir::Op& op, const ir::Type& rt) {
+  const TensorArg& t = tensor(op);
+  ir::Shape at = origin(op, t);
+  if (rt.dtype != t.dtype || rt.shape.size() != t.shape.size())
+    unverified(op, "result " + rt.str() + " does not match the " + std::string(dtypeName(t.dtype)) + " tensor");
+  double fill = op.floatAttr("fill");
+  auto out = std::make_shared<Tile>(rt);
+  const auto* base = static_cast<const std::byte*>(t.data);
+  int bytes = dtypeBytes(t.dtype);
+  auto read = [&](auto& o, auto fillValue, auto decode) {
+    forEachIndex(rt.shape, [&](int64_t flat, const ir::Shape& idx) {
+      std::optional<int64_t> e = elementOffset(t, at, idx);
+      o[flat] = e ? decode(base + *e * bytes, t.dtype) : fillValue;
+    });
+  };
+  if (out->isFloat()) read(out->floats, roundToFloat(rt.dtype, fill), interp::readFloat);
+  else read(out->ints, interp::floatToInt(rt.dtype, fill), interp::readInt);
+  return out;
+}
+
+void Interpreter::store(const ir::Op& op) {
+  const TensorArg& t = tensor(op);
+  ir::Shape at = origin(op, t);
+  const Tile& v = in(op, op.operands.size() - 1);
+  if (v.type.dtype != t.dtype || v.type.shape.size() != t.shape.size())
+    unverified(op, "value " + v.type.str() + " does not match the " + std::string(dtypeName(t.dtype)) + " tensor");
+  auto* base = static_cast<std::byte*>(t.data);
+  int bytes = dtypeBytes(t.dtype);
+  auto write = [&](const auto& src, auto encode) {
+    forEachIndex(v.type.shape, [&](int64_t flat, const ir::Shape& idx) {
+      if (std::optional<int64_t> e = elementOffset(t, at, idx)) encode(base + *e * bytes, t.dtype, src[flat]);
+    });
+  };
+  if (v.isFloat()) write(v.floats, interp::writeFloat);
+  else write(v.ints, interp::writeInt);
+}
+
+void Interpreter::fold(const ir::Op& op) {
+  size_t n = op.results.size();
+  if (op.regions.size() != 1 || op.operands.size() != n + 2 || op.regions[0].args.size() != n + 1 ||
+      op.regions[0].ops.empty() || op.regions[0].ops.back().code != OpCode::yield ||
+      op.regions[0].ops.back().operands.size() != n)
+    unverified(op, "malformed fold");
+  const ir::Block& body = op.regions[0];
+  const ir::Op& yield = body.ops.back();
+  int64_t start = indexOperand(op, 0), end = indexOperand(op, 1);
+  std::vector<Value> carried(n);
+  for (size_t i = 0; i < n; ++i) carried[i] = operand(op, i + 2);
+  for (int64_t k = start; k < end; ++k) {
+    env_[static_cast<size_t>(body.args[0])] = intScalar(k);
+    for (size_t i = 0; i < n; ++i) env_[static_cast<size_t>(body.args[i + 1])] = std::move(carried[i]);
+    runBlock(body);
+    for (size_t i = 0; i < n; ++i) carried[i] = operand(yield, i);
+  }
+  for (size_t i = 0; i < n; ++i) env_[static_cast<size_t>(op.results[i])] = std::move(carried[i]);
+}
+
+void Interpreter::print(const ir::Op& op) {
+  std::string where;
+  for (size_t d = 0; d < programId_.size(); ++d) where += (d ? ", " : "") + std::to_string(programId_[d]);
+  std::string line = "[" + op.stringAttr("label") + "] program (" + where + "): " + interp::tileText(in(op, 0));
+  if (args_.print) args_.print(line);
+  else std::cout << line << '\n';
+}
+
+// The launch must match the kernel's signature before any program runs.
+void checkLaunch(const ir::Kernel& k, const LaunchArgs& args) {
+  auto bad = [&](const std::string& what) { fail(SourceLoc{}, "interpret", "kernel '" + k.name + "': " + what); };
+  if (args.grid.size() != static_cast<size_t>(k.gridRank))
+    bad("the grid has " + std::to_string(args.grid.size()) + " sizes but the kernel's grid rank is " +
+        std::to_string(k.gridRank));
+  for (int64_t g : args.grid)
+    if (g < 0) bad("negative grid size " + std::to_string(g));
+  if (args.tensors.size() != k.tensors.size())
+    bad("got " + std::to_string(args.tensors.size()) + " tensors but the kernel takes " +
+        std::to_string(k.tensors.size()));
+  for (size_t i = 0; i < k.tensors.size(); ++i) {
+    const ir::TensorParam& p = k.tensors[i];
+    const TensorArg& t = args.tensors[i];
+    std::string name = "tensor '" + p.name + "'";
+    if (t.dtype != p.dtype)
+      bad(name + " is " + std::string(dtypeName(t.dtype)) + " but the kernel expects " + std::string(dtypeName(p.dtype)));
+    if (t.shape.size() != static_cast<size_t>(p.rank) || t.strides.size() != static_cast<size_t>(p.rank))
+      bad(name + " has rank " + std::to_string(t.shape.size()) + " with " + std::to_string(t.strides.size()) +
+          " strides but the kernel expects rank " + std::to_string(p.rank));
+    if (std::ranges::any_of(t.shape, [](int64_t d) { return d < 0; })) bad(name + " has a negative size");
+    if (!t.data && product(t.shape.begin(), t.shape.end()) > 0) bad(name + " has no data");
+  }
+}
+
+}  // namespace
+
+void interpret(const ir::Kernel& kernel, const LaunchArgs& args) {
+  checkLaunch(kernel, args);
+  Interpreter interpreter(kernel, args);
+  forEachIndex(ir::Shape(args.grid.begin(), args.grid.end()),
+               [&](int64_t, const ir::Shape& programId) { interpreter.runProgram(programId); });
+}
+
+}  // namespace tj

@@ -1,0 +1,152 @@
+#include "devices/interp/values.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <utility>
+
+namespace tj::interp {
+
+Tile::Tile(ir::Type t) : type(std::move(t)) {
+  auto n = static_cast<size_t>(type.numel());
+  if (isFloat()) floats.resize(n);
+  else ints.resize(n);
+}
+
+void normalize(Tile& t) {
+  DType d = t.type.dtype;
+  if (d == DType::f64 || d == DType::i64) return;
+  if (t.isFloat()) {
+    for (double& v : t.floats) v = roundToFloat(d, v);
+  } else {
+    for (int64_t& v : t.ints) v = wrapToInt(d, v);
+  }
+}
+
+namespace {
+
+template <typename T>
+T loadAs(const std::byte* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+template <typename T>
+void storeAs(std::byte* p, T v) {
+  std::memcpy(p, &v, sizeof v);
+}
+
+// int64 -> double rounded to odd: truncate to 53 bits and set the last bit when
+// anything was dropped. A later round-to-nearest to 24 bits or fewer then gives
+// the same result as rounding the integer directly (no double rounding).
+double roundToOddDouble(int64_t v) {
+  uint64_t mag = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+  int dropped = std::bit_width(mag) - std::numeric_limits<double>::digits;
+  if (dropped > 0) {
+    bool inexact = (mag & ((uint64_t{1} << dropped) - 1)) != 0;
+    mag = (mag >> dropped) | inexact;
+  }
+  double d = std::ldexp(static_cast<double>(mag), std::max(dropped, 0));
+  return v < 0 ? -d : d;
+}
+
+std::pair<int64_t, int64_t> intRange(DType t) {
+  switch (t) {
+    case DType::i8: return {INT8_MIN, INT8_MAX};
+    case DType::i32: return {INT32_MIN, INT32_MAX};
+    default: return {INT64_MIN, INT64_MAX};
+  }
+}
+
+std::string numberText(DType t, double v) {
+  if (std::isnan(v)) return "nan";
+  char buf[64];
+  // Narrow floats are exact in float, whose shortest form is the short one.
+  auto r = t == DType::f64 ? std::to_chars(buf, buf + sizeof buf, v)
+                           : std::to_chars(buf, buf + sizeof buf, static_cast<float>(v));
+  return std::string(buf, r.ptr);
+}
+
+}  // namespace
+
+int64_t floatToInt(DType to, double v) {
+  if (to == DType::boolean) return v != 0;
+  if (std::isnan(v)) return 0;
+  auto [lo, hi] = intRange(to);
+  if (v <= static_cast<double>(lo)) return lo;
+  if (v >= static_cast<double>(hi)) return hi;
+  return static_cast<int64_t>(v);
+}
+
+double intToFloat(DType to, int64_t v) {
+  if (to == DType::f64) return static_cast<double>(v);
+  return roundToFloat(to, roundToOddDouble(v));
+}
+
+double readFloat(const std::byte* p, DType t) {
+  switch (t) {
+    case DType::f32: return loadAs<float>(p);
+    case DType::f64: return loadAs<double>(p);
+    case DType::f16: return halfToFloat(loadAs<uint16_t>(p));
+    case DType::bf16: return bf16ToFloat(loadAs<uint16_t>(p));
+    default: throw Error("interpreter: " + std::string(dtypeName(t)) + " read as a float");
+  }
+}
+
+int64_t readInt(const std::byte* p, DType t) {
+  switch (t) {
+    case DType::i8: return loadAs<int8_t>(p);
+    case DType::i32: return loadAs<int32_t>(p);
+    case DType::i64: return loadAs<int64_t>(p);
+    case DType::boolean: return loadAs<uint8_t>(p) != 0;
+    default: throw Error("interpreter: " + std::string(dtypeName(t)) + " read as an integer");
+  }
+}
+
+void writeFloat(std::byte* p, DType t, double v) {
+  switch (t) {
+    case DType::f32: return storeAs(p, static_cast<float>(v));
+    case DType::f64: return storeAs(p, v);
+    case DType::f16: return storeAs(p, floatToHalf(static_cast<float>(v)));
+    case DType::bf16: return storeAs(p, floatToBF16(static_cast<float>(v)));
+    default: throw Error("interpreter: " + std::string(dtypeName(t)) + " written as a float");
+  }
+}
+
+void writeInt(std::byte* p, DType t, int64_t v) {
+  switch (t) {
+    case DType::i8: return storeAs(p, static_cast<int8_t>(v));
+    case DType::i32: return storeAs(p, static_cast<int32_t>(v));
+    case DType::i64: return storeAs(p, v);
+    case DType::boolean: return storeAs(p, static_cast<uint8_t>(v != 0));
+    default: throw Error("interpreter: " + std::string(dtypeName(t)) + " written as an integer");
+  }
+}
+
+std::string tileText(const Tile& t) {
+  auto element = [&](size_t i) {
+    return t.isFloat() ? numberText(t.type.dtype, t.floats[i]) : std::to_string(t.ints[i]);
+  };
+  if (t.type.isScalar()) return element(0);
+  std::string out;
+  size_t flat = 0;
+  // Recurses over axes while `flat` walks the elements in row-major order.
+  auto emit = [&](auto& self, size_t axis) -> void {
+    out += '[';
+    for (int64_t i = 0; i < t.type.shape[axis]; ++i) {
+      if (i) out += ", ";
+      if (axis + 1 == t.type.shape.size()) out += element(flat++);
+      else self(self, axis + 1);
+    }
+    out += ']';
+  };
+  emit(emit, 0);
+  return out;
+}
+
+}  // namespace tj::interp

@@ -1,0 +1,358 @@
+// Checks that a kernel is well formed: every value is defined once and used
+// only where its definition is in scope, and every op's operands, results and
+// attributes follow the semantics listed in ir/ir.hpp.
+#include <algorithm>
+#include <numeric>
+
+#include "ir/passes.hpp"
+
+namespace tj::ir {
+
+namespace {
+
+const Type kIndex{DType::i64, {}};
+
+// The dtypes an elementwise op accepts.
+enum class Needs { anything, numeric, floating, logical };
+
+Needs needs(OpCode c) {
+  switch (c) {
+    case OpCode::neg: case OpCode::abs: case OpCode::relu:
+    case OpCode::add: case OpCode::sub: case OpCode::mul: case OpCode::div: case OpCode::rem:
+    case OpCode::max: case OpCode::min:
+      return Needs::numeric;
+    case OpCode::logical_not: case OpCode::logical_and: case OpCode::logical_or:
+      return Needs::logical;
+    case OpCode::cmp:
+      return Needs::anything;
+    default:  // the unary math functions
+      return Needs::floating;
+  }
+}
+
+bool satisfies(DType d, Needs n) {
+  switch (n) {
+    case Needs::numeric: return isFloat(d) || isInteger(d);
+    case Needs::floating: return isFloat(d);
+    case Needs::logical: return d == DType::boolean || isInteger(d);
+    case Needs::anything: return true;
+  }
+  return false;
+}
+
+std::string_view describe(Needs n) {
+  switch (n) {
+    case Needs::numeric: return "a numeric";
+    case Needs::floating: return "a float";
+    case Needs::logical: return "a bool or integer";
+    case Needs::anything: return "any";
+  }
+  return "";
+}
+
+class Verifier {
+ public:
+  explicit Verifier(const Kernel& k) : k_(k), state_(k.types.size(), State::unseen) {}
+
+  void run() {
+    if (k_.gridRank < 1) fail({}, "kernel", "grid rank must be at least 1 but is " + std::to_string(k_.gridRank));
+    for (const TensorParam& t : k_.tensors)
+      if (t.rank < 0) fail({}, "kernel", "tensor " + t.name + " has negative rank " + std::to_string(t.rank));
+    if (!k_.body.args.empty()) fail({}, "kernel", "the kernel body takes no arguments");
+    block(k_.body, nullptr);
+  }
+
+ private:
+  enum class State : uint8_t { unseen, visible, outOfScope };
+
+  [[noreturn]] static void error(const Op& op, const std::string& message) {
+    fail(op.loc, opName(op.code), message);
+  }
+
+  // --- values and scopes ---
+  const Type& typeOf(const Op& op, ValueId v) const {
+    if (v < 0 || static_cast<size_t>(v) >= k_.types.size())
+      error(op, "value " + std::to_string(v) + " has no type in the kernel");
+    const Type& t = k_.type(v);
+    if (std::any_of(t.shape.begin(), t.shape.end(), [](int64_t d) { return d <= 0; }))
+      error(op, "type " + t.str() + " has a non-positive dimension");
+    return t;
+  }
+
+  void requireFresh(const Op& op, ValueId v) const {
+    typeOf(op, v);  // in range, with a sensible shape
+    if (state_[static_cast<size_t>(v)] != State::unseen) error(op, "value " + std::to_string(v) + " is defined twice");
+  }
+
+  bool visible(ValueId v) const {
+    return v >= 0 && static_cast<size_t>(v) < state_.size() && state_[static_cast<size_t>(v)] == State::visible;
+  }
+
+  void define(ValueId v) {
+    state_[static_cast<size_t>(v)] = State::visible;
+    scope_.push_back(v);
+  }
+
+  // `parent` is the fold whose body `b` is, or null for the kernel body.
+  void block(const Block& b, const Op* parent) {
+    size_t mark = scope_.size();
+    for (ValueId a : b.args) {
+      requireFresh(*parent, a);
+      define(a);
+    }
+    if (parent && (b.ops.empty() || b.ops.back().code != OpCode::yield)) error(*parent, "body must end with yield");
+    for (const Op& op : b.ops) {
+      if (op.code == OpCode::yield && (!parent || &op != &b.ops.back()))
+        error(op, "yield must be the last op of a fold body");
+      this->op(op, parent);
+    }
+    for (; scope_.size() > mark; scope_.pop_back()) state_[static_cast<size_t>(scope_.back())] = State::outOfScope;
+  }
+
+  void op(const Op& op, const Op* parent) {
+    for (ValueId v : op.operands)
+      if (!visible(v)) error(op, "uses value " + std::to_string(v) + ", which is not defined at this point");
+    for (ValueId r : op.results) requireFresh(op, r);
+    size_t regions = op.code == OpCode::fold ? 1 : 0;
+    if (op.regions.size() != regions)
+      error(op, "expected " + std::to_string(regions) + " regions but got " + std::to_string(op.regions.size()));
+    signature(op, parent);
+    for (const Block& r : op.regions) block(r, &op);
+    // Defined after the regions: a fold's results are not visible in its body.
+    for (ValueId r : op.results) define(r);
+  }
+
+  // --- shared checks ---
+  const Type& in(const Op& op, size_t i) const { return k_.type(op.operands[i]); }
+  const Type& out(const Op& op, size_t i) const { return k_.type(op.results[i]); }
+
+  static void arity(const Op& op, size_t operands, size_t results) {
+    if (op.operands.size() != operands)
+      error(op, "expected " + std::to_string(operands) + " operands but got " + std::to_string(op.operands.size()));
+    if (op.results.size() != results)
+      error(op, "expected " + std::to_string(results) + " results but got " + std::to_string(op.results.size()));
+  }
+  static void sameType(const Op& op, const Type& a, const Type& b, const std::string& what) {
+    if (a != b) error(op, what + " types differ: " + a.str() + " vs " + b.str());
+  }
+  static void expectType(const Op& op, const Type& got, const Type& want, const std::string& what) {
+    if (got != want) error(op, what + " must be " + want.str() + " but is " + got.str());
+  }
+  static void elementDType(const Op& op, const Type& t) {
+    Needs n = needs(op.code);
+    if (!satisfies(t.dtype, n)) error(op, "expected " + std::string(describe(n)) + " dtype but got " + t.str());
+  }
+  static int64_t axis(const Op& op, int64_t limit, const std::string& of) {
+    int64_t a = op.intAttr("axis");
+    if (a < 0 || a >= limit) error(op, "axis " + std::to_string(a) + " out of range for " + of);
+    return a;
+  }
+  const TensorParam& tensor(const Op& op) const {
+    int64_t t = op.intAttr("tensor");
+    if (t < 0 || static_cast<size_t>(t) >= k_.tensors.size())
+      error(op, "tensor " + std::to_string(t) + " out of range; the kernel has " +
+                    std::to_string(k_.tensors.size()) + " tensors");
+    return k_.tensors[static_cast<size_t>(t)];
+  }
+  // load and store: the first `rank` operands are element offsets.
+  void offsets(const Op& op, int rank) const {
+    for (size_t i = 0; i < static_cast<size_t>(rank); ++i) expectType(op, in(op, i), kIndex, "offset");
+  }
+  static void matchesTensor(const Op& op, const Type& t, const TensorParam& p, const std::string& what) {
+    if (t.rank() != p.rank || t.dtype != p.dtype)
+      error(op, what + " " + t.str() + " does not match tensor " + p.name + " (" + std::string(dtypeName(p.dtype)) +
+                    ", rank " + std::to_string(p.rank) + ")");
+  }
+
+  // --- per-op rules ---
+  void signature(const Op& op, const Op* parent) const {
+    if (isUnaryElementwise(op.code)) return unary(op);
+    if (isBinaryElementwise(op.code)) return binary(op);
+    if (isReduction(op.code)) return reduction(op);
+    switch (op.code) {
+      case OpCode::program_id: case OpCode::num_programs: return gridQuery(op);
+      case OpCode::tensor_dim: return tensorDim(op);
+      case OpCode::constant: return constant(op);
+      case OpCode::iota: return iota(op);
+      case OpCode::select: return select(op);
+      case OpCode::cast: return cast(op);
+      case OpCode::broadcast: return broadcast(op);
+      case OpCode::reshape: return reshape(op);
+      case OpCode::permute: return permute(op);
+      case OpCode::dot: return dot(op);
+      case OpCode::load: return load(op);
+      case OpCode::store: return store(op);
+      case OpCode::fold: return fold(op);
+      case OpCode::yield: return yield(op, *parent);
+      case OpCode::print: return print(op);
+      default: return;  // the elementwise ops and reductions, above
+    }
+  }
+
+  void gridQuery(const Op& op) const {
+    arity(op, 0, 1);
+    expectType(op, out(op, 0), kIndex, "result");
+    axis(op, k_.gridRank, "a grid of rank " + std::to_string(k_.gridRank));
+  }
+
+  void tensorDim(const Op& op) const {
+    arity(op, 0, 1);
+    expectType(op, out(op, 0), kIndex, "result");
+    const TensorParam& t = tensor(op);
+    axis(op, t.rank, "tensor " + t.name + " of rank " + std::to_string(t.rank));
+  }
+
+  void constant(const Op& op) const {
+    arity(op, 0, 1);
+    const AttrValue* v = op.attr("value");
+    bool floating = isFloat(out(op, 0).dtype);
+    bool ok = v && (floating ? std::holds_alternative<double>(*v) : std::holds_alternative<int64_t>(*v));
+    if (!ok)
+      error(op, std::string("needs a ") + (floating ? "double" : "int64") + " 'value' for " + out(op, 0).str());
+  }
+
+  void iota(const Op& op) const {
+    arity(op, 0, 1);
+    const Type& r = out(op, 0);
+    if (r.dtype != DType::i32 || r.isScalar()) error(op, "result must be an i32 tile but is " + r.str());
+    axis(op, r.rank(), r.str());
+  }
+
+  void unary(const Op& op) const {
+    arity(op, 1, 1);
+    elementDType(op, in(op, 0));
+    sameType(op, in(op, 0), out(op, 0), "operand and result");
+  }
+
+  void binary(const Op& op) const {
+    arity(op, 2, 1);
+    const Type& a = in(op, 0);
+    sameType(op, a, in(op, 1), "operand");
+    elementDType(op, a);
+    if (op.code != OpCode::cmp) return sameType(op, a, out(op, 0), "operand and result");
+    expectType(op, out(op, 0), Type{DType::boolean, a.shape}, "result");
+    const std::string& pred = op.stringAttr("pred");
+    static constexpr std::string_view kPreds[] = {"lt", "le", "gt", "ge", "eq", "ne"};
+    if (std::find(std::begin(kPreds), std::end(kPreds), pred) == std::end(kPreds))
+      error(op, "unknown predicate '" + pred + "'");
+  }
+
+  void select(const Op& op) const {
+    arity(op, 3, 1);
+    const Type& a = in(op, 1);
+    sameType(op, a, in(op, 2), "operand");
+    expectType(op, in(op, 0), Type{DType::boolean, a.shape}, "condition");
+    sameType(op, a, out(op, 0), "operand and result");
+  }
+
+  void cast(const Op& op) const {
+    arity(op, 1, 1);
+    if (in(op, 0).shape != out(op, 0).shape)
+      error(op, "cast changes only the dtype, not " + in(op, 0).str() + " to " + out(op, 0).str());
+  }
+
+  void broadcast(const Op& op) const {
+    arity(op, 1, 1);
+    const Type &x = in(op, 0), &r = out(op, 0);
+    bool ok = x.dtype == r.dtype && x.rank() == r.rank();
+    for (size_t i = 0; ok && i < x.shape.size(); ++i) ok = x.shape[i] == r.shape[i] || x.shape[i] == 1;
+    if (!ok) error(op, "cannot broadcast " + x.str() + " to " + r.str());
+  }
+
+  void reshape(const Op& op) const {
+    arity(op, 1, 1);
+    const Type &x = in(op, 0), &r = out(op, 0);
+    if (x.dtype != r.dtype || x.numel() != r.numel()) error(op, "cannot reshape " + x.str() + " to " + r.str());
+  }
+
+  void permute(const Op& op) const {
+    arity(op, 1, 1);
+    const Type& x = in(op, 0);
+    const std::vector<int64_t>& perm = op.intsAttr("perm");
+    std::vector<int64_t> sorted = perm, identity(x.shape.size());
+    std::sort(sorted.begin(), sorted.end());
+    std::iota(identity.begin(), identity.end(), 0);
+    if (sorted != identity) error(op, "perm is not a permutation of the axes of " + x.str());
+    Type want{x.dtype, {}};
+    for (int64_t p : perm) want.shape.push_back(x.shape[static_cast<size_t>(p)]);
+    expectType(op, out(op, 0), want, "result");
+  }
+
+  void reduction(const Op& op) const {
+    arity(op, 1, 1);
+    const Type& x = in(op, 0);
+    int64_t a = axis(op, x.rank(), x.str());
+    bool isArg = op.code == OpCode::argmax || op.code == OpCode::argmin;
+    Type want{isArg ? DType::i32 : x.dtype, x.shape};
+    want.shape.erase(want.shape.begin() + a);
+    expectType(op, out(op, 0), want, "result");
+  }
+
+  void dot(const Op& op) const {
+    bool hasAcc = op.operands.size() == 3;
+    arity(op, hasAcc ? 3 : 2, 1);
+    const Type &a = in(op, 0), &b = in(op, 1), &r = out(op, 0);
+    if (a.rank() != 2 || b.rank() != 2 || a.shape[1] != b.shape[0] || a.dtype != b.dtype)
+      error(op, "cannot multiply " + a.str() + " by " + b.str());
+    expectType(op, r, Type{r.dtype, {a.shape[0], b.shape[1]}}, "result");
+    bool halfInputs = a.dtype == DType::f16 || a.dtype == DType::bf16;
+    bool halfOrF32 = r.dtype == DType::f16 || r.dtype == DType::bf16 || r.dtype == DType::f32;
+    if (halfInputs ? !halfOrF32 : r.dtype != a.dtype)
+      error(op, "cannot produce " + r.str() + " from " + std::string(dtypeName(a.dtype)) + " operands");
+    if (hasAcc) sameType(op, in(op, 2), r, "accumulator and result");
+  }
+
+  void load(const Op& op) const {
+    const TensorParam& t = tensor(op);
+    arity(op, static_cast<size_t>(t.rank), 1);
+    offsets(op, t.rank);
+    matchesTensor(op, out(op, 0), t, "result");
+    const AttrValue* fill = op.attr("fill");
+    if (!fill || !(std::holds_alternative<int64_t>(*fill) || std::holds_alternative<double>(*fill)))
+      error(op, "needs an int or float 'fill' attribute");
+  }
+
+  void store(const Op& op) const {
+    const TensorParam& t = tensor(op);
+    arity(op, static_cast<size_t>(t.rank) + 1, 0);
+    offsets(op, t.rank);
+    matchesTensor(op, in(op, static_cast<size_t>(t.rank)), t, "value");
+  }
+
+  // fold(start, end, inits...) with a body ^(k: i64, carried...).
+  void fold(const Op& op) const {
+    if (op.operands.size() < 2) error(op, "expected start, end and initial values");
+    size_t n = op.operands.size() - 2;
+    arity(op, n + 2, n);
+    expectType(op, in(op, 0), kIndex, "start");
+    expectType(op, in(op, 1), kIndex, "end");
+    const Block& body = op.regions[0];
+    if (body.args.size() != n + 1)
+      error(op, "body takes " + std::to_string(body.args.size()) + " arguments but needs " + std::to_string(n + 1));
+    expectType(op, typeOf(op, body.args[0]), kIndex, "induction variable");
+    for (size_t i = 0; i < n; ++i) {
+      sameType(op, in(op, i + 2), out(op, i), "initial value and result");
+      sameType(op, in(op, i + 2), typeOf(op, body.args[i + 1]), "initial value and body argument");
+    }
+  }
+
+  void yield(const Op& op, const Op& parent) const {
+    arity(op, parent.results.size(), 0);
+    for (size_t i = 0; i < op.operands.size(); ++i) sameType(op, in(op, i), out(parent, i), "yielded value and result");
+  }
+
+  static void print(const Op& op) {
+    arity(op, 1, 0);
+    op.stringAttr("label");
+  }
+
+  const Kernel& k_;
+  std::vector<State> state_;     // indexed by ValueId
+  std::vector<ValueId> scope_;   // visible values, innermost last
+};
+
+}  // namespace
+
+void verify(const Kernel& k) { Verifier(k).run(); }
+
+}  // namespace tj::ir
