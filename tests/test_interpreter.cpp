@@ -189,30 +189,33 @@ bool same(double a, double b) {
   return (std::isnan(a) && std::isnan(b)) || std::bit_cast<uint64_t>(a) == std::bit_cast<uint64_t>(b);
 }
 
-// Runs out = body(loaded inputs) over equal-length 1-D inputs in one program.
+// Runs body(loaded inputs) over equal-length 1-D inputs in one program. The
+// result is widened (exactly) to f64 or i64 before the store, so that what
+// the tile held shows even where the store's encoding would round or wrap.
 using ElementwiseBody = std::function<ValueId(Builder&, const std::vector<ValueId>&)>;
-Host elementwise(std::vector<Host*> inputs, DType outType, const ElementwiseBody& body) {
+Host elementwise(std::vector<Host*> inputs, const ElementwiseBody& body) {
   Builder b;
   int64_t n = inputs[0]->shape[0];
   ValueId zero = b.index(0);
   std::vector<ValueId> xs;
   for (Host* h : inputs) xs.push_back(b.load(b.tensor(h->dtype, 1), {zero}, Type{h->dtype, {n}}));
-  b.store(b.tensor(outType, 1), {zero}, body(b, xs));
-  Host out(outType, {n});
+  ValueId r = body(b, xs);
+  DType wide = isFloat(b.type(r).dtype) ? DType::f64 : DType::i64;
+  b.store(b.tensor(wide, 1), {zero}, b.cast(r, wide));
+  Host out(wide, {n});
   inputs.push_back(&out);
   launch(b.k, inputs);
   return out;
 }
 
 Host unaryOp(OpCode c, Host x) {
-  return elementwise({&x}, x.dtype, [c](Builder& b, const std::vector<ValueId>& v) { return b.unary(c, v[0]); });
+  return elementwise({&x}, [c](Builder& b, const std::vector<ValueId>& v) { return b.unary(c, v[0]); });
 }
 Host binaryOp(OpCode c, Host x, Host y) {
-  return elementwise({&x, &y}, x.dtype,
-                     [c](Builder& b, const std::vector<ValueId>& v) { return b.binary(c, v[0], v[1]); });
+  return elementwise({&x, &y}, [c](Builder& b, const std::vector<ValueId>& v) { return b.binary(c, v[0], v[1]); });
 }
 Host castOp(Host x, DType to) {
-  return elementwise({&x}, to, [to](Builder& b, const std::vector<ValueId>& v) { return b.cast(v[0], to); });
+  return elementwise({&x}, [to](Builder& b, const std::vector<ValueId>& v) { return b.cast(v[0], to); });
 }
 
 void checkFloats(const Host& got, const std::vector<double>& want) {
@@ -224,7 +227,8 @@ void checkFloats(const Host& got, const std::vector<double>& want) {
 
 void checkInts(const Host& got, const std::vector<int64_t>& want) {
   REQUIRE(got.size() == static_cast<int64_t>(want.size()));
-  for (int64_t i = 0; i < got.size(); ++i) CHECK_MESSAGE(got.getInt(i) == want[static_cast<size_t>(i)], "element " << i);
+  for (int64_t i = 0; i < got.size(); ++i)
+    CHECK_MESSAGE(got.getInt(i) == want[static_cast<size_t>(i)], "element " << i);
 }
 
 constexpr DType kFloatTypes[] = {DType::f32, DType::f64, DType::f16, DType::bf16};
@@ -266,8 +270,9 @@ TEST_CASE("interp: unary float math is the float64 result rounded once per dtype
   }
 }
 
-TEST_CASE("interp: f16 and bf16 arithmetic rounds to nearest even") {
-  // 1 + half an ulp ties to 1 (even); one ulp up, the tie goes up to even.
+TEST_CASE("interp: arithmetic rounds to nearest even per dtype") {
+  // Half an ulp above 1 ties down to 1 (even); above 1 + ulp it ties up to
+  // the even 1 + 2 ulp; three quarters of an ulp rounds up.
   checkFloats(binaryOp(OpCode::add, Host(DType::f16, {3}, {1, 1 + 0x1p-10, 1}),
                        Host(DType::f16, {3}, {0x1p-11, 0x1p-11, 0x1.8p-11})),
               {1, 1 + 0x1p-9, 1 + 0x1p-10});
@@ -313,13 +318,13 @@ TEST_CASE("interp: cmp follows IEEE, including NaN") {
   for (const auto& [pred, want] : preds) {
     CAPTURE(pred);
     std::string p = pred;
-    checkInts(elementwise({&a, &b}, DType::boolean,
+    checkInts(elementwise({&a, &b},
                           [&](Builder& bl, const std::vector<ValueId>& v) { return bl.cmp(p, v[0], v[1]); }),
               want);
   }
   Host i(DType::i64, {2}, {-5, 7});
   Host j(DType::i64, {2}, {-5, -7});
-  checkInts(elementwise({&i, &j}, DType::boolean,
+  checkInts(elementwise({&i, &j},
                         [](Builder& bl, const std::vector<ValueId>& v) { return bl.cmp("gt", v[0], v[1]); }),
             {0, 1});
 }
@@ -328,7 +333,7 @@ TEST_CASE("interp: select picks per element") {
   Host c(DType::boolean, {3}, {1, 0, 1});
   Host a(DType::f16, {3}, {1, 2, 3});
   Host b(DType::f16, {3}, {-1, -2, -3});
-  checkFloats(elementwise({&c, &a, &b}, DType::f16,
+  checkFloats(elementwise({&c, &a, &b},
                           [](Builder& bl, const std::vector<ValueId>& v) {
                             return bl.op(OpCode::select, {v[0], v[1], v[2]}, bl.type(v[1]));
                           }),
@@ -472,6 +477,38 @@ TEST_CASE("interp: store drops out-of-range elements and leaves the rest untouch
   checkInts(got2, {-7, -7, -7, -7, -7, -7, 5, -7, -7});
 }
 
+TEST_CASE("interp: every dtype round-trips through load and store bit for bit") {
+  const std::pair<DType, std::vector<double>> cases[] = {
+      {DType::f32, {1.5, -0.0, -kInf, std::numeric_limits<float>::denorm_min()}},
+      {DType::f64, {0.1, -0.0, kInf, std::numeric_limits<double>::denorm_min()}},
+      {DType::f16, {0.1, -0.0, -kInf, 0x1p-24}},
+      {DType::bf16, {0.1, -0.0, kInf, 0x1p-133}},
+      {DType::i8, {-128, 127, -1, 0}},
+      {DType::i32, {INT32_MIN, INT32_MAX, -1, 7}},
+      {DType::i64, {-1, 1, 0, 42}},
+      {DType::boolean, {1, 0, 1, 1}},
+  };
+  for (const auto& [dt, values] : cases) {
+    CAPTURE(dtypeName(dt));
+    Builder b;
+    int x = b.tensor(dt, 1), out = b.tensor(dt, 1);
+    b.store(out, {b.index(0)}, b.load(x, {b.index(0)}, {dt, {4}}));
+    Host xs(dt, {4}, values), got(dt, {4});
+    if (dt == DType::i64) xs.setInt(3, INT64_MIN + 1);  // not representable in a double
+    launch(b.k, {&xs, &got});
+    CHECK(got.bytes == xs.bytes);
+  }
+  // Any nonzero byte is true, and is written back as 1.
+  Builder b;
+  int x = b.tensor(DType::boolean, 1), out = b.tensor(DType::boolean, 1);
+  b.store(out, {b.index(0)}, b.load(x, {b.index(0)}, {DType::boolean, {2}}));
+  Host xs(DType::boolean, {2}), got(DType::boolean, {2});
+  xs.put<uint8_t>(0, 2);
+  launch(b.k, {&xs, &got});
+  CHECK(got.getInt(0) == 1);
+  CHECK(got.getInt(1) == 0);
+}
+
 TEST_CASE("interp: loads and stores follow strides of transposed, offset and broadcast views") {
   Builder b;
   int x = b.tensor(DType::f32, 2), out = b.tensor(DType::f32, 2);
@@ -538,9 +575,10 @@ TEST_CASE("interp: nested folds see enclosing values") {
   int out = b.tensor(DType::i64, 1);
   ValueId p = b.programId(0);
   ValueId ten = b.index(10);
+  using Carried = std::vector<ValueId>;
   auto outer = b.fold(b.index(0), b.binary(OpCode::add, p, b.index(1)), {b.index(0)},
-                      [&](ValueId i, const std::vector<ValueId>& s) -> std::vector<ValueId> {
-                        return b.fold(i, b.index(3), s, [&](ValueId j, const std::vector<ValueId>& t) -> std::vector<ValueId> {
+                      [&](ValueId i, const Carried& s) -> Carried {
+                        return b.fold(i, b.index(3), s, [&](ValueId j, const Carried& t) -> Carried {
                           ValueId term = b.binary(OpCode::add, b.binary(OpCode::mul, ten, i), j);
                           return {b.binary(OpCode::add, t[0], term)};
                         });
@@ -556,15 +594,19 @@ TEST_CASE("interp: nested folds see enclosing values") {
   }
 }
 
-// Reduces a loaded [rows, cols] tile along `axis` and returns the stored result.
+DType widest(DType t) { return isFloat(t) ? DType::f64 : DType::i64; }
+
+// Reduces a loaded [rows, cols] tile along `axis` to `outType`; returns the
+// result widened to f64 or i64, like elementwise().
 Host reduceOp(OpCode c, int axis, Host x, DType outType) {
   Builder b;
-  int in = b.tensor(x.dtype, 2), out = b.tensor(outType, 1);
+  ir::Shape shape{x.shape[1 - static_cast<size_t>(axis)]};
+  int in = b.tensor(x.dtype, 2), out = b.tensor(widest(outType), 1);
   ValueId zero = b.index(0);
   ValueId tile = b.load(in, {zero, zero}, {x.dtype, x.shape});
-  ValueId r = b.op(c, {tile}, {outType, {x.shape[1 - static_cast<size_t>(axis)]}}, {{"axis", int64_t{axis}}});
-  Host got(outType, {x.shape[1 - static_cast<size_t>(axis)]});
-  b.store(out, {zero}, r);
+  ValueId r = b.op(c, {tile}, {outType, shape}, {{"axis", int64_t{axis}}});
+  b.store(out, {zero}, b.cast(r, widest(outType)));
+  Host got(widest(outType), shape);
   launch(b.k, {&x, &got});
   return got;
 }
@@ -611,19 +653,20 @@ TEST_CASE("interp: argmax and argmin return the first extreme, or the first NaN"
   checkInts(reduceOp(OpCode::argmin, 1, Host(DType::i8, {2, 3}, {-1, 4, -1, 0, 0, -2}), DType::i32), {0, 2});
 }
 
-// out = dot(a, b[, acc]) for whole host tensors.
+// dot(a, b[, acc]) of whole host tensors, widened to f64 or i64.
 Host dotOp(Host a, Host b, DType outType, Host* acc = nullptr) {
   Builder bl;
-  int ta = bl.tensor(a.dtype, 2), tb = bl.tensor(b.dtype, 2), out = bl.tensor(outType, 2);
+  int ta = bl.tensor(a.dtype, 2), tb = bl.tensor(b.dtype, 2), out = bl.tensor(widest(outType), 2);
   ValueId zero = bl.index(0);
-  std::vector<ValueId> operands{bl.load(ta, {zero, zero}, {a.dtype, a.shape}), bl.load(tb, {zero, zero}, {b.dtype, b.shape})};
+  std::vector<ValueId> operands{bl.load(ta, {zero, zero}, {a.dtype, a.shape}),
+                                bl.load(tb, {zero, zero}, {b.dtype, b.shape})};
   std::vector<Host*> hosts{&a, &b};
   if (acc) {
     operands.push_back(bl.load(bl.tensor(acc->dtype, 2), {zero, zero}, {acc->dtype, acc->shape}));
     hosts.push_back(acc);
   }
-  Host got(outType, {a.shape[0], b.shape[1]});
-  bl.store(out, {zero, zero}, bl.op(OpCode::dot, operands, {outType, got.shape}));
+  Host got(widest(outType), {a.shape[0], b.shape[1]});
+  bl.store(out, {zero, zero}, bl.cast(bl.op(OpCode::dot, operands, {outType, got.shape}), widest(outType)));
   hosts.insert(hosts.begin() + 2, &got);
   launch(bl.k, hosts);
   return got;
@@ -699,11 +742,13 @@ TEST_CASE("interp: program_id, num_programs and tensor_dim read the launch") {
   Builder b(2);
   int out = b.tensor(DType::i64, 2);
   auto leaf = [&](OpCode c, std::vector<ir::Attr> attrs) { return b.op(c, {}, {DType::i64, {}}, std::move(attrs)); };
+  auto scaled = [&](ValueId v, int64_t by) { return b.binary(OpCode::mul, v, b.index(by)); };
   ValueId r = b.programId(0), c = b.programId(1);
-  ValueId value = b.binary(OpCode::add, b.binary(OpCode::mul, r, b.index(1000)),
-                           b.binary(OpCode::add, b.binary(OpCode::mul, c, b.index(100)),
-                                    b.binary(OpCode::add, b.binary(OpCode::mul, leaf(OpCode::num_programs, {{"axis", int64_t{1}}}), b.index(10)),
-                                             leaf(OpCode::tensor_dim, {{"axis", int64_t{1}}, {"tensor", int64_t{0}}}))));
+  ValueId programs = leaf(OpCode::num_programs, {{"axis", int64_t{1}}});
+  ValueId width = leaf(OpCode::tensor_dim, {{"axis", int64_t{1}}, {"tensor", int64_t{out}}});
+  // 1000 r + 100 c + 10 num_programs(1) + tensor_dim(out, 1)
+  ValueId value = b.binary(OpCode::add, b.binary(OpCode::add, scaled(r, 1000), scaled(c, 100)),
+                           b.binary(OpCode::add, scaled(programs, 10), width));
   b.store(out, {r, c}, b.reshape(value, {1, 1}));
   Host got(DType::i64, {2, 5});
   launch(b.k, {&got}, {2, 3});
@@ -747,7 +792,8 @@ TEST_CASE("interp: launch arguments must match the kernel's tensors and grid") {
   got.fillWith(99);
   Host half(DType::f16, {2});
   Host matrix(DType::f32, {1, 2});
-  CHECK_THROWS_WITH_AS(launch(b.k, {&half, &got}), doctest::Contains("tensor 't0' is f16 but the kernel expects f32"), Error);
+  CHECK_THROWS_WITH_AS(launch(b.k, {&half, &got}), doctest::Contains("tensor 't0' is f16 but the kernel expects f32"),
+                       Error);
   CHECK_THROWS_WITH_AS(launch(b.k, {&xs, &matrix}),
                        doctest::Contains("tensor 't1' has rank 2 with 2 strides but the kernel expects rank 1"), Error);
   CHECK_THROWS_WITH_AS(launch(b.k, {&xs}), doctest::Contains("got 1 tensors but the kernel takes 2"), Error);
@@ -756,7 +802,8 @@ TEST_CASE("interp: launch arguments must match the kernel's tensors and grid") {
   std::vector<TensorArg> args{xs.arg(), got.arg()};
   args[1].strides.clear();
   std::vector<int64_t> grid{1};
-  CHECK_THROWS_WITH_AS(interpret(b.k, {args, grid, {}}), doctest::Contains("tensor 't1' has rank 1 with 0 strides"), Error);
+  CHECK_THROWS_WITH_AS(interpret(b.k, {args, grid, {}}), doctest::Contains("tensor 't1' has rank 1 with 0 strides"),
+                       Error);
   checkFloats(got, {99, 99});  // nothing ran
   launch(b.k, {&xs, &got});
   checkFloats(got, {1, 2});

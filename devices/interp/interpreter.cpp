@@ -21,12 +21,15 @@ using ir::OpCode;
 // Integer arithmetic wraps through uint64 (no undefined behavior); the result
 // tile's normalize() then wraps it to its dtype.
 
+uint64_t bits(int64_t a) { return static_cast<uint64_t>(a); }
+int64_t signedOf(uint64_t a) { return static_cast<int64_t>(a); }
+
 double plus(double a, double b) { return a + b; }
-int64_t plus(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
+int64_t plus(int64_t a, int64_t b) { return signedOf(bits(a) + bits(b)); }
 double minus(double a, double b) { return a - b; }
-int64_t minus(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b)); }
+int64_t minus(int64_t a, int64_t b) { return signedOf(bits(a) - bits(b)); }
 double times(double a, double b) { return a * b; }
-int64_t times(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b)); }
+int64_t times(int64_t a, int64_t b) { return signedOf(bits(a) * bits(b)); }
 double negate(double a) { return -a; }
 int64_t negate(int64_t a) { return minus(0, a); }
 double absolute(double a) { return std::fabs(a); }
@@ -48,15 +51,15 @@ double minOf(double a, double b) {
 int64_t maxOf(int64_t a, int64_t b) { return std::max(a, b); }
 int64_t minOf(int64_t a, int64_t b) { return std::min(a, b); }
 
-double divide(const ir::Op&, double a, double b) { return a / b; }
-double remainder(const ir::Op&, double a, double b) { return std::fmod(a, b); }
+double quotientOf(const ir::Op&, double a, double b) { return a / b; }
+double remainderOf(const ir::Op&, double a, double b) { return std::fmod(a, b); }
 
 // Truncating division. x / -1 is spelled as a negation since INT64_MIN / -1 traps.
-int64_t divide(const ir::Op& op, int64_t a, int64_t b) {
+int64_t quotientOf(const ir::Op& op, int64_t a, int64_t b) {
   if (b == 0) fail(op.loc, ir::opName(op.code), "integer division by zero: " + std::to_string(a) + " / 0");
   return b == -1 ? negate(a) : a / b;
 }
-int64_t remainder(const ir::Op& op, int64_t a, int64_t b) {
+int64_t remainderOf(const ir::Op& op, int64_t a, int64_t b) {
   if (b == 0) fail(op.loc, ir::opName(op.code), "integer remainder by zero: " + std::to_string(a) + " % 0");
   return b == -1 ? 0 : a % b;
 }
@@ -351,14 +354,15 @@ Value Interpreter::unary(const ir::Op& op, const ir::Type& rt) {
     case OpCode::erf: return floats([](double v) { return std::erf(v); });
     case OpCode::logical_not:
       if (x.isFloat()) fail(op.loc, "not", "needs a bool or integer operand, got " + x.type.str());
-      if (x.type.dtype == DType::boolean) return elementwise(op, rt, [](int64_t v) -> int64_t { return v == 0; }, x.ints);
-      return elementwise(op, rt, [](int64_t v) { return ~v; }, x.ints);
+      if (x.type.dtype == DType::boolean)
+        return elementwise(op, rt, [](int64_t v) -> int64_t { return v == 0; }, x.ints);
+      return elementwise(op, rt, [](int64_t v) { return ~v; }, x.ints);  // bitwise on integers
     default: unverified(op, "not a unary op");
   }
 }
 
 Value Interpreter::binary(const ir::Op& op, const ir::Type& rt) {
-  auto bits = [&](auto f) {
+  auto bitwise = [&](auto f) {
     const Tile& a = in(op, 0);
     if (a.isFloat()) fail(op.loc, ir::opName(op.code), "needs bool or integer operands, got " + a.type.str());
     return elementwise(op, rt, f, a.ints, in(op, 1).data<int64_t>());
@@ -367,12 +371,12 @@ Value Interpreter::binary(const ir::Op& op, const ir::Type& rt) {
     case OpCode::add: return map2(op, rt, kPlus);
     case OpCode::sub: return map2(op, rt, [](auto a, auto b) { return minus(a, b); });
     case OpCode::mul: return map2(op, rt, [](auto a, auto b) { return times(a, b); });
-    case OpCode::div: return map2(op, rt, [&](auto a, auto b) { return divide(op, a, b); });
-    case OpCode::rem: return map2(op, rt, [&](auto a, auto b) { return remainder(op, a, b); });
+    case OpCode::div: return map2(op, rt, [&](auto a, auto b) { return quotientOf(op, a, b); });
+    case OpCode::rem: return map2(op, rt, [&](auto a, auto b) { return remainderOf(op, a, b); });
     case OpCode::max: return map2(op, rt, kMax);
     case OpCode::min: return map2(op, rt, kMin);
-    case OpCode::logical_and: return bits([](int64_t a, int64_t b) { return a & b; });
-    case OpCode::logical_or: return bits([](int64_t a, int64_t b) { return a | b; });
+    case OpCode::logical_and: return bitwise([](int64_t a, int64_t b) { return a & b; });
+    case OpCode::logical_or: return bitwise([](int64_t a, int64_t b) { return a | b; });
     default: unverified(op, "not a binary op");
   }
 }
@@ -588,7 +592,8 @@ void checkLaunch(const ir::Kernel& k, const LaunchArgs& args) {
     const TensorArg& t = args.tensors[i];
     std::string name = "tensor '" + p.name + "'";
     if (t.dtype != p.dtype)
-      bad(name + " is " + std::string(dtypeName(t.dtype)) + " but the kernel expects " + std::string(dtypeName(p.dtype)));
+      bad(name + " is " + std::string(dtypeName(t.dtype)) + " but the kernel expects " +
+          std::string(dtypeName(p.dtype)));
     if (t.shape.size() != static_cast<size_t>(p.rank) || t.strides.size() != static_cast<size_t>(p.rank))
       bad(name + " has rank " + std::to_string(t.shape.size()) + " with " + std::to_string(t.strides.size()) +
           " strides but the kernel expects rank " + std::to_string(p.rank));

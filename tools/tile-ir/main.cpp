@@ -2,7 +2,7 @@
 //   tile-ir FILE.tir            parse, verify, canonicalize, print
 //   tile-ir --sample gemm       the traced IR of a sample kernel
 //   tile-ir --hash ...          the semantic hash instead of the text
-//   tile-ir --stage=NAME ...    the IR after a pipeline stage (parsed, canonical)
+//   tile-ir --stage=NAME ...    the IR after a pipeline stage (parsed, canonical, llvm)
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -11,11 +11,12 @@
 #include <sstream>
 
 #include "ir/passes.hpp"
+#include "lower/cpu/lower_to_llvm.hpp"
 #include "samples/kernels.hpp"
 
 namespace {
 
-const std::vector<std::string> kStages = {"parsed", "canonical"};
+const std::vector<std::string> kStages = {"parsed", "canonical", "llvm"};
 
 tj::ir::Kernel readFile(const std::string& path, bool canonical) {
   std::ifstream in(path);
@@ -49,8 +50,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    tj::ir::Kernel k = sample.empty() ? readFile(file, stage == "canonical") : tj::samples::traceSample(sample);
+    tj::ir::Kernel k = sample.empty() ? readFile(file, stage != "parsed") : tj::samples::traceSample(sample);
     if (hash) std::cout << tj::ir::hashHex(tj::ir::semanticHash(k)) << "\n";
+    else if (stage == "llvm") std::cout << tj::cpu::lowerToLLVMText(k);
     else std::cout << tj::ir::print(k);
   } catch (const tj::Error& e) {
     std::fprintf(stderr, "%s\n", e.what());

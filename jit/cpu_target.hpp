@@ -1,0 +1,31 @@
+// The host CPU as LLVM sees it: what kernels are compiled for and what the
+// kernel cache keys on.
+#pragma once
+#include <memory>
+#include <string>
+
+namespace llvm {
+class TargetMachine;
+}  // namespace llvm
+
+namespace tj::jit {
+
+struct CpuTarget {
+  std::string triple;          // "x86_64-pc-linux-gnu"
+  std::string cpu;             // LLVM's name: "skylake-avx512", "znver4", ...
+  std::string features;        // every host feature for LLVM: "+avx2,-avx512f,..."
+  std::string deviceFeatures;  // the cache's device key: "cpu-x86_64-znver4+avx2+fma+avx512f"
+};
+
+// Detected once per process.
+const CpuTarget& hostTarget();
+
+// Registers the native target, its asm printer and parser with LLVM (once).
+void initializeNativeTarget();
+
+// A TargetMachine for `target` at -O3 with position-independent code, so an
+// object can be linked anywhere by the JIT, including after a disk-cache load.
+// Throws Error when LLVM has no backend for the triple.
+std::unique_ptr<llvm::TargetMachine> createTargetMachine(const CpuTarget& target);
+
+}  // namespace tj::jit

@@ -1,0 +1,128 @@
+#include "lower/cpu/codegen_util.hpp"
+
+namespace tj::cpu {
+
+llvm::Type* storageType(llvm::LLVMContext& c, DType t) {
+  switch (t) {
+    case DType::f32: return llvm::Type::getFloatTy(c);
+    case DType::f64: return llvm::Type::getDoubleTy(c);
+    case DType::f16: return llvm::Type::getHalfTy(c);
+    case DType::bf16: return llvm::Type::getBFloatTy(c);
+    case DType::i8: case DType::boolean: return llvm::Type::getInt8Ty(c);
+    case DType::i32: return llvm::Type::getInt32Ty(c);
+    case DType::i64: return llvm::Type::getInt64Ty(c);
+  }
+  return nullptr;
+}
+
+llvm::Type* computeType(llvm::LLVMContext& c, DType t) {
+  if (t == DType::f16 || t == DType::bf16) return llvm::Type::getFloatTy(c);
+  if (t == DType::boolean) return llvm::Type::getInt1Ty(c);
+  return storageType(c, t);
+}
+
+namespace {
+
+llvm::Value* bitsToFloat(llvm::IRBuilder<>& b, llvm::Value* bits) {
+  return b.CreateBitCast(bits, b.getFloatTy());
+}
+
+// float -> bf16 with round-to-nearest-even on the bit pattern (NaN stays quiet),
+// returned as the float holding the bf16 value. Pure integer ops: vectorizes.
+llvm::Value* roundFloatToBF16(llvm::IRBuilder<>& b, llvm::Value* f) {
+  llvm::Value* bits = b.CreateBitCast(f, b.getInt32Ty());
+  llvm::Value* lsb = b.CreateAnd(b.CreateLShr(bits, 16), 1);
+  llvm::Value* rounded = b.CreateAdd(bits, b.CreateAdd(lsb, b.getInt32(0x7fff)));
+  llvm::Value* isNaN = b.CreateFCmpUNO(f, f);
+  llvm::Value* quiet = b.CreateOr(bits, b.getInt32(0x400000));
+  llvm::Value* chosen = b.CreateSelect(isNaN, quiet, rounded);
+  return bitsToFloat(b, b.CreateAnd(chosen, b.getInt32(0xffff0000u)));
+}
+
+// double -> float rounding to odd, so a later rounding to 16 bits is not a double rounding.
+llvm::Value* roundDoubleToOddFloat(llvm::IRBuilder<>& b, llvm::Value* d) {
+  llvm::Value* f = b.CreateFPTrunc(d, b.getFloatTy());
+  llvm::Value* back = b.CreateFPExt(f, b.getDoubleTy());
+  llvm::Value* inexact = b.CreateFCmpONE(back, d);  // false for NaN and exact values
+  llvm::Value* bits = b.CreateBitCast(f, b.getInt32Ty());
+  llvm::Value* even = b.CreateICmpEQ(b.CreateAnd(bits, 1), b.getInt32(0));
+  llvm::Value* roundedAway = b.CreateFCmpOGT(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, back),
+                                             b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, d));
+  llvm::Value* nudged = b.CreateSelect(roundedAway, b.CreateSub(bits, b.getInt32(1)), b.CreateAdd(bits, b.getInt32(1)));
+  llvm::Value* finite = b.CreateFCmpONE(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, d),
+                                        llvm::ConstantFP::getInfinity(b.getDoubleTy()));
+  llvm::Value* nudge = b.CreateAnd(b.CreateAnd(inexact, even), finite);
+  return bitsToFloat(b, b.CreateSelect(nudge, nudged, bits));
+}
+
+}  // namespace
+
+llvm::Value* roundToDType(llvm::IRBuilder<>& b, llvm::Value* v, DType t) {
+  bool isDouble = v->getType()->isDoubleTy();
+  switch (t) {
+    case DType::f64: return v;
+    case DType::f32: return isDouble ? b.CreateFPTrunc(v, b.getFloatTy()) : v;
+    case DType::f16: {
+      llvm::Value* f = isDouble ? roundDoubleToOddFloat(b, v) : v;
+      return b.CreateFPExt(b.CreateFPTrunc(f, b.getHalfTy()), b.getFloatTy());
+    }
+    case DType::bf16: return roundFloatToBF16(b, isDouble ? roundDoubleToOddFloat(b, v) : v);
+    default: return v;
+  }
+}
+
+llvm::Value* fromStorage(llvm::IRBuilder<>& b, llvm::Value* v, DType t) {
+  if (t == DType::f16 || t == DType::bf16) return b.CreateFPExt(v, b.getFloatTy());
+  if (t == DType::boolean) return b.CreateICmpNE(v, b.getInt8(0));
+  return v;
+}
+
+llvm::Value* toStorage(llvm::IRBuilder<>& b, llvm::Value* v, DType t) {
+  if (t == DType::f16) return b.CreateFPTrunc(v, b.getHalfTy());  // exact: v is already rounded
+  if (t == DType::bf16) {
+    llvm::Value* bits = b.CreateLShr(b.CreateBitCast(v, b.getInt32Ty()), 16);
+    return b.CreateBitCast(b.CreateTrunc(bits, b.getInt16Ty()), b.getBFloatTy());
+  }
+  if (t == DType::boolean) return b.CreateZExt(v, b.getInt8Ty());
+  return v;
+}
+
+void emitLoop(llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end,
+              const std::function<void(llvm::Value*)>& body) {
+  llvm::Function* fn = b.GetInsertBlock()->getParent();
+  llvm::BasicBlock* pre = b.GetInsertBlock();
+  llvm::BasicBlock* header = llvm::BasicBlock::Create(b.getContext(), "loop", fn);
+  llvm::BasicBlock* bodyBlock = llvm::BasicBlock::Create(b.getContext(), "loop.body", fn);
+  llvm::BasicBlock* exit = llvm::BasicBlock::Create(b.getContext(), "loop.exit", fn);
+  b.CreateBr(header);
+  b.SetInsertPoint(header);
+  llvm::PHINode* i = b.CreatePHI(begin->getType(), 2, "i");
+  i->addIncoming(begin, pre);
+  b.CreateCondBr(b.CreateICmpSLT(i, end), bodyBlock, exit);
+  b.SetInsertPoint(bodyBlock);
+  body(i);
+  llvm::Value* next = b.CreateAdd(i, llvm::ConstantInt::get(i->getType(), 1), "", /*HasNUW=*/true, /*HasNSW=*/true);
+  i->addIncoming(next, b.GetInsertBlock());
+  b.CreateBr(header);
+  b.SetInsertPoint(exit);
+}
+
+void emitIf(llvm::IRBuilder<>& b, llvm::Value* cond, const std::function<void()>& then,
+            const std::function<void()>& otherwise) {
+  llvm::Function* fn = b.GetInsertBlock()->getParent();
+  llvm::BasicBlock* thenBlock = llvm::BasicBlock::Create(b.getContext(), "then", fn);
+  llvm::BasicBlock* elseBlock = otherwise ? llvm::BasicBlock::Create(b.getContext(), "else", fn) : nullptr;
+  llvm::BasicBlock* join = llvm::BasicBlock::Create(b.getContext(), "join", fn);
+  b.CreateCondBr(cond, thenBlock, elseBlock ? elseBlock : join);
+  b.SetInsertPoint(thenBlock);
+  then();
+  b.CreateBr(join);
+  if (elseBlock) {
+    b.SetInsertPoint(elseBlock);
+    otherwise();
+    b.CreateBr(join);
+  }
+  b.SetInsertPoint(join);
+}
+
+}  // namespace tj::cpu

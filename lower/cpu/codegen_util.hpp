@@ -1,0 +1,34 @@
+// Small LLVM IR building blocks for the CPU lowering: dtype mappings, exact
+// rounding to 16-bit floats, and counted loops.
+#pragma once
+#include <llvm/IR/IRBuilder.h>
+
+#include <functional>
+
+#include "ir/ir.hpp"
+
+namespace tj::cpu {
+
+// How a dtype is held in memory (half, bfloat, i8 for bool) and in registers
+// (float for f16/bf16, i1 for bool).
+llvm::Type* storageType(llvm::LLVMContext& c, DType t);
+llvm::Type* computeType(llvm::LLVMContext& c, DType t);
+
+// Converts between the two forms.
+llvm::Value* fromStorage(llvm::IRBuilder<>& b, llvm::Value* v, DType t);
+llvm::Value* toStorage(llvm::IRBuilder<>& b, llvm::Value* v, DType t);
+
+// Rounds a float or double register value to dtype t's precision, exactly
+// as tj::roundToFloat does, and returns it in t's compute type.
+llvm::Value* roundToDType(llvm::IRBuilder<>& b, llvm::Value* v, DType t);
+
+// Emits `for (i = begin; i < end; ++i) body(i)` at the builder's position and
+// leaves the builder after the loop.
+void emitLoop(llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end,
+              const std::function<void(llvm::Value*)>& body);
+
+// if (cond) then(); else otherwise(); leaving the builder after both.
+void emitIf(llvm::IRBuilder<>& b, llvm::Value* cond, const std::function<void()>& then,
+            const std::function<void()>& otherwise = {});
+
+}  // namespace tj::cpu

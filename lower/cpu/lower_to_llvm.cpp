@@ -1,0 +1,778 @@
+#include "lower/cpu/lower_to_llvm.hpp"
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <set>
+
+#include "lower/cpu/abi.hpp"
+#include "lower/cpu/codegen_util.hpp"
+
+namespace tj::cpu {
+
+namespace {
+
+using ir::OpCode;
+using ir::ValueId;
+using Indices = std::vector<llvm::Value*>;
+
+// Ops whose element is cheap to recompute at every use.
+bool isCheap(OpCode c) {
+  return c == OpCode::constant || c == OpCode::iota || c == OpCode::broadcast || c == OpCode::reshape ||
+         c == OpCode::permute || c == OpCode::program_id || c == OpCode::num_programs || c == OpCode::tensor_dim;
+}
+
+// Ops computed element by element wherever they are used (fused into the consumer's loop nest).
+bool isFusable(OpCode c) {
+  return isCheap(c) || ir::isUnaryElementwise(c) || ir::isBinaryElementwise(c) || c == OpCode::select ||
+         c == OpCode::cast || c == OpCode::load;
+}
+
+// Where each value is defined and how it is used, to decide what gets a buffer.
+struct UseInfo {
+  std::vector<const ir::Op*> def;  // null for block arguments
+  std::vector<int> uses, defDepth;
+  std::vector<bool> usedDeeper, dotOperand, printed;
+  std::set<int64_t> storedTensors;
+
+  explicit UseInfo(const ir::Kernel& k)
+      : def(k.types.size()), uses(k.types.size()), defDepth(k.types.size()), usedDeeper(k.types.size()),
+        dotOperand(k.types.size()), printed(k.types.size()) {
+    walk(k.body, 0);
+  }
+
+  void walk(const ir::Block& block, int depth) {
+    for (ValueId a : block.args) defDepth[a] = depth;
+    for (const ir::Op& op : block.ops) {
+      for (size_t i = 0; i < op.operands.size(); ++i) {
+        ValueId v = op.operands[i];
+        ++uses[v];
+        if (depth > defDepth[v]) usedDeeper[v] = true;
+        if (op.code == OpCode::dot && i < 2) dotOperand[v] = true;
+        if (op.code == OpCode::print) printed[v] = true;
+      }
+      if (op.code == OpCode::store) storedTensors.insert(op.intAttr("tensor"));
+      for (ValueId r : op.results) {
+        def[r] = &op;
+        defDepth[r] = depth;
+      }
+      for (const ir::Block& region : op.regions) walk(region, depth + 1);
+    }
+  }
+};
+
+class KernelLowering {
+ public:
+  KernelLowering(const ir::Kernel& kernel, llvm::Module& module)
+      : kernel_(kernel), module_(module), ctx_(module.getContext()), b_(ctx_), info_(kernel),
+        scalars_(kernel.types.size()), buffers_(kernel.types.size()) {}
+
+  void lower(const std::string& entryName);
+
+ private:
+  struct TensorView {
+    llvm::Value* data;
+    Indices shape, strides;
+  };
+
+  // ---- entry, program loop, kernel arguments
+  void emitPrologue(llvm::Function* fn);
+  void emitProgramIds(llvm::Value* linearId);
+
+  // ---- ops
+  void lowerBlock(const ir::Block& block);
+  void lowerOp(const ir::Op& op);
+  void lowerFold(const ir::Op& op);
+  void lowerStore(const ir::Op& op);
+  void lowerPrint(const ir::Op& op);
+  void lowerDot(const ir::Op& op);
+  void lowerReduction(const ir::Op& op);
+  bool needsBuffer(ValueId v) const;
+
+  // ---- elements: the register value of element `idx` of `v`
+  llvm::Value* element(ValueId v, const Indices& idx);
+  llvm::Value* computeElement(const ir::Op& op, const Indices& idx);
+  llvm::Value* unary(const ir::Op& op, llvm::Value* x);
+  llvm::Value* binary(const ir::Op& op, llvm::Value* x, llvm::Value* y);
+  llvm::Value* compare(const ir::Op& op, llvm::Value* x, llvm::Value* y);
+  llvm::Value* cast(llvm::Value* x, DType from, DType to);
+  llvm::Value* loadElement(const ir::Op& op, const Indices& idx);
+  llvm::Value* libm(const char* name, llvm::Value* x);
+  llvm::Value* constant(DType t, double value);
+  Indices operandIndices(const ir::Op& op, const Indices& idx);
+
+  // ---- buffers and loop nests
+  llvm::Value* allocateBuffer(const ir::Type& t);
+  llvm::Value* bufferAddress(llvm::Value* buffer, const ir::Type& t, const Indices& idx);
+  void storeToBuffer(llvm::Value* buffer, const ir::Type& t, const Indices& idx, llvm::Value* v);
+  void materialize(ValueId v, llvm::Value* buffer);  // writes every element of v into buffer
+  void emitNest(const ir::Shape& shape, const std::vector<ValueId>& roots,
+                const std::function<void(const Indices&)>& body);
+  void emitNestLevels(const ir::Shape& shape, size_t level, Indices& idx,
+                      const std::function<void(const Indices&)>& body);
+  void collectLoads(ValueId v, std::vector<const ir::Op*>& loads, std::set<ValueId>& seen) const;
+  llvm::Value* loadsInside(const std::vector<const ir::Op*>& loads);
+  llvm::Value* inBounds(const ir::Op& load, const Indices& coords);
+
+  const ir::Type& type(ValueId v) const { return kernel_.type(v); }
+  llvm::Value* i64(int64_t v) { return b_.getInt64(static_cast<uint64_t>(v)); }
+  llvm::Type* compute(DType t) { return computeType(ctx_, t); }
+  [[noreturn]] void unsupported(const ir::Op& op, const std::string& why) {
+    fail(op.loc, ir::opName(op.code), "the CPU backend cannot lower this op: " + why);
+  }
+
+  const ir::Kernel& kernel_;
+  llvm::Module& module_;
+  llvm::LLVMContext& ctx_;
+  llvm::IRBuilder<> b_;
+  UseInfo info_;
+  std::vector<llvm::Value*> scalars_;  // rank-0 values, computed where defined
+  std::vector<llvm::Value*> buffers_;  // tiles that live in memory
+  std::vector<TensorView> tensors_;
+  Indices grid_, programIds_;
+  llvm::Value* args_ = nullptr;
+  llvm::Value* programIdArray_ = nullptr;
+  llvm::BasicBlock* allocaBlock_ = nullptr;
+  llvm::StructType* argsType_ = nullptr;
+  bool assumeInBounds_ = false;  // inside the fast copy of a nest whose loads are all in bounds
+};
+
+// ---------------------------------------------------------------- entry
+
+void KernelLowering::lower(const std::string& entryName) {
+  llvm::Type* ptr = b_.getPtrTy();
+  auto* fnType = llvm::FunctionType::get(b_.getVoidTy(), {ptr, b_.getInt64Ty(), b_.getInt64Ty()}, false);
+  auto* fn = llvm::Function::Create(fnType, llvm::Function::ExternalLinkage, entryName, module_);
+  fn->addFnAttr(llvm::Attribute::NoUnwind);
+  allocaBlock_ = llvm::BasicBlock::Create(ctx_, "entry", fn);
+  b_.SetInsertPoint(allocaBlock_);
+  emitPrologue(fn);
+  llvm::Value* begin = fn->getArg(1);
+  llvm::Value* end = fn->getArg(2);
+  emitLoop(b_, begin, end, [&](llvm::Value* linearId) {
+    emitProgramIds(linearId);
+    lowerBlock(kernel_.body);
+  });
+  b_.CreateRetVoid();
+  std::string error;
+  llvm::raw_string_ostream os(error);
+  if (llvm::verifyFunction(*fn, &os)) throw Error("lower/cpu: generated invalid LLVM IR for kernel '" + kernel_.name + "': " + error);
+}
+
+void KernelLowering::emitPrologue(llvm::Function* fn) {
+  llvm::Type* i64Ty = b_.getInt64Ty();
+  llvm::Type* ptr = b_.getPtrTy();
+  auto* descType = llvm::StructType::get(ctx_, {ptr, llvm::ArrayType::get(i64Ty, kMaxRank), llvm::ArrayType::get(i64Ty, kMaxRank)});
+  argsType_ = llvm::StructType::get(ctx_, {ptr, llvm::ArrayType::get(i64Ty, kMaxGridRank), ptr, ptr, ptr});
+  args_ = fn->getArg(0);
+  llvm::Value* descs = b_.CreateLoad(ptr, b_.CreateStructGEP(argsType_, args_, 0), "tensors");
+  for (size_t t = 0; t < kernel_.tensors.size(); ++t) {
+    llvm::Value* desc = b_.CreateConstInBoundsGEP1_64(descType, descs, t);
+    TensorView view{b_.CreateLoad(ptr, b_.CreateStructGEP(descType, desc, 0), "data"), {}, {}};
+    for (int d = 0; d < kernel_.tensors[t].rank; ++d) {
+      view.shape.push_back(b_.CreateLoad(i64Ty, b_.CreateInBoundsGEP(descType, desc, {b_.getInt32(0), b_.getInt32(1), b_.getInt32(d)})));
+      view.strides.push_back(b_.CreateLoad(i64Ty, b_.CreateInBoundsGEP(descType, desc, {b_.getInt32(0), b_.getInt32(2), b_.getInt32(d)})));
+    }
+    tensors_.push_back(std::move(view));
+  }
+  for (int d = 0; d < kernel_.gridRank; ++d)
+    grid_.push_back(b_.CreateLoad(i64Ty, b_.CreateInBoundsGEP(argsType_, args_, {b_.getInt32(0), b_.getInt32(1), b_.getInt32(d)})));
+  programIdArray_ = b_.CreateAlloca(llvm::ArrayType::get(i64Ty, kMaxGridRank), nullptr, "program_id");
+}
+
+void KernelLowering::emitProgramIds(llvm::Value* linearId) {
+  programIds_.assign(kernel_.gridRank, nullptr);
+  llvm::Value* rest = linearId;
+  for (int d = kernel_.gridRank - 1; d >= 0; --d) {
+    programIds_[d] = d == 0 ? rest : b_.CreateSRem(rest, grid_[d]);
+    if (d > 0) rest = b_.CreateSDiv(rest, grid_[d]);
+  }
+  for (int d = 0; d < kMaxGridRank; ++d)
+    b_.CreateStore(d < kernel_.gridRank ? programIds_[d] : i64(0),
+                   b_.CreateConstInBoundsGEP2_32(llvm::ArrayType::get(b_.getInt64Ty(), kMaxGridRank), programIdArray_, 0, d));
+}
+
+// ---------------------------------------------------------------- ops
+
+void KernelLowering::lowerBlock(const ir::Block& block) {
+  for (const ir::Op& op : block.ops) lowerOp(op);
+}
+
+bool KernelLowering::needsBuffer(ValueId v) const {
+  const ir::Op* op = info_.def[v];
+  if (!op || type(v).isScalar()) return false;
+  if (!isFusable(op->code)) return true;
+  if (info_.dotOperand[v] || info_.printed[v]) return true;
+  // A load must read memory before any later store to the same tensor can change it.
+  if (op->code == OpCode::load && info_.storedTensors.count(op->intAttr("tensor"))) return true;
+  if (isCheap(op->code)) return false;
+  return info_.uses[v] > 1 || info_.usedDeeper[v];
+}
+
+void KernelLowering::lowerOp(const ir::Op& op) {
+  switch (op.code) {
+    case OpCode::fold: return lowerFold(op);
+    case OpCode::store: return lowerStore(op);
+    case OpCode::print: return lowerPrint(op);
+    case OpCode::dot: return lowerDot(op);
+    case OpCode::yield: return;  // handled by lowerFold
+    default: break;
+  }
+  if (ir::isReduction(op.code)) return lowerReduction(op);
+  ValueId r = op.results.at(0);
+  if (type(r).isScalar()) {
+    scalars_[r] = computeElement(op, {});
+  } else if (needsBuffer(r)) {
+    llvm::Value* buffer = allocateBuffer(type(r));
+    materialize(r, buffer);
+    buffers_[r] = buffer;
+  }
+}
+
+void KernelLowering::lowerFold(const ir::Op& op) {
+  const ir::Block& body = op.regions.at(0);
+  const ir::Op& yield = body.ops.back();
+  size_t n = op.results.size();
+  std::vector<llvm::Value*> carried(n);
+  for (size_t i = 0; i < n; ++i) {
+    carried[i] = allocateBuffer(type(op.results[i]));
+    materialize(op.operands[2 + i], carried[i]);
+  }
+  llvm::Value* start = element(op.operands[0], {});
+  llvm::Value* end = element(op.operands[1], {});
+  emitLoop(b_, start, end, [&](llvm::Value* k) {
+    scalars_[body.args[0]] = k;
+    for (size_t i = 0; i < n; ++i) {
+      buffers_[body.args[1 + i]] = carried[i];
+      if (type(body.args[1 + i]).isScalar()) scalars_[body.args[1 + i]] = nullptr;
+    }
+    lowerBlock(body);
+    // Every new value is computed before any carried buffer is overwritten: they may read each other.
+    std::vector<llvm::Value*> next(n);
+    for (size_t i = 0; i < n; ++i) {
+      ValueId y = yield.operands[i];
+      if (y == body.args[1 + i]) continue;
+      next[i] = allocateBuffer(type(y));
+      materialize(y, next[i]);
+    }
+    for (size_t i = 0; i < n; ++i)
+      if (next[i])
+        b_.CreateMemCpy(carried[i], llvm::MaybeAlign(64), next[i], llvm::MaybeAlign(64),
+                        type(op.results[i]).numel() * dtypeBytes(type(op.results[i]).dtype));
+  });
+  for (size_t i = 0; i < n; ++i) buffers_[op.results[i]] = carried[i];
+}
+
+void KernelLowering::lowerStore(const ir::Op& op) {
+  size_t rank = op.operands.size() - 1;
+  ValueId value = op.operands.back();
+  const TensorView& t = tensors_.at(op.intAttr("tensor"));
+  DType dtype = kernel_.tensors[op.intAttr("tensor")].dtype;
+  Indices offsets;
+  for (size_t d = 0; d < rank; ++d) offsets.push_back(element(op.operands[d], {}));
+  // Fast path when the whole block is inside the tensor: no per-element mask.
+  llvm::Value* inside = b_.getTrue();
+  for (size_t d = 0; d < rank; ++d) {
+    llvm::Value* last = b_.CreateAdd(offsets[d], i64(type(value).shape[d]));
+    inside = b_.CreateAnd(inside, b_.CreateAnd(b_.CreateICmpSGE(offsets[d], i64(0)), b_.CreateICmpSLE(last, t.shape[d])));
+  }
+  auto emitStores = [&](bool masked) {
+    emitNest(type(value).shape, {value}, [&](const Indices& idx) {
+      llvm::Value* address = t.data;
+      llvm::Value* ok = b_.getTrue();
+      llvm::Value* linear = i64(0);
+      for (size_t d = 0; d < rank; ++d) {
+        llvm::Value* c = b_.CreateAdd(offsets[d], idx[d]);
+        if (masked) ok = b_.CreateAnd(ok, b_.CreateAnd(b_.CreateICmpSGE(c, i64(0)), b_.CreateICmpSLT(c, t.shape[d])));
+        linear = b_.CreateAdd(linear, b_.CreateMul(c, t.strides[d]));
+      }
+      auto write = [&] {
+        llvm::Value* v = toStorage(b_, element(value, idx), dtype);
+        b_.CreateStore(v, b_.CreateGEP(storageType(ctx_, dtype), address, linear));
+      };
+      if (masked) emitIf(b_, ok, write);
+      else write();
+    });
+  };
+  emitIf(b_, inside, [&] { emitStores(false); }, [&] { emitStores(true); });
+}
+
+void KernelLowering::lowerPrint(const ir::Op& op) {
+  ValueId v = op.operands[0];
+  const ir::Type& t = type(v);
+  llvm::Value* buffer = buffers_[v];
+  if (!buffer) {
+    buffer = allocateBuffer(t);
+    materialize(v, buffer);
+  }
+  llvm::Type* i64Ty = b_.getInt64Ty();
+  auto* shapeType = llvm::ArrayType::get(i64Ty, std::max<size_t>(t.shape.size(), 1));
+  llvm::IRBuilder<> entry(allocaBlock_, allocaBlock_->begin());
+  llvm::Value* shape = entry.CreateAlloca(shapeType);
+  for (size_t d = 0; d < t.shape.size(); ++d)
+    b_.CreateStore(i64(t.shape[d]), b_.CreateConstInBoundsGEP2_32(shapeType, shape, 0, static_cast<unsigned>(d)));
+  llvm::Value* fnPtr = b_.CreateLoad(b_.getPtrTy(), b_.CreateStructGEP(argsType_, args_, 2));
+  llvm::Value* context = b_.CreateLoad(b_.getPtrTy(), b_.CreateStructGEP(argsType_, args_, 3));
+  llvm::Value* label = b_.CreateGlobalStringPtr(op.stringAttr("label"));
+  auto* fnType = llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy(), b_.getPtrTy(), b_.getInt32Ty(), b_.getInt32Ty(), b_.getPtrTy(), b_.getPtrTy(), b_.getPtrTy()}, false);
+  emitIf(b_, b_.CreateIsNotNull(fnPtr), [&] {
+    b_.CreateCall(fnType, fnPtr, {context, label, b_.getInt32(static_cast<int>(t.dtype)), b_.getInt32(t.rank()), shape, buffer, programIdArray_});
+  });
+}
+
+// C = acc + A·B, row by row: for m, for k, C[m, :] += A[m, k] * B[k, :]; the
+// inner loop is contiguous in B and C so it vectorizes.
+void KernelLowering::lowerDot(const ir::Op& op) {
+  ValueId r = op.results[0];
+  const ir::Type& rt = type(r);
+  const ir::Type& at = type(op.operands[0]);
+  DType accType = isFloat(rt.dtype) ? (rt.dtype == DType::f64 ? DType::f64 : DType::f32) : rt.dtype;
+  llvm::Type* acc = compute(accType);
+  int64_t m = rt.shape[0], n = rt.shape[1], kSize = at.shape[1];
+  ir::Type accTile{accType, rt.shape};
+  llvm::Value* c = allocateBuffer(accTile);
+  bool hasAcc = op.operands.size() == 3;
+  emitNest(rt.shape, hasAcc ? std::vector<ValueId>{op.operands[2]} : std::vector<ValueId>{}, [&](const Indices& idx) {
+    llvm::Value* init = hasAcc ? cast(element(op.operands[2], idx), rt.dtype, accType) : llvm::Constant::getNullValue(acc);
+    storeToBuffer(c, accTile, idx, init);
+  });
+  ValueId a = op.operands[0], bv = op.operands[1];
+  DType inType = at.dtype;
+  emitLoop(b_, i64(0), i64(m), [&](llvm::Value* mi) {
+    emitLoop(b_, i64(0), i64(kSize), [&](llvm::Value* ki) {
+      llvm::Value* av = cast(element(a, {mi, ki}), inType, accType);
+      emitLoop(b_, i64(0), i64(n), [&](llvm::Value* ni) {
+        llvm::Value* bvv = cast(element(bv, {ki, ni}), inType, accType);
+        llvm::Value* address = bufferAddress(c, accTile, {mi, ni});
+        llvm::Value* old = b_.CreateLoad(acc, address);
+        llvm::Value* sum = isFloat(accType) ? b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {acc}, {av, bvv, old})
+                                            : b_.CreateAdd(old, b_.CreateMul(av, bvv));
+        b_.CreateStore(sum, address);
+      });
+    });
+  });
+  if (accType == rt.dtype) {
+    buffers_[r] = c;
+    return;
+  }
+  llvm::Value* out = allocateBuffer(rt);
+  emitNest(rt.shape, {}, [&](const Indices& idx) {
+    llvm::Value* v = b_.CreateLoad(acc, bufferAddress(c, accTile, idx));
+    storeToBuffer(out, rt, idx, cast(v, accType, rt.dtype));
+  });
+  buffers_[r] = out;
+}
+
+void KernelLowering::lowerReduction(const ir::Op& op) {
+  ValueId x = op.operands[0], r = op.results[0];
+  const ir::Type& xt = type(x);
+  const ir::Type& rt = type(r);
+  size_t axis = static_cast<size_t>(op.intAttr("axis"));
+  bool isArg = op.code == OpCode::argmax || op.code == OpCode::argmin;
+  bool floatSum = op.code == OpCode::reduce_sum && isFloat(xt.dtype);
+  // Float sums run in double and round once, like the interpreter.
+  llvm::Type* accTy = floatSum ? b_.getDoubleTy() : compute(xt.dtype);
+  llvm::Value* out = rt.isScalar() ? nullptr : allocateBuffer(rt);
+  llvm::IRBuilder<> entry(allocaBlock_, allocaBlock_->begin());
+  llvm::Value* accSlot = entry.CreateAlloca(accTy);
+  llvm::Value* argSlot = entry.CreateAlloca(b_.getInt64Ty());
+  llvm::Value* result = nullptr;
+  auto reduceLane = [&](const Indices& outIdx) {
+    auto at = [&](llvm::Value* k) {
+      Indices idx(outIdx);
+      idx.insert(idx.begin() + static_cast<std::ptrdiff_t>(axis), k);
+      llvm::Value* v = element(x, idx);
+      return floatSum ? b_.CreateFPExt(v, b_.getDoubleTy()) : v;
+    };
+    b_.CreateStore(at(i64(0)), accSlot);
+    b_.CreateStore(i64(0), argSlot);
+    emitLoop(b_, i64(1), i64(xt.shape[axis]), [&](llvm::Value* k) {
+      llvm::Value* v = at(k);
+      llvm::Value* best = b_.CreateLoad(accTy, accSlot);
+      if (isArg) {
+        bool isMax = op.code == OpCode::argmax;
+        llvm::Value* better = isFloat(xt.dtype) ? (isMax ? b_.CreateFCmpOGT(v, best) : b_.CreateFCmpOLT(v, best))
+                                                : (isMax ? b_.CreateICmpSGT(v, best) : b_.CreateICmpSLT(v, best));
+        if (isFloat(xt.dtype))  // the first NaN wins and stays
+          better = b_.CreateAnd(b_.CreateOr(better, b_.CreateFCmpUNO(v, v)), b_.CreateFCmpORD(best, best));
+        b_.CreateStore(b_.CreateSelect(better, v, best), accSlot);
+        b_.CreateStore(b_.CreateSelect(better, k, b_.CreateLoad(b_.getInt64Ty(), argSlot)), argSlot);
+        return;
+      }
+      llvm::Value* next = nullptr;
+      bool isF = isFloat(xt.dtype);
+      switch (op.code) {
+        case OpCode::reduce_sum: {
+          next = isF ? b_.CreateFAdd(best, v) : b_.CreateAdd(best, v);
+          if (isF) llvm::cast<llvm::Instruction>(next)->setHasAllowReassoc(true);
+          break;
+        }
+        case OpCode::reduce_max:
+          next = isF ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, best, v) : b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, best, v);
+          break;
+        default:
+          next = isF ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::minimum, best, v) : b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, best, v);
+          break;
+      }
+      b_.CreateStore(next, accSlot);
+    });
+    llvm::Value* value = isArg ? b_.CreateTrunc(b_.CreateLoad(b_.getInt64Ty(), argSlot), b_.getInt32Ty())
+                               : b_.CreateLoad(accTy, accSlot);
+    if (floatSum) value = roundToDType(b_, value, rt.dtype);
+    if (out) storeToBuffer(out, rt, outIdx, value);
+    else result = value;
+  };
+  if (rt.isScalar()) {
+    reduceLane({});
+    scalars_[r] = result;
+  } else {
+    emitNest(rt.shape, {x}, reduceLane);
+    buffers_[r] = out;
+  }
+}
+
+// ---------------------------------------------------------------- elements
+
+llvm::Value* KernelLowering::element(ValueId v, const Indices& idx) {
+  if (buffers_[v]) {
+    const ir::Type& t = type(v);
+    llvm::Value* raw = b_.CreateLoad(storageType(ctx_, t.dtype), bufferAddress(buffers_[v], t, idx));
+    return fromStorage(b_, raw, t.dtype);
+  }
+  if (type(v).isScalar()) {
+    if (!scalars_[v]) throw Error("lower/cpu: value %" + std::to_string(v) + " used before it was computed");
+    return scalars_[v];
+  }
+  return computeElement(*info_.def[v], idx);
+}
+
+llvm::Value* KernelLowering::constant(DType t, double value) {
+  llvm::Type* ty = compute(t);
+  if (isFloat(t)) return llvm::ConstantFP::get(ty, roundToFloat(t, value));
+  return llvm::ConstantInt::get(ty, static_cast<uint64_t>(wrapToInt(t, static_cast<int64_t>(value))), true);
+}
+
+llvm::Value* KernelLowering::computeElement(const ir::Op& op, const Indices& idx) {
+  const ir::Type& rt = type(op.results[0]);
+  switch (op.code) {
+    case OpCode::program_id: return programIds_.at(op.intAttr("axis"));
+    case OpCode::num_programs: return grid_.at(op.intAttr("axis"));
+    case OpCode::tensor_dim: return tensors_.at(op.intAttr("tensor")).shape.at(op.intAttr("axis"));
+    case OpCode::constant: {
+      const ir::AttrValue* v = op.attr("value");
+      if (std::holds_alternative<int64_t>(*v))
+        return llvm::ConstantInt::get(compute(rt.dtype), static_cast<uint64_t>(wrapToInt(rt.dtype, std::get<int64_t>(*v))), true);
+      return constant(rt.dtype, op.floatAttr("value"));
+    }
+    case OpCode::iota: return b_.CreateTrunc(idx.at(op.intAttr("axis")), b_.getInt32Ty());
+    case OpCode::broadcast: case OpCode::reshape: case OpCode::permute:
+      return element(op.operands[0], operandIndices(op, idx));
+    case OpCode::load: return loadElement(op, idx);
+    case OpCode::cast: return cast(element(op.operands[0], idx), type(op.operands[0]).dtype, rt.dtype);
+    case OpCode::select:
+      return b_.CreateSelect(element(op.operands[0], idx), element(op.operands[1], idx), element(op.operands[2], idx));
+    case OpCode::cmp: return compare(op, element(op.operands[0], idx), element(op.operands[1], idx));
+    default: break;
+  }
+  if (ir::isUnaryElementwise(op.code)) return unary(op, element(op.operands[0], idx));
+  if (ir::isBinaryElementwise(op.code)) return binary(op, element(op.operands[0], idx), element(op.operands[1], idx));
+  unsupported(op, "no element-wise form");
+}
+
+// The operand element that a broadcast, reshape or permute reads for result element idx.
+Indices KernelLowering::operandIndices(const ir::Op& op, const Indices& idx) {
+  const ir::Shape& from = type(op.operands[0]).shape;
+  const ir::Shape& to = type(op.results[0]).shape;
+  Indices out(from.size());
+  if (op.code == OpCode::broadcast) {
+    for (size_t d = 0; d < from.size(); ++d) out[d] = from[d] == 1 ? i64(0) : idx[d];
+  } else if (op.code == OpCode::permute) {
+    const std::vector<int64_t>& perm = op.intsAttr("perm");
+    for (size_t d = 0; d < perm.size(); ++d) out[static_cast<size_t>(perm[d])] = idx[d];
+  } else {
+    // Reshape: the row-major linear position is preserved.
+    llvm::Value* linear = i64(0);
+    for (size_t d = 0; d < to.size(); ++d) linear = b_.CreateAdd(b_.CreateMul(linear, i64(to[d])), idx[d]);
+    for (size_t d = from.size(); d-- > 0;) {
+      out[d] = from[d] == 1 ? i64(0) : b_.CreateURem(linear, i64(from[d]));
+      linear = b_.CreateUDiv(linear, i64(from[d]));
+    }
+  }
+  return out;
+}
+
+llvm::Value* KernelLowering::libm(const char* name, llvm::Value* x) {
+  llvm::FunctionCallee fn = module_.getOrInsertFunction(name, llvm::FunctionType::get(x->getType(), {x->getType()}, false));
+  return b_.CreateCall(fn, {x});
+}
+
+llvm::Value* KernelLowering::unary(const ir::Op& op, llvm::Value* x) {
+  DType t = type(op.results[0]).dtype;
+  if (!isFloat(t)) {
+    switch (op.code) {
+      case OpCode::neg: return b_.CreateNeg(x);
+      case OpCode::abs: return b_.CreateBinaryIntrinsic(llvm::Intrinsic::abs, x, b_.getFalse());
+      case OpCode::relu: return b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, x, llvm::ConstantInt::get(x->getType(), 0));
+      case OpCode::floor: case OpCode::ceil: return x;
+      case OpCode::logical_not: return b_.CreateNot(x);  // i1: logical; wider: bitwise
+      default: unsupported(op, "not defined on " + std::string(dtypeName(t)));
+    }
+  }
+  switch (op.code) {
+    case OpCode::neg: return b_.CreateFNeg(x);
+    case OpCode::abs: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+    case OpCode::relu: return b_.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, x, llvm::ConstantFP::get(x->getType(), 0.0));
+    case OpCode::floor: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, x);
+    case OpCode::ceil: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::ceil, x);
+    case OpCode::sqrt: return roundToDType(b_, b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x), t);
+    default: break;
+  }
+  // Transcendentals: libm in double, rounded once to the dtype (bit-identical to the interpreter).
+  llvm::Value* d = x->getType()->isDoubleTy() ? x : b_.CreateFPExt(x, b_.getDoubleTy());
+  llvm::Value* r = nullptr;
+  switch (op.code) {
+    case OpCode::exp: r = libm("exp", d); break;
+    case OpCode::exp2: r = libm("exp2", d); break;
+    case OpCode::log: r = libm("log", d); break;
+    case OpCode::log2: r = libm("log2", d); break;
+    case OpCode::sin: r = libm("sin", d); break;
+    case OpCode::cos: r = libm("cos", d); break;
+    case OpCode::tanh: r = libm("tanh", d); break;
+    case OpCode::erf: r = libm("erf", d); break;
+    case OpCode::rsqrt:
+      r = b_.CreateFDiv(llvm::ConstantFP::get(b_.getDoubleTy(), 1.0), b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, d));
+      break;
+    case OpCode::sigmoid: {
+      llvm::Value* e = libm("exp", b_.CreateFNeg(d));
+      r = b_.CreateFDiv(llvm::ConstantFP::get(b_.getDoubleTy(), 1.0), b_.CreateFAdd(llvm::ConstantFP::get(b_.getDoubleTy(), 1.0), e));
+      break;
+    }
+    default: unsupported(op, "unknown unary op");
+  }
+  return roundToDType(b_, r, t);
+}
+
+llvm::Value* KernelLowering::binary(const ir::Op& op, llvm::Value* x, llvm::Value* y) {
+  DType t = type(op.results[0]).dtype;
+  if (isFloat(t)) {
+    llvm::Value* r = nullptr;
+    switch (op.code) {
+      case OpCode::add: r = b_.CreateFAdd(x, y); break;
+      case OpCode::sub: r = b_.CreateFSub(x, y); break;
+      case OpCode::mul: r = b_.CreateFMul(x, y); break;
+      case OpCode::div: r = b_.CreateFDiv(x, y); break;
+      case OpCode::rem: r = b_.CreateFRem(x, y); break;
+      case OpCode::max: return b_.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, x, y);
+      case OpCode::min: return b_.CreateBinaryIntrinsic(llvm::Intrinsic::minimum, x, y);
+      default: unsupported(op, "not defined on floats");
+    }
+    return roundToDType(b_, r, t);
+  }
+  switch (op.code) {
+    case OpCode::add: return b_.CreateAdd(x, y);
+    case OpCode::sub: return b_.CreateSub(x, y);
+    case OpCode::mul: return b_.CreateMul(x, y);
+    case OpCode::max: return b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, x, y);
+    case OpCode::min: return b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, x, y);
+    case OpCode::logical_and: return b_.CreateAnd(x, y);
+    case OpCode::logical_or: return b_.CreateOr(x, y);
+    case OpCode::div: case OpCode::rem: {
+      // Truncating division without traps: x / 0 reports a fault and gives 0; x / -1 is -x.
+      llvm::Value* zero = llvm::ConstantInt::get(y->getType(), 0);
+      llvm::Value* minusOne = llvm::ConstantInt::get(y->getType(), -1, true);
+      llvm::Value* isZero = b_.CreateICmpEQ(y, zero);
+      llvm::Value* isMinusOne = b_.CreateICmpEQ(y, minusOne);
+      llvm::Value* safe = b_.CreateSelect(b_.CreateOr(isZero, isMinusOne), llvm::ConstantInt::get(y->getType(), 1), y);
+      emitIf(b_, isZero, [&] {
+        llvm::Value* faults = b_.CreateLoad(b_.getPtrTy(), b_.CreateStructGEP(argsType_, args_, 4));
+        emitIf(b_, b_.CreateIsNotNull(faults), [&] {
+          b_.CreateAtomicRMW(llvm::AtomicRMWInst::Or, faults, b_.getInt32(kFaultIntegerDivideByZero), llvm::MaybeAlign(4),
+                             llvm::AtomicOrdering::Monotonic);
+        });
+      });
+      bool isDiv = op.code == OpCode::div;
+      llvm::Value* q = isDiv ? b_.CreateSDiv(x, safe) : b_.CreateSRem(x, safe);
+      llvm::Value* special = isDiv ? b_.CreateSelect(isZero, zero, b_.CreateNeg(x)) : zero;
+      return b_.CreateSelect(b_.CreateOr(isZero, isMinusOne), special, q);
+    }
+    default: unsupported(op, "not defined on integers");
+  }
+}
+
+llvm::Value* KernelLowering::compare(const ir::Op& op, llvm::Value* x, llvm::Value* y) {
+  const std::string& pred = op.stringAttr("pred");
+  bool isF = x->getType()->isFloatingPointTy();
+  using P = llvm::CmpInst::Predicate;
+  struct Entry { const char* name; P f, i; };
+  static const Entry table[] = {{"lt", P::FCMP_OLT, P::ICMP_SLT}, {"le", P::FCMP_OLE, P::ICMP_SLE},
+                                {"gt", P::FCMP_OGT, P::ICMP_SGT}, {"ge", P::FCMP_OGE, P::ICMP_SGE},
+                                {"eq", P::FCMP_OEQ, P::ICMP_EQ},  {"ne", P::FCMP_UNE, P::ICMP_NE}};
+  for (const Entry& e : table)
+    if (pred == e.name) {
+      bool unsignedBool = !isF && x->getType()->isIntegerTy(1);
+      P p = isF ? e.f : unsignedBool ? llvm::ICmpInst::getUnsignedPredicate(e.i) : e.i;
+      return isF ? b_.CreateFCmp(p, x, y) : b_.CreateICmp(p, x, y);
+    }
+  unsupported(op, "unknown predicate '" + pred + "'");
+}
+
+llvm::Value* KernelLowering::cast(llvm::Value* x, DType from, DType to) {
+  if (from == to) return x;
+  llvm::Type* target = compute(to);
+  if (to == DType::boolean)
+    return isFloat(from) ? b_.CreateFCmpUNE(x, llvm::ConstantFP::get(x->getType(), 0.0))
+                         : b_.CreateICmpNE(x, llvm::ConstantInt::get(x->getType(), 0));
+  if (from == DType::boolean) return isFloat(to) ? b_.CreateUIToFP(x, target) : b_.CreateZExt(x, target);
+  if (isFloat(from) && isFloat(to))
+    return to == DType::f64 ? b_.CreateFPExt(x, target) : roundToDType(b_, x, to);
+  if (isFloat(from))  // truncate toward zero, NaN -> 0, saturate
+    return b_.CreateIntrinsic(llvm::Intrinsic::fptosi_sat, {target, x->getType()}, {x});
+  if (isFloat(to)) {
+    // Through double: exact for |x| < 2^53, then one rounding to the dtype.
+    return roundToDType(b_, b_.CreateSIToFP(x, b_.getDoubleTy()), to);
+  }
+  return b_.CreateSExtOrTrunc(x, target);
+}
+
+llvm::Value* KernelLowering::inBounds(const ir::Op& load, const Indices& coords) {
+  const TensorView& t = tensors_.at(load.intAttr("tensor"));
+  llvm::Value* ok = b_.getTrue();
+  for (size_t d = 0; d < coords.size(); ++d)
+    ok = b_.CreateAnd(ok, b_.CreateAnd(b_.CreateICmpSGE(coords[d], i64(0)), b_.CreateICmpSLT(coords[d], t.shape[d])));
+  return ok;
+}
+
+llvm::Value* KernelLowering::loadElement(const ir::Op& op, const Indices& idx) {
+  int64_t tensor = op.intAttr("tensor");
+  const TensorView& t = tensors_.at(tensor);
+  DType dtype = kernel_.tensors[tensor].dtype;
+  Indices coords;
+  llvm::Value* linear = i64(0);
+  for (size_t d = 0; d < idx.size(); ++d) {
+    coords.push_back(b_.CreateAdd(element(op.operands[d], {}), idx[d]));
+    linear = b_.CreateAdd(linear, b_.CreateMul(coords[d], t.strides[d]));
+  }
+  llvm::Type* storage = storageType(ctx_, dtype);
+  auto read = [&] { return fromStorage(b_, b_.CreateLoad(storage, b_.CreateGEP(storage, t.data, linear)), dtype); };
+  if (assumeInBounds_) return read();
+  const ir::AttrValue* fillAttr = op.attr("fill");
+  double fill = std::holds_alternative<int64_t>(*fillAttr) ? static_cast<double>(std::get<int64_t>(*fillAttr)) : std::get<double>(*fillAttr);
+  llvm::Value* fillValue = constant(dtype, fill);
+  llvm::Value* ok = inBounds(op, coords);
+  llvm::BasicBlock* before = b_.GetInsertBlock();
+  llvm::Value* loaded = nullptr;
+  llvm::BasicBlock* loadedBlock = nullptr;
+  emitIf(b_, ok, [&] {
+    loaded = read();
+    loadedBlock = b_.GetInsertBlock();
+  });
+  llvm::PHINode* phi = b_.CreatePHI(fillValue->getType(), 2);
+  phi->addIncoming(loaded, loadedBlock);
+  phi->addIncoming(fillValue, before);
+  return phi;
+}
+
+// ---------------------------------------------------------------- buffers and nests
+
+llvm::Value* KernelLowering::allocateBuffer(const ir::Type& t) {
+  llvm::IRBuilder<> entry(allocaBlock_, allocaBlock_->begin());
+  auto* alloca = entry.CreateAlloca(storageType(ctx_, t.dtype), i64(t.numel()));
+  alloca->setAlignment(llvm::Align(64));
+  return alloca;
+}
+
+llvm::Value* KernelLowering::bufferAddress(llvm::Value* buffer, const ir::Type& t, const Indices& idx) {
+  llvm::Value* linear = i64(0);
+  for (size_t d = 0; d < idx.size(); ++d) linear = b_.CreateAdd(b_.CreateMul(linear, i64(t.shape[d])), idx[d]);
+  return b_.CreateInBoundsGEP(storageType(ctx_, t.dtype), buffer, linear);
+}
+
+void KernelLowering::storeToBuffer(llvm::Value* buffer, const ir::Type& t, const Indices& idx, llvm::Value* v) {
+  b_.CreateStore(toStorage(b_, v, t.dtype), bufferAddress(buffer, t, idx));
+}
+
+void KernelLowering::materialize(ValueId v, llvm::Value* buffer) {
+  const ir::Type& t = type(v);
+  if (t.isScalar()) {
+    storeToBuffer(buffer, t, {}, element(v, {}));
+    return;
+  }
+  emitNest(t.shape, {v}, [&](const Indices& idx) { storeToBuffer(buffer, t, idx, element(v, idx)); });
+}
+
+void KernelLowering::collectLoads(ValueId v, std::vector<const ir::Op*>& loads, std::set<ValueId>& seen) const {
+  if (buffers_[v] || type(v).isScalar() || !seen.insert(v).second) return;
+  const ir::Op* op = info_.def[v];
+  if (!op || !isFusable(op->code)) return;
+  if (op->code == OpCode::load) loads.push_back(op);
+  for (ValueId o : op->operands) collectLoads(o, loads, seen);
+}
+
+llvm::Value* KernelLowering::loadsInside(const std::vector<const ir::Op*>& loads) {
+  llvm::Value* all = b_.getTrue();
+  for (const ir::Op* load : loads) {
+    const TensorView& t = tensors_.at(load->intAttr("tensor"));
+    const ir::Shape& block = type(load->results[0]).shape;
+    for (size_t d = 0; d < block.size(); ++d) {
+      llvm::Value* first = element(load->operands[d], {});
+      llvm::Value* end = b_.CreateAdd(first, i64(block[d]));
+      all = b_.CreateAnd(all, b_.CreateAnd(b_.CreateICmpSGE(first, i64(0)), b_.CreateICmpSLE(end, t.shape[d])));
+    }
+  }
+  return all;
+}
+
+// A loop nest over `shape`. When the fused expressions of `roots` read
+// tensors, the nest is emitted twice: without masks for blocks wholly inside
+// the tensors, and with per-element masks otherwise.
+void KernelLowering::emitNest(const ir::Shape& shape, const std::vector<ValueId>& roots,
+                              const std::function<void(const Indices&)>& body) {
+  std::vector<const ir::Op*> loads;
+  std::set<ValueId> seen;
+  for (ValueId r : roots) collectLoads(r, loads, seen);
+  Indices idx;
+  if (loads.empty() || assumeInBounds_) {
+    emitNestLevels(shape, 0, idx, body);
+    return;
+  }
+  emitIf(b_, loadsInside(loads), [&] {
+    assumeInBounds_ = true;
+    emitNestLevels(shape, 0, idx, body);
+    assumeInBounds_ = false;
+  }, [&] { emitNestLevels(shape, 0, idx, body); });
+}
+
+void KernelLowering::emitNestLevels(const ir::Shape& shape, size_t level, Indices& idx,
+                                    const std::function<void(const Indices&)>& body) {
+  if (level == shape.size()) {
+    body(idx);
+    return;
+  }
+  emitLoop(b_, i64(0), i64(shape[level]), [&](llvm::Value* i) {
+    idx.push_back(i);
+    emitNestLevels(shape, level + 1, idx, body);
+    idx.pop_back();
+  });
+}
+
+}  // namespace
+
+std::unique_ptr<llvm::Module> lowerToLLVM(const ir::Kernel& kernel, llvm::LLVMContext& context,
+                                          const std::string& entryName) {
+  auto module = std::make_unique<llvm::Module>("tilejit." + kernel.name, context);
+  KernelLowering(kernel, *module).lower(entryName);
+  return module;
+}
+
+std::string lowerToLLVMText(const ir::Kernel& kernel) {
+  llvm::LLVMContext context;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  lowerToLLVM(kernel, context, "tj_kernel")->print(os, nullptr);
+  return text;
+}
+
+}  // namespace tj::cpu

@@ -1,0 +1,25 @@
+// Lowers a tile-IR kernel to an LLVM module for the host CPU.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "ir/ir.hpp"
+
+namespace llvm {
+class LLVMContext;
+class Module;
+}  // namespace llvm
+
+namespace tj::cpu {
+
+// Builds a module with one external function `entryName` of type KernelEntry
+// (lower/cpu/abi.hpp). Elementwise chains are fused into the loop nest of
+// their consumer; dots, reductions and fold-carried tiles live in stack
+// buffers. Throws Error naming an op it cannot lower.
+std::unique_ptr<llvm::Module> lowerToLLVM(const ir::Kernel& kernel, llvm::LLVMContext& context,
+                                          const std::string& entryName);
+
+// The unoptimized LLVM IR of a kernel as text (tile-ir --stage=llvm).
+std::string lowerToLLVMText(const ir::Kernel& kernel);
+
+}  // namespace tj::cpu
