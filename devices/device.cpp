@@ -6,7 +6,9 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "devices/cpu/cpu_device.hpp"
 #include "devices/interp/interpreter.hpp"
+#include "jit/cpu_target.hpp"
 
 namespace tj {
 
@@ -19,11 +21,18 @@ class InterpreterDevice final : public Device {
 };
 
 // Devices the design names whose backends are not in this build yet.
-const std::vector<std::string> kPlannedDevices = {"cpu", "vulkan", "cuda", "hip"};
+const std::vector<std::string> kPlannedDevices = {"vulkan", "cuda", "hip"};
+
+// The device an empty name selects: the CPU backend where it can run, else
+// the interpreter (which stays selectable by name).
+Device& bestDevice(Device& interp) { return jit::hostTargetSupported() ? cpu::CpuDevice::instance() : interp; }
 
 }  // namespace
 
-std::vector<std::string> availableDevices() { return {"interp"}; }
+std::vector<std::string> availableDevices() {
+  if (jit::hostTargetSupported()) return {"cpu", "interp"};
+  return {"interp"};
+}
 
 Device& selectDevice(const std::string& requested) {
   static InterpreterDevice interp;
@@ -32,7 +41,12 @@ Device& selectDevice(const std::string& requested) {
     const char* env = std::getenv("TILEJIT_DEVICE");
     name = env ? env : "";
   }
-  if (name.empty() || name == "interp") return interp;
+  if (name.empty()) return bestDevice(interp);
+  if (name == "interp") return interp;
+  if (name == "cpu") {
+    if (!jit::hostTargetSupported()) throw Error("device: the cpu device cannot run here: LLVM cannot target this host");
+    return cpu::CpuDevice::instance();
+  }
   std::string base = name.substr(0, name.find(':'));
   if (std::find(kPlannedDevices.begin(), kPlannedDevices.end(), base) != kPlannedDevices.end()) {
     static std::once_flag warned;

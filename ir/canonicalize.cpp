@@ -11,7 +11,8 @@ Kernel canonicalize(const Kernel& k) {
   Kernel cur = k;
   uint64_t hash = semanticHash(cur);
   for (int round = 1;; ++round) {
-    Kernel next = eliminateDeadCode(fuseDotAccumulate(eliminateCommonSubexpressions(foldConstants(cur))));
+    Kernel next = eliminateDeadCode(
+        fuseDotAccumulate(eliminateCommonSubexpressions(hoistLoopInvariants(foldConstants(cur)))));
     uint64_t nextHash = semanticHash(next);
     if (nextHash == hash) {
       spdlog::debug("canonicalize: stable after round {}", round);

@@ -23,7 +23,7 @@
 //   reshape (x)                  : result shape, same element count, row-major order
 //   permute {perm} (x)           : result dim i is x's dim perm[i]
 //   reduce_sum reduce_max reduce_min argmax argmin {axis} (x) : removes `axis`; arg* give i32
-//   dot (a, b[, acc])            : [M,K] x [K,N] (+ acc) -> [M,N]; f16/bf16 multiply exactly and
+//   dot (a, b[, acc])            : [M,K] x [K,N] (+ acc) -> [M,N]; i8 may give i32; f16/bf16 multiply exactly and
 //                                 accumulate in f32 (or wider); rounded once to the result dtype
 //   load {tensor, fill} (offsets...)  : a tile of the tensor's rank starting at element offsets;
 //                                 elements outside the tensor read `fill`

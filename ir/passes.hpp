@@ -34,6 +34,7 @@ Kernel foldConstants(const Kernel& k);
 Kernel eliminateCommonSubexpressions(const Kernel& k);
 Kernel eliminateDeadCode(const Kernel& k);
 Kernel fuseDotAccumulate(const Kernel& k);  // add(acc, dot(a, b)) -> dot(a, b, acc)
+Kernel hoistLoopInvariants(const Kernel& k);  // ir/hoist_invariants.cpp: fold-invariant ops move out
 
 // ir/canonicalize.cpp: the passes above to a fixed point (callers verify).
 Kernel canonicalize(const Kernel& k);

@@ -295,9 +295,11 @@ class Verifier {
     if (a.rank() != 2 || b.rank() != 2 || a.shape[1] != b.shape[0] || a.dtype != b.dtype)
       error(op, "cannot multiply " + a.str() + " by " + b.str());
     expectType(op, r, Type{r.dtype, {a.shape[0], b.shape[1]}}, "result");
+    // f16/bf16 products may be kept at 16 bits or widened to f32; i8 products accumulate in i32.
     bool halfInputs = a.dtype == DType::f16 || a.dtype == DType::bf16;
     bool halfOrF32 = r.dtype == DType::f16 || r.dtype == DType::bf16 || r.dtype == DType::f32;
-    if (halfInputs ? !halfOrF32 : r.dtype != a.dtype)
+    bool widened = halfInputs ? halfOrF32 : a.dtype == DType::i8 && r.dtype == DType::i32;
+    if (!widened && r.dtype != a.dtype)
       error(op, "cannot produce " + r.str() + " from " + std::string(dtypeName(a.dtype)) + " operands");
     if (hasAcc) sameType(op, in(op, 2), r, "accumulator and result");
   }

@@ -1,5 +1,6 @@
 #include "jit/cpu_target.hpp"
 
+#include <llvm/ADT/StringMap.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Target/TargetMachine.h>
@@ -30,7 +31,7 @@ CpuTarget detectHost() {
   t.cpu = llvm::sys::getHostCPUName().str();
   std::vector<std::string> all;
   auto host = llvm::sys::getHostCPUFeatures();
-  for (const auto& f : host) all.push_back((f.second ? "+" : "-") + f.first().str());
+  for (const auto& f : host) all.push_back((f.second ? '+' : '-') + f.first().str());
   std::sort(all.begin(), all.end());  // StringMap order is unspecified
   for (const std::string& f : all) t.features += (t.features.empty() ? "" : ",") + f;
   t.deviceFeatures = "cpu-" + llvm::Triple(t.triple).getArchName().str() + "-" + t.cpu;
@@ -53,6 +54,15 @@ void initializeNativeTarget() {
     llvm::InitializeNativeTargetAsmPrinter();
     llvm::InitializeNativeTargetAsmParser();
   });
+}
+
+bool hostTargetSupported() {
+  static const bool supported = [] {
+    initializeNativeTarget();
+    std::string error;
+    return llvm::TargetRegistry::lookupTarget(hostTarget().triple, error) != nullptr;
+  }();
+  return supported;
 }
 
 std::unique_ptr<llvm::TargetMachine> createTargetMachine(const CpuTarget& target) {

@@ -23,6 +23,9 @@ const CpuTarget& hostTarget();
 // Registers the native target, its asm printer and parser with LLVM (once).
 void initializeNativeTarget();
 
+// Whether LLVM can generate code for the host; decided once.
+bool hostTargetSupported();
+
 // A TargetMachine for `target` at -O3 with position-independent code, so an
 // object can be linked anywhere by the JIT, including after a disk-cache load.
 // Throws Error when LLVM has no backend for the triple.

@@ -49,9 +49,15 @@ inline int64_t wrap(DType t, int64_t v) {
 }
 
 // Wrapping int64 arithmetic without undefined behavior.
-inline int64_t wrapAdd(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
-inline int64_t wrapSub(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b)); }
-inline int64_t wrapMul(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b)); }
+inline int64_t wrapAdd(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+inline int64_t wrapSub(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+}
+inline int64_t wrapMul(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
 // Truncating division and remainder; b != 0. INT64_MIN / -1 wraps.
 inline int64_t truncDiv(int64_t a, int64_t b) { return b == -1 ? wrapSub(0, a) : a / b; }
 inline int64_t truncRem(int64_t a, int64_t b) { return b == -1 ? 0 : a % b; }
@@ -141,13 +147,6 @@ inline void setElement(Tensor& t, int64_t flat, const Num& v) {
     return;
   }
   t.setItem(flat, asDouble(v));
-}
-
-inline Tensor tensorOf(const Shape& shape, const std::vector<Num>& values, DType dtype) {
-  Tensor t = Tensor::zeros(shape, dtype);
-  for (size_t i = 0; i < values.size() && static_cast<int64_t>(i) < t.numel(); ++i)
-    setElement(t, static_cast<int64_t>(i), values[i]);
-  return t;
 }
 
 // A position in the total order of t's encodings (-0 and +0 both 0), for ulp distances.

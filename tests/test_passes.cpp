@@ -1,5 +1,6 @@
 // The IR passes: semantic hash, constant folding, CSE, DCE, dot fusion and
 // canonicalize, on kernels built op by op.
+#include <algorithm>
 #include <doctest/doctest.h>
 
 #include <bit>
@@ -618,6 +619,48 @@ TEST_CASE("fuseDotAccumulate fuses in a loop body but never pulls a dot into a l
 // ---------------------------------------------------------------------------
 // canonicalize
 
+TEST_CASE("hoistLoopInvariants moves pure loop-invariant chains out of a fold, one level per run") {
+  Builder b;
+  b.tensor(DType::f32, 1, "in");
+  b.tensor(DType::f32, 1, "out");
+  b.tensor(DType::i64, 0, "divisor");
+  Type tile{DType::f32, {8}};
+  ValueId p = b.programId();
+  ValueId zero = b.constant(tile, 0.0);
+  ValueId acc = b.fold(b.i64(0), b.i64(3), {zero}, [&](ValueId k, const std::vector<ValueId>& carried) {
+    ValueId offset = b.op(OpCode::mul, {p, b.i64(8)}, scalar(DType::i64));  // invariant chain
+    ValueId x = b.load(0, {offset}, tile);                                    // invariant: "in" is never stored
+    ValueId quotient = b.op(OpCode::div, {p, k}, scalar(DType::i64));         // may fault: stays
+    ValueId inner = b.fold(b.i64(0), b.i64(2), {carried[0]}, [&](ValueId, const std::vector<ValueId>& c) {
+      return std::vector{b.op(OpCode::add, {c[0], b.op(OpCode::exp, {x}, tile)}, tile)};  // exp(x) leaves this loop
+    })[0];
+    b.store(1, {quotient}, inner);
+    return std::vector{b.op(OpCode::add, {inner, x}, tile)};
+  })[0];
+  b.store(1, {p}, acc);
+
+  Kernel once = hoistLoopInvariants(b.k);
+  verify(once);
+  auto outerFold = [](const Kernel& k) -> const Op& {
+    auto it = std::find_if(k.body.ops.begin(), k.body.ops.end(), [](const Op& o) { return o.code == OpCode::fold; });
+    REQUIRE(it != k.body.ops.end());
+    return *it;
+  };
+  const Op& outer = outerFold(once);
+  std::vector<OpCode> outerBody;
+  for (const Op& o : outer.regions[0].ops) outerBody.push_back(o.code);
+  // The i64 constant, mul and load left the outer loop; exp left the inner loop into the outer body.
+  CHECK(outerBody == std::vector{OpCode::div, OpCode::exp, OpCode::fold, OpCode::store, OpCode::add, OpCode::yield});
+  CHECK(count(once, OpCode::load) == 1);
+  CHECK(def(once, outer.regions[0].ops[1].operands[0])->code == OpCode::load);
+
+  Kernel twice = hoistLoopInvariants(once);
+  const Op& outer2 = outerFold(twice);
+  CHECK(outer2.regions[0].ops.size() == 5);  // exp hoisted again, the div stays
+  CHECK(outer2.regions[0].ops[0].code == OpCode::div);
+  CHECK(semanticHash(hoistLoopInvariants(twice)) == semanticHash(twice));
+}
+
 TEST_CASE("canonicalize reaches a fixed point of every pass") {
   Builder b;
   b.tensor(DType::f16, 2);
@@ -646,6 +689,7 @@ TEST_CASE("canonicalize reaches a fixed point of every pass") {
   CHECK(semanticHash(eliminateCommonSubexpressions(out)) == h);
   CHECK(semanticHash(fuseDotAccumulate(out)) == h);
   CHECK(semanticHash(eliminateDeadCode(out)) == h);
+  CHECK(semanticHash(hoistLoopInvariants(out)) == h);
   CHECK(topLevel(out) == std::vector{OpCode::program_id, OpCode::constant, OpCode::mul, OpCode::constant,
                                      OpCode::constant, OpCode::constant, OpCode::fold, OpCode::store});
   const Op& loop = only(out, OpCode::fold);

@@ -149,4 +149,23 @@ std::string tileText(const Tile& t) {
   return out;
 }
 
+Tile decodeTile(const ir::Type& type, const std::byte* data) {
+  Tile t(type);
+  size_t step = static_cast<size_t>(dtypeBytes(type.dtype));
+  if (t.isFloat()) {
+    for (size_t i = 0; i < t.floats.size(); ++i) t.floats[i] = readFloat(data + i * step, type.dtype);
+  } else {
+    for (size_t i = 0; i < t.ints.size(); ++i) t.ints[i] = readInt(data + i * step, type.dtype);
+  }
+  return t;
+}
+
+std::string printLine(std::string_view label, std::span<const int64_t> programId, const Tile& t) {
+  std::string line = "[";
+  line += label;
+  line += "] program (";
+  for (size_t d = 0; d < programId.size(); ++d) line += (d ? ", " : "") + std::to_string(programId[d]);
+  return line + "): " + tileText(t);
+}
+
 }  // namespace tj::interp

@@ -3,7 +3,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -59,5 +61,13 @@ void writeInt(std::byte* p, DType t, int64_t v);
 
 // Nested brackets, e.g. "[[1, 2], [3, 4]]"; floats in shortest round-trip form.
 std::string tileText(const Tile& t);
+
+// A tile read from row-major host memory in its dtype's storage format
+// (f16/bf16 as 16-bit patterns, bool as one byte), as a compiled kernel's
+// print op hands it over.
+Tile decodeTile(const ir::Type& type, const std::byte* data);
+
+// The line a print op writes: "[label] program (i, j): <tileText>".
+std::string printLine(std::string_view label, std::span<const int64_t> programId, const Tile& t);
 
 }  // namespace tj::interp

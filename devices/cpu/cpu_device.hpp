@@ -1,0 +1,35 @@
+// The CPU device: kernels compiled by LLVM (through the kernel cache) and run
+// over the grid on a thread pool.
+#pragma once
+#include "devices/cpu/thread_pool.hpp"
+#include "devices/device.hpp"
+#include "jit/kernel_cache.hpp"
+
+namespace tj::cpu {
+
+// How the calling thread's last CPU launch got its kernel.
+struct LaunchInfo {
+  jit::CacheSource cache = jit::CacheSource::memory;
+  double compileMs = 0;  // when compiled
+  double loadMs = 0;     // when loaded from the disk cache
+};
+const LaunchInfo& lastLaunchInfo();
+
+class CpuDevice final : public Device {
+ public:
+  CpuDevice(jit::KernelCache& cache, ThreadPool& pool) : cache_(cache), pool_(pool) {}
+  // On the process's kernel cache and thread pool.
+  static CpuDevice& instance();
+
+  std::string name() const override { return "cpu"; }
+  // Checks the arguments against the kernel (throwing Error naming the
+  // tensor), gets the compiled kernel and runs every program. Prints from
+  // different programs may interleave by line, in any order.
+  void launch(const ir::Kernel& kernel, const LaunchArgs& args) override;
+
+ private:
+  jit::KernelCache& cache_;
+  ThreadPool& pool_;
+};
+
+}  // namespace tj::cpu

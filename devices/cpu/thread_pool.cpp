@@ -1,0 +1,151 @@
+#include "devices/cpu/thread_pool.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cstdlib>
+#include <string_view>
+
+namespace tj::cpu {
+
+namespace {
+
+// How long an idle worker polls before it sleeps.
+constexpr auto kSpin = std::chrono::microseconds(20);
+
+void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// Polls `ready` for kSpin; true as soon as it holds.
+template <typename Ready>
+bool spinUntil(Ready ready) {
+  auto deadline = std::chrono::steady_clock::now() + kSpin;
+  for (unsigned i = 1;; ++i) {
+    if (ready()) return true;
+    if (i % 64 == 0 && std::chrono::steady_clock::now() > deadline) return false;
+    cpuRelax();
+  }
+}
+
+uint32_t generationOf(uint64_t ticket) { return static_cast<uint32_t>(ticket >> 32); }
+uint32_t unclaimedOf(uint64_t ticket) { return static_cast<uint32_t>(ticket); }
+
+int threadsFromEnvironment() {
+  int cores = std::max(1u, std::thread::hardware_concurrency());
+  const char* env = std::getenv("TILEJIT_THREADS");
+  if (!env || !*env) return cores;
+  std::string_view s(env);
+  int n = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+  if (ec != std::errc() || end != s.data() + s.size() || n < 1) {
+    spdlog::warn("tilejit: TILEJIT_THREADS='{}' is not a positive integer; using {} threads", s, cores);
+    return cores;
+  }
+  return n;
+}
+
+}  // namespace
+
+ThreadPool::ThreadPool(int threads) {
+  for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { workerLoop(); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  for (std::thread& t : workers_) t.join();
+}
+
+ThreadPool& ThreadPool::global() {
+  static ThreadPool pool(threadsFromEnvironment());
+  return pool;
+}
+
+void ThreadPool::run(int64_t total, int64_t serialBelow, RangeFn fn) {
+  if (total < serialBelow || workers_.empty() || busy_.exchange(true, std::memory_order_acquire))
+    return fn.call(fn.context, 0, total);
+  fn_ = fn;
+  total_ = total;
+  chunk_ = std::max<int64_t>(1, total / (threads() * 4));
+  chunks_ = (total + chunk_ - 1) / chunk_;
+  done_.store(0, std::memory_order_relaxed);
+  failed_.store(false, std::memory_order_relaxed);
+  uint32_t generation = ++generation_;
+  // seq_cst pairs with awaitJob: either a sleeper sees this ticket before it
+  // waits, or this thread sees the sleeper and wakes it.
+  ticket_.store(uint64_t{generation} << 32 | static_cast<uint64_t>(chunks_));
+  if (sleepers_.load() > 0) {
+    std::lock_guard lock(mutex_);
+    wake_.notify_all();
+  }
+  work(generation);
+  waitDone(chunks_);
+  std::exception_ptr error = std::exchange(error_, nullptr);
+  busy_.store(false, std::memory_order_release);
+  if (error) std::rethrow_exception(error);
+}
+
+void ThreadPool::workerLoop() {
+  uint32_t seen = 0;
+  while (true) {
+    uint64_t ticket = awaitJob(seen);
+    if (stop_) return;
+    seen = generationOf(ticket);
+    work(seen);
+  }
+}
+
+// A ticket of a newer generation than `seen`, or any ticket once stopping.
+uint64_t ThreadPool::awaitJob(uint32_t seen) {
+  auto fresh = [&] { return stop_ || generationOf(ticket_.load(std::memory_order_acquire)) != seen; };
+  if (!spinUntil(fresh)) {
+    std::unique_lock lock(mutex_);
+    sleepers_.fetch_add(1);
+    wake_.wait(lock, [&] { return stop_ || generationOf(ticket_.load()) != seen; });
+    sleepers_.fetch_sub(1);
+  }
+  return ticket_.load(std::memory_order_acquire);
+}
+
+void ThreadPool::work(uint32_t generation) {
+  uint64_t ticket = ticket_.load(std::memory_order_acquire);
+  while (generationOf(ticket) == generation && unclaimedOf(ticket) > 0) {
+    if (!ticket_.compare_exchange_weak(ticket, ticket - 1, std::memory_order_acquire)) continue;
+    // The claimed chunk keeps the job alive, so its fields are stable here.
+    int64_t chunks = chunks_;
+    int64_t begin = (chunks - unclaimedOf(ticket)) * chunk_;
+    if (!failed_.load(std::memory_order_relaxed)) {
+      try {
+        fn_.call(fn_.context, begin, std::min(total_, begin + chunk_));
+      } catch (...) {
+        std::lock_guard lock(mutex_);
+        if (!error_) error_ = std::current_exception();
+        failed_ = true;
+      }
+    }
+    if (done_.fetch_add(1, std::memory_order_acq_rel) + 1 == chunks) {
+      std::lock_guard lock(mutex_);
+      finished_.notify_all();
+    }
+    ticket = ticket_.load(std::memory_order_acquire);
+  }
+}
+
+void ThreadPool::waitDone(int64_t chunks) {
+  auto finished = [&] { return done_.load(std::memory_order_acquire) == chunks; };
+  if (spinUntil(finished)) return;
+  std::unique_lock lock(mutex_);
+  finished_.wait(lock, finished);
+}
+
+}  // namespace tj::cpu

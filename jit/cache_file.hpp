@@ -1,0 +1,40 @@
+// One kernel-cache entry on disk: a header naming the full key, then the
+// object code.
+//
+//   "TJKCACHE"  u32 format version  u32 key size  u64 payload size
+//   u64 xxh3 of the payload  key bytes  payload bytes        (host byte order)
+//
+// Entries are written to a temporary file in the same folder and renamed into
+// place, so readers, and processes writing the same entry at once, only ever
+// see whole files.
+#pragma once
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "ir/error.hpp"
+
+namespace tj::jit {
+
+// An entry that exists but cannot be trusted; what() gives the reason.
+struct CorruptCacheEntry : Error {
+  using Error::Error;
+};
+
+std::vector<char> encodeCacheEntry(std::string_view key, std::span<const char> payload);
+
+// The payload of an entry for `key`. Throws CorruptCacheEntry when the magic,
+// version, sizes, key or checksum do not match.
+std::vector<char> decodeCacheEntry(std::span<const char> entry, std::string_view key);
+
+// The payload at `path`; nullopt when there is no such file. Throws
+// CorruptCacheEntry for a bad or unreadable file.
+std::optional<std::vector<char>> readCacheEntry(const std::filesystem::path& path, std::string_view key);
+
+// Writes atomically, creating the folder. Returns false, after a warning,
+// when it cannot: a cache that cannot be written only costs a recompile.
+bool writeCacheEntry(const std::filesystem::path& path, std::string_view key, std::span<const char> payload);
+
+}  // namespace tj::jit

@@ -1,0 +1,96 @@
+#include "jit/cpu_compiler.hpp"
+
+#include <llvm/ADT/SmallVector.h>
+#include <llvm/AsmParser/Parser.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/SourceMgr.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
+#include "lower/cpu/lower_to_llvm.hpp"
+
+namespace tj::jit {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double msSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+void optimize(llvm::Module& module, llvm::TargetMachine& tm) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PipelineTuningOptions tuning;
+  tuning.LoopVectorization = true;
+  tuning.SLPVectorization = true;
+  llvm::PassBuilder pb(&tm, tuning);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(module, mam);
+}
+
+std::vector<char> emitObject(llvm::Module& module, llvm::TargetMachine& tm) {
+  llvm::SmallVector<char, 0> buffer;
+  llvm::raw_svector_ostream os(buffer);
+  llvm::legacy::PassManager pm;
+  if (tm.addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile))
+    throw Error("cpu: the target machine cannot emit object files");
+  pm.run(module);
+  return {buffer.begin(), buffer.end()};
+}
+
+}  // namespace
+
+ObjectCode compileModule(llvm::Module& module, const CpuTarget& target) {
+  std::unique_ptr<llvm::TargetMachine> tm = createTargetMachine(target);
+  module.setTargetTriple(target.triple);
+  module.setDataLayout(tm->createDataLayout());
+  std::string problems;
+  llvm::raw_string_ostream problemStream(problems);
+  if (llvm::verifyModule(module, &problemStream))
+    throw Error("cpu: invalid LLVM module '" + module.getModuleIdentifier() + "': " + problems);
+  ObjectCode code;
+  auto start = Clock::now();
+  optimize(module, *tm);
+  code.optimizeMs = msSince(start);
+  start = Clock::now();
+  code.bytes = emitObject(module, *tm);
+  code.codegenMs = msSince(start);
+  spdlog::debug("tilejit: compiled {} for {}: O3 {:.2f} ms, codegen {:.2f} ms, {} bytes",
+                module.getModuleIdentifier(), target.deviceFeatures, code.optimizeMs, code.codegenMs,
+                code.bytes.size());
+  return code;
+}
+
+ObjectCode compileAssembly(std::string_view text, const CpuTarget& target) {
+  llvm::LLVMContext context;
+  llvm::SMDiagnostic diagnostic;
+  std::unique_ptr<llvm::Module> module =
+      llvm::parseAssemblyString(llvm::StringRef(text.data(), text.size()), diagnostic, context);
+  if (!module)
+    throw Error("cpu: bad LLVM assembly at line " + std::to_string(diagnostic.getLineNo()) + ": " +
+                diagnostic.getMessage().str());
+  return compileModule(*module, target);
+}
+
+ObjectCode compileKernel(const ir::Kernel& kernel, const std::string& entryName) {
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> module = cpu::lowerToLLVM(kernel, context, entryName);
+  return compileModule(*module);
+}
+
+}  // namespace tj::jit

@@ -1,0 +1,36 @@
+// LLVM module -> optimized host object code.
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/ir.hpp"
+#include "jit/cpu_target.hpp"
+
+namespace llvm {
+class Module;
+}  // namespace llvm
+
+namespace tj::jit {
+
+struct ObjectCode {
+  std::vector<char> bytes;  // a relocatable object file
+  double optimizeMs = 0;    // the O3 pipeline
+  double codegenMs = 0;     // instruction selection to object file
+};
+
+// What compileModule does that changes the code, for cache keys.
+inline constexpr std::string_view kCompileOptions = "O3 pic";
+
+// Sets the module's triple and data layout, verifies it, runs the O3 pipeline
+// and emits an object file. Throws Error for an invalid module.
+ObjectCode compileModule(llvm::Module& module, const CpuTarget& target = hostTarget());
+
+// Parses textual LLVM IR and compiles it like compileModule: hand-written
+// kernels for tests and for debugging a dumped module.
+ObjectCode compileAssembly(std::string_view text, const CpuTarget& target = hostTarget());
+
+// The kernel cache's compiler: cpu::lowerToLLVM, then compileModule.
+ObjectCode compileKernel(const ir::Kernel& kernel, const std::string& entryName);
+
+}  // namespace tj::jit

@@ -1,0 +1,158 @@
+#include "jit/kernel_cache.hpp"
+
+#include <llvm/Config/llvm-config.h>
+#include <spdlog/fmt/fmt.h>
+#include <spdlog/spdlog.h>
+#include <xxh3.h>
+
+#include <chrono>
+#include <cstdlib>
+
+#include "ir/passes.hpp"
+#include "jit/cache_file.hpp"
+#include "jit/cpu_jit.hpp"
+
+// Until CMake passes project(VERSION) as TILEJIT_VERSION.
+#ifndef TILEJIT_VERSION
+#define TILEJIT_VERSION "0.1.0"
+#endif
+
+namespace tj::cpu {
+// Bump when lower/cpu changes the code it generates for the same IR, so
+// disk-cache entries of older lowerings are not used.
+constexpr int kLoweringVersion = 1;
+}  // namespace tj::cpu
+
+namespace tj::jit {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double msSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+std::string xxh3Hex(std::string_view s) { return ir::hashHex(XXH3_64bits(s.data(), s.size())); }
+
+std::mutex gStatsMutex;
+CacheStats gStats;
+
+void record(const CacheLookup& r, uint64_t irHash) {
+  std::lock_guard lock(gStatsMutex);
+  switch (r.source) {
+    case CacheSource::memory: ++gStats.memoryHits; break;
+    case CacheSource::disk:
+      ++gStats.diskHits;
+      gStats.lastDiskLoadMs = r.loadMs;
+      break;
+    case CacheSource::compiled:
+      ++gStats.misses;
+      gStats.lastCompileMs = r.compileMs;
+      gStats.totalCompileMs += r.compileMs;
+      break;
+  }
+  spdlog::debug("tilejit: kernel {} cache={} compile_ms={:.2f} load_ms={:.3f} (memory {}, disk {}, miss {}, "
+                "total compile {:.1f} ms)",
+                ir::hashHex(irHash), cacheSourceName(r.source), r.compileMs, r.loadMs, gStats.memoryHits,
+                gStats.diskHits, gStats.misses, gStats.totalCompileMs);
+}
+
+}  // namespace
+
+std::string_view cacheSourceName(CacheSource s) {
+  switch (s) {
+    case CacheSource::memory: return "memory";
+    case CacheSource::disk: return "disk";
+    case CacheSource::compiled: return "miss";
+  }
+  return "?";
+}
+
+const std::string& compilerBuildId() {
+  static const std::string id = std::string("tilejit-") + TILEJIT_VERSION + " llvm-" + LLVM_VERSION_STRING +
+                                " lowering-" + xxh3Hex(fmt::format("{}", cpu::kLoweringVersion));
+  return id;
+}
+
+std::string CacheKey::str() const {
+  return "ir=" + ir::hashHex(irHash) + " device=" + device + " options=" + options + " build=" + buildId;
+}
+
+CacheStats cacheStats() {
+  std::lock_guard lock(gStatsMutex);
+  return gStats;
+}
+
+void resetCacheStats() {
+  std::lock_guard lock(gStatsMutex);
+  gStats = {};
+}
+
+KernelCache::KernelCache(CompileFn compile, fs::path diskDir)
+    : compile_(std::move(compile)), diskDir_(std::move(diskDir)) {}
+
+fs::path KernelCache::diskDirFromEnvironment() {
+  const char* enabled = std::getenv("TILEJIT_CACHE");
+  if (enabled && std::string_view(enabled) == "0") return {};
+  if (const char* dir = std::getenv("TILEJIT_CACHE_DIR"); dir && *dir) return dir;
+  if (const char* home = std::getenv("HOME"); home && *home) return fs::path(home) / ".cache" / "tilejit";
+  return {};
+}
+
+fs::path KernelCache::entryPath(const CacheKey& key) const { return diskDir_ / (xxh3Hex(key.str()) + ".tjk"); }
+
+CacheLookup KernelCache::lookup(const ir::Kernel& kernel, const CacheKey& key) {
+  std::string keyText = key.str();
+  std::shared_ptr<Slot> s = slot(keyText);
+  std::lock_guard lock(s->mutex);
+  CacheLookup r{s->entry, CacheSource::memory};
+  if (!r.entry) {
+    std::optional<CacheLookup> loaded = diskDir_.empty() ? std::nullopt : loadFromDisk(key, keyText);
+    r = loaded ? *loaded : compile(kernel, key, keyText);
+    s->entry = r.entry;
+  }
+  record(r, key.irHash);
+  return r;
+}
+
+std::shared_ptr<KernelCache::Slot> KernelCache::slot(const std::string& keyText) {
+  std::lock_guard lock(mutex_);
+  std::shared_ptr<Slot>& s = slots_[keyText];
+  if (!s) s = std::make_shared<Slot>();
+  return s;
+}
+
+std::optional<CacheLookup> KernelCache::loadFromDisk(const CacheKey& key, const std::string& keyText) {
+  fs::path path = entryPath(key);
+  auto start = Clock::now();
+  try {
+    std::optional<std::vector<char>> object = readCacheEntry(path, keyText);
+    if (!object) return std::nullopt;
+    cpu::KernelEntry entry = loadKernel(*object, cpu::entrySymbol(key.irHash));
+    return CacheLookup{entry, CacheSource::disk, 0, msSince(start)};
+  } catch (const Error& e) {
+    // A checksummed object that fails to link is as untrustworthy as a torn one.
+    spdlog::warn("tilejit: kernel cache entry {} is unusable ({}); recompiling it", path.string(), e.what());
+    return std::nullopt;
+  }
+}
+
+CacheLookup KernelCache::compile(const ir::Kernel& kernel, const CacheKey& key, const std::string& keyText) {
+  std::string entryName = cpu::entrySymbol(key.irHash);
+  auto start = Clock::now();
+  ObjectCode code = compile_(kernel, entryName);
+  cpu::KernelEntry entry = loadKernel(code.bytes, entryName);
+  double ms = msSince(start);
+  if (!diskDir_.empty()) writeCacheEntry(entryPath(key), keyText, code.bytes);
+  return {entry, CacheSource::compiled, ms, 0};
+}
+
+KernelCache& kernelCache() {
+  static KernelCache cache(compileKernel, KernelCache::diskDirFromEnvironment());
+  return cache;
+}
+
+}  // namespace tj::jit

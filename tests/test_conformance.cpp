@@ -1,0 +1,1192 @@
+// Per-op conformance through the public DSL: every case runs a kernel with
+// tj::run on each device of conformanceDevices() and compares the output,
+// element by element, with a float64/int64 reference computed here (see
+// tests/reference.hpp). Outputs are poisoned before each run so unwritten
+// elements show up.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dsl/tilejit.hpp"
+#include "tests/reference.hpp"
+
+using namespace tj;
+using ref::Num;
+
+namespace {
+
+// The devices every conformance case runs on; add a backend here when it lands.
+std::vector<std::string> conformanceDevices() { return {"interp"}; }
+
+// How many ulps of the result dtype a device may differ from the correctly rounded
+// reference, per op. The interpreter is exact by construction.
+int ulpBound(std::string_view op, const std::string& device) {
+  if (device == "interp") return 0;
+  static const std::map<std::string_view, int> kApproximate = {
+      {"exp", 2}, {"exp2", 2}, {"log", 2},  {"log2", 2}, {"rsqrt", 2},
+      {"sin", 2}, {"cos", 2},  {"tanh", 2}, {"erf", 2},  {"sigmoid", 2},
+  };
+  auto it = kApproximate.find(op);
+  return it == kApproximate.end() ? 0 : it->second;
+}
+
+// How far a device may be from the float64 sum of `terms` values of total magnitude
+// `magnitude` when it sums in dtype t in its own order (the interpreter sums in
+// float64 in index order and rounds once, so it is exact).
+double sumSlack(const std::string& device, DType t, size_t terms, double magnitude) {
+  if (device == "interp" || !isFloat(t)) return 0;
+  return static_cast<double>(terms + 1) * ref::unitRoundoff(t) * magnitude;
+}
+
+const std::vector<DType> kNumericTypes = {f32, f64, f16, bf16, i8, i32, i64};
+const std::vector<DType> kAllTypes = {f32, f64, f16, bf16, i8, i32, i64, boolean};
+
+// ---- Running kernels
+
+void launch(const std::string& device, const std::string& name, const std::vector<int64_t>& grid,
+            const KernelBody& body) {
+  CHECK(run(grid, body, RunOptions{.name = name, .device = device}) == device);
+}
+
+// A value no correct kernel writes where these tests look (NaN for floats).
+double poisonValue(DType t) {
+  switch (t) {
+    case DType::i8: return -99;
+    case DType::i32: return -123456789;
+    case DType::i64: return -1234567890123.0;
+    case DType::boolean: return 0;
+    default: return ref::nan();
+  }
+}
+
+Tensor poisoned(const Shape& shape, DType t) { return Tensor::full(shape, poisonValue(t), t); }
+
+// ---- Comparing outputs
+
+bool matches(DType t, const Num& got, const Num& want, int ulps, double slack) {
+  if (!isFloat(t)) return ref::asInt(got) == ref::asInt(want);
+  double g = ref::asDouble(got), w = ref::asDouble(want);
+  if (std::isnan(g) || std::isnan(w)) return std::isnan(g) && std::isnan(w);
+  if (slack > 0 && std::isfinite(w)) return std::fabs(g - w) <= slack;
+  if (ulps == 0) return g == w && std::signbit(g) == std::signbit(w);
+  return ref::ulpDistance(t, g, w) <= ulps;
+}
+
+struct Expect {
+  std::vector<Num> want = {};                       // row-major over the output view
+  int ulps = 0;                                     // allowed distance where no slack is given
+  std::vector<double> slack = {};                   // per element absolute tolerance, or empty
+  std::function<std::string(int64_t)> inputs = {};  // what produced an element, for messages
+};
+
+// Checks every element of `got`; one assertion naming the first mismatches.
+void checkElements(const Tensor& got, const Expect& e) {
+  REQUIRE(static_cast<size_t>(got.numel()) == e.want.size());
+  std::string report;
+  int64_t bad = 0;
+  for (int64_t i = 0; i < got.numel(); ++i) {
+    Num g = ref::element(got, i);
+    const Num& w = e.want[static_cast<size_t>(i)];
+    double slack = e.slack.empty() ? 0 : e.slack[static_cast<size_t>(i)];
+    if (matches(got.dtype(), g, w, e.ulps, slack)) continue;
+    if (++bad <= 6)
+      report += "  at " + ref::indexText(got.shape(), i) + ": got " + ref::text(g) + ", want " + ref::text(w) +
+                (slack > 0 ? " +- " + ref::text(slack) : "") + (e.inputs ? " from " + e.inputs(i) : "") + "\n";
+  }
+  CHECK_MESSAGE(bad == 0, bad << " of " << got.numel() << " " << dtypeName(got.dtype()) << ref::shapeText(got.shape())
+                              << " elements differ:\n"
+                              << report);
+}
+
+// ---- Inputs
+
+std::vector<Num> floatEdges(DType t) {
+  std::vector<Num> v = {0.0, -0.0, ref::inf(), -ref::inf(), ref::nan(), 1.0, -1.0, 0.5, -2.5, 2.5, 3.0, -3.75};
+  std::vector<double> extra;
+  switch (t) {  // denormals, large values, values whose exp overflows, near the maximum
+    case DType::f32: extra = {1e-40, -1e-40, 1e30, -1e30, 88.8, 3.4e38}; break;
+    case DType::f64: extra = {1e-310, -1e-310, 1e300, -1e300, 710.0, 1.7e308}; break;
+    case DType::f16: extra = {6e-8, -6e-8, 60000.0, -60000.0, 11.1, 65504.0}; break;
+    default: extra = {1e-40, -1e-40, 1e38, -1e38, 89.0, 3.0e38}; break;
+  }
+  v.insert(v.end(), extra.begin(), extra.end());
+  return v;
+}
+
+std::vector<Num> intEdges(DType t) {
+  auto [lo, hi] = ref::intRange(t);
+  return {int64_t{0}, int64_t{1}, int64_t{-1}, int64_t{2}, int64_t{-2},  int64_t{7},   int64_t{-7},
+          lo,         hi,         lo + 1,      hi - 1,     int64_t{100}, int64_t{-100}};
+}
+
+std::vector<Num> edges(DType t) {
+  if (isFloat(t)) return floatEdges(t);
+  if (t == DType::boolean) return {int64_t{0}, int64_t{1}};
+  return intEdges(t);
+}
+
+// A tensor whose first elements are `first` and the rest seeded random values.
+Tensor sample(const Shape& shape, DType t, uint64_t seed, const std::vector<Num>& first = {}) {
+  double lo = isFloat(t) ? -4 : t == DType::i8 ? -128 : -1000, hi = isFloat(t) ? 4 : t == DType::i8 ? 127 : 1000;
+  Tensor x = Tensor::random(shape, seed, t, lo, hi);
+  for (size_t i = 0; i < first.size() && static_cast<int64_t>(i) < x.numel(); ++i)
+    ref::setElement(x, static_cast<int64_t>(i), first[i]);
+  return x;
+}
+
+// A value given as a double (an integer for int dtypes) in dtype t, as the DSL converts numbers.
+Num number(DType t, double v) {
+  return isFloat(t) ? Num(roundToFloat(t, v)) : Num(ref::wrap(t, static_cast<int64_t>(v)));
+}
+// An Index (i64) cast to t.
+Num fromIndex(DType t, int64_t v) { return isFloat(t) ? Num(ref::intToFloat(t, v)) : Num(ref::wrap(t, v)); }
+
+// NaN propagates; max prefers +0 over -0, min -0 (IEEE 754-2019 maximum/minimum).
+double maxOf(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return ref::nan();
+  if (a == b) return std::signbit(a) ? b : a;
+  return a > b ? a : b;
+}
+double minOf(double a, double b) { return -maxOf(-a, -b); }
+
+// `a op b` in dtype t as the IR defines it: floats in float64 rounded once, ints
+// wrapping with truncating division, comparisons 0 or 1 (IEEE for NaN).
+Num arith(std::string_view op, DType t, const Num& a, const Num& b) {
+  if (isFloat(t)) {
+    double x = ref::asDouble(a), y = ref::asDouble(b);
+    if (op == "<") return int64_t{x < y};
+    if (op == "<=") return int64_t{x <= y};
+    if (op == ">") return int64_t{x > y};
+    if (op == ">=") return int64_t{x >= y};
+    if (op == "==") return int64_t{x == y};
+    if (op == "!=") return int64_t{x != y};
+    double r = op == "+"     ? x + y
+               : op == "-"   ? x - y
+               : op == "*"   ? x * y
+               : op == "/"   ? x / y
+               : op == "%"   ? std::fmod(x, y)
+               : op == "max" ? maxOf(x, y)
+                             : minOf(x, y);
+    return roundToFloat(t, r);
+  }
+  int64_t x = ref::asInt(a), y = ref::asInt(b);
+  if (op == "<") return int64_t{x < y};
+  if (op == "<=") return int64_t{x <= y};
+  if (op == ">") return int64_t{x > y};
+  if (op == ">=") return int64_t{x >= y};
+  if (op == "==") return int64_t{x == y};
+  if (op == "!=") return int64_t{x != y};
+  if (op == "&&") return x & y;
+  if (op == "||") return x | y;
+  int64_t r = op == "+"     ? ref::wrapAdd(x, y)
+              : op == "-"   ? ref::wrapSub(x, y)
+              : op == "*"   ? ref::wrapMul(x, y)
+              : op == "/"   ? ref::truncDiv(x, y)
+              : op == "%"   ? ref::truncRem(x, y)
+              : op == "max" ? std::max(x, y)
+                            : std::min(x, y);
+  return ref::wrap(t, r);
+}
+
+bool isComparison(std::string_view op) {
+  return op == "<" || op == "<=" || op == ">" || op == ">=" || op == "==" || op == "!=";
+}
+
+// ---- Elementwise kernels over rank-2 outputs, with partial edge blocks
+
+constexpr int64_t kBR = 4, kBC = 8;
+
+// The block of an input (rank 2, or rank 1 along the columns): 1 where it broadcasts.
+Shape mapBlock(const Shape& s) {
+  if (s.size() == 1) return {s[0] == 1 ? 1 : kBC};
+  return {s[0] == 1 ? 1 : kBR, s[1] == 1 ? 1 : kBC};
+}
+
+// The flat position in an input of shape s read for output element (r, c).
+int64_t broadcastFlat(const Shape& s, int64_t r, int64_t c) {
+  if (s.size() == 1) return s[0] == 1 ? 0 : c;
+  return (s[0] == 1 ? 0 : r) * s[1] + (s[1] == 1 ? 0 : c);
+}
+
+using MapFn = std::function<Tile(Program&, const std::vector<Tile>&)>;
+using MapRef = std::function<Num(const std::vector<Num>&, int64_t row, int64_t col)>;
+
+// out = f(inputs) block by block; inputs are read with fill 1 (a safe divisor).
+Tensor mapKernel(const std::string& device, const std::string& name, const std::vector<Tensor>& inputs,
+                 const Shape& outShape, DType outType, const MapFn& f) {
+  Tensor out = poisoned(outShape, outType);
+  launch(device, name, {cdiv(outShape[0], kBR), cdiv(outShape[1], kBC)}, [&](Program& p) {
+    Index i = p.id(0), j = p.id(1);
+    std::vector<Tile> tiles;
+    for (const Tensor& t : inputs) {
+      const Shape& s = t.shape();
+      std::vector<Index> at = s.size() == 1 ? std::vector<Index>{s[0] == 1 ? Index(0) : j}
+                                            : std::vector<Index>{s[0] == 1 ? Index(0) : i, s[1] == 1 ? Index(0) : j};
+      tiles.push_back(p.read(t, mapBlock(s), 1.0).at(at));
+    }
+    p.write(out, mapBlock(outShape)).put(f(p, tiles), {i, j});
+  });
+  return out;
+}
+
+// Runs f and checks each element against refFn of the (broadcast) input elements.
+void checkMap(const std::string& device, const std::string& name, const std::vector<Tensor>& inputs,
+              const Shape& outShape, DType outType, const MapFn& f, const MapRef& refFn, int ulps = 0) {
+  Tensor out = mapKernel(device, name, inputs, outShape, outType, f);
+  auto inputsAt = [&](int64_t r, int64_t c) {
+    std::vector<Num> xs;
+    for (const Tensor& t : inputs) xs.push_back(ref::element(t, broadcastFlat(t.shape(), r, c)));
+    return xs;
+  };
+  Expect e{.ulps = ulps};
+  for (int64_t r = 0; r < outShape[0]; ++r)
+    for (int64_t c = 0; c < outShape[1]; ++c) e.want.push_back(refFn(inputsAt(r, c), r, c));
+  e.inputs = [&](int64_t flat) {
+    std::string s;
+    for (const Num& x : inputsAt(flat / outShape[1], flat % outShape[1])) s += (s.empty() ? "" : ", ") + ref::text(x);
+    return "(" + s + ")";
+  };
+  checkElements(out, e);
+}
+
+// ---- Unary elementwise
+
+struct UnaryCase {
+  const char* name;
+  Tile (*apply)(const Tile&);
+  double (*f)(double);    // float64 function of the rounded input
+  int64_t (*i)(int64_t);  // integer version before wrapping; null where ints are not allowed
+};
+
+const UnaryCase kUnary[] = {
+    {"exp", [](const Tile& t) { return t.exp(); }, [](double x) { return std::exp(x); }, nullptr},
+    {"exp2", [](const Tile& t) { return exp2(t); }, [](double x) { return std::exp2(x); }, nullptr},
+    {"log", [](const Tile& t) { return t.log(); }, [](double x) { return std::log(x); }, nullptr},
+    {"log2", [](const Tile& t) { return log2(t); }, [](double x) { return std::log2(x); }, nullptr},
+    {"sqrt", [](const Tile& t) { return t.sqrt(); }, [](double x) { return std::sqrt(x); }, nullptr},
+    {"rsqrt", [](const Tile& t) { return rsqrt(t); }, [](double x) { return 1.0 / std::sqrt(x); }, nullptr},
+    {"sin", [](const Tile& t) { return t.sin(); }, [](double x) { return std::sin(x); }, nullptr},
+    {"cos", [](const Tile& t) { return cos(t); }, [](double x) { return std::cos(x); }, nullptr},
+    {"tanh", [](const Tile& t) { return t.tanh(); }, [](double x) { return std::tanh(x); }, nullptr},
+    {"sigmoid", [](const Tile& t) { return sigmoid(t); }, [](double x) { return 1.0 / (1.0 + std::exp(-x)); }, nullptr},
+    {"erf", [](const Tile& t) { return t.erf(); }, [](double x) { return std::erf(x); }, nullptr},
+    {"floor", [](const Tile& t) { return floor(t); }, [](double x) { return std::floor(x); }, nullptr},
+    {"ceil", [](const Tile& t) { return t.ceil(); }, [](double x) { return std::ceil(x); }, nullptr},
+    {"neg", [](const Tile& t) { return -t; }, [](double x) { return -x; },
+     [](int64_t x) { return ref::wrapSub(0, x); }},
+    {"abs", [](const Tile& t) { return abs(t); }, [](double x) { return std::fabs(x); },
+     [](int64_t x) { return x < 0 ? ref::wrapSub(0, x) : x; }},
+    // max(x, +0): NaN propagates and -0 becomes +0.
+    {"relu", [](const Tile& t) { return t.relu(); }, [](double x) { return std::isnan(x) || x > 0 ? x : 0.0; },
+     [](int64_t x) { return std::max<int64_t>(x, 0); }},
+};
+
+TEST_CASE("conformance: unary elementwise ops on random and edge inputs of every valid dtype") {
+  for (const std::string& device : conformanceDevices())
+    for (const UnaryCase& op : kUnary)
+      for (DType t : kNumericTypes) {
+        if (!isFloat(t) && !op.i) continue;
+        INFO(device, ": ", std::string(op.name), " on ", dtypeName(t), "[5, 11]");
+        Tensor x = sample({5, 11}, t, 11, edges(t));
+        checkMap(
+            device, op.name, {x}, {5, 11}, t, [&](Program&, const std::vector<Tile>& in) { return op.apply(in[0]); },
+            [&](const std::vector<Num>& xs, int64_t, int64_t) -> Num {
+              if (isFloat(t)) return roundToFloat(t, op.f(ref::asDouble(xs[0])));
+              return ref::wrap(t, op.i(ref::asInt(xs[0])));
+            },
+            ulpBound(op.name, device));
+      }
+}
+
+// ---- Binary elementwise and comparisons
+
+struct BinaryCase {
+  const char* name;  // also arith()'s op
+  Tile (*apply)(const Tile&, const Tile&);
+};
+
+const BinaryCase kBinary[] = {
+    {"+", [](const Tile& a, const Tile& b) { return a + b; }},
+    {"-", [](const Tile& a, const Tile& b) { return a - b; }},
+    {"*", [](const Tile& a, const Tile& b) { return a * b; }},
+    {"/", [](const Tile& a, const Tile& b) { return a / b; }},
+    {"%", [](const Tile& a, const Tile& b) { return a % b; }},
+    {"max", [](const Tile& a, const Tile& b) { return max(a, b); }},
+    {"min", [](const Tile& a, const Tile& b) { return min(a, b); }},
+    {"<", [](const Tile& a, const Tile& b) { return a < b; }},
+    {"<=", [](const Tile& a, const Tile& b) { return a <= b; }},
+    {">", [](const Tile& a, const Tile& b) { return a > b; }},
+    {">=", [](const Tile& a, const Tile& b) { return a >= b; }},
+    {"==", [](const Tile& a, const Tile& b) { return a == b; }},
+    {"!=", [](const Tile& a, const Tile& b) { return a != b; }},
+};
+
+// Every pair of edge and random values: a column [n, 1] against a row [1, n].
+TEST_CASE("conformance: binary ops and comparisons on every pair of edge values, floats and wrapping ints") {
+  constexpr int64_t n = 23;
+  for (const std::string& device : conformanceDevices())
+    for (const BinaryCase& op : kBinary)
+      for (DType t : kNumericTypes) {
+        INFO(device, ": x ", std::string(op.name), " y on ", dtypeName(t), "[23, 1] and [1, 23]");
+        Tensor x = sample({n, 1}, t, 21, edges(t));
+        std::vector<Num> ys = edges(t);
+        std::reverse(ys.begin(), ys.end());
+        Tensor y = sample({1, n}, t, 22, ys);
+        bool divides = std::string_view(op.name) == "/" || std::string_view(op.name) == "%";
+        if (divides && !isFloat(t))  // an integer division by zero is a runtime fault, tested elsewhere
+          for (int64_t i = 0; i < n; ++i)
+            if (ref::asInt(ref::element(y, i)) == 0) y.setItem(i, 3);
+        DType out = isComparison(op.name) ? i8 : t;
+        checkMap(
+            device, op.name, {x, y}, {n, n}, out,
+            [&](Program&, const std::vector<Tile>& in) { return op.apply(in[0], in[1]); },
+            [&](const std::vector<Num>& xs, int64_t, int64_t) { return arith(op.name, t, xs[0], xs[1]); },
+            ulpBound(op.name, device));
+      }
+}
+
+TEST_CASE("conformance: broadcasting between tiles of different shapes and ranks") {
+  struct Case {
+    Shape a, b, out;
+  };
+  const Case cases[] = {
+      {{5, 7}, {5, 7}, {5, 7}},  // no broadcast
+      {{5, 1}, {1, 7}, {5, 7}}, {{1, 7}, {5, 1}, {5, 7}}, {{5, 7}, {5, 1}, {5, 7}},
+      {{1, 7}, {5, 7}, {5, 7}}, {{5, 7}, {7}, {5, 7}},    {{7}, {5, 7}, {5, 7}},  // rank 1 with rank 2
+      {{5, 7}, {1}, {5, 7}},    {{1, 1}, {5, 7}, {5, 7}},
+  };
+  for (const std::string& device : conformanceDevices())
+    for (const Case& c : cases)
+      for (DType t : {f32, i64}) {
+        INFO(device, ": ", dtypeName(t), ref::shapeText(c.a), " - ", dtypeName(t), ref::shapeText(c.b));
+        Tensor a = sample(c.a, t, 31), b = sample(c.b, t, 32);
+        checkMap(
+            device, "broadcast_sub", {a, b}, c.out, t,
+            [](Program&, const std::vector<Tile>& in) { return in[0] - in[1]; },
+            [&](const std::vector<Num>& xs, int64_t, int64_t) { return arith("-", t, xs[0], xs[1]); });
+      }
+}
+
+// Numbers and Index operands take the tile's dtype before the op.
+TEST_CASE("conformance: numbers and indices combined with tiles of every numeric dtype") {
+  struct Form {
+    const char* name;
+    bool floatOnly, boolResult;
+    Tile (*apply)(Program&, const Tile&);
+    Num (*ref)(DType, const Num& x, int64_t row, int64_t col);
+  };
+  const Form forms[] = {
+      {"t + 1.0", false, false, [](Program&, const Tile& t) { return t + 1.0; },
+       [](DType d, const Num& x, int64_t, int64_t) { return arith("+", d, x, number(d, 1)); }},
+      {"2.0 * t", false, false, [](Program&, const Tile& t) { return 2.0 * t; },
+       [](DType d, const Num& x, int64_t, int64_t) { return arith("*", d, number(d, 2), x); }},
+      {"t / 4.0", false, false, [](Program&, const Tile& t) { return t / 4.0; },
+       [](DType d, const Num& x, int64_t, int64_t) { return arith("/", d, x, number(d, 4)); }},
+      {"-7.0 - t", false, false, [](Program&, const Tile& t) { return -7.0 - t; },
+       [](DType d, const Num& x, int64_t, int64_t) { return arith("-", d, number(d, -7), x); }},
+      {"t % 3.0", false, false, [](Program&, const Tile& t) { return t % 3.0; },
+       [](DType d, const Num& x, int64_t, int64_t) { return arith("%", d, x, number(d, 3)); }},
+      {"t * 0.1", true, false, [](Program&, const Tile& t) { return t * 0.1; },
+       [](DType d, const Num& x, int64_t, int64_t) { return arith("*", d, x, number(d, 0.1)); }},
+      {"max(t, 0.5)", true, false, [](Program&, const Tile& t) { return max(t, 0.5); },
+       [](DType d, const Num& x, int64_t, int64_t) { return arith("max", d, x, number(d, 0.5)); }},
+      {"t.k(3.0) - t", false, false, [](Program&, const Tile& t) { return t.k(3.0) - t; },
+       [](DType d, const Num& x, int64_t, int64_t) { return arith("-", d, number(d, 3), x); }},
+      {"t + p.id(0)", false, false, [](Program& p, const Tile& t) { return t + p.id(0); },
+       [](DType d, const Num& x, int64_t r, int64_t) { return arith("+", d, x, fromIndex(d, r / kBR)); }},
+      {"p.id(1) * t", false, false, [](Program& p, const Tile& t) { return p.id(1) * t; },
+       [](DType d, const Num& x, int64_t, int64_t c) { return arith("*", d, fromIndex(d, c / kBC), x); }},
+      {"t - (p.id(0) * 3 - 5)", false, false, [](Program& p, const Tile& t) { return t - (p.id(0) * 3 - 5); },
+       [](DType d, const Num& x, int64_t r, int64_t) { return arith("-", d, x, fromIndex(d, r / kBR * 3 - 5)); }},
+      {"min(t, p.id(1))", false, false, [](Program& p, const Tile& t) { return min(t, p.id(1)); },
+       [](DType d, const Num& x, int64_t, int64_t c) { return arith("min", d, x, fromIndex(d, c / kBC)); }},
+      {"t >= p.id(1)", false, true, [](Program& p, const Tile& t) { return t >= p.id(1); },
+       [](DType d, const Num& x, int64_t, int64_t c) { return arith(">=", d, x, fromIndex(d, c / kBC)); }},
+      {"2.0 < t", false, true, [](Program&, const Tile& t) { return 2.0 < t; },
+       [](DType d, const Num& x, int64_t, int64_t) { return arith("<", d, number(d, 2), x); }},
+  };
+  for (const std::string& device : conformanceDevices())
+    for (const Form& form : forms)
+      for (DType t : kNumericTypes) {
+        if (form.floatOnly && !isFloat(t)) continue;
+        INFO(device, ": ", std::string(form.name), " on ", dtypeName(t), "[9, 19]");
+        Tensor x = sample({9, 19}, t, 41, edges(t));
+        checkMap(
+            device, "scalar_operand", {x}, {9, 19}, form.boolResult ? i8 : t,
+            [&](Program& p, const std::vector<Tile>& in) { return form.apply(p, in[0]); },
+            [&](const std::vector<Num>& xs, int64_t r, int64_t c) { return form.ref(t, xs[0], r, c); });
+      }
+}
+
+TEST_CASE("conformance: where with tile, number and Index branches and a broadcast condition") {
+  struct Form {
+    const char* name;
+    bool f32Result;
+    Tile (*apply)(Program&, const Tile& x, const Tile& y);
+    Num (*ref)(DType, const Num& x, const Num& y, int64_t row);
+  };
+  const Form forms[] = {
+      {"where(x < y, x, y)", false, [](Program&, const Tile& x, const Tile& y) { return where(x < y, x, y); },
+       [](DType d, const Num& x, const Num& y, int64_t) { return ref::asInt(arith("<", d, x, y)) ? x : y; }},
+      {"where(x < y, x, 0.0)", false, [](Program&, const Tile& x, const Tile& y) { return where(x < y, x, 0.0); },
+       [](DType d, const Num& x, const Num& y, int64_t) { return ref::asInt(arith("<", d, x, y)) ? x : number(d, 0); }},
+      {"where(x != x, 1.0, y)", false, [](Program&, const Tile& x, const Tile& y) { return where(x != x, 1.0, y); },
+       [](DType d, const Num& x, const Num& y, int64_t) {
+         return ref::asInt(arith("!=", d, x, x)) ? number(d, 1) : y;
+       }},
+      {"where(x < y, 2.0, -3.0)", true, [](Program&, const Tile& x, const Tile& y) { return where(x < y, 2.0, -3.0); },
+       [](DType d, const Num& x, const Num& y, int64_t) { return Num(ref::asInt(arith("<", d, x, y)) ? 2.0 : -3.0); }},
+      // The [4, 1] condition broadcasts against the [1, 8] tile.
+      {"where(x > 0.0, y, p.id(0))", false,
+       [](Program& p, const Tile& x, const Tile& y) { return where(x > 0.0, y, p.id(0)); },
+       [](DType d, const Num& x, const Num& y, int64_t r) {
+         return ref::asInt(arith(">", d, x, number(d, 0))) ? y : fromIndex(d, r / kBR);
+       }},
+  };
+  for (const std::string& device : conformanceDevices())
+    for (const Form& form : forms)
+      for (DType t : {f32, f16, bf16, f64, i32, i64}) {
+        INFO(device, ": ", std::string(form.name), " on ", dtypeName(t), "[23, 1] and [1, 23]");
+        Tensor x = sample({23, 1}, t, 51, edges(t)), y = sample({1, 23}, t, 52);
+        checkMap(
+            device, "where", {x, y}, {23, 23}, form.f32Result ? f32 : t,
+            [&](Program& p, const std::vector<Tile>& in) { return form.apply(p, in[0], in[1]); },
+            [&](const std::vector<Num>& xs, int64_t r, int64_t) { return form.ref(t, xs[0], xs[1], r); });
+      }
+}
+
+TEST_CASE("conformance: logical and, or, not on bool tiles") {
+  struct Form {
+    const char* name;
+    Tile (*apply)(const Tile& a, const Tile& b);
+    int64_t (*ref)(int64_t a, int64_t b);
+  };
+  const Form forms[] = {
+      {"a && b", [](const Tile& a, const Tile& b) { return a && b; },
+       [](int64_t a, int64_t b) -> int64_t { return a && b; }},
+      {"a || b", [](const Tile& a, const Tile& b) { return a || b; },
+       [](int64_t a, int64_t b) -> int64_t { return a || b; }},
+      {"!a || b", [](const Tile& a, const Tile& b) { return !a || b; },
+       [](int64_t a, int64_t b) -> int64_t { return !a || b; }},
+      {"!(a && !b)", [](const Tile& a, const Tile& b) { return !(a && !b); },
+       [](int64_t a, int64_t b) -> int64_t { return !(a && !b); }},
+  };
+  for (const std::string& device : conformanceDevices())
+    for (const Form& form : forms) {
+      INFO(device, ": ", std::string(form.name), " on bool[9, 1] and bool[1, 11]");
+      Tensor a = sample({9, 1}, boolean, 61, {int64_t{0}, int64_t{1}});
+      Tensor b = sample({1, 11}, boolean, 62, {int64_t{1}, int64_t{0}});
+      checkMap(
+          device, "logical", {a, b}, {9, 11}, i8,
+          [&](Program&, const std::vector<Tile>& in) { return form.apply(in[0], in[1]); },
+          [&](const std::vector<Num>& xs, int64_t, int64_t) -> Num {
+            return form.ref(ref::asInt(xs[0]), ref::asInt(xs[1]));
+          });
+    }
+}
+
+// ---- Casts
+
+// Values that probe rounding, truncation, saturation and wrapping, per source dtype.
+std::vector<Num> castInputs(DType t) {
+  if (t == DType::boolean) return {int64_t{0}, int64_t{1}, int64_t{1}, int64_t{0}};
+  if (isFloat(t)) {
+    std::vector<Num> v = floatEdges(t);
+    for (double d : {0.4,           -0.6,  1.5,    -1.5,    127.9,   -128.9,     128.0,        -129.0,
+                     255.5,         300.7, -300.7, 65519.0, 65520.0, 70000.3,    2147483520.0, 2147483648.0,
+                     -2147483904.0, 3e9,   -3e9,   1e19,    -1e19,   16777217.0, 0.1,          1.0 / 3})
+      v.push_back(d);
+    return v;
+  }
+  std::vector<Num> v = intEdges(t);
+  for (int64_t i : {int64_t{127}, int64_t{-128}, int64_t{128}, int64_t{255}, int64_t{-129}, int64_t{300},
+                    int64_t{65504}, int64_t{65519}, int64_t{65520}, int64_t{16777217}, int64_t{16777219},
+                    int64_t{2147483647}, int64_t{-2147483648LL}, int64_t{1} << 31, (int64_t{1} << 53) + 1,
+                    (int64_t{1} << 53) + 3, (int64_t{1} << 62) + (int64_t{1} << 38) + 1, -(int64_t{1} << 60) - 1})
+    v.push_back(ref::wrap(t, i));
+  return v;
+}
+
+// The IR's cast: float->float rounds once; float->int truncates, NaN->0, saturates;
+// int->float rounds once; int->int wraps; anything->bool is x != 0.
+Num castRef(DType from, DType to, const Num& x) {
+  if (isFloat(from)) {
+    double v = ref::asDouble(x);
+    if (isFloat(to)) return roundToFloat(to, v);
+    return ref::floatToInt(to, v);
+  }
+  int64_t v = ref::asInt(x);
+  if (isFloat(to)) return ref::intToFloat(to, v);
+  return ref::wrap(to, v);
+}
+
+TEST_CASE("conformance: cast between every pair of dtypes") {
+  for (const std::string& device : conformanceDevices())
+    for (DType from : kAllTypes)
+      for (DType to : kAllTypes) {
+        INFO(device, ": cast ", dtypeName(from), " -> ", dtypeName(to));
+        Tensor x = sample({4, 13}, from, 71, castInputs(from));
+        // bool outputs go to an i8 tensor so the poison stays visible
+        checkMap(
+            device, "cast", {x}, {4, 13}, to == boolean ? i8 : to,
+            [&](Program&, const std::vector<Tile>& in) { return in[0].cast(to); },
+            [&](const std::vector<Num>& xs, int64_t, int64_t) { return castRef(from, to, xs[0]); });
+      }
+}
+
+// ---- Reductions
+
+struct ReduceCase {
+  const char* name;
+  Tile (*apply)(const Tile&, int axis, bool keepdims);
+  Num (*ref)(DType, const std::vector<Num>& lane);
+};
+
+// The first NaN, else the first best element (ties to the lowest index).
+template <typename Better>
+Num argBest(const std::vector<Num>& lane, Better better) {
+  int64_t best = 0;
+  for (size_t j = 0; j < lane.size(); ++j) {
+    double v = ref::asDouble(lane[j]);
+    if (std::isnan(v)) return static_cast<int64_t>(j);
+    if (j > 0 && better(lane[j], lane[static_cast<size_t>(best)])) best = static_cast<int64_t>(j);
+  }
+  return best;
+}
+
+bool greater(const Num& a, const Num& b) {
+  return ref::isNum(a) ? ref::asDouble(a) > ref::asDouble(b) : ref::asInt(a) > ref::asInt(b);
+}
+
+const ReduceCase kReductions[] = {
+    // Floats sum in float64 in index order and round once; ints wrap.
+    {"sum", [](const Tile& t, int a, bool k) { return t.sum(a, k); },
+     [](DType d, const std::vector<Num>& lane) {
+       if (!isFloat(d)) {
+         int64_t s = 0;
+         for (const Num& x : lane) s = ref::wrapAdd(s, ref::asInt(x));
+         return Num(ref::wrap(d, s));
+       }
+       double s = ref::asDouble(lane[0]);
+       for (size_t j = 1; j < lane.size(); ++j) s += ref::asDouble(lane[j]);
+       return Num(roundToFloat(d, s));
+     }},
+    {"max", [](const Tile& t, int a, bool k) { return t.max(a, k); },
+     [](DType d, const std::vector<Num>& lane) {
+       Num m = lane[0];
+       for (const Num& x : lane) m = arith("max", d, m, x);
+       return m;
+     }},
+    {"min", [](const Tile& t, int a, bool k) { return t.min(a, k); },
+     [](DType d, const std::vector<Num>& lane) {
+       Num m = lane[0];
+       for (const Num& x : lane) m = arith("min", d, m, x);
+       return m;
+     }},
+    {"argmax", [](const Tile& t, int a, bool k) { return t.argmax(a, k); },
+     [](DType, const std::vector<Num>& lane) { return argBest(lane, greater); }},
+    {"argmin", [](const Tile& t, int a, bool k) { return t.argmin(a, k); },
+     [](DType, const std::vector<Num>& lane) {
+       return argBest(lane, [](const Num& a, const Num& b) { return greater(b, a); });
+     }},
+};
+
+// A [7, 13] input with NaNs, infinities, signed zeros, ties and (for ints) extremes that wrap.
+Tensor reductionInput(DType t) {
+  constexpr int64_t cols = 13;
+  Tensor x = sample({7, cols}, t, 81);
+  auto set = [&](int64_t r, int64_t c, const Num& v) { ref::setElement(x, r * cols + c, v); };
+  set(1, 3, number(t, 100)), set(1, 7, number(t, 100));    // a tie for the row maximum
+  set(1, 4, number(t, -100)), set(1, 8, number(t, -100));  // and for the minimum
+  if (isFloat(t)) {
+    for (int64_t r = 0; r < 7; ++r) set(r, 11, -0.0);
+    set(3, 11, 0.0);  // column 11: max +0, min -0
+    set(2, 5, ref::nan()), set(4, 0, ref::nan()), set(6, 12, ref::nan());
+    set(5, 2, ref::inf()), set(5, 9, -ref::inf());
+  } else {
+    auto [lo, hi] = ref::intRange(t);
+    set(0, 0, hi), set(0, 1, hi), set(6, 4, lo), set(5, 4, lo);  // sums that wrap
+  }
+  return x;
+}
+
+TEST_CASE("conformance: reductions along each axis of an odd tile, with NaN inside, keepdims or not") {
+  const Shape shape = {7, 13};
+  for (const std::string& device : conformanceDevices())
+    for (const ReduceCase& op : kReductions)
+      for (DType t : kNumericTypes)
+        for (int axis : {0, 1})
+          for (bool keep : {false, true}) {
+            INFO(device, ": ", std::string(op.name), "(axis ", axis, ", keepdims ", keep, ") of ", dtypeName(t),
+                 "[7, 13]");
+            Tensor x = reductionInput(t);
+            Shape outShape = shape;
+            if (keep)
+              outShape[static_cast<size_t>(axis)] = 1;
+            else
+              outShape.erase(outShape.begin() + axis);
+            bool isArg = std::string_view(op.name).starts_with("arg");
+            Tensor out = poisoned(outShape, isArg ? i32 : t);
+            launch(device, op.name, {1}, [&](Program& p) {
+              Tile r = op.apply(p.read(x, shape).at({0, 0}), axis, keep);
+              CHECK(r.shape() == outShape);
+              p.write(out, outShape).put(r, std::vector<Index>(outShape.size(), Index(0)));
+            });
+            Expect e{.ulps = ulpBound(op.name, device)};
+            int64_t lanes = shape[1 - static_cast<size_t>(axis)], n = shape[static_cast<size_t>(axis)];
+            for (int64_t l = 0; l < lanes; ++l) {
+              std::vector<Num> lane;
+              for (int64_t j = 0; j < n; ++j)
+                lane.push_back(ref::element(x, axis == 0 ? j * shape[1] + l : l * shape[1] + j));
+              e.want.push_back(op.ref(t, lane));
+              double magnitude = 0;
+              for (const Num& v : lane) magnitude += std::fabs(ref::asDouble(v));
+              if (std::string_view(op.name) == "sum") e.slack.push_back(sumSlack(device, t, lane.size(), magnitude));
+            }
+            checkElements(out, e);
+          }
+}
+
+// ---- Shape ops
+
+struct ShapeCase {
+  const char* name;
+  Shape in, out;
+  Tile (*apply)(const Tile&);
+  Shape (*source)(const Shape& outIndex);  // the input element an output element copies; null: same flat position
+};
+
+std::vector<ShapeCase> shapeCases() {
+  std::vector<ShapeCase> cases = {
+      {"expand_dims(0)", {4, 5}, {1, 4, 5}, [](const Tile& t) { return t.expand_dims(0); }, nullptr},
+      {"expand_dims(1)", {4, 5}, {4, 1, 5}, [](const Tile& t) { return t.expand_dims(1); }, nullptr},
+      {"expand_dims(2)", {4, 5}, {4, 5, 1}, [](const Tile& t) { return t.expand_dims(2); }, nullptr},
+      {"reshape 12x5",
+       {3, 4, 5},
+       {12, 5},
+       [](const Tile& t) {
+         return t.reshape({12, 5});
+       },
+       nullptr},
+      {"reshape 60", {3, 4, 5}, {60}, [](const Tile& t) { return t.reshape({60}); }, nullptr},
+      {"reshape 5x3x4",
+       {3, 4, 5},
+       {5, 3, 4},
+       [](const Tile& t) {
+         return t.reshape({5, 3, 4});
+       },
+       nullptr},
+      {"reshape 2x2x3x5",
+       {3, 4, 5},
+       {2, 2, 3, 5},
+       [](const Tile& t) {
+         return t.reshape({2, 2, 3, 5});
+       },
+       nullptr},
+      {"broadcast_to [1,5]->[4,5]",
+       {1, 5},
+       {4, 5},
+       [](const Tile& t) {
+         return t.broadcast_to({4, 5});
+       },
+       [](const Shape& o) {
+         return Shape{0, o[1]};
+       }},
+      {"broadcast_to [5]->[3,5]",
+       {5},
+       {3, 5},
+       [](const Tile& t) {
+         return t.broadcast_to({3, 5});
+       },
+       [](const Shape& o) { return Shape{o[1]}; }},
+      {"broadcast_to [4,1]->[4,6]",
+       {4, 1},
+       {4, 6},
+       [](const Tile& t) {
+         return t.broadcast_to({4, 6});
+       },
+       [](const Shape& o) {
+         return Shape{o[0], 0};
+       }},
+      {"broadcast_to [3,1,5]->[2,3,4,5]",
+       {3, 1, 5},
+       {2, 3, 4, 5},
+       [](const Tile& t) {
+         return t.broadcast_to({2, 3, 4, 5});
+       },
+       [](const Shape& o) {
+         return Shape{o[1], 0, o[3]};
+       }},
+      {"transpose [4,5]",
+       {4, 5},
+       {5, 4},
+       [](const Tile& t) { return t.transpose(); },
+       [](const Shape& o) {
+         return Shape{o[1], o[0]};
+       }},
+      {"transpose [2,3,4]",
+       {2, 3, 4},
+       {2, 4, 3},
+       [](const Tile& t) { return t.transpose(); },
+       [](const Shape& o) {
+         return Shape{o[0], o[2], o[1]};
+       }},
+      {"permute [2,0,1] then reshape",
+       {2, 3, 4},
+       {4, 6},
+       [](const Tile& t) {
+         return t.permute({2, 0, 1}).reshape({4, 6});
+       },
+       [](const Shape& o) {
+         return Shape{o[1] / 3, o[1] % 3, o[0]};
+       }},
+  };
+  return cases;
+}
+
+int64_t flatIndex(const Shape& shape, const Shape& idx) {
+  int64_t f = 0;
+  for (size_t d = 0; d < shape.size(); ++d) f = f * shape[d] + idx[d];
+  return f;
+}
+
+Shape unflatten(const Shape& shape, int64_t flat) {
+  Shape idx(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    idx[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+  return idx;
+}
+
+// Runs `apply` on the whole input as one tile and checks each output element is
+// the input element `source` names.
+void checkShapeOp(const std::string& device, const std::string& name, const Tensor& x, const Shape& outShape,
+                  const std::function<Tile(const Tile&)>& apply, const std::function<Shape(const Shape&)>& source) {
+  Tensor out = poisoned(outShape, x.dtype());
+  launch(device, "shape_op", {1}, [&](Program& p) {
+    Tile r = apply(p.read(x, x.shape()).at(std::vector<Index>(x.shape().size(), Index(0))));
+    CHECK(r.shape() == outShape);
+    p.write(out, outShape).put(r, std::vector<Index>(outShape.size(), Index(0)));
+  });
+  Expect e;
+  for (int64_t i = 0; i < out.numel(); ++i)
+    e.want.push_back(ref::element(x, source ? flatIndex(x.shape(), source(unflatten(outShape, i))) : i));
+  INFO(name);
+  checkElements(out, e);
+}
+
+TEST_CASE("conformance: expand_dims, reshape, broadcast_to, transpose and permute move elements exactly") {
+  for (const std::string& device : conformanceDevices())
+    for (DType t : {f32, f16, i64, boolean})
+      for (const ShapeCase& c : shapeCases()) {
+        INFO(device, ": ", std::string(c.name), " on ", dtypeName(t), ref::shapeText(c.in));
+        checkShapeOp(device, c.name, sample(c.in, t, 91), c.out, c.apply, c.source);
+      }
+}
+
+TEST_CASE("conformance: permute by every permutation of a rank-3 tile") {
+  const Shape in = {2, 3, 5};
+  for (const std::string& device : conformanceDevices()) {
+    std::vector<int> perm = {0, 1, 2};
+    do {
+      INFO(device, ": permute(", perm[0], ", ", perm[1], ", ", perm[2], ") of f32[2, 3, 5]");
+      Shape out = {in[static_cast<size_t>(perm[0])], in[static_cast<size_t>(perm[1])],
+                   in[static_cast<size_t>(perm[2])]};
+      checkShapeOp(
+          device, "permute", sample(in, f32, 92), out, [&](const Tile& t) { return t.permute(perm); },
+          [&](const Shape& o) {
+            Shape i(3);
+            for (size_t d = 0; d < 3; ++d) i[static_cast<size_t>(perm[d])] = o[d];
+            return i;
+          });
+    } while (std::next_permutation(perm.begin(), perm.end()));
+  }
+}
+
+TEST_CASE("conformance: iota, arange and scalar tiles") {
+  struct Case {
+    const char* name;
+    Shape shape;
+    Tile (*make)(Program&);
+    int64_t (*ref)(const Shape& idx);
+  };
+  const Case cases[] = {
+      {"iota([3,5], 0)",
+       {3, 5},
+       [](Program& p) {
+         return p.iota({3, 5}, 0);
+       },
+       [](const Shape& i) { return i[0]; }},
+      {"iota([3,5], 1)",
+       {3, 5},
+       [](Program& p) {
+         return p.iota({3, 5}, 1);
+       },
+       [](const Shape& i) { return i[1]; }},
+      {"iota([2,3,4], 2)",
+       {2, 3, 4},
+       [](Program& p) {
+         return p.iota({2, 3, 4}, 2);
+       },
+       [](const Shape& i) { return i[2]; }},
+      {"iota([2,3,2,3], 1)",
+       {2, 3, 2, 3},
+       [](Program& p) {
+         return p.iota({2, 3, 2, 3}, 1);
+       },
+       [](const Shape& i) { return i[1]; }},
+      {"arange(7)", {7}, [](Program& p) { return p.arange(7); }, [](const Shape& i) { return i[0]; }},
+      {"arange(7) * 3 - 4",
+       {7},
+       [](Program& p) { return p.arange(7) * 3 - 4; },
+       [](const Shape& i) { return i[0] * 3 - 4; }},
+      {"scalar(id + 6) broadcast_to [4]",
+       {4},
+       [](Program& p) { return p.scalar(p.id(0) + 6, i32).broadcast_to({4}); },
+       [](const Shape&) { return int64_t{6}; }},
+      {"iota row + iota col",
+       {3, 5},
+       [](Program& p) {
+         return p.iota({3, 1}, 0) * 10 + p.arange(5);
+       },
+       [](const Shape& i) { return i[0] * 10 + i[1]; }},
+  };
+  for (const std::string& device : conformanceDevices())
+    for (const Case& c : cases) {
+      INFO(device, ": ", std::string(c.name));
+      Tensor out = poisoned(c.shape, i32);
+      launch(device, "iota", {1}, [&](Program& p) {
+        Tile t = c.make(p);
+        CHECK(t.dtype() == i32);
+        p.write(out, c.shape).put(t, std::vector<Index>(c.shape.size(), Index(0)));
+      });
+      Expect e;
+      for (int64_t i = 0; i < out.numel(); ++i) e.want.push_back(c.ref(unflatten(c.shape, i)));
+      checkElements(out, e);
+    }
+}
+
+// ---- dot
+
+// C = bias + A·B with A [40, 30], B [30, 50] in 17x9 and 9x23 blocks: every block
+// edge is partial, and the K loop's last block reads zero fill.
+TEST_CASE("conformance: dot on odd block sizes with an accumulator, against float64") {
+  constexpr int64_t M = 40, K = 30, N = 50, bm = 17, bk = 9, bn = 23;
+  struct Case {
+    DType operand, result;
+  };
+  const Case cases[] = {{f32, f32}, {f64, f64}, {f16, f32}, {bf16, f32}, {i8, i32}};
+  for (const std::string& device : conformanceDevices())
+    for (const Case& c : cases)
+      for (bool explicitAcc : {true, false}) {
+        INFO(device, ": dot of ", dtypeName(c.operand), " giving ", dtypeName(c.result),
+             std::string(explicitAcc ? " as dot(a, b, acc)" : " as acc + dot(a, b)"));
+        // float operands in [-1, 1)
+        auto operand = [&](const Shape& s, uint64_t seed) {
+          return isFloat(c.operand) ? Tensor::random(s, seed, c.operand) : sample(s, c.operand, seed);
+        };
+        Tensor a = operand({M, K}, 101), b = operand({K, N}, 102), bias = sample({M, N}, c.result, 103);
+        Tensor out = poisoned({M, N}, c.result);
+        launch(device, "dot", {cdiv(M, bm), cdiv(N, bn)}, [&](Program& p) {
+          Index i = p.id(0), j = p.id(1);
+          auto A = p.read(a, {bm, bk});
+          auto B = p.read(b, {bk, bn});
+          Tile acc = p.fold(0, A.blocks(1), p.read(bias, {bm, bn}).at({i, j}), [&](Index k, Tile acc) {
+            return explicitAcc ? dot(A.at({i, k}), B.at({k, j}), acc) : acc + dot(A.at({i, k}), B.at({k, j}));
+          });
+          CHECK(acc.dtype() == c.result);
+          p.write(out, {bm, bn}).put(acc, {i, j});
+        });
+        Expect e;
+        for (int64_t r = 0; r < M; ++r)
+          for (int64_t col = 0; col < N; ++col) {
+            double sum = ref::asDouble(ref::element(bias, r * N + col)), magnitude = std::fabs(sum);
+            for (int64_t k = 0; k < K; ++k) {
+              double term = ref::asDouble(ref::element(a, r * K + k)) * ref::asDouble(ref::element(b, k * N + col));
+              sum += term;
+              magnitude += std::fabs(term);
+            }
+            // A K-term sum rounded in the result dtype errs by at most about K units of roundoff
+            // of the magnitudes; the float64 reference's own error is below that.
+            bool exact = !isFloat(c.result);
+            e.want.push_back(exact ? Num(static_cast<int64_t>(sum)) : Num(sum));
+            e.slack.push_back(exact ? 0 : 2.0 * (K + 2) * ref::unitRoundoff(c.result) * magnitude);
+          }
+        checkElements(out, e);
+      }
+}
+
+// ---- fold
+
+// Sums rows [start, end) of x [6, 8] in f32, one rounding per step, from `init`.
+std::vector<double> rowSums(const Tensor& x, int64_t start, int64_t end, double init) {
+  std::vector<double> acc(8, init);
+  for (int64_t k = start; k < end; ++k)
+    for (int64_t c = 0; c < 8; ++c)
+      acc[static_cast<size_t>(c)] = roundToFloat(f32, acc[static_cast<size_t>(c)] + x.item(k * 8 + c));
+  return acc;
+}
+
+Expect expectDoubles(const std::vector<double>& values) {
+  Expect e;
+  for (double v : values) e.want.push_back(v);
+  return e;
+}
+
+TEST_CASE("conformance: fold carrying one tile and a tuple of three") {
+  Tensor x = sample({6, 8}, f32, 111, {0.5, -0.0, 3.0, 1e30f, -1e30f});
+  for (const std::string& device : conformanceDevices()) {
+    CAPTURE(device);
+    Tensor sum = poisoned({1, 8}, f32), sum3 = poisoned({1, 8}, f32), mx = poisoned({1, 8}, f32),
+           count = poisoned({1, 8}, i32);
+    launch(device, "fold", {1}, [&](Program& p) {
+      auto X = p.read(x, {1, 8});
+      Tile acc = p.fold(0, X.blocks(0), p.zeros({1, 8}), [&](Index k, Tile acc) { return acc + X.at({k, 0}); });
+      p.write(sum, {1, 8}).put(acc, {0, 0});
+      auto [s, m, n] = p.fold(0, 6, std::tuple{p.zeros({1, 8}), p.full({1, 8}, -ref::inf()), p.zeros({1, 8}, i32)},
+                              [&](Index k, Tile s, Tile m, Tile n) {
+                                Tile v = X.at({k, 0});
+                                return std::tuple{s + v, max(m, v), n + (v > 0.0).cast(i32)};
+                              });
+      p.write(sum3, {1, 8}).put(s, {0, 0});
+      p.write(mx, {1, 8}).put(m, {0, 0});
+      p.write(count, {1, 8}).put(n, {0, 0});
+    });
+    std::vector<double> wantMax(8, -ref::inf());
+    Expect wantCount;
+    for (int64_t c = 0; c < 8; ++c) {
+      int64_t positive = 0;
+      for (int64_t r = 0; r < 6; ++r) {
+        wantMax[static_cast<size_t>(c)] = maxOf(wantMax[static_cast<size_t>(c)], x.item(r * 8 + c));
+        positive += x.item(r * 8 + c) > 0;
+      }
+      wantCount.want.push_back(positive);
+    }
+    checkElements(sum, expectDoubles(rowSums(x, 0, 6, 0.0)));
+    checkElements(sum3, expectDoubles(rowSums(x, 0, 6, 0.0)));
+    checkElements(mx, expectDoubles(wantMax));
+    checkElements(count, wantCount);
+  }
+}
+
+TEST_CASE("conformance: fold bounds from Index expressions, empty ranges and nested folds") {
+  Tensor x = sample({6, 8}, f32, 121);
+  struct Case {
+    const char* name;
+    Tile (*apply)(Program&, const ReadView& X);
+    std::vector<double> (*ref)(const Tensor& x, int64_t program);
+  };
+  const Case cases[] = {
+      {"fold(0, id + 1): prefix sums",
+       [](Program& p, const ReadView& X) {
+         return p.fold(0, p.id(0) + 1, p.zeros({1, 8}), [&](Index k, Tile acc) { return acc + X.at({k, 0}); });
+       },
+       [](const Tensor& x, int64_t i) { return rowSums(x, 0, i + 1, 0.0); }},
+      {"fold(id * 2, 5): empty for id >= 3",
+       [](Program& p, const ReadView& X) {
+         return p.fold(p.id(0) * 2, 5, p.full({1, 8}, 0.25), [&](Index k, Tile acc) { return acc + X.at({k, 0}); });
+       },
+       [](const Tensor& x, int64_t i) { return rowSums(x, i * 2, 5, 0.25); }},
+      {"fold(id + 1, id): start > end runs nothing",
+       [](Program& p, const ReadView& X) {
+         return p.fold(p.id(0) + 1, p.id(0), p.full({1, 8}, 7.0), [&](Index k, Tile acc) {
+           return acc + X.at({k, 0});
+         });
+       },
+       [](const Tensor&, int64_t) { return std::vector<double>(8, 7.0); }},
+      {"fold(-id, min(id, 2)): a negative start",
+       [](Program& p, const ReadView& X) {
+         return p.fold(-p.id(0), min(p.id(0), 2), p.zeros({1, 8}), [&](Index k, Tile acc) {
+           return acc + X.at({max(k, 0), 0});
+         });
+       },
+       [](const Tensor& x, int64_t i) {
+         std::vector<double> acc = rowSums(x, 0, 0, 0.0);
+         for (int64_t k = -i; k < std::min<int64_t>(i, 2); ++k) {
+           std::vector<double> step = rowSums(x, std::max<int64_t>(k, 0), std::max<int64_t>(k, 0) + 1, 0.0);
+           for (size_t c = 0; c < 8; ++c) acc[c] = roundToFloat(f32, acc[c] + step[c]);
+         }
+         return acc;
+       }},
+      // Outer k in [0, 3), inner j in [k, id + 3): acc += x[j] * k; the inner bounds use the outer index.
+      {"nested folds",
+       [](Program& p, const ReadView& X) {
+         return p.fold(0, 3, p.zeros({1, 8}), [&](Index k, Tile outer) {
+           return p.fold(k, p.id(0) + 3, outer, [&](Index j, Tile inner) { return inner + X.at({j, 0}) * k; });
+         });
+       },
+       [](const Tensor& x, int64_t i) {
+         std::vector<double> acc(8, 0.0);
+         for (int64_t k = 0; k < 3; ++k)
+           for (int64_t j = k; j < std::min<int64_t>(i + 3, 6); ++j)
+             for (size_t c = 0; c < 8; ++c)
+               acc[c] = roundToFloat(
+                   f32, acc[c] + roundToFloat(f32, x.item(j * 8 + static_cast<int64_t>(c)) * static_cast<double>(k)));
+         return acc;
+       }},
+  };
+  for (const std::string& device : conformanceDevices())
+    for (const Case& c : cases) {
+      INFO(device, ": ", std::string(c.name));
+      Tensor out = poisoned({4, 8}, f32);
+      launch(device, "fold_bounds", {4}, [&](Program& p) {
+        p.write(out, {1, 8}).put(c.apply(p, p.read(x, {1, 8})), {p.id(0), 0});
+      });
+      std::vector<double> want;
+      for (int64_t i = 0; i < 4; ++i) {
+        std::vector<double> row = c.ref(x, i);
+        want.insert(want.end(), row.begin(), row.end());
+      }
+      checkElements(out, expectDoubles(want));
+    }
+}
+
+// ---- Reads and writes
+
+// Copies `in` into `out` block by block on a rank-1 grid: program b decodes its
+// block coordinates with / and %. Only the first `limit` blocks are copied.
+void copyBlocks(const std::string& device, const Tensor& in, const Tensor& out, const Shape& block, int64_t limit) {
+  Shape counts;
+  for (size_t d = 0; d < block.size(); ++d) counts.push_back(cdiv(in.shape()[d], block[d]));
+  launch(device, "copy", {limit}, [&](Program& p) {
+    std::vector<Index> at;
+    Index rest = p.id(0);
+    for (size_t d = counts.size(); d-- > 0;) {
+      at.insert(at.begin(), rest % counts[d]);
+      rest = rest / counts[d];
+    }
+    p.write(out, block).put(p.read(in, block).at(at), at);
+  });
+}
+
+int64_t blockCount(const Shape& shape, const Shape& block) {
+  int64_t n = 1;
+  for (size_t d = 0; d < shape.size(); ++d) n *= cdiv(shape[d], block[d]);
+  return n;
+}
+
+// Whether element idx lies in one of the first `limit` blocks in row-major block order.
+bool inFirstBlocks(const Shape& shape, const Shape& block, const Shape& idx, int64_t limit) {
+  int64_t b = 0;
+  for (size_t d = 0; d < shape.size(); ++d) b = b * cdiv(shape[d], block[d]) + idx[d] / block[d];
+  return b < limit;
+}
+
+TEST_CASE("conformance: block reads and writes of rank 1 to 4, partial edge blocks, strided views") {
+  struct Case {
+    std::string name;
+    Tensor in, out;  // out is poisoned before each run
+    Shape block;
+    int64_t limit = -1;  // blocks to copy; -1: all
+  };
+  std::vector<Case> cases = {
+      {"rank 1 [37] in [16] blocks", sample({37}, f32, 131), poisoned({37}, f32), {16}},
+      {"rank 3 [5,7,3] in [2,4,2]", sample({5, 7, 3}, f32, 132), poisoned({5, 7, 3}, f32), {2, 4, 2}},
+      {"rank 4 [3,5,2,7] in [2,2,2,4]", sample({3, 5, 2, 7}, i32, 133), poisoned({3, 5, 2, 7}, i32), {2, 2, 2, 4}},
+      {"the first 7 of 12 blocks only", sample({37, 29}, f32, 134), poisoned({37, 29}, f32), {16, 8}, 7},
+      {"transposed input view", Tensor::random({29, 37}, 135).transpose(), poisoned({37, 29}, f32), {16, 8}},
+      {"permuted rank-3 input view",
+       Tensor::random({3, 7, 5}, 136, i64, -1e15, 1e15).permute({2, 0, 1}),
+       poisoned({5, 3, 7}, i64),
+       {2, 2, 4}},
+      {"transposed output view", sample({37, 29}, f16, 137), poisoned({29, 37}, f16).transpose(), {16, 8}},
+      {"bool into i8", sample({37, 29}, boolean, 138), poisoned({37, 29}, i8), {16, 8}},
+  };
+  for (DType t : kNumericTypes)
+    cases.push_back({"rank 2 [37,29] in [16,8] of " + std::string(dtypeName(t)),
+                     sample({37, 29}, t, 139, edges(t)),
+                     poisoned({37, 29}, t),
+                     {16, 8}});
+  for (const std::string& device : conformanceDevices())
+    for (Case& c : cases) {
+      INFO(device, ": copy ", c.name, ", ", dtypeName(c.in.dtype()), ref::shapeText(c.in.shape()));
+      int64_t limit = c.limit < 0 ? blockCount(c.in.shape(), c.block) : c.limit;
+      for (int64_t i = 0; i < c.out.numel(); ++i) c.out.setItem(i, poisonValue(c.out.dtype()));
+      std::vector<Num> poison = ref::elements(c.out);
+      copyBlocks(device, c.in, c.out, c.block, limit);
+      Expect e;
+      for (int64_t i = 0; i < c.in.numel(); ++i)
+        e.want.push_back(inFirstBlocks(c.in.shape(), c.block, unflatten(c.in.shape(), i), limit)
+                             ? ref::element(c.in, i)
+                             : poison[static_cast<size_t>(i)]);
+      checkElements(c.out, e);
+    }
+}
+
+TEST_CASE("conformance: partial edge blocks read the fill value") {
+  for (const std::string& device : conformanceDevices())
+    for (auto [t, fill] :
+         {std::pair{f32, 9.0}, std::pair{f16, -ref::inf()}, std::pair{i32, -7.0}, std::pair{f64, ref::nan()}}) {
+      INFO(device, ": ", dtypeName(t), "[37, 29] read in [16, 8] blocks with fill ", fill);
+      Tensor x = sample({37, 29}, t, 141), out = poisoned({48, 32}, t);
+      launch(device, "fill", {3, 4}, [&](Program& p) {
+        p.write(out, {16, 8}).put(p.read(x, {16, 8}, fill).at({p.id(0), p.id(1)}), {p.id(0), p.id(1)});
+      });
+      Expect e;
+      for (int64_t r = 0; r < 48; ++r)
+        for (int64_t c = 0; c < 32; ++c)
+          e.want.push_back(r < 37 && c < 29 ? ref::element(x, r * 29 + c) : number(t, fill));
+      checkElements(out, e);
+    }
+}
+
+const std::vector<std::pair<int64_t, int64_t>> kOffsets = {{0, 0},   {-3, -2},  {33, 25}, {-8, -8},
+                                                           {37, 29}, {40, -20}, {5, 3},   {-1, 28}};
+
+TEST_CASE("conformance: at_offset reads before, across and past the tensor's edges") {
+  for (const std::string& device : conformanceDevices())
+    for (auto [t, fill] : {std::pair{f32, -5.5}, std::pair{i32, -7.0}, std::pair{bf16, ref::inf()}})
+      for (auto [r0, c0] : kOffsets) {
+        INFO(device, ": ", dtypeName(t), "[37, 29] at_offset(", r0, ", ", c0, ") of an [8, 8] block, fill ", fill);
+        Tensor x = sample({37, 29}, t, 151), out = poisoned({8, 8}, t);
+        launch(device, "at_offset", {1}, [&](Program& p) {
+          p.write(out, {8, 8}).put(p.read(x, {8, 8}, fill).at_offset({p.id(0) + r0, Index(c0)}), {0, 0});
+        });
+        Expect e;
+        for (int64_t r = r0; r < r0 + 8; ++r)
+          for (int64_t c = c0; c < c0 + 8; ++c)
+            e.want.push_back(r >= 0 && r < 37 && c >= 0 && c < 29 ? ref::element(x, r * 29 + c) : number(t, fill));
+        checkElements(out, e);
+      }
+}
+
+TEST_CASE("conformance: put_at_offset writes only the part inside the tensor") {
+  for (const std::string& device : conformanceDevices())
+    for (auto [r0, c0] : kOffsets) {
+      INFO(device, ": put_at_offset(", r0, ", ", c0, ") of an [8, 8] tile into f32[37, 29]");
+      Tensor out = poisoned({37, 29}, f32);
+      launch(device, "put_at_offset", {1}, [&](Program& p) {
+        Tile t = p.iota({8, 8}, 0) * 8 + p.iota({8, 8}, 1) + 1;
+        p.write(out, {8, 8}).put_at_offset(t, {Index(r0), p.id(0) + c0});
+      });
+      Expect e;
+      for (int64_t r = 0; r < 37; ++r)
+        for (int64_t c = 0; c < 29; ++c) {
+          bool inside = r >= r0 && r < r0 + 8 && c >= c0 && c < c0 + 8;
+          e.want.push_back(inside ? static_cast<double>((r - r0) * 8 + (c - c0) + 1) : ref::nan());
+        }
+      checkElements(out, e);
+    }
+}
+
+TEST_CASE("conformance: a kernel with print runs and still writes its output") {
+  for (const std::string& device : conformanceDevices()) {
+    CAPTURE(device);
+    Tensor out = poisoned({3}, i32);
+    launch(device, "print", {1}, [&](Program& p) {
+      Tile t = p.arange(3) + 1;
+      p.print("conformance print", t);
+      p.write(out, {3}).put(t, {0});
+    });
+    checkElements(out, Expect{.want = {int64_t{1}, int64_t{2}, int64_t{3}}});
+  }
+}
+
+}  // namespace

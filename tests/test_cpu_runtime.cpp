@@ -1,0 +1,353 @@
+// The CPU runtime without the lowering: the thread pool, the JIT and the CPU
+// device, driving a kernel written by hand in LLVM IR. Also defines that
+// kernel for test_kernel_cache.cpp.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "devices/cpu/cpu_device.hpp"
+#include "devices/cpu/thread_pool.hpp"
+#include "devices/interp/interpreter.hpp"
+#include "ir/passes.hpp"
+#include "jit/cpu_compiler.hpp"
+#include "jit/cpu_jit.hpp"
+#include "jit/kernel_cache.hpp"
+
+namespace tj::cputest {
+
+// The tile IR the hand-written kernel implements: every program writes its
+// id to t0 and exp(id / 8) to t1, and prints its id.
+const char* kIdsIR = R"(kernel @ids(t0: tensor<i64, 1>, t1: tensor<f32, 1>) grid 1 {
+  %0 = program_id() {axis = 0} : i64
+  %1 = reshape(%0) : tile<1xi64>
+  store(%0, %1) {tensor = 0}
+  %2 = cast(%1) : tile<1xf32>
+  %3 = constant() {value = 0.125} : tile<1xf32>
+  %4 = mul(%2, %3) : tile<1xf32>
+  %5 = exp(%4) : tile<1xf32>
+  store(%0, %5) {tensor = 1}
+  print(%1) {label = "ids"}
+}
+)";
+
+// The same kernel by hand, on the ABI of lower/cpu/abi.hpp; @ENTRY is
+// replaced by the entry name. It calls libm's expf and the print callback.
+const char* kIdsLLVM = R"(
+%Desc = type { ptr, [4 x i64], [4 x i64] }
+%Args = type { ptr, [3 x i64], ptr, ptr, ptr }
+
+@label = private constant [4 x i8] c"ids\00"
+
+declare float @expf(float)
+
+define void @ENTRY(ptr %args, i64 %begin, i64 %end) {
+entry:
+  %tensors = load ptr, ptr %args
+  %ids = load ptr, ptr %tensors
+  %idsStrideP = getelementptr %Desc, ptr %tensors, i64 0, i32 2, i64 0
+  %idsStride = load i64, ptr %idsStrideP
+  %expsDesc = getelementptr %Desc, ptr %tensors, i64 1
+  %exps = load ptr, ptr %expsDesc
+  %expsStrideP = getelementptr %Desc, ptr %tensors, i64 1, i32 2, i64 0
+  %expsStride = load i64, ptr %expsStrideP
+  %printP = getelementptr %Args, ptr %args, i64 0, i32 2
+  %print = load ptr, ptr %printP
+  %contextP = getelementptr %Args, ptr %args, i64 0, i32 3
+  %context = load ptr, ptr %contextP
+  %pidSlot = alloca i64
+  %shape = alloca i64
+  store i64 1, ptr %shape
+  %none = icmp sge i64 %begin, %end
+  br i1 %none, label %exit, label %loop
+loop:
+  %pid = phi i64 [ %begin, %entry ], [ %next, %loop ]
+  %idsOffset = mul i64 %pid, %idsStride
+  %idsAt = getelementptr i64, ptr %ids, i64 %idsOffset
+  store i64 %pid, ptr %idsAt
+  %pidF = sitofp i64 %pid to float
+  %x = fmul float %pidF, 0.125
+  %e = call float @expf(float %x)
+  %expsOffset = mul i64 %pid, %expsStride
+  %expsAt = getelementptr float, ptr %exps, i64 %expsOffset
+  store float %e, ptr %expsAt
+  store i64 %pid, ptr %pidSlot
+  call void %print(ptr %context, ptr @label, i32 6, i32 1, ptr %shape, ptr %pidSlot, ptr %pidSlot)
+  %next = add i64 %pid, 1
+  %more = icmp slt i64 %next, %end
+  br i1 %more, label %loop, label %exit
+exit:
+  ret void
+}
+)";
+
+// A kernel that reports an integer division by zero from every program.
+const char* kFaultLLVM = R"(
+%Args = type { ptr, [3 x i64], ptr, ptr, ptr }
+
+define void @ENTRY(ptr %args, i64 %begin, i64 %end) {
+  %faultsP = getelementptr %Args, ptr %args, i64 0, i32 4
+  %faults = load ptr, ptr %faultsP
+  %old = atomicrmw or ptr %faults, i32 1 monotonic
+  ret void
+}
+)";
+
+std::string withEntry(std::string text, const std::string& entryName) {
+  for (size_t at; (at = text.find("@ENTRY")) != std::string::npos;) text.replace(at, 6, "@" + entryName);
+  return text;
+}
+
+ir::Kernel idsKernel() {
+  ir::Kernel k = ir::parse(kIdsIR);
+  ir::verify(k);
+  return k;
+}
+
+jit::ObjectCode compileIds(const ir::Kernel&, const std::string& entryName) {
+  return jit::compileAssembly(withEntry(kIdsLLVM, entryName));
+}
+
+// Host buffers for the ids kernel over n programs.
+struct IdsBuffers {
+  std::vector<int64_t> ids;
+  std::vector<float> exps;
+  explicit IdsBuffers(int64_t n) : ids(static_cast<size_t>(n), -1), exps(static_cast<size_t>(n), -1) {}
+
+  std::vector<TensorArg> args() {
+    auto n = static_cast<int64_t>(ids.size());
+    return {{ids.data(), DType::i64, {n}, {1}}, {exps.data(), DType::f32, {n}, {1}}};
+  }
+  void check() const {
+    for (size_t i = 0; i < ids.size(); ++i) {
+      CAPTURE(i);
+      REQUIRE(ids[i] == static_cast<int64_t>(i));
+      REQUIRE(exps[i] == std::exp(static_cast<float>(i) * 0.125f));
+    }
+  }
+};
+
+void countPrint(void* context, const char*, int32_t, int32_t, const int64_t*, const void*, const int64_t*) {
+  ++*static_cast<std::atomic<int64_t>*>(context);
+}
+
+// Runs an ids entry over n programs straight through the ABI on `pool`.
+void runIds(cpu::KernelEntry entry, int64_t n, cpu::ThreadPool& pool) {
+  IdsBuffers buffers(n);
+  cpu::TensorDesc tensors[2] = {{buffers.ids.data(), {n, 1, 1, 1}, {1, 0, 0, 0}},
+                                {buffers.exps.data(), {n, 1, 1, 1}, {1, 0, 0, 0}}};
+  std::atomic<int64_t> prints{0};
+  uint32_t faults = 0;
+  cpu::KernelArgs args{tensors, {n, 1, 1}, countPrint, &prints, &faults};
+  pool.parallelFor(n, [&](int64_t begin, int64_t end) { entry(&args, begin, end); });
+  buffers.check();
+  CHECK(prints == n);
+  CHECK(faults == 0);
+}
+
+}  // namespace tj::cputest
+
+namespace tj {
+namespace {
+
+using cputest::IdsBuffers;
+
+// Runs parallelFor and returns how often each program ran.
+std::vector<int> coverage(cpu::ThreadPool& pool, int64_t total) {
+  std::vector<std::atomic<int>> hits(static_cast<size_t>(total));
+  std::atomic<bool> badRange{false};
+  pool.parallelFor(total, [&](int64_t begin, int64_t end) {
+    if (begin < 0 || begin >= end || end > total) badRange = true;
+    for (int64_t i = begin; i < end && !badRange; ++i) ++hits[static_cast<size_t>(i)];
+  });
+  CHECK_FALSE(badRange);
+  return {hits.begin(), hits.end()};
+}
+
+TEST_CASE("thread pool: every program runs exactly once, for any grid and thread count") {
+  for (int threads : {1, 2, 3, 7}) {
+    cpu::ThreadPool pool(threads);
+    CHECK(pool.threads() == threads);
+    for (int64_t total : {0, 1, 2, 3, 5, 7, 8, 13, 28, 29, 64, 100, 1000, 4097, 100003}) {
+      CAPTURE(threads);
+      CAPTURE(total);
+      std::vector<int> hits = coverage(pool, total);
+      CHECK(std::count(hits.begin(), hits.end(), 1) == total);
+    }
+  }
+}
+
+TEST_CASE("thread pool: back-to-back launches, including from several threads, each run once") {
+  cpu::ThreadPool pool(3);
+  std::vector<std::thread> callers;
+  std::atomic<int> failures{0};
+  for (int c = 0; c < 3; ++c)
+    callers.emplace_back([&, c] {
+      for (int64_t round = 0; round < 300; ++round) {
+        int64_t total = 1 + (round * 7 + c) % 97;
+        std::atomic<int64_t> sum{0};
+        pool.parallelFor(total, [&](int64_t b, int64_t e) {
+          for (int64_t i = b; i < e; ++i) sum += i;
+        });
+        if (sum != total * (total - 1) / 2) ++failures;
+      }
+    });
+  for (std::thread& t : callers) t.join();
+  CHECK(failures == 0);
+}
+
+TEST_CASE("thread pool: tiny grids run on the caller") {
+  cpu::ThreadPool pool(4);
+  auto threadsUsed = [&](int64_t total, int64_t serialBelow) {
+    std::mutex m;
+    std::set<std::thread::id> ids;
+    pool.parallelFor(
+        total,
+        [&](int64_t, int64_t) {
+          std::lock_guard lock(m);
+          ids.insert(std::this_thread::get_id());
+        },
+        serialBelow);
+    return ids;
+  };
+  std::set<std::thread::id> caller{std::this_thread::get_id()};
+  CHECK(threadsUsed(0, cpu::ThreadPool::kDefaultSerialBelow).empty());
+  CHECK(threadsUsed(1, cpu::ThreadPool::kDefaultSerialBelow) == caller);
+  CHECK(threadsUsed(15, 16) == caller);
+}
+
+TEST_CASE("thread pool: large grids use the workers") {
+  cpu::ThreadPool pool(4);
+  std::mutex m;
+  std::set<std::thread::id> ids;
+  pool.parallelFor(64, [&](int64_t, int64_t) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    std::lock_guard lock(m);
+    ids.insert(std::this_thread::get_id());
+  });
+  CHECK(ids.size() > 1);
+}
+
+TEST_CASE("thread pool: an exception reaches the caller and the pool stays usable") {
+  cpu::ThreadPool pool(3);
+  CHECK_THROWS_WITH_AS(pool.parallelFor(1000,
+                                        [](int64_t b, int64_t e) {
+                                          if (b <= 500 && 500 < e) throw std::runtime_error("program 500");
+                                        }),
+                       "program 500", std::runtime_error);
+  std::vector<int> hits = coverage(pool, 1000);
+  CHECK(std::count(hits.begin(), hits.end(), 1) == 1000);
+}
+
+TEST_CASE("thread pool: a parallelFor inside a parallelFor runs on its caller") {
+  cpu::ThreadPool pool(3);
+  std::atomic<int64_t> inner{0};
+  pool.parallelFor(10, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) pool.parallelFor(10, [&](int64_t ib, int64_t ie) { inner += ie - ib; });
+  });
+  CHECK(inner == 100);
+}
+
+TEST_CASE("cpu jit: a hand-written LLVM kernel compiles, links libm and runs through the pool") {
+  const jit::CpuTarget& target = jit::hostTarget();
+  CHECK(target.deviceFeatures.starts_with("cpu-"));
+  CHECK(target.deviceFeatures.find(target.cpu) != std::string::npos);
+  jit::ObjectCode code = cputest::compileIds(cputest::idsKernel(), "tj_test_ids");
+  CHECK_FALSE(code.bytes.empty());
+  cpu::KernelEntry entry = jit::loadKernel(code.bytes, "tj_test_ids");
+  for (int threads : {1, 2, 7}) {
+    cpu::ThreadPool pool(threads);
+    for (int64_t n : {1, 2, 37, 1000}) cputest::runIds(entry, n, pool);
+  }
+  // The same symbol again lives in a JITDylib of its own.
+  CHECK((jit::loadKernel(code.bytes, "tj_test_ids") != nullptr));
+}
+
+TEST_CASE("cpu jit: bad LLVM assembly and missing symbols are errors") {
+  CHECK_THROWS_WITH_AS(jit::compileAssembly("define void @f( {"), doctest::Contains("bad LLVM assembly"), Error);
+  jit::ObjectCode code = jit::compileAssembly("declare void @nowhere()\ndefine void @f() {\n call void @nowhere()\n ret void\n}\n");
+  CHECK_THROWS_AS(jit::loadKernel(code.bytes, "f"), Error);
+  CHECK_THROWS_AS(jit::loadKernel(code.bytes, "not_there"), Error);
+}
+
+TEST_CASE("cpu device: launches through the cache and prints like the interpreter") {
+  jit::KernelCache cache(cputest::compileIds, "");
+  cpu::ThreadPool pool(3);
+  cpu::CpuDevice device(cache, pool);
+  ir::Kernel k = cputest::idsKernel();
+  for (jit::CacheSource expected : {jit::CacheSource::compiled, jit::CacheSource::memory}) {
+    const int64_t n = 41;
+    IdsBuffers got(n), want(n);
+    std::vector<TensorArg> gotArgs = got.args(), wantArgs = want.args();
+    std::vector<int64_t> grid{n};
+    std::mutex m;
+    std::multiset<std::string> gotLines, wantLines;
+    device.launch(k, {gotArgs, grid, [&](const std::string& line) {
+                        std::lock_guard lock(m);
+                        gotLines.insert(line);
+                      }});
+    CHECK(cpu::lastLaunchInfo().cache == expected);
+    CHECK((cpu::lastLaunchInfo().compileMs > 0) == (expected == jit::CacheSource::compiled));
+    got.check();
+    interpret(k, {wantArgs, grid, [&](const std::string& line) { wantLines.insert(line); }});
+    CHECK(got.ids == want.ids);
+    CHECK(gotLines == wantLines);
+    CHECK(gotLines.count("[ids] program (40): [40]") == 1);
+  }
+}
+
+TEST_CASE("cpu device: arguments are checked against the kernel before it runs") {
+  jit::KernelCache cache(cputest::compileIds, "");
+  cpu::CpuDevice device(cache, cpu::ThreadPool::global());
+  ir::Kernel k = cputest::idsKernel();
+  IdsBuffers buffers(4);
+  std::vector<TensorArg> args = buffers.args();
+  std::vector<int64_t> grid{4};
+  auto launch = [&] { device.launch(k, {args, grid, {}}); };
+  args[1].dtype = DType::f16;
+  CHECK_THROWS_WITH_AS(launch(), "cpu: kernel 'ids': tensor 't1' is f16 but the kernel expects f32", Error);
+  args = buffers.args();
+  args[0].shape = {2, 2};
+  CHECK_THROWS_WITH_AS(launch(), doctest::Contains("tensor 't0' has rank 2"), Error);
+  args.pop_back();
+  CHECK_THROWS_WITH_AS(launch(), doctest::Contains("got 1 tensors but the kernel takes 2"), Error);
+  args = buffers.args();
+  grid = {2, 2};
+  CHECK_THROWS_WITH_AS(launch(), doctest::Contains("grid rank is 1"), Error);
+  grid = {4};
+  k.tensors[0].rank = 5;
+  CHECK_THROWS_WITH_AS(launch(), doctest::Contains("tensor 't0' has rank 5; the CPU device supports up to 4"), Error);
+  CHECK(buffers.ids == std::vector<int64_t>(4, -1));
+}
+
+TEST_CASE("cpu device: a kernel's fault bits become an Error") {
+  jit::KernelCache cache(
+      [](const ir::Kernel&, const std::string& entry) {
+        return jit::compileAssembly(cputest::withEntry(cputest::kFaultLLVM, entry));
+      },
+      "");
+  cpu::CpuDevice device(cache, cpu::ThreadPool::global());
+  IdsBuffers buffers(8);
+  std::vector<TensorArg> args = buffers.args();
+  std::vector<int64_t> grid{8};
+  CHECK_THROWS_WITH_AS(device.launch(cputest::idsKernel(), {args, grid, {}}),
+                       doctest::Contains("integer division or remainder by zero"), Error);
+}
+
+TEST_CASE("devices: cpu is selectable and the default; interp stays selectable") {
+  CHECK(selectDevice("cpu").name() == "cpu");
+  CHECK(selectDevice("interp").name() == "interp");
+  std::vector<std::string> names = availableDevices();
+  CHECK(std::find(names.begin(), names.end(), "interp") != names.end());
+  if (jit::hostTargetSupported() && !std::getenv("TILEJIT_DEVICE")) CHECK(selectDevice().name() == "cpu");
+}
+
+}  // namespace
+}  // namespace tj

@@ -1,0 +1,371 @@
+// Bad inputs to the DSL, tensors and run(): each must throw tj::Error (never
+// crash) with a message of the form "<user file>:<line>: <op>: ..." that names
+// the shapes and dtypes involved. Every case records the line of its offending
+// statement with `line = __LINE__;` on that same line.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <functional>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "dsl/tilejit.hpp"
+
+using namespace tj;
+
+namespace {
+
+struct BadInput {
+  std::string what;
+  std::string op;                     // as the message names it, after the location
+  std::vector<std::string> mentions;  // shapes, dtypes and values the message must name
+  std::function<void(int& line)> act;  // sets `line`, then does the bad thing
+};
+
+void kernel(const KernelBody& body, std::vector<int64_t> grid = {1}) {
+  run(grid, body, RunOptions{.name = "bad_input", .device = "interp"});
+}
+
+// The message of the tj::Error that f throws, or a description of what happened instead.
+std::string errorOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    return std::string("<not a tj::Error: ") + e.what() + ">";
+  }
+  return "<nothing thrown>";
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+void check(const std::vector<BadInput>& cases) {
+  for (const BadInput& c : cases) {
+    INFO("case: ", c.what);
+    int line = 0;
+    std::string message = errorOf([&] { c.act(line); });
+    INFO("message: ", message);
+    REQUIRE(line > 0);
+    CHECK(contains(message, "test_errors.cpp:" + std::to_string(line) + ": "));
+    CHECK(contains(message, " " + c.op + ": "));
+    for (const std::string& m : c.mentions)
+      CHECK_MESSAGE(contains(message, m), "the message should name '" << m << "'");
+  }
+}
+
+}  // namespace
+
+TEST_CASE("errors: mistakes in tile expressions name the op, the operands and the user's line") {
+  const std::vector<BadInput> cases = {
+      {"dtype mismatch in +", "+", {"dtype mismatch", "f32[4, 8]", "i32[4, 8]"}, [](int& line) {
+         kernel([&](Program& p) {
+           Tile a = p.zeros({4, 8}), b = p.zeros({4, 8}, i32);
+           line = __LINE__; (void)(a + b);
+         });
+       }},
+      {"shapes that do not broadcast", "*", {"[4, 8]", "[8, 4]", "broadcast"}, [](int& line) {
+         kernel([&](Program& p) {
+           Tile a = p.zeros({4, 8}), b = p.zeros({8, 4});
+           line = __LINE__; (void)(a * b);
+         });
+       }},
+      {"a non-integer number with an int tile", "+", {"1.5", "i32"}, [](int& line) {
+         kernel([&](Program& p) { line = __LINE__; (void)(p.arange(8) + 1.5); });
+       }},
+      {"exp of an int tile", "exp", {"i32[8]"}, [](int& line) {
+         kernel([&](Program& p) { line = __LINE__; (void)p.arange(8).exp(); });
+       }},
+      {"arithmetic on bool tiles", "-", {"bool"}, [](int& line) {
+         kernel([&](Program& p) {
+           Tile c = p.arange(8) < 3;
+           line = __LINE__; (void)(c - c);
+         });
+       }},
+      {"&& on float tiles", "&&", {"f32[4, 8]"}, [](int& line) {
+         kernel([&](Program& p) {
+           Tile a = p.zeros({4, 8});
+           line = __LINE__; (void)(a && a);
+         });
+       }},
+      {"unary minus of a bool tile", "neg", {"bool[8]"}, [](int& line) {
+         kernel([&](Program& p) {
+           Tile c = p.arange(8) < 3;
+           line = __LINE__; (void)(-c);
+         });
+       }},
+      {"! of a float tile", "not", {"f32[4, 8]"}, [](int& line) {
+         kernel([&](Program& p) {
+           Tile a = p.zeros({4, 8});
+           line = __LINE__; (void)(!a);
+         });
+       }},
+      {"where with a non-bool condition", "where", {"f32[4, 8]", "bool"}, [](int& line) {
+         kernel([&](Program& p) {
+           Tile a = p.zeros({4, 8});
+           line = __LINE__; (void)where(a, a, 0.0);
+         });
+       }},
+      {"where with branches of different dtypes", "where", {"f32[4, 8]", "i32[8]"}, [](int& line) {
+         kernel([&](Program& p) {
+           Tile a = p.zeros({4, 8});
+           line = __LINE__; (void)where(a > 0.0, a, p.arange(8));
+         });
+       }},
+      {"reduction axis out of range", "reduce_sum", {"axis 2", "f32[4, 8]"}, [](int& line) {
+         kernel([&](Program& p) {
+           Tile a = p.zeros({4, 8});
+           line = __LINE__; (void)a.sum(2);
+         });
+       }},
+      {"negative reduction axis", "argmax", {"axis -1", "f32[4, 8]"}, [](int& line) {
+         kernel([&](Program& p) {
+           Tile a = p.zeros({4, 8});
+           line = __LINE__; (void)a.argmax(-1, true);
+         });
+       }},
+      {"reducing a bool tile", "reduce_max", {"bool"}, [](int& line) {
+         kernel([&](Program& p) { line = __LINE__; (void)(p.arange(8) < 3).max(0); });
+       }},
+      {"permute with a repeated axis", "permute", {"f32[4, 8]"}, [](int& line) {
+         kernel([&](Program& p) {
+           Tile a = p.zeros({4, 8});
+           line = __LINE__; (void)a.permute({0, 0});
+         });
+       }},
+      {"permute with too many axes", "permute", {"f32[4, 8]"}, [](int& line) {
+         kernel([&](Program& p) {
+           Tile a = p.zeros({4, 8});
+           line = __LINE__; (void)a.permute({1, 0, 2});
+         });
+       }},
+      {"reshape to a wrong element count", "reshape", {"f32[4, 8]", "[5, 7]"}, [](int& line) {
+         kernel([&](Program& p) {
+           Tile a = p.zeros({4, 8});
+           line = __LINE__; (void)a.reshape({5, 7});
+         });
+       }},
+      {"expand_dims past the rank", "expand_dims", {"axis 3", "f32[4, 8]"}, [](int& line) {
+         kernel([&](Program& p) {
+           Tile a = p.zeros({4, 8});
+           line = __LINE__; (void)a.expand_dims(3);
+         });
+       }},
+      {"broadcast_to an incompatible shape", "broadcast_to", {"[4, 8]", "[4, 9]"}, [](int& line) {
+         kernel([&](Program& p) {
+           Tile a = p.zeros({4, 8});
+           line = __LINE__; (void)a.broadcast_to({4, 9});
+         });
+       }},
+      {"transpose of a rank-1 tile", "transpose", {"i32[8]"}, [](int& line) {
+         kernel([&](Program& p) { line = __LINE__; (void)p.arange(8).transpose(); });
+       }},
+      {"dot with mismatched inner sizes", "dot", {"inner", "f32[4, 8]", "f32[4, 8]"}, [](int& line) {
+         kernel([&](Program& p) {
+           Tile a = p.zeros({4, 8});
+           line = __LINE__; (void)dot(a, a);
+         });
+       }},
+      {"dot of rank-1 tiles", "dot", {"2-D", "f32[8]"}, [](int& line) {
+         kernel([&](Program& p) {
+           Tile v = p.zeros({8});
+           line = __LINE__; (void)dot(v, v);
+         });
+       }},
+      {"dot of different dtypes", "dot", {"f16[4, 8]", "f32[8, 4]"}, [](int& line) {
+         kernel([&](Program& p) {
+           Tile a = p.zeros({4, 8}, f16), b = p.zeros({8, 4});
+           line = __LINE__; (void)dot(a, b);
+         });
+       }},
+      {"dot with an accumulator of the wrong shape", "dot", {"accumulator", "f32[4, 8]", "f32[4, 4]"}, [](int& line) {
+         kernel([&](Program& p) {
+           Tile a = p.zeros({4, 8}), b = p.zeros({8, 4}), acc = p.zeros({4, 8});
+           line = __LINE__; (void)dot(a, b, acc);
+         });
+       }},
+      {"dot to an int result from float operands", "dot", {"f32", "i32"}, [](int& line) {
+         kernel([&](Program& p) {
+           Tile a = p.zeros({4, 8}), b = p.zeros({8, 4});
+           line = __LINE__; (void)dot(a, b, i32);
+         });
+       }},
+      {"p.full with an empty axis", "full", {"[4, 0]"}, [](int& line) {
+         kernel([&](Program& p) { line = __LINE__; (void)p.full({4, 0}, 1.0); });
+       }},
+      {"p.full of an int tile with a fraction", "full", {"2.5", "i32"}, [](int& line) {
+         kernel([&](Program& p) { line = __LINE__; (void)p.full({4}, 2.5, i32); });
+       }},
+      {"iota along a missing axis", "iota", {"axis 2", "i32[3, 5]"}, [](int& line) {
+         kernel([&](Program& p) { line = __LINE__; (void)p.iota({3, 5}, 2); });
+       }},
+  };
+  check(cases);
+}
+
+TEST_CASE("errors: mistakes with views, the grid and folds name the op and the user's line") {
+  Tensor x = Tensor::zeros({37, 29});
+  Tensor xi = Tensor::zeros({37, 29}, i32);
+  const std::vector<BadInput> cases = {
+      {"read block of the wrong rank", "read", {"[16]", "f32[37, 29]"}, [&](int& line) {
+         kernel([&](Program& p) { line = __LINE__; (void)p.read(x, {16}); });
+       }},
+      {"write block of the wrong rank", "write", {"[16, 8, 1]", "f32[37, 29]"}, [&](int& line) {
+         kernel([&](Program& p) { line = __LINE__; (void)p.write(x, {16, 8, 1}); });
+       }},
+      {"read block with an empty axis", "read", {"[16, 0]"}, [&](int& line) {
+         kernel([&](Program& p) { line = __LINE__; (void)p.read(x, {16, 0}); });
+       }},
+      {"read fill that is not a value of an int tensor", "read", {"1.5", "i32"}, [&](int& line) {
+         kernel([&](Program& p) { line = __LINE__; (void)p.read(xi, {16, 8}, 1.5).at({0, 0}); });
+       }},
+      {"at with the wrong number of block coordinates", "at", {"1 block coordinates", "rank 2"}, [&](int& line) {
+         kernel([&](Program& p) {
+           auto X = p.read(x, {16, 8});
+           line = __LINE__; (void)X.at({p.id(0)});
+         });
+       }},
+      {"at_offset with the wrong number of offsets", "at_offset", {"3 element offsets", "rank 2"}, [&](int& line) {
+         kernel([&](Program& p) {
+           auto X = p.read(x, {16, 8});
+           line = __LINE__; (void)X.at_offset({0, 0, 0});
+         });
+       }},
+      {"size of a missing axis", "size", {"axis 2", "rank 2"}, [&](int& line) {
+         kernel([&](Program& p) {
+           auto X = p.read(x, {16, 8});
+           line = __LINE__; (void)X.size(2);
+         });
+       }},
+      {"put of a tile whose shape is not the block shape", "put", {"f32[4, 4]", "[16, 8]"}, [&](int& line) {
+         kernel([&](Program& p) {
+           auto W = p.write(x, {16, 8});
+           line = __LINE__; W.put(p.zeros({4, 4}), {0, 0});
+         });
+       }},
+      {"put with the wrong number of block coordinates", "put", {"3 block coordinates", "rank 2"}, [&](int& line) {
+         kernel([&](Program& p) {
+           auto W = p.write(x, {16, 8});
+           line = __LINE__; W.put(p.zeros({16, 8}), {0, 0, 0});
+         });
+       }},
+      {"p.id beyond the grid rank", "id", {"axis 1", "rank 1"}, [&](int& line) {
+         kernel([&](Program& p) { line = __LINE__; (void)p.id(1); });
+       }},
+      {"p.num beyond the grid rank", "num", {"axis 2", "rank 2"}, [&](int& line) {
+         kernel([&](Program& p) { line = __LINE__; (void)p.num(2); }, {2, 3});
+       }},
+      {"fold body returning another shape", "fold", {"f32[4, 8]", "f32[4]"}, [&](int& line) {
+         kernel([&](Program& p) {
+           line = __LINE__; p.fold(0, 4, p.zeros({4, 8}), [](Index, Tile acc) { return acc.sum(1); });
+         });
+       }},
+      {"fold body returning another dtype", "fold", {"f32[4, 8]", "f16[4, 8]"}, [&](int& line) {
+         kernel([&](Program& p) {
+           line = __LINE__; p.fold(0, 4, p.zeros({4, 8}), [](Index, Tile acc) { return acc.cast(f16); });
+         });
+       }},
+      {"fold body returning 2 tiles for 3 carried", "fold", {"2 tiles", "3 carried"}, [&](int& line) {
+         kernel([&](Program& p) {
+           Tile z = p.zeros({4});
+           auto two = [](Index, Tile a, Tile b, Tile) { return std::tuple{a, b}; };
+           line = __LINE__; p.fold(0, 4, std::tuple{z, z, z}, two);
+         });
+       }},
+      {"a tile from a fold body used after the fold", "+", {"fold body"}, [&](int& line) {
+         kernel([&](Program& p) {
+           std::optional<Tile> inner;
+           p.fold(0, 4, p.zeros({4}), [&](Index, Tile acc) {
+             inner = acc * 2.0;
+             return acc;
+           });
+           line = __LINE__; (void)(*inner + 1.0);
+         });
+       }},
+      {"a fold index used after the fold", "at", {"fold body"}, [&](int& line) {
+         kernel([&](Program& p) {
+           auto X = p.read(x, {16, 8});
+           std::optional<Index> k;
+           p.fold(0, 4, p.zeros({4}), [&](Index i, Tile acc) {
+             k = i;
+             return acc;
+           });
+           line = __LINE__; (void)X.at({*k, 0});
+         });
+       }},
+      {"integer division by zero at run time", "div", {"division by zero"}, [&](int& line) {
+         Tensor out = Tensor::zeros({16, 8}, i32);
+         kernel([&](Program& p) {
+           Tile t = p.read(xi, {16, 8}).at({0, 0});
+           line = __LINE__; p.write(out, {16, 8}).put(t / 0.0, {0, 0});
+         });
+       }},
+  };
+  check(cases);
+}
+
+TEST_CASE("errors: bad grids, devices, tensors and handles used outside their run()") {
+  Tensor x = Tensor::zeros({37, 29});
+  auto noop = [](Program&) {};
+  const std::vector<BadInput> cases = {
+      {"a grid of rank 0", "run", {"rank 0"}, [&](int& line) { line = __LINE__; run({}, noop); }},
+      {"a grid of rank 4", "run", {"rank 4"}, [&](int& line) { line = __LINE__; run({1, 2, 3, 4}, noop); }},
+      {"a negative grid size", "run", {"axis 1", "-2"}, [&](int& line) { line = __LINE__; run({3, -2}, noop); }},
+      {"an unknown device name", "device", {"nosuch", "interp"}, [&](int& line) {
+         line = __LINE__; run({1}, noop, RunOptions{.name = "k", .device = "nosuch"});
+       }},
+      {"a tile used after its run() returned", "+", {"inside the lambda given to run()"}, [&](int& line) {
+         std::optional<Tile> leaked;
+         kernel([&](Program& p) { leaked = p.zeros({4}); });
+         line = __LINE__; (void)(*leaked + 1.0);
+       }},
+      {"a tile from an earlier run() used early in a later one", "+", {"another run()"}, [&](int& line) {
+         std::optional<Tile> leaked;
+         kernel([&](Program& p) {
+           Tile t = p.zeros({4});
+           for (int i = 0; i < 20; ++i) t = t + 1.0;
+           leaked = t;
+         });
+         kernel([&](Program&) { line = __LINE__; (void)(*leaked + 1.0); });
+       }},
+      {"a tile from an earlier run() used late in a later one", "+", {"another run()"}, [&](int& line) {
+         std::optional<Tile> leaked;
+         kernel([&](Program& p) { leaked = p.zeros({4}); });
+         kernel([&](Program& p) {
+           Tile t = p.zeros({4, 8}, i32);
+           for (int i = 0; i < 20; ++i) t = t + 1.0;
+           line = __LINE__; (void)(*leaked + 1.0);
+         });
+       }},
+      {"Tensor::from with the wrong number of values", "Tensor::from", {"3 values", "[2, 3]", "6"}, [&](int& line) {
+         line = __LINE__; (void)Tensor::from({2, 3}, {1, 2, 3});
+       }},
+      {"Tensor::dim out of range", "Tensor::dim", {"axis 2", "[37, 29]"}, [&](int& line) {
+         line = __LINE__; (void)x.dim(2);
+       }},
+      {"Tensor::dim of a negative axis", "Tensor::dim", {"axis -1", "[37, 29]"}, [&](int& line) {
+         line = __LINE__; (void)x.dim(-1);
+       }},
+      {"Tensor::permute with a repeated axis", "Tensor::permute", {"[37, 29]"}, [&](int& line) {
+         line = __LINE__; (void)x.permute({0, 0});
+       }},
+      {"Tensor::permute with no axes", "Tensor::permute", {"[37, 29]"}, [&](int& line) {
+         line = __LINE__; (void)x.permute({});
+       }},
+      {"Tensor::transpose of a missing axis", "Tensor::transpose", {"[37, 29]"}, [&](int& line) {
+         line = __LINE__; (void)x.transpose(0, 2);
+       }},
+      {"Tensor::empty of rank 5", "Tensor::empty", {"rank 5"}, [&](int& line) {
+         line = __LINE__; (void)Tensor::empty({1, 2, 3, 4, 5});
+       }},
+      {"Tensor::empty with a negative size", "Tensor::empty", {"[3, -1]"}, [&](int& line) {
+         line = __LINE__; (void)Tensor::empty({3, -1});
+       }},
+      {"Tensor::random with an empty range", "Tensor::random", {"empty range"}, [&](int& line) {
+         line = __LINE__; (void)Tensor::random({4}, 1, f32, 1.0, -1.0);
+       }},
+  };
+  check(cases);
+}
