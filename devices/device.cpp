@@ -43,11 +43,11 @@ Device& selectDevice(const std::string& requested) {
   }
   if (name.empty()) return bestDevice(interp);
   if (name == "interp") return interp;
-  if (name == "cpu") {
+  std::string base = name.substr(0, name.find(':'));
+  if (base == "cpu") {
     if (!jit::hostTargetSupported()) throw Error("device: the cpu device cannot run here: LLVM cannot target this host");
     return cpu::CpuDevice::instance();
   }
-  std::string base = name.substr(0, name.find(':'));
   if (std::find(kPlannedDevices.begin(), kPlannedDevices.end(), base) != kPlannedDevices.end()) {
     static std::once_flag warned;
     std::call_once(warned, [&] {

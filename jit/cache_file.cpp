@@ -4,7 +4,9 @@
 #include <unistd.h>
 #include <xxh3.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -27,6 +29,13 @@ struct Header {
   uint64_t checksum;
 };
 static_assert(sizeof(Header) == 32);
+
+// For messages: a damaged key may hold any bytes.
+std::string printable(std::string_view s) {
+  std::string out(s);
+  std::replace_if(out.begin(), out.end(), [](char c) { return !std::isprint(static_cast<unsigned char>(c)); }, '?');
+  return out;
+}
 
 uint64_t checksum(std::span<const char> bytes) { return XXH3_64bits(bytes.data(), bytes.size()); }
 
@@ -61,7 +70,7 @@ std::vector<char> decodeCacheEntry(std::span<const char> entry, std::string_view
     throw CorruptCacheEntry("size mismatch: the header promises " + std::to_string(h.keySize) + " key and " +
                             std::to_string(h.payloadSize) + " payload bytes, the file has " + std::to_string(rest));
   std::string_view stored(entry.data() + sizeof h, h.keySize);
-  if (stored != key) throw CorruptCacheEntry("key mismatch: the entry is for '" + std::string(stored) + "'");
+  if (stored != key) throw CorruptCacheEntry("key mismatch: the entry is for '" + printable(stored) + "'");
   std::span<const char> payload = entry.subspan(sizeof h + h.keySize);
   if (checksum(payload) != h.checksum) throw CorruptCacheEntry("payload checksum mismatch");
   return {payload.begin(), payload.end()};

@@ -40,6 +40,12 @@ CpuTarget detectHost() {
   return t;
 }
 
+// LLVM's backend for `triple`, or nullptr with `error` set.
+const llvm::Target* findTarget(const std::string& triple, std::string& error) {
+  initializeNativeTarget();
+  return llvm::TargetRegistry::lookupTarget(triple, error);
+}
+
 }  // namespace
 
 const CpuTarget& hostTarget() {
@@ -58,17 +64,15 @@ void initializeNativeTarget() {
 
 bool hostTargetSupported() {
   static const bool supported = [] {
-    initializeNativeTarget();
     std::string error;
-    return llvm::TargetRegistry::lookupTarget(hostTarget().triple, error) != nullptr;
+    return findTarget(hostTarget().triple, error) != nullptr;
   }();
   return supported;
 }
 
 std::unique_ptr<llvm::TargetMachine> createTargetMachine(const CpuTarget& target) {
-  initializeNativeTarget();
   std::string error;
-  const llvm::Target* t = llvm::TargetRegistry::lookupTarget(target.triple, error);
+  const llvm::Target* t = findTarget(target.triple, error);
   if (!t) throw Error("cpu: LLVM has no backend for " + target.triple + ": " + error);
   std::unique_ptr<llvm::TargetMachine> tm(t->createTargetMachine(target.triple, target.cpu, target.features,
                                                                  llvm::TargetOptions(), llvm::Reloc::PIC_,

@@ -1,5 +1,6 @@
 #include "samples/harness.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -8,9 +9,16 @@
 namespace tj::samples {
 
 void Report::time(const std::function<std::string()>& f) {
-  auto start = std::chrono::steady_clock::now();
-  device = f();
-  ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  std::vector<double> runs;
+  for (int i = 0; i < std::max(repeat, 1); ++i) {
+    auto start = std::chrono::steady_clock::now();
+    device = f();
+    runs.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  }
+  firstMs = runs[0];
+  if (runs.size() > 1) runs.erase(runs.begin());
+  std::nth_element(runs.begin(), runs.begin() + static_cast<std::ptrdiff_t>(runs.size() / 2), runs.end());
+  ms = runs[runs.size() / 2];
 }
 
 void Report::compare(const Tensor& got, const std::vector<double>& ref, double tol) {
@@ -30,6 +38,8 @@ SampleCli::SampleCli(std::string sample, const std::string& description)
     : app(description, sample), sample_(std::move(sample)) {
   app.add_option("--device", device_, "interp (default: $TILEJIT_DEVICE or the best device)");
   app.add_flag("--check", check_, "compare with a float64 reference; exit 1 on mismatch");
+  app.add_option("--repeat", repeat_, "run N times; ms is the median of the runs after the first")
+      ->check(CLI::PositiveNumber);
 }
 
 int SampleCli::main(int argc, char** argv, const std::function<void(Report&)>& body) {
@@ -40,6 +50,7 @@ int SampleCli::main(int argc, char** argv, const std::function<void(Report&)>& b
   }
   Report r;
   r.sample = sample_;
+  r.repeat = repeat_;
   try {
     body(r);
   } catch (const Error& e) {
@@ -47,8 +58,8 @@ int SampleCli::main(int argc, char** argv, const std::function<void(Report&)>& b
     return 1;
   }
   double rate = r.ms > 0 ? r.work / (r.ms * 1e6) : 0;
-  std::printf("RESULT sample=%s device=%s dtype=%s shape=%s ms=%.3f %s=%.3f max_rel_err=%.3g%s\n",
-              r.sample.c_str(), r.device.c_str(), r.dtype.c_str(), r.shape.c_str(), r.ms, r.rateName.c_str(), rate,
+  std::printf("RESULT sample=%s device=%s dtype=%s shape=%s ms=%.3f first_ms=%.3f %s=%.3f max_rel_err=%.3g%s\n",
+              r.sample.c_str(), r.device.c_str(), r.dtype.c_str(), r.shape.c_str(), r.ms, r.firstMs, r.rateName.c_str(), rate,
               r.maxRelErr, r.checked ? (r.maxRelErr <= r.tolerance ? " check=pass" : " check=FAIL") : "");
   if (r.checked && !(r.maxRelErr <= r.tolerance)) {
     std::fprintf(stderr, "%s: max_rel_err %.3g exceeds the tolerance %.3g\n", sample_.c_str(), r.maxRelErr,

@@ -20,7 +20,11 @@ struct Report {
   bool checked = false;
   double tolerance = 0;
 
-  // Runs f (which returns the device name) and records its wall time.
+  int repeat = 1;           // --repeat: runs after the first, which may compile
+  double firstMs = 0;
+
+  // Runs f (which returns the device name) 1 + repeat - 1 times; ms is the
+  // median of the runs after the first when there are any, else the first.
   void time(const std::function<std::string()>& f);
   // max |got - ref| / max |ref| over all elements; NaN anywhere counts as infinite.
   void compare(const Tensor& got, const std::vector<double>& ref, double tolerance);
@@ -39,6 +43,7 @@ class SampleCli {
  private:
   std::string sample_, device_;
   bool check_ = false;
+  int repeat_ = 1;
 };
 
 DType parseDTypeOption(const std::string& name);

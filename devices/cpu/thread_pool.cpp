@@ -34,6 +34,10 @@ bool spinUntil(Ready ready) {
   }
 }
 
+// The pool whose chunks this thread runs: its workers always, a caller
+// during its parallelFor. A parallelFor from such a thread runs inline.
+thread_local const ThreadPool* tWorkingFor = nullptr;
+
 uint32_t generationOf(uint64_t ticket) { return static_cast<uint32_t>(ticket >> 32); }
 uint32_t unclaimedOf(uint64_t ticket) { return static_cast<uint32_t>(ticket); }
 
@@ -72,8 +76,9 @@ ThreadPool& ThreadPool::global() {
 }
 
 void ThreadPool::run(int64_t total, int64_t serialBelow, RangeFn fn) {
-  if (total < serialBelow || workers_.empty() || busy_.exchange(true, std::memory_order_acquire))
-    return fn.call(fn.context, 0, total);
+  if (total < serialBelow || workers_.empty() || tWorkingFor == this) return fn.call(fn.context, 0, total);
+  std::lock_guard launch(launchMutex_);
+  tWorkingFor = this;
   fn_ = fn;
   total_ = total;
   chunk_ = std::max<int64_t>(1, total / (threads() * 4));
@@ -90,12 +95,12 @@ void ThreadPool::run(int64_t total, int64_t serialBelow, RangeFn fn) {
   }
   work(generation);
   waitDone(chunks_);
-  std::exception_ptr error = std::exchange(error_, nullptr);
-  busy_.store(false, std::memory_order_release);
-  if (error) std::rethrow_exception(error);
+  tWorkingFor = nullptr;
+  if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
 }
 
 void ThreadPool::workerLoop() {
+  tWorkingFor = this;
   uint32_t seen = 0;
   while (true) {
     uint64_t ticket = awaitJob(seen);

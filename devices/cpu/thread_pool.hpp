@@ -31,10 +31,10 @@ class ThreadPool {
   static ThreadPool& global();
 
   // Calls fn(begin, end) on disjoint ranges that cover [0, total) once.
-  // Fewer than `serialBelow` programs, a pool of one thread, or a call made
-  // while the pool is busy (from another thread or from inside fn) run on
-  // the caller alone. Rethrows the first exception fn threw, after every
-  // started range has finished; ranges not yet started are skipped.
+  // Fewer than `serialBelow` programs, a pool of one thread, or a call from
+  // inside fn run on the caller alone. Calls from other threads wait for the
+  // pool. Rethrows the first exception fn threw, after every started range
+  // has finished; ranges not yet started are skipped.
   template <typename F>
   void parallelFor(int64_t total, F&& fn, int64_t serialBelow = kDefaultSerialBelow) {
     if (total <= 0) return;
@@ -56,8 +56,8 @@ class ThreadPool {
   void waitDone(int64_t chunks);
 
   std::vector<std::thread> workers_;
-  std::atomic<bool> busy_{false};  // a parallelFor owns the workers
-  uint32_t generation_ = 0;        // the caller's count of jobs
+  std::mutex launchMutex_;   // held by the parallelFor that owns the workers
+  uint32_t generation_ = 0;  // the count of jobs, under launchMutex_
 
   // The current job, written before its ticket is published and stable until
   // every chunk is done.

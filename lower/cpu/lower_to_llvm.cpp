@@ -36,11 +36,12 @@ struct UseInfo {
   std::vector<const ir::Op*> def;  // null for block arguments
   std::vector<int> uses, defDepth;
   std::vector<bool> usedDeeper, dotOperand, printed;
+  std::vector<ValueId> yieldedInto;  // for a value a fold body yields: the block argument it replaces
   std::set<int64_t> storedTensors;
 
   explicit UseInfo(const ir::Kernel& k)
       : def(k.types.size()), uses(k.types.size()), defDepth(k.types.size()), usedDeeper(k.types.size()),
-        dotOperand(k.types.size()), printed(k.types.size()) {
+        dotOperand(k.types.size()), printed(k.types.size()), yieldedInto(k.types.size(), -1) {
     walk(k.body, 0);
   }
 
@@ -60,14 +61,16 @@ struct UseInfo {
         defDepth[r] = depth;
       }
       for (const ir::Block& region : op.regions) walk(region, depth + 1);
+      if (op.code == OpCode::yield)
+        for (size_t i = 0; i < op.operands.size(); ++i) yieldedInto[op.operands[i]] = block.args[1 + i];
     }
   }
 };
 
 class KernelLowering {
  public:
-  KernelLowering(const ir::Kernel& kernel, llvm::Module& module)
-      : kernel_(kernel), module_(module), ctx_(module.getContext()), b_(ctx_), info_(kernel),
+  KernelLowering(const ir::Kernel& kernel, llvm::Module& module, const CpuLoweringOptions& options)
+      : kernel_(kernel), module_(module), options_(options), ctx_(module.getContext()), b_(ctx_), info_(kernel),
         scalars_(kernel.types.size()), buffers_(kernel.types.size()) {}
 
   void lower(const std::string& entryName);
@@ -89,6 +92,7 @@ class KernelLowering {
   void lowerStore(const ir::Op& op);
   void lowerPrint(const ir::Op& op);
   void lowerDot(const ir::Op& op);
+  bool emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType accType);
   void lowerReduction(const ir::Op& op);
   bool needsBuffer(ValueId v) const;
 
@@ -114,7 +118,9 @@ class KernelLowering {
   void emitNestLevels(const ir::Shape& shape, size_t level, Indices& idx,
                       const std::function<void(const Indices&)>& body);
   void collectLoads(ValueId v, std::vector<const ir::Op*>& loads, std::set<ValueId>& seen) const;
-  llvm::Value* loadsInside(const std::vector<const ir::Op*>& loads);
+  llvm::Value* fastPathCondition(const std::vector<const ir::Op*>& loads);
+  llvm::Value* unitInnerStride(int64_t tensor);
+  llvm::Value* strideOf(int64_t tensor, size_t d);
   llvm::Value* inBounds(const ir::Op& load, const Indices& coords);
 
   const ir::Type& type(ValueId v) const { return kernel_.type(v); }
@@ -126,6 +132,7 @@ class KernelLowering {
 
   const ir::Kernel& kernel_;
   llvm::Module& module_;
+  CpuLoweringOptions options_;
   llvm::LLVMContext& ctx_;
   llvm::IRBuilder<> b_;
   UseInfo info_;
@@ -137,7 +144,7 @@ class KernelLowering {
   llvm::Value* programIdArray_ = nullptr;
   llvm::BasicBlock* allocaBlock_ = nullptr;
   llvm::StructType* argsType_ = nullptr;
-  bool assumeInBounds_ = false;  // inside the fast copy of a nest whose loads are all in bounds
+  bool fastPath_ = false;  // inside the copy of a nest whose loads are in bounds with unit innermost stride
 };
 
 // ---------------------------------------------------------------- entry
@@ -147,6 +154,10 @@ void KernelLowering::lower(const std::string& entryName) {
   auto* fnType = llvm::FunctionType::get(b_.getVoidTy(), {ptr, b_.getInt64Ty(), b_.getInt64Ty()}, false);
   auto* fn = llvm::Function::Create(fnType, llvm::Function::ExternalLinkage, entryName, module_);
   fn->addFnAttr(llvm::Attribute::NoUnwind);
+  // Without these, x86 splits 512-bit vectors into halves even on AVX-512 machines.
+  std::string width = std::to_string(options_.vectorBytes * 8);
+  fn->addFnAttr("prefer-vector-width", width);
+  fn->addFnAttr("min-legal-vector-width", width);
   allocaBlock_ = llvm::BasicBlock::Create(ctx_, "entry", fn);
   b_.SetInsertPoint(allocaBlock_);
   emitPrologue(fn);
@@ -254,7 +265,7 @@ void KernelLowering::lowerFold(const ir::Op& op) {
     std::vector<llvm::Value*> next(n);
     for (size_t i = 0; i < n; ++i) {
       ValueId y = yield.operands[i];
-      if (y == body.args[1 + i]) continue;
+      if (y == body.args[1 + i] || buffers_[y] == carried[i]) continue;
       next[i] = allocateBuffer(type(y));
       materialize(y, next[i]);
     }
@@ -269,35 +280,36 @@ void KernelLowering::lowerFold(const ir::Op& op) {
 void KernelLowering::lowerStore(const ir::Op& op) {
   size_t rank = op.operands.size() - 1;
   ValueId value = op.operands.back();
-  const TensorView& t = tensors_.at(op.intAttr("tensor"));
-  DType dtype = kernel_.tensors[op.intAttr("tensor")].dtype;
+  int64_t tensor = op.intAttr("tensor");
+  const TensorView& t = tensors_.at(tensor);
+  DType dtype = kernel_.tensors[tensor].dtype;
   Indices offsets;
   for (size_t d = 0; d < rank; ++d) offsets.push_back(element(op.operands[d], {}));
-  // Fast path when the whole block is inside the tensor: no per-element mask.
-  llvm::Value* inside = b_.getTrue();
+  // Fast path when the whole block is inside the tensor with unit innermost stride.
+  llvm::Value* fast = unitInnerStride(tensor);
   for (size_t d = 0; d < rank; ++d) {
     llvm::Value* last = b_.CreateAdd(offsets[d], i64(type(value).shape[d]));
-    inside = b_.CreateAnd(inside, b_.CreateAnd(b_.CreateICmpSGE(offsets[d], i64(0)), b_.CreateICmpSLE(last, t.shape[d])));
+    fast = b_.CreateAnd(fast, b_.CreateAnd(b_.CreateICmpSGE(offsets[d], i64(0)), b_.CreateICmpSLE(last, t.shape[d])));
   }
   auto emitStores = [&](bool masked) {
     emitNest(type(value).shape, {value}, [&](const Indices& idx) {
-      llvm::Value* address = t.data;
       llvm::Value* ok = b_.getTrue();
       llvm::Value* linear = i64(0);
       for (size_t d = 0; d < rank; ++d) {
         llvm::Value* c = b_.CreateAdd(offsets[d], idx[d]);
         if (masked) ok = b_.CreateAnd(ok, b_.CreateAnd(b_.CreateICmpSGE(c, i64(0)), b_.CreateICmpSLT(c, t.shape[d])));
-        linear = b_.CreateAdd(linear, b_.CreateMul(c, t.strides[d]));
+        llvm::Value* stride = !masked && d + 1 == rank ? i64(1) : t.strides[d];
+        linear = b_.CreateAdd(linear, b_.CreateMul(c, stride));
       }
       auto write = [&] {
         llvm::Value* v = toStorage(b_, element(value, idx), dtype);
-        b_.CreateStore(v, b_.CreateGEP(storageType(ctx_, dtype), address, linear));
+        b_.CreateStore(v, b_.CreateGEP(storageType(ctx_, dtype), t.data, linear));
       };
       if (masked) emitIf(b_, ok, write);
       else write();
     });
   };
-  emitIf(b_, inside, [&] { emitStores(false); }, [&] { emitStores(true); });
+  emitIf(b_, fast, [&] { emitStores(false); }, [&] { emitStores(true); });
 }
 
 void KernelLowering::lowerPrint(const ir::Op& op) {
@@ -333,15 +345,27 @@ void KernelLowering::lowerDot(const ir::Op& op) {
   llvm::Type* acc = compute(accType);
   int64_t m = rt.shape[0], n = rt.shape[1], kSize = at.shape[1];
   ir::Type accTile{accType, rt.shape};
-  llvm::Value* c = allocateBuffer(accTile);
   bool hasAcc = op.operands.size() == 3;
+  // acc += a·b in place when acc is a loop-carried tile read only here and the
+  // product becomes its next value: no copies in and out of the loop state.
+  ValueId accValue = hasAcc ? op.operands[2] : -1;
+  if (hasAcc && accType == rt.dtype && info_.uses[accValue] == 1 && info_.yieldedInto[r] == accValue &&
+      buffers_[accValue] && !info_.def[accValue]) {
+    buffers_[r] = buffers_[accValue];
+    if (!emitDotMicroKernel(op, buffers_[r], accType)) {
+      buffers_[r] = nullptr;  // fall through to the general path
+    } else {
+      return;
+    }
+  }
+  llvm::Value* c = allocateBuffer(accTile);
   emitNest(rt.shape, hasAcc ? std::vector<ValueId>{op.operands[2]} : std::vector<ValueId>{}, [&](const Indices& idx) {
     llvm::Value* init = hasAcc ? cast(element(op.operands[2], idx), rt.dtype, accType) : llvm::Constant::getNullValue(acc);
     storeToBuffer(c, accTile, idx, init);
   });
   ValueId a = op.operands[0], bv = op.operands[1];
   DType inType = at.dtype;
-  emitLoop(b_, i64(0), i64(m), [&](llvm::Value* mi) {
+  if (!emitDotMicroKernel(op, c, accType)) emitLoop(b_, i64(0), i64(m), [&](llvm::Value* mi) {
     emitLoop(b_, i64(0), i64(kSize), [&](llvm::Value* ki) {
       llvm::Value* av = cast(element(a, {mi, ki}), inType, accType);
       emitLoop(b_, i64(0), i64(n), [&](llvm::Value* ni) {
@@ -432,6 +456,68 @@ void KernelLowering::lowerReduction(const ir::Op& op) {
     emitNest(rt.shape, {x}, reduceLane);
     buffers_[r] = out;
   }
+}
+
+// A register-blocked f32 product: C is cut into rows x (vectors * lanes)
+// micro-tiles whose accumulators stay in SIMD registers across the whole K
+// loop; each step broadcasts one A element per row and loads B's row once.
+// Returns false (and emits nothing) when the shapes do not fit the blocking.
+bool KernelLowering::emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType accType) {
+  const ir::Type& at = type(op.operands[0]);
+  const ir::Type& bt = type(op.operands[1]);
+  llvm::Value* aBuf = buffers_[op.operands[0]];
+  llvm::Value* bBuf = buffers_[op.operands[1]];
+  int64_t lanes = options_.vectorBytes / 4;
+  int64_t m = at.shape[0], k = at.shape[1], n = bt.shape[1];
+  if (accType != DType::f32 || !aBuf || !bBuf || n % lanes != 0) return false;
+  int64_t vectors = n % (2 * lanes) == 0 ? 2 : 1;
+  int64_t rows = lanes >= 16 ? 8 : 4;  // 32 registers with AVX-512, 16 otherwise
+  while (m % rows != 0) rows /= 2;
+  llvm::Type* f32 = b_.getFloatTy();
+  auto* vecTy = llvm::FixedVectorType::get(f32, static_cast<unsigned>(lanes));
+  llvm::Type* bStorage = storageType(ctx_, bt.dtype);
+  auto* bVecTy = llvm::FixedVectorType::get(bStorage, static_cast<unsigned>(lanes));
+  // Accumulators live in allocas that mem2reg turns into registers.
+  std::vector<llvm::Value*> acc(static_cast<size_t>(rows * vectors));
+  llvm::IRBuilder<> entry(allocaBlock_, allocaBlock_->begin());
+  for (llvm::Value*& slot : acc) slot = entry.CreateAlloca(vecTy);
+  ir::Type accTile{DType::f32, {m, n}};
+  auto cAddress = [&](llvm::Value* row, llvm::Value* col) { return bufferAddress(c, accTile, {row, col}); };
+  emitLoop(b_, i64(0), i64(m / rows), [&](llvm::Value* tileRow) {
+    llvm::Value* row0 = b_.CreateMul(tileRow, i64(rows));
+    emitLoop(b_, i64(0), i64(n / (vectors * lanes)), [&](llvm::Value* tileCol) {
+      llvm::Value* col0 = b_.CreateMul(tileCol, i64(vectors * lanes));
+      auto each = [&](const std::function<void(int64_t r, int64_t v, llvm::Value* row, llvm::Value* col)>& f) {
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t v = 0; v < vectors; ++v)
+            f(r, v, b_.CreateAdd(row0, i64(r)), b_.CreateAdd(col0, i64(v * lanes)));
+      };
+      each([&](int64_t r, int64_t v, llvm::Value* row, llvm::Value* col) {
+        b_.CreateStore(b_.CreateAlignedLoad(vecTy, cAddress(row, col), llvm::Align(4)), acc[r * vectors + v]);
+      });
+      emitLoop(b_, i64(0), i64(k), [&](llvm::Value* ki) {
+        std::vector<llvm::Value*> bRow(static_cast<size_t>(vectors));
+        for (int64_t v = 0; v < vectors; ++v) {
+          llvm::Value* raw = b_.CreateAlignedLoad(bVecTy, bufferAddress(bBuf, bt, {ki, b_.CreateAdd(col0, i64(v * lanes))}),
+                                                  llvm::Align(dtypeBytes(bt.dtype)));
+          bRow[v] = bt.dtype == DType::f32 ? raw : b_.CreateFPExt(raw, vecTy);
+        }
+        for (int64_t r = 0; r < rows; ++r) {
+          llvm::Value* aValue = cast(element(op.operands[0], {b_.CreateAdd(row0, i64(r)), ki}), at.dtype, DType::f32);
+          llvm::Value* aSplat = b_.CreateVectorSplat(static_cast<unsigned>(lanes), aValue);
+          for (int64_t v = 0; v < vectors; ++v) {
+            llvm::Value* slot = acc[r * vectors + v];
+            llvm::Value* sum = b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {vecTy}, {aSplat, bRow[v], b_.CreateLoad(vecTy, slot)});
+            b_.CreateStore(sum, slot);
+          }
+        }
+      });
+      each([&](int64_t r, int64_t v, llvm::Value* row, llvm::Value* col) {
+        b_.CreateAlignedStore(b_.CreateLoad(vecTy, acc[r * vectors + v]), cAddress(row, col), llvm::Align(4));
+      });
+    });
+  });
+  return true;
 }
 
 // ---------------------------------------------------------------- elements
@@ -653,11 +739,11 @@ llvm::Value* KernelLowering::loadElement(const ir::Op& op, const Indices& idx) {
   llvm::Value* linear = i64(0);
   for (size_t d = 0; d < idx.size(); ++d) {
     coords.push_back(b_.CreateAdd(element(op.operands[d], {}), idx[d]));
-    linear = b_.CreateAdd(linear, b_.CreateMul(coords[d], t.strides[d]));
+    linear = b_.CreateAdd(linear, b_.CreateMul(coords[d], strideOf(tensor, d)));
   }
   llvm::Type* storage = storageType(ctx_, dtype);
   auto read = [&] { return fromStorage(b_, b_.CreateLoad(storage, b_.CreateGEP(storage, t.data, linear)), dtype); };
-  if (assumeInBounds_) return read();
+  if (fastPath_) return read();
   const ir::AttrValue* fillAttr = op.attr("fill");
   double fill = std::holds_alternative<int64_t>(*fillAttr) ? static_cast<double>(std::get<int64_t>(*fillAttr)) : std::get<double>(*fillAttr);
   llvm::Value* fillValue = constant(dtype, fill);
@@ -711,9 +797,21 @@ void KernelLowering::collectLoads(ValueId v, std::vector<const ir::Op*>& loads, 
   for (ValueId o : op->operands) collectLoads(o, loads, seen);
 }
 
-llvm::Value* KernelLowering::loadsInside(const std::vector<const ir::Op*>& loads) {
+llvm::Value* KernelLowering::unitInnerStride(int64_t tensor) {
+  const TensorView& t = tensors_.at(tensor);
+  return b_.CreateICmpEQ(t.strides.back(), i64(1));
+}
+
+// Inside a fast-path nest the innermost stride is known to be 1, which lets loops vectorize.
+llvm::Value* KernelLowering::strideOf(int64_t tensor, size_t d) {
+  const TensorView& t = tensors_.at(tensor);
+  return fastPath_ && d + 1 == t.strides.size() ? i64(1) : t.strides[d];
+}
+
+llvm::Value* KernelLowering::fastPathCondition(const std::vector<const ir::Op*>& loads) {
   llvm::Value* all = b_.getTrue();
   for (const ir::Op* load : loads) {
+    all = b_.CreateAnd(all, unitInnerStride(load->intAttr("tensor")));
     const TensorView& t = tensors_.at(load->intAttr("tensor"));
     const ir::Shape& block = type(load->results[0]).shape;
     for (size_t d = 0; d < block.size(); ++d) {
@@ -726,22 +824,23 @@ llvm::Value* KernelLowering::loadsInside(const std::vector<const ir::Op*>& loads
 }
 
 // A loop nest over `shape`. When the fused expressions of `roots` read
-// tensors, the nest is emitted twice: without masks for blocks wholly inside
-// the tensors, and with per-element masks otherwise.
+// tensors, the nest is emitted twice: without masks and with a unit innermost
+// stride for blocks wholly inside row-major-like tensors, and generically
+// (per-element masks, any strides) otherwise.
 void KernelLowering::emitNest(const ir::Shape& shape, const std::vector<ValueId>& roots,
                               const std::function<void(const Indices&)>& body) {
   std::vector<const ir::Op*> loads;
   std::set<ValueId> seen;
   for (ValueId r : roots) collectLoads(r, loads, seen);
   Indices idx;
-  if (loads.empty() || assumeInBounds_) {
+  if (loads.empty() || fastPath_) {
     emitNestLevels(shape, 0, idx, body);
     return;
   }
-  emitIf(b_, loadsInside(loads), [&] {
-    assumeInBounds_ = true;
+  emitIf(b_, fastPathCondition(loads), [&] {
+    fastPath_ = true;
     emitNestLevels(shape, 0, idx, body);
-    assumeInBounds_ = false;
+    fastPath_ = false;
   }, [&] { emitNestLevels(shape, 0, idx, body); });
 }
 
@@ -761,9 +860,9 @@ void KernelLowering::emitNestLevels(const ir::Shape& shape, size_t level, Indice
 }  // namespace
 
 std::unique_ptr<llvm::Module> lowerToLLVM(const ir::Kernel& kernel, llvm::LLVMContext& context,
-                                          const std::string& entryName) {
+                                          const std::string& entryName, const CpuLoweringOptions& options) {
   auto module = std::make_unique<llvm::Module>("tilejit." + kernel.name, context);
-  KernelLowering(kernel, *module).lower(entryName);
+  KernelLowering(kernel, *module, options).lower(entryName);
   return module;
 }
 

@@ -12,12 +12,16 @@ class Module;
 
 namespace tj::cpu {
 
+struct CpuLoweringOptions {
+  int vectorBytes = 64;  // the widest SIMD register: 64 with AVX-512, 32 with AVX2, 16 otherwise
+};
+
 // Builds a module with one external function `entryName` of type KernelEntry
 // (lower/cpu/abi.hpp). Elementwise chains are fused into the loop nest of
 // their consumer; dots, reductions and fold-carried tiles live in stack
 // buffers. Throws Error naming an op it cannot lower.
 std::unique_ptr<llvm::Module> lowerToLLVM(const ir::Kernel& kernel, llvm::LLVMContext& context,
-                                          const std::string& entryName);
+                                          const std::string& entryName, const CpuLoweringOptions& options = {});
 
 // The unoptimized LLVM IR of a kernel as text (tile-ir --stage=llvm).
 std::string lowerToLLVMText(const ir::Kernel& kernel);
