@@ -22,10 +22,16 @@ std::string describe(const ir::Type& t) { return std::string(dtypeName(t.dtype))
 
 Tracer& tracer(const SourceLoc& loc, std::string_view op) { return Tracer::current(loc, op); }
 
-ir::Type typeOf(ir::ValueId v, const SourceLoc& loc, std::string_view op) {
+ir::Type typeOf(const Tile& x, const SourceLoc& loc, std::string_view op) {
   Tracer& t = tracer(loc, op);
-  t.checkInScope(v, loc, op);
-  return t.type(v);
+  t.checkHandle(x.value(), x.trace(), loc, op);
+  return t.type(x.value());
+}
+
+// The value of an index the user passed in, checked to belong to this trace.
+ir::ValueId use(const Index& i, const SourceLoc& loc, std::string_view op) {
+  tracer(loc, op).checkHandle(i.value(), i.trace(), loc, op);
+  return i.value();
 }
 
 Tile emitTile(OpCode code, std::vector<ir::ValueId> operands, ir::Type result, const SourceLoc& loc,
@@ -42,16 +48,17 @@ Index emitIndex(OpCode code, std::vector<ir::ValueId> operands, const SourceLoc&
   return t.index(t.emit(code, std::move(operands), kIndexType, std::move(attrs), loc));
 }
 
-// A constant splat; a number given to an integer tile must be an integer.
+// A number as the attribute of a constant of `dtype`: integer dtypes need an integer.
+ir::AttrValue constantAttr(double value, DType dtype, const SourceLoc& loc, std::string_view op) {
+  if (isFloat(dtype)) return value;
+  if (std::trunc(value) != value || std::fabs(value) > 9.2e18)
+    fail(loc, op, "the number " + std::to_string(value) + " is not a value of the " +
+                      std::string(dtypeName(dtype)) + " tile it is combined with");
+  return static_cast<int64_t>(value);
+}
+
 Tile constant(double value, DType dtype, const Shape& shape, const SourceLoc& loc, std::string_view op) {
-  ir::AttrValue attr = value;
-  if (!isFloat(dtype)) {
-    if (std::trunc(value) != value || std::fabs(value) > 9.2e18)
-      fail(loc, op, "the number " + std::to_string(value) + " is not a value of the " +
-                        std::string(dtypeName(dtype)) + " tile it is combined with");
-    attr = static_cast<int64_t>(value);
-  }
-  return emitTile(OpCode::constant, {}, {dtype, shape}, loc, {{"value", attr}});
+  return emitTile(OpCode::constant, {}, {dtype, shape}, loc, {{"value", constantAttr(value, dtype, loc, op)}});
 }
 
 void checkAxis(int axis, int rank, const SourceLoc& loc, std::string_view op, const ir::Type& t) {
@@ -60,7 +67,7 @@ void checkAxis(int axis, int rank, const SourceLoc& loc, std::string_view op, co
 }
 
 Tile reshapeTo(const Tile& x, const Shape& shape, const SourceLoc& loc, std::string_view op) {
-  const ir::Type t = typeOf(x.value(), loc, op);
+  const ir::Type t = typeOf(x, loc, op);
   if (t.shape == shape) return x;
   return emitTile(OpCode::reshape, {x.value()}, {t.dtype, shape}, loc);
 }
@@ -80,7 +87,7 @@ Shape broadcastShapes(const ir::Type& a, const ir::Type& b, const SourceLoc& loc
 }
 
 Tile broadcastTo(const Tile& x, const Shape& shape, const SourceLoc& loc, std::string_view op) {
-  const ir::Type t = typeOf(x.value(), loc, op);
+  const ir::Type t = typeOf(x, loc, op);
   if (t.shape == shape) return x;
   if (t.shape.size() > shape.size())
     fail(loc, op, "cannot broadcast shape " + shapeText(t.shape) + " to " + shapeText(shape));
@@ -95,7 +102,7 @@ Tile broadcastTo(const Tile& x, const Shape& shape, const SourceLoc& loc, std::s
 }
 
 Tile castTo(const Tile& x, DType to, const SourceLoc& loc) {
-  const ir::Type t = typeOf(x.value(), loc, "cast");
+  const ir::Type t = typeOf(x, loc, "cast");
   if (t.dtype == to) return x;
   return emitTile(OpCode::cast, {x.value()}, {to, t.shape}, loc);
 }
@@ -103,12 +110,12 @@ Tile castTo(const Tile& x, DType to, const SourceLoc& loc) {
 // An operand next to a tile of dtype `like`: numbers and indices take that dtype.
 Tile materialize(const Operand& o, DType like, const SourceLoc& loc, std::string_view op) {
   if (o.tile) return *o.tile;
-  if (o.index) return castTo(Tracer::current(loc, op).tile(o.index->value()), like, loc);
+  if (o.index) return castTo(Tracer::current(loc, op).tile(use(*o.index, loc, op)), like, loc);
   return constant(o.number, like, {}, loc, op);
 }
 
 Tile materialize(const ScalarOperand& o, DType like, const SourceLoc& loc, std::string_view op) {
-  if (o.index) return castTo(Tracer::current(loc, op).tile(o.index->value()), like, loc);
+  if (o.index) return castTo(Tracer::current(loc, op).tile(use(*o.index, loc, op)), like, loc);
   return constant(o.number, like, {}, loc, op);
 }
 
@@ -119,7 +126,7 @@ struct BinarySpec {
 };
 
 Tile binary(const BinarySpec& spec, const Tile& a, const Tile& b, const SourceLoc& loc) {
-  const ir::Type ta = typeOf(a.value(), loc, spec.name), tb = typeOf(b.value(), loc, spec.name);
+  const ir::Type ta = typeOf(a, loc, spec.name), tb = typeOf(b, loc, spec.name);
   if (ta.dtype != tb.dtype)
     fail(loc, spec.name, "dtype mismatch: " + describe(ta) + " vs " + describe(tb) + "; cast one side first");
   bool logical = spec.code == OpCode::logical_and || spec.code == OpCode::logical_or;
@@ -137,27 +144,27 @@ Tile binary(const BinarySpec& spec, const Tile& a, const Tile& b, const SourceLo
 
 Tile tileOp(const BinarySpec& s, const Tile& a, const Operand& b) {
   SourceLoc loc = SourceLoc::from(b.loc);
-  return binary(s, a, materialize(b, typeOf(a.value(), loc, s.name).dtype, loc, s.name), loc);
+  return binary(s, a, materialize(b, typeOf(a, loc, s.name).dtype, loc, s.name), loc);
 }
 
 Tile tileOp(const BinarySpec& s, const ScalarOperand& a, const Tile& b) {
   SourceLoc loc = SourceLoc::from(a.loc);
-  return binary(s, materialize(a, typeOf(b.value(), loc, s.name).dtype, loc, s.name), b, loc);
+  return binary(s, materialize(a, typeOf(b, loc, s.name).dtype, loc, s.name), b, loc);
 }
 
 Index indexOp(OpCode code, const char* name, const Index& a, const IndexOperand& b) {
   SourceLoc loc = SourceLoc::from(b.loc);
-  (void)name;
-  return emitIndex(code, {a.value(), b.index.value()}, loc);
+  return emitIndex(code, {use(a, loc, name), use(b.index, loc, name)}, loc);
 }
 
 Tile indexCompare(const char* pred, const Index& a, const IndexOperand& b) {
-  return emitTile(OpCode::cmp, {a.value(), b.index.value()}, {DType::boolean, {}}, SourceLoc::from(b.loc),
+  SourceLoc loc = SourceLoc::from(b.loc);
+  return emitTile(OpCode::cmp, {use(a, loc, "compare"), use(b.index, loc, "compare")}, {DType::boolean, {}}, loc,
                   {{"pred", std::string(pred)}});
 }
 
 Tile unary(OpCode code, const Tile& x, const SourceLoc& loc) {
-  const ir::Type t = typeOf(x.value(), loc, ir::opName(code));
+  const ir::Type t = typeOf(x, loc, ir::opName(code));
   bool anyNumeric = code == OpCode::neg || code == OpCode::abs || code == OpCode::relu;
   if (code == OpCode::logical_not) {
     if (isFloat(t.dtype)) fail(loc, "not", "needs a bool or integer tile, got " + describe(t));
@@ -168,7 +175,7 @@ Tile unary(OpCode code, const Tile& x, const SourceLoc& loc) {
 }
 
 Tile reduce(OpCode code, const Tile& x, int axis, bool keepdims, const SourceLoc& loc) {
-  const ir::Type t = typeOf(x.value(), loc, ir::opName(code));
+  const ir::Type t = typeOf(x, loc, ir::opName(code));
   checkAxis(axis, t.rank(), loc, ir::opName(code), t);
   if (t.dtype == DType::boolean) fail(loc, ir::opName(code), "cannot reduce a bool tile; cast it first");
   Shape shape = t.shape;
@@ -188,7 +195,7 @@ std::vector<ir::ValueId> blockOffsets(const std::vector<Index>& block, const Sha
   std::vector<ir::ValueId> offsets;
   for (size_t d = 0; d < block.size(); ++d) {
     Index size(blockShape[d], std::source_location::current());
-    offsets.push_back(emitIndex(OpCode::mul, {block[d].value(), size.value()}, loc).value());
+    offsets.push_back(emitIndex(OpCode::mul, {use(block[d], loc, op), size.value()}, loc).value());
   }
   return offsets;
 }
@@ -198,7 +205,7 @@ std::vector<ir::ValueId> elementOffsets(const std::vector<Index>& at, size_t ran
   if (at.size() != rank)
     fail(loc, op, std::to_string(at.size()) + " element offsets for a view of rank " + std::to_string(rank));
   std::vector<ir::ValueId> offsets;
-  for (const Index& i : at) offsets.push_back(i.value());
+  for (const Index& i : at) offsets.push_back(use(i, loc, op));
   return offsets;
 }
 
@@ -215,15 +222,15 @@ void checkBlockShape(const Tensor& t, const Shape& block, const SourceLoc& loc, 
 Tile load(int tensor, const Shape& block, double fill, std::vector<ir::ValueId> offsets, const SourceLoc& loc) {
   Tracer& t = tracer(loc, "read");
   DType dtype = t.kernel().tensors[static_cast<size_t>(tensor)].dtype;
-  ir::AttrValue fillAttr = fill;
-  if (!isFloat(dtype)) fillAttr = static_cast<int64_t>(fill);
+  // The fill goes through the same check as a constant: an integer tensor needs an integer.
+  ir::AttrValue fillAttr = constantAttr(fill, dtype, loc, "read");
   return emitTile(OpCode::load, std::move(offsets), {dtype, block}, loc,
                   {{"fill", fillAttr}, {"tensor", int64_t{tensor}}});
 }
 
 void store(int tensor, const Shape& block, const Tile& tile, std::vector<ir::ValueId> offsets, const SourceLoc& loc) {
   Tracer& t = tracer(loc, "put");
-  const ir::Type type = typeOf(tile.value(), loc, "put");
+  const ir::Type type = typeOf(tile, loc, "put");
   if (type.shape != block)
     fail(loc, "put", "tile of " + describe(type) + " does not match the block shape " + shapeText(block));
   DType dtype = t.kernel().tensors[static_cast<size_t>(tensor)].dtype;
@@ -243,7 +250,7 @@ Index tensorDim(int tensor, int axis, int rank, const SourceLoc& loc, std::strin
 
 Index::Index(int64_t constant, Loc loc) {
   SourceLoc l = SourceLoc::from(loc);
-  value_ = emitIndex(OpCode::constant, {}, l, {{"value", constant}}).value();
+  *this = emitIndex(OpCode::constant, {}, l, {{"value", constant}});
 }
 
 Index Index::operator-() const { return Index(0) - *this; }
@@ -276,12 +283,12 @@ Index cdiv(const Index& a, const IndexOperand& b) {
 
 // ---- Tile ----
 
-Shape Tile::shape() const { return typeOf(value_, {}, "shape").shape; }
-DType Tile::dtype() const { return typeOf(value_, {}, "dtype").dtype; }
+Shape Tile::shape() const { return typeOf(*this, {}, "shape").shape; }
+DType Tile::dtype() const { return typeOf(*this, {}, "dtype").dtype; }
 
 Tile Tile::k(double c, Loc loc) const {
   SourceLoc l = SourceLoc::from(loc);
-  const ir::Type t = typeOf(value_, l, "k");
+  const ir::Type t = typeOf(*this, l, "k");
   return constant(c, t.dtype, t.shape, l, "k");
 }
 
@@ -296,7 +303,8 @@ TJ_DEFINE_UNARY(sigmoid, sigmoid) TJ_DEFINE_UNARY(erf, erf) TJ_DEFINE_UNARY(relu
 TJ_DEFINE_UNARY(floor, floor) TJ_DEFINE_UNARY(ceil, ceil)
 #undef TJ_DEFINE_UNARY
 
-Tile Tile::operator!() const { return unary(OpCode::logical_not, *this, {}); }
+Tile operator-(const TileArg& x) { return unary(OpCode::neg, x.tile, SourceLoc::from(x.loc)); }
+Tile operator!(const TileArg& x) { return unary(OpCode::logical_not, x.tile, SourceLoc::from(x.loc)); }
 
 Tile Tile::sum(int axis, bool keep, Loc loc) const { return reduce(OpCode::reduce_sum, *this, axis, keep, SourceLoc::from(loc)); }
 Tile Tile::max(int axis, bool keep, Loc loc) const { return reduce(OpCode::reduce_max, *this, axis, keep, SourceLoc::from(loc)); }
@@ -306,7 +314,7 @@ Tile Tile::argmin(int axis, bool keep, Loc loc) const { return reduce(OpCode::ar
 
 Tile Tile::expand_dims(int axis, Loc loc) const {
   SourceLoc l = SourceLoc::from(loc);
-  const ir::Type t = typeOf(value_, l, "expand_dims");
+  const ir::Type t = typeOf(*this, l, "expand_dims");
   if (axis < 0 || axis > t.rank())
     fail(l, "expand_dims", "axis " + std::to_string(axis) + " is out of range for a tile of " + describe(t));
   Shape shape = t.shape;
@@ -316,7 +324,7 @@ Tile Tile::expand_dims(int axis, Loc loc) const {
 
 Tile Tile::reshape(const Shape& shape, Loc loc) const {
   SourceLoc l = SourceLoc::from(loc);
-  const ir::Type t = typeOf(value_, l, "reshape");
+  const ir::Type t = typeOf(*this, l, "reshape");
   int64_t n = std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<>());
   bool positive = std::all_of(shape.begin(), shape.end(), [](int64_t d) { return d > 0; });
   if (n != t.numel() || !positive || shape.size() > 4)
@@ -330,7 +338,7 @@ Tile Tile::broadcast_to(const Shape& shape, Loc loc) const {
 
 Tile Tile::permute(const std::vector<int>& perm, Loc loc) const {
   SourceLoc l = SourceLoc::from(loc);
-  const ir::Type t = typeOf(value_, l, "permute");
+  const ir::Type t = typeOf(*this, l, "permute");
   std::vector<int> sorted(perm);
   std::sort(sorted.begin(), sorted.end());
   bool isPerm = sorted.size() == t.shape.size();
@@ -347,7 +355,7 @@ Tile Tile::permute(const std::vector<int>& perm, Loc loc) const {
 
 Tile Tile::transpose(Loc loc) const {
   SourceLoc l = SourceLoc::from(loc);
-  const ir::Type t = typeOf(value_, l, "transpose");
+  const ir::Type t = typeOf(*this, l, "transpose");
   if (t.rank() < 2) fail(l, "transpose", "needs a tile of rank 2 or more, got " + describe(t));
   std::vector<int> perm(t.shape.size());
   std::iota(perm.begin(), perm.end(), 0);
@@ -378,13 +386,13 @@ Tile min(const Tile& a, const Operand& b) { return tileOp({OpCode::min, "min"}, 
 
 Tile where(const Tile& cond, const Operand& a, const Operand& b, Loc loc) {
   SourceLoc l = SourceLoc::from(loc);
-  const ir::Type tc = typeOf(cond.value(), l, "where");
+  const ir::Type tc = typeOf(cond, l, "where");
   if (tc.dtype != DType::boolean) fail(l, "where", "the condition must be a bool tile, got " + describe(tc));
   // The dtype comes from whichever side is a tile; two numbers give f32.
-  DType dtype = a.tile ? typeOf(a.tile->value(), l, "where").dtype
-                       : b.tile ? typeOf(b.tile->value(), l, "where").dtype : DType::f32;
+  DType dtype = a.tile ? typeOf(*a.tile, l, "where").dtype
+                       : b.tile ? typeOf(*b.tile, l, "where").dtype : DType::f32;
   Tile x = materialize(a, dtype, l, "where"), y = materialize(b, dtype, l, "where");
-  const ir::Type tx = typeOf(x.value(), l, "where"), ty = typeOf(y.value(), l, "where");
+  const ir::Type tx = typeOf(x, l, "where"), ty = typeOf(y, l, "where");
   if (tx.dtype != ty.dtype) fail(l, "where", "dtype mismatch: " + describe(tx) + " vs " + describe(ty));
   Shape shape = broadcastShapes(tc, {tx.dtype, broadcastShapes(tx, ty, l, "where")}, l, "where");
   return emitTile(OpCode::select,
@@ -404,7 +412,7 @@ DType defaultDotResult(DType operand) {
 }
 
 Tile dotImpl(const Tile& a, const Tile& b, DType out, const Tile* acc, const SourceLoc& l) {
-  const ir::Type ta = typeOf(a.value(), l, "dot"), tb = typeOf(b.value(), l, "dot");
+  const ir::Type ta = typeOf(a, l, "dot"), tb = typeOf(b, l, "dot");
   if (ta.rank() != 2 || tb.rank() != 2)
     fail(l, "dot", "needs 2-D tiles, got " + describe(ta) + " and " + describe(tb));
   if (ta.shape[1] != tb.shape[0])
@@ -418,7 +426,7 @@ Tile dotImpl(const Tile& a, const Tile& b, DType out, const Tile* acc, const Sou
   ir::Type result{out, {ta.shape[0], tb.shape[1]}};
   std::vector<ir::ValueId> operands{a.value(), b.value()};
   if (acc) {
-    const ir::Type tacc = typeOf(acc->value(), l, "dot");
+    const ir::Type tacc = typeOf(*acc, l, "dot");
     if (tacc != result) fail(l, "dot", "accumulator " + describe(tacc) + " should be " + describe(result));
     operands.push_back(acc->value());
   }
@@ -428,12 +436,12 @@ Tile dotImpl(const Tile& a, const Tile& b, DType out, const Tile* acc, const Sou
 
 Tile dot(const Tile& a, const Tile& b, Loc loc) {
   SourceLoc l = SourceLoc::from(loc);
-  return dotImpl(a, b, defaultDotResult(typeOf(a.value(), l, "dot").dtype), nullptr, l);
+  return dotImpl(a, b, defaultDotResult(typeOf(a, l, "dot").dtype), nullptr, l);
 }
 Tile dot(const Tile& a, const Tile& b, DType out, Loc loc) { return dotImpl(a, b, out, nullptr, SourceLoc::from(loc)); }
 Tile dot(const Tile& a, const Tile& b, const Tile& acc, Loc loc) {
   SourceLoc l = SourceLoc::from(loc);
-  return dotImpl(a, b, typeOf(acc.value(), l, "dot").dtype, &acc, l);
+  return dotImpl(a, b, typeOf(acc, l, "dot").dtype, &acc, l);
 }
 
 // ---- views ----
@@ -523,12 +531,13 @@ Tile Program::iota(const Shape& shape, int axis, Loc loc) {
 Tile Program::arange(int64_t n, Loc loc) { return iota({n}, 0, loc); }
 
 Tile Program::scalar(const Index& i, DType dtype, Loc loc) {
-  return castTo(tracer_.tile(i.value()), dtype, SourceLoc::from(loc));
+  SourceLoc l = SourceLoc::from(loc);
+  return castTo(tracer_.tile(use(i, l, "scalar")), dtype, l);
 }
 
 void Program::print(const std::string& label, const Tile& t, Loc loc) {
   SourceLoc l = SourceLoc::from(loc);
-  tracer_.checkInScope(t.value(), l, "print");
+  typeOf(t, l, "print");
   tracer_.emit(OpCode::print, {t.value()}, std::nullopt, {{"label", label}}, l);
 }
 
@@ -540,36 +549,36 @@ Tile Program::fold(const IndexOperand& start, const IndexOperand& end, const Til
 Program::Carried Program::foldTiles(const IndexOperand& start, const IndexOperand& end, const Carried& init,
                                     const std::function<Carried(Index, const Carried&)>& body, Loc loc) {
   SourceLoc l = SourceLoc::from(loc);
-  std::vector<ir::ValueId> operands{start.index.value(), end.index.value()};
+  std::vector<ir::ValueId> operands{use(start.index, l, "fold"), use(end.index, l, "fold")};
   std::vector<ir::Type> types;
   for (const Tile& t : init) {
-    types.push_back(typeOf(t.value(), l, "fold"));
+    types.push_back(typeOf(t, l, "fold"));
     operands.push_back(t.value());
   }
   ir::Block region;
-  Index k = tracer_.index(tracer_.openBlock(region, kIndexType));
-  Carried carried;
-  for (const ir::Type& t : types) carried.push_back(tracer_.tile(tracer_.addBlockArg(t)));
-  Carried next;
-  try {
-    next = body(k, carried);
-  } catch (...) {
-    tracer_.closeBlock();
-    throw;
-  }
-  if (next.size() != init.size())
-    fail(l, "fold", "the body returned " + std::to_string(next.size()) + " tiles for " +
-                        std::to_string(init.size()) + " carried");
   std::vector<ir::ValueId> yielded;
-  for (size_t i = 0; i < next.size(); ++i) {
-    const ir::Type t = typeOf(next[i].value(), l, "fold");
-    if (t != types[i])
-      fail(l, "fold", "carried value " + std::to_string(i) + " starts as " + describe(types[i]) +
-                          " but the body returns " + describe(t));
-    yielded.push_back(next[i].value());
+  {
+    // Closes the body on every exit, so an error caught by the user leaves the trace consistent.
+    struct BodyScope {
+      Tracer& t;
+      ~BodyScope() { t.closeBlock(); }
+    } scope{tracer_};
+    Index k = tracer_.index(tracer_.openBlock(region, kIndexType));
+    Carried carried;
+    for (const ir::Type& t : types) carried.push_back(tracer_.tile(tracer_.addBlockArg(t)));
+    Carried next = body(k, carried);
+    if (next.size() != init.size())
+      fail(l, "fold", "the body returned " + std::to_string(next.size()) + " tiles for " +
+                          std::to_string(init.size()) + " carried");
+    for (size_t i = 0; i < next.size(); ++i) {
+      const ir::Type t = typeOf(next[i], l, "fold");
+      if (t != types[i])
+        fail(l, "fold", "carried value " + std::to_string(i) + " starts as " + describe(types[i]) +
+                            " but the body returns " + describe(t));
+      yielded.push_back(next[i].value());
+    }
+    tracer_.emit(OpCode::yield, yielded, std::nullopt, {}, l);
   }
-  tracer_.emit(OpCode::yield, yielded, std::nullopt, {}, l);
-  tracer_.closeBlock();
   Carried results;
   for (ir::ValueId v : tracer_.emitOp({OpCode::fold, operands, {}, {}, {std::move(region)}, l}, types))
     results.push_back(tracer_.tile(v));

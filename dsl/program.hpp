@@ -26,19 +26,22 @@ class Index {
   Index(int64_t constant, Loc loc = Loc::current());  // NOLINT: numbers are indices
   Index(int constant, Loc loc = Loc::current()) : Index(int64_t{constant}, loc) {}  // NOLINT
   ir::ValueId value() const { return value_; }
+  uint64_t trace() const { return trace_; }  // which run() made it
   Index operator-() const;
 
  private:
   friend class Tracer;
   struct Raw {};
-  Index(Raw, ir::ValueId v) : value_(v) {}
+  Index(Raw, ir::ValueId v, uint64_t trace) : value_(v), trace_(trace) {}
   ir::ValueId value_;
+  uint64_t trace_;
 };
 
 // A block of values with a shape and dtype (rank 0 is a scalar).
 class Tile {
  public:
   ir::ValueId value() const { return value_; }
+  uint64_t trace() const { return trace_; }  // which run() made it
   Shape shape() const;
   DType dtype() const;
   int rank() const { return static_cast<int>(shape().size()); }
@@ -62,8 +65,6 @@ class Tile {
   Tile relu(Loc loc = Loc::current()) const;
   Tile floor(Loc loc = Loc::current()) const;
   Tile ceil(Loc loc = Loc::current()) const;
-  Tile operator-() const { return neg(); }
-  Tile operator!() const;
 
   Tile sum(int axis, bool keepdims = false, Loc loc = Loc::current()) const;
   Tile max(int axis, bool keepdims = false, Loc loc = Loc::current()) const;
@@ -79,9 +80,19 @@ class Tile {
 
  private:
   friend class Tracer;
-  explicit Tile(ir::ValueId v) : value_(v) {}
+  Tile(ir::ValueId v, uint64_t trace) : value_(v), trace_(trace) {}
   ir::ValueId value_;
+  uint64_t trace_;
 };
+
+// The operand of a unary tile operator, remembering where it was written.
+struct TileArg {
+  TileArg(const Tile& t, Loc l = Loc::current()) : tile(t), loc(l) {}  // NOLINT
+  const Tile& tile;
+  Loc loc;
+};
+Tile operator-(const TileArg& x);
+Tile operator!(const TileArg& x);
 
 // The right-hand side of a tile operator: a tile, an Index or a number. A
 // number or Index takes the tile's dtype (as a Python number does in Triton).

@@ -60,10 +60,15 @@ std::string run(const std::vector<int64_t>& grid, const KernelBody& body, const 
     gCapture->add(std::move(traced.kernel));
     return "none";
   }
-  Device& device = selectDevice(options.device);
+  Device* device = nullptr;
+  try {
+    device = &selectDevice(options.device);
+  } catch (const Error& e) {
+    fail(SourceLoc::from(loc), "run", e.what());
+  }
   std::vector<TensorArg> args = tensorArgs(traced.tensors);
-  device.launch(traced.kernel, {args, grid, {}});
-  return device.name();
+  device->launch(traced.kernel, {args, grid, {}});
+  return device->name();
 }
 
 CaptureTraces::CaptureTraces() : previous_(gCapture) { gCapture = this; }

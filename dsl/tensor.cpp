@@ -150,8 +150,9 @@ void* Tensor::data() const { return storage_->bytes + offset_ * dtypeBytes(dtype
 Tensor Tensor::permute(const std::vector<int>& perm, Loc loc) const {
   std::vector<int> sorted(perm);
   std::sort(sorted.begin(), sorted.end());
-  for (int i = 0; i < static_cast<int>(sorted.size()); ++i)
-    if (sorted.size() != shape_.size() || sorted[static_cast<size_t>(i)] != i)
+  bool isPermutation = sorted.size() == shape_.size();
+  for (size_t i = 0; isPermutation && i < sorted.size(); ++i) isPermutation = sorted[i] == static_cast<int>(i);
+  if (!isPermutation)
       fail(SourceLoc::from(loc), "Tensor::permute", "not a permutation of the " + std::to_string(rank()) +
                                                          " axes of shape " + shapeText(shape_));
   Shape shape, strides;

@@ -1,12 +1,15 @@
 #include "dsl/tracer.hpp"
 
+#include <atomic>
+
 namespace tj {
 
 namespace {
 thread_local Tracer* gCurrent = nullptr;
+std::atomic<uint64_t> gTraceCount{0};
 }
 
-Tracer::Tracer(std::string kernelName, int gridRank) : previous_(gCurrent) {
+Tracer::Tracer(std::string kernelName, int gridRank) : previous_(gCurrent), id_(++gTraceCount) {
   kernel_.name = std::move(kernelName);
   kernel_.gridRank = gridRank;
   blocks_.push_back(&kernel_.body);
@@ -40,6 +43,11 @@ std::vector<ir::ValueId> Tracer::emitOp(ir::Op op, const std::vector<ir::Type>& 
   std::vector<ir::ValueId> ids = op.results;
   blocks_.back()->ops.push_back(std::move(op));
   return ids;
+}
+
+void Tracer::checkHandle(ir::ValueId v, uint64_t trace, const SourceLoc& loc, std::string_view op) const {
+  if (trace != id_) fail(loc, op, "a tile or index from another run() was used here");
+  checkInScope(v, loc, op);
 }
 
 void Tracer::checkInScope(ir::ValueId v, const SourceLoc& loc, std::string_view op) const {

@@ -26,12 +26,13 @@ class Tracer {
   const ir::Type& type(ir::ValueId v) const { return kernel_.type(v); }
 
   // Checks a handle is usable here: from this trace and not from a closed fold body.
+  void checkHandle(ir::ValueId v, uint64_t trace, const SourceLoc& loc, std::string_view op) const;
   void checkInScope(ir::ValueId v, const SourceLoc& loc, std::string_view op) const;
 
   int tensorParam(const Tensor& t);  // the kernel parameter for this tensor view
 
-  Tile tile(ir::ValueId v) const { return Tile(v); }
-  Index index(ir::ValueId v) const { return Index(Index::Raw{}, v); }
+  Tile tile(ir::ValueId v) const { return Tile(v, id_); }
+  Index index(ir::ValueId v) const { return Index(Index::Raw{}, v, id_); }
 
   // Fold bodies: ops go into `block` between open and close.
   ir::ValueId openBlock(ir::Block& block, const ir::Type& argType);  // adds one block argument
@@ -51,6 +52,7 @@ class Tracer {
   std::vector<int> valueBlock_;      // per value: the id of the block defining it
   std::vector<bool> blockOpen_;      // per block id
   Tracer* previous_;
+  uint64_t id_;
 };
 
 }  // namespace tj

@@ -14,8 +14,6 @@
 
 #include <chrono>
 
-#include "lower/cpu/lower_to_llvm.hpp"
-
 namespace tj::jit {
 
 namespace {
@@ -87,9 +85,19 @@ ObjectCode compileAssembly(std::string_view text, const CpuTarget& target) {
   return compileModule(*module, target);
 }
 
+cpu::CpuLoweringOptions loweringOptions(const CpuTarget& target) {
+  cpu::CpuLoweringOptions options;
+  options.vectorBytes = target.hasFeature("avx512f") ? 64 : target.hasFeature("avx") ? 32 : 16;
+  return options;
+}
+
+std::string compileOptions(const CpuTarget& target) {
+  return "O3 pic vector=" + std::to_string(loweringOptions(target).vectorBytes);
+}
+
 ObjectCode compileKernel(const ir::Kernel& kernel, const std::string& entryName) {
   llvm::LLVMContext context;
-  std::unique_ptr<llvm::Module> module = cpu::lowerToLLVM(kernel, context, entryName);
+  std::unique_ptr<llvm::Module> module = cpu::lowerToLLVM(kernel, context, entryName, loweringOptions());
   return compileModule(*module);
 }
 

@@ -6,6 +6,7 @@
 
 #include "ir/ir.hpp"
 #include "jit/cpu_target.hpp"
+#include "lower/cpu/lower_to_llvm.hpp"
 
 namespace llvm {
 class Module;
@@ -19,9 +20,6 @@ struct ObjectCode {
   double codegenMs = 0;     // instruction selection to object file
 };
 
-// What compileModule does that changes the code, for cache keys.
-inline constexpr std::string_view kCompileOptions = "O3 pic";
-
 // Sets the module's triple and data layout, verifies it, runs the O3 pipeline
 // and emits an object file. Throws Error for an invalid module.
 ObjectCode compileModule(llvm::Module& module, const CpuTarget& target = hostTarget());
@@ -30,7 +28,14 @@ ObjectCode compileModule(llvm::Module& module, const CpuTarget& target = hostTar
 // kernels for tests and for debugging a dumped module.
 ObjectCode compileAssembly(std::string_view text, const CpuTarget& target = hostTarget());
 
-// The kernel cache's compiler: cpu::lowerToLLVM, then compileModule.
+// How compileKernel lowers for `target`: vectors as wide as its widest registers.
+cpu::CpuLoweringOptions loweringOptions(const CpuTarget& target = hostTarget());
+
+// What compileKernel does that changes the code for the same IR and target,
+// for cache keys: "O3 pic vector=64".
+std::string compileOptions(const CpuTarget& target = hostTarget());
+
+// The kernel cache's compiler: cpu::lowerToLLVM, then compileModule, for the host.
 ObjectCode compileKernel(const ir::Kernel& kernel, const std::string& entryName);
 
 }  // namespace tj::jit

@@ -48,6 +48,10 @@ const llvm::Target* findTarget(const std::string& triple, std::string& error) {
 
 }  // namespace
 
+bool CpuTarget::hasFeature(std::string_view name) const {
+  return ("," + features + ",").find(",+" + std::string(name) + ",") != std::string::npos;
+}
+
 const CpuTarget& hostTarget() {
   static const CpuTarget target = detectHost();
   return target;

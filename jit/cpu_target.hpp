@@ -3,6 +3,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace llvm {
 class TargetMachine;
@@ -15,6 +16,8 @@ struct CpuTarget {
   std::string cpu;             // LLVM's name: "skylake-avx512", "znver4", ...
   std::string features;        // every host feature for LLVM: "+avx2,-avx512f,..."
   std::string deviceFeatures;  // the cache's device key: "cpu-x86_64-znver4+avx2+fma+avx512f"
+
+  bool hasFeature(std::string_view name) const;  // enabled in `features`: "avx512f"
 };
 
 // Detected once per process.

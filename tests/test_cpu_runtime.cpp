@@ -270,6 +270,20 @@ TEST_CASE("cpu jit: a hand-written LLVM kernel compiles, links libm and runs thr
   CHECK((jit::loadKernel(code.bytes, "tj_test_ids") != nullptr));
 }
 
+TEST_CASE("cpu jit: the lowering's vector width follows the target's features") {
+  jit::CpuTarget target;
+  target.features = "+avx,+avx2,-avx512f,+fma";
+  CHECK(target.hasFeature("avx2"));
+  CHECK_FALSE(target.hasFeature("avx512f"));
+  CHECK_FALSE(target.hasFeature("avx5"));
+  CHECK(jit::loweringOptions(target).vectorBytes == 32);
+  CHECK(jit::compileOptions(target) == "O3 pic vector=32");
+  target.features = "+avx512f,+avx";
+  CHECK(jit::loweringOptions(target).vectorBytes == 64);
+  target.features = "+neon";
+  CHECK(jit::loweringOptions(target).vectorBytes == 16);
+}
+
 TEST_CASE("cpu jit: bad LLVM assembly and missing symbols are errors") {
   CHECK_THROWS_WITH_AS(jit::compileAssembly("define void @f( {"), doctest::Contains("bad LLVM assembly"), Error);
   jit::ObjectCode code = jit::compileAssembly("declare void @nowhere()\ndefine void @f() {\n call void @nowhere()\n ret void\n}\n");

@@ -6,6 +6,7 @@
 
 #include "devices/interp/values.hpp"
 #include "ir/passes.hpp"
+#include "jit/cpu_compiler.hpp"
 #include "jit/cpu_target.hpp"
 
 namespace tj::cpu {
@@ -104,7 +105,8 @@ CpuDevice& CpuDevice::instance() {
 
 void CpuDevice::launch(const ir::Kernel& kernel, const LaunchArgs& args) {
   checkLaunch(kernel, args);
-  jit::CacheKey key{ir::semanticHash(kernel), jit::hostTarget().deviceFeatures, std::string(jit::kCompileOptions)};
+  static const std::string options = jit::compileOptions();
+  jit::CacheKey key{ir::semanticHash(kernel), jit::hostTarget().deviceFeatures, options};
   jit::CacheLookup found = cache_.lookup(kernel, key);
   gLastLaunch = {found.source, found.compileMs, found.loadMs};
 
