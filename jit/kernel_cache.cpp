@@ -12,16 +12,7 @@
 #include "jit/cache_file.hpp"
 #include "jit/cpu_jit.hpp"
 
-// Until CMake passes project(VERSION) as TILEJIT_VERSION.
-#ifndef TILEJIT_VERSION
-#define TILEJIT_VERSION "0.1.0"
-#endif
-
-namespace tj::cpu {
-// Bump when lower/cpu changes the code it generates for the same IR, so
-// disk-cache entries of older lowerings are not used.
-constexpr int kLoweringVersion = 1;
-}  // namespace tj::cpu
+#include "tilejit_source_hash.hpp"  // generated: a hash of ir/, lower/ and jit/ sources
 
 namespace tj::jit {
 
@@ -73,7 +64,7 @@ std::string_view cacheSourceName(CacheSource s) {
 
 const std::string& compilerBuildId() {
   static const std::string id = std::string("tilejit-") + TILEJIT_VERSION + " llvm-" + LLVM_VERSION_STRING +
-                                " lowering-" + xxh3Hex(fmt::format("{}", cpu::kLoweringVersion));
+                                " sources-" + TILEJIT_SOURCE_HASH;
   return id;
 }
 

@@ -7,7 +7,7 @@ llvm::Type* storageType(llvm::LLVMContext& c, DType t) {
     case DType::f32: return llvm::Type::getFloatTy(c);
     case DType::f64: return llvm::Type::getDoubleTy(c);
     case DType::f16: return llvm::Type::getHalfTy(c);
-    case DType::bf16: return llvm::Type::getBFloatTy(c);
+    case DType::bf16: return llvm::Type::getInt16Ty(c);  // raw bits: LLVM's bfloat ops flush subnormals
     case DType::i8: case DType::boolean: return llvm::Type::getInt8Ty(c);
     case DType::i32: return llvm::Type::getInt32Ty(c);
     case DType::i64: return llvm::Type::getInt64Ty(c);
@@ -72,17 +72,20 @@ llvm::Value* roundToDType(llvm::IRBuilder<>& b, llvm::Value* v, DType t) {
 }
 
 llvm::Value* fromStorage(llvm::IRBuilder<>& b, llvm::Value* v, DType t) {
-  if (t == DType::f16 || t == DType::bf16) return b.CreateFPExt(v, b.getFloatTy());
-  if (t == DType::boolean) return b.CreateICmpNE(v, b.getInt8(0));
+  llvm::Type* ty = v->getType();  // a scalar or a vector
+  if (t == DType::f16) return b.CreateFPExt(v, ty->getWithNewType(b.getFloatTy()));
+  if (t == DType::bf16) {
+    llvm::Value* wide = b.CreateZExt(v, ty->getWithNewType(b.getInt32Ty()));
+    llvm::Value* bits = b.CreateShl(wide, llvm::ConstantInt::get(wide->getType(), 16));
+    return b.CreateBitCast(bits, ty->getWithNewType(b.getFloatTy()));
+  }
+  if (t == DType::boolean) return b.CreateICmpNE(v, llvm::ConstantInt::get(ty, 0));
   return v;
 }
 
 llvm::Value* toStorage(llvm::IRBuilder<>& b, llvm::Value* v, DType t) {
   if (t == DType::f16) return b.CreateFPTrunc(v, b.getHalfTy());  // exact: v is already rounded
-  if (t == DType::bf16) {
-    llvm::Value* bits = b.CreateLShr(b.CreateBitCast(v, b.getInt32Ty()), 16);
-    return b.CreateBitCast(b.CreateTrunc(bits, b.getInt16Ty()), b.getBFloatTy());
-  }
+  if (t == DType::bf16) return b.CreateTrunc(b.CreateLShr(b.CreateBitCast(v, b.getInt32Ty()), 16), b.getInt16Ty());
   if (t == DType::boolean) return b.CreateZExt(v, b.getInt8Ty());
   return v;
 }

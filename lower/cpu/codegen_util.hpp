@@ -9,12 +9,12 @@
 
 namespace tj::cpu {
 
-// How a dtype is held in memory (half, bfloat, i8 for bool) and in registers
-// (float for f16/bf16, i1 for bool).
+// How a dtype is held in memory (half, i16 bits for bf16, i8 for bool) and in
+// registers (float for f16/bf16, i1 for bool).
 llvm::Type* storageType(llvm::LLVMContext& c, DType t);
 llvm::Type* computeType(llvm::LLVMContext& c, DType t);
 
-// Converts between the two forms.
+// Converts between the two forms (fromStorage also takes vectors).
 llvm::Value* fromStorage(llvm::IRBuilder<>& b, llvm::Value* v, DType t);
 llvm::Value* toStorage(llvm::IRBuilder<>& b, llvm::Value* v, DType t);
 

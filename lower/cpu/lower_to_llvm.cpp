@@ -103,6 +103,7 @@ class KernelLowering {
   llvm::Value* binary(const ir::Op& op, llvm::Value* x, llvm::Value* y);
   llvm::Value* compare(const ir::Op& op, llvm::Value* x, llvm::Value* y);
   llvm::Value* cast(llvm::Value* x, DType from, DType to);
+  llvm::Value* stickyToDouble(llvm::Value* x);
   llvm::Value* loadElement(const ir::Op& op, const Indices& idx);
   llvm::Value* libm(const char* name, llvm::Value* x);
   llvm::Value* constant(DType t, double value);
@@ -500,7 +501,7 @@ bool KernelLowering::emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType 
         for (int64_t v = 0; v < vectors; ++v) {
           llvm::Value* raw = b_.CreateAlignedLoad(bVecTy, bufferAddress(bBuf, bt, {ki, b_.CreateAdd(col0, i64(v * lanes))}),
                                                   llvm::Align(dtypeBytes(bt.dtype)));
-          bRow[v] = bt.dtype == DType::f32 ? raw : b_.CreateFPExt(raw, vecTy);
+          bRow[v] = fromStorage(b_, raw, bt.dtype);
         }
         for (int64_t r = 0; r < rows; ++r) {
           llvm::Value* aValue = cast(element(op.operands[0], {b_.CreateAdd(row0, i64(r)), ki}), at.dtype, DType::f32);
@@ -717,10 +718,25 @@ llvm::Value* KernelLowering::cast(llvm::Value* x, DType from, DType to) {
   if (isFloat(from))  // truncate toward zero, NaN -> 0, saturate
     return b_.CreateIntrinsic(llvm::Intrinsic::fptosi_sat, {target, x->getType()}, {x});
   if (isFloat(to)) {
-    // Through double: exact for |x| < 2^53, then one rounding to the dtype.
-    return roundToDType(b_, b_.CreateSIToFP(x, b_.getDoubleTy()), to);
+    if (to == DType::f64 || (to == DType::f32 && from == DType::i64)) return b_.CreateSIToFP(x, target);  // one rounding
+    // Through double, exact for i8/i32; i64 keeps a sticky bit so the final rounding is the only one.
+    llvm::Value* wide = from == DType::i64 ? stickyToDouble(x) : b_.CreateSIToFP(x, b_.getDoubleTy());
+    return roundToDType(b_, wide, to);
   }
   return b_.CreateSExtOrTrunc(x, target);
+}
+
+// An i64 as a double that is exact or, above 2^53, has its lost low bits folded
+// into a sticky bit, so rounding it once more to 16 bits rounds correctly.
+llvm::Value* KernelLowering::stickyToDouble(llvm::Value* x) {
+  llvm::Value* negative = b_.CreateICmpSLT(x, i64(0));
+  llvm::Value* magnitude = b_.CreateSelect(negative, b_.CreateNeg(x), x);  // INT64_MIN stays 2^63 unsigned
+  llvm::Value* low = b_.CreateAnd(magnitude, i64(0x7ff));
+  llvm::Value* jammed = b_.CreateOr(b_.CreateAnd(magnitude, i64(~int64_t{0x7ff})),
+                                    b_.CreateSelect(b_.CreateICmpNE(low, i64(0)), i64(0x400), i64(0)));
+  llvm::Value* large = b_.CreateICmpUGE(magnitude, i64(int64_t{1} << 53));
+  llvm::Value* d = b_.CreateUIToFP(b_.CreateSelect(large, jammed, magnitude), b_.getDoubleTy());
+  return b_.CreateSelect(negative, b_.CreateFNeg(d), d);
 }
 
 llvm::Value* KernelLowering::inBounds(const ir::Op& load, const Indices& coords) {
