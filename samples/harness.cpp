@@ -1,5 +1,9 @@
 #include "samples/harness.hpp"
 
+#include <spdlog/fmt/fmt.h>
+
+#include "devices/cpu/cpu_device.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -14,6 +18,11 @@ void Report::time(const std::function<std::string()>& f) {
     auto start = std::chrono::steady_clock::now();
     device = f();
     runs.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    if (i == 0 && device == "cpu") {
+      const cpu::LaunchInfo& info = cpu::lastLaunchInfo();
+      cache = jit::cacheSourceName(info.cache);
+      compileMs = info.compileMs;
+    }
   }
   firstMs = runs[0];
   if (runs.size() > 1) runs.erase(runs.begin());
@@ -58,9 +67,10 @@ int SampleCli::main(int argc, char** argv, const std::function<void(Report&)>& b
     return 1;
   }
   double rate = r.ms > 0 ? r.work / (r.ms * 1e6) : 0;
-  std::printf("RESULT sample=%s device=%s dtype=%s shape=%s ms=%.3f first_ms=%.3f %s=%.3f max_rel_err=%.3g%s\n",
+  std::printf("RESULT sample=%s device=%s dtype=%s shape=%s ms=%.3f first_ms=%.3f %s=%.3f max_rel_err=%.3g%s%s\n",
               r.sample.c_str(), r.device.c_str(), r.dtype.c_str(), r.shape.c_str(), r.ms, r.firstMs, r.rateName.c_str(), rate,
-              r.maxRelErr, r.checked ? (r.maxRelErr <= r.tolerance ? " check=pass" : " check=FAIL") : "");
+              r.maxRelErr, r.checked ? (r.maxRelErr <= r.tolerance ? " check=pass" : " check=FAIL") : "",
+              r.cache.empty() ? "" : fmt::format(" cache={} compile_ms={:.1f}", r.cache, r.compileMs).c_str());
   if (r.checked && !(r.maxRelErr <= r.tolerance)) {
     std::fprintf(stderr, "%s: max_rel_err %.3g exceeds the tolerance %.3g\n", sample_.c_str(), r.maxRelErr,
                  r.tolerance);

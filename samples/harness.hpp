@@ -22,6 +22,8 @@ struct Report {
 
   int repeat = 1;           // --repeat: runs after the first, which may compile
   double firstMs = 0;
+  std::string cache;  // how the first run got its kernel on the CPU: miss, memory or disk
+  double compileMs = 0;
 
   // Runs f (which returns the device name) 1 + repeat - 1 times; ms is the
   // median of the runs after the first when there are any, else the first.
