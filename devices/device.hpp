@@ -25,10 +25,18 @@ struct TensorArg {
 // tile's text. The default writes to stdout.
 using PrintSink = std::function<void(const std::string& line)>;
 
+// One scalar argument, matching the kernel's ScalarParam of the same position:
+// `i` for an i64 parameter, `f` for a float one (rounded to its dtype by the kernel).
+struct ScalarArg {
+  int64_t i = 0;
+  double f = 0;
+};
+
 struct LaunchArgs {
   std::span<const TensorArg> tensors;
   std::span<const int64_t> grid;
   PrintSink print;  // empty: stdout
+  std::span<const ScalarArg> scalars = {};
 };
 
 class Device {

@@ -13,7 +13,7 @@ constexpr std::array<std::string_view, kNumOpCodes> kOpNames = {
     "add", "sub", "mul", "div", "rem", "max", "min", "and", "or", "cmp", "select", "cast",
     "broadcast", "reshape", "permute",
     "reduce_sum", "reduce_max", "reduce_min", "argmax", "argmin", "dot",
-    "load", "store", "fold", "yield", "print",
+    "load", "store", "fold", "yield", "print", "scalar_param",
 };
 }  // namespace
 

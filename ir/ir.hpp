@@ -32,6 +32,7 @@
 //                                 yields the new carried values; results are the final ones
 //   yield (values...)            : ends a fold body
 //   print {label} (x)            : debugging output from each program
+//   scalar_param {index}         : T     the kernel's scalar parameter `index` (i64 or a float dtype)
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -69,8 +70,10 @@ enum class OpCode : uint8_t {
   reduce_sum, reduce_max, reduce_min, argmax, argmin, dot,
   // memory, control, debugging
   load, store, fold, yield, print,
+  // a runtime scalar argument of the kernel (appended last: opcode numbers are hashed)
+  scalar_param,
 };
-constexpr int kNumOpCodes = static_cast<int>(OpCode::print) + 1;
+constexpr int kNumOpCodes = static_cast<int>(OpCode::scalar_param) + 1;
 
 std::string_view opName(OpCode c);  // as printed: "add", "not", "and", "or", ...
 std::optional<OpCode> parseOpName(std::string_view s);
@@ -121,9 +124,17 @@ struct TensorParam {
   bool operator==(const TensorParam&) const = default;
 };
 
+// A scalar the kernel receives at launch (not a constant baked into it).
+struct ScalarParam {
+  std::string name;
+  DType dtype;
+  bool operator==(const ScalarParam&) const = default;
+};
+
 struct Kernel {
   std::string name;
   std::vector<TensorParam> tensors;
+  std::vector<ScalarParam> scalars;
   int gridRank = 1;
   std::vector<Type> types;  // indexed by ValueId
   Block body;

@@ -26,6 +26,7 @@ struct KernelArgs {
   PrintFn print;
   void* printContext;
   uint32_t* faults;  // kernels OR in Fault bits; may be null
+  const int64_t* scalars;  // one per scalar parameter: an i64, or a float parameter's f64 bits
 };
 
 // Runtime faults a kernel reports instead of trapping.

@@ -140,7 +140,7 @@ class KernelLowering {
   std::vector<llvm::Value*> scalars_;  // rank-0 values, computed where defined
   std::vector<llvm::Value*> buffers_;  // tiles that live in memory
   std::vector<TensorView> tensors_;
-  Indices grid_, programIds_;
+  Indices grid_, programIds_, scalarParams_;
   llvm::Value* args_ = nullptr;
   llvm::Value* programIdArray_ = nullptr;
   llvm::BasicBlock* allocaBlock_ = nullptr;
@@ -178,7 +178,7 @@ void KernelLowering::emitPrologue(llvm::Function* fn) {
   llvm::Type* i64Ty = b_.getInt64Ty();
   llvm::Type* ptr = b_.getPtrTy();
   auto* descType = llvm::StructType::get(ctx_, {ptr, llvm::ArrayType::get(i64Ty, kMaxRank), llvm::ArrayType::get(i64Ty, kMaxRank)});
-  argsType_ = llvm::StructType::get(ctx_, {ptr, llvm::ArrayType::get(i64Ty, kMaxGridRank), ptr, ptr, ptr});
+  argsType_ = llvm::StructType::get(ctx_, {ptr, llvm::ArrayType::get(i64Ty, kMaxGridRank), ptr, ptr, ptr, ptr});
   args_ = fn->getArg(0);
   llvm::Value* descs = b_.CreateLoad(ptr, b_.CreateStructGEP(argsType_, args_, 0), "tensors");
   for (size_t t = 0; t < kernel_.tensors.size(); ++t) {
@@ -193,6 +193,15 @@ void KernelLowering::emitPrologue(llvm::Function* fn) {
   for (int d = 0; d < kernel_.gridRank; ++d)
     grid_.push_back(b_.CreateLoad(i64Ty, b_.CreateInBoundsGEP(argsType_, args_, {b_.getInt32(0), b_.getInt32(1), b_.getInt32(d)})));
   programIdArray_ = b_.CreateAlloca(llvm::ArrayType::get(i64Ty, kMaxGridRank), nullptr, "program_id");
+  if (!kernel_.scalars.empty()) {
+    llvm::Value* scalars = b_.CreateLoad(ptr, b_.CreateStructGEP(argsType_, args_, 5), "scalars");
+    for (size_t i = 0; i < kernel_.scalars.size(); ++i) {
+      llvm::Value* raw = b_.CreateLoad(i64Ty, b_.CreateConstInBoundsGEP1_64(i64Ty, scalars, i));
+      DType t = kernel_.scalars[i].dtype;
+      scalarParams_.push_back(isFloat(t) ? roundToDType(b_, b_.CreateBitCast(raw, b_.getDoubleTy()), t)
+                                         : b_.CreateTrunc(raw, compute(t)));
+    }
+  }
 }
 
 void KernelLowering::emitProgramIds(llvm::Value* linearId) {
@@ -548,6 +557,7 @@ llvm::Value* KernelLowering::computeElement(const ir::Op& op, const Indices& idx
     case OpCode::program_id: return programIds_.at(op.intAttr("axis"));
     case OpCode::num_programs: return grid_.at(op.intAttr("axis"));
     case OpCode::tensor_dim: return tensors_.at(op.intAttr("tensor")).shape.at(op.intAttr("axis"));
+    case OpCode::scalar_param: return scalarParams_.at(op.intAttr("index"));
     case OpCode::constant: {
       const ir::AttrValue* v = op.attr("value");
       if (std::holds_alternative<int64_t>(*v))
