@@ -1,6 +1,9 @@
 #include "jit/cpu_compiler.hpp"
 
+#include "jit/cpu_jit.hpp"
+
 #include <llvm/ADT/SmallVector.h>
+#include <llvm/Analysis/TargetLibraryInfo.h>
 #include <llvm/AsmParser/Parser.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/LegacyPassManager.h>
@@ -24,9 +27,20 @@ double msSince(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
+// Lets the loop vectorizer call glibc's vector math (libmvec) for exp, log, sin, ...
+// so loops with transcendentals vectorize. cpu_jit loads libmvec for the JIT to link.
+std::unique_ptr<llvm::TargetLibraryInfoImpl> libraryInfo(const llvm::Triple& triple) {
+  auto tli = std::make_unique<llvm::TargetLibraryInfoImpl>(triple);
+  if (triple.getArch() == llvm::Triple::x86_64 && vectorMathAvailable())
+    tli->addVectorizableFunctionsFromVecLib(llvm::TargetLibraryInfoImpl::LIBMVEC_X86, triple);
+  return tli;
+}
+
 void optimize(llvm::Module& module, llvm::TargetMachine& tm) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
+  std::unique_ptr<llvm::TargetLibraryInfoImpl> tli = libraryInfo(tm.getTargetTriple());
+  fam.registerPass([&] { return llvm::TargetLibraryAnalysis(*tli); });
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
   llvm::PipelineTuningOptions tuning;

@@ -2,6 +2,7 @@
 
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/DynamicLibrary.h>
 #include <spdlog/spdlog.h>
 
 #include <atomic>
@@ -26,9 +27,24 @@ void orThrow(llvm::Error error, const std::string& what) {
 // LLJIT's default link order ends in a process-symbols JITDylib with a
 // DynamicLibrarySearchGenerator, so every JITDylib made by createJITDylib
 // resolves libm and other process symbols.
+}  // namespace
+
+bool vectorMathAvailable() {
+  static const bool loaded = [] {
+    std::string error;
+    bool ok = !llvm::sys::DynamicLibrary::LoadLibraryPermanently("libmvec.so.1", &error);
+    if (!ok) spdlog::info("tilejit: no libmvec ({}); loops with transcendentals stay scalar", error);
+    return ok;
+  }();
+  return loaded;
+}
+
+namespace {
+
 llvm::orc::LLJIT& processJit() {
   static std::unique_ptr<llvm::orc::LLJIT> jit = [] {
     initializeNativeTarget();
+    vectorMathAvailable();  // before the first lookup, so kernels can link libmvec's symbols
     auto created = orThrow(llvm::orc::LLJITBuilder().create(), "cannot create LLJIT");
     // Failed links also fail the lookup, which throws; LLVM would print them too.
     created->getExecutionSession().setErrorReporter(

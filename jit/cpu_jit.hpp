@@ -11,6 +11,9 @@ namespace tj::jit {
 // built for different keys never clash, and returns its `entryName` function.
 // Undefined symbols resolve against the process (libm's expf, tanhf, ...).
 // Thread-safe. Throws Error when the object cannot be linked.
+// Loads glibc's vector math library (once) so JIT-linked kernels can call it.
+bool vectorMathAvailable();
+
 cpu::KernelEntry loadKernel(std::span<const char> object, const std::string& entryName);
 
 }  // namespace tj::jit
