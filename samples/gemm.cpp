@@ -12,11 +12,15 @@ int main(int argc, char** argv) {
   cli.app.add_option("--n", n, "columns of B and C")->check(CLI::PositiveNumber);
   cli.app.add_option("--k", k, "columns of A, rows of B")->check(CLI::PositiveNumber);
   cli.app.add_option("--dtype", dtypeName, "operand dtype: f32, f16, bf16 (C is f32)");
+  samples::GemmBlocks blocks;
+  cli.app.add_option("--block-m", blocks.m, "rows of a C block")->check(CLI::PositiveNumber);
+  cli.app.add_option("--block-n", blocks.n, "columns of a C block")->check(CLI::PositiveNumber);
+  cli.app.add_option("--block-k", blocks.k, "depth of one step of the K loop")->check(CLI::PositiveNumber);
   return cli.main(argc, argv, [&](samples::Report& r) {
     DType dtype = samples::parseDTypeOption(dtypeName);
     Tensor a = Tensor::random({m, k}, 1, dtype), b = Tensor::random({k, n}, 2, dtype);
     Tensor c = samples::poisoned({m, n});
-    r.time([&] { return samples::gemm(a, b, c, cli.runOptions()); });
+    r.time([&] { return samples::gemm(a, b, c, cli.runOptions(), blocks); });
     r.dtype = dtypeName;
     r.shape = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
     r.work = 2.0 * m * n * k;

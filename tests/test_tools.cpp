@@ -90,7 +90,7 @@ TEST_CASE("tile-ir reads a file back: round trip, and any semantic edit changes 
 
   // Each edit changes meaning: a block shape, a dtype, a constant, an op.
   const std::vector<std::pair<std::string, std::string>> edits = {
-      {"tile<64x32xf32>", "tile<64x16xf32>"}, {"tensor<f32, 2>", "tensor<f16, 2>"}, {"value = 64}", "value = 65}"},
+      {"tile<128x64xf32>", "tile<128x32xf32>"}, {"tensor<f32, 2>", "tensor<f16, 2>"}, {"value = 64}", "value = 65}"},
       {"= mul(", "= add("}};
   for (const auto& [from, to] : edits) {
     CAPTURE(from);
