@@ -27,7 +27,38 @@ const std::vector<std::string> kPlannedDevices = {"vulkan", "cuda", "hip"};
 // the interpreter (which stays selectable by name).
 Device& bestDevice(Device& interp) { return jit::hostTargetSupported() ? cpu::CpuDevice::instance() : interp; }
 
+// What is wrong with a tensor argument for its parameter, or "".
+std::string tensorArgProblem(const ir::TensorParam& p, const TensorArg& t) {
+  std::string name = "tensor '" + p.name + "'";
+  if (t.dtype != p.dtype)
+    return name + " is " + std::string(dtypeName(t.dtype)) + " but the kernel expects " + std::string(dtypeName(p.dtype));
+  if (t.shape.size() != static_cast<size_t>(p.rank) || t.strides.size() != static_cast<size_t>(p.rank))
+    return name + " has rank " + std::to_string(t.shape.size()) + " with " + std::to_string(t.strides.size()) +
+           " strides but the kernel expects rank " + std::to_string(p.rank);
+  if (std::ranges::any_of(t.shape, [](int64_t d) { return d < 0; })) return name + " has a negative size";
+  bool empty = std::ranges::any_of(t.shape, [](int64_t d) { return d == 0; });
+  if (!t.data && !empty) return name + " has no data";
+  return "";
+}
+
 }  // namespace
+
+void checkLaunchArgs(const ir::Kernel& k, const LaunchArgs& args, std::string_view device) {
+  auto bad = [&](const std::string& what) { fail(SourceLoc{}, device, "kernel '" + k.name + "': " + what); };
+  if (args.grid.size() != static_cast<size_t>(k.gridRank))
+    bad("the grid has " + std::to_string(args.grid.size()) + " sizes but the kernel's grid rank is " +
+        std::to_string(k.gridRank));
+  for (int64_t g : args.grid)
+    if (g < 0) bad("negative grid size " + std::to_string(g));
+  if (args.tensors.size() != k.tensors.size())
+    bad("got " + std::to_string(args.tensors.size()) + " tensors but the kernel takes " +
+        std::to_string(k.tensors.size()));
+  for (size_t i = 0; i < k.tensors.size(); ++i)
+    if (std::string problem = tensorArgProblem(k.tensors[i], args.tensors[i]); !problem.empty()) bad(problem);
+  if (args.scalars.size() != k.scalars.size())
+    bad("got " + std::to_string(args.scalars.size()) + " scalars but the kernel takes " +
+        std::to_string(k.scalars.size()));
+}
 
 std::vector<std::string> availableDevices() {
   if (jit::hostTargetSupported()) return {"cpu", "interp"};

@@ -6,6 +6,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ir/ir.hpp"
@@ -38,6 +39,11 @@ struct LaunchArgs {
   PrintSink print;  // empty: stdout
   std::span<const ScalarArg> scalars = {};
 };
+
+// Checks a launch against the kernel's signature before any program runs: the
+// grid's rank and sizes, each tensor's dtype, rank, sizes and data, and the
+// number of scalars. Throws Error("<device>: kernel '<name>': ...").
+void checkLaunchArgs(const ir::Kernel& kernel, const LaunchArgs& args, std::string_view device = "launch");
 
 class Device {
  public:

@@ -501,13 +501,15 @@ Index Program::num(int axis, Loc loc) {
 }
 
 ReadView Program::read(const Tensor& t, const Shape& block, double fill, Loc loc) {
-  checkBlockShape(t, block, SourceLoc::from(loc), "read");
-  return ReadView(tracer_, tracer_.tensorParam(t), block, fill);
+  SourceLoc l = SourceLoc::from(loc);
+  checkBlockShape(t, block, l, "read");
+  return ReadView(tracer_, tracer_.tensorParam(t, l, "read"), block, fill);
 }
 
 WriteView Program::write(const Tensor& t, const Shape& block, Loc loc) {
-  checkBlockShape(t, block, SourceLoc::from(loc), "write");
-  return WriteView(tracer_, tracer_.tensorParam(t), block);
+  SourceLoc l = SourceLoc::from(loc);
+  checkBlockShape(t, block, l, "write");
+  return WriteView(tracer_, tracer_.tensorParam(t, l, "write"), block);
 }
 
 Tile Program::zeros(const Shape& shape, DType dtype, Loc loc) { return full(shape, 0.0, dtype, loc); }

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "devices/device.hpp"
+#include "dsl/launch.hpp"
 #include "dsl/tracer.hpp"
 #include "ir/passes.hpp"
 
@@ -15,14 +16,6 @@ namespace tj {
 namespace {
 
 thread_local CaptureTraces* gCapture = nullptr;
-
-void checkGrid(const std::vector<int64_t>& grid, const SourceLoc& loc) {
-  if (grid.empty() || grid.size() > 3)
-    fail(loc, "run", "the grid has rank " + std::to_string(grid.size()) + "; use 1 to 3 axes");
-  for (size_t i = 0; i < grid.size(); ++i)
-    if (grid[i] < 0)
-      fail(loc, "run", "grid axis " + std::to_string(i) + " has negative size " + std::to_string(grid[i]));
-}
 
 void dumpKernel(const ir::Kernel& k) {
   const char* dir = std::getenv("TILEJIT_DUMP");
@@ -33,25 +26,45 @@ void dumpKernel(const ir::Kernel& k) {
   spdlog::debug("tilejit: wrote {}", path.string());
 }
 
-std::vector<TensorArg> tensorArgs(const std::vector<Tensor>& tensors) {
-  std::vector<TensorArg> args;
-  for (const Tensor& t : tensors) args.push_back({t.data(), t.dtype(), t.shape(), t.strides()});
-  return args;
-}
-
 }  // namespace
 
-TracedKernel trace(const std::vector<int64_t>& grid, const KernelBody& body, const std::string& name, Loc loc) {
-  checkGrid(grid, SourceLoc::from(loc));
-  Tracer tracer(name, static_cast<int>(grid.size()));
-  Program program(tracer);
-  body(program);
+namespace detail {
+
+void checkGrid(std::span<const int64_t> grid, const SourceLoc& loc, std::string_view op) {
+  if (grid.empty() || grid.size() > 3)
+    fail(loc, op, "the grid has rank " + std::to_string(grid.size()) + "; use 1 to 3 axes");
+  for (size_t i = 0; i < grid.size(); ++i)
+    if (grid[i] < 0)
+      fail(loc, op, "grid axis " + std::to_string(i) + " has negative size " + std::to_string(grid[i]));
+}
+
+TracedKernel finishTrace(Tracer& tracer) {
   ir::verify(tracer.kernel());
   TracedKernel traced{ir::canonicalize(tracer.kernel()), tracer.tensors()};
   ir::verify(traced.kernel);
-  spdlog::debug("tilejit: traced {}\n{}", name, ir::print(traced.kernel));
+  spdlog::debug("tilejit: traced {}\n{}", traced.kernel.name, ir::print(traced.kernel));
   dumpKernel(traced.kernel);
   return traced;
+}
+
+Device& deviceFor(const std::string& name, const SourceLoc& loc, std::string_view op) {
+  try {
+    return selectDevice(name);
+  } catch (const Error& e) {
+    fail(loc, op, e.what());
+  }
+}
+
+CaptureTraces* activeCapture() { return gCapture; }
+
+}  // namespace detail
+
+TracedKernel trace(const std::vector<int64_t>& grid, const KernelBody& body, const std::string& name, Loc loc) {
+  detail::checkGrid(grid, SourceLoc::from(loc), "run");
+  Tracer tracer(name, static_cast<int>(grid.size()));
+  Program program(tracer);
+  body(program);
+  return detail::finishTrace(tracer);
 }
 
 std::string run(const std::vector<int64_t>& grid, const KernelBody& body, const RunOptions& options, Loc loc) {
@@ -60,15 +73,11 @@ std::string run(const std::vector<int64_t>& grid, const KernelBody& body, const 
     gCapture->add(std::move(traced.kernel));
     return "none";
   }
-  Device* device = nullptr;
-  try {
-    device = &selectDevice(options.device);
-  } catch (const Error& e) {
-    fail(SourceLoc::from(loc), "run", e.what());
-  }
-  std::vector<TensorArg> args = tensorArgs(traced.tensors);
-  device->launch(traced.kernel, {args, grid, {}});
-  return device->name();
+  Device& device = detail::deviceFor(options.device, SourceLoc::from(loc), "run");
+  std::vector<TensorArg> args;
+  for (const Tensor& t : traced.tensors) args.push_back(detail::tensorArg(t));
+  device.launch(traced.kernel, {args, grid, {}});
+  return device.name();
 }
 
 CaptureTraces::CaptureTraces() : previous_(gCapture) { gCapture = this; }

@@ -51,8 +51,11 @@ class Tensor {
 
   // Whether two tensors are the same view of the same storage.
   bool sameView(const Tensor& other) const;
+  // Whether two tensors are views of the same storage.
+  bool sharesStorage(const Tensor& other) const { return storage_ == other.storage_; }
 
  private:
+  friend class Tracer;
   struct Storage;
   Tensor(std::shared_ptr<Storage> storage, DType dtype, Shape shape, Shape strides, int64_t offset);
   int64_t elementOffset(int64_t flatIndex) const;
@@ -61,6 +64,10 @@ class Tensor {
   DType dtype_ = f32;
   Shape shape_, strides_;
   int64_t offset_ = 0;  // in elements
+  // Set on the copies of a Kernel handle's arguments that its body receives while
+  // traced: the trace and the tensor parameter. Copies keep it; derived views do not.
+  uint64_t paramTrace_ = 0;
+  int paramIndex_ = -1;
 };
 
 int64_t cdiv(int64_t a, int64_t b);

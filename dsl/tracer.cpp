@@ -57,12 +57,37 @@ void Tracer::checkInScope(ir::ValueId v, const SourceLoc& loc, std::string_view 
     fail(loc, op, "a tile defined inside a fold body was used after the fold; return it from the body instead");
 }
 
-int Tracer::tensorParam(const Tensor& t) {
-  for (size_t i = 0; i < tensors_.size(); ++i)
+int Tracer::tensorParam(const Tensor& t, const SourceLoc& loc, std::string_view op) {
+  if (t.paramTrace_ == id_) return t.paramIndex_;
+  // Another view of an argument's storage would be fixed to the first call's argument.
+  for (size_t i = 0; i < boundTensors_; ++i)
+    if (tensors_[i].sharesStorage(t))
+      fail(loc, op, "this tensor shares storage with tensor parameter " + kernel_.tensors[i].name +
+                        " of kernel '" + kernel_.name + "' but is not an argument: a view made in the body, or a "
+                        "captured tensor, would stay the first call's; pass it as an argument of its own");
+  for (size_t i = boundTensors_; i < tensors_.size(); ++i)
     if (tensors_[i].sameView(t)) return static_cast<int>(i);
+  return addTensorParam(t);
+}
+
+Tensor Tracer::bindTensorParam(const Tensor& t) {
+  Tensor bound = t;
+  bound.paramTrace_ = id_;
+  bound.paramIndex_ = addTensorParam(t);
+  boundTensors_ = tensors_.size();
+  return bound;
+}
+
+int Tracer::addTensorParam(const Tensor& t) {
   tensors_.push_back(t);
   kernel_.tensors.push_back({"t" + std::to_string(tensors_.size() - 1), t.dtype(), t.rank()});
   return static_cast<int>(tensors_.size() - 1);
+}
+
+ir::ValueId Tracer::bindScalarParam(DType dtype) {
+  auto index = static_cast<int64_t>(kernel_.scalars.size());
+  kernel_.scalars.push_back({"s" + std::to_string(index), dtype});
+  return emit(ir::OpCode::scalar_param, {}, ir::Type{dtype, {}}, {{"index", index}}, SourceLoc{});
 }
 
 ir::ValueId Tracer::openBlock(ir::Block& block, const ir::Type& argType) {

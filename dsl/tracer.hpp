@@ -29,7 +29,16 @@ class Tracer {
   void checkHandle(ir::ValueId v, uint64_t trace, const SourceLoc& loc, std::string_view op) const;
   void checkInScope(ir::ValueId v, const SourceLoc& loc, std::string_view op) const;
 
-  int tensorParam(const Tensor& t);  // the kernel parameter for this tensor view
+  // The kernel parameter for a tensor the body reads or writes: a bound parameter,
+  // else one parameter per distinct view (run()'s tensors, a Kernel body's captures).
+  int tensorParam(const Tensor& t, const SourceLoc& loc, std::string_view op);
+
+  // Kernel handles declare their parameters before the body runs. The next tensor
+  // parameter is `t`, even when another argument is the same view; returns the copy
+  // the body receives, which tensorParam maps back to this parameter.
+  Tensor bindTensorParam(const Tensor& t);
+  // A new scalar parameter: the value of its scalar_param op.
+  ir::ValueId bindScalarParam(DType dtype);
 
   Tile tile(ir::ValueId v) const { return Tile(v, id_); }
   Index index(ir::ValueId v) const { return Index(Index::Raw{}, v, id_); }
@@ -44,9 +53,11 @@ class Tracer {
 
  private:
   ir::ValueId newValue(const ir::Type& t);
+  int addTensorParam(const Tensor& t);
 
   ir::Kernel kernel_;
   std::vector<Tensor> tensors_;
+  size_t boundTensors_ = 0;          // tensors_[0, boundTensors_) are a Kernel handle's arguments
   std::vector<ir::Block*> blocks_;   // innermost last
   std::vector<int> blockIds_;        // parallel to blocks_
   std::vector<int> valueBlock_;      // per value: the id of the block defining it

@@ -13,7 +13,7 @@ namespace tj::ir {
 namespace {
 
 // Bump when the encoding changes, so old and new hashes never collide by design.
-constexpr std::string_view kFormat = "tilejit-ir-hash/1";
+constexpr std::string_view kFormat = "tilejit-ir-hash/2";  // 2: scalar parameters
 
 class Encoder {
  public:
@@ -27,6 +27,8 @@ class Encoder {
       out_.u8(static_cast<uint8_t>(t.dtype));
       out_.i64(t.rank);
     }
+    out_.i64(static_cast<int64_t>(k_.scalars.size()));
+    for (const ScalarParam& s : k_.scalars) out_.u8(static_cast<uint8_t>(s.dtype));
     block(k_.body);
     return out_.bytes();
   }

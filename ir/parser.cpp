@@ -295,27 +295,38 @@ class Parser {
   }
 
   // --- structure ---
-  // kernel @name(a: tensor<f32, 2>, ...) grid N {
+  // kernel @name(a: tensor<f32, 2>, ..., s: f32, ...) grid N {
   void header() {
     expect("kernel");
     k_.name = expect(Tok::Global, "a kernel name like @gemm").text.substr(1);
     expect("(");
-    list(")", [&] {
-      TensorParam p;
-      p.name = expect(Tok::Word, "a tensor name").text;
-      expect(":");
-      expect("tensor");
-      expect("<");
-      Token d = expect(Tok::Word, "a dtype");
-      p.dtype = dtype(d.text, d.line, d.col);
-      expect(",");
-      p.rank = count("a tensor rank");
-      expect(">");
-      k_.tensors.push_back(std::move(p));
-    });
+    list(")", [&] { param(); });
     expect("grid");
     k_.gridRank = count("a grid rank");
     expect("{");
+  }
+
+  // `name: tensor<f32, 2>` or `name: f32`. Tensors come first, as the kernel
+  // keeps them in two lists and prints them in that order.
+  void param() {
+    Token name = expect(Tok::Word, "a parameter name");
+    expect(":");
+    if (!accept("tensor")) {
+      Token d = expect(Tok::Word, "'tensor' or a scalar dtype");
+      k_.scalars.push_back({name.text, dtype(d.text, d.line, d.col)});
+      return;
+    }
+    if (!k_.scalars.empty())
+      failAt(name, "tensor parameter " + name.text + " after a scalar parameter; list tensors first");
+    TensorParam p;
+    p.name = name.text;
+    expect("<");
+    Token d = expect(Tok::Word, "a dtype");
+    p.dtype = dtype(d.text, d.line, d.col);
+    expect(",");
+    p.rank = count("a tensor rank");
+    expect(">");
+    k_.tensors.push_back(std::move(p));
   }
 
   // Ops up to and including the closing '}'.

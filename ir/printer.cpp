@@ -56,15 +56,22 @@ class Printer {
   explicit Printer(const Kernel& k) : k_(k) {}
 
   std::string run() {
-    out_ = "kernel @" + k_.name + "(" + join(k_.tensors, [](const TensorParam& t) {
-             return t.name + ": tensor<" + std::string(dtypeName(t.dtype)) + ", " + std::to_string(t.rank) + ">";
-           });
+    out_ = "kernel @" + k_.name + "(" + join(params(), [](const std::string& p) { return p; });
     out_ += ") grid " + std::to_string(k_.gridRank) + " {\n";
     block(k_.body, 1);
     return out_ + "}\n";
   }
 
  private:
+  // Tensors first, then scalars: `t: tensor<f32, 2>`, `s: f32`.
+  std::vector<std::string> params() const {
+    std::vector<std::string> out;
+    for (const TensorParam& t : k_.tensors)
+      out.push_back(t.name + ": tensor<" + std::string(dtypeName(t.dtype)) + ", " + std::to_string(t.rank) + ">");
+    for (const ScalarParam& s : k_.scalars) out.push_back(s.name + ": " + std::string(dtypeName(s.dtype)));
+    return out;
+  }
+
   static std::string indent(int depth) { return std::string(2 * static_cast<size_t>(depth), ' '); }
 
   std::string define(ValueId v) {

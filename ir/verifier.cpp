@@ -50,6 +50,14 @@ std::string_view describe(Needs n) {
   return "";
 }
 
+// The dtypes a launch can pass as a scalar argument (an int64 or a double).
+bool isScalarParamDType(DType d) {
+  switch (d) {
+    case DType::i64: case DType::i32: case DType::f32: case DType::f64: case DType::f16: case DType::bf16: return true;
+    default: return false;
+  }
+}
+
 class Verifier {
  public:
   explicit Verifier(const Kernel& k) : k_(k), state_(k.types.size(), State::unseen) {}
@@ -58,6 +66,10 @@ class Verifier {
     if (k_.gridRank < 1) fail({}, "kernel", "grid rank must be at least 1 but is " + std::to_string(k_.gridRank));
     for (const TensorParam& t : k_.tensors)
       if (t.rank < 0) fail({}, "kernel", "tensor " + t.name + " has negative rank " + std::to_string(t.rank));
+    for (const ScalarParam& s : k_.scalars)
+      if (!isScalarParamDType(s.dtype))
+        fail({}, "kernel", "scalar " + s.name + " has dtype " + std::string(dtypeName(s.dtype)) +
+                               "; scalar parameters are i64, i32, f32, f64, f16 or bf16");
     if (!k_.body.args.empty()) fail({}, "kernel", "the kernel body takes no arguments");
     block(k_.body, nullptr);
   }
@@ -185,6 +197,7 @@ class Verifier {
       case OpCode::fold: return fold(op);
       case OpCode::yield: return yield(op, *parent);
       case OpCode::print: return print(op);
+      case OpCode::scalar_param: return scalarParam(op);
       default: return;  // the elementwise ops and reductions, above
     }
   }
@@ -200,6 +213,16 @@ class Verifier {
     expectType(op, out(op, 0), kIndex, "result");
     const TensorParam& t = tensor(op);
     axis(op, t.rank, "tensor " + t.name + " of rank " + std::to_string(t.rank));
+  }
+
+  void scalarParam(const Op& op) const {
+    arity(op, 0, 1);
+    int64_t i = op.intAttr("index");
+    if (i < 0 || static_cast<size_t>(i) >= k_.scalars.size())
+      error(op, "scalar " + std::to_string(i) + " out of range; the kernel has " + std::to_string(k_.scalars.size()) +
+                    " scalars");
+    const ScalarParam& p = k_.scalars[static_cast<size_t>(i)];
+    expectType(op, out(op, 0), Type{p.dtype, {}}, "result for scalar " + p.name);
   }
 
   void constant(const Op& op) const {

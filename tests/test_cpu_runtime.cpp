@@ -4,8 +4,10 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <bit>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <mutex>
 #include <set>
 #include <stdexcept>
@@ -96,6 +98,21 @@ define void @ENTRY(ptr %args, i64 %begin, i64 %end) {
   %faultsP = getelementptr %Args, ptr %args, i64 0, i32 4
   %faults = load ptr, ptr %faultsP
   %old = atomicrmw or ptr %faults, i32 1 monotonic
+  ret void
+}
+)";
+
+// Copies the four KernelArgs::scalars slots into tensor 0, as raw int64s.
+const char* kSlotsLLVM = R"(
+%Args = type { ptr, [3 x i64], ptr, ptr, ptr, ptr }
+
+define void @ENTRY(ptr %args, i64 %begin, i64 %end) {
+  %tensors = load ptr, ptr %args
+  %out = load ptr, ptr %tensors
+  %scalarsP = getelementptr %Args, ptr %args, i64 0, i32 5
+  %scalars = load ptr, ptr %scalarsP
+  %v = load <4 x i64>, ptr %scalars, align 8
+  store <4 x i64> %v, ptr %out, align 8
   ret void
 }
 )";
@@ -339,6 +356,29 @@ TEST_CASE("cpu device: arguments are checked against the kernel before it runs")
   k.tensors[0].rank = 5;
   CHECK_THROWS_WITH_AS(launch(), doctest::Contains("tensor 't0' has rank 5; the CPU device supports up to 4"), Error);
   CHECK(buffers.ids == std::vector<int64_t>(4, -1));
+}
+
+TEST_CASE("cpu device: scalars reach the kernel as int64 slots, floats as their f64 bits") {
+  jit::KernelCache cache(
+      [](const ir::Kernel&, const std::string& entry) {
+        return jit::compileAssembly(cputest::withEntry(cputest::kSlotsLLVM, entry));
+      },
+      "");
+  cpu::CpuDevice device(cache, cpu::ThreadPool::global());
+  ir::Kernel k = ir::parse("kernel @slots(t0: tensor<i64, 1>, s0: f64, s1: f16, s2: i64, s3: i32) grid 1 {\n}\n");
+  ir::verify(k);
+  std::vector<int64_t> out(4, -1);
+  std::vector<TensorArg> tensors{{out.data(), DType::i64, {4}, {1}}};
+  std::vector<int64_t> grid{1};
+  const int64_t wide = (int64_t{1} << 31) + 5;
+  // The kernel rounds and wraps (lower/cpu); the device passes values unchanged.
+  std::vector<ScalarArg> scalars{{.f = 0.1}, {.f = -2.5}, {.i = std::numeric_limits<int64_t>::min()}, {.i = wide}};
+  device.launch(k, {tensors, grid, {}, scalars});
+  CHECK(out == std::vector<int64_t>{std::bit_cast<int64_t>(0.1), std::bit_cast<int64_t>(-2.5),
+                                    std::numeric_limits<int64_t>::min(), wide});
+  scalars.pop_back();
+  CHECK_THROWS_WITH_AS(device.launch(k, {tensors, grid, {}, scalars}),
+                       "cpu: kernel 'slots': got 3 scalars but the kernel takes 4", Error);
 }
 
 TEST_CASE("cpu device: a kernel's fault bits become an Error") {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "devices/interp/interpreter.hpp"
+#include "ir/passes.hpp"
 
 namespace tj {
 namespace {
@@ -807,6 +808,38 @@ TEST_CASE("interp: launch arguments must match the kernel's tensors and grid") {
   checkFloats(got, {99, 99});  // nothing ran
   launch(b.k, {&xs, &got});
   checkFloats(got, {1, 2});
+}
+
+TEST_CASE("interp: scalar_param reads the launch's scalars, rounded or wrapped to the parameter's dtype") {
+  Builder b;
+  int floats = b.tensor(DType::f64, 1), ints = b.tensor(DType::i64, 1);
+  const std::vector<DType> floatTypes{DType::f32, DType::f16, DType::bf16, DType::f64}, intTypes{DType::i32, DType::i64};
+  // Parameter i of `types` is widened exactly and stored at element i of `tensor`.
+  auto storeParams = [&](const std::vector<DType>& types, int tensor, DType wide) {
+    for (size_t i = 0; i < types.size(); ++i) {
+      auto index = static_cast<int64_t>(b.k.scalars.size());
+      b.k.scalars.push_back({"s" + std::to_string(index), types[i]});
+      ValueId v = b.op(OpCode::scalar_param, {}, {types[i], {}}, {{"index", index}});
+      b.store(tensor, {b.index(static_cast<int64_t>(i))}, b.reshape(b.cast(v, wide), {1}));
+    }
+  };
+  storeParams(floatTypes, floats, DType::f64);
+  storeParams(intTypes, ints, DType::i64);
+  ir::verify(b.k);
+  Host gotFloats(DType::f64, {4}), gotInts(DType::i64, {2});
+  std::vector<TensorArg> tensors{gotFloats.arg(), gotInts.arg()};
+  std::vector<int64_t> grid{1};
+  const int64_t wide = (int64_t{1} << 31) + 5;
+  std::vector<ScalarArg> scalars{{.f = 0.1}, {.f = 0.1}, {.f = 0.1}, {.f = 0.1}, {.i = wide}, {.i = wide}};
+  interpret(b.k, {tensors, grid, {}, scalars});
+  checkFloats(gotFloats, {roundToFloat(DType::f32, 0.1), roundToFloat(DType::f16, 0.1), roundToFloat(DType::bf16, 0.1),
+                          0.1});
+  checkInts(gotInts, {wrapToInt(DType::i32, wide), wide});
+  CHECK(gotInts.getInt(0) == -2147483643);
+
+  scalars.pop_back();
+  CHECK_THROWS_WITH_AS(interpret(b.k, {tensors, grid, {}, scalars}),
+                       "interpret: kernel 'test': got 5 scalars but the kernel takes 6", Error);
 }
 
 TEST_CASE("interp: a blocked GEMM with ragged edges matches a float64 reference") {

@@ -185,6 +185,10 @@ TEST_CASE("text: parse errors say where and what") {
       {"kernel k() grid 1 {}", 1, 8, "expected a kernel name like @gemm but found 'k'"},
       {"kernel @k() grid 1 {} }", 1, 23, "expected end of input but found '}'"},
       {wrap("  %0 = constant() {value = 1} : i64 $\n"), 2, 37, "unexpected character '$'"},
+      {"kernel @k(s: f32, a: tensor<f32, 1>) grid 1 {}", 1, 19,
+       "tensor parameter a after a scalar parameter; list tensors first"},
+      {"kernel @k(s: f33) grid 1 {}", 1, 14, "unknown dtype 'f33'"},
+      {"kernel @k(s f32) grid 1 {}", 1, 13, "expected ':' but found 'f32'"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.text);
@@ -193,6 +197,27 @@ TEST_CASE("text: parse errors say where and what") {
     CHECK(e.col == c.col);
     CHECK(std::string(e.what()) == std::to_string(c.line) + ":" + std::to_string(c.col) + ": " + c.message);
   }
+}
+
+TEST_CASE("text: scalar parameters follow the tensors and round-trip") {
+  constexpr std::string_view text = R"IR(kernel @k(t0: tensor<f32, 2>, s0: f32, s1: i64) grid 2 {
+  %0 = scalar_param() {index = 1} : i64
+  %1 = scalar_param() {index = 0} : f32
+  %2 = program_id() {axis = 0} : i64
+  %3 = mul(%2, %0) : i64
+  %4 = load(%3, %0) {fill = 0.0, tensor = 0} : tile<4x8xf32>
+  %5 = reshape(%1) : tile<1x1xf32>
+  %6 = broadcast(%5) : tile<4x8xf32>
+  %7 = mul(%4, %6) : tile<4x8xf32>
+  store(%3, %0, %7) {tensor = 0}
+}
+)IR";
+  Kernel k = parse(text);
+  CHECK(print(k) == text);
+  CHECK(k.scalars == std::vector<ScalarParam>{{"s0", DType::f32}, {"s1", DType::i64}});
+  CHECK_NOTHROW(verify(k));
+  k.tensors.clear();
+  CHECK(print(k).starts_with("kernel @k(s0: f32, s1: i64) grid 2 {\n"));
 }
 
 TEST_CASE("text: a value defined in a region is not visible after it") {
@@ -304,6 +329,39 @@ TEST_CASE("verify: rejects ill-typed ops with a message naming the types") {
   };
   for (const Case& c : cases) {
     std::string text = wrap(c.ops);
+    CAPTURE(text);
+    CHECK_THROWS_WITH_AS(verify(parse(text)), doctest::Contains(c.message.c_str()), Error);
+  }
+}
+
+TEST_CASE("verify: scalar parameters and scalar_param") {
+  auto withScalars = [](std::string_view params, std::string_view ops) {
+    return "kernel @k(" + std::string(params) + ") grid 1 {\n" + std::string(ops) + "}\n";
+  };
+  for (const char* dtype : {"i64", "i32", "f32", "f64", "f16", "bf16"}) {
+    CAPTURE(dtype);
+    std::string op = "  %0 = scalar_param() {index = 0} : " + std::string(dtype) + "\n";
+    CHECK_NOTHROW(verify(parse(withScalars("s0: " + std::string(dtype), op))));
+  }
+  struct Case {
+    std::string params, ops, message;
+  };
+  const Case cases[] = {
+      {"s0: bool", "", "kernel: scalar s0 has dtype bool; scalar parameters are i64, i32, f32, f64, f16 or bf16"},
+      {"s0: i8", "", "kernel: scalar s0 has dtype i8"},
+      {"s0: f32", "  %0 = scalar_param() {index = 1} : f32\n",
+       "scalar_param: scalar 1 out of range; the kernel has 1 scalars"},
+      {"s0: f32", "  %0 = scalar_param() {index = -1} : f32\n", "scalar_param: scalar -1 out of range"},
+      {"s0: f32, s1: i64", "  %0 = scalar_param() {index = 1} : f32\n",
+       "scalar_param: result for scalar s1 must be i64 but is f32"},
+      {"s0: f32", "  %0 = scalar_param() {index = 0} : tile<4xf32>\n",
+       "scalar_param: result for scalar s0 must be f32 but is tile<4xf32>"},
+      {"s0: f32", "  %0 = scalar_param() : f32\n", "scalar_param: missing or mistyped attribute 'index'"},
+      {"s0: f32", "  %0 = constant() {value = 0} : i64\n  %1 = scalar_param(%0) {index = 0} : f32\n",
+       "scalar_param: expected 0 operands but got 1"},
+  };
+  for (const Case& c : cases) {
+    std::string text = withScalars(c.params, c.ops);
     CAPTURE(text);
     CHECK_THROWS_WITH_AS(verify(parse(text)), doctest::Contains(c.message.c_str()), Error);
   }

@@ -263,12 +263,34 @@ TEST_CASE("semanticHash sees ops moved into a loop body") {
   CHECK(build(true) != build(false));
 }
 
+// A kernel that scales tensor 0 by scalar parameter 0, with scalars of the given dtypes.
+Kernel scaledBy(const std::vector<ScalarParam>& scalars) {
+  Builder b;
+  b.tensor(scalars.at(0).dtype, 0);
+  b.k.scalars = scalars;
+  ValueId s = b.op(OpCode::scalar_param, {}, scalar(scalars[0].dtype), {{"index", int64_t{0}}});
+  b.store(0, {}, b.op(OpCode::mul, {b.load(0, {}, scalar(scalars[0].dtype)), s}, scalar(scalars[0].dtype)));
+  return std::move(b.k);
+}
+
+TEST_CASE("semanticHash sees scalar parameters' dtypes and count, not their names") {
+  uint64_t base = semanticHash(scaledBy({{"s0", DType::f32}}));
+  CHECK(semanticHash(scaledBy({{"alpha", DType::f32}})) == base);
+  CHECK(semanticHash(scaledBy({{"s0", DType::f32}, {"s1", DType::i64}})) != base);
+  Kernel f64 = scaledBy({{"s0", DType::f64}});
+  CHECK(semanticHash(f64) != base);
+  // Only the parameter's dtype differs, not any value's.
+  Kernel retyped = scaledBy({{"s0", DType::f32}, {"s1", DType::i64}});
+  retyped.scalars[1].dtype = DType::i32;
+  CHECK(semanticHash(retyped) != semanticHash(scaledBy({{"s0", DType::f32}, {"s1", DType::i64}})));
+}
+
 TEST_CASE("hashHex and the pinned hash of the sample kernel") {
   CHECK(hashHex(0) == "0000000000000000");
   CHECK(hashHex(0x0123456789abcdefull) == "0123456789abcdef");
   CHECK(hashHex(~0ull) == "ffffffffffffffff");
   // Changes only when the encoding does (then bump its format tag).
-  CHECK(hashHex(sampleHash({})) == "b5d6a70e262dc53b");
+  CHECK(hashHex(sampleHash({})) == "57c8597649243a29");
 }
 
 // ---------------------------------------------------------------------------
@@ -659,6 +681,34 @@ TEST_CASE("hoistLoopInvariants moves pure loop-invariant chains out of a fold, o
   CHECK(outer2.regions[0].ops.size() == 5);  // exp hoisted again, the div stays
   CHECK(outer2.regions[0].ops[0].code == OpCode::div);
   CHECK(semanticHash(hoistLoopInvariants(twice)) == semanticHash(twice));
+}
+
+TEST_CASE("scalar_param is a pure leaf: merged by CSE, kept by folding, dropped when dead, hoisted out of folds") {
+  Builder b;
+  b.tensor(DType::f32, 0);
+  b.k.scalars = {{"s0", DType::f32}, {"s1", DType::i64}};
+  auto param = [&](int64_t i, DType t) { return b.op(OpCode::scalar_param, {}, scalar(t), {{"index", i}}); };
+  ValueId a = param(0, DType::f32), again = param(0, DType::f32);
+  param(1, DType::i64);  // unused
+  ValueId n = param(1, DType::i64);
+  ValueId sum = b.fold(b.i64(0), n, {a}, [&](ValueId, const std::vector<ValueId>& c) {
+    return std::vector{b.op(OpCode::add, {c[0], param(0, DType::f32)}, scalar(DType::f32))};
+  })[0];
+  b.store(0, {}, b.op(OpCode::mul, {sum, again}, scalar(DType::f32)));
+  REQUIRE_NOTHROW(verify(b.k));
+
+  CHECK(count(foldConstants(b.k), OpCode::scalar_param) == 5);
+  CHECK(count(eliminateDeadCode(b.k), OpCode::scalar_param) == 4);
+  Kernel hoisted = hoistLoopInvariants(b.k);
+  CHECK(only(hoisted, OpCode::fold).regions[0].ops.size() == 2);  // add and yield: the parameter moved out
+  CHECK(count(hoisted, OpCode::scalar_param) == 5);
+  Kernel out = canonicalize(b.k);
+  REQUIRE_NOTHROW(verify(out));
+  CHECK(out.scalars == b.k.scalars);
+  CHECK(count(out, OpCode::scalar_param) == 2);  // one per parameter used
+  for (const Op& op : out.body.ops)
+    if (op.code == OpCode::fold)
+      for (const Op& inner : op.regions[0].ops) CHECK(inner.code != OpCode::scalar_param);
 }
 
 TEST_CASE("canonicalize reaches a fixed point of every pass") {

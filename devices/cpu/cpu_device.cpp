@@ -1,6 +1,7 @@
 #include "devices/cpu/cpu_device.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <iostream>
 #include <mutex>
 
@@ -15,36 +16,24 @@ namespace {
 
 thread_local LaunchInfo gLastLaunch;
 
-// The launch must match the kernel's signature and the ABI's limits before
-// any program runs.
-void checkLaunch(const ir::Kernel& k, const LaunchArgs& args) {
+// The ABI's fixed-size arrays bound the ranks a CPU kernel can take.
+void checkAbiLimits(const ir::Kernel& k) {
   auto bad = [&](const std::string& what) { fail(SourceLoc{}, "cpu", "kernel '" + k.name + "': " + what); };
   if (k.gridRank > kMaxGridRank)
     bad("grid rank " + std::to_string(k.gridRank) + " exceeds the CPU limit of " + std::to_string(kMaxGridRank));
-  if (args.grid.size() != static_cast<size_t>(k.gridRank))
-    bad("the grid has " + std::to_string(args.grid.size()) + " sizes but the kernel's grid rank is " +
-        std::to_string(k.gridRank));
-  for (int64_t g : args.grid)
-    if (g < 0) bad("negative grid size " + std::to_string(g));
-  if (args.tensors.size() != k.tensors.size())
-    bad("got " + std::to_string(args.tensors.size()) + " tensors but the kernel takes " +
-        std::to_string(k.tensors.size()));
-  for (size_t i = 0; i < k.tensors.size(); ++i) {
-    const ir::TensorParam& p = k.tensors[i];
-    const TensorArg& t = args.tensors[i];
-    std::string name = "tensor '" + p.name + "'";
+  for (const ir::TensorParam& p : k.tensors)
     if (p.rank > kMaxRank)
-      bad(name + " has rank " + std::to_string(p.rank) + "; the CPU device supports up to " +
+      bad("tensor '" + p.name + "' has rank " + std::to_string(p.rank) + "; the CPU device supports up to " +
           std::to_string(kMaxRank));
-    if (t.dtype != p.dtype)
-      bad(name + " is " + std::string(dtypeName(t.dtype)) + " but the kernel expects " + std::string(dtypeName(p.dtype)));
-    if (t.shape.size() != static_cast<size_t>(p.rank) || t.strides.size() != static_cast<size_t>(p.rank))
-      bad(name + " has rank " + std::to_string(t.shape.size()) + " with " + std::to_string(t.strides.size()) +
-          " strides but the kernel expects rank " + std::to_string(p.rank));
-    if (std::ranges::any_of(t.shape, [](int64_t d) { return d < 0; })) bad(name + " has a negative size");
-    bool empty = std::ranges::any_of(t.shape, [](int64_t d) { return d == 0; });
-    if (!t.data && !empty) bad(name + " has no data");
-  }
+}
+
+// KernelArgs::scalars: an integer parameter's value, or a float one's f64 bits.
+std::vector<int64_t> scalarSlots(const ir::Kernel& k, std::span<const ScalarArg> args) {
+  std::vector<int64_t> slots;
+  slots.reserve(args.size());
+  for (size_t i = 0; i < args.size(); ++i)
+    slots.push_back(isFloat(k.scalars[i].dtype) ? std::bit_cast<int64_t>(args[i].f) : args[i].i);
+  return slots;
 }
 
 TensorDesc descriptor(const TensorArg& t) {
@@ -104,7 +93,8 @@ CpuDevice& CpuDevice::instance() {
 }
 
 void CpuDevice::launch(const ir::Kernel& kernel, const LaunchArgs& args) {
-  checkLaunch(kernel, args);
+  checkAbiLimits(kernel);
+  checkLaunchArgs(kernel, args, "cpu");
   static const std::string options = jit::compileOptions();
   jit::CacheKey key{ir::semanticHash(kernel), jit::hostTarget().deviceFeatures, options};
   jit::CacheLookup found = cache_.lookup(kernel, key);
@@ -114,7 +104,8 @@ void CpuDevice::launch(const ir::Kernel& kernel, const LaunchArgs& args) {
   for (const TensorArg& t : args.tensors) tensors.push_back(descriptor(t));
   Printer printer{args.print, args.grid.size()};
   uint32_t faults = 0;
-  KernelArgs kernelArgs{tensors.data(), {1, 1, 1}, printTile, &printer, &faults};
+  std::vector<int64_t> scalars = scalarSlots(kernel, args.scalars);
+  KernelArgs kernelArgs{tensors.data(), {1, 1, 1}, printTile, &printer, &faults, scalars.data()};
   int64_t programs = 1;
   for (size_t i = 0; i < args.grid.size(); ++i) {
     kernelArgs.grid[i] = args.grid[i];

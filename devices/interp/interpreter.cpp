@@ -194,6 +194,7 @@ class Interpreter {
   Value compute(const ir::Op& op, const ir::Type& rt);
 
   Value constant(const ir::Op& op, const ir::Type& rt);
+  Value scalarParam(const ir::Op& op, const ir::Type& rt);
   Value iota(const ir::Op& op, const ir::Type& rt);
   Value unary(const ir::Op& op, const ir::Type& rt);
   Value binary(const ir::Op& op, const ir::Type& rt);
@@ -259,6 +260,7 @@ Value Interpreter::compute(const ir::Op& op, const ir::Type& rt) {
       return intScalar(t.shape[axisAttr(op, t.shape.size())]);
     }
     case OpCode::constant: return constant(op, rt);
+    case OpCode::scalar_param: return scalarParam(op, rt);
     case OpCode::iota: return iota(op, rt);
     case OpCode::cmp: return compare(op, rt);
     case OpCode::select: return select(op, rt);
@@ -316,6 +318,17 @@ Value Interpreter::constant(const ir::Op& op, const ir::Type& rt) {
   auto out = std::make_shared<Tile>(rt);
   if (out->isFloat()) std::ranges::fill(out->floats, roundToFloat(rt.dtype, op.floatAttr("value")));
   else std::ranges::fill(out->ints, wrapToInt(rt.dtype, op.intAttr("value")));
+  return out;
+}
+
+// A float parameter is rounded to its dtype, an integer one wrapped, as a compiled kernel reads them.
+Value Interpreter::scalarParam(const ir::Op& op, const ir::Type& rt) {
+  int64_t i = op.intAttr("index");
+  if (i < 0 || static_cast<size_t>(i) >= args_.scalars.size()) unverified(op, "no scalar " + std::to_string(i));
+  const ScalarArg& arg = args_.scalars[static_cast<size_t>(i)];
+  auto out = std::make_shared<Tile>(rt);
+  if (out->isFloat()) std::ranges::fill(out->floats, roundToFloat(rt.dtype, arg.f));
+  else std::ranges::fill(out->ints, wrapToInt(rt.dtype, arg.i));
   return out;
 }
 
@@ -576,36 +589,10 @@ void Interpreter::print(const ir::Op& op) {
   else std::cout << line << '\n';
 }
 
-// The launch must match the kernel's signature before any program runs.
-void checkLaunch(const ir::Kernel& k, const LaunchArgs& args) {
-  auto bad = [&](const std::string& what) { fail(SourceLoc{}, "interpret", "kernel '" + k.name + "': " + what); };
-  if (args.grid.size() != static_cast<size_t>(k.gridRank))
-    bad("the grid has " + std::to_string(args.grid.size()) + " sizes but the kernel's grid rank is " +
-        std::to_string(k.gridRank));
-  for (int64_t g : args.grid)
-    if (g < 0) bad("negative grid size " + std::to_string(g));
-  if (args.tensors.size() != k.tensors.size())
-    bad("got " + std::to_string(args.tensors.size()) + " tensors but the kernel takes " +
-        std::to_string(k.tensors.size()));
-  for (size_t i = 0; i < k.tensors.size(); ++i) {
-    const ir::TensorParam& p = k.tensors[i];
-    const TensorArg& t = args.tensors[i];
-    std::string name = "tensor '" + p.name + "'";
-    if (t.dtype != p.dtype)
-      bad(name + " is " + std::string(dtypeName(t.dtype)) + " but the kernel expects " +
-          std::string(dtypeName(p.dtype)));
-    if (t.shape.size() != static_cast<size_t>(p.rank) || t.strides.size() != static_cast<size_t>(p.rank))
-      bad(name + " has rank " + std::to_string(t.shape.size()) + " with " + std::to_string(t.strides.size()) +
-          " strides but the kernel expects rank " + std::to_string(p.rank));
-    if (std::ranges::any_of(t.shape, [](int64_t d) { return d < 0; })) bad(name + " has a negative size");
-    if (!t.data && product(t.shape.begin(), t.shape.end()) > 0) bad(name + " has no data");
-  }
-}
-
 }  // namespace
 
 void interpret(const ir::Kernel& kernel, const LaunchArgs& args) {
-  checkLaunch(kernel, args);
+  checkLaunchArgs(kernel, args, "interpret");
   Interpreter interpreter(kernel, args);
   forEachIndex(ir::Shape(args.grid.begin(), args.grid.end()),
                [&](int64_t, const ir::Shape& programId) { interpreter.runProgram(programId); });

@@ -1,0 +1,32 @@
+// What run() and Kernel handles share between tracing and launching. Internal to dsl/.
+#pragma once
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "devices/device.hpp"
+#include "dsl/run.hpp"
+
+namespace tj {
+
+class Tracer;
+
+namespace detail {
+
+// Throws Error at `loc` unless the grid has 1 to 3 axes of non-negative sizes.
+void checkGrid(std::span<const int64_t> grid, const SourceLoc& loc, std::string_view op);
+
+// Verifies and canonicalizes what `tracer` recorded, logs it, and writes it to
+// $TILEJIT_DUMP/<name>-<hash>.tir when set. The tensors are the tracer's parameters.
+TracedKernel finishTrace(Tracer& tracer);
+
+// The device `name` selects ("" = $TILEJIT_DEVICE or the best); a bad name is an Error at `loc`.
+Device& deviceFor(const std::string& name, const SourceLoc& loc, std::string_view op);
+
+// The CaptureTraces active on this thread, or null.
+CaptureTraces* activeCapture();
+
+inline TensorArg tensorArg(const Tensor& t) { return {t.data(), t.dtype(), t.shape(), t.strides()}; }
+
+}  // namespace detail
+}  // namespace tj
