@@ -38,6 +38,7 @@ struct LaunchArgs {
   std::span<const int64_t> grid;
   PrintSink print;  // empty: stdout
   std::span<const ScalarArg> scalars = {};
+  uint64_t kernelHash = 0;  // ir::semanticHash(kernel) when the caller has it; 0: the device computes it
 };
 
 // Checks a launch against the kernel's signature before any program runs: the

@@ -23,7 +23,7 @@ class KernelCore {
     SourceLoc where = SourceLoc::from(loc);
     detail::checkGrid(grid, where, op_);
     if (CaptureTraces* capture = detail::activeCapture()) {
-      capture->add(trace(grid.size(), tensors).kernel);
+      capture->add(*trace(grid.size(), tensors).kernel);
       return "none";
     }
     Device& device = detail::deviceFor(options.device, where, op_);
@@ -32,7 +32,7 @@ class KernelCore {
     args.reserve(tensors.size() + traced->tensors.size());
     for (const Tensor* t : tensors) args.push_back(detail::tensorArg(*t));
     for (const Tensor& t : traced->tensors) args.push_back(detail::tensorArg(t));
-    device.launch(traced->kernel, {args, grid, {}, scalars});
+    device.launch(*traced->kernel, {args, grid, {}, scalars, traced->hash});
     return device.name();
   }
 

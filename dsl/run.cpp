@@ -5,6 +5,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
 
 #include "devices/device.hpp"
 #include "dsl/launch.hpp"
@@ -38,13 +42,53 @@ void checkGrid(std::span<const int64_t> grid, const SourceLoc& loc, std::string_
       fail(loc, op, "grid axis " + std::to_string(i) + " has negative size " + std::to_string(grid[i]));
 }
 
+namespace {
+
+// Canonical kernels by the hash and name of what was traced: run() traces its lambda
+// every time, but a trace seen before skips verification and canonicalization.
+class CanonicalMemo {
+ public:
+  struct Entry {
+    std::shared_ptr<const ir::Kernel> kernel;
+    uint64_t hash;
+  };
+  std::optional<Entry> find(uint64_t rawHash, const std::string& name) {
+    std::lock_guard lock(mutex_);
+    auto it = kernels_.find({rawHash, name});
+    if (it == kernels_.end()) return std::nullopt;
+    return it->second;
+  }
+  void add(uint64_t rawHash, const std::string& name, Entry e) {
+    std::lock_guard lock(mutex_);
+    if (kernels_.size() >= kCapacity) kernels_.clear();  // programs with endless distinct kernels stay bounded
+    kernels_[{rawHash, name}] = std::move(e);
+  }
+
+ private:
+  static constexpr size_t kCapacity = 4096;
+  std::mutex mutex_;
+  std::map<std::pair<uint64_t, std::string>, Entry> kernels_;
+};
+
+CanonicalMemo& canonicalMemo() {
+  static CanonicalMemo memo;
+  return memo;
+}
+
+}  // namespace
+
 TracedKernel finishTrace(Tracer& tracer) {
-  ir::verify(tracer.kernel());
-  TracedKernel traced{ir::canonicalize(tracer.kernel()), tracer.tensors()};
-  ir::verify(traced.kernel);
-  spdlog::debug("tilejit: traced {}\n{}", traced.kernel.name, ir::print(traced.kernel));
-  dumpKernel(traced.kernel);
-  return traced;
+  const ir::Kernel& raw = tracer.kernel();
+  uint64_t rawHash = ir::semanticHash(raw);
+  if (auto known = canonicalMemo().find(rawHash, raw.name)) return {known->kernel, tracer.tensors(), known->hash};
+  ir::verify(raw);
+  auto canonical = std::make_shared<const ir::Kernel>(ir::canonicalize(raw));
+  ir::verify(*canonical);
+  spdlog::debug("tilejit: traced {}\n{}", canonical->name, ir::print(*canonical));
+  dumpKernel(*canonical);
+  uint64_t hash = ir::semanticHash(*canonical);
+  canonicalMemo().add(rawHash, raw.name, {canonical, hash});
+  return {canonical, tracer.tensors(), hash};
 }
 
 Device& deviceFor(const std::string& name, const SourceLoc& loc, std::string_view op) {
@@ -70,13 +114,13 @@ TracedKernel trace(const std::vector<int64_t>& grid, const KernelBody& body, con
 std::string run(const std::vector<int64_t>& grid, const KernelBody& body, const RunOptions& options, Loc loc) {
   TracedKernel traced = trace(grid, body, options.name, loc);
   if (gCapture) {
-    gCapture->add(std::move(traced.kernel));
+    gCapture->add(*traced.kernel);
     return "none";
   }
   Device& device = detail::deviceFor(options.device, SourceLoc::from(loc), "run");
   std::vector<TensorArg> args;
   for (const Tensor& t : traced.tensors) args.push_back(detail::tensorArg(t));
-  device.launch(traced.kernel, {args, grid, {}});
+  device.launch(*traced.kernel, {args, grid, {}, {}, traced.hash});
   return device.name();
 }
 

@@ -1,6 +1,7 @@
 // Tracing a kernel lambda and running it on a device.
 #pragma once
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,8 +17,9 @@ struct RunOptions {
 
 // A traced, canonicalized kernel and the tensors bound to its parameters.
 struct TracedKernel {
-  ir::Kernel kernel;
+  std::shared_ptr<const ir::Kernel> kernel;  // canonical; shared by every trace that produced it
   std::vector<Tensor> tensors;
+  uint64_t hash = 0;  // ir::semanticHash(*kernel), computed once
 };
 
 using KernelBody = std::function<void(Program&)>;

@@ -51,7 +51,9 @@ size_t countOps(const Block& b) {
 
 void ByteWriter::i64(int64_t v) {
   auto u = static_cast<uint64_t>(v);
-  for (int i = 0; i < 8; ++i) u8(static_cast<uint8_t>(u >> (8 * i)));
+  char bytes[8];
+  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>(u >> (8 * i));
+  bytes_.append(bytes, 8);
 }
 
 void ByteWriter::f64(double v) { i64(std::bit_cast<int64_t>(v)); }

@@ -96,7 +96,8 @@ void CpuDevice::launch(const ir::Kernel& kernel, const LaunchArgs& args) {
   checkAbiLimits(kernel);
   checkLaunchArgs(kernel, args, "cpu");
   static const std::string options = jit::compileOptions();
-  jit::CacheKey key{ir::semanticHash(kernel), jit::hostTarget().deviceFeatures, options};
+  uint64_t hash = args.kernelHash ? args.kernelHash : ir::semanticHash(kernel);
+  jit::CacheKey key{hash, jit::hostTarget().deviceFeatures, options};
   jit::CacheLookup found = cache_.lookup(kernel, key);
   gLastLaunch = {found.source, found.compileMs, found.loadMs};
 
