@@ -484,20 +484,22 @@ Index WriteView::blocks(int axis, Loc loc) const {
 
 // ---- Program ----
 
-Index Program::id(int axis, Loc loc) {
+namespace {
+// program_id or num_programs on a grid axis.
+Index gridIndex(OpCode code, const char* name, int axis, int gridRank, Loc loc) {
   SourceLoc l = SourceLoc::from(loc);
-  if (axis < 0 || axis >= tracer_.kernel().gridRank)
-    fail(l, "id", "axis " + std::to_string(axis) + " is out of range for a grid of rank " +
-                      std::to_string(tracer_.kernel().gridRank));
-  return emitIndex(OpCode::program_id, {}, l, {{"axis", int64_t{axis}}});
+  if (axis < 0 || axis >= gridRank)
+    fail(l, name, "axis " + std::to_string(axis) + " is out of range for a grid of rank " + std::to_string(gridRank));
+  return emitIndex(code, {}, l, {{"axis", int64_t{axis}}});
+}
+}  // namespace
+
+Index Program::id(int axis, Loc loc) {
+  return gridIndex(OpCode::program_id, "id", axis, tracer_.kernel().gridRank, loc);
 }
 
 Index Program::num(int axis, Loc loc) {
-  SourceLoc l = SourceLoc::from(loc);
-  if (axis < 0 || axis >= tracer_.kernel().gridRank)
-    fail(l, "num", "axis " + std::to_string(axis) + " is out of range for a grid of rank " +
-                       std::to_string(tracer_.kernel().gridRank));
-  return emitIndex(OpCode::num_programs, {}, l, {{"axis", int64_t{axis}}});
+  return gridIndex(OpCode::num_programs, "num", axis, tracer_.kernel().gridRank, loc);
 }
 
 ReadView Program::read(const Tensor& t, const Shape& block, double fill, Loc loc) {
