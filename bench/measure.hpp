@@ -58,8 +58,10 @@ __attribute__((target("avx512f"))) inline float fmaChainsAvx512(int64_t iters) {
   const __m512 mul = _mm512_set1_ps(0.999999f), add = _mm512_set1_ps(1e-6f);  // stays finite, no denormals
   for (int64_t i = 0; i < iters; ++i)
     for (int j = 0; j < kFmaChains; ++j) acc[j] = _mm512_fmadd_ps(acc[j], mul, add);
+  float lanes[16];  // (GCC 12 warns inside _mm512_reduce_add_ps)
   for (int j = 1; j < kFmaChains; ++j) acc[0] = _mm512_add_ps(acc[0], acc[j]);
-  return _mm512_reduce_add_ps(acc[0]);
+  _mm512_storeu_ps(lanes, acc[0]);
+  return lanes[0] + lanes[15];
 }
 
 __attribute__((target("avx2,fma"))) inline float fmaChainsAvx2(int64_t iters) {

@@ -44,7 +44,10 @@ int main(int argc, char** argv) {
     Shape shape{batch, heads, seq, dim};
     Tensor q = Tensor::random(shape, 1), k = Tensor::random(shape, 2), v = Tensor::random(shape, 3);
     Tensor o = samples::poisoned(shape);
-    r.time([&] { return samples::attention(q, k, v, o, causal, cli.runOptions()); });
+    TuneResult tuned = samples::tuneAttention(q, k, v, o, causal, cli.runOptions());
+    auto blocks = samples::AttentionBlocks::from(tuned.chosen);
+    r.tune = tuneSourceName(tuned.source);
+    r.time([&] { return samples::attention(q, k, v, o, causal, cli.runOptions(), blocks); });
     r.dtype = "f32";
     r.shape = std::to_string(batch) + "x" + std::to_string(heads) + "x" + std::to_string(seq) + "x" +
               std::to_string(dim) + (causal ? "-causal" : "");

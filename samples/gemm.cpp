@@ -13,13 +13,21 @@ int main(int argc, char** argv) {
   cli.app.add_option("--k", k, "columns of A, rows of B")->check(CLI::PositiveNumber);
   cli.app.add_option("--dtype", dtypeName, "operand dtype: f32, f16, bf16 (C is f32)");
   samples::GemmBlocks blocks;
-  cli.app.add_option("--block-m", blocks.m, "rows of a C block")->check(CLI::PositiveNumber);
-  cli.app.add_option("--block-n", blocks.n, "columns of a C block")->check(CLI::PositiveNumber);
-  cli.app.add_option("--block-k", blocks.k, "depth of one step of the K loop")->check(CLI::PositiveNumber);
+  // Blocks given on the command line are used as they are; otherwise they are autotuned.
+  cli.app.add_option("--block-m", blocks.m, "rows of a C block (default: tuned)")->check(CLI::PositiveNumber);
+  cli.app.add_option("--block-n", blocks.n, "columns of a C block (default: tuned)")->check(CLI::PositiveNumber);
+  cli.app.add_option("--block-k", blocks.k, "depth of one step of the K loop (default: tuned)")->check(CLI::PositiveNumber);
   return cli.main(argc, argv, [&](samples::Report& r) {
     DType dtype = samples::parseDTypeOption(dtypeName);
     Tensor a = Tensor::random({m, k}, 1, dtype), b = Tensor::random({k, n}, 2, dtype);
     Tensor c = samples::poisoned({m, n});
+    if (cli.app.count("--block-m") + cli.app.count("--block-n") + cli.app.count("--block-k") > 0) {
+      r.tune = "off";
+    } else {
+      TuneResult tuned = samples::tuneGemm(a, b, c, cli.runOptions());
+      blocks = samples::GemmBlocks::from(tuned.chosen);
+      r.tune = tuneSourceName(tuned.source);
+    }
     r.time([&] { return samples::gemm(a, b, c, cli.runOptions(), blocks); });
     r.dtype = dtypeName;
     r.shape = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);

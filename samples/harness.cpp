@@ -67,10 +67,11 @@ int SampleCli::main(int argc, char** argv, const std::function<void(Report&)>& b
     return 1;
   }
   double rate = r.ms > 0 ? r.work / (r.ms * 1e6) : 0;
-  std::printf("RESULT sample=%s device=%s dtype=%s shape=%s ms=%.3f first_ms=%.3f %s=%.3f max_rel_err=%.3g%s%s\n",
+  std::printf("RESULT sample=%s device=%s dtype=%s shape=%s ms=%.3f first_ms=%.3f %s=%.3f max_rel_err=%.3g%s%s%s\n",
               r.sample.c_str(), r.device.c_str(), r.dtype.c_str(), r.shape.c_str(), r.ms, r.firstMs, r.rateName.c_str(), rate,
               r.maxRelErr, r.checked ? (r.maxRelErr <= r.tolerance ? " check=pass" : " check=FAIL") : "",
-              r.cache.empty() ? "" : fmt::format(" cache={} compile_ms={:.1f}", r.cache, r.compileMs).c_str());
+              r.cache.empty() ? "" : fmt::format(" cache={} compile_ms={:.1f}", r.cache, r.compileMs).c_str(),
+              r.tune.empty() ? "" : (" tune=" + r.tune).c_str());
   if (r.checked && !(r.maxRelErr <= r.tolerance)) {
     std::fprintf(stderr, "%s: max_rel_err %.3g exceeds the tolerance %.3g\n", sample_.c_str(), r.maxRelErr,
                  r.tolerance);

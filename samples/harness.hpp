@@ -24,6 +24,7 @@ struct Report {
   double firstMs = 0;
   std::string cache;  // how the first run got its kernel on the CPU: miss, memory or disk
   double compileMs = 0;
+  std::string tune;   // for samples that autotune: ran, file or off (TuneSource)
 
   // Runs f (which returns the device name) 1 + repeat - 1 times; ms is the
   // median of the runs after the first when there are any, else the first.

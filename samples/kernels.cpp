@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "devices/device.hpp"
+
 namespace tj::samples {
 
 namespace {
@@ -13,7 +15,48 @@ RunOptions named(RunOptions opts, const char* name) {
 }
 
 int64_t nextPow2(int64_t n) { return static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(std::max<int64_t>(n, 1)))); }
+
+std::string deviceName(const RunOptions& opts) { return selectDevice(opts.device).name(); }
+
+// Tuning is worth its time only where speed means something.
+template <class Blocks>
+std::vector<TuneConfig> space(const std::string& device, const std::vector<Blocks>& cpuSweep) {
+  if (device != "cpu") return {Blocks{}.config()};
+  std::vector<TuneConfig> configs;
+  for (const Blocks& b : cpuSweep) configs.push_back(b.config());
+  return configs;
+}
 }  // namespace
+
+TuneConfig GemmBlocks::config() const { return {{{"block_m", m}, {"block_n", n}, {"block_k", k}}}; }
+GemmBlocks GemmBlocks::from(const TuneConfig& c) { return {c["block_m"], c["block_n"], c["block_k"]}; }
+TuneConfig AttentionBlocks::config() const { return {{{"block_m", m}, {"block_n", n}}}; }
+AttentionBlocks AttentionBlocks::from(const TuneConfig& c) { return {c["block_m"], c["block_n"]}; }
+
+std::vector<TuneConfig> gemmTuneSpace(const std::string& device) {
+  return space<GemmBlocks>(device, {{128, 64, 64}, {64, 64, 32}, {128, 128, 32}, {64, 128, 64}, {128, 256, 64},
+                                    {128, 64, 128}, {256, 64, 64}});
+}
+
+std::vector<TuneConfig> attentionTuneSpace(const std::string& device) {
+  return space<AttentionBlocks>(device, {{64, 64}, {32, 64}, {64, 32}, {128, 64}, {64, 128}});
+}
+
+TuneResult tuneGemm(const Tensor& a, const Tensor& b, const Tensor& c, const RunOptions& opts, TuneOptions tuning) {
+  TuneKey key{{a.dim(0), b.dim(1), a.dim(1)}, {a.dtype()}};
+  tuning.device = opts.device;
+  return tune("gemm", gemmTuneSpace(deviceName(opts)), key,
+              [&](const TuneConfig& config) { gemm(a, b, c, opts, GemmBlocks::from(config)); }, tuning);
+}
+
+TuneResult tuneAttention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, bool causal,
+                         const RunOptions& opts, TuneOptions tuning) {
+  TuneKey key{{q.dim(0) * q.dim(1), q.dim(2), q.dim(3)}, {q.dtype()}};
+  tuning.device = opts.device;
+  return tune(causal ? "attention_causal" : "attention", attentionTuneSpace(deviceName(opts)), key,
+              [&](const TuneConfig& config) { attention(q, k, v, out, causal, opts, AttentionBlocks::from(config)); },
+              tuning);
+}
 
 std::string gemm(const Tensor& a, const Tensor& b, const Tensor& c, const RunOptions& opts, GemmBlocks bs) {
   return run({cdiv(a.dim(0), bs.m), cdiv(b.dim(1), bs.n)}, [&](Program& p) {
@@ -27,9 +70,9 @@ std::string gemm(const Tensor& a, const Tensor& b, const Tensor& c, const RunOpt
 }
 
 std::string attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, bool causal,
-                      const RunOptions& opts) {
+                      const RunOptions& opts, AttentionBlocks blocks) {
   const int64_t heads = q.dim(1), dim = q.dim(3);
-  const int64_t blockM = 64, blockN = 64;
+  const int64_t blockM = blocks.m, blockN = blocks.n;
   const double scale = 1.0 / std::sqrt(static_cast<double>(dim));
   const double inf = std::numeric_limits<double>::infinity();
   return run({cdiv(q.dim(2), blockM), q.dim(0) * heads}, [&](Program& p) {

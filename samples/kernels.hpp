@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "dsl/tilejit.hpp"
+#include "jit/autotune.hpp"
 
 namespace tj::samples {
 
@@ -11,12 +12,32 @@ namespace tj::samples {
 // name of the device that ran the kernel.
 struct GemmBlocks {
   int64_t m = 128, n = 64, k = 64;  // the fastest of a sweep at 2048^3 on AVX-512
+  TuneConfig config() const;        // block_m, block_n, block_k
+  static GemmBlocks from(const TuneConfig& config);
 };
 std::string gemm(const Tensor& a, const Tensor& b, const Tensor& c, const RunOptions& opts = {}, GemmBlocks blocks = {});
 
 // q, k, v, out: [batch, heads, seq, dim]; flash attention with online softmax.
+struct AttentionBlocks {
+  int64_t m = 64, n = 64;  // query rows of a program, keys per step of its loop
+  TuneConfig config() const;  // block_m, block_n
+  static AttentionBlocks from(const TuneConfig& config);
+};
 std::string attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, bool causal,
-                      const RunOptions& opts = {});
+                      const RunOptions& opts = {}, AttentionBlocks blocks = {});
+
+// Autotuning (jit/autotune.hpp). The spaces to tune over on a device, the default first:
+// a sweep on the cpu, only the default elsewhere.
+std::vector<TuneConfig> gemmTuneSpace(const std::string& device);
+std::vector<TuneConfig> attentionTuneSpace(const std::string& device);
+// The best blocks for these arguments on opts.device (key: the bucketed sizes and the operand
+// dtype), from the tuning file or timed now; use GemmBlocks::from(result.chosen). Writes `c`.
+// `tuning` sets the file and the timing; its device is opts.device.
+TuneResult tuneGemm(const Tensor& a, const Tensor& b, const Tensor& c, const RunOptions& opts = {},
+                    TuneOptions tuning = {});
+// Keyed on batch * heads, seq, dim; the kernel is "attention" or "attention_causal". Writes `out`.
+TuneResult tuneAttention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, bool causal,
+                         const RunOptions& opts = {}, TuneOptions tuning = {});
 
 std::string softmax(const Tensor& x, const Tensor& out, const RunOptions& opts = {});                 // over rows
 std::string layernorm(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& out,
