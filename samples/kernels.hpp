@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "dsl/tilejit.hpp"
-#include "jit/autotune.hpp"
+#include "dsl/autotune.hpp"
 
 namespace tj::samples {
 
@@ -26,7 +26,7 @@ struct AttentionBlocks {
 std::string attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, bool causal,
                       const RunOptions& opts = {}, AttentionBlocks blocks = {});
 
-// Autotuning (jit/autotune.hpp). The spaces to tune over on a device, the default first:
+// Autotuning (dsl/autotune.hpp). The spaces to tune over on a device, the default first:
 // a sweep on the cpu, only the default elsewhere.
 std::vector<TuneConfig> gemmTuneSpace(const std::string& device);
 std::vector<TuneConfig> attentionTuneSpace(const std::string& device);

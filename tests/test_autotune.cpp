@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "dsl/tilejit.hpp"
-#include "jit/autotune.hpp"
+#include "dsl/autotune.hpp"
 #include "jit/cpu_target.hpp"
 #include "jit/kernel_cache.hpp"
 

@@ -1,4 +1,4 @@
-// tile-tune: look at, clear and fill a device's tuning file (jit/autotune.hpp).
+// tile-tune: look at, clear and fill a device's tuning file (dsl/autotune.hpp).
 //   tile-tune list                     every entry: id, choice, its time, when
 //   tile-tune show ID                  one entry with every candidate
 //   tile-tune clear [ID]               remove one entry, or all of them
@@ -15,7 +15,7 @@
 #include <sstream>
 #include <utility>
 
-#include "jit/autotune.hpp"
+#include "dsl/autotune.hpp"
 #include "jit/kernel_cache.hpp"
 #include "samples/harness.hpp"
 #include "samples/kernels.hpp"

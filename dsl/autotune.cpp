@@ -1,4 +1,4 @@
-#include "jit/autotune.hpp"
+#include "dsl/autotune.hpp"
 
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
