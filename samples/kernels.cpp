@@ -107,7 +107,7 @@ std::string attention(const Tensor& q, const Tensor& k, const Tensor& v, const T
 }
 
 std::string softmax(const Tensor& x, const Tensor& out, const RunOptions& opts) {
-  const int64_t blockRows = 4, blockCols = nextPow2(x.dim(1));
+  const int64_t blockRows = 2, blockCols = nextPow2(x.dim(1));
   const double inf = std::numeric_limits<double>::infinity();
   return run({cdiv(x.dim(0), blockRows)}, [&](Program& p) {
     Index i = p.id(0);

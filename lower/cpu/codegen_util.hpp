@@ -22,6 +22,11 @@ llvm::Value* toStorage(llvm::IRBuilder<>& b, llvm::Value* v, DType t);
 // as tj::roundToFloat does, and returns it in t's compute type.
 llvm::Value* roundToDType(llvm::IRBuilder<>& b, llvm::Value* v, DType t);
 
+// e^x for a float x, inline and vectorizable: Cody-Waite range reduction by ln 2
+// and a degree-6 polynomial (Cephes expf), within 2 ulps; NaN, ±inf, overflow and
+// subnormal results behave as IEEE expf.
+llvm::Value* emitFastExpF32(llvm::IRBuilder<>& b, llvm::Value* x);
+
 // Emits `for (i = begin; i < end; ++i) body(i)` at the builder's position and
 // leaves the builder after the loop.
 void emitLoop(llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end,

@@ -1,0 +1,56 @@
+// Layout inference: one layout per value of a canonical kernel for a target, and
+// the conversions where two different layouts meet.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/ir.hpp"
+#include "layout/layout.hpp"
+
+namespace tj::layout {
+
+// A matrix instruction: its M x N x K shape and the operand dtypes it multiplies.
+struct MatrixUnit {
+  MatrixInstr instr;
+  int64_t m, n, k;
+  std::vector<DType> operandDtypes;
+};
+
+struct Target {
+  std::string name;
+  int64_t subgroupSize;         // lanes of a warp / wave / subgroup
+  int64_t warpsPerProgram;      // subgroups one program runs on
+  int64_t maxWorkgroupThreads;
+  int64_t sharedBytes;          // workgroup memory
+  std::optional<MatrixUnit> matrix;
+};
+
+const std::vector<Target>& targets();  // vulkan, sm_80, sm_90, gfx1100, gfx942, cpu
+const Target& targetByName(const std::string& name);  // throws Error listing the names
+
+// A tile moved from one layout to another before `user` reads it as operand `operand`.
+struct Conversion {
+  ir::ValueId value;
+  ir::OpCode user;
+  ir::ValueId userResult;  // the user's first result, or -1 (store, yield)
+  int operand;
+  LayoutPtr from, to;
+  ConversionKind kind;
+  std::optional<Shared> via;  // the workgroup-memory layout of a shared-memory conversion
+};
+
+struct LayoutAssignment {
+  std::string target;
+  std::vector<LayoutPtr> layouts;  // indexed by ValueId; every value has one
+  std::vector<Conversion> conversions;
+  const Layout& of(ir::ValueId v) const { return *layouts.at(static_cast<size_t>(v)); }
+};
+
+LayoutAssignment inferLayouts(const ir::Kernel& k, const Target& target);
+
+// layout/print_layouts.cpp: the canonical IR text, each line annotated with the
+// layouts of the values it defines, then the conversions.
+std::string printWithLayouts(const ir::Kernel& k, const LayoutAssignment& a);
+
+}  // namespace tj::layout

@@ -1,0 +1,103 @@
+// Named layouts: how a tile's elements are spread over the registers, lanes and
+// warps of one program (register layouts), or over workgroup memory (Shared).
+// Every register layout converts to a LinearLayout (toLinear), and whether two
+// layouts need data movement is decided on their linear layouts alone.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "ir/ir.hpp"
+#include "layout/linear_layout.hpp"
+
+namespace tj::layout {
+
+using ir::Shape;
+
+// A scalar every thread holds.
+struct Uniform {
+  bool operator==(const Uniform&) const = default;
+};
+
+// Each thread holds sizePerThread contiguous elements; threadsPerWarp and
+// warpsPerCTA tile that block; order lists the dimensions fastest first.
+// The pattern repeats (more registers) or replicates (idle bits) to fit a shape.
+struct Blocked {
+  Shape sizePerThread, threadsPerWarp, warpsPerCTA;
+  std::vector<int64_t> order;
+  bool operator==(const Blocked&) const = default;
+};
+
+// The matrix instructions whose fragments are layouts.
+enum class MatrixInstr : uint8_t { mma_m16n8k16, wmma_16x16x16, mfma_32x32x8 };
+std::string_view instrName(MatrixInstr i);
+
+// The accumulator (and result) fragments of a matrix instruction, tiled over the
+// last two dimensions by warpsPerCTA; leading dimensions are batch (unit in practice).
+struct MatrixAcc {
+  MatrixInstr instr;
+  Shape warpsPerCTA;
+  bool operator==(const MatrixAcc&) const = default;
+};
+
+struct Layout;
+using LayoutPtr = std::shared_ptr<const Layout>;
+
+// Operand a (opIdx 0, [M,K]) or b (opIdx 1, [K,N]) of a dot whose result has layout
+// `parent`: a MatrixAcc (the instruction's operand fragments) or a Blocked (an FMA
+// dot: each thread holds its result rows or columns of the operand, all of K).
+struct DotOperand {
+  int opIdx;
+  LayoutPtr parent;
+  bool operator==(const DotOperand& o) const;
+};
+
+// A reduction's result: `parent` with dimension `dim` removed.
+struct Slice {
+  int64_t dim;
+  LayoutPtr parent;
+  bool operator==(const Slice& o) const;
+};
+
+// A tile in workgroup memory, rows along order[0]; vectors of `vec` elements in a
+// row are XOR-swizzled by the row's phase ((row / perPhase) % maxPhase) so that the
+// rows a warp reads at once fall in different banks.
+struct Shared {
+  int64_t vec, perPhase, maxPhase;
+  std::vector<int64_t> order;
+  bool operator==(const Shared&) const = default;
+};
+
+struct Layout {
+  std::variant<Uniform, Blocked, MatrixAcc, DotOperand, Slice, Shared> kind;
+  bool operator==(const Layout&) const = default;
+  template <typename T>
+  const T* as() const { return std::get_if<T>(&kind); }
+};
+
+LayoutPtr make(Layout l);
+std::string str(const Layout& l);  // "#blocked<spt=[1,4], tpw=[8,4], wpc=[4,1], order=[1,0]>", ...
+
+// The input dimensions of register layouts.
+inline const std::string kRegister = "register", kLane = "lane", kWarp = "warp", kOffset = "offset";
+
+// The linear layout of `l` for a tile of `shape` (power-of-two sizes; throws Error
+// otherwise): register layouts map (register, lane, warp) to coordinates; Shared maps
+// the element offset in memory to coordinates; Uniform has no input bits.
+LinearLayout toLinear(const Layout& l, const Shape& shape);
+
+// What moving a tile from layout a to layout b costs, from their linear layouts.
+enum class ConversionKind : uint8_t {
+  none,              // the same map
+  register_permute,  // every thread already holds what it needs
+  warp_shuffle,      // every warp already holds what it needs
+  shared_memory,     // data crosses warps: a round trip through workgroup memory
+};
+std::string_view kindName(ConversionKind k);  // "none", "register-permute", ...
+ConversionKind conversionKind(const Layout& a, const Layout& b, const Shape& shape);
+
+bool isPowerOfTwoShape(const Shape& shape);
+
+}  // namespace tj::layout
