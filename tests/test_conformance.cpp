@@ -1190,4 +1190,26 @@ TEST_CASE("conformance: a kernel with print runs and still writes its output") {
   }
 }
 
+TEST_CASE("conformance: f32 exp stays within its ulp bound over a dense sweep of its whole range") {
+  // 2^18 points from -105 (subnormal results) to 90 (overflow), plus the range's edges.
+  const int64_t n = int64_t{1} << 18;
+  std::vector<double> xs(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) xs[static_cast<size_t>(i)] = -105.0 + 195.0 * static_cast<double>(i) / n;
+  Tensor x = Tensor::from({n}, xs);
+  for (const std::string& device : conformanceDevices()) {
+    CAPTURE(device);
+    Tensor y = poisoned({n}, f32);
+    launch(device, "exp_sweep", {n / 1024}, [&](Program& p) {
+      Index i = p.id(0);
+      p.write(y, {1024}).put(p.read(x, {1024}).at({i}).exp(), {i});
+    });
+    int64_t worst = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      double want = roundToFloat(f32, std::exp(x.item(i)));
+      worst = std::max(worst, ref::ulpDistance(f32, y.item(i), want));
+    }
+    CHECK(worst <= ulpBound("exp", device));
+  }
+}
+
 }  // namespace
