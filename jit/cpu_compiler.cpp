@@ -102,11 +102,13 @@ ObjectCode compileAssembly(std::string_view text, const CpuTarget& target) {
 cpu::CpuLoweringOptions loweringOptions(const CpuTarget& target) {
   cpu::CpuLoweringOptions options;
   options.vectorBytes = target.hasFeature("avx512f") ? 64 : target.hasFeature("avx") ? 32 : 16;
+  options.bf16DotProduct = target.hasFeature("avx512bf16");
   return options;
 }
 
 std::string compileOptions(const CpuTarget& target) {
-  return "O3 pic vector=" + std::to_string(loweringOptions(target).vectorBytes);
+  cpu::CpuLoweringOptions options = loweringOptions(target);
+  return "O3 pic vector=" + std::to_string(options.vectorBytes) + (options.bf16DotProduct ? " bf16dot" : "");
 }
 
 ObjectCode compileKernel(const ir::Kernel& kernel, const std::string& entryName) {

@@ -18,6 +18,12 @@ bool isPowerOfTwoShape(const Shape& shape) {
   return std::all_of(shape.begin(), shape.end(), [](int64_t n) { return n > 0 && std::has_single_bit(uint64_t(n)); });
 }
 
+std::vector<int64_t> rowMajorOrder(size_t rank) {
+  std::vector<int64_t> order;
+  for (size_t d = rank; d-- > 0;) order.push_back(static_cast<int64_t>(d));
+  return order;
+}
+
 std::string_view instrName(MatrixInstr i) {
   switch (i) {
     case MatrixInstr::mma_m16n8k16: return "m16n8k16";
@@ -114,12 +120,6 @@ class Builder {
   Shape shape_, next_;
   std::vector<Basis> bases_[3];
 };
-
-std::vector<int64_t> rowMajorOrder(size_t rank) {
-  std::vector<int64_t> order;
-  for (size_t d = rank; d-- > 0;) order.push_back(static_cast<int64_t>(d));
-  return order;
-}
 
 LinearLayout blockedLinear(const Blocked& b, const Shape& shape) {
   if (b.order.size() != shape.size()) throw Error("layout: " + str(Layout{b}) + " does not fit a rank-" + std::to_string(shape.size()) + " tile");

@@ -99,5 +99,6 @@ std::string_view kindName(ConversionKind k);  // "none", "register-permute", ...
 ConversionKind conversionKind(const Layout& a, const Layout& b, const Shape& shape);
 
 bool isPowerOfTwoShape(const Shape& shape);
+std::vector<int64_t> rowMajorOrder(size_t rank);  // [rank-1, ..., 0]: the last dimension fastest
 
 }  // namespace tj::layout

@@ -2,6 +2,7 @@
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
@@ -93,6 +94,9 @@ class KernelLowering {
   void lowerPrint(const ir::Op& op);
   void lowerDot(const ir::Op& op);
   bool emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType accType);
+  llvm::Value* packPairs(llvm::Value* b, int64_t k, int64_t n);
+  void emitBF16PairStep(const ir::Op& op, llvm::Value* packedB, llvm::Value* pairIndex, llvm::Value* row0,
+                        llvm::Value* col0, int64_t rows, int64_t vectors, const std::vector<llvm::Value*>& acc);
   void lowerReduction(const ir::Op& op);
   bool needsBuffer(ValueId v) const;
 
@@ -493,6 +497,10 @@ bool KernelLowering::emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType 
   for (llvm::Value*& slot : acc) slot = entry.CreateAlloca(vecTy);
   ir::Type accTile{DType::f32, {m, n}};
   auto cAddress = [&](llvm::Value* row, llvm::Value* col) { return bufferAddress(c, accTile, {row, col}); };
+  // With vdpbf16ps a step covers two k: B is repacked once so rows k and k+1 sit
+  // interleaved as (k, k+1) pairs per column, and A's pair is broadcast to every lane.
+  bool pairs = options_.bf16DotProduct && at.dtype == DType::bf16 && bt.dtype == DType::bf16 && lanes == 16 && k % 2 == 0;
+  llvm::Value* packedB = pairs ? packPairs(bBuf, k, n) : nullptr;
   emitLoop(b_, i64(0), i64(m / rows), [&](llvm::Value* tileRow) {
     llvm::Value* row0 = b_.CreateMul(tileRow, i64(rows));
     emitLoop(b_, i64(0), i64(n / (vectors * lanes)), [&](llvm::Value* tileCol) {
@@ -505,7 +513,9 @@ bool KernelLowering::emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType 
       each([&](int64_t r, int64_t v, llvm::Value* row, llvm::Value* col) {
         b_.CreateStore(b_.CreateAlignedLoad(vecTy, cAddress(row, col), llvm::Align(4)), acc[r * vectors + v]);
       });
-      emitLoop(b_, i64(0), i64(k), [&](llvm::Value* ki) {
+      emitLoop(b_, i64(0), i64(pairs ? k / 2 : k), [&](llvm::Value* step) {
+        if (pairs) return emitBF16PairStep(op, packedB, step, row0, col0, rows, vectors, acc);
+        llvm::Value* ki = step;
         std::vector<llvm::Value*> bRow(static_cast<size_t>(vectors));
         for (int64_t v = 0; v < vectors; ++v) {
           llvm::Value* raw = b_.CreateAlignedLoad(bVecTy, bufferAddress(bBuf, bt, {ki, b_.CreateAdd(col0, i64(v * lanes))}),
@@ -528,6 +538,59 @@ bool KernelLowering::emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType 
     });
   });
   return true;
+}
+
+// B [k, n] of bf16 bits -> [k/2, n, 2]: element (2p + i, j) at (p * n + j) * 2 + i.
+// 16 columns at a time: two row loads, one interleaving shuffle, one store.
+llvm::Value* KernelLowering::packPairs(llvm::Value* b, int64_t k, int64_t n) {
+  llvm::Value* packed = allocateBuffer({DType::bf16, {k, n}});
+  llvm::Type* i16 = b_.getInt16Ty();
+  auto* i16x16 = llvm::FixedVectorType::get(i16, 16);
+  std::vector<int> interleave;
+  for (int i = 0; i < 16; ++i) interleave.insert(interleave.end(), {i, 16 + i});
+  emitLoop(b_, i64(0), i64(k / 2), [&](llvm::Value* p) {
+    emitLoop(b_, i64(0), i64(n / 16), [&](llvm::Value* chunk) {
+      llvm::Value* col = b_.CreateMul(chunk, i64(16));
+      auto row = [&](int64_t i) {
+        llvm::Value* r = b_.CreateAdd(b_.CreateMul(p, i64(2)), i64(i));
+        return b_.CreateAlignedLoad(i16x16, b_.CreateInBoundsGEP(i16, b, b_.CreateAdd(b_.CreateMul(r, i64(n)), col)),
+                                    llvm::Align(2));
+      };
+      llvm::Value* pairs = b_.CreateShuffleVector(row(0), row(1), interleave);
+      llvm::Value* to = b_.CreateMul(b_.CreateAdd(b_.CreateMul(p, i64(n)), col), i64(2));
+      b_.CreateAlignedStore(pairs, b_.CreateInBoundsGEP(i16, packed, to), llvm::Align(4));
+    });
+  });
+  return packed;
+}
+
+// One vdpbf16ps step of the micro-kernel over k = 2p and 2p + 1 (16 lanes). The
+// instruction treats subnormal inputs as zero; products are exact and summed in f32.
+void KernelLowering::emitBF16PairStep(const ir::Op& op, llvm::Value* packedB, llvm::Value* pairIndex,
+                                      llvm::Value* row0, llvm::Value* col0, int64_t rows, int64_t vectors,
+                                      const std::vector<llvm::Value*>& acc) {
+  const ir::Type& at = type(op.operands[0]);
+  int64_t n = type(op.operands[1]).shape[1];
+  auto* f32x16 = llvm::FixedVectorType::get(b_.getFloatTy(), 16);
+  auto* bf16x32 = llvm::FixedVectorType::get(b_.getBFloatTy(), 32);
+  std::vector<llvm::Value*> bPairs(static_cast<size_t>(vectors));
+  for (int64_t v = 0; v < vectors; ++v) {
+    llvm::Value* col = b_.CreateAdd(col0, i64(v * 16));
+    llvm::Value* offset = b_.CreateMul(b_.CreateAdd(b_.CreateMul(pairIndex, i64(n)), col), i64(2));
+    bPairs[v] = b_.CreateAlignedLoad(bf16x32, b_.CreateInBoundsGEP(b_.getInt16Ty(), packedB, offset), llvm::Align(4));
+  }
+  llvm::Value* k0 = b_.CreateMul(pairIndex, i64(2));
+  for (int64_t r = 0; r < rows; ++r) {
+    llvm::Value* address = bufferAddress(buffers_[op.operands[0]], at, {b_.CreateAdd(row0, i64(r)), k0});
+    llvm::Value* pair = b_.CreateAlignedLoad(b_.getInt32Ty(), address, llvm::Align(2));
+    llvm::Value* aPairs = b_.CreateBitCast(b_.CreateVectorSplat(16, pair), bf16x32);
+    for (int64_t v = 0; v < vectors; ++v) {
+      llvm::Value* slot = acc[r * vectors + v];
+      llvm::Value* sum = b_.CreateIntrinsic(llvm::Intrinsic::x86_avx512bf16_dpbf16ps_512, {},
+                                            {b_.CreateLoad(f32x16, slot), aPairs, bPairs[v]});
+      b_.CreateStore(sum, slot);
+    }
+  }
 }
 
 // ---------------------------------------------------------------- elements

@@ -1,0 +1,356 @@
+// Layout inference, in the spirit of Triton's TritonGPU passes but in one walk:
+//  - anchors: a dot fixes its result/accumulator layout (matrix-core fragments when
+//    the target multiplies its dtypes, else Blocked) and its operands' layouts; a
+//    load is coalesced Blocked (16 bytes per thread along the last dimension);
+//  - forward: elementwise ops take an operand's layout (a dot's over a load's),
+//    reductions give Slice(parent, axis), shape ops move the layout when no data moves;
+//  - backward: "free" values (constants, iota, broadcast scalars and math on them)
+//    have no layout until a consumer needs one, and are then made directly in it;
+//  - a fold's carried values take the layout their body settles on (so a dot's
+//    accumulator stays in fragments across the loop);
+//  - a conversion is recorded only where a value's layout and the layout its user
+//    needs differ as linear layouts.
+#include "layout/infer_layouts.hpp"
+
+#include <algorithm>
+#include <bit>
+
+#include "ir/error.hpp"
+
+namespace tj::layout {
+
+using ir::Op;
+using ir::OpCode;
+using ir::ValueId;
+
+const std::vector<Target>& targets() {
+  const MatrixUnit mma{MatrixInstr::mma_m16n8k16, 16, 8, 16, {DType::f16, DType::bf16}};
+  const MatrixUnit wmma{MatrixInstr::wmma_16x16x16, 16, 16, 16, {DType::f16, DType::bf16}};
+  const MatrixUnit mfma{MatrixInstr::mfma_32x32x8, 32, 32, 8, {DType::f16, DType::bf16}};
+  static const std::vector<Target> all = {
+      {"vulkan", 8, 4, 256, 32 * 1024, std::nullopt},  // lavapipe: 8-wide subgroups, no matrix unit
+      {"sm_80", 32, 4, 1024, 48 * 1024, mma},
+      {"sm_90", 32, 4, 1024, 228 * 1024, mma},
+      {"gfx1100", 32, 4, 1024, 64 * 1024, wmma},
+      {"gfx942", 64, 4, 1024, 64 * 1024, mfma},
+      {"cpu", 1, 1, 1, 0, std::nullopt},  // one thread per program: every tile in its registers
+  };
+  return all;
+}
+
+const Target& targetByName(const std::string& name) {
+  std::string names;
+  for (const Target& t : targets()) {
+    if (t.name == name) return t;
+    names += (names.empty() ? "" : ", ") + t.name;
+  }
+  throw Error("unknown target '" + name + "'; known: " + names);
+}
+
+namespace {
+
+bool isElementwise(OpCode c) {
+  return ir::isUnaryElementwise(c) || ir::isBinaryElementwise(c) || c == OpCode::select || c == OpCode::cast;
+}
+
+int64_t pow2Clamp(int64_t x, int64_t hi) { return std::min<int64_t>(std::bit_floor(uint64_t(std::max<int64_t>(x, 1))), hi); }
+
+Shape nonUnit(const Shape& s) {
+  Shape r;
+  for (int64_t n : s)
+    if (n != 1) r.push_back(n);
+  return r;
+}
+
+// Unit dimensions hold one element and no threads, so they come and go freely.
+std::optional<Blocked> reshapedBlocked(const Blocked& b, const Shape& from, const Shape& to) {
+  std::vector<size_t> oldDims, newDims;
+  for (size_t d = 0; d < from.size(); ++d)
+    if (from[d] != 1) oldDims.push_back(d);
+    else if (b.threadsPerWarp[d] != 1 || b.warpsPerCTA[d] != 1) return std::nullopt;
+  for (size_t d = 0; d < to.size(); ++d)
+    if (to[d] != 1) newDims.push_back(d);
+  Blocked r{Shape(to.size(), 1), Shape(to.size(), 1), Shape(to.size(), 1), {}};
+  std::vector<int64_t> newIndex(from.size(), -1);
+  for (size_t j = 0; j < oldDims.size(); ++j) {
+    r.sizePerThread[newDims[j]] = b.sizePerThread[oldDims[j]];
+    r.threadsPerWarp[newDims[j]] = b.threadsPerWarp[oldDims[j]];
+    r.warpsPerCTA[newDims[j]] = b.warpsPerCTA[oldDims[j]];
+    newIndex[oldDims[j]] = static_cast<int64_t>(newDims[j]);
+  }
+  for (int64_t d : b.order)
+    if (newIndex[d] >= 0) r.order.push_back(newIndex[d]);
+  for (size_t d = to.size(); d-- > 0;)
+    if (to[d] == 1) r.order.push_back(static_cast<int64_t>(d));
+  return r;
+}
+
+// The layout of reshape(x) when no data moves, from x's layout; nullopt otherwise.
+std::optional<Layout> reshaped(const Layout& l, const Shape& from, const Shape& to) {
+  if (nonUnit(from) != nonUnit(to)) return std::nullopt;
+  if (const auto* s = l.as<Slice>()) {  // expand_dims of a reduction: back to its parent
+    Shape grown = from;
+    grown.insert(grown.begin() + s->dim, 1);
+    if (grown == to) return *s->parent;
+  }
+  if (const auto* b = l.as<Blocked>()) {
+    if (auto r = reshapedBlocked(*b, from, to)) return Layout{*r};
+    return std::nullopt;
+  }
+  if (const auto* m = l.as<MatrixAcc>(); m && from.size() >= 2 && to.size() >= 2 &&
+                                          std::equal(from.end() - 2, from.end(), to.end() - 2)) {
+    Shape wpc(to.size() - 2, 1);  // leading (batch) unit dimensions
+    wpc.insert(wpc.end(), m->warpsPerCTA.end() - 2, m->warpsPerCTA.end());
+    return Layout{MatrixAcc{m->instr, wpc}};
+  }
+  for (size_t d = 0; d < from.size(); ++d) {  // dropping one unit dimension slices it away
+    Shape shrunk = from;
+    shrunk.erase(shrunk.begin() + static_cast<int64_t>(d));
+    if (from[d] == 1 && shrunk == to) return Layout{Slice{static_cast<int64_t>(d), make(l)}};
+  }
+  return std::nullopt;
+}
+
+std::optional<Layout> permuted(const Layout& l, const std::vector<int64_t>& perm) {
+  const auto* b = l.as<Blocked>();
+  if (!b) return std::nullopt;
+  std::vector<int64_t> inverse(perm.size());
+  Blocked r = *b;
+  for (size_t i = 0; i < perm.size(); ++i) {
+    size_t from = static_cast<size_t>(perm[i]);
+    inverse[from] = static_cast<int64_t>(i);
+    r.sizePerThread[i] = b->sizePerThread[from];
+    r.threadsPerWarp[i] = b->threadsPerWarp[from];
+    r.warpsPerCTA[i] = b->warpsPerCTA[from];
+  }
+  for (int64_t& d : r.order) d = inverse[static_cast<size_t>(d)];
+  return Layout{r};
+}
+
+std::vector<int64_t> inversePerm(const std::vector<int64_t>& perm) {
+  std::vector<int64_t> inverse(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) inverse[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
+  return inverse;
+}
+
+class Inference {
+ public:
+  Inference(const ir::Kernel& k, const Target& t)
+      : k_(k), t_(t), layouts_(k.types.size()), producers_(k.types.size(), nullptr), uniform_(make(Layout{Uniform{}})) {}
+
+  LayoutAssignment run() {
+    recordProducers(k_.body);
+    visit(k_.body);
+    for (size_t v = 0; v < layouts_.size(); ++v)
+      if (!layouts_[v]) settle(static_cast<ValueId>(v), defaultLayout(static_cast<ValueId>(v)));
+    return {t_.name, layouts_, conversions_};
+  }
+
+ private:
+  const ir::Type& type(ValueId v) const { return k_.type(v); }
+  bool isTile(ValueId v) const { return !type(v).isScalar(); }
+  LayoutPtr& at(ValueId v) { return layouts_[static_cast<size_t>(v)]; }
+
+  void recordProducers(const ir::Block& b) {
+    for (const Op& op : b.ops) {
+      for (ValueId r : op.results) producers_[static_cast<size_t>(r)] = &op;
+      for (const ir::Block& region : op.regions) recordProducers(region);
+    }
+  }
+
+  // Coalesced: 16 bytes per thread along the last dimension, lanes fastest along it,
+  // warps along the first; threads left over replicate the outermost dimension.
+  Blocked coalesced(const ir::Type& t) const {
+    size_t rank = t.shape.size(), last = rank - 1;
+    Blocked b{Shape(rank, 1), Shape(rank, 1), Shape(rank, 1), rowMajorOrder(rank)};
+    if (t_.subgroupSize * t_.warpsPerProgram == 1) {
+      b.sizePerThread = t.shape;
+      return b;
+    }
+    b.sizePerThread[last] = pow2Clamp(16 / dtypeBytes(t.dtype), t.shape[last]);
+    int64_t lanes = t_.subgroupSize, warps = t_.warpsPerProgram;
+    for (size_t d = rank; d-- > 0; lanes /= b.threadsPerWarp[d])
+      b.threadsPerWarp[d] = pow2Clamp(t.shape[d] / b.sizePerThread[d], lanes);
+    for (size_t d = 0; d < rank; warps /= b.warpsPerCTA[d], ++d)
+      b.warpsPerCTA[d] = pow2Clamp(t.shape[d] / (b.sizePerThread[d] * b.threadsPerWarp[d]), warps);
+    size_t outer = 0;
+    while (outer + 1 < rank && t.shape[outer] == 1) ++outer;
+    b.threadsPerWarp[outer] *= lanes;
+    b.warpsPerCTA[outer] *= warps;
+    return b;
+  }
+
+  LayoutPtr defaultLayout(ValueId v) const { return isTile(v) ? make(Layout{coalesced(type(v))}) : uniform_; }
+
+  // Workgroup memory for a conversion: 16-byte vectors, rows XOR-swizzled across one
+  // 128-byte line of banks (32 banks of 4 bytes on NVIDIA and AMD).
+  Shared sharedFor(const ir::Type& t, const Layout& from) const {
+    size_t rank = t.shape.size();
+    const auto* b = from.as<Blocked>();
+    std::vector<int64_t> order = b ? b->order : rowMajorOrder(rank);
+    int64_t bytes = dtypeBytes(t.dtype), inner = t.shape[static_cast<size_t>(order[0])];
+    int64_t vec = pow2Clamp(16 / bytes, inner);
+    if (rank < 2) return {vec, 1, 1, order};
+    int64_t perPhase = std::max<int64_t>(1, 128 / (inner * bytes));
+    int64_t maxPhase = std::max<int64_t>(1, std::min(inner / vec, 8 / perPhase));
+    return {vec, perPhase, maxPhase, order};
+  }
+
+  // `user` reads operand `index` (the value v) in layout l.
+  void require(ValueId v, const LayoutPtr& l, const Op& user, size_t index) {
+    if (!at(v)) return settle(v, l);
+    ConversionKind kind = conversionKind(*at(v), *l, type(v).shape);
+    if (kind == ConversionKind::none) return;
+    std::optional<Shared> via;
+    if (kind == ConversionKind::shared_memory) via = sharedFor(type(v), *at(v));
+    conversions_.push_back(
+        {v, user.code, user.results.empty() ? -1 : user.results[0], static_cast<int>(index), at(v), l, kind, via});
+  }
+
+  // Gives a free value its consumer's layout, and the free values it is made from theirs.
+  void settle(ValueId v, const LayoutPtr& l) {
+    at(v) = l;
+    const Op* op = producers_[static_cast<size_t>(v)];
+    if (!op || !isTile(v)) return;
+    if (isElementwise(op->code)) {
+      for (size_t i = 0; i < op->operands.size(); ++i)
+        if (isTile(op->operands[i])) require(op->operands[i], l, *op, i);
+    } else if (op->code == OpCode::broadcast) {
+      require(op->operands[0], l, *op, 0);
+    } else if (op->code == OpCode::reshape && isTile(op->operands[0])) {
+      shapeSource(*op, reshaped(*l, type(v).shape, type(op->operands[0]).shape));
+    } else if (op->code == OpCode::permute) {
+      shapeSource(*op, permuted(*l, inversePerm(op->intsAttr("perm"))));
+    }
+  }
+
+  // The source of a shape op takes `source` (no data moves), or its default layout and a conversion.
+  void shapeSource(const Op& op, const std::optional<Layout>& source) {
+    ValueId x = op.operands[0];
+    if (source) return require(x, make(*source), op, 0);
+    if (!at(x)) settle(x, defaultLayout(x));
+    recordThroughMemory(op, at(op.results[0]));
+  }
+  void recordThroughMemory(const Op& op, const LayoutPtr& to) {
+    ValueId x = op.operands[0];
+    conversions_.push_back({x, op.code, op.results[0], 0, at(x), to, ConversionKind::shared_memory, sharedFor(type(x), *at(x))});
+  }
+
+  void visit(const ir::Block& b) {
+    for (const Op& op : b.ops) visitOp(op);
+  }
+
+  void visitOp(const Op& op) {
+    if (op.code == OpCode::fold) return visitFold(op);
+    for (ValueId r : op.results)
+      if (!isTile(r)) at(r) = uniform_;
+    if (op.results.empty() || !isTile(op.results[0])) {
+      if (op.code == OpCode::store && !at(op.operands.back())) settle(op.operands.back(), defaultLayout(op.operands.back()));
+      return;  // stores write from the value's own layout; scalars are uniform
+    }
+    ValueId r = op.results[0];
+    if (op.code == OpCode::load) at(r) = defaultLayout(r);
+    else if (op.code == OpCode::dot) visitDot(op);
+    else if (isElementwise(op.code)) visitElementwise(op);
+    else if (ir::isReduction(op.code)) visitReduction(op);
+    else if (op.code == OpCode::broadcast || op.code == OpCode::reshape || op.code == OpCode::permute) visitShape(op);
+    // constant and iota stay free
+  }
+
+  void visitDot(const Op& op) {
+    ValueId r = op.results[0];
+    std::optional<MatrixAcc> m = matrixAcc(op);
+    LayoutPtr acc = m ? make(Layout{*m}) : defaultLayout(r);
+    at(r) = acc;
+    require(op.operands[0], make(Layout{DotOperand{0, acc}}), op, 0);
+    require(op.operands[1], make(Layout{DotOperand{1, acc}}), op, 1);
+    if (op.operands.size() == 3) require(op.operands[2], acc, op, 2);
+  }
+
+  // Matrix-core fragments when the target multiplies these dtypes and the shape tiles;
+  // warps go along M first so a row stays within one warp.
+  std::optional<MatrixAcc> matrixAcc(const Op& dot) const {
+    if (!t_.matrix) return std::nullopt;
+    const MatrixUnit& unit = *t_.matrix;
+    const ir::Type &a = type(dot.operands[0]), &b = type(dot.operands[1]);
+    int64_t m = a.shape[0], k = a.shape[1], n = b.shape[1];
+    bool dtypeFits = std::count(unit.operandDtypes.begin(), unit.operandDtypes.end(), a.dtype) > 0;
+    if (!dtypeFits || m % unit.m || n % unit.n || k % unit.k || !isPowerOfTwoShape({m, n, k})) return std::nullopt;
+    int64_t wm = pow2Clamp(m / unit.m, t_.warpsPerProgram);
+    return MatrixAcc{unit.instr, {wm, t_.warpsPerProgram / wm}};
+  }
+
+  // The result takes an operand's layout, a dot's (or a slice of one) over a load's.
+  void visitElementwise(const Op& op) {
+    LayoutPtr chosen;
+    for (ValueId v : op.operands)
+      if (isTile(v) && at(v) && (!chosen || (chosen->as<Blocked>() && !at(v)->as<Blocked>()))) chosen = at(v);
+    if (!chosen) return;  // free: made later in its consumer's layout
+    at(op.results[0]) = chosen;
+    for (size_t i = 0; i < op.operands.size(); ++i)
+      if (isTile(op.operands[i])) require(op.operands[i], chosen, op, i);
+  }
+
+  void visitReduction(const Op& op) {
+    ValueId x = op.operands[0];
+    if (!at(x)) settle(x, defaultLayout(x));
+    at(op.results[0]) = make(Layout{Slice{op.intAttr("axis"), at(x)}});
+  }
+
+  void visitShape(const Op& op) {
+    ValueId x = op.operands[0], r = op.results[0];
+    if (!isTile(x) || !at(x)) return;  // a broadcast scalar or free value stays free
+    std::optional<Layout> l;
+    if (op.code == OpCode::broadcast && !at(x)->as<Slice>()) l = *at(x);  // unit dims' bases already replicate
+    else if (op.code == OpCode::reshape) l = reshaped(*at(x), type(x).shape, type(r).shape);
+    else if (op.code == OpCode::permute) l = permuted(*at(x), op.intsAttr("perm"));
+    at(r) = l ? make(*l) : defaultLayout(r);
+    if (!l) recordThroughMemory(op, at(r));
+  }
+
+  // Carried values start free and take what the body settles on; the body is walked
+  // again until that is stable. Inits and yields then convert if they differ.
+  void visitFold(const Op& op) {
+    const ir::Block& body = op.regions[0];
+    const Op& yield = body.ops.back();
+    size_t n = op.results.size();
+    std::vector<LayoutPtr> carried(n);
+    for (size_t i = 0; i < n; ++i)
+      if (!isTile(op.results[i])) carried[i] = uniform_;
+    for (size_t pass = 0; pass <= n; ++pass) {
+      std::vector<LayoutPtr> saved = layouts_;
+      size_t savedConversions = conversions_.size();
+      at(body.args[0]) = uniform_;
+      for (size_t i = 0; i < n; ++i) at(body.args[i + 1]) = carried[i];
+      visit(body);
+      bool changed = false;
+      for (size_t i = 0; i < n; ++i) {
+        LayoutPtr now = at(body.args[i + 1]) ? at(body.args[i + 1]) : at(yield.operands[i]);
+        if (!carried[i] && now) carried[i] = now, changed = true;
+      }
+      if (!changed) break;
+      layouts_ = std::move(saved);
+      conversions_.resize(savedConversions, conversions_.front());
+    }
+    for (size_t i = 0; i < n; ++i) {
+      if (!carried[i]) carried[i] = defaultLayout(op.results[i]);
+      if (!at(body.args[i + 1])) settle(body.args[i + 1], carried[i]);
+      require(yield.operands[i], carried[i], yield, i);
+      require(op.operands[i + 2], carried[i], op, i + 2);
+      at(op.results[i]) = carried[i];
+    }
+  }
+
+  const ir::Kernel& k_;
+  const Target& t_;
+  std::vector<LayoutPtr> layouts_;
+  std::vector<const Op*> producers_;
+  std::vector<Conversion> conversions_;
+  LayoutPtr uniform_;
+};
+
+}  // namespace
+
+LayoutAssignment inferLayouts(const ir::Kernel& k, const Target& target) { return Inference(k, target).run(); }
+
+}  // namespace tj::layout
