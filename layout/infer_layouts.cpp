@@ -6,6 +6,7 @@
 //    reductions give Slice(parent, axis), shape ops move the layout when no data moves;
 //  - backward: "free" values (constants, iota, broadcast scalars and math on them)
 //    have no layout until a consumer needs one, and are then made directly in it;
+//    so are loads that are only broadcast (a layernorm's weight row);
 //  - a fold's carried values take the layout their body settles on (so a dot's
 //    accumulator stays in fragments across the loop);
 //  - a conversion is recorded only where a value's layout and the layout its user
@@ -53,7 +54,10 @@ bool isElementwise(OpCode c) {
   return ir::isUnaryElementwise(c) || ir::isBinaryElementwise(c) || c == OpCode::select || c == OpCode::cast;
 }
 
-int64_t pow2Clamp(int64_t x, int64_t hi) { return std::min<int64_t>(std::bit_floor(uint64_t(std::max<int64_t>(x, 1))), hi); }
+// x clamped to [1, hi] and rounded down to a power of two (thread and vector counts are).
+int64_t pow2Clamp(int64_t x, int64_t hi) {
+  return static_cast<int64_t>(std::bit_floor(static_cast<uint64_t>(std::clamp<int64_t>(x, 1, std::max<int64_t>(hi, 1)))));
+}
 
 Shape nonUnit(const Shape& s) {
   Shape r;
@@ -95,7 +99,6 @@ std::optional<Layout> reshaped(const Layout& l, const Shape& from, const Shape& 
   }
   if (const auto* b = l.as<Blocked>()) {
     if (auto r = reshapedBlocked(*b, from, to)) return Layout{*r};
-    return std::nullopt;
   }
   if (const auto* m = l.as<MatrixAcc>(); m && from.size() >= 2 && to.size() >= 2 &&
                                           std::equal(from.end() - 2, from.end(), to.end() - 2)) {
@@ -136,7 +139,12 @@ std::vector<int64_t> inversePerm(const std::vector<int64_t>& perm) {
 class Inference {
  public:
   Inference(const ir::Kernel& k, const Target& t)
-      : k_(k), t_(t), layouts_(k.types.size()), producers_(k.types.size(), nullptr), uniform_(make(Layout{Uniform{}})) {}
+      : k_(k),
+        t_(t),
+        layouts_(k.types.size()),
+        producers_(k.types.size(), nullptr),
+        users_(k.types.size()),
+        uniform_(make(Layout{Uniform{}})) {}
 
   LayoutAssignment run() {
     recordProducers(k_.body);
@@ -154,6 +162,7 @@ class Inference {
   void recordProducers(const ir::Block& b) {
     for (const Op& op : b.ops) {
       for (ValueId r : op.results) producers_[static_cast<size_t>(r)] = &op;
+      for (ValueId v : op.operands) users_[static_cast<size_t>(v)].push_back(&op);
       for (const ir::Block& region : op.regions) recordProducers(region);
     }
   }
@@ -191,8 +200,8 @@ class Inference {
     int64_t bytes = dtypeBytes(t.dtype), inner = t.shape[static_cast<size_t>(order[0])];
     int64_t vec = pow2Clamp(16 / bytes, inner);
     if (rank < 2) return {vec, 1, 1, order};
-    int64_t perPhase = std::max<int64_t>(1, 128 / (inner * bytes));
-    int64_t maxPhase = std::max<int64_t>(1, std::min(inner / vec, 8 / perPhase));
+    int64_t perPhase = pow2Clamp(128 / (inner * bytes), 8);
+    int64_t maxPhase = pow2Clamp(std::min(inner / vec, 8 / perPhase), 8);
     return {vec, perPhase, maxPhase, order};
   }
 
@@ -249,12 +258,22 @@ class Inference {
       return;  // stores write from the value's own layout; scalars are uniform
     }
     ValueId r = op.results[0];
-    if (op.code == OpCode::load) at(r) = defaultLayout(r);
+    if (op.code == OpCode::load && !onlyBroadcast(r)) at(r) = defaultLayout(r);
     else if (op.code == OpCode::dot) visitDot(op);
     else if (isElementwise(op.code)) visitElementwise(op);
     else if (ir::isReduction(op.code)) visitReduction(op);
     else if (op.code == OpCode::broadcast || op.code == OpCode::reshape || op.code == OpCode::permute) visitShape(op);
     // constant and iota stay free
+  }
+
+  // Whether v is only read through (unit-dim reshapes and) broadcasts: then a load of
+  // it is free, made in its consumer's layout (like Triton's rematerialization of a
+  // broadcast row), since each thread reads only its few distinct elements anyway.
+  bool onlyBroadcast(ValueId v) const {
+    const std::vector<const Op*>& users = users_[static_cast<size_t>(v)];
+    return !users.empty() && std::all_of(users.begin(), users.end(), [&](const Op* u) {
+      return u->code == OpCode::broadcast || (u->code == OpCode::reshape && onlyBroadcast(u->results[0]));
+    });
   }
 
   void visitDot(const Op& op) {
@@ -330,7 +349,7 @@ class Inference {
       }
       if (!changed) break;
       layouts_ = std::move(saved);
-      conversions_.resize(savedConversions, conversions_.front());
+      conversions_.erase(conversions_.begin() + static_cast<std::ptrdiff_t>(savedConversions), conversions_.end());
     }
     for (size_t i = 0; i < n; ++i) {
       if (!carried[i]) carried[i] = defaultLayout(op.results[i]);
@@ -345,6 +364,7 @@ class Inference {
   const Target& t_;
   std::vector<LayoutPtr> layouts_;
   std::vector<const Op*> producers_;
+  std::vector<std::vector<const Op*>> users_;
   std::vector<Conversion> conversions_;
   LayoutPtr uniform_;
 };

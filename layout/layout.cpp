@@ -191,13 +191,13 @@ LinearLayout sharedLinear(const Shared& s, const Shape& shape) {
 
 std::string ints(const std::vector<int64_t>& v) {
   std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  for (size_t i = 0; i < v.size(); ++i) s.append(i ? "," : "").append(std::to_string(v[i]));
   return s + "]";
 }
 
 std::string accName(const MatrixAcc& m) {
   std::string_view family = m.instr == MatrixInstr::mma_m16n8k16 ? "mma" : m.instr == MatrixInstr::wmma_16x16x16 ? "wmma" : "mfma";
-  return "#" + std::string(family) + "<" + std::string(instrName(m.instr)) + ", wpc=" + ints(m.warpsPerCTA) + ">";
+  return std::string("#").append(family).append("<").append(instrName(m.instr)).append(", wpc=").append(ints(m.warpsPerCTA)).append(">");
 }
 
 }  // namespace

@@ -139,13 +139,13 @@ bool LinearLayout::spans(const std::vector<std::string>& names, const LinearLayo
 std::string LinearLayout::str() const {
   auto coords = [](const Basis& b) {
     std::string s = "[";
-    for (size_t i = 0; i < b.size(); ++i) s += (i ? "," : "") + std::to_string(b[i]);
+    for (size_t i = 0; i < b.size(); ++i) s.append(i ? "," : "").append(std::to_string(b[i]));
     return s + "]";
   };
   std::string s;
   for (const InDim& d : ins_) {
     s += d.name + ":";
-    for (const Basis& b : d.bases) s += " " + coords(b);
+    for (const Basis& b : d.bases) s.append(" ").append(coords(b));
     s += "; ";
   }
   Basis sizes;
