@@ -3,6 +3,8 @@
 // TILEJIT_AUTOTUNE=0 and failing candidates. The kernel is a tiny add on the
 // cpu device, with one block size per candidate and timing cut to two runs.
 #include <doctest/doctest.h>
+
+#include "tests/process.hpp"
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -145,26 +147,6 @@ std::vector<fs::path> filesIn(const fs::path& dir) {
 
 bool startsWith(const fs::path& p, const std::string& prefix) { return p.string().rfind(prefix, 0) == 0; }
 
-struct CommandResult {
-  int status;
-  std::string output;  // stdout and stderr
-};
-
-// Runs the commands at the same time; results in order.
-std::vector<CommandResult> runConcurrently(const std::vector<std::string>& commands) {
-  std::vector<FILE*> pipes;
-  for (const std::string& c : commands) pipes.push_back(popen((c + " 2>&1").c_str(), "r"));
-  std::vector<CommandResult> results;
-  for (FILE* pipe : pipes) {
-    REQUIRE(pipe != nullptr);
-    std::string out;
-    std::array<char, 4096> buf;
-    while (size_t got = fread(buf.data(), 1, buf.size(), pipe)) out.append(buf.data(), got);
-    int status = pclose(pipe);
-    results.push_back({WIFEXITED(status) ? WEXITSTATUS(status) : -1, out});
-  }
-  return results;
-}
 
 constexpr int kChildKeys = 8;
 
@@ -381,7 +363,7 @@ TEST_CASE("autotune: two processes tuning at once both land in the file") {
     return "TILEJIT_TUNE_CHILD=" + kernel + " TILEJIT_TUNE_FILE='" + file.string() + "' TILEJIT_CACHE_DIR='" +
            dir.string() + "/kernels' " TILEJIT_BIN_DIR "/tilejit_tests -tc='autotune: child process'";
   };
-  for (const CommandResult& r : runConcurrently({child("first"), child("second")})) {
+  for (const test::CommandResult& r : test::runConcurrently({child("first"), child("second")})) {
     CHECK_MESSAGE(r.status == 0, r.output);
     CHECK_MESSAGE(r.output.find("child: tuned") != std::string::npos, r.output);
   }
@@ -476,18 +458,18 @@ TEST_CASE("autotune: tile-tune lists, shows and clears entries") {
   fs::path file = dir / "t.json";
   saveTunings(file, {{"gemm/100x7/f32,bf16", sampleEntry("gemm", 100)}, {"attention/3x7/f32,bf16", sampleEntry("attention", 3)}});
   auto tileTune = [&](const std::string& args) {
-    return runConcurrently({TILEJIT_BIN_DIR "/tile-tune --file '" + file.string() + "' " + args})[0];
+    return test::runConcurrently({TILEJIT_BIN_DIR "/tile-tune --file '" + file.string() + "' " + args})[0];
   };
-  CommandResult list = tileTune("list");
+  test::CommandResult list = tileTune("list");
   CHECK(list.status == 0);
   CHECK_MESSAGE(list.output.find("2 entries") != std::string::npos, list.output);
   CHECK_MESSAGE(list.output.find("gemm/100x7/f32,bf16  block=64  1.250 ms") != std::string::npos, list.output);
-  CommandResult show = tileTune("show gemm/100x7/f32,bf16");
+  test::CommandResult show = tileTune("show gemm/100x7/f32,bf16");
   CHECK(show.status == 0);
   CHECK_MESSAGE(show.output.find("* block=64") != std::string::npos, show.output);
   CHECK_MESSAGE(show.output.find("failed: too big") != std::string::npos, show.output);
   CHECK_MESSAGE(show.output.find("fedcba9876543210+0000000000000001") != std::string::npos, show.output);
-  CommandResult unknown = tileTune("show gemm/1/f32");
+  test::CommandResult unknown = tileTune("show gemm/1/f32");
   CHECK(unknown.status == 1);
   CHECK_MESSAGE(unknown.output.find("no entry 'gemm/1/f32'") != std::string::npos, unknown.output);
   CHECK(tileTune("clear gemm/100x7/f32,bf16").status == 0);

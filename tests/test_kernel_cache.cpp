@@ -2,6 +2,8 @@
 // TILEJIT_CACHE=0 and concurrent writers. The kernel is the hand-written ids
 // kernel of test_cpu_runtime.cpp, so no lowering is involved.
 #include <doctest/doctest.h>
+
+#include "tests/process.hpp"
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -100,26 +102,6 @@ class CaptureLog {
   std::shared_ptr<spdlog::logger> previous_;
 };
 
-struct CommandResult {
-  int status;
-  std::string output;  // stdout and stderr
-};
-
-// Runs the commands at the same time; results in order.
-std::vector<CommandResult> runConcurrently(const std::vector<std::string>& commands) {
-  std::vector<FILE*> pipes;
-  for (const std::string& c : commands) pipes.push_back(popen((c + " 2>&1").c_str(), "r"));
-  std::vector<CommandResult> results;
-  for (FILE* pipe : pipes) {
-    REQUIRE(pipe != nullptr);
-    std::string out;
-    std::array<char, 4096> buf;
-    while (size_t n = fread(buf.data(), 1, buf.size(), pipe)) out.append(buf.data(), n);
-    int status = pclose(pipe);
-    results.push_back({WIFEXITED(status) ? WEXITSTATUS(status) : -1, out});
-  }
-  return results;
-}
 
 // This test binary running the child case below in `mode`.
 std::string childCommand(const std::string& mode, const fs::path& dir, const std::string& extraEnv = "") {
@@ -206,7 +188,7 @@ TEST_CASE("kernel cache: a fresh cache loads the entry from disk without compili
 TEST_CASE("kernel cache: another process hits the disk cache") {
   fs::path dir = scratchDir("process");
   CHECK(freshLookup(dir) == kCompiled);
-  CommandResult child = runConcurrently({childCommand("lookup", dir)})[0];
+  test::CommandResult child = test::runConcurrently({childCommand("lookup", dir)})[0];
   CHECK(child.status == 0);
   CHECK_MESSAGE(child.output.find("child: cache=disk compiles=0") != std::string::npos, child.output);
   fs::remove_all(dir);
@@ -264,7 +246,7 @@ TEST_CASE("kernel cache: TILEJIT_CACHE=0 keeps everything in memory") {
     CHECK(jit::KernelCache::diskDirFromEnvironment().empty());
     CHECK(freshLookup(jit::KernelCache::diskDirFromEnvironment()) == kCompiled);
   }
-  CommandResult child = runConcurrently({childCommand("lookup", dir, "TILEJIT_CACHE=0")})[0];
+  test::CommandResult child = test::runConcurrently({childCommand("lookup", dir, "TILEJIT_CACHE=0")})[0];
   CHECK_MESSAGE(child.output.find("child: cache=miss compiles=1") != std::string::npos, child.output);
   CHECK(fs::is_empty(dir));
   fs::remove_all(dir);
@@ -307,12 +289,12 @@ TEST_CASE("kernel cache: concurrent lookups of one key compile it once per cache
 
 TEST_CASE("kernel cache: processes compiling and writing one entry at once leave it whole") {
   fs::path dir = scratchDir("processes");
-  std::vector<CommandResult> lookups = runConcurrently({childCommand("lookup", dir), childCommand("lookup", dir)});
-  for (const CommandResult& r : lookups) CHECK_MESSAGE(r.status == 0, r.output);
+  std::vector<test::CommandResult> lookups = test::runConcurrently({childCommand("lookup", dir), childCommand("lookup", dir)});
+  for (const test::CommandResult& r : lookups) CHECK_MESSAGE(r.status == 0, r.output);
   CHECK(freshLookup(dir) == kDiskHit);
-  std::vector<CommandResult> hammers = runConcurrently({childCommand("hammer", dir, "TILEJIT_CACHE_CHILD_ID=A"),
+  std::vector<test::CommandResult> hammers = test::runConcurrently({childCommand("hammer", dir, "TILEJIT_CACHE_CHILD_ID=A"),
                                                         childCommand("hammer", dir, "TILEJIT_CACHE_CHILD_ID=B")});
-  for (const CommandResult& r : hammers) CHECK_MESSAGE(r.output.find("child: hammer ok") != std::string::npos, r.output);
+  for (const test::CommandResult& r : hammers) CHECK_MESSAGE(r.output.find("child: hammer ok") != std::string::npos, r.output);
   // Only the entries remain: every temporary file was renamed away.
   int files = 0;
   for (const auto& e : fs::directory_iterator(dir)) files += e.path().extension() == ".tjk";

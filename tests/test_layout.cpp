@@ -2,6 +2,8 @@
 // the inferred layouts of the samples on every target (golden files).
 #include <doctest/doctest.h>
 
+#include "tests/process.hpp"
+
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -53,14 +55,9 @@ std::string readText(const fs::path& p) {
 }
 
 std::string runTool(const std::string& args, int& status) {
-  FILE* pipe = popen((std::string(TILEJIT_BIN_DIR) + "/tile-ir " + args + " 2>&1").c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::string out;
-  std::array<char, 4096> buf;
-  while (size_t n = fread(buf.data(), 1, buf.size(), pipe)) out.append(buf.data(), n);
-  int raw = pclose(pipe);
-  status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  return out;
+  test::CommandResult r = test::runCommand(std::string(TILEJIT_BIN_DIR) + "/tile-ir " + args);
+  status = r.status;
+  return r.output;
 }
 
 }  // namespace

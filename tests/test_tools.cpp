@@ -1,6 +1,8 @@
 // tile-ir, golden IR of the samples, hash stability across processes, TILEJIT_DUMP.
 #include <doctest/doctest.h>
 
+#include "tests/process.hpp"
+
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -16,21 +18,9 @@ using namespace tj;
 
 namespace {
 
-struct CommandResult {
-  int status;
-  std::string output;  // stdout and stderr
-};
+using test::CommandResult;
+using test::runCommand;
 
-CommandResult runCommand(const std::string& command) {
-  std::string full = command + " 2>&1";
-  FILE* pipe = popen(full.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::string out;
-  std::array<char, 4096> buf;
-  while (size_t n = fread(buf.data(), 1, buf.size(), pipe)) out.append(buf.data(), n);
-  int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
 
 std::string tileIr(const std::string& args) { return std::string(TILEJIT_BIN_DIR) + "/tile-ir " + args; }
 
