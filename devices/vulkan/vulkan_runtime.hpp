@@ -1,0 +1,149 @@
+// Vulkan compute without linking Vulkan: libvulkan.so.1 is loaded with dlopen
+// on first use, so a build runs where Vulkan is missing (status() says why).
+// Gives devices, buffers, compute pipelines from SPIR-V words, and dispatches
+// timed with timestamp queries. Errors throw tj::Error naming the Vulkan call
+// and its VkResult.
+#pragma once
+#ifndef VK_NO_PROTOTYPES
+#define VK_NO_PROTOTYPES  // types only: every entry point comes from vkGetInstanceProcAddr
+#endif
+#include <vulkan/vulkan.h>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tj::vk {
+
+struct Functions;  // the loaded entry points (vulkan_runtime.cpp)
+
+// Whether Vulkan can be used here; `reason` is "Vulkan not available: ..." when not.
+struct Status {
+  bool available = false;
+  std::string reason;
+};
+const Status& status();
+
+// One physical device as listDevices() reports it.
+struct DeviceInfo {
+  uint32_t index = 0;
+  std::string name;
+  uint32_t vendorId = 0, deviceId = 0, driverVersion = 0, apiVersion = 0;
+  uint32_t subgroupSize = 0;
+  uint32_t maxWorkgroupInvocations = 0;
+  uint32_t maxWorkgroupCount[3] = {0, 0, 0};
+  uint32_t sharedMemoryBytes = 0;
+  bool float16 = false, int8 = false, int64 = false, bufferDeviceAddress = false;
+  bool timestamps = false;        // compute queue timestamps are valid
+  double timestampPeriodNs = 0;   // ns per timestamp tick
+  std::vector<std::string> extensions;  // those that matter to code generation
+  // What compiled kernels depend on, for cache keys: vendor, device, driver,
+  // API version, subgroup size, features and extensions.
+  std::string featureKey() const;
+};
+
+// Every physical device supporting Vulkan 1.2, in enumeration order (the N
+// of TILEJIT_DEVICE=vulkan:N). Throws Error when Vulkan is not available.
+std::vector<DeviceInfo> listDevices();
+
+// The N of "vulkan" (0) or "vulkan:N"; throws Error for anything else.
+uint32_t deviceIndex(std::string_view deviceName);
+
+class Gpu;
+
+// A storage buffer in host-visible, host-coherent memory, mapped for its life.
+class Buffer {
+ public:
+  Buffer(Gpu& gpu, size_t bytes);
+  ~Buffer();
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  size_t size() const { return bytes_; }
+  void upload(std::span<const std::byte> data, size_t offset = 0);
+  void download(std::span<std::byte> data, size_t offset = 0) const;
+  template <class T>
+  void upload(std::span<const T> data) { upload(std::as_bytes(data)); }
+  template <class T>
+  void download(std::span<T> data) const { download(std::as_writable_bytes(data)); }
+  VkBuffer handle() const { return buffer_; }
+
+ private:
+  void release();
+  Gpu& gpu_;
+  size_t bytes_;
+  VkBuffer buffer_ = VK_NULL_HANDLE;
+  VkDeviceMemory memory_ = VK_NULL_HANDLE;
+  std::byte* mapped_ = nullptr;
+};
+
+// A compute pipeline for a SPIR-V module: `bufferCount` storage buffers at
+// set 0, bindings 0.., and `pushConstantBytes` of push constants.
+class Pipeline {
+ public:
+  Pipeline(Gpu& gpu, std::span<const uint32_t> spirv, uint32_t bufferCount, uint32_t pushConstantBytes,
+           const std::string& entryPoint = "main");
+  ~Pipeline();
+  Pipeline(const Pipeline&) = delete;
+  Pipeline& operator=(const Pipeline&) = delete;
+
+  uint32_t bufferCount() const { return bufferCount_; }
+  uint32_t pushConstantBytes() const { return pushConstantBytes_; }
+
+ private:
+  friend class Gpu;
+  void release();
+  Gpu& gpu_;
+  uint32_t bufferCount_, pushConstantBytes_;
+  VkDescriptorSetLayout setLayout_ = VK_NULL_HANDLE;
+  VkPipelineLayout layout_ = VK_NULL_HANDLE;
+  VkPipeline pipeline_ = VK_NULL_HANDLE;
+};
+
+// A logical device on one physical device: a compute queue, a command pool
+// and a pipeline cache. Dispatches are synchronous; one thread at a time.
+class Gpu {
+ public:
+  explicit Gpu(uint32_t index);
+  ~Gpu();
+  Gpu(const Gpu&) = delete;
+  Gpu& operator=(const Gpu&) = delete;
+
+  const DeviceInfo& info() const { return info_; }
+  // Runs `groups` workgroups and waits. Returns the GPU time in ns from
+  // timestamps, or -1 where the queue has none.
+  double dispatch(const Pipeline& pipeline, std::span<Buffer* const> buffers, std::span<const std::byte> pushConstants,
+                  uint32_t groupsX, uint32_t groupsY = 1, uint32_t groupsZ = 1);
+  // The pipeline cache's contents, for saving across runs.
+  std::vector<std::byte> pipelineCacheData() const;
+
+  const Functions& fn() const { return *fn_; }
+  VkDevice device() const { return device_; }
+  VkPipelineCache pipelineCache() const { return cache_; }
+  uint32_t memoryType(uint32_t allowedTypes, VkMemoryPropertyFlags required) const;
+
+ private:
+  void createDevice(VkPhysicalDevice physical);
+  void release();
+  VkDescriptorPool writeDescriptors(const Pipeline& pipeline, std::span<Buffer* const> buffers, VkDescriptorSet& set);
+  void record(VkCommandBuffer cmd, const Pipeline& pipeline, VkDescriptorSet set,
+              std::span<const std::byte> pushConstants, uint32_t x, uint32_t y, uint32_t z);
+  void submitAndWait(VkCommandBuffer cmd);
+  double elapsedNs();
+
+  const Functions* fn_;
+  DeviceInfo info_;
+  VkPhysicalDeviceMemoryProperties memory_{};
+  uint32_t queueFamily_ = 0;
+  uint32_t timestampBits_ = 0;
+  VkDevice device_ = VK_NULL_HANDLE;
+  VkQueue queue_ = VK_NULL_HANDLE;
+  VkCommandPool commandPool_ = VK_NULL_HANDLE;
+  VkPipelineCache cache_ = VK_NULL_HANDLE;
+  VkQueryPool queries_ = VK_NULL_HANDLE;
+  VkFence fence_ = VK_NULL_HANDLE;
+};
+
+}  // namespace tj::vk
