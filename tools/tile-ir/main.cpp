@@ -4,6 +4,7 @@
 //   tile-ir --hash ...          the semantic hash instead of the text
 //   tile-ir --stage=NAME ...    the IR after a pipeline stage (parsed, canonical, llvm)
 //   tile-ir --stage=layout --target=T ...  the canonical IR with each value's layout on target T
+//   tile-ir --stage=kernel --target=T ...  the per-thread GPU kernel IR on target T
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -14,11 +15,12 @@
 #include "ir/passes.hpp"
 #include "layout/infer_layouts.hpp"
 #include "lower/cpu/lower_to_llvm.hpp"
+#include "lower/gpu/lower_to_kernel_ir.hpp"
 #include "samples/kernels.hpp"
 
 namespace {
 
-const std::vector<std::string> kStages = {"parsed", "canonical", "llvm", "layout"};
+const std::vector<std::string> kStages = {"parsed", "canonical", "llvm", "layout", "kernel"};
 
 tj::ir::Kernel readFile(const std::string& path, bool canonical) {
   std::ifstream in(path);
@@ -46,7 +48,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember(tj::samples::sampleNames()));
   app.add_option("--stage", stage, "the pipeline stage to print")->check(CLI::IsMember(kStages));
   app.add_flag("--hash", hash, "print the semantic hash instead of the IR");
-  app.add_option("--target", target, "the target of --stage=layout (vulkan, sm_80, sm_90, gfx1100, gfx942, cpu)");
+  app.add_option("--target", target, "the target of --stage=layout and --stage=kernel (vulkan, sm_80, sm_90, gfx1100, gfx942, cpu)");
   CLI11_PARSE(app, argc, argv);
   if (file.empty() == sample.empty()) {
     std::fprintf(stderr, "tile-ir: give exactly one of FILE or --sample NAME\n");
@@ -58,7 +60,10 @@ int main(int argc, char** argv) {
     else if (stage == "llvm") std::cout << tj::cpu::lowerToLLVMText(k);
     else if (stage == "layout")
       std::cout << tj::layout::printWithLayouts(k, tj::layout::inferLayouts(k, tj::layout::targetByName(target)));
-    else std::cout << tj::ir::print(k);
+    else if (stage == "kernel") {
+      const tj::layout::Target& t = tj::layout::targetByName(target);
+      std::cout << tj::gpu::print(tj::gpu::lowerToKernelIR(k, tj::layout::inferLayouts(k, t), t));
+    } else std::cout << tj::ir::print(k);
   } catch (const tj::Error& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 1;

@@ -1,0 +1,131 @@
+// The per-thread GPU kernel IR: what one thread of a workgroup executes, shared by
+// every GPU backend (each backend only prints it as SPIR-V, PTX or AMDGPU).
+//
+// Values are typed SSA registers (%N) holding scalars. Control flow is structured:
+// `for` (a region ^(k, carried...) yielding the new carried registers) and `if`.
+// Instructions (operands in parentheses, attributes in braces):
+//   thread_id lane_id warp_id {}       : i32  this thread in the workgroup / its subgroup / its subgroup's index
+//   workgroup_id workgroup_count {axis}: i64  the program id / grid size on an axis
+//   param {index}                      : the function's parameter `index` (sizes, strides, scalars)
+//   constant {value}                   : T
+//   unary {fn} (x), binary {fn} (a, b) : fn is a tile-IR elementwise op name (add, exp, rsqrt, max, xor, shl, shr...)
+//   cmp {pred} (a, b)                  : bool; pred lt le gt ge eq ne, ult (unsigned less: 0 <= a < b)
+//   select (c, a, b), cast (x)         : cast converts to the result type
+//   load_global {buffer, fill, vec} (index, pred)  : buffer[index] if pred else fill (index in elements)
+//   store_global {buffer, vec} (index, pred, value): buffer[index] = value if pred
+//   load_shared {alloc} (index), store_shared {alloc} (index, value): workgroup memory, index in elements
+//   barrier                            : workgroup barrier (memory and execution)
+//   shuffle_xor {mask} (x), shuffle_idx (x, lane) : x from another lane of the subgroup
+//   subgroup_reduce {fn, cluster} (x)  : fn over clusters of `cluster` consecutive lanes
+//   mma {instr, m, n, k, a, b, c} (a..., b..., c...) : one matrix instruction over register fragments; results d...
+//   for (start, end, inits...) / if (cond) / yield (values...)
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "ir/dtype.hpp"
+
+namespace tj::gpu {
+
+using Reg = int32_t;
+
+enum class KOp : uint8_t {
+  thread_id, lane_id, warp_id, workgroup_id, workgroup_count, param, constant,
+  unary, binary, cmp, select, cast,
+  load_global, store_global, load_shared, store_shared, barrier,
+  shuffle_xor, shuffle_idx, subgroup_reduce, mma,
+  for_loop, if_then, yield,
+};
+std::string_view kopName(KOp op);  // "for" and "if" for the structured ops
+bool isPure(KOp op);               // no side effects and no dependence on control (CSE-able)
+
+using KAttrValue = std::variant<int64_t, double, std::string>;
+struct KAttr {
+  std::string name;
+  KAttrValue value;
+  bool operator==(const KAttr&) const = default;
+};
+
+struct KInst;
+struct KBlock {
+  std::vector<Reg> args;
+  std::vector<KInst> insts;
+};
+
+struct KInst {
+  KOp op;
+  std::vector<Reg> results, operands;
+  std::vector<KAttr> attrs;  // in insertion order, printed as given
+  std::vector<KBlock> regions;
+};
+
+// A runtime argument: a tensor's buffer, one of its sizes or strides, or a scalar.
+struct KParam {
+  enum class Kind : uint8_t { buffer, size, stride, scalar } kind;
+  std::string name;  // "t0", "t0.size1", "t0.stride1", "s0"
+  DType dtype;       // the element type of a buffer; i64 for sizes and strides
+};
+
+// A range of workgroup memory. Each allocation lives only from its stores (after a barrier)
+// to its loads, so allocations overlap one another unless they are live together (the
+// operands of an FMA dot): the workgroup's buffer is the largest end.
+struct SharedAlloc {
+  int64_t offset, bytes;
+  DType dtype;
+  std::string layout;  // how elements are placed (the swizzled layout), for reading
+};
+
+struct KernelFunction {
+  std::string name, target;
+  int64_t workgroupSize = 1, subgroupSize = 1;
+  std::vector<KParam> params;
+  std::vector<SharedAlloc> shared;
+  std::vector<DType> regTypes;  // indexed by Reg
+  KBlock body;
+
+  Reg newReg(DType t) {
+    regTypes.push_back(t);
+    return static_cast<Reg>(regTypes.size() - 1);
+  }
+  int64_t sharedBytes() const;  // the largest end of an allocation
+};
+
+// Appends instructions to the innermost open block. Pure instructions are value-numbered:
+// the same op, operands and attributes give the register computed before in an
+// enclosing block, so address arithmetic shared by registers is emitted once.
+class KBuilder {
+ public:
+  explicit KBuilder(KernelFunction& f);
+  KernelFunction& function() { return f_; }
+
+  Reg emit(KOp op, DType type, std::vector<Reg> operands = {}, std::vector<KAttr> attrs = {});
+  void effect(KOp op, std::vector<Reg> operands = {}, std::vector<KAttr> attrs = {});  // no result
+  std::vector<Reg> emitMulti(KOp op, const std::vector<DType>& types, std::vector<Reg> operands,
+                             std::vector<KAttr> attrs);  // several results (mma)
+  Reg constant(DType t, double value);
+  Reg unary(std::string_view fn, Reg x);
+  Reg binary(std::string_view fn, Reg a, Reg b);  // the result has a's type (cmp has its own)
+  DType type(Reg r) const { return f_.regTypes.at(static_cast<size_t>(r)); }
+
+  // Opens a region on the last instruction (for/if) with block arguments of `types`.
+  std::vector<Reg> openRegion(const std::vector<DType>& types);
+  void closeRegion();
+  KInst& lastInst() { return open_.back()->insts.back(); }
+
+ private:
+  std::string key(KOp op, const std::vector<Reg>& operands, const std::vector<KAttr>& attrs, DType t) const;
+  KernelFunction& f_;
+  std::vector<KBlock*> open_;
+  std::vector<std::map<std::string, Reg>> numbered_;  // per open block
+};
+
+// Stable text for goldens.
+std::string print(const KernelFunction& f);
+
+// Counts instructions of one kind, nested regions included (for tests and statistics).
+int64_t countOps(const KBlock& b, KOp op);
+
+}  // namespace tj::gpu

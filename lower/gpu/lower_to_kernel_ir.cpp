@@ -1,0 +1,645 @@
+// Tile IR + layouts -> per-thread kernel IR, one tile-IR op at a time.
+#include "lower/gpu/lower_to_kernel_ir.hpp"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "ir/error.hpp"
+
+namespace tj::gpu {
+
+using layout::LinearLayout;
+using Basis = LinearLayout::Basis;
+using Coord = std::vector<int64_t>;
+
+namespace {
+
+[[noreturn]] void unsupported(const ir::Op& op, const std::string& what) {
+  throw Error("kernel ir: unsupported: " + std::string(ir::opName(op.code)) + " " + what);
+}
+
+Basis input(const LinearLayout& lin, const std::string& name, int64_t value) {
+  std::vector<int64_t> inputs;
+  for (const auto& in : lin.ins()) inputs.push_back(in.name == name ? value : 0);
+  return lin.apply(inputs);
+}
+const std::vector<Basis>& bases(const LinearLayout& lin, const std::string& name) {
+  static const std::vector<Basis> none;
+  for (const auto& in : lin.ins())
+    if (in.name == name) return in.bases;
+  return none;
+}
+int64_t registerCount(const LinearLayout& lin) {
+  for (const auto& in : lin.ins())
+    if (in.name == layout::kRegister) return int64_t{1} << in.bases.size();
+  return 1;
+}
+
+// A linear map of coordinates between two shapes (broadcast, reshape, permute).
+using CoordMap = std::function<Coord(const Coord&)>;
+
+std::string_view combineFn(ir::OpCode c) {
+  if (c == ir::OpCode::reduce_sum) return "add";
+  return c == ir::OpCode::reduce_max ? "max" : "min";
+}
+
+class Lowering {
+ public:
+  Lowering(const ir::Kernel& k, const layout::LayoutAssignment& a, const layout::Target& t, KernelLoweringOptions o)
+      : k_(k), a_(a), t_(t), options_(o), b_(f_) {
+    f_.name = k.name;
+    f_.target = t.name;
+    f_.subgroupSize = t.subgroupSize;
+    f_.workgroupSize = t.subgroupSize * t.warpsPerProgram;
+    declareParams();
+  }
+
+  KernelFunction run() {
+    block(k_.body);
+    if (f_.sharedBytes() > t_.sharedBytes)
+      throw Error("kernel ir: unsupported: " + std::to_string(f_.sharedBytes()) + " bytes of workgroup memory on " +
+                  t_.name + " (" + std::to_string(t_.sharedBytes) + " available)");
+    return std::move(f_);
+  }
+
+ private:
+  // ---- parameters: per tensor its buffer, sizes and strides; then the scalars ----
+  void declareParams() {
+    for (size_t t = 0; t < k_.tensors.size(); ++t) {
+      std::string name = "t" + std::to_string(t);
+      f_.params.push_back({KParam::Kind::buffer, name, k_.tensors[t].dtype});
+      for (int d = 0; d < k_.tensors[t].rank; ++d) f_.params.push_back({KParam::Kind::size, name + ".size" + std::to_string(d), DType::i64});
+      for (int d = 0; d < k_.tensors[t].rank; ++d) f_.params.push_back({KParam::Kind::stride, name + ".stride" + std::to_string(d), DType::i64});
+    }
+    for (size_t s = 0; s < k_.scalars.size(); ++s) f_.params.push_back({KParam::Kind::scalar, "s" + std::to_string(s), k_.scalars[s].dtype});
+  }
+  int64_t paramIndex(const std::string& name) const {
+    for (size_t i = 0; i < f_.params.size(); ++i)
+      if (f_.params[i].name == name) return static_cast<int64_t>(i);
+    throw Error("kernel ir: no parameter " + name);
+  }
+  Reg param(const std::string& name) {
+    int64_t i = paramIndex(name);
+    return b_.emit(KOp::param, f_.params[size_t(i)].dtype, {}, {{"index", i}});
+  }
+  static std::string tensorName(int64_t tensor) { return std::string("t").append(std::to_string(tensor)); }
+  Reg tensorParam(int64_t tensor, const char* what, int64_t axis) {
+    return param(tensorName(tensor).append(".").append(what).append(std::to_string(axis)));
+  }
+
+  // ---- layouts and coordinates ----
+  LinearLayout linear(const layout::Layout& l, ir::ValueId v) const { return layout::toLinear(l, k_.type(v).shape); }
+  LinearLayout linear(ir::ValueId v) const { return linear(a_.of(v), v); }
+
+  // Bits of a thread id (lane or warp) times their bases, XORed: the runtime part of a coordinate.
+  Reg idBits(KOp id, const std::vector<Basis>& bs, size_t dim, Reg acc) {
+    for (size_t i = 0; i < bs.size(); ++i) {
+      if (bs[i][dim] == 0) continue;
+      Reg shifted = b_.emit(id, DType::i32);
+      if (i > 0) shifted = b_.binary("shr", shifted, b_.constant(DType::i32, double(i)));
+      Reg term = b_.binary("and", shifted, b_.constant(DType::i32, 1));
+      if (bs[i][dim] != 1) term = b_.binary("mul", term, b_.constant(DType::i32, double(bs[i][dim])));
+      acc = acc < 0 ? term : b_.binary("xor", acc, term);
+    }
+    return acc;
+  }
+  // The i32 coordinates of register `reg` of this thread.
+  std::vector<Reg> coords(const LinearLayout& lin, int64_t reg) {
+    Basis fixed = input(lin, layout::kRegister, reg);
+    std::vector<Reg> out;
+    for (size_t d = 0; d < lin.outs().size(); ++d) {
+      Reg dyn = idBits(KOp::warp_id, bases(lin, layout::kWarp), d, idBits(KOp::lane_id, bases(lin, layout::kLane), d, -1));
+      Reg c = b_.constant(DType::i32, double(fixed[d]));
+      out.push_back(dyn < 0 ? c : fixed[d] == 0 ? dyn : b_.binary("xor", dyn, c));
+    }
+    return out;
+  }
+
+  // For each register of `to`, the register of `from` holding the element `map` sends it to;
+  // lanes and warps must already agree (otherwise data moves between threads).
+  std::vector<Reg> remap(const std::vector<Reg>& src, const LinearLayout& from, const LinearLayout& to,
+                         const CoordMap& map, const ir::Op& op, const layout::Layout& toLayout) {
+    for (const std::string& id : {layout::kLane, layout::kWarp})
+      for (size_t i = 0; i < bases(to, id).size(); ++i)
+        if (i >= bases(from, id).size() ? map(bases(to, id)[i]) != Coord(from.outs().size(), 0)
+                                        : map(bases(to, id)[i]) != bases(from, id)[i])
+          unsupported(op, "moving data between threads into " + layout::str(toLayout));
+    std::map<Coord, Reg> byCoord;
+    for (int64_t s = registerCount(from); s-- > 0;) byCoord[input(from, layout::kRegister, s)] = src.at(size_t(s));
+    std::vector<Reg> out;
+    for (int64_t r = 0; r < registerCount(to); ++r) {
+      auto it = byCoord.find(map(input(to, layout::kRegister, r)));
+      if (it == byCoord.end()) unsupported(op, "into " + layout::str(toLayout) + ": a register's element is elsewhere");
+      out.push_back(it->second);
+    }
+    return out;
+  }
+
+  // ---- operands and conversions ----
+  const layout::Conversion* conversionOf(const ir::Op& op, int i) const {
+    ir::ValueId result = op.results.empty() ? -1 : op.results[0];
+    for (const layout::Conversion& c : a_.conversions)
+      if (c.user == op.code && c.operand == i && c.userResult == result && c.value == op.operands[size_t(i)]) return &c;
+    return nullptr;
+  }
+  const layout::Layout& operandLayout(const ir::Op& op, int i) const {
+    const layout::Conversion* c = conversionOf(op, i);
+    return c ? *c->to : a_.of(op.operands[size_t(i)]);
+  }
+  std::vector<Reg> operand(const ir::Op& op, int i) {
+    ir::ValueId v = op.operands[size_t(i)];
+    const layout::Conversion* c = conversionOf(op, i);
+    const std::vector<Reg>& src = regs_.at(v);
+    if (!c || c->kind == layout::ConversionKind::none) return src;
+    LinearLayout from = linear(*c->from, v), to = linear(*c->to, v);
+    if (c->kind == layout::ConversionKind::register_permute)
+      return remap(src, from, to, [](const Coord& x) { return x; }, op, *c->to);
+    if (c->kind == layout::ConversionKind::warp_shuffle)
+      if (std::optional<std::vector<Reg>> moved = throughShuffles(src, from, to)) return *moved;
+    return throughShared(v, src, from, to, c->via ? layout::Layout{*c->via} : plainShared(v));
+  }
+
+  // A conversion within warps as one shuffle per register: solves, over GF(2), which source
+  // (register, lane) holds each destination bit's element. Only when the source register does
+  // not depend on the lane and warps map alike; nullopt otherwise (the caller goes through memory).
+  std::optional<std::vector<Reg>> throughShuffles(const std::vector<Reg>& src, const LinearLayout& from,
+                                                  const LinearLayout& to) {
+    std::vector<uint64_t> flat;  // the source's nonzero bases, flattened coordinates
+    std::vector<std::pair<int, size_t>> column;  // (0 register / 1 lane / 2 warp, bit) of each
+    const std::string ids[3] = {layout::kRegister, layout::kLane, layout::kWarp};
+    for (int id = 0; id < 3; ++id)
+      for (size_t i = 0; i < bases(from, ids[id]).size(); ++i)
+        if (uint64_t f = flatten(from, bases(from, ids[id])[i])) flat.push_back(f), column.push_back({id, i});
+    // Per destination bit: the source register, lane and warp bits whose bases XOR to its basis.
+    auto solve = [&](const Basis& b) -> std::optional<std::array<int64_t, 3>> {
+      std::optional<uint64_t> combo = solveGF2(flat, flatten(to, b));
+      if (!combo) return std::nullopt;
+      std::array<int64_t, 3> parts{0, 0, 0};
+      for (size_t c = 0; c < column.size(); ++c)
+        if (*combo >> c & 1) parts[size_t(column[c].first)] ^= int64_t{1} << column[c].second;
+      return parts;
+    };
+    std::vector<std::array<int64_t, 3>> regBits, laneBits;
+    for (const Basis& b : bases(to, layout::kRegister)) regBits.push_back(solve(b).value_or(std::array<int64_t, 3>{-1, 0, 0}));
+    for (const Basis& b : bases(to, layout::kLane)) laneBits.push_back(solve(b).value_or(std::array<int64_t, 3>{-1, 0, 0}));
+    for (const auto& p : regBits) if (p[0] < 0 || p[2] != 0) return std::nullopt;
+    for (const auto& p : laneBits) if (p[0] < 0 || p[2] != 0) return std::nullopt;
+    for (size_t i = 0; i < bases(to, layout::kWarp).size(); ++i) {
+      auto p = solve(bases(to, layout::kWarp)[i]);
+      if (!p || (*p)[0] != 0 || (*p)[1] != 0 || (*p)[2] != (int64_t{1} << i)) return std::nullopt;
+    }
+    // This lane's bits -> the source lane, and -> the source register offset (when the register
+    // depends on the lane, every lane reads each candidate register and selects its own).
+    std::vector<Basis> laneMap, regMap;
+    std::set<int64_t> offsets = {0};
+    for (const auto& p : laneBits) {
+      laneMap.push_back({p[1]});
+      regMap.push_back({p[0]});
+      for (int64_t o : std::set<int64_t>(offsets)) offsets.insert(o ^ p[0]);
+    }
+    if (int64_t(offsets.size()) > options_.maxShuffleCandidates) return std::nullopt;
+    Reg regOffset = offsets.size() > 1 ? idBits(KOp::lane_id, regMap, 0, -1) : -1;
+    std::vector<Reg> out;
+    for (int64_t r = 0; r < registerCount(to); ++r) {
+      int64_t base = 0, srcLane = 0;
+      for (size_t i = 0; i < regBits.size(); ++i)
+        if (r >> i & 1) base ^= regBits[i][0], srcLane ^= regBits[i][1];
+      Reg lane = idBits(KOp::lane_id, laneMap, 0, -1);
+      Reg c = b_.constant(DType::i32, double(srcLane));
+      lane = lane < 0 ? c : srcLane == 0 ? lane : b_.binary("xor", lane, c);
+      Reg value = -1;
+      for (int64_t o : offsets) {
+        Reg x = src.at(size_t(base ^ o));
+        Reg moved = b_.emit(KOp::shuffle_idx, b_.type(x), {x, lane});
+        Reg mine = value < 0 ? -1 : b_.emit(KOp::cmp, DType::boolean, {regOffset, b_.constant(DType::i32, double(o))}, {{"pred", std::string("eq")}});
+        value = value < 0 ? moved : b_.emit(KOp::select, b_.type(x), {mine, moved, value});
+      }
+      out.push_back(value);
+    }
+    return out;
+  }
+  static uint64_t flatten(const LinearLayout& lin, const Basis& b) {
+    uint64_t bits = 0;
+    int shift = 0;
+    for (size_t d = 0; d < b.size(); ++d) {
+      bits |= uint64_t(b[d]) << shift;
+      shift += layout::log2Exact(lin.outs()[d].size);
+    }
+    return bits;
+  }
+  // Which of `vectors` XOR to `target` (a bit mask over them), by Gaussian elimination.
+  static std::optional<uint64_t> solveGF2(const std::vector<uint64_t>& vectors, uint64_t target) {
+    std::vector<std::pair<uint64_t, uint64_t>> pivots;  // (reduced vector, the combination it is)
+    for (size_t i = 0; i < vectors.size(); ++i) {
+      std::pair<uint64_t, uint64_t> v{vectors[i], uint64_t{1} << i};
+      for (const auto& [p, combo] : pivots)
+        if (v.first & std::bit_floor(p)) v.first ^= p, v.second ^= combo;
+      if (!v.first) continue;
+      auto at = std::find_if(pivots.begin(), pivots.end(), [&](const auto& p) { return p.first < v.first; });
+      pivots.insert(at, v);  // by leading bit, highest first: each reduction keeps the ones before
+    }
+    uint64_t combo = 0;
+    for (const auto& [p, c] : pivots)
+      if (target & std::bit_floor(p)) target ^= p, combo ^= c;
+    if (target != 0) return std::nullopt;
+    return combo;
+  }
+  layout::Layout plainShared(ir::ValueId v) const {
+    return layout::Layout{layout::Shared{1, 1, 1, layout::rowMajorOrder(k_.type(v).shape.size())}};
+  }
+
+  // Stores every register at its (swizzled) offset, then loads the registers of `to`.
+  std::vector<Reg> throughShared(ir::ValueId v, const std::vector<Reg>& src, const LinearLayout& from,
+                                 const LinearLayout& to, const layout::Layout& mem) {
+    std::optional<LinearLayout> offsetOf = layout::toLinear(mem, k_.type(v).shape).invert();
+    if (!offsetOf) throw Error("kernel ir: unsupported: a non-invertible workgroup-memory layout " + layout::str(mem));
+    DType dt = k_.type(v).dtype;
+    int64_t alloc = allocShared(k_.type(v).numel() * dtypeBytes(dt), dt, layout::str(mem));
+    LinearLayout storeAt = offsetOf->compose(from), loadAt = offsetOf->compose(to);
+    b_.effect(KOp::barrier);  // earlier readers of the aliased buffer are done
+    for (int64_t r = 0; r < registerCount(from); ++r)
+      b_.effect(KOp::store_shared, {coords(storeAt, r)[0], src.at(size_t(r))}, {{"alloc", alloc}});
+    b_.effect(KOp::barrier);
+    std::vector<Reg> out;
+    for (int64_t r = 0; r < registerCount(to); ++r)
+      out.push_back(b_.emit(KOp::load_shared, dt, {coords(loadAt, r)[0]}, {{"alloc", alloc}}));
+    return out;
+  }
+  int64_t allocShared(int64_t bytes, DType dt, std::string what, int64_t offset = 0) {
+    f_.shared.push_back({offset, bytes, dt, std::move(what)});
+    return static_cast<int64_t>(f_.shared.size() - 1);
+  }
+
+  // ---- ops ----
+  void block(const ir::Block& b) {
+    for (const ir::Op& op : b.ops) lower(op);
+  }
+  void define(ir::ValueId v, std::vector<Reg> r) { regs_[v] = std::move(r); }
+  DType dtypeOf(ir::ValueId v) const { return k_.type(v).dtype; }
+  int64_t countOf(ir::ValueId v) const { return registerCount(linear(v)); }
+
+  void lower(const ir::Op& op) {
+    using ir::OpCode;
+    ir::ValueId res = op.results.empty() ? -1 : op.results[0];
+    switch (op.code) {
+      case OpCode::program_id: return define(res, {b_.emit(KOp::workgroup_id, DType::i64, {}, {{"axis", op.intAttr("axis")}})});
+      case OpCode::num_programs: return define(res, {b_.emit(KOp::workgroup_count, DType::i64, {}, {{"axis", op.intAttr("axis")}})});
+      case OpCode::tensor_dim: return define(res, {tensorParam(op.intAttr("tensor"), "size", op.intAttr("axis"))});
+      case OpCode::scalar_param: return define(res, {param("s" + std::to_string(op.intAttr("index")))});
+      case OpCode::constant: return define(res, std::vector<Reg>(size_t(countOf(res)), constantOf(op, dtypeOf(res))));
+      case OpCode::iota: return iota(op);
+      case OpCode::broadcast: case OpCode::reshape: case OpCode::permute: return reshape(op);
+      case OpCode::reduce_sum: case OpCode::reduce_max: case OpCode::reduce_min: return reduce(op);
+      case OpCode::dot: return dot(op);
+      case OpCode::load: return load(op);
+      case OpCode::store: return store(op);
+      case OpCode::fold: return fold(op);
+      case OpCode::yield: return yield(op);
+      default: break;
+    }
+    if (ir::isUnaryElementwise(op.code) || ir::isBinaryElementwise(op.code) || op.code == OpCode::select ||
+        op.code == OpCode::cast)
+      return elementwise(op);
+    unsupported(op, "with layout " + (res >= 0 ? layout::str(a_.of(res)) : std::string("none")));
+  }
+
+  Reg constantOf(const ir::Op& op, DType t) {
+    const ir::AttrValue* v = op.attr("value");
+    double value = std::holds_alternative<double>(*v) ? std::get<double>(*v) : double(std::get<int64_t>(*v));
+    return b_.constant(t, value);
+  }
+
+  void iota(const ir::Op& op) {
+    LinearLayout lin = linear(op.results[0]);
+    std::vector<Reg> out;
+    for (int64_t r = 0; r < registerCount(lin); ++r) out.push_back(coords(lin, r).at(size_t(op.intAttr("axis"))));
+    define(op.results[0], out);
+  }
+
+  void elementwise(const ir::Op& op) {
+    std::vector<std::vector<Reg>> ins;
+    for (size_t i = 0; i < op.operands.size(); ++i) ins.push_back(operand(op, int(i)));
+    DType t = dtypeOf(op.results[0]);
+    std::string fn(ir::opName(op.code));
+    std::vector<Reg> out;
+    for (size_t r = 0; r < ins[0].size(); ++r) {
+      std::vector<Reg> args;
+      for (const auto& in : ins) args.push_back(in.at(r));
+      if (op.code == ir::OpCode::cmp) out.push_back(b_.emit(KOp::cmp, t, args, {{"pred", op.stringAttr("pred")}}));
+      else if (op.code == ir::OpCode::select) out.push_back(b_.emit(KOp::select, t, args));
+      else if (op.code == ir::OpCode::cast) out.push_back(b_.emit(KOp::cast, t, args));
+      else out.push_back(b_.emit(args.size() == 1 ? KOp::unary : KOp::binary, t, args, {{"fn", fn}}));
+    }
+    define(op.results[0], out);
+  }
+
+  // broadcast, reshape and permute move no data when the layouts agree: a renaming of registers.
+  void reshape(const ir::Op& op) {
+    const ir::Shape &from = k_.type(op.operands[0]).shape, &to = k_.type(op.results[0]).shape;
+    CoordMap map;
+    if (op.code == ir::OpCode::broadcast) {
+      map = [from](Coord c) { for (size_t d = 0; d < c.size(); ++d) if (from[d] == 1) c[d] = 0; return c; };
+    } else if (op.code == ir::OpCode::permute) {
+      std::vector<int64_t> perm = op.intsAttr("perm");
+      map = [perm](const Coord& c) { Coord s(c.size()); for (size_t i = 0; i < c.size(); ++i) s[size_t(perm[i])] = c[i]; return s; };
+    } else {
+      map = [from, to](const Coord& c) {
+        int64_t flat = 0;
+        for (size_t d = 0; d < c.size(); ++d) flat = flat * to[d] + c[d];
+        Coord s(from.size());
+        for (size_t d = from.size(); d-- > 0;) s[d] = flat % from[d], flat /= from[d];
+        return s;
+      };
+    }
+    LinearLayout src = layout::toLinear(operandLayout(op, 0), from);
+    define(op.results[0], remap(operand(op, 0), src, linear(op.results[0]), map, op, a_.of(op.results[0])));
+  }
+
+  // ---- reductions: registers, then lanes (shuffles), then warps (workgroup memory) ----
+  static bool mixes(const Basis& b, size_t axis) {
+    bool along = b[axis] != 0, across = false;
+    for (size_t d = 0; d < b.size(); ++d) across |= d != axis && b[d] != 0;
+    return along && across;
+  }
+  void reduce(const ir::Op& op) {
+    size_t axis = size_t(op.intAttr("axis"));
+    LinearLayout src = layout::toLinear(operandLayout(op, 0), k_.type(op.operands[0]).shape);
+    for (const auto& in : src.ins())
+      for (const Basis& b : in.bases)
+        if (mixes(b, axis)) unsupported(op, "over " + layout::str(operandLayout(op, 0)) + ": a bit mixes the reduced axis");
+    std::string_view fn = combineFn(op.code);
+    std::vector<Reg> in = operand(op, 0);
+    std::map<Coord, Reg> groups;  // the register coordinate with the axis zeroed -> partial result
+    for (int64_t r = 0; r < registerCount(src); ++r) {
+      Coord key = input(src, layout::kRegister, r);
+      key[axis] = 0;
+      auto [it, fresh] = groups.emplace(key, in.at(size_t(r)));
+      if (!fresh) it->second = b_.binary(fn, it->second, in.at(size_t(r)));
+    }
+    for (auto& [key, partial] : groups) partial = acrossLanes(fn, partial, bases(src, layout::kLane), axis);
+    acrossWarps(fn, groups, bases(src, layout::kWarp), axis);
+    std::vector<Reg> out;
+    LinearLayout dst = linear(op.results[0]);
+    for (int64_t r = 0; r < registerCount(dst); ++r) {
+      Coord key = input(dst, layout::kRegister, r);
+      key.insert(key.begin() + std::ptrdiff_t(axis), 0);
+      out.push_back(groups.at(key));
+    }
+    define(op.results[0], out);
+  }
+  // A subgroup reduction over clusters when the reduced lane bits are the low ones; butterflies otherwise.
+  Reg acrossLanes(std::string_view fn, Reg x, const std::vector<Basis>& lanes, size_t axis) {
+    std::vector<int64_t> masks;
+    for (size_t i = 0; i < lanes.size(); ++i)
+      if (lanes[i][axis] != 0) masks.push_back(int64_t{1} << i);
+    if (masks.empty()) return x;
+    if (masks.back() == int64_t{1} << (masks.size() - 1))  // bits 0..n-1
+      return b_.emit(KOp::subgroup_reduce, b_.type(x), {x}, {{"fn", std::string(fn)}, {"cluster", masks.back() * 2}});
+    for (int64_t m : masks) x = b_.binary(fn, x, b_.emit(KOp::shuffle_xor, b_.type(x), {x}, {{"mask", m}}));
+    return x;
+  }
+  // Each warp writes its partials per (group, warp, lane); every warp then combines the
+  // warps that share its other coordinates, in one fixed order so all agree bit for bit.
+  void acrossWarps(std::string_view fn, std::map<Coord, Reg>& groups, const std::vector<Basis>& warps, size_t axis) {
+    int64_t axisMask = 0;
+    for (size_t i = 0; i < warps.size(); ++i)
+      if (warps[i][axis] != 0) axisMask |= int64_t{1} << i;
+    if (axisMask == 0) return;
+    int64_t W = t_.warpsPerProgram, L = t_.subgroupSize, G = int64_t(groups.size());
+    DType dt = b_.type(groups.begin()->second);
+    int64_t alloc = allocShared(G * W * L * dtypeBytes(dt), dt, "reduction partials [group][warp][lane]");
+    Reg warp = b_.emit(KOp::warp_id, DType::i32), lane = b_.emit(KOp::lane_id, DType::i32);
+    auto slot = [&](int64_t g, Reg w) {
+      Reg row = b_.binary("add", b_.constant(DType::i32, double(g * W)), w);
+      return b_.binary("add", b_.binary("mul", row, b_.constant(DType::i32, double(L))), lane);
+    };
+    b_.effect(KOp::barrier);
+    int64_t g = 0;
+    for (auto& [key, partial] : groups) b_.effect(KOp::store_shared, {slot(g++, warp), partial}, {{"alloc", alloc}});
+    b_.effect(KOp::barrier);
+    Reg base = b_.binary("and", warp, b_.constant(DType::i32, double(~axisMask)));
+    g = 0;
+    for (auto& [key, partial] : groups) {
+      Reg acc = -1;
+      for (int64_t m = 0; m <= axisMask; ++m) {
+        if ((m & ~axisMask) != 0) continue;  // m ranges over the reduced warp bits
+        Reg w = m == 0 ? base : b_.binary("or", base, b_.constant(DType::i32, double(m)));
+        Reg x = b_.emit(KOp::load_shared, dt, {slot(g, w)}, {{"alloc", alloc}});
+        acc = acc < 0 ? x : b_.binary(fn, acc, x);
+      }
+      partial = acc;
+      ++g;
+    }
+  }
+
+  // ---- memory ----
+  // Per register: the element index (offset + coordinate) per axis, the in-bounds predicate and the address.
+  std::pair<Reg, Reg> address(const ir::Op& op, int64_t tensor, const std::vector<Reg>& coord) {
+    Reg addr = -1, pred = -1;
+    for (size_t d = 0; d < coord.size(); ++d) {
+      Reg idx = b_.binary("add", regs_.at(op.operands[d]).at(0), b_.emit(KOp::cast, DType::i64, {coord[d]}));
+      Reg inside = b_.emit(KOp::cmp, DType::boolean, {idx, tensorParam(tensor, "size", int64_t(d))}, {{"pred", std::string("ult")}});
+      Reg term = b_.binary("mul", idx, tensorParam(tensor, "stride", int64_t(d)));
+      pred = pred < 0 ? inside : b_.binary("and", pred, inside);
+      addr = addr < 0 ? term : b_.binary("add", addr, term);
+    }
+    return {addr, pred};
+  }
+  void load(const ir::Op& op) {
+    ir::ValueId res = op.results[0];
+    int64_t tensor = op.intAttr("tensor");
+    LinearLayout lin = linear(res);
+    const ir::AttrValue* fill = op.attr("fill");
+    double fillValue = std::holds_alternative<double>(*fill) ? std::get<double>(*fill) : double(std::get<int64_t>(*fill));
+    KAttrValue fillAttr = isFloat(dtypeOf(res)) ? KAttrValue(fillValue) : KAttrValue(int64_t(fillValue));
+    std::vector<Reg> out;
+    for (int64_t r = 0; r < registerCount(lin); ++r) {
+      auto [addr, pred] = address(op, tensor, coords(lin, r));
+      out.push_back(b_.emit(KOp::load_global, dtypeOf(res), {addr, pred},
+                            {{"buffer", paramIndex(tensorName(tensor))}, {"fill", fillAttr}, {"vec", int64_t{1}}}));
+    }
+    define(res, out);
+  }
+  void store(const ir::Op& op) {
+    int valueAt = int(op.operands.size()) - 1;
+    int64_t tensor = op.intAttr("tensor");
+    LinearLayout lin = layout::toLinear(operandLayout(op, valueAt), k_.type(op.operands.back()).shape);
+    std::vector<Reg> values = operand(op, valueAt);
+    for (int64_t r = 0; r < registerCount(lin); ++r) {
+      auto [addr, pred] = address(op, tensor, coords(lin, r));
+      b_.effect(KOp::store_global, {addr, pred, values.at(size_t(r))},
+                {{"buffer", paramIndex(tensorName(tensor))}, {"vec", int64_t{1}}});
+    }
+  }
+
+  // ---- control ----
+  void fold(const ir::Op& op) {
+    std::vector<Reg> operands = {regs_.at(op.operands[0]).at(0), regs_.at(op.operands[1]).at(0)};
+    std::vector<DType> types;
+    std::vector<size_t> counts;
+    for (size_t i = 2; i < op.operands.size(); ++i) {
+      std::vector<Reg> init = operand(op, int(i));
+      operands.insert(operands.end(), init.begin(), init.end());
+      counts.push_back(init.size());
+      types.insert(types.end(), init.size(), dtypeOf(op.operands[i]));
+    }
+    std::vector<Reg> results = b_.emitMulti(KOp::for_loop, types, operands, {});
+    std::vector<DType> argTypes = types;
+    argTypes.insert(argTypes.begin(), DType::i64);  // k
+    std::vector<Reg> args = b_.openRegion(argTypes);
+    const ir::Block& body = op.regions.at(0);
+    define(body.args[0], {args[0]});
+    splitInto(body.args, 1, std::vector<Reg>(args.begin() + 1, args.end()), counts);
+    block(body);
+    b_.closeRegion();
+    splitInto(op.results, 0, results, counts);
+  }
+  void splitInto(const std::vector<ir::ValueId>& values, size_t first, const std::vector<Reg>& flat,
+                 const std::vector<size_t>& counts) {
+    size_t at = 0;
+    for (size_t i = 0; i < counts.size(); ++i) {
+      define(values[first + i], std::vector<Reg>(flat.begin() + std::ptrdiff_t(at), flat.begin() + std::ptrdiff_t(at + counts[i])));
+      at += counts[i];
+    }
+  }
+  void yield(const ir::Op& op) {
+    std::vector<Reg> flat;
+    for (size_t i = 0; i < op.operands.size(); ++i) {
+      std::vector<Reg> v = operand(op, int(i));
+      flat.insert(flat.end(), v.begin(), v.end());
+    }
+    b_.effect(KOp::yield, flat);
+  }
+
+  // ---- dot ----
+  void dot(const ir::Op& op) {
+    const layout::Layout& result = a_.of(op.results[0]);
+    if (k_.type(op.results[0]).rank() != 2) unsupported(op, "of rank " + std::to_string(k_.type(op.results[0]).rank()));
+    if (result.as<layout::Blocked>()) return fmaDot(op);
+    if (!result.as<layout::MatrixAcc>() || !t_.matrix) unsupported(op, "with layout " + layout::str(result));
+    const layout::MatrixUnit& unit = *t_.matrix;
+    auto fragments = [&](int i, int64_t rows, int64_t cols) {
+      LinearLayout lin = layout::toLinear(operandLayout(op, i), k_.type(op.operands[size_t(i)]).shape);
+      std::vector<Reg> regs = operand(op, i);
+      std::map<std::pair<int64_t, int64_t>, std::vector<Reg>> tiles;  // tile (row, col) -> its registers in order
+      for (int64_t r = 0; r < registerCount(lin); ++r) {
+        Coord c = input(lin, layout::kRegister, r);
+        tiles[{c[0] / rows, c[1] / cols}].push_back(regs.at(size_t(r)));
+      }
+      return tiles;
+    };
+    auto a = fragments(0, unit.m, unit.k), b = fragments(1, unit.k, unit.n);
+    LinearLayout cLin = linear(op.results[0]);
+    std::vector<Reg> c = op.operands.size() == 3
+                             ? operand(op, 2)
+                             : std::vector<Reg>(size_t(registerCount(cLin)), b_.constant(dtypeOf(op.results[0]), 0.0));
+    std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> cTiles;  // tile -> register indices
+    for (int64_t r = 0; r < registerCount(cLin); ++r) {
+      Coord x = input(cLin, layout::kRegister, r);
+      cTiles[{x[0] / unit.m, x[1] / unit.n}].push_back(r);
+    }
+    // f16/bf16 products accumulate in f32 across the k tiles and round once (the dot's semantics).
+    DType resultT = dtypeOf(op.results[0]);
+    DType accT = resultT == DType::f16 || resultT == DType::bf16 ? DType::f32 : resultT;
+    std::vector<KAttr> attrs = {{"instr", std::string(layout::instrName(unit.instr))},
+                                {"m", unit.m}, {"n", unit.n}, {"k", unit.k},
+                                {"a", std::string(dtypeName(dtypeOf(op.operands[0])))},
+                                {"b", std::string(dtypeName(dtypeOf(op.operands[1])))},
+                                {"c", std::string(dtypeName(accT))}};
+    auto castAll = [&](std::vector<Reg> regs, DType t) {
+      for (Reg& r : regs) r = b_.type(r) == t ? r : b_.emit(KOp::cast, t, {r});
+      return regs;
+    };
+    for (const auto& [tile, indices] : cTiles) {
+      std::vector<Reg> d;
+      for (int64_t r : indices) d.push_back(c.at(size_t(r)));
+      d = castAll(d, accT);
+      for (const auto& [aTile, aRegs] : a) {
+        if (aTile.first != tile.first) continue;
+        auto bIt = b.find({aTile.second, tile.second});
+        if (bIt == b.end()) unsupported(op, "with layout " + layout::str(result) + ": operand fragments do not pair");
+        std::vector<Reg> operands = aRegs;
+        operands.insert(operands.end(), bIt->second.begin(), bIt->second.end());
+        operands.insert(operands.end(), d.begin(), d.end());
+        d = b_.emitMulti(KOp::mma, std::vector<DType>(d.size(), accT), operands, attrs);
+      }
+      d = castAll(d, resultT);
+      for (size_t i = 0; i < indices.size(); ++i) c.at(size_t(indices[i])) = d[i];
+    }
+    define(op.results[0], c);
+  }
+
+  // An FMA dot: a and b go to workgroup memory row-major from the layouts they were computed in
+  // (instead of the operand layouts inference chose: those hold all of k in registers); then
+  // a loop over k multiplies and adds into each result register.
+  void fmaDot(const ir::Op& op) {
+    const ir::Shape &aShape = k_.type(op.operands[0]).shape, &bShape = k_.type(op.operands[1]).shape;
+    int64_t K = aShape[1], N = bShape[1];
+    DType resultT = dtypeOf(op.results[0]);
+    DType accT = resultT == DType::f16 || resultT == DType::bf16 ? DType::f32 : resultT;
+    b_.effect(KOp::barrier);  // earlier readers of the aliased buffer are done
+    int64_t aAlloc = stageRowMajor(op.operands[0], 0);
+    int64_t bAlloc = stageRowMajor(op.operands[1], f_.shared[size_t(aAlloc)].bytes);  // live with a
+    b_.effect(KOp::barrier);
+    LinearLayout cLin = linear(op.results[0]);
+    std::vector<std::vector<Reg>> at;  // each result register's (row, column), hoisted out of the loop
+    for (int64_t r = 0; r < registerCount(cLin); ++r) at.push_back(coords(cLin, r));
+    std::vector<Reg> c = op.operands.size() == 3 ? operand(op, 2)
+                                                 : std::vector<Reg>(at.size(), b_.constant(resultT, 0.0));
+    std::vector<Reg> inits = {b_.constant(DType::i32, 0), b_.constant(DType::i32, double(K))};
+    for (Reg r : c) inits.push_back(b_.type(r) == accT ? r : b_.emit(KOp::cast, accT, {r}));
+    std::vector<Reg> sums = b_.emitMulti(KOp::for_loop, std::vector<DType>(c.size(), accT), inits, {});
+    std::vector<Reg> args = b_.openRegion([&] { std::vector<DType> t(c.size() + 1, accT); t[0] = DType::i32; return t; }());
+    Reg kk = args[0];
+    std::vector<Reg> next;
+    for (size_t r = 0; r < c.size(); ++r) {
+      Reg aIndex = b_.binary("add", b_.binary("mul", at[r][0], b_.constant(DType::i32, double(K))), kk);
+      Reg bIndex = b_.binary("add", b_.binary("mul", kk, b_.constant(DType::i32, double(N))), at[r][1]);
+      Reg a = b_.emit(KOp::load_shared, dtypeOf(op.operands[0]), {aIndex}, {{"alloc", aAlloc}});
+      Reg b = b_.emit(KOp::load_shared, dtypeOf(op.operands[1]), {bIndex}, {{"alloc", bAlloc}});
+      Reg product = b_.binary("mul", castTo(a, accT), castTo(b, accT));
+      next.push_back(b_.binary("add", args[r + 1], product));
+    }
+    b_.effect(KOp::yield, next);
+    b_.closeRegion();
+    for (Reg& r : sums) r = castTo(r, resultT);
+    define(op.results[0], sums);
+  }
+  Reg castTo(Reg r, DType t) { return b_.type(r) == t ? r : b_.emit(KOp::cast, t, {r}); }
+  // Stores a tile's registers (in the layout it was computed in) row-major; the caller
+  // brackets the stores with barriers.
+  int64_t stageRowMajor(ir::ValueId v, int64_t offset) {
+    const ir::Type& type = k_.type(v);
+    int64_t alloc = allocShared(type.numel() * dtypeBytes(type.dtype), type.dtype, "row-major", offset);
+    LinearLayout lin = linear(v);
+    for (int64_t r = 0; r < registerCount(lin); ++r) {
+      std::vector<Reg> at = coords(lin, r);
+      Reg index = b_.binary("add", b_.binary("mul", at[0], b_.constant(DType::i32, double(type.shape[1]))), at[1]);
+      b_.effect(KOp::store_shared, {index, regs_.at(v).at(size_t(r))}, {{"alloc", alloc}});
+    }
+    return alloc;
+  }
+
+  const ir::Kernel& k_;
+  const layout::LayoutAssignment& a_;
+  const layout::Target& t_;
+  KernelLoweringOptions options_;
+  KernelFunction f_;
+  KBuilder b_;
+  std::map<ir::ValueId, std::vector<Reg>> regs_;
+};
+
+}  // namespace
+
+KernelFunction lowerToKernelIR(const ir::Kernel& k, const layout::LayoutAssignment& a, const layout::Target& t,
+                               const KernelLoweringOptions& options) {
+  if (t.name == "cpu") throw Error("kernel ir: unsupported: target cpu (one thread per program; use the llvm stage)");
+  return Lowering(k, a, t, options).run();
+}
+
+}  // namespace tj::gpu

@@ -1,0 +1,22 @@
+// Lowers a canonical, layout-annotated tile kernel to the per-thread kernel IR.
+#pragma once
+#include "ir/ir.hpp"
+#include "layout/infer_layouts.hpp"
+#include "lower/gpu/kernel_ir.hpp"
+
+namespace tj::gpu {
+
+// Each tile value becomes the registers this thread holds under its layout (one per
+// register bit pattern; a register's tile coordinate is computed from the lane and warp
+// ids through the linear layout). Throws Error("kernel ir: unsupported: ...") naming the
+// op and layout it cannot lower yet, never emitting wrong code.
+struct KernelLoweringOptions {
+  // A warp-shuffle conversion whose source register depends on the lane reads every candidate
+  // register and selects; past this many candidates workgroup memory is cheaper.
+  int maxShuffleCandidates = 2;
+};
+
+KernelFunction lowerToKernelIR(const ir::Kernel& k, const layout::LayoutAssignment& a, const layout::Target& t,
+                               const KernelLoweringOptions& options = {});
+
+}  // namespace tj::gpu

@@ -1,0 +1,300 @@
+#include "lower/gpu/simulate.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <limits>
+
+#include "ir/error.hpp"
+#include "layout/layout.hpp"
+
+namespace tj::gpu {
+
+namespace {
+
+double readElement(const void* data, DType t, int64_t i) {
+  auto at = [&](auto type) {
+    decltype(type) v;
+    std::memcpy(&v, static_cast<const char*>(data) + i * int64_t(sizeof v), sizeof v);
+    return v;
+  };
+  switch (t) {
+    case DType::f32: return at(float{});
+    case DType::f64: return at(double{});
+    case DType::f16: return halfToFloat(at(uint16_t{}));
+    case DType::bf16: return bf16ToFloat(at(uint16_t{}));
+    case DType::i8: return at(int8_t{});
+    case DType::i32: return at(int32_t{});
+    case DType::i64: return double(at(int64_t{}));
+    case DType::boolean: return at(uint8_t{}) != 0;
+  }
+  return 0;
+}
+
+void writeElement(void* data, DType t, int64_t i, double v) {
+  auto put = [&](auto x) { std::memcpy(static_cast<char*>(data) + i * int64_t(sizeof x), &x, sizeof x); };
+  switch (t) {
+    case DType::f32: return put(float(v));
+    case DType::f64: return put(v);
+    case DType::f16: return put(floatToHalf(float(v)));
+    case DType::bf16: return put(floatToBF16(float(v)));
+    case DType::i8: return put(int8_t(v));
+    case DType::i32: return put(int32_t(v));
+    case DType::i64: return put(int64_t(v));
+    case DType::boolean: return put(uint8_t(v != 0));
+  }
+}
+
+double roundTo(DType t, double v) {
+  if (isFloat(t)) return roundToFloat(t, v);
+  if (std::isnan(v)) return 0;
+  if (t == DType::boolean) return v != 0;
+  return double(wrapToInt(t, int64_t(v)));
+}
+
+double unaryOp(const std::string& fn, double x) {
+  if (fn == "neg") return -x;
+  if (fn == "abs") return std::fabs(x);
+  if (fn == "exp") return std::exp(x);
+  if (fn == "exp2") return std::exp2(x);
+  if (fn == "log") return std::log(x);
+  if (fn == "log2") return std::log2(x);
+  if (fn == "sqrt") return std::sqrt(x);
+  if (fn == "rsqrt") return 1.0 / std::sqrt(x);
+  if (fn == "sin") return std::sin(x);
+  if (fn == "cos") return std::cos(x);
+  if (fn == "tanh") return std::tanh(x);
+  if (fn == "sigmoid") return 1.0 / (1.0 + std::exp(-x));
+  if (fn == "erf") return std::erf(x);
+  if (fn == "relu") return x > 0 ? x : 0.0;
+  if (fn == "floor") return std::floor(x);
+  if (fn == "ceil") return std::ceil(x);
+  if (fn == "not") return x == 0;
+  throw Error("simulate: unknown unary " + fn);
+}
+
+double binaryOp(const std::string& fn, double a, double b, bool isInt) {
+  auto ints = [&](auto f) { return double(f(int64_t(a), int64_t(b))); };
+  if (fn == "add") return a + b;
+  if (fn == "sub") return a - b;
+  if (fn == "mul") return a * b;
+  if (fn == "div") return isInt ? ints([](int64_t x, int64_t y) { return y ? x / y : 0; }) : a / b;
+  if (fn == "rem") return isInt ? ints([](int64_t x, int64_t y) { return y ? x % y : 0; }) : std::fmod(a, b);
+  if (fn == "max") return std::isnan(a) || std::isnan(b) ? std::numeric_limits<double>::quiet_NaN() : std::max(a, b);
+  if (fn == "min") return std::isnan(a) || std::isnan(b) ? std::numeric_limits<double>::quiet_NaN() : std::min(a, b);
+  if (fn == "and") return ints([](int64_t x, int64_t y) { return x & y; });
+  if (fn == "or") return ints([](int64_t x, int64_t y) { return x | y; });
+  if (fn == "xor") return ints([](int64_t x, int64_t y) { return x ^ y; });
+  if (fn == "shr") return ints([](int64_t x, int64_t y) { return x >> y; });
+  if (fn == "shl") return ints([](int64_t x, int64_t y) { return x << y; });
+  throw Error("simulate: unknown binary " + fn);
+}
+
+bool compare(const std::string& pred, double a, double b) {
+  if (pred == "lt") return a < b;
+  if (pred == "le") return a <= b;
+  if (pred == "gt") return a > b;
+  if (pred == "ge") return a >= b;
+  if (pred == "eq") return a == b;
+  if (pred == "ne") return a != b;
+  if (pred == "ult") return a >= 0 && a < b;
+  throw Error("simulate: unknown predicate " + pred);
+}
+
+const KAttrValue& attr(const KInst& i, const std::string& name) {
+  for (const KAttr& a : i.attrs)
+    if (a.name == name) return a.value;
+  throw Error("simulate: " + std::string(kopName(i.op)) + " has no attribute " + name);
+}
+int64_t intAttr(const KInst& i, const std::string& name) { return std::get<int64_t>(attr(i, name)); }
+const std::string& strAttr(const KInst& i, const std::string& name) { return std::get<std::string>(attr(i, name)); }
+
+class Workgroup {
+ public:
+  Workgroup(const KernelFunction& f, const std::vector<SimTensor>& tensors, const std::vector<double>& scalars,
+            const std::vector<int64_t>& grid)
+      : f_(f), tensors_(tensors), scalars_(scalars), grid_(grid), T_(size_t(f.workgroupSize)),
+        regs_(f.regTypes.size()), shared_(size_t(f.sharedBytes()), 0.0) {}
+
+  void run(const std::vector<int64_t>& id) {
+    id_ = id;
+    block(f_.body);
+  }
+
+ private:
+  using Lanes = std::vector<double>;
+  Lanes& reg(Reg r) { return regs_.at(size_t(r)); }
+  DType type(Reg r) const { return f_.regTypes.at(size_t(r)); }
+  void set(Reg r, const std::function<double(size_t)>& f) {
+    Lanes v(T_);
+    for (size_t t = 0; t < T_; ++t) v[t] = roundTo(type(r), f(t));
+    reg(r) = std::move(v);
+  }
+
+  std::vector<Reg> block(const KBlock& b) {
+    for (const KInst& i : b.insts) {
+      if (i.op == KOp::yield) return i.operands;
+      inst(i);
+    }
+    return {};
+  }
+
+  const SimTensor& tensorOf(int64_t param) const {
+    return tensors_.at(size_t(std::stoi(f_.params.at(size_t(param)).name.substr(1))));
+  }
+  double param(int64_t index) const {
+    const KParam& p = f_.params.at(size_t(index));
+    if (p.kind == KParam::Kind::scalar) return scalars_.at(size_t(std::stoi(p.name.substr(1))));
+    size_t dot = p.name.find('.');
+    const SimTensor& t = tensors_.at(size_t(std::stoi(p.name.substr(1, dot - 1))));
+    bool size = p.kind == KParam::Kind::size;
+    size_t axis = size_t(std::stoi(p.name.substr(dot + (size ? 5 : 7))));
+    return double(size ? t.shape.at(axis) : t.strides.at(axis));
+  }
+
+  void inst(const KInst& i) {
+    const std::vector<Reg>& o = i.operands;
+    Reg r = i.results.empty() ? -1 : i.results[0];
+    size_t S = size_t(f_.subgroupSize);
+    switch (i.op) {
+      case KOp::thread_id: return set(r, [](size_t t) { return double(t); });
+      case KOp::lane_id: return set(r, [&](size_t t) { return double(t % S); });
+      case KOp::warp_id: return set(r, [&](size_t t) { return double(t / S); });
+      case KOp::workgroup_id: return set(r, [&](size_t) { return double(id_.at(size_t(intAttr(i, "axis")))); });
+      case KOp::workgroup_count: return set(r, [&](size_t) { return double(grid_.at(size_t(intAttr(i, "axis")))); });
+      case KOp::param: return set(r, [&](size_t) { return param(intAttr(i, "index")); });
+      case KOp::constant: {
+        const KAttrValue& v = attr(i, "value");
+        double x = std::holds_alternative<double>(v) ? std::get<double>(v) : double(std::get<int64_t>(v));
+        return set(r, [&](size_t) { return x; });
+      }
+      case KOp::unary: return set(r, [&](size_t t) { return unaryOp(strAttr(i, "fn"), reg(o[0])[t]); });
+      case KOp::binary: {
+        bool isInt = !isFloat(type(o[0]));
+        return set(r, [&](size_t t) { return binaryOp(strAttr(i, "fn"), reg(o[0])[t], reg(o[1])[t], isInt); });
+      }
+      case KOp::cmp: return set(r, [&](size_t t) { return compare(strAttr(i, "pred"), reg(o[0])[t], reg(o[1])[t]); });
+      case KOp::select: return set(r, [&](size_t t) { return reg(o[0])[t] != 0 ? reg(o[1])[t] : reg(o[2])[t]; });
+      case KOp::cast:
+        return set(r, [&](size_t t) { return isFloat(type(r)) ? reg(o[0])[t] : std::trunc(reg(o[0])[t]); });
+      case KOp::load_global: {
+        const SimTensor& tensor = tensorOf(intAttr(i, "buffer"));
+        const KAttrValue& fill = attr(i, "fill");
+        double f = std::holds_alternative<double>(fill) ? std::get<double>(fill) : double(std::get<int64_t>(fill));
+        return set(r, [&](size_t t) {
+          return reg(o[1])[t] != 0 ? readElement(tensor.data, tensor.dtype, int64_t(reg(o[0])[t])) : f;
+        });
+      }
+      case KOp::store_global: {
+        const SimTensor& tensor = tensorOf(intAttr(i, "buffer"));
+        for (size_t t = 0; t < T_; ++t)
+          if (reg(o[1])[t] != 0) writeElement(tensor.data, tensor.dtype, int64_t(reg(o[0])[t]), reg(o[2])[t]);
+        return;
+      }
+      case KOp::load_shared: return set(r, [&](size_t t) { return shared_.at(sharedAt(i, reg(o[0])[t])); });
+      case KOp::store_shared:
+        for (size_t t = 0; t < T_; ++t) shared_.at(sharedAt(i, reg(o[0])[t])) = reg(o[1])[t];
+        return;
+      case KOp::barrier: return;  // lockstep: every thread finished the previous instruction
+      case KOp::shuffle_xor:
+        return set(r, [&](size_t t) { return reg(o[0])[t / S * S + ((t % S) ^ size_t(intAttr(i, "mask")))]; });
+      case KOp::shuffle_idx: return set(r, [&](size_t t) { return reg(o[0])[t / S * S + size_t(reg(o[1])[t])]; });
+      case KOp::subgroup_reduce: return subgroupReduce(i);
+      case KOp::mma: return mma(i);
+      case KOp::for_loop: return loop(i);
+      default: throw Error("simulate: cannot run " + std::string(kopName(i.op)));
+    }
+  }
+
+  size_t sharedAt(const KInst& i, double index) const {
+    const SharedAlloc& a = f_.shared.at(size_t(intAttr(i, "alloc")));
+    return size_t(a.offset + int64_t(index) * dtypeBytes(a.dtype));
+  }
+
+  void subgroupReduce(const KInst& i) {
+    size_t cluster = size_t(intAttr(i, "cluster"));
+    const Lanes& x = reg(i.operands[0]);
+    set(i.results[0], [&](size_t t) {
+      size_t first = t / cluster * cluster;
+      double acc = x[first];
+      for (size_t l = first + 1; l < first + cluster; ++l) acc = binaryOp(strAttr(i, "fn"), acc, x[l], !isFloat(type(i.operands[0])));
+      return acc;
+    });
+  }
+
+  // d = a * b + c per warp, the fragments placed by the layouts of the instruction's operands.
+  void mma(const KInst& i) {
+    int64_t m = intAttr(i, "m"), n = intAttr(i, "n"), k = intAttr(i, "k");
+    layout::MatrixInstr instr = layout::MatrixInstr::mma_m16n8k16;
+    for (auto c : {layout::MatrixInstr::mma_m16n8k16, layout::MatrixInstr::wmma_16x16x16, layout::MatrixInstr::mfma_32x32x8})
+      if (layout::instrName(c) == strAttr(i, "instr")) instr = c;
+    layout::LayoutPtr acc = layout::make(layout::Layout{layout::MatrixAcc{instr, {1, 1}}});
+    layout::LinearLayout aLin = layout::toLinear(layout::Layout{layout::DotOperand{0, acc}}, {m, k});
+    layout::LinearLayout bLin = layout::toLinear(layout::Layout{layout::DotOperand{1, acc}}, {k, n});
+    layout::LinearLayout cLin = layout::toLinear(*acc, {m, n});
+    size_t na = size_t(aLin.inSize(layout::kRegister)), nb = size_t(bLin.inSize(layout::kRegister));
+    size_t S = size_t(f_.subgroupSize);
+    std::vector<Lanes> d(i.results.size(), Lanes(T_));
+    for (size_t w = 0; w < T_ / S; ++w) {
+      std::vector<double> A(size_t(m * k)), B(size_t(k * n)), C(size_t(m * n));
+      auto gather = [&](const layout::LinearLayout& lin, size_t first, size_t count, std::vector<double>& into, int64_t cols) {
+        for (size_t j = 0; j < count; ++j)
+          for (size_t l = 0; l < S; ++l) {
+            std::vector<int64_t> at = lin.apply({int64_t(j), int64_t(l), 0});
+            into[size_t(at[0] * cols + at[1])] = reg(i.operands[first + j])[w * S + l];
+          }
+      };
+      gather(aLin, 0, na, A, k);
+      gather(bLin, na, nb, B, n);
+      gather(cLin, na + nb, i.results.size(), C, n);
+      for (size_t j = 0; j < i.results.size(); ++j)
+        for (size_t l = 0; l < S; ++l) {
+          std::vector<int64_t> at = cLin.apply({int64_t(j), int64_t(l), 0});
+          double sum = C[size_t(at[0] * n + at[1])];
+          for (int64_t x = 0; x < k; ++x) sum += A[size_t(at[0] * k + x)] * B[size_t(x * n + at[1])];
+          d[j][w * S + l] = roundTo(type(i.results[j]), sum);
+        }
+    }
+    for (size_t j = 0; j < i.results.size(); ++j) reg(i.results[j]) = std::move(d[j]);
+  }
+
+  void loop(const KInst& i) {
+    const KBlock& body = i.regions.at(0);
+    int64_t start = int64_t(reg(i.operands[0])[0]), end = int64_t(reg(i.operands[1])[0]);
+    std::vector<Lanes> carried;
+    for (size_t c = 2; c < i.operands.size(); ++c) carried.push_back(reg(i.operands[c]));
+    for (int64_t k = start; k < end; ++k) {
+      set(body.args[0], [&](size_t) { return double(k); });
+      for (size_t c = 0; c < carried.size(); ++c) reg(body.args[c + 1]) = carried[c];
+      std::vector<Reg> yielded = block(body);
+      for (size_t c = 0; c < carried.size(); ++c) carried[c] = reg(yielded.at(c));
+    }
+    for (size_t c = 0; c < carried.size(); ++c) reg(i.results[c]) = carried[c];
+  }
+
+  const KernelFunction& f_;
+  const std::vector<SimTensor>& tensors_;
+  const std::vector<double>& scalars_;
+  const std::vector<int64_t>& grid_;
+  size_t T_;
+  std::vector<Lanes> regs_;
+  std::vector<double> shared_;  // by byte address: one slot per element start
+  std::vector<int64_t> id_;
+};
+
+}  // namespace
+
+void simulate(const KernelFunction& f, const std::vector<SimTensor>& tensors, const std::vector<double>& scalars,
+              const std::vector<int64_t>& grid) {
+  Workgroup wg(f, tensors, scalars, grid);
+  std::vector<int64_t> id(grid.size(), 0);
+  int64_t total = 1;
+  for (int64_t g : grid) total *= g;
+  for (int64_t n = 0; n < total; ++n) {
+    int64_t rest = n;
+    for (size_t a = 0; a < grid.size(); ++a) id[a] = rest % grid[a], rest /= grid[a];
+    wg.run(id);
+  }
+}
+
+}  // namespace tj::gpu

@@ -1,0 +1,289 @@
+// The per-thread GPU kernel IR: structural checks on the samples and golden texts.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <sys/wait.h>
+
+#include "devices/interp/interpreter.hpp"
+#include "ir/passes.hpp"
+#include "layout/infer_layouts.hpp"
+#include "lower/gpu/lower_to_kernel_ir.hpp"
+#include "lower/gpu/simulate.hpp"
+#include "samples/kernels.hpp"
+
+namespace fs = std::filesystem;
+using namespace tj;
+using namespace tj::gpu;
+
+namespace {
+
+// A sample with every f32 replaced by f16 (as in test_layout.cpp): matrix units multiply f16.
+ir::Kernel kernelNamed(const std::string& name) {
+  const std::string suffix = "_f16";
+  if (!name.ends_with(suffix)) return samples::traceSample(name);
+  std::string text = ir::print(samples::traceSample(name.substr(0, name.size() - suffix.size())));
+  for (size_t at; (at = text.find("f32")) != std::string::npos;) text.replace(at, 3, "f16");
+  ir::Kernel k = ir::parse(text);
+  ir::verify(k);
+  return k;
+}
+
+KernelFunction lowered(const std::string& name, const std::string& target) {
+  ir::Kernel k = kernelNamed(name);
+  const layout::Target& t = layout::targetByName(target);
+  return lowerToKernelIR(k, layout::inferLayouts(k, t), t);
+}
+
+std::string readText(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Whether any instruction of kind `op` has attribute `name` = `value`.
+bool hasAttr(const KBlock& b, KOp op, const std::string& name, const KAttrValue& value) {
+  for (const KInst& i : b.insts) {
+    if (i.op == op)
+      for (const KAttr& a : i.attrs)
+        if (a.name == name && a.value == value) return true;
+    for (const KBlock& r : i.regions)
+      if (hasAttr(r, op, name, value)) return true;
+  }
+  return false;
+}
+
+// The tensors traceSample traces each sample with, in parameter order.
+std::vector<ir::Shape> sampleShapes(const std::string& name) {
+  if (name.starts_with("gemm")) return {{37, 29}, {29, 23}, {37, 23}};
+  if (name.starts_with("softmax")) return {{37, 29}, {37, 29}};
+  if (name.starts_with("layernorm")) return {{37, 29}, {29}, {29}, {37, 29}};
+  if (name.starts_with("attention")) return std::vector<ir::Shape>(4, {1, 2, 37, 64});
+  return std::vector<ir::Shape>(name == "fused" ? 4 : 3, {1000});
+}
+
+// Host tensors with deterministic values in [-1, 1) (stored as the kernel's dtypes).
+struct HostTensors {
+  std::vector<std::vector<char>> storage;
+  std::vector<TensorArg> args;
+
+  HostTensors(const ir::Kernel& k, const std::vector<ir::Shape>& shapes) {
+    uint64_t seed = 12345;
+    for (size_t t = 0; t < shapes.size(); ++t) {
+      DType dt = k.tensors[t].dtype;
+      int64_t n = 1;
+      std::vector<int64_t> strides(shapes[t].size(), 1);
+      for (size_t d = shapes[t].size(); d-- > 0;) strides[d] = n, n *= shapes[t][d];
+      storage.emplace_back(size_t(n * dtypeBytes(dt)));
+      for (int64_t i = 0; i < n; ++i) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        float v = float(int64_t(seed >> 40) % 2000 - 1000) / 1000.0f;
+        char* at = storage.back().data() + i * dtypeBytes(dt);
+        if (dt == DType::f16) { uint16_t h = floatToHalf(v); std::memcpy(at, &h, 2); }
+        else std::memcpy(at, &v, 4);
+      }
+      args.push_back({storage.back().data(), dt, shapes[t], strides});
+    }
+  }
+  std::vector<gpu::SimTensor> sim() const {
+    std::vector<gpu::SimTensor> out;
+    for (const TensorArg& a : args) out.push_back({a.data, a.dtype, a.shape, a.strides});
+    return out;
+  }
+  double at(size_t t, size_t i) const {
+    const char* p = storage[t].data() + i * size_t(dtypeBytes(args[t].dtype));
+    if (args[t].dtype == DType::f16) { uint16_t h; std::memcpy(&h, p, 2); return halfToFloat(h); }
+    float f;
+    std::memcpy(&f, p, 4);
+    return f;
+  }
+};
+
+// Runs a sample's kernel IR on the simulator and the tile IR on the interpreter over the
+// same small grid; every tensor must agree within `tolerance` (reductions sum in another order).
+void checkAgainstInterpreter(const ir::Kernel& k, const std::vector<ir::Shape>& shapes, const std::string& target,
+                             std::vector<int64_t> grid, double tolerance, const KernelLoweringOptions& options = {}) {
+  CAPTURE(k.name);
+  CAPTURE(target);
+  HostTensors expected(k, shapes), actual(k, shapes);
+  interpret(k, LaunchArgs{expected.args, grid, [](const std::string&) {}});
+  const layout::Target& t = layout::targetByName(target);
+  gpu::simulate(lowerToKernelIR(k, layout::inferLayouts(k, t), t, options), actual.sim(), {}, grid);
+  int64_t mismatches = 0;
+  for (size_t t = 0; t < expected.args.size(); ++t)
+    for (size_t i = 0; i < expected.storage[t].size() / size_t(dtypeBytes(expected.args[t].dtype)); ++i) {
+      double want = expected.at(t, i), got = actual.at(t, i);
+      if (!(std::fabs(want - got) <= tolerance * (1 + std::fabs(want))) && mismatches++ < 5)
+        FAIL_CHECK("tensor " << t << " element " << i << ": " << got << " != " << want);
+    }
+  CHECK(mismatches == 0);
+}
+
+void checkAgainstInterpreter(const std::string& name, const std::string& target, std::vector<int64_t> grid,
+                             double tolerance) {
+  checkAgainstInterpreter(kernelNamed(name), sampleShapes(name), target, std::move(grid), tolerance);
+}
+
+// Column sums and maxima of a 64x32 block: the rows spread over lanes and warps.
+ir::Kernel columnReductions() {
+  ir::Kernel k = ir::parse(R"(kernel @columns(t0: tensor<f32, 2>, t1: tensor<f32, 1>, t2: tensor<f32, 1>) grid 1 {
+  %0 = constant() {value = 0} : i64
+  %1 = load(%0, %0) {fill = 0.0, tensor = 0} : tile<64x32xf32>
+  %2 = reduce_sum(%1) {axis = 0} : tile<32xf32>
+  store(%0, %2) {tensor = 1}
+  %3 = reduce_max(%1) {axis = 0} : tile<32xf32>
+  store(%0, %3) {tensor = 2}
+})");
+  ir::verify(k);
+  return ir::canonicalize(k);
+}
+
+}  // namespace
+
+TEST_CASE("kernel ir: reductions across lanes use butterflies and across warps workgroup memory") {
+  ir::Kernel k = columnReductions();
+  for (const std::string target : {"vulkan", "sm_90", "gfx942"}) {
+    const layout::Target& t = layout::targetByName(target);
+    KernelFunction f = lowerToKernelIR(k, layout::inferLayouts(k, t), t);
+    CAPTURE(target);
+    // Rows go down lanes 8 apart (lane bits 3.. : butterflies) except on vulkan (8 lanes per row).
+    CHECK((countOps(f.body, KOp::shuffle_xor) > 0) == (target != "vulkan"));
+    CHECK(countOps(f.body, KOp::barrier) > 0);  // the 4 warps hold different rows
+    checkAgainstInterpreter(k, {{50, 20}, {20}, {20}}, target, {1}, 1e-6);
+  }
+}
+
+TEST_CASE("kernel ir: a warp-shuffle conversion moves registers with lane shuffles") {
+  // wmma's accumulator to its a operand on gfx1100: the source register depends on the lane
+  // (8 candidates), so by default it goes through workgroup memory.
+  ir::Kernel k = kernelNamed("attention_f16");
+  const layout::Target& t = layout::targetByName("gfx1100");
+  layout::LayoutAssignment a = layout::inferLayouts(k, t);
+  CHECK(countOps(lowerToKernelIR(k, a, t).body, KOp::shuffle_idx) == 0);
+  KernelLoweringOptions shuffles{.maxShuffleCandidates = 8};
+  CHECK(countOps(lowerToKernelIR(k, a, t, shuffles).body, KOp::shuffle_idx) > 0);
+  checkAgainstInterpreter(k, sampleShapes("attention_f16"), "gfx1100", {1, 2}, 1e-2, shuffles);
+}
+
+TEST_CASE("kernel ir: the simulated kernel IR computes what the interpreter does") {
+  checkAgainstInterpreter("vector_add", "vulkan", {1}, 0);
+  checkAgainstInterpreter("softmax", "vulkan", {3}, 1e-6);
+  checkAgainstInterpreter("softmax", "sm_90", {3}, 1e-6);
+  checkAgainstInterpreter("layernorm", "gfx942", {2}, 1e-5);
+  checkAgainstInterpreter("gemm", "sm_90", {1, 1}, 1e-5);
+  checkAgainstInterpreter("gemm_f16", "sm_90", {1, 1}, 1e-2);
+  checkAgainstInterpreter("gemm_f16", "gfx1100", {1, 1}, 1e-2);
+  checkAgainstInterpreter("gemm_f16", "gfx942", {1, 1}, 1e-2);
+  checkAgainstInterpreter("attention_f16", "sm_90", {1, 2}, 1e-2);
+  checkAgainstInterpreter("attention", "gfx942", {1, 2}, 1e-5);
+  checkAgainstInterpreter("attention_f16", "gfx1100", {1, 2}, 1e-2);  // a warp-shuffle conversion, via memory
+  checkAgainstInterpreter("layernorm", "vulkan", {2}, 1e-5);
+  checkAgainstInterpreter("gemm_f16", "vulkan", {1, 1}, 1e-2);  // an FMA dot of f16 operands
+  checkAgainstInterpreter("fused", "gfx1100", {1}, 1e-6);
+}
+
+TEST_CASE("kernel ir: softmax on vulkan reduces rows in the subgroup") {
+  KernelFunction f = lowered("softmax", "vulkan");
+  CHECK(f.workgroupSize == 32);
+  CHECK(countOps(f.body, KOp::subgroup_reduce) + countOps(f.body, KOp::shuffle_xor) > 0);
+  CHECK(hasAttr(f.body, KOp::subgroup_reduce, "fn", std::string("max")));
+  CHECK(hasAttr(f.body, KOp::subgroup_reduce, "fn", std::string("add")));
+  CHECK(countOps(f.body, KOp::mma) == 0);
+}
+
+TEST_CASE("kernel ir: loads and stores are predicated on the tensor bounds") {
+  KernelFunction f = lowered("vector_add", "sm_90");
+  // Every global access carries a predicate: an unsigned index < size compare.
+  CHECK(countOps(f.body, KOp::store_global) > 0);
+  CHECK(hasAttr(f.body, KOp::cmp, "pred", std::string("ult")));
+  for (const KInst& i : f.body.insts)
+    if (i.op == KOp::store_global) CHECK(f.regTypes.at(size_t(i.operands[1])) == DType::boolean);
+}
+
+TEST_CASE("kernel ir: register counts equal the layouts' register counts") {
+  ir::Kernel k = samples::traceSample("vector_add");
+  const layout::Target& t = layout::targetByName("vulkan");
+  layout::LayoutAssignment a = layout::inferLayouts(k, t);
+  KernelFunction f = lowerToKernelIR(k, a, t);
+  // One global load per register of each loaded tile, one store per register of the sum.
+  int64_t loads = 0, stores = 0;
+  ir::forEachOp(k.body, [&](const ir::Op& op) {
+    if (op.code != ir::OpCode::load && op.code != ir::OpCode::store) return;
+    ir::ValueId v = op.code == ir::OpCode::load ? op.results[0] : op.operands.back();
+    int64_t regs = layout::toLinear(a.of(v), k.type(v).shape).inSize(layout::kRegister);
+    (op.code == ir::OpCode::load ? loads : stores) += regs;
+  });
+  CHECK(countOps(f.body, KOp::load_global) == loads);
+  CHECK(countOps(f.body, KOp::store_global) == stores);
+}
+
+TEST_CASE("kernel ir: an f16 gemm on sm_90 runs mma instructions inside its k loop") {
+  ir::Kernel k = kernelNamed("gemm_f16");
+  const layout::Target& t = layout::targetByName("sm_90");
+  layout::LayoutAssignment a = layout::inferLayouts(k, t);
+  KernelFunction f = lowerToKernelIR(k, a, t);
+  REQUIRE(countOps(f.body, KOp::for_loop) == 1);
+  CHECK(countOps(f.body, KOp::mma) > 0);
+  CHECK(hasAttr(f.body, KOp::mma, "instr", std::string("m16n8k16")));
+  // The loop carries exactly the accumulator's registers.
+  ir::ValueId accumulator = -1;
+  ir::forEachOp(k.body, [&](const ir::Op& op) { if (op.code == ir::OpCode::fold) accumulator = op.results[0]; });
+  int64_t accRegs = layout::toLinear(a.of(accumulator), k.type(accumulator).shape).inSize(layout::kRegister);
+  for (const KInst& i : f.body.insts)
+    if (i.op == KOp::for_loop) CHECK(int64_t(i.results.size()) == accRegs);
+  // Each mma reads a, b and c fragments (8 + 4 + 4 registers for m16n8k16) and writes d.
+  for (const KInst& i : f.body.insts)
+    for (const KBlock& r : i.regions)
+      for (const KInst& m : r.insts)
+        if (m.op == KOp::mma) CHECK((m.operands.size() == 16 && m.results.size() == 4));
+  CHECK(countOps(f.body, KOp::barrier) > 0);  // operands through workgroup memory
+}
+
+TEST_CASE("kernel ir: what is not lowered yet fails with a clear error") {
+  CHECK_THROWS_WITH_AS(lowered("gemm", "vulkan"), doctest::Contains("kernel ir: unsupported: 49152 bytes of workgroup memory"), Error);
+  CHECK_THROWS_WITH_AS(lowered("softmax", "cpu"), doctest::Contains("kernel ir: unsupported: target cpu"), Error);
+}
+
+TEST_CASE("kernel ir: tile-ir --stage=kernel prints the library's text and fails on what is unsupported") {
+  auto runTool = [](const std::string& args, int& status) {
+    FILE* pipe = popen((std::string(TILEJIT_BIN_DIR) + "/tile-ir " + args + " 2>&1").c_str(), "r");
+    REQUIRE(pipe != nullptr);
+    std::string out;
+    char buf[4096];
+    while (size_t n = fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
+    int raw = pclose(pipe);
+    status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+    return out;
+  };
+  int status = 0;
+  std::string out = runTool("--sample softmax --stage=kernel --target=vulkan", status);
+  CHECK(status == 0);
+  CHECK(out == print(lowered("softmax", "vulkan")));
+  out = runTool("--sample gemm --stage=kernel --target=vulkan", status);
+  CHECK(status == 1);
+  CHECK(out.find("kernel ir: unsupported:") != std::string::npos);
+}
+
+TEST_CASE("kernel ir: the samples' kernel IR matches the golden files") {
+  fs::path dir = fs::path(TILEJIT_SOURCE_DIR) / "tests" / "golden" / "kernel";
+  bool update = std::getenv("TILEJIT_UPDATE_GOLDEN") != nullptr;
+  if (update) fs::create_directories(dir);
+  const std::pair<const char*, const char*> cases[] = {
+      {"vector_add", "sm_90"}, {"vector_add", "vulkan"}, {"softmax", "sm_90"}, {"softmax", "vulkan"},
+      {"gemm", "sm_90"}, {"gemm_f16", "sm_90"}};
+  for (const auto& [name, target] : cases) {
+    CAPTURE(name);
+    CAPTURE(target);
+    std::string text = print(lowered(name, target));
+    fs::path golden = dir / (std::string(name) + "." + target + ".kir");
+    if (update) std::ofstream(golden) << text;
+    CHECK(readText(golden) == text);
+  }
+}
