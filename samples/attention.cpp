@@ -40,15 +40,18 @@ int main(int argc, char** argv) {
   cli.app.add_option("--seq", seq, "sequence length")->check(CLI::PositiveNumber);
   cli.app.add_option("--dim", dim, "head dimension")->check(CLI::PositiveNumber);
   cli.app.add_flag("--causal", causal, "mask keys after the query position");
+  std::string dtypeName = "f32";
+  cli.app.add_option("--dtype", dtypeName, "q, k, v dtype: f32, f16, bf16 (products accumulate in f32; out is f32)");
   return cli.main(argc, argv, [&](samples::Report& r) {
     Shape shape{batch, heads, seq, dim};
-    Tensor q = Tensor::random(shape, 1), k = Tensor::random(shape, 2), v = Tensor::random(shape, 3);
+    DType dtype = samples::parseDTypeOption(dtypeName);
+    Tensor q = Tensor::random(shape, 1, dtype), k = Tensor::random(shape, 2, dtype), v = Tensor::random(shape, 3, dtype);
     Tensor o = samples::poisoned(shape);
     TuneResult tuned = samples::tuneAttention(q, k, v, o, causal, cli.runOptions());
     auto blocks = samples::AttentionBlocks::from(tuned.chosen);
     r.tune = tuneSourceName(tuned.source);
     r.time([&] { return samples::attention(q, k, v, o, causal, cli.runOptions(), blocks); });
-    r.dtype = "f32";
+    r.dtype = dtypeName;
     r.shape = std::to_string(batch) + "x" + std::to_string(heads) + "x" + std::to_string(seq) + "x" +
               std::to_string(dim) + (causal ? "-causal" : "");
     r.work = 4.0 * batch * heads * seq * seq * dim * (causal ? 0.5 : 1.0);
@@ -58,6 +61,6 @@ int main(int argc, char** argv) {
       size_t off = static_cast<size_t>(h * seq * dim);
       referenceHead(&qv[off], &kv[off], &vv[off], &ref[off], seq, dim, causal);
     }
-    r.compare(o, ref, samples::tolerance(DType::f32, seq + dim));
+    r.compare(o, ref, samples::tolerance(dtype, seq + dim));
   });
 }

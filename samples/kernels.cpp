@@ -83,6 +83,7 @@ std::string attention(const Tensor& q, const Tensor& k, const Tensor& v, const T
     Index seqK = K.size(2);
     Tile qt = Q.at({batch, head, m, 0}).reshape({blockM, dim});
     Tile rows = p.iota({blockM, blockN}, 0) + m * blockM;
+    // f16/bf16 inputs: both products accumulate in f32; P is rounded to V's dtype for the second.
     // Causal: key blocks past this query block's last row are never needed.
     Index end = causal ? min(cdiv((m + 1) * blockM, blockN), K.blocks(2)) : K.blocks(2);
     auto [rowMax, rowSum, acc] = p.fold(
@@ -98,7 +99,7 @@ std::string attention(const Tensor& q, const Tensor& k, const Tensor& v, const T
           Tile probs = (s - newMax.expand_dims(1)).exp();
           Tile rescale = (rowMax - newMax).exp();
           return std::tuple{newMax, rowSum * rescale + probs.sum(1),
-                            acc * rescale.expand_dims(1) + dot(probs, vt)};
+                            acc * rescale.expand_dims(1) + dot(probs.cast(vt.dtype()), vt)};
         });
     (void)rowMax;
     Tile o = acc / rowSum.expand_dims(1);
@@ -153,23 +154,24 @@ std::string fused(const Tensor& a, const Tensor& b, const Tensor& c, const Tenso
 }
 
 std::vector<std::string> sampleNames() {
-  return {"gemm", "attention", "attention_causal", "softmax", "layernorm", "vector_add", "fused"};
+  return {"gemm", "attention", "attention_causal", "attention_f16", "softmax", "layernorm", "vector_add", "fused"};
 }
 
 ir::Kernel traceSample(const std::string& name) {
   CaptureTraces capture;
   auto matrix = [](int64_t r, int64_t c) { return Tensor::zeros({r, c}); };
-  auto heads = [] { return Tensor::zeros({1, 2, 37, 64}); };
+  auto heads = [](DType t = f32) { return Tensor::zeros({1, 2, 37, 64}, t); };
   auto vector = [](int64_t n) { return Tensor::zeros({n}); };
   if (name == "gemm") gemm(matrix(37, 29), matrix(29, 23), matrix(37, 23));
   else if (name == "attention" || name == "attention_causal")
     attention(heads(), heads(), heads(), heads(), name == "attention_causal");
+  else if (name == "attention_f16") attention(heads(f16), heads(f16), heads(f16), heads(), false);
   else if (name == "softmax") softmax(matrix(37, 29), matrix(37, 29));
   else if (name == "layernorm") layernorm(matrix(37, 29), vector(29), vector(29), matrix(37, 29));
   else if (name == "vector_add") vectorAdd(vector(1000), vector(1000), vector(1000));
   else if (name == "fused") fused(vector(1000), vector(1000), vector(1000), vector(1000));
-  else throw Error("sample: unknown sample '" + name + "'; known: gemm, attention, attention_causal, softmax, "
-                   "layernorm, vector_add, fused");
+  else throw Error("sample: unknown sample '" + name + "'; known: gemm, attention, attention_causal, "
+                   "attention_f16, softmax, layernorm, vector_add, fused");
   return capture.kernels().at(0);
 }
 
