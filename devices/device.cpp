@@ -8,6 +8,7 @@
 
 #include "devices/cpu/cpu_device.hpp"
 #include "devices/interp/interpreter.hpp"
+#include "devices/vulkan/vulkan_device.hpp"
 #include "jit/cpu_target.hpp"
 
 namespace tj {
@@ -21,7 +22,7 @@ class InterpreterDevice final : public Device {
 };
 
 // Devices the design names whose backends are not in this build yet.
-const std::vector<std::string> kPlannedDevices = {"vulkan", "cuda", "hip"};
+const std::vector<std::string> kPlannedDevices = {"cuda", "hip"};
 
 // The device an empty name selects: the CPU backend where it can run, else
 // the interpreter (which stays selectable by name).
@@ -79,6 +80,8 @@ Device& selectDevice(const std::string& requested) {
     if (!jit::hostTargetSupported()) throw Error("device: the cpu device cannot run here: LLVM cannot target this host");
     return cpu::CpuDevice::instance();
   }
+  // Falls back to the CPU, with a warning, where Vulkan or a kernel's lowering is missing.
+  if (base == "vulkan") return vulkan::VulkanDevice::instance(name);
   if (std::find(kPlannedDevices.begin(), kPlannedDevices.end(), base) != kPlannedDevices.end()) {
     static std::once_flag warned;
     std::call_once(warned, [&] {
