@@ -19,11 +19,14 @@ int64_t nextPow2(int64_t n) { return static_cast<int64_t>(std::bit_ceil(static_c
 std::string deviceName(const RunOptions& opts) { return selectDevice(opts.device).name(); }
 
 // Tuning is worth its time only where speed means something.
+// The candidates for a device; the first is its default.
 template <class Blocks>
-std::vector<TuneConfig> space(const std::string& device, const std::vector<Blocks>& cpuSweep) {
-  if (device != "cpu") return {Blocks{}.config()};
+std::vector<TuneConfig> space(const std::string& device, const std::vector<Blocks>& cpuSweep,
+                              const std::vector<Blocks>& vulkanSweep) {
+  const std::vector<Blocks>* sweep = device == "cpu" ? &cpuSweep : device.rfind("vulkan", 0) == 0 ? &vulkanSweep : nullptr;
+  if (!sweep) return {Blocks{}.config()};
   std::vector<TuneConfig> configs;
-  for (const Blocks& b : cpuSweep) configs.push_back(b.config());
+  for (const Blocks& b : *sweep) configs.push_back(b.config());
   return configs;
 }
 }  // namespace
@@ -34,12 +37,15 @@ TuneConfig AttentionBlocks::config() const { return {{{"block_m", m}, {"block_n"
 AttentionBlocks AttentionBlocks::from(const TuneConfig& c) { return {c["block_m"], c["block_n"]}; }
 
 std::vector<TuneConfig> gemmTuneSpace(const std::string& device) {
-  return space<GemmBlocks>(device, {{128, 64, 64}, {64, 64, 32}, {128, 128, 32}, {64, 128, 64}, {128, 256, 64},
-                                    {128, 64, 128}, {256, 64, 64}});
+  // Vulkan stages both operand blocks in workgroup memory (32 KiB on lavapipe).
+  return space<GemmBlocks>(device,
+                           {{128, 64, 64}, {64, 64, 32}, {128, 128, 32}, {64, 128, 64}, {128, 256, 64}, {128, 64, 128},
+                            {256, 64, 64}},
+                           {{64, 64, 32}, {32, 64, 32}, {32, 32, 32}});
 }
 
 std::vector<TuneConfig> attentionTuneSpace(const std::string& device) {
-  return space<AttentionBlocks>(device, {{64, 64}, {32, 64}, {64, 32}, {128, 64}, {64, 128}});
+  return space<AttentionBlocks>(device, {{64, 64}, {32, 64}, {64, 32}, {128, 64}, {64, 128}}, {{64, 64}, {32, 32}});
 }
 
 TuneResult tuneGemm(const Tensor& a, const Tensor& b, const Tensor& c, const RunOptions& opts, TuneOptions tuning) {
