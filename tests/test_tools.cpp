@@ -124,3 +124,15 @@ TEST_CASE("TILEJIT_DUMP writes each traced kernel as a .tir file tile-ir reads b
   CHECK(out.item(999) == doctest::Approx(2 * a.item(999)));
   fs::remove_all(dir);
 }
+
+TEST_CASE("tile-ir --stage=spirv disassembles the Vulkan shader of a sample") {
+  if (runCommand("spirv-dis --version").status != 0) {
+    MESSAGE("spirv-dis not found (spirv-tools); skipping");
+    CHECK(std::getenv("TILEJIT_REQUIRE_SPIRV_VAL") == nullptr);
+    return;
+  }
+  CommandResult r = runCommand(tileIr("--sample vector_add --stage=spirv"));
+  CHECK(r.status == 0);
+  CHECK(r.output.find("OpEntryPoint GLCompute") != std::string::npos);
+  CHECK(r.output.find("OpStore") != std::string::npos);
+}

@@ -5,9 +5,12 @@
 //   tile-ir --stage=NAME ...    the IR after a pipeline stage (parsed, canonical, llvm)
 //   tile-ir --stage=layout --target=T ...  the canonical IR with each value's layout on target T
 //   tile-ir --stage=kernel --target=T ...  the per-thread GPU kernel IR on target T
+//   tile-ir --stage=spirv ...   the Vulkan compute shader, disassembled by spirv-dis (spirv-tools)
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <filesystem>
+#include <unistd.h>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -16,11 +19,28 @@
 #include "layout/infer_layouts.hpp"
 #include "lower/cpu/lower_to_llvm.hpp"
 #include "lower/gpu/lower_to_kernel_ir.hpp"
+#include "lower/spirv/print_kernel_ir.hpp"
 #include "samples/kernels.hpp"
 
 namespace {
 
-const std::vector<std::string> kStages = {"parsed", "canonical", "llvm", "layout", "kernel"};
+const std::vector<std::string> kStages = {"parsed", "canonical", "llvm", "layout", "kernel", "spirv"};
+
+// Our SPIR-V is a binary; spirv-dis (from spirv-tools, a development tool, not a
+// dependency of the library) turns it into text.
+std::string disassemble(const std::vector<uint32_t>& words) {
+  std::string path = std::filesystem::temp_directory_path() / ("tile-ir-" + std::to_string(getpid()) + ".spv");
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(words.data()),
+                                              static_cast<std::streamsize>(words.size() * 4));
+  FILE* pipe = popen(("spirv-dis --no-color '" + path + "' 2>&1").c_str(), "r");
+  std::string text;
+  char buf[4096];
+  while (size_t n = pipe ? fread(buf, 1, sizeof buf, pipe) : 0) text.append(buf, n);
+  int status = pipe ? pclose(pipe) : -1;
+  std::filesystem::remove(path);
+  if (status != 0) throw tj::Error("tile-ir: spirv-dis failed (install spirv-tools): " + text);
+  return text;
+}
 
 tj::ir::Kernel readFile(const std::string& path, bool canonical) {
   std::ifstream in(path);
@@ -63,6 +83,9 @@ int main(int argc, char** argv) {
     else if (stage == "kernel") {
       const tj::layout::Target& t = tj::layout::targetByName(target);
       std::cout << tj::gpu::print(tj::gpu::lowerToKernelIR(k, tj::layout::inferLayouts(k, t), t));
+    } else if (stage == "spirv") {
+      const tj::layout::Target& t = tj::layout::targetByName("vulkan");
+      std::cout << disassemble(tj::spirv::printSpirv(tj::gpu::lowerToKernelIR(k, tj::layout::inferLayouts(k, t), t)));
     } else std::cout << tj::ir::print(k);
   } catch (const tj::Error& e) {
     std::fprintf(stderr, "%s\n", e.what());
