@@ -4,7 +4,7 @@
 // cpu device, with one block size per candidate and timing cut to two runs.
 #include <doctest/doctest.h>
 
-#include "tests/process.hpp"
+#include "tests/support.hpp"
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -31,6 +31,9 @@
 namespace tj {
 namespace {
 
+using test::CaptureLog;
+using test::ScopedEnv;
+
 namespace fs = std::filesystem;
 
 fs::path scratchDir(const std::string& name) {
@@ -40,35 +43,7 @@ fs::path scratchDir(const std::string& name) {
   return dir;
 }
 
-// Sets an environment variable (nullptr: unsets it) until destroyed.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    set(value);
-  }
-  ~ScopedEnv() { set(old_ ? old_->c_str() : nullptr); }
 
- private:
-  void set(const char* value) { value ? setenv(name_, value, 1) : unsetenv(name_); }
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
-// Collects spdlog's default-logger output while alive.
-class CaptureLog {
- public:
-  CaptureLog() : previous_(spdlog::default_logger()) {
-    spdlog::set_default_logger(
-        std::make_shared<spdlog::logger>("capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(out_)));
-  }
-  ~CaptureLog() { spdlog::set_default_logger(previous_); }
-  std::string text() const { return out_.str(); }
-
- private:
-  std::ostringstream out_;
-  std::shared_ptr<spdlog::logger> previous_;
-};
 
 std::string readText(const fs::path& p) {
   std::ifstream in(p);

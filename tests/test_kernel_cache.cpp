@@ -3,7 +3,7 @@
 // kernel of test_cpu_runtime.cpp, so no lowering is involved.
 #include <doctest/doctest.h>
 
-#include "tests/process.hpp"
+#include "tests/support.hpp"
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -35,6 +35,9 @@ void runIds(cpu::KernelEntry entry, int64_t n, cpu::ThreadPool& pool);
 
 namespace tj {
 namespace {
+
+using test::CaptureLog;
+using test::ScopedEnv;
 
 namespace fs = std::filesystem;
 using jit::CacheSource;
@@ -72,35 +75,7 @@ std::pair<CacheSource, int> freshLookup(const fs::path& dir) {
 const std::pair<CacheSource, int> kDiskHit{CacheSource::disk, 0};
 const std::pair<CacheSource, int> kCompiled{CacheSource::compiled, 1};
 
-// Sets an environment variable (nullptr: unsets it) until destroyed.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    set(value);
-  }
-  ~ScopedEnv() { set(old_ ? old_->c_str() : nullptr); }
 
- private:
-  void set(const char* value) { value ? setenv(name_, value, 1) : unsetenv(name_); }
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
-// Collects spdlog's default-logger output while alive.
-class CaptureLog {
- public:
-  CaptureLog() : previous_(spdlog::default_logger()) {
-    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(out_);
-    spdlog::set_default_logger(std::make_shared<spdlog::logger>("capture", sink));
-  }
-  ~CaptureLog() { spdlog::set_default_logger(previous_); }
-  std::string text() const { return out_.str(); }
-
- private:
-  std::ostringstream out_;
-  std::shared_ptr<spdlog::logger> previous_;
-};
 
 
 // This test binary running the child case below in `mode`.

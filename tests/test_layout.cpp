@@ -2,7 +2,7 @@
 // the inferred layouts of the samples on every target (golden files).
 #include <doctest/doctest.h>
 
-#include "tests/process.hpp"
+#include "tests/support.hpp"
 
 #include <array>
 #include <cstdio>

@@ -1,7 +1,7 @@
 // tile-ir, golden IR of the samples, hash stability across processes, TILEJIT_DUMP.
 #include <doctest/doctest.h>
 
-#include "tests/process.hpp"
+#include "tests/support.hpp"
 
 #include <array>
 #include <cstdio>

@@ -23,7 +23,7 @@
 #include "layout/infer_layouts.hpp"
 #include "lower/gpu/lower_to_kernel_ir.hpp"
 #include "lower/spirv/print_kernel_ir.hpp"
-#include "process.hpp"
+#include "tests/support.hpp"
 #include "samples/kernels.hpp"
 
 namespace tj::vktest {

@@ -1,0 +1,77 @@
+// What several test files share: running other programs (the tools, child copies
+// of the test binary), scoped environment variables, and captured log output.
+#pragma once
+#include <doctest/doctest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace tj::test {
+
+struct CommandResult {
+  int status;          // exit status, -1 when the child did not exit normally
+  std::string output;  // stdout and stderr
+};
+
+// Runs the commands at the same time through the shell; results in order.
+inline std::vector<CommandResult> runConcurrently(const std::vector<std::string>& commands) {
+  std::vector<FILE*> pipes;
+  for (const std::string& c : commands) pipes.push_back(popen((c + " 2>&1").c_str(), "r"));
+  std::vector<CommandResult> results;
+  for (FILE* pipe : pipes) {
+    REQUIRE(pipe != nullptr);
+    std::string out;
+    std::array<char, 4096> buf;
+    while (size_t n = fread(buf.data(), 1, buf.size(), pipe)) out.append(buf.data(), n);
+    int status = pclose(pipe);
+    results.push_back({WIFEXITED(status) ? WEXITSTATUS(status) : -1, out});
+  }
+  return results;
+}
+
+inline CommandResult runCommand(const std::string& command) { return runConcurrently({command})[0]; }
+
+// Sets an environment variable (nullptr: unsets it) until destroyed.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    set(value);
+  }
+  ~ScopedEnv() { set(old_ ? old_->c_str() : nullptr); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  void set(const char* value) { value ? setenv(name_, value, 1) : unsetenv(name_); }
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+// Collects spdlog's default-logger output while alive.
+class CaptureLog {
+ public:
+  CaptureLog() : previous_(spdlog::default_logger()) {
+    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(out_);
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>("capture", sink));
+  }
+  ~CaptureLog() { spdlog::set_default_logger(previous_); }
+  CaptureLog(const CaptureLog&) = delete;
+  CaptureLog& operator=(const CaptureLog&) = delete;
+  std::string text() const { return out_.str(); }
+
+ private:
+  std::ostringstream out_;
+  std::shared_ptr<spdlog::logger> previous_;
+};
+
+}  // namespace tj::test
