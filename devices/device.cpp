@@ -9,6 +9,7 @@
 #include "devices/cpu/cpu_device.hpp"
 #include "devices/interp/interpreter.hpp"
 #include "devices/vulkan/vulkan_device.hpp"
+#include "devices/vulkan/vulkan_runtime.hpp"
 #include "jit/cpu_target.hpp"
 
 namespace tj {
@@ -62,8 +63,11 @@ void checkLaunchArgs(const ir::Kernel& k, const LaunchArgs& args, std::string_vi
 }
 
 std::vector<std::string> availableDevices() {
-  if (jit::hostTargetSupported()) return {"cpu", "interp"};
-  return {"interp"};
+  std::vector<std::string> names;
+  if (jit::hostTargetSupported()) names.push_back("cpu");
+  names.push_back("interp");
+  if (vk::status().available) names.push_back("vulkan");
+  return names;
 }
 
 Device& selectDevice(const std::string& requested) {

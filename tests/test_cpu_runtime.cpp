@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "devices/cpu/cpu_device.hpp"
+#include "devices/vulkan/vulkan_runtime.hpp"
 #include "devices/cpu/thread_pool.hpp"
 #include "devices/interp/interpreter.hpp"
 #include "ir/passes.hpp"
@@ -400,6 +401,8 @@ TEST_CASE("devices: cpu is selectable and the default; interp stays selectable")
   CHECK(selectDevice("interp").name() == "interp");
   std::vector<std::string> names = availableDevices();
   CHECK(std::find(names.begin(), names.end(), "interp") != names.end());
+  bool listsVulkan = std::find(names.begin(), names.end(), "vulkan") != names.end();
+  CHECK(listsVulkan == vk::status().available);
   if (jit::hostTargetSupported() && !std::getenv("TILEJIT_DEVICE")) CHECK(selectDevice().name() == "cpu");
 }
 
