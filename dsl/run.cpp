@@ -80,7 +80,7 @@ CanonicalMemo& canonicalMemo() {
 TracedKernel finishTrace(Tracer& tracer) {
   const ir::Kernel& raw = tracer.kernel();
   uint64_t rawHash = ir::semanticHash(raw);
-  if (auto known = canonicalMemo().find(rawHash, raw.name)) return {known->kernel, tracer.tensors(), known->hash};
+  if (auto known = canonicalMemo().find(rawHash, raw.name)) return {known->kernel, tracer.takeTensors(), known->hash};
   ir::verify(raw);
   auto canonical = std::make_shared<const ir::Kernel>(ir::canonicalize(raw));
   ir::verify(*canonical);
@@ -88,7 +88,7 @@ TracedKernel finishTrace(Tracer& tracer) {
   dumpKernel(*canonical);
   uint64_t hash = ir::semanticHash(*canonical);
   canonicalMemo().add(rawHash, raw.name, {canonical, hash});
-  return {canonical, tracer.tensors(), hash};
+  return {canonical, tracer.takeTensors(), hash};
 }
 
 Device& deviceFor(const std::string& name, const SourceLoc& loc, std::string_view op) {
@@ -119,6 +119,7 @@ std::string run(const std::vector<int64_t>& grid, const KernelBody& body, const 
   }
   Device& device = detail::deviceFor(options.device, SourceLoc::from(loc), "run");
   std::vector<TensorArg> args;
+  args.reserve(traced.tensors.size());
   for (const Tensor& t : traced.tensors) args.push_back(detail::tensorArg(t));
   device.launch(*traced.kernel, {args, grid, {}, {}, traced.hash});
   return device.name();

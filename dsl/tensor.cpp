@@ -8,6 +8,8 @@
 #include <numeric>
 #include <random>
 
+#include "ir/ir.hpp"
+
 namespace tj {
 
 struct Tensor::Storage {
@@ -21,15 +23,6 @@ struct Tensor::Storage {
 
 namespace {
 
-Shape rowMajorStrides(const Shape& shape) {
-  Shape strides(shape.size());
-  int64_t s = 1;
-  for (size_t d = shape.size(); d-- > 0;) {
-    strides[d] = s;
-    s *= shape[d];
-  }
-  return strides;
-}
 
 std::string shapeText(const Shape& s) {
   std::string t = "[";
@@ -100,7 +93,7 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Loc loc) {
   checkShape(shape, "Tensor::empty", loc);
   int64_t n = std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<>());
   auto storage = std::make_shared<Storage>(static_cast<size_t>(n) * dtypeBytes(dtype));
-  return Tensor(std::move(storage), dtype, shape, rowMajorStrides(shape), 0);
+  return Tensor(std::move(storage), dtype, shape, ir::rowMajorStrides(shape), 0);
 }
 
 Tensor Tensor::zeros(const Shape& shape, DType dtype, Loc loc) { return full(shape, 0.0, dtype, loc); }

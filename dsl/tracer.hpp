@@ -2,6 +2,7 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dsl/program.hpp"
@@ -49,7 +50,8 @@ class Tracer {
   void closeBlock();
 
   ir::Kernel& kernel() { return kernel_; }
-  const std::vector<Tensor>& tensors() const { return tensors_; }
+  // The tensor parameters, moved out once tracing is done (finishTrace).
+  std::vector<Tensor> takeTensors() { return std::move(tensors_); }
 
  private:
   ir::ValueId newValue(const ir::Type& t);

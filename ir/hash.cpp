@@ -3,8 +3,6 @@
 // source locations do not matter but every op, type and attribute does.
 #include <xxhash.h>
 
-#include <unordered_map>
-
 #include "ir/passes.hpp"
 #include "ir/rewrite.hpp"
 
@@ -17,7 +15,7 @@ constexpr std::string_view kFormat = "tilejit-ir-hash/2";  // 2: scalar paramete
 
 class Encoder {
  public:
-  explicit Encoder(const Kernel& k) : k_(k) {}
+  explicit Encoder(const Kernel& k) : k_(k), index_(k.types.size(), -1) {}
 
   std::string encode() {
     out_.str(kFormat);
@@ -35,8 +33,10 @@ class Encoder {
 
  private:
   void define(ValueId v) {
-    index_.emplace(v, static_cast<int64_t>(index_.size()));
-    out_.type(k_.type(v));
+    const Type& t = k_.type(v);  // throws for an id outside the type table
+    int64_t& slot = index_[static_cast<size_t>(v)];
+    if (slot < 0) slot = defined_++;  // a redefinition keeps its first number
+    out_.type(t);
   }
 
   void block(const Block& b) {
@@ -49,10 +49,8 @@ class Encoder {
   void op(const Op& op) {
     out_.u8(static_cast<uint8_t>(op.code));
     out_.i64(static_cast<int64_t>(op.operands.size()));
-    for (ValueId v : op.operands) {
-      auto it = index_.find(v);
-      out_.i64(it == index_.end() ? -1 : it->second);  // undefined: malformed, but still hashable
-    }
+    for (ValueId v : op.operands)  // undefined: -1, malformed but still hashable
+      out_.i64(v >= 0 && static_cast<size_t>(v) < index_.size() ? index_[static_cast<size_t>(v)] : -1);
     out_.i64(static_cast<int64_t>(op.results.size()));
     for (ValueId r : op.results) define(r);
     out_.attrs(op.attrs);
@@ -62,7 +60,8 @@ class Encoder {
 
   const Kernel& k_;
   ByteWriter out_;
-  std::unordered_map<ValueId, int64_t> index_;
+  std::vector<int64_t> index_;  // by ValueId: definition number, -1 until defined
+  int64_t defined_ = 0;
 };
 
 }  // namespace

@@ -23,6 +23,16 @@ int64_t Type::numel() const {
   return n;
 }
 
+Shape rowMajorStrides(const Shape& shape) {
+  Shape strides(shape.size());
+  int64_t s = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    strides[d] = s;
+    s *= shape[d];
+  }
+  return strides;
+}
+
 std::string Type::str() const {
   if (shape.empty()) return std::string(dtypeName(dtype));
   std::string s = "tile<";

@@ -57,6 +57,9 @@ struct Type {
   bool operator==(const Type&) const = default;
 };
 
+// The element strides of a contiguous row-major array of `shape`.
+Shape rowMajorStrides(const Shape& shape);
+
 enum class OpCode : uint8_t {
   // leaves
   program_id, num_programs, tensor_dim, constant, iota,

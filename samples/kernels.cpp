@@ -18,8 +18,8 @@ int64_t nextPow2(int64_t n) { return static_cast<int64_t>(std::bit_ceil(static_c
 
 std::string deviceName(const RunOptions& opts) { return selectDevice(opts.device).name(); }
 
-// Tuning is worth its time only where speed means something.
-// The candidates for a device; the first is its default.
+// The candidates for a device, the first being its default. Other devices (the
+// interpreter) get only the default: timing them means nothing.
 template <class Blocks>
 std::vector<TuneConfig> space(const std::string& device, const std::vector<Blocks>& cpuSweep,
                               const std::vector<Blocks>& vulkanSweep) {
@@ -176,8 +176,11 @@ ir::Kernel traceSample(const std::string& name) {
   else if (name == "layernorm") layernorm(matrix(37, 29), vector(29), vector(29), matrix(37, 29));
   else if (name == "vector_add") vectorAdd(vector(1000), vector(1000), vector(1000));
   else if (name == "fused") fused(vector(1000), vector(1000), vector(1000), vector(1000));
-  else throw Error("sample: unknown sample '" + name + "'; known: gemm, attention, attention_causal, "
-                   "attention_f16, softmax, layernorm, vector_add, fused");
+  else {
+    std::string known;
+    for (const std::string& n : sampleNames()) known += (known.empty() ? "" : ", ") + n;
+    throw Error("sample: unknown sample '" + name + "'; known: " + known);
+  }
   return capture.kernels().at(0);
 }
 

@@ -156,17 +156,22 @@ double maxOf(double a, double b) {
 }
 double minOf(double a, double b) { return -maxOf(-a, -b); }
 
+bool isComparison(std::string_view op) {
+  return op == "<" || op == "<=" || op == ">" || op == ">=" || op == "==" || op == "!=";
+}
+
+// A comparison as 0 or 1; IEEE for NaN when T is double.
+template <typename T>
+int64_t compare(std::string_view op, T x, T y) {
+  return op == "<" ? x < y : op == "<=" ? x <= y : op == ">" ? x > y : op == ">=" ? x >= y : op == "==" ? x == y : x != y;
+}
+
 // `a op b` in dtype t as the IR defines it: floats in float64 rounded once, ints
 // wrapping with truncating division, comparisons 0 or 1 (IEEE for NaN).
 Num arith(std::string_view op, DType t, const Num& a, const Num& b) {
   if (isFloat(t)) {
     double x = ref::asDouble(a), y = ref::asDouble(b);
-    if (op == "<") return int64_t{x < y};
-    if (op == "<=") return int64_t{x <= y};
-    if (op == ">") return int64_t{x > y};
-    if (op == ">=") return int64_t{x >= y};
-    if (op == "==") return int64_t{x == y};
-    if (op == "!=") return int64_t{x != y};
+    if (isComparison(op)) return compare(op, x, y);
     double r = op == "+"     ? x + y
                : op == "-"   ? x - y
                : op == "*"   ? x * y
@@ -177,12 +182,7 @@ Num arith(std::string_view op, DType t, const Num& a, const Num& b) {
     return roundToFloat(t, r);
   }
   int64_t x = ref::asInt(a), y = ref::asInt(b);
-  if (op == "<") return int64_t{x < y};
-  if (op == "<=") return int64_t{x <= y};
-  if (op == ">") return int64_t{x > y};
-  if (op == ">=") return int64_t{x >= y};
-  if (op == "==") return int64_t{x == y};
-  if (op == "!=") return int64_t{x != y};
+  if (isComparison(op)) return compare(op, x, y);
   if (op == "&&") return x & y;
   if (op == "||") return x | y;
   int64_t r = op == "+"     ? ref::wrapAdd(x, y)
@@ -195,9 +195,6 @@ Num arith(std::string_view op, DType t, const Num& a, const Num& b) {
   return ref::wrap(t, r);
 }
 
-bool isComparison(std::string_view op) {
-  return op == "<" || op == "<=" || op == ">" || op == ">=" || op == "==" || op == "!=";
-}
 
 // ---- Elementwise kernels over rank-2 outputs, with partial edge blocks
 

@@ -15,7 +15,7 @@
 #include "ir/passes.hpp"
 #include "layout/infer_layouts.hpp"
 #include "lower/gpu/lower_to_kernel_ir.hpp"
-#include "lower/gpu/simulate.hpp"
+#include "tests/kernel_ir_simulator.hpp"
 #include "samples/kernels.hpp"
 
 namespace fs = std::filesystem;

@@ -78,7 +78,8 @@ void compareWithInterpreter(const Shape& outShape, int64_t maxUlps,
   CHECK(ran == (info.onVulkan ? "vulkan" : "cpu"));
   if (info.onVulkan) {
     ++gRanOnVulkan;
-    checkValid(info.spirv);
+    REQUIRE(info.spirv);
+    checkValid(*info.spirv);
   }
   std::vector<double> e = expected.values(), a = actual.values();
   REQUIRE(e.size() == a.size());

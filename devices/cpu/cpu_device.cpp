@@ -102,6 +102,7 @@ void CpuDevice::launch(const ir::Kernel& kernel, const LaunchArgs& args) {
   gLastLaunch = {found.source, found.compileMs, found.loadMs};
 
   std::vector<TensorDesc> tensors;
+  tensors.reserve(args.tensors.size());
   for (const TensorArg& t : args.tensors) tensors.push_back(descriptor(t));
   Printer printer{args.print, args.grid.size()};
   uint32_t faults = 0;

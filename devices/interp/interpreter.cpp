@@ -70,16 +70,6 @@ constexpr auto kMin = [](auto a, auto b) { return minOf(a, b); };
 
 // ---- Index helpers.
 
-ir::Shape rowMajorStrides(const ir::Shape& shape) {
-  ir::Shape strides(shape.size());
-  int64_t s = 1;
-  for (size_t d = shape.size(); d-- > 0;) {
-    strides[d] = s;
-    s *= shape[d];
-  }
-  return strides;
-}
-
 int64_t product(ir::Shape::const_iterator begin, ir::Shape::const_iterator end) {
   int64_t n = 1;
   for (auto it = begin; it != end; ++it) n *= *it;
@@ -445,7 +435,7 @@ Value Interpreter::gather(const ir::Op& op, const ir::Type& rt, const ir::Shape&
 Value Interpreter::broadcast(const ir::Op& op, const ir::Type& rt) {
   const ir::Shape& from = in(op, 0).type.shape;
   if (from.size() != rt.shape.size()) unverified(op, "rank differs from the result " + rt.str());
-  ir::Shape strides = rowMajorStrides(from);
+  ir::Shape strides = ir::rowMajorStrides(from);
   for (size_t d = 0; d < from.size(); ++d) {
     if (from[d] == 1) strides[d] = 0;  // every result index reads element 0
     else if (from[d] != rt.shape[d]) unverified(op, in(op, 0).type.str() + " does not broadcast to " + rt.str());
@@ -465,7 +455,7 @@ Value Interpreter::reshape(const ir::Op& op, const ir::Type& rt) {
 Value Interpreter::permute(const ir::Op& op, const ir::Type& rt) {
   const ir::Shape& from = in(op, 0).type.shape;
   const std::vector<int64_t>& perm = op.intsAttr("perm");
-  ir::Shape fromStrides = rowMajorStrides(from);
+  ir::Shape fromStrides = ir::rowMajorStrides(from);
   ir::Shape strides(perm.size());
   for (size_t i = 0; i < perm.size(); ++i) {
     if (perm.size() != from.size() || perm[i] < 0 || static_cast<size_t>(perm[i]) >= from.size() ||
@@ -582,9 +572,7 @@ void Interpreter::fold(const ir::Op& op) {
 }
 
 void Interpreter::print(const ir::Op& op) {
-  std::string where;
-  for (size_t d = 0; d < programId_.size(); ++d) where += (d ? ", " : "") + std::to_string(programId_[d]);
-  std::string line = "[" + op.stringAttr("label") + "] program (" + where + "): " + interp::tileText(in(op, 0));
+  std::string line = interp::printLine(op.stringAttr("label"), programId_, in(op, 0));
   if (args_.print) args_.print(line);
   else std::cout << line << '\n';
 }

@@ -50,12 +50,11 @@ std::vector<int64_t> paramSlots(const gpu::KernelFunction& f, const LaunchArgs& 
   std::vector<int64_t> slots(std::max<size_t>(1, f.params.size()), 0);
   for (size_t p = 0; p < f.params.size(); ++p) {
     const gpu::KParam& param = f.params[p];
-    size_t dot = param.name.find('.');
-    size_t n = size_t(std::stoi(param.name.substr(1, dot - 1)));
+    size_t n = param.number;
     switch (param.kind) {
       case gpu::KParam::Kind::buffer: break;
-      case gpu::KParam::Kind::size: slots[p] = args.tensors[n].shape.at(std::stoul(param.name.substr(dot + 5))); break;
-      case gpu::KParam::Kind::stride: slots[p] = args.tensors[n].strides.at(std::stoul(param.name.substr(dot + 7))); break;
+      case gpu::KParam::Kind::size: slots[p] = args.tensors[n].shape.at(param.axis); break;
+      case gpu::KParam::Kind::stride: slots[p] = args.tensors[n].strides.at(param.axis); break;
       case gpu::KParam::Kind::scalar:
         slots[p] = isFloat(param.dtype) ? int64_t(std::bit_cast<uint32_t>(float(args.scalars[n].f))) : args.scalars[n].i;
         break;
@@ -76,7 +75,7 @@ void storedBuffers(const gpu::KBlock& b, std::vector<bool>& stored) {
 
 struct Compiled {
   gpu::KernelFunction function;
-  std::vector<uint32_t> spirv;
+  std::shared_ptr<const std::vector<uint32_t>> spirv;
   std::unique_ptr<vk::Pipeline> pipeline;
   std::vector<bool> stored;  // by parameter index
 };
@@ -86,19 +85,18 @@ struct Compiled {
 struct VulkanDevice::State {
   explicit State(uint32_t index) : gpu(index) {}
   vk::Gpu gpu;
-  std::map<std::pair<uint64_t, std::string>, Compiled> pipelines;  // by semantic hash and feature key
+  std::map<uint64_t, Compiled> pipelines;  // by semantic hash; one State per physical device
 
+  // Kernels reach devices canonical (run() and Kernel handles canonicalize them).
   Compiled& compile(const ir::Kernel& kernel, uint64_t hash) {
-    auto key = std::pair{hash, gpu.info().featureKey()};
-    if (auto it = pipelines.find(key); it != pipelines.end()) return it->second;
-    ir::Kernel canonical = ir::canonicalize(kernel);
+    if (auto it = pipelines.find(hash); it != pipelines.end()) return it->second;
     layout::Target target = targetFor(gpu.info());
-    Compiled c{gpu::lowerToKernelIR(canonical, layout::inferLayouts(canonical, target), target), {}, {}, {}};
-    c.spirv = spirv::printSpirv(c.function);
-    c.pipeline = std::make_unique<vk::Pipeline>(gpu, c.spirv, spirv::paramsBinding(c.function) + 1, 0);
+    Compiled c{gpu::lowerToKernelIR(kernel, layout::inferLayouts(kernel, target), target), {}, {}, {}};
+    c.spirv = std::make_shared<const std::vector<uint32_t>>(spirv::printSpirv(c.function));
+    c.pipeline = std::make_unique<vk::Pipeline>(gpu, *c.spirv, spirv::paramsBinding(c.function) + 1, 0);
     c.stored.assign(c.function.params.size(), false);
     storedBuffers(c.function.body, c.stored);
-    return pipelines.emplace(key, std::move(c)).first->second;
+    return pipelines.emplace(hash, std::move(c)).first->second;
   }
 };
 
@@ -175,7 +173,7 @@ void VulkanDevice::runOnVulkan(const ir::Kernel& kernel, const LaunchArgs& args)
   for (size_t p = 0; p < c.function.params.size(); ++p) {
     const gpu::KParam& param = c.function.params[p];
     if (param.kind != gpu::KParam::Kind::buffer || !c.stored[p]) continue;
-    size_t n = size_t(std::stoi(param.name.substr(1)));
+    size_t n = param.number;
     if (bytes[n]) buffers[n]->download(std::span(static_cast<std::byte*>(args.tensors[n].data), bytes[n]));
   }
 }

@@ -17,7 +17,7 @@ namespace tj::vulkan {
 struct LaunchInfo {
   bool onVulkan = false;
   std::string fallbackReason;   // why it ran elsewhere, when it did
-  std::vector<uint32_t> spirv;  // the module dispatched
+  std::shared_ptr<const std::vector<uint32_t>> spirv;  // the module dispatched
 };
 const LaunchInfo& lastLaunchInfo();
 

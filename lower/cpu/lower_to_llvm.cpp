@@ -124,9 +124,9 @@ class KernelLowering {
                       const std::function<void(const Indices&)>& body);
   void collectLoads(ValueId v, std::vector<const ir::Op*>& loads, std::set<ValueId>& seen) const;
   llvm::Value* fastPathCondition(const std::vector<const ir::Op*>& loads);
-  llvm::Value* unitInnerStride(int64_t tensor);
-  llvm::Value* strideOf(int64_t tensor, size_t d);
-  llvm::Value* inBounds(const ir::Op& load, const Indices& coords);
+  llvm::Value* blockInside(int64_t tensor, const Indices& firsts, const ir::Shape& block);
+  llvm::Value* strideOf(int64_t tensor, size_t d, bool unitInner);
+  llvm::Value* inBounds(int64_t tensor, const Indices& coords);
 
   const ir::Type& type(ValueId v) const { return kernel_.type(v); }
   llvm::Value* i64(int64_t v) { return b_.getInt64(static_cast<uint64_t>(v)); }
@@ -300,26 +300,20 @@ void KernelLowering::lowerStore(const ir::Op& op) {
   Indices offsets;
   for (size_t d = 0; d < rank; ++d) offsets.push_back(element(op.operands[d], {}));
   // Fast path when the whole block is inside the tensor with unit innermost stride.
-  llvm::Value* fast = unitInnerStride(tensor);
-  for (size_t d = 0; d < rank; ++d) {
-    llvm::Value* last = b_.CreateAdd(offsets[d], i64(type(value).shape[d]));
-    fast = b_.CreateAnd(fast, b_.CreateAnd(b_.CreateICmpSGE(offsets[d], i64(0)), b_.CreateICmpSLE(last, t.shape[d])));
-  }
+  llvm::Value* fast = blockInside(tensor, offsets, type(value).shape);
   auto emitStores = [&](bool masked) {
     emitNest(type(value).shape, {value}, [&](const Indices& idx) {
-      llvm::Value* ok = b_.getTrue();
+      Indices coords;
       llvm::Value* linear = i64(0);
       for (size_t d = 0; d < rank; ++d) {
-        llvm::Value* c = b_.CreateAdd(offsets[d], idx[d]);
-        if (masked) ok = b_.CreateAnd(ok, b_.CreateAnd(b_.CreateICmpSGE(c, i64(0)), b_.CreateICmpSLT(c, t.shape[d])));
-        llvm::Value* stride = !masked && d + 1 == rank ? i64(1) : t.strides[d];
-        linear = b_.CreateAdd(linear, b_.CreateMul(c, stride));
+        coords.push_back(b_.CreateAdd(offsets[d], idx[d]));
+        linear = b_.CreateAdd(linear, b_.CreateMul(coords[d], strideOf(tensor, d, !masked)));
       }
       auto write = [&] {
         llvm::Value* v = toStorage(b_, element(value, idx), dtype);
         b_.CreateStore(v, b_.CreateGEP(storageType(ctx_, dtype), t.data, linear));
       };
-      if (masked) emitIf(b_, ok, write);
+      if (masked) emitIf(b_, inBounds(tensor, coords), write);
       else write();
     });
   };
@@ -826,8 +820,9 @@ llvm::Value* KernelLowering::stickyToDouble(llvm::Value* x) {
   return b_.CreateSelect(negative, b_.CreateFNeg(d), d);
 }
 
-llvm::Value* KernelLowering::inBounds(const ir::Op& load, const Indices& coords) {
-  const TensorView& t = tensors_.at(load.intAttr("tensor"));
+// Whether every coordinate lies inside `tensor`: the per-element mask of the generic nests.
+llvm::Value* KernelLowering::inBounds(int64_t tensor, const Indices& coords) {
+  const TensorView& t = tensors_.at(tensor);
   llvm::Value* ok = b_.getTrue();
   for (size_t d = 0; d < coords.size(); ++d)
     ok = b_.CreateAnd(ok, b_.CreateAnd(b_.CreateICmpSGE(coords[d], i64(0)), b_.CreateICmpSLT(coords[d], t.shape[d])));
@@ -842,7 +837,7 @@ llvm::Value* KernelLowering::loadElement(const ir::Op& op, const Indices& idx) {
   llvm::Value* linear = i64(0);
   for (size_t d = 0; d < idx.size(); ++d) {
     coords.push_back(b_.CreateAdd(element(op.operands[d], {}), idx[d]));
-    linear = b_.CreateAdd(linear, b_.CreateMul(coords[d], strideOf(tensor, d)));
+    linear = b_.CreateAdd(linear, b_.CreateMul(coords[d], strideOf(tensor, d, fastPath_)));
   }
   llvm::Type* storage = storageType(ctx_, dtype);
   auto read = [&] { return fromStorage(b_, b_.CreateLoad(storage, b_.CreateGEP(storage, t.data, linear)), dtype); };
@@ -850,7 +845,7 @@ llvm::Value* KernelLowering::loadElement(const ir::Op& op, const Indices& idx) {
   const ir::AttrValue* fillAttr = op.attr("fill");
   double fill = std::holds_alternative<int64_t>(*fillAttr) ? static_cast<double>(std::get<int64_t>(*fillAttr)) : std::get<double>(*fillAttr);
   llvm::Value* fillValue = constant(dtype, fill);
-  llvm::Value* ok = inBounds(op, coords);
+  llvm::Value* ok = inBounds(tensor, coords);
   llvm::BasicBlock* before = b_.GetInsertBlock();
   llvm::Value* loaded = nullptr;
   llvm::BasicBlock* loadedBlock = nullptr;
@@ -900,28 +895,31 @@ void KernelLowering::collectLoads(ValueId v, std::vector<const ir::Op*>& loads, 
   for (ValueId o : op->operands) collectLoads(o, loads, seen);
 }
 
-llvm::Value* KernelLowering::unitInnerStride(int64_t tensor) {
+// Whether the block of `tensor` starting at `firsts` lies wholly inside it and
+// the tensor's innermost stride is 1: the condition for an unmasked fast path.
+llvm::Value* KernelLowering::blockInside(int64_t tensor, const Indices& firsts, const ir::Shape& block) {
   const TensorView& t = tensors_.at(tensor);
-  return b_.CreateICmpEQ(t.strides.back(), i64(1));
+  llvm::Value* ok = b_.CreateICmpEQ(t.strides.back(), i64(1));
+  for (size_t d = 0; d < block.size(); ++d) {
+    llvm::Value* end = b_.CreateAdd(firsts[d], i64(block[d]));
+    ok = b_.CreateAnd(ok, b_.CreateAnd(b_.CreateICmpSGE(firsts[d], i64(0)), b_.CreateICmpSLE(end, t.shape[d])));
+  }
+  return ok;
 }
 
-// Inside a fast-path nest the innermost stride is known to be 1, which lets loops vectorize.
-llvm::Value* KernelLowering::strideOf(int64_t tensor, size_t d) {
+// On a fast path the innermost stride is known to be 1, which lets loops vectorize.
+llvm::Value* KernelLowering::strideOf(int64_t tensor, size_t d, bool unitInner) {
   const TensorView& t = tensors_.at(tensor);
-  return fastPath_ && d + 1 == t.strides.size() ? i64(1) : t.strides[d];
+  return unitInner && d + 1 == t.strides.size() ? i64(1) : t.strides[d];
 }
 
 llvm::Value* KernelLowering::fastPathCondition(const std::vector<const ir::Op*>& loads) {
   llvm::Value* all = b_.getTrue();
   for (const ir::Op* load : loads) {
-    all = b_.CreateAnd(all, unitInnerStride(load->intAttr("tensor")));
-    const TensorView& t = tensors_.at(load->intAttr("tensor"));
     const ir::Shape& block = type(load->results[0]).shape;
-    for (size_t d = 0; d < block.size(); ++d) {
-      llvm::Value* first = element(load->operands[d], {});
-      llvm::Value* end = b_.CreateAdd(first, i64(block[d]));
-      all = b_.CreateAnd(all, b_.CreateAnd(b_.CreateICmpSGE(first, i64(0)), b_.CreateICmpSLE(end, t.shape[d])));
-    }
+    Indices firsts;
+    for (size_t d = 0; d < block.size(); ++d) firsts.push_back(element(load->operands[d], {}));
+    all = b_.CreateAnd(all, blockInside(load->intAttr("tensor"), firsts, block));
   }
   return all;
 }

@@ -67,6 +67,8 @@ struct KParam {
   enum class Kind : uint8_t { buffer, size, stride, scalar } kind;
   std::string name;  // "t0", "t0.size1", "t0.stride1", "s0"
   DType dtype;       // the element type of a buffer; i64 for sizes and strides
+  size_t number = 0;  // the tensor's or scalar's index: N in "tN..." or "sN"
+  size_t axis = 0;    // the dimension of a size or stride
 };
 
 // A range of workgroup memory. Each allocation lives only from its stores (after a barrier)

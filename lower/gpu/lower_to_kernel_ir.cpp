@@ -72,11 +72,13 @@ class Lowering {
   void declareParams() {
     for (size_t t = 0; t < k_.tensors.size(); ++t) {
       std::string name = "t" + std::to_string(t);
-      f_.params.push_back({KParam::Kind::buffer, name, k_.tensors[t].dtype});
-      for (int d = 0; d < k_.tensors[t].rank; ++d) f_.params.push_back({KParam::Kind::size, name + ".size" + std::to_string(d), DType::i64});
-      for (int d = 0; d < k_.tensors[t].rank; ++d) f_.params.push_back({KParam::Kind::stride, name + ".stride" + std::to_string(d), DType::i64});
+      f_.params.push_back({KParam::Kind::buffer, name, k_.tensors[t].dtype, t});
+      for (size_t d = 0; d < size_t(k_.tensors[t].rank); ++d)
+        f_.params.push_back({KParam::Kind::size, name + ".size" + std::to_string(d), DType::i64, t, d});
+      for (size_t d = 0; d < size_t(k_.tensors[t].rank); ++d)
+        f_.params.push_back({KParam::Kind::stride, name + ".stride" + std::to_string(d), DType::i64, t, d});
     }
-    for (size_t s = 0; s < k_.scalars.size(); ++s) f_.params.push_back({KParam::Kind::scalar, "s" + std::to_string(s), k_.scalars[s].dtype});
+    for (size_t s = 0; s < k_.scalars.size(); ++s) f_.params.push_back({KParam::Kind::scalar, "s" + std::to_string(s), k_.scalars[s].dtype, s});
   }
   int64_t paramIndex(const std::string& name) const {
     for (size_t i = 0; i < f_.params.size(); ++i)

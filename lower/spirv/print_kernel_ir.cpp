@@ -40,9 +40,6 @@ double numberAttr(const KInst& i, const std::string& name) {
   return std::holds_alternative<double>(v) ? std::get<double>(v) : double(std::get<int64_t>(v));
 }
 
-// The tensor number N of a parameter named "tN" or "tN.size1".
-uint32_t tensorNumber(const gpu::KParam& p) { return uint32_t(std::stoi(p.name.substr(1))); }
-
 class Printer {
  public:
   explicit Printer(const gpu::KernelFunction& f)
@@ -102,7 +99,7 @@ class Printer {
       DType s = storageDType(param.dtype);
       if (s == DType::f16) m_.capability(Capability::StorageBuffer16BitAccess);
       if (s == DType::i8) m_.capability(Capability::StorageBuffer8BitAccess);
-      buffers_[int64_t(p)] = m_.storageBuffer(type(s), uint32_t(dtypeBytes(s)), 0, tensorNumber(param));
+      buffers_[int64_t(p)] = m_.storageBuffer(type(s), uint32_t(dtypeBytes(s)), 0, uint32_t(param.number));
     }
     params_ = m_.storageBuffer(i64_, 8, 0, paramsBinding(f_));
   }

@@ -1,5 +1,5 @@
 // Prints the per-thread kernel IR as a Vulkan GLCompute SPIR-V module (SPIR-V 1.5,
-// Vulkan 1.2), preserving the semantics lower/gpu/simulate.cpp gives each instruction.
+// Vulkan 1.2), preserving the semantics tests/kernel_ir_simulator.cpp gives each instruction.
 //
 // Interface: tensor `tN` is the storage buffer at set 0, binding N, an array of its
 // dtype (bool as u8). Sizes, strides and scalars live in one more storage buffer, the

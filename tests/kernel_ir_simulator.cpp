@@ -1,4 +1,4 @@
-#include "lower/gpu/simulate.hpp"
+#include "tests/kernel_ir_simulator.hpp"
 
 #include <cmath>
 #include <cstring>
@@ -140,16 +140,13 @@ class Workgroup {
   }
 
   const SimTensor& tensorOf(int64_t param) const {
-    return tensors_.at(size_t(std::stoi(f_.params.at(size_t(param)).name.substr(1))));
+    return tensors_.at(f_.params.at(size_t(param)).number);
   }
   double param(int64_t index) const {
     const KParam& p = f_.params.at(size_t(index));
-    if (p.kind == KParam::Kind::scalar) return scalars_.at(size_t(std::stoi(p.name.substr(1))));
-    size_t dot = p.name.find('.');
-    const SimTensor& t = tensors_.at(size_t(std::stoi(p.name.substr(1, dot - 1))));
-    bool size = p.kind == KParam::Kind::size;
-    size_t axis = size_t(std::stoi(p.name.substr(dot + (size ? 5 : 7))));
-    return double(size ? t.shape.at(axis) : t.strides.at(axis));
+    if (p.kind == KParam::Kind::scalar) return scalars_.at(p.number);
+    const SimTensor& t = tensors_.at(p.number);
+    return double(p.kind == KParam::Kind::size ? t.shape.at(p.axis) : t.strides.at(p.axis));
   }
 
   void inst(const KInst& i) {
