@@ -5,10 +5,14 @@
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -73,5 +77,24 @@ class CaptureLog {
   std::ostringstream out_;
   std::shared_ptr<spdlog::logger> previous_;
 };
+
+// Checks a SPIR-V module with `spirv-val --target-env vulkan1.2`. Without the tool the
+// check is skipped with a message, or fails when TILEJIT_REQUIRE_SPIRV_VAL=1 (as in CI).
+inline void checkSpirvValid(const std::vector<uint32_t>& words) {
+  if (runCommand("command -v spirv-val").status != 0) {
+    const char* require = std::getenv("TILEJIT_REQUIRE_SPIRV_VAL");
+    if (require && std::string(require) == "1") FAIL("spirv-val is not installed (apt-get install spirv-tools)");
+    MESSAGE("skipped: spirv-val is not installed (apt-get install spirv-tools)");
+    return;
+  }
+  static int counter = 0;
+  auto file = std::filesystem::temp_directory_path() /
+              ("tilejit_" + std::to_string(getpid()) + "_" + std::to_string(counter++) + ".spv");
+  std::ofstream(file, std::ios::binary)
+      .write(reinterpret_cast<const char*>(words.data()), std::streamsize(words.size() * 4));
+  CommandResult r = runCommand("spirv-val --target-env vulkan1.2 " + file.string());
+  std::filesystem::remove(file);
+  CHECK_MESSAGE(r.status == 0, r.output);
+}
 
 }  // namespace tj::test

@@ -14,8 +14,11 @@
 #include <string_view>
 #include <vector>
 
+#include "devices/vulkan/vulkan_device.hpp"
+#include "devices/vulkan/vulkan_runtime.hpp"
 #include "dsl/tilejit.hpp"
 #include "tests/reference.hpp"
+#include "tests/support.hpp"
 
 using namespace tj;
 using ref::Num;
@@ -23,7 +26,11 @@ using ref::Num;
 namespace {
 
 // The devices every conformance case runs on; add a backend here when it lands.
-std::vector<std::string> conformanceDevices() { return {"interp", "cpu"}; }
+std::vector<std::string> conformanceDevices() {
+  std::vector<std::string> d = {"interp", "cpu"};
+  if (vk::status().available) d.push_back("vulkan");
+  return d;
+}
 
 // How many ulps of the result dtype a device may differ from the correctly rounded
 // reference, per op. The interpreter is exact by construction. The CPU backend
@@ -50,9 +57,15 @@ const std::vector<DType> kAllTypes = {f32, f64, f16, bf16, i8, i32, i64, boolean
 
 // ---- Running kernels
 
+int gVulkanRuns = 0;  // kernels the suite ran on Vulkan, reported by the last case
+
 void launch(const std::string& device, const std::string& name, const std::vector<int64_t>& grid,
             const KernelBody& body) {
-  CHECK(run(grid, body, RunOptions{.name = name, .device = device}) == device);
+  std::string ran = run(grid, body, RunOptions{.name = name, .device = device});
+  CHECK_MESSAGE(ran == device, name << " ran on " << ran << " instead of " << device);
+  if (device != "vulkan" || ran != device) return;
+  ++gVulkanRuns;
+  test::checkSpirvValid(*vulkan::lastLaunchInfo().spirv);
 }
 
 // A value no correct kernel writes where these tests look (NaN for floats).

@@ -7,6 +7,7 @@
 
 #include "ir/error.hpp"
 #include "lower/spirv/spirv_builder.hpp"
+#include "lower/spirv/spirv_math.hpp"
 
 namespace tj::spirv {
 
@@ -172,6 +173,7 @@ class Printer {
     }
     if (fn == "relu") return m_.select(T, compare("gt", t, x, constant(t, 0)), x, constant(t, 0));
     if (!fl) unsupported("unary " + fn + " on " + std::string(dtypeName(t)));
+    if (Id r = accurate(fn, t, x)) return r;
     static const std::map<std::string, GlslOp> kGlsl = {
         {"exp", GlslOp::Exp},   {"exp2", GlslOp::Exp2}, {"log", GlslOp::Log},   {"log2", GlslOp::Log2},
         {"sqrt", GlslOp::Sqrt}, {"sin", GlslOp::Sin},   {"cos", GlslOp::Cos},   {"tanh", GlslOp::Tanh},
@@ -183,6 +185,18 @@ class Printer {
     }
     unsupported("unary " + fn);
   }
+
+  // fn from spirv_math.hpp: f16 computed in f32 and rounded once; 0 where it has no version.
+  Id accurate(const std::string& fn, DType t, Id x) {
+    if (t == DType::f64) {
+      Id r = accurateUnary(m_, fn, 64, x);
+      if (!r && !isExactUnary(fn)) unsupported("f64 " + fn + " (GLSL.std.450 has no f64 version)");
+      return r;
+    }
+    Id r = accurateUnary(m_, fn, 32, cast(x, t, DType::f32));
+    return r ? cast(r, DType::f32, t) : 0;
+  }
+  static bool isExactUnary(const std::string& fn) { return fn == "floor" || fn == "ceil" || fn == "sqrt"; }
 
   // max/min as std::max/std::min pick (b only when strictly better), NaN if either is.
   Id minMax(bool isMax, DType t, Id a, Id b) {

@@ -1,0 +1,17 @@
+// Accurate float math as SPIR-V instruction sequences. GLSL.std.450's exp, log,
+// sin, tanh... have loose precision in Vulkan (sin is only specified on [-pi, pi],
+// drivers flush denormals) and no f64 versions, so kernels that must agree with the
+// host within a few ulps use these instead.
+#pragma once
+#include <string_view>
+
+#include "lower/spirv/spirv_builder.hpp"
+
+namespace tj::spirv {
+
+// `fn` (a tile-IR unary op name: exp, exp2, log, log2, sin, cos, tanh, sigmoid, erf,
+// rsqrt, sqrt) of `x`, a float of `floatBits` (32 or 64) bits; 0 when this file has
+// no version of fn at that width (the caller decides what to do instead).
+Id accurateUnary(Module& m, std::string_view fn, int floatBits, Id x);
+
+}  // namespace tj::spirv
