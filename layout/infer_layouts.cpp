@@ -169,7 +169,8 @@ class Inference {
 
   // Coalesced: 16 bytes per thread along the last dimension, lanes fastest along it,
   // warps along the first; threads left over replicate the outermost dimension.
-  Blocked coalesced(const ir::Type& t) const {
+  Blocked coalesced(const ir::Type& tile) const {
+    ir::Type t{tile.dtype, paddedShape(tile.shape)};
     size_t rank = t.shape.size(), last = rank - 1;
     Blocked b{Shape(rank, 1), Shape(rank, 1), Shape(rank, 1), rowMajorOrder(rank)};
     if (t_.subgroupSize * t_.warpsPerProgram == 1) {
@@ -193,7 +194,8 @@ class Inference {
 
   // Workgroup memory for a conversion: 16-byte vectors, rows XOR-swizzled across one
   // 128-byte line of banks (32 banks of 4 bytes on NVIDIA and AMD).
-  Shared sharedFor(const ir::Type& t, const Layout& from) const {
+  Shared sharedFor(const ir::Type& tile, const Layout& from) const {
+    ir::Type t{tile.dtype, paddedShape(tile.shape)};
     size_t rank = t.shape.size();
     const auto* b = from.as<Blocked>();
     std::vector<int64_t> order = b ? b->order : rowMajorOrder(rank);

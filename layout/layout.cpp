@@ -18,6 +18,12 @@ bool isPowerOfTwoShape(const Shape& shape) {
   return std::all_of(shape.begin(), shape.end(), [](int64_t n) { return n > 0 && std::has_single_bit(uint64_t(n)); });
 }
 
+Shape paddedShape(const Shape& shape) {
+  Shape padded;
+  for (int64_t n : shape) padded.push_back(int64_t(std::bit_ceil(uint64_t(std::max<int64_t>(n, 1)))));
+  return padded;
+}
+
 std::vector<int64_t> rowMajorOrder(size_t rank) {
   std::vector<int64_t> order;
   for (size_t d = rank; d-- > 0;) order.push_back(static_cast<int64_t>(d));
@@ -226,7 +232,6 @@ std::string str(const Layout& l) {
 }
 
 LinearLayout toLinear(const Layout& l, const Shape& shape) {
-  if (!isPowerOfTwoShape(shape)) throw Error("layout: tile shape " + ints(shape) + " is not a power of two in every dimension");
   struct Linearize {
     const Shape& shape;
     LinearLayout operator()(const Uniform&) const {
@@ -243,7 +248,7 @@ LinearLayout toLinear(const Layout& l, const Shape& shape) {
     LinearLayout operator()(const Slice& s) const { return sliceLinear(s, shape); }
     LinearLayout operator()(const Shared& s) const { return sharedLinear(s, shape); }
   };
-  return std::visit(Linearize{shape}, l.kind);
+  return std::visit(Linearize{paddedShape(shape)}, l.kind);
 }
 
 std::string_view kindName(ConversionKind k) {
@@ -258,7 +263,7 @@ std::string_view kindName(ConversionKind k) {
 
 ConversionKind conversionKind(const Layout& a, const Layout& b, const Shape& shape) {
   bool registers = !a.as<Shared>() && !b.as<Shared>() && !a.as<Uniform>() && !b.as<Uniform>();
-  if (!registers || !isPowerOfTwoShape(shape)) return a == b ? ConversionKind::none : ConversionKind::shared_memory;
+  if (!registers) return a == b ? ConversionKind::none : ConversionKind::shared_memory;
   LinearLayout la = toLinear(a, shape), lb = toLinear(b, shape);
   if (la == lb) return ConversionKind::none;
   // b's threads need data that a placed in: the same thread, the same warp, or anywhere.

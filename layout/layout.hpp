@@ -83,9 +83,9 @@ std::string str(const Layout& l);  // "#blocked<spt=[1,4], tpw=[8,4], wpc=[4,1],
 // The input dimensions of register layouts.
 inline const std::string kRegister = "register", kLane = "lane", kWarp = "warp", kOffset = "offset";
 
-// The linear layout of `l` for a tile of `shape` (power-of-two sizes; throws Error
-// otherwise): register layouts map (register, lane, warp) to coordinates; Shared maps
-// the element offset in memory to coordinates; Uniform has no input bits.
+// The linear layout of `l` for a tile of `shape`, laid out over paddedShape(shape):
+// register layouts map (register, lane, warp) to coordinates; Shared maps the
+// element offset in memory to coordinates; Uniform has no input bits.
 LinearLayout toLinear(const Layout& l, const Shape& shape);
 
 // What moving a tile from layout a to layout b costs, from their linear layouts.
@@ -99,6 +99,10 @@ std::string_view kindName(ConversionKind k);  // "none", "register-permute", ...
 ConversionKind conversionKind(const Layout& a, const Layout& b, const Shape& shape);
 
 bool isPowerOfTwoShape(const Shape& shape);
+// Every dimension rounded up to a power of two. Layouts are linear maps over GF(2), so
+// a tile of another shape is laid out over its padding; coordinates past `shape` are
+// padding elements, which lowerings keep out of stores, reductions and dots.
+Shape paddedShape(const Shape& shape);
 std::vector<int64_t> rowMajorOrder(size_t rank);  // [rank-1, ..., 0]: the last dimension fastest
 
 }  // namespace tj::layout

@@ -145,7 +145,34 @@ ir::Kernel columnReductions() {
   return ir::canonicalize(k);
 }
 
+// Tiles whose sizes are not powers of two, read from and written into larger tensors: the
+// padding must stay out of the stores, the sum, the argmax, the reshape and the dot's k.
+ir::Kernel oddTiles() {
+  ir::Kernel k = ir::parse(R"(kernel @odd(t0: tensor<f32, 2>, t1: tensor<f32, 2>, t2: tensor<f32, 1>, t3: tensor<f32, 1>, t4: tensor<f32, 2>, t5: tensor<f32, 2>) grid 1 {
+  %0 = constant() {value = 0} : i64
+  %1 = load(%0, %0) {fill = 0.0, tensor = 0} : tile<7x13xf32>
+  %2 = reduce_sum(%1) {axis = 1} : tile<7xf32>
+  store(%0, %2) {tensor = 2}
+  %3 = argmax(%1) {axis = 0} : tile<13xi32>
+  %4 = cast(%3) : tile<13xf32>
+  store(%0, %4) {tensor = 3}
+  %5 = reshape(%1) : tile<13x7xf32>
+  store(%0, %0, %5) {tensor = 4}
+  %6 = load(%0, %0) {fill = 0.0, tensor = 1} : tile<13x5xf32>
+  %7 = dot(%1, %6) : tile<7x5xf32>
+  store(%0, %0, %7) {tensor = 5}
+})");
+  ir::verify(k);
+  return ir::canonicalize(k);
+}
+
 }  // namespace
+
+TEST_CASE("kernel ir: tiles of any size run over their power-of-two padding") {
+  ir::Kernel k = oddTiles();
+  for (const std::string target : {"vulkan", "sm_90", "gfx942"})
+    checkAgainstInterpreter(k, {{9, 15}, {15, 7}, {9}, {16}, {16, 8}, {8, 8}}, target, {1}, 1e-6);
+}
 
 TEST_CASE("kernel ir: reductions across lanes use butterflies and across warps workgroup memory") {
   ir::Kernel k = columnReductions();

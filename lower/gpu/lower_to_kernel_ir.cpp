@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <optional>
@@ -45,7 +46,7 @@ using CoordMap = std::function<Coord(const Coord&)>;
 
 std::string_view combineFn(ir::OpCode c) {
   if (c == ir::OpCode::reduce_sum) return "add";
-  return c == ir::OpCode::reduce_max ? "max" : "min";
+  return c == ir::OpCode::reduce_max || c == ir::OpCode::argmax ? "max" : "min";
 }
 
 class Lowering {
@@ -120,6 +121,30 @@ class Lowering {
       out.push_back(dyn < 0 ? c : fixed[d] == 0 ? dyn : b_.binary("xor", dyn, c));
     }
     return out;
+  }
+
+  // ---- padding: a tile is laid out over its power-of-two padding (layout::paddedShape) ----
+  // Whether register `reg`'s coordinate `c` on dimension d is inside `shape`: -1 when it
+  // always is (d is a power of two or the register never reaches the padding), else a bool.
+  Reg insideAlong(const LinearLayout& lin, int64_t reg, Reg c, size_t d, const ir::Shape& shape) {
+    int64_t reach = input(lin, layout::kRegister, reg)[d];
+    for (const std::string& id : {layout::kLane, layout::kWarp})
+      for (const Basis& b : bases(lin, id)) reach |= b[d];
+    if (reach < shape[d]) return -1;
+    return b_.emit(KOp::cmp, DType::boolean, {c, b_.constant(DType::i32, double(shape[d]))}, {{"pred", std::string("lt")}});
+  }
+  // Whether the register holds a real element (every dimension inside); -1 when it always does.
+  Reg inside(const LinearLayout& lin, int64_t reg, const std::vector<Reg>& coord, const ir::Shape& shape) {
+    Reg all = -1;
+    for (size_t d = 0; d < shape.size(); ++d)
+      if (Reg in = insideAlong(lin, reg, coord[d], d, shape); in >= 0) all = all < 0 ? in : b_.binary("and", all, in);
+    return all;
+  }
+  // x where the register's coordinate on dimension d is inside, padding() elsewhere.
+  Reg maskAlong(const LinearLayout& lin, int64_t reg, size_t d, const ir::Shape& shape, Reg x,
+                const std::function<Reg()>& padding) {
+    Reg in = insideAlong(lin, reg, coords(lin, reg)[d], d, shape);
+    return in < 0 ? x : b_.emit(KOp::select, b_.type(x), {in, x, padding()});
   }
 
   // For each register of `to`, the register of `from` holding the element `map` sends it to;
@@ -261,7 +286,7 @@ class Lowering {
     std::optional<LinearLayout> offsetOf = layout::toLinear(mem, k_.type(v).shape).invert();
     if (!offsetOf) throw Error("kernel ir: unsupported: a non-invertible workgroup-memory layout " + layout::str(mem));
     DType dt = k_.type(v).dtype;
-    int64_t alloc = allocShared(k_.type(v).numel() * dtypeBytes(dt), dt, layout::str(mem));
+    int64_t alloc = allocShared(paddedNumel(v) * dtypeBytes(dt), dt, layout::str(mem));
     LinearLayout storeAt = offsetOf->compose(from), loadAt = offsetOf->compose(to);
     b_.effect(KOp::barrier);  // earlier readers of the aliased buffer are done
     for (int64_t r = 0; r < registerCount(from); ++r)
@@ -271,6 +296,11 @@ class Lowering {
     for (int64_t r = 0; r < registerCount(to); ++r)
       out.push_back(b_.emit(KOp::load_shared, dt, {coords(loadAt, r)[0]}, {{"alloc", alloc}}));
     return out;
+  }
+  int64_t paddedNumel(ir::ValueId v) const {
+    int64_t n = 1;
+    for (int64_t d : layout::paddedShape(k_.type(v).shape)) n *= d;
+    return n;
   }
   int64_t allocShared(int64_t bytes, DType dt, std::string what, int64_t offset = 0) {
     f_.shared.push_back({offset, bytes, dt, std::move(what)});
@@ -296,11 +326,13 @@ class Lowering {
       case OpCode::constant: return define(res, std::vector<Reg>(size_t(countOf(res)), constantOf(op, dtypeOf(res))));
       case OpCode::iota: return iota(op);
       case OpCode::broadcast: case OpCode::reshape: case OpCode::permute: return reshape(op);
-      case OpCode::reduce_sum: case OpCode::reduce_max: case OpCode::reduce_min: return reduce(op);
+      case OpCode::reduce_sum: case OpCode::reduce_max: case OpCode::reduce_min:
+      case OpCode::argmax: case OpCode::argmin: return reduce(op);
       case OpCode::dot: return dot(op);
       case OpCode::load: return load(op);
       case OpCode::store: return store(op);
       case OpCode::fold: return fold(op);
+      case OpCode::print: unsupported(op, "(device printing is not lowered for GPUs; the CPU prints)");
       case OpCode::yield: return yield(op);
       default: break;
     }
@@ -343,13 +375,26 @@ class Lowering {
   // broadcast, reshape and permute move no data when the layouts agree: a renaming of registers.
   void reshape(const ir::Op& op) {
     const ir::Shape &from = k_.type(op.operands[0]).shape, &to = k_.type(op.results[0]).shape;
+    bool unitDimsOnly = nonUnit(from) == nonUnit(to);
+    if (op.code == ir::OpCode::reshape && (conversionOf(op, 0) || (!unitDimsOnly && !layout::isPowerOfTwoShape(from))))
+      return reshapeThroughMemory(op);
     CoordMap map;
     if (op.code == ir::OpCode::broadcast) {
       map = [from](Coord c) { for (size_t d = 0; d < c.size(); ++d) if (from[d] == 1) c[d] = 0; return c; };
     } else if (op.code == ir::OpCode::permute) {
       std::vector<int64_t> perm = op.intsAttr("perm");
       map = [perm](const Coord& c) { Coord s(c.size()); for (size_t i = 0; i < c.size(); ++i) s[size_t(perm[i])] = c[i]; return s; };
-    } else {
+    } else if (unitDimsOnly) {  // also right on padding coordinates
+      map = [from, to](const Coord& c) {
+        Coord s(from.size(), 0);
+        for (size_t d = 0, j = 0; d < to.size(); ++d, ++j) {
+          if (to[d] == 1) { --j; continue; }
+          while (from[j] == 1) ++j;
+          s[j] = c[d];
+        }
+        return s;
+      };
+    } else {  // power-of-two shapes: the row-major position is linear in the coordinate bits
       map = [from, to](const Coord& c) {
         int64_t flat = 0;
         for (size_t d = 0; d < c.size(); ++d) flat = flat * to[d] + c[d];
@@ -361,6 +406,38 @@ class Lowering {
     LinearLayout src = layout::toLinear(operandLayout(op, 0), from);
     define(op.results[0], remap(operand(op, 0), src, linear(op.results[0]), map, op, a_.of(op.results[0])));
   }
+  static ir::Shape nonUnit(const ir::Shape& s) {
+    ir::Shape r;
+    for (int64_t n : s)
+      if (n != 1) r.push_back(n);
+    return r;
+  }
+  // A reshape whose elements change threads: each real element goes to workgroup memory at
+  // its row-major position and comes back in the result's layout. Padding elements all
+  // store to (and load from) one scratch slot past the real ones; nothing reads it for a value.
+  void reshapeThroughMemory(const ir::Op& op) {
+    ir::ValueId x = op.operands[0], res = op.results[0];
+    DType dt = dtypeOf(x);
+    int64_t n = k_.type(x).numel();
+    int64_t alloc = allocShared((n + 1) * dtypeBytes(dt), dt, "row-major, then a scratch slot for padding");
+    auto position = [&](const LinearLayout& lin, int64_t r, const ir::Shape& shape) {
+      std::vector<Reg> at = coords(lin, r);
+      Reg flat = at[0];
+      for (size_t d = 1; d < at.size(); ++d)
+        flat = b_.binary("add", b_.binary("mul", flat, b_.constant(DType::i32, double(shape[d]))), at[d]);
+      Reg real = inside(lin, r, at, shape);
+      return real < 0 ? flat : b_.emit(KOp::select, DType::i32, {real, flat, b_.constant(DType::i32, double(n))});
+    };
+    LinearLayout src = linear(x), dst = linear(res);
+    b_.effect(KOp::barrier);  // earlier readers of the aliased buffer are done
+    for (int64_t r = 0; r < registerCount(src); ++r)
+      b_.effect(KOp::store_shared, {position(src, r, k_.type(x).shape), regs_.at(x).at(size_t(r))}, {{"alloc", alloc}});
+    b_.effect(KOp::barrier);
+    std::vector<Reg> out;
+    for (int64_t r = 0; r < registerCount(dst); ++r)
+      out.push_back(b_.emit(KOp::load_shared, dt, {position(dst, r, k_.type(res).shape)}, {{"alloc", alloc}}));
+    define(res, out);
+  }
 
   // ---- reductions: registers, then lanes (shuffles), then warps (workgroup memory) ----
   static bool mixes(const Basis& b, size_t axis) {
@@ -368,53 +445,106 @@ class Lowering {
     for (size_t d = 0; d < b.size(); ++d) across |= d != axis && b[d] != 0;
     return along && across;
   }
+  static bool isArg(ir::OpCode c) { return c == ir::OpCode::argmax || c == ir::OpCode::argmin; }
+
+  // A partial reduction: its value and, for argmax/argmin, the index it came from.
+  struct Partial {
+    Reg value, index = -1;
+  };
+
   void reduce(const ir::Op& op) {
     size_t axis = size_t(op.intAttr("axis"));
-    LinearLayout src = layout::toLinear(operandLayout(op, 0), k_.type(op.operands[0]).shape);
+    const ir::Shape& shape = k_.type(op.operands[0]).shape;
+    LinearLayout src = layout::toLinear(operandLayout(op, 0), shape);
     for (const auto& in : src.ins())
       for (const Basis& b : in.bases)
         if (mixes(b, axis)) unsupported(op, "over " + layout::str(operandLayout(op, 0)) + ": a bit mixes the reduced axis");
-    std::string_view fn = combineFn(op.code);
     std::vector<Reg> in = operand(op, 0);
-    std::map<Coord, Reg> groups;  // the register coordinate with the axis zeroed -> partial result
+    std::map<Coord, Partial> groups;  // the register coordinate with the axis zeroed -> partial result
     for (int64_t r = 0; r < registerCount(src); ++r) {
       Coord key = input(src, layout::kRegister, r);
       key[axis] = 0;
-      auto [it, fresh] = groups.emplace(key, in.at(size_t(r)));
-      if (!fresh) it->second = b_.binary(fn, it->second, in.at(size_t(r)));
+      Partial x = element(op, src, r, in.at(size_t(r)), shape);
+      auto [it, fresh] = groups.emplace(key, x);
+      if (!fresh) it->second = combine(op.code, it->second, x);
     }
-    for (auto& [key, partial] : groups) partial = acrossLanes(fn, partial, bases(src, layout::kLane), axis);
-    acrossWarps(fn, groups, bases(src, layout::kWarp), axis);
+    for (auto& [key, partial] : groups) partial = acrossLanes(op.code, partial, bases(src, layout::kLane), axis);
+    acrossWarps(op.code, groups, bases(src, layout::kWarp), axis);
     std::vector<Reg> out;
     LinearLayout dst = linear(op.results[0]);
     for (int64_t r = 0; r < registerCount(dst); ++r) {
       Coord key = input(dst, layout::kRegister, r);
       key.insert(key.begin() + std::ptrdiff_t(axis), 0);
-      out.push_back(groups.at(key));
+      const Partial& p = groups.at(key);
+      out.push_back(isArg(op.code) ? p.index : p.value);
     }
     define(op.results[0], out);
   }
+  // Register r of the reduced operand as a partial: padding along the axis becomes the
+  // identity (with an index past every real one); bools compare as i32.
+  Partial element(const ir::Op& op, const LinearLayout& src, int64_t r, Reg x, const ir::Shape& shape) {
+    size_t axis = size_t(op.intAttr("axis"));
+    if (isArg(op.code) && b_.type(x) == DType::boolean) x = b_.emit(KOp::cast, DType::i32, {x});
+    Reg value = maskAlong(src, r, axis, shape, x, [&] { return identity(op.code, b_.type(x)); });
+    if (!isArg(op.code)) return {value};
+    Reg index = maskAlong(src, r, axis, shape, coords(src, r)[axis],
+                          [&] { return b_.constant(DType::i32, double(shape[axis])); });
+    return {value, index};
+  }
+  Reg identity(ir::OpCode code, DType t) {
+    bool isMax = code == ir::OpCode::reduce_max || code == ir::OpCode::argmax;
+    if (code == ir::OpCode::reduce_sum) return b_.constant(t, isFloat(t) ? -0.0 : 0.0);
+    if (isFloat(t)) return b_.constant(t, isMax ? -INFINITY : INFINITY);
+    if (t == DType::boolean) return b_.constant(t, isMax ? 0.0 : 1.0);
+    Reg lowest = b_.constant(t, -std::ldexp(1.0, int(dtypeBytes(t)) * 8 - 1));
+    return isMax ? lowest : b_.binary("xor", lowest, b_.constant(t, -1.0));  // the largest: ~lowest
+  }
+  // a and b combined; for argmax/argmin as the interpreter's scan (the first NaN, else the
+  // first best), so the result does not depend on the order partials meet in.
+  Partial combine(ir::OpCode code, const Partial& a, const Partial& b) {
+    if (!isArg(code)) return {b_.binary(combineFn(code), a.value, b.value)};
+    auto cmp = [&](const char* pred, Reg x, Reg y) {
+      return b_.emit(KOp::cmp, DType::boolean, {x, y}, {{"pred", std::string(pred)}});
+    };
+    Reg earlier = cmp("lt", b.index, a.index);
+    Reg bWins = b_.binary("or", cmp(code == ir::OpCode::argmax ? "gt" : "lt", b.value, a.value),
+                          b_.binary("and", cmp("eq", b.value, a.value), earlier));
+    if (isFloat(b_.type(a.value))) {
+      Reg aNaN = cmp("ne", a.value, a.value), bNaN = cmp("ne", b.value, b.value);
+      Reg aNumber = b_.unary("not", aNaN);
+      bWins = b_.emit(KOp::select, DType::boolean,
+                      {bNaN, b_.binary("or", aNumber, earlier), b_.binary("and", aNumber, bWins)});
+    }
+    return {b_.emit(KOp::select, b_.type(a.value), {bWins, b.value, a.value}),
+            b_.emit(KOp::select, DType::i32, {bWins, b.index, a.index})};
+  }
+  Partial shuffleXor(const Partial& x, int64_t mask) {
+    auto move = [&](Reg r) { return r < 0 ? r : b_.emit(KOp::shuffle_xor, b_.type(r), {r}, {{"mask", mask}}); };
+    return {move(x.value), move(x.index)};
+  }
   // A subgroup reduction over clusters when the reduced lane bits are the low ones; butterflies otherwise.
-  Reg acrossLanes(std::string_view fn, Reg x, const std::vector<Basis>& lanes, size_t axis) {
+  Partial acrossLanes(ir::OpCode code, Partial x, const std::vector<Basis>& lanes, size_t axis) {
     std::vector<int64_t> masks;
     for (size_t i = 0; i < lanes.size(); ++i)
       if (lanes[i][axis] != 0) masks.push_back(int64_t{1} << i);
     if (masks.empty()) return x;
-    if (masks.back() == int64_t{1} << (masks.size() - 1))  // bits 0..n-1
-      return b_.emit(KOp::subgroup_reduce, b_.type(x), {x}, {{"fn", std::string(fn)}, {"cluster", masks.back() * 2}});
-    for (int64_t m : masks) x = b_.binary(fn, x, b_.emit(KOp::shuffle_xor, b_.type(x), {x}, {{"mask", m}}));
+    if (!isArg(code) && masks.back() == int64_t{1} << (masks.size() - 1))  // bits 0..n-1
+      return {b_.emit(KOp::subgroup_reduce, b_.type(x.value), {x.value},
+                      {{"fn", std::string(combineFn(code))}, {"cluster", masks.back() * 2}})};
+    for (int64_t m : masks) x = combine(code, x, shuffleXor(x, m));
     return x;
   }
   // Each warp writes its partials per (group, warp, lane); every warp then combines the
   // warps that share its other coordinates, in one fixed order so all agree bit for bit.
-  void acrossWarps(std::string_view fn, std::map<Coord, Reg>& groups, const std::vector<Basis>& warps, size_t axis) {
+  void acrossWarps(ir::OpCode code, std::map<Coord, Partial>& groups, const std::vector<Basis>& warps, size_t axis) {
     int64_t axisMask = 0;
     for (size_t i = 0; i < warps.size(); ++i)
       if (warps[i][axis] != 0) axisMask |= int64_t{1} << i;
     if (axisMask == 0) return;
     int64_t W = t_.warpsPerProgram, L = t_.subgroupSize, G = int64_t(groups.size());
-    DType dt = b_.type(groups.begin()->second);
-    int64_t alloc = allocShared(G * W * L * dtypeBytes(dt), dt, "reduction partials [group][warp][lane]");
+    DType dt = b_.type(groups.begin()->second.value);
+    int64_t values = allocShared(G * W * L * dtypeBytes(dt), dt, "reduction partials [group][warp][lane]");
+    int64_t indices = isArg(code) ? allocShared(G * W * L * 4, DType::i32, "their indices", f_.shared[size_t(values)].bytes) : -1;
     Reg warp = b_.emit(KOp::warp_id, DType::i32), lane = b_.emit(KOp::lane_id, DType::i32);
     auto slot = [&](int64_t g, Reg w) {
       Reg row = b_.binary("add", b_.constant(DType::i32, double(g * W)), w);
@@ -422,19 +552,24 @@ class Lowering {
     };
     b_.effect(KOp::barrier);
     int64_t g = 0;
-    for (auto& [key, partial] : groups) b_.effect(KOp::store_shared, {slot(g++, warp), partial}, {{"alloc", alloc}});
+    for (auto& [key, partial] : groups) {
+      b_.effect(KOp::store_shared, {slot(g, warp), partial.value}, {{"alloc", values}});
+      if (partial.index >= 0) b_.effect(KOp::store_shared, {slot(g, warp), partial.index}, {{"alloc", indices}});
+      ++g;
+    }
     b_.effect(KOp::barrier);
     Reg base = b_.binary("and", warp, b_.constant(DType::i32, double(~axisMask)));
     g = 0;
     for (auto& [key, partial] : groups) {
-      Reg acc = -1;
+      std::optional<Partial> acc;
       for (int64_t m = 0; m <= axisMask; ++m) {
         if ((m & ~axisMask) != 0) continue;  // m ranges over the reduced warp bits
         Reg w = m == 0 ? base : b_.binary("or", base, b_.constant(DType::i32, double(m)));
-        Reg x = b_.emit(KOp::load_shared, dt, {slot(g, w)}, {{"alloc", alloc}});
-        acc = acc < 0 ? x : b_.binary(fn, acc, x);
+        Partial x{b_.emit(KOp::load_shared, dt, {slot(g, w)}, {{"alloc", values}})};
+        if (partial.index >= 0) x.index = b_.emit(KOp::load_shared, DType::i32, {slot(g, w)}, {{"alloc", indices}});
+        acc = acc ? combine(code, *acc, x) : x;
       }
-      partial = acc;
+      partial = *acc;
       ++g;
     }
   }
@@ -470,10 +605,13 @@ class Lowering {
   void store(const ir::Op& op) {
     int valueAt = int(op.operands.size()) - 1;
     int64_t tensor = op.intAttr("tensor");
-    LinearLayout lin = layout::toLinear(operandLayout(op, valueAt), k_.type(op.operands.back()).shape);
+    const ir::Shape& shape = k_.type(op.operands.back()).shape;
+    LinearLayout lin = layout::toLinear(operandLayout(op, valueAt), shape);
     std::vector<Reg> values = operand(op, valueAt);
     for (int64_t r = 0; r < registerCount(lin); ++r) {
-      auto [addr, pred] = address(op, tensor, coords(lin, r));
+      std::vector<Reg> at = coords(lin, r);
+      auto [addr, pred] = address(op, tensor, at);
+      if (Reg real = inside(lin, r, at, shape); real >= 0) pred = b_.binary("and", pred, real);  // never padding
       b_.effect(KOp::store_global, {addr, pred, values.at(size_t(r))},
                 {{"buffer", paramIndex(tensorName(tensor))}, {"vec", int64_t{1}}});
     }
@@ -524,7 +662,7 @@ class Lowering {
     if (k_.type(op.results[0]).rank() != 2) unsupported(op, "of rank " + std::to_string(k_.type(op.results[0]).rank()));
     if (result.as<layout::Blocked>()) return fmaDot(op);
     if (!result.as<layout::MatrixAcc>() || !t_.matrix) unsupported(op, "with layout " + layout::str(result));
-    const layout::MatrixUnit& unit = *t_.matrix;
+    const layout::MatrixUnit& unit = *t_.matrix;  // inference keeps padded shapes off matrix units
     auto fragments = [&](int i, int64_t rows, int64_t cols) {
       LinearLayout lin = layout::toLinear(operandLayout(op, i), k_.type(op.operands[size_t(i)]).shape);
       std::vector<Reg> regs = operand(op, i);
@@ -580,8 +718,8 @@ class Lowering {
   // (instead of the operand layouts inference chose: those hold all of k in registers); then
   // a loop over k multiplies and adds into each result register.
   void fmaDot(const ir::Op& op) {
-    const ir::Shape &aShape = k_.type(op.operands[0]).shape, &bShape = k_.type(op.operands[1]).shape;
-    int64_t K = aShape[1], N = bShape[1];
+    int64_t K = k_.type(op.operands[0]).shape[1];  // the loop stays inside k; rows are padded
+    int64_t Kp = layout::paddedShape({K})[0], Np = layout::paddedShape(k_.type(op.operands[1]).shape)[1];
     DType resultT = dtypeOf(op.results[0]);
     DType accT = resultT == DType::f16 || resultT == DType::bf16 ? DType::f32 : resultT;
     b_.effect(KOp::barrier);  // earlier readers of the aliased buffer are done
@@ -600,8 +738,8 @@ class Lowering {
     Reg kk = args[0];
     std::vector<Reg> next;
     for (size_t r = 0; r < c.size(); ++r) {
-      Reg aIndex = b_.binary("add", b_.binary("mul", at[r][0], b_.constant(DType::i32, double(K))), kk);
-      Reg bIndex = b_.binary("add", b_.binary("mul", kk, b_.constant(DType::i32, double(N))), at[r][1]);
+      Reg aIndex = b_.binary("add", b_.binary("mul", at[r][0], b_.constant(DType::i32, double(Kp))), kk);
+      Reg bIndex = b_.binary("add", b_.binary("mul", kk, b_.constant(DType::i32, double(Np))), at[r][1]);
       Reg a = b_.emit(KOp::load_shared, dtypeOf(op.operands[0]), {aIndex}, {{"alloc", aAlloc}});
       Reg b = b_.emit(KOp::load_shared, dtypeOf(op.operands[1]), {bIndex}, {{"alloc", bAlloc}});
       Reg product = b_.binary("mul", castTo(a, accT), castTo(b, accT));
@@ -613,15 +751,16 @@ class Lowering {
     define(op.results[0], sums);
   }
   Reg castTo(Reg r, DType t) { return b_.type(r) == t ? r : b_.emit(KOp::cast, t, {r}); }
-  // Stores a tile's registers (in the layout it was computed in) row-major; the caller
-  // brackets the stores with barriers.
+  // Stores a tile's registers (in the layout it was computed in) row-major over its
+  // padded shape; the caller brackets the stores with barriers.
   int64_t stageRowMajor(ir::ValueId v, int64_t offset) {
-    const ir::Type& type = k_.type(v);
-    int64_t alloc = allocShared(type.numel() * dtypeBytes(type.dtype), type.dtype, "row-major", offset);
+    DType dt = k_.type(v).dtype;
+    int64_t alloc = allocShared(paddedNumel(v) * dtypeBytes(dt), dt, "row-major", offset);
+    int64_t cols = layout::paddedShape(k_.type(v).shape)[1];
     LinearLayout lin = linear(v);
     for (int64_t r = 0; r < registerCount(lin); ++r) {
       std::vector<Reg> at = coords(lin, r);
-      Reg index = b_.binary("add", b_.binary("mul", at[0], b_.constant(DType::i32, double(type.shape[1]))), at[1]);
+      Reg index = b_.binary("add", b_.binary("mul", at[0], b_.constant(DType::i32, double(cols))), at[1]);
       b_.effect(KOp::store_shared, {index, regs_.at(v).at(size_t(r))}, {{"alloc", alloc}});
     }
     return alloc;
