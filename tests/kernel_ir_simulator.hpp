@@ -15,8 +15,8 @@ struct SimTensor {
   std::vector<int64_t> shape, strides;  // in elements
 };
 
-// Runs `f` over `grid` (one workgroup per grid point). `scalars` holds i64 and float
-// scalar parameters as doubles. Throws Error on an instruction it cannot run.
+// Runs `f` over `grid` (one workgroup per grid point). `tensors` are the kernel's, then one
+// per print (KernelFunction::prints). `scalars` holds i64 and float scalar parameters as doubles. Throws Error on an instruction it cannot run.
 void simulate(const KernelFunction& f, const std::vector<SimTensor>& tensors, const std::vector<double>& scalars,
               const std::vector<int64_t>& grid);
 

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 
 #include "devices/interp/interpreter.hpp"
+#include "dsl/tilejit.hpp"
 #include "ir/passes.hpp"
 #include "layout/infer_layouts.hpp"
 #include "lower/gpu/lower_to_kernel_ir.hpp"
@@ -172,6 +173,30 @@ TEST_CASE("kernel ir: tiles of any size run over their power-of-two padding") {
   ir::Kernel k = oddTiles();
   for (const std::string target : {"vulkan", "sm_90", "gfx942"})
     checkAgainstInterpreter(k, {{9, 15}, {15, 7}, {9}, {16}, {16, 8}, {8, 8}}, target, {1}, 1e-6);
+}
+
+TEST_CASE("kernel ir: each program prints its tile into its slice of a print buffer, padding left out") {
+  Tensor out = Tensor::zeros({10}, i32);
+  TracedKernel traced = tj::trace({2, 3}, [&](Program& p) {
+    Tile t = p.arange(5) + p.id(0) * 100 + p.id(1) * 10;
+    p.print("row", t);
+    p.write(out, {5}).put(t, {p.id(0)});
+  });
+  for (const std::string target : {"vulkan", "sm_90"}) {
+    CAPTURE(target);
+    const layout::Target& t = layout::targetByName(target);
+    KernelFunction f = lowerToKernelIR(*traced.kernel, layout::inferLayouts(*traced.kernel, t), t);
+    REQUIRE(f.prints.size() == 1);
+    CHECK(f.prints[0].label == "row");
+    CHECK(f.prints[0].shape == std::vector<int64_t>{5});
+    std::vector<int32_t> printed(2 * 3 * 5 + 1, -1);  // one past the slices: must stay untouched
+    std::vector<SimTensor> tensors = {{out.data(), i32, {10}, {1}}, {printed.data(), i32, {31}, {1}}};
+    gpu::simulate(f, tensors, {}, {2, 3});
+    for (int64_t program = 0; program < 6; ++program)
+      for (int64_t e = 0; e < 5; ++e)
+        CHECK(printed[size_t(program * 5 + e)] == (program / 3) * 100 + (program % 3) * 10 + e);
+    CHECK(printed[30] == -1);
+  }
 }
 
 TEST_CASE("kernel ir: reductions across lanes use butterflies and across warps workgroup memory") {

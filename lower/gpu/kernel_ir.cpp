@@ -174,6 +174,11 @@ class Printer {
     for (size_t n = 0; n < f_.shared.size(); ++n)
       out_ << "  shared " << n << ": " << f_.shared[n].bytes << " bytes at " << f_.shared[n].offset << " " << dtypeName(f_.shared[n].dtype) << " "
            << f_.shared[n].layout << "\n";
+    for (const KPrint& p : f_.prints) {
+      out_ << "  print \"" << p.label << "\" " << dtypeName(p.dtype) << "[";
+      for (size_t d = 0; d < p.shape.size(); ++d) out_ << (d ? "x" : "") << p.shape[d];
+      out_ << "] into param " << p.param << "\n";
+    }
     out_ << "  // registers: " << f_.regTypes.size() << ", workgroup memory: " << f_.sharedBytes() << " bytes\n{\n";
     block(f_.body, 1);
     out_ << "}\n";

@@ -80,10 +80,20 @@ struct SharedAlloc {
   std::string layout;  // how elements are placed (the swizzled layout), for reading
 };
 
+// A print op: each program stores its tile row-major into its slice (in row-major grid
+// order) of the buffer parameter `param`; the device prints the slices after the launch.
+struct KPrint {
+  std::string label;
+  DType dtype;
+  std::vector<int64_t> shape;
+  size_t param;
+};
+
 struct KernelFunction {
   std::string name, target;
   int64_t workgroupSize = 1, subgroupSize = 1;
-  std::vector<KParam> params;
+  std::vector<KParam> params;  // print buffers are buffer parameters numbered after the tensors
+  std::vector<KPrint> prints;
   std::vector<SharedAlloc> shared;
   std::vector<DType> regTypes;  // indexed by Reg
   KBlock body;

@@ -123,6 +123,14 @@ class Lowering {
     return out;
   }
 
+  // The row-major position of a coordinate (i32 registers, at least one) in `shape`.
+  Reg rowMajor(const std::vector<Reg>& at, const ir::Shape& shape) {
+    Reg flat = at[0];
+    for (size_t d = 1; d < at.size(); ++d)
+      flat = b_.binary("add", b_.binary("mul", flat, b_.constant(DType::i32, double(shape[d]))), at[d]);
+    return flat;
+  }
+
   // ---- padding: a tile is laid out over its power-of-two padding (layout::paddedShape) ----
   // Whether register `reg`'s coordinate `c` on dimension d is inside `shape`: -1 when it
   // always is (d is a power of two or the register never reaches the padding), else a bool.
@@ -332,7 +340,7 @@ class Lowering {
       case OpCode::load: return load(op);
       case OpCode::store: return store(op);
       case OpCode::fold: return fold(op);
-      case OpCode::print: unsupported(op, "(device printing is not lowered for GPUs; the CPU prints)");
+      case OpCode::print: return print(op);
       case OpCode::yield: return yield(op);
       default: break;
     }
@@ -422,9 +430,7 @@ class Lowering {
     int64_t alloc = allocShared((n + 1) * dtypeBytes(dt), dt, "row-major, then a scratch slot for padding");
     auto position = [&](const LinearLayout& lin, int64_t r, const ir::Shape& shape) {
       std::vector<Reg> at = coords(lin, r);
-      Reg flat = at[0];
-      for (size_t d = 1; d < at.size(); ++d)
-        flat = b_.binary("add", b_.binary("mul", flat, b_.constant(DType::i32, double(shape[d]))), at[d]);
+      Reg flat = rowMajor(at, shape);
       Reg real = inside(lin, r, at, shape);
       return real < 0 ? flat : b_.emit(KOp::select, DType::i32, {real, flat, b_.constant(DType::i32, double(n))});
     };
@@ -617,6 +623,36 @@ class Lowering {
     }
   }
 
+  // ---- print: into a buffer of its own, printed by the device after the launch ----
+  void print(const ir::Op& op) {
+    if (foldDepth_ > 0) unsupported(op, "inside a fold (a GPU program prints once per launch)");
+    ir::ValueId x = op.operands[0];
+    const ir::Type& type = k_.type(x);
+    f_.params.push_back({KParam::Kind::buffer, "p" + std::to_string(f_.prints.size()), type.dtype,
+                         k_.tensors.size() + f_.prints.size()});
+    f_.prints.push_back({op.stringAttr("label"), type.dtype, type.shape, f_.params.size() - 1});
+    Reg slice = b_.binary("mul", programIndex(), b_.constant(DType::i64, double(std::max<int64_t>(1, type.numel()))));
+    LinearLayout lin = linear(x);
+    std::vector<Reg> values = operand(op, 0);
+    for (int64_t r = 0; r < registerCount(lin); ++r) {
+      std::vector<Reg> at = coords(lin, r);
+      Reg flat = at.empty() ? b_.constant(DType::i32, 0) : rowMajor(at, type.shape);
+      Reg real = inside(lin, r, at, type.shape);
+      b_.effect(KOp::store_global,
+                {b_.binary("add", slice, b_.emit(KOp::cast, DType::i64, {flat})), real < 0 ? b_.constant(DType::boolean, 1) : real,
+                 values.at(size_t(r))},
+                {{"buffer", int64_t(f_.params.size() - 1)}, {"vec", int64_t{1}}});
+    }
+  }
+  // This program's position in row-major grid order.
+  Reg programIndex() {
+    Reg index = b_.emit(KOp::workgroup_id, DType::i64, {}, {{"axis", int64_t{0}}});
+    for (int64_t axis = 1; axis < k_.gridRank; ++axis)
+      index = b_.binary("add", b_.binary("mul", index, b_.emit(KOp::workgroup_count, DType::i64, {}, {{"axis", axis}})),
+                        b_.emit(KOp::workgroup_id, DType::i64, {}, {{"axis", axis}}));
+    return index;
+  }
+
   // ---- control ----
   void fold(const ir::Op& op) {
     std::vector<Reg> operands = {regs_.at(op.operands[0]).at(0), regs_.at(op.operands[1]).at(0)};
@@ -635,7 +671,9 @@ class Lowering {
     const ir::Block& body = op.regions.at(0);
     define(body.args[0], {args[0]});
     splitInto(body.args, 1, std::vector<Reg>(args.begin() + 1, args.end()), counts);
+    ++foldDepth_;
     block(body);
+    --foldDepth_;
     b_.closeRegion();
     splitInto(op.results, 0, results, counts);
   }
@@ -756,11 +794,9 @@ class Lowering {
   int64_t stageRowMajor(ir::ValueId v, int64_t offset) {
     DType dt = k_.type(v).dtype;
     int64_t alloc = allocShared(paddedNumel(v) * dtypeBytes(dt), dt, "row-major", offset);
-    int64_t cols = layout::paddedShape(k_.type(v).shape)[1];
     LinearLayout lin = linear(v);
     for (int64_t r = 0; r < registerCount(lin); ++r) {
-      std::vector<Reg> at = coords(lin, r);
-      Reg index = b_.binary("add", b_.binary("mul", at[0], b_.constant(DType::i32, double(cols))), at[1]);
+      Reg index = rowMajor(coords(lin, r), layout::paddedShape(k_.type(v).shape));
       b_.effect(KOp::store_shared, {index, regs_.at(v).at(size_t(r))}, {{"alloc", alloc}});
     }
     return alloc;
@@ -773,6 +809,7 @@ class Lowering {
   KernelFunction f_;
   KBuilder b_;
   std::map<ir::ValueId, std::vector<Reg>> regs_;
+  int foldDepth_ = 0;
 };
 
 }  // namespace
