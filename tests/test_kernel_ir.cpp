@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 
 #include "devices/interp/interpreter.hpp"
+#include "devices/print_buffers.hpp"
 #include "dsl/tilejit.hpp"
 #include "ir/passes.hpp"
 #include "layout/infer_layouts.hpp"
@@ -196,6 +197,16 @@ TEST_CASE("kernel ir: each program prints its tile into its slice of a print buf
       for (int64_t e = 0; e < 5; ++e)
         CHECK(printed[size_t(program * 5 + e)] == (program / 3) * 100 + (program % 3) * 10 + e);
     CHECK(printed[30] == -1);
+    // Printed from the buffer, the lines are the interpreter's.
+    std::vector<std::string> want, got;
+    std::vector<TensorArg> args(1);
+    args[0].data = out.data(), args[0].dtype = i32, args[0].shape = {10}, args[0].strides = {1};
+    std::vector<int64_t> grid = {2, 3};
+    interpret(*traced.kernel, LaunchArgs{args, grid, [&](const std::string& line) { want.push_back(line); }});
+    printBuffers(f.prints, {std::as_bytes(std::span(printed))}, grid,
+                 [&](const std::string& line) { got.push_back(line); });
+    CHECK(got.size() == 6);
+    CHECK(got == want);
   }
 }
 
