@@ -41,7 +41,8 @@ int main(int argc, char** argv) {
   cli.app.add_option("--dim", dim, "head dimension")->check(CLI::PositiveNumber);
   cli.app.add_flag("--causal", causal, "mask keys after the query position");
   std::string dtypeName = "f32";
-  cli.app.add_option("--dtype", dtypeName, "q, k, v dtype: f32, f16, bf16 (products accumulate in f32; out is f32)");
+  cli.app.add_option("--dtype", dtypeName, "q, k, v dtype (products accumulate in f32; out is f32)")
+      ->check(CLI::IsMember({"f32", "f16", "bf16"}));
   return cli.main(argc, argv, [&](samples::Report& r) {
     Shape shape{batch, heads, seq, dim};
     DType dtype = samples::parseDTypeOption(dtypeName);

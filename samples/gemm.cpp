@@ -11,7 +11,7 @@ int main(int argc, char** argv) {
   cli.app.add_option("--m", m, "rows of A and C")->check(CLI::PositiveNumber);
   cli.app.add_option("--n", n, "columns of B and C")->check(CLI::PositiveNumber);
   cli.app.add_option("--k", k, "columns of A, rows of B")->check(CLI::PositiveNumber);
-  cli.app.add_option("--dtype", dtypeName, "operand dtype: f32, f16, bf16 (C is f32)");
+  cli.app.add_option("--dtype", dtypeName, "operand dtype (C is f32)")->check(CLI::IsMember({"f32", "f16", "bf16"}));
   samples::GemmBlocks blocks;
   // Blocks given on the command line are used as they are; otherwise they are autotuned.
   cli.app.add_option("--block-m", blocks.m, "rows of a C block (default: tuned)")->check(CLI::PositiveNumber);

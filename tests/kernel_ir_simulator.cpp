@@ -52,7 +52,15 @@ double roundTo(DType t, double v) {
   return double(wrapToInt(t, int64_t(v)));
 }
 
-double unaryOp(const std::string& fn, double x) {
+// max and min as the interpreter defines them: NaN if either is, +0 above -0.
+double maxOf(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return a + b;
+  if (a == b) return std::signbit(a) ? b : a;
+  return a > b ? a : b;
+}
+double minOf(double a, double b) { return -maxOf(-a, -b); }
+
+double unaryOp(const std::string& fn, double x, DType t) {
   if (fn == "neg") return -x;
   if (fn == "abs") return std::fabs(x);
   if (fn == "exp") return std::exp(x);
@@ -66,10 +74,10 @@ double unaryOp(const std::string& fn, double x) {
   if (fn == "tanh") return std::tanh(x);
   if (fn == "sigmoid") return 1.0 / (1.0 + std::exp(-x));
   if (fn == "erf") return std::erf(x);
-  if (fn == "relu") return x > 0 ? x : 0.0;
+  if (fn == "relu") return maxOf(x, 0.0);
   if (fn == "floor") return std::floor(x);
   if (fn == "ceil") return std::ceil(x);
-  if (fn == "not") return x == 0;
+  if (fn == "not") return t == DType::boolean ? x == 0 : double(~int64_t(x));
   throw Error("simulate: unknown unary " + fn);
 }
 
@@ -80,8 +88,8 @@ double binaryOp(const std::string& fn, double a, double b, bool isInt) {
   if (fn == "mul") return a * b;
   if (fn == "div") return isInt ? ints([](int64_t x, int64_t y) { return y ? x / y : 0; }) : a / b;
   if (fn == "rem") return isInt ? ints([](int64_t x, int64_t y) { return y ? x % y : 0; }) : std::fmod(a, b);
-  if (fn == "max") return std::isnan(a) || std::isnan(b) ? std::numeric_limits<double>::quiet_NaN() : std::max(a, b);
-  if (fn == "min") return std::isnan(a) || std::isnan(b) ? std::numeric_limits<double>::quiet_NaN() : std::min(a, b);
+  if (fn == "max") return maxOf(a, b);
+  if (fn == "min") return minOf(a, b);
   if (fn == "and") return ints([](int64_t x, int64_t y) { return x & y; });
   if (fn == "or") return ints([](int64_t x, int64_t y) { return x | y; });
   if (fn == "xor") return ints([](int64_t x, int64_t y) { return x ^ y; });
@@ -165,7 +173,7 @@ class Workgroup {
         double x = std::holds_alternative<double>(v) ? std::get<double>(v) : double(std::get<int64_t>(v));
         return set(r, [&](size_t) { return x; });
       }
-      case KOp::unary: return set(r, [&](size_t t) { return unaryOp(strAttr(i, "fn"), reg(o[0])[t]); });
+      case KOp::unary: return set(r, [&](size_t t) { return unaryOp(strAttr(i, "fn"), reg(o[0])[t], type(r)); });
       case KOp::binary: {
         bool isInt = !isFloat(type(o[0]));
         return set(r, [&](size_t t) { return binaryOp(strAttr(i, "fn"), reg(o[0])[t], reg(o[1])[t], isInt); });

@@ -1,21 +1,20 @@
 // The SPIR-V builder: compute modules built by hand, checked by spirv-val
-// (run as a process; skipped with a message when it is not installed, unless
-// TILEJIT_REQUIRE_SPIRV_VAL=1). Also defines the vector-add, workgroup-sum
-// and subgroup kernels test_vulkan.cpp runs.
+// (tests/support.hpp's checkSpirvValid). Also defines the vector-add, workgroup-sum
+// and subgroup kernels test_vulkan.cpp runs. And what the kernel-IR printer does
+// that the conformance suite (tests/test_conformance.cpp) cannot see from outside.
 #include <doctest/doctest.h>
 
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
-#include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <string>
 
+#include "ir/error.hpp"
+#include "lower/spirv/print_kernel_ir.hpp"
 #include "lower/spirv/spirv_builder.hpp"
+#include "tests/support.hpp"
 
 namespace tj::spirvtest {
 
@@ -78,21 +77,7 @@ struct Kernel {
   }
 };
 
-// ---- spirv-val and spirv-dis as processes ----
-
-std::string findTool(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/bin";
-  for (size_t start = 0; start <= dirs.size();) {
-    size_t colon = dirs.find(':', start);
-    if (colon == std::string::npos) colon = dirs.size();
-    std::filesystem::path candidate = std::filesystem::path(dirs.substr(start, colon - start)) / name;
-    if (access(candidate.c_str(), X_OK) == 0) return candidate.string();
-    start = colon + 1;
-  }
-  return "";
-}
-
+// The module in a temporary file, for spirv-dis.
 std::string writeModule(const Words& words) {
   static int counter = 0;
   auto file = std::filesystem::temp_directory_path() /
@@ -100,46 +85,6 @@ std::string writeModule(const Words& words) {
   std::ofstream(file, std::ios::binary)
       .write(reinterpret_cast<const char*>(words.data()), static_cast<std::streamsize>(words.size() * 4));
   return file.string();
-}
-
-struct ToolResult {
-  int status = -1;
-  std::string output;
-};
-
-ToolResult runTool(const std::string& command) {
-  ToolResult r;
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (!pipe) return r;
-  std::array<char, 4096> buf;
-  while (size_t n = fread(buf.data(), 1, buf.size(), pipe)) r.output.append(buf.data(), n);
-  int raw = pclose(pipe);
-  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  return r;
-}
-
-// The tool's path, or "" after saying why it is skipped (failing instead
-// when TILEJIT_REQUIRE_SPIRV_VAL=1, as in CI).
-std::string requireTool(const std::string& name) {
-  std::string tool = findTool(name);
-  if (tool.empty()) {
-    const char* require = std::getenv("TILEJIT_REQUIRE_SPIRV_VAL");
-    if (require && std::string(require) == "1") FAIL(name << " is not installed (apt-get install spirv-tools)");
-    MESSAGE("skipped: " << name << " is not installed (apt-get install spirv-tools)");
-  }
-  return tool;
-}
-
-// Checks the module with spirv-val for Vulkan 1.2 (skips without the tool).
-void checkValid(const Words& words) {
-  std::string tool = requireTool("spirv-val");
-  if (tool.empty()) return;
-  std::string file = writeModule(words);
-  ToolResult r = runTool(tool + " --target-env vulkan1.2 " + file);
-  INFO(r.output);
-  CHECK(r.status == 0);
-  if (r.status != 0) MESSAGE(runTool(findTool("spirv-dis") + " " + file).output);
-  std::filesystem::remove(file);
 }
 
 }  // namespace
@@ -287,23 +232,117 @@ TEST_CASE("spirv builder: 64-bit constants take two words") {
   CHECK(found);
 }
 
-TEST_CASE("spirv-val: vector add with a push-constant size guard") { checkValid(vectorAddKernel()); }
-TEST_CASE("spirv-val: workgroup-memory reduction with barriers and a loop") { checkValid(workgroupSumKernel()); }
-TEST_CASE("spirv-val: subgroup reduction and shuffle") { checkValid(subgroupKernel()); }
-TEST_CASE("spirv-val: f16 and i64 arithmetic") { checkValid(f16AndI64Kernel()); }
-TEST_CASE("spirv-val: GLSL.std.450 functions") { checkValid(glslKernel()); }
+TEST_CASE("spirv-val: vector add with a push-constant size guard") { test::checkSpirvValid(vectorAddKernel()); }
+TEST_CASE("spirv-val: workgroup-memory reduction with barriers and a loop") {
+  test::checkSpirvValid(workgroupSumKernel());
+}
+TEST_CASE("spirv-val: subgroup reduction and shuffle") { test::checkSpirvValid(subgroupKernel()); }
+TEST_CASE("spirv-val: f16 and i64 arithmetic") { test::checkSpirvValid(f16AndI64Kernel()); }
+TEST_CASE("spirv-val: GLSL.std.450 functions") { test::checkSpirvValid(glslKernel()); }
 
 TEST_CASE("spirv-dis: the vector-add module disassembles to what was built") {
-  std::string tool = requireTool("spirv-dis");
-  if (tool.empty()) return;
+  if (test::runCommand("command -v spirv-dis").status != 0) {  // spirv-tools, which checkSpirvValid requires in CI
+    MESSAGE("skipped: spirv-dis is not installed (apt-get install spirv-tools)");
+    return;
+  }
   std::string file = writeModule(vectorAddKernel());
-  ToolResult r = runTool(tool + " " + file);
+  test::CommandResult r = test::runCommand("spirv-dis " + file);
   std::filesystem::remove(file);
   INFO(r.output);
   CHECK(r.status == 0);
   for (const char* text : {"OpEntryPoint GLCompute", "OpExecutionMode %main LocalSize 64 1 1", "BuiltIn GlobalInvocationId",
                            "OpFAdd", "OpSelectionMerge", "ArrayStride 4"})
     CHECK(r.output.find(text) != std::string::npos);
+}
+
+namespace {
+
+// One workgroup of 8 threads: body(builder, thread) gives a value per thread, stored to
+// t0[thread] (a tensor of `out`).
+gpu::KernelFunction oneWorkgroup(DType out, std::vector<gpu::SharedAlloc> shared,
+                                 const std::function<gpu::Reg(gpu::KBuilder&, gpu::Reg)>& body) {
+  gpu::KernelFunction f{.name = "test", .target = "vulkan", .workgroupSize = 8, .subgroupSize = 8};
+  f.params = {{gpu::KParam::Kind::buffer, "t0", out}};
+  f.shared = std::move(shared);
+  gpu::KBuilder b(f);
+  gpu::Reg thread = b.emit(gpu::KOp::thread_id, DType::i32);
+  gpu::Reg value = body(b, thread);
+  b.effect(gpu::KOp::store_global, {thread, b.constant(DType::boolean, 1), value},
+           {{"buffer", int64_t{0}}, {"vec", int64_t{1}}});
+  return f;
+}
+
+// Each thread stores allocation a's value a at its index, then sums what it reads back.
+gpu::KernelFunction sharedRoundTrip(const std::vector<gpu::SharedAlloc>& allocs) {
+  return oneWorkgroup(DType::f32, allocs, [&](gpu::KBuilder& b, gpu::Reg thread) {
+    for (size_t a = 0; a < allocs.size(); ++a)
+      b.effect(gpu::KOp::store_shared, {thread, b.constant(allocs[a].dtype, double(a))}, {{"alloc", int64_t(a)}});
+    b.effect(gpu::KOp::barrier);
+    gpu::Reg sum = b.constant(DType::f32, 0);
+    for (size_t a = 0; a < allocs.size(); ++a) {
+      gpu::Reg v = b.emit(gpu::KOp::load_shared, allocs[a].dtype, {thread}, {{"alloc", int64_t(a)}});
+      sum = b.binary("add", sum, b.emit(gpu::KOp::cast, DType::f32, {v}));
+    }
+    return sum;
+  });
+}
+
+}  // namespace
+
+TEST_CASE("spirv printer: workgroup memory is one array per element width, bounded by the given limit") {
+  // bf16 values beside i32 indices (a reduction's scratch) take what the kernel IR budgeted.
+  test::checkSpirvValid(spirv::printSpirv(sharedRoundTrip({{0, 16, DType::bf16, ""}, {16, 32, DType::i32, ""}})));
+  // Overlapping f64 and bool ranges cannot alias: 64 + 8 bytes where the kernel IR planned 64.
+  gpu::KernelFunction overlapping = sharedRoundTrip({{0, 64, DType::f64, ""}, {0, 8, DType::boolean, ""}});
+  CHECK_THROWS_WITH_AS(spirv::printSpirv(overlapping),
+                       "spirv: unsupported: 72 bytes of workgroup memory as one array per element width (64 available)",
+                       Error);
+  test::checkSpirvValid(spirv::printSpirv(overlapping, 72));
+  CHECK_THROWS_WITH_AS(spirv::printSpirv(sharedRoundTrip({{2, 8, DType::f32, ""}})),
+                       "spirv: unsupported: workgroup memory of f32 at an unaligned offset", Error);
+}
+
+TEST_CASE("spirv printer: warp_id is the SubgroupId built-in, not the invocation index over the subgroup size") {
+  Words words = spirv::printSpirv(
+      oneWorkgroup(DType::i32, {}, [](gpu::KBuilder& b, gpu::Reg) { return b.emit(gpu::KOp::warp_id, DType::i32); }));
+  test::checkSpirvValid(words);
+  bool decorated = false;  // OpDecorate %variable BuiltIn SubgroupId
+  for (size_t i = 0; i + 3 < words.size(); ++i)
+    decorated |= words[i] == (4u << 16 | uint32_t(Op::Decorate)) && words[i + 2] == uint32_t(Decoration::BuiltIn) &&
+                 words[i + 3] == uint32_t(BuiltIn::SubgroupId);
+  CHECK(decorated);
+}
+
+// Devices without shaderFloat64 run these: the int -> f16/bf16 casts round to odd in
+// integers, not through a double.
+TEST_CASE("spirv printer: casts between i64 and every narrow float declare no Float64") {
+  auto hasCapability = [](const Words& words, Capability c) {
+    for (size_t i = 5; i + 1 < words.size(); i += words[i] >> 16)
+      if (words[i] == (2u << 16 | uint32_t(Op::Capability)) && words[i + 1] == uint32_t(c)) return true;
+    return false;
+  };
+  for (DType t : {DType::f32, DType::f16, DType::bf16}) {
+    CAPTURE(dtypeName(t));
+    Words words = spirv::printSpirv(oneWorkgroup(DType::i64, {}, [&](gpu::KBuilder& b, gpu::Reg thread) {
+      gpu::Reg wide = b.binary("mul", b.emit(gpu::KOp::cast, DType::i64, {thread}), b.constant(DType::i64, 1e15));
+      gpu::Reg narrow = b.binary("rem", b.emit(gpu::KOp::cast, t, {wide}), b.constant(t, 3));
+      return b.emit(gpu::KOp::cast, DType::i64, {narrow});
+    }));
+    test::checkSpirvValid(words);
+    CHECK(!hasCapability(words, Capability::Float64));
+  }
+}
+
+// Counts outside [0, width) are undefined in SPIR-V: the printer guards them.
+TEST_CASE("spirv printer: shifts of every integer width by runtime counts validate") {
+  for (DType t : {DType::i8, DType::i32, DType::i64})
+    for (const char* fn : {"shl", "shr"}) {
+      CAPTURE(fn);
+      test::checkSpirvValid(spirv::printSpirv(oneWorkgroup(t, {}, [&](gpu::KBuilder& b, gpu::Reg thread) {
+        gpu::Reg count = b.emit(gpu::KOp::cast, t, {thread});
+        return b.binary(fn, b.constant(t, -3), count);
+      })));
+    }
 }
 
 }  // namespace tj::spirvtest

@@ -2,6 +2,8 @@
 
 #include <bit>
 #include <cmath>
+#include <functional>
+#include <limits>
 #include <map>
 #include <string>
 
@@ -19,14 +21,6 @@ using gpu::KInst;
 using gpu::KOp;
 using gpu::Reg;
 
-// Opcodes, decorations and capabilities the builder's enums do not name yet.
-constexpr Op kCopyObject = Op(83);
-constexpr Op kIsNan = Op(156);
-constexpr Op kGroupNonUniformSMin = Op(353);
-constexpr Decoration kNoContraction = Decoration(42);
-constexpr uint32_t kReduce = 0;
-constexpr GlslOp kSAbs = GlslOp(5);
-
 [[noreturn]] void unsupported(const std::string& what) { throw Error("spirv: unsupported: " + what); }
 
 const KAttrValue& attr(const KInst& i, const std::string& name) {
@@ -36,15 +30,35 @@ const KAttrValue& attr(const KInst& i, const std::string& name) {
 }
 int64_t intAttr(const KInst& i, const std::string& name) { return std::get<int64_t>(attr(i, name)); }
 const std::string& strAttr(const KInst& i, const std::string& name) { return std::get<std::string>(attr(i, name)); }
-double numberAttr(const KInst& i, const std::string& name) {
-  const KAttrValue& v = attr(i, name);
+double number(const KAttrValue& v) {
   return std::holds_alternative<double>(v) ? std::get<double>(v) : double(std::get<int64_t>(v));
 }
 
+// A number as an integer of dtype t the way the interpreter converts floats: toward
+// zero, NaN to 0, saturating at t's range (bool: nonzero is 1).
+int64_t saturate(DType t, double v) {
+  if (t == DType::boolean) return v != 0;
+  if (std::isnan(v)) return 0;
+  int bits = dtypeBytes(t) * 8;
+  double edge = std::ldexp(1.0, bits - 1);
+  if (v <= -edge) return std::numeric_limits<int64_t>::min() >> (64 - bits);
+  if (v >= edge) return std::numeric_limits<int64_t>::max() >> (64 - bits);
+  return int64_t(v);
+}
+
+// The bit layout of the float types computed in (f16 and bf16 compute in f32 for fmod).
+struct FloatFormat {
+  int bytes, mantissaBits, bias;
+};
+FloatFormat formatOf(DType t) { return t == DType::f64 ? FloatFormat{8, 52, 1023} : FloatFormat{4, 23, 127}; }
+
 class Printer {
  public:
-  explicit Printer(const gpu::KernelFunction& f)
-      : f_(f), ids_(f.regTypes.size(), 0), u32_(m_.typeInt(32, false)), i64_(m_.typeInt(64, true)) {}
+  using Values = std::vector<Id>;
+
+  Printer(const gpu::KernelFunction& f, int64_t maxSharedBytes)
+      : f_(f), maxSharedBytes_(maxSharedBytes), ids_(f.regTypes.size(), 0), u32_(m_.typeInt(32, false)),
+        i64_(m_.typeInt(64, true)), bool_(m_.typeBool()) {}
 
   Words print() {
     m_.capability(Capability::Shader);
@@ -64,54 +78,127 @@ class Printer {
  private:
   // ---- types and constants ----
 
+  // A register's type. bf16 values are held as f32 values that are exactly bf16: every op
+  // producing one rounds (roundBF16), so arithmetic runs in f32 like the host's.
   Id type(DType t) {
     switch (t) {
-      case DType::f32: return m_.typeFloat(32);
+      case DType::f32: case DType::bf16: return m_.typeFloat(32);
+      case DType::f64: m_.capability(Capability::Float64); return m_.typeFloat(64);
       case DType::f16: m_.capability(Capability::Float16); return m_.typeFloat(16);
       case DType::i8: m_.capability(Capability::Int8); return m_.typeInt(8, true);
       case DType::i32: return m_.typeInt(32, true);
       case DType::i64: return i64_;
       case DType::boolean: return m_.typeBool();
-      default: unsupported("dtype " + std::string(dtypeName(t)));
     }
+    unsupported("dtype " + std::string(dtypeName(t)));
   }
-  // How a tensor's elements are stored: its dtype, bool as one byte.
-  DType storageDType(DType t) { return t == DType::boolean ? DType::i8 : t; }
+  // Bytes of a register of dtype t (bf16 lives in an f32).
+  static int registerBytes(DType t) { return t == DType::bf16 ? 4 : dtypeBytes(t); }
+
+  // The unsigned integer of `bytes` bytes: how memory holds every dtype.
+  Id uint(int bytes) {
+    if (bytes == 1) m_.capability(Capability::Int8);
+    if (bytes == 2) m_.capability(Capability::Int16);
+    return m_.typeInt(uint32_t(bytes * 8), false);
+  }
+  Id uconst(int bytes, uint64_t v) {
+    return m_.constant(uint(bytes), bytes == 8 ? v : v & ((uint64_t{1} << bytes * 8) - 1));
+  }
 
   Id constant(DType t, double v) {
     switch (t) {
       case DType::f32: return m_.constant(type(t), std::bit_cast<uint32_t>(float(v)));
-      case DType::f16: return m_.constant(type(t), floatToHalf(float(v)));
-      case DType::boolean: return m_.constBool(v != 0);
-      case DType::i64: return m_.constant(type(t), uint64_t(int64_t(v)));
-      default: return m_.constant(type(t), uint32_t(wrapToInt(t, int64_t(v))));  // sign-extended to a word
+      case DType::f64: return m_.constant(type(t), std::bit_cast<uint64_t>(v));
+      case DType::f16: return m_.constant(type(t), floatToHalf(float(roundToFloat(t, v))));
+      case DType::bf16: return m_.constant(type(t), std::bit_cast<uint32_t>(float(roundToFloat(t, v))));
+      default: return intConstant(t, saturate(t, v));
     }
+  }
+  Id intConstant(DType t, int64_t v) {
+    if (t == DType::boolean) return m_.constBool(v != 0);
+    if (t == DType::i64) return m_.constant(type(t), uint64_t(v));
+    return m_.constant(type(t), uint32_t(wrapToInt(t, v)));  // sign-extended to a word
+  }
+  // An attribute's value in dtype t; integers exactly, even beyond 2^53.
+  Id constantOf(DType t, const KAttrValue& v) {
+    if (!isFloat(t) && std::holds_alternative<int64_t>(v)) return intConstant(t, std::get<int64_t>(v));
+    return constant(t, number(v));
   }
 
   DType dtypeOf(Reg r) const { return f_.regTypes.at(size_t(r)); }
   Id id(Reg r) const { return ids_.at(size_t(r)); }
 
+  // ---- memory representation ----
+
+  // A value as the unsigned integer memory holds for dtype t: bool one byte 0 or 1, bf16
+  // its 16 bits, every other dtype its own bits.
+  Id toMemory(DType t, Id v) {
+    Id U = uint(dtypeBytes(t));
+    if (t == DType::boolean) return m_.select(U, v, uconst(1, 1), uconst(1, 0));
+    if (t == DType::bf16) {  // the high half of its f32
+      Id high = m_.op(Op::ShiftRightLogical, u32_, {bitsOf(t, v), m_.constU32(16)});
+      return m_.op(Op::UConvert, U, {high});
+    }
+    return m_.op(Op::Bitcast, U, {v});
+  }
+  Id fromMemory(DType t, Id bits) {
+    if (t == DType::boolean) return m_.op(Op::INotEqual, bool_, {bits, uconst(1, 0)});
+    if (t == DType::bf16) {
+      Id high = m_.op(Op::ShiftLeftLogical, u32_, {m_.op(Op::UConvert, u32_, {bits}), m_.constU32(16)});
+      return m_.op(Op::Bitcast, type(t), {high});
+    }
+    return m_.op(Op::Bitcast, type(t), {bits});
+  }
+  // A float register's bits as an unsigned integer of its width.
+  Id bitsOf(DType t, Id v) { return m_.op(Op::Bitcast, uint(registerBytes(t)), {v}); }
+
+  // Whether any of the bools holds.
+  Id any(std::initializer_list<Id> conditions) {
+    Id r = 0;
+    for (Id c : conditions) r = r ? m_.op(Op::LogicalOr, bool_, {r, c}) : c;
+    return r;
+  }
+
   // ---- interface ----
 
+  // Tensors as arrays of unsigned integers of their element's width (see toMemory).
   void declareBuffers() {
     for (size_t p = 0; p < f_.params.size(); ++p) {
       const gpu::KParam& param = f_.params[p];
       if (param.kind != gpu::KParam::Kind::buffer) continue;
-      DType s = storageDType(param.dtype);
-      if (s == DType::f16) m_.capability(Capability::StorageBuffer16BitAccess);
-      if (s == DType::i8) m_.capability(Capability::StorageBuffer8BitAccess);
-      buffers_[int64_t(p)] = m_.storageBuffer(type(s), uint32_t(dtypeBytes(s)), 0, uint32_t(param.number));
+      int bytes = dtypeBytes(param.dtype);
+      if (bytes == 1) m_.capability(Capability::StorageBuffer8BitAccess);
+      if (bytes == 2) m_.capability(Capability::StorageBuffer16BitAccess);
+      buffers_[int64_t(p)] = m_.storageBuffer(uint(bytes), uint32_t(bytes), 0, uint32_t(param.number));
     }
     params_ = m_.storageBuffer(i64_, 8, 0, paramsBinding(f_));
   }
 
-  // Workgroup memory as 32-bit words: every allocation's elements are 4 bytes for now.
+  // Workgroup memory: one array of unsigned integers per element width, since typed arrays
+  // cannot alias without VK_KHR_workgroup_memory_explicit_layout. The array of width w spans
+  // the bytes from the lowest offset of that width's allocations to their largest end, so
+  // allocations of one width overlap as the kernel IR planned them, and widths whose ranges
+  // are disjoint (a reduction's values and indices) take no more than it budgeted. Ranges of
+  // different widths that overlap get separate storage; where that exceeds maxSharedBytes_
+  // the kernel is unsupported rather than over the device's limit.
   void declareShared() {
-    if (f_.shared.empty()) return;
-    for (const gpu::SharedAlloc& a : f_.shared)
-      if (dtypeBytes(a.dtype) != 4 || a.offset % 4) unsupported("workgroup memory of " + std::string(dtypeName(a.dtype)));
-    Id array = m_.typeArray(u32_, uint32_t(std::max<int64_t>(1, f_.sharedBytes() / 4)));
-    shared_ = m_.variable(m_.typePointer(StorageClass::Workgroup, array), StorageClass::Workgroup);
+    std::map<int, std::pair<int64_t, int64_t>> spans;  // byte ranges by width
+    for (const gpu::SharedAlloc& a : f_.shared) {
+      int w = dtypeBytes(a.dtype);
+      if (a.offset % w)
+        unsupported("workgroup memory of " + std::string(dtypeName(a.dtype)) + " at an unaligned offset");
+      auto [it, added] = spans.try_emplace(w, a.offset, a.offset + a.bytes);
+      it->second = {std::min(it->second.first, a.offset), std::max(it->second.second, a.offset + a.bytes)};
+    }
+    int64_t bytes = 0;
+    for (auto [w, span] : spans) bytes += span.second - span.first;
+    if (bytes > maxSharedBytes_)
+      unsupported(std::to_string(bytes) + " bytes of workgroup memory as one array per element width (" +
+                  std::to_string(maxSharedBytes_) + " available)");
+    for (auto [w, span] : spans) {
+      Id array = m_.typeArray(uint(w), uint32_t((span.second - span.first + w - 1) / w));
+      shared_[w] = {m_.variable(m_.typePointer(StorageClass::Workgroup, array), StorageClass::Workgroup), span.first};
+    }
   }
 
   Id builtIn(BuiltIn b, bool vector) {
@@ -124,54 +211,133 @@ class Printer {
     if (axis < 0 || axis > 2) unsupported("grid axis " + std::to_string(axis));
     Id uvec3 = m_.typeVector(u32_, 3);
     Id x = m_.op(Op::CompositeExtract, u32_, {m_.load(uvec3, builtIn(b, true)), uint32_t(axis)});
-    return m_.op(Op::Bitcast, i64_, {m_.op(Op::UConvert, m_.typeInt(64, false), {x})});
+    return m_.op(Op::Bitcast, i64_, {m_.op(Op::UConvert, uint(8), {x})});
   }
 
-  // A parameter's slot, decoded by the parameter's dtype then cast to the register's.
+  // A parameter's slot, decoded by the parameter's dtype then cast to the register's: an f64
+  // scalar's slot holds the double's bits, other float scalars an f32's bits in the low word.
   Id param(int64_t index, DType to) {
     const gpu::KParam& p = f_.params.at(size_t(index));
     Id ptr = m_.typePointer(StorageClass::StorageBuffer, i64_);
     Id slot = m_.load(i64_, m_.accessChain(ptr, params_.variable, {m_.constU32(0), m_.constU32(uint32_t(index))}));
     DType from = p.kind == gpu::KParam::Kind::scalar ? p.dtype : DType::i64;
+    if (from == DType::f64) return cast(m_.op(Op::Bitcast, type(from), {slot}), from, to);
     if (isFloat(from)) {
-      if (from != DType::f32 && from != DType::f16) unsupported("scalar of " + std::string(dtypeName(from)));
       Id bits = m_.op(Op::SConvert, type(DType::i32), {slot});
       return cast(m_.op(Op::Bitcast, type(DType::f32), {bits}), DType::f32, to);
     }
     return cast(slot, DType::i64, to);
   }
 
-  // ---- arithmetic ----
+  // ---- rounding ----
 
   Id arith(Op op, DType t, Id a, Id b) {
     Id r = m_.op(op, type(t), {a, b});
-    if (isFloat(t)) m_.decorate(r, kNoContraction);  // no fusing into FMA: results must match the host's
+    if (isFloat(t)) m_.decorate(r, Decoration::NoContraction);  // no fusing into FMA: results must match the host's
     return r;
   }
 
-  Id cast(Id x, DType from, DType to) {
-    if (from == to) return x;
-    Id T = type(to);
-    if (from == DType::boolean) return m_.select(T, x, constant(to, 1), constant(to, 0));
-    if (to == DType::boolean)
-      return m_.op(isFloat(from) ? Op::FUnordNotEqual : Op::INotEqual, T, {x, constant(from, 0)});
-    if (isFloat(from) && isFloat(to)) return m_.op(Op::FConvert, T, {x});
-    if (isFloat(from)) return m_.op(Op::ConvertFToS, T, {x});
-    if (isFloat(to)) return m_.op(Op::ConvertSToF, T, {x});
-    return m_.op(Op::SConvert, T, {x});
+  // An f32 (or bf16 register) rounded to bf16, to nearest even, NaN kept quiet (ir/dtype's floatToBF16).
+  Id roundBF16(Id f) {
+    Id bits = bitsOf(DType::f32, f);
+    Id lsb = m_.op(Op::BitwiseAnd, u32_, {m_.op(Op::ShiftRightLogical, u32_, {bits, m_.constU32(16)}), m_.constU32(1)});
+    Id rounded = m_.op(Op::IAdd, u32_, {bits, m_.op(Op::IAdd, u32_, {lsb, m_.constU32(0x7fff)})});
+    Id quiet = m_.op(Op::BitwiseOr, u32_, {bits, m_.constU32(0x400000)});
+    Id chosen = m_.select(u32_, m_.op(Op::IsNan, bool_, {f}), quiet, rounded);
+    return m_.op(Op::Bitcast, type(DType::f32), {m_.op(Op::BitwiseAnd, u32_, {chosen, m_.constU32(0xffff0000u)})});
   }
 
+  // f rounded to odd instead of to nearest: where f is inexact with an even last bit, the
+  // neighbor toward the exact value. A later rounding to 16 bits is then the only one.
+  Id nudgeToOdd(Id f, Id inexact, Id roundedAway) {
+    Id bits = bitsOf(DType::f32, f);
+    Id even = m_.op(Op::IEqual, bool_, {m_.op(Op::BitwiseAnd, u32_, {bits, m_.constU32(1)}), m_.constU32(0)});
+    Id odd = m_.select(u32_, roundedAway, m_.op(Op::ISub, u32_, {bits, m_.constU32(1)}),
+                       m_.op(Op::IAdd, u32_, {bits, m_.constU32(1)}));
+    Id nudge = m_.op(Op::LogicalAnd, bool_, {inexact, even});
+    return m_.op(Op::Bitcast, type(DType::f32), {m_.select(u32_, nudge, odd, bits)});
+  }
+
+  Id roundToOddF32(Id d) {
+    Id F = type(DType::f32), D = type(DType::f64);
+    Id f = m_.op(Op::FConvert, F, {d});
+    Id back = m_.op(Op::FConvert, D, {f});
+    Id inexact = m_.op(Op::FOrdNotEqual, bool_, {back, d});  // false for NaN
+    Id away = m_.op(Op::FOrdGreaterThan, bool_, {m_.ext(GlslOp::FAbs, D, {back}), m_.ext(GlslOp::FAbs, D, {d})});
+    return nudgeToOdd(f, inexact, away);
+  }
+
+  // An i32 or i64 as an f32 rounded to odd, through its magnitude as an unsigned integer.
+  Id intToOddF32(Id x, DType from) {
+    int bytes = dtypeBytes(from);
+    Id U = uint(bytes), F = type(DType::f32);
+    Id negative = compare("lt", from, x, constant(from, 0));
+    Id magnitude = m_.op(Op::Bitcast, U, {m_.select(type(from), negative, m_.op(Op::SNegate, type(from), {x}), x)});
+    Id f = m_.op(Op::ConvertUToF, F, {magnitude});
+    Id back = m_.op(Op::ConvertFToU, U, {f});  // f <= 2^63: in range
+    Id odd = nudgeToOdd(f, m_.op(Op::INotEqual, bool_, {back, magnitude}),
+                        m_.op(Op::UGreaterThan, bool_, {back, magnitude}));
+    return m_.select(F, negative, m_.op(Op::FNegate, F, {odd}), odd);
+  }
+
+  // ---- casts, each rounding once as the interpreter does ----
+
+  Id cast(Id x, DType from, DType to) {
+    if (from == to) return x;
+    if (from == DType::boolean) return m_.select(type(to), x, constant(to, 1), constant(to, 0));
+    if (to == DType::boolean)
+      return m_.op(isFloat(from) ? Op::FUnordNotEqual : Op::INotEqual, bool_, {x, constant(from, 0)});
+    if (isFloat(from) && isFloat(to)) return floatToFloat(x, from, to);
+    if (isFloat(from)) return floatToInt(x, from, to);
+    if (isFloat(to)) return intToFloat(x, from, to);
+    return m_.op(Op::SConvert, type(to), {x});
+  }
+
+  // f64 to f16 or bf16 goes through an f32 rounded to odd: one rounding in all.
+  Id floatToFloat(Id x, DType from, DType to) {
+    if (from == DType::f64 && to != DType::f32) x = roundToOddF32(x), from = DType::f32;
+    if (to == DType::bf16) return roundBF16(from == DType::f16 ? m_.op(Op::FConvert, type(DType::f32), {x}) : x);
+    return type(from) == type(to) ? x : m_.op(Op::FConvert, type(to), {x});
+  }
+
+  // Toward zero, NaN to 0, saturating at the range (OpConvertFToS is undefined outside it).
+  Id floatToInt(Id x, DType from, DType to) {
+    double edge = std::ldexp(1.0, dtypeBytes(to) * 8 - 1);
+    Id below = compare("le", from, x, constant(from, -edge)), above = compare("ge", from, x, constant(from, edge));
+    Id outside = any({below, above, m_.op(Op::IsNan, bool_, {x})});
+    Id inRange = m_.op(Op::ConvertFToS, type(to), {m_.select(type(from), outside, constant(from, 0), x)});
+    Id r = m_.select(type(to), below, constant(to, -edge), inRange);
+    return m_.select(type(to), above, constant(to, edge), r);
+  }
+
+  // i32/i64 to f16/bf16 through an f32 rounded to odd. An i8 is exact in every float type
+  // (in the f32 holding a bf16 too), and f32 and f64 targets round once.
+  Id intToFloat(Id x, DType from, DType to) {
+    if (from == DType::i8 || to == DType::f32 || to == DType::f64) return m_.op(Op::ConvertSToF, type(to), {x});
+    return floatToFloat(intToOddF32(x, from), DType::f32, to);
+  }
+
+  // ---- arithmetic ----
+
+  // bf16 results round after computing in f32: for + - * / sqrt the double rounding is
+  // harmless (24 bits >= 2 * 8 + 2), and other functions round their f32 result once.
   Id unary(const std::string& fn, DType t, Id x) {
+    Id r = unaryInRegister(fn, t, x);
+    return t == DType::bf16 ? roundBF16(r) : r;
+  }
+  Id binary(const std::string& fn, DType t, Id a, Id b) {
+    Id r = binaryInRegister(fn, t, a, b);
+    return t == DType::bf16 ? roundBF16(r) : r;
+  }
+
+  Id unaryInRegister(const std::string& fn, DType t, Id x) {
     Id T = type(t);
     bool fl = isFloat(t);
     auto glsl = [&](GlslOp g) { return m_.ext(g, T, {x}); };
     if (fn == "neg") return m_.op(fl ? Op::FNegate : Op::SNegate, T, {x});
-    if (fn == "abs") return glsl(fl ? GlslOp::FAbs : kSAbs);
-    if (fn == "not") {
-      if (t == DType::boolean) return m_.op(Op::LogicalNot, T, {x});
-      return cast(compare("eq", t, x, constant(t, 0)), DType::boolean, t);
-    }
-    if (fn == "relu") return m_.select(T, compare("gt", t, x, constant(t, 0)), x, constant(t, 0));
+    if (fn == "abs") return glsl(fl ? GlslOp::FAbs : GlslOp::SAbs);
+    if (fn == "not") return m_.op(t == DType::boolean ? Op::LogicalNot : Op::Not, T, {x});  // bitwise on integers
+    if (fn == "relu") return minMax(true, t, x, constant(t, 0));
     if (!fl) unsupported("unary " + fn + " on " + std::string(dtypeName(t)));
     if (Id r = accurate(fn, t, x)) return r;
     static const std::map<std::string, GlslOp> kGlsl = {
@@ -183,7 +349,8 @@ class Printer {
       Id e = m_.ext(GlslOp::Exp, T, {m_.op(Op::FNegate, T, {x})});
       return arith(Op::FDiv, t, constant(t, 1), arith(Op::FAdd, t, constant(t, 1), e));
     }
-    unsupported("unary " + fn);
+    unsupported("unary " + fn + " on " + std::string(dtypeName(t)) +
+                " (GLSL.std.450 has none and spirv_math no version)");
   }
 
   // fn from spirv_math.hpp: f16 computed in f32 and rounded once; 0 where it has no version.
@@ -198,26 +365,47 @@ class Printer {
   }
   static bool isExactUnary(const std::string& fn) { return fn == "floor" || fn == "ceil" || fn == "sqrt"; }
 
-  // max/min as std::max/std::min pick (b only when strictly better), NaN if either is.
+  // max/min as the interpreter: NaN if either is (a + b); of two equal values max takes
+  // the one without a sign bit (+0 over -0) and min the one with it.
   Id minMax(bool isMax, DType t, Id a, Id b) {
     Id T = type(t);
-    Id better = isMax ? compare("lt", t, a, b) : compare("lt", t, b, a);
-    Id r = m_.select(T, better, b, a);
-    if (!isFloat(t)) return r;
-    Id boolT = m_.typeBool();
-    Id nan = m_.op(Op::LogicalOr, boolT, {m_.op(kIsNan, boolT, {a}), m_.op(kIsNan, boolT, {b})});
+    Id aBetter = compare(isMax ? "gt" : "lt", t, a, b);
+    if (!isFloat(t)) return m_.select(T, aBetter, a, b);
+    Id negative = signBit(t, a);
+    Id aTies = m_.op(Op::LogicalAnd, bool_, {m_.op(Op::FOrdEqual, bool_, {a, b}),
+                                            isMax ? m_.op(Op::LogicalNot, bool_, {negative}) : negative});
+    Id r = m_.select(T, any({aBetter, aTies}), a, b);
+    Id nan = any({m_.op(Op::IsNan, bool_, {a}), m_.op(Op::IsNan, bool_, {b})});
     return m_.select(T, nan, arith(Op::FAdd, t, a, b), r);
   }
-
-  // Integer division and remainder give 0 for a zero divisor, like the host.
-  Id intDivision(Op op, DType t, Id a, Id b) {
-    Id T = type(t);
-    Id zero = compare("eq", t, b, constant(t, 0));
-    Id safe = m_.select(T, zero, constant(t, 1), b);
-    return m_.select(T, zero, constant(t, 0), m_.op(op, T, {a, safe}));
+  Id signBit(DType t, Id x) { return m_.op(Op::UGreaterThanEqual, bool_, {bitsOf(t, x), signMask(t)}); }
+  Id signMask(DType t) {
+    int bytes = registerBytes(t);
+    return uconst(bytes, uint64_t{1} << (bytes * 8 - 1));
   }
 
-  Id binary(const std::string& fn, DType t, Id a, Id b) {
+  // Truncating division; x / -1 is -x (wrapping, where OpSDiv is undefined) and x % -1 is 0.
+  // A zero divisor gives 0, as the CPU backend does (it also reports a fault; this cannot).
+  Id intDivision(bool isDiv, DType t, Id a, Id b) {
+    Id T = type(t);
+    Id zero = compare("eq", t, b, constant(t, 0)), minusOne = compare("eq", t, b, constant(t, -1));
+    Id special = any({zero, minusOne});
+    Id q = m_.op(isDiv ? Op::SDiv : Op::SRem, T, {a, m_.select(T, special, constant(t, 1), b)});
+    Id specialValue = isDiv ? m_.select(T, zero, constant(t, 0), m_.op(Op::SNegate, T, {a})) : constant(t, 0);
+    return m_.select(T, special, specialValue, q);
+  }
+
+  // A shift by a count outside [0, width) (undefined in SPIR-V) shifts every bit out:
+  // shl gives 0 and shr the sign.
+  Id shift(bool left, DType t, Id a, Id count) {
+    Id T = type(t), width = constant(t, dtypeBytes(t) * 8);
+    Id outside = m_.op(Op::UGreaterThanEqual, bool_, {count, width});
+    if (left) return m_.select(T, outside, constant(t, 0), m_.op(Op::ShiftLeftLogical, T, {a, count}));
+    Id last = constant(t, dtypeBytes(t) * 8 - 1);
+    return m_.op(Op::ShiftRightArithmetic, T, {a, m_.select(T, outside, last, count)});
+  }
+
+  Id binaryInRegister(const std::string& fn, DType t, Id a, Id b) {
     if (fn == "max" || fn == "min") return minMax(fn == "max", t, a, b);
     if (t == DType::boolean) {
       static const std::map<std::string, Op> kLogical = {
@@ -226,26 +414,106 @@ class Printer {
       unsupported("binary " + fn + " on bool");
     }
     if (isFloat(t)) {
+      if (fn == "rem") return floatRemainder(t, a, b);
       static const std::map<std::string, Op> kFloat = {
-          {"add", Op::FAdd}, {"sub", Op::FSub}, {"mul", Op::FMul}, {"div", Op::FDiv}, {"rem", Op::FRem}};
+          {"add", Op::FAdd}, {"sub", Op::FSub}, {"mul", Op::FMul}, {"div", Op::FDiv}};
       if (auto it = kFloat.find(fn); it != kFloat.end()) return arith(it->second, t, a, b);
       unsupported("binary " + fn + " on " + std::string(dtypeName(t)));
     }
-    if (fn == "div") return intDivision(Op::SDiv, t, a, b);
-    if (fn == "rem") return intDivision(Op::SRem, t, a, b);
-    static const std::map<std::string, Op> kInt = {
-        {"add", Op::IAdd}, {"sub", Op::ISub}, {"mul", Op::IMul}, {"and", Op::BitwiseAnd}, {"or", Op::BitwiseOr},
-        {"xor", Op::BitwiseXor}, {"shl", Op::ShiftLeftLogical}, {"shr", Op::ShiftRightArithmetic}};
+    if (fn == "div" || fn == "rem") return intDivision(fn == "div", t, a, b);
+    if (fn == "shl" || fn == "shr") return shift(fn == "shl", t, a, b);
+    static const std::map<std::string, Op> kInt = {{"add", Op::IAdd},       {"sub", Op::ISub},
+                                                   {"mul", Op::IMul},       {"and", Op::BitwiseAnd},
+                                                   {"or", Op::BitwiseOr},   {"xor", Op::BitwiseXor}};
     if (auto it = kInt.find(fn); it != kInt.end()) return m_.op(it->second, type(t), {a, b});
     unsupported("binary " + fn);
   }
 
+  // ---- fmod ----
+
+  // C's fmod, exactly: drivers' OpFRem is x - y * trunc(x / y), wrong for large quotients,
+  // infinite divisors and signed zeros. f16 and bf16 compute in f32 (the result is exact).
+  Id floatRemainder(DType t, Id a, Id b) {
+    DType c = t == DType::f64 ? DType::f64 : DType::f32;
+    return cast(fmod(c, cast(a, t, c), cast(b, t, c)), c, t);
+  }
+
+  // |x| loses the largest |y| * 2^k not above it, one exact subtraction per step (Sterbenz:
+  // the subtrahend is at least half the remainder), so the remainder halves each time:
+  // fewer than 2 * bias + mantissa bits + 1 steps (278 for f32, 2099 for f64), a bound the
+  // loop also keeps so that a driver flushing subnormals cannot make it spin. The result
+  // has x's sign, NaN where C's has.
+  Id fmod(DType t, Id x, Id y) {
+    Id T = type(t), I = type(DType::i32);
+    Id ax = m_.ext(GlslOp::FAbs, T, {x}), ay = m_.ext(GlslOp::FAbs, T, {y});
+    Id inf = constant(t, HUGE_VAL);
+    Id special = any({m_.op(Op::IsNan, bool_, {y}), compare("eq", t, ay, constant(t, 0)),
+                      m_.op(Op::LogicalNot, bool_, {compare("lt", t, ax, inf)})});
+    Id divisor = m_.select(T, special, inf, ay);  // the loop then never runs
+    FloatFormat f = formatOf(t);
+    Id maxSteps = m_.constI32(2 * f.bias + f.mantissaBits + 1);
+    Id r = whileLoop(
+        {T, I}, {ax, m_.constI32(0)},
+        [&](const Values& v) {
+          Id more = compare("ge", t, v[0], divisor);
+          return m_.op(Op::LogicalAnd, bool_, {more, compare("lt", DType::i32, v[1], maxSteps)});
+        },
+        [&](const Values& v) {
+          return Values{fmodStep(t, v[0], divisor), m_.op(Op::IAdd, I, {v[1], m_.constI32(1)})};
+        })[0];
+    Id U = uint(registerBytes(t));
+    Id sign = m_.op(Op::BitwiseAnd, U, {bitsOf(t, x), signMask(t)});
+    Id signed_ = m_.op(Op::Bitcast, T, {m_.op(Op::BitwiseOr, U, {bitsOf(t, r), sign})});
+    return m_.select(T, special, constant(t, NAN), signed_);
+  }
+
+  // r - ay * 2^k for the largest k keeping it >= 0, given r >= ay > 0.
+  Id fmodStep(DType t, Id r, Id ay) {
+    Id I = type(DType::i32);
+    Id k = m_.op(Op::ISub, I, {exponentOf(t, r), exponentOf(t, ay)});
+    Id half = scale(t, ay, m_.op(Op::ISub, I, {k, m_.constI32(1)}));  // in (r / 4, r)
+    Id twice = arith(Op::FMul, t, half, constant(t, 2));              // inf where it overflows
+    Id d = m_.select(type(t), compare("le", t, twice, r), twice, half);
+    d = m_.select(type(t), m_.op(Op::IEqual, bool_, {k, m_.constI32(0)}), ay, d);
+    return arith(Op::FSub, t, r, d);
+  }
+
+  // The biased exponent of v > 0 as an i32, for subnormals what it would be normalized.
+  Id exponentOf(DType t, Id v) {
+    FloatFormat f = formatOf(t);
+    int guard = f.mantissaBits + 2;  // v * 2^guard is normal
+    auto field = [&](Id x) {
+      Id bits = m_.op(Op::ShiftRightLogical, uint(f.bytes), {bitsOf(t, x), uconst(f.bytes, uint64_t(f.mantissaBits))});
+      if (f.bytes == 8) bits = m_.op(Op::UConvert, u32_, {bits});
+      return m_.op(Op::Bitcast, type(DType::i32), {m_.op(Op::BitwiseAnd, u32_, {bits, m_.constU32(2 * f.bias + 1)})});
+    };
+    Id normal = field(v);
+    Id scaled = m_.op(Op::ISub, type(DType::i32),
+                      {field(arith(Op::FMul, t, v, constant(t, std::ldexp(1.0, guard)))), m_.constI32(guard)});
+    return m_.select(type(DType::i32), m_.op(Op::IEqual, bool_, {normal, m_.constI32(0)}), scaled, normal);
+  }
+
+  // v * 2^e for 0 <= e < 3 * bias, in three exact power-of-two factors each within range.
+  Id scale(DType t, Id v, Id e) {
+    Id I = type(DType::i32);
+    Id third = m_.op(Op::SDiv, I, {e, m_.constI32(3)});
+    Id rest = m_.op(Op::ISub, I, {e, m_.op(Op::IMul, I, {third, m_.constI32(2)})});
+    Id p = powerOfTwo(t, third);
+    return arith(Op::FMul, t, arith(Op::FMul, t, arith(Op::FMul, t, v, p), p), powerOfTwo(t, rest));
+  }
+  Id powerOfTwo(DType t, Id e) {
+    FloatFormat f = formatOf(t);
+    DType it = f.bytes == 8 ? DType::i64 : DType::i32;
+    Id biased = m_.op(Op::IAdd, type(it), {cast(e, DType::i32, it), constant(it, f.bias)});
+    Id bits = m_.op(Op::ShiftLeftLogical, type(it), {biased, constant(it, f.mantissaBits)});
+    return m_.op(Op::Bitcast, type(t), {bits});
+  }
+
   // `t` is the operands' dtype. Float `ne` is unordered: NaN != NaN, as on the host.
   Id compare(const std::string& pred, DType t, Id a, Id b) {
-    Id boolT = m_.typeBool();
     if (pred == "ult") {  // 0 <= a < b
       if (isFloat(t) || t == DType::boolean) unsupported("cmp ult on " + std::string(dtypeName(t)));
-      return m_.op(Op::LogicalAnd, boolT, {compare("ge", t, a, constant(t, 0)), compare("lt", t, a, b)});
+      return m_.op(Op::LogicalAnd, bool_, {compare("ge", t, a, constant(t, 0)), compare("lt", t, a, b)});
     }
     struct Ops { Op f, i, logical; };
     static const std::map<std::string, Ops> kOps = {
@@ -259,7 +527,7 @@ class Printer {
     if (it == kOps.end()) unsupported("cmp " + pred);
     Op op = isFloat(t) ? it->second.f : t == DType::boolean ? it->second.logical : it->second.i;
     if (op == Op::Return) unsupported("cmp " + pred + " on bool");
-    return m_.op(op, boolT, {a, b});
+    return m_.op(op, bool_, {a, b});
   }
 
   // ---- memory ----
@@ -292,58 +560,71 @@ class Printer {
 
   void loadGlobal(const KInst& i) {
     const Module::Buffer& b = bufferOf(i);
-    DType t = dtypeOf(i.results[0]), stored = storageDType(bufferDType(i));
-    Id fill = constant(t, numberAttr(i, "fill"));
+    DType t = dtypeOf(i.results[0]), stored = bufferDType(i);
+    Id fill = constant(t, number(attr(i, "fill")));
     ids_[size_t(i.results[0])] = predicated(id(i.operands[1]), t, fill, [&] {
-      Id raw = m_.load(type(stored), element(b, id(i.operands[0])));
-      return cast(cast(raw, stored, bufferDType(i)), bufferDType(i), t);
+      Id raw = m_.load(uint(dtypeBytes(stored)), element(b, id(i.operands[0])));
+      return cast(fromMemory(stored, raw), stored, t);
     });
   }
 
   void storeGlobal(const KInst& i) {
     const Module::Buffer& b = bufferOf(i);
-    DType t = dtypeOf(i.operands[2]), stored = storageDType(bufferDType(i));
+    DType t = dtypeOf(i.operands[2]), stored = bufferDType(i);
     predicated(id(i.operands[1]), t, 0, [&] {
-      Id value = cast(cast(id(i.operands[2]), t, bufferDType(i)), bufferDType(i), stored);
-      m_.store(element(b, id(i.operands[0])), value);
+      m_.store(element(b, id(i.operands[0])), toMemory(stored, cast(id(i.operands[2]), t, stored)));
       return Id(0);
     });
   }
 
-  // The word of workgroup memory holding element `index` of the instruction's allocation.
-  Id sharedWord(const KInst& i, Reg index) {
+  // Element `index` of the instruction's allocation, in its width's array.
+  struct SharedElement {
+    Id pointer;
+    DType dtype;
+  };
+  SharedElement sharedElement(const KInst& i, Reg index) {
     const gpu::SharedAlloc& a = f_.shared.at(size_t(intAttr(i, "alloc")));
+    int w = dtypeBytes(a.dtype);
     Id idx = cast(id(index), dtypeOf(index), DType::i64);
-    Id word = m_.op(Op::IAdd, i64_, {idx, constant(DType::i64, double(a.offset / 4))});
-    return m_.accessChain(m_.typePointer(StorageClass::Workgroup, u32_), shared_, {word});
+    const SharedArray& array = shared_.at(w);
+    Id at = m_.op(Op::IAdd, i64_, {idx, constant(DType::i64, double((a.offset - array.firstByte) / w))});
+    return {m_.accessChain(m_.typePointer(StorageClass::Workgroup, uint(w)), array.variable, {at}), a.dtype};
+  }
+
+  void storeShared(const KInst& i) {
+    SharedElement e = sharedElement(i, i.operands[0]);
+    m_.store(e.pointer, toMemory(e.dtype, cast(id(i.operands[1]), dtypeOf(i.operands[1]), e.dtype)));
+  }
+  Id loadShared(const KInst& i, DType t) {
+    SharedElement e = sharedElement(i, i.operands[0]);
+    return cast(fromMemory(e.dtype, m_.load(uint(dtypeBytes(e.dtype)), e.pointer)), e.dtype, t);
   }
 
   // ---- subgroups and loops ----
 
   Id subgroupScope() { return m_.constU32(uint32_t(Scope::Subgroup)); }
 
+  // Whole-subgroup sums and integer max/min use the driver's operations; float max/min go
+  // through binary() (the drivers' FMax/FMin may drop NaN and order zeros either way), and
+  // bf16 rounds the f32 sum once.
   Id subgroupReduce(const KInst& i) {
     DType t = dtypeOf(i.operands[0]);
     const std::string& fn = strAttr(i, "fn");
-    static const std::map<std::string, std::pair<Op, Op>> kOps = {
-        {"add", {Op::GroupNonUniformFAdd, Op::GroupNonUniformIAdd}},
-        {"max", {Op::GroupNonUniformFMax, Op::GroupNonUniformSMax}},
-        {"min", {Op::GroupNonUniformFMin, kGroupNonUniformSMin}}};
-    auto it = kOps.find(fn);
-    if (it == kOps.end() || t == DType::boolean) unsupported("subgroup_reduce " + fn + " on " + std::string(dtypeName(t)));
-    m_.capability(Capability::GroupNonUniformArithmetic);
-    Op op = isFloat(t) ? it->second.first : it->second.second;
+    static const std::map<std::string, Op> kInt = {
+        {"add", Op::GroupNonUniformIAdd}, {"max", Op::GroupNonUniformSMax}, {"min", Op::GroupNonUniformSMin}};
+    auto it = kInt.find(fn);
+    if (it == kInt.end() || t == DType::boolean)
+      unsupported("subgroup_reduce " + fn + " on " + std::string(dtypeName(t)));
     int64_t cluster = intAttr(i, "cluster");
-    if (cluster == f_.subgroupSize) return m_.op(op, type(t), {subgroupScope(), kReduce, id(i.operands[0])});
-    return butterfly(fn, t, id(i.operands[0]), cluster);
+    if (cluster != f_.subgroupSize || (isFloat(t) && fn != "add")) return butterfly(fn, t, id(i.operands[0]), cluster);
+    Id r = m_.subgroupReduce(isFloat(t) ? Op::GroupNonUniformFAdd : it->second, type(t), id(i.operands[0]));
+    return t == DType::bf16 ? roundBF16(r) : r;
   }
 
   // A reduction over clusters of lanes by xor shuffles: drivers may lack clustered
   // subgroup operations (lavapipe's give wrong sums).
   Id butterfly(const std::string& fn, DType t, Id x, int64_t cluster) {
-    m_.capability(Capability::GroupNonUniformShuffle);
-    for (int64_t mask = cluster / 2; mask >= 1; mask /= 2)
-      x = binary(fn, t, x, shuffleXor(t, x, mask));
+    for (int64_t mask = cluster / 2; mask >= 1; mask /= 2) x = binary(fn, t, x, shuffleXor(t, x, mask));
     return x;
   }
 
@@ -352,36 +633,52 @@ class Printer {
     return m_.op(Op::GroupNonUniformShuffleXor, type(t), {subgroupScope(), x, m_.constU32(uint32_t(mask))});
   }
 
-  // Header: phis for k and the carried values, then `k < end` or leave. The continue
-  // block names the next values with ids the phis reserved.
+  // while (more(values)) values = body(values); returns the values on leaving. The header
+  // holds a phi per value and the test; the continue block names the body's results with
+  // the ids the phis reserved.
+  Values whileLoop(const Values& types, const Values& inits, const std::function<Id(const Values&)>& more,
+                   const std::function<Values(const Values&)>& body) {
+    Id before = m_.currentBlock(), header = m_.newLabel(), bodyLabel = m_.newLabel(), cont = m_.newLabel(),
+       merge = m_.newLabel();
+    Values next, values;
+    m_.branch(header);
+    m_.label(header);
+    for (size_t v = 0; v < types.size(); ++v) {
+      next.push_back(m_.newId());
+      values.push_back(m_.phi(types[v], {{inits[v], before}, {next[v], cont}}));
+    }
+    Id test = more(values);
+    m_.loopMerge(merge, cont);
+    m_.branchConditional(test, bodyLabel, merge);
+    m_.label(bodyLabel);
+    Values updated = body(values);
+    m_.branch(cont);
+    m_.label(cont);
+    for (size_t v = 0; v < types.size(); ++v) m_.op(Op::CopyObject, types[v], {updated.at(v)}, next[v]);
+    m_.branch(header);
+    m_.label(merge);
+    return values;
+  }
+
+  // for (k = start; k < end; ++k) over the region, k and the carried registers as loop values.
   void loop(const KInst& i) {
     const KBlock& body = i.regions.at(0);
     DType kType = dtypeOf(body.args[0]);
-    Id before = m_.currentBlock(), header = m_.newLabel(), bodyLabel = m_.newLabel(), cont = m_.newLabel(),
-       merge = m_.newLabel();
-    Id kNext = m_.newId();
-    std::vector<Id> next;
-    m_.branch(header);
-    m_.label(header);
-    ids_[size_t(body.args[0])] = m_.phi(type(kType), {{id(i.operands[0]), before}, {kNext, cont}});
-    for (size_t c = 2; c < i.operands.size(); ++c) {
-      next.push_back(m_.newId());
-      ids_[size_t(body.args[c - 1])] = m_.phi(type(dtypeOf(body.args[c - 1])), {{id(i.operands[c]), before}, {next.back(), cont}});
+    Values types, inits;
+    for (size_t a = 0; a < body.args.size(); ++a) {
+      types.push_back(type(dtypeOf(body.args[a])));
+      inits.push_back(id(i.operands.at(a == 0 ? 0 : a + 1)));
     }
-    Id k = id(body.args[0]);
-    Id more = compare("lt", kType, k, id(i.operands[1]));
-    m_.loopMerge(merge, cont);
-    m_.branchConditional(more, bodyLabel, merge);
-    m_.label(bodyLabel);
-    std::vector<Reg> yielded = block(body);
-    m_.branch(cont);
-    m_.label(cont);
-    m_.op(Op::IAdd, type(kType), {k, constant(kType, 1)}, kNext);
-    for (size_t c = 0; c < next.size(); ++c)
-      m_.op(kCopyObject, type(dtypeOf(yielded.at(c))), {id(yielded.at(c))}, next[c]);
-    m_.branch(header);
-    m_.label(merge);
-    for (size_t c = 0; c < i.results.size(); ++c) ids_[size_t(i.results[c])] = id(body.args[c + 1]);
+    Values out = whileLoop(
+        types, inits, [&](const Values& v) { return compare("lt", kType, v[0], id(i.operands[1])); },
+        [&](const Values& v) {
+          for (size_t a = 0; a < v.size(); ++a) ids_[size_t(body.args[a])] = v[a];
+          std::vector<Reg> yielded = block(body);
+          Values next = {m_.op(Op::IAdd, type(kType), {v[0], constant(kType, 1)})};
+          for (Reg r : yielded) next.push_back(id(r));
+          return next;
+        });
+    for (size_t c = 0; c < i.results.size(); ++c) ids_[size_t(i.results[c])] = out.at(c + 1);
   }
 
   // ---- instructions ----
@@ -398,9 +695,7 @@ class Printer {
     switch (i.op) {
       case KOp::store_global: return storeGlobal(i);
       case KOp::load_global: return loadGlobal(i);
-      case KOp::store_shared:
-        if (dtypeOf(i.operands[1]) == DType::boolean) unsupported("store_shared of bool");
-        return m_.store(sharedWord(i, i.operands[0]), m_.op(Op::Bitcast, u32_, {id(i.operands[1])}));
+      case KOp::store_shared: return storeShared(i);
       case KOp::barrier:
         return m_.controlBarrier(Scope::Workgroup, Scope::Workgroup,
                                  semantics::kAcquireRelease | semantics::kWorkgroupMemory);
@@ -420,21 +715,19 @@ class Printer {
       case KOp::lane_id:
         m_.capability(Capability::GroupNonUniform);
         return builtInI32(BuiltIn::SubgroupLocalInvocationId);
-      case KOp::warp_id:
-        return m_.op(Op::SDiv, T, {builtInI32(BuiltIn::LocalInvocationIndex), constant(t, double(f_.subgroupSize))});
+      case KOp::warp_id:  // the driver numbers subgroups, not necessarily by invocation index
+        m_.capability(Capability::GroupNonUniform);
+        return builtInI32(BuiltIn::SubgroupId);
       case KOp::workgroup_id: return cast(builtInAxis(BuiltIn::WorkgroupId, intAttr(i, "axis")), DType::i64, t);
       case KOp::workgroup_count: return cast(builtInAxis(BuiltIn::NumWorkgroups, intAttr(i, "axis")), DType::i64, t);
       case KOp::param: return param(intAttr(i, "index"), t);
-      case KOp::constant: return constant(t, numberAttr(i, "value"));
+      case KOp::constant: return constantOf(t, attr(i, "value"));
       case KOp::unary: return unary(strAttr(i, "fn"), t, id(o[0]));
       case KOp::binary: return binary(strAttr(i, "fn"), t, id(o[0]), id(o[1]));
       case KOp::cmp: return compare(strAttr(i, "pred"), dtypeOf(o[0]), id(o[0]), id(o[1]));
       case KOp::select: return m_.select(T, cast(id(o[0]), dtypeOf(o[0]), DType::boolean), id(o[1]), id(o[2]));
       case KOp::cast: return cast(id(o[0]), dtypeOf(o[0]), t);
-      case KOp::load_shared: {
-        if (t == DType::boolean) unsupported("load_shared of bool");
-        return m_.op(Op::Bitcast, T, {m_.load(u32_, sharedWord(i, o[0]))});
-      }
+      case KOp::load_shared: return loadShared(i, t);
       case KOp::shuffle_xor: return shuffleXor(t, id(o[0]), intAttr(i, "mask"));
       case KOp::shuffle_idx:
         return m_.subgroupShuffle(T, id(o[0]), m_.op(Op::Bitcast, u32_, {cast(id(o[1]), dtypeOf(o[1]), DType::i32)}));
@@ -444,12 +737,17 @@ class Printer {
   }
 
   const gpu::KernelFunction& f_;
+  int64_t maxSharedBytes_;
   Module m_;
   std::vector<Id> ids_;  // by register
-  Id u32_, i64_;
+  Id u32_, i64_, bool_;
   std::map<int64_t, Module::Buffer> buffers_;  // by parameter index
   Module::Buffer params_{};
-  Id shared_ = 0;
+  struct SharedArray {
+    Id variable;
+    int64_t firstByte;  // the workgroup-memory offset of element 0
+  };
+  std::map<int, SharedArray> shared_;  // by element width
   std::map<uint32_t, Id> builtIns_;
 };
 
@@ -461,6 +759,8 @@ uint32_t paramsBinding(const gpu::KernelFunction& f) {
   return n;
 }
 
-std::vector<uint32_t> printSpirv(const gpu::KernelFunction& f) { return Printer(f).print(); }
+std::vector<uint32_t> printSpirv(const gpu::KernelFunction& f, int64_t maxSharedBytes) {
+  return Printer(f, maxSharedBytes < 0 ? f.sharedBytes() : maxSharedBytes).print();
+}
 
 }  // namespace tj::spirv

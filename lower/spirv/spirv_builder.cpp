@@ -256,7 +256,7 @@ void Module::loopMerge(Id merge, Id continueTarget) {
 
 void Module::selectionMerge(Id merge) { emitInFunction(Op::SelectionMerge, {merge, 0 /*SelectionControl None*/}); }
 
-Id Module::phi(Id type, std::initializer_list<std::pair<Id, Id>> incoming) {
+Id Module::phi(Id type, const std::vector<std::pair<Id, Id>>& incoming) {
   Id id = fresh();
   Words ops{type, id};
   for (auto [value, block] : incoming) ops.insert(ops.end(), {value, block});

@@ -28,11 +28,11 @@ enum class Op : uint16_t {
   TypeArray = 28, TypeRuntimeArray = 29, TypeStruct = 30, TypePointer = 32, TypeFunction = 33, ConstantTrue = 41,
   ConstantFalse = 42, Constant = 43, ConstantComposite = 44, Function = 54, FunctionParameter = 55, FunctionEnd = 56,
   FunctionCall = 57, Variable = 59, Load = 61, Store = 62, AccessChain = 65, Decorate = 71, MemberDecorate = 72,
-  VectorShuffle = 79, CompositeConstruct = 80, CompositeExtract = 81, CompositeInsert = 82,
+  VectorShuffle = 79, CompositeConstruct = 80, CompositeExtract = 81, CompositeInsert = 82, CopyObject = 83,
   ConvertFToU = 109, ConvertFToS = 110, ConvertSToF = 111, ConvertUToF = 112, UConvert = 113, SConvert = 114,
   FConvert = 115, Bitcast = 124,
   SNegate = 126, FNegate = 127, IAdd = 128, FAdd = 129, ISub = 130, FSub = 131, IMul = 132, FMul = 133, UDiv = 134,
-  SDiv = 135, FDiv = 136, UMod = 137, SRem = 138, SMod = 139, FRem = 140, FMod = 141,
+  SDiv = 135, FDiv = 136, UMod = 137, SRem = 138, SMod = 139, FRem = 140, FMod = 141, IsNan = 156,
   LogicalEqual = 164, LogicalNotEqual = 165, LogicalOr = 166, LogicalAnd = 167, LogicalNot = 168, Select = 169,
   IEqual = 170, INotEqual = 171, UGreaterThan = 172, SGreaterThan = 173, UGreaterThanEqual = 174,
   SGreaterThanEqual = 175, ULessThan = 176, SLessThan = 177, ULessThanEqual = 178, SLessThanEqual = 179,
@@ -44,7 +44,8 @@ enum class Op : uint16_t {
   Phi = 245, LoopMerge = 246, SelectionMerge = 247, Label = 248, Branch = 249, BranchConditional = 250,
   Return = 253, ReturnValue = 254,
   GroupNonUniformShuffle = 345, GroupNonUniformShuffleXor = 346, GroupNonUniformIAdd = 349,
-  GroupNonUniformFAdd = 350, GroupNonUniformFMin = 355, GroupNonUniformSMax = 356, GroupNonUniformFMax = 358,
+  GroupNonUniformFAdd = 350, GroupNonUniformSMin = 353, GroupNonUniformFMin = 355, GroupNonUniformSMax = 356,
+  GroupNonUniformFMax = 358,
 };
 
 enum class Capability : uint32_t {
@@ -60,18 +61,18 @@ enum class StorageClass : uint32_t {
 
 enum class Decoration : uint32_t {
   Block = 2, ArrayStride = 6, BuiltIn = 11, Restrict = 19, Aliased = 20, NonWritable = 24, NonReadable = 25,
-  Binding = 33, DescriptorSet = 34, Offset = 35,
+  Binding = 33, DescriptorSet = 34, Offset = 35, NoContraction = 42,
 };
 
 enum class BuiltIn : uint32_t {
   NumWorkgroups = 24, WorkgroupId = 26, LocalInvocationId = 27, GlobalInvocationId = 28, LocalInvocationIndex = 29,
-  SubgroupSize = 36, SubgroupLocalInvocationId = 41,
+  SubgroupSize = 36, SubgroupId = 40, SubgroupLocalInvocationId = 41,
 };
 
 // GLSL.std.450 extended instructions.
 enum class GlslOp : uint32_t {
-  FAbs = 4, Floor = 8, Ceil = 9, Sin = 13, Cos = 14, Tanh = 21, Exp = 27, Log = 28, Exp2 = 29, Log2 = 30, Sqrt = 31,
-  InverseSqrt = 32, FMin = 37, FMax = 40, Fma = 50,
+  FAbs = 4, SAbs = 5, Floor = 8, Ceil = 9, Sin = 13, Cos = 14, Tanh = 21, Exp = 27, Log = 28, Exp2 = 29, Log2 = 30,
+  Sqrt = 31, InverseSqrt = 32, FMin = 37, FMax = 40, Fma = 50,
 };
 
 enum class Scope : uint32_t { Device = 1, Workgroup = 2, Subgroup = 3, Invocation = 4 };
@@ -145,7 +146,7 @@ class Module {
   void branchConditional(Id cond, Id ifTrue, Id ifFalse);
   void loopMerge(Id merge, Id continueTarget);
   void selectionMerge(Id merge);
-  Id phi(Id type, std::initializer_list<std::pair<Id, Id>> incoming);  // (value, predecessor block)
+  Id phi(Id type, const std::vector<std::pair<Id, Id>>& incoming);  // (value, predecessor block)
   void returnVoid();
   void returnValue(Id value);
 
