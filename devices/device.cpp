@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 
@@ -43,9 +44,54 @@ std::string tensorArgProblem(const ir::TensorParam& p, const TensorArg& t) {
   return "";
 }
 
+std::atomic<int64_t> gUploads{0}, gDownloads{0};
+
 }  // namespace
 
-void checkLaunchArgs(const ir::Kernel& k, const LaunchArgs& args, std::string_view device) {
+void Residency::toHost(bool willWrite) {
+  std::lock_guard lock(mutex_);
+  if (hostStale_) {
+    copy_->download(host_);
+    ++gDownloads;
+  }
+  hostStale_ = false;
+  deviceStale_ = deviceStale_ || willWrite;
+}
+
+DeviceCopy& Residency::toDevice() {
+  std::lock_guard lock(mutex_);
+  if (deviceStale_) {
+    copy_->upload(host_);
+    ++gUploads;
+  }
+  deviceStale_ = false;
+  return *copy_;
+}
+
+void Residency::deviceWrote() {
+  std::lock_guard lock(mutex_);
+  hostStale_ = true;
+}
+
+TransferCounts transferCounts() { return {gUploads.load(), gDownloads.load()}; }
+
+std::unique_ptr<DeviceCopy> Device::copyOf(size_t, std::string& why) {
+  why = "the " + name() + " device computes on host memory";
+  return nullptr;
+}
+
+void throwDivisionByZero(const ir::Kernel& k, std::string_view device) {
+  std::string where;
+  ir::forEachOp(k.body, [&](const ir::Op& op) {
+    bool integerDivision = (op.code == ir::OpCode::div || op.code == ir::OpCode::rem) &&
+                           !isFloat(k.type(op.results.at(0)).dtype);
+    if (integerDivision && op.loc.known()) where += (where.empty() ? " (at " : ", ") + op.loc.str();
+  });
+  fail(SourceLoc{}, device, "kernel '" + k.name + "': integer division or remainder by zero" +
+                                (where.empty() ? "" : where + ")"));
+}
+
+void checkLaunchArgs(const ir::Kernel& k, const LaunchArgs& args, std::string_view device, const void* owner) {
   auto bad = [&](const std::string& what) { fail(SourceLoc{}, device, "kernel '" + k.name + "': " + what); };
   if (args.grid.size() != static_cast<size_t>(k.gridRank))
     bad("the grid has " + std::to_string(args.grid.size()) + " sizes but the kernel's grid rank is " +
@@ -60,6 +106,8 @@ void checkLaunchArgs(const ir::Kernel& k, const LaunchArgs& args, std::string_vi
   if (args.scalars.size() != k.scalars.size())
     bad("got " + std::to_string(args.scalars.size()) + " scalars but the kernel takes " +
         std::to_string(k.scalars.size()));
+  for (const TensorArg& t : args.tensors)
+    if (t.residency && t.residency->copy().owner != owner) t.residency->toHost(true);
 }
 
 std::vector<std::string> availableDevices() {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -13,13 +14,54 @@
 
 namespace tj {
 
+// A copy of a tensor storage's bytes that a device keeps (Tensor::on); `owner` names
+// the device state it belongs to, which outlives it.
+class DeviceCopy {
+ public:
+  explicit DeviceCopy(const void* owner) : owner(owner) {}
+  virtual ~DeviceCopy() = default;
+  virtual void upload(std::span<const std::byte> host) = 0;
+  virtual void download(std::span<std::byte> host) = 0;
+  const void* const owner;
+};
+
+// A tensor storage with a device copy: its host bytes, the copy and which side is
+// newer. Every view of the storage shares it. Thread-safe.
+class Residency {
+ public:
+  Residency(std::span<std::byte> host, std::unique_ptr<DeviceCopy> copy) : host_(host), copy_(std::move(copy)) {}
+  std::span<std::byte> host() const { return host_; }
+  const DeviceCopy& copy() const { return *copy_; }
+  // Makes the host bytes current (downloading a newer copy); after `willWrite` the copy is stale.
+  void toHost(bool willWrite);
+  // Makes the copy current (uploading newer host bytes) and returns it.
+  DeviceCopy& toDevice();
+  // After a device wrote the copy: the host bytes are stale.
+  void deviceWrote();
+
+ private:
+  std::mutex mutex_;
+  std::span<std::byte> host_;
+  std::unique_ptr<DeviceCopy> copy_;
+  bool hostStale_ = false, deviceStale_ = true;  // a new copy holds nothing yet
+};
+
+// Host-device copies since the process started, for tests and logs.
+struct TransferCounts {
+  int64_t uploads = 0, downloads = 0;
+};
+TransferCounts transferCounts();
+
 // One tensor argument: data pointer, element type, sizes and strides (in
-// elements). Matches the kernel's TensorParam of the same position.
+// elements). Matches the kernel's TensorParam of the same position. `residency`
+// is set for a tensor with a device copy; `data` then points into its host bytes,
+// which are current only once checkLaunchArgs ran.
 struct TensorArg {
   void* data = nullptr;
   DType dtype = DType::f32;
   std::vector<int64_t> shape;
   std::vector<int64_t> strides;
+  Residency* residency = nullptr;
 };
 
 // Receives `p.print` output: the label, the program's grid index and the
@@ -44,13 +86,25 @@ struct LaunchArgs {
 // Checks a launch against the kernel's signature before any program runs: the
 // grid's rank and sizes, each tensor's dtype, rank, sizes and data, and the
 // number of scalars. Throws Error("<device>: kernel '<name>': ...").
-void checkLaunchArgs(const ir::Kernel& kernel, const LaunchArgs& args, std::string_view device = "launch");
+// Every device calls it first: it also makes the host bytes of each tensor with
+// a device copy current (as written to), except copies of `owner`, on which that
+// device runs.
+void checkLaunchArgs(const ir::Kernel& kernel, const LaunchArgs& args, std::string_view device = "launch",
+                     const void* owner = nullptr);
+
+// The error a kernel's integer division or remainder by zero raises on a compiled device:
+// devices learn only that one happened, so it names every integer division of the kernel
+// (the interpreter names the one).
+[[noreturn]] void throwDivisionByZero(const ir::Kernel& kernel, std::string_view device);
 
 class Device {
  public:
   virtual ~Device() = default;
   virtual std::string name() const = 0;  // "interp", "cpu", "vulkan", ...
   virtual void launch(const ir::Kernel& kernel, const LaunchArgs& args) = 0;
+  // Room on this device for a copy of `bytes` host bytes (Tensor::on); null, with
+  // `why` set, where the device keeps tensors in host memory.
+  virtual std::unique_ptr<DeviceCopy> copyOf(size_t bytes, std::string& why);
 };
 
 // Device by name ("interp", ...). An empty name means $TILEJIT_DEVICE, else the

@@ -26,7 +26,7 @@ Device& deviceFor(const std::string& name, const SourceLoc& loc, std::string_vie
 // The CaptureTraces active on this thread, or null.
 CaptureTraces* activeCapture();
 
-inline TensorArg tensorArg(const Tensor& t) { return {t.data(), t.dtype(), t.shape(), t.strides()}; }
+inline TensorArg tensorArg(const Tensor& t) { return t.launchArg(); }
 
 }  // namespace detail
 }  // namespace tj

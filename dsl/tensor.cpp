@@ -8,6 +8,9 @@
 #include <numeric>
 #include <random>
 
+#include <spdlog/spdlog.h>
+
+#include "devices/device.hpp"
 #include "ir/ir.hpp"
 
 namespace tj {
@@ -15,7 +18,10 @@ namespace tj {
 struct Tensor::Storage {
   static constexpr std::align_val_t kAlign{64};
   std::byte* bytes;
-  explicit Storage(size_t n) : bytes(static_cast<std::byte*>(::operator new(std::max<size_t>(n, 1), kAlign))) {}
+  size_t size;
+  std::unique_ptr<Residency> residency;  // null: only on the host
+  explicit Storage(size_t n)
+      : bytes(static_cast<std::byte*>(::operator new(std::max<size_t>(n, 1), kAlign))), size(n) {}
   ~Storage() { ::operator delete(bytes, kAlign); }
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -138,7 +144,37 @@ int64_t Tensor::numel() const {
   return std::accumulate(shape_.begin(), shape_.end(), int64_t{1}, std::multiplies<>());
 }
 
-void* Tensor::data() const { return storage_->bytes + offset_ * dtypeBytes(dtype_); }
+void* Tensor::data() const { return hostBytes(true) + offset_ * dtypeBytes(dtype_); }
+
+std::byte* Tensor::hostBytes(bool willWrite) const {
+  if (storage_->residency) storage_->residency->toHost(willWrite);
+  return storage_->bytes;
+}
+
+Tensor Tensor::on(const std::string& device, Loc loc) const {
+  Device& d = selectDevice(device);
+  std::string why;
+  std::unique_ptr<DeviceCopy> copy = d.copyOf(storage_->size, why);
+  if (!copy) {
+    spdlog::warn("tilejit: {}: Tensor::on(\"{}\") keeps the tensor on the host: {}", SourceLoc::from(loc).str(),
+                 device, why);
+    return host();
+  }
+  if (storage_->residency && storage_->residency->copy().owner == copy->owner) return *this;
+  hostBytes(false);  // a copy on another device hands its newer bytes over first
+  storage_->residency = std::make_unique<Residency>(std::span(storage_->bytes, storage_->size), std::move(copy));
+  storage_->residency->toDevice();
+  return *this;
+}
+
+const Tensor& Tensor::host() const {
+  hostBytes(false);
+  return *this;
+}
+
+TensorArg Tensor::launchArg() const {
+  return {storage_->bytes + offset_ * dtypeBytes(dtype_), dtype_, shape_, strides_, storage_->residency.get()};
+}
 
 Tensor Tensor::permute(const std::vector<int>& perm, Loc loc) const {
   std::vector<int> sorted(perm);
@@ -169,8 +205,9 @@ Tensor Tensor::transpose(int a, int b, Loc loc) const {
 Tensor Tensor::contiguous() const {
   Tensor t = empty(shape_, dtype_);
   int bytes = dtypeBytes(dtype_);
+  const std::byte* from = hostBytes(false);
   for (int64_t i = 0, n = numel(); i < n; ++i)
-    std::memcpy(t.storage_->bytes + i * bytes, storage_->bytes + elementOffset(i) * bytes, static_cast<size_t>(bytes));
+    std::memcpy(t.storage_->bytes + i * bytes, from + elementOffset(i) * bytes, static_cast<size_t>(bytes));
   return t;
 }
 
@@ -184,11 +221,11 @@ int64_t Tensor::elementOffset(int64_t flat) const {
 }
 
 double Tensor::item(int64_t flat) const {
-  return readElement(storage_->bytes + elementOffset(flat) * dtypeBytes(dtype_), dtype_);
+  return readElement(hostBytes(false) + elementOffset(flat) * dtypeBytes(dtype_), dtype_);
 }
 
 void Tensor::setItem(int64_t flat, double value) {
-  writeElement(storage_->bytes + elementOffset(flat) * dtypeBytes(dtype_), dtype_, value);
+  writeElement(hostBytes(true) + elementOffset(flat) * dtypeBytes(dtype_), dtype_, value);
 }
 
 std::vector<double> Tensor::values() const {

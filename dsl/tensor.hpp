@@ -1,4 +1,16 @@
-// Host tensors: typed, strided views over shared storage.
+// Tensors: typed, strided views over shared storage in host memory, which may also
+// have a copy on a device.
+//
+// Device residency: `Tensor d = t.on("vulkan")` gives t's storage a copy on the Vulkan
+// device (uploaded now, once) and returns the same view. Launches on that device then
+// run on the copy without host round trips, and only the tensors a kernel stores to
+// become newer there. Any host access (data(), item(), values(), text(), host())
+// first downloads a newer device copy; data() and setItem() make the host bytes the
+// newer ones, so the next launch there uploads them again, as does a launch on any
+// other device (the CPU, the interpreter, or a Vulkan kernel falling back to the CPU),
+// which computes on the host bytes. Every view of the storage shares the copy. on("cpu"),
+// on("interp"), and on("vulkan") without a Vulkan device warn, naming why, and return
+// the tensor as it is, on the host.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -10,6 +22,8 @@
 #include "ir/error.hpp"
 
 namespace tj {
+
+struct TensorArg;
 
 inline constexpr DType f32 = DType::f32, f64 = DType::f64, f16 = DType::f16, bf16 = DType::bf16,
                        i8 = DType::i8, i32 = DType::i32, i64 = DType::i64, boolean = DType::boolean;
@@ -35,7 +49,14 @@ class Tensor {
   const Shape& strides() const { return strides_; }  // in elements
   int64_t dim(int axis, Loc loc = Loc::current()) const;
   int64_t numel() const;
-  void* data() const;  // the first element of this view
+  void* data() const;  // the first element of this view, in host memory
+
+  // Device residency (see the top of this file). `device` names a device as
+  // RunOptions::device does.
+  Tensor on(const std::string& device, Loc loc = Loc::current()) const;
+  const Tensor& host() const;  // this view, its host bytes current
+  // This view as a launch argument, its host bytes not brought back (dsl/launch.hpp).
+  TensorArg launchArg() const;
 
   // Views sharing storage.
   Tensor permute(const std::vector<int>& perm, Loc loc = Loc::current()) const;
@@ -59,6 +80,7 @@ class Tensor {
   struct Storage;
   Tensor(std::shared_ptr<Storage> storage, DType dtype, Shape shape, Shape strides, int64_t offset);
   int64_t elementOffset(int64_t flatIndex) const;
+  std::byte* hostBytes(bool willWrite) const;  // the storage's, made current
 
   std::shared_ptr<Storage> storage_;
   DType dtype_ = f32;

@@ -87,6 +87,10 @@ std::optional<std::vector<char>> readCacheEntry(const fs::path& path, std::strin
   return decodeCacheEntry(bytes, key);
 }
 
+void warnUnusableCacheEntry(const fs::path& path, const char* why) {
+  spdlog::warn("tilejit: kernel cache entry {} is unusable ({}); rebuilding it", path.string(), why);
+}
+
 bool writeCacheEntry(const fs::path& path, std::string_view key, std::span<const char> payload) {
   static std::atomic<uint64_t> writes{0};
   // Unique per process and thread, in the same folder so rename is atomic.

@@ -33,6 +33,24 @@ std::vector<char> decodeCacheEntry(std::span<const char> entry, std::string_view
 // CorruptCacheEntry for a bad or unreadable file.
 std::optional<std::vector<char>> readCacheEntry(const std::filesystem::path& path, std::string_view key);
 
+// What `use` makes of the payload at `path`; nullopt when there is no such file, and,
+// after a warning, when the entry is corrupt or `use` rejects it with an Error (a
+// checksummed payload that fails to load is as untrustworthy as a torn one): the
+// caller then rebuilds it and replaces the entry.
+void warnUnusableCacheEntry(const std::filesystem::path& path, const char* why);
+template <class Use>
+auto loadCacheEntry(const std::filesystem::path& path, std::string_view key, Use use)
+    -> std::optional<decltype(use(std::vector<char>{}))> {
+  try {
+    std::optional<std::vector<char>> payload = readCacheEntry(path, key);
+    if (!payload) return std::nullopt;
+    return use(std::move(*payload));
+  } catch (const Error& e) {
+    warnUnusableCacheEntry(path, e.what());
+    return std::nullopt;
+  }
+}
+
 // Writes atomically, creating the folder. Returns false, after a warning,
 // when it cannot: a cache that cannot be written only costs a recompile.
 bool writeCacheEntry(const std::filesystem::path& path, std::string_view key, std::span<const char> payload);

@@ -12,7 +12,7 @@
 #include "jit/cache_file.hpp"
 #include "jit/cpu_jit.hpp"
 
-#include "tilejit_source_hash.hpp"  // generated: a hash of ir/, lower/ and jit/ sources
+#include "tilejit_source_hash.hpp"  // generated: a hash of ir/, layout/, lower/ and jit/ sources
 
 namespace tj::jit {
 
@@ -25,8 +25,6 @@ using Clock = std::chrono::steady_clock;
 double msSince(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
-
-std::string xxh3Hex(std::string_view s) { return ir::hashHex(XXH3_64bits(s.data(), s.size())); }
 
 std::mutex gStatsMutex;
 CacheStats gStats;
@@ -93,7 +91,11 @@ fs::path KernelCache::diskDirFromEnvironment() {
   return {};
 }
 
-fs::path KernelCache::entryPath(const CacheKey& key) const { return diskDir_ / (xxh3Hex(key.str()) + ".tjk"); }
+std::string cacheFileName(std::string_view keyText, std::string_view extension) {
+  return ir::hashHex(XXH3_64bits(keyText.data(), keyText.size())) + std::string(extension);
+}
+
+fs::path KernelCache::entryPath(const CacheKey& key) const { return diskDir_ / cacheFileName(key.str(), ".tjk"); }
 
 CacheLookup KernelCache::lookup(const ir::Kernel& kernel, const CacheKey& key) {
   std::string keyText = key.str();
@@ -117,18 +119,11 @@ std::shared_ptr<KernelCache::Slot> KernelCache::slot(const std::string& keyText)
 }
 
 std::optional<CacheLookup> KernelCache::loadFromDisk(const CacheKey& key, const std::string& keyText) {
-  fs::path path = entryPath(key);
   auto start = Clock::now();
-  try {
-    std::optional<std::vector<char>> object = readCacheEntry(path, keyText);
-    if (!object) return std::nullopt;
-    cpu::KernelEntry entry = loadKernel(*object, cpu::entrySymbol(key.irHash));
+  return loadCacheEntry(entryPath(key), keyText, [&](const std::vector<char>& object) {
+    cpu::KernelEntry entry = loadKernel(object, cpu::entrySymbol(key.irHash));
     return CacheLookup{entry, CacheSource::disk, 0, msSince(start)};
-  } catch (const Error& e) {
-    // A checksummed object that fails to link is as untrustworthy as a torn one.
-    spdlog::warn("tilejit: kernel cache entry {} is unusable ({}); recompiling it", path.string(), e.what());
-    return std::nullopt;
-  }
+  });
 }
 
 CacheLookup KernelCache::compile(const ir::Kernel& kernel, const CacheKey& key, const std::string& keyText) {

@@ -5,6 +5,7 @@
 // no LLVM work; on disk ($TILEJIT_CACHE_DIR, default $HOME/.cache/tilejit;
 // TILEJIT_CACHE=0 turns it off) one file per key holds the object code (see
 // jit/cache_file.hpp). A corrupt entry is reported, recompiled and replaced.
+// The Vulkan device keeps its SPIR-V in the same folder (devices/vulkan/kernel_binary.hpp).
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -29,6 +30,9 @@ std::string_view cacheSourceName(CacheSource s);  // "memory", "disk", "miss"
 // tilejit version, LLVM version and a hash of the CPU lowering's version:
 // whatever changes generated code for the same IR.
 const std::string& compilerBuildId();
+
+// A disk entry's file name: the hex xxh3 of its full key text, then `extension`.
+std::string cacheFileName(std::string_view keyText, std::string_view extension);
 
 struct CacheKey {
   uint64_t irHash = 0;  // ir::semanticHash

@@ -210,6 +210,29 @@ TEST_CASE("kernel ir: each program prints its tile into its slice of a print buf
   }
 }
 
+TEST_CASE("kernel ir: integer division by zero in a real element, not in padding, sets the fault buffer") {
+  Tensor a = Tensor::zeros({5}, i32), b = Tensor::zeros({8}, i32), out = Tensor::zeros({5}, i32);
+  TracedKernel traced = tj::trace({1}, [&](Program& p) {
+    p.write(out, {5}).put(p.read(a, {5}).at({0}) / p.read(b, {5}).at({0}), {0});
+  });
+  const layout::Target& t = layout::targetByName("vulkan");
+  KernelFunction f = lowerToKernelIR(*traced.kernel, layout::inferLayouts(*traced.kernel, t), t);
+  REQUIRE(f.faultParam >= 0);
+  auto faults = [&](std::vector<int32_t> divisors) {
+    int32_t fault = 0;
+    std::vector<SimTensor> tensors = {{a.data(), i32, {5}, {1}}, {divisors.data(), i32, {8}, {1}},
+                                      {out.data(), i32, {5}, {1}}, {&fault, i32, {1}, {1}}};
+    gpu::simulate(f, tensors, {}, {1});
+    return fault;
+  };
+  CHECK(faults({1, 2, 3, 4, 5, 0, 0, 0}) == 0);  // zeros past the 5-element tile: its padding
+  CHECK(faults({1, 2, 3, 4, 0, 7, 7, 7}) == 1);
+  TracedKernel byConstant = tj::trace({1}, [&](Program& p) {
+    p.write(out, {5}).put(p.read(a, {5}).at({0}) / 3 + p.read(a, {5}).at({0}) % 2, {0});
+  });
+  CHECK(lowerToKernelIR(*byConstant.kernel, layout::inferLayouts(*byConstant.kernel, t), t).faultParam == -1);
+}
+
 TEST_CASE("kernel ir: reductions across lanes use butterflies and across warps workgroup memory") {
   ir::Kernel k = columnReductions();
   for (const std::string target : {"vulkan", "sm_90", "gfx942"}) {

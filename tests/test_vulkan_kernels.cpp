@@ -4,13 +4,9 @@
 // why and passes.
 #include <doctest/doctest.h>
 
-#include <unistd.h>
-
 #include <bit>
 #include <cmath>
 #include <cstdint>
-#include <filesystem>
-#include <fstream>
 #include <functional>
 #include <limits>
 #include <string>
@@ -18,7 +14,7 @@
 
 #include "devices/vulkan/vulkan_device.hpp"
 #include "devices/vulkan/vulkan_runtime.hpp"
-#include "dsl/tensor.hpp"
+#include "dsl/tilejit.hpp"
 #include "ir/error.hpp"
 #include "layout/infer_layouts.hpp"
 #include "lower/gpu/lower_to_kernel_ir.hpp"
@@ -36,22 +32,6 @@ bool vulkanAvailable() {
   if (vk::status().available) return true;
   MESSAGE("skipped: " << vk::status().reason);
   return false;
-}
-
-// spirv-val for Vulkan 1.2 on `words` (skipped with a message without the tool).
-void checkValid(const std::vector<uint32_t>& words) {
-  if (test::runCommand("command -v spirv-val").status != 0) {
-    MESSAGE("skipped: spirv-val is not installed (apt-get install spirv-tools)");
-    return;
-  }
-  static int counter = 0;
-  auto file = std::filesystem::temp_directory_path() /
-              ("tilejit_vkk_" + std::to_string(getpid()) + "_" + std::to_string(counter++) + ".spv");
-  std::ofstream(file, std::ios::binary)
-      .write(reinterpret_cast<const char*>(words.data()), std::streamsize(words.size() * 4));
-  test::CommandResult r = test::runCommand("spirv-val --target-env vulkan1.2 " + file.string());
-  std::filesystem::remove(file);
-  CHECK_MESSAGE(r.status == 0, r.output);
 }
 
 Tensor poisoned(const Shape& shape) { return Tensor::full(shape, std::numeric_limits<double>::quiet_NaN()); }
@@ -79,7 +59,7 @@ void compareWithInterpreter(const Shape& outShape, int64_t maxUlps,
   if (info.onVulkan) {
     ++gRanOnVulkan;
     REQUIRE(info.spirv);
-    checkValid(*info.spirv);
+    test::checkSpirvValid(*info.spirv);
   }
   std::vector<double> e = expected.values(), a = actual.values();
   REQUIRE(e.size() == a.size());
@@ -124,6 +104,19 @@ TEST_CASE("vulkan kernels: an unsupported kernel falls back to the CPU with the 
   for (size_t i = 0; i < e.size(); ++i) REQUIRE(std::abs(e[i] - v[i]) <= 1e-4 * (1 + std::abs(e[i])));
 }
 
+TEST_CASE("vulkan kernels: integer division by zero is the CPU's error, raised on Vulkan without a fallback") {
+  if (!vulkanAvailable()) return;
+  Tensor a = Tensor::from({5}, {7, 8, 9, 10, 11}, i32), b = Tensor::from({5}, {1, 2, 0, 4, 5}, i32);
+  Tensor out = Tensor::zeros({5}, i32);
+  auto divide = [&](Program& p) { p.write(out, {5}).put(p.read(a, {5}).at({0}) % p.read(b, {5}).at({0}), {0}); };
+  CHECK_THROWS_WITH_AS(run({1}, divide, {.name = "divide", .device = "vulkan"}),
+                       doctest::Contains("vulkan: kernel 'divide': integer division or remainder by zero (at "), Error);
+  CHECK(vulkan::lastLaunchInfo().onVulkan);
+  b.setItem(2, 3);
+  CHECK(run({1}, divide, {.name = "divide", .device = "vulkan"}) == "vulkan");
+  CHECK(out.values() == std::vector<double>{0, 0, 0, 2, 1});
+}
+
 TEST_CASE("vulkan kernels: every sample that lowers prints a module spirv-val accepts") {
   layout::Target target = layout::targetByName("vulkan");
   for (const std::string& name : samples::sampleNames()) {
@@ -137,8 +130,142 @@ TEST_CASE("vulkan kernels: every sample that lowers prints a module spirv-val ac
       continue;
     }
     MESSAGE(name << ": " << words.size() << " words");
-    checkValid(words);
+    test::checkSpirvValid(words);
   }
+}
+
+TEST_CASE("vulkan kernels: pipelines require the kernel IR's subgroup size, with full subgroups") {
+  if (!vulkanAvailable()) return;
+  Tensor x = Tensor::random({33, 29}, 9), out = poisoned({33, 29});
+  samples::softmax(x, out, {.device = "vulkan"});
+  const vulkan::LaunchInfo& launch = vulkan::lastLaunchInfo();
+  REQUIRE_MESSAGE(launch.onVulkan, launch.fallbackReason);
+  vk::DeviceInfo device = vk::listDevices().at(0);
+  MESSAGE("subgroup size control " << device.subgroupSizeControl << " [" << device.minSubgroupSize << ", "
+                                   << device.maxSubgroupSize << "], full subgroups " << device.computeFullSubgroups
+                                   << "; requested " << launch.subgroups.size
+                                   << std::string(launch.subgroups.full ? " full" : ""));
+  CHECK(launch.subgroups.size == (device.subgroupSizeControl ? device.subgroupSize : 0));
+  CHECK(launch.subgroups.full == (device.subgroupSizeControl && device.computeFullSubgroups));
+}
+
+TEST_CASE("vulkan: a subgroup size the device cannot guarantee is unsupported") {
+  vk::DeviceInfo fixed{.subgroupSize = 32};
+  CHECK(vulkan::subgroupRequest(fixed, 32, 128).size == 0);  // the default is the size: nothing to ask
+  CHECK_THROWS_WITH_AS(vulkan::subgroupRequest(fixed, 16, 128),
+                       doctest::Contains("unsupported: the kernel assumes subgroups of 16 but the device runs 32"), Error);
+  vk::DeviceInfo ranged{.subgroupSize = 32, .subgroupSizeControl = true, .computeFullSubgroups = true,
+                        .minSubgroupSize = 8, .maxSubgroupSize = 64, .maxComputeWorkgroupSubgroups = 16};
+  vk::SubgroupRequest r = vulkan::subgroupRequest(ranged, 16, 128);
+  CHECK(r.size == 16);
+  CHECK(r.full);
+  CHECK(!vulkan::subgroupRequest(ranged, 16, 24).full);  // not a whole number of subgroups
+  CHECK_THROWS_WITH_AS(vulkan::subgroupRequest(ranged, 4, 128), doctest::Contains("outside the device's [8, 64]"),
+                       Error);
+  CHECK_THROWS_WITH_AS(vulkan::subgroupRequest(ranged, 8, 256), doctest::Contains("more than 16 subgroups"), Error);
+  ranged.computeFullSubgroups = false;
+  CHECK(!vulkan::subgroupRequest(ranged, 16, 128).full);
+}
+
+TEST_CASE("vulkan: scalar slots hold f64 bits, f32 bits in the low word for narrower floats, ints as i64") {
+  CHECK(vulkan::scalarSlot(DType::f64, {.f = 1.0 / 3}) == std::bit_cast<int64_t>(1.0 / 3));
+  CHECK(vulkan::scalarSlot(DType::f32, {.f = 0.1}) == int64_t(std::bit_cast<uint32_t>(0.1f)));
+  CHECK(vulkan::scalarSlot(DType::f16, {.f = -2.5}) == int64_t(std::bit_cast<uint32_t>(-2.5f)));
+  const int64_t lowest = std::numeric_limits<int64_t>::min();
+  CHECK(vulkan::scalarSlot(DType::i64, {.i = lowest}) == lowest);
+}
+
+TEST_CASE("vulkan kernels: scalar parameters of every kind arrive whole") {
+  if (!vulkanAvailable()) return;
+  auto scalars = kernel("scalars", [](Program& p, const Tensor& floats, const Tensor& ints, Scalar<f64> a, Tile b,
+                                      Scalar<f16> c, Index n) {
+    auto put = [&](const Tensor& t, const Tile& v, int64_t at) {
+      p.write(t, {1}).put(v.cast(t.dtype()).reshape({1}), {Index(at)});
+    };
+    put(floats, (Tile(a) - 1.0) * 1099511627776.0, 0);  // 1 only when all of a's f64 bits arrive
+    put(floats, b, 1);
+    put(floats, c, 2);
+    put(ints, p.scalar(n), 0);
+  });
+  const int64_t wide = std::numeric_limits<int64_t>::min() + 5;
+  Tensor floats = poisoned({3}), ints = Tensor::zeros({1}, i64);
+  scalars.launch({1}, floats, ints, 1 + 0x1p-40, 0.1, 0.1, wide, {.device = "vulkan"});
+  const vulkan::LaunchInfo& launch = vulkan::lastLaunchInfo();
+  MESSAGE((launch.onVulkan ? std::string("ran on Vulkan") : "ran on the CPU: " + launch.fallbackReason));
+  CHECK(floats.values() == std::vector<double>{1.0, double(0.1f), 0.0999755859375});
+  CHECK(ints.values() == std::vector<double>{double(wide)});
+}
+
+TEST_CASE("vulkan tensors: on() and host() name why a tensor stays on the host") {
+  Tensor t = Tensor::random({5}, 1);
+  test::CaptureLog log;
+  CHECK(t.on("cpu").sameView(t));
+  CHECK(log.text().find("keeps the tensor on the host: the cpu device computes on host memory") != std::string::npos);
+  CHECK(&t.host() == &t);
+  if (vk::status().available) return;
+  CHECK(t.on("vulkan").sameView(t));
+  CHECK(log.text().find(vk::status().reason) != std::string::npos);
+  MESSAGE("skipped the rest: " << vk::status().reason);
+}
+
+TEST_CASE("vulkan tensors: launches run on the device copies; host access downloads only what kernels wrote") {
+  if (!vulkanAvailable()) return;
+  const int64_t n = 10007;
+  Tensor a = Tensor::random({n}, 11), b = Tensor::random({n}, 12);
+  std::vector<double> av = a.values(), bv = b.values();
+  TransferCounts before = transferCounts();
+  Tensor da = a.on("vulkan"), db = b.on("vulkan"), out = poisoned({n}).on("vulkan");
+  TransferCounts uploaded = transferCounts();
+  CHECK(uploaded.uploads == before.uploads + 3);
+  CHECK(da.sameView(a));
+  CHECK(a.on("vulkan").sameView(a));  // already there: nothing to copy
+  CHECK(transferCounts().uploads == uploaded.uploads);
+  for (int r = 0; r < 3; ++r) CHECK(samples::vectorAdd(da, db, out, {.device = "vulkan"}) == "vulkan");
+  TransferCounts ran = transferCounts();
+  CHECK(ran.uploads == uploaded.uploads);  // no host round trips between launches
+  CHECK(ran.downloads == uploaded.downloads);
+  std::vector<double> got = out.host().values();
+  CHECK(transferCounts().downloads == ran.downloads + 1);
+  int64_t wrong = 0;
+  for (size_t i = 0; i < got.size(); ++i) wrong += got[i] != double(float(av[i] + bv[i]));
+  CHECK(wrong == 0);
+  CHECK(a.values() == av);  // an input: its copy was never newer
+  CHECK(transferCounts().downloads == ran.downloads + 1);
+}
+
+TEST_CASE("vulkan tensors: host writes and other devices see the newest bytes") {
+  if (!vulkanAvailable()) return;
+  const int64_t n = 1001;
+  Tensor x = Tensor::random({n}, 13).on("vulkan"), y = Tensor::random({n}, 14).on("vulkan");
+  Tensor out = poisoned({n}).on("vulkan"), again = poisoned({n});
+  samples::vectorAdd(x, y, out, {.device = "vulkan"});
+  samples::vectorAdd(out, y, again, {.device = "interp"});  // reads what Vulkan wrote
+  for (int64_t i = 0; i < n; ++i) REQUIRE(again.item(i) == float(out.item(i) + y.item(i)));
+  x.setItem(0, 100.0);  // newer on the host: uploaded by the next Vulkan launch
+  samples::vectorAdd(x, y, out, {.device = "vulkan"});
+  CHECK(out.item(0) == float(100.0 + y.item(0)));
+  // A kernel Vulkan cannot run falls back to the CPU on the host bytes.
+  Tensor a = Tensor::random({64, 48}, 7).on("vulkan"), b = Tensor::random({48, 40}, 8).on("vulkan");
+  Tensor c = poisoned({64, 40}).on("vulkan"), expected = poisoned({64, 40});
+  samples::gemm(a, b, expected, {.device = "interp"});
+  samples::gemm(a, b, c, {.device = "vulkan"});
+  std::vector<double> e = expected.values(), v = c.values();
+  for (size_t i = 0; i < e.size(); ++i) REQUIRE(std::abs(e[i] - v[i]) <= 1e-4 * (1 + std::abs(e[i])));
+}
+
+TEST_CASE("vulkan tensors: views share their storage's device copy") {
+  if (!vulkanAvailable()) return;
+  Tensor m = Tensor::random({29, 37}, 15, DType::f32, -4, 4), expected = poisoned({37, 29});
+  samples::softmax(m.transpose(), expected, {.device = "interp"});
+  m.on("vulkan");
+  Tensor out = poisoned({37, 29}).on("vulkan");
+  TransferCounts before = transferCounts();
+  CHECK(samples::softmax(m.transpose(), out, {.device = "vulkan"}) == "vulkan");
+  CHECK(transferCounts().uploads == before.uploads);
+  std::vector<double> e = expected.values(), a = out.values();
+  int64_t worst = 0;
+  for (size_t i = 0; i < e.size(); ++i) worst = std::max(worst, ulps(e[i], a[i]));
+  CHECK(worst <= 8);
 }
 
 }  // namespace tj::vktest

@@ -69,20 +69,6 @@ void printTile(void* context, const char* label, int32_t dtype, int32_t rank, co
   }
 }
 
-// Kernels report faults as bits without saying which op faulted, so the
-// error names every op that could have, where the interpreter names the one.
-void checkFaults(const ir::Kernel& k, uint32_t faults) {
-  if (!(faults & kFaultIntegerDivideByZero)) return;
-  std::string where;
-  ir::forEachOp(k.body, [&](const ir::Op& op) {
-    bool integerDivision = (op.code == ir::OpCode::div || op.code == ir::OpCode::rem) &&
-                           !isFloat(k.type(op.results.at(0)).dtype);
-    if (integerDivision && op.loc.known()) where += (where.empty() ? " (at " : ", ") + op.loc.str();
-  });
-  fail(SourceLoc{}, "cpu", "kernel '" + k.name + "': integer division or remainder by zero" +
-                               (where.empty() ? "" : where + ")"));
-}
-
 }  // namespace
 
 const LaunchInfo& lastLaunchInfo() { return gLastLaunch; }
@@ -116,7 +102,7 @@ void CpuDevice::launch(const ir::Kernel& kernel, const LaunchArgs& args) {
   KernelEntry entry = found.entry;
   pool_.parallelFor(programs, [&](int64_t begin, int64_t end) { entry(&kernelArgs, begin, end); });
   if (printer.error) std::rethrow_exception(printer.error);
-  checkFaults(kernel, faults);
+  if (faults & kFaultIntegerDivideByZero) throwDivisionByZero(kernel, "cpu");
 }
 
 }  // namespace tj::cpu

@@ -1,26 +1,28 @@
 #include "devices/vulkan/vulkan_device.hpp"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <bit>
-#include <cstring>
+#include <chrono>
 #include <map>
 
 #include "devices/cpu/cpu_device.hpp"
-#include "devices/vulkan/vulkan_runtime.hpp"
+#include "devices/print_buffers.hpp"
+#include "devices/vulkan/kernel_binary.hpp"
 #include "ir/error.hpp"
 #include "ir/passes.hpp"
 #include "jit/cpu_target.hpp"
-#include "layout/infer_layouts.hpp"
-#include "lower/gpu/lower_to_kernel_ir.hpp"
-#include "lower/spirv/print_kernel_ir.hpp"
 
 namespace tj::vulkan {
 
 namespace {
 
 thread_local LaunchInfo gLastLaunch;
+
+// Programs' print output beyond this runs on the CPU instead (which prints as it goes).
+constexpr size_t kMaxPrintBytes = size_t{256} << 20;
 
 [[noreturn]] void unsupported(const std::string& what) { throw Error("vulkan: unsupported: " + what); }
 
@@ -45,58 +47,135 @@ int64_t extent(const TensorArg& t) {
   return last + 1;
 }
 
-// The params buffer: one i64 slot per kernel parameter (print_kernel_ir.hpp).
-std::vector<int64_t> paramSlots(const gpu::KernelFunction& f, const LaunchArgs& args) {
-  std::vector<int64_t> slots(std::max<size_t>(1, f.params.size()), 0);
-  for (size_t p = 0; p < f.params.size(); ++p) {
-    const gpu::KParam& param = f.params[p];
+// The params buffer: one i64 slot per kernel parameter.
+std::vector<int64_t> paramSlots(const KernelBinary& b, const LaunchArgs& args) {
+  std::vector<int64_t> slots(std::max<size_t>(1, b.params.size()), 0);
+  for (size_t p = 0; p < b.params.size(); ++p) {
+    const gpu::KParam& param = b.params[p];
     size_t n = param.number;
     switch (param.kind) {
       case gpu::KParam::Kind::buffer: break;
       case gpu::KParam::Kind::size: slots[p] = args.tensors[n].shape.at(param.axis); break;
       case gpu::KParam::Kind::stride: slots[p] = args.tensors[n].strides.at(param.axis); break;
-      case gpu::KParam::Kind::scalar:
-        slots[p] = isFloat(param.dtype) ? int64_t(std::bit_cast<uint32_t>(float(args.scalars[n].f))) : args.scalars[n].i;
-        break;
+      case gpu::KParam::Kind::scalar: slots[p] = scalarSlot(param.dtype, args.scalars[n]); break;
     }
   }
   return slots;
 }
 
-// Parameter indices of the buffers the kernel stores to.
-void storedBuffers(const gpu::KBlock& b, std::vector<bool>& stored) {
-  for (const gpu::KInst& i : b.insts) {
-    if (i.op == gpu::KOp::store_global)
-      for (const gpu::KAttr& a : i.attrs)
-        if (a.name == "buffer") stored.at(size_t(std::get<int64_t>(a.value))) = true;
-    for (const gpu::KBlock& r : i.regions) storedBuffers(r, stored);
+struct Compiled {
+  KernelBinary binary;
+  vk::SubgroupRequest subgroups;
+  std::unique_ptr<vk::Pipeline> pipeline;
+  std::vector<bool> storedTensors;  // by tensor: the kernel stores to it
+};
+
+std::vector<bool> storedTensors(const KernelBinary& b) {
+  std::vector<bool> stored;
+  for (size_t p = 0; p < b.params.size(); ++p) {
+    if (b.params[p].kind != gpu::KParam::Kind::buffer) continue;
+    stored.resize(std::max(stored.size(), b.params[p].number + 1));
+    stored[b.params[p].number] = b.stored[p];
   }
+  return stored;
 }
 
-struct Compiled {
-  gpu::KernelFunction function;
-  std::shared_ptr<const std::vector<uint32_t>> spirv;
-  std::unique_ptr<vk::Pipeline> pipeline;
-  std::vector<bool> stored;  // by parameter index
+// A tensor storage's copy in a Vulkan buffer (Tensor::on).
+class VulkanCopy final : public DeviceCopy {
+ public:
+  VulkanCopy(const void* owner, vk::Gpu& gpu, size_t bytes)
+      : DeviceCopy(owner), buffer(gpu, std::max<size_t>(bytes, 16)) {}
+  void upload(std::span<const std::byte> host) override { buffer.upload(host); }
+  void download(std::span<std::byte> host) override { buffer.download(host); }
+  vk::Buffer buffer;
 };
+
+// A tensor's buffer in one launch: its device copy, or a temporary holding the view's extent.
+struct Binding {
+  vk::Buffer* buffer;
+  Residency* copy = nullptr;  // the residency whose copy is bound
+  size_t bytes = 0;           // of a temporary
+};
+
+// Downloads the print buffers and prints them as the CPU device would.
+void printAll(const std::vector<gpu::KPrint>& prints, const std::vector<vk::Buffer*>& buffers,
+              const LaunchArgs& args) {
+  std::vector<std::vector<std::byte>> bytes;
+  std::vector<std::span<const std::byte>> views;
+  for (vk::Buffer* b : buffers) {
+    bytes.emplace_back(b->size());
+    b->download(std::span<std::byte>(bytes.back()));
+    views.push_back(bytes.back());
+  }
+  printBuffers(prints, views, args.grid, args.print);
+}
 
 }  // namespace
 
+int64_t scalarSlot(DType t, const ScalarArg& s) {
+  if (t == DType::f64) return std::bit_cast<int64_t>(s.f);
+  return isFloat(t) ? int64_t(std::bit_cast<uint32_t>(float(s.f))) : s.i;
+}
+
+vk::SubgroupRequest subgroupRequest(const vk::DeviceInfo& d, int64_t size, int64_t workgroupSize) {
+  if (!d.subgroupSizeControl) {
+    if (size != d.subgroupSize)
+      unsupported(fmt::format("the kernel assumes subgroups of {} but the device runs {} and cannot be asked for "
+                              "another size",
+                              size, d.subgroupSize));
+    return {};
+  }
+  if (size < d.minSubgroupSize || size > d.maxSubgroupSize)
+    unsupported(fmt::format("the kernel assumes subgroups of {}, outside the device's [{}, {}]", size,
+                            d.minSubgroupSize, d.maxSubgroupSize));
+  if (workgroupSize > size * d.maxComputeWorkgroupSubgroups)
+    unsupported(fmt::format("{} threads are more than {} subgroups of {}", workgroupSize,
+                            d.maxComputeWorkgroupSubgroups, size));
+  return {uint32_t(size), d.computeFullSubgroups && workgroupSize % size == 0};
+}
+
 struct VulkanDevice::State {
-  explicit State(uint32_t index) : gpu(index) {}
+  State(uint32_t index, const std::filesystem::path& cacheDir) : gpu(index, cacheDir), cacheDir(cacheDir) {}
   vk::Gpu gpu;
+  std::filesystem::path cacheDir;          // of kernels and the pipeline cache; empty: none
   std::map<uint64_t, Compiled> pipelines;  // by semantic hash; one State per physical device
 
   // Kernels reach devices canonical (run() and Kernel handles canonicalize them).
   Compiled& compile(const ir::Kernel& kernel, uint64_t hash) {
     if (auto it = pipelines.find(hash); it != pipelines.end()) return it->second;
     layout::Target target = targetFor(gpu.info());
-    Compiled c{gpu::lowerToKernelIR(kernel, layout::inferLayouts(kernel, target), target), {}, {}, {}};
-    c.spirv = std::make_shared<const std::vector<uint32_t>>(spirv::printSpirv(c.function));
-    c.pipeline = std::make_unique<vk::Pipeline>(gpu, *c.spirv, spirv::paramsBinding(c.function) + 1, 0);
-    c.stored.assign(c.function.params.size(), false);
-    storedBuffers(c.function.body, c.stored);
+    jit::CacheKey key = kernelBinaryKey(hash, gpu.info().featureKey(), target);
+    LoadedBinary loaded = loadOrBuildKernelBinary(kernel, key, target, cacheDir);
+    gLastLaunch.cache = loaded.source;
+    gLastLaunch.compileMs = loaded.ms;
+    Compiled c{std::move(loaded.binary), {}, {}, {}};
+    c.storedTensors = storedTensors(c.binary);
+    c.subgroups = subgroupRequest(gpu.info(), c.binary.subgroupSize, c.binary.workgroupSize);
+    auto start = std::chrono::steady_clock::now();
+    c.pipeline = std::make_unique<vk::Pipeline>(gpu, *c.binary.spirv, c.binary.bufferCount, 0, c.subgroups);
+    std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
+    gLastLaunch.pipelineMs = took.count();
+    gpu.savePipelineCache();
     return pipelines.emplace(hash, std::move(c)).first->second;
+  }
+
+  // The tensor's device copy where it has one here, else a temporary from the host bytes.
+  Binding bind(const TensorArg& t, std::vector<std::unique_ptr<vk::Buffer>>& temporaries) {
+    if (t.residency && t.residency->copy().owner == this) {
+      // Tensor views all start at their storage's first element; one further in would
+      // need an aligned descriptor offset.
+      if (t.data != t.residency->host().data()) unsupported("a device-resident view not at its storage's start");
+      return {&static_cast<VulkanCopy&>(t.residency->toDevice()).buffer, t.residency};
+    }
+    size_t bytes = size_t(extent(t)) * size_t(dtypeBytes(t.dtype));
+    temporaries.push_back(std::make_unique<vk::Buffer>(gpu, std::max<size_t>(bytes, 16)));
+    if (bytes) temporaries.back()->upload(std::span(static_cast<const std::byte*>(t.data), bytes));
+    return {temporaries.back().get(), nullptr, bytes};
+  }
+
+  static void writeBack(const TensorArg& t, const Binding& b) {
+    if (b.copy) b.copy->deviceWrote();
+    else if (b.bytes) b.buffer->download(std::span(static_cast<std::byte*>(t.data), b.bytes));
   }
 };
 
@@ -121,16 +200,18 @@ std::string VulkanDevice::name() const {
 }
 
 void VulkanDevice::launch(const ir::Kernel& kernel, const LaunchArgs& args) {
-  checkLaunchArgs(kernel, args, "vulkan");
   std::lock_guard lock(mutex_);
+  checkLaunchArgs(kernel, args, "vulkan", state_.get());
   gLastLaunch = {};
+  bool faulted = false;
   try {
-    runOnVulkan(kernel, args);
+    faulted = runOnVulkan(kernel, args);
     gLastLaunch.onVulkan = true;
     ran_ = name_;
   } catch (const Error& e) {
-    fallBack(kernel, args, e.what());
+    return fallBack(kernel, args, e.what());
   }
+  if (faulted) throwDivisionByZero(kernel, name_);
 }
 
 // Nothing is written to the arguments before the dispatch finished, so any failure
@@ -143,9 +224,25 @@ void VulkanDevice::fallBack(const ir::Kernel& kernel, const LaunchArgs& args, co
   ran_ = cpu.name();
 }
 
-void VulkanDevice::runOnVulkan(const ir::Kernel& kernel, const LaunchArgs& args) {
+VulkanDevice::State& VulkanDevice::state() {
   if (!vk::status().available) throw Error(vk::status().reason);
-  if (!state_) state_ = std::make_unique<State>(vk::deviceIndex(name_));
+  if (!state_) state_ = std::make_unique<State>(vk::deviceIndex(name_), jit::KernelCache::diskDirFromEnvironment());
+  return *state_;
+}
+
+std::unique_ptr<DeviceCopy> VulkanDevice::copyOf(size_t bytes, std::string& why) {
+  std::lock_guard lock(mutex_);
+  try {
+    State& s = state();
+    return std::make_unique<VulkanCopy>(&s, s.gpu, bytes);
+  } catch (const Error& e) {
+    why = e.what();
+    return nullptr;
+  }
+}
+
+bool VulkanDevice::runOnVulkan(const ir::Kernel& kernel, const LaunchArgs& args) {
+  state();
   if (args.grid.size() > 3) unsupported("grid rank " + std::to_string(args.grid.size()));
   uint32_t groups[3] = {1, 1, 1};
   for (size_t a = 0; a < args.grid.size(); ++a) {
@@ -153,29 +250,47 @@ void VulkanDevice::runOnVulkan(const ir::Kernel& kernel, const LaunchArgs& args)
     groups[a] = uint32_t(args.grid[a]);
   }
   Compiled& c = state_->compile(kernel, args.kernelHash ? args.kernelHash : ir::semanticHash(kernel));
-  gLastLaunch.spirv = c.spirv;
-  if (std::ranges::any_of(args.grid, [](int64_t g) { return g == 0; })) return;
+  gLastLaunch.spirv = c.binary.spirv;
+  gLastLaunch.subgroups = c.subgroups;
+  int64_t programs = 1;
+  for (int64_t g : args.grid) programs *= g;
+  if (programs == 0) return false;
 
-  std::vector<std::unique_ptr<vk::Buffer>> buffers;
-  std::vector<size_t> bytes;
-  for (const TensorArg& t : args.tensors) {
-    bytes.push_back(size_t(extent(t)) * size_t(dtypeBytes(t.dtype)));
-    buffers.push_back(std::make_unique<vk::Buffer>(state_->gpu, std::max<size_t>(bytes.back(), 16)));
-    if (bytes.back()) buffers.back()->upload(std::span(static_cast<const std::byte*>(t.data), bytes.back()));
+  auto stores = [&](size_t n) { return n < c.storedTensors.size() && c.storedTensors[n]; };
+  std::vector<std::unique_ptr<vk::Buffer>> temporaries;
+  std::vector<Binding> bindings;
+  std::vector<vk::Buffer*> bound(c.binary.bufferCount, nullptr);  // by binding: tensors, prints, faults, params
+  for (size_t n = 0; n < args.tensors.size(); ++n) {
+    bindings.push_back(state_->bind(args.tensors[n], temporaries));
+    bound[n] = bindings.back().buffer;
   }
-  std::vector<int64_t> slots = paramSlots(c.function, args);
-  buffers.push_back(std::make_unique<vk::Buffer>(state_->gpu, slots.size() * 8));
-  buffers.back()->upload(std::span<const int64_t>(slots));
+  auto extra = [&](size_t param, size_t bytes) {
+    temporaries.push_back(std::make_unique<vk::Buffer>(state_->gpu, std::max<size_t>(bytes, 16)));
+    bound.at(c.binary.params.at(param).number) = temporaries.back().get();
+    return temporaries.back().get();
+  };
+  std::vector<vk::Buffer*> prints;
+  for (const gpu::KPrint& p : c.binary.prints) {
+    if (printBufferBytes(p, programs) > kMaxPrintBytes)
+      unsupported(fmt::format("print '{}' over {} programs needs more than {} MiB", p.label, programs, kMaxPrintBytes >> 20));
+    prints.push_back(extra(p.param, printBufferBytes(p, programs)));
+  }
+  vk::Buffer* faults = c.binary.faultParam >= 0 ? extra(size_t(c.binary.faultParam), 4) : nullptr;
+  if (faults) faults->upload(std::span<const int32_t>(std::array<int32_t, 1>{0}));
+  std::vector<int64_t> slots = paramSlots(c.binary, args);
+  temporaries.push_back(std::make_unique<vk::Buffer>(state_->gpu, slots.size() * 8));
+  temporaries.back()->upload(std::span<const int64_t>(slots));
+  bound.back() = temporaries.back().get();
 
-  std::vector<vk::Buffer*> bound;
-  for (auto& b : buffers) bound.push_back(b.get());
   state_->gpu.dispatch(*c.pipeline, bound, {}, groups[0], groups[1], groups[2]);
-  for (size_t p = 0; p < c.function.params.size(); ++p) {
-    const gpu::KParam& param = c.function.params[p];
-    if (param.kind != gpu::KParam::Kind::buffer || !c.stored[p]) continue;
-    size_t n = param.number;
-    if (bytes[n]) buffers[n]->download(std::span(static_cast<std::byte*>(args.tensors[n].data), bytes[n]));
-  }
+  for (size_t n = 0; n < args.tensors.size(); ++n)
+    if (stores(n)) State::writeBack(args.tensors[n], bindings[n]);
+  if (!prints.empty()) printAll(c.binary.prints, prints, args);
+  int32_t faulted = 0;
+  if (faults) faults->download(std::span<int32_t>(&faulted, 1));
+  return faulted != 0;
 }
+
+
 
 }  // namespace tj::vulkan

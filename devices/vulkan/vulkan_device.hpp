@@ -2,6 +2,11 @@
 // and dispatched on a Vulkan GPU (lavapipe in CI). A kernel the Vulkan path cannot
 // run yet, or a machine without Vulkan, runs on the CPU device instead, with a warning
 // naming why; name() then reports the device that actually ran.
+//
+// Kernels are kept in memory per device and on disk (kernel_binary.hpp), so another
+// process skips layout inference, lowering and printing; the VkPipelineCache is saved
+// beside them (vk::Gpu). Pipelines require the subgroup size the kernel IR assumes.
+// Tensors with a copy here (Tensor::on) are bound without host copies.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -10,6 +15,8 @@
 #include <vector>
 
 #include "devices/device.hpp"
+#include "devices/vulkan/vulkan_runtime.hpp"
+#include "jit/kernel_cache.hpp"
 
 namespace tj::vulkan {
 
@@ -18,8 +25,24 @@ struct LaunchInfo {
   bool onVulkan = false;
   std::string fallbackReason;   // why it ran elsewhere, when it did
   std::shared_ptr<const std::vector<uint32_t>> spirv;  // the module dispatched
+  // Where the kernel came from: this device's memory, the disk cache
+  // (kernel_binary.hpp) or built now; with the time loading or building took.
+  jit::CacheSource cache = jit::CacheSource::memory;
+  double compileMs = 0;
+  double pipelineMs = 0;  // creating its VkPipeline (the driver's compile), when not from memory
+  vk::SubgroupRequest subgroups;  // what its pipeline requires
 };
 const LaunchInfo& lastLaunchInfo();
+
+// A scalar's slot in the params buffer, which has one i64 per kernel parameter
+// (print_kernel_ir.hpp): an f64 as its bits, f32/f16/bf16 as the f32 bits in the low
+// word, integers as i64.
+int64_t scalarSlot(DType dtype, const ScalarArg& value);
+
+// What makes `device` run a kernel written for `subgroupSize` lanes (in workgroups of
+// `workgroupSize`) with exactly that size, and full subgroups where it can ask for them.
+// Throws Error("vulkan: unsupported: ...") where the device cannot guarantee the size.
+vk::SubgroupRequest subgroupRequest(const vk::DeviceInfo& device, int64_t subgroupSize, int64_t workgroupSize);
 
 class VulkanDevice final : public Device {
  public:
@@ -32,10 +55,13 @@ class VulkanDevice final : public Device {
   // any launch, the requested name.
   std::string name() const override;
   void launch(const ir::Kernel& kernel, const LaunchArgs& args) override;
+  // A Vulkan buffer; launches here bind it instead of copying (Tensor::on).
+  std::unique_ptr<DeviceCopy> copyOf(size_t bytes, std::string& why) override;
 
  private:
-  struct State;  // the Gpu and its compiled pipelines, created on first launch
-  void runOnVulkan(const ir::Kernel& kernel, const LaunchArgs& args);
+  struct State;  // the Gpu and its compiled pipelines, created on first use
+  State& state();  // throws Error where Vulkan is not available
+  bool runOnVulkan(const ir::Kernel& kernel, const LaunchArgs& args);  // whether an integer division faulted
   void fallBack(const ir::Kernel& kernel, const LaunchArgs& args, const std::string& reason);
 
   std::string name_;

@@ -7,8 +7,12 @@
 #include <functional>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <xxh3.h>
 
 #include "ir/error.hpp"
+#include "jit/cache_file.hpp"
+#include "jit/kernel_cache.hpp"
 
 // Vulkan's create-info structs are meant to be filled by designated
 // initializers with the rest zeroed; -Wextra would flag every one.
@@ -104,6 +108,7 @@ class Loader {
 
   const Status& status() const { return st_; }
   const Functions& fn() const { return fn_; }
+  uint32_t apiVersion() const { return apiVersion_; }  // the instance's
   const std::vector<VkPhysicalDevice>& physical() const {
     if (!st_.available) throw Error(st_.reason);
     return physical_;
@@ -129,8 +134,9 @@ class Loader {
         throw Error(std::string("the Vulkan loader has no ") + name);
     };
 #define TJ_VK_LOAD(name) one(fn_.name, #name);
-    TJ_VK_GLOBAL(TJ_VK_LOAD)
-    if (instance_) { TJ_VK_INSTANCE(TJ_VK_LOAD) TJ_VK_DEVICE(TJ_VK_LOAD) }
+    // Global commands only load with a null instance (loaders give null otherwise for 1.3 apps).
+    if (!instance_) { TJ_VK_GLOBAL(TJ_VK_LOAD) }
+    else { TJ_VK_INSTANCE(TJ_VK_LOAD) TJ_VK_DEVICE(TJ_VK_LOAD) }
 #undef TJ_VK_LOAD
   }
 
@@ -138,8 +144,10 @@ class Loader {
     uint32_t version = VK_API_VERSION_1_0;
     if (fn_.vkEnumerateInstanceVersion) fn_.vkEnumerateInstanceVersion(&version);
     if (version < VK_API_VERSION_1_2) throw Error("the Vulkan loader is " + versionText(version) + ", 1.2 is needed");
+    // 1.3 where the loader has it: subgroup size control is core there.
+    apiVersion_ = std::min<uint32_t>(version, VK_API_VERSION_1_3);
     VkApplicationInfo app{.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO, .pApplicationName = "tilejit",
-                          .pEngineName = "tilejit", .apiVersion = VK_API_VERSION_1_2};
+                          .pEngineName = "tilejit", .apiVersion = apiVersion_};
     VkInstanceCreateInfo info{.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .pApplicationInfo = &app};
     check(fn_.vkCreateInstance(&info, nullptr, &instance_), "vkCreateInstance");
   }
@@ -159,6 +167,7 @@ class Loader {
 
   Status st_;
   Functions fn_;
+  uint32_t apiVersion_ = VK_API_VERSION_1_2;
   VkInstance instance_ = VK_NULL_HANDLE;
   std::vector<VkPhysicalDevice> physical_;
 };
@@ -194,22 +203,55 @@ std::vector<std::string> interestingExtensions(const Functions& fn, VkPhysicalDe
   return found;
 }
 
-// The Vulkan 1.1/1.2 features a kernel may use, as queried (and as enabled).
+constexpr const char* kSizeControlExtension = "VK_EXT_subgroup_size_control";
+
+// How subgroup size control is reached: core (Vulkan 1.3 on both the instance and the
+// device), through its extension, or not at all. The structs are the same either way.
+enum class SizeControl { none, core, extension };
+
+SizeControl sizeControl(const Functions& fn, VkPhysicalDevice d, const std::vector<std::string>& extensions) {
+  VkPhysicalDeviceProperties p;
+  fn.vkGetPhysicalDeviceProperties(d, &p);
+  if (std::min(p.apiVersion, loader().apiVersion()) >= VK_API_VERSION_1_3) return SizeControl::core;
+  return std::ranges::count(extensions, kSizeControlExtension) ? SizeControl::extension : SizeControl::none;
+}
+
+// The Vulkan 1.1/1.2 features a kernel may use, and subgroup size control where the
+// device has it, as queried (and as enabled).
 struct Features {
+  VkPhysicalDeviceSubgroupSizeControlFeatures sizeControl{
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
   VkPhysicalDeviceVulkan12Features v12{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   VkPhysicalDeviceVulkan11Features v11{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, .pNext = &v12};
   VkPhysicalDeviceFeatures2 core{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &v11};
-  Features() = default;
+  explicit Features(SizeControl control) {
+    if (control != SizeControl::none) v12.pNext = &sizeControl;
+  }
   Features(const Features&) = delete;  // the pNext chain points into this object
 };
 
 void queryFeatures(const Functions& fn, VkPhysicalDevice d, Features& f) { fn.vkGetPhysicalDeviceFeatures2(d, &f.core); }
 
+// Fills the subgroup-size-control fields of `info` (left off without the feature).
+void describeSizeControl(const Functions& fn, VkPhysicalDevice d, const Features& f, DeviceInfo& info) {
+  if (!f.sizeControl.subgroupSizeControl) return;
+  VkPhysicalDeviceSubgroupSizeControlProperties sizes{
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
+  VkPhysicalDeviceProperties2 props{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &sizes};
+  fn.vkGetPhysicalDeviceProperties2(d, &props);
+  info.subgroupSizeControl = (sizes.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0;
+  info.computeFullSubgroups = f.sizeControl.computeFullSubgroups == VK_TRUE;
+  info.minSubgroupSize = sizes.minSubgroupSize;
+  info.maxSubgroupSize = sizes.maxSubgroupSize;
+  info.maxComputeWorkgroupSubgroups = sizes.maxComputeWorkgroupSubgroups;
+}
+
 DeviceInfo describe(const Functions& fn, VkPhysicalDevice d, uint32_t index) {
   VkPhysicalDeviceSubgroupProperties subgroup{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
   VkPhysicalDeviceProperties2 props{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &subgroup};
   fn.vkGetPhysicalDeviceProperties2(d, &props);
-  Features f;
+  std::vector<std::string> extensions = interestingExtensions(fn, d);
+  Features f(sizeControl(fn, d, extensions));
   queryFeatures(fn, d, f);
   VkQueueFamilyProperties family;
   computeFamily(fn, d, &family);
@@ -224,13 +266,15 @@ DeviceInfo describe(const Functions& fn, VkPhysicalDevice d, uint32_t index) {
                   .maxWorkgroupInvocations = limits.maxComputeWorkGroupInvocations,
                   .sharedMemoryBytes = limits.maxComputeSharedMemorySize,
                   .float16 = f.v12.shaderFloat16 == VK_TRUE,
+                  .float64 = f.core.features.shaderFloat64 == VK_TRUE,
                   .int8 = f.v12.shaderInt8 == VK_TRUE,
                   .int64 = f.core.features.shaderInt64 == VK_TRUE,
                   .bufferDeviceAddress = f.v12.bufferDeviceAddress == VK_TRUE,
                   .timestamps = family.timestampValidBits > 0,
                   .timestampPeriodNs = limits.timestampPeriod,
-                  .extensions = interestingExtensions(fn, d)};
+                  .extensions = std::move(extensions)};
   std::copy(limits.maxComputeWorkGroupCount, limits.maxComputeWorkGroupCount + 3, info.maxWorkgroupCount);
+  describeSizeControl(fn, d, f, info);
   return info;
 }
 
@@ -247,6 +291,27 @@ void checkSpirvStructure(std::span<const uint32_t> words) {
   }
 }
 
+std::string pipelineCacheKey(const DeviceInfo& info) { return "vulkan pipeline cache " + info.featureKey(); }
+
+std::filesystem::path pipelineCacheFileName(const DeviceInfo& info) {
+  return jit::cacheFileName(pipelineCacheKey(info), ".vkpc");
+}
+
+// A module declaring an arithmetic capability the device lacks must not reach the
+// driver: that is an unsupported kernel (it runs elsewhere), not a crash.
+void checkCapabilities(std::span<const uint32_t> words, const DeviceInfo& info) {
+  constexpr uint32_t kOpCapability = 2u << 16 | 17;
+  const std::pair<uint32_t, std::pair<bool, const char*>> needs[] = {
+      {9, {info.float16, "Float16"}}, {10, {info.float64, "Float64"}}, {11, {info.int64, "Int64"}},
+      {39, {info.int8, "Int8"}}};
+  for (size_t at = 5; at + 1 < words.size(); at += words[at] >> 16) {
+    if (words[at] != kOpCapability) continue;
+    for (const auto& [capability, has] : needs)
+      if (words[at + 1] == capability && !has.first)
+        throw Error(fmt::format("vulkan: unsupported: the device lacks the {} capability", has.second));
+  }
+}
+
 }  // namespace
 
 const Status& status() { return loader().status(); }
@@ -254,7 +319,8 @@ const Status& status() { return loader().status(); }
 std::string DeviceInfo::featureKey() const {
   std::string key = fmt::format("vulkan-{:x}-{:x}-drv{:x}-api{}-sg{}", vendorId, deviceId, driverVersion,
                                 versionText(apiVersion), subgroupSize);
-  for (auto [has, flag] : {std::pair{float16, "f16"}, {int8, "i8"}, {int64, "i64"}, {bufferDeviceAddress, "bda"}})
+  for (auto [has, flag] : {std::pair{float16, "f16"}, {float64, "f64"}, {int8, "i8"}, {int64, "i64"},
+                           {bufferDeviceAddress, "bda"}, {subgroupSizeControl, "sgctl"}, {computeFullSubgroups, "fullsg"}})
     if (has) key += std::string("+") + flag;
   for (const std::string& e : extensions) key += "+" + e;
   return key;
@@ -331,9 +397,10 @@ void Buffer::download(std::span<std::byte> data, size_t offset) const {
 // ---- Pipeline ----
 
 Pipeline::Pipeline(Gpu& gpu, std::span<const uint32_t> spirv, uint32_t bufferCount, uint32_t pushConstantBytes,
-                   const std::string& entryPoint)
+                   SubgroupRequest subgroups, const std::string& entryPoint)
     : gpu_(gpu), bufferCount_(bufferCount), pushConstantBytes_(pushConstantBytes) {
   checkSpirvStructure(spirv);
+  checkCapabilities(spirv, gpu.info());
   const Functions& fn = gpu.fn();
   VkDevice dev = gpu.device();
   try {
@@ -357,10 +424,16 @@ Pipeline::Pipeline(Gpu& gpu, std::span<const uint32_t> spirv, uint32_t bufferCou
     VkShaderModule module = VK_NULL_HANDLE;
     check(fn.vkCreateShaderModule(dev, &moduleInfo, nullptr, &module), "vkCreateShaderModule");
     Defer destroyModule{[&] { fn.vkDestroyShaderModule(dev, module, nullptr); }};
+    VkPipelineShaderStageRequiredSubgroupSizeCreateInfo size{
+        .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO,
+        .requiredSubgroupSize = subgroups.size};
+    VkPipelineShaderStageCreateFlags full = VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
     VkComputePipelineCreateInfo info{
         .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
-        .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, .stage = VK_SHADER_STAGE_COMPUTE_BIT,
-                  .module = module, .pName = entryPoint.c_str()},
+        .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+                  .pNext = subgroups.size ? &size : nullptr,
+                  .flags = subgroups.full ? full : 0u,
+                  .stage = VK_SHADER_STAGE_COMPUTE_BIT, .module = module, .pName = entryPoint.c_str()},
         .layout = layout_};
     check(fn.vkCreateComputePipelines(dev, gpu.pipelineCache(), 1, &info, nullptr, &pipeline_),
           "vkCreateComputePipelines");
@@ -385,13 +458,14 @@ void Pipeline::release() {
 
 // ---- Gpu ----
 
-Gpu::Gpu(uint32_t index) : fn_(&loader().fn()) {
+Gpu::Gpu(uint32_t index, std::filesystem::path pipelineCacheDir) : fn_(&loader().fn()) {
   const auto& physical = loader().physical();
   if (index >= physical.size())
     throw Error(fmt::format("device: vulkan:{} does not exist; this machine has {} Vulkan 1.2 device(s)", index,
                             physical.size()));
   info_ = describe(*fn_, physical[index], index);
   fn_->vkGetPhysicalDeviceMemoryProperties(physical[index], &memory_);
+  if (!pipelineCacheDir.empty()) cachePath_ = pipelineCacheDir / pipelineCacheFileName(info_);
   try {
     createDevice(physical[index]);
   } catch (...) {
@@ -403,9 +477,16 @@ Gpu::Gpu(uint32_t index) : fn_(&loader().fn()) {
 // Enables the features kernels may use that the device has, and creates the
 // queue, command pool, pipeline cache, timestamp queries and fence.
 void Gpu::createDevice(VkPhysicalDevice physical) {
-  Features has, enable;
+  SizeControl control = sizeControl(*fn_, physical, info_.extensions);
+  Features has(control);
   queryFeatures(*fn_, physical, has);
+  // An extension's struct may be chained only when the extension is enabled.
+  bool extension = control == SizeControl::extension && has.sizeControl.subgroupSizeControl;
+  Features enable(control == SizeControl::extension && !extension ? SizeControl::none : control);
+  enable.sizeControl.subgroupSizeControl = has.sizeControl.subgroupSizeControl;
+  enable.sizeControl.computeFullSubgroups = has.sizeControl.computeFullSubgroups;
   enable.core.features.shaderInt64 = has.core.features.shaderInt64;
+  enable.core.features.shaderFloat64 = has.core.features.shaderFloat64;
   enable.v11.storageBuffer16BitAccess = has.v11.storageBuffer16BitAccess;
   enable.v12.shaderFloat16 = has.v12.shaderFloat16;
   enable.v12.shaderInt8 = has.v12.shaderInt8;
@@ -419,15 +500,16 @@ void Gpu::createDevice(VkPhysicalDevice physical) {
   VkDeviceQueueCreateInfo queue{.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, .queueFamilyIndex = queueFamily_,
                                 .queueCount = 1, .pQueuePriorities = &priority};
   VkDeviceCreateInfo info{.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .pNext = &enable.core,
-                          .queueCreateInfoCount = 1, .pQueueCreateInfos = &queue};
+                          .queueCreateInfoCount = 1, .pQueueCreateInfos = &queue,
+                          .enabledExtensionCount = extension ? 1u : 0u,
+                          .ppEnabledExtensionNames = &kSizeControlExtension};
   check(fn_->vkCreateDevice(physical, &info, nullptr, &device_), "vkCreateDevice");
   fn_->vkGetDeviceQueue(device_, queueFamily_, 0, &queue_);
 
   VkCommandPoolCreateInfo pool{.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
                                .flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT, .queueFamilyIndex = queueFamily_};
   check(fn_->vkCreateCommandPool(device_, &pool, nullptr, &commandPool_), "vkCreateCommandPool");
-  VkPipelineCacheCreateInfo cache{.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
-  check(fn_->vkCreatePipelineCache(device_, &cache, nullptr, &cache_), "vkCreatePipelineCache");
+  createPipelineCache();
   if (info_.timestamps) {
     VkQueryPoolCreateInfo queries{.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
                                   .queryType = VK_QUERY_TYPE_TIMESTAMP, .queryCount = 2};
@@ -455,6 +537,36 @@ uint32_t Gpu::memoryType(uint32_t allowedTypes, VkMemoryPropertyFlags required) 
     for (uint32_t i = 0; i < memory_.memoryTypeCount; ++i)
       if ((allowedTypes >> i & 1) && (memory_.memoryTypes[i].propertyFlags & wanted) == wanted) return i;
   throw Error("vulkan: no host-visible, host-coherent memory type for a storage buffer");
+}
+
+// Starts from the saved file where there is one. The driver checks the data's header
+// (vendor, device, cache UUID) and ignores data of another driver; the file's checksum
+// catches what a torn or damaged file would otherwise feed it.
+void Gpu::createPipelineCache() {
+  std::vector<char> saved;
+  if (!cachePath_.empty()) {
+    try {
+      saved = jit::readCacheEntry(cachePath_, pipelineCacheKey(info_)).value_or(std::vector<char>{});
+    } catch (const jit::CorruptCacheEntry& e) {
+      spdlog::warn("tilejit: Vulkan pipeline cache {} is unusable ({}); starting empty", cachePath_.string(), e.what());
+    }
+  }
+  VkPipelineCacheCreateInfo cache{.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO,
+                                  .initialDataSize = saved.size(), .pInitialData = saved.data()};
+  check(fn_->vkCreatePipelineCache(device_, &cache, nullptr, &cache_), "vkCreatePipelineCache");
+  cacheLoadedBytes_ = saved.size();
+  cacheSavedHash_ = saved.empty() ? 0 : XXH3_64bits(saved.data(), saved.size());
+}
+
+bool Gpu::savePipelineCache() {
+  if (cachePath_.empty()) return false;
+  std::vector<std::byte> data = pipelineCacheData();
+  uint64_t hash = XXH3_64bits(data.data(), data.size());
+  if (hash == cacheSavedHash_) return false;
+  auto chars = std::span(reinterpret_cast<const char*>(data.data()), data.size());
+  if (!jit::writeCacheEntry(cachePath_, pipelineCacheKey(info_), chars)) return false;
+  cacheSavedHash_ = hash;
+  return true;
 }
 
 std::vector<std::byte> Gpu::pipelineCacheData() const {

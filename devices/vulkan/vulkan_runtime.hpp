@@ -10,6 +10,7 @@
 #include <vulkan/vulkan.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <span>
 #include <string>
 #include <string_view>
@@ -35,9 +36,13 @@ struct DeviceInfo {
   uint32_t maxWorkgroupInvocations = 0;
   uint32_t maxWorkgroupCount[3] = {0, 0, 0};
   uint32_t sharedMemoryBytes = 0;
-  bool float16 = false, int8 = false, int64 = false, bufferDeviceAddress = false;
+  bool float16 = false, float64 = false, int8 = false, int64 = false, bufferDeviceAddress = false;
   bool timestamps = false;        // compute queue timestamps are valid
   double timestampPeriodNs = 0;   // ns per timestamp tick
+  // Subgroup size control (Vulkan 1.3 or VK_EXT_subgroup_size_control), enabled when
+  // offered: a compute pipeline may require a size in [min, max] and full subgroups.
+  bool subgroupSizeControl = false, computeFullSubgroups = false;
+  uint32_t minSubgroupSize = 0, maxSubgroupSize = 0, maxComputeWorkgroupSubgroups = 0;
   std::vector<std::string> extensions;  // those that matter to code generation
   // What compiled kernels depend on, for cache keys: vendor, device, driver,
   // API version, subgroup size, features and extensions.
@@ -79,12 +84,20 @@ class Buffer {
   std::byte* mapped_ = nullptr;
 };
 
+// How a pipeline's subgroups must run: `size` 0 leaves it to the driver; `full` asks
+// for full subgroups (the workgroup size must be a multiple of `size`). Needs
+// DeviceInfo::subgroupSizeControl (and computeFullSubgroups for `full`).
+struct SubgroupRequest {
+  uint32_t size = 0;
+  bool full = false;
+};
+
 // A compute pipeline for a SPIR-V module: `bufferCount` storage buffers at
 // set 0, bindings 0.., and `pushConstantBytes` of push constants.
 class Pipeline {
  public:
   Pipeline(Gpu& gpu, std::span<const uint32_t> spirv, uint32_t bufferCount, uint32_t pushConstantBytes,
-           const std::string& entryPoint = "main");
+           SubgroupRequest subgroups = {}, const std::string& entryPoint = "main");
   ~Pipeline();
   Pipeline(const Pipeline&) = delete;
   Pipeline& operator=(const Pipeline&) = delete;
@@ -104,9 +117,13 @@ class Pipeline {
 
 // A logical device on one physical device: a compute queue, a command pool
 // and a pipeline cache. Dispatches are synchronous; one thread at a time.
+//
+// With a `pipelineCacheDir`, the VkPipelineCache starts from the file
+// pipelineCachePath() names (keyed by featureKey(); a corrupt one is reported and
+// ignored) and savePipelineCache() writes it back atomically.
 class Gpu {
  public:
-  explicit Gpu(uint32_t index);
+  explicit Gpu(uint32_t index, std::filesystem::path pipelineCacheDir = {});
   ~Gpu();
   Gpu(const Gpu&) = delete;
   Gpu& operator=(const Gpu&) = delete;
@@ -118,6 +135,12 @@ class Gpu {
                   uint32_t groupsX, uint32_t groupsY = 1, uint32_t groupsZ = 1);
   // The pipeline cache's contents, for saving across runs.
   std::vector<std::byte> pipelineCacheData() const;
+  // Empty without a pipelineCacheDir.
+  const std::filesystem::path& pipelineCachePath() const { return cachePath_; }
+  size_t pipelineCacheLoadedBytes() const { return cacheLoadedBytes_; }
+  // Writes the cache's contents when they changed since loaded or last saved;
+  // returns whether it wrote. A failed write only warns.
+  bool savePipelineCache();
 
   const Functions& fn() const { return *fn_; }
   VkDevice device() const { return device_; }
@@ -126,6 +149,7 @@ class Gpu {
 
  private:
   void createDevice(VkPhysicalDevice physical);
+  void createPipelineCache();
   void release();
   VkDescriptorPool writeDescriptors(const Pipeline& pipeline, std::span<Buffer* const> buffers, VkDescriptorSet& set);
   void record(VkCommandBuffer cmd, const Pipeline& pipeline, VkDescriptorSet set,
@@ -144,6 +168,9 @@ class Gpu {
   VkPipelineCache cache_ = VK_NULL_HANDLE;
   VkQueryPool queries_ = VK_NULL_HANDLE;
   VkFence fence_ = VK_NULL_HANDLE;
+  std::filesystem::path cachePath_;
+  size_t cacheLoadedBytes_ = 0;
+  uint64_t cacheSavedHash_ = 0;  // of the contents last loaded or saved
 };
 
 }  // namespace tj::vk

@@ -92,8 +92,11 @@ struct KPrint {
 struct KernelFunction {
   std::string name, target;
   int64_t workgroupSize = 1, subgroupSize = 1;
-  std::vector<KParam> params;  // print buffers are buffer parameters numbered after the tensors
+  std::vector<KParam> params;  // print and fault buffers are buffer parameters numbered after the tensors
   std::vector<KPrint> prints;
+  // The buffer parameter of one i32 that integer division or remainder by zero sets to 1
+  // (the device reports it as the CPU does); -1 when the kernel has no integer division.
+  int64_t faultParam = -1;
   std::vector<SharedAlloc> shared;
   std::vector<DType> regTypes;  // indexed by Reg
   KBlock body;

@@ -326,6 +326,7 @@ class Lowering {
   void lower(const ir::Op& op) {
     using ir::OpCode;
     ir::ValueId res = op.results.empty() ? -1 : op.results[0];
+    if (res >= 0) producers_[res] = &op;
     switch (op.code) {
       case OpCode::program_id: return define(res, {b_.emit(KOp::workgroup_id, DType::i64, {}, {{"axis", op.intAttr("axis")}})});
       case OpCode::num_programs: return define(res, {b_.emit(KOp::workgroup_count, DType::i64, {}, {{"axis", op.intAttr("axis")}})});
@@ -350,6 +351,13 @@ class Lowering {
     unsupported(op, "with layout " + (res >= 0 ? layout::str(a_.of(res)) : std::string("none")));
   }
 
+  bool isNonzeroConstant(ir::ValueId v) const {
+    auto it = producers_.find(v);
+    if (it == producers_.end() || it->second->code != ir::OpCode::constant) return false;
+    const ir::AttrValue* value = it->second->attr("value");
+    return std::holds_alternative<double>(*value) ? std::get<double>(*value) != 0 : std::get<int64_t>(*value) != 0;
+  }
+
   Reg constantOf(const ir::Op& op, DType t) {
     const ir::AttrValue* v = op.attr("value");
     double value = std::holds_alternative<double>(*v) ? std::get<double>(*v) : double(std::get<int64_t>(*v));
@@ -368,10 +376,12 @@ class Lowering {
     for (size_t i = 0; i < op.operands.size(); ++i) ins.push_back(operand(op, int(i)));
     DType t = dtypeOf(op.results[0]);
     std::string fn(ir::opName(op.code));
+    bool checked = (op.code == ir::OpCode::div || op.code == ir::OpCode::rem) && !isFloat(t) && !isNonzeroConstant(op.operands[1]);
     std::vector<Reg> out;
     for (size_t r = 0; r < ins[0].size(); ++r) {
       std::vector<Reg> args;
       for (const auto& in : ins) args.push_back(in.at(r));
+      if (checked) checkDivisor(linear(op.results[0]), int64_t(r), args[1], k_.type(op.results[0]).shape);
       if (op.code == ir::OpCode::cmp) out.push_back(b_.emit(KOp::cmp, t, args, {{"pred", op.stringAttr("pred")}}));
       else if (op.code == ir::OpCode::select) out.push_back(b_.emit(KOp::select, t, args));
       else if (op.code == ir::OpCode::cast) out.push_back(b_.emit(KOp::cast, t, args));
@@ -628,9 +638,8 @@ class Lowering {
     if (foldDepth_ > 0) unsupported(op, "inside a fold (a GPU program prints once per launch)");
     ir::ValueId x = op.operands[0];
     const ir::Type& type = k_.type(x);
-    f_.params.push_back({KParam::Kind::buffer, "p" + std::to_string(f_.prints.size()), type.dtype,
-                         k_.tensors.size() + f_.prints.size()});
-    f_.prints.push_back({op.stringAttr("label"), type.dtype, type.shape, f_.params.size() - 1});
+    f_.prints.push_back({op.stringAttr("label"), type.dtype, type.shape,
+                         extraBuffer("p" + std::to_string(f_.prints.size()), type.dtype)});
     Reg slice = b_.binary("mul", programIndex(), b_.constant(DType::i64, double(std::max<int64_t>(1, type.numel()))));
     LinearLayout lin = linear(x);
     std::vector<Reg> values = operand(op, 0);
@@ -644,6 +653,21 @@ class Lowering {
                 {{"buffer", int64_t(f_.params.size() - 1)}, {"vec", int64_t{1}}});
     }
   }
+  // A buffer parameter after the tensors' (bindings follow parameter numbers); its index.
+  size_t extraBuffer(std::string name, DType t) {
+    f_.params.push_back({KParam::Kind::buffer, std::move(name), t, k_.tensors.size() + f_.prints.size() + (f_.faultParam >= 0)});
+    return f_.params.size() - 1;
+  }
+  // Integer division or remainder by zero in a real element sets the fault buffer, which the
+  // device turns into the error the CPU reports (the interpreter's: division of fill values too).
+  void checkDivisor(const LinearLayout& lin, int64_t reg, Reg divisor, const ir::Shape& shape) {
+    if (f_.faultParam < 0) f_.faultParam = int64_t(extraBuffer("faults", DType::i32));
+    Reg zero = b_.emit(KOp::cmp, DType::boolean, {divisor, b_.constant(b_.type(divisor), 0)}, {{"pred", std::string("eq")}});
+    if (Reg real = inside(lin, reg, coords(lin, reg), shape); real >= 0) zero = b_.binary("and", zero, real);
+    b_.effect(KOp::store_global, {b_.constant(DType::i64, 0), zero, b_.constant(DType::i32, 1)},
+              {{"buffer", f_.faultParam}, {"vec", int64_t{1}}});
+  }
+
   // This program's position in row-major grid order.
   Reg programIndex() {
     Reg index = b_.emit(KOp::workgroup_id, DType::i64, {}, {{"axis", int64_t{0}}});
@@ -809,6 +833,7 @@ class Lowering {
   KernelFunction f_;
   KBuilder b_;
   std::map<ir::ValueId, std::vector<Reg>> regs_;
+  std::map<ir::ValueId, const ir::Op*> producers_;
   int foldDepth_ = 0;
 };
 

@@ -1,0 +1,56 @@
+// What a Vulkan launch needs of a compiled kernel, and its disk cache.
+//
+// A KernelBinary is the SPIR-V plus the kernel IR's interface (parameters, stored
+// buffers, workgroup and subgroup size), so that a kernel loaded from disk launches
+// without layout inference, lowering or printing. Entries are checksummed files
+// (jit/cache_file.hpp) in the CPU kernel cache's folder ($TILEJIT_CACHE_DIR;
+// TILEJIT_CACHE=0 turns both off), keyed by the IR's semantic hash, the device's
+// featureKey(), the layout target and the compiler build id. A corrupt entry is
+// reported, rebuilt and replaced.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ir/ir.hpp"
+#include "jit/kernel_cache.hpp"
+#include "layout/infer_layouts.hpp"
+#include "lower/gpu/kernel_ir.hpp"
+
+namespace tj::vulkan {
+
+struct KernelBinary {
+  std::vector<gpu::KParam> params;  // as the kernel IR's, without names
+  std::vector<bool> stored;         // by parameter: a buffer the kernel stores to
+  std::vector<gpu::KPrint> prints;  // the print buffers' parameters and what they hold
+  int64_t faultParam = -1;          // the integer-division fault flag's parameter, or -1
+  uint32_t bufferCount = 0;         // bindings: one per tensor, print and fault buffer, then the params buffer
+  int64_t workgroupSize = 1, subgroupSize = 1;
+  std::shared_ptr<const std::vector<uint32_t>> spirv;
+};
+
+// Lays out, lowers and prints `kernel` for `target`. Throws Error("...unsupported...")
+// for what the Vulkan path cannot run yet.
+KernelBinary buildKernelBinary(const ir::Kernel& kernel, const layout::Target& target);
+
+std::vector<char> encodeKernelBinary(const KernelBinary& binary);
+// Throws jit::CorruptCacheEntry for bytes encodeKernelBinary did not make.
+KernelBinary decodeKernelBinary(std::span<const char> bytes);
+
+// The cache key of `kernel` (by its semantic hash) on a device and layout target.
+jit::CacheKey kernelBinaryKey(uint64_t irHash, const std::string& deviceFeatures, const layout::Target& target);
+
+struct LoadedBinary {
+  KernelBinary binary;
+  jit::CacheSource source;  // disk or compiled
+  double ms;                // loading or building it
+};
+
+// The entry for `key` in `dir` (empty: none), else built for `target` and written there.
+LoadedBinary loadOrBuildKernelBinary(const ir::Kernel& kernel, const jit::CacheKey& key, const layout::Target& target,
+                                     const std::filesystem::path& dir);
+
+}  // namespace tj::vulkan

@@ -1,0 +1,230 @@
+// The Vulkan device's caches: SPIR-V kernels on disk (a second process and a fresh
+// device load them without lowering; a corrupt entry is reported, rebuilt and replaced)
+// and the VkPipelineCache file (appears, is loaded at startup, is rewritten only when it
+// changed). Without Vulkan each case says why and passes.
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "devices/vulkan/kernel_binary.hpp"
+#include "devices/vulkan/vulkan_device.hpp"
+#include "devices/vulkan/vulkan_runtime.hpp"
+#include "dsl/tilejit.hpp"
+#include "jit/cache_file.hpp"
+#include "lower/spirv/spirv_builder.hpp"
+#include "samples/kernels.hpp"
+#include "tests/support.hpp"
+
+namespace tj::spirvtest {
+spirv::Words vectorAddKernel();  // test_spirv.cpp
+}  // namespace tj::spirvtest
+
+namespace tj::vkcachetest {
+
+namespace {
+
+namespace fs = std::filesystem;
+using jit::CacheSource;
+
+bool vulkanAvailable() {
+  if (vk::status().available) return true;
+  MESSAGE("skipped: " << vk::status().reason);
+  return false;
+}
+
+fs::path scratchDir(const std::string& name) {
+  fs::path dir = fs::temp_directory_path() / ("tilejit-vkcache-" + name + "-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::vector<fs::path> filesWithExtension(const fs::path& dir, const std::string& extension) {
+  std::vector<fs::path> found;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == extension) found.push_back(e.path());
+  return found;
+}
+
+// c = a + b on `device`, traced for n elements; returns whether every element is right.
+bool addOn(Device& device, int64_t n) {
+  Tensor a = Tensor::random({n}, 1), b = Tensor::random({n}, 2);
+  Tensor c = Tensor::full({n}, std::numeric_limits<double>::quiet_NaN());
+  TracedKernel t = trace({cdiv(n, 256)}, [&](Program& p) {
+    Index i = p.id(0);
+    p.write(c, {256}).put(p.read(a, {256}).at({i}) + p.read(b, {256}).at({i}), {i});
+  });
+  std::vector<TensorArg> args;
+  for (const Tensor& x : t.tensors) args.push_back({x.data(), x.dtype(), x.shape(), x.strides()});
+  int64_t grid = cdiv(n, 256);
+  device.launch(*t.kernel, {.tensors = args, .grid = std::span(&grid, 1), .kernelHash = t.hash});
+  for (int64_t i = 0; i < n; ++i)
+    if (c.item(i) != float(a.item(i) + b.item(i))) return false;
+  return true;
+}
+
+// A fresh device (its own Gpu and pipelines) adding on Vulkan; returns where the kernel came from.
+CacheSource freshAdd() {
+  vulkan::VulkanDevice device("vulkan");
+  CHECK(addOn(device, 1000));
+  const vulkan::LaunchInfo& info = vulkan::lastLaunchInfo();
+  CHECK_MESSAGE(info.onVulkan, info.fallbackReason);
+  return info.cache;
+}
+
+std::string childCommand(const fs::path& dir) {
+  return "TILEJIT_VKCACHE_CHILD=1 TILEJIT_CACHE_DIR='" + dir.string() + "' " TILEJIT_BIN_DIR
+         "/tilejit_tests -tc='vulkan cache: child process'";
+}
+
+}  // namespace
+
+// What the parent case spawns; does nothing in a normal test run. Prints
+// "child: vulkan=<0|1> cache=<source> ms=<compile or load ms> ok=<0|1>".
+TEST_CASE("vulkan cache: child process") {
+  if (!std::getenv("TILEJIT_VKCACHE_CHILD")) return;
+  Tensor a = Tensor::random({1001}, 3), b = Tensor::random({1001}, 4), c = Tensor::zeros({1001});
+  samples::vectorAdd(a, b, c, {.device = "vulkan"});
+  bool ok = true;
+  for (int64_t i = 0; i < 1001; ++i) ok = ok && c.item(i) == float(a.item(i) + b.item(i));
+  const vulkan::LaunchInfo& info = vulkan::lastLaunchInfo();
+  std::printf("child: vulkan=%d cache=%s ms=%.3f ok=%d\n", int(info.onVulkan),
+              std::string(jit::cacheSourceName(info.cache)).c_str(), info.compileMs, int(ok));
+}
+
+TEST_CASE("vulkan cache: a second process loads the SPIR-V from disk and the pipeline cache file") {
+  if (!vulkanAvailable()) return;
+  fs::path dir = scratchDir("process");
+  test::CommandResult cold = test::runCommand(childCommand(dir));
+  REQUIRE_MESSAGE(cold.status == 0, cold.output);
+  CHECK_MESSAGE(cold.output.find("child: vulkan=1 cache=miss") != std::string::npos, cold.output);
+  CHECK(filesWithExtension(dir, ".spvk").size() == 1);
+  std::vector<fs::path> pipelines = filesWithExtension(dir, ".vkpc");
+  REQUIRE(pipelines.size() == 1);
+  auto written = fs::last_write_time(pipelines[0]);
+
+  test::CommandResult warm = test::runCommand(childCommand(dir));
+  REQUIRE_MESSAGE(warm.status == 0, warm.output);
+  CHECK_MESSAGE(warm.output.find("child: vulkan=1 cache=disk") != std::string::npos, warm.output);
+  CHECK(warm.output.find("ok=1") != std::string::npos);
+  CHECK(cold.output.find("ok=1") != std::string::npos);
+  // The second process found its pipeline in the loaded cache: nothing new to save.
+  CHECK(fs::last_write_time(pipelines[0]) == written);
+  auto line = [](const std::string& out) {
+    size_t at = out.find("child:");
+    return out.substr(at, out.find('\n', at) - at);
+  };
+  MESSAGE("cold: " << line(cold.output) << "; warm: " << line(warm.output));
+}
+
+TEST_CASE("vulkan cache: fresh devices hit memory, then disk; a corrupt entry is rebuilt and replaced") {
+  if (!vulkanAvailable()) return;
+  fs::path dir = scratchDir("corrupt");
+  test::ScopedEnv cacheDir("TILEJIT_CACHE_DIR", dir.string().c_str());
+  {
+    vulkan::VulkanDevice device("vulkan");
+    CHECK(addOn(device, 1000));
+    CHECK(vulkan::lastLaunchInfo().cache == CacheSource::compiled);
+    CHECK(addOn(device, 999));  // same kernel: sizes are arguments
+    CHECK(vulkan::lastLaunchInfo().cache == CacheSource::memory);
+  }
+  CHECK(freshAdd() == CacheSource::disk);
+  std::vector<fs::path> entries = filesWithExtension(dir, ".spvk");
+  REQUIRE(entries.size() == 1);
+
+  for (auto damage : {+[](const fs::path& f) { fs::resize_file(f, fs::file_size(f) / 2); },
+                      +[](const fs::path& f) {
+                        std::fstream io(f, std::ios::in | std::ios::out | std::ios::binary);
+                        io.seekp(-9, std::ios::end);
+                        io.put('\x5a');
+                      }}) {
+    damage(entries[0]);
+    test::CaptureLog log;
+    CHECK(freshAdd() == CacheSource::compiled);
+    CHECK(log.text().find("unusable") != std::string::npos);
+    CHECK(freshAdd() == CacheSource::disk);  // replaced by a good entry
+  }
+}
+
+TEST_CASE("vulkan cache: TILEJIT_CACHE=0 writes and reads nothing") {
+  if (!vulkanAvailable()) return;
+  fs::path dir = scratchDir("off");
+  test::ScopedEnv cacheDir("TILEJIT_CACHE_DIR", dir.string().c_str());
+  test::ScopedEnv off("TILEJIT_CACHE", "0");
+  CHECK(freshAdd() == CacheSource::compiled);
+  CHECK(freshAdd() == CacheSource::compiled);
+  CHECK(fs::is_empty(dir));
+}
+
+TEST_CASE("vulkan cache: the encoding round-trips and rejects damage") {
+  vulkan::KernelBinary b{.params = {{gpu::KParam::Kind::buffer, "", DType::f16, 1, 0},
+                                    {gpu::KParam::Kind::stride, "", DType::i64, 1, 2}},
+                         .stored = {true, false},
+                         .bufferCount = 3,
+                         .workgroupSize = 128,
+                         .subgroupSize = 32,
+                         .spirv = std::make_shared<const std::vector<uint32_t>>(
+                             std::vector<uint32_t>{0x07230203, 7, 9})};
+  std::vector<char> bytes = vulkan::encodeKernelBinary(b);
+  vulkan::KernelBinary back = vulkan::decodeKernelBinary(bytes);
+  CHECK(back.bufferCount == 3);
+  CHECK(back.workgroupSize == 128);
+  CHECK(back.subgroupSize == 32);
+  CHECK(back.stored == b.stored);
+  REQUIRE(back.params.size() == 2);
+  CHECK(back.params[1].kind == gpu::KParam::Kind::stride);
+  CHECK(back.params[0].dtype == DType::f16);
+  CHECK(back.params[1].number == 1);
+  CHECK(back.params[1].axis == 2);
+  CHECK(*back.spirv == *b.spirv);
+  bytes.pop_back();
+  CHECK_THROWS_AS(vulkan::decodeKernelBinary(bytes), jit::CorruptCacheEntry);
+  bytes[0] = 99;
+  CHECK_THROWS_WITH_AS(vulkan::decodeKernelBinary(bytes), doctest::Contains("format 99"), jit::CorruptCacheEntry);
+}
+
+TEST_CASE("vulkan cache: the pipeline cache file is loaded at startup, saved when it changed, replaced when corrupt") {
+  if (!vulkanAvailable()) return;
+  fs::path dir = scratchDir("pipelines");
+  spirv::Words words = spirvtest::vectorAddKernel();
+  fs::path file;
+  std::vector<char> saved;
+  {
+    vk::Gpu gpu(0, dir);
+    file = gpu.pipelineCachePath();
+    CHECK(file.parent_path() == dir);
+    CHECK(gpu.pipelineCacheLoadedBytes() == 0);
+    vk::Pipeline pipeline(gpu, words, 3, 4);
+    CHECK(gpu.savePipelineCache());
+    CHECK(!gpu.savePipelineCache());  // unchanged
+    // The payload is the driver's data, which starts with its own header.
+    saved = jit::readCacheEntry(file, "vulkan pipeline cache " + gpu.info().featureKey()).value();
+    REQUIRE(saved.size() >= 16 + VK_UUID_SIZE);
+    uint32_t header[4];
+    std::memcpy(header, saved.data(), sizeof header);
+    CHECK(header[1] == VK_PIPELINE_CACHE_HEADER_VERSION_ONE);
+    CHECK(header[2] == gpu.info().vendorId);
+    CHECK(header[3] == gpu.info().deviceId);
+  }
+  {
+    vk::Gpu gpu(0, dir);
+    CHECK(gpu.pipelineCacheLoadedBytes() == saved.size());
+    vk::Pipeline pipeline(gpu, words, 3, 4);
+    CHECK(!gpu.savePipelineCache());  // the pipeline was in the loaded cache
+  }
+  fs::resize_file(file, fs::file_size(file) - 3);
+  test::CaptureLog log;
+  vk::Gpu gpu(0, dir);
+  CHECK(log.text().find("unusable") != std::string::npos);
+  CHECK(gpu.pipelineCacheLoadedBytes() == 0);
+  vk::Pipeline pipeline(gpu, words, 3, 4);
+  CHECK(gpu.savePipelineCache());
+  CHECK(jit::readCacheEntry(file, "vulkan pipeline cache " + gpu.info().featureKey()).has_value());
+}
+
+}  // namespace tj::vkcachetest
