@@ -36,7 +36,8 @@ const LaunchInfo& lastLaunchInfo();
 
 // A scalar's slot in the params buffer, which has one i64 per kernel parameter
 // (print_kernel_ir.hpp): an f64 as its bits, f32/f16/bf16 as the f32 bits in the low
-// word, integers as i64.
+// word (rounded to odd for f16/bf16, so the device's rounding to them is exact),
+// integers as i64.
 int64_t scalarSlot(DType dtype, const ScalarArg& value);
 
 // What makes `device` run a kernel written for `subgroupSize` lanes (in workgroups of

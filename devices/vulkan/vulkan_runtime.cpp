@@ -268,6 +268,7 @@ DeviceInfo describe(const Functions& fn, VkPhysicalDevice d, uint32_t index) {
                   .float16 = f.v12.shaderFloat16 == VK_TRUE,
                   .float64 = f.core.features.shaderFloat64 == VK_TRUE,
                   .int8 = f.v12.shaderInt8 == VK_TRUE,
+                  .int16 = f.core.features.shaderInt16 == VK_TRUE,
                   .int64 = f.core.features.shaderInt64 == VK_TRUE,
                   .bufferDeviceAddress = f.v12.bufferDeviceAddress == VK_TRUE,
                   .timestamps = family.timestampValidBits > 0,
@@ -303,7 +304,7 @@ void checkCapabilities(std::span<const uint32_t> words, const DeviceInfo& info) 
   constexpr uint32_t kOpCapability = 2u << 16 | 17;
   const std::pair<uint32_t, std::pair<bool, const char*>> needs[] = {
       {9, {info.float16, "Float16"}}, {10, {info.float64, "Float64"}}, {11, {info.int64, "Int64"}},
-      {39, {info.int8, "Int8"}}};
+      {22, {info.int16, "Int16"}}, {39, {info.int8, "Int8"}}};
   for (size_t at = 5; at + 1 < words.size(); at += words[at] >> 16) {
     if (words[at] != kOpCapability) continue;
     for (const auto& [capability, has] : needs)
@@ -319,7 +320,7 @@ const Status& status() { return loader().status(); }
 std::string DeviceInfo::featureKey() const {
   std::string key = fmt::format("vulkan-{:x}-{:x}-drv{:x}-api{}-sg{}", vendorId, deviceId, driverVersion,
                                 versionText(apiVersion), subgroupSize);
-  for (auto [has, flag] : {std::pair{float16, "f16"}, {float64, "f64"}, {int8, "i8"}, {int64, "i64"},
+  for (auto [has, flag] : {std::pair{float16, "f16"}, {float64, "f64"}, {int8, "i8"}, {int16, "i16"}, {int64, "i64"},
                            {bufferDeviceAddress, "bda"}, {subgroupSizeControl, "sgctl"}, {computeFullSubgroups, "fullsg"}})
     if (has) key += std::string("+") + flag;
   for (const std::string& e : extensions) key += "+" + e;
@@ -487,6 +488,8 @@ void Gpu::createDevice(VkPhysicalDevice physical) {
   enable.sizeControl.computeFullSubgroups = has.sizeControl.computeFullSubgroups;
   enable.core.features.shaderInt64 = has.core.features.shaderInt64;
   enable.core.features.shaderFloat64 = has.core.features.shaderFloat64;
+  enable.core.features.shaderInt16 = has.core.features.shaderInt16;
+  enable.v12.shaderSubgroupExtendedTypes = has.v12.shaderSubgroupExtendedTypes;  // 8/16/64-bit shuffles
   enable.v11.storageBuffer16BitAccess = has.v11.storageBuffer16BitAccess;
   enable.v12.shaderFloat16 = has.v12.shaderFloat16;
   enable.v12.shaderInt8 = has.v12.shaderInt8;
