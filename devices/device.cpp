@@ -80,6 +80,17 @@ std::unique_ptr<DeviceCopy> Device::copyOf(size_t, std::string& why) {
   return nullptr;
 }
 
+namespace {
+thread_local FallbackWatch* gFallbackWatch = nullptr;
+}  // namespace
+
+FallbackWatch::FallbackWatch() : previous_(gFallbackWatch) { gFallbackWatch = this; }
+FallbackWatch::~FallbackWatch() { gFallbackWatch = previous_; }
+void FallbackWatch::note(const std::string& reason) {
+  for (FallbackWatch* w = gFallbackWatch; w; w = w->previous_)
+    if (w->reason_.empty()) w->reason_ = reason;
+}
+
 void throwDivisionByZero(const ir::Kernel& k, std::string_view device) {
   std::string where;
   ir::forEachOp(k.body, [&](const ir::Op& op) {

@@ -97,6 +97,22 @@ void checkLaunchArgs(const ir::Kernel& kernel, const LaunchArgs& args, std::stri
 // (the interpreter names the one).
 [[noreturn]] void throwDivisionByZero(const ir::Kernel& kernel, std::string_view device);
 
+// While one lives on a thread, a device that runs a launch elsewhere than asked (the
+// Vulkan device's CPU fallback) records why in it: the tuner skips such candidates.
+class FallbackWatch {
+ public:
+  FallbackWatch();
+  ~FallbackWatch();
+  FallbackWatch(const FallbackWatch&) = delete;
+  FallbackWatch& operator=(const FallbackWatch&) = delete;
+  const std::string& reason() const { return reason_; }  // the first fallback's; "" if none
+  static void note(const std::string& reason);          // devices call it when they fall back
+
+ private:
+  FallbackWatch* previous_;
+  std::string reason_;
+};
+
 class Device {
  public:
   virtual ~Device() = default;

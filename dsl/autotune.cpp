@@ -307,10 +307,12 @@ class Timing {
     for (Pending& p : pending_) {
       if (timed ? !wantsMore(p) : !alive(p)) continue;
       try {
+        FallbackWatch fallback;
         auto start = Clock::now();
         ++calls_;
         body_(p.record->config);
-        if (timed) p.runs.push_back(msSince(start));
+        if (!fallback.reason().empty()) p.record->error = "a kernel ran elsewhere: " + fallback.reason();
+        else if (timed) p.runs.push_back(msSince(start));
       } catch (const std::exception& e) {
         p.record->error = e.what();
       }

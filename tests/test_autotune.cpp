@@ -64,6 +64,7 @@ struct AddProblem {
   std::map<int64_t, double> offset;        // default 1
   std::map<int64_t, std::string> failure;  // thrown when the kernel runs (not while traced)
   std::map<int64_t, int> delayMs;
+  std::map<int64_t, std::string> fallback;  // the device ran it elsewhere, saying this
   std::map<int64_t, int> deviceRuns;       // body calls that ran the kernel, per block
 
   explicit AddProblem(fs::path f) : file(std::move(f)) {
@@ -81,6 +82,7 @@ struct AddProblem {
     if (device == "none") return;  // traced by tune(), not run
     ++deviceRuns[b];
     if (failure.count(b)) throw Error(failure[b]);
+    if (fallback.count(b)) FallbackWatch::note(fallback[b]);
     if (delayMs.count(b)) std::this_thread::sleep_for(std::chrono::milliseconds(delayMs[b]));
   }
 
@@ -252,6 +254,21 @@ TEST_CASE("autotune: the fastest candidate is kept, with every candidate's time 
     CHECK((c.config == block(512) ? *c.medianMs < 20 : *c.medianMs >= 20));
   }
   CHECK(hashes.size() == 3);  // the block size is part of the IR
+  fs::remove_all(dir);
+}
+
+TEST_CASE("autotune: a candidate the device ran elsewhere (a CPU fallback) is skipped, however fast") {
+  fs::path dir = scratchDir("fallback");
+  AddProblem problem(dir / "t.json");
+  problem.delayMs = {{256, 20}, {1024, 20}};
+  problem.fallback = {{512, "too much workgroup memory"}};
+  TuneResult r = problem.tune();
+  CHECK(r.chosen != block(512));
+  for (const CandidateRecord& c : problem.stored().candidates)
+    if (c.config == block(512)) {
+      CHECK_FALSE(c.medianMs);
+      CHECK(c.error == "a kernel ran elsewhere: too much workgroup memory");
+    }
   fs::remove_all(dir);
 }
 

@@ -227,6 +227,7 @@ void VulkanDevice::fallBack(const ir::Kernel& kernel, const LaunchArgs& args, co
   Device& cpu = jit::hostTargetSupported() ? static_cast<Device&>(cpu::CpuDevice::instance()) : selectDevice("interp");
   spdlog::warn("tilejit: kernel '{}' runs on {} instead of {}: {}", kernel.name, cpu.name(), name_, reason);
   gLastLaunch.fallbackReason = reason;
+  FallbackWatch::note(reason);
   cpu.launch(kernel, args);
   ran_ = cpu.name();
 }
