@@ -12,6 +12,12 @@ namespace tj::spirv {
 // `fn` (a tile-IR unary op name: exp, exp2, log, log2, sin, cos, tanh, sigmoid, erf,
 // rsqrt, sqrt) of `x`, a float of `floatBits` (32 or 64) bits; 0 when this file has
 // no version of fn at that width (the caller decides what to do instead).
+//
+// Within 1 ulp of the correctly rounded result for f32 (sqrt exact), over the whole
+// range: denormals, ±0, ±inf, NaN, sin/cos of huge arguments. f64 versions within 1 ulp
+// (measured) for exp, exp2, log, log2, sin, cos, erf, rsqrt and 2 for tanh, sigmoid; none
+// for sqrt (0: GLSL's is exact). Every f32 function but exp, exp2, sigmoid and tanh
+// computes in float64 and adds the Float64 capability, so the device needs shaderFloat64.
 Id accurateUnary(Module& m, std::string_view fn, int floatBits, Id x);
 
 }  // namespace tj::spirv
