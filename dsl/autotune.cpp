@@ -259,6 +259,8 @@ double median(std::vector<double> v) {
   return *mid;
 }
 
+const std::string kRanElsewhere = "a kernel ran elsewhere: ";
+
 // Times candidates in rounds, one body call of each per round, so that a burst
 // of load from another process slows them alike instead of whichever ran
 // during it. A candidate that throws is recorded as failed and dropped.
@@ -311,7 +313,7 @@ class Timing {
         auto start = Clock::now();
         ++calls_;
         body_(p.record->config);
-        if (!fallback.reason().empty()) p.record->error = "a kernel ran elsewhere: " + fallback.reason();
+        if (!fallback.reason().empty()) p.record->error = kRanElsewhere + fallback.reason();
         else if (timed) p.runs.push_back(msSince(start));
       } catch (const std::exception& e) {
         p.record->error = e.what();
@@ -324,6 +326,11 @@ class Timing {
   std::vector<Pending> pending_;
   int calls_ = 0;
 };
+
+// Whether every candidate ran on another device than the one tuned for (a fallback).
+bool allRanElsewhere(const std::vector<CandidateRecord>& candidates) {
+  return std::ranges::all_of(candidates, [](const CandidateRecord& c) { return c.error.starts_with(kRanElsewhere); });
+}
 
 std::string allFailedMessage(const std::string& id, const std::vector<CandidateRecord>& candidates) {
   std::string message = "tune " + id + ": every candidate failed";
@@ -493,6 +500,10 @@ TuneResult tune(const std::string& kernel, const std::vector<TuneConfig>& config
 
   result.timedRuns = measureCandidates(id, entry.candidates, stored, body, options);
   const CandidateRecord* best = fastest(entry.candidates);
+  if (!best && allRanElsewhere(entry.candidates)) {  // nothing to learn about this device: keep no entry
+    spdlog::warn("tilejit: tune {}: every candidate ran on another device; using {} untimed", id, configs.front().str());
+    return finish();
+  }
   if (!best) throw Error(allFailedMessage(id, entry.candidates));
   entry.chosen = result.chosen = best->config;
   result.source = result.timedRuns > 0 ? TuneSource::ran : TuneSource::file;

@@ -59,13 +59,6 @@ int64_t pow2Clamp(int64_t x, int64_t hi) {
   return static_cast<int64_t>(std::bit_floor(static_cast<uint64_t>(std::clamp<int64_t>(x, 1, std::max<int64_t>(hi, 1)))));
 }
 
-Shape nonUnit(const Shape& s) {
-  Shape r;
-  for (int64_t n : s)
-    if (n != 1) r.push_back(n);
-  return r;
-}
-
 // Unit dimensions hold one element and no threads, so they come and go freely.
 std::optional<Blocked> reshapedBlocked(const Blocked& b, const Shape& from, const Shape& to) {
   std::vector<size_t> oldDims, newDims;
@@ -91,7 +84,7 @@ std::optional<Blocked> reshapedBlocked(const Blocked& b, const Shape& from, cons
 
 // The layout of reshape(x) when no data moves, from x's layout; nullopt otherwise.
 std::optional<Layout> reshaped(const Layout& l, const Shape& from, const Shape& to) {
-  if (nonUnit(from) != nonUnit(to)) return std::nullopt;
+  if (nonUnitDims(from) != nonUnitDims(to)) return std::nullopt;
   if (const auto* s = l.as<Slice>()) {  // expand_dims of a reduction: back to its parent
     Shape grown = from;
     grown.insert(grown.begin() + s->dim, 1);

@@ -24,6 +24,13 @@ Shape paddedShape(const Shape& shape) {
   return padded;
 }
 
+Shape nonUnitDims(const Shape& shape) {
+  Shape r;
+  for (int64_t n : shape)
+    if (n != 1) r.push_back(n);
+  return r;
+}
+
 std::vector<int64_t> rowMajorOrder(size_t rank) {
   std::vector<int64_t> order;
   for (size_t d = rank; d-- > 0;) order.push_back(static_cast<int64_t>(d));

@@ -103,6 +103,8 @@ bool isPowerOfTwoShape(const Shape& shape);
 // a tile of another shape is laid out over its padding; coordinates past `shape` are
 // padding elements, which lowerings keep out of stores, reductions and dots.
 Shape paddedShape(const Shape& shape);
+// The sizes of `shape` that are not 1: a reshape keeping them moves no element.
+Shape nonUnitDims(const Shape& shape);
 std::vector<int64_t> rowMajorOrder(size_t rank);  // [rank-1, ..., 0]: the last dimension fastest
 
 }  // namespace tj::layout

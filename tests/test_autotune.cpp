@@ -272,6 +272,19 @@ TEST_CASE("autotune: a candidate the device ran elsewhere (a CPU fallback) is sk
   fs::remove_all(dir);
 }
 
+TEST_CASE("autotune: when every candidate ran elsewhere, the first config is used untimed and nothing is stored") {
+  fs::path dir = scratchDir("all-fallback");
+  AddProblem problem(dir / "t.json");
+  for (const TuneConfig& c : problem.configs) problem.fallback[c["block"]] = "no device";
+  CaptureLog log;
+  TuneResult r = problem.tune();
+  CHECK(r.chosen == block(256));
+  CHECK(r.source == TuneSource::off);
+  CHECK(log.text().find("every candidate ran on another device") != std::string::npos);
+  CHECK_FALSE(fs::exists(problem.file));
+  fs::remove_all(dir);
+}
+
 TEST_CASE("autotune: an edited candidate is re-tuned, and only it is timed") {
   fs::path dir = scratchDir("edited");
   AddProblem problem(dir / "t.json");

@@ -25,7 +25,7 @@ namespace tj::vk {
 // trampolines, which is fine for compute).
 #define TJ_VK_GLOBAL(X) X(vkCreateInstance) X(vkEnumerateInstanceVersion)
 #define TJ_VK_INSTANCE(X)                                                                                         \
-  X(vkDestroyInstance) X(vkEnumeratePhysicalDevices) X(vkGetPhysicalDeviceProperties)                          \
+  X(vkEnumeratePhysicalDevices) X(vkGetPhysicalDeviceProperties)                                                \
   X(vkGetPhysicalDeviceProperties2) X(vkGetPhysicalDeviceFeatures2) X(vkGetPhysicalDeviceQueueFamilyProperties) \
   X(vkGetPhysicalDeviceMemoryProperties) X(vkEnumerateDeviceExtensionProperties) X(vkCreateDevice)
 #define TJ_VK_DEVICE(X)                                                                                              \
@@ -102,10 +102,6 @@ class Loader {
       st_.reason = std::string("Vulkan not available: ") + e.what();
     }
   }
-  ~Loader() {
-    if (instance_) fn_.vkDestroyInstance(instance_, nullptr);
-  }
-
   const Status& status() const { return st_; }
   const Functions& fn() const { return fn_; }
   uint32_t apiVersion() const { return apiVersion_; }  // the instance's
@@ -172,9 +168,11 @@ class Loader {
   std::vector<VkPhysicalDevice> physical_;
 };
 
+// Never destroyed, like the devices (VulkanDevice::instance): destroying the instance at
+// exit under a live VkDevice is invalid, and lavapipe's threads then crash the exit.
 Loader& loader() {
-  static Loader instance;
-  return instance;
+  static auto* instance = new Loader;
+  return *instance;
 }
 
 // The first queue family that can run compute.

@@ -46,7 +46,7 @@ using CoordMap = std::function<Coord(const Coord&)>;
 
 std::string_view combineFn(ir::OpCode c) {
   if (c == ir::OpCode::reduce_sum) return "add";
-  return c == ir::OpCode::reduce_max || c == ir::OpCode::argmax ? "max" : "min";
+  return c == ir::OpCode::reduce_max ? "max" : "min";
 }
 
 class Lowering {
@@ -148,10 +148,10 @@ class Lowering {
       if (Reg in = insideAlong(lin, reg, coord[d], d, shape); in >= 0) all = all < 0 ? in : b_.binary("and", all, in);
     return all;
   }
-  // x where the register's coordinate on dimension d is inside, padding() elsewhere.
-  Reg maskAlong(const LinearLayout& lin, int64_t reg, size_t d, const ir::Shape& shape, Reg x,
+  // x where the register's coordinate c on dimension d is inside, padding() elsewhere.
+  Reg maskAlong(const LinearLayout& lin, int64_t reg, Reg c, size_t d, const ir::Shape& shape, Reg x,
                 const std::function<Reg()>& padding) {
-    Reg in = insideAlong(lin, reg, coords(lin, reg)[d], d, shape);
+    Reg in = insideAlong(lin, reg, c, d, shape);
     return in < 0 ? x : b_.emit(KOp::select, b_.type(x), {in, x, padding()});
   }
 
@@ -390,45 +390,35 @@ class Lowering {
     define(op.results[0], out);
   }
 
-  // broadcast, reshape and permute move no data when the layouts agree: a renaming of registers.
+  // broadcast, permute and reshapes of unit dimensions move no data when the layouts agree:
+  // a renaming of registers. Other reshapes move elements between threads.
   void reshape(const ir::Op& op) {
     const ir::Shape &from = k_.type(op.operands[0]).shape, &to = k_.type(op.results[0]).shape;
-    bool unitDimsOnly = nonUnit(from) == nonUnit(to);
-    if (op.code == ir::OpCode::reshape && (conversionOf(op, 0) || (!unitDimsOnly && !layout::isPowerOfTwoShape(from))))
-      return reshapeThroughMemory(op);
     CoordMap map;
     if (op.code == ir::OpCode::broadcast) {
       map = [from](Coord c) { for (size_t d = 0; d < c.size(); ++d) if (from[d] == 1) c[d] = 0; return c; };
     } else if (op.code == ir::OpCode::permute) {
       std::vector<int64_t> perm = op.intsAttr("perm");
       map = [perm](const Coord& c) { Coord s(c.size()); for (size_t i = 0; i < c.size(); ++i) s[size_t(perm[i])] = c[i]; return s; };
-    } else if (unitDimsOnly) {  // also right on padding coordinates
-      map = [from, to](const Coord& c) {
+    } else if (layout::nonUnitDims(from) == layout::nonUnitDims(to)) {  // also right on padding coordinates
+      std::vector<size_t> fromDims = sizedDims(from), toDims = sizedDims(to);
+      map = [=](const Coord& c) {
         Coord s(from.size(), 0);
-        for (size_t d = 0, j = 0; d < to.size(); ++d, ++j) {
-          if (to[d] == 1) { --j; continue; }
-          while (from[j] == 1) ++j;
-          s[j] = c[d];
-        }
+        for (size_t i = 0; i < toDims.size(); ++i) s[fromDims[i]] = c[toDims[i]];
         return s;
       };
-    } else {  // power-of-two shapes: the row-major position is linear in the coordinate bits
-      map = [from, to](const Coord& c) {
-        int64_t flat = 0;
-        for (size_t d = 0; d < c.size(); ++d) flat = flat * to[d] + c[d];
-        Coord s(from.size());
-        for (size_t d = from.size(); d-- > 0;) s[d] = flat % from[d], flat /= from[d];
-        return s;
-      };
+    } else {
+      return reshapeThroughMemory(op);
     }
     LinearLayout src = layout::toLinear(operandLayout(op, 0), from);
     define(op.results[0], remap(operand(op, 0), src, linear(op.results[0]), map, op, a_.of(op.results[0])));
   }
-  static ir::Shape nonUnit(const ir::Shape& s) {
-    ir::Shape r;
-    for (int64_t n : s)
-      if (n != 1) r.push_back(n);
-    return r;
+  // The dimensions of `shape` that are not 1, in order.
+  static std::vector<size_t> sizedDims(const ir::Shape& shape) {
+    std::vector<size_t> dims;
+    for (size_t d = 0; d < shape.size(); ++d)
+      if (shape[d] != 1) dims.push_back(d);
+    return dims;
   }
   // A reshape whose elements change threads: each real element goes to workgroup memory at
   // its row-major position and comes back in the result's layout. Padding elements all
@@ -501,10 +491,10 @@ class Lowering {
   Partial element(const ir::Op& op, const LinearLayout& src, int64_t r, Reg x, const ir::Shape& shape) {
     size_t axis = size_t(op.intAttr("axis"));
     if (isArg(op.code) && b_.type(x) == DType::boolean) x = b_.emit(KOp::cast, DType::i32, {x});
-    Reg value = maskAlong(src, r, axis, shape, x, [&] { return identity(op.code, b_.type(x)); });
+    Reg at = coords(src, r)[axis];
+    Reg value = maskAlong(src, r, at, axis, shape, x, [&] { return identity(op.code, b_.type(x)); });
     if (!isArg(op.code)) return {value};
-    Reg index = maskAlong(src, r, axis, shape, coords(src, r)[axis],
-                          [&] { return b_.constant(DType::i32, double(shape[axis])); });
+    Reg index = maskAlong(src, r, at, axis, shape, at, [&] { return b_.constant(DType::i32, double(shape[axis])); });
     return {value, index};
   }
   Reg identity(ir::OpCode code, DType t) {
@@ -641,7 +631,7 @@ class Lowering {
     f_.prints.push_back({op.stringAttr("label"), type.dtype, type.shape,
                          extraBuffer("p" + std::to_string(f_.prints.size()), type.dtype)});
     Reg slice = b_.binary("mul", programIndex(), b_.constant(DType::i64, double(std::max<int64_t>(1, type.numel()))));
-    LinearLayout lin = linear(x);
+    LinearLayout lin = layout::toLinear(operandLayout(op, 0), type.shape);
     std::vector<Reg> values = operand(op, 0);
     for (int64_t r = 0; r < registerCount(lin); ++r) {
       std::vector<Reg> at = coords(lin, r);
@@ -650,12 +640,13 @@ class Lowering {
       b_.effect(KOp::store_global,
                 {b_.binary("add", slice, b_.emit(KOp::cast, DType::i64, {flat})), real < 0 ? b_.constant(DType::boolean, 1) : real,
                  values.at(size_t(r))},
-                {{"buffer", int64_t(f_.params.size() - 1)}, {"vec", int64_t{1}}});
+                {{"buffer", int64_t(f_.prints.back().param)}, {"vec", int64_t{1}}});
     }
   }
   // A buffer parameter after the tensors' (bindings follow parameter numbers); its index.
   size_t extraBuffer(std::string name, DType t) {
-    f_.params.push_back({KParam::Kind::buffer, std::move(name), t, k_.tensors.size() + f_.prints.size() + (f_.faultParam >= 0)});
+    size_t binding = size_t(std::ranges::count(f_.params, KParam::Kind::buffer, &KParam::kind));
+    f_.params.push_back({KParam::Kind::buffer, std::move(name), t, binding});
     return f_.params.size() - 1;
   }
   // Integer division or remainder by zero in a real element sets the fault buffer, which the
@@ -784,6 +775,9 @@ class Lowering {
     int64_t Kp = layout::paddedShape({K})[0], Np = layout::paddedShape(k_.type(op.operands[1]).shape)[1];
     DType resultT = dtypeOf(op.results[0]);
     DType accT = resultT == DType::f16 || resultT == DType::bf16 ? DType::f32 : resultT;
+    // The accumulator first: converting it may go through workgroup memory, where a and b go next.
+    std::optional<std::vector<Reg>> acc;
+    if (op.operands.size() == 3) acc = operand(op, 2);
     b_.effect(KOp::barrier);  // earlier readers of the aliased buffer are done
     int64_t aAlloc = stageRowMajor(op.operands[0], 0);
     int64_t bAlloc = stageRowMajor(op.operands[1], f_.shared[size_t(aAlloc)].bytes);  // live with a
@@ -791,8 +785,7 @@ class Lowering {
     LinearLayout cLin = linear(op.results[0]);
     std::vector<std::vector<Reg>> at;  // each result register's (row, column), hoisted out of the loop
     for (int64_t r = 0; r < registerCount(cLin); ++r) at.push_back(coords(cLin, r));
-    std::vector<Reg> c = op.operands.size() == 3 ? operand(op, 2)
-                                                 : std::vector<Reg>(at.size(), b_.constant(resultT, 0.0));
+    std::vector<Reg> c = acc ? *acc : std::vector<Reg>(at.size(), b_.constant(resultT, 0.0));
     std::vector<Reg> inits = {b_.constant(DType::i32, 0), b_.constant(DType::i32, double(K))};
     for (Reg r : c) inits.push_back(b_.type(r) == accT ? r : b_.emit(KOp::cast, accT, {r}));
     std::vector<Reg> sums = b_.emitMulti(KOp::for_loop, std::vector<DType>(c.size(), accT), inits, {});
