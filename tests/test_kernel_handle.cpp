@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "devices/cpu/cpu_device.hpp"
+#include "devices/vulkan/vulkan_runtime.hpp"
 #include "dsl/tilejit.hpp"
 #include "jit/kernel_cache.hpp"
 
@@ -143,6 +144,21 @@ TEST_CASE("kernel handle: tensors bind by position, also when one tensor is pass
       REQUIRE(b.item(i) == toF32(as[static_cast<size_t>(i)] + bs[static_cast<size_t>(i)]));
     }
     CHECK(addInto.traceCount() == traces + 1);
+  }
+}
+
+TEST_CASE("kernel handle: writes through both parameters of a tensor passed twice all land, on every device") {
+  auto twoBlocks = kernel("two_blocks", [](Program& p, Tensor a, Tensor b) {
+    p.write(a, {32}).put(p.full({32}, 1.0), {0});
+    p.write(b, {32}).put(p.full({32}, 2.0), {1});
+  });
+  std::vector<std::string> devices = kDevices;
+  if (vk::status().available) devices.push_back("vulkan");
+  for (const std::string& device : devices) {
+    CAPTURE(device);
+    Tensor t = Tensor::zeros({64});
+    CHECK(twoBlocks.launch({1}, t, t, {.device = device}) == device);
+    for (int64_t i = 0; i < 64; ++i) REQUIRE(t.item(i) == (i < 32 ? 1 : 2));
   }
 }
 

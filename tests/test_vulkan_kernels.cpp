@@ -117,6 +117,23 @@ TEST_CASE("vulkan kernels: integer division by zero is the CPU's error, raised o
   CHECK(out.values() == std::vector<double>{0, 0, 0, 2, 1});
 }
 
+TEST_CASE("vulkan kernels: an error after the dispatch propagates; the kernel is not run again elsewhere") {
+  if (!vulkanAvailable()) return;
+  Tensor t = Tensor::full({5}, 1.0);
+  TracedKernel traced = tj::trace({1}, [&](Program& p) {
+    Tile x = p.read(t, {5}).at({0}) + 1;
+    p.print("x", x);
+    p.write(t, {5}).put(x, {0});
+  });
+  std::vector<TensorArg> args = {t.launchArg()};
+  std::vector<int64_t> grid = {1};
+  auto failingSink = [](const std::string&) { throw Error("the print sink failed"); };
+  CHECK_THROWS_WITH_AS(vulkan::VulkanDevice::instance("vulkan").launch(*traced.kernel, {args, grid, failingSink}),
+                       "the print sink failed", Error);
+  CHECK(vulkan::lastLaunchInfo().onVulkan);
+  CHECK_MESSAGE(t.values() == std::vector<double>(5, 2.0), t.text());  // incremented once: no CPU rerun
+}
+
 TEST_CASE("vulkan kernels: every sample that lowers prints a module spirv-val accepts") {
   layout::Target target = layout::targetByName("vulkan");
   for (const std::string& name : samples::sampleNames()) {

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include "devices/cpu/cpu_device.hpp"
 #include "devices/print_buffers.hpp"
@@ -94,8 +95,19 @@ class VulkanCopy final : public DeviceCopy {
 // A tensor's buffer in one launch: its device copy, or a temporary holding the view's extent.
 struct Binding {
   vk::Buffer* buffer;
-  Residency* copy = nullptr;  // the residency whose copy is bound
-  size_t bytes = 0;           // of a temporary
+  Residency* copy = nullptr;       // the residency whose copy is bound
+  const std::byte* host = nullptr;  // a temporary's host bytes, and their count
+  size_t bytes = 0;
+};
+
+// A dispatched launch, before anything is written to its arguments: its buffers by
+// binding (tensors, prints, the fault flag, then the params buffer).
+struct Dispatched {
+  const Compiled* compiled = nullptr;  // null: an empty grid, nothing ran
+  std::vector<std::unique_ptr<vk::Buffer>> temporaries;
+  std::vector<Binding> tensors;
+  std::vector<vk::Buffer*> bound, prints;
+  vk::Buffer* faults = nullptr;
 };
 
 // Downloads the print buffers and prints them as the CPU device would.
@@ -166,18 +178,83 @@ struct VulkanDevice::State {
     return pipelines.emplace(hash, std::move(c)).first->second;
   }
 
-  // The tensor's device copy where it has one here, else a temporary from the host bytes.
-  Binding bind(const TensorArg& t, std::vector<std::unique_ptr<vk::Buffer>>& temporaries) {
+  // The tensor's device copy where it has one here, else a temporary from the host bytes,
+  // shared by arguments over the same bytes (a tensor passed twice, or its transpose).
+  Binding bind(const TensorArg& t, Dispatched& d) {
     if (t.residency && t.residency->copy().owner == this) {
       // Tensor views all start at their storage's first element; one further in would
       // need an aligned descriptor offset.
       if (t.data != t.residency->host().data()) unsupported("a device-resident view not at its storage's start");
       return {&static_cast<VulkanCopy&>(t.residency->toDevice()).buffer, t.residency};
     }
-    size_t bytes = size_t(extent(t)) * size_t(dtypeBytes(t.dtype));
-    temporaries.push_back(std::make_unique<vk::Buffer>(gpu, std::max<size_t>(bytes, 16)));
-    if (bytes) temporaries.back()->upload(std::span(static_cast<const std::byte*>(t.data), bytes));
-    return {temporaries.back().get(), nullptr, bytes};
+    Binding b{nullptr, nullptr, static_cast<const std::byte*>(t.data), size_t(extent(t)) * size_t(dtypeBytes(t.dtype))};
+    for (const Binding& other : d.tensors) {
+      if (other.copy || !b.bytes || !other.bytes) continue;
+      if (other.host == b.host && other.bytes == b.bytes) return other;
+      if (b.host < other.host + other.bytes && other.host < b.host + b.bytes)
+        unsupported("two arguments are different views over overlapping bytes");
+    }
+    d.temporaries.push_back(std::make_unique<vk::Buffer>(gpu, std::max<size_t>(b.bytes, 16)));
+    if (b.bytes) d.temporaries.back()->upload(std::span(b.host, b.bytes));
+    b.buffer = d.temporaries.back().get();
+    return b;
+  }
+
+  // A buffer of its own for parameter `param` (a print or the fault flag), at its binding.
+  vk::Buffer* extraBuffer(Dispatched& d, size_t param, size_t bytes) {
+    d.temporaries.push_back(std::make_unique<vk::Buffer>(gpu, std::max<size_t>(bytes, 16)));
+    d.bound.at(d.compiled->binary.params.at(param).number) = d.temporaries.back().get();
+    return d.temporaries.back().get();
+  }
+
+  // Compiles (or finds) the kernel, binds its buffers and runs it. Throws Error for what
+  // this device cannot run, before anything is written to the arguments.
+  Dispatched dispatch(const ir::Kernel& kernel, const LaunchArgs& args) {
+    if (args.grid.size() > 3) unsupported("grid rank " + std::to_string(args.grid.size()));
+    uint32_t groups[3] = {1, 1, 1};
+    for (size_t a = 0; a < args.grid.size(); ++a) {
+      if (args.grid[a] > gpu.info().maxWorkgroupCount[a]) unsupported("grid size " + std::to_string(args.grid[a]));
+      groups[a] = uint32_t(args.grid[a]);
+    }
+    const Compiled& c = compile(kernel, args.kernelHash ? args.kernelHash : ir::semanticHash(kernel));
+    gLastLaunch.spirv = c.binary.spirv;
+    gLastLaunch.subgroups = c.subgroups;
+    Dispatched d;
+    int64_t programs = groups[0] * int64_t(groups[1]) * groups[2];
+    if (std::ranges::any_of(args.grid, [](int64_t g) { return g == 0; })) return d;
+    d.compiled = &c;
+    d.bound.assign(c.binary.bufferCount, nullptr);
+    for (size_t n = 0; n < args.tensors.size(); ++n) {
+      d.tensors.push_back(bind(args.tensors[n], d));
+      d.bound[n] = d.tensors.back().buffer;
+    }
+    for (const gpu::KPrint& p : c.binary.prints) {
+      if (printBufferBytes(p, programs) > kMaxPrintBytes)
+        unsupported(fmt::format("print '{}' over {} programs needs more than {} MiB", p.label, programs, kMaxPrintBytes >> 20));
+      d.prints.push_back(extraBuffer(d, p.param, printBufferBytes(p, programs)));
+    }
+    if (c.binary.faultParam >= 0) {
+      d.faults = extraBuffer(d, size_t(c.binary.faultParam), 4);
+      d.faults->upload(std::span<const int32_t>(std::array<int32_t, 1>{0}));
+    }
+    std::vector<int64_t> slots = paramSlots(c.binary, args);
+    d.temporaries.push_back(std::make_unique<vk::Buffer>(gpu, slots.size() * 8));
+    d.temporaries.back()->upload(std::span<const int64_t>(slots));
+    d.bound.back() = d.temporaries.back().get();
+    gpu.dispatch(*c.pipeline, d.bound, {}, groups[0], groups[1], groups[2]);
+    return d;
+  }
+
+  // Writes back what the kernel stored, prints its prints; whether an integer division faulted.
+  static bool collect(const Dispatched& d, const LaunchArgs& args) {
+    if (!d.compiled) return false;
+    const std::vector<bool>& stored = d.compiled->storedTensors;
+    for (size_t n = 0; n < args.tensors.size(); ++n)
+      if (n < stored.size() && stored[n]) writeBack(args.tensors[n], d.tensors[n]);
+    if (!d.prints.empty()) printAll(d.compiled->binary.prints, d.prints, args);
+    int32_t faulted = 0;
+    if (d.faults) d.faults->download(std::span<int32_t>(&faulted, 1));
+    return faulted != 0;
   }
 
   static void writeBack(const TensorArg& t, const Binding& b) {
@@ -210,15 +287,16 @@ void VulkanDevice::launch(const ir::Kernel& kernel, const LaunchArgs& args) {
   std::lock_guard lock(mutex_);
   checkLaunchArgs(kernel, args, "vulkan", state_.get());
   gLastLaunch = {};
-  bool faulted = false;
+  std::optional<Dispatched> dispatched;
   try {
-    faulted = runOnVulkan(kernel, args);
-    gLastLaunch.onVulkan = true;
-    ran_ = name_;
+    dispatched = state().dispatch(kernel, args);
   } catch (const Error& e) {
     return fallBack(kernel, args, e.what());
   }
-  if (faulted) throwDivisionByZero(kernel, name_);
+  gLastLaunch.onVulkan = true;
+  ran_ = name_;
+  // From here on the arguments are written: errors propagate; running again would apply twice.
+  if (State::collect(*dispatched, args)) throwDivisionByZero(kernel, name_);
 }
 
 // Nothing is written to the arguments before the dispatch finished, so any failure
@@ -248,57 +326,5 @@ std::unique_ptr<DeviceCopy> VulkanDevice::copyOf(size_t bytes, std::string& why)
     return nullptr;
   }
 }
-
-bool VulkanDevice::runOnVulkan(const ir::Kernel& kernel, const LaunchArgs& args) {
-  state();
-  if (args.grid.size() > 3) unsupported("grid rank " + std::to_string(args.grid.size()));
-  uint32_t groups[3] = {1, 1, 1};
-  for (size_t a = 0; a < args.grid.size(); ++a) {
-    if (args.grid[a] > state_->gpu.info().maxWorkgroupCount[a]) unsupported("grid size " + std::to_string(args.grid[a]));
-    groups[a] = uint32_t(args.grid[a]);
-  }
-  Compiled& c = state_->compile(kernel, args.kernelHash ? args.kernelHash : ir::semanticHash(kernel));
-  gLastLaunch.spirv = c.binary.spirv;
-  gLastLaunch.subgroups = c.subgroups;
-  int64_t programs = 1;
-  for (int64_t g : args.grid) programs *= g;
-  if (programs == 0) return false;
-
-  auto stores = [&](size_t n) { return n < c.storedTensors.size() && c.storedTensors[n]; };
-  std::vector<std::unique_ptr<vk::Buffer>> temporaries;
-  std::vector<Binding> bindings;
-  std::vector<vk::Buffer*> bound(c.binary.bufferCount, nullptr);  // by binding: tensors, prints, faults, params
-  for (size_t n = 0; n < args.tensors.size(); ++n) {
-    bindings.push_back(state_->bind(args.tensors[n], temporaries));
-    bound[n] = bindings.back().buffer;
-  }
-  auto extra = [&](size_t param, size_t bytes) {
-    temporaries.push_back(std::make_unique<vk::Buffer>(state_->gpu, std::max<size_t>(bytes, 16)));
-    bound.at(c.binary.params.at(param).number) = temporaries.back().get();
-    return temporaries.back().get();
-  };
-  std::vector<vk::Buffer*> prints;
-  for (const gpu::KPrint& p : c.binary.prints) {
-    if (printBufferBytes(p, programs) > kMaxPrintBytes)
-      unsupported(fmt::format("print '{}' over {} programs needs more than {} MiB", p.label, programs, kMaxPrintBytes >> 20));
-    prints.push_back(extra(p.param, printBufferBytes(p, programs)));
-  }
-  vk::Buffer* faults = c.binary.faultParam >= 0 ? extra(size_t(c.binary.faultParam), 4) : nullptr;
-  if (faults) faults->upload(std::span<const int32_t>(std::array<int32_t, 1>{0}));
-  std::vector<int64_t> slots = paramSlots(c.binary, args);
-  temporaries.push_back(std::make_unique<vk::Buffer>(state_->gpu, slots.size() * 8));
-  temporaries.back()->upload(std::span<const int64_t>(slots));
-  bound.back() = temporaries.back().get();
-
-  state_->gpu.dispatch(*c.pipeline, bound, {}, groups[0], groups[1], groups[2]);
-  for (size_t n = 0; n < args.tensors.size(); ++n)
-    if (stores(n)) State::writeBack(args.tensors[n], bindings[n]);
-  if (!prints.empty()) printAll(c.binary.prints, prints, args);
-  int32_t faulted = 0;
-  if (faults) faults->download(std::span<int32_t>(&faulted, 1));
-  return faulted != 0;
-}
-
-
 
 }  // namespace tj::vulkan

@@ -62,7 +62,6 @@ class VulkanDevice final : public Device {
  private:
   struct State;  // the Gpu and its compiled pipelines, created on first use
   State& state();  // throws Error where Vulkan is not available
-  bool runOnVulkan(const ir::Kernel& kernel, const LaunchArgs& args);  // whether an integer division faulted
   void fallBack(const ir::Kernel& kernel, const LaunchArgs& args, const std::string& reason);
 
   std::string name_;

@@ -614,10 +614,13 @@ class Lowering {
     const ir::Shape& shape = k_.type(op.operands.back()).shape;
     LinearLayout lin = layout::toLinear(operandLayout(op, valueAt), shape);
     std::vector<Reg> values = operand(op, valueAt);
+    Reg owner = ownsCopies(lin);
     for (int64_t r = 0; r < registerCount(lin); ++r) {
+      if (isCopy(lin, r)) continue;
       std::vector<Reg> at = coords(lin, r);
       auto [addr, pred] = address(op, tensor, at);
       if (Reg real = inside(lin, r, at, shape); real >= 0) pred = b_.binary("and", pred, real);  // never padding
+      if (owner >= 0) pred = b_.binary("and", pred, owner);
       b_.effect(KOp::store_global, {addr, pred, values.at(size_t(r))},
                 {{"buffer", paramIndex(tensorName(tensor))}, {"vec", int64_t{1}}});
     }
@@ -666,6 +669,30 @@ class Lowering {
       index = b_.binary("add", b_.binary("mul", index, b_.emit(KOp::workgroup_count, DType::i64, {}, {{"axis", axis}})),
                         b_.emit(KOp::workgroup_id, DType::i64, {}, {{"axis", axis}}));
     return index;
+  }
+
+  // ---- replicated elements: bits of a layout whose basis is zero hold copies ----
+  // Each element is stored once, by its copy whose copy bits are 0: a program that reads
+  // and writes the same elements (y = x + y) would otherwise race with its own copies.
+  static bool isCopy(const LinearLayout& lin, int64_t reg) {
+    const std::vector<Basis>& bs = bases(lin, layout::kRegister);
+    for (size_t i = 0; i < bs.size(); ++i)
+      if ((reg >> i & 1) && std::ranges::all_of(bs[i], [](int64_t x) { return x == 0; })) return true;
+    return false;
+  }
+  // Whether this thread holds the stored copy of its elements; -1 when no bit copies.
+  Reg ownsCopies(const LinearLayout& lin) {
+    Reg owns = -1;
+    for (auto [name, id] : {std::pair{layout::kLane, KOp::lane_id}, std::pair{layout::kWarp, KOp::warp_id}}) {
+      const std::vector<Basis>& bs = bases(lin, name);
+      for (size_t i = 0; i < bs.size(); ++i) {
+        if (!std::ranges::all_of(bs[i], [](int64_t x) { return x == 0; })) continue;
+        Reg bit = b_.binary("and", b_.emit(id, DType::i32), b_.constant(DType::i32, double(int64_t{1} << i)));
+        Reg zero = b_.emit(KOp::cmp, DType::boolean, {bit, b_.constant(DType::i32, 0)}, {{"pred", std::string("eq")}});
+        owns = owns < 0 ? zero : b_.binary("and", owns, zero);
+      }
+    }
+    return owns;
   }
 
   // ---- control ----
