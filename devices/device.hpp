@@ -26,7 +26,8 @@ class DeviceCopy {
 };
 
 // A tensor storage with a device copy: its host bytes, the copy and which side is
-// newer. Every view of the storage shares it. Thread-safe.
+// newer. Every view of the storage shares it. Its transfers are thread-safe; replacing
+// it (Tensor::on to another device) is not.
 class Residency {
  public:
   Residency(std::span<std::byte> host, std::unique_ptr<DeviceCopy> copy) : host_(host), copy_(std::move(copy)) {}

@@ -10,7 +10,8 @@
 // other device (the CPU, the interpreter, or a Vulkan kernel falling back to the CPU),
 // which computes on the host bytes. Every view of the storage shares the copy. on("cpu"),
 // on("interp"), and on("vulkan") without a Vulkan device warn, naming why, and return
-// the tensor as it is, on the host.
+// the tensor as it is, on the host. Like writing its elements, moving a storage with
+// on() must not race with launches or host access through other views on other threads.
 #pragma once
 #include <cstdint>
 #include <memory>

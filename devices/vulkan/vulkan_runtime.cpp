@@ -267,6 +267,8 @@ DeviceInfo describe(const Functions& fn, VkPhysicalDevice d, uint32_t index) {
                   .float64 = f.core.features.shaderFloat64 == VK_TRUE,
                   .int8 = f.v12.shaderInt8 == VK_TRUE,
                   .int16 = f.core.features.shaderInt16 == VK_TRUE,
+                  .storage8 = f.v12.storageBuffer8BitAccess == VK_TRUE,
+                  .storage16 = f.v11.storageBuffer16BitAccess == VK_TRUE,
                   .int64 = f.core.features.shaderInt64 == VK_TRUE,
                   .bufferDeviceAddress = f.v12.bufferDeviceAddress == VK_TRUE,
                   .timestamps = family.timestampValidBits > 0,
@@ -302,7 +304,8 @@ void checkCapabilities(std::span<const uint32_t> words, const DeviceInfo& info) 
   constexpr uint32_t kOpCapability = 2u << 16 | 17;
   const std::pair<uint32_t, std::pair<bool, const char*>> needs[] = {
       {9, {info.float16, "Float16"}}, {10, {info.float64, "Float64"}}, {11, {info.int64, "Int64"}},
-      {22, {info.int16, "Int16"}}, {39, {info.int8, "Int8"}}};
+      {22, {info.int16, "Int16"}}, {39, {info.int8, "Int8"}},
+      {4433, {info.storage16, "StorageBuffer16BitAccess"}}, {4448, {info.storage8, "StorageBuffer8BitAccess"}}};
   for (size_t at = 5; at + 1 < words.size(); at += words[at] >> 16) {
     if (words[at] != kOpCapability) continue;
     for (const auto& [capability, has] : needs)

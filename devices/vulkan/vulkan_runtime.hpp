@@ -36,7 +36,8 @@ struct DeviceInfo {
   uint32_t maxWorkgroupInvocations = 0;
   uint32_t maxWorkgroupCount[3] = {0, 0, 0};
   uint32_t sharedMemoryBytes = 0;
-  bool float16 = false, float64 = false, int8 = false, int16 = false, int64 = false, bufferDeviceAddress = false;
+  bool float16 = false, float64 = false, int8 = false, int16 = false, storage8 = false, storage16 = false,
+       int64 = false, bufferDeviceAddress = false;
   bool timestamps = false;        // compute queue timestamps are valid
   double timestampPeriodNs = 0;   // ns per timestamp tick
   // Subgroup size control (Vulkan 1.3 or VK_EXT_subgroup_size_control), enabled when

@@ -339,31 +339,19 @@ class Printer {
     if (fn == "not") return m_.op(t == DType::boolean ? Op::LogicalNot : Op::Not, T, {x});  // bitwise on integers
     if (fn == "relu") return minMax(true, t, x, constant(t, 0));
     if (!fl) unsupported("unary " + fn + " on " + std::string(dtypeName(t)));
+    if (fn == "floor" || fn == "ceil") return glsl(fn == "floor" ? GlslOp::Floor : GlslOp::Ceil);  // exact
     if (Id r = accurate(fn, t, x)) return r;
-    static const std::map<std::string, GlslOp> kGlsl = {
-        {"exp", GlslOp::Exp},   {"exp2", GlslOp::Exp2}, {"log", GlslOp::Log},   {"log2", GlslOp::Log2},
-        {"sqrt", GlslOp::Sqrt}, {"sin", GlslOp::Sin},   {"cos", GlslOp::Cos},   {"tanh", GlslOp::Tanh},
-        {"floor", GlslOp::Floor}, {"ceil", GlslOp::Ceil}, {"rsqrt", GlslOp::InverseSqrt}};
-    if (auto it = kGlsl.find(fn); it != kGlsl.end()) return glsl(it->second);
-    if (fn == "sigmoid") {
-      Id e = m_.ext(GlslOp::Exp, T, {m_.op(Op::FNegate, T, {x})});
-      return arith(Op::FDiv, t, constant(t, 1), arith(Op::FAdd, t, constant(t, 1), e));
-    }
-    unsupported("unary " + fn + " on " + std::string(dtypeName(t)) +
-                " (GLSL.std.450 has none and spirv_math no version)");
+    if (fn == "sqrt") return glsl(GlslOp::Sqrt);  // f64: spirv_math has an f32 version only
+    unsupported("unary " + fn + " on " + std::string(dtypeName(t)) + " (spirv_math has no version)");
   }
 
-  // fn from spirv_math.hpp: f16 computed in f32 and rounded once; 0 where it has no version.
+  // fn from spirv_math.hpp, never GLSL's loosely specified builtins; f16 and bf16 are
+  // computed in f32 and rounded again (within 1 ulp of them). 0 where it has no version.
   Id accurate(const std::string& fn, DType t, Id x) {
-    if (t == DType::f64) {
-      Id r = accurateUnary(m_, fn, 64, x);
-      if (!r && !isExactUnary(fn)) unsupported("f64 " + fn + " (GLSL.std.450 has no f64 version)");
-      return r;
-    }
+    if (t == DType::f64) return accurateUnary(m_, fn, 64, x);
     Id r = accurateUnary(m_, fn, 32, cast(x, t, DType::f32));
     return r ? cast(r, DType::f32, t) : 0;
   }
-  static bool isExactUnary(const std::string& fn) { return fn == "floor" || fn == "ceil" || fn == "sqrt"; }
 
   // max/min as the interpreter: NaN if either is (a + b); of two equal values max takes
   // the one without a sign bit (+0 over -0) and min the one with it.
@@ -385,7 +373,7 @@ class Printer {
   }
 
   // Truncating division; x / -1 is -x (wrapping, where OpSDiv is undefined) and x % -1 is 0.
-  // A zero divisor gives 0, as the CPU backend does (it also reports a fault; this cannot).
+  // A zero divisor gives 0, as the CPU backend does; the kernel IR reports the fault.
   Id intDivision(bool isDiv, DType t, Id a, Id b) {
     Id T = type(t);
     Id zero = compare("eq", t, b, constant(t, 0)), minusOne = compare("eq", t, b, constant(t, -1));
