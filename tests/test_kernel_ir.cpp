@@ -210,6 +210,31 @@ TEST_CASE("kernel ir: each program prints its tile into its slice of a print buf
   }
 }
 
+TEST_CASE("kernel ir: prints and the fault flag interleaved take bindings in order; a 2-d print leaves padding out") {
+  Tensor a = Tensor::from({3, 5}, std::vector<double>(15, 6.0), i32), out = Tensor::zeros({3, 5}, i32);
+  TracedKernel traced = tj::trace({1}, [&](Program& p) {
+    Tile x = p.read(a, {3, 5}).at({0, 0});
+    p.print("x", x);
+    Tile q = x / (x - 3);
+    p.print("q", q);
+    p.write(out, {3, 5}).put(q, {0, 0});
+  });
+  const layout::Target& t = layout::targetByName("sm_90");
+  KernelFunction f = lowerToKernelIR(*traced.kernel, layout::inferLayouts(*traced.kernel, t), t);
+  REQUIRE(f.prints.size() == 2);
+  REQUIRE(f.faultParam >= 0);
+  CHECK(f.params[f.prints[0].param].number == 2);
+  CHECK(f.params[size_t(f.faultParam)].number == 3);
+  CHECK(f.params[f.prints[1].param].number == 4);
+  std::vector<int32_t> xs(16, -1), qs(16, -1);
+  int32_t fault = 0;
+  gpu::simulate(f, {{a.data(), i32, {3, 5}, {5, 1}}, {out.data(), i32, {3, 5}, {5, 1}}, {xs.data(), i32, {16}, {1}},
+                    {&fault, i32, {1}, {1}}, {qs.data(), i32, {16}, {1}}}, {}, {1});
+  CHECK(fault == 0);
+  CHECK(xs == std::vector<int32_t>{6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, -1});
+  CHECK(qs == std::vector<int32_t>{2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, -1});
+}
+
 TEST_CASE("kernel ir: integer division by zero in a real element, not in padding, sets the fault buffer") {
   Tensor a = Tensor::zeros({5}, i32), b = Tensor::zeros({8}, i32), out = Tensor::zeros({5}, i32);
   TracedKernel traced = tj::trace({1}, [&](Program& p) {

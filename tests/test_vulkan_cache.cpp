@@ -165,6 +165,8 @@ TEST_CASE("vulkan cache: the encoding round-trips and rejects damage") {
   vulkan::KernelBinary b{.params = {{gpu::KParam::Kind::buffer, "", DType::f16, 1, 0},
                                     {gpu::KParam::Kind::stride, "", DType::i64, 1, 2}},
                          .stored = {true, false},
+                         .prints = {{"row sums", DType::bf16, {3, 5}, 1}},
+                         .faultParam = 0,
                          .bufferCount = 3,
                          .workgroupSize = 128,
                          .subgroupSize = 32,
@@ -182,6 +184,12 @@ TEST_CASE("vulkan cache: the encoding round-trips and rejects damage") {
   CHECK(back.params[1].number == 1);
   CHECK(back.params[1].axis == 2);
   CHECK(*back.spirv == *b.spirv);
+  REQUIRE(back.prints.size() == 1);
+  CHECK(back.prints[0].label == "row sums");
+  CHECK(back.prints[0].dtype == DType::bf16);
+  CHECK(back.prints[0].shape == std::vector<int64_t>{3, 5});
+  CHECK(back.prints[0].param == 1);
+  CHECK(back.faultParam == 0);
   bytes.pop_back();
   CHECK_THROWS_AS(vulkan::decodeKernelBinary(bytes), jit::CorruptCacheEntry);
   bytes[0] = 99;

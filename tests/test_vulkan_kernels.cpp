@@ -213,8 +213,7 @@ TEST_CASE("vulkan kernels: scalar parameters of every kind arrive whole") {
   const int64_t wide = std::numeric_limits<int64_t>::min() + 5;
   Tensor floats = poisoned({3}), ints = Tensor::zeros({1}, i64);
   scalars.launch({1}, floats, ints, 1 + 0x1p-40, 0.1, 0.1, wide, {.device = "vulkan"});
-  const vulkan::LaunchInfo& launch = vulkan::lastLaunchInfo();
-  MESSAGE((launch.onVulkan ? std::string("ran on Vulkan") : "ran on the CPU: " + launch.fallbackReason));
+  CHECK_MESSAGE(vulkan::lastLaunchInfo().onVulkan, vulkan::lastLaunchInfo().fallbackReason);
   CHECK(floats.values() == std::vector<double>{1.0, double(0.1f), 0.0999755859375});
   CHECK(ints.values() == std::vector<double>{double(wide)});
 }

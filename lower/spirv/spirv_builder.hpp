@@ -32,7 +32,7 @@ enum class Op : uint16_t {
   ConvertFToU = 109, ConvertFToS = 110, ConvertSToF = 111, ConvertUToF = 112, UConvert = 113, SConvert = 114,
   FConvert = 115, Bitcast = 124,
   SNegate = 126, FNegate = 127, IAdd = 128, FAdd = 129, ISub = 130, FSub = 131, IMul = 132, FMul = 133, UDiv = 134,
-  SDiv = 135, FDiv = 136, UMod = 137, SRem = 138, SMod = 139, FRem = 140, FMod = 141, IsNan = 156,
+  SDiv = 135, FDiv = 136, UMod = 137, SRem = 138, SMod = 139, FRem = 140, FMod = 141, IsNan = 156, IsInf = 157,
   LogicalEqual = 164, LogicalNotEqual = 165, LogicalOr = 166, LogicalAnd = 167, LogicalNot = 168, Select = 169,
   IEqual = 170, INotEqual = 171, UGreaterThan = 172, SGreaterThan = 173, UGreaterThanEqual = 174,
   SGreaterThanEqual = 175, ULessThan = 176, SLessThan = 177, ULessThanEqual = 178, SLessThanEqual = 179,
@@ -71,7 +71,7 @@ enum class BuiltIn : uint32_t {
 
 // GLSL.std.450 extended instructions.
 enum class GlslOp : uint32_t {
-  FAbs = 4, SAbs = 5, Floor = 8, Ceil = 9, Sin = 13, Cos = 14, Tanh = 21, Exp = 27, Log = 28, Exp2 = 29, Log2 = 30,
+  RoundEven = 2, FAbs = 4, SAbs = 5, Floor = 8, Ceil = 9, Sin = 13, Cos = 14, Tanh = 21, Exp = 27, Log = 28, Exp2 = 29, Log2 = 30,
   Sqrt = 31, InverseSqrt = 32, FMin = 37, FMax = 40, Fma = 50,
 };
 

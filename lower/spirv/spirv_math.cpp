@@ -22,8 +22,6 @@
 namespace tj::spirv {
 namespace {
 
-constexpr Op kIsInf = Op(157);
-constexpr GlslOp kRoundEven = GlslOp(2);
 constexpr double kPi = std::numbers::pi;
 
 // Straight-line float (64 or 32 bits) and int32 arithmetic on one module. Float
@@ -52,7 +50,7 @@ class D {
   Id fma(Id a, Id b, Id c) { return m_.ext(GlslOp::Fma, f_, {a, b, c}); }
   Id abs(Id a) { return m_.ext(GlslOp::FAbs, f_, {a}); }
   Id floor(Id a) { return m_.ext(GlslOp::Floor, f_, {a}); }
-  Id roundEven(Id a) { return m_.ext(kRoundEven, f_, {a}); }
+  Id roundEven(Id a) { return m_.ext(GlslOp::RoundEven, f_, {a}); }
   Id sqrt(Id a) { return m_.ext(GlslOp::Sqrt, f_, {a}); }
   // NaN in gives some value; callers select NaN back at the end.
   Id clamp(Id a, double lo, double hi) {
@@ -63,7 +61,7 @@ class D {
   Id lt(Id a, Id b) { return m_.op(Op::FOrdLessThan, b_, {a, b}); }
   Id eq(Id a, Id b) { return m_.op(Op::FOrdEqual, b_, {a, b}); }
   Id isNan(Id a) { return m_.op(Op::IsNan, b_, {a}); }
-  Id isInf(Id a) { return m_.op(kIsInf, b_, {a}); }
+  Id isInf(Id a) { return m_.op(Op::IsInf, b_, {a}); }
   Id either(Id p, Id q) { return m_.op(Op::LogicalOr, b_, {p, q}); }
   Id differ(Id p, Id q) { return m_.op(Op::LogicalNotEqual, b_, {p, q}); }
 
