@@ -1,7 +1,12 @@
 // Accurate float math as SPIR-V instruction sequences. GLSL.std.450's exp, log,
 // sin, tanh... have loose precision in Vulkan (sin is only specified on [-pi, pi],
 // drivers flush denormals) and no f64 versions, so kernels that must agree with the
-// host within a few ulps use these instead.
+// host within a few ulps use these instead. Their bounds (1 ulp for f32, 2 for f64,
+// measured on lavapipe by tests/test_vulkan_math.cpp) assume what lavapipe gives and
+// Vulkan does not promise: correctly rounded FDiv and f64 sqrt, and kept subnormals
+// (no DenormPreserve mode is requested). All but the f32 exp, exp2, tanh and sigmoid
+// compute in f64, so they need shaderFloat64 (modules declaring Float64 on a device
+// without it run on the CPU).
 #pragma once
 #include <string_view>
 
