@@ -166,6 +166,26 @@ TEST_CASE("vulkan kernels: pipelines require the kernel IR's subgroup size, with
   CHECK(launch.subgroups.full == (device.subgroupSizeControl && device.computeFullSubgroups));
 }
 
+TEST_CASE("vulkan: a module needing what the device lacks is unsupported, before any driver sees it") {
+  Tensor x = Tensor::zeros({4, 64}, f16), out = Tensor::zeros({4}, f16);
+  TracedKernel traced = tj::trace({1}, [&](Program& p) {
+    p.write(out, {4}).put(p.read(x, {4, 64}).at({0, 0}).sum(1), {0});  // f16 sums across lanes
+  });
+  const layout::Target& target = layout::targetByName("vulkan");
+  std::vector<uint32_t> words = spirv::printSpirv(
+      gpu::lowerToKernelIR(*traced.kernel, layout::inferLayouts(*traced.kernel, target), target));
+  vk::DeviceInfo full{.float16 = true, .int16 = true, .storage16 = true, .subgroupExtendedTypes = true, .int64 = true};
+  CHECK_NOTHROW(vk::checkCapabilities(words, full));
+  vk::DeviceInfo noExtendedTypes = full;
+  noExtendedTypes.subgroupExtendedTypes = false;
+  CHECK_THROWS_WITH_AS(vk::checkCapabilities(words, noExtendedTypes),
+                       "vulkan: unsupported: the device lacks subgroup operations on 8/16/64-bit values", Error);
+  vk::DeviceInfo noStorage16 = full;
+  noStorage16.storage16 = false;
+  CHECK_THROWS_WITH_AS(vk::checkCapabilities(words, noStorage16),
+                       "vulkan: unsupported: the device lacks the StorageBuffer16BitAccess capability", Error);
+}
+
 TEST_CASE("vulkan: a subgroup size the device cannot guarantee is unsupported") {
   vk::DeviceInfo fixed{.subgroupSize = 32};
   CHECK(vulkan::subgroupRequest(fixed, 32, 128).size == 0);  // the default is the size: nothing to ask

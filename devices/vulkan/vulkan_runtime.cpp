@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <map>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -269,6 +270,7 @@ DeviceInfo describe(const Functions& fn, VkPhysicalDevice d, uint32_t index) {
                   .int16 = f.core.features.shaderInt16 == VK_TRUE,
                   .storage8 = f.v12.storageBuffer8BitAccess == VK_TRUE,
                   .storage16 = f.v11.storageBuffer16BitAccess == VK_TRUE,
+                  .subgroupExtendedTypes = f.v12.shaderSubgroupExtendedTypes == VK_TRUE,
                   .int64 = f.core.features.shaderInt64 == VK_TRUE,
                   .bufferDeviceAddress = f.v12.bufferDeviceAddress == VK_TRUE,
                   .timestamps = family.timestampValidBits > 0,
@@ -298,23 +300,32 @@ std::filesystem::path pipelineCacheFileName(const DeviceInfo& info) {
   return jit::cacheFileName(pipelineCacheKey(info), ".vkpc");
 }
 
-// A module declaring an arithmetic capability the device lacks must not reach the
-// driver: that is an unsupported kernel (it runs elsewhere), not a crash.
+
+}  // namespace
+
 void checkCapabilities(std::span<const uint32_t> words, const DeviceInfo& info) {
-  constexpr uint32_t kOpCapability = 2u << 16 | 17;
+  constexpr uint32_t kOpCapability = 17, kOpTypeInt = 21, kOpTypeFloat = 22;
+  constexpr uint32_t kFirstGroupNonUniform = 333, kLastGroupNonUniform = 366;
   const std::pair<uint32_t, std::pair<bool, const char*>> needs[] = {
       {9, {info.float16, "Float16"}}, {10, {info.float64, "Float64"}}, {11, {info.int64, "Int64"}},
       {22, {info.int16, "Int16"}}, {39, {info.int8, "Int8"}},
       {4433, {info.storage16, "StorageBuffer16BitAccess"}}, {4448, {info.storage8, "StorageBuffer8BitAccess"}}};
+  auto lacks = [](const std::string& what) { throw Error("vulkan: unsupported: the device lacks " + what); };
+  std::map<uint32_t, uint32_t> widths;  // of the module's int and float types, by id
   for (size_t at = 5; at + 1 < words.size(); at += words[at] >> 16) {
-    if (words[at] != kOpCapability) continue;
-    for (const auto& [capability, has] : needs)
-      if (words[at + 1] == capability && !has.first)
-        throw Error(fmt::format("vulkan: unsupported: the device lacks the {} capability", has.second));
+    uint32_t op = words[at] & 0xffff;
+    if (op == kOpCapability)
+      for (const auto& [capability, has] : needs)
+        if (words[at + 1] == capability && !has.first) lacks(fmt::format("the {} capability", has.second));
+    if ((op == kOpTypeInt || op == kOpTypeFloat) && at + 2 < words.size()) widths[words[at + 1]] = words[at + 2];
+    // Subgroup operations on 8/16/64-bit values need shaderSubgroupExtendedTypes.
+    bool group = op >= kFirstGroupNonUniform && op <= kLastGroupNonUniform;
+    if (group && !info.subgroupExtendedTypes) {
+      auto width = widths.find(words[at + 1]);  // the result type
+      if (width != widths.end() && width->second != 32) lacks("subgroup operations on 8/16/64-bit values");
+    }
   }
 }
-
-}  // namespace
 
 const Status& status() { return loader().status(); }
 

@@ -37,7 +37,7 @@ struct DeviceInfo {
   uint32_t maxWorkgroupCount[3] = {0, 0, 0};
   uint32_t sharedMemoryBytes = 0;
   bool float16 = false, float64 = false, int8 = false, int16 = false, storage8 = false, storage16 = false,
-       int64 = false, bufferDeviceAddress = false;
+       subgroupExtendedTypes = false, int64 = false, bufferDeviceAddress = false;
   bool timestamps = false;        // compute queue timestamps are valid
   double timestampPeriodNs = 0;   // ns per timestamp tick
   // Subgroup size control (Vulkan 1.3 or VK_EXT_subgroup_size_control), enabled when
@@ -49,6 +49,10 @@ struct DeviceInfo {
   // API version, subgroup size, features and extensions.
   std::string featureKey() const;
 };
+// Throws Error("vulkan: unsupported: ...") for a module that needs what `device` lacks (a
+// capability, or subgroup operations on 8/16/64-bit values): such a kernel runs elsewhere
+// instead of reaching a driver that may not survive it.
+void checkCapabilities(std::span<const uint32_t> words, const DeviceInfo& device);
 
 // Every physical device supporting Vulkan 1.2, in enumeration order (the N
 // of TILEJIT_DEVICE=vulkan:N). Throws Error when Vulkan is not available.
