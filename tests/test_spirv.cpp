@@ -345,4 +345,21 @@ TEST_CASE("spirv printer: shifts of every integer width by runtime counts valida
     }
 }
 
+TEST_CASE("spirv printer: parameter slots are push constants up to 128 bytes, a storage buffer beyond") {
+  // A kernel reading its parameter `last`, with `count` parameters in all.
+  auto reading = [](size_t count, int64_t last) {
+    gpu::KernelFunction f = oneWorkgroup(DType::i64, {}, [&](gpu::KBuilder& b, gpu::Reg) {
+      return b.emit(gpu::KOp::param, DType::i64, {}, {{"index", last}});
+    });
+    while (f.params.size() < count) f.params.push_back({gpu::KParam::Kind::size, "t0.size0", DType::i64});
+    return f;
+  };
+  gpu::KernelFunction fits = reading(16, 15), beyond = reading(17, 16);
+  CHECK(spirv::pushConstantBytes(fits) == 128);
+  CHECK(spirv::paramsBinding(fits) == 1);
+  CHECK(spirv::pushConstantBytes(beyond) == 0);
+  test::checkSpirvValid(spirv::printSpirv(fits));
+  test::checkSpirvValid(spirv::printSpirv(beyond));
+}
+
 }  // namespace tj::spirvtest

@@ -16,7 +16,7 @@ namespace {
 
 // Bumped whenever the encoding below, or what buildKernelBinary records, changes
 // (the build id covers ir/, layout/, lower/ and jit/, not this file).
-constexpr uint32_t kFormat = 2;
+constexpr uint32_t kFormat = 3;
 
 // Parameter indices of the buffers the kernel stores to.
 void storedBuffers(const gpu::KBlock& b, std::vector<bool>& stored) {
@@ -103,7 +103,8 @@ KernelBinary buildKernelBinary(const ir::Kernel& kernel, const layout::Target& t
   gpu::KernelFunction f = gpu::lowerToKernelIR(kernel, layout::inferLayouts(kernel, target), target);
   KernelBinary b{.params = f.params, .stored = std::vector<bool>(f.params.size(), false), .prints = f.prints,
                  .faultParam = f.faultParam,
-                 .bufferCount = spirv::paramsBinding(f) + 1, .workgroupSize = f.workgroupSize,
+                 .bufferCount = spirv::paramsBinding(f) + (spirv::pushConstantBytes(f) ? 0 : 1),
+                 .pushConstantBytes = spirv::pushConstantBytes(f), .workgroupSize = f.workgroupSize,
                  .subgroupSize = f.subgroupSize,
                  .spirv = std::make_shared<const std::vector<uint32_t>>(spirv::printSpirv(f, target.sharedBytes))};
   for (gpu::KParam& p : b.params) p.name.clear();
@@ -115,6 +116,7 @@ std::vector<char> encodeKernelBinary(const KernelBinary& b) {
   Writer out;
   out.put(kFormat);
   out.put(b.bufferCount);
+  out.put(b.pushConstantBytes);
   out.put(b.workgroupSize);
   out.put(b.subgroupSize);
   out.put(uint32_t(b.params.size()));
@@ -145,6 +147,7 @@ KernelBinary decodeKernelBinary(std::span<const char> bytes) {
   if (uint32_t format = in.get<uint32_t>(); format != kFormat) bad(fmt::format("format {}, not {}", format, kFormat));
   KernelBinary b;
   b.bufferCount = in.get<uint32_t>();
+  b.pushConstantBytes = in.get<uint32_t>();
   b.workgroupSize = in.get<int64_t>();
   b.subgroupSize = in.get<int64_t>();
   for (uint32_t n = in.get<uint32_t>(); n > 0; --n) {

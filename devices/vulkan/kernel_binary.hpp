@@ -28,6 +28,7 @@ struct KernelBinary {
   std::vector<gpu::KPrint> prints;  // the print buffers' parameters and what they hold
   int64_t faultParam = -1;          // the integer-division fault flag's parameter, or -1
   uint32_t bufferCount = 0;         // bindings: one per tensor, print and fault buffer, then the params buffer
+  uint32_t pushConstantBytes = 0;   // the parameter slots as push constants instead of the params buffer
   int64_t workgroupSize = 1, subgroupSize = 1;
   std::shared_ptr<const std::vector<uint32_t>> spirv;
 };

@@ -171,7 +171,8 @@ struct VulkanDevice::State {
     c.storedTensors = storedTensors(c.binary);
     c.subgroups = subgroupRequest(gpu.info(), c.binary.subgroupSize, c.binary.workgroupSize);
     auto start = std::chrono::steady_clock::now();
-    c.pipeline = std::make_unique<vk::Pipeline>(gpu, *c.binary.spirv, c.binary.bufferCount, 0, c.subgroups);
+    c.pipeline = std::make_unique<vk::Pipeline>(gpu, *c.binary.spirv, c.binary.bufferCount,
+                                                c.binary.pushConstantBytes, c.subgroups);
     std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
     gLastLaunch.pipelineMs = took.count();
     gpu.savePipelineCache();
@@ -238,10 +239,15 @@ struct VulkanDevice::State {
       d.faults->upload(std::span<const int32_t>(std::array<int32_t, 1>{0}));
     }
     std::vector<int64_t> slots = paramSlots(c.binary, args);
-    d.temporaries.push_back(std::make_unique<vk::Buffer>(gpu, slots.size() * 8));
-    d.temporaries.back()->upload(std::span<const int64_t>(slots));
-    d.bound.back() = d.temporaries.back().get();
-    gpu.dispatch(*c.pipeline, d.bound, {}, groups[0], groups[1], groups[2]);
+    std::span<const std::byte> pushed;
+    if (c.binary.pushConstantBytes) {
+      pushed = std::as_bytes(std::span(slots)).first(c.binary.pushConstantBytes);
+    } else {
+      d.temporaries.push_back(std::make_unique<vk::Buffer>(gpu, slots.size() * 8));
+      d.temporaries.back()->upload(std::span<const int64_t>(slots));
+      d.bound.back() = d.temporaries.back().get();
+    }
+    gpu.dispatch(*c.pipeline, d.bound, pushed, groups[0], groups[1], groups[2]);
     return d;
   }
 

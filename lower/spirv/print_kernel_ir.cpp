@@ -171,7 +171,12 @@ class Printer {
       if (bytes == 2) m_.capability(Capability::StorageBuffer16BitAccess);
       buffers_[int64_t(p)] = m_.storageBuffer(uint(bytes), uint32_t(bytes), 0, uint32_t(param.number));
     }
-    params_ = m_.storageBuffer(i64_, 8, 0, paramsBinding(f_));
+    if (pushConstantBytes(f_)) {
+      paramsClass_ = StorageClass::PushConstant;
+      params_ = m_.pushConstantArray(i64_, 8, uint32_t(f_.params.size()));
+    } else {
+      params_ = m_.storageBuffer(i64_, 8, 0, paramsBinding(f_)).variable;
+    }
   }
 
   // Workgroup memory: one array of unsigned integers per element width, since typed arrays
@@ -218,8 +223,8 @@ class Printer {
   // scalar's slot holds the double's bits, other float scalars an f32's bits in the low word.
   Id param(int64_t index, DType to) {
     const gpu::KParam& p = f_.params.at(size_t(index));
-    Id ptr = m_.typePointer(StorageClass::StorageBuffer, i64_);
-    Id slot = m_.load(i64_, m_.accessChain(ptr, params_.variable, {m_.constU32(0), m_.constU32(uint32_t(index))}));
+    Id ptr = m_.typePointer(paramsClass_, i64_);
+    Id slot = m_.load(i64_, m_.accessChain(ptr, params_, {m_.constU32(0), m_.constU32(uint32_t(index))}));
     DType from = p.kind == gpu::KParam::Kind::scalar ? p.dtype : DType::i64;
     if (from == DType::f64) return cast(m_.op(Op::Bitcast, type(from), {slot}), from, to);
     if (isFloat(from)) {
@@ -730,7 +735,8 @@ class Printer {
   std::vector<Id> ids_;  // by register
   Id u32_, i64_, bool_;
   std::map<int64_t, Module::Buffer> buffers_;  // by parameter index
-  Module::Buffer params_{};
+  Id params_ = 0;  // the parameter slots' variable: a push-constant block or the params buffer
+  StorageClass paramsClass_ = StorageClass::StorageBuffer;
   struct SharedArray {
     Id variable;
     int64_t firstByte;  // the workgroup-memory offset of element 0
@@ -745,6 +751,12 @@ uint32_t paramsBinding(const gpu::KernelFunction& f) {
   uint32_t n = 0;
   for (const gpu::KParam& p : f.params) n += p.kind == gpu::KParam::Kind::buffer;
   return n;
+}
+
+uint32_t pushConstantBytes(const gpu::KernelFunction& f) {
+  constexpr size_t kGuaranteed = 128;  // maxPushConstantsSize's minimum in the Vulkan spec
+  size_t bytes = std::max<size_t>(1, f.params.size()) * 8;
+  return bytes <= kGuaranteed ? uint32_t(bytes) : 0;
 }
 
 std::vector<uint32_t> printSpirv(const gpu::KernelFunction& f, int64_t maxSharedBytes) {

@@ -6,10 +6,11 @@
 //
 // Interface: tensor `tN` is the storage buffer at set 0, binding N, an array of unsigned
 // integers of its element's width holding the elements' bits (bool as a byte 0 or 1).
-// Sizes, strides and scalars live in one more storage buffer, the "params" buffer at
-// binding paramsBinding(f): one i64 slot per kernel parameter, by parameter index (an
+// Sizes, strides and scalars are one i64 slot per kernel parameter, by parameter index (an
 // f64 scalar holds std::bit_cast<int64_t>(double), another float scalar its f32 bits in
-// the low word; buffer slots are unused). The grid is the dispatch's workgroup count.
+// the low word; buffer slots are unused): push constants when they fit the 128 bytes every
+// Vulkan device has (pushConstantBytes(f) > 0), else one more storage buffer, the "params"
+// buffer at binding paramsBinding(f). The grid is the dispatch's workgroup count.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -24,7 +25,11 @@ namespace tj::spirv {
 // default f.sharedBytes()) bounds it.
 std::vector<uint32_t> printSpirv(const gpu::KernelFunction& f, int64_t maxSharedBytes = -1);
 
-// The number of tensor buffers: the params buffer's binding.
+// The number of tensor, print and fault buffers: the params buffer's binding.
 uint32_t paramsBinding(const gpu::KernelFunction& f);
+
+// The bytes of push constants the module reads its parameter slots from; 0 when they are
+// in the params buffer instead.
+uint32_t pushConstantBytes(const gpu::KernelFunction& f);
 
 }  // namespace tj::spirv

@@ -202,6 +202,12 @@ Id Module::pushConstants(std::initializer_list<Id> members, std::initializer_lis
   return variable(typePointer(StorageClass::PushConstant, block), StorageClass::PushConstant);
 }
 
+Id Module::pushConstantArray(Id elementType, uint32_t stride, uint32_t count) {
+  Id array = typeArray(elementType, std::max<uint32_t>(count, 1));
+  decorate(array, Decoration::ArrayStride, {stride});
+  return pushConstants({array}, {0});
+}
+
 // ---- functions ----
 
 Id Module::beginFunction(Id resultType, Id functionType) {

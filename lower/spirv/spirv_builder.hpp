@@ -131,6 +131,8 @@ class Module {
   Buffer storageBuffer(Id elementType, uint32_t stride, uint32_t set, uint32_t binding);
   // A push-constant block of scalar members at the given byte offsets.
   Id pushConstants(std::initializer_list<Id> members, std::initializer_list<uint32_t> offsets);
+  // A push-constant block holding one array of `count` elements `stride` bytes apart.
+  Id pushConstantArray(Id elementType, uint32_t stride, uint32_t count);
 
   // Functions. The GLCompute entry point gets LocalSize(x, y, z).
   Id beginFunction(Id resultType, Id functionType);
