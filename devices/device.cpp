@@ -75,6 +75,8 @@ void Residency::deviceWrote() {
 
 TransferCounts transferCounts() { return {gUploads.load(), gDownloads.load()}; }
 
+bool Device::holds(const DeviceCopy&) const { return false; }
+
 std::unique_ptr<DeviceCopy> Device::copyOf(size_t, std::string& why) {
   why = "the " + name() + " device computes on host memory";
   return nullptr;
@@ -117,8 +119,14 @@ void checkLaunchArgs(const ir::Kernel& k, const LaunchArgs& args, std::string_vi
   if (args.scalars.size() != k.scalars.size())
     bad("got " + std::to_string(args.scalars.size()) + " scalars but the kernel takes " +
         std::to_string(k.scalars.size()));
-  for (const TensorArg& t : args.tensors)
-    if (t.residency && t.residency->copy().owner != owner) t.residency->toHost(true);
+  std::vector<bool> stored(args.tensors.size(), false);
+  ir::forEachOp(k.body, [&](const ir::Op& op) {
+    if (op.code == ir::OpCode::store) stored.at(size_t(op.intAttr("tensor"))) = true;
+  });
+  for (size_t i = 0; i < args.tensors.size(); ++i) {
+    Residency* r = args.tensors[i].residency;
+    if (r && r->copy().owner != owner) r->toHost(stored[i]);  // a tensor only read stays current there
+  }
 }
 
 std::vector<std::string> availableDevices() {

@@ -88,8 +88,8 @@ struct LaunchArgs {
 // grid's rank and sizes, each tensor's dtype, rank, sizes and data, and the
 // number of scalars. Throws Error("<device>: kernel '<name>': ...").
 // Every device calls it first: it also makes the host bytes of each tensor with
-// a device copy current (as written to), except copies of `owner`, on which that
-// device runs.
+// a device copy current, except copies of `owner`, on which that device runs; the
+// copies of tensors the kernel stores to become stale.
 void checkLaunchArgs(const ir::Kernel& kernel, const LaunchArgs& args, std::string_view device = "launch",
                      const void* owner = nullptr);
 
@@ -122,6 +122,8 @@ class Device {
   // Room on this device for a copy of `bytes` host bytes (Tensor::on); null, with
   // `why` set, where the device keeps tensors in host memory.
   virtual std::unique_ptr<DeviceCopy> copyOf(size_t bytes, std::string& why);
+  // Whether `copy` is one of this device's (Tensor::on then has nothing to do).
+  virtual bool holds(const DeviceCopy& copy) const;
 };
 
 // Device by name ("interp", ...). An empty name means $TILEJIT_DEVICE, else the

@@ -153,6 +153,7 @@ std::byte* Tensor::hostBytes(bool willWrite) const {
 
 Tensor Tensor::on(const std::string& device, Loc loc) const {
   Device& d = selectDevice(device);
+  if (storage_->residency && d.holds(storage_->residency->copy())) return *this;
   std::string why;
   std::unique_ptr<DeviceCopy> copy = d.copyOf(storage_->size, why);
   if (!copy) {
@@ -160,7 +161,6 @@ Tensor Tensor::on(const std::string& device, Loc loc) const {
                  device, why);
     return host();
   }
-  if (storage_->residency && storage_->residency->copy().owner == copy->owner) return *this;
   hostBytes(false);  // a copy on another device hands its newer bytes over first
   storage_->residency = std::make_unique<Residency>(std::span(storage_->bytes, storage_->size), std::move(copy));
   storage_->residency->toDevice();

@@ -322,6 +322,11 @@ VulkanDevice::State& VulkanDevice::state() {
   return *state_;
 }
 
+bool VulkanDevice::holds(const DeviceCopy& copy) const {
+  std::lock_guard lock(mutex_);
+  return state_ && copy.owner == state_.get();
+}
+
 std::unique_ptr<DeviceCopy> VulkanDevice::copyOf(size_t bytes, std::string& why) {
   std::lock_guard lock(mutex_);
   try {

@@ -58,6 +58,7 @@ class VulkanDevice final : public Device {
   void launch(const ir::Kernel& kernel, const LaunchArgs& args) override;
   // A Vulkan buffer; launches here bind it instead of copying (Tensor::on).
   std::unique_ptr<DeviceCopy> copyOf(size_t bytes, std::string& why) override;
+  bool holds(const DeviceCopy& copy) const override;
 
  private:
   struct State;  // the Gpu and its compiled pipelines, created on first use

@@ -609,9 +609,11 @@ class Printer {
     if (it == kInt.end() || t == DType::boolean)
       unsupported("subgroup_reduce " + fn + " on " + std::string(dtypeName(t)));
     int64_t cluster = intAttr(i, "cluster");
-    if (cluster != f_.subgroupSize || (isFloat(t) && fn != "add")) return butterfly(fn, t, id(i.operands[0]), cluster);
-    Id r = m_.subgroupReduce(isFloat(t) ? Op::GroupNonUniformFAdd : it->second, type(t), id(i.operands[0]));
-    return t == DType::bf16 ? roundBF16(r) : r;
+    // Butterflies for clusters, for float max/min (the driver's need not propagate NaN) and
+    // for bf16 (rounded per step, as everywhere, whatever the subgroup size).
+    bool butterflies = cluster != f_.subgroupSize || (isFloat(t) && fn != "add") || t == DType::bf16;
+    if (butterflies) return butterfly(fn, t, id(i.operands[0]), cluster);
+    return m_.subgroupReduce(isFloat(t) ? Op::GroupNonUniformFAdd : it->second, type(t), id(i.operands[0]));
   }
 
   // A reduction over clusters of lanes by xor shuffles: drivers may lack clustered
