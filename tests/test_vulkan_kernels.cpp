@@ -117,6 +117,14 @@ TEST_CASE("vulkan kernels: integer division by zero is the CPU's error, raised o
   CHECK(out.values() == std::vector<double>{0, 0, 0, 2, 1});
 }
 
+TEST_CASE("vulkan kernels: an in-place update of a small tile is applied once, whatever copies threads hold") {
+  if (!vulkanAvailable()) return;
+  Tensor t = Tensor::from({5}, {1, 2, 3, 4, 5});  // 5 elements over 32 threads: most hold copies
+  CHECK(run({1}, [&](Program& p) { p.write(t, {5}).put(p.read(t, {5}).at({0}) + 10, {0}); },
+            {.name = "increment", .device = "vulkan"}) == "vulkan");
+  CHECK(t.values() == std::vector<double>{11, 12, 13, 14, 15});
+}
+
 TEST_CASE("vulkan kernels: an error after the dispatch propagates; the kernel is not run again elsewhere") {
   if (!vulkanAvailable()) return;
   Tensor t = Tensor::full({5}, 1.0);

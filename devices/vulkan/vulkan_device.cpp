@@ -296,6 +296,8 @@ void VulkanDevice::launch(const ir::Kernel& kernel, const LaunchArgs& args) {
   std::optional<Dispatched> dispatched;
   try {
     dispatched = state().dispatch(kernel, args);
+  } catch (const vk::SubmittedError&) {
+    throw;  // it may have written: running again elsewhere could apply it twice
   } catch (const Error& e) {
     return fallBack(kernel, args, e.what());
   }

@@ -647,16 +647,20 @@ void Gpu::record(VkCommandBuffer cmd, const Pipeline& pipeline, VkDescriptorSet 
 void Gpu::submitAndWait(VkCommandBuffer cmd) {
   VkSubmitInfo submit{.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cmd};
   check(fn_->vkQueueSubmit(queue_, 1, &submit, fence_), "vkQueueSubmit");
-  check(fn_->vkWaitForFences(device_, 1, &fence_, VK_TRUE, UINT64_MAX), "vkWaitForFences");
-  check(fn_->vkResetFences(device_, 1, &fence_), "vkResetFences");
+  try {
+    check(fn_->vkWaitForFences(device_, 1, &fence_, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+    check(fn_->vkResetFences(device_, 1, &fence_), "vkResetFences");
+  } catch (const Error& e) {
+    throw SubmittedError(e.what());
+  }
 }
 
 double Gpu::elapsedNs() {
   if (!queries_) return -1;
   uint64_t ticks[2] = {0, 0};
-  check(fn_->vkGetQueryPoolResults(device_, queries_, 0, 2, sizeof ticks, ticks, sizeof ticks[0],
-                                   VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
-        "vkGetQueryPoolResults");
+  VkResult r = fn_->vkGetQueryPoolResults(device_, queries_, 0, 2, sizeof ticks, ticks, sizeof ticks[0],
+                                          VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+  if (r != VK_SUCCESS) return -1;  // the kernel ran; only its time is unknown
   uint64_t mask = timestampBits_ >= 64 ? ~0ull : (1ull << timestampBits_) - 1;  // the counter may wrap
   return static_cast<double>((ticks[1] - ticks[0]) & mask) * info_.timestampPeriodNs;
 }

@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include "ir/error.hpp"
+
 namespace tj::vk {
 
 struct Functions;  // the loaded entry points (vulkan_runtime.cpp)
@@ -25,6 +27,13 @@ struct Status {
   bool available = false;
   std::string reason;
 };
+// A failure after work reached the queue: the device may have written its buffers, so
+// the launch must not run again elsewhere.
+class SubmittedError : public Error {
+ public:
+  using Error::Error;
+};
+
 const Status& status();
 
 // One physical device as listDevices() reports it.

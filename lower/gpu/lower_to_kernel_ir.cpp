@@ -680,13 +680,17 @@ class Lowering {
       if ((reg >> i & 1) && std::ranges::all_of(bs[i], [](int64_t x) { return x == 0; })) return true;
     return false;
   }
-  // Whether this thread holds the stored copy of its elements; -1 when no bit copies.
+  // Whether this thread holds the stored copy of its elements; -1 when no bit copies. Thread
+  // bits a layout lacks (a Uniform value's) copy too.
   Reg ownsCopies(const LinearLayout& lin) {
     Reg owns = -1;
-    for (auto [name, id] : {std::pair{layout::kLane, KOp::lane_id}, std::pair{layout::kWarp, KOp::warp_id}}) {
+    const std::pair<std::string, KOp> ids[] = {{layout::kLane, KOp::lane_id}, {layout::kWarp, KOp::warp_id}};
+    const int threadBits[] = {layout::log2Exact(t_.subgroupSize), layout::log2Exact(t_.warpsPerProgram)};
+    for (size_t which = 0; which < 2; ++which) {
+      const auto& [name, id] = ids[which];
       const std::vector<Basis>& bs = bases(lin, name);
-      for (size_t i = 0; i < bs.size(); ++i) {
-        if (!std::ranges::all_of(bs[i], [](int64_t x) { return x == 0; })) continue;
+      for (size_t i = 0; i < size_t(threadBits[which]); ++i) {
+        if (i < bs.size() && !std::ranges::all_of(bs[i], [](int64_t x) { return x == 0; })) continue;
         Reg bit = b_.binary("and", b_.emit(id, DType::i32), b_.constant(DType::i32, double(int64_t{1} << i)));
         Reg zero = b_.emit(KOp::cmp, DType::boolean, {bit, b_.constant(DType::i32, 0)}, {{"pred", std::string("eq")}});
         owns = owns < 0 ? zero : b_.binary("and", owns, zero);
