@@ -25,6 +25,7 @@
 #include "ir/passes.hpp"
 #include "jit/cpu_target.hpp"
 #include "jit/kernel_cache.hpp"
+#include "jit/timing.hpp"
 
 namespace tj {
 
@@ -35,11 +36,8 @@ namespace {
 
 constexpr int kFormatVersion = 1;
 
-using Clock = std::chrono::steady_clock;
-
-double msSince(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
+using jit::Clock;
+using jit::msSince;
 
 // Appends `item` to a `separator`-joined list.
 void append(std::string& list, std::string_view separator, std::string_view item) {

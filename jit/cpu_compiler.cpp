@@ -1,6 +1,7 @@
 #include "jit/cpu_compiler.hpp"
 
 #include "jit/cpu_jit.hpp"
+#include "jit/timing.hpp"
 
 #include <llvm/ADT/SmallVector.h>
 #include <llvm/Analysis/TargetLibraryInfo.h>
@@ -21,11 +22,6 @@ namespace tj::jit {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double msSince(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
 
 // Lets the loop vectorizer call glibc's vector math (libmvec) for exp, log, sin, ...
 // so loops with transcendentals vectorize. cpu_jit loads libmvec for the JIT to link.

@@ -23,10 +23,6 @@ T orThrow(llvm::Expected<T> value, const std::string& what) {
 void orThrow(llvm::Error error, const std::string& what) {
   if (error) throw Error("cpu jit: " + what + ": " + llvm::toString(std::move(error)));
 }
-
-// LLJIT's default link order ends in a process-symbols JITDylib with a
-// DynamicLibrarySearchGenerator, so every JITDylib made by createJITDylib
-// resolves libm and other process symbols.
 }  // namespace
 
 bool vectorMathAvailable() {
@@ -41,6 +37,9 @@ bool vectorMathAvailable() {
 
 namespace {
 
+// LLJIT's default link order ends in a process-symbols JITDylib with a
+// DynamicLibrarySearchGenerator, so every JITDylib made by createJITDylib
+// resolves libm and other process symbols.
 llvm::orc::LLJIT& processJit() {
   static std::unique_ptr<llvm::orc::LLJIT> jit = [] {
     initializeNativeTarget();

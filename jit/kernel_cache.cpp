@@ -11,6 +11,7 @@
 #include "ir/passes.hpp"
 #include "jit/cache_file.hpp"
 #include "jit/cpu_jit.hpp"
+#include "jit/timing.hpp"
 
 #include "tilejit_source_hash.hpp"  // generated: a hash of ir/, layout/, lower/ and jit/ sources
 
@@ -20,11 +21,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double msSince(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
 
 std::mutex gStatsMutex;
 CacheStats gStats;
@@ -43,6 +39,7 @@ void record(const CacheLookup& r, uint64_t irHash) {
       gStats.totalCompileMs += r.compileMs;
       break;
   }
+  if (!spdlog::should_log(spdlog::level::debug)) return;  // launches hit this: no formatting for nothing
   spdlog::debug("tilejit: kernel {} cache={} compile_ms={:.2f} load_ms={:.3f} (memory {}, disk {}, miss {}, "
                 "total compile {:.1f} ms)",
                 ir::hashHex(irHash), cacheSourceName(r.source), r.compileMs, r.loadMs, gStats.memoryHits,
@@ -95,7 +92,7 @@ std::string cacheFileName(std::string_view keyText, std::string_view extension) 
   return ir::hashHex(XXH3_64bits(keyText.data(), keyText.size())) + std::string(extension);
 }
 
-fs::path KernelCache::entryPath(const CacheKey& key) const { return diskDir_ / cacheFileName(key.str(), ".tjk"); }
+fs::path KernelCache::entryPath(const std::string& keyText) const { return diskDir_ / cacheFileName(keyText, ".tjk"); }
 
 CacheLookup KernelCache::lookup(const ir::Kernel& kernel, const CacheKey& key) {
   std::string keyText = key.str();
@@ -120,7 +117,7 @@ std::shared_ptr<KernelCache::Slot> KernelCache::slot(const std::string& keyText)
 
 std::optional<CacheLookup> KernelCache::loadFromDisk(const CacheKey& key, const std::string& keyText) {
   auto start = Clock::now();
-  return loadCacheEntry(entryPath(key), keyText, [&](const std::vector<char>& object) {
+  return loadCacheEntry(entryPath(keyText), keyText, [&](const std::vector<char>& object) {
     cpu::KernelEntry entry = loadKernel(object, cpu::entrySymbol(key.irHash));
     return CacheLookup{entry, CacheSource::disk, 0, msSince(start)};
   });
@@ -132,7 +129,7 @@ CacheLookup KernelCache::compile(const ir::Kernel& kernel, const CacheKey& key, 
   ObjectCode code = compile_(kernel, entryName);
   cpu::KernelEntry entry = loadKernel(code.bytes, entryName);
   double ms = msSince(start);
-  if (!diskDir_.empty()) writeCacheEntry(entryPath(key), keyText, code.bytes);
+  if (!diskDir_.empty()) writeCacheEntry(entryPath(keyText), keyText, code.bytes);
   return {entry, CacheSource::compiled, ms, 0};
 }
 

@@ -78,7 +78,7 @@ class KernelCache {
   CacheLookup lookup(const ir::Kernel& kernel, const CacheKey& key);
 
   // The disk entry for `key`: the hex xxh3 of key.str().
-  std::filesystem::path entryPath(const CacheKey& key) const;
+  std::filesystem::path entryPath(const std::string& keyText) const;
 
  private:
   struct Slot {

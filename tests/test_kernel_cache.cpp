@@ -140,7 +140,7 @@ TEST_CASE("kernel cache: a fresh cache loads the entry from disk without compili
   jit::resetCacheStats();
   CHECK(freshLookup(dir) == kCompiled);
   jit::KernelCache cache({}, dir);
-  fs::path entry = cache.entryPath(idsKey());
+  fs::path entry = cache.entryPath(idsKey().str());
   CHECK(fs::exists(entry));
   CHECK(entry.parent_path() == dir);
   CHECK(entry.filename().string().size() == 16 + 4);
@@ -155,7 +155,7 @@ TEST_CASE("kernel cache: a fresh cache loads the entry from disk without compili
            [](jit::CacheKey& k) { k.options += "x"; }, [](jit::CacheKey& k) { k.buildId += "x"; }}) {
     jit::CacheKey key = idsKey();
     change(key);
-    CHECK(cache.entryPath(key) != entry);
+    CHECK(cache.entryPath(key.str()) != entry);
   }
   fs::remove_all(dir);
 }
@@ -171,7 +171,7 @@ TEST_CASE("kernel cache: another process hits the disk cache") {
 
 TEST_CASE("kernel cache: a corrupt entry is reported, recompiled and replaced") {
   fs::path dir = scratchDir("corrupt");
-  fs::path path = jit::KernelCache({}, dir).entryPath(idsKey());
+  fs::path path = jit::KernelCache({}, dir).entryPath(idsKey().str());
   auto flipByte = [&](std::streamoff at) {
     std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
     f.seekg(at >= 0 ? at : static_cast<std::streamoff>(fs::file_size(path)) + at);

@@ -258,6 +258,21 @@ TEST_CASE("kernel ir: integer division by zero in a real element, not in padding
   CHECK(lowerToKernelIR(*byConstant.kernel, layout::inferLayouts(*byConstant.kernel, t), t).faultParam == -1);
 }
 
+TEST_CASE("kernel ir: integer constants and fills stay exact past 2^53") {
+  ir::Kernel k = ir::parse(R"(kernel @wide(t0: tensor<i64, 1>, t1: tensor<i64, 1>) grid 1 {
+  %0 = constant() {value = 0} : i64
+  %1 = load(%0) {fill = 9007199254740993, tensor = 0} : tile<8xi64>
+  %2 = constant() {value = 4611686018427387905} : tile<8xi64>
+  %3 = add(%1, %2) : tile<8xi64>
+  store(%0, %3) {tensor = 1}
+})");
+  ir::verify(k);
+  const layout::Target& t = layout::targetByName("vulkan");
+  KernelFunction f = lowerToKernelIR(k, layout::inferLayouts(k, t), t);
+  CHECK(hasAttr(f.body, KOp::constant, "value", int64_t{4611686018427387905}));
+  CHECK(hasAttr(f.body, KOp::load_global, "fill", int64_t{9007199254740993}));
+}
+
 TEST_CASE("kernel ir: reductions across lanes use butterflies and across warps workgroup memory") {
   ir::Kernel k = columnReductions();
   for (const std::string target : {"vulkan", "sm_90", "gfx942"}) {

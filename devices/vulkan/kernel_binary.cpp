@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "jit/cache_file.hpp"
+#include "jit/timing.hpp"
 #include "lower/gpu/lower_to_kernel_ir.hpp"
 #include "lower/spirv/print_kernel_ir.hpp"
 
@@ -92,10 +93,8 @@ gpu::KPrint readPrint(Reader& in, size_t params) {
   return p;
 }
 
-using Clock = std::chrono::steady_clock;
-double msSince(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
+using jit::Clock;
+using jit::msSince;
 
 }  // namespace
 

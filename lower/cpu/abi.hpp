@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include "ir/passes.hpp"
+
 namespace tj::cpu {
 
 constexpr int kMaxRank = 4;
@@ -36,11 +38,6 @@ enum Fault : uint32_t { kFaultIntegerDivideByZero = 1 };
 using KernelEntry = void (*)(const KernelArgs* args, int64_t begin, int64_t end);
 
 // The symbol name of a kernel's entry point, from its semantic hash.
-inline std::string entrySymbol(uint64_t hash) {
-  static const char* digits = "0123456789abcdef";
-  std::string s = "tj_kernel_";
-  for (int i = 60; i >= 0; i -= 4) s += digits[(hash >> i) & 0xf];
-  return s;
-}
+inline std::string entrySymbol(uint64_t hash) { return "tj_kernel_" + ir::hashHex(hash); }
 
 }  // namespace tj::cpu

@@ -842,9 +842,7 @@ llvm::Value* KernelLowering::loadElement(const ir::Op& op, const Indices& idx) {
   llvm::Type* storage = storageType(ctx_, dtype);
   auto read = [&] { return fromStorage(b_, b_.CreateLoad(storage, b_.CreateGEP(storage, t.data, linear)), dtype); };
   if (fastPath_) return read();
-  const ir::AttrValue* fillAttr = op.attr("fill");
-  double fill = std::holds_alternative<int64_t>(*fillAttr) ? static_cast<double>(std::get<int64_t>(*fillAttr)) : std::get<double>(*fillAttr);
-  llvm::Value* fillValue = constant(dtype, fill);
+  llvm::Value* fillValue = constant(dtype, op.floatAttr("fill"));
   llvm::Value* ok = inBounds(tensor, coords);
   llvm::BasicBlock* before = b_.GetInsertBlock();
   llvm::Value* loaded = nullptr;

@@ -87,6 +87,12 @@ Reg KBuilder::constant(DType t, double value) {
   return emit(KOp::constant, t, {}, {{"value", static_cast<int64_t>(value)}});
 }
 
+Reg KBuilder::constant(DType t, const ir::AttrValue& value) {
+  const auto* i = std::get_if<int64_t>(&value);
+  if (i && !isFloat(t)) return emit(KOp::constant, t, {}, {{"value", *i}});
+  return constant(t, i ? double(*i) : std::get<double>(value));
+}
+
 Reg KBuilder::unary(std::string_view fn, Reg x) { return emit(KOp::unary, type(x), {x}, {{"fn", std::string(fn)}}); }
 
 Reg KBuilder::binary(std::string_view fn, Reg a, Reg b) {

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "ir/dtype.hpp"
+#include "ir/ir.hpp"
 
 namespace tj::gpu {
 
@@ -121,6 +122,7 @@ class KBuilder {
   std::vector<Reg> emitMulti(KOp op, const std::vector<DType>& types, std::vector<Reg> operands,
                              std::vector<KAttr> attrs);  // several results (mma)
   Reg constant(DType t, double value);
+  Reg constant(DType t, const ir::AttrValue& value);  // an IR attribute: integers stay exact past 2^53
   Reg unary(std::string_view fn, Reg x);
   Reg binary(std::string_view fn, Reg a, Reg b);  // the result has a's type (cmp has its own)
   DType type(Reg r) const { return f_.regTypes.at(static_cast<size_t>(r)); }

@@ -354,15 +354,10 @@ class Lowering {
   bool isNonzeroConstant(ir::ValueId v) const {
     auto it = producers_.find(v);
     if (it == producers_.end() || it->second->code != ir::OpCode::constant) return false;
-    const ir::AttrValue* value = it->second->attr("value");
-    return std::holds_alternative<double>(*value) ? std::get<double>(*value) != 0 : std::get<int64_t>(*value) != 0;
+    return it->second->floatAttr("value") != 0;
   }
 
-  Reg constantOf(const ir::Op& op, DType t) {
-    const ir::AttrValue* v = op.attr("value");
-    double value = std::holds_alternative<double>(*v) ? std::get<double>(*v) : double(std::get<int64_t>(*v));
-    return b_.constant(t, value);
-  }
+  Reg constantOf(const ir::Op& op, DType t) { return b_.constant(t, *op.attr("value")); }
 
   void iota(const ir::Op& op) {
     LinearLayout lin = linear(op.results[0]);
@@ -597,9 +592,11 @@ class Lowering {
     ir::ValueId res = op.results[0];
     int64_t tensor = op.intAttr("tensor");
     LinearLayout lin = linear(res);
-    const ir::AttrValue* fill = op.attr("fill");
-    double fillValue = std::holds_alternative<double>(*fill) ? std::get<double>(*fill) : double(std::get<int64_t>(*fill));
-    KAttrValue fillAttr = isFloat(dtypeOf(res)) ? KAttrValue(fillValue) : KAttrValue(int64_t(fillValue));
+    const ir::AttrValue& fill = *op.attr("fill");
+    const auto* exact = std::get_if<int64_t>(&fill);  // integers stay exact past 2^53
+    KAttrValue fillAttr = isFloat(dtypeOf(res)) ? KAttrValue(op.floatAttr("fill"))
+                          : exact                ? KAttrValue(*exact)
+                                                 : KAttrValue(int64_t(op.floatAttr("fill")));
     std::vector<Reg> out;
     for (int64_t r = 0; r < registerCount(lin); ++r) {
       auto [addr, pred] = address(op, tensor, coords(lin, r));
