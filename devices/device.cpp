@@ -26,10 +26,6 @@ class InterpreterDevice final : public Device {
 // Devices the design names whose backends are not in this build yet.
 const std::vector<std::string> kPlannedDevices = {"cuda", "hip"};
 
-// The device an empty name selects: the CPU backend where it can run, else
-// the interpreter (which stays selectable by name).
-Device& bestDevice(Device& interp) { return jit::hostTargetSupported() ? cpu::CpuDevice::instance() : interp; }
-
 // What is wrong with a tensor argument for its parameter, or "".
 std::string tensorArgProblem(const ir::TensorParam& p, const TensorArg& t) {
   std::string name = "tensor '" + p.name + "'";
@@ -88,9 +84,9 @@ thread_local FallbackWatch* gFallbackWatch = nullptr;
 
 FallbackWatch::FallbackWatch() : previous_(gFallbackWatch) { gFallbackWatch = this; }
 FallbackWatch::~FallbackWatch() { gFallbackWatch = previous_; }
-void FallbackWatch::note(const std::string& reason) {
+void FallbackWatch::note(const std::string& reason, const std::string& ranOn) {
   for (FallbackWatch* w = gFallbackWatch; w; w = w->previous_)
-    if (w->reason_.empty()) w->reason_ = reason;
+    if (w->reason_.empty()) w->reason_ = reason, w->ranOn_ = ranOn;
 }
 
 void throwDivisionByZero(const ir::Kernel& k, std::string_view device) {
@@ -137,14 +133,25 @@ std::vector<std::string> availableDevices() {
   return names;
 }
 
-Device& selectDevice(const std::string& requested) {
+namespace {
+InterpreterDevice& interpreterDevice() {
   static InterpreterDevice interp;
+  return interp;
+}
+}  // namespace
+
+Device& hostDevice() {
+  return jit::hostTargetSupported() ? static_cast<Device&>(cpu::CpuDevice::instance()) : interpreterDevice();
+}
+
+Device& selectDevice(const std::string& requested) {
+  Device& interp = interpreterDevice();
   std::string name = requested;
   if (name.empty()) {
     const char* env = std::getenv("TILEJIT_DEVICE");
     name = env ? env : "";
   }
-  if (name.empty()) return bestDevice(interp);
+  if (name.empty()) return hostDevice();
   if (name == "interp") return interp;
   std::string base = name.substr(0, name.find(':'));
   if (base == "cpu") {
@@ -160,7 +167,9 @@ Device& selectDevice(const std::string& requested) {
     });
     return interp;
   }
-  throw Error("device: unknown device '" + name + "'; known devices: interp, cpu, vulkan, cuda, hip");
+  std::string known = "interp, cpu, vulkan";
+  for (const std::string& planned : kPlannedDevices) known += ", " + planned;
+  throw Error("device: unknown device '" + name + "'; known devices: " + known);
 }
 
 }  // namespace tj

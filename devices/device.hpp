@@ -99,7 +99,8 @@ void checkLaunchArgs(const ir::Kernel& kernel, const LaunchArgs& args, std::stri
 [[noreturn]] void throwDivisionByZero(const ir::Kernel& kernel, std::string_view device);
 
 // While one lives on a thread, a device that runs a launch elsewhere than asked (the
-// Vulkan device's CPU fallback) records why in it: the tuner skips such candidates.
+// Vulkan device's CPU fallback) records where and why in it: run() reports the device
+// that ran, and the tuner skips such candidates.
 class FallbackWatch {
  public:
   FallbackWatch();
@@ -107,11 +108,12 @@ class FallbackWatch {
   FallbackWatch(const FallbackWatch&) = delete;
   FallbackWatch& operator=(const FallbackWatch&) = delete;
   const std::string& reason() const { return reason_; }  // the first fallback's; "" if none
-  static void note(const std::string& reason);          // devices call it when they fall back
+  const std::string& ranOn() const { return ranOn_; }    // the device it ran on instead; "" if none
+  static void note(const std::string& reason, const std::string& ranOn);  // devices call it when they fall back
 
  private:
   FallbackWatch* previous_;
-  std::string reason_;
+  std::string reason_, ranOn_;
 };
 
 class Device {
@@ -130,5 +132,9 @@ class Device {
 // best available device. Throws Error listing the known devices for a bad name.
 Device& selectDevice(const std::string& name = "");
 std::vector<std::string> availableDevices();
+
+// The device that runs what a GPU device cannot: the CPU where LLVM targets the host,
+// else the interpreter.
+Device& hostDevice();
 
 }  // namespace tj

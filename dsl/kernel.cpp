@@ -28,12 +28,7 @@ class KernelCore {
     }
     Device& device = detail::deviceFor(options.device, where, op_);
     std::shared_ptr<const TracedKernel> traced = find(device, grid.size(), tensors);
-    std::vector<TensorArg> args;
-    args.reserve(tensors.size() + traced->tensors.size());
-    for (const Tensor* t : tensors) args.push_back(detail::tensorArg(*t));
-    for (const Tensor& t : traced->tensors) args.push_back(detail::tensorArg(t));
-    device.launch(*traced->kernel, {args, grid, {}, scalars, traced->hash});
-    return device.name();
+    return detail::launchTraced(device, *traced, tensors, grid, scalars);
   }
 
   int64_t traceCount() const { return traceCount_; }

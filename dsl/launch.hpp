@@ -26,7 +26,11 @@ Device& deviceFor(const std::string& name, const SourceLoc& loc, std::string_vie
 // The CaptureTraces active on this thread, or null.
 CaptureTraces* activeCapture();
 
-inline TensorArg tensorArg(const Tensor& t) { return t.launchArg(); }
+// Launches a traced kernel on `device` with the `leading` tensors (a Kernel handle's
+// parameters) before the trace's own; returns the name of the device that ran it (the
+// CPU's when the device fell back).
+std::string launchTraced(Device& device, const TracedKernel& traced, std::span<const Tensor* const> leading,
+                         std::span<const int64_t> grid, std::span<const ScalarArg> scalars = {});
 
 }  // namespace detail
 }  // namespace tj

@@ -101,6 +101,17 @@ Device& deviceFor(const std::string& name, const SourceLoc& loc, std::string_vie
 
 CaptureTraces* activeCapture() { return gCapture; }
 
+std::string launchTraced(Device& device, const TracedKernel& traced, std::span<const Tensor* const> leading,
+                         std::span<const int64_t> grid, std::span<const ScalarArg> scalars) {
+  std::vector<TensorArg> args;
+  args.reserve(leading.size() + traced.tensors.size());
+  for (const Tensor* t : leading) args.push_back(t->launchArg());
+  for (const Tensor& t : traced.tensors) args.push_back(t.launchArg());
+  FallbackWatch fallback;
+  device.launch(*traced.kernel, {args, grid, {}, scalars, traced.hash});
+  return fallback.ranOn().empty() ? device.name() : fallback.ranOn();
+}
+
 }  // namespace detail
 
 TracedKernel trace(const std::vector<int64_t>& grid, const KernelBody& body, const std::string& name, Loc loc) {
@@ -117,12 +128,7 @@ std::string run(const std::vector<int64_t>& grid, const KernelBody& body, const 
     gCapture->add(*traced.kernel);
     return "none";
   }
-  Device& device = detail::deviceFor(options.device, SourceLoc::from(loc), "run");
-  std::vector<TensorArg> args;
-  args.reserve(traced.tensors.size());
-  for (const Tensor& t : traced.tensors) args.push_back(detail::tensorArg(t));
-  device.launch(*traced.kernel, {args, grid, {}, {}, traced.hash});
-  return device.name();
+  return detail::launchTraced(detail::deviceFor(options.device, SourceLoc::from(loc), "run"), traced, {}, grid);
 }
 
 CaptureTraces::CaptureTraces() : previous_(gCapture) { gCapture = this; }

@@ -284,10 +284,7 @@ VulkanDevice& VulkanDevice::instance(const std::string& name) {
 
 const LaunchInfo& lastLaunchInfo() { return gLastLaunch; }
 
-std::string VulkanDevice::name() const {
-  std::lock_guard lock(mutex_);
-  return ran_.empty() ? name_ : ran_;
-}
+std::string VulkanDevice::name() const { return name_; }
 
 void VulkanDevice::launch(const ir::Kernel& kernel, const LaunchArgs& args) {
   std::lock_guard lock(mutex_);
@@ -302,7 +299,6 @@ void VulkanDevice::launch(const ir::Kernel& kernel, const LaunchArgs& args) {
     return fallBack(kernel, args, e.what());
   }
   gLastLaunch.onVulkan = true;
-  ran_ = name_;
   // From here on the arguments are written: errors propagate; running again would apply twice.
   if (State::collect(*dispatched, args)) throwDivisionByZero(kernel, name_);
 }
@@ -310,12 +306,11 @@ void VulkanDevice::launch(const ir::Kernel& kernel, const LaunchArgs& args) {
 // Nothing is written to the arguments before the dispatch finished, so any failure
 // before it leaves them as they were for the fallback.
 void VulkanDevice::fallBack(const ir::Kernel& kernel, const LaunchArgs& args, const std::string& reason) {
-  Device& cpu = jit::hostTargetSupported() ? static_cast<Device&>(cpu::CpuDevice::instance()) : selectDevice("interp");
-  spdlog::warn("tilejit: kernel '{}' runs on {} instead of {}: {}", kernel.name, cpu.name(), name_, reason);
+  Device& host = hostDevice();
+  spdlog::warn("tilejit: kernel '{}' runs on {} instead of {}: {}", kernel.name, host.name(), name_, reason);
   gLastLaunch.fallbackReason = reason;
-  FallbackWatch::note(reason);
-  cpu.launch(kernel, args);
-  ran_ = cpu.name();
+  FallbackWatch::note(reason, host.name());
+  host.launch(kernel, args);
 }
 
 VulkanDevice::State& VulkanDevice::state() {

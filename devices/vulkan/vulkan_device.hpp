@@ -1,7 +1,7 @@
 // The Vulkan device: tile kernels lowered to per-thread kernel IR, printed as SPIR-V
 // and dispatched on a Vulkan GPU (lavapipe in CI). A kernel the Vulkan path cannot
 // run yet, or a machine without Vulkan, runs on the CPU device instead, with a warning
-// naming why; name() then reports the device that actually ran.
+// naming why (and a FallbackWatch note, by which run() reports the device that ran).
 //
 // Kernels are kept in memory per device and on disk (kernel_binary.hpp), so another
 // process skips layout inference, lowering and printing; the VkPipelineCache is saved
@@ -52,9 +52,7 @@ class VulkanDevice final : public Device {
   // One per device name, for the process.
   static VulkanDevice& instance(const std::string& name);
 
-  // The device that ran the last launch ("vulkan:N" or the fallback's name); before
-  // any launch, the requested name.
-  std::string name() const override;
+  std::string name() const override;  // "vulkan" or "vulkan:N", as requested
   void launch(const ir::Kernel& kernel, const LaunchArgs& args) override;
   // A Vulkan buffer; launches here bind it instead of copying (Tensor::on).
   std::unique_ptr<DeviceCopy> copyOf(size_t bytes, std::string& why) override;
@@ -67,7 +65,6 @@ class VulkanDevice final : public Device {
 
   std::string name_;
   mutable std::mutex mutex_;  // one launch at a time: the Gpu is single-threaded
-  std::string ran_;
   std::unique_ptr<State> state_;
 };
 
