@@ -115,6 +115,7 @@ void checkLaunchArgs(const ir::Kernel& k, const LaunchArgs& args, std::string_vi
   if (args.scalars.size() != k.scalars.size())
     bad("got " + std::to_string(args.scalars.size()) + " scalars but the kernel takes " +
         std::to_string(k.scalars.size()));
+  if (std::ranges::none_of(args.tensors, &TensorArg::residency)) return;  // launches without device copies
   std::vector<bool> stored(args.tensors.size(), false);
   ir::forEachOp(k.body, [&](const ir::Op& op) {
     if (op.code == ir::OpCode::store) stored.at(size_t(op.intAttr("tensor"))) = true;

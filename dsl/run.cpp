@@ -21,11 +21,11 @@ namespace {
 
 thread_local CaptureTraces* gCapture = nullptr;
 
-void dumpKernel(const ir::Kernel& k) {
+void dumpKernel(const ir::Kernel& k, uint64_t hash) {
   const char* dir = std::getenv("TILEJIT_DUMP");
   if (!dir || !*dir) return;
   std::filesystem::create_directories(dir);
-  auto path = std::filesystem::path(dir) / (k.name + "-" + ir::hashHex(ir::semanticHash(k)) + ".tir");
+  auto path = std::filesystem::path(dir) / (k.name + "-" + ir::hashHex(hash) + ".tir");
   std::ofstream(path) << ir::print(k);
   spdlog::debug("tilejit: wrote {}", path.string());
 }
@@ -84,9 +84,10 @@ TracedKernel finishTrace(Tracer& tracer) {
   ir::verify(raw);
   auto canonical = std::make_shared<const ir::Kernel>(ir::canonicalize(raw));
   ir::verify(*canonical);
-  spdlog::debug("tilejit: traced {}\n{}", canonical->name, ir::print(*canonical));
-  dumpKernel(*canonical);
+  if (spdlog::should_log(spdlog::level::debug))
+    spdlog::debug("tilejit: traced {}\n{}", canonical->name, ir::print(*canonical));
   uint64_t hash = ir::semanticHash(*canonical);
+  dumpKernel(*canonical, hash);
   canonicalMemo().add(rawHash, raw.name, {canonical, hash});
   return {canonical, tracer.takeTensors(), hash};
 }

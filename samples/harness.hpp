@@ -20,7 +20,7 @@ struct Report {
   bool checked = false;
   double tolerance = 0;
 
-  int repeat = 1;           // --repeat: runs after the first, which may compile
+  int repeat = 1;           // --repeat: runs in all; the first may compile and is left out of ms
   double firstMs = 0;
   std::string cache;  // how the first run got its kernel on the CPU: miss, memory or disk
   double compileMs = 0;
