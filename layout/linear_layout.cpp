@@ -136,21 +136,4 @@ bool LinearLayout::spans(const std::vector<std::string>& names, const LinearLayo
   return rankOf(mine) == rankOf(both);
 }
 
-std::string LinearLayout::str() const {
-  auto coords = [](const Basis& b) {
-    std::string s = "[";
-    for (size_t i = 0; i < b.size(); ++i) s.append(i ? "," : "").append(std::to_string(b[i]));
-    return s + "]";
-  };
-  std::string s;
-  for (const InDim& d : ins_) {
-    s += d.name + ":";
-    for (const Basis& b : d.bases) s.append(" ").append(coords(b));
-    s += "; ";
-  }
-  Basis sizes;
-  for (const OutDim& o : outs_) sizes.push_back(o.size);
-  return s + "-> " + coords(sizes);
-}
-
 }  // namespace tj::layout

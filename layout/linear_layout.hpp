@@ -41,7 +41,6 @@ class LinearLayout {
   // Whether the bases of `names` span every basis of `other`'s `otherNames` (as flat bit vectors).
   bool spans(const std::vector<std::string>& names, const LinearLayout& other,
              const std::vector<std::string>& otherNames) const;
-  std::string str() const;  // "register: [0,1] [8,0]; lane: ...; -> [16, 8]"
 
   bool operator==(const LinearLayout&) const = default;
 

@@ -2,7 +2,8 @@
 // every GPU backend (each backend only prints it as SPIR-V, PTX or AMDGPU).
 //
 // Values are typed SSA registers (%N) holding scalars. Control flow is structured:
-// `for` (a region ^(k, carried...) yielding the new carried registers) and `if`.
+// `for` (a region ^(k, carried...) yielding the new carried registers); predicates guard
+// memory accesses instead of branches.
 // Instructions (operands in parentheses, attributes in braces):
 //   thread_id lane_id warp_id {}       : i32  this thread in the workgroup / its subgroup / its subgroup's index
 //   workgroup_id workgroup_count {axis}: i64  the program id / grid size on an axis
@@ -18,7 +19,7 @@
 //   shuffle_xor {mask} (x), shuffle_idx (x, lane) : x from another lane of the subgroup
 //   subgroup_reduce {fn, cluster} (x)  : fn over clusters of `cluster` consecutive lanes
 //   mma {instr, m, n, k, a, b, c} (a..., b..., c...) : one matrix instruction over register fragments; results d...
-//   for (start, end, inits...) / if (cond) / yield (values...)
+//   for (start, end, inits...) / yield (values...)
 #pragma once
 #include <cstdint>
 #include <map>
@@ -38,9 +39,9 @@ enum class KOp : uint8_t {
   unary, binary, cmp, select, cast,
   load_global, store_global, load_shared, store_shared, barrier,
   shuffle_xor, shuffle_idx, subgroup_reduce, mma,
-  for_loop, if_then, yield,
+  for_loop, yield,
 };
-std::string_view kopName(KOp op);  // "for" and "if" for the structured ops
+std::string_view kopName(KOp op);  // "for" for the structured loop
 bool isPure(KOp op);               // no side effects and no dependence on control (CSE-able)
 
 using KAttrValue = std::variant<int64_t, double, std::string>;
@@ -115,7 +116,6 @@ struct KernelFunction {
 class KBuilder {
  public:
   explicit KBuilder(KernelFunction& f);
-  KernelFunction& function() { return f_; }
 
   Reg emit(KOp op, DType type, std::vector<Reg> operands = {}, std::vector<KAttr> attrs = {});
   void effect(KOp op, std::vector<Reg> operands = {}, std::vector<KAttr> attrs = {});  // no result
@@ -127,7 +127,7 @@ class KBuilder {
   Reg binary(std::string_view fn, Reg a, Reg b);  // the result has a's type (cmp has its own)
   DType type(Reg r) const { return f_.regTypes.at(static_cast<size_t>(r)); }
 
-  // Opens a region on the last instruction (for/if) with block arguments of `types`.
+  // Opens a region on the last instruction (a for) with block arguments of `types`.
   std::vector<Reg> openRegion(const std::vector<DType>& types);
   void closeRegion();
   KInst& lastInst() { return open_.back()->insts.back(); }

@@ -154,14 +154,6 @@ Id Module::constU32(uint32_t value) { return constant(typeInt(32, false), value)
 Id Module::constI32(int32_t value) { return constant(typeInt(32, true), static_cast<uint32_t>(value)); }
 Id Module::constF32(float value) { return constant(typeFloat(32), std::bit_cast<uint32_t>(value)); }
 
-Id Module::constComposite(Id type, std::initializer_list<Id> parts) {
-  Id id = fresh();
-  Words ops{type, id};
-  ops.insert(ops.end(), parts);
-  emit(globals_, Op::ConstantComposite, ops);
-  return id;
-}
-
 // ---- variables ----
 
 Id Module::variable(Id pointerType, StorageClass sc) {
@@ -216,12 +208,6 @@ Id Module::beginFunction(Id resultType, Id functionType) {
   return id;
 }
 
-Id Module::parameter(Id type) {
-  Id id = fresh();
-  emit(functions_, Op::FunctionParameter, {type, id});
-  return id;
-}
-
 // Function variables must open the first block, so they are spliced in
 // after its label (the first two words of the body).
 void Module::endFunction() {
@@ -271,7 +257,6 @@ Id Module::phi(Id type, const std::vector<std::pair<Id, Id>>& incoming) {
 }
 
 void Module::returnVoid() { emitInFunction(Op::Return, {}); }
-void Module::returnValue(Id value) { emitInFunction(Op::ReturnValue, {value}); }
 
 // ---- instructions ----
 

@@ -116,7 +116,6 @@ class Module {
   Id constU32(uint32_t value);
   Id constI32(int32_t value);
   Id constF32(float value);
-  Id constComposite(Id type, std::initializer_list<Id> parts);
 
   // Variables. A global one (any class but Function) joins the entry point's
   // interface; a Function one goes to the top of the current function.
@@ -136,7 +135,6 @@ class Module {
 
   // Functions. The GLCompute entry point gets LocalSize(x, y, z).
   Id beginFunction(Id resultType, Id functionType);
-  Id parameter(Id type);
   void endFunction();
   void entryPoint(Id function, std::string_view name, uint32_t x, uint32_t y = 1, uint32_t z = 1);
 
@@ -150,7 +148,6 @@ class Module {
   void selectionMerge(Id merge);
   Id phi(Id type, const std::vector<std::pair<Id, Id>>& incoming);  // (value, predecessor block)
   void returnVoid();
-  void returnValue(Id value);
 
   // Instructions. op() emits any instruction whose operands are all ids
   // (arithmetic, comparisons, conversions, bitcasts, composites). `result`
