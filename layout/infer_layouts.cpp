@@ -276,8 +276,20 @@ class Inference {
     std::optional<MatrixAcc> m = matrixAcc(op);
     LayoutPtr acc = m ? make(Layout{*m}) : defaultLayout(r);
     at(r) = acc;
-    require(op.operands[0], make(Layout{DotOperand{0, acc}}), op, 0);
-    require(op.operands[1], make(Layout{DotOperand{1, acc}}), op, 1);
+    for (int i = 0; i < 2; ++i) {
+      ValueId x = op.operands[size_t(i)];
+      LayoutPtr operand = make(Layout{DotOperand{i, acc}});
+      if (m) {
+        require(x, operand, op, size_t(i));
+        continue;
+      }
+      // An FMA dot stages both operands in workgroup memory, row-major, from whatever layout
+      // they have (lower/gpu), so each is a shared-memory conversion; on the CPU, none.
+      if (!at(x)) settle(x, defaultLayout(x));
+      if (t_.sharedBytes > 0)
+        conversions_.push_back({x, op.code, r, i, at(x), operand, ConversionKind::shared_memory,
+                                Shared{1, 1, 1, rowMajorOrder(type(x).shape.size())}});
+    }
     if (op.operands.size() == 3) require(op.operands[2], acc, op, 2);
   }
 
