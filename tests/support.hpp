@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "devices/vulkan/vulkan_runtime.hpp"
+
 namespace tj::test {
 
 struct CommandResult {
@@ -77,6 +79,31 @@ class CaptureLog {
   std::ostringstream out_;
   std::shared_ptr<spdlog::logger> previous_;
 };
+
+inline std::string readText(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// An empty folder of this process under the temp folder: tilejit-<area>-<name>-<pid>.
+inline std::filesystem::path scratchDir(const std::string& area, const std::string& name) {
+  auto dir = std::filesystem::temp_directory_path() / ("tilejit-" + area + "-" + name + "-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+// Whether a Vulkan driver loads; otherwise says "vulkan skipped: <why>" (tools/dev counts
+// these), failing instead when TILEJIT_REQUIRE_VULKAN=1 (as in CI, which has lavapipe).
+inline bool vulkanAvailable() {
+  if (vk::status().available) return true;
+  const char* require = std::getenv("TILEJIT_REQUIRE_VULKAN");
+  if (require && std::string(require) == "1") FAIL("Vulkan is required here: " << vk::status().reason);
+  MESSAGE("vulkan skipped: " << vk::status().reason);
+  return false;
+}
 
 // Checks a SPIR-V module with `spirv-val --target-env vulkan1.2`. Without the tool the
 // check is skipped with a message, or fails when TILEJIT_REQUIRE_SPIRV_VAL=1 (as in CI).

@@ -36,21 +36,7 @@ using test::ScopedEnv;
 
 namespace fs = std::filesystem;
 
-fs::path scratchDir(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("tilejit-tune-" + name + "-" + std::to_string(getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
 
-
-
-std::string readText(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 TuneConfig block(int64_t b) { return {{{"block", b}}}; }
 
@@ -180,7 +166,7 @@ TEST_CASE("autotune: the tuning file is per device under $TILEJIT_CACHE_DIR/tuni
 }
 
 TEST_CASE("autotune: a tuning file round-trips through save and load; old and unknown fields load") {
-  fs::path dir = scratchDir("roundtrip");
+  fs::path dir = test::scratchDir("tune", "roundtrip");
   fs::path file = dir / "sub" / "t.json";
   CHECK(loadTunings(file).empty());  // no file: no entries, and nothing created
   CHECK_FALSE(fs::exists(dir / "sub"));
@@ -209,7 +195,7 @@ TEST_CASE("autotune: a tuning file round-trips through save and load; old and un
 }
 
 TEST_CASE("autotune: a second tune of the same problem reads the file and times nothing") {
-  fs::path dir = scratchDir("second");
+  fs::path dir = test::scratchDir("tune", "second");
   AddProblem problem(dir / "t.json");
   TuneResult first = problem.tune();
   CHECK(first.source == TuneSource::ran);
@@ -232,7 +218,7 @@ TEST_CASE("autotune: a second tune of the same problem reads the file and times 
 }
 
 TEST_CASE("autotune: the fastest candidate is kept, with every candidate's time and IR hash") {
-  fs::path dir = scratchDir("fastest");
+  fs::path dir = test::scratchDir("tune", "fastest");
   AddProblem problem(dir / "t.json");
   problem.delayMs = {{256, 20}, {1024, 20}};
   TuneResult r = problem.tune();
@@ -258,7 +244,7 @@ TEST_CASE("autotune: the fastest candidate is kept, with every candidate's time 
 }
 
 TEST_CASE("autotune: a candidate the device ran elsewhere (a CPU fallback) is skipped, however fast") {
-  fs::path dir = scratchDir("fallback");
+  fs::path dir = test::scratchDir("tune", "fallback");
   AddProblem problem(dir / "t.json");
   problem.delayMs = {{256, 20}, {1024, 20}};
   problem.fallback = {{512, "too much workgroup memory"}};
@@ -273,7 +259,7 @@ TEST_CASE("autotune: a candidate the device ran elsewhere (a CPU fallback) is sk
 }
 
 TEST_CASE("autotune: when every candidate ran elsewhere, the first config is used untimed and nothing is stored") {
-  fs::path dir = scratchDir("all-fallback");
+  fs::path dir = test::scratchDir("tune", "all-fallback");
   AddProblem problem(dir / "t.json");
   for (const TuneConfig& c : problem.configs) problem.fallback[c["block"]] = "no device";
   CaptureLog log;
@@ -286,7 +272,7 @@ TEST_CASE("autotune: when every candidate ran elsewhere, the first config is use
 }
 
 TEST_CASE("autotune: an edited candidate is re-tuned, and only it is timed") {
-  fs::path dir = scratchDir("edited");
+  fs::path dir = test::scratchDir("tune", "edited");
   AddProblem problem(dir / "t.json");
   problem.tune();
   std::string oldHash = problem.stored().candidates[1].irHash;
@@ -307,7 +293,7 @@ TEST_CASE("autotune: an edited candidate is re-tuned, and only it is timed") {
 }
 
 TEST_CASE("autotune: changing an unrelated kernel re-tunes nothing else") {
-  fs::path dir = scratchDir("unrelated");
+  fs::path dir = test::scratchDir("tune", "unrelated");
   AddProblem add(dir / "t.json"), other(dir / "t.json");
   other.kernel = "other";
   add.tune();
@@ -324,7 +310,7 @@ TEST_CASE("autotune: changing an unrelated kernel re-tunes nothing else") {
 }
 
 TEST_CASE("autotune: another compiler build re-tunes") {
-  fs::path dir = scratchDir("compiler");
+  fs::path dir = test::scratchDir("tune", "compiler");
   AddProblem problem(dir / "t.json");
   problem.tune();
   updateTunings(problem.file, [](Tunings& t) {
@@ -343,7 +329,7 @@ TEST_CASE("autotune: a corrupt tuning file is reported, set aside and tuned afre
                                "\x01\x02garbage"};
   for (const char* text : corruptions) {
     CAPTURE(text);
-    fs::path dir = scratchDir("corrupt");
+    fs::path dir = test::scratchDir("tune", "corrupt");
     AddProblem problem(dir / "t.json");
     std::ofstream(problem.file) << text;
     CaptureLog log;
@@ -354,7 +340,7 @@ TEST_CASE("autotune: a corrupt tuning file is reported, set aside and tuned afre
     for (const fs::path& f : filesIn(dir))
       if (startsWith(f, "t.json.corrupt-")) aside.push_back(f);
     REQUIRE(aside.size() == 1);
-    CHECK(readText(dir / aside[0]) == text);
+    CHECK(test::readText(dir / aside[0]) == text);
     CHECK(loadTunings(problem.file).size() == 1);
     CHECK(problem.tune().source == TuneSource::file);
     fs::remove_all(dir);
@@ -362,7 +348,7 @@ TEST_CASE("autotune: a corrupt tuning file is reported, set aside and tuned afre
 }
 
 TEST_CASE("autotune: two processes tuning at once both land in the file") {
-  fs::path dir = scratchDir("processes");
+  fs::path dir = test::scratchDir("tune", "processes");
   fs::path file = dir / "t.json";
   auto child = [&](const std::string& kernel) {
     return "TILEJIT_TUNE_CHILD=" + kernel + " TILEJIT_TUNE_FILE='" + file.string() + "' TILEJIT_CACHE_DIR='" +
@@ -381,7 +367,7 @@ TEST_CASE("autotune: two processes tuning at once both land in the file") {
 }
 
 TEST_CASE("autotune: TILEJIT_AUTOTUNE=0 uses a valid stored choice, else the first config, and times nothing") {
-  fs::path dir = scratchDir("off");
+  fs::path dir = test::scratchDir("tune", "off");
   AddProblem problem(dir / "t.json");
   problem.delayMs = {{256, 20}, {1024, 20}};
   {
@@ -410,7 +396,7 @@ TEST_CASE("autotune: TILEJIT_AUTOTUNE=0 uses a valid stored choice, else the fir
 }
 
 TEST_CASE("autotune: a failing candidate is skipped with its reason; every one failing is an error") {
-  fs::path dir = scratchDir("failing");
+  fs::path dir = test::scratchDir("tune", "failing");
   AddProblem problem(dir / "t.json");
   problem.failure[512] = "out of shared memory";
   problem.configs.push_back({{{"block", 64}, {"unsupported", 1}}});
@@ -443,7 +429,7 @@ TEST_CASE("autotune: a failing candidate is skipped with its reason; every one f
 }
 
 TEST_CASE("autotune: the interpreter is never timed, and the default file lives in $TILEJIT_CACHE_DIR") {
-  fs::path dir = scratchDir("default");
+  fs::path dir = test::scratchDir("tune", "default");
   AddProblem problem("");
   ScopedEnv at("TILEJIT_CACHE_DIR", dir.c_str()), on("TILEJIT_CACHE", nullptr);
   TuneResult interp = tune("add", problem.configs, TuneKey{{1000}}, [&](const TuneConfig& c) { problem.body(c); },
@@ -459,7 +445,7 @@ TEST_CASE("autotune: the interpreter is never timed, and the default file lives 
 }
 
 TEST_CASE("autotune: tile-tune lists, shows and clears entries") {
-  fs::path dir = scratchDir("tool");
+  fs::path dir = test::scratchDir("tune", "tool");
   fs::path file = dir / "t.json";
   saveTunings(file, {{"gemm/100x7/f32,bf16", sampleEntry("gemm", 100)}, {"attention/3x7/f32,bf16", sampleEntry("attention", 3)}});
   auto tileTune = [&](const std::string& args) {

@@ -18,7 +18,6 @@
 #include <vector>
 
 #include "devices/vulkan/vulkan_device.hpp"
-#include "devices/vulkan/vulkan_runtime.hpp"
 #include "dsl/tilejit.hpp"
 #include "tests/reference.hpp"
 #include "tests/support.hpp"
@@ -31,8 +30,7 @@ namespace {
 // The devices every conformance case runs on; add a backend here when it lands.
 std::vector<std::string> conformanceDevices() {
   std::vector<std::string> d = {"interp", "cpu"};
-  if (vk::status().available) d.push_back("vulkan");
-  else MESSAGE("vulkan skipped: " << vk::status().reason);
+  if (test::vulkanAvailable()) d.push_back("vulkan");
   return d;
 }
 

@@ -42,13 +42,6 @@ using test::ScopedEnv;
 namespace fs = std::filesystem;
 using jit::CacheSource;
 
-fs::path scratchDir(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("tilejit-cache-" + name + "-" + std::to_string(getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
 jit::CacheKey idsKey() { return {ir::semanticHash(cputest::idsKernel()), jit::hostTarget().deviceFeatures, "test"}; }
 
 // The ids compiler, counting its calls.
@@ -136,7 +129,7 @@ TEST_CASE("kernel cache: a second lookup is a memory hit that does no compiling"
 }
 
 TEST_CASE("kernel cache: a fresh cache loads the entry from disk without compiling") {
-  fs::path dir = scratchDir("disk");
+  fs::path dir = test::scratchDir("cache", "disk");
   jit::resetCacheStats();
   CHECK(freshLookup(dir) == kCompiled);
   jit::KernelCache cache({}, dir);
@@ -161,7 +154,7 @@ TEST_CASE("kernel cache: a fresh cache loads the entry from disk without compili
 }
 
 TEST_CASE("kernel cache: another process hits the disk cache") {
-  fs::path dir = scratchDir("process");
+  fs::path dir = test::scratchDir("cache", "process");
   CHECK(freshLookup(dir) == kCompiled);
   test::CommandResult child = test::runConcurrently({childCommand("lookup", dir)})[0];
   CHECK(child.status == 0);
@@ -170,7 +163,7 @@ TEST_CASE("kernel cache: another process hits the disk cache") {
 }
 
 TEST_CASE("kernel cache: a corrupt entry is reported, recompiled and replaced") {
-  fs::path dir = scratchDir("corrupt");
+  fs::path dir = test::scratchDir("cache", "corrupt");
   fs::path path = jit::KernelCache({}, dir).entryPath(idsKey().str());
   auto flipByte = [&](std::streamoff at) {
     std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
@@ -215,7 +208,7 @@ TEST_CASE("kernel cache: a corrupt entry is reported, recompiled and replaced") 
 }
 
 TEST_CASE("kernel cache: TILEJIT_CACHE=0 keeps everything in memory") {
-  fs::path dir = scratchDir("off");
+  fs::path dir = test::scratchDir("cache", "off");
   {
     ScopedEnv off("TILEJIT_CACHE", "0"), at("TILEJIT_CACHE_DIR", dir.c_str());
     CHECK(jit::KernelCache::diskDirFromEnvironment().empty());
@@ -237,7 +230,7 @@ TEST_CASE("kernel cache: the disk folder comes from TILEJIT_CACHE_DIR, else HOME
 }
 
 TEST_CASE("kernel cache: an unwritable folder only costs the disk cache") {
-  fs::path dir = scratchDir("unwritable");
+  fs::path dir = test::scratchDir("cache", "unwritable");
   fs::path file = dir / "not-a-folder";
   std::ofstream(file) << "x";
   CaptureLog log;
@@ -247,7 +240,7 @@ TEST_CASE("kernel cache: an unwritable folder only costs the disk cache") {
 }
 
 TEST_CASE("kernel cache: concurrent lookups of one key compile it once per cache") {
-  fs::path dir = scratchDir("threads");
+  fs::path dir = test::scratchDir("cache", "threads");
   CountingCompiler first, second;
   jit::KernelCache a(first.fn(), dir), b(second.fn(), dir);
   std::vector<std::thread> threads;
@@ -263,7 +256,7 @@ TEST_CASE("kernel cache: concurrent lookups of one key compile it once per cache
 }
 
 TEST_CASE("kernel cache: processes compiling and writing one entry at once leave it whole") {
-  fs::path dir = scratchDir("processes");
+  fs::path dir = test::scratchDir("cache", "processes");
   std::vector<test::CommandResult> lookups = test::runConcurrently({childCommand("lookup", dir), childCommand("lookup", dir)});
   for (const test::CommandResult& r : lookups) CHECK_MESSAGE(r.status == 0, r.output);
   CHECK(freshLookup(dir) == kDiskHit);

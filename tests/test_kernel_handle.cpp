@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "devices/cpu/cpu_device.hpp"
-#include "devices/vulkan/vulkan_runtime.hpp"
 #include "dsl/tilejit.hpp"
 #include "jit/kernel_cache.hpp"
+#include "tests/support.hpp"
 
 using namespace tj;
 
@@ -153,7 +153,7 @@ TEST_CASE("kernel handle: writes through both parameters of a tensor passed twic
     p.write(b, {32}).put(p.full({32}, 2.0), {1});
   });
   std::vector<std::string> devices = kDevices;
-  if (vk::status().available) devices.push_back("vulkan");
+  if (test::vulkanAvailable()) devices.push_back("vulkan");
   for (const std::string& device : devices) {
     CAPTURE(device);
     Tensor t = Tensor::zeros({64});

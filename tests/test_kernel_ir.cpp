@@ -9,7 +9,6 @@
 #include <fstream>
 #include <sstream>
 
-#include <sys/wait.h>
 
 #include "devices/interp/interpreter.hpp"
 #include "devices/print_buffers.hpp"
@@ -19,6 +18,7 @@
 #include "lower/gpu/lower_to_kernel_ir.hpp"
 #include "tests/kernel_ir_simulator.hpp"
 #include "samples/kernels.hpp"
+#include "tests/support.hpp"
 
 namespace fs = std::filesystem;
 using namespace tj;
@@ -41,13 +41,6 @@ KernelFunction lowered(const std::string& name, const std::string& target) {
   ir::Kernel k = kernelNamed(name);
   const layout::Target& t = layout::targetByName(target);
   return lowerToKernelIR(k, layout::inferLayouts(k, t), t);
-}
-
-std::string readText(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 // Whether any instruction of kind `op` has attribute `name` = `value`.
@@ -378,23 +371,13 @@ TEST_CASE("kernel ir: what is not lowered yet fails with a clear error") {
 }
 
 TEST_CASE("kernel ir: tile-ir --stage=kernel prints the library's text and fails on what is unsupported") {
-  auto runTool = [](const std::string& args, int& status) {
-    FILE* pipe = popen((std::string(TILEJIT_BIN_DIR) + "/tile-ir " + args + " 2>&1").c_str(), "r");
-    REQUIRE(pipe != nullptr);
-    std::string out;
-    char buf[4096];
-    while (size_t n = fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
-    int raw = pclose(pipe);
-    status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-    return out;
-  };
-  int status = 0;
-  std::string out = runTool("--sample softmax --stage=kernel --target=vulkan", status);
-  CHECK(status == 0);
-  CHECK(out == print(lowered("softmax", "vulkan")));
-  out = runTool("--sample gemm --stage=kernel --target=vulkan", status);
-  CHECK(status == 1);
-  CHECK(out.find("kernel ir: unsupported:") != std::string::npos);
+  auto tileIr = [](const std::string& args) { return test::runCommand(std::string(TILEJIT_BIN_DIR) + "/tile-ir " + args); };
+  test::CommandResult r = tileIr("--sample softmax --stage=kernel --target=vulkan");
+  CHECK(r.status == 0);
+  CHECK(r.output == print(lowered("softmax", "vulkan")));
+  r = tileIr("--sample gemm --stage=kernel --target=vulkan");
+  CHECK(r.status == 1);
+  CHECK(r.output.find("kernel ir: unsupported:") != std::string::npos);
 }
 
 TEST_CASE("kernel ir: the samples' kernel IR matches the golden files") {
@@ -410,6 +393,6 @@ TEST_CASE("kernel ir: the samples' kernel IR matches the golden files") {
     std::string text = print(lowered(name, target));
     fs::path golden = dir / (std::string(name) + "." + target + ".kir");
     if (update) std::ofstream(golden) << text;
-    CHECK(readText(golden) == text);
+    CHECK(test::readText(golden) == text);
   }
 }

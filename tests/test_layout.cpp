@@ -47,13 +47,6 @@ ir::Kernel kernelNamed(const std::string& name) {
   return samples::traceSample(name);
 }
 
-std::string readText(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 std::string runTool(const std::string& args, int& status) {
   test::CommandResult r = test::runCommand(std::string(TILEJIT_BIN_DIR) + "/tile-ir " + args);
   status = r.status;
@@ -178,7 +171,7 @@ TEST_CASE("layout: the samples' layouts on every target match their golden files
       std::string text = printWithLayouts(k, inferLayouts(k, t));
       fs::path golden = dir / (name + "." + t.name + ".tir");
       if (update) std::ofstream(golden) << text;
-      CHECK(readText(golden) == text);
+      CHECK(test::readText(golden) == text);
     }
   }
 }

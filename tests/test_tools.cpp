@@ -24,20 +24,6 @@ using test::runCommand;
 
 std::string tileIr(const std::string& args) { return std::string(TILEJIT_BIN_DIR) + "/tile-ir " + args; }
 
-std::string readText(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-fs::path scratchDir(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("tilejit-test-" + name + "-" + std::to_string(getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
 }  // namespace
 
 TEST_CASE("every sample's IR round-trips through text and matches its golden file") {
@@ -52,7 +38,7 @@ TEST_CASE("every sample's IR round-trips through text and matches its golden fil
     CHECK(ir::print(ir::canonicalize(reparsed)) == text);  // traced IR is already canonical
     fs::path golden = fs::path(TILEJIT_SOURCE_DIR) / "tests" / "golden" / (name + ".tir");
     if (std::getenv("TILEJIT_UPDATE_GOLDEN")) std::ofstream(golden) << text;
-    CHECK(readText(golden) == text);
+    CHECK(test::readText(golden) == text);
   }
 }
 
@@ -70,7 +56,7 @@ TEST_CASE("tile-ir prints the same IR and hash as the library, and the hash is e
 }
 
 TEST_CASE("tile-ir reads a file back: round trip, and any semantic edit changes the hash") {
-  fs::path dir = scratchDir("edit");
+  fs::path dir = test::scratchDir("test", "edit");
   std::string text = ir::print(samples::traceSample("gemm"));
   std::ofstream(dir / "gemm.tir") << text;
   CommandResult printed = runCommand(tileIr((dir / "gemm.tir").string()));
@@ -99,7 +85,7 @@ TEST_CASE("tile-ir reads a file back: round trip, and any semantic edit changes 
 }
 
 TEST_CASE("tile-ir reports a bad file with line:col and exit status 1") {
-  fs::path dir = scratchDir("bad");
+  fs::path dir = test::scratchDir("test", "bad");
   std::ofstream(dir / "bad.tir") << "kernel @k() grid 1 {\n  %0 = constant() {value = 1} : i64\n  %1 = frob(%0) : i64\n}\n";
   CommandResult r = runCommand(tileIr((dir / "bad.tir").string()));
   CHECK(r.status == 1);
@@ -109,18 +95,19 @@ TEST_CASE("tile-ir reports a bad file with line:col and exit status 1") {
 }
 
 TEST_CASE("TILEJIT_DUMP writes each traced kernel as a .tir file tile-ir reads back") {
-  fs::path dir = scratchDir("dump");
-  setenv("TILEJIT_DUMP", dir.c_str(), 1);
+  fs::path dir = test::scratchDir("test", "dump");
   Tensor a = Tensor::random({1000}, 1), out = Tensor::zeros({1000});
-  samples::vectorAdd(a, a, out, {.device = "interp"});
-  unsetenv("TILEJIT_DUMP");
+  {
+    test::ScopedEnv dump("TILEJIT_DUMP", dir.c_str());
+    samples::vectorAdd(a, a, out, {.device = "interp"});
+  }
   std::vector<fs::path> files;
   for (const auto& e : fs::directory_iterator(dir)) files.push_back(e.path());
   REQUIRE(files.size() == 1);
   CHECK(files[0].filename().string().rfind("vector_add-", 0) == 0);
   CommandResult r = runCommand(tileIr(files[0].string()));
   CHECK(r.status == 0);
-  CHECK(r.output == readText(files[0]));
+  CHECK(r.output == test::readText(files[0]));
   CHECK(out.item(999) == doctest::Approx(2 * a.item(999)));
   fs::remove_all(dir);
 }

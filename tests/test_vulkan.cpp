@@ -15,6 +15,7 @@
 #include "devices/vulkan/vulkan_runtime.hpp"
 #include "ir/error.hpp"
 #include "lower/spirv/spirv_builder.hpp"
+#include "tests/support.hpp"
 
 namespace tj::spirvtest {
 spirv::Words vectorAddKernel();     // c = a + b below n, 64 wide
@@ -29,10 +30,7 @@ namespace {
 // The device under test ($TILEJIT_DEVICE when it names a Vulkan one, else
 // vulkan:0), or null after saying why the case is skipped.
 vk::Gpu* gpu() {
-  if (!vk::status().available) {
-    MESSAGE("skipped: " << vk::status().reason);
-    return nullptr;
-  }
+  if (!test::vulkanAvailable()) return nullptr;
   static std::unique_ptr<vk::Gpu> device = [] {
     const char* env = std::getenv("TILEJIT_DEVICE");
     std::string name = env && std::string(env).starts_with("vulkan") ? env : "vulkan";

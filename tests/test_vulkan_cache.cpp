@@ -31,19 +31,6 @@ namespace {
 namespace fs = std::filesystem;
 using jit::CacheSource;
 
-bool vulkanAvailable() {
-  if (vk::status().available) return true;
-  MESSAGE("skipped: " << vk::status().reason);
-  return false;
-}
-
-fs::path scratchDir(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("tilejit-vkcache-" + name + "-" + std::to_string(getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
 std::vector<fs::path> filesWithExtension(const fs::path& dir, const std::string& extension) {
   std::vector<fs::path> found;
   for (const auto& e : fs::directory_iterator(dir))
@@ -98,8 +85,8 @@ TEST_CASE("vulkan cache: child process") {
 }
 
 TEST_CASE("vulkan cache: a second process loads the SPIR-V from disk and the pipeline cache file") {
-  if (!vulkanAvailable()) return;
-  fs::path dir = scratchDir("process");
+  if (!test::vulkanAvailable()) return;
+  fs::path dir = test::scratchDir("vkcache", "process");
   test::CommandResult cold = test::runCommand(childCommand(dir));
   REQUIRE_MESSAGE(cold.status == 0, cold.output);
   CHECK_MESSAGE(cold.output.find("child: vulkan=1 cache=miss") != std::string::npos, cold.output);
@@ -123,8 +110,8 @@ TEST_CASE("vulkan cache: a second process loads the SPIR-V from disk and the pip
 }
 
 TEST_CASE("vulkan cache: fresh devices hit memory, then disk; a corrupt entry is rebuilt and replaced") {
-  if (!vulkanAvailable()) return;
-  fs::path dir = scratchDir("corrupt");
+  if (!test::vulkanAvailable()) return;
+  fs::path dir = test::scratchDir("vkcache", "corrupt");
   test::ScopedEnv cacheDir("TILEJIT_CACHE_DIR", dir.string().c_str());
   {
     vulkan::VulkanDevice device("vulkan");
@@ -152,8 +139,8 @@ TEST_CASE("vulkan cache: fresh devices hit memory, then disk; a corrupt entry is
 }
 
 TEST_CASE("vulkan cache: TILEJIT_CACHE=0 writes and reads nothing") {
-  if (!vulkanAvailable()) return;
-  fs::path dir = scratchDir("off");
+  if (!test::vulkanAvailable()) return;
+  fs::path dir = test::scratchDir("vkcache", "off");
   test::ScopedEnv cacheDir("TILEJIT_CACHE_DIR", dir.string().c_str());
   test::ScopedEnv off("TILEJIT_CACHE", "0");
   CHECK(freshAdd() == CacheSource::compiled);
@@ -197,8 +184,8 @@ TEST_CASE("vulkan cache: the encoding round-trips and rejects damage") {
 }
 
 TEST_CASE("vulkan cache: the pipeline cache file is loaded at startup, saved when it changed, replaced when corrupt") {
-  if (!vulkanAvailable()) return;
-  fs::path dir = scratchDir("pipelines");
+  if (!test::vulkanAvailable()) return;
+  fs::path dir = test::scratchDir("vkcache", "pipelines");
   spirv::Words words = spirvtest::vectorAddKernel();
   fs::path file;
   std::vector<char> saved;

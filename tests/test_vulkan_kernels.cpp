@@ -28,12 +28,6 @@ namespace {
 
 int gRanOnVulkan = 0;
 
-bool vulkanAvailable() {
-  if (vk::status().available) return true;
-  MESSAGE("skipped: " << vk::status().reason);
-  return false;
-}
-
 Tensor poisoned(const Shape& shape) { return Tensor::full(shape, std::numeric_limits<double>::quiet_NaN()); }
 
 // Distance in f32 units in the last place (NaN against anything: huge).
@@ -72,19 +66,19 @@ void compareWithInterpreter(const Shape& outShape, int64_t maxUlps,
 }  // namespace
 
 TEST_CASE("vulkan kernels: vector_add at an odd size matches the interpreter exactly") {
-  if (!vulkanAvailable()) return;
+  if (!test::vulkanAvailable()) return;
   Tensor a = Tensor::random({100003}, 1), b = Tensor::random({100003}, 2);
   compareWithInterpreter({100003}, 0, [&](const Tensor& out, const RunOptions& o) { return samples::vectorAdd(a, b, out, o); });
 }
 
 TEST_CASE("vulkan kernels: fused at an odd size matches the interpreter exactly") {
-  if (!vulkanAvailable()) return;
+  if (!test::vulkanAvailable()) return;
   Tensor a = Tensor::random({5001}, 3), b = Tensor::random({5001}, 4), c = Tensor::random({5001}, 5);
   compareWithInterpreter({5001}, 0, [&](const Tensor& out, const RunOptions& o) { return samples::fused(a, b, c, out, o); });
 }
 
 TEST_CASE("vulkan kernels: softmax at odd sizes is within a few ulps of the interpreter") {
-  if (!vulkanAvailable()) return;
+  if (!test::vulkanAvailable()) return;
   for (Shape shape : {Shape{7, 5}, Shape{33, 29}}) {
     Tensor x = Tensor::random(shape, 6, DType::f32, -4, 4);
     compareWithInterpreter(shape, 8, [&](const Tensor& out, const RunOptions& o) { return samples::softmax(x, out, o); });
@@ -105,7 +99,7 @@ TEST_CASE("vulkan kernels: an unsupported kernel falls back to the CPU with the 
 }
 
 TEST_CASE("vulkan kernels: integer division by zero is the CPU's error, raised on Vulkan without a fallback") {
-  if (!vulkanAvailable()) return;
+  if (!test::vulkanAvailable()) return;
   Tensor a = Tensor::from({5}, {7, 8, 9, 10, 11}, i32), b = Tensor::from({5}, {1, 2, 0, 4, 5}, i32);
   Tensor out = Tensor::zeros({5}, i32);
   auto divide = [&](Program& p) { p.write(out, {5}).put(p.read(a, {5}).at({0}) % p.read(b, {5}).at({0}), {0}); };
@@ -118,7 +112,7 @@ TEST_CASE("vulkan kernels: integer division by zero is the CPU's error, raised o
 }
 
 TEST_CASE("vulkan kernels: an in-place update of a small tile is applied once, whatever copies threads hold") {
-  if (!vulkanAvailable()) return;
+  if (!test::vulkanAvailable()) return;
   Tensor t = Tensor::from({5}, {1, 2, 3, 4, 5});  // 5 elements over 32 threads: most hold copies
   CHECK(run({1}, [&](Program& p) { p.write(t, {5}).put(p.read(t, {5}).at({0}) + 10, {0}); },
             {.name = "increment", .device = "vulkan"}) == "vulkan");
@@ -126,7 +120,7 @@ TEST_CASE("vulkan kernels: an in-place update of a small tile is applied once, w
 }
 
 TEST_CASE("vulkan kernels: an error after the dispatch propagates; the kernel is not run again elsewhere") {
-  if (!vulkanAvailable()) return;
+  if (!test::vulkanAvailable()) return;
   Tensor t = Tensor::full({5}, 1.0);
   TracedKernel traced = tj::trace({1}, [&](Program& p) {
     Tile x = p.read(t, {5}).at({0}) + 1;
@@ -160,7 +154,7 @@ TEST_CASE("vulkan kernels: every sample that lowers prints a module spirv-val ac
 }
 
 TEST_CASE("vulkan kernels: pipelines require the kernel IR's subgroup size, with full subgroups") {
-  if (!vulkanAvailable()) return;
+  if (!test::vulkanAvailable()) return;
   Tensor x = Tensor::random({33, 29}, 9), out = poisoned({33, 29});
   samples::softmax(x, out, {.device = "vulkan"});
   const vulkan::LaunchInfo& launch = vulkan::lastLaunchInfo();
@@ -227,7 +221,7 @@ TEST_CASE("vulkan: scalar slots hold f64 bits, f32 bits in the low word (rounded
 }
 
 TEST_CASE("vulkan kernels: scalar parameters of every kind arrive whole") {
-  if (!vulkanAvailable()) return;
+  if (!test::vulkanAvailable()) return;
   auto scalars = kernel("scalars", [](Program& p, const Tensor& floats, const Tensor& ints, Scalar<f64> a, Tile b,
                                       Scalar<f16> c, Index n) {
     auto put = [&](const Tensor& t, const Tile& v, int64_t at) {
@@ -259,7 +253,7 @@ TEST_CASE("vulkan tensors: on() and host() name why a tensor stays on the host")
 }
 
 TEST_CASE("vulkan tensors: launches run on the device copies; host access downloads only what kernels wrote") {
-  if (!vulkanAvailable()) return;
+  if (!test::vulkanAvailable()) return;
   const int64_t n = 10007;
   Tensor a = Tensor::random({n}, 11), b = Tensor::random({n}, 12);
   std::vector<double> av = a.values(), bv = b.values();
@@ -284,7 +278,7 @@ TEST_CASE("vulkan tensors: launches run on the device copies; host access downlo
 }
 
 TEST_CASE("vulkan tensors: host writes and other devices see the newest bytes") {
-  if (!vulkanAvailable()) return;
+  if (!test::vulkanAvailable()) return;
   const int64_t n = 1001;
   Tensor x = Tensor::random({n}, 13).on("vulkan"), y = Tensor::random({n}, 14).on("vulkan");
   Tensor out = poisoned({n}).on("vulkan"), again = poisoned({n});
@@ -313,7 +307,7 @@ TEST_CASE("vulkan tensors: host writes and other devices see the newest bytes") 
 }
 
 TEST_CASE("vulkan tensors: views share their storage's device copy") {
-  if (!vulkanAvailable()) return;
+  if (!test::vulkanAvailable()) return;
   Tensor m = Tensor::random({29, 37}, 15, DType::f32, -4, 4), expected = poisoned({37, 29});
   samples::softmax(m.transpose(), expected, {.device = "interp"});
   m.on("vulkan");

@@ -26,11 +26,6 @@ namespace {
 
 constexpr int64_t kTile = 1024;
 
-bool vulkanAvailable() {
-  if (!vk::status().available) MESSAGE("skipped: " << vk::status().reason);
-  return vk::status().available;
-}
-
 // A function under test: its reference in long double (rounded once to the dtype),
 // the interval a uniform half of the sweep covers, and its ulp bounds on Vulkan.
 struct Function {
@@ -150,7 +145,7 @@ std::vector<uint32_t> f64Module(const char* fn) {
 }  // namespace
 
 TEST_CASE("vulkan math: f32 unary functions stay within their ulp bounds over dense sweeps of their whole range") {
-  if (!vulkanAvailable()) return;
+  if (!test::vulkanAvailable()) return;
   const int64_t n = int64_t{1} << 18;
   for (const Function& f : kFunctions) {
     CAPTURE(std::string(f.name));
@@ -172,7 +167,7 @@ TEST_CASE("vulkan math: f32 unary functions stay within their ulp bounds over de
 }
 
 TEST_CASE("vulkan math: f64 versions stay within their ulp bounds over dense sweeps of their whole range") {
-  if (!vulkanAvailable()) return;
+  if (!test::vulkanAvailable()) return;
   const size_t n = size_t{1} << 17;
   vk::Gpu gpu(0);
   for (const Function& f : kFunctions) {
