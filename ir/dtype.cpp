@@ -100,4 +100,14 @@ int64_t wrapToInt(DType t, int64_t v) {
   }
 }
 
+int64_t saturateToInt(DType t, double v) {
+  if (t == DType::boolean) return v != 0;
+  if (std::isnan(v)) return 0;
+  int bits = dtypeBytes(t) * 8;
+  double edge = std::ldexp(1.0, bits - 1);
+  if (v <= -edge) return std::numeric_limits<int64_t>::min() >> (64 - bits);
+  if (v >= edge) return std::numeric_limits<int64_t>::max() >> (64 - bits);
+  return static_cast<int64_t>(v);
+}
+
 }  // namespace tj

@@ -24,5 +24,8 @@ float bf16ToFloat(uint16_t b);
 // or wraps an integer into `t`'s range. bool maps nonzero to 1.
 double roundToFloat(DType t, double v);
 int64_t wrapToInt(DType t, int64_t v);
+// A float converted to integer dtype t: toward zero, NaN to 0, saturating at t's range;
+// bool maps nonzero to 1.
+int64_t saturateToInt(DType t, double v);
 
 }  // namespace tj

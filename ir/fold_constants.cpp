@@ -109,19 +109,10 @@ MaybeScalar evalCmp(const Op& op, Scalar a, Scalar b) {
   return compare(*pred, std::get<int64_t>(a), std::get<int64_t>(b));
 }
 
-// float->int truncates, maps NaN to 0 and saturates.
-int64_t saturate(DType t, double v) {
-  if (std::isnan(v)) return 0;
-  double tv = std::trunc(v);
-  if (tv >= 0x1p63) return maxOf(t);
-  if (tv < -0x1p63) return minOf(t);
-  return std::clamp(static_cast<int64_t>(tv), minOf(t), maxOf(t));
-}
-
 MaybeScalar evalCast(DType to, Scalar x) {
   if (const auto* d = std::get_if<double>(&x)) {
     if (isFloat(to)) return roundToFloat(to, *d);
-    if (isInteger(to)) return saturate(to, *d);
+    if (isInteger(to)) return saturateToInt(to, *d);
     return std::nullopt;  // float->bool is not specified
   }
   int64_t i = std::get<int64_t>(x);

@@ -412,7 +412,7 @@ Value Interpreter::cast(const ir::Op& op, const ir::Type& rt) {
   DType to = rt.dtype;
   auto same = [](auto v) { return v; };
   if (x.isFloat() == isFloat(to)) return map1(op, rt, same);
-  if (x.isFloat()) return elementwise(op, rt, [to](double v) { return interp::floatToInt(to, v); }, x.floats);
+  if (x.isFloat()) return elementwise(op, rt, [to](double v) { return saturateToInt(to, v); }, x.floats);
   return elementwise(op, rt, [to](int64_t v) { return interp::intToFloat(to, v); }, x.ints);
 }
 
@@ -530,7 +530,7 @@ Value Interpreter::load(const ir::Op& op, const ir::Type& rt) {
     });
   };
   if (out->isFloat()) read(out->floats, roundToFloat(rt.dtype, fill), interp::readFloat);
-  else read(out->ints, interp::floatToInt(rt.dtype, fill), interp::readInt);
+  else read(out->ints, saturateToInt(rt.dtype, fill), interp::readInt);
   return out;
 }
 

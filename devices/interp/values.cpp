@@ -55,14 +55,6 @@ double roundToOddDouble(int64_t v) {
   return v < 0 ? -d : d;
 }
 
-std::pair<int64_t, int64_t> intRange(DType t) {
-  switch (t) {
-    case DType::i8: return {INT8_MIN, INT8_MAX};
-    case DType::i32: return {INT32_MIN, INT32_MAX};
-    default: return {INT64_MIN, INT64_MAX};
-  }
-}
-
 std::string numberText(DType t, double v) {
   if (std::isnan(v)) return "nan";
   char buf[64];
@@ -73,15 +65,6 @@ std::string numberText(DType t, double v) {
 }
 
 }  // namespace
-
-int64_t floatToInt(DType to, double v) {
-  if (to == DType::boolean) return v != 0;
-  if (std::isnan(v)) return 0;
-  auto [lo, hi] = intRange(to);
-  if (v <= static_cast<double>(lo)) return lo;
-  if (v >= static_cast<double>(hi)) return hi;
-  return static_cast<int64_t>(v);
-}
 
 double intToFloat(DType to, int64_t v) {
   if (to == DType::f64) return static_cast<double>(v);

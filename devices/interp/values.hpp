@@ -49,7 +49,6 @@ using Value = std::shared_ptr<const Tile>;
 void normalize(Tile& t);
 
 // The cast op's element conversions, each rounding exactly once.
-int64_t floatToInt(DType to, double v);  // truncates, NaN -> 0, saturates; bool: v != 0
 double intToFloat(DType to, int64_t v);
 
 // One element of host memory at `p`, decoded or encoded by dtype. Values

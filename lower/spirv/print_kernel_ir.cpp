@@ -34,18 +34,6 @@ double number(const KAttrValue& v) {
   return std::holds_alternative<double>(v) ? std::get<double>(v) : double(std::get<int64_t>(v));
 }
 
-// A number as an integer of dtype t the way the interpreter converts floats: toward
-// zero, NaN to 0, saturating at t's range (bool: nonzero is 1).
-int64_t saturate(DType t, double v) {
-  if (t == DType::boolean) return v != 0;
-  if (std::isnan(v)) return 0;
-  int bits = dtypeBytes(t) * 8;
-  double edge = std::ldexp(1.0, bits - 1);
-  if (v <= -edge) return std::numeric_limits<int64_t>::min() >> (64 - bits);
-  if (v >= edge) return std::numeric_limits<int64_t>::max() >> (64 - bits);
-  return int64_t(v);
-}
-
 // The bit layout of the float types computed in (f16 and bf16 compute in f32 for fmod).
 struct FloatFormat {
   int bytes, mantissaBits, bias;
@@ -111,7 +99,7 @@ class Printer {
       case DType::f64: return m_.constant(type(t), std::bit_cast<uint64_t>(v));
       case DType::f16: return m_.constant(type(t), floatToHalf(float(roundToFloat(t, v))));
       case DType::bf16: return m_.constant(type(t), std::bit_cast<uint32_t>(float(roundToFloat(t, v))));
-      default: return intConstant(t, saturate(t, v));
+      default: return intConstant(t, saturateToInt(t, v));
     }
   }
   Id intConstant(DType t, int64_t v) {
