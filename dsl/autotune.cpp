@@ -23,6 +23,7 @@
 #include "devices/device.hpp"
 #include "dsl/run.hpp"
 #include "ir/passes.hpp"
+#include "jit/cache_file.hpp"
 #include "jit/cpu_target.hpp"
 #include "jit/kernel_cache.hpp"
 #include "jit/timing.hpp"
@@ -185,20 +186,10 @@ Tunings readOrSetAside(const fs::path& file) {
   }
 }
 
-// Through a temporary file in the same folder: readers only ever see whole files.
 void writeAtomically(const fs::path& file, const std::string& text) {
-  static std::atomic<uint64_t> writes{0};
-  fs::path temp = file;
-  temp += ".tmp." + std::to_string(getpid()) + "." + std::to_string(writes++);
   try {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out) throw Error("cannot write " + temp.string());
-    fs::rename(temp, file);
+    jit::writeFileAtomically(file, text);
   } catch (const std::exception& e) {
-    std::error_code ignored;
-    fs::remove(temp, ignored);
     throw Error("cannot write tuning file " + file.string() + ": " + e.what());
   }
 }

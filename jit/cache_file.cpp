@@ -91,23 +91,30 @@ void warnUnusableCacheEntry(const fs::path& path, const char* why) {
   spdlog::warn("tilejit: kernel cache entry {} is unusable ({}); rebuilding it", path.string(), why);
 }
 
-bool writeCacheEntry(const fs::path& path, std::string_view key, std::span<const char> payload) {
+void writeFileAtomically(const fs::path& path, std::span<const char> bytes) {
   static std::atomic<uint64_t> writes{0};
   // Unique per process and thread, in the same folder so rename is atomic.
   fs::path temp = path;
   temp += ".tmp." + std::to_string(getpid()) + "." + std::to_string(writes++);
   try {
     fs::create_directories(path.parent_path());
-    std::vector<char> entry = encodeCacheEntry(key, payload);
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out.write(entry.data(), static_cast<std::streamsize>(entry.size()));
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     out.close();
     if (!out) throw std::runtime_error("cannot write " + temp.string());
     fs::rename(temp, path);
-    return true;
-  } catch (const std::exception& e) {
+  } catch (const std::exception&) {
     std::error_code ignored;
     fs::remove(temp, ignored);
+    throw;
+  }
+}
+
+bool writeCacheEntry(const fs::path& path, std::string_view key, std::span<const char> payload) {
+  try {
+    writeFileAtomically(path, encodeCacheEntry(key, payload));
+    return true;
+  } catch (const std::exception& e) {
     spdlog::warn("tilejit: cannot write kernel cache entry {}: {}", path.string(), e.what());
     return false;
   }

@@ -55,4 +55,8 @@ auto loadCacheEntry(const std::filesystem::path& path, std::string_view key, Use
 // when it cannot: a cache that cannot be written only costs a recompile.
 bool writeCacheEntry(const std::filesystem::path& path, std::string_view key, std::span<const char> payload);
 
+// Writes `bytes` to `path` through a temporary file in the same folder (made if missing),
+// so readers only ever see whole files. Throws std::exception on failure.
+void writeFileAtomically(const std::filesystem::path& path, std::span<const char> bytes);
+
 }  // namespace tj::jit
