@@ -107,26 +107,25 @@ std::optional<Layout> reshaped(const Layout& l, const Shape& from, const Shape& 
   return std::nullopt;
 }
 
-std::optional<Layout> permuted(const Layout& l, const std::vector<int64_t>& perm) {
-  const auto* b = l.as<Blocked>();
-  if (!b) return std::nullopt;
-  std::vector<int64_t> inverse(perm.size());
-  Blocked r = *b;
-  for (size_t i = 0; i < perm.size(); ++i) {
-    size_t from = static_cast<size_t>(perm[i]);
-    inverse[from] = static_cast<int64_t>(i);
-    r.sizePerThread[i] = b->sizePerThread[from];
-    r.threadsPerWarp[i] = b->threadsPerWarp[from];
-    r.warpsPerCTA[i] = b->warpsPerCTA[from];
-  }
-  for (int64_t& d : r.order) d = inverse[static_cast<size_t>(d)];
-  return Layout{r};
-}
-
 std::vector<int64_t> inversePerm(const std::vector<int64_t>& perm) {
   std::vector<int64_t> inverse(perm.size());
   for (size_t i = 0; i < perm.size(); ++i) inverse[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
   return inverse;
+}
+
+std::optional<Layout> permuted(const Layout& l, const std::vector<int64_t>& perm) {
+  const auto* b = l.as<Blocked>();
+  if (!b) return std::nullopt;
+  Blocked r = *b;
+  for (size_t i = 0; i < perm.size(); ++i) {
+    size_t from = static_cast<size_t>(perm[i]);
+    r.sizePerThread[i] = b->sizePerThread[from];
+    r.threadsPerWarp[i] = b->threadsPerWarp[from];
+    r.warpsPerCTA[i] = b->warpsPerCTA[from];
+  }
+  std::vector<int64_t> inverse = inversePerm(perm);
+  for (int64_t& d : r.order) d = inverse[static_cast<size_t>(d)];
+  return Layout{r};
 }
 
 class Inference {
