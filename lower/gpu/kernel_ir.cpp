@@ -99,6 +99,12 @@ Reg KBuilder::binary(std::string_view fn, Reg a, Reg b) {
   return emit(KOp::binary, type(a), {a, b}, {{"fn", std::string(fn)}});
 }
 
+Reg KBuilder::cmp(std::string_view pred, Reg a, Reg b) {
+  return emit(KOp::cmp, DType::boolean, {a, b}, {{"pred", std::string(pred)}});
+}
+
+Reg KBuilder::select(Reg cond, Reg a, Reg b) { return emit(KOp::select, type(a), {cond, a, b}); }
+
 std::vector<Reg> KBuilder::openRegion(const std::vector<DType>& types) {
   KInst& owner = lastInst();
   owner.regions.emplace_back();

@@ -125,6 +125,8 @@ class KBuilder {
   Reg constant(DType t, const ir::AttrValue& value);  // an IR attribute: integers stay exact past 2^53
   Reg unary(std::string_view fn, Reg x);
   Reg binary(std::string_view fn, Reg a, Reg b);  // the result has a's type (cmp has its own)
+  Reg cmp(std::string_view pred, Reg a, Reg b);    // bool
+  Reg select(Reg cond, Reg a, Reg b);             // a's type
   DType type(Reg r) const { return f_.regTypes.at(static_cast<size_t>(r)); }
 
   // Opens a region on the last instruction (a for) with block arguments of `types`.

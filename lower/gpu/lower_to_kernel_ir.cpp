@@ -139,7 +139,7 @@ class Lowering {
     for (const std::string& id : {layout::kLane, layout::kWarp})
       for (const Basis& b : bases(lin, id)) reach |= b[d];
     if (reach < shape[d]) return -1;
-    return b_.emit(KOp::cmp, DType::boolean, {c, b_.constant(DType::i32, double(shape[d]))}, {{"pred", std::string("lt")}});
+    return b_.cmp("lt", c, b_.constant(DType::i32, double(shape[d])));
   }
   // Whether the register holds a real element (every dimension inside); -1 when it always does.
   Reg inside(const LinearLayout& lin, int64_t reg, const std::vector<Reg>& coord, const ir::Shape& shape) {
@@ -152,7 +152,7 @@ class Lowering {
   Reg maskAlong(const LinearLayout& lin, int64_t reg, Reg c, size_t d, const ir::Shape& shape, Reg x,
                 const std::function<Reg()>& padding) {
     Reg in = insideAlong(lin, reg, c, d, shape);
-    return in < 0 ? x : b_.emit(KOp::select, b_.type(x), {in, x, padding()});
+    return in < 0 ? x : b_.select(in, x, padding());
   }
 
   // For each register of `to`, the register of `from` holding the element `map` sends it to;
@@ -251,8 +251,8 @@ class Lowering {
       for (int64_t o : offsets) {
         Reg x = src.at(size_t(base ^ o));
         Reg moved = b_.emit(KOp::shuffle_idx, b_.type(x), {x, lane});
-        Reg mine = value < 0 ? -1 : b_.emit(KOp::cmp, DType::boolean, {regOffset, b_.constant(DType::i32, double(o))}, {{"pred", std::string("eq")}});
-        value = value < 0 ? moved : b_.emit(KOp::select, b_.type(x), {mine, moved, value});
+        Reg mine = value < 0 ? -1 : b_.cmp("eq", regOffset, b_.constant(DType::i32, double(o)));
+        value = value < 0 ? moved : b_.select(mine, moved, value);
       }
       out.push_back(value);
     }
@@ -427,7 +427,7 @@ class Lowering {
       std::vector<Reg> at = coords(lin, r);
       Reg flat = rowMajor(at, shape);
       Reg real = inside(lin, r, at, shape);
-      return real < 0 ? flat : b_.emit(KOp::select, DType::i32, {real, flat, b_.constant(DType::i32, double(n))});
+      return real < 0 ? flat : b_.select(real, flat, b_.constant(DType::i32, double(n)));
     };
     LinearLayout src = linear(x), dst = linear(res);
     b_.effect(KOp::barrier);  // earlier readers of the aliased buffer are done
@@ -504,20 +504,15 @@ class Lowering {
   // first best), so the result does not depend on the order partials meet in.
   Partial combine(ir::OpCode code, const Partial& a, const Partial& b) {
     if (!isArg(code)) return {b_.binary(combineFn(code), a.value, b.value)};
-    auto cmp = [&](const char* pred, Reg x, Reg y) {
-      return b_.emit(KOp::cmp, DType::boolean, {x, y}, {{"pred", std::string(pred)}});
-    };
-    Reg earlier = cmp("lt", b.index, a.index);
-    Reg bWins = b_.binary("or", cmp(code == ir::OpCode::argmax ? "gt" : "lt", b.value, a.value),
-                          b_.binary("and", cmp("eq", b.value, a.value), earlier));
+    Reg earlier = b_.cmp("lt", b.index, a.index);
+    Reg bWins = b_.binary("or", b_.cmp(code == ir::OpCode::argmax ? "gt" : "lt", b.value, a.value),
+                          b_.binary("and", b_.cmp("eq", b.value, a.value), earlier));
     if (isFloat(b_.type(a.value))) {
-      Reg aNaN = cmp("ne", a.value, a.value), bNaN = cmp("ne", b.value, b.value);
+      Reg aNaN = b_.cmp("ne", a.value, a.value), bNaN = b_.cmp("ne", b.value, b.value);
       Reg aNumber = b_.unary("not", aNaN);
-      bWins = b_.emit(KOp::select, DType::boolean,
-                      {bNaN, b_.binary("or", aNumber, earlier), b_.binary("and", aNumber, bWins)});
+      bWins = b_.select(bNaN, b_.binary("or", aNumber, earlier), b_.binary("and", aNumber, bWins));
     }
-    return {b_.emit(KOp::select, b_.type(a.value), {bWins, b.value, a.value}),
-            b_.emit(KOp::select, DType::i32, {bWins, b.index, a.index})};
+    return {b_.select(bWins, b.value, a.value), b_.select(bWins, b.index, a.index)};
   }
   Partial shuffleXor(const Partial& x, int64_t mask) {
     auto move = [&](Reg r) { return r < 0 ? r : b_.emit(KOp::shuffle_xor, b_.type(r), {r}, {{"mask", mask}}); };
@@ -581,7 +576,7 @@ class Lowering {
     Reg addr = -1, pred = -1;
     for (size_t d = 0; d < coord.size(); ++d) {
       Reg idx = b_.binary("add", regs_.at(op.operands[d]).at(0), b_.emit(KOp::cast, DType::i64, {coord[d]}));
-      Reg inside = b_.emit(KOp::cmp, DType::boolean, {idx, tensorParam(tensor, "size", int64_t(d))}, {{"pred", std::string("ult")}});
+      Reg inside = b_.cmp("ult", idx, tensorParam(tensor, "size", int64_t(d)));
       Reg term = b_.binary("mul", idx, tensorParam(tensor, "stride", int64_t(d)));
       pred = pred < 0 ? inside : b_.binary("and", pred, inside);
       addr = addr < 0 ? term : b_.binary("add", addr, term);
@@ -653,7 +648,7 @@ class Lowering {
   // device turns into the error the CPU reports (the interpreter's: division of fill values too).
   void checkDivisor(const LinearLayout& lin, int64_t reg, Reg divisor, const ir::Shape& shape) {
     if (f_.faultParam < 0) f_.faultParam = int64_t(extraBuffer("faults", DType::i32));
-    Reg zero = b_.emit(KOp::cmp, DType::boolean, {divisor, b_.constant(b_.type(divisor), 0)}, {{"pred", std::string("eq")}});
+    Reg zero = b_.cmp("eq", divisor, b_.constant(b_.type(divisor), 0));
     if (Reg real = inside(lin, reg, coords(lin, reg), shape); real >= 0) zero = b_.binary("and", zero, real);
     b_.effect(KOp::store_global, {b_.constant(DType::i64, 0), zero, b_.constant(DType::i32, 1)},
               {{"buffer", f_.faultParam}, {"vec", int64_t{1}}});
@@ -689,7 +684,7 @@ class Lowering {
       for (size_t i = 0; i < size_t(threadBits[which]); ++i) {
         if (i < bs.size() && !std::ranges::all_of(bs[i], [](int64_t x) { return x == 0; })) continue;
         Reg bit = b_.binary("and", b_.emit(id, DType::i32), b_.constant(DType::i32, double(int64_t{1} << i)));
-        Reg zero = b_.emit(KOp::cmp, DType::boolean, {bit, b_.constant(DType::i32, 0)}, {{"pred", std::string("eq")}});
+        Reg zero = b_.cmp("eq", bit, b_.constant(DType::i32, 0));
         owns = owns < 0 ? zero : b_.binary("and", owns, zero);
       }
     }
