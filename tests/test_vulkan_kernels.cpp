@@ -19,7 +19,9 @@
 #include "layout/infer_layouts.hpp"
 #include "lower/gpu/lower_to_kernel_ir.hpp"
 #include "lower/spirv/print_kernel_ir.hpp"
+#include "tests/reference.hpp"
 #include "tests/support.hpp"
+#include "samples/harness.hpp"
 #include "samples/kernels.hpp"
 
 namespace tj::vktest {
@@ -28,23 +30,11 @@ namespace {
 
 int gRanOnVulkan = 0;
 
-Tensor poisoned(const Shape& shape) { return Tensor::full(shape, std::numeric_limits<double>::quiet_NaN()); }
-
-// Distance in f32 units in the last place (NaN against anything: huge).
-int64_t ulps(double a, double b) {
-  if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<int64_t>::max();
-  auto key = [](float f) {
-    int32_t i = std::bit_cast<int32_t>(f);
-    return i < 0 ? int64_t(INT32_MIN) - i : int64_t(i);
-  };
-  return std::abs(key(float(a)) - key(float(b)));
-}
-
 // Runs `sample` on the interpreter and on Vulkan (each into a fresh poisoned output of
 // `outShape`), checks the generated module and compares within `maxUlps`.
 void compareWithInterpreter(const Shape& outShape, int64_t maxUlps,
                             const std::function<std::string(const Tensor& out, const RunOptions&)>& sample) {
-  Tensor expected = poisoned(outShape), actual = poisoned(outShape);
+  Tensor expected = samples::poisoned(outShape), actual = samples::poisoned(outShape);
   sample(expected, {.device = "interp"});
   std::string ran = sample(actual, {.device = "vulkan"});
   const vulkan::LaunchInfo& info = vulkan::lastLaunchInfo();
@@ -58,7 +48,7 @@ void compareWithInterpreter(const Shape& outShape, int64_t maxUlps,
   std::vector<double> e = expected.values(), a = actual.values();
   REQUIRE(e.size() == a.size());
   int64_t worst = 0;
-  for (size_t i = 0; i < e.size(); ++i) worst = std::max(worst, e[i] == a[i] ? 0 : ulps(e[i], a[i]));
+  for (size_t i = 0; i < e.size(); ++i) worst = std::max(worst, ref::ulpDistance(f32, e[i], a[i]));
   if (worst > maxUlps) for (size_t i = 0; i < std::min<size_t>(e.size(), 12); ++i) MESSAGE(i << ": " << e[i] << " vs " << a[i]);
   CHECK_MESSAGE(worst <= maxUlps, "shape " << outShape.size() << "-d, first " << outShape[0]);
 }
@@ -88,7 +78,7 @@ TEST_CASE("vulkan kernels: softmax at odd sizes is within a few ulps of the inte
 
 TEST_CASE("vulkan kernels: an unsupported kernel falls back to the CPU with the right result") {
   Tensor a = Tensor::random({64, 48}, 7), b = Tensor::random({48, 40}, 8);
-  Tensor expected = poisoned({64, 40}), actual = poisoned({64, 40});
+  Tensor expected = samples::poisoned({64, 40}), actual = samples::poisoned({64, 40});
   samples::gemm(a, b, expected, {.device = "interp"});
   std::string ran = samples::gemm(a, b, actual, {.device = "vulkan"});
   CHECK(ran != "vulkan");
@@ -155,7 +145,7 @@ TEST_CASE("vulkan kernels: every sample that lowers prints a module spirv-val ac
 
 TEST_CASE("vulkan kernels: pipelines require the kernel IR's subgroup size, with full subgroups") {
   if (!test::vulkanAvailable()) return;
-  Tensor x = Tensor::random({33, 29}, 9), out = poisoned({33, 29});
+  Tensor x = Tensor::random({33, 29}, 9), out = samples::poisoned({33, 29});
   samples::softmax(x, out, {.device = "vulkan"});
   const vulkan::LaunchInfo& launch = vulkan::lastLaunchInfo();
   REQUIRE_MESSAGE(launch.onVulkan, launch.fallbackReason);
@@ -233,7 +223,7 @@ TEST_CASE("vulkan kernels: scalar parameters of every kind arrive whole") {
     put(ints, p.scalar(n), 0);
   });
   const int64_t wide = std::numeric_limits<int64_t>::min() + 5;
-  Tensor floats = poisoned({3}), ints = Tensor::zeros({1}, i64);
+  Tensor floats = samples::poisoned({3}), ints = Tensor::zeros({1}, i64);
   scalars.launch({1}, floats, ints, 1 + 0x1p-40, 0.1, 0.1, wide, {.device = "vulkan"});
   CHECK_MESSAGE(vulkan::lastLaunchInfo().onVulkan, vulkan::lastLaunchInfo().fallbackReason);
   CHECK(floats.values() == std::vector<double>{1.0, double(0.1f), 0.0999755859375});
@@ -258,7 +248,7 @@ TEST_CASE("vulkan tensors: launches run on the device copies; host access downlo
   Tensor a = Tensor::random({n}, 11), b = Tensor::random({n}, 12);
   std::vector<double> av = a.values(), bv = b.values();
   TransferCounts before = transferCounts();
-  Tensor da = a.on("vulkan"), db = b.on("vulkan"), out = poisoned({n}).on("vulkan");
+  Tensor da = a.on("vulkan"), db = b.on("vulkan"), out = samples::poisoned({n}).on("vulkan");
   TransferCounts uploaded = transferCounts();
   CHECK(uploaded.uploads == before.uploads + 3);
   CHECK(da.sameView(a));
@@ -281,7 +271,7 @@ TEST_CASE("vulkan tensors: host writes and other devices see the newest bytes") 
   if (!test::vulkanAvailable()) return;
   const int64_t n = 1001;
   Tensor x = Tensor::random({n}, 13).on("vulkan"), y = Tensor::random({n}, 14).on("vulkan");
-  Tensor out = poisoned({n}).on("vulkan"), again = poisoned({n});
+  Tensor out = samples::poisoned({n}).on("vulkan"), again = samples::poisoned({n});
   samples::vectorAdd(x, y, out, {.device = "vulkan"});
   samples::vectorAdd(out, y, again, {.device = "interp"});  // reads what Vulkan wrote
   for (int64_t i = 0; i < n; ++i) REQUIRE(again.item(i) == float(out.item(i) + y.item(i)));
@@ -291,7 +281,7 @@ TEST_CASE("vulkan tensors: host writes and other devices see the newest bytes") 
   CHECK(out.item(0) == float(100.0 + y.item(0)));
   CHECK(transferCounts().uploads == relaunch.uploads + 1);  // only x: the interpreter only read y and out
   // A kernel Vulkan cannot run (a print inside a fold) falls back to the CPU on the host bytes.
-  Tensor twice = poisoned({n}).on("vulkan");
+  Tensor twice = samples::poisoned({n}).on("vulkan");
   std::string ran = run({cdiv(n, 64)}, [&](Program& p) {
     Index i = p.id(0);
     Tile sum = p.fold(0, 2, p.zeros({64}), [&](Index, Tile acc) {
@@ -308,16 +298,16 @@ TEST_CASE("vulkan tensors: host writes and other devices see the newest bytes") 
 
 TEST_CASE("vulkan tensors: views share their storage's device copy") {
   if (!test::vulkanAvailable()) return;
-  Tensor m = Tensor::random({29, 37}, 15, DType::f32, -4, 4), expected = poisoned({37, 29});
+  Tensor m = Tensor::random({29, 37}, 15, DType::f32, -4, 4), expected = samples::poisoned({37, 29});
   samples::softmax(m.transpose(), expected, {.device = "interp"});
   m.on("vulkan");
-  Tensor out = poisoned({37, 29}).on("vulkan");
+  Tensor out = samples::poisoned({37, 29}).on("vulkan");
   TransferCounts before = transferCounts();
   CHECK(samples::softmax(m.transpose(), out, {.device = "vulkan"}) == "vulkan");
   CHECK(transferCounts().uploads == before.uploads);
   std::vector<double> e = expected.values(), a = out.values();
   int64_t worst = 0;
-  for (size_t i = 0; i < e.size(); ++i) worst = std::max(worst, ulps(e[i], a[i]));
+  for (size_t i = 0; i < e.size(); ++i) worst = std::max(worst, ref::ulpDistance(f32, e[i], a[i]));
   CHECK(worst <= 8);
 }
 
