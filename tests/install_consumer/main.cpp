@@ -1,4 +1,6 @@
 // Doubles a vector with a tile kernel; exits 0 only when every element is right.
+// Built by run.sh with the README's CMake snippet against an installed tilejit.
+#include <tilejit/dsl/autotune.hpp>  // the README names it for tune(): it must be installed and self-contained
 #include <tilejit/tilejit.hpp>
 
 #include <cstdio>
