@@ -24,6 +24,9 @@ struct Target {
   int64_t maxWorkgroupThreads;
   int64_t sharedBytes;          // workgroup memory
   std::optional<MatrixUnit> matrix;
+  // Loop iterations one thread may run in total, all loops together; 0: no limit. Mesa's
+  // llvmpipe (lavapipe) silently ends every loop of a shader past 65535 of them.
+  int64_t loopIterationLimit = 0;
 };
 
 const std::vector<Target>& targets();  // vulkan, sm_80, sm_90, gfx1100, gfx942, cpu

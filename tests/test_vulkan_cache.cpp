@@ -222,4 +222,88 @@ TEST_CASE("vulkan cache: the pipeline cache file is loaded at startup, saved whe
   CHECK(jit::readCacheEntry(file, "vulkan pipeline cache " + gpu.info().featureKey()).has_value());
 }
 
+namespace {
+
+// c = a · b over one block of 128x128 f32 operands: more workgroup memory than a
+// software Vulkan device has. Returns where it ran.
+std::string bigDotOn(Device& device, const Tensor& a, const Tensor& b, const Tensor& c) {
+  TracedKernel t = trace({1}, [&](Program& p) {
+    p.write(c, {128, 128}).put(dot(p.read(a, {128, 128}).at({0, 0}), p.read(b, {128, 128}).at({0, 0})), {0, 0});
+  });
+  std::vector<TensorArg> args;
+  for (const Tensor& x : t.tensors) args.push_back(x.launchArg());
+  int64_t grid = 1;
+  FallbackWatch watch;
+  device.launch(*t.kernel, {.tensors = args, .grid = std::span(&grid, 1), .kernelHash = t.hash});
+  return watch.ranOn().empty() ? device.name() : watch.ranOn();
+}
+
+}  // namespace
+
+TEST_CASE("vulkan cache: a kernel the device cannot run is decided once: one warning, no second lowering, remembered on disk") {
+  if (!test::vulkanAvailable()) return;
+  if (vk::listDevices().at(vk::deviceIndex("vulkan")).sharedMemoryBytes >= 2 * 128 * 128 * 4) {
+    MESSAGE("the device has the workgroup memory for a 128x128 dot: nothing to refuse");
+    return;
+  }
+  fs::path dir = test::scratchDir("vkcache", "refused");
+  test::ScopedEnv cacheDir("TILEJIT_CACHE_DIR", dir.string().c_str());
+  Tensor a = Tensor::random({128, 128}, 5), b = Tensor::random({128, 128}, 6);
+  std::string reason;
+  {
+    vulkan::VulkanDevice device("vulkan");
+    test::CaptureLog log;
+    for (int launch = 0; launch < 3; ++launch) {
+      Tensor c = Tensor::zeros({128, 128});
+      CHECK(bigDotOn(device, a, b, c) == "cpu");
+      CHECK(c.item(0) != 0);
+      const vulkan::LaunchInfo& info = vulkan::lastLaunchInfo();
+      CHECK(info.fallbackReason.find("workgroup memory") != std::string::npos);
+      if (launch == 0) reason = info.fallbackReason;
+      CHECK(info.fallbackReason == reason);
+      CHECK(info.cache == (launch == 0 ? CacheSource::compiled : CacheSource::memory));  // lowered once
+    }
+    std::string text = log.text();
+    size_t warnings = 0;
+    for (size_t at = text.find("instead of vulkan"); at != std::string::npos; at = text.find("instead of vulkan", at + 1))
+      ++warnings;
+    CHECK(warnings == 1);
+  }
+  // A fresh device (as a second process) reads the decision instead of lowering.
+  CHECK(filesWithExtension(dir, ".spvno").size() == 1);
+  vulkan::VulkanDevice fresh("vulkan");
+  Tensor c = Tensor::zeros({128, 128});
+  CHECK(bigDotOn(fresh, a, b, c) == "cpu");
+  CHECK(vulkan::lastLaunchInfo().cache == CacheSource::disk);
+  CHECK(vulkan::lastLaunchInfo().fallbackReason == reason);
+}
+
+TEST_CASE("vulkan cache: an entry with a good checksum that the device rejects is rebuilt and replaced") {
+  if (!test::vulkanAvailable()) return;
+  fs::path dir = test::scratchDir("vkcache", "rejected");
+  test::ScopedEnv cacheDir("TILEJIT_CACHE_DIR", dir.string().c_str());
+  CHECK(freshAdd() == CacheSource::compiled);
+  std::vector<fs::path> entries = filesWithExtension(dir, ".spvk");
+  REQUIRE(entries.size() == 1);
+  // Rewrite the entry whole (a valid checksum) with a subgroup size no device runs.
+  Tensor a = Tensor::random({1000}, 1), b = Tensor::random({1000}, 2), c = Tensor::zeros({1000});
+  TracedKernel t = trace({4}, [&](Program& p) {
+    Index i = p.id(0);
+    p.write(c, {256}).put(p.read(a, {256}).at({i}) + p.read(b, {256}).at({i}), {i});
+  });
+  vk::DeviceInfo info = vk::listDevices().at(vk::deviceIndex("vulkan"));
+  std::string key = vulkan::kernelBinaryKey(t.hash, info.featureKey(), vulkan::targetFor(info)).str();
+  std::optional<std::vector<char>> payload = jit::readCacheEntry(entries[0], key);
+  REQUIRE(payload);
+  vulkan::KernelBinary binary = vulkan::decodeKernelBinary(*payload);
+  binary.subgroupSize = 3;
+  REQUIRE(jit::writeCacheEntry(entries[0], key, vulkan::encodeKernelBinary(binary)));
+  {
+    test::CaptureLog log;
+    CHECK(freshAdd() == CacheSource::compiled);
+    CHECK(log.text().find("building it again") != std::string::npos);
+  }
+  CHECK(freshAdd() == CacheSource::disk);  // replaced by a good entry
+}
+
 }  // namespace tj::vkcachetest

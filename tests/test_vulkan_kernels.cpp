@@ -311,4 +311,69 @@ TEST_CASE("vulkan tensors: views share their storage's device copy") {
   CHECK(worst <= 8);
 }
 
+namespace {
+// Random integers in [-2, 2] as f32.
+Tensor smallIntegers(const Shape& shape, uint64_t seed) {
+  std::vector<double> v = Tensor::random(shape, seed, f32, -2, 3).values();
+  for (double& x : v) x = std::floor(x);
+  return Tensor::from(shape, v);
+}
+}  // namespace
+
+// Mesa's llvmpipe ends every loop of a shader once its loops ran 65535 iterations in total,
+// silently; a fold past that must still give the right sums (on Vulkan or after a fallback).
+TEST_CASE("vulkan kernels: a fold of dots past lavapipe's loop limit sums every block") {
+  if (!test::vulkanAvailable()) return;
+  struct Case { int64_t rows, depth, iters; };
+  for (Case c : {Case{16, 64, 950}, Case{16, 64, 1000}, Case{2, 8, 70001}}) {
+    CAPTURE(c.iters);
+    // Small integers keep every sum exact in f32, whatever order the device adds in.
+    Tensor q = smallIntegers({8, c.depth}, 11), kv = smallIntegers({c.rows * c.iters, c.depth}, 12);
+    Tensor out = samples::poisoned({8, 1});
+    std::string ran = run({1}, [&](Program& p) {
+      auto Q = p.read(q, {8, c.depth});
+      auto KV = p.read(kv, {c.rows, c.depth});
+      Tile qb = Q.at({0, 0});
+      Tile acc = p.fold(0, KV.blocks(0), p.zeros({8, 1}),
+                        [&](Index j, Tile acc) { return acc + dot(qb, KV.at({j, 0}).transpose()).sum(1, true); });
+      p.write(out, {8, 1}).put(acc, {0, 0});
+    }, {.name = "fold_of_dots", .device = "vulkan"});
+    const vulkan::LaunchInfo& info = vulkan::lastLaunchInfo();
+    if (!info.onVulkan) CHECK_MESSAGE(info.fallbackReason.find("65535") != std::string::npos, info.fallbackReason);
+    MESSAGE("ran on " << ran << (info.onVulkan ? "" : ": " + info.fallbackReason));
+    std::vector<double> qv = q.values(), kvv = kv.values(), got = out.values();
+    std::vector<double> columnSums(size_t(c.depth), 0.0);
+    for (size_t r = 0; r < size_t(c.rows * c.iters); ++r)
+      for (size_t k = 0; k < size_t(c.depth); ++k) columnSums[k] += kvv[r * size_t(c.depth) + k];
+    for (size_t i = 0; i < 8; ++i) {
+      double want = 0;
+      for (size_t k = 0; k < size_t(c.depth); ++k) want += qv[i * size_t(c.depth) + k] * columnSums[k];
+      CHECK_MESSAGE(got[i] == want, "row " << i << ": " << got[i] << " instead of " << want);
+    }
+  }
+}
+
+// The same limit counts the loops of float remainders (one step per halving of x / y).
+TEST_CASE("vulkan kernels: float remainders past lavapipe's loop limit are exact") {
+  if (!test::vulkanAvailable()) return;
+  std::vector<double> xs(8 * 4096), ys(xs.size());
+  for (size_t i = 0; i < xs.size(); ++i) {
+    xs[i] = (i % 2 ? -3e37 : 3e37) * (1 + double(i % 97) / 97);
+    ys[i] = 1.1e-37 * (1 + double(i % 89) / 89);
+  }
+  Tensor x = Tensor::from({int64_t(xs.size())}, xs), y = Tensor::from({int64_t(ys.size())}, ys);
+  auto remainders = [&](const std::string& device) {
+    Tensor out = samples::poisoned({4096});
+    std::string ran = run({1}, [&](Program& p) {
+      auto X = p.read(x, {4096}), Y = p.read(y, {4096});
+      Tile sum = p.fold(0, X.blocks(0), p.zeros({4096}), [&](Index j, Tile acc) { return acc + X.at({j}) % Y.at({j}); });
+      p.write(out, {4096}).put(sum, {0});
+    }, {.name = "remainders", .device = device});
+    if (device == "vulkan") MESSAGE("ran on " << ran << ": " << vulkan::lastLaunchInfo().fallbackReason);
+    return out.values();
+  };
+  std::vector<double> expected = remainders("interp"), actual = remainders("vulkan");
+  for (size_t i = 0; i < expected.size(); ++i) REQUIRE_MESSAGE(expected[i] == actual[i], "element " << i);
+}
+
 }  // namespace tj::vktest

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <type_traits>
 
 #include "jit/cache_file.hpp"
@@ -93,6 +94,11 @@ gpu::KPrint readPrint(Reader& in, size_t params) {
   return p;
 }
 
+// Where the reason this device cannot run a kernel is kept, beside where its binary would be.
+std::filesystem::path refusalPath(const std::filesystem::path& dir, const std::string& keyText) {
+  return dir / jit::cacheFileName(keyText, ".spvno");
+}
+
 using jit::Clock;
 using jit::msSince;
 
@@ -166,22 +172,39 @@ KernelBinary decodeKernelBinary(std::span<const char> bytes) {
 }
 
 jit::CacheKey kernelBinaryKey(uint64_t irHash, const std::string& deviceFeatures, const layout::Target& t) {
-  std::string options = fmt::format("spirv target={} sg={} warps={} threads={} shared={}", t.name, t.subgroupSize,
-                                    t.warpsPerProgram, t.maxWorkgroupThreads, t.sharedBytes);
+  std::string options = fmt::format("spirv target={} sg={} warps={} threads={} shared={} loops={}", t.name,
+                                    t.subgroupSize, t.warpsPerProgram, t.maxWorkgroupThreads, t.sharedBytes,
+                                    t.loopIterationLimit);
   return {irHash, deviceFeatures, options};
 }
 
 LoadedBinary loadOrBuildKernelBinary(const ir::Kernel& kernel, const jit::CacheKey& key, const layout::Target& target,
-                                     const std::filesystem::path& dir) {
+                                     const std::filesystem::path& dir, bool rebuild) {
   auto start = Clock::now();
   std::string keyText = key.str();
   std::filesystem::path path = dir / jit::cacheFileName(keyText, ".spvk");
-  if (!dir.empty())
+  if (!dir.empty() && !rebuild) {
+    if (auto reason = jit::loadCacheEntry(refusalPath(dir, keyText), keyText, [](std::vector<char> r) {
+          return std::string(r.begin(), r.end());
+        }))
+      throw KernelRefused(*reason, jit::CacheSource::disk, msSince(start));
     if (auto hit = jit::loadCacheEntry(path, keyText, decodeKernelBinary))
       return {std::move(*hit), jit::CacheSource::disk, msSince(start)};
-  LoadedBinary built{buildKernelBinary(kernel, target), jit::CacheSource::compiled, msSince(start)};
+  }
+  std::optional<KernelBinary> binary;
+  try {
+    binary = buildKernelBinary(kernel, target);
+  } catch (const Error& e) {
+    refuse(dir, keyText, e.what(), msSince(start));
+  }
+  LoadedBinary built{std::move(*binary), jit::CacheSource::compiled, msSince(start)};
   if (!dir.empty()) jit::writeCacheEntry(path, keyText, encodeKernelBinary(built.binary));
   return built;
+}
+
+void refuse(const std::filesystem::path& dir, const std::string& keyText, const std::string& reason, double ms) {
+  if (!dir.empty()) jit::writeCacheEntry(refusalPath(dir, keyText), keyText, reason);
+  throw KernelRefused(reason, jit::CacheSource::compiled, ms);
 }
 
 }  // namespace tj::vulkan

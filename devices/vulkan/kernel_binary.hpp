@@ -50,8 +50,23 @@ struct LoadedBinary {
   double ms;                // loading or building it
 };
 
-// The entry for `key` in `dir` (empty: none), else built for `target` and written there.
+// Why a device cannot run a kernel, decided once per cache key: remembered in the cache
+// folder, so that later launches and processes fall back without lowering it again.
+struct KernelRefused : Error {
+  KernelRefused(const std::string& reason, jit::CacheSource source, double ms)
+      : Error(reason), source(source), ms(ms) {}
+  jit::CacheSource source;  // decided now (compiled) or read from the disk cache
+  double ms;                // deciding it or reading the decision
+};
+
+// The entry for `key` in `dir` (empty: none), else built for `target` and written there
+// (`rebuild`: built whatever the folder holds, replacing it). Throws KernelRefused when
+// the kernel cannot be built for the target, now or in an earlier build.
 LoadedBinary loadOrBuildKernelBinary(const ir::Kernel& kernel, const jit::CacheKey& key, const layout::Target& target,
-                                     const std::filesystem::path& dir);
+                                     const std::filesystem::path& dir, bool rebuild = false);
+
+// Records in `dir` that the kernel of `keyText` cannot run, and throws KernelRefused.
+[[noreturn]] void refuse(const std::filesystem::path& dir, const std::string& keyText, const std::string& reason,
+                         double ms);
 
 }  // namespace tj::vulkan

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <chrono>
 #include <cmath>
@@ -23,20 +24,15 @@ namespace {
 
 thread_local LaunchInfo gLastLaunch;
 
+// Mesa's llvmpipe ends every loop of a shader once its loops ran this many iterations in
+// total (LP_MAX_TGSI_LOOP_ITERATIONS), silently; kernels count theirs (guard_loop_iterations).
+constexpr int64_t kLavapipeLoopIterations = 65535;
+
 // Programs' print output beyond this runs on the CPU instead (which prints as it goes).
 constexpr size_t kMaxPrintBytes = size_t{256} << 20;
 
 [[noreturn]] void unsupported(const std::string& what) { throw Error("vulkan: unsupported: " + what); }
 
-// The vulkan target with this device's subgroup size and workgroup memory.
-layout::Target targetFor(const vk::DeviceInfo& info) {
-  layout::Target t = layout::targetByName("vulkan");
-  t.subgroupSize = info.subgroupSize;
-  t.sharedBytes = info.sharedMemoryBytes;
-  t.maxWorkgroupThreads = std::min<int64_t>(t.maxWorkgroupThreads, info.maxWorkgroupInvocations);
-  t.warpsPerProgram = std::max<int64_t>(1, std::min(t.warpsPerProgram, t.maxWorkgroupThreads / t.subgroupSize));
-  return t;
-}
 
 // Elements from a view's first element to its last, inclusive; strides must be non-negative.
 int64_t extent(const TensorArg& t) {
@@ -92,6 +88,9 @@ class VulkanCopy final : public DeviceCopy {
   vk::Buffer buffer;
 };
 
+// The fault words a kernel sets (gpu::FaultWord).
+using Faults = std::array<int32_t, gpu::kFaultWords>;
+
 // A tensor's buffer in one launch: its device copy, or a temporary holding the view's extent.
 struct Binding {
   vk::Buffer* buffer;
@@ -124,6 +123,16 @@ void printAll(const std::vector<gpu::KPrint>& prints, const std::vector<vk::Buff
 }
 
 }  // namespace
+
+layout::Target targetFor(const vk::DeviceInfo& info) {
+  layout::Target t = layout::targetByName("vulkan");
+  t.subgroupSize = info.subgroupSize;
+  t.sharedBytes = info.sharedMemoryBytes;
+  t.maxWorkgroupThreads = std::min<int64_t>(t.maxWorkgroupThreads, info.maxWorkgroupInvocations);
+  t.warpsPerProgram = std::max<int64_t>(1, std::min(t.warpsPerProgram, t.maxWorkgroupThreads / t.subgroupSize));
+  if (info.driverId == VK_DRIVER_ID_MESA_LLVMPIPE) t.loopIterationLimit = kLavapipeLoopIterations;
+  return t;
+}
 
 int64_t scalarSlot(DType t, const ScalarArg& s) {
   if (t == DType::f64) return std::bit_cast<int64_t>(s.f);
@@ -158,16 +167,50 @@ struct VulkanDevice::State {
   vk::Gpu gpu;
   std::filesystem::path cacheDir;          // of kernels and the pipeline cache; empty: none
   std::map<uint64_t, Compiled> pipelines;  // by semantic hash; one State per physical device
+  std::map<uint64_t, std::string> refused;  // kernels this device cannot run, and why
 
-  // Kernels reach devices canonical (run() and Kernel handles canonicalize them).
+  // Kernels reach devices canonical (run() and Kernel handles canonicalize them). What
+  // cannot be built is decided once, here and in the cache folder.
   Compiled& compile(const ir::Kernel& kernel, uint64_t hash) {
     if (auto it = pipelines.find(hash); it != pipelines.end()) return it->second;
+    if (auto it = refused.find(hash); it != refused.end()) throw KernelRefused(it->second, jit::CacheSource::memory, 0);
+    try {
+      return pipelines.emplace(hash, build(kernel, hash)).first->second;
+    } catch (const KernelRefused& e) {
+      gLastLaunch.cache = e.source;
+      gLastLaunch.compileMs = e.ms;
+      refused.emplace(hash, e.what());
+      throw;
+    }
+  }
+
+  Compiled build(const ir::Kernel& kernel, uint64_t hash) {
     layout::Target target = targetFor(gpu.info());
     jit::CacheKey key = kernelBinaryKey(hash, gpu.info().featureKey(), target);
     LoadedBinary loaded = loadOrBuildKernelBinary(kernel, key, target, cacheDir);
+    std::optional<Compiled> c;
+    try {
+      c = pipelineFor(loaded);
+    } catch (const Error& e) {
+      if (loaded.source == jit::CacheSource::compiled) refuse(cacheDir, key.str(), e.what(), loaded.ms);
+      // A module from the disk cache that the driver rejects is as untrustworthy as a torn one.
+      spdlog::warn("tilejit: the driver rejects kernel '{}' from the disk cache ({}); building it again", kernel.name,
+                   e.what());
+      loaded = loadOrBuildKernelBinary(kernel, key, target, cacheDir, /*rebuild=*/true);
+      try {
+        c = pipelineFor(loaded);
+      } catch (const Error& again) {
+        refuse(cacheDir, key.str(), again.what(), loaded.ms);
+      }
+    }
+    gpu.savePipelineCache();
+    return std::move(*c);
+  }
+
+  Compiled pipelineFor(LoadedBinary& loaded) {
     gLastLaunch.cache = loaded.source;
     gLastLaunch.compileMs = loaded.ms;
-    Compiled c{std::move(loaded.binary), {}, {}, {}};
+    Compiled c{loaded.binary, {}, {}, {}};
     c.storedTensors = storedTensors(c.binary);
     c.subgroups = subgroupRequest(gpu.info(), c.binary.subgroupSize, c.binary.workgroupSize);
     auto start = std::chrono::steady_clock::now();
@@ -175,8 +218,7 @@ struct VulkanDevice::State {
                                                 c.binary.pushConstantBytes, c.subgroups);
     std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
     gLastLaunch.pipelineMs = took.count();
-    gpu.savePipelineCache();
-    return pipelines.emplace(hash, std::move(c)).first->second;
+    return c;
   }
 
   // The tensor's device copy where it has one here, else a temporary from the host bytes,
@@ -235,8 +277,8 @@ struct VulkanDevice::State {
       d.prints.push_back(extraBuffer(d, p.param, printBufferBytes(p, programs)));
     }
     if (c.binary.faultParam >= 0) {
-      d.faults = extraBuffer(d, size_t(c.binary.faultParam), 4);
-      d.faults->upload(std::span<const int32_t>(std::array<int32_t, 1>{0}));
+      d.faults = extraBuffer(d, size_t(c.binary.faultParam), sizeof(Faults));
+      d.faults->upload(std::span<const int32_t>(Faults{}));
     }
     std::vector<int64_t> slots = paramSlots(c.binary, args);
     std::span<const std::byte> pushed;
@@ -251,16 +293,29 @@ struct VulkanDevice::State {
     return d;
   }
 
-  // Writes back what the kernel stored, prints its prints; whether an integer division faulted.
-  static bool collect(const Dispatched& d, const LaunchArgs& args) {
-    if (!d.compiled) return false;
+  // The fault words the kernel set (gpu::FaultWord).
+  static Faults faults(const Dispatched& d) {
+    Faults words{};
+    if (d.faults) d.faults->download(std::span<int32_t>(words));
+    return words;
+  }
+
+  // Writes back what the kernel stored, prints its prints.
+  static void collect(const Dispatched& d, const LaunchArgs& args) {
+    if (!d.compiled) return;
     const std::vector<bool>& stored = d.compiled->storedTensors;
     for (size_t n = 0; n < args.tensors.size(); ++n)
       if (n < stored.size() && stored[n]) writeBack(args.tensors[n], d.tensors[n]);
     if (!d.prints.empty()) printAll(d.compiled->binary.prints, d.prints, args);
-    int32_t faulted = 0;
-    if (d.faults) d.faults->download(std::span<int32_t>(&faulted, 1));
-    return faulted != 0;
+  }
+
+  // A stored tensor whose device copy the kernel wrote in place, or -1: a kernel cut short
+  // may have left it half written, so it cannot run again elsewhere.
+  static int64_t storedDeviceCopy(const Dispatched& d) {
+    const std::vector<bool>& stored = d.compiled->storedTensors;
+    for (size_t n = 0; n < d.tensors.size(); ++n)
+      if (n < stored.size() && stored[n] && d.tensors[n].copy) return int64_t(n);
+    return -1;
   }
 
   static void writeBack(const TensorArg& t, const Binding& b) {
@@ -299,15 +354,33 @@ void VulkanDevice::launch(const ir::Kernel& kernel, const LaunchArgs& args) {
     return fallBack(kernel, args, e.what());
   }
   gLastLaunch.onVulkan = true;
+  Faults faults = State::faults(*dispatched);
+  if (faults[size_t(gpu::FaultWord::loopLimit)]) return rerunCutShort(kernel, args, State::storedDeviceCopy(*dispatched));
   // From here on the arguments are written: errors propagate; running again would apply twice.
-  if (State::collect(*dispatched, args)) throwDivisionByZero(kernel, name_);
+  State::collect(*dispatched, args);
+  if (faults[size_t(gpu::FaultWord::divisionByZero)]) throwDivisionByZero(kernel, name_);
+}
+
+// The driver ended the kernel's loops early. Nothing was written back to host memory, so
+// the CPU runs it again, unless it stored into a device copy in place.
+void VulkanDevice::rerunCutShort(const ir::Kernel& kernel, const LaunchArgs& args, int64_t storedDeviceCopy) {
+  gLastLaunch.onVulkan = false;
+  std::string reason = fmt::format("its loops ran past the {} iterations per thread after which this driver ({}) "
+                                   "ends them early",
+                                   kLavapipeLoopIterations, state().gpu.info().name);
+  if (storedDeviceCopy >= 0)
+    throw Error(fmt::format("vulkan: kernel '{}': {}, and it wrote tensor {} in place on the device, so its result "
+                            "is lost; run it with device=cpu or larger blocks",
+                            kernel.name, reason, storedDeviceCopy));
+  fallBack(kernel, args, reason);
 }
 
 // Nothing is written to the arguments before the dispatch finished, so any failure
 // before it leaves them as they were for the fallback.
 void VulkanDevice::fallBack(const ir::Kernel& kernel, const LaunchArgs& args, const std::string& reason) {
   Device& host = hostDevice();
-  spdlog::warn("tilejit: kernel '{}' runs on {} instead of {}: {}", kernel.name, host.name(), name_, reason);
+  if (warnedFallbacks_.insert(kernel.name + '\n' + reason).second)
+    spdlog::warn("tilejit: kernel '{}' runs on {} instead of {}: {}", kernel.name, host.name(), name_, reason);
   gLastLaunch.fallbackReason = reason;
   FallbackWatch::note(reason, host.name());
   host.launch(kernel, args);

@@ -11,12 +11,14 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "devices/device.hpp"
 #include "devices/vulkan/vulkan_runtime.hpp"
 #include "jit/kernel_cache.hpp"
+#include "layout/infer_layouts.hpp"
 
 namespace tj::vulkan {
 
@@ -40,6 +42,9 @@ const LaunchInfo& lastLaunchInfo();
 // integers as i64.
 int64_t scalarSlot(DType dtype, const ScalarArg& value);
 
+// The vulkan layout target with this device's subgroup size, workgroup memory and loop limit.
+layout::Target targetFor(const vk::DeviceInfo& device);
+
 // What makes `device` run a kernel written for `subgroupSize` lanes (in workgroups of
 // `workgroupSize`) with exactly that size, and full subgroups where it can ask for them.
 // Throws Error("vulkan: unsupported: ...") where the device cannot guarantee the size.
@@ -62,8 +67,10 @@ class VulkanDevice final : public Device {
   struct State;  // the Gpu and its compiled pipelines, created on first use
   State& state();  // throws Error where Vulkan is not available
   void fallBack(const ir::Kernel& kernel, const LaunchArgs& args, const std::string& reason);
+  void rerunCutShort(const ir::Kernel& kernel, const LaunchArgs& args, int64_t storedDeviceCopy);
 
   std::string name_;
+  std::set<std::string> warnedFallbacks_;  // kernel name and reason: each fallback is warned about once
   mutable std::mutex mutex_;  // one launch at a time: the Gpu is single-threaded
   std::unique_ptr<State> state_;
 };

@@ -246,7 +246,9 @@ void describeSizeControl(const Functions& fn, VkPhysicalDevice d, const Features
 }
 
 DeviceInfo describe(const Functions& fn, VkPhysicalDevice d, uint32_t index) {
-  VkPhysicalDeviceSubgroupProperties subgroup{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+  VkPhysicalDeviceDriverProperties driver{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+  VkPhysicalDeviceSubgroupProperties subgroup{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES,
+                                              .pNext = &driver};
   VkPhysicalDeviceProperties2 props{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &subgroup};
   fn.vkGetPhysicalDeviceProperties2(d, &props);
   std::vector<std::string> extensions = interestingExtensions(fn, d);
@@ -261,6 +263,7 @@ DeviceInfo describe(const Functions& fn, VkPhysicalDevice d, uint32_t index) {
                   .deviceId = props.properties.deviceID,
                   .driverVersion = props.properties.driverVersion,
                   .apiVersion = props.properties.apiVersion,
+                  .driverId = driver.driverID,
                   .subgroupSize = subgroup.subgroupSize,
                   .maxWorkgroupInvocations = limits.maxComputeWorkGroupInvocations,
                   .sharedMemoryBytes = limits.maxComputeSharedMemorySize,

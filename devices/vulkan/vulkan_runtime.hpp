@@ -41,6 +41,7 @@ struct DeviceInfo {
   uint32_t index = 0;
   std::string name;
   uint32_t vendorId = 0, deviceId = 0, driverVersion = 0, apiVersion = 0;
+  VkDriverId driverId = VkDriverId(0);  // VK_DRIVER_ID_MESA_LLVMPIPE: lavapipe
   uint32_t subgroupSize = 0;
   uint32_t maxWorkgroupInvocations = 0;
   uint32_t maxWorkgroupCount[3] = {0, 0, 0};

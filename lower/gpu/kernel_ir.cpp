@@ -29,6 +29,17 @@ bool isPure(KOp op) {
   }
 }
 
+size_t KernelFunction::addBufferParam(std::string name, DType t) {
+  size_t binding = size_t(std::ranges::count(params, KParam::Kind::buffer, &KParam::kind));
+  params.push_back({KParam::Kind::buffer, std::move(name), t, binding});
+  return params.size() - 1;
+}
+
+size_t KernelFunction::faultBuffer() {
+  if (faultParam < 0) faultParam = int64_t(addBufferParam("faults", DType::i32));
+  return size_t(faultParam);
+}
+
 int64_t KernelFunction::sharedBytes() const {
   int64_t bytes = 0;
   for (const SharedAlloc& a : shared) bytes = std::max(bytes, a.offset + a.bytes);

@@ -91,14 +91,24 @@ struct KPrint {
   size_t param;
 };
 
+// The words of the fault buffer: what the device reports after a launch.
+enum class FaultWord : int64_t {
+  divisionByZero = 0,  // integer division or remainder by zero in a real element (the CPU's error)
+  loopLimit = 1,       // the loops ran past the target's loopIterationLimit: the results are cut short
+};
+inline constexpr int64_t kFaultWords = 2;
+
 struct KernelFunction {
   std::string name, target;
   int64_t workgroupSize = 1, subgroupSize = 1;
   std::vector<KParam> params;  // print and fault buffers are buffer parameters numbered after the tensors
   std::vector<KPrint> prints;
-  // The buffer parameter of one i32 that integer division or remainder by zero sets to 1
-  // (the device reports it as the CPU does); -1 when the kernel has no integer division.
+  // The buffer parameter of the fault words (FaultWord), each an i32 a thread sets to 1;
+  // -1 when nothing in the kernel can fault.
   int64_t faultParam = -1;
+  // Loop iterations one thread may run, all loops together (the target's); 0: no limit. A
+  // printer counts every loop it emits and past the limit sets FaultWord::loopLimit.
+  int64_t loopIterationLimit = 0;
   std::vector<SharedAlloc> shared;
   std::vector<DType> regTypes;  // indexed by Reg
   KBlock body;
@@ -108,6 +118,10 @@ struct KernelFunction {
     return static_cast<Reg>(regTypes.size() - 1);
   }
   int64_t sharedBytes() const;  // the largest end of an allocation
+  // A buffer parameter after the tensors' (bindings follow parameter numbers); its index.
+  size_t addBufferParam(std::string name, DType t);
+  // The fault buffer's parameter, added on first use.
+  size_t faultBuffer();
 };
 
 // Appends instructions to the innermost open block. Pure instructions are value-numbered:

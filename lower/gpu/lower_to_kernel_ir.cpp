@@ -62,6 +62,10 @@ class Lowering {
 
   KernelFunction run() {
     block(k_.body);
+    if (t_.loopIterationLimit > 0) {
+      f_.loopIterationLimit = t_.loopIterationLimit;
+      f_.faultBuffer();
+    }
     if (f_.sharedBytes() > t_.sharedBytes)
       throw Error("kernel ir: unsupported: " + std::to_string(f_.sharedBytes()) + " bytes of workgroup memory on " +
                   t_.name + " (" + std::to_string(t_.sharedBytes) + " available)");
@@ -624,7 +628,7 @@ class Lowering {
     ir::ValueId x = op.operands[0];
     const ir::Type& type = k_.type(x);
     f_.prints.push_back({op.stringAttr("label"), type.dtype, type.shape,
-                         extraBuffer("p" + std::to_string(f_.prints.size()), type.dtype)});
+                         f_.addBufferParam("p" + std::to_string(f_.prints.size()), type.dtype)});
     Reg slice = b_.binary("mul", programIndex(), b_.constant(DType::i64, double(std::max<int64_t>(1, type.numel()))));
     LinearLayout lin = layout::toLinear(operandLayout(op, 0), type.shape);
     std::vector<Reg> values = operand(op, 0);
@@ -638,20 +642,15 @@ class Lowering {
                 {{"buffer", int64_t(f_.prints.back().param)}, {"vec", int64_t{1}}});
     }
   }
-  // A buffer parameter after the tensors' (bindings follow parameter numbers); its index.
-  size_t extraBuffer(std::string name, DType t) {
-    size_t binding = size_t(std::ranges::count(f_.params, KParam::Kind::buffer, &KParam::kind));
-    f_.params.push_back({KParam::Kind::buffer, std::move(name), t, binding});
-    return f_.params.size() - 1;
-  }
   // Integer division or remainder by zero in a real element sets the fault buffer, which the
   // device turns into the error the CPU reports (the interpreter's: division of fill values too).
   void checkDivisor(const LinearLayout& lin, int64_t reg, Reg divisor, const ir::Shape& shape) {
-    if (f_.faultParam < 0) f_.faultParam = int64_t(extraBuffer("faults", DType::i32));
+    int64_t faults = int64_t(f_.faultBuffer());
     Reg zero = b_.cmp("eq", divisor, b_.constant(b_.type(divisor), 0));
     if (Reg real = inside(lin, reg, coords(lin, reg), shape); real >= 0) zero = b_.binary("and", zero, real);
-    b_.effect(KOp::store_global, {b_.constant(DType::i64, 0), zero, b_.constant(DType::i32, 1)},
-              {{"buffer", f_.faultParam}, {"vec", int64_t{1}}});
+    b_.effect(KOp::store_global,
+              {b_.constant(DType::i64, double(FaultWord::divisionByZero)), zero, b_.constant(DType::i32, 1)},
+              {{"buffer", faults}, {"vec", int64_t{1}}});
   }
 
   // This program's position in row-major grid order.

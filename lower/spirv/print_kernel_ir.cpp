@@ -57,7 +57,9 @@ class Printer {
     Id fn = m_.beginFunction(voidT, m_.typeFunction(voidT));
     m_.entryPoint(fn, "main", uint32_t(f_.workgroupSize));
     m_.label(m_.newLabel());
+    countLoopsFrom0();
     block(f_.body);
+    reportLoopLimit();
     m_.returnVoid();
     m_.endFunction();
     return m_.words();
@@ -433,7 +435,7 @@ class Printer {
     Id divisor = m_.select(T, special, inf, ay);  // the loop then never runs
     FloatFormat f = formatOf(t);
     Id maxSteps = m_.constI32(2 * f.bias + f.mantissaBits + 1);
-    Id r = whileLoop(
+    Values out = whileLoop(
         {T, I}, {ax, m_.constI32(0)},
         [&](const Values& v) {
           Id more = compare("ge", t, v[0], divisor);
@@ -441,7 +443,10 @@ class Printer {
         },
         [&](const Values& v) {
           return Values{fmodStep(t, v[0], divisor), m_.op(Op::IAdd, I, {v[1], m_.constI32(1)})};
-        })[0];
+        },
+        /*uniform=*/false);
+    countDivergentLoop(out[1]);
+    Id r = out[0];
     Id U = uint(registerBytes(t));
     Id sign = m_.op(Op::BitwiseAnd, U, {bitsOf(t, x), signMask(t)});
     Id signed_ = m_.op(Op::Bitcast, T, {m_.op(Op::BitwiseOr, U, {bitsOf(t, r), sign})});
@@ -616,11 +621,44 @@ class Printer {
     return m_.op(Op::GroupNonUniformShuffleXor, type(t), {subgroupScope(), x, m_.constU32(uint32_t(mask))});
   }
 
+  // ---- the loop limit: a driver that ends loops early (f.loopIterationLimit) ----
+  // The count is of loop headers, the driver's count: a loop of n iterations tests n + 1
+  // times, and a masked SIMD loop reaches its end once more for the failing test.
+  void countLoopsFrom0() {
+    if (f_.loopIterationLimit <= 0) return;
+    loopCount_ = m_.variable(m_.typePointer(StorageClass::Function, u32_), StorageClass::Function);
+    m_.store(loopCount_, m_.constU32(0));
+  }
+  void countLoopHeader() {
+    if (!loopCount_) return;
+    m_.store(loopCount_, m_.op(Op::IAdd, u32_, {m_.load(u32_, loopCount_), m_.constU32(1)}));
+  }
+  // A loop whose trip count differs by lane (`steps` in this lane) runs on a SIMD driver
+  // until its slowest lane is done, testing once more.
+  void countDivergentLoop(Id steps) {
+    if (!loopCount_) return;
+    Id slowest = m_.subgroupReduce(Op::GroupNonUniformSMax, type(DType::i32), steps);
+    Id headers = m_.op(Op::Bitcast, u32_, {m_.op(Op::IAdd, type(DType::i32), {slowest, m_.constI32(1)})});
+    m_.store(loopCount_, m_.op(Op::IAdd, u32_, {m_.load(u32_, loopCount_), headers}));
+  }
+  void reportLoopLimit() {
+    if (!loopCount_) return;
+    Id limit = m_.constU32(uint32_t(std::min<int64_t>(f_.loopIterationLimit, UINT32_MAX)));
+    Id over = m_.op(Op::UGreaterThanEqual, bool_, {m_.load(u32_, loopCount_), limit});
+    const Module::Buffer& faults = buffers_.at(f_.faultParam);
+    predicated(over, DType::i32, 0, [&] {
+      Id word = constant(DType::i64, double(gpu::FaultWord::loopLimit));
+      m_.store(element(faults, word), toMemory(DType::i32, constant(DType::i32, 1)));
+      return Id(0);
+    });
+  }
+
   // while (more(values)) values = body(values); returns the values on leaving. The header
   // holds a phi per value and the test; the continue block names the body's results with
-  // the ids the phis reserved.
+  // the ids the phis reserved. A loop that is not `uniform` (its trip count differs by
+  // lane) counts its own iterations towards the loop limit.
   Values whileLoop(const Values& types, const Values& inits, const std::function<Id(const Values&)>& more,
-                   const std::function<Values(const Values&)>& body) {
+                   const std::function<Values(const Values&)>& body, bool uniform = true) {
     Id before = m_.currentBlock(), header = m_.newLabel(), bodyLabel = m_.newLabel(), cont = m_.newLabel(),
        merge = m_.newLabel();
     Values next, values;
@@ -630,6 +668,7 @@ class Printer {
       next.push_back(m_.newId());
       values.push_back(m_.phi(types[v], {{inits[v], before}, {next[v], cont}}));
     }
+    if (uniform) countLoopHeader();
     Id test = more(values);
     m_.loopMerge(merge, cont);
     m_.branchConditional(test, bodyLabel, merge);
@@ -720,6 +759,7 @@ class Printer {
   }
 
   const gpu::KernelFunction& f_;
+  Id loopCount_ = 0;  // the Function variable counting loop headers, when there is a limit
   int64_t maxSharedBytes_;
   Module m_;
   std::vector<Id> ids_;  // by register
