@@ -1,3 +1,5 @@
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -48,12 +50,27 @@ Index emitIndex(OpCode code, std::vector<ir::ValueId> operands, const SourceLoc&
   return t.index(t.emit(code, std::move(operands), kIndexType, std::move(attrs), loc));
 }
 
-// A number as the attribute of a constant of `dtype`: integer dtypes need an integer.
+// Why `value` is not a value of `dtype`, or "" when it is: an integer dtype needs an
+// integer in its range; a float dtype rounds, but a finite number must stay finite.
+std::string unrepresentable(double value, DType dtype) {
+  if (isFloat(dtype)) {
+    if (!std::isfinite(value) || std::isfinite(roundToFloat(dtype, value))) return "";
+    return fmt::format("is past the largest finite {}", dtypeName(dtype));
+  }
+  if (std::trunc(value) != value) return "is not an integer";
+  if (dtype == DType::boolean) return value == 0 || value == 1 ? "" : "is neither 0 nor 1";
+  // [-2^(bits-1), 2^(bits-1)): the bounds are exact doubles even for i64.
+  double half = std::ldexp(1.0, 8 * dtypeBytes(dtype) - 1);
+  if (value >= -half && value < half) return "";
+  return fmt::format("is outside the {} range [{:.0f}, {:.0f}]", dtypeName(dtype), -half, half - 1);
+}
+
+// A number as the attribute of a constant of `dtype`; it must be a value of that dtype.
 ir::AttrValue constantAttr(double value, DType dtype, const SourceLoc& loc, std::string_view op) {
+  if (std::string why = unrepresentable(value, dtype); !why.empty())
+    fail(loc, op, fmt::format("the number {} {}: it is not a value of the {} tile it is combined with", value, why,
+                              dtypeName(dtype)));
   if (isFloat(dtype)) return value;
-  if (std::trunc(value) != value || std::fabs(value) > 9.2e18)
-    fail(loc, op, "the number " + std::to_string(value) + " is not a value of the " +
-                      std::string(dtypeName(dtype)) + " tile it is combined with");
   return static_cast<int64_t>(value);
 }
 
@@ -505,6 +522,9 @@ Index Program::num(int axis, Loc loc) {
 ReadView Program::read(const Tensor& t, const Shape& block, double fill, Loc loc) {
   SourceLoc l = SourceLoc::from(loc);
   checkBlockShape(t, block, l, "read");
+  if (std::string why = unrepresentable(fill, t.dtype()); !why.empty())
+    fail(l, "read", fmt::format("the fill {} {}: it is not a value of the {} tensor it stands in for", fill, why,
+                                describe(ir::Type{t.dtype(), t.shape()})));
   return ReadView(tracer_, tracer_.tensorParam(t, l, "read"), block, fill);
 }
 

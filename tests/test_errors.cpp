@@ -75,6 +75,18 @@ TEST_CASE("errors: mistakes in tile expressions name the op, the operands and th
       {"a non-integer number with an int tile", "+", {"1.5", "i32"}, [](int& line) {
          kernel([&](Program& p) { line = __LINE__; (void)(p.arange(8) + 1.5); });
        }},
+      {"a number past an i8 tile's range", "+", {"1000", "i8 range [-128, 127]"}, [](int& line) {
+         kernel([&](Program& p) { line = __LINE__; (void)(p.arange(8).cast(i8) + 1000); });
+       }},
+      {"a negative number past an i8 tile's range", "*", {"-129", "i8"}, [](int& line) {
+         kernel([&](Program& p) { line = __LINE__; (void)(p.arange(8).cast(i8) * -129); });
+       }},
+      {"a number past i64", "+", {"1e+19", "i64 range"}, [](int& line) {
+         kernel([&](Program& p) { line = __LINE__; (void)(p.arange(8).cast(i64) + 1e19); });
+       }},
+      {"a finite number that overflows an f16 tile", "-", {"100000", "largest finite f16"}, [](int& line) {
+         kernel([&](Program& p) { line = __LINE__; (void)(p.zeros({8}, f16) - 1e5); });
+       }},
       {"exp of an int tile", "exp", {"i32[8]"}, [](int& line) {
          kernel([&](Program& p) { line = __LINE__; (void)p.arange(8).exp(); });
        }},
@@ -218,8 +230,16 @@ TEST_CASE("errors: mistakes with views, the grid and folds name the op and the u
       {"read block with an empty axis", "read", {"[16, 0]"}, [&](int& line) {
          kernel([&](Program& p) { line = __LINE__; (void)p.read(x, {16, 0}); });
        }},
-      {"read fill that is not a value of an int tensor", "read", {"1.5", "i32"}, [&](int& line) {
-         kernel([&](Program& p) { line = __LINE__; (void)p.read(xi, {16, 8}, 1.5).at({0, 0}); });
+      {"read fill that is not a value of an int tensor", "read", {"the fill 1.5", "not an integer", "i32[37, 29]"},
+       [&](int& line) {
+         kernel([&](Program& p) {
+           line = __LINE__; auto X = p.read(xi, {16, 8}, 1.5);
+           (void)X.at({0, 0});
+         });
+       }},
+      {"read fill outside an int tensor's range", "read", {"the fill 3000000000", "i32 range", "2147483647"},
+       [&](int& line) {
+         kernel([&](Program& p) { line = __LINE__; (void)p.read(xi, {16, 8}, 3e9); });
        }},
       {"at with the wrong number of block coordinates", "at", {"1 block coordinates", "rank 2"}, [&](int& line) {
          kernel([&](Program& p) {
@@ -368,4 +388,14 @@ TEST_CASE("errors: bad grids, devices, tensors and handles used outside their ru
        }},
   };
   check(cases);
+}
+
+TEST_CASE("errors: numbers at the edges of their tile's dtype are accepted") {
+  Tensor out8 = Tensor::zeros({4}, i8), out16 = Tensor::zeros({4}, f16);
+  run({1}, [&](Program& p) {
+    p.write(out8, {4}).put(p.zeros({4}, i8) + 127 - (p.zeros({4}, i8) + -128) * 0, {0});
+    p.write(out16, {4}).put(p.read(out16, {4}, -INFINITY).at({0}) + 65504.0, {0});
+  }, RunOptions{.name = "edges", .device = "interp"});
+  CHECK(out8.values() == std::vector<double>(4, 127));
+  CHECK(out16.values() == std::vector<double>(4, 65504));
 }

@@ -376,4 +376,27 @@ TEST_CASE("vulkan kernels: float remainders past lavapipe's loop limit are exact
   for (size_t i = 0; i < expected.size(); ++i) REQUIRE_MESSAGE(expected[i] == actual[i], "element " << i);
 }
 
+// Tiles are unrolled per register: a block whose code would take the driver minutes to
+// compile runs on the CPU instead, with the budget named, instead of hanging.
+TEST_CASE("vulkan kernels: a block past the instruction budget runs on the CPU, naming the op and the budget") {
+  if (!test::vulkanAvailable()) return;
+  Tensor x = Tensor::random({65536 + 3}, 21, f32, -10, 10);
+  Tensor expected = samples::poisoned({65536 + 3}), actual = samples::poisoned({65536 + 3});
+  auto expOf = [&](const Tensor& out, const std::string& device) {
+    return run({2}, [&](Program& p) {
+      Index i = p.id(0);
+      p.write(out, {65536}).put(p.read(x, {65536}).at({i}).exp(), {i});
+    }, {.name = "big_exp", .device = device});
+  };
+  expOf(expected, "interp");
+  CHECK(expOf(actual, "vulkan") == "cpu");
+  const std::string& why = vulkan::lastLaunchInfo().fallbackReason;
+  CHECK_MESSAGE(why.find("8192 instructions per thread") != std::string::npos, why);
+  CHECK_MESSAGE(why.find("tile<65536xf32> at ") != std::string::npos, why);
+  std::vector<double> e = expected.values(), a = actual.values();
+  int64_t worst = 0;
+  for (size_t i = 0; i < e.size(); ++i) worst = std::max(worst, ref::ulpDistance(f32, e[i], a[i]));
+  CHECK(worst <= 2);
+}
+
 }  // namespace tj::vktest

@@ -57,7 +57,14 @@ int64_t countOps(const KBlock& b, KOp op) {
 
 // ---- building ----
 
-KBuilder::KBuilder(KernelFunction& f) : f_(f), open_{&f.body}, numbered_(1) {}
+KBuilder::KBuilder(KernelFunction& f, int64_t maxInstructions)
+    : f_(f), maxInstructions_(maxInstructions), open_{&f.body}, numbered_(1) {}
+
+void KBuilder::append(KInst inst) {
+  if (maxInstructions_ > 0 && ++appended_ > maxInstructions_)
+    throw OverBudget("more than " + std::to_string(maxInstructions_) + " instructions per thread");
+  open_.back()->insts.push_back(std::move(inst));
+}
 
 std::string KBuilder::key(KOp op, const std::vector<Reg>& operands, const std::vector<KAttr>& attrs, DType t) const {
   std::ostringstream s;
@@ -76,20 +83,20 @@ Reg KBuilder::emit(KOp op, DType type, std::vector<Reg> operands, std::vector<KA
     for (const auto& scope : numbered_)
       if (auto it = scope.find(k); it != scope.end()) return it->second;
   Reg r = f_.newReg(type);
-  open_.back()->insts.push_back(KInst{op, {r}, std::move(operands), std::move(attrs), {}});
+  append(KInst{op, {r}, std::move(operands), std::move(attrs), {}});
   if (!k.empty()) numbered_.back().emplace(std::move(k), r);
   return r;
 }
 
 void KBuilder::effect(KOp op, std::vector<Reg> operands, std::vector<KAttr> attrs) {
-  open_.back()->insts.push_back(KInst{op, {}, std::move(operands), std::move(attrs), {}});
+  append(KInst{op, {}, std::move(operands), std::move(attrs), {}});
 }
 
 std::vector<Reg> KBuilder::emitMulti(KOp op, const std::vector<DType>& types, std::vector<Reg> operands,
                                      std::vector<KAttr> attrs) {
   std::vector<Reg> results;
   for (DType t : types) results.push_back(f_.newReg(t));
-  open_.back()->insts.push_back(KInst{op, results, std::move(operands), std::move(attrs), {}});
+  append(KInst{op, results, std::move(operands), std::move(attrs), {}});
   return results;
 }
 

@@ -129,7 +129,11 @@ struct KernelFunction {
 // enclosing block, so address arithmetic shared by registers is emitted once.
 class KBuilder {
  public:
-  explicit KBuilder(KernelFunction& f);
+  // Past `maxInstructions` appended instructions (0: no limit) an append throws OverBudget.
+  explicit KBuilder(KernelFunction& f, int64_t maxInstructions = 0);
+  struct OverBudget : Error {
+    using Error::Error;
+  };
 
   Reg emit(KOp op, DType type, std::vector<Reg> operands = {}, std::vector<KAttr> attrs = {});
   void effect(KOp op, std::vector<Reg> operands = {}, std::vector<KAttr> attrs = {});  // no result
@@ -150,7 +154,9 @@ class KBuilder {
 
  private:
   std::string key(KOp op, const std::vector<Reg>& operands, const std::vector<KAttr>& attrs, DType t) const;
+  void append(KInst inst);
   KernelFunction& f_;
+  int64_t maxInstructions_, appended_ = 0;
   std::vector<KBlock*> open_;
   std::vector<std::map<std::string, Reg>> numbered_;  // per open block
 };

@@ -52,7 +52,7 @@ std::string_view combineFn(ir::OpCode c) {
 class Lowering {
  public:
   Lowering(const ir::Kernel& k, const layout::LayoutAssignment& a, const layout::Target& t, KernelLoweringOptions o)
-      : k_(k), a_(a), t_(t), options_(o), b_(f_) {
+      : k_(k), a_(a), t_(t), options_(o), b_(f_, o.maxInstructions) {
     f_.name = k.name;
     f_.target = t.name;
     f_.subgroupSize = t.subgroupSize;
@@ -321,7 +321,17 @@ class Lowering {
 
   // ---- ops ----
   void block(const ir::Block& b) {
-    for (const ir::Op& op : b.ops) lower(op);
+    for (const ir::Op& op : b.ops) {
+      try {
+        lower(op);
+      } catch (const KBuilder::OverBudget&) {
+        std::string tile = op.results.empty() ? "" : "of " + k_.type(op.results[0]).str() + " ";
+        std::string where = op.loc.known() ? "at " + op.loc.str() + " " : "";
+        unsupported(op, tile + where + "takes the kernel past " + std::to_string(options_.maxInstructions) +
+                            " instructions per thread, the budget that bounds the driver's compile time; use "
+                            "smaller blocks, or p.fold over them");
+      }
+    }
   }
   void define(ir::ValueId v, std::vector<Reg> r) { regs_[v] = std::move(r); }
   DType dtypeOf(ir::ValueId v) const { return k_.type(v).dtype; }

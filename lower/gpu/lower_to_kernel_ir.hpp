@@ -14,6 +14,10 @@ struct KernelLoweringOptions {
   // A warp-shuffle conversion whose source register depends on the lane reads every candidate
   // register and selects; past this many candidates workgroup memory is cheaper.
   int maxShuffleCandidates = 2;
+  // Instructions per thread, a bound on the driver's compile time (tiles are unrolled per
+  // register: lavapipe took 16 s for the 5.7K of exp over a 16K-element block, and does
+  // not finish 22K in minutes); past it the kernel is unsupported. 0: no limit.
+  int64_t maxInstructions = 8192;
 };
 
 KernelFunction lowerToKernelIR(const ir::Kernel& k, const layout::LayoutAssignment& a, const layout::Target& t,
