@@ -1,13 +1,56 @@
 #include "dsl/tracer.hpp"
 
 #include <atomic>
+#include <map>
+#include <mutex>
+#include <set>
+#include <source_location>
+#include <string_view>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 namespace tj {
 
 namespace {
 thread_local Tracer* gCurrent = nullptr;
 std::atomic<uint64_t> gTraceCount{0};
+
+// Whether an op was traced from the user's code. Ops the DSL emits for its own
+// purposes can carry a location in dsl/ (this file's folder), which repeats with
+// every user call that needs it and is not the user's line.
+bool fromUser(const SourceLoc& loc) {
+  static const std::string_view file = std::source_location::current().file_name();
+  static const std::string_view dslDir = file.substr(0, file.rfind('/') + 1);
+  return loc.known() && !loc.file.starts_with(dslDir);
 }
+
+struct Repeat {
+  std::string line;  // file:line, empty when no op came from the user's code
+  size_t times = 0;
+};
+
+// The user's line traced most often. A line counts its most frequent op code:
+// `acc = acc + X.at({j})` traced n times emits n loads and n adds, not 2n of anything.
+Repeat mostRepeatedLine(const ir::Block& body) {
+  std::map<std::pair<std::string, ir::OpCode>, size_t> perOp;
+  ir::forEachOp(body, [&](const ir::Op& op) {
+    if (fromUser(op.loc)) ++perOp[{op.loc.str(), op.code}];
+  });
+  Repeat most;
+  for (const auto& [key, n] : perOp)
+    if (n > most.times) most = {key.first, n};
+  return most;
+}
+
+// Once per line (or kernel, without one): run() traces at every call.
+bool firstWarningFor(const std::string& key) {
+  static std::mutex mutex;
+  static std::set<std::string> warned;
+  std::lock_guard lock(mutex);
+  return warned.insert(key).second;
+}
+}  // namespace
 
 Tracer::Tracer(std::string kernelName, int gridRank) : previous_(gCurrent), id_(++gTraceCount) {
   kernel_.name = std::move(kernelName);
@@ -18,7 +61,21 @@ Tracer::Tracer(std::string kernelName, int gridRank) : previous_(gCurrent), id_(
   gCurrent = this;
 }
 
-Tracer::~Tracer() { gCurrent = previous_; }
+Tracer::~Tracer() {
+  gCurrent = previous_;
+  if (std::uncaught_exceptions() == uncaught_) reportSize();
+}
+
+void Tracer::reportSize() const {
+  spdlog::debug("tilejit: traced kernel '{}': {} ops", kernel_.name, opCount_);
+  if (opCount_ <= kLargeTrace) return;
+  Repeat most = mostRepeatedLine(kernel_.body);
+  if (!firstWarningFor(most.line.empty() ? "kernel " + kernel_.name : most.line)) return;
+  std::string where = most.line.empty() ? "" : fmt::format("; {} was traced {} times", most.line, most.times);
+  spdlog::warn("tilejit: kernel '{}' traced {} ops (more than {}){}. A C++ loop in the kernel lambda runs "
+               "while tracing and unrolls into straight-line code that compiles slowly: use p.fold to keep "
+               "the loop in the kernel", kernel_.name, opCount_, kLargeTrace, where);
+}
 
 Tracer& Tracer::current(const SourceLoc& loc, std::string_view op) {
   if (!gCurrent) fail(loc, op, "tiles and indices exist only inside the lambda given to run()");
@@ -39,6 +96,7 @@ ir::ValueId Tracer::emit(ir::OpCode code, std::vector<ir::ValueId> operands, std
 }
 
 std::vector<ir::ValueId> Tracer::emitOp(ir::Op op, const std::vector<ir::Type>& results) {
+  ++opCount_;
   for (const ir::Type& t : results) op.results.push_back(newValue(t));
   std::vector<ir::ValueId> ids = op.results;
   blocks_.back()->ops.push_back(std::move(op));

@@ -1,5 +1,6 @@
 // Records DSL calls into an ir::Kernel. Internal to dsl/.
 #pragma once
+#include <exception>
 #include <optional>
 #include <string>
 #include <utility>
@@ -11,7 +12,13 @@ namespace tj {
 
 class Tracer {
  public:
+  // A trace of more ops than this is almost surely a C++ loop unrolled at trace time:
+  // the samples trace 11 to 123 ops, while an unrolled loop of this many ops takes LLVM
+  // over a second to compile at O3, and the time grows superlinearly with the ops.
+  static constexpr size_t kLargeTrace = 2000;
+
   Tracer(std::string kernelName, int gridRank);
+  // Warns, once per source line, when the finished trace has more than kLargeTrace ops.
   ~Tracer();
   Tracer(const Tracer&) = delete;
   Tracer& operator=(const Tracer&) = delete;
@@ -55,6 +62,8 @@ class Tracer {
 
  private:
   ir::ValueId newValue(const ir::Type& t);
+  // Logs the op count; warns past kLargeTrace.
+  void reportSize() const;
   int addTensorParam(const Tensor& t);
 
   ir::Kernel kernel_;
@@ -66,6 +75,8 @@ class Tracer {
   std::vector<bool> blockOpen_;      // per block id
   Tracer* previous_;
   uint64_t id_;
+  size_t opCount_ = 0;                               // every op emitted, fold bodies included
+  const int uncaught_ = std::uncaught_exceptions();  // a body that throws left no trace to warn about
 };
 
 }  // namespace tj
