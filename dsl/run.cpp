@@ -9,6 +9,8 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
+#include <string>
 
 #include "devices/device.hpp"
 #include "dsl/launch.hpp"
@@ -21,12 +23,26 @@ namespace {
 
 thread_local CaptureTraces* gCapture = nullptr;
 
+// A dump is a debugging aid: one that cannot be written is skipped, with one
+// warning per TILEJIT_DUMP value rather than one per kernel.
+void warnDumpFailed(const std::string& dir, const std::string& why) {
+  static std::mutex mutex;
+  static std::set<std::string> warned;
+  std::lock_guard lock(mutex);
+  if (warned.insert(dir).second) spdlog::warn("tilejit: TILEJIT_DUMP={}: cannot write kernels there ({}); not dumping", dir, why);
+}
+
 void dumpKernel(const ir::Kernel& k, uint64_t hash) {
   const char* dir = std::getenv("TILEJIT_DUMP");
   if (!dir || !*dir) return;
-  std::filesystem::create_directories(dir);
   auto path = std::filesystem::path(dir) / (k.name + "-" + ir::hashHex(hash) + ".tir");
-  std::ofstream(path) << ir::print(k);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return warnDumpFailed(dir, ec.message());
+  std::ofstream out(path);
+  out << ir::print(k);
+  out.close();
+  if (!out) return warnDumpFailed(dir, "cannot write " + path.string());
   spdlog::debug("tilejit: wrote {}", path.string());
 }
 

@@ -44,6 +44,29 @@ void checkShape(const Shape& shape, const char* op, std::source_location loc) {
     if (d < 0) fail(SourceLoc::from(loc), op, "negative size in shape " + shapeText(shape));
 }
 
+// A shape with a zero size has no elements, whatever its other sizes.
+bool hasZeroSize(const Shape& shape) { return std::find(shape.begin(), shape.end(), 0) != shape.end(); }
+
+// Elements of a tensor's shape, which storageBytes checked when it was made.
+int64_t elementCount(const Shape& shape) {
+  return hasZeroSize(shape) ? 0 : std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<>());
+}
+
+// The bytes of a tensor of `shape`, or an Error when its element or byte count
+// does not fit in int64 (a wrapped count would allocate too little).
+int64_t storageBytes(const Shape& shape, DType dtype, const char* op, std::source_location loc) {
+  if (hasZeroSize(shape)) return 0;
+  int64_t n = 1, bytes = 0;
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(n, d, &n))
+      fail(SourceLoc::from(loc), op, "shape " + shapeText(shape) + " has more elements than int64 can count (overflow)");
+  if (__builtin_mul_overflow(n, int64_t{dtypeBytes(dtype)}, &bytes))
+    fail(SourceLoc::from(loc), op,
+         "shape " + shapeText(shape) + " has " + std::to_string(n) + " elements of " + std::string(dtypeName(dtype)) +
+             ", more bytes than int64 can count (overflow)");
+  return bytes;
+}
+
 double readElement(const std::byte* p, DType t) {
   switch (t) {
     case DType::f32: { float v; std::memcpy(&v, p, 4); return v; }
@@ -97,8 +120,15 @@ Tensor::Tensor(std::shared_ptr<Storage> storage, DType dtype, Shape shape, Shape
 
 Tensor Tensor::empty(const Shape& shape, DType dtype, Loc loc) {
   checkShape(shape, "Tensor::empty", loc);
-  int64_t n = std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<>());
-  auto storage = std::make_shared<Storage>(static_cast<size_t>(n) * dtypeBytes(dtype));
+  int64_t bytes = storageBytes(shape, dtype, "Tensor::empty", loc);
+  std::shared_ptr<Storage> storage;
+  try {
+    storage = std::make_shared<Storage>(static_cast<size_t>(bytes));
+  } catch (const std::bad_alloc&) {
+    fail(SourceLoc::from(loc), "Tensor::empty",
+         "out of memory: shape " + shapeText(shape) + " of " + std::string(dtypeName(dtype)) + " needs " +
+             std::to_string(bytes) + " bytes");
+  }
   return Tensor(std::move(storage), dtype, shape, ir::rowMajorStrides(shape), 0);
 }
 
@@ -140,9 +170,7 @@ int64_t Tensor::dim(int axis, Loc loc) const {
   return shape_[static_cast<size_t>(axis)];
 }
 
-int64_t Tensor::numel() const {
-  return std::accumulate(shape_.begin(), shape_.end(), int64_t{1}, std::multiplies<>());
-}
+int64_t Tensor::numel() const { return elementCount(shape_); }
 
 void* Tensor::data() const { return hostBytes(true) + offset_ * dtypeBytes(dtype_); }
 

@@ -162,12 +162,12 @@ void runIds(cpu::KernelEntry entry, int64_t n, cpu::ThreadPool& pool) {
   cpu::TensorDesc tensors[2] = {{buffers.ids.data(), {n, 1, 1, 1}, {1, 0, 0, 0}},
                                 {buffers.exps.data(), {n, 1, 1, 1}, {1, 0, 0, 0}}};
   std::atomic<int64_t> prints{0};
-  uint32_t faults = 0;
+  cpu::KernelFaults faults;
   cpu::KernelArgs args{tensors, {n, 1, 1}, countPrint, &prints, &faults};
   pool.parallelFor(n, [&](int64_t begin, int64_t end) { entry(&args, begin, end); });
   buffers.check();
   CHECK(prints == n);
-  CHECK(faults == 0);
+  CHECK(faults.bits == 0);
 }
 
 }  // namespace tj::cputest

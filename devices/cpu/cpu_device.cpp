@@ -91,7 +91,7 @@ void CpuDevice::launch(const ir::Kernel& kernel, const LaunchArgs& args) {
   tensors.reserve(args.tensors.size());
   for (const TensorArg& t : args.tensors) tensors.push_back(descriptor(t));
   Printer printer{args.print, args.grid.size()};
-  uint32_t faults = 0;
+  KernelFaults faults;
   std::vector<int64_t> scalars = scalarSlots(kernel, args.scalars);
   KernelArgs kernelArgs{tensors.data(), {1, 1, 1}, printTile, &printer, &faults, scalars.data()};
   int64_t programs = 1;
@@ -102,7 +102,10 @@ void CpuDevice::launch(const ir::Kernel& kernel, const LaunchArgs& args) {
   KernelEntry entry = found.entry;
   pool_.parallelFor(programs, [&](int64_t begin, int64_t end) { entry(&kernelArgs, begin, end); });
   if (printer.error) std::rethrow_exception(printer.error);
-  if (faults & kFaultIntegerDivideByZero) throwDivisionByZero(kernel, "cpu");
+  if (faults.bits & kFaultOutOfMemory)
+    fail(SourceLoc{}, "cpu", "kernel '" + kernel.name + "' is out of memory: its tiles past the stack need " +
+                                 std::to_string(faults.scratchBytes) + " bytes of heap per thread, which could not be allocated");
+  if (faults.bits & kFaultIntegerDivideByZero) throwDivisionByZero(kernel, "cpu");
 }
 
 }  // namespace tj::cpu

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <string_view>
+#include <system_error>
 
 namespace tj::cpu {
 
@@ -41,24 +42,43 @@ thread_local const ThreadPool* tWorkingFor = nullptr;
 uint32_t generationOf(uint64_t ticket) { return static_cast<uint32_t>(ticket >> 32); }
 uint32_t unclaimedOf(uint64_t ticket) { return static_cast<uint32_t>(ticket); }
 
+// Programs are compute-bound: threads beyond a few per core only add switching
+// (and each costs a stack), so more are never started.
+constexpr int kMaxThreadsPerCore = 4;
+
 int threadsFromEnvironment() {
   int cores = std::max(1u, std::thread::hardware_concurrency());
   const char* env = std::getenv("TILEJIT_THREADS");
   if (!env || !*env) return cores;
   std::string_view s(env);
-  int n = 0;
+  int64_t n = 0;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
   if (ec != std::errc() || end != s.data() + s.size() || n < 1) {
     spdlog::warn("tilejit: TILEJIT_THREADS='{}' is not a positive integer; using {} threads", s, cores);
     return cores;
   }
-  return n;
+  int most = kMaxThreadsPerCore * cores;
+  if (n > most) {
+    spdlog::warn("tilejit: TILEJIT_THREADS={} is more than {} ({} per core on {} cores); using {} threads", s, most,
+                 kMaxThreadsPerCore, cores, most);
+    return most;
+  }
+  return static_cast<int>(n);
 }
 
 }  // namespace
 
 ThreadPool::ThreadPool(int threads) {
-  for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { workerLoop(); });
+  for (int i = 1; i < threads; ++i) {
+    try {
+      workers_.emplace_back([this] { workerLoop(); });
+    } catch (const std::system_error& e) {
+      // Out of threads or memory for their stacks: the workers started so far do the work.
+      spdlog::warn("tilejit: could not start thread {} of {} ({}); using {} threads", i + 1, threads, e.what(),
+                   this->threads());
+      return;
+    }
+  }
 }
 
 ThreadPool::~ThreadPool() {

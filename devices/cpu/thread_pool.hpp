@@ -19,7 +19,8 @@ class ThreadPool {
   // Below this many programs a launch runs on the caller alone.
   static constexpr int64_t kDefaultSerialBelow = 2;
 
-  // `threads` counts the caller, which works too: threads - 1 workers.
+  // `threads` counts the caller, which works too: threads - 1 workers, or
+  // fewer (with a warning) when the system cannot start that many.
   explicit ThreadPool(int threads);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
@@ -27,7 +28,7 @@ class ThreadPool {
 
   int threads() const { return static_cast<int>(workers_.size()) + 1; }
 
-  // The process's pool: $TILEJIT_THREADS threads, default one per core.
+  // The process's pool: $TILEJIT_THREADS threads (at most 4 per core), default one per core.
   static ThreadPool& global();
 
   // Calls fn(begin, end) on disjoint ranges that cover [0, total) once.

@@ -22,17 +22,24 @@ struct TensorDesc {
 using PrintFn = void (*)(void* context, const char* label, int32_t dtype, int32_t rank, const int64_t* shape,
                          const void* data, const int64_t* programId);
 
+// What kernels report instead of trapping: Fault bits (below), ORed in
+// atomically, and for kFaultOutOfMemory the heap bytes a call could not get.
+struct KernelFaults {
+  uint32_t bits = 0;
+  int64_t scratchBytes = 0;
+};
+
 struct KernelArgs {
   const TensorDesc* tensors;  // one per kernel tensor parameter, in order
   int64_t grid[kMaxGridRank];  // unused trailing entries are 1
   PrintFn print;
   void* printContext;
-  uint32_t* faults;  // kernels OR in Fault bits; may be null
+  KernelFaults* faults;  // may be null
   const int64_t* scalars;  // one per scalar parameter: an i64, or a float parameter's f64 bits
 };
 
 // Runtime faults a kernel reports instead of trapping.
-enum Fault : uint32_t { kFaultIntegerDivideByZero = 1 };
+enum Fault : uint32_t { kFaultIntegerDivideByZero = 1, kFaultOutOfMemory = 2 };
 
 // A generated kernel runs the programs with row-major linear ids in [begin, end).
 using KernelEntry = void (*)(const KernelArgs* args, int64_t begin, int64_t end);

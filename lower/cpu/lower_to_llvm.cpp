@@ -68,6 +68,12 @@ struct UseInfo {
   }
 };
 
+// A worker's whole stack is 8 MiB by default; a kernel keeps its tiles there only
+// up to this many bytes (every sample's blocks fit), the rest on the heap.
+constexpr int64_t kStackBudget = int64_t{1} << 20;
+// Buffers start on cache lines, which is also the widest vector's alignment.
+constexpr int64_t kBufferAlign = 64;
+
 class KernelLowering {
  public:
   KernelLowering(const ir::Kernel& kernel, llvm::Module& module, const CpuLoweringOptions& options)
@@ -115,6 +121,8 @@ class KernelLowering {
 
   // ---- buffers and loop nests
   llvm::Value* allocateBuffer(const ir::Type& t);
+  void finishHeap(llvm::Function* fn, llvm::ReturnInst* ret);
+  void emitFault(Fault bit, int64_t scratchBytes = 0);
   llvm::Value* bufferAddress(llvm::Value* buffer, const ir::Type& t, const Indices& idx);
   void storeToBuffer(llvm::Value* buffer, const ir::Type& t, const Indices& idx, llvm::Value* v);
   void materialize(ValueId v, llvm::Value* buffer);  // writes every element of v into buffer
@@ -149,6 +157,10 @@ class KernelLowering {
   llvm::Value* programIdArray_ = nullptr;
   llvm::BasicBlock* allocaBlock_ = nullptr;
   llvm::StructType* argsType_ = nullptr;
+  // Tiles past kStackBudget share one heap block per entry call: `heap_` (aligned_alloc in the
+  // entry block, its size set once every buffer is known) and freed at the return.
+  llvm::CallInst* heap_ = nullptr;
+  int64_t stackBytes_ = 0, heapBytes_ = 0;
   bool fastPath_ = false;  // inside the copy of a nest whose loads are in bounds with unit innermost stride
 };
 
@@ -166,13 +178,15 @@ void KernelLowering::lower(const std::string& entryName) {
   allocaBlock_ = llvm::BasicBlock::Create(ctx_, "entry", fn);
   b_.SetInsertPoint(allocaBlock_);
   emitPrologue(fn);
+  auto alignedAlloc = module_.getOrInsertFunction("aligned_alloc", ptr, b_.getInt64Ty(), b_.getInt64Ty());
+  heap_ = b_.CreateCall(alignedAlloc, {i64(kBufferAlign), i64(0)}, "heap");
   llvm::Value* begin = fn->getArg(1);
   llvm::Value* end = fn->getArg(2);
   emitLoop(b_, begin, end, [&](llvm::Value* linearId) {
     emitProgramIds(linearId);
     lowerBlock(kernel_.body);
   });
-  b_.CreateRetVoid();
+  finishHeap(fn, b_.CreateRetVoid());
   std::string error;
   llvm::raw_string_ostream os(error);
   if (llvm::verifyFunction(*fn, &os)) throw Error("lower/cpu: generated invalid LLVM IR for kernel '" + kernel_.name + "': " + error);
@@ -754,13 +768,7 @@ llvm::Value* KernelLowering::binary(const ir::Op& op, llvm::Value* x, llvm::Valu
       llvm::Value* isZero = b_.CreateICmpEQ(y, zero);
       llvm::Value* isMinusOne = b_.CreateICmpEQ(y, minusOne);
       llvm::Value* safe = b_.CreateSelect(b_.CreateOr(isZero, isMinusOne), llvm::ConstantInt::get(y->getType(), 1), y);
-      emitIf(b_, isZero, [&] {
-        llvm::Value* faults = b_.CreateLoad(b_.getPtrTy(), b_.CreateStructGEP(argsType_, args_, 4));
-        emitIf(b_, b_.CreateIsNotNull(faults), [&] {
-          b_.CreateAtomicRMW(llvm::AtomicRMWInst::Or, faults, b_.getInt32(kFaultIntegerDivideByZero), llvm::MaybeAlign(4),
-                             llvm::AtomicOrdering::Monotonic);
-        });
-      });
+      emitIf(b_, isZero, [&] { emitFault(kFaultIntegerDivideByZero); });
       bool isDiv = op.code == OpCode::div;
       llvm::Value* q = isDiv ? b_.CreateSDiv(x, safe) : b_.CreateSRem(x, safe);
       llvm::Value* special = isDiv ? b_.CreateSelect(isZero, zero, b_.CreateNeg(x)) : zero;
@@ -859,11 +867,60 @@ llvm::Value* KernelLowering::loadElement(const ir::Op& op, const Indices& idx) {
 
 // ---------------------------------------------------------------- buffers and nests
 
+// Tiles share the stack while they fit kStackBudget; the others go to the heap block.
 llvm::Value* KernelLowering::allocateBuffer(const ir::Type& t) {
-  llvm::IRBuilder<> entry(allocaBlock_, allocaBlock_->begin());
-  auto* alloca = entry.CreateAlloca(storageType(ctx_, t.dtype), i64(t.numel()));
-  alloca->setAlignment(llvm::Align(64));
-  return alloca;
+  int64_t bytes = (t.numel() * dtypeBytes(t.dtype) + kBufferAlign - 1) / kBufferAlign * kBufferAlign;
+  if (stackBytes_ + bytes <= kStackBudget) {
+    stackBytes_ += bytes;
+    llvm::IRBuilder<> entry(allocaBlock_, allocaBlock_->begin());
+    auto* alloca = entry.CreateAlloca(storageType(ctx_, t.dtype), i64(t.numel()));
+    alloca->setAlignment(llvm::Align(kBufferAlign));
+    return alloca;
+  }
+  // Addressed from the heap block right after it is allocated, so every use is dominated.
+  llvm::IRBuilder<> entry(heap_->getParent(), std::next(heap_->getIterator()));
+  llvm::Value* buffer = entry.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), heap_, static_cast<uint64_t>(heapBytes_));
+  heapBytes_ += bytes;
+  return buffer;
+}
+
+// Sizes the heap block, frees it at the return and, when the allocation fails,
+// reports kFaultOutOfMemory and runs no program. A kernel whose tiles all fit the
+// stack drops the block.
+void KernelLowering::finishHeap(llvm::Function* fn, llvm::ReturnInst* ret) {
+  if (heapBytes_ == 0) {
+    llvm::Function* alignedAlloc = heap_->getCalledFunction();
+    heap_->eraseFromParent();
+    alignedAlloc->eraseFromParent();
+    return;
+  }
+  heap_->setArgOperand(1, i64(heapBytes_));
+  b_.SetInsertPoint(ret);
+  b_.CreateCall(module_.getOrInsertFunction("free", b_.getVoidTy(), b_.getPtrTy()), {heap_});
+  llvm::BasicBlock* entry = heap_->getParent();
+  llvm::BasicBlock* programs = entry->splitBasicBlock(std::next(heap_->getIterator()), "programs");
+  entry->getTerminator()->eraseFromParent();
+  auto* outOfMemory = llvm::BasicBlock::Create(ctx_, "out_of_memory", fn);
+  b_.SetInsertPoint(entry);
+  b_.CreateCondBr(b_.CreateIsNull(heap_), outOfMemory, programs);
+  b_.SetInsertPoint(outOfMemory);
+  emitFault(kFaultOutOfMemory, heapBytes_);
+  b_.CreateRetVoid();
+}
+
+// ORs `bit` into KernelArgs::faults (and records scratchBytes with it when nonzero),
+// unless the caller passed no faults.
+void KernelLowering::emitFault(Fault bit, int64_t scratchBytes) {
+  llvm::Value* faults = b_.CreateLoad(b_.getPtrTy(), b_.CreateStructGEP(argsType_, args_, 4));
+  emitIf(b_, b_.CreateIsNotNull(faults), [&] {
+    auto* faultsType = llvm::StructType::get(ctx_, {b_.getInt32Ty(), b_.getInt64Ty()});
+    b_.CreateAtomicRMW(llvm::AtomicRMWInst::Or, b_.CreateStructGEP(faultsType, faults, 0), b_.getInt32(bit),
+                       llvm::MaybeAlign(4), llvm::AtomicOrdering::Monotonic);
+    if (!scratchBytes) return;
+    // Every call that fails stores the same size.
+    auto* store = b_.CreateAlignedStore(i64(scratchBytes), b_.CreateStructGEP(faultsType, faults, 1), llvm::Align(8));
+    store->setAtomic(llvm::AtomicOrdering::Monotonic);
+  });
 }
 
 llvm::Value* KernelLowering::bufferAddress(llvm::Value* buffer, const ir::Type& t, const Indices& idx) {

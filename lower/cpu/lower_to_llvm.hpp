@@ -19,8 +19,10 @@ struct CpuLoweringOptions {
 
 // Builds a module with one external function `entryName` of type KernelEntry
 // (lower/cpu/abi.hpp). Elementwise chains are fused into the loop nest of
-// their consumer; dots, reductions and fold-carried tiles live in stack
-// buffers. Throws Error naming an op it cannot lower.
+// their consumer; dots, reductions and fold-carried tiles live in buffers: on
+// the stack up to 1 MiB per kernel, the rest in one heap block per call of the
+// entry (whose failure reports kFaultOutOfMemory). Throws Error naming an op it
+// cannot lower.
 std::unique_ptr<llvm::Module> lowerToLLVM(const ir::Kernel& kernel, llvm::LLVMContext& context,
                                           const std::string& entryName, const CpuLoweringOptions& options = {});
 
