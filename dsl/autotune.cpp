@@ -17,8 +17,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <fstream>
-#include <sstream>
 
 #include "devices/device.hpp"
 #include "dsl/run.hpp"
@@ -81,10 +79,24 @@ json encodeCandidate(const CandidateRecord& c) {
   return j;
 }
 
+// A time that cannot be one (negative, or NaN, which JSON stores as null): its
+// entry is dropped, the rest of the file kept.
+struct InvalidTime : Error {
+  using Error::Error;
+};
+
+// A time field in milliseconds: a finite number, at least 0.
+double decodeTime(const json& j, const char* field) {
+  const json& v = j.at(field);
+  if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0)
+    throw InvalidTime(std::string(field) + " is " + v.dump() + ", not a time in milliseconds");
+  return v.get<double>();
+}
+
 CandidateRecord decodeCandidate(const json& j) {
   CandidateRecord c{{j.value("config", std::map<std::string, int64_t>{})}, j.value("ir_hash", ""), std::nullopt,
                     j.value("runs", 0), j.value("error", "")};
-  if (j.contains("median_ms")) c.medianMs = j.at("median_ms").get<double>();
+  if (j.contains("median_ms")) c.medianMs = decodeTime(j, "median_ms");
   return c;
 }
 
@@ -103,7 +115,7 @@ TuningEntry decodeEntry(const json& j) {
   e.compiler = j.value("compiler", "");
   e.chosen.values = j.value("chosen", std::map<std::string, int64_t>{});
   for (const json& c : j.value("candidates", json::array())) e.candidates.push_back(decodeCandidate(c));
-  e.tuneMs = j.value("tune_ms", 0.0);
+  e.tuneMs = j.contains("tune_ms") ? decodeTime(j, "tune_ms") : 0.0;
   e.tunedAt = j.value("tuned_at", "");
   return e;
 }
@@ -114,27 +126,33 @@ std::string encodeTunings(const Tunings& tunings) {
   return json{{"format", kFormatVersion}, {"entries", entries}}.dump(2) + "\n";
 }
 
-// Throws (json or tj) exceptions for anything that is not a tuning file.
-Tunings decodeTunings(const std::string& text) {
+// Throws (json or tj) exceptions for anything that is not a tuning file; drops,
+// with a warning naming `file`, the entries with an invalid time.
+Tunings decodeTunings(const std::string& text, const fs::path& file) {
   json j = json::parse(text);
   if (!j.is_object()) throw Error("not a JSON object");
   Tunings tunings;
   json entries = j.value("entries", json::object());  // named: items() refers to it
-  for (const auto& [id, e] : entries.items()) tunings[id] = decodeEntry(e);
+  for (const auto& [id, e] : entries.items()) {
+    try {
+      tunings[id] = decodeEntry(e);
+    } catch (const InvalidTime& bad) {
+      spdlog::warn("tilejit: tuning file {}: ignoring entry {}: {}", file.string(), id, bad.what());
+    }
+  }
   return tunings;
 }
 
 // ---- Files.
 
 std::optional<std::string> readText(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) {
-    if (!fs::exists(file)) return std::nullopt;
-    throw Error("cannot open tuning file " + file.string());
+  try {
+    std::optional<std::vector<char>> bytes = jit::readRegularFile(file);
+    if (!bytes) return std::nullopt;
+    return std::string(bytes->begin(), bytes->end());
+  } catch (const Error& e) {
+    throw Error("cannot read tuning file " + file.string() + ": " + e.what());
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 // An exclusive flock on <file>.lock, so read-change-write cycles of different
@@ -179,7 +197,7 @@ Tunings readOrSetAside(const fs::path& file) {
   std::optional<std::string> text = readText(file);
   if (!text) return {};
   try {
-    return decodeTunings(*text);
+    return decodeTunings(*text, file);
   } catch (const std::exception& e) {
     setAside(file, e.what());
     return {};
@@ -441,7 +459,7 @@ Tunings loadTunings(const fs::path& file) {
   std::optional<std::string> text = readText(file);
   if (!text) return {};
   try {
-    return decodeTunings(*text);
+    return decodeTunings(*text, file);
   } catch (const std::exception&) {
   }
   FileLock lock(file);  // sets it aside under the lock, so that no writer's fresh file is the one moved

@@ -1,15 +1,21 @@
 #include "jit/cache_file.hpp"
 
+#include <fcntl.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <xxh3.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <mutex>
+#include <set>
 #include <string>
 
 namespace tj::jit {
@@ -39,7 +45,87 @@ std::string printable(std::string_view s) {
 
 uint64_t checksum(std::span<const char> bytes) { return XXH3_64bits(bytes.data(), bytes.size()); }
 
+std::string fileKind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  return "a file of another kind";
+}
+
+class FileDescriptor {
+ public:
+  explicit FileDescriptor(int fd) : fd_(fd) {}
+  ~FileDescriptor() { ::close(fd_); }
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+
+ private:
+  int fd_;
+};
+
+std::vector<char> readAll(int fd, size_t size) {
+  std::vector<char> bytes(size);
+  size_t done = 0;
+  while (done < size) {
+    ssize_t n = ::read(fd, bytes.data() + done, size - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw Error(n < 0 ? std::string("cannot read it: ") + std::strerror(errno) : "it shrank while read");
+    done += static_cast<size_t>(n);
+  }
+  return bytes;
+}
+
+// writeFileAtomically's temporaries are "<name>.tmp.<pid>.<count>".
+bool isTemporary(const std::string& name) {
+  auto digits = [](std::string_view s) { return !s.empty() && s.find_first_not_of("0123456789") == s.npos; };
+  size_t at = name.rfind(".tmp.");
+  if (at == std::string::npos) return false;
+  std::string_view rest = std::string_view(name).substr(at + 5);
+  size_t dot = rest.find('.');
+  return dot != rest.npos && digits(rest.substr(0, dot)) && digits(rest.substr(dot + 1));
+}
+
+// A write takes milliseconds: a temporary this old belongs to a writer that died
+// between writing and renaming it, even on a slow network disk.
+constexpr auto kStaleTemporary = std::chrono::minutes(10);
+
+// Removes the stale temporaries in `dir`, once per folder and process. Best
+// effort: a folder that cannot be listed keeps them.
+void removeStaleTemporaries(const fs::path& dir) {
+  static std::mutex mutex;
+  static std::set<fs::path> visited;
+  {
+    std::lock_guard lock(mutex);
+    if (!visited.insert(dir).second) return;
+  }
+  auto now = fs::file_time_type::clock::now();
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (!isTemporary(it->path().filename().string())) continue;
+    std::error_code ignored;
+    fs::file_time_type written = it->last_write_time(ignored);
+    if (ignored || now - written < kStaleTemporary) continue;
+    if (fs::remove(it->path(), ignored)) spdlog::info("tilejit: removed {}, left by a writer that died", it->path().string());
+  }
+}
+
 }  // namespace
+
+std::optional<std::vector<char>> readRegularFile(const fs::path& path) {
+  // O_NONBLOCK: opening a FIFO must not wait for a writer.
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
+    throw Error(std::string("cannot open it: ") + std::strerror(errno));
+  }
+  FileDescriptor file(fd);
+  struct stat info {};
+  if (::fstat(fd, &info) != 0) throw Error(std::string("cannot stat it: ") + std::strerror(errno));
+  if (!S_ISREG(info.st_mode)) throw Error("it is " + fileKind(info.st_mode) + ", not a regular file");
+  return readAll(fd, static_cast<size_t>(info.st_size));
+}
 
 std::vector<char> encodeCacheEntry(std::string_view key, std::span<const char> payload) {
   Header h{};
@@ -77,14 +163,14 @@ std::vector<char> decodeCacheEntry(std::span<const char> entry, std::string_view
 }
 
 std::optional<std::vector<char>> readCacheEntry(const fs::path& path, std::string_view key) {
-  std::error_code ec;
-  if (!fs::exists(path, ec)) return std::nullopt;
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) throw CorruptCacheEntry("cannot open it");
-  std::vector<char> bytes(static_cast<size_t>(in.tellg()));
-  in.seekg(0);
-  if (!in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()))) throw CorruptCacheEntry("cannot read it");
-  return decodeCacheEntry(bytes, key);
+  std::optional<std::vector<char>> bytes;
+  try {
+    bytes = readRegularFile(path);
+  } catch (const Error& e) {
+    throw CorruptCacheEntry(e.what());
+  }
+  if (!bytes) return std::nullopt;
+  return decodeCacheEntry(*bytes, key);
 }
 
 void warnUnusableCacheEntry(const fs::path& path, const char* why) {
@@ -98,6 +184,7 @@ void writeFileAtomically(const fs::path& path, std::span<const char> bytes) {
   temp += ".tmp." + std::to_string(getpid()) + "." + std::to_string(writes++);
   try {
     fs::create_directories(path.parent_path());
+    removeStaleTemporaries(path.parent_path());
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     out.close();

@@ -29,8 +29,13 @@ std::vector<char> encodeCacheEntry(std::string_view key, std::span<const char> p
 // version, sizes, key or checksum do not match.
 std::vector<char> decodeCacheEntry(std::span<const char> entry, std::string_view key);
 
+// The bytes of the regular file at `path`; nullopt when there is none. Throws
+// Error for anything else there (a directory, a FIFO, ...), which is never
+// opened for waiting or read, and for a file it cannot read.
+std::optional<std::vector<char>> readRegularFile(const std::filesystem::path& path);
+
 // The payload at `path`; nullopt when there is no such file. Throws
-// CorruptCacheEntry for a bad or unreadable file.
+// CorruptCacheEntry for a bad or unreadable file, or anything but a regular file.
 std::optional<std::vector<char>> readCacheEntry(const std::filesystem::path& path, std::string_view key);
 
 // What `use` makes of the payload at `path`; nullopt when there is no such file, and,
@@ -56,7 +61,9 @@ auto loadCacheEntry(const std::filesystem::path& path, std::string_view key, Use
 bool writeCacheEntry(const std::filesystem::path& path, std::string_view key, std::span<const char> payload);
 
 // Writes `bytes` to `path` through a temporary file in the same folder (made if missing),
-// so readers only ever see whole files. Throws std::exception on failure.
+// so readers only ever see whole files. The first write into a folder in a process
+// removes the temporaries there older than ten minutes, which writers that died
+// between writing and renaming left behind. Throws std::exception on failure.
 void writeFileAtomically(const std::filesystem::path& path, std::span<const char> bytes);
 
 }  // namespace tj::jit

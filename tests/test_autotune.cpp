@@ -11,10 +11,12 @@
 
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -345,6 +347,44 @@ TEST_CASE("autotune: a corrupt tuning file is reported, set aside and tuned afre
     CHECK(problem.tune().source == TuneSource::file);
     fs::remove_all(dir);
   }
+}
+
+TEST_CASE("autotune: entries with a negative or NaN time are dropped with a warning naming the file") {
+  fs::path dir = test::scratchDir("tune", "times");
+  fs::path file = dir / "t.json";
+  Tunings tunings;
+  auto add = [&](const std::string& kernel, const std::function<void(TuningEntry&)>& spoil) {
+    TuningEntry e = sampleEntry(kernel, 100);
+    spoil(e);
+    tunings[e.id()] = e;
+  };
+  add("good", [](TuningEntry&) {});
+  add("negative", [](TuningEntry& e) { e.candidates[1].medianMs = -0.5; });
+  add("nan", [](TuningEntry& e) { e.candidates[0].medianMs = std::nan(""); });  // JSON keeps it as null
+  add("tune_ms", [](TuningEntry& e) { e.tuneMs = -3.25; });
+  saveTunings(file, tunings);
+  CaptureLog log;
+  Tunings loaded = loadTunings(file);
+  CHECK(loaded.size() == 1);
+  CHECK(loaded.count("good/100x7/f32,bf16") == 1);
+  std::string text = log.text();
+  CAPTURE(text);
+  CHECK(text.find("[warning]") != std::string::npos);
+  for (const char* why : {"negative/100x7/f32,bf16: median_ms is -0.5", "nan/100x7/f32,bf16: median_ms is null",
+                          "tune_ms/100x7/f32,bf16: tune_ms is -3.25"})
+    CHECK(text.find(file.string() + ": ignoring entry " + why) != std::string::npos);
+
+  // A stored choice whose times are invalid is timed again, and the file mended.
+  AddProblem problem(file);
+  problem.tune();
+  Tunings mended = loadTunings(file);
+  TuningEntry stored = mended.at("add/1024/f32");
+  stored.candidates[0].medianMs = -1;
+  mended[stored.id()] = stored;
+  saveTunings(file, mended);
+  CHECK(problem.tune().source == TuneSource::ran);
+  for (const CandidateRecord& c : problem.stored().candidates) CHECK(*c.medianMs >= 0);
+  fs::remove_all(dir);
 }
 
 TEST_CASE("autotune: two processes tuning at once both land in the file") {

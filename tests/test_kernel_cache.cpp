@@ -6,16 +6,19 @@
 #include "tests/support.hpp"
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -204,6 +207,53 @@ TEST_CASE("kernel cache: a corrupt entry is reported, recompiled and replaced") 
     }
     CHECK(freshLookup(dir) == kDiskHit);
   }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("kernel cache: an entry that is a directory or a FIFO is reported and compiled around") {
+  fs::path dir = test::scratchDir("cache", "special");
+  fs::path path = jit::KernelCache({}, dir).entryPath(idsKey().str());
+  fs::create_directory(path);
+  {
+    CaptureLog log;
+    CHECK(freshLookup(dir) == kCompiled);
+    std::string warning = log.text();
+    CAPTURE(warning);
+    CHECK(warning.find(path.string() + " is unusable (it is a directory, not a regular file)") != std::string::npos);
+    CHECK(warning.find("cannot write kernel cache entry") != std::string::npos);  // a folder is never replaced
+  }
+  CHECK(fs::is_directory(path));
+  fs::remove(path);
+
+  // Opening a FIFO for reading waits for a writer: the child would hang. It must
+  // compile instead, and its new entry replaces the FIFO.
+  REQUIRE(mkfifo(path.c_str(), 0644) == 0);
+  test::CommandResult child = test::runCommand("timeout 60 env " + childCommand("lookup", dir));
+  CAPTURE(child.output);
+  CHECK(child.status == 0);
+  CHECK(child.output.find("is unusable (it is a FIFO, not a regular file)") != std::string::npos);
+  CHECK(child.output.find("child: cache=miss compiles=1") != std::string::npos);
+  CHECK(fs::is_regular_file(path));
+  CHECK(freshLookup(dir) == kDiskHit);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("kernel cache: temporaries left by writers that died are removed when the folder is next written") {
+  fs::path dir = test::scratchDir("cache", "stale");
+  auto touch = [&](const std::string& name, std::chrono::minutes age) {
+    std::ofstream(dir / name) << "partial";
+    fs::last_write_time(dir / name, fs::file_time_type::clock::now() - age);
+  };
+  touch("0123.tjk.tmp.4194303.7", std::chrono::minutes(60));            // a writer that died an hour ago
+  touch("tunings.json.tmp.12.0", std::chrono::minutes(11));             // the tuning file's, too
+  touch("4567.tjk.tmp." + std::to_string(getpid()) + ".9", std::chrono::minutes(0));  // being written now
+  touch("notes.tmp.txt", std::chrono::minutes(60));                     // not a temporary of ours
+  touch("89ab.tjk", std::chrono::minutes(60));                          // an entry
+  REQUIRE(jit::writeCacheEntry(dir / "new.tjk", "key", std::vector<char>(10, 'x')));
+  std::set<std::string> left;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir)) left.insert(e.path().filename().string());
+  CHECK(left == std::set<std::string>{"4567.tjk.tmp." + std::to_string(getpid()) + ".9", "notes.tmp.txt", "89ab.tjk",
+                                      "new.tjk"});
   fs::remove_all(dir);
 }
 
