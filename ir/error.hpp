@@ -6,13 +6,18 @@
 
 namespace tj {
 
-// Where in the user's source an IR op was traced from (file:line), or empty.
+// Where in the user's source an IR op was traced from (file:line), or where in
+// parsed text it was written (line:col, no file), or empty.
 struct SourceLoc {
   std::string file;
   int line = 0;
+  int col = 0;  // set by the text parser, whose input has no file name
   static SourceLoc from(const std::source_location& l) { return {l.file_name(), static_cast<int>(l.line())}; }
   bool known() const { return line > 0; }
-  std::string str() const { return file + ":" + std::to_string(line); }
+  std::string str() const {
+    std::string s = file.empty() ? std::to_string(line) : file + ":" + std::to_string(line);
+    return col > 0 ? s + ":" + std::to_string(col) : s;
+  }
 };
 
 class Error : public std::runtime_error {

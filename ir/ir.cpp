@@ -19,7 +19,8 @@ constexpr std::array<std::string_view, kNumOpCodes> kOpNames = {
 
 int64_t Type::numel() const {
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(n, d, &n)) throw Error("type: the element count of " + str() + " overflows int64");
   return n;
 }
 

@@ -47,12 +47,25 @@ namespace tj::ir {
 
 using Shape = std::vector<int64_t>;
 
+// What every lowering and device handles. The verifier enforces these limits, so a
+// verified kernel lowers for every target.
+// Grid axes: the CPU ABI's KernelArgs::grid[3] (lower/cpu/abi.hpp) and GPU dispatches have 3.
+constexpr int kMaxGridRank = 3;
+// Tensor and tile ranks: the CPU ABI's TensorDesc::shape[4]; the DSL makes tiles of rank 0 to 4.
+// A tensor has rank 1 or more: the CPU and GPU lowerings address elements by at least one index.
+constexpr int kMaxRank = 4;
+// Elements of a tile's padded shape (each dimension rounded up to a power of two), so a
+// tile takes at most 8 MiB (f64). GPU layouts lay a tile out over its padding and the
+// kernel IR and SPIR-V hold one register per element and thread group: at this count
+// they take seconds to emit. It is Triton's limit too.
+constexpr int64_t kMaxTileElements = int64_t{1} << 20;
+
 struct Type {
   DType dtype = DType::f32;
   Shape shape;  // empty: a scalar
   bool isScalar() const { return shape.empty(); }
   int rank() const { return static_cast<int>(shape.size()); }
-  int64_t numel() const;
+  int64_t numel() const;  // throws Error when the count does not fit in int64
   std::string str() const;  // "i64" or "tile<128x32xf32>"
   bool operator==(const Type&) const = default;
 };
@@ -124,14 +137,16 @@ struct TensorParam {
   std::string name;
   DType dtype;
   int rank;
-  bool operator==(const TensorParam&) const = default;
+  SourceLoc loc{};  // where parsed text declared it; not compared, printed or hashed
+  bool operator==(const TensorParam& o) const { return name == o.name && dtype == o.dtype && rank == o.rank; }
 };
 
 // A scalar the kernel receives at launch (not a constant baked into it).
 struct ScalarParam {
   std::string name;
   DType dtype;
-  bool operator==(const ScalarParam&) const = default;
+  SourceLoc loc{};  // as TensorParam::loc
+  bool operator==(const ScalarParam& o) const { return name == o.name && dtype == o.dtype; }
 };
 
 struct Kernel {
@@ -139,6 +154,7 @@ struct Kernel {
   std::vector<TensorParam> tensors;
   std::vector<ScalarParam> scalars;
   int gridRank = 1;
+  SourceLoc gridLoc{};  // where parsed text gave the grid rank
   std::vector<Type> types;  // indexed by ValueId
   Block body;
 

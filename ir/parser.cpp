@@ -199,6 +199,8 @@ class Parser {
   [[noreturn]] static void failAt(const Token& t, const std::string& message) {
     throw ParseError(t.line, t.col, message);
   }
+  // Where a token is, for the verifier's and lowerings' errors.
+  static SourceLoc locOf(const Token& t) { return SourceLoc{"", t.line, t.col}; }
   [[noreturn]] void failExpected(const std::string& what) const {
     failAt(tok_, "expected " + what + " but found " + describe(tok_));
   }
@@ -302,6 +304,7 @@ class Parser {
     expect("(");
     list(")", [&] { param(); });
     expect("grid");
+    k_.gridLoc = locOf(tok_);
     k_.gridRank = count("a grid rank");
     expect("{");
   }
@@ -313,13 +316,14 @@ class Parser {
     expect(":");
     if (!accept("tensor")) {
       Token d = expect(Tok::Word, "'tensor' or a scalar dtype");
-      k_.scalars.push_back({name.text, dtype(d.text, d.line, d.col)});
+      k_.scalars.push_back({name.text, dtype(d.text, d.line, d.col), locOf(name)});
       return;
     }
     if (!k_.scalars.empty())
       failAt(name, "tensor parameter " + name.text + " after a scalar parameter; list tensors first");
     TensorParam p;
     p.name = name.text;
+    p.loc = locOf(name);
     expect("<");
     Token d = expect(Tok::Word, "a dtype");
     p.dtype = dtype(d.text, d.line, d.col);
@@ -377,6 +381,7 @@ class Parser {
     if (!code) failAt(name, "unknown op '" + name.text + "'");
     Op op{};
     op.code = *code;
+    op.loc = locOf(name);
     expect("(");
     list(")", [&] { op.operands.push_back(use()); });
     if (is("{") && !spells(lookahead(), "^")) attrs(op);

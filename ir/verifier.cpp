@@ -2,6 +2,10 @@
 // only where its definition is in scope, and every op's operands, results and
 // attributes follow the semantics listed in ir/ir.hpp.
 #include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdio>
+#include <limits>
 #include <numeric>
 
 #include "ir/passes.hpp"
@@ -58,18 +62,55 @@ bool isScalarParamDType(DType d) {
   }
 }
 
+// The largest finite value of a float dtype.
+double maxFinite(DType d) {
+  switch (d) {
+    case DType::f16: return 65504.0;
+    case DType::bf16: return 0x1.fep127;
+    case DType::f32: return std::numeric_limits<float>::max();
+    default: return std::numeric_limits<double>::max();
+  }
+}
+
+// Whether a constant's value or a load's fill is a value of dtype `d`. Lowerings
+// convert it without range checks (a C++ cast of an out-of-range double to float or
+// int is undefined), so it must be in range: infinities and NaN only for floats.
+bool fitsDType(const AttrValue& v, DType d) {
+  if (const auto* i = std::get_if<int64_t>(&v))
+    return isFloat(d) ? std::fabs(static_cast<double>(*i)) <= maxFinite(d) : wrapToInt(d, *i) == *i;
+  const auto* x = std::get_if<double>(&v);
+  if (!x) return false;
+  if (isFloat(d)) return !std::isfinite(*x) || std::fabs(*x) <= maxFinite(d);
+  constexpr double kTwo63 = 0x1p63;
+  return std::trunc(*x) == *x && *x >= -kTwo63 && *x < kTwo63 && fitsDType(static_cast<int64_t>(*x), d);
+}
+
+std::string attrText(const AttrValue& v) {
+  if (const auto* i = std::get_if<int64_t>(&v)) return std::to_string(*i);
+  if (const auto* x = std::get_if<double>(&v)) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.17g", *x);
+    return text;
+  }
+  return "a non-number";
+}
+
 class Verifier {
  public:
   explicit Verifier(const Kernel& k) : k_(k), state_(k.types.size(), State::unseen) {}
 
   void run() {
-    if (k_.gridRank < 1) fail({}, "kernel", "grid rank must be at least 1 but is " + std::to_string(k_.gridRank));
+    if (k_.gridRank < 1 || k_.gridRank > kMaxGridRank)
+      fail(k_.gridLoc, "kernel", "grid rank " + std::to_string(k_.gridRank) + " is out of range: a grid has 1 to " +
+                                     std::to_string(kMaxGridRank) + " axes");
     for (const TensorParam& t : k_.tensors)
-      if (t.rank < 0) fail({}, "kernel", "tensor " + t.name + " has negative rank " + std::to_string(t.rank));
+      if (t.rank < 1 || t.rank > kMaxRank)
+        fail(t.loc, "kernel", "tensor " + t.name + " has rank " + std::to_string(t.rank) + "; tensors have rank 1 to " +
+                                  std::to_string(kMaxRank));
     for (const ScalarParam& s : k_.scalars)
       if (!isScalarParamDType(s.dtype))
-        fail({}, "kernel", "scalar " + s.name + " has dtype " + std::string(dtypeName(s.dtype)) +
-                               "; scalar parameters are i64, i32, f32, f64, f16 or bf16");
+        fail(s.loc, "kernel", "scalar " + s.name + " has dtype " + std::string(dtypeName(s.dtype)) +
+                                  "; scalar parameters are i64, i32, f32, f64, f16 or bf16");
     if (!k_.body.args.empty()) fail({}, "kernel", "the kernel body takes no arguments");
     block(k_.body, nullptr);
   }
@@ -86,9 +127,24 @@ class Verifier {
     if (v < 0 || static_cast<size_t>(v) >= k_.types.size())
       error(op, "value " + std::to_string(v) + " has no type in the kernel");
     const Type& t = k_.type(v);
-    if (std::any_of(t.shape.begin(), t.shape.end(), [](int64_t d) { return d <= 0; }))
-      error(op, "type " + t.str() + " has a non-positive dimension");
+    withinLimits(op, t);
     return t;
+  }
+
+  // The shape limits of ir.hpp. The padded count is checked after each factor, so it
+  // stays below 2^41 and cannot overflow, whatever the dimensions.
+  static void withinLimits(const Op& op, const Type& t) {
+    if (t.rank() > kMaxRank)
+      error(op, "type " + t.str() + " has rank " + std::to_string(t.rank()) + "; tiles have rank 0 to " +
+                    std::to_string(kMaxRank));
+    int64_t padded = 1;  // the element count of layout::paddedShape
+    for (int64_t d : t.shape) {
+      if (d <= 0) error(op, "type " + t.str() + " has a non-positive dimension");
+      padded = d > kMaxTileElements ? d : padded * static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(d)));
+      if (padded > kMaxTileElements)
+        error(op, "type " + t.str() + " has more than " + std::to_string(kMaxTileElements) +
+                      " elements with each dimension rounded up to a power of two, the most a tile holds");
+    }
   }
 
   void requireFresh(const Op& op, ValueId v) const {
@@ -232,6 +288,8 @@ class Verifier {
     bool ok = v && (floating ? std::holds_alternative<double>(*v) : std::holds_alternative<int64_t>(*v));
     if (!ok)
       error(op, std::string("needs a ") + (floating ? "double" : "int64") + " 'value' for " + out(op, 0).str());
+    if (!fitsDType(*v, out(op, 0).dtype))
+      error(op, "value " + attrText(*v) + " does not fit " + std::string(dtypeName(out(op, 0).dtype)));
   }
 
   void iota(const Op& op) const {
@@ -335,6 +393,8 @@ class Verifier {
     const AttrValue* fill = op.attr("fill");
     if (!fill || !(std::holds_alternative<int64_t>(*fill) || std::holds_alternative<double>(*fill)))
       error(op, "needs an int or float 'fill' attribute");
+    if (!fitsDType(*fill, t.dtype))
+      error(op, "fill " + attrText(*fill) + " does not fit the tensor's " + std::string(dtypeName(t.dtype)));
   }
 
   void store(const Op& op) const {

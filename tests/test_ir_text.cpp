@@ -48,7 +48,7 @@ constexpr std::string_view kKinds = R"IR(kernel @kinds(x: tensor<f16, 2>, y: ten
   %29 = reduce_sum(%28) {axis = 1} : tile<16xf32>
   %30 = argmax(%16) {axis = 0, ties = []} : tile<16xi32>
   %31 = exp(%16) : tile<16x16xf32>
-  %32 = constant() {value = 1e+300} : tile<16x16xf32>
+  %32 = constant() {value = 3.4028234663852886e+38} : tile<16x16xf32>
   %33 = mul(%31, %32) : tile<16x16xf32>
   store(%5, %4, %33) {tensor = 2}
   print(%29) {label = "say \"hi\"\n\\ there"}
@@ -365,6 +365,13 @@ TEST_CASE("verify: scalar parameters and scalar_param") {
     CAPTURE(text);
     CHECK_THROWS_WITH_AS(verify(parse(text)), doctest::Contains(c.message.c_str()), Error);
   }
+}
+
+TEST_CASE("verify: errors in parsed text name the op's line:col") {
+  Kernel k = parse(wrap("  %0 = constant() {value = 1.0} : tile<4x8xf32>\n"
+                        "    %1 = reshape(%0) : tile<4x4xf32>\n"));
+  CHECK(k.body.ops.at(1).loc.str() == "3:10");
+  CHECK_THROWS_WITH_AS(verify(k), "3:10: reshape: cannot reshape tile<4x8xf32> to tile<4x4xf32>", Error);
 }
 
 TEST_CASE("verify: rejects uses outside a value's scope and malformed value ids") {

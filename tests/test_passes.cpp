@@ -645,7 +645,7 @@ TEST_CASE("hoistLoopInvariants moves pure loop-invariant chains out of a fold, o
   Builder b;
   b.tensor(DType::f32, 1, "in");
   b.tensor(DType::f32, 1, "out");
-  b.tensor(DType::i64, 0, "divisor");
+  b.tensor(DType::i64, 1, "divisor");
   Type tile{DType::f32, {8}};
   ValueId p = b.programId();
   ValueId zero = b.constant(tile, 0.0);
@@ -685,7 +685,7 @@ TEST_CASE("hoistLoopInvariants moves pure loop-invariant chains out of a fold, o
 
 TEST_CASE("scalar_param is a pure leaf: merged by CSE, kept by folding, dropped when dead, hoisted out of folds") {
   Builder b;
-  b.tensor(DType::f32, 0);
+  b.tensor(DType::f32, 1);
   b.k.scalars = {{"s0", DType::f32}, {"s1", DType::i64}};
   auto param = [&](int64_t i, DType t) { return b.op(OpCode::scalar_param, {}, scalar(t), {{"index", i}}); };
   ValueId a = param(0, DType::f32), again = param(0, DType::f32);
@@ -694,7 +694,8 @@ TEST_CASE("scalar_param is a pure leaf: merged by CSE, kept by folding, dropped 
   ValueId sum = b.fold(b.i64(0), n, {a}, [&](ValueId, const std::vector<ValueId>& c) {
     return std::vector{b.op(OpCode::add, {c[0], param(0, DType::f32)}, scalar(DType::f32))};
   })[0];
-  b.store(0, {}, b.op(OpCode::mul, {sum, again}, scalar(DType::f32)));
+  ValueId product = b.op(OpCode::mul, {sum, again}, scalar(DType::f32));
+  b.store(0, {b.i64(0)}, b.op(OpCode::reshape, {product}, Type{DType::f32, {1}}));
   REQUIRE_NOTHROW(verify(b.k));
 
   CHECK(count(foldConstants(b.k), OpCode::scalar_param) == 5);
