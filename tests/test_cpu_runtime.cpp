@@ -19,10 +19,12 @@
 #include "devices/vulkan/vulkan_runtime.hpp"
 #include "devices/cpu/thread_pool.hpp"
 #include "devices/interp/interpreter.hpp"
+#include "dsl/tilejit.hpp"
 #include "ir/passes.hpp"
 #include "jit/cpu_compiler.hpp"
 #include "jit/cpu_jit.hpp"
 #include "jit/kernel_cache.hpp"
+#include "lower/cpu/lower_to_llvm.hpp"
 
 namespace tj::cputest {
 
@@ -407,4 +409,23 @@ TEST_CASE("devices: cpu is selectable and the default; interp stays selectable")
 }
 
 }  // namespace
+// A fused chain computes each element's operands in order, so `acc + x0 + x1 + ...` adds as it
+// loads: C++ leaves argument order open, and g++'s right to left put every load before the
+// first add, all live at once, which made LLVM's vectorizer quadratic in the chain's length.
+TEST_CASE("cpu lowering: a fused chain adds each load before loading the next") {
+  Tensor x = Tensor::zeros({64}), out = Tensor::zeros({16});
+  TracedKernel t = trace({1}, [&](Program& p) {
+    auto X = p.read(x, {16});
+    Tile acc = p.zeros({16});
+    for (int j = 0; j < 4; ++j) acc = acc + X.at({j});
+    p.write(out, {16}).put(acc, {0});
+  });
+  std::string text = cpu::lowerToLLVMText(*t.kernel);
+  size_t firstAdd = text.find("fadd");
+  REQUIRE(firstAdd != std::string::npos);
+  int loadsBefore = 0;
+  for (size_t at = text.find("load float"); at < firstAdd; at = text.find("load float", at + 1)) ++loadsBefore;
+  CHECK(loadsBefore == 1);  // x0 (acc starts as zeros), then its add
+}
+
 }  // namespace tj

@@ -639,14 +639,21 @@ llvm::Value* KernelLowering::computeElement(const ir::Op& op, const Indices& idx
     case OpCode::broadcast: case OpCode::reshape: case OpCode::permute:
       return element(op.operands[0], operandIndices(op, idx));
     case OpCode::load: return loadElement(op, idx);
-    case OpCode::cast: return cast(element(op.operands[0], idx), type(op.operands[0]).dtype, rt.dtype);
-    case OpCode::select:
-      return b_.CreateSelect(element(op.operands[0], idx), element(op.operands[1], idx), element(op.operands[2], idx));
-    case OpCode::cmp: return compare(op, element(op.operands[0], idx), element(op.operands[1], idx));
     default: break;
   }
-  if (ir::isUnaryElementwise(op.code)) return unary(op, element(op.operands[0], idx));
-  if (ir::isBinaryElementwise(op.code)) return binary(op, element(op.operands[0], idx), element(op.operands[1], idx));
+  // Operands first, in order, one statement each: C++ leaves the order of a call's arguments
+  // open and g++ goes right to left, which put every load of a chain `acc + x0 + x1 + ...`
+  // before its first add, all of them live at once (quadratic in LLVM's vectorizer).
+  llvm::SmallVector<llvm::Value*, 3> x;
+  for (ValueId v : op.operands) x.push_back(element(v, idx));
+  switch (op.code) {
+    case OpCode::cast: return cast(x[0], type(op.operands[0]).dtype, rt.dtype);
+    case OpCode::select: return b_.CreateSelect(x[0], x[1], x[2]);
+    case OpCode::cmp: return compare(op, x[0], x[1]);
+    default: break;
+  }
+  if (ir::isUnaryElementwise(op.code)) return unary(op, x[0]);
+  if (ir::isBinaryElementwise(op.code)) return binary(op, x[0], x[1]);
   unsupported(op, "no element-wise form");
 }
 
