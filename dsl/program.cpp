@@ -50,18 +50,13 @@ Index emitIndex(OpCode code, std::vector<ir::ValueId> operands, const SourceLoc&
   return t.index(t.emit(code, std::move(operands), kIndexType, std::move(attrs), loc));
 }
 
-// Why `value` is not a value of `dtype`, or "" when it is: an integer dtype needs an
-// integer in its range; a float dtype rounds, but a finite number must stay finite.
+// Why `value` is not a value of `dtype` (ir's isValueOf), or "" when it is.
 std::string unrepresentable(double value, DType dtype) {
-  if (isFloat(dtype)) {
-    if (!std::isfinite(value) || std::isfinite(roundToFloat(dtype, value))) return "";
-    return fmt::format("is past the largest finite {}", dtypeName(dtype));
-  }
+  if (isValueOf(value, dtype)) return "";
+  if (isFloat(dtype)) return fmt::format("is past the largest finite {} ({})", dtypeName(dtype), maxFinite(dtype));
   if (std::trunc(value) != value) return "is not an integer";
-  if (dtype == DType::boolean) return value == 0 || value == 1 ? "" : "is neither 0 nor 1";
-  // [-2^(bits-1), 2^(bits-1)): the bounds are exact doubles even for i64.
-  double half = std::ldexp(1.0, 8 * dtypeBytes(dtype) - 1);
-  if (value >= -half && value < half) return "";
+  if (dtype == DType::boolean) return "is neither 0 nor 1";
+  double half = std::ldexp(1.0, 8 * dtypeBytes(dtype) - 1);  // exact even for i64
   return fmt::format("is outside the {} range [{:.0f}, {:.0f}]", dtypeName(dtype), -half, half - 1);
 }
 

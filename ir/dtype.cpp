@@ -3,6 +3,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 namespace tj {
 
@@ -108,6 +109,27 @@ int64_t saturateToInt(DType t, double v) {
   if (v <= -edge) return std::numeric_limits<int64_t>::min() >> (64 - bits);
   if (v >= edge) return std::numeric_limits<int64_t>::max() >> (64 - bits);
   return static_cast<int64_t>(v);
+}
+
+double maxFinite(DType t) {
+  switch (t) {
+    case DType::f16: return 65504.0;
+    case DType::bf16: return 0x1.fep127;
+    case DType::f32: return std::numeric_limits<float>::max();
+    default: return std::numeric_limits<double>::max();
+  }
+}
+
+bool isValueOf(int64_t v, DType t) {
+  if (isFloat(t)) return std::fabs(static_cast<double>(v)) <= maxFinite(t);
+  if (t == DType::boolean) return v == 0 || v == 1;
+  return wrapToInt(t, v) == v;
+}
+
+bool isValueOf(double v, DType t) {
+  if (isFloat(t)) return !std::isfinite(v) || std::fabs(v) <= maxFinite(t);
+  constexpr double kTwo63 = 0x1p63;
+  return std::trunc(v) == v && v >= -kTwo63 && v < kTwo63 && isValueOf(static_cast<int64_t>(v), t);
 }
 
 }  // namespace tj

@@ -24,6 +24,13 @@ float bf16ToFloat(uint16_t b);
 // or wraps an integer into `t`'s range. bool maps nonzero to 1.
 double roundToFloat(DType t, double v);
 int64_t wrapToInt(DType t, int64_t v);
+// The largest finite value of float dtype t.
+double maxFinite(DType t);
+// Whether a number is a value of `t`, as a constant or a load's fill must be (lowerings
+// convert them without range checks): an integer dtype takes integers in its range (bool:
+// 0 and 1), a float dtype infinities, NaN and numbers up to its largest finite value.
+bool isValueOf(double v, DType t);
+bool isValueOf(int64_t v, DType t);  // exact past 2^53
 // A float converted to integer dtype t: toward zero, NaN to 0, saturating at t's range;
 // bool maps nonzero to 1.
 int64_t saturateToInt(DType t, double v);

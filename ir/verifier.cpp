@@ -62,27 +62,11 @@ bool isScalarParamDType(DType d) {
   }
 }
 
-// The largest finite value of a float dtype.
-double maxFinite(DType d) {
-  switch (d) {
-    case DType::f16: return 65504.0;
-    case DType::bf16: return 0x1.fep127;
-    case DType::f32: return std::numeric_limits<float>::max();
-    default: return std::numeric_limits<double>::max();
-  }
-}
-
-// Whether a constant's value or a load's fill is a value of dtype `d`. Lowerings
-// convert it without range checks (a C++ cast of an out-of-range double to float or
-// int is undefined), so it must be in range: infinities and NaN only for floats.
+// Whether a constant's value or a load's fill is a value of dtype `d` (isValueOf).
 bool fitsDType(const AttrValue& v, DType d) {
-  if (const auto* i = std::get_if<int64_t>(&v))
-    return isFloat(d) ? std::fabs(static_cast<double>(*i)) <= maxFinite(d) : wrapToInt(d, *i) == *i;
+  if (const auto* i = std::get_if<int64_t>(&v)) return isValueOf(*i, d);
   const auto* x = std::get_if<double>(&v);
-  if (!x) return false;
-  if (isFloat(d)) return !std::isfinite(*x) || std::fabs(*x) <= maxFinite(d);
-  constexpr double kTwo63 = 0x1p63;
-  return std::trunc(*x) == *x && *x >= -kTwo63 && *x < kTwo63 && fitsDType(static_cast<int64_t>(*x), d);
+  return x && isValueOf(*x, d);
 }
 
 std::string attrText(const AttrValue& v) {

@@ -84,15 +84,6 @@ inline int precisionBits(DType t) {
   }
 }
 
-inline double maxFinite(DType t) {
-  switch (t) {
-    case DType::f32: return std::numeric_limits<float>::max();
-    case DType::f16: return 65504.0;
-    case DType::bf16: return 0x1.fep127;
-    default: return std::numeric_limits<double>::max();
-  }
-}
-
 // An integer rounded exactly once to float dtype t (round to nearest, ties to even),
 // by integer arithmetic on the magnitude.
 inline double intToFloat(DType t, int64_t v) {
@@ -107,7 +98,7 @@ inline double intToFloat(DType t, int64_t v) {
     shift = 0;
   }
   double r = std::ldexp(static_cast<double>(mag), shift);  // exact: mag has at most p + 1 bits
-  if (r > maxFinite(t)) r = inf();
+  if (r > tj::maxFinite(t)) r = inf();
   return v < 0 ? -r : r;
 }
 

@@ -87,6 +87,10 @@ TEST_CASE("errors: mistakes in tile expressions name the op, the operands and th
       {"a finite number that overflows an f16 tile", "-", {"100000", "largest finite f16"}, [](int& line) {
          kernel([&](Program& p) { line = __LINE__; (void)(p.zeros({8}, f16) - 1e5); });
        }},
+      {"a number that rounds to an f16's largest finite but is past it", "+", {"65519", "largest finite f16"},
+       [](int& line) {
+         kernel([&](Program& p) { line = __LINE__; (void)(p.zeros({8}, f16) + 65519.0); });
+       }},
       {"exp of an int tile", "exp", {"i32[8]"}, [](int& line) {
          kernel([&](Program& p) { line = __LINE__; (void)p.arange(8).exp(); });
        }},
