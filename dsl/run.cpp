@@ -9,7 +9,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <string>
 
 #include "devices/device.hpp"
@@ -26,10 +25,7 @@ thread_local CaptureTraces* gCapture = nullptr;
 // A dump is a debugging aid: one that cannot be written is skipped, with one
 // warning per TILEJIT_DUMP value rather than one per kernel.
 void warnDumpFailed(const std::string& dir, const std::string& why) {
-  static std::mutex mutex;
-  static std::set<std::string> warned;
-  std::lock_guard lock(mutex);
-  if (warned.insert(dir).second) spdlog::warn("tilejit: TILEJIT_DUMP={}: cannot write kernels there ({}); not dumping", dir, why);
+  if (firstTime("TILEJIT_DUMP=" + dir)) spdlog::warn("tilejit: TILEJIT_DUMP={}: cannot write kernels there ({}); not dumping", dir, why);
 }
 
 void dumpKernel(const ir::Kernel& k, uint64_t hash) {

@@ -2,8 +2,6 @@
 
 #include <atomic>
 #include <map>
-#include <mutex>
-#include <set>
 #include <source_location>
 #include <string_view>
 
@@ -43,13 +41,6 @@ Repeat mostRepeatedLine(const ir::Block& body) {
   return most;
 }
 
-// Once per line (or kernel, without one): run() traces at every call.
-bool firstWarningFor(const std::string& key) {
-  static std::mutex mutex;
-  static std::set<std::string> warned;
-  std::lock_guard lock(mutex);
-  return warned.insert(key).second;
-}
 }  // namespace
 
 Tracer::Tracer(std::string kernelName, int gridRank) : previous_(gCurrent), id_(++gTraceCount) {
@@ -70,7 +61,8 @@ void Tracer::reportSize() const {
   spdlog::debug("tilejit: traced kernel '{}': {} ops", kernel_.name, opCount_);
   if (opCount_ <= kLargeTrace) return;
   Repeat most = mostRepeatedLine(kernel_.body);
-  if (!firstWarningFor(most.line.empty() ? "kernel " + kernel_.name : most.line)) return;
+  // Once per line (or kernel, without one): run() traces at every call.
+  if (!firstTime("large trace " + (most.line.empty() ? "kernel " + kernel_.name : most.line))) return;
   std::string where = most.line.empty() ? "" : fmt::format("; {} was traced {} times", most.line, most.times);
   spdlog::warn("tilejit: kernel '{}' traced {} ops (more than {}){}. A C++ loop in the kernel lambda runs "
                "while tracing and unrolls into straight-line code that compiles slowly: use p.fold to keep "

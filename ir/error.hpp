@@ -28,4 +28,8 @@ class Error : public std::runtime_error {
 // Throws Error("file:line: op: message"), dropping the location when unknown.
 [[noreturn]] void fail(const SourceLoc& loc, std::string_view op, const std::string& message);
 
+// Whether this process asks with `key` for the first time (thread-safe): for what is
+// done or warned about once, whatever the number of kernels or launches.
+bool firstTime(const std::string& key);
+
 }  // namespace tj

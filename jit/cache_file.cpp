@@ -14,8 +14,6 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
-#include <mutex>
-#include <set>
 #include <string>
 
 namespace tj::jit {
@@ -94,12 +92,7 @@ constexpr auto kStaleTemporary = std::chrono::minutes(10);
 // Removes the stale temporaries in `dir`, once per folder and process. Best
 // effort: a folder that cannot be listed keeps them.
 void removeStaleTemporaries(const fs::path& dir) {
-  static std::mutex mutex;
-  static std::set<fs::path> visited;
-  {
-    std::lock_guard lock(mutex);
-    if (!visited.insert(dir).second) return;
-  }
+  if (!firstTime("stale temporaries in " + dir.string())) return;
   auto now = fs::file_time_type::clock::now();
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {

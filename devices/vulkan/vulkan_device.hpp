@@ -11,7 +11,6 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -70,7 +69,6 @@ class VulkanDevice final : public Device {
   void rerunCutShort(const ir::Kernel& kernel, const LaunchArgs& args, int64_t storedDeviceCopy);
 
   std::string name_;
-  std::set<std::string> warnedFallbacks_;  // kernel name and reason: each fallback is warned about once
   mutable std::mutex mutex_;  // one launch at a time: the Gpu is single-threaded
   std::unique_ptr<State> state_;
 };
