@@ -195,16 +195,12 @@ LoadedBinary loadOrBuildKernelBinary(const ir::Kernel& kernel, const jit::CacheK
   try {
     binary = buildKernelBinary(kernel, target);
   } catch (const Error& e) {
-    refuse(dir, keyText, e.what(), msSince(start));
+    if (!dir.empty()) jit::writeCacheEntry(refusalPath(dir, keyText), keyText, std::string_view(e.what()));
+    throw KernelRefused(e.what(), jit::CacheSource::compiled, msSince(start));
   }
   LoadedBinary built{std::move(*binary), jit::CacheSource::compiled, msSince(start)};
   if (!dir.empty()) jit::writeCacheEntry(path, keyText, encodeKernelBinary(built.binary));
   return built;
-}
-
-void refuse(const std::filesystem::path& dir, const std::string& keyText, const std::string& reason, double ms) {
-  if (!dir.empty()) jit::writeCacheEntry(refusalPath(dir, keyText), keyText, reason);
-  throw KernelRefused(reason, jit::CacheSource::compiled, ms);
 }
 
 }  // namespace tj::vulkan

@@ -65,8 +65,4 @@ struct KernelRefused : Error {
 LoadedBinary loadOrBuildKernelBinary(const ir::Kernel& kernel, const jit::CacheKey& key, const layout::Target& target,
                                      const std::filesystem::path& dir, bool rebuild = false);
 
-// Records in `dir` that the kernel of `keyText` cannot run, and throws KernelRefused.
-[[noreturn]] void refuse(const std::filesystem::path& dir, const std::string& keyText, const std::string& reason,
-                         double ms);
-
 }  // namespace tj::vulkan

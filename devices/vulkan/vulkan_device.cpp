@@ -25,14 +25,13 @@ namespace {
 thread_local LaunchInfo gLastLaunch;
 
 // Mesa's llvmpipe ends every loop of a shader once its loops ran this many iterations in
-// total (LP_MAX_TGSI_LOOP_ITERATIONS), silently; kernels count theirs (guard_loop_iterations).
+// total (LP_MAX_TGSI_LOOP_ITERATIONS), silently; kernels count theirs (lower/spirv).
 constexpr int64_t kLavapipeLoopIterations = 65535;
 
 // Programs' print output beyond this runs on the CPU instead (which prints as it goes).
 constexpr size_t kMaxPrintBytes = size_t{256} << 20;
 
 [[noreturn]] void unsupported(const std::string& what) { throw Error("vulkan: unsupported: " + what); }
-
 
 // Elements from a view's first element to its last, inclusive; strides must be non-negative.
 int64_t extent(const TensorArg& t) {
@@ -175,7 +174,9 @@ struct VulkanDevice::State {
     if (auto it = pipelines.find(hash); it != pipelines.end()) return it->second;
     if (auto it = refused.find(hash); it != refused.end()) throw KernelRefused(it->second, jit::CacheSource::memory, 0);
     try {
-      return pipelines.emplace(hash, build(kernel, hash)).first->second;
+      Compiled& c = pipelines.emplace(hash, build(kernel, hash)).first->second;
+      gpu.savePipelineCache();
+      return c;
     } catch (const KernelRefused& e) {
       gLastLaunch.cache = e.source;
       gLastLaunch.compileMs = e.ms;
@@ -184,27 +185,26 @@ struct VulkanDevice::State {
     }
   }
 
+  // A pipeline the driver rejects is refused for this process only: the rejection may be
+  // transient (out of memory), unlike a kernel the lowering cannot build.
   Compiled build(const ir::Kernel& kernel, uint64_t hash) {
     layout::Target target = targetFor(gpu.info());
     jit::CacheKey key = kernelBinaryKey(hash, gpu.info().featureKey(), target);
     LoadedBinary loaded = loadOrBuildKernelBinary(kernel, key, target, cacheDir);
-    std::optional<Compiled> c;
     try {
-      c = pipelineFor(loaded);
+      return pipelineFor(loaded);
     } catch (const Error& e) {
-      if (loaded.source == jit::CacheSource::compiled) refuse(cacheDir, key.str(), e.what(), loaded.ms);
+      if (loaded.source != jit::CacheSource::disk) throw KernelRefused(e.what(), loaded.source, loaded.ms);
       // A module from the disk cache that the driver rejects is as untrustworthy as a torn one.
       spdlog::warn("tilejit: the driver rejects kernel '{}' from the disk cache ({}); building it again", kernel.name,
                    e.what());
-      loaded = loadOrBuildKernelBinary(kernel, key, target, cacheDir, /*rebuild=*/true);
-      try {
-        c = pipelineFor(loaded);
-      } catch (const Error& again) {
-        refuse(cacheDir, key.str(), again.what(), loaded.ms);
-      }
     }
-    gpu.savePipelineCache();
-    return std::move(*c);
+    loaded = loadOrBuildKernelBinary(kernel, key, target, cacheDir, /*rebuild=*/true);
+    try {
+      return pipelineFor(loaded);
+    } catch (const Error& e) {
+      throw KernelRefused(e.what(), loaded.source, loaded.ms);
+    }
   }
 
   Compiled pipelineFor(LoadedBinary& loaded) {
@@ -365,9 +365,10 @@ void VulkanDevice::launch(const ir::Kernel& kernel, const LaunchArgs& args) {
 // the CPU runs it again, unless it stored into a device copy in place.
 void VulkanDevice::rerunCutShort(const ir::Kernel& kernel, const LaunchArgs& args, int64_t storedDeviceCopy) {
   gLastLaunch.onVulkan = false;
+  const vk::DeviceInfo& info = state().gpu.info();
   std::string reason = fmt::format("its loops ran past the {} iterations per thread after which this driver ({}) "
                                    "ends them early",
-                                   kLavapipeLoopIterations, state().gpu.info().name);
+                                   targetFor(info).loopIterationLimit, info.name);
   if (storedDeviceCopy >= 0)
     throw Error(fmt::format("vulkan: kernel '{}': {}, and it wrote tensor {} in place on the device, so its result "
                             "is lost; run it with device=cpu or larger blocks",
@@ -379,7 +380,7 @@ void VulkanDevice::rerunCutShort(const ir::Kernel& kernel, const LaunchArgs& arg
 // before it leaves them as they were for the fallback.
 void VulkanDevice::fallBack(const ir::Kernel& kernel, const LaunchArgs& args, const std::string& reason) {
   Device& host = hostDevice();
-  if (warnedFallbacks_.insert(kernel.name + '\n' + reason).second)
+  if (firstTime(name_ + " fallback of " + kernel.name + ": " + reason))
     spdlog::warn("tilejit: kernel '{}' runs on {} instead of {}: {}", kernel.name, host.name(), name_, reason);
   gLastLaunch.fallbackReason = reason;
   FallbackWatch::note(reason, host.name());

@@ -62,7 +62,7 @@ KBuilder::KBuilder(KernelFunction& f, int64_t maxInstructions)
 
 void KBuilder::append(KInst inst) {
   if (maxInstructions_ > 0 && ++appended_ > maxInstructions_)
-    throw OverBudget("more than " + std::to_string(maxInstructions_) + " instructions per thread");
+    throw OverBudget(std::to_string(maxInstructions_) + " instructions per thread");
   open_.back()->insts.push_back(std::move(inst));
 }
 

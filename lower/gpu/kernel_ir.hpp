@@ -129,7 +129,8 @@ struct KernelFunction {
 // enclosing block, so address arithmetic shared by registers is emitted once.
 class KBuilder {
  public:
-  // Past `maxInstructions` appended instructions (0: no limit) an append throws OverBudget.
+  // Past `maxInstructions` appended instructions (0: no limit) an append throws OverBudget,
+  // whose what() is "<maxInstructions> instructions per thread".
   explicit KBuilder(KernelFunction& f, int64_t maxInstructions = 0);
   struct OverBudget : Error {
     using Error::Error;

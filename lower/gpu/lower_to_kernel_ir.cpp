@@ -49,6 +49,16 @@ std::string_view combineFn(ir::OpCode c) {
   return c == ir::OpCode::reduce_max ? "max" : "min";
 }
 
+// Whether a printer emits a loop for `f`: its fors, and C's fmod for a float remainder.
+// Nested ones sit inside a top-level for.
+bool hasLoops(const KernelFunction& f) {
+  const KAttr floatRem{"fn", std::string("rem")};
+  return std::ranges::any_of(f.body.insts, [&](const KInst& i) {
+    return i.op == KOp::for_loop || (i.op == KOp::binary && isFloat(f.regTypes.at(size_t(i.results[0]))) &&
+                                     std::ranges::find(i.attrs, floatRem) != i.attrs.end());
+  });
+}
+
 class Lowering {
  public:
   Lowering(const ir::Kernel& k, const layout::LayoutAssignment& a, const layout::Target& t, KernelLoweringOptions o)
@@ -62,7 +72,7 @@ class Lowering {
 
   KernelFunction run() {
     block(k_.body);
-    if (t_.loopIterationLimit > 0) {
+    if (t_.loopIterationLimit > 0 && hasLoops(f_)) {
       f_.loopIterationLimit = t_.loopIterationLimit;
       f_.faultBuffer();
     }
@@ -324,12 +334,11 @@ class Lowering {
     for (const ir::Op& op : b.ops) {
       try {
         lower(op);
-      } catch (const KBuilder::OverBudget&) {
+      } catch (const KBuilder::OverBudget& e) {
         std::string tile = op.results.empty() ? "" : "of " + k_.type(op.results[0]).str() + " ";
         std::string where = op.loc.known() ? "at " + op.loc.str() + " " : "";
-        unsupported(op, tile + where + "takes the kernel past " + std::to_string(options_.maxInstructions) +
-                            " instructions per thread, the budget that bounds the driver's compile time; use "
-                            "smaller blocks, or p.fold over them");
+        unsupported(op, tile + where + "takes the kernel past " + e.what() +
+                            ", the budget that bounds the driver's compile time; use smaller blocks, or p.fold over them");
       }
     }
   }

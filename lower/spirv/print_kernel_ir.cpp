@@ -629,17 +629,18 @@ class Printer {
     loopCount_ = m_.variable(m_.typePointer(StorageClass::Function, u32_), StorageClass::Function);
     m_.store(loopCount_, m_.constU32(0));
   }
+  void countLoops(Id headers) {  // a u32
+    m_.store(loopCount_, m_.op(Op::IAdd, u32_, {m_.load(u32_, loopCount_), headers}));
+  }
   void countLoopHeader() {
-    if (!loopCount_) return;
-    m_.store(loopCount_, m_.op(Op::IAdd, u32_, {m_.load(u32_, loopCount_), m_.constU32(1)}));
+    if (loopCount_) countLoops(m_.constU32(1));
   }
   // A loop whose trip count differs by lane (`steps` in this lane) runs on a SIMD driver
   // until its slowest lane is done, testing once more.
   void countDivergentLoop(Id steps) {
     if (!loopCount_) return;
     Id slowest = m_.subgroupReduce(Op::GroupNonUniformSMax, type(DType::i32), steps);
-    Id headers = m_.op(Op::Bitcast, u32_, {m_.op(Op::IAdd, type(DType::i32), {slowest, m_.constI32(1)})});
-    m_.store(loopCount_, m_.op(Op::IAdd, u32_, {m_.load(u32_, loopCount_), headers}));
+    countLoops(m_.op(Op::Bitcast, u32_, {m_.op(Op::IAdd, type(DType::i32), {slowest, m_.constI32(1)})}));
   }
   void reportLoopLimit() {
     if (!loopCount_) return;
