@@ -25,7 +25,7 @@ double msSince(std::chrono::steady_clock::time_point start) {
 
 // One sample's kernel, built and given to the driver; prints its row and figure.
 void measure(vk::Gpu& gpu, const vk::DeviceInfo& info, const std::string& name) {
-  ir::Kernel kernel = samples::traceSample(name);
+  ir::Kernel kernel = samples::traceSample(name, "vulkan");
   auto start = std::chrono::steady_clock::now();
   vulkan::KernelBinary binary;
   try {
@@ -50,8 +50,8 @@ void measure(vk::Gpu& gpu, const vk::DeviceInfo& info, const std::string& name) 
   std::vector<std::byte> zeros(binary.pushConstantBytes);
   gpu.dispatch(pipeline, bound, zeros, 1, 1, 1);
   double driver = msSince(start);
-  std::printf("%-18s %8zu words %9.1f ms lowering %10.1f ms driver\n", name.c_str(), binary.spirv->size(), lowering,
-              driver);
+  std::printf("%-18s %4ld threads %8zu words %9.1f ms lowering %10.1f ms driver\n", name.c_str(),
+              long(binary.workgroupSize), binary.spirv->size(), lowering, driver);
   std::printf("FIGURE vulkan_cold_compile.%s %.1f ms\n", name.c_str(), lowering + driver);
 }
 

@@ -27,6 +27,11 @@ struct Target {
   // Loop iterations one thread may run in total, all loops together; 0: no limit. Mesa's
   // llvmpipe (lavapipe) silently ends every loop of a shader past 65535 of them.
   int64_t loopIterationLimit = 0;
+  // Kernel-IR instructions per thread a program should stay within; past it a GPU lowering
+  // spreads the program over more warps (up to maxWorkgroupThreads), so each thread holds
+  // fewer registers of every tile. For drivers whose compile time grows faster than a
+  // thread's code (lavapipe). 0: always warpsPerProgram.
+  int64_t codeBudget = 0;
 };
 
 const std::vector<Target>& targets();  // vulkan, sm_80, sm_90, gfx1100, gfx942, cpu

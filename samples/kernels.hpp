@@ -47,8 +47,9 @@ std::string fused(const Tensor& a, const Tensor& b, const Tensor& c, const Tenso
                   const RunOptions& opts = {});  // relu(a * b + c)
 
 // Names accepted by traceSample; traceSample returns the canonical IR of the sample
-// at small odd sizes (for tile-ir --sample and golden tests).
+// at small odd sizes (for tile-ir --sample and golden tests), with the blocks the sample
+// uses by default on `device` (the first of its tuning space).
 std::vector<std::string> sampleNames();
-ir::Kernel traceSample(const std::string& name);
+ir::Kernel traceSample(const std::string& name, const std::string& device = "cpu");
 
 }  // namespace tj::samples

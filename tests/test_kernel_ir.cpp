@@ -16,6 +16,7 @@
 #include "ir/passes.hpp"
 #include "layout/infer_layouts.hpp"
 #include "lower/gpu/lower_to_kernel_ir.hpp"
+#include "lower/gpu/spread_over_warps.hpp"
 #include "tests/kernel_ir_simulator.hpp"
 #include "samples/kernels.hpp"
 #include "tests/support.hpp"
@@ -103,14 +104,13 @@ struct HostTensors {
 
 // Runs a sample's kernel IR on the simulator and the tile IR on the interpreter over the
 // same small grid; every tensor must agree within `tolerance` (reductions sum in another order).
-void checkAgainstInterpreter(const ir::Kernel& k, const std::vector<ir::Shape>& shapes, const std::string& target,
-                             std::vector<int64_t> grid, double tolerance, const KernelLoweringOptions& options = {}) {
+void checkAgainstInterpreter(const ir::Kernel& k, const std::vector<ir::Shape>& shapes, const KernelFunction& f,
+                             std::vector<int64_t> grid, double tolerance) {
   CAPTURE(k.name);
-  CAPTURE(target);
+  CAPTURE(f.target);
   HostTensors expected(k, shapes), actual(k, shapes);
   interpret(k, LaunchArgs{expected.args, grid, [](const std::string&) {}});
-  const layout::Target& t = layout::targetByName(target);
-  gpu::simulate(lowerToKernelIR(k, layout::inferLayouts(k, t), t, options), actual.sim(), {}, grid);
+  gpu::simulate(f, actual.sim(), {}, grid);
   int64_t mismatches = 0;
   for (size_t t = 0; t < expected.args.size(); ++t)
     for (size_t i = 0; i < expected.storage[t].size() / size_t(dtypeBytes(expected.args[t].dtype)); ++i) {
@@ -119,6 +119,13 @@ void checkAgainstInterpreter(const ir::Kernel& k, const std::vector<ir::Shape>& 
         FAIL_CHECK("tensor " << t << " element " << i << ": " << got << " != " << want);
     }
   CHECK(mismatches == 0);
+}
+
+void checkAgainstInterpreter(const ir::Kernel& k, const std::vector<ir::Shape>& shapes, const std::string& target,
+                             std::vector<int64_t> grid, double tolerance, const KernelLoweringOptions& options = {}) {
+  const layout::Target& t = layout::targetByName(target);
+  checkAgainstInterpreter(k, shapes, lowerToKernelIR(k, layout::inferLayouts(k, t), t, options), std::move(grid),
+                          tolerance);
 }
 
 void checkAgainstInterpreter(const std::string& name, const std::string& target, std::vector<int64_t> grid,
@@ -306,6 +313,50 @@ TEST_CASE("kernel ir: the simulated kernel IR computes what the interpreter does
   checkAgainstInterpreter("layernorm", "vulkan", {2}, 1e-5);
   checkAgainstInterpreter("gemm_f16", "vulkan", {1, 1}, 1e-2);  // an FMA dot of f16 operands
   checkAgainstInterpreter("fused", "gfx1100", {1}, 1e-6);
+}
+
+TEST_CASE("kernel ir: a kernel past the target's code budget spreads over more warps, each thread within it") {
+  ir::Kernel k = samples::traceSample("attention", "vulkan");
+  layout::Target t = layout::targetByName("vulkan");
+  CHECK(lowerWithinCodeBudget(k, t).workgroupSize == 32);  // no budget: the target's 4 warps
+  t.codeBudget = 1500;
+  KernelFunction spread = lowerWithinCodeBudget(k, t);
+  CHECK(spread.workgroupSize == 128);
+  CHECK(instructionCount(spread.body) <= 1500);
+  CHECK(instructionCount(lowered("attention", "vulkan").body) > 1500);
+  checkAgainstInterpreter(k, sampleShapes("attention"), spread, {1, 2}, 1e-5);
+}
+
+TEST_CASE("kernel ir: the widest spread is bounded by the instruction limit only, and past it names the threads") {
+  ir::Kernel k = samples::traceSample("attention", "vulkan");
+  layout::Target t = layout::targetByName("vulkan");
+  t.codeBudget = 10;
+  CHECK(lowerWithinCodeBudget(k, t).workgroupSize == t.maxWorkgroupThreads);
+  KernelLoweringOptions tight;
+  tight.maxInstructions = 200;
+  CHECK_THROWS_WITH_AS(lowerWithinCodeBudget(k, t, tight),
+                       doctest::Contains("takes the kernel past 200 instructions per thread on 256 threads"),
+                       CodeOverBudget);
+}
+
+TEST_CASE("kernel ir: a spread that needs more workgroup memory than the target has keeps the narrower lowering") {
+  // Column sums of a 16x1024 block: each warp's partial sums go through workgroup memory.
+  ir::Kernel k = ir::parse(R"(kernel @columns(t0: tensor<f32, 2>, t1: tensor<f32, 1>) grid 1 {
+  %0 = constant() {value = 0} : i64
+  %1 = load(%0, %0) {fill = 0.0, tensor = 0} : tile<16x1024xf32>
+  %2 = reduce_sum(%1) {axis = 0} : tile<1024xf32>
+  store(%0, %2) {tensor = 1}
+})");
+  ir::verify(k);
+  k = ir::canonicalize(k);
+  layout::Target t = layout::targetByName("vulkan");
+  t.codeBudget = 1500;
+  KernelFunction narrow = lowerToKernelIR(k, layout::inferLayouts(k, t), t);
+  CHECK(instructionCount(narrow.body) > t.codeBudget);
+  t.sharedBytes = narrow.sharedBytes();  // the 8 warps a spread would use need more
+  KernelFunction f = lowerWithinCodeBudget(k, t);
+  CHECK(f.workgroupSize == 32);
+  checkAgainstInterpreter(k, {{16, 1024}, {1024}}, f, {1}, 1e-6);
 }
 
 TEST_CASE("kernel ir: softmax on vulkan reduces rows in the subgroup") {

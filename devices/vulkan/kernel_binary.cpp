@@ -9,7 +9,7 @@
 
 #include "jit/cache_file.hpp"
 #include "jit/timing.hpp"
-#include "lower/gpu/lower_to_kernel_ir.hpp"
+#include "lower/gpu/spread_over_warps.hpp"
 #include "lower/spirv/print_kernel_ir.hpp"
 
 namespace tj::vulkan {
@@ -105,7 +105,7 @@ using jit::msSince;
 }  // namespace
 
 KernelBinary buildKernelBinary(const ir::Kernel& kernel, const layout::Target& target) {
-  gpu::KernelFunction f = gpu::lowerToKernelIR(kernel, layout::inferLayouts(kernel, target), target);
+  gpu::KernelFunction f = gpu::lowerWithinCodeBudget(kernel, target);
   KernelBinary b{.params = f.params, .stored = std::vector<bool>(f.params.size(), false), .prints = f.prints,
                  .faultParam = f.faultParam,
                  .bufferCount = spirv::paramsBinding(f) + (spirv::pushConstantBytes(f) ? 0 : 1),
@@ -172,9 +172,9 @@ KernelBinary decodeKernelBinary(std::span<const char> bytes) {
 }
 
 jit::CacheKey kernelBinaryKey(uint64_t irHash, const std::string& deviceFeatures, const layout::Target& t) {
-  std::string options = fmt::format("spirv target={} sg={} warps={} threads={} shared={} loops={}", t.name,
+  std::string options = fmt::format("spirv target={} sg={} warps={} threads={} shared={} loops={} budget={}", t.name,
                                     t.subgroupSize, t.warpsPerProgram, t.maxWorkgroupThreads, t.sharedBytes,
-                                    t.loopIterationLimit);
+                                    t.loopIterationLimit, t.codeBudget);
   return {irHash, deviceFeatures, options};
 }
 

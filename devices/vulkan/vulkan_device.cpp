@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <map>
@@ -27,6 +28,10 @@ thread_local LaunchInfo gLastLaunch;
 // Mesa's llvmpipe ends every loop of a shader once its loops ran this many iterations in
 // total (LP_MAX_TGSI_LOOP_ITERATIONS), silently; kernels count theirs (lower/spirv).
 constexpr int64_t kLavapipeLoopIterations = 65535;
+// Lavapipe's compile time grows faster than a shader's code (attention's 5.1K kernel-IR
+// instructions per thread took 9 s on 4 warps, 1 s on 16): kernels past this many
+// instructions per thread spread over more warps (gpu::lowerWithinCodeBudget).
+constexpr int64_t kLavapipeCodeBudget = 1500;
 
 // Programs' print output beyond this runs on the CPU instead (which prints as it goes).
 constexpr size_t kMaxPrintBytes = size_t{256} << 20;
@@ -121,6 +126,20 @@ void printAll(const std::vector<gpu::KPrint>& prints, const std::vector<vk::Buff
   printBuffers(prints, views, args.grid, args.print);
 }
 
+// TILEJIT_VULKAN_WARPS: the warps of every program, a power of two up to `most`.
+std::optional<int64_t> warpsFromEnvironment(int64_t most) {
+  const char* env = std::getenv("TILEJIT_VULKAN_WARPS");
+  if (!env || !*env) return std::nullopt;
+  std::string_view s(env);
+  int64_t n = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+  if (ec == std::errc() && end == s.data() + s.size() && n >= 1 && n <= most && std::has_single_bit(uint64_t(n)))
+    return n;
+  if (firstTime("TILEJIT_VULKAN_WARPS"))
+    spdlog::warn("tilejit: TILEJIT_VULKAN_WARPS='{}' is not a power of two from 1 to {}; ignored", s, most);
+  return std::nullopt;
+}
+
 }  // namespace
 
 layout::Target targetFor(const vk::DeviceInfo& info) {
@@ -129,7 +148,14 @@ layout::Target targetFor(const vk::DeviceInfo& info) {
   t.sharedBytes = info.sharedMemoryBytes;
   t.maxWorkgroupThreads = std::min<int64_t>(t.maxWorkgroupThreads, info.maxWorkgroupInvocations);
   t.warpsPerProgram = std::max<int64_t>(1, std::min(t.warpsPerProgram, t.maxWorkgroupThreads / t.subgroupSize));
-  if (info.driverId == VK_DRIVER_ID_MESA_LLVMPIPE) t.loopIterationLimit = kLavapipeLoopIterations;
+  if (info.driverId == VK_DRIVER_ID_MESA_LLVMPIPE) {
+    t.loopIterationLimit = kLavapipeLoopIterations;
+    t.codeBudget = kLavapipeCodeBudget;
+  }
+  if (std::optional<int64_t> warps = warpsFromEnvironment(t.maxWorkgroupThreads / t.subgroupSize)) {
+    t.warpsPerProgram = *warps;
+    t.codeBudget = 0;
+  }
   return t;
 }
 

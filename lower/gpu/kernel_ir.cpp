@@ -55,6 +55,15 @@ int64_t countOps(const KBlock& b, KOp op) {
   return n;
 }
 
+int64_t instructionCount(const KBlock& b) {
+  int64_t n = 0;
+  for (const KInst& i : b.insts) {
+    ++n;
+    for (const KBlock& r : i.regions) n += instructionCount(r);
+  }
+  return n;
+}
+
 // ---- building ----
 
 KBuilder::KBuilder(KernelFunction& f, int64_t maxInstructions)

@@ -167,5 +167,7 @@ std::string print(const KernelFunction& f);
 
 // Counts instructions of one kind, nested regions included (for tests and statistics).
 int64_t countOps(const KBlock& b, KOp op);
+// Counts every instruction, nested regions included: the size of a thread's code.
+int64_t instructionCount(const KBlock& b);
 
 }  // namespace tj::gpu

@@ -337,8 +337,10 @@ class Lowering {
       } catch (const KBuilder::OverBudget& e) {
         std::string tile = op.results.empty() ? "" : "of " + k_.type(op.results[0]).str() + " ";
         std::string where = op.loc.known() ? "at " + op.loc.str() + " " : "";
-        unsupported(op, tile + where + "takes the kernel past " + e.what() +
-                            ", the budget that bounds the driver's compile time; use smaller blocks, or p.fold over them");
+        throw CodeOverBudget("kernel ir: unsupported: " + std::string(ir::opName(op.code)) + " " + tile + where +
+                             "takes the kernel past " + e.what() + " on " + std::to_string(f_.workgroupSize) +
+                             " threads, the budget that bounds the driver's compile time; use smaller blocks, or "
+                             "p.fold over them");
       }
     }
   }
@@ -832,14 +834,19 @@ class Lowering {
     std::vector<Reg> sums = b_.emitMulti(KOp::for_loop, std::vector<DType>(c.size(), accT), inits, {});
     std::vector<Reg> args = b_.openRegion([&] { std::vector<DType> t(c.size() + 1, accT); t[0] = DType::i32; return t; }());
     Reg kk = args[0];
+    // Registers of one row (column) of the result read the same element of a (b): once each.
+    std::map<std::pair<int64_t, Reg>, Reg> loaded;
+    auto load = [&](int64_t alloc, Reg index) {
+      auto [it, fresh] = loaded.try_emplace({alloc, index}, -1);
+      if (fresh) it->second = castTo(b_.emit(KOp::load_shared, f_.shared[size_t(alloc)].dtype, {index}, {{"alloc", alloc}}), accT);
+      return it->second;
+    };
     std::vector<Reg> next;
     for (size_t r = 0; r < c.size(); ++r) {
       Reg aIndex = b_.binary("add", b_.binary("mul", at[r][0], b_.constant(DType::i32, double(Kp))), kk);
       Reg bIndex = b_.binary("add", b_.binary("mul", kk, b_.constant(DType::i32, double(Np))), at[r][1]);
-      Reg a = b_.emit(KOp::load_shared, dtypeOf(op.operands[0]), {aIndex}, {{"alloc", aAlloc}});
-      Reg b = b_.emit(KOp::load_shared, dtypeOf(op.operands[1]), {bIndex}, {{"alloc", bAlloc}});
-      Reg product = b_.binary("mul", castTo(a, accT), castTo(b, accT));
-      next.push_back(b_.binary("add", args[r + 1], product));
+      Reg a = load(aAlloc, aIndex), b = load(bAlloc, bIndex);
+      next.push_back(b_.binary("add", args[r + 1], b_.binary("mul", a, b)));
     }
     b_.effect(KOp::yield, next);
     b_.closeRegion();

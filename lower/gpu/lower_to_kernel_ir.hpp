@@ -20,6 +20,12 @@ struct KernelLoweringOptions {
   int64_t maxInstructions = 8192;
 };
 
+// The kernel passes options.maxInstructions: an Error naming the op that did, its tile
+// and its file:line.
+struct CodeOverBudget : Error {
+  using Error::Error;
+};
+
 KernelFunction lowerToKernelIR(const ir::Kernel& k, const layout::LayoutAssignment& a, const layout::Target& t,
                                const KernelLoweringOptions& options = {});
 

@@ -1,0 +1,44 @@
+#include "lower/gpu/spread_over_warps.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <optional>
+
+namespace tj::gpu {
+
+namespace {
+
+KernelFunction lowerOn(const ir::Kernel& k, layout::Target t, int64_t warps, const KernelLoweringOptions& options) {
+  t.warpsPerProgram = warps;
+  return lowerToKernelIR(k, layout::inferLayouts(k, t), t, options);
+}
+
+}  // namespace
+
+KernelFunction lowerWithinCodeBudget(const ir::Kernel& k, const layout::Target& target,
+                                     const KernelLoweringOptions& options) {
+  if (target.codeBudget <= 0) return lowerOn(k, target, target.warpsPerProgram, options);
+  const int64_t widest = std::max<int64_t>(target.warpsPerProgram, target.maxWorkgroupThreads / target.subgroupSize);
+  std::optional<KernelFunction> smallest;  // of the lowerings past the budget, the one with the least code
+  for (int64_t warps = target.warpsPerProgram; warps <= widest; warps *= 2) {
+    try {
+      KernelFunction f = lowerOn(k, target, warps, options);
+      int64_t size = instructionCount(f.body);
+      if (size <= target.codeBudget) {
+        if (warps != target.warpsPerProgram)
+          spdlog::debug("tilejit: kernel {} spread over {} warps: {} instructions per thread", k.name, warps, size);
+        return f;
+      }
+      if (!smallest || size < instructionCount(smallest->body)) smallest = std::move(f);
+    } catch (const CodeOverBudget&) {
+      if (warps * 2 > widest && !smallest) throw;
+    } catch (const Error&) {
+      if (!smallest) throw;
+      break;  // more warps need more workgroup memory, not less
+    }
+  }
+  return std::move(*smallest);
+}
+
+}  // namespace tj::gpu

@@ -1,0 +1,20 @@
+// Lowers a canonical kernel for a GPU target within the target's code budget, spreading
+// each program over more warps while its per-thread code is past the budget.
+#pragma once
+#include "ir/ir.hpp"
+#include "layout/infer_layouts.hpp"
+#include "lower/gpu/lower_to_kernel_ir.hpp"
+
+namespace tj::gpu {
+
+// Infers layouts and lowers at target.warpsPerProgram; while the kernel IR passes
+// target.codeBudget instructions per thread, doubles the warps (up to
+// target.maxWorkgroupThreads). A thread's code shrinks with its share of each tile, and
+// drivers like lavapipe compile in time that grows faster than the code. When no width
+// is within the budget, the lowering with the least code (each is bounded by
+// options.maxInstructions); a width that needs more workgroup memory than the target has
+// ends the search. Throws what lowerToKernelIR throws when no width lowers.
+KernelFunction lowerWithinCodeBudget(const ir::Kernel& k, const layout::Target& target,
+                                     const KernelLoweringOptions& options = {});
+
+}  // namespace tj::gpu
