@@ -190,6 +190,18 @@ TEST_CASE("robustness: TILEJIT_THREADS beyond any use is clamped with a warning"
   CHECK(r.output.find("TILEJIT_THREADS=100000") != std::string::npos);
 }
 
+TEST_CASE("robustness: TILEJIT_VULKAN_WARPS that is not a power of two the device allows is ignored with a warning") {
+  if (!test::vulkanAvailable()) return;
+  for (const char* bad : {"3", "0", "x", "4096"}) {
+    test::CommandResult r = test::runCommand(std::string("TILEJIT_VULKAN_WARPS=") + bad + " " TILEJIT_BIN_DIR
+                                             "/softmax --rows=37 --cols=301 --device=vulkan --check");
+    CAPTURE(r.output);
+    CHECK(r.status == 0);
+    CHECK(r.output.find("device=vulkan") != std::string::npos);
+    CHECK(r.output.find(std::string("TILEJIT_VULKAN_WARPS='") + bad + "' is not a power of two") != std::string::npos);
+  }
+}
+
 TEST_CASE("robustness: tensor sizes that overflow or exceed memory are Errors naming the shape and bytes") {
   int64_t huge = int64_t{1} << 62;
   CHECK_THROWS_WITH_AS(Tensor::empty({huge}), doctest::Contains("[4611686018427387904]"), Error);
