@@ -39,7 +39,7 @@ std::vector<std::string> conformanceDevices() {
 // computes exp of f32/f16/bf16 with an inline float polynomial (2 ulps) and the
 // other transcendentals in float64 (libm, or libmvec's vector versions within 4
 // float64 ulps when a loop vectorizes) rounded once, so off by at most 1. Vulkan's
-// (lower/spirv/spirv_math.cpp) measured 1 ulp at worst for 32 bits and narrower, 2 for f64.
+// (lower/math/accurate_math.cpp) measured 1 ulp at worst for 32 bits and narrower, 2 for f64.
 int ulpBound(std::string_view op, const std::string& device, DType t) {
   static const std::set<std::string_view> kTranscendental = {"exp", "exp2", "log", "log2", "rsqrt",
                                                              "sin", "cos", "tanh", "erf", "sigmoid"};

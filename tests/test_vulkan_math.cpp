@@ -1,4 +1,4 @@
-// Accurate math on Vulkan (lower/spirv/spirv_math.cpp): dense sweeps of each unary
+// Accurate math on Vulkan (lower/math/accurate_math.cpp): dense sweeps of each unary
 // transcendental over its whole range, every binade of both signs, denormals and the
 // special values included, against the correctly rounded result. f32 runs through the
 // public DSL; f64 through hand-built modules calling accurateUnary directly. Each case

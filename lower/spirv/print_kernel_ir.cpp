@@ -336,12 +336,13 @@ class Printer {
     if (!fl) unsupported("unary " + fn + " on " + std::string(dtypeName(t)));
     if (fn == "floor" || fn == "ceil") return glsl(fn == "floor" ? GlslOp::Floor : GlslOp::Ceil);  // exact
     if (Id r = accurate(fn, t, x)) return r;
-    if (fn == "sqrt") return glsl(GlslOp::Sqrt);  // f64: spirv_math has an f32 version only
-    unsupported("unary " + fn + " on " + std::string(dtypeName(t)) + " (spirv_math has no version)");
+    if (fn == "sqrt") return glsl(GlslOp::Sqrt);  // f64: lower/math has an f32 version only
+    unsupported("unary " + fn + " on " + std::string(dtypeName(t)) + " (lower/math has no version)");
   }
 
-  // fn from spirv_math.hpp, never GLSL's loosely specified builtins; f16 and bf16 are
-  // computed in f32 and rounded again (within 1 ulp of them). 0 where it has no version.
+  // fn from lower/math/accurate_math.cpp (spirv_math.hpp), never GLSL's loosely specified
+  // builtins; f16 and bf16 are computed in f32 and rounded again (within 1 ulp of them). 0
+  // where it has no version.
   Id accurate(const std::string& fn, DType t, Id x) {
     if (t == DType::f64) return accurateUnary(m_, fn, 64, x);
     Id r = accurateUnary(m_, fn, 32, cast(x, t, DType::f32));
