@@ -6,6 +6,7 @@
 //   tile-ir --stage=layout --target=T ...  the canonical IR with each value's layout on target T
 //   tile-ir --stage=kernel --target=T ...  the per-thread GPU kernel IR on target T
 //   tile-ir --stage=spirv ...   the Vulkan compute shader, disassembled by spirv-dis (spirv-tools)
+//   tile-ir --stage=ptx --target=sm_90 ...  the PTX for an NVIDIA target (--stage=llvm: its LLVM IR)
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -19,12 +20,26 @@
 #include "layout/infer_layouts.hpp"
 #include "lower/cpu/lower_to_llvm.hpp"
 #include "lower/gpu/lower_to_kernel_ir.hpp"
+#include "lower/ptx/nvptx.hpp"
 #include "lower/spirv/print_kernel_ir.hpp"
 #include "samples/kernels.hpp"
 
 namespace {
 
-const std::vector<std::string> kStages = {"parsed", "canonical", "llvm", "layout", "kernel", "spirv"};
+const std::vector<std::string> kStages = {"parsed", "canonical", "llvm", "layout", "kernel", "spirv", "ptx"};
+
+tj::gpu::KernelFunction kernelIR(const tj::ir::Kernel& k, const std::string& target) {
+  const tj::layout::Target& t = tj::layout::targetByName(target);
+  return tj::gpu::lowerToKernelIR(k, tj::layout::inferLayouts(k, t), t);
+}
+
+// The NVIDIA target of --stage=ptx and of --stage=llvm on a GPU target.
+const std::string& nvidiaTarget(const std::string& target, const std::string& stage) {
+  if (target.rfind("sm_", 0) != 0)
+    throw tj::Error("tile-ir: --stage=" + stage + " needs an NVIDIA --target (sm_80, sm_90), not '" + target +
+                    "'; AMD targets have no printer yet");
+  return target;
+}
 
 // Our SPIR-V is a binary; spirv-dis (from spirv-tools, a development tool, not a
 // dependency of the library) turns it into text.
@@ -68,7 +83,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember(tj::samples::sampleNames()));
   app.add_option("--stage", stage, "the pipeline stage to print")->check(CLI::IsMember(kStages));
   app.add_flag("--hash", hash, "print the semantic hash instead of the IR");
-  app.add_option("--target", target, "the target of --stage=layout and --stage=kernel (vulkan, sm_80, sm_90, gfx1100, gfx942, cpu)");
+  app.add_option("--target", target, "the target of --stage=layout, kernel, llvm and ptx (vulkan, sm_80, sm_90, gfx1100, gfx942, cpu)");
   CLI11_PARSE(app, argc, argv);
   if (file.empty() == sample.empty()) {
     std::fprintf(stderr, "tile-ir: give exactly one of FILE or --sample NAME\n");
@@ -77,16 +92,14 @@ int main(int argc, char** argv) {
   try {
     tj::ir::Kernel k = sample.empty() ? readFile(file, stage != "parsed") : tj::samples::traceSample(sample);
     if (hash) std::cout << tj::ir::hashHex(tj::ir::semanticHash(k)) << "\n";
-    else if (stage == "llvm") std::cout << tj::cpu::lowerToLLVMText(k);
+    else if (stage == "llvm" && target == "cpu") std::cout << tj::cpu::lowerToLLVMText(k);
+    else if (stage == "llvm") std::cout << tj::ptx::printNvptxLlvm(kernelIR(k, target), nvidiaTarget(target, stage));
+    else if (stage == "ptx") std::cout << tj::ptx::printPtx(kernelIR(k, target), nvidiaTarget(target, stage));
     else if (stage == "layout")
       std::cout << tj::layout::printWithLayouts(k, tj::layout::inferLayouts(k, tj::layout::targetByName(target)));
-    else if (stage == "kernel") {
-      const tj::layout::Target& t = tj::layout::targetByName(target);
-      std::cout << tj::gpu::print(tj::gpu::lowerToKernelIR(k, tj::layout::inferLayouts(k, t), t));
-    } else if (stage == "spirv") {
-      const tj::layout::Target& t = tj::layout::targetByName("vulkan");
-      std::cout << disassemble(tj::spirv::printSpirv(tj::gpu::lowerToKernelIR(k, tj::layout::inferLayouts(k, t), t)));
-    } else std::cout << tj::ir::print(k);
+    else if (stage == "kernel") std::cout << tj::gpu::print(kernelIR(k, target));
+    else if (stage == "spirv") std::cout << disassemble(tj::spirv::printSpirv(kernelIR(k, "vulkan")));
+    else std::cout << tj::ir::print(k);
   } catch (const tj::Error& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 1;

@@ -1,0 +1,589 @@
+#include "lower/llvm_gpu/print_kernel_ir.hpp"
+
+#include <llvm/IR/BasicBlock.h>
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/Function.h>
+#include <llvm/IR/GlobalVariable.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <bit>
+#include <cmath>
+#include <map>
+
+#include "ir/error.hpp"
+#include "lower/math/accurate_math.hpp"
+
+namespace tj::llvmgpu {
+
+namespace {
+
+using gpu::KAttrValue;
+using gpu::KBlock;
+using gpu::KInst;
+using gpu::KOp;
+using gpu::Reg;
+using llvm::Value;
+
+[[noreturn]] void unsupported(const std::string& what) { throw Error("llvm gpu: unsupported: " + what); }
+
+const KAttrValue& attr(const KInst& i, const std::string& name) {
+  for (const gpu::KAttr& a : i.attrs)
+    if (a.name == name) return a.value;
+  unsupported(std::string(gpu::kopName(i.op)) + " without attribute " + name);
+}
+int64_t intAttr(const KInst& i, const std::string& name) { return std::get<int64_t>(attr(i, name)); }
+const std::string& strAttr(const KInst& i, const std::string& name) { return std::get<std::string>(attr(i, name)); }
+double number(const KAttrValue& v) {
+  return std::holds_alternative<double>(v) ? std::get<double>(v) : double(std::get<int64_t>(v));
+}
+
+// lower/math's arithmetic as LLVM instructions (no fast-math flags: nothing contracts).
+class LlvmMath final : public math::MathEmitter {
+ public:
+  LlvmMath(llvm::IRBuilder<>& b, bool f64) : b_(b), f64_(f64) {}
+  bool f64() const override { return f64_; }
+  math::MathValue put(Value* v) {
+    values_.push_back(v);
+    return math::MathValue(values_.size() - 1);
+  }
+  Value* get(math::MathValue v) const { return values_.at(v); }
+
+  math::MathValue c(double v) override { return put(llvm::ConstantFP::get(ft(), f64_ ? v : double(float(v)))); }
+  math::MathValue add(math::MathValue a, math::MathValue c) override { return put(b_.CreateFAdd(get(a), get(c))); }
+  math::MathValue sub(math::MathValue a, math::MathValue c) override { return put(b_.CreateFSub(get(a), get(c))); }
+  math::MathValue mul(math::MathValue a, math::MathValue c) override { return put(b_.CreateFMul(get(a), get(c))); }
+  math::MathValue div(math::MathValue a, math::MathValue c) override { return put(b_.CreateFDiv(get(a), get(c))); }
+  math::MathValue neg(math::MathValue a) override { return put(b_.CreateFNeg(get(a))); }
+  math::MathValue fma(math::MathValue a, math::MathValue x, math::MathValue y) override {
+    return put(b_.CreateIntrinsic(llvm::Intrinsic::fma, {ft()}, {get(a), get(x), get(y)}));
+  }
+  math::MathValue abs(math::MathValue a) override { return unaryIntrinsic(llvm::Intrinsic::fabs, a); }
+  math::MathValue floor(math::MathValue a) override { return unaryIntrinsic(llvm::Intrinsic::floor, a); }
+  math::MathValue roundEven(math::MathValue a) override { return unaryIntrinsic(llvm::Intrinsic::roundeven, a); }
+  math::MathValue sqrt(math::MathValue a) override { return unaryIntrinsic(llvm::Intrinsic::sqrt, a); }
+  math::MathValue min(math::MathValue a, math::MathValue c) override {
+    return put(b_.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, get(a), get(c)));
+  }
+  math::MathValue max(math::MathValue a, math::MathValue c) override {
+    return put(b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, get(a), get(c)));
+  }
+  math::MathValue sel(math::MathValue p, math::MathValue a, math::MathValue c) override {
+    return put(b_.CreateSelect(get(p), get(a), get(c)));
+  }
+  math::MathValue isel(math::MathValue p, math::MathValue a, math::MathValue c) override { return sel(p, a, c); }
+  math::MathValue lt(math::MathValue a, math::MathValue c) override { return put(b_.CreateFCmpOLT(get(a), get(c))); }
+  math::MathValue eq(math::MathValue a, math::MathValue c) override { return put(b_.CreateFCmpOEQ(get(a), get(c))); }
+  math::MathValue isNan(math::MathValue a) override { return put(b_.CreateFCmpUNO(get(a), get(a))); }
+  math::MathValue isInf(math::MathValue a) override {
+    return put(b_.CreateFCmpOEQ(get(abs(a)), llvm::ConstantFP::getInfinity(ft())));
+  }
+  math::MathValue either(math::MathValue p, math::MathValue q) override { return put(b_.CreateOr(get(p), get(q))); }
+  math::MathValue differ(math::MathValue p, math::MathValue q) override { return put(b_.CreateXor(get(p), get(q))); }
+
+  math::MathValue ci(int32_t v) override { return put(b_.getInt32(uint32_t(v))); }
+  math::MathValue iadd(math::MathValue a, math::MathValue c) override { return put(b_.CreateAdd(get(a), get(c))); }
+  math::MathValue isub(math::MathValue a, math::MathValue c) override { return put(b_.CreateSub(get(a), get(c))); }
+  math::MathValue imul(math::MathValue a, math::MathValue c) override { return put(b_.CreateMul(get(a), get(c))); }
+  math::MathValue idiv(math::MathValue a, math::MathValue c) override { return put(b_.CreateSDiv(get(a), get(c))); }
+  math::MathValue iand(math::MathValue a, math::MathValue c) override { return put(b_.CreateAnd(get(a), get(c))); }
+  math::MathValue shr(math::MathValue a, int n) override { return put(b_.CreateAShr(get(a), uint64_t(n))); }
+  math::MathValue shl(math::MathValue a, int n) override { return put(b_.CreateShl(get(a), uint64_t(n))); }
+  math::MathValue ieq(math::MathValue a, math::MathValue c) override { return put(b_.CreateICmpEQ(get(a), get(c))); }
+  math::MathValue ine(math::MathValue a, math::MathValue c) override { return put(b_.CreateICmpNE(get(a), get(c))); }
+  math::MathValue toInt(math::MathValue a) override { return put(b_.CreateFPToSI(get(a), b_.getInt32Ty())); }
+  math::MathValue toFloat(math::MathValue a) override { return put(b_.CreateSIToFP(get(a), ft())); }
+  math::MathValue bitsToFloat(math::MathValue i) override { return put(b_.CreateBitCast(get(i), ft())); }
+  math::MathValue hi(math::MathValue x) override {
+    return put(b_.CreateTrunc(b_.CreateLShr(b_.CreateBitCast(get(x), b_.getInt64Ty()), 32), b_.getInt32Ty()));
+  }
+  math::MathValue lo(math::MathValue x) override {
+    return put(b_.CreateTrunc(b_.CreateBitCast(get(x), b_.getInt64Ty()), b_.getInt32Ty()));
+  }
+  math::MathValue fromWords(math::MathValue l, math::MathValue h) override {
+    Value* high = b_.CreateShl(b_.CreateZExt(get(h), b_.getInt64Ty()), 32);
+    return put(b_.CreateBitCast(b_.CreateOr(high, b_.CreateZExt(get(l), b_.getInt64Ty())), ft()));
+  }
+
+ private:
+  llvm::Type* ft() const { return f64_ ? b_.getDoubleTy() : b_.getFloatTy(); }
+  math::MathValue unaryIntrinsic(llvm::Intrinsic::ID id, math::MathValue a) {
+    return put(b_.CreateUnaryIntrinsic(id, get(a)));
+  }
+  llvm::IRBuilder<>& b_;
+  bool f64_;
+  std::vector<Value*> values_;
+};
+
+class Printer {
+ public:
+  Printer(const gpu::KernelFunction& f, const LlvmGpuTarget& t, llvm::LLVMContext& c)
+      : f_(f), t_(t), c_(c), m_(std::make_unique<llvm::Module>(f.name, c)), b_(c), values_(f.regTypes.size()) {}
+
+  std::unique_ptr<llvm::Module> print() {
+    m_->setTargetTriple(t_.triple());
+    m_->setDataLayout(t_.dataLayout());
+    std::vector<llvm::Type*> params;
+    for (const gpu::KParam& p : f_.params) params.push_back(paramType(p));
+    fn_ = llvm::Function::Create(llvm::FunctionType::get(b_.getVoidTy(), params, false),
+                                 llvm::Function::ExternalLinkage, f_.name, m_.get());
+    t_.declareKernel(*m_, *fn_, f_.workgroupSize);
+    b_.SetInsertPoint(llvm::BasicBlock::Create(c_, "entry", fn_));
+    declareShared();
+    block(f_.body);
+    b_.CreateRetVoid();
+    std::string problems;
+    llvm::raw_string_ostream out(problems);
+    if (llvm::verifyModule(*m_, &out)) throw Error("llvm gpu: the printed module is invalid: " + problems);
+    return std::move(m_);
+  }
+
+ private:
+  // ---- types: registers (bf16 held in an f32, rounded after each op) and memory ----
+  llvm::Type* type(DType t) {
+    switch (t) {
+      case DType::f32: case DType::bf16: return b_.getFloatTy();
+      case DType::f64: return b_.getDoubleTy();
+      case DType::f16: return b_.getHalfTy();
+      case DType::i8: return b_.getInt8Ty();
+      case DType::i32: return b_.getInt32Ty();
+      case DType::i64: return b_.getInt64Ty();
+      case DType::boolean: return b_.getInt1Ty();
+    }
+    unsupported("dtype " + std::string(dtypeName(t)));
+  }
+  // Memory holds bool as one byte 0 or 1 and bf16 as its 16 bits.
+  llvm::Type* memoryType(DType t) {
+    if (t == DType::boolean) return b_.getInt8Ty();
+    if (t == DType::bf16) return b_.getInt16Ty();
+    return type(t);
+  }
+  llvm::Type* paramType(const gpu::KParam& p) {
+    if (p.kind == gpu::KParam::Kind::buffer) return b_.getPtrTy(t_.globalAddressSpace());
+    if (p.kind != gpu::KParam::Kind::scalar || !isFloat(p.dtype)) return b_.getInt64Ty();
+    return p.dtype == DType::f64 ? b_.getDoubleTy() : b_.getFloatTy();
+  }
+  DType paramDType(const gpu::KParam& p) {
+    if (p.kind != gpu::KParam::Kind::scalar || !isFloat(p.dtype)) return DType::i64;
+    return p.dtype == DType::f64 ? DType::f64 : DType::f32;
+  }
+
+  Value* constant(DType t, double v) {
+    if (isFloat(t)) return llvm::ConstantFP::get(type(t), t == DType::f64 ? v : roundToFloat(t, v));
+    return intConstant(t, saturateToInt(t, v));
+  }
+  Value* intConstant(DType t, int64_t v) {
+    if (t == DType::boolean) return b_.getInt1(v != 0);
+    return llvm::ConstantInt::get(type(t), uint64_t(t == DType::i64 ? v : wrapToInt(t, v)), true);
+  }
+  Value* constantOf(DType t, const KAttrValue& v) {
+    if (!isFloat(t) && std::holds_alternative<int64_t>(v)) return intConstant(t, std::get<int64_t>(v));
+    return constant(t, number(v));
+  }
+
+  DType dtypeOf(Reg r) const { return f_.regTypes.at(size_t(r)); }
+  Value* val(Reg r) const { return values_.at(size_t(r)); }
+
+  Value* toMemory(DType t, Value* v) {
+    if (t == DType::boolean) return b_.CreateZExt(v, b_.getInt8Ty());
+    if (t == DType::bf16) return b_.CreateTrunc(b_.CreateLShr(b_.CreateBitCast(v, b_.getInt32Ty()), 16), b_.getInt16Ty());
+    return v;
+  }
+  Value* fromMemory(DType t, Value* v) {
+    if (t == DType::boolean) return b_.CreateICmpNE(v, b_.getInt8(0));
+    if (t == DType::bf16) return b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(v, b_.getInt32Ty()), 16), b_.getFloatTy());
+    return v;
+  }
+
+  // ---- rounding and casts, each rounding once as the interpreter does ----
+
+  // An f32 rounded to bf16, to nearest even, NaN kept quiet.
+  Value* roundBF16(Value* f) {
+    Value* bits = b_.CreateBitCast(f, b_.getInt32Ty());
+    Value* lsb = b_.CreateAnd(b_.CreateLShr(bits, 16), 1);
+    Value* rounded = b_.CreateAdd(bits, b_.CreateAdd(lsb, b_.getInt32(0x7fff)));
+    Value* quiet = b_.CreateOr(bits, 0x400000);
+    Value* chosen = b_.CreateSelect(b_.CreateFCmpUNO(f, f), quiet, rounded);
+    return b_.CreateBitCast(b_.CreateAnd(chosen, 0xffff0000u), b_.getFloatTy());
+  }
+  // f rounded to odd instead of to nearest, given whether it was inexact and rounded away
+  // from zero: a later rounding to 16 bits is then the only one.
+  Value* nudgeToOdd(Value* f, Value* inexact, Value* roundedAway) {
+    Value* bits = b_.CreateBitCast(f, b_.getInt32Ty());
+    Value* even = b_.CreateICmpEQ(b_.CreateAnd(bits, 1), b_.getInt32(0));
+    Value* odd = b_.CreateSelect(roundedAway, b_.CreateSub(bits, b_.getInt32(1)), b_.CreateAdd(bits, b_.getInt32(1)));
+    return b_.CreateBitCast(b_.CreateSelect(b_.CreateAnd(inexact, even), odd, bits), b_.getFloatTy());
+  }
+  Value* roundToOddF32(Value* d) {
+    Value* f = b_.CreateFPTrunc(d, b_.getFloatTy());
+    Value* back = b_.CreateFPExt(f, b_.getDoubleTy());
+    Value* away = b_.CreateFCmpOGT(b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, back),
+                                   b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, d));
+    return nudgeToOdd(f, b_.CreateFCmpONE(back, d), away);
+  }
+  Value* intToOddF32(Value* x) {
+    Value* negative = b_.CreateICmpSLT(x, llvm::ConstantInt::get(x->getType(), 0));
+    Value* magnitude = b_.CreateSelect(negative, b_.CreateNeg(x), x);
+    Value* f = b_.CreateUIToFP(magnitude, b_.getFloatTy());
+    Value* back = b_.CreateFPToUI(f, x->getType());
+    Value* odd = nudgeToOdd(f, b_.CreateICmpNE(back, magnitude), b_.CreateICmpUGT(back, magnitude));
+    return b_.CreateSelect(negative, b_.CreateFNeg(odd), odd);
+  }
+
+  Value* cast(Value* x, DType from, DType to) {
+    if (from == to) return x;
+    if (from == DType::boolean) return b_.CreateSelect(x, constant(to, 1), constant(to, 0));
+    if (to == DType::boolean)
+      return isFloat(from) ? b_.CreateFCmpUNE(x, constant(from, 0)) : b_.CreateICmpNE(x, constant(from, 0));
+    if (isFloat(from) && isFloat(to)) return floatToFloat(x, from, to);
+    if (isFloat(from)) {  // toward zero, saturating, NaN to 0
+      if (from == DType::f16) x = b_.CreateFPExt(x, b_.getFloatTy());
+      return b_.CreateIntrinsic(llvm::Intrinsic::fptosi_sat, {type(to), x->getType()}, {x});
+    }
+    if (isFloat(to)) {
+      if (from == DType::i8 || to == DType::f32 || to == DType::f64 || to == DType::f16)
+        return b_.CreateSIToFP(x, type(to));  // one rounding
+      return roundBF16(intToOddF32(x));
+    }
+    return b_.CreateSExtOrTrunc(x, type(to));
+  }
+  Value* floatToFloat(Value* x, DType from, DType to) {
+    if (to == DType::bf16) {
+      if (from == DType::f64) return roundBF16(roundToOddF32(x));
+      return roundBF16(from == DType::f16 ? b_.CreateFPExt(x, b_.getFloatTy()) : x);
+    }
+    llvm::Type* T = type(to);
+    if (x->getType() == T) return x;
+    return T->getPrimitiveSizeInBits() > x->getType()->getPrimitiveSizeInBits() ? b_.CreateFPExt(x, T)
+                                                                                 : b_.CreateFPTrunc(x, T);
+  }
+
+  // ---- arithmetic ----
+
+  Value* unary(const std::string& fn, DType t, Value* x) {
+    Value* r = unaryInRegister(fn, t, x);
+    return t == DType::bf16 ? roundBF16(r) : r;
+  }
+  Value* binary(const std::string& fn, DType t, Value* a, Value* b) {
+    Value* r = binaryInRegister(fn, t, a, b);
+    return t == DType::bf16 ? roundBF16(r) : r;
+  }
+
+  Value* unaryInRegister(const std::string& fn, DType t, Value* x) {
+    bool fl = isFloat(t);
+    if (fn == "neg") return fl ? b_.CreateFNeg(x) : b_.CreateNeg(x);
+    if (fn == "abs")
+      return fl ? b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x)
+                : b_.CreateBinaryIntrinsic(llvm::Intrinsic::abs, x, b_.getFalse());
+    if (fn == "not") return b_.CreateNot(x);  // bitwise on integers
+    if (fn == "relu") return minMax(true, t, x, constant(t, 0));
+    if (!fl) unsupported("unary " + fn + " on " + std::string(dtypeName(t)));
+    if (fn == "floor") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, x);
+    if (fn == "ceil") return b_.CreateUnaryIntrinsic(llvm::Intrinsic::ceil, x);
+    if (fn == "sqrt" && t == DType::f64) return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x);  // sqrt.rn
+    return accurate(fn, t, x);
+  }
+  // lower/math's version, computed in its width; f16 in f32 and rounded again.
+  Value* accurate(const std::string& fn, DType t, Value* x) {
+    int bits = t == DType::f64 ? 64 : 32;
+    int computeBits = math::computeBits(fn, bits);
+    if (computeBits == 0) unsupported("unary " + fn + " on " + std::string(dtypeName(t)) + " (lower/math has no version)");
+    DType arg = bits == 64 ? DType::f64 : DType::f32, in = computeBits == 64 ? DType::f64 : DType::f32;
+    LlvmMath e(b_, computeBits == 64);
+    Value* r = e.get(math::accurateUnary(e, fn, bits, e.put(cast(cast(x, t, arg), arg, in))));
+    return cast(cast(r, in, arg), arg, t == DType::bf16 ? DType::f32 : t);  // bf16: unary() rounds
+  }
+
+  // The interpreter's max/min: NaN if either is; +0 above -0.
+  Value* minMax(bool isMax, DType t, Value* a, Value* b) {
+    if (isFloat(t)) return b_.CreateBinaryIntrinsic(isMax ? llvm::Intrinsic::maximum : llvm::Intrinsic::minimum, a, b);
+    if (t == DType::boolean) return isMax ? b_.CreateOr(a, b) : b_.CreateAnd(a, b);
+    return b_.CreateSelect(isMax ? b_.CreateICmpSGT(a, b) : b_.CreateICmpSLT(a, b), a, b);
+  }
+
+  // Truncating division; x / -1 is -x (wrapping) and x % -1 is 0; a zero divisor gives 0.
+  Value* intDivision(bool isDiv, DType t, Value* a, Value* b) {
+    Value* zero = b_.CreateICmpEQ(b, constant(t, 0));
+    Value* minusOne = b_.CreateICmpEQ(b, constant(t, -1));
+    Value* special = b_.CreateOr(zero, minusOne);
+    Value* safe = b_.CreateSelect(special, constant(t, 1), b);
+    Value* q = isDiv ? b_.CreateSDiv(a, safe) : b_.CreateSRem(a, safe);
+    Value* specialValue = isDiv ? b_.CreateSelect(zero, constant(t, 0), b_.CreateNeg(a)) : constant(t, 0);
+    return b_.CreateSelect(special, specialValue, q);
+  }
+
+  // A count outside [0, width) shifts every bit out: shl gives 0 and shr the sign.
+  Value* shift(bool left, DType t, Value* a, Value* count) {
+    Value* outside = b_.CreateICmpUGE(count, constant(t, dtypeBytes(t) * 8));
+    if (left) return b_.CreateSelect(outside, constant(t, 0), b_.CreateShl(a, count));
+    return b_.CreateAShr(a, b_.CreateSelect(outside, constant(t, dtypeBytes(t) * 8 - 1), count));
+  }
+
+  Value* binaryInRegister(const std::string& fn, DType t, Value* a, Value* b) {
+    if (fn == "max" || fn == "min") return minMax(fn == "max", t, a, b);
+    if (fn == "and") return b_.CreateAnd(a, b);
+    if (fn == "or") return b_.CreateOr(a, b);
+    if (fn == "xor") return b_.CreateXor(a, b);
+    if (t == DType::boolean) unsupported("binary " + fn + " on bool");
+    if (isFloat(t)) {
+      if (fn == "add") return b_.CreateFAdd(a, b);
+      if (fn == "sub") return b_.CreateFSub(a, b);
+      if (fn == "mul") return b_.CreateFMul(a, b);
+      if (fn == "div") return b_.CreateFDiv(a, b);
+      unsupported("binary " + fn + " on " + std::string(dtypeName(t)) +
+                  (fn == "rem" ? " (NVPTX's frem is not C's fmod; the exact loop is not printed for LLVM yet)" : ""));
+    }
+    if (fn == "div" || fn == "rem") return intDivision(fn == "div", t, a, b);
+    if (fn == "shl" || fn == "shr") return shift(fn == "shl", t, a, b);
+    if (fn == "add") return b_.CreateAdd(a, b);
+    if (fn == "sub") return b_.CreateSub(a, b);
+    if (fn == "mul") return b_.CreateMul(a, b);
+    unsupported("binary " + fn);
+  }
+
+  // `t` is the operands' dtype. Float `ne` is unordered: NaN != NaN, as on the host.
+  Value* compare(const std::string& pred, DType t, Value* a, Value* b) {
+    if (pred == "ult") {  // 0 <= a < b
+      if (isFloat(t) || t == DType::boolean) unsupported("cmp ult on " + std::string(dtypeName(t)));
+      return b_.CreateAnd(b_.CreateICmpSGE(a, constant(t, 0)), b_.CreateICmpSLT(a, b));
+    }
+    using P = llvm::CmpInst::Predicate;
+    struct Preds { P f, i; };
+    static const std::map<std::string, Preds> kPreds = {
+        {"lt", {P::FCMP_OLT, P::ICMP_SLT}}, {"le", {P::FCMP_OLE, P::ICMP_SLE}}, {"gt", {P::FCMP_OGT, P::ICMP_SGT}},
+        {"ge", {P::FCMP_OGE, P::ICMP_SGE}}, {"eq", {P::FCMP_OEQ, P::ICMP_EQ}},  {"ne", {P::FCMP_UNE, P::ICMP_NE}}};
+    auto it = kPreds.find(pred);
+    if (it == kPreds.end()) unsupported("cmp " + pred);
+    if (t == DType::boolean && pred != "eq" && pred != "ne") unsupported("cmp " + pred + " on bool");
+    return isFloat(t) ? b_.CreateFCmp(it->second.f, a, b) : b_.CreateICmp(it->second.i, a, b);
+  }
+
+  // ---- memory ----
+
+  // if (pred) value = body(); merged with `otherwise` (null: no value).
+  template <class Body>
+  Value* predicated(Value* pred, Value* otherwise, Body body) {
+    llvm::BasicBlock* before = b_.GetInsertBlock();
+    auto* then = llvm::BasicBlock::Create(c_, "then", fn_);
+    auto* merge = llvm::BasicBlock::Create(c_, "merge", fn_);
+    b_.CreateCondBr(pred, then, merge);
+    b_.SetInsertPoint(then);
+    Value* value = body();
+    llvm::BasicBlock* thenEnd = b_.GetInsertBlock();
+    b_.CreateBr(merge);
+    b_.SetInsertPoint(merge);
+    if (!otherwise) return nullptr;
+    llvm::PHINode* phi = b_.CreatePHI(value->getType(), 2);
+    phi->addIncoming(value, thenEnd);
+    phi->addIncoming(otherwise, before);
+    return phi;
+  }
+
+  int64_t bufferParam(const KInst& i) {
+    if (intAttr(i, "vec") != 1) unsupported(std::string(gpu::kopName(i.op)) + " with vec > 1");
+    int64_t p = intAttr(i, "buffer");
+    if (p < 0 || size_t(p) >= f_.params.size() || f_.params[size_t(p)].kind != gpu::KParam::Kind::buffer)
+      unsupported("buffer attribute naming no buffer parameter");
+    return p;
+  }
+  Value* element(int64_t param, DType stored, Reg index) {
+    Value* at = b_.CreateSExtOrTrunc(val(index), b_.getInt64Ty());
+    return b_.CreateGEP(memoryType(stored), fn_->getArg(unsigned(param)), at);
+  }
+  void loadGlobal(const KInst& i) {
+    int64_t p = bufferParam(i);
+    DType t = dtypeOf(i.results[0]), stored = f_.params[size_t(p)].dtype;
+    values_[size_t(i.results[0])] = predicated(val(i.operands[1]), constant(t, number(attr(i, "fill"))), [&] {
+      Value* raw = b_.CreateLoad(memoryType(stored), element(p, stored, i.operands[0]));
+      return cast(fromMemory(stored, raw), stored, t);
+    });
+  }
+  void storeGlobal(const KInst& i) {
+    int64_t p = bufferParam(i);
+    DType t = dtypeOf(i.operands[2]), stored = f_.params[size_t(p)].dtype;
+    predicated(val(i.operands[1]), nullptr, [&] {
+      return b_.CreateStore(toMemory(stored, cast(val(i.operands[2]), t, stored)), element(p, stored, i.operands[0]));
+    });
+  }
+
+  void declareShared() {
+    int64_t bytes = f_.sharedBytes();
+    if (bytes == 0) return;
+    auto* array = llvm::ArrayType::get(b_.getInt8Ty(), uint64_t(bytes));
+    auto* g = new llvm::GlobalVariable(*m_, array, false, llvm::GlobalValue::InternalLinkage,
+                                       llvm::UndefValue::get(array), "shared", nullptr,
+                                       llvm::GlobalValue::NotThreadLocal, t_.sharedAddressSpace());
+    g->setAlignment(llvm::Align(16));
+    shared_ = g;
+  }
+  struct SharedElement {
+    Value* pointer;
+    DType dtype;
+  };
+  SharedElement sharedElement(const KInst& i) {
+    const gpu::SharedAlloc& a = f_.shared.at(size_t(intAttr(i, "alloc")));
+    Value* index = b_.CreateSExtOrTrunc(val(i.operands[0]), b_.getInt64Ty());
+    Value* offset = b_.CreateAdd(b_.CreateMul(index, b_.getInt64(uint64_t(dtypeBytes(a.dtype)))), b_.getInt64(uint64_t(a.offset)));
+    return {b_.CreateGEP(b_.getInt8Ty(), shared_, offset), a.dtype};
+  }
+
+  // ---- subgroups ----
+
+  // Any register through 32-bit shuffles: narrower widened, 64-bit in two halves.
+  template <class Shuffle32>
+  Value* shuffled(DType t, Value* x, Shuffle32 shuffle32) {
+    unsigned bits = t == DType::boolean ? 1 : unsigned(t == DType::bf16 ? 32 : dtypeBytes(t) * 8);
+    llvm::Type* I = b_.getIntNTy(bits);
+    Value* asInt = x->getType()->isIntegerTy() ? x : b_.CreateBitCast(x, I);
+    Value* out;
+    if (bits == 64) {
+      Value* low = shuffle32(b_.CreateTrunc(asInt, b_.getInt32Ty()));
+      Value* high = shuffle32(b_.CreateTrunc(b_.CreateLShr(asInt, 32), b_.getInt32Ty()));
+      out = b_.CreateOr(b_.CreateShl(b_.CreateZExt(high, I), 32), b_.CreateZExt(low, I));
+    } else {
+      out = b_.CreateTrunc(shuffle32(b_.CreateZExt(asInt, b_.getInt32Ty())), I);
+    }
+    return x->getType()->isIntegerTy() ? out : b_.CreateBitCast(out, x->getType());
+  }
+  Value* shuffleXor(DType t, Value* x, int64_t mask) {
+    return shuffled(t, x, [&](Value* w) { return t_.shuffleXor(b_, w, mask, f_.subgroupSize); });
+  }
+  // Butterflies over clusters of lanes, rounding as every op does.
+  Value* subgroupReduce(const KInst& i) {
+    DType t = dtypeOf(i.operands[0]);
+    const std::string& fn = strAttr(i, "fn");
+    Value* x = val(i.operands[0]);
+    for (int64_t mask = intAttr(i, "cluster") / 2; mask >= 1; mask /= 2) x = binary(fn, t, x, shuffleXor(t, x, mask));
+    return x;
+  }
+
+  void mma(const KInst& i) {
+    int64_t m = intAttr(i, "m"), n = intAttr(i, "n"), k = intAttr(i, "k");
+    size_t lanes = size_t(f_.subgroupSize), aCount = size_t(m * k) / lanes, bCount = size_t(k * n) / lanes;
+    auto regs = [&](size_t from, size_t count) {
+      std::vector<Value*> out;
+      for (size_t r = from; r < from + count; ++r) out.push_back(val(i.operands.at(r)));
+      return out;
+    };
+    auto dtype = [&](const char* name) {
+      std::optional<DType> t = parseDType(strAttr(i, name));
+      if (!t) unsupported("mma of " + strAttr(i, name));
+      return *t;
+    };
+    DType a = dtype("a"), b = dtype("b");
+    std::vector<Value*> d = t_.mma(b_, strAttr(i, "instr"), a, b, regs(0, aCount), regs(aCount, bCount),
+                                   regs(aCount + bCount, i.operands.size() - aCount - bCount));
+    for (size_t r = 0; r < i.results.size(); ++r) values_[size_t(i.results[r])] = d.at(r);
+  }
+
+  // ---- control ----
+
+  void loop(const KInst& i) {
+    const KBlock& body = i.regions.at(0);
+    llvm::BasicBlock* before = b_.GetInsertBlock();
+    auto* header = llvm::BasicBlock::Create(c_, "loop", fn_);
+    auto* bodyBlock = llvm::BasicBlock::Create(c_, "body", fn_);
+    auto* exit = llvm::BasicBlock::Create(c_, "exit", fn_);
+    b_.CreateBr(header);
+    b_.SetInsertPoint(header);
+    std::vector<llvm::PHINode*> phis;
+    for (size_t a = 0; a < body.args.size(); ++a) {
+      phis.push_back(b_.CreatePHI(type(dtypeOf(body.args[a])), 2));
+      phis.back()->addIncoming(val(i.operands.at(a == 0 ? 0 : a + 1)), before);
+      values_[size_t(body.args[a])] = phis.back();
+    }
+    b_.CreateCondBr(b_.CreateICmpSLT(phis[0], val(i.operands[1])), bodyBlock, exit);
+    b_.SetInsertPoint(bodyBlock);
+    std::vector<Reg> yielded = block(body);
+    Value* next = b_.CreateAdd(phis[0], llvm::ConstantInt::get(phis[0]->getType(), 1));
+    llvm::BasicBlock* end = b_.GetInsertBlock();
+    phis[0]->addIncoming(next, end);
+    for (size_t y = 0; y < yielded.size(); ++y) phis[y + 1]->addIncoming(val(yielded[y]), end);
+    b_.CreateBr(header);
+    b_.SetInsertPoint(exit);
+    for (size_t r = 0; r < i.results.size(); ++r) values_[size_t(i.results[r])] = phis.at(r + 1);
+  }
+
+  std::vector<Reg> block(const KBlock& blk) {
+    for (const KInst& i : blk.insts) {
+      if (i.op == KOp::yield) return i.operands;
+      inst(i);
+    }
+    return {};
+  }
+
+  void inst(const KInst& i) {
+    switch (i.op) {
+      case KOp::store_global: return storeGlobal(i);
+      case KOp::load_global: return loadGlobal(i);
+      case KOp::store_shared: {
+        SharedElement e = sharedElement(i);
+        b_.CreateStore(toMemory(e.dtype, cast(val(i.operands[1]), dtypeOf(i.operands[1]), e.dtype)), e.pointer);
+        return;
+      }
+      case KOp::barrier: return t_.barrier(b_);
+      case KOp::for_loop: return loop(i);
+      case KOp::mma: return mma(i);
+      default: break;
+    }
+    if (i.results.size() != 1) unsupported(std::string(gpu::kopName(i.op)));
+    values_[size_t(i.results[0])] = value(i, dtypeOf(i.results[0]));
+  }
+
+  Value* value(const KInst& i, DType t) {
+    const std::vector<Reg>& o = i.operands;
+    int laneBits = std::countr_zero(uint64_t(f_.subgroupSize));
+    switch (i.op) {
+      case KOp::thread_id: return t_.threadId(b_);
+      case KOp::lane_id: return b_.CreateAnd(t_.threadId(b_), uint64_t(f_.subgroupSize - 1));
+      case KOp::warp_id: return b_.CreateLShr(t_.threadId(b_), uint64_t(laneBits));
+      case KOp::workgroup_id:
+        return cast(b_.CreateZExt(t_.workgroupId(b_, int(intAttr(i, "axis"))), b_.getInt64Ty()), DType::i64, t);
+      case KOp::workgroup_count:
+        return cast(b_.CreateZExt(t_.workgroupCount(b_, int(intAttr(i, "axis"))), b_.getInt64Ty()), DType::i64, t);
+      case KOp::param: {
+        int64_t p = intAttr(i, "index");
+        return cast(fn_->getArg(unsigned(p)), paramDType(f_.params.at(size_t(p))), t);
+      }
+      case KOp::constant: return constantOf(t, attr(i, "value"));
+      case KOp::unary: return unary(strAttr(i, "fn"), t, val(o[0]));
+      case KOp::binary: return binary(strAttr(i, "fn"), t, val(o[0]), val(o[1]));
+      case KOp::cmp: return compare(strAttr(i, "pred"), dtypeOf(o[0]), val(o[0]), val(o[1]));
+      case KOp::select: return b_.CreateSelect(cast(val(o[0]), dtypeOf(o[0]), DType::boolean), val(o[1]), val(o[2]));
+      case KOp::cast: return cast(val(o[0]), dtypeOf(o[0]), t);
+      case KOp::load_shared: {
+        SharedElement e = sharedElement(i);
+        return cast(fromMemory(e.dtype, b_.CreateLoad(memoryType(e.dtype), e.pointer)), e.dtype, t);
+      }
+      case KOp::shuffle_xor: return shuffleXor(t, val(o[0]), intAttr(i, "mask"));
+      case KOp::shuffle_idx: {
+        Value* lane = cast(val(o[1]), dtypeOf(o[1]), DType::i32);
+        return shuffled(t, val(o[0]), [&](Value* w) { return t_.shuffleIdx(b_, w, lane, f_.subgroupSize); });
+      }
+      case KOp::subgroup_reduce: return subgroupReduce(i);
+      default: unsupported(std::string(gpu::kopName(i.op)));
+    }
+  }
+
+  const gpu::KernelFunction& f_;
+  const LlvmGpuTarget& t_;
+  llvm::LLVMContext& c_;
+  std::unique_ptr<llvm::Module> m_;
+  llvm::IRBuilder<> b_;
+  llvm::Function* fn_ = nullptr;
+  llvm::GlobalVariable* shared_ = nullptr;
+  std::vector<Value*> values_;  // by register
+};
+
+}  // namespace
+
+std::unique_ptr<llvm::Module> printLlvm(const gpu::KernelFunction& f, const LlvmGpuTarget& target,
+                                        llvm::LLVMContext& context) {
+  return Printer(f, target, context).print();
+}
+
+}  // namespace tj::llvmgpu

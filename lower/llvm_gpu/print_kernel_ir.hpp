@@ -1,0 +1,61 @@
+// The per-thread kernel IR printed as an LLVM module for a GPU target: one printer for
+// every LLVM GPU backend, with what differs per target (thread ids, barriers, shuffles,
+// the kernel's calling convention, matrix instructions) behind LlvmGpuTarget. NVPTX
+// implements it in lower/ptx; AMDGPU is the next.
+//
+// Semantics are the SPIR-V printer's, so results match the interpreter: float ops are not
+// contracted; bf16 registers are f32 values rounded to bf16 after each op; max/min
+// propagate NaN and order -0 below +0; float-to-int casts truncate and saturate (NaN to 0);
+// integer division by 0 gives 0 (the kernel IR sets the fault word) and by -1 negates;
+// shifts past the width shift every bit out; float remainders are C's fmod, exactly;
+// transcendentals are lower/math's accurate versions.
+//
+// Kernel parameters, in KernelFunction::params order: a buffer as a global pointer, sizes
+// and strides as i64, integer scalars as i64, f64 scalars as double and other float
+// scalars as float (rounded to the scalar's dtype inside).
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lower/gpu/kernel_ir.hpp"
+
+namespace llvm {
+class LLVMContext;
+class Module;
+class Value;
+class Type;
+class Function;
+class IRBuilderBase;
+}  // namespace llvm
+
+namespace tj::llvmgpu {
+
+class LlvmGpuTarget {
+ public:
+  virtual ~LlvmGpuTarget() = default;
+  virtual std::string triple() const = 0;
+  virtual std::string dataLayout() const = 0;
+  virtual unsigned globalAddressSpace() const = 0;
+  virtual unsigned sharedAddressSpace() const = 0;
+  // Marks `f` as a kernel of `threads` threads per workgroup.
+  virtual void declareKernel(llvm::Module& m, llvm::Function& f, int64_t threads) const = 0;
+  virtual llvm::Value* threadId(llvm::IRBuilderBase& b) const = 0;  // i32
+  virtual llvm::Value* workgroupId(llvm::IRBuilderBase& b, int axis) const = 0;     // i32
+  virtual llvm::Value* workgroupCount(llvm::IRBuilderBase& b, int axis) const = 0;  // i32
+  virtual void barrier(llvm::IRBuilderBase& b) const = 0;
+  // 32 bits from lane `lane ^ mask` / lane `lane` (an i32) of the subgroup.
+  virtual llvm::Value* shuffleXor(llvm::IRBuilderBase& b, llvm::Value* x, int64_t mask, int64_t width) const = 0;
+  virtual llvm::Value* shuffleIdx(llvm::IRBuilderBase& b, llvm::Value* x, llvm::Value* lane, int64_t width) const = 0;
+  // d = a·b + c for the kernel IR's mma {instr, a, b, c}: registers in the instruction's
+  // fragment order, as layout/ lists them.
+  virtual std::vector<llvm::Value*> mma(llvm::IRBuilderBase& b, const std::string& instr, DType a, DType bType,
+                                        const std::vector<llvm::Value*>& aRegs, const std::vector<llvm::Value*>& bRegs,
+                                        const std::vector<llvm::Value*>& cRegs) const = 0;
+};
+
+// Throws Error("llvm gpu: unsupported: ...") for what it cannot print.
+std::unique_ptr<llvm::Module> printLlvm(const gpu::KernelFunction& f, const LlvmGpuTarget& target,
+                                        llvm::LLVMContext& context);
+
+}  // namespace tj::llvmgpu

@@ -1,0 +1,178 @@
+#include "lower/ptx/nvptx.hpp"
+
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Metadata.h>
+#include <llvm/IR/Module.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include <mutex>
+
+#include "ir/error.hpp"
+#include "lower/llvm_gpu/print_kernel_ir.hpp"
+
+namespace tj::ptx {
+
+namespace {
+
+using llvm::Value;
+constexpr const char* kTriple = "nvptx64-nvidia-cuda";
+constexpr unsigned kGlobal = 1, kShared = 3;
+
+class NvptxTarget final : public llvmgpu::LlvmGpuTarget {
+ public:
+  explicit NvptxTarget(std::string dataLayout) : dataLayout_(std::move(dataLayout)) {}
+  std::string triple() const override { return kTriple; }
+  std::string dataLayout() const override { return dataLayout_; }
+  unsigned globalAddressSpace() const override { return kGlobal; }
+  unsigned sharedAddressSpace() const override { return kShared; }
+
+  void declareKernel(llvm::Module& m, llvm::Function& f, int64_t threads) const override {
+    llvm::LLVMContext& c = m.getContext();
+    auto* i32 = llvm::Type::getInt32Ty(c);
+    llvm::NamedMDNode* annotations = m.getOrInsertNamedMetadata("nvvm.annotations");
+    auto entry = [&](const char* key, int64_t value) {
+      annotations->addOperand(llvm::MDNode::get(c, {llvm::ValueAsMetadata::get(&f), llvm::MDString::get(c, key),
+                                                    llvm::ValueAsMetadata::get(llvm::ConstantInt::get(i32, value))}));
+    };
+    entry("kernel", 1);
+    entry("maxntidx", threads);
+  }
+  Value* threadId(llvm::IRBuilderBase& b) const override {
+    return b.CreateIntrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, {}, {});
+  }
+  Value* workgroupId(llvm::IRBuilderBase& b, int axis) const override {
+    static constexpr llvm::Intrinsic::ID ids[] = {llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x,
+                                                  llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y,
+                                                  llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z};
+    return b.CreateIntrinsic(ids[checkedAxis(axis)], {}, {});
+  }
+  Value* workgroupCount(llvm::IRBuilderBase& b, int axis) const override {
+    static constexpr llvm::Intrinsic::ID ids[] = {llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x,
+                                                  llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_y,
+                                                  llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_z};
+    return b.CreateIntrinsic(ids[checkedAxis(axis)], {}, {});
+  }
+  void barrier(llvm::IRBuilderBase& b) const override { b.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); }
+  // Every lane of the warp takes part (the kernel IR's shuffles are warp-uniform).
+  Value* shuffleXor(llvm::IRBuilderBase& b, Value* x, int64_t mask, int64_t width) const override {
+    return b.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_bfly_i32, {},
+                             {b.getInt32(0xffffffffu), x, b.getInt32(uint32_t(mask)), b.getInt32(clamp(width))});
+  }
+  Value* shuffleIdx(llvm::IRBuilderBase& b, Value* x, Value* lane, int64_t width) const override {
+    return b.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_idx_i32, {},
+                             {b.getInt32(0xffffffffu), x, lane, b.getInt32(clamp(width))});
+  }
+
+  // mma.sync m16n8k16 row.col, f32 accumulators: f16 operands in pairs (<2 x half>), bf16
+  // operands as the bits of pairs (i32).
+  std::vector<Value*> mma(llvm::IRBuilderBase& b, const std::string& instr, DType a, DType bType,
+                          const std::vector<Value*>& aRegs, const std::vector<Value*>& bRegs,
+                          const std::vector<Value*>& cRegs) const override {
+    if (instr != "m16n8k16" || a != bType || (a != DType::f16 && a != DType::bf16) || aRegs.size() != 8 ||
+        bRegs.size() != 4 || cRegs.size() != 4)
+      throw Error("llvm gpu: unsupported: mma " + instr + " of " + std::string(dtypeName(a)) + " on NVPTX");
+    auto pairs = [&](const std::vector<Value*>& regs) {
+      std::vector<Value*> out;
+      for (size_t r = 0; r < regs.size(); r += 2) out.push_back(pack(b, a, regs[r], regs[r + 1]));
+      return out;
+    };
+    std::vector<Value*> args = pairs(aRegs), bs = pairs(bRegs);
+    args.insert(args.end(), bs.begin(), bs.end());
+    args.insert(args.end(), cRegs.begin(), cRegs.end());
+    auto id = a == DType::f16 ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32
+                              : llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16;
+    Value* d = b.CreateIntrinsic(id, {}, args);
+    std::vector<Value*> out;
+    for (unsigned r = 0; r < 4; ++r) out.push_back(b.CreateExtractValue(d, r));
+    return out;
+  }
+
+ private:
+  static size_t checkedAxis(int axis) {
+    if (axis < 0 || axis > 2) throw Error("llvm gpu: unsupported: grid axis " + std::to_string(axis));
+    return size_t(axis);
+  }
+  // shfl.sync's c operand: the segment mask (32 - width) << 8 | the clamp 31.
+  static uint32_t clamp(int64_t width) { return uint32_t((32 - width) << 8 | 0x1f); }
+  // Two registers as one 32-bit operand; bf16 registers are f32 values exactly bf16.
+  static Value* pack(llvm::IRBuilderBase& b, DType t, Value* lo, Value* hi) {
+    if (t == DType::f16) {
+      Value* v = llvm::PoisonValue::get(llvm::FixedVectorType::get(b.getHalfTy(), 2));
+      return b.CreateInsertElement(b.CreateInsertElement(v, lo, uint64_t(0)), hi, uint64_t(1));
+    }
+    auto bits = [&](Value* f) { return b.CreateLShr(b.CreateBitCast(f, b.getInt32Ty()), 16); };
+    return b.CreateOr(bits(lo), b.CreateShl(bits(hi), 16));
+  }
+
+  std::string dataLayout_;
+};
+
+std::unique_ptr<llvm::TargetMachine> machineFor(const std::string& arch) {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+  });
+  if (arch.rfind("sm_", 0) != 0) throw Error("ptx: unknown target '" + arch + "' (sm_80, sm_86, sm_89, sm_90)");
+  std::string error;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(kTriple, error);
+  if (!target) throw Error("ptx: LLVM has no NVPTX target: " + error);
+  return std::unique_ptr<llvm::TargetMachine>(
+      target->createTargetMachine(kTriple, arch, "+ptx80", llvm::TargetOptions(), std::nullopt, std::nullopt,
+                                  llvm::CodeGenOptLevel::Aggressive));
+}
+
+// The printed module, optimized at O3 (no fast-math: nothing contracts or reassociates).
+std::unique_ptr<llvm::Module> optimized(const gpu::KernelFunction& f, llvm::TargetMachine& tm, llvm::LLVMContext& c) {
+  NvptxTarget target(tm.createDataLayout().getStringRepresentation());
+  std::unique_ptr<llvm::Module> m = llvmgpu::printLlvm(f, target, c);
+  llvm::PassBuilder pb(&tm);
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(*m, mam);
+  return m;
+}
+
+}  // namespace
+
+std::string printNvptxLlvm(const gpu::KernelFunction& f, const std::string& arch) {
+  std::unique_ptr<llvm::TargetMachine> tm = machineFor(arch);
+  llvm::LLVMContext c;
+  NvptxTarget target(tm->createDataLayout().getStringRepresentation());
+  std::string text;
+  llvm::raw_string_ostream out(text);
+  llvmgpu::printLlvm(f, target, c)->print(out, nullptr);
+  return text;
+}
+
+std::string printPtx(const gpu::KernelFunction& f, const std::string& arch) {
+  std::unique_ptr<llvm::TargetMachine> tm = machineFor(arch);
+  llvm::LLVMContext c;
+  std::unique_ptr<llvm::Module> m = optimized(f, *tm, c);
+  llvm::SmallString<0> ptx;
+  llvm::raw_svector_ostream out(ptx);
+  llvm::legacy::PassManager pm;
+  if (tm->addPassesToEmitFile(pm, out, nullptr, llvm::CodeGenFileType::AssemblyFile))
+    throw Error("ptx: the NVPTX backend cannot emit assembly");
+  pm.run(*m);
+  return std::string(ptx.str());
+}
+
+}  // namespace tj::ptx
