@@ -109,14 +109,6 @@ bool compare(const std::string& pred, double a, double b) {
   throw Error("simulate: unknown predicate " + pred);
 }
 
-const KAttrValue& attr(const KInst& i, const std::string& name) {
-  for (const KAttr& a : i.attrs)
-    if (a.name == name) return a.value;
-  throw Error("simulate: " + std::string(kopName(i.op)) + " has no attribute " + name);
-}
-int64_t intAttr(const KInst& i, const std::string& name) { return std::get<int64_t>(attr(i, name)); }
-const std::string& strAttr(const KInst& i, const std::string& name) { return std::get<std::string>(attr(i, name)); }
-
 class Workgroup {
  public:
   Workgroup(const KernelFunction& f, const std::vector<SimTensor>& tensors, const std::vector<double>& scalars,

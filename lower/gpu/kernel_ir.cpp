@@ -55,6 +55,17 @@ int64_t countOps(const KBlock& b, KOp op) {
   return n;
 }
 
+const KAttrValue& attr(const KInst& i, std::string_view name) {
+  for (const KAttr& a : i.attrs)
+    if (a.name == name) return a.value;
+  throw Error("kernel ir: " + std::string(kopName(i.op)) + " without attribute " + std::string(name));
+}
+int64_t intAttr(const KInst& i, std::string_view name) { return std::get<int64_t>(attr(i, name)); }
+const std::string& strAttr(const KInst& i, std::string_view name) { return std::get<std::string>(attr(i, name)); }
+double number(const KAttrValue& v) {
+  return std::holds_alternative<double>(v) ? std::get<double>(v) : double(std::get<int64_t>(v));
+}
+
 int64_t instructionCount(const KBlock& b) {
   int64_t n = 0;
   for (const KInst& i : b.insts) {

@@ -162,6 +162,12 @@ class KBuilder {
   std::vector<std::map<std::string, Reg>> numbered_;  // per open block
 };
 
+// An instruction's attribute; throws Error("kernel ir: <op> without attribute <name>").
+const KAttrValue& attr(const KInst& i, std::string_view name);
+int64_t intAttr(const KInst& i, std::string_view name);
+const std::string& strAttr(const KInst& i, std::string_view name);
+double number(const KAttrValue& v);  // a double attribute, or an integer one as a double
+
 // Stable text for goldens.
 std::string print(const KernelFunction& f);
 

@@ -22,7 +22,11 @@ namespace tj::llvmgpu {
 
 namespace {
 
+using gpu::attr;
+using gpu::intAttr;
 using gpu::KAttrValue;
+using gpu::number;
+using gpu::strAttr;
 using gpu::KBlock;
 using gpu::KInst;
 using gpu::KOp;
@@ -31,16 +35,6 @@ using llvm::Value;
 
 [[noreturn]] void unsupported(const std::string& what) { throw Error("llvm gpu: unsupported: " + what); }
 
-const KAttrValue& attr(const KInst& i, const std::string& name) {
-  for (const gpu::KAttr& a : i.attrs)
-    if (a.name == name) return a.value;
-  unsupported(std::string(gpu::kopName(i.op)) + " without attribute " + name);
-}
-int64_t intAttr(const KInst& i, const std::string& name) { return std::get<int64_t>(attr(i, name)); }
-const std::string& strAttr(const KInst& i, const std::string& name) { return std::get<std::string>(attr(i, name)); }
-double number(const KAttrValue& v) {
-  return std::holds_alternative<double>(v) ? std::get<double>(v) : double(std::get<int64_t>(v));
-}
 
 // lower/math's arithmetic as LLVM instructions (no fast-math flags: nothing contracts).
 class LlvmMath final : public math::MathEmitter {

@@ -15,7 +15,11 @@ namespace tj::spirv {
 
 namespace {
 
+using gpu::attr;
+using gpu::intAttr;
 using gpu::KAttrValue;
+using gpu::number;
+using gpu::strAttr;
 using gpu::KBlock;
 using gpu::KInst;
 using gpu::KOp;
@@ -23,16 +27,6 @@ using gpu::Reg;
 
 [[noreturn]] void unsupported(const std::string& what) { throw Error("spirv: unsupported: " + what); }
 
-const KAttrValue& attr(const KInst& i, const std::string& name) {
-  for (const gpu::KAttr& a : i.attrs)
-    if (a.name == name) return a.value;
-  unsupported(std::string(gpu::kopName(i.op)) + " without attribute " + name);
-}
-int64_t intAttr(const KInst& i, const std::string& name) { return std::get<int64_t>(attr(i, name)); }
-const std::string& strAttr(const KInst& i, const std::string& name) { return std::get<std::string>(attr(i, name)); }
-double number(const KAttrValue& v) {
-  return std::holds_alternative<double>(v) ? std::get<double>(v) : double(std::get<int64_t>(v));
-}
 
 // The bit layout of the float types computed in (f16 and bf16 compute in f32 for fmod).
 struct FloatFormat {
