@@ -160,17 +160,19 @@ std::string fused(const Tensor& a, const Tensor& b, const Tensor& c, const Tenso
 }
 
 std::vector<std::string> sampleNames() {
-  return {"gemm", "attention", "attention_causal", "attention_f16", "softmax", "layernorm", "vector_add", "fused"};
+  return {"gemm",    "gemm_f16",  "attention",  "attention_causal", "attention_f16",
+          "softmax", "layernorm", "vector_add", "fused"};
 }
 
 ir::Kernel traceSample(const std::string& name, const std::string& device) {
   CaptureTraces capture;
-  auto matrix = [](int64_t r, int64_t c) { return Tensor::zeros({r, c}); };
+  auto matrix = [](int64_t r, int64_t c, DType t = f32) { return Tensor::zeros({r, c}, t); };
   auto heads = [](DType t = f32) { return Tensor::zeros({1, 2, 37, 64}, t); };
   auto vector = [](int64_t n) { return Tensor::zeros({n}); };
   auto gemmBlocks = GemmBlocks::from(gemmTuneSpace(device).at(0));
   auto attentionBlocks = AttentionBlocks::from(attentionTuneSpace(device).at(0));
   if (name == "gemm") gemm(matrix(37, 29), matrix(29, 23), matrix(37, 23), {}, gemmBlocks);
+  else if (name == "gemm_f16") gemm(matrix(37, 29, f16), matrix(29, 23, f16), matrix(37, 23), {}, gemmBlocks);
   else if (name == "attention" || name == "attention_causal")
     attention(heads(), heads(), heads(), heads(), name == "attention_causal", {}, attentionBlocks);
   else if (name == "attention_f16") attention(heads(f16), heads(f16), heads(f16), heads(), false, {}, attentionBlocks);

@@ -124,4 +124,32 @@ inline void checkSpirvValid(const std::vector<uint32_t>& words) {
   CHECK_MESSAGE(r.status == 0, r.output);
 }
 
+// ptxas from PATH or the toolkit's default place; "" when there is none.
+inline std::string ptxas() {
+  if (runCommand("command -v ptxas").status == 0) return "ptxas";
+  if (std::filesystem::exists("/usr/local/cuda/bin/ptxas")) return "/usr/local/cuda/bin/ptxas";
+  return "";
+}
+
+// Assembles `ptx` for `arch` with `ptxas -v`; its report. Without ptxas: skipped with a
+// message (returning ""), or a failure when TILEJIT_REQUIRE_PTXAS=1 (as in CI).
+inline std::string assemblePtx(const std::string& ptx, const std::string& arch) {
+  static const std::string tool = ptxas();
+  if (tool.empty()) {
+    const char* require = std::getenv("TILEJIT_REQUIRE_PTXAS");
+    if (require && std::string(require) == "1") FAIL("ptxas is required here (the CUDA toolkit under /usr/local/cuda)");
+    MESSAGE("skipped: no ptxas (the CUDA toolkit)");
+    return "";
+  }
+  static int counter = 0;
+  auto base = std::filesystem::temp_directory_path() /
+              ("tilejit_" + std::to_string(getpid()) + "_" + std::to_string(counter++));
+  std::ofstream(base.string() + ".ptx") << ptx;
+  CommandResult r = runCommand(tool + " -v -arch=" + arch + " " + base.string() + ".ptx -o " + base.string() + ".cubin");
+  std::filesystem::remove(base.string() + ".ptx");
+  std::filesystem::remove(base.string() + ".cubin");
+  CHECK_MESSAGE(r.status == 0, r.output);
+  return r.output;
+}
+
 }  // namespace tj::test

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <iostream>
 #include <map>
@@ -18,6 +19,9 @@
 #include <vector>
 
 #include "devices/vulkan/vulkan_device.hpp"
+#include "layout/infer_layouts.hpp"
+#include "lower/gpu/lower_to_kernel_ir.hpp"
+#include "lower/ptx/nvptx.hpp"
 #include "dsl/tilejit.hpp"
 #include "tests/reference.hpp"
 #include "tests/support.hpp"
@@ -61,17 +65,29 @@ const std::vector<DType> kAllTypes = {f32, f64, f16, bf16, i8, i32, i64, boolean
 
 // ---- Running kernels
 
-// Kernels this process ran on Vulkan, printed as it ends: `tools/dev test` adds up the
-// lines of every ctest process.
-int gVulkanRuns = 0;
-struct VulkanRunReport {
-  ~VulkanRunReport() {
+// Kernels this process ran on Vulkan and assembled as PTX, printed as it ends: `tools/dev
+// test` adds up the lines of every ctest process.
+int gVulkanRuns = 0, gPtxAssembled = 0;
+struct RunReport {
+  ~RunReport() {
     if (gVulkanRuns > 0) std::printf("conformance: %d kernels ran on vulkan\n", gVulkanRuns);
+    if (gPtxAssembled > 0) std::printf("conformance: %d kernels assembled by ptxas\n", gPtxAssembled);
   }
-} gVulkanRunReport;
+} gRunReport;
+
+// No NVIDIA device runs here: each kernel is printed as PTX for sm_90 and assembled
+// (TILEJIT_TEST_SKIP_PTX: not again, for a rerun of the suite with other Vulkan settings).
+void checkPtx(const std::vector<int64_t>& grid, const KernelBody& body, const std::string& name) {
+  TracedKernel traced = trace(grid, body, name);
+  const layout::Target& target = layout::targetByName("sm_90");
+  const ir::Kernel& k = *traced.kernel;
+  std::string ptx = ptx::printPtx(gpu::lowerToKernelIR(k, layout::inferLayouts(k, target), target), "sm_90");
+  gPtxAssembled += !test::assemblePtx(ptx, "sm_90").empty();
+}
 
 void launch(const std::string& device, const std::string& name, const std::vector<int64_t>& grid,
             const KernelBody& body) {
+  if (device == "interp" && !std::getenv("TILEJIT_TEST_SKIP_PTX")) checkPtx(grid, body, name);
   std::string ran = run(grid, body, RunOptions{.name = name, .device = device});
   CHECK_MESSAGE(ran == device, name << " ran on " << ran << " instead of " << device);
   if (device != "vulkan" || ran != device) return;

@@ -4,14 +4,12 @@
 // instructions that carry the semantics (no contraction, mma.sync for f16 dots).
 #include <doctest/doctest.h>
 
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <unistd.h>
+#include <cstdio>
 
 #include "ir/passes.hpp"
 #include "layout/infer_layouts.hpp"
 #include "lower/gpu/lower_to_kernel_ir.hpp"
+#include "lower/llvm_gpu/print_kernel_ir.hpp"
 #include "lower/ptx/nvptx.hpp"
 #include "samples/kernels.hpp"
 #include "tests/support.hpp"
@@ -27,35 +25,6 @@ std::string ptxOf(const ir::Kernel& k, const std::string& arch) {
   return ptx::printPtx(gpu::lowerToKernelIR(k, layout::inferLayouts(k, t), t), arch);
 }
 
-// ptxas from PATH or the toolkit's default place; "" when there is none.
-std::string ptxas() {
-  if (test::runCommand("command -v ptxas").status == 0) return "ptxas";
-  if (std::filesystem::exists("/usr/local/cuda/bin/ptxas")) return "/usr/local/cuda/bin/ptxas";
-  return "";
-}
-
-// Assembles `ptx` for `arch`; ptxas -v's report. Without ptxas: skipped with a message, or a
-// failure when TILEJIT_REQUIRE_PTXAS=1 (as in CI).
-std::string assemble(const std::string& ptx, const std::string& arch) {
-  std::string tool = ptxas();
-  if (tool.empty()) {
-    const char* require = std::getenv("TILEJIT_REQUIRE_PTXAS");
-    if (require && std::string(require) == "1") FAIL("ptxas is required here (the CUDA toolkit under /usr/local/cuda)");
-    MESSAGE("skipped: no ptxas (the CUDA toolkit)");
-    return "";
-  }
-  static int counter = 0;
-  auto base = std::filesystem::temp_directory_path() /
-              ("tilejit_" + std::to_string(getpid()) + "_" + std::to_string(counter++));
-  std::ofstream(base.string() + ".ptx") << ptx;
-  test::CommandResult r = test::runCommand(tool + " -v -arch=" + arch + " " + base.string() + ".ptx -o " +
-                                           base.string() + ".cubin 2>&1");
-  std::filesystem::remove(base.string() + ".ptx");
-  std::filesystem::remove(base.string() + ".cubin");
-  CHECK_MESSAGE(r.status == 0, r.output);
-  return r.output;
-}
-
 }  // namespace
 
 TEST_CASE("ptx: every sample's kernel prints as PTX that ptxas assembles for sm_80 and sm_90") {
@@ -66,13 +35,13 @@ TEST_CASE("ptx: every sample's kernel prints as PTX that ptxas assembles for sm_
       CAPTURE(name);
       CAPTURE(arch);
       std::string ptx = ptxOf(k, arch);
-      CHECK(ptx.find(".visible .entry " + k.name) != std::string::npos);
+      CHECK(ptx.find(".visible .entry " + llvmgpu::entryName(k.name) + "(") != std::string::npos);
       CHECK(ptx.find(std::string(".target ") + arch) != std::string::npos);
-      std::string report = assemble(ptx, arch);
+      std::string report = test::assemblePtx(ptx, arch);
       assembled += !report.empty();
     }
   }
-  MESSAGE("ptx: " << assembled << " kernels assembled by ptxas");
+  std::printf("ptx: %d kernels assembled by ptxas\n", assembled);  // tools/dev test adds these up
 }
 
 TEST_CASE("ptx: an f16 dot runs on mma.sync with f32 accumulators") {
@@ -95,15 +64,32 @@ TEST_CASE("ptx: accurate exp is lower/math's, not the hardware's approximation")
   CHECK(ptx.find("cvt.rni.f32.f32") != std::string::npos);  // the exp's k = roundEven(x·log2(e))
 }
 
-TEST_CASE("ptx: what the printer cannot print yet is an error naming it, and other targets are refused") {
-  ir::Kernel k = ir::parse(R"(kernel @frem(t0: tensor<f32, 1>) grid 1 {
+TEST_CASE("ptx: a float remainder is C's fmod by exact steps, not LLVM's frem (x - y * trunc(x / y))") {
+  ir::Kernel k = ir::parse(R"(kernel @frem(t0: tensor<f32, 1>, t1: tensor<f64, 1>) grid 1 {
   %0 = constant() {value = 0} : i64
   %1 = load(%0) {fill = 1.0, tensor = 0} : tile<64xf32>
   %2 = rem(%1, %1) : tile<64xf32>
   store(%0, %2) {tensor = 0}
+  %3 = load(%0) {fill = 1.0, tensor = 1} : tile<64xf64>
+  %4 = rem(%3, %3) : tile<64xf64>
+  store(%0, %4) {tensor = 1}
 })");
   ir::verify(k);
-  CHECK_THROWS_WITH_AS(ptxOf(ir::canonicalize(k), "sm_90"), doctest::Contains("binary rem on f32"), Error);
+  std::string ptx = ptxOf(ir::canonicalize(k), "sm_90");
+  CHECK(ptx.find("div.rn") == std::string::npos);
+  CHECK(ptx.find("cvt.rzi") == std::string::npos);
+  test::assemblePtx(ptx, "sm_90");
+}
+
+TEST_CASE("ptx: kernel names become PTX identifiers") {
+  CHECK(llvmgpu::entryName("gemm") == "gemm");
+  CHECK(llvmgpu::entryName("x + y on f32[23, 1]") == "x___y_on_f32_23__1_");
+  CHECK(llvmgpu::entryName("") == "kernel_");
+  CHECK(llvmgpu::entryName("_a") == "kernel__a");
+  CHECK(llvmgpu::entryName("2d") == "kernel_2d");
+}
+
+TEST_CASE("ptx: a target that is not NVIDIA's is refused, naming it") {
   const layout::Target& t = layout::targetByName("sm_90");
   ir::Kernel add = samples::traceSample("vector_add");
   CHECK_THROWS_WITH_AS(ptx::printPtx(gpu::lowerToKernelIR(add, layout::inferLayouts(add, t), t), "gfx942"),

@@ -12,6 +12,7 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include <bit>
+#include <cctype>
 #include <cmath>
 #include <map>
 
@@ -124,7 +125,7 @@ class Printer {
     std::vector<llvm::Type*> params;
     for (const gpu::KParam& p : f_.params) params.push_back(paramType(p));
     fn_ = llvm::Function::Create(llvm::FunctionType::get(b_.getVoidTy(), params, false),
-                                 llvm::Function::ExternalLinkage, f_.name, m_.get());
+                                 llvm::Function::ExternalLinkage, entryName(f_.name), m_.get());
     t_.declareKernel(*m_, *fn_, f_.workgroupSize);
     b_.SetInsertPoint(llvm::BasicBlock::Create(c_, "entry", fn_));
     declareShared();
@@ -328,8 +329,8 @@ class Printer {
       if (fn == "sub") return b_.CreateFSub(a, b);
       if (fn == "mul") return b_.CreateFMul(a, b);
       if (fn == "div") return b_.CreateFDiv(a, b);
-      unsupported("binary " + fn + " on " + std::string(dtypeName(t)) +
-                  (fn == "rem" ? " (NVPTX's frem is not C's fmod; the exact loop is not printed for LLVM yet)" : ""));
+      if (fn == "rem") return floatRemainder(t, a, b);
+      unsupported("binary " + fn + " on " + std::string(dtypeName(t)));
     }
     if (fn == "div" || fn == "rem") return intDivision(fn == "div", t, a, b);
     if (fn == "shl" || fn == "shr") return shift(fn == "shl", t, a, b);
@@ -337,6 +338,85 @@ class Printer {
     if (fn == "sub") return b_.CreateSub(a, b);
     if (fn == "mul") return b_.CreateMul(a, b);
     unsupported("binary " + fn);
+  }
+
+  // ---- fmod ----
+
+  // C's fmod, exactly (LLVM's frem lowers to x - y * trunc(x / y) on GPUs). f16 computes
+  // in f32 (the result is exact); bf16 registers are f32 already.
+  Value* floatRemainder(DType t, Value* a, Value* b) {
+    DType c = t == DType::f64 ? DType::f64 : DType::f32;
+    DType held = t == DType::bf16 ? DType::f32 : t;
+    return cast(fmod(c, cast(a, held, c), cast(b, held, c)), c, held);
+  }
+  // |x| loses the largest |y|·2^k not above it, one exact subtraction per step (Sterbenz),
+  // so the remainder halves each time: at most 2·bias + mantissa bits + 1 steps, a bound the
+  // loop keeps. The result has x's sign, NaN where C's has.
+  Value* fmod(DType t, Value* x, Value* y) {
+    const bool f64 = t == DType::f64;
+    const int mantissaBits = f64 ? 52 : 23, bias = f64 ? 1023 : 127;
+    Value* ax = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+    Value* ay = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, y);
+    Value* special = b_.CreateOr(b_.CreateOr(b_.CreateFCmpUNO(y, y), b_.CreateFCmpOEQ(ay, constant(t, 0))),
+                                 b_.CreateNot(b_.CreateFCmpOLT(ax, constant(t, HUGE_VAL))));
+    Value* divisor = b_.CreateSelect(special, constant(t, HUGE_VAL), ay);  // the loop then never runs
+    llvm::BasicBlock* before = b_.GetInsertBlock();
+    auto* header = llvm::BasicBlock::Create(c_, "fmod", fn_);
+    auto* step = llvm::BasicBlock::Create(c_, "fmod.step", fn_);
+    auto* done = llvm::BasicBlock::Create(c_, "fmod.done", fn_);
+    b_.CreateBr(header);
+    b_.SetInsertPoint(header);
+    llvm::PHINode* r = b_.CreatePHI(type(t), 2);
+    llvm::PHINode* steps = b_.CreatePHI(b_.getInt32Ty(), 2);
+    r->addIncoming(ax, before);
+    steps->addIncoming(b_.getInt32(0), before);
+    Value* more = b_.CreateAnd(b_.CreateFCmpOGE(r, divisor), b_.CreateICmpSLT(steps, b_.getInt32(2 * bias + mantissaBits + 1)));
+    b_.CreateCondBr(more, step, done);
+    b_.SetInsertPoint(step);
+    Value* next = fmodStep(t, r, divisor);
+    r->addIncoming(next, b_.GetInsertBlock());
+    steps->addIncoming(b_.CreateAdd(steps, b_.getInt32(1)), b_.GetInsertBlock());
+    b_.CreateBr(header);
+    b_.SetInsertPoint(done);
+    llvm::Type* I = b_.getIntNTy(f64 ? 64 : 32);
+    Value* sign = b_.CreateAnd(b_.CreateBitCast(x, I), llvm::ConstantInt::get(I, uint64_t{1} << (f64 ? 63 : 31)));
+    Value* signed_ = b_.CreateBitCast(b_.CreateOr(b_.CreateBitCast(r, I), sign), type(t));
+    return b_.CreateSelect(special, constant(t, NAN), signed_);
+  }
+  // r - ay·2^k for the largest k keeping it >= 0, given r >= ay > 0.
+  Value* fmodStep(DType t, Value* r, Value* ay) {
+    Value* k = b_.CreateSub(exponentOf(t, r), exponentOf(t, ay));
+    Value* half = scaleByPowerOfTwo(t, ay, b_.CreateSub(k, b_.getInt32(1)));  // in (r / 4, r)
+    Value* twice = b_.CreateFMul(half, constant(t, 2));                      // inf where it overflows
+    Value* d = b_.CreateSelect(b_.CreateFCmpOLE(twice, r), twice, half);
+    d = b_.CreateSelect(b_.CreateICmpEQ(k, b_.getInt32(0)), ay, d);
+    return b_.CreateFSub(r, d);
+  }
+  // The biased exponent of v > 0 as an i32; for subnormals what it would be normalized.
+  Value* exponentOf(DType t, Value* v) {
+    const bool f64 = t == DType::f64;
+    const int mantissaBits = f64 ? 52 : 23, bias = f64 ? 1023 : 127, guard = mantissaBits + 2;
+    llvm::Type* I = b_.getIntNTy(f64 ? 64 : 32);
+    auto field = [&](Value* x) {
+      Value* bits = b_.CreateTrunc(b_.CreateLShr(b_.CreateBitCast(x, I), uint64_t(mantissaBits)), b_.getInt32Ty());
+      return b_.CreateAnd(bits, uint64_t(2 * bias + 1));
+    };
+    Value* normal = field(v);
+    Value* scaled = b_.CreateSub(field(b_.CreateFMul(v, constant(t, std::ldexp(1.0, guard)))), b_.getInt32(guard));
+    return b_.CreateSelect(b_.CreateICmpEQ(normal, b_.getInt32(0)), scaled, normal);
+  }
+  // v·2^e for 0 <= e < 3·bias, in three exact power-of-two factors each within range.
+  Value* scaleByPowerOfTwo(DType t, Value* v, Value* e) {
+    Value* third = b_.CreateSDiv(e, b_.getInt32(3));
+    Value* rest = b_.CreateSub(e, b_.CreateMul(third, b_.getInt32(2)));
+    Value* p = powerOfTwo(t, third);
+    return b_.CreateFMul(b_.CreateFMul(b_.CreateFMul(v, p), p), powerOfTwo(t, rest));
+  }
+  Value* powerOfTwo(DType t, Value* e) {
+    const bool f64 = t == DType::f64;
+    llvm::Type* I = b_.getIntNTy(f64 ? 64 : 32);
+    Value* biased = b_.CreateAdd(b_.CreateSExt(e, I), llvm::ConstantInt::get(I, f64 ? 1023 : 127));
+    return b_.CreateBitCast(b_.CreateShl(biased, uint64_t(f64 ? 52 : 23)), type(t));
   }
 
   // `t` is the operands' dtype. Float `ne` is unordered: NaN != NaN, as on the host.
@@ -574,6 +654,12 @@ class Printer {
 };
 
 }  // namespace
+
+std::string entryName(const std::string& name) {
+  std::string out = name.empty() || !std::isalpha(static_cast<unsigned char>(name[0])) ? "kernel_" : "";
+  for (char ch : name) out += std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '$' ? ch : '_';
+  return out;
+}
 
 std::unique_ptr<llvm::Module> printLlvm(const gpu::KernelFunction& f, const LlvmGpuTarget& target,
                                         llvm::LLVMContext& context) {

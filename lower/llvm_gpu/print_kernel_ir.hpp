@@ -54,6 +54,11 @@ class LlvmGpuTarget {
                                         const std::vector<llvm::Value*>& cRegs) const = 0;
 };
 
+// The kernel function's symbol for a kernel named `name`: PTX and ELF symbols take letters,
+// digits, _ and $ only, so every other character becomes _; a name that does not start
+// with a letter (or is empty) gets the prefix kernel_.
+std::string entryName(const std::string& name);
+
 // Throws Error("llvm gpu: unsupported: ...") for what it cannot print.
 std::unique_ptr<llvm::Module> printLlvm(const gpu::KernelFunction& f, const LlvmGpuTarget& target,
                                         llvm::LLVMContext& context);
