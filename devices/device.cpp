@@ -4,10 +4,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
+#include <cmath>
 #include <cstdlib>
 #include <mutex>
 
 #include "devices/cpu/cpu_device.hpp"
+#include "devices/cuda/cuda_device.hpp"
+#include "devices/cuda/cuda_runtime.hpp"
 #include "devices/interp/interpreter.hpp"
 #include "devices/vulkan/vulkan_device.hpp"
 #include "devices/vulkan/vulkan_runtime.hpp"
@@ -24,7 +28,7 @@ class InterpreterDevice final : public Device {
 };
 
 // Devices the design names whose backends are not in this build yet.
-const std::vector<std::string> kPlannedDevices = {"cuda", "hip"};
+const std::vector<std::string> kPlannedDevices = {"hip"};
 
 // What is wrong with a tensor argument for its parameter, or "".
 std::string tensorArgProblem(const ir::TensorParam& p, const TensorArg& t) {
@@ -131,6 +135,7 @@ std::vector<std::string> availableDevices() {
   if (jit::hostTargetSupported()) names.push_back("cpu");
   names.push_back("interp");
   if (vk::status().available) names.push_back("vulkan");
+  if (cuda::status().available) names.push_back("cuda");
   return names;
 }
 
@@ -159,8 +164,9 @@ Device& selectDevice(const std::string& requested) {
     if (!jit::hostTargetSupported()) throw Error("device: the cpu device cannot run here: LLVM cannot target this host");
     return cpu::CpuDevice::instance();
   }
-  // Falls back to the CPU, with a warning, where Vulkan or a kernel's lowering is missing.
+  // Fall back to the CPU, with a warning, where the driver or a kernel's lowering is missing.
   if (base == "vulkan") return vulkan::VulkanDevice::instance(name);
+  if (base == "cuda") return cuda::CudaDevice::instance(name);
   if (std::find(kPlannedDevices.begin(), kPlannedDevices.end(), base) != kPlannedDevices.end()) {
     static std::once_flag warned;
     std::call_once(warned, [&] {
@@ -168,9 +174,20 @@ Device& selectDevice(const std::string& requested) {
     });
     return interp;
   }
-  std::string known = "interp, cpu, vulkan";
+  std::string known = "interp, cpu, vulkan, cuda";
   for (const std::string& planned : kPlannedDevices) known += ", " + planned;
   throw Error("device: unknown device '" + name + "'; known devices: " + known);
+}
+
+int64_t scalarSlot(DType t, const ScalarArg& s) {
+  if (t == DType::f64) return std::bit_cast<int64_t>(s.f);
+  if (!isFloat(t)) return s.i;
+  float f = float(s.f);
+  uint32_t bits = std::bit_cast<uint32_t>(f);
+  // f16 and bf16 round again on the device; f32 rounded to odd keeps that second rounding exact.
+  bool inexact = !std::isnan(s.f) && double(f) != s.f;
+  if (t != DType::f32 && inexact && !(bits & 1)) bits += std::fabs(double(f)) > std::fabs(s.f) ? -1 : 1;
+  return int64_t(bits);
 }
 
 }  // namespace tj

@@ -128,6 +128,11 @@ class Device {
   virtual bool holds(const DeviceCopy& copy) const;
 };
 
+// A scalar argument as a GPU kernel receives it, in 64 bits: an f64 as its bits, f32/f16/bf16
+// as the f32 bits in the low word (rounded to odd for f16/bf16, so the device's rounding to
+// them is exact), integers as i64.
+int64_t scalarSlot(DType dtype, const ScalarArg& value);
+
 // Device by name ("interp", ...). An empty name means $TILEJIT_DEVICE, else the
 // best available device. Throws Error listing the known devices for a bad name.
 Device& selectDevice(const std::string& name = "");

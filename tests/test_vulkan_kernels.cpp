@@ -197,17 +197,17 @@ TEST_CASE("vulkan: a subgroup size the device cannot guarantee is unsupported") 
 }
 
 TEST_CASE("vulkan: scalar slots hold f64 bits, f32 bits in the low word (rounded to odd for f16/bf16), ints as i64") {
-  CHECK(vulkan::scalarSlot(DType::f64, {.f = 1.0 / 3}) == std::bit_cast<int64_t>(1.0 / 3));
-  CHECK(vulkan::scalarSlot(DType::f32, {.f = 0.1}) == int64_t(std::bit_cast<uint32_t>(0.1f)));
-  CHECK(vulkan::scalarSlot(DType::f16, {.f = -2.5}) == int64_t(std::bit_cast<uint32_t>(-2.5f)));
+  CHECK(scalarSlot(DType::f64, {.f = 1.0 / 3}) == std::bit_cast<int64_t>(1.0 / 3));
+  CHECK(scalarSlot(DType::f32, {.f = 0.1}) == int64_t(std::bit_cast<uint32_t>(0.1f)));
+  CHECK(scalarSlot(DType::f16, {.f = -2.5}) == int64_t(std::bit_cast<uint32_t>(-2.5f)));
   // Just above an f16 tie: rounding to f32 to nearest would make it a tie (rounded down to
   // even on the device); rounded to odd it stays above.
   const double aboveTie = 1 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40);
-  CHECK(vulkan::scalarSlot(DType::f16, {.f = aboveTie}) ==
+  CHECK(scalarSlot(DType::f16, {.f = aboveTie}) ==
         int64_t(std::bit_cast<uint32_t>(float(1 + std::ldexp(1.0, -11) + std::ldexp(1.0, -23)))));
-  CHECK(vulkan::scalarSlot(DType::bf16, {.f = 1e39}) == int64_t(std::bit_cast<uint32_t>(std::numeric_limits<float>::max())));
+  CHECK(scalarSlot(DType::bf16, {.f = 1e39}) == int64_t(std::bit_cast<uint32_t>(std::numeric_limits<float>::max())));
   const int64_t lowest = std::numeric_limits<int64_t>::min();
-  CHECK(vulkan::scalarSlot(DType::i64, {.i = lowest}) == lowest);
+  CHECK(scalarSlot(DType::i64, {.i = lowest}) == lowest);
 }
 
 TEST_CASE("vulkan kernels: scalar parameters of every kind arrive whole") {

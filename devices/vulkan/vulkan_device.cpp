@@ -159,17 +159,6 @@ layout::Target targetFor(const vk::DeviceInfo& info) {
   return t;
 }
 
-int64_t scalarSlot(DType t, const ScalarArg& s) {
-  if (t == DType::f64) return std::bit_cast<int64_t>(s.f);
-  if (!isFloat(t)) return s.i;
-  float f = float(s.f);
-  uint32_t bits = std::bit_cast<uint32_t>(f);
-  // f16 and bf16 round again on the device; f32 rounded to odd keeps that second rounding exact.
-  bool inexact = !std::isnan(s.f) && double(f) != s.f;
-  if (t != DType::f32 && inexact && !(bits & 1)) bits += std::fabs(double(f)) > std::fabs(s.f) ? -1 : 1;
-  return int64_t(bits);
-}
-
 vk::SubgroupRequest subgroupRequest(const vk::DeviceInfo& d, int64_t size, int64_t workgroupSize) {
   if (!d.subgroupSizeControl) {
     if (size != d.subgroupSize)

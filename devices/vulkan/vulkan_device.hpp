@@ -35,12 +35,6 @@ struct LaunchInfo {
 };
 const LaunchInfo& lastLaunchInfo();
 
-// A scalar's slot in the params buffer, which has one i64 per kernel parameter
-// (print_kernel_ir.hpp): an f64 as its bits, f32/f16/bf16 as the f32 bits in the low
-// word (rounded to odd for f16/bf16, so the device's rounding to them is exact),
-// integers as i64.
-int64_t scalarSlot(DType dtype, const ScalarArg& value);
-
 // The vulkan layout target with this device's subgroup size, workgroup memory and loop limit.
 layout::Target targetFor(const vk::DeviceInfo& device);
 

@@ -1,0 +1,90 @@
+// The subset of the CUDA Driver API tilejit uses, declared here instead of taken from
+// cuda.h, so the library builds without the CUDA toolkit; libcuda.so.1 is loaded at run
+// time (cuda_runtime.cpp). Values and signatures are cuda.h's (CUDA 13); tests/test_cuda.cpp
+// checks the values against cuda.h where the toolkit is installed.
+#pragma once
+#include <cstddef>
+
+// Opaque handles, with cuda.h's struct names.
+struct CUctx_st;
+struct CUmod_st;
+struct CUfunc_st;
+struct CUstream_st;
+struct CUlinkState_st;
+
+namespace tj::cuda {
+
+using CUresult = int;  // an enum in cuda.h; 0 is CUDA_SUCCESS
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;
+using CUcontext = CUctx_st*;
+using CUmodule = CUmod_st*;
+using CUfunction = CUfunc_st*;
+using CUstream = CUstream_st*;
+using CUlinkState = CUlinkState_st*;
+
+inline constexpr CUresult CUDA_SUCCESS = 0;
+
+enum CUdevice_attribute : int {
+  CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1,
+  CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X = 5,
+  CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y = 6,
+  CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z = 7,
+  CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK = 8,
+  CU_DEVICE_ATTRIBUTE_WARP_SIZE = 10,
+  CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+  CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
+  CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+  CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
+};
+
+enum CUfunction_attribute : int {
+  CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
+};
+
+enum CUjit_option : int {
+  CU_JIT_INFO_LOG_BUFFER = 3,
+  CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4,
+  CU_JIT_ERROR_LOG_BUFFER = 5,
+  CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
+  CU_JIT_LOG_VERBOSE = 12,
+};
+
+enum CUjitInputType : int {
+  CU_JIT_INPUT_PTX = 1,
+};
+
+// The entry points, by the symbol each is loaded from (versioned where cuda.h maps the
+// plain name to a _v2 one).
+using PFN_cuInit = CUresult (*)(unsigned int flags);
+using PFN_cuDriverGetVersion = CUresult (*)(int* version);
+using PFN_cuGetErrorName = CUresult (*)(CUresult error, const char** name);
+using PFN_cuDeviceGetCount = CUresult (*)(int* count);
+using PFN_cuDeviceGet = CUresult (*)(CUdevice* device, int ordinal);
+using PFN_cuDeviceGetAttribute = CUresult (*)(int* value, CUdevice_attribute attribute, CUdevice device);
+using PFN_cuDeviceGetName = CUresult (*)(char* name, int length, CUdevice device);
+using PFN_cuDevicePrimaryCtxRetain = CUresult (*)(CUcontext* context, CUdevice device);
+using PFN_cuCtxSetCurrent = CUresult (*)(CUcontext context);
+using PFN_cuCtxSynchronize = CUresult (*)();
+using PFN_cuModuleLoadData = CUresult (*)(CUmodule* module, const void* image);
+using PFN_cuModuleUnload = CUresult (*)(CUmodule module);
+using PFN_cuModuleGetFunction = CUresult (*)(CUfunction* function, CUmodule module, const char* name);
+using PFN_cuFuncSetAttribute = CUresult (*)(CUfunction function, CUfunction_attribute attribute, int value);
+using PFN_cuLaunchKernel = CUresult (*)(CUfunction f, unsigned int gridX, unsigned int gridY, unsigned int gridZ,
+                                        unsigned int blockX, unsigned int blockY, unsigned int blockZ,
+                                        unsigned int sharedMemBytes, CUstream stream, void** kernelParams,
+                                        void** extra);
+using PFN_cuMemAlloc_v2 = CUresult (*)(CUdeviceptr* pointer, size_t bytes);
+using PFN_cuMemFree_v2 = CUresult (*)(CUdeviceptr pointer);
+using PFN_cuMemcpyHtoD_v2 = CUresult (*)(CUdeviceptr destination, const void* source, size_t bytes);
+using PFN_cuMemcpyDtoH_v2 = CUresult (*)(void* destination, CUdeviceptr source, size_t bytes);
+using PFN_cuMemsetD8_v2 = CUresult (*)(CUdeviceptr destination, unsigned char value, size_t count);
+using PFN_cuLinkCreate_v2 = CUresult (*)(unsigned int numOptions, CUjit_option* options, void** optionValues,
+                                         CUlinkState* state);
+using PFN_cuLinkAddData_v2 = CUresult (*)(CUlinkState state, CUjitInputType type, void* data, size_t size,
+                                          const char* name, unsigned int numOptions, CUjit_option* options,
+                                          void** optionValues);
+using PFN_cuLinkComplete = CUresult (*)(CUlinkState state, void** cubin, size_t* size);
+using PFN_cuLinkDestroy = CUresult (*)(CUlinkState state);
+
+}  // namespace tj::cuda

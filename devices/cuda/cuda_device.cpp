@@ -1,0 +1,323 @@
+#include "devices/cuda/cuda_device.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstring>
+#include <map>
+#include <optional>
+
+#include "devices/print_buffers.hpp"
+#include "ir/error.hpp"
+#include "ir/passes.hpp"
+#include "lower/gpu/spread_over_warps.hpp"
+#include "lower/ptx/nvptx.hpp"
+
+namespace tj::cuda {
+
+namespace {
+
+thread_local LaunchInfo gLastLaunch;
+
+// Programs' print output beyond this runs on the CPU instead (which prints as it goes).
+constexpr size_t kMaxPrintBytes = size_t{256} << 20;
+
+[[noreturn]] void unsupported(const std::string& what) { throw Error("cuda: unsupported: " + what); }
+
+// Elements from a view's first element to its last, inclusive; strides must be non-negative.
+int64_t extent(const TensorArg& t) {
+  int64_t last = 0;
+  for (size_t a = 0; a < t.shape.size(); ++a) {
+    if (t.shape[a] == 0) return 0;
+    if (t.strides[a] < 0) unsupported("negative strides");
+    last += (t.shape[a] - 1) * t.strides[a];
+  }
+  return last + 1;
+}
+
+// A loaded kernel and the interface its launches need.
+struct Compiled {
+  std::unique_ptr<Module> module;
+  std::vector<gpu::KParam> params;
+  std::vector<gpu::KPrint> prints;
+  int64_t faultParam = -1;
+  int64_t workgroupSize = 1;
+  std::vector<bool> storedTensors;  // by tensor: the kernel stores to it
+};
+
+std::vector<bool> storedTensors(const ir::Kernel& k) {
+  std::vector<bool> stored(k.tensors.size(), false);
+  ir::forEachOp(k.body, [&](const ir::Op& op) {
+    if (op.code == ir::OpCode::store) stored.at(size_t(op.intAttr("tensor"))) = true;
+  });
+  return stored;
+}
+
+// One tensor argument's device memory: a copy of the bytes its view reaches.
+struct Binding {
+  DeviceMemory* memory = nullptr;
+  std::byte* host = nullptr;
+  size_t bytes = 0;
+};
+
+// A launched kernel whose arguments are not written yet: its device memory.
+struct Launched {
+  const Compiled* compiled = nullptr;  // null: an empty grid, nothing ran
+  std::vector<std::unique_ptr<DeviceMemory>> owned;
+  std::vector<Binding> tensors;
+  std::vector<DeviceMemory*> prints;
+  DeviceMemory* faults = nullptr;
+};
+
+// The value of each kernel parameter, as lower/llvm_gpu/print_kernel_ir.hpp declares it: a
+// buffer as its device address, sizes, strides and integer scalars as i64, f64 scalars as
+// double, other float scalars as float. Each slot is 8 bytes; the driver reads a float's 4.
+std::vector<uint64_t> parameterValues(const Compiled& c, const LaunchArgs& args,
+                                      const std::vector<DeviceMemory*>& buffers) {
+  std::vector<uint64_t> slots(c.params.size(), 0);
+  for (size_t p = 0; p < c.params.size(); ++p) {
+    const gpu::KParam& param = c.params[p];
+    size_t n = param.number;
+    auto put = [&](auto value) {
+      static_assert(sizeof value <= sizeof(uint64_t));
+      if (sizeof value != parameterBytes(param)) throw Error("cuda: internal: parameter " + param.name + "'s size");
+      std::memcpy(&slots[p], &value, sizeof value);
+    };
+    switch (param.kind) {
+      case gpu::KParam::Kind::buffer:
+        if (!buffers.at(p)) throw Error("cuda: internal: buffer parameter " + param.name + " has no memory");
+        put(buffers[p]->pointer());
+        break;
+      case gpu::KParam::Kind::size: put(int64_t(args.tensors[n].shape.at(param.axis))); break;
+      case gpu::KParam::Kind::stride: put(int64_t(args.tensors[n].strides.at(param.axis))); break;
+      case gpu::KParam::Kind::scalar:
+        if (param.dtype == DType::f64) put(args.scalars[n].f);
+        else if (isFloat(param.dtype)) put(std::bit_cast<float>(uint32_t(scalarSlot(param.dtype, args.scalars[n]))));
+        else put(int64_t(args.scalars[n].i));
+        break;
+    }
+  }
+  return slots;
+}
+
+}  // namespace
+
+std::string ptxEntryName(const std::string& ptx) {
+  size_t at = ptx.find(".entry ");
+  if (at == std::string::npos) throw Error("cuda: the PTX has no .entry");
+  at = ptx.find_first_not_of(' ', at + sizeof(".entry ") - 1);
+  size_t end = ptx.find_first_of("( \n", at);
+  return ptx.substr(at, end == std::string::npos ? std::string::npos : end - at);
+}
+
+size_t parameterBytes(const gpu::KParam& p) {
+  return p.kind == gpu::KParam::Kind::scalar && isFloat(p.dtype) && p.dtype != DType::f64 ? 4 : 8;
+}
+
+layout::Target targetFor(const DeviceInfo& d) {
+  if (d.major != 8 && d.major != 9)
+    unsupported(fmt::format("{} has compute capability {}.{}; tilejit has layout targets for 8.x (sm_80) and 9.x "
+                            "(sm_90)",
+                            d.name, d.major, d.minor));
+  layout::Target t = layout::targetByName(d.major == 8 ? "sm_80" : "sm_90");
+  t.sharedBytes = std::max(d.sharedPerBlockOptin, d.sharedPerBlock);
+  if (d.maxThreadsPerBlock > 0) t.maxWorkgroupThreads = std::min<int64_t>(t.maxWorkgroupThreads, d.maxThreadsPerBlock);
+  t.warpsPerProgram = std::max<int64_t>(1, std::min(t.warpsPerProgram, t.maxWorkgroupThreads / t.subgroupSize));
+  return t;
+}
+
+struct CudaDevice::State {
+  explicit State(uint32_t index)
+      : info(deviceInfo(index)), target(targetFor(info)), context(primaryContext(info.device)) {}
+  DeviceInfo info;
+  layout::Target target;
+  CUcontext context;
+  std::map<uint64_t, Compiled> modules;     // by semantic hash
+  std::map<uint64_t, std::string> refused;  // kernels this device cannot run, and why
+
+  const Compiled& compile(const ir::Kernel& kernel, uint64_t hash) {
+    if (auto it = modules.find(hash); it != modules.end()) {
+      gLastLaunch.fromMemory = true;
+      return it->second;
+    }
+    if (auto it = refused.find(hash); it != refused.end()) throw Error(it->second);
+    try {
+      return modules.emplace(hash, build(kernel)).first->second;
+    } catch (const Error& e) {
+      refused.emplace(hash, e.what());
+      throw;
+    }
+  }
+
+  // Lowers, prints PTX, links it into a cubin and loads it. Throws Error for what this
+  // device cannot run.
+  Compiled build(const ir::Kernel& kernel) {
+    gpu::KernelFunction f = gpu::lowerWithinCodeBudget(kernel, target);
+    if (f.sharedBytes() > kStaticSharedBytes)
+      unsupported(fmt::format("kernel '{}' needs {} bytes of shared memory; past {} needs dynamic shared memory, "
+                              "which this device does not use yet",
+                              kernel.name, f.sharedBytes(), kStaticSharedBytes));
+    if (f.workgroupSize > info.maxThreadsPerBlock)
+      unsupported(fmt::format("{} threads per block, more than the device's {}", f.workgroupSize,
+                              info.maxThreadsPerBlock));
+    std::string ptx = ptx::printPtx(f, info.arch());
+    Compiled c;
+    c.module = std::make_unique<Module>(ptx, ptxEntryName(ptx));
+    c.params = f.params;
+    c.prints = f.prints;
+    c.faultParam = f.faultParam;
+    c.workgroupSize = f.workgroupSize;
+    c.storedTensors = storedTensors(kernel);
+    return c;
+  }
+
+  // Copies the bytes a view reaches to the device, sharing memory between arguments over
+  // the same bytes (a tensor passed twice).
+  Binding bind(const TensorArg& t, Launched& l) {
+    Binding b{nullptr, static_cast<std::byte*>(t.data), size_t(extent(t)) * size_t(dtypeBytes(t.dtype))};
+    for (const Binding& other : l.tensors) {
+      if (!b.bytes || !other.bytes) continue;
+      if (other.host == b.host && other.bytes == b.bytes) return other;
+      if (b.host < other.host + other.bytes && other.host < b.host + b.bytes)
+        unsupported("two arguments are different views over overlapping bytes");
+    }
+    l.owned.push_back(std::make_unique<DeviceMemory>(b.bytes));
+    l.owned.back()->upload(b.host, b.bytes);
+    b.memory = l.owned.back().get();
+    return b;
+  }
+
+  DeviceMemory* scratch(Launched& l, size_t bytes) {
+    l.owned.push_back(std::make_unique<DeviceMemory>(bytes));
+    l.owned.back()->zero();
+    return l.owned.back().get();
+  }
+
+  // Compiles (or finds) the kernel, copies its arguments and launches it. Throws Error for
+  // what this device cannot run; nothing is written to the arguments.
+  Launched start(const ir::Kernel& kernel, const LaunchArgs& args) {
+    check(functions().cuCtxSetCurrent(context), "cuCtxSetCurrent");
+    gLastLaunch.arch = info.arch();
+    if (args.grid.size() > 3) unsupported("grid rank " + std::to_string(args.grid.size()));
+    unsigned grid[3] = {1, 1, 1};
+    for (size_t a = 0; a < args.grid.size(); ++a) {
+      if (args.grid[a] > info.maxGrid[a]) unsupported(fmt::format("grid size {} on axis {}", args.grid[a], a));
+      grid[a] = unsigned(args.grid[a]);
+    }
+    const Compiled& c = compile(kernel, args.kernelHash ? args.kernelHash : ir::semanticHash(kernel));
+    Launched l;
+    if (std::ranges::any_of(args.grid, [](int64_t g) { return g == 0; })) return l;
+    l.compiled = &c;
+    int64_t programs = int64_t(grid[0]) * grid[1] * grid[2];
+    std::vector<DeviceMemory*> buffers(c.params.size(), nullptr);  // by parameter
+    for (const TensorArg& t : args.tensors) l.tensors.push_back(bind(t, l));
+    for (size_t p = 0; p < c.params.size(); ++p)
+      if (c.params[p].kind == gpu::KParam::Kind::buffer && c.params[p].number < l.tensors.size())
+        buffers[p] = l.tensors[c.params[p].number].memory;
+    for (const gpu::KPrint& p : c.prints) {
+      size_t bytes = printBufferBytes(p, programs);
+      if (bytes > kMaxPrintBytes)
+        unsupported(fmt::format("print '{}' over {} programs needs more than {} MiB", p.label, programs,
+                                kMaxPrintBytes >> 20));
+      l.prints.push_back(buffers.at(p.param) = scratch(l, bytes));
+    }
+    if (c.faultParam >= 0)
+      l.faults = buffers.at(size_t(c.faultParam)) = scratch(l, gpu::kFaultWords * sizeof(int32_t));
+    std::vector<uint64_t> values = parameterValues(c, args, buffers);
+    std::vector<void*> pointers;
+    for (uint64_t& v : values) pointers.push_back(&v);
+    // The kernel's shared memory is a static array (lower/llvm_gpu), within 48 KiB.
+    check(functions().cuLaunchKernel(c.module->function(), grid[0], grid[1], grid[2], unsigned(c.workgroupSize), 1, 1,
+                                     0, nullptr, pointers.data(), nullptr),
+          "cuLaunchKernel");
+    return l;
+  }
+
+  // Waits for the kernel, writes back what it stored, prints its prints; then raises a
+  // division by zero it reported. Errors here propagate: the kernel ran.
+  void finish(const Launched& l, const ir::Kernel& kernel, const LaunchArgs& args, const std::string& device) {
+    if (!l.compiled) return;
+    check(functions().cuCtxSynchronize(), "cuCtxSynchronize");
+    std::array<int32_t, gpu::kFaultWords> faults{};
+    if (l.faults) l.faults->download(faults.data(), sizeof faults);
+    for (size_t n = 0; n < l.tensors.size(); ++n)
+      if (l.compiled->storedTensors.at(n)) l.tensors[n].memory->download(l.tensors[n].host, l.tensors[n].bytes);
+    if (!l.prints.empty()) {
+      std::vector<std::vector<std::byte>> bytes;
+      std::vector<std::span<const std::byte>> views;
+      for (DeviceMemory* m : l.prints) {
+        bytes.emplace_back(m->size());
+        m->download(bytes.back().data(), m->size());
+        views.push_back(bytes.back());
+      }
+      printBuffers(l.compiled->prints, views, args.grid, args.print);
+    }
+    if (faults[size_t(gpu::FaultWord::divisionByZero)]) throwDivisionByZero(kernel, device);
+  }
+};
+
+CudaDevice::CudaDevice(std::string name) : name_(std::move(name)) { deviceIndex(name_); }
+CudaDevice::~CudaDevice() = default;
+
+CudaDevice& CudaDevice::instance(const std::string& name) {
+  static std::mutex mutex;
+  // Never destroyed: at exit the driver may be gone before the modules.
+  static auto* devices = new std::map<std::string, CudaDevice*>;
+  std::lock_guard lock(mutex);
+  CudaDevice*& d = (*devices)[name];
+  if (!d) d = new CudaDevice(name);
+  return *d;
+}
+
+const LaunchInfo& lastLaunchInfo() { return gLastLaunch; }
+
+std::string CudaDevice::name() const { return name_; }
+
+void CudaDevice::launch(const ir::Kernel& kernel, const LaunchArgs& args) {
+  std::lock_guard lock(mutex_);
+  checkLaunchArgs(kernel, args, "cuda");
+  gLastLaunch = {};
+  std::optional<Launched> launched;
+  try {
+    launched = state().start(kernel, args);
+  } catch (const Error& e) {
+    return fallBack(kernel, args, e.what());
+  }
+  gLastLaunch.onCuda = true;
+  state_->finish(*launched, kernel, args, name_);
+}
+
+// Nothing is written to the arguments before the kernel finished, so any failure before
+// it leaves them as they were for the fallback.
+void CudaDevice::fallBack(const ir::Kernel& kernel, const LaunchArgs& args, const std::string& reason) {
+  Device& host = hostDevice();
+  if (firstTime(name_ + " fallback of " + kernel.name + ": " + reason))
+    spdlog::warn("tilejit: kernel '{}' runs on {} instead of {}: {}", kernel.name, host.name(), name_, reason);
+  gLastLaunch.fallbackReason = reason;
+  FallbackWatch::note(reason, host.name());
+  host.launch(kernel, args);
+}
+
+CudaDevice::State& CudaDevice::state() {
+  if (!status().available) throw Error(status().reason);
+  if (!unusable_.empty()) throw Error(unusable_);
+  if (!state_) {
+    try {
+      state_ = std::make_unique<State>(deviceIndex(name_));
+    } catch (const Error& e) {
+      unusable_ = e.what();  // no such device, or no layout target for it: decided once
+      throw;
+    }
+  }
+  return *state_;
+}
+
+std::unique_ptr<DeviceCopy> CudaDevice::copyOf(size_t, std::string& why) {
+  why = "the cuda device does not keep tensors in device memory yet; each launch copies them";
+  return nullptr;
+}
+
+}  // namespace tj::cuda

@@ -1,0 +1,68 @@
+// The CUDA device: tile kernels lowered to per-thread kernel IR for the device's compute
+// capability, printed as PTX (lower/ptx), linked into a cubin by the driver and launched
+// with the CUDA Driver API (cuda_runtime.hpp). A machine without a usable driver, or a
+// kernel this path cannot run yet, runs on the CPU device instead, with a warning naming
+// why (and a FallbackWatch note, by which run() reports the device that ran).
+//
+// Today: loaded modules are kept in memory per kernel hash (no disk cache); every tensor
+// is copied to device memory for the launch and what the kernel stored is copied back;
+// kernels needing more than 48 KiB of shared memory run on the CPU. The launch path is
+// unverified on hardware.
+#pragma once
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "devices/cuda/cuda_runtime.hpp"
+#include "devices/device.hpp"
+#include "layout/infer_layouts.hpp"
+#include "lower/gpu/kernel_ir.hpp"
+
+namespace tj::cuda {
+
+// What the calling thread's last CUDA-device launch did.
+struct LaunchInfo {
+  bool onCuda = false;
+  std::string fallbackReason;  // why it ran elsewhere, when it did
+  std::string arch;            // the PTX target, "sm_90"
+  bool fromMemory = false;     // the module was loaded by an earlier launch
+};
+const LaunchInfo& lastLaunchInfo();
+
+// The layout target for a device: sm_80's table for compute capability 8.x, sm_90's for
+// 9.x, with the device's warp size, threads and (opt-in) shared memory per block. Throws
+// Error("cuda: unsupported: ...") for other capabilities.
+layout::Target targetFor(const DeviceInfo& device);
+
+// The kernel's name in `ptx`: the identifier after ".entry".
+std::string ptxEntryName(const std::string& ptx);
+// The bytes cuLaunchKernel passes for a parameter, as lower/llvm_gpu declares it: 4 for a
+// float scalar other than f64 (a float), else 8 (a pointer, an i64 or a double).
+size_t parameterBytes(const gpu::KParam& param);
+
+// Shared memory a kernel may use without opting in to dynamic shared memory.
+inline constexpr int64_t kStaticSharedBytes = 48 * 1024;
+
+class CudaDevice final : public Device {
+ public:
+  explicit CudaDevice(std::string name);  // "cuda" or "cuda:N"
+  ~CudaDevice() override;
+  // One per device name, for the process.
+  static CudaDevice& instance(const std::string& name);
+
+  std::string name() const override;
+  void launch(const ir::Kernel& kernel, const LaunchArgs& args) override;
+  std::unique_ptr<DeviceCopy> copyOf(size_t bytes, std::string& why) override;
+
+ private:
+  struct State;  // the context and the loaded modules, created on first use
+  State& state();  // throws Error where CUDA is not available
+  void fallBack(const ir::Kernel& kernel, const LaunchArgs& args, const std::string& reason);
+
+  std::string name_;
+  std::mutex mutex_;  // one launch at a time
+  std::unique_ptr<State> state_;
+  std::string unusable_;  // why this device cannot be set up, once that failed
+};
+
+}  // namespace tj::cuda

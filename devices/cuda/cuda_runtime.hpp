@@ -1,0 +1,113 @@
+// The CUDA Driver API without linking CUDA: libcuda.so.1 is loaded with dlopen on first
+// use ($TILEJIT_LIBCUDA names another file, for tests), so a build runs where there is no
+// NVIDIA driver, and status() says why CUDA cannot be used. Every driver error becomes a
+// tj::Error naming the call and the error ("cuda: cuMemAlloc failed:
+// CUDA_ERROR_OUT_OF_MEMORY (2)").
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "devices/cuda/cuda_api.hpp"
+#include "ir/error.hpp"
+
+namespace tj::cuda {
+
+// The entry points, each loaded from the symbol of its name.
+#define TJ_CUDA_FUNCTIONS(X)                                                                                      \
+  X(cuInit) X(cuDriverGetVersion) X(cuGetErrorName) X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetAttribute)   \
+  X(cuDeviceGetName) X(cuDevicePrimaryCtxRetain) X(cuCtxSetCurrent) X(cuCtxSynchronize) X(cuModuleLoadData)      \
+  X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncSetAttribute) X(cuLaunchKernel) X(cuMemAlloc_v2)              \
+  X(cuMemFree_v2) X(cuMemcpyHtoD_v2) X(cuMemcpyDtoH_v2) X(cuMemsetD8_v2) X(cuLinkCreate_v2) X(cuLinkAddData_v2) \
+  X(cuLinkComplete) X(cuLinkDestroy)
+
+struct Functions {
+#define TJ_CUDA_DECLARE(name) PFN_##name name = nullptr;
+  TJ_CUDA_FUNCTIONS(TJ_CUDA_DECLARE)
+#undef TJ_CUDA_DECLARE
+};
+
+// Whether CUDA can be used here; `reason` is "CUDA not available: ..." when not, naming
+// what failed: loading the library, a missing symbol, cuInit (its error), no devices.
+struct Status {
+  bool available = false;
+  std::string reason;
+  int driverVersion = 0;  // cuDriverGetVersion's, e.g. 13000
+  int devices = 0;
+};
+
+// The driver, loaded once per process: $TILEJIT_LIBCUDA, else libcuda.so.1.
+const Status& status();
+// Loads `library` now, for tests (the toolkit's stub libcuda.so, whose cuInit fails):
+// its status, without touching the process's driver. The library stays loaded only when
+// it is usable.
+Status probe(const std::string& library);
+
+// The process's driver entry points; throws Error(status().reason) when unavailable.
+const Functions& functions();
+
+// "cuda: <call> failed: <error name> (<code>)"; the name from the driver where it knows
+// it, else from our own table, else "CUDA_ERROR_UNKNOWN".
+std::string errorMessage(CUresult result, std::string_view call);
+// Throws Error(errorMessage(result, call)) unless result is CUDA_SUCCESS.
+void check(CUresult result, std::string_view call);
+
+// The N of "cuda" (0) or "cuda:N"; throws Error for anything else.
+uint32_t deviceIndex(std::string_view deviceName);
+
+// One device, as the driver reports it.
+struct DeviceInfo {
+  uint32_t index = 0;
+  CUdevice device = 0;
+  std::string name;
+  int major = 0, minor = 0;  // compute capability
+  int multiprocessors = 0, warpSize = 32, maxThreadsPerBlock = 0;
+  int sharedPerBlock = 0;       // without opting in (48 KiB)
+  int sharedPerBlockOptin = 0;  // with cuFuncSetAttribute (227 KiB on H100/H200)
+  int maxGrid[3] = {0, 0, 0};
+  int driverVersion = 0;
+  std::string arch() const { return "sm_" + std::to_string(major) + std::to_string(minor); }
+};
+// Throws Error when CUDA is unavailable or there is no device `index`.
+DeviceInfo deviceInfo(uint32_t index);
+
+// A device's primary context, retained for the process.
+CUcontext primaryContext(CUdevice device);
+
+// Device memory, freed when destroyed.
+class DeviceMemory {
+ public:
+  explicit DeviceMemory(size_t bytes);  // at least one byte is allocated
+  ~DeviceMemory();
+  DeviceMemory(const DeviceMemory&) = delete;
+  DeviceMemory& operator=(const DeviceMemory&) = delete;
+  CUdeviceptr pointer() const { return pointer_; }
+  size_t size() const { return bytes_; }
+  void upload(const void* host, size_t bytes);
+  void download(void* host, size_t bytes) const;
+  void zero();
+
+ private:
+  CUdeviceptr pointer_ = 0;
+  size_t bytes_;
+};
+
+// PTX linked into a cubin by the driver (cuLinkCreate/AddData/Complete) and loaded, with
+// one of its kernels. The current context's device is the target. Link errors carry the
+// driver's log.
+class Module {
+ public:
+  Module(const std::string& ptx, const std::string& kernelName);
+  ~Module();
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+  CUfunction function() const { return function_; }
+  size_t cubinBytes() const { return cubinBytes_; }
+
+ private:
+  CUmodule module_ = nullptr;
+  CUfunction function_ = nullptr;
+  size_t cubinBytes_ = 0;
+};
+
+}  // namespace tj::cuda

@@ -1,0 +1,260 @@
+// The CUDA device without a GPU: the driver is loaded at run time and, where it is missing
+// (or is the toolkit's stub, whose cuInit fails), status() says why and launches run on
+// the CPU with the interpreter's results. Where a real driver and GPU are present the same
+// cases check that the launch ran on CUDA instead.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "devices/cuda/cuda_device.hpp"
+#include "devices/cuda/cuda_runtime.hpp"
+#include "devices/device.hpp"
+#include "dsl/tilejit.hpp"
+#include "ir/error.hpp"
+#include "lower/gpu/spread_over_warps.hpp"
+#include "lower/ptx/nvptx.hpp"
+#include "samples/harness.hpp"
+#include "tests/support.hpp"
+
+// Our declarations against cuda.h, where the toolkit is installed (included last: it
+// defines macros such as cuMemAlloc).
+#if __has_include("/usr/local/cuda/include/cuda.h")
+#include "/usr/local/cuda/include/cuda.h"
+#define TJ_TEST_HAVE_CUDA_H 1
+#endif
+
+namespace tj::cudatest {
+
+namespace {
+
+// The toolkit's stub driver, or "" without the toolkit.
+std::string stubLibrary() {
+  for (const char* dir : {static_cast<const char*>(std::getenv("CUDA_HOME")), "/usr/local/cuda"})
+    if (dir && std::filesystem::exists(std::string(dir) + "/lib64/stubs/libcuda.so"))
+      return std::string(dir) + "/lib64/stubs/libcuda.so";
+  return "";
+}
+
+}  // namespace
+
+#ifdef TJ_TEST_HAVE_CUDA_H
+static_assert(tj::cuda::CUDA_SUCCESS == int(::CUDA_SUCCESS));
+static_assert(sizeof(tj::cuda::CUresult) == sizeof(::CUresult));
+static_assert(std::is_same_v<tj::cuda::CUdeviceptr, ::CUdeviceptr>);
+static_assert(std::is_same_v<tj::cuda::CUdevice, ::CUdevice>);
+static_assert(std::is_same_v<tj::cuda::CUcontext, ::CUcontext>);
+static_assert(std::is_same_v<tj::cuda::CUmodule, ::CUmodule>);
+static_assert(std::is_same_v<tj::cuda::CUfunction, ::CUfunction>);
+static_assert(std::is_same_v<tj::cuda::CUstream, ::CUstream>);
+static_assert(std::is_same_v<tj::cuda::CUlinkState, ::CUlinkState>);
+#define TJ_SAME_VALUE(name) static_assert(int(tj::cuda::name) == int(::name), #name);
+TJ_SAME_VALUE(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)
+TJ_SAME_VALUE(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X)
+TJ_SAME_VALUE(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y)
+TJ_SAME_VALUE(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)
+TJ_SAME_VALUE(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)
+TJ_SAME_VALUE(CU_DEVICE_ATTRIBUTE_WARP_SIZE)
+TJ_SAME_VALUE(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+TJ_SAME_VALUE(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)
+TJ_SAME_VALUE(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)
+TJ_SAME_VALUE(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+TJ_SAME_VALUE(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
+TJ_SAME_VALUE(CU_JIT_INFO_LOG_BUFFER)
+TJ_SAME_VALUE(CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES)
+TJ_SAME_VALUE(CU_JIT_ERROR_LOG_BUFFER)
+TJ_SAME_VALUE(CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+TJ_SAME_VALUE(CU_JIT_LOG_VERBOSE)
+TJ_SAME_VALUE(CU_JIT_INPUT_PTX)
+#undef TJ_SAME_VALUE
+#endif
+
+TEST_CASE("cuda: without a driver the status is unavailable and says why") {
+  const cuda::Status& s = cuda::status();
+  if (s.available) {
+    MESSAGE("a CUDA driver is present (" << s.driverVersion << ", " << s.devices << " devices)");
+    CHECK(s.reason.empty());
+    CHECK(s.devices > 0);
+    return;
+  }
+  MESSAGE(s.reason);
+  CHECK(s.reason.starts_with("CUDA not available: "));
+  CHECK(s.reason.size() > std::string("CUDA not available: ").size());
+  CHECK_THROWS_WITH_AS(cuda::functions(), s.reason.c_str(), Error);
+  CHECK_THROWS_WITH_AS(cuda::deviceInfo(0), s.reason.c_str(), Error);
+  std::vector<std::string> names = availableDevices();
+  CHECK(std::find(names.begin(), names.end(), "cuda") == names.end());
+}
+
+TEST_CASE("cuda: each way loading fails is named: no library, a missing symbol, cuInit's error") {
+  cuda::Status missing = cuda::probe("libcuda-absent.so.1");
+  CHECK(!missing.available);
+  CHECK(missing.reason.starts_with("CUDA not available: dlopen(libcuda-absent.so.1): "));
+  // A library that loads but is no driver.
+  cuda::Status noSymbols = cuda::probe("libc.so.6");
+  CHECK(!noSymbols.available);
+  CHECK(noSymbols.reason == "CUDA not available: libc.so.6 has no cuInit");
+  std::string stub = stubLibrary();
+  if (stub.empty()) {
+    MESSAGE("skipped the stub driver: no CUDA toolkit");
+    return;
+  }
+  cuda::Status s = cuda::probe(stub);
+  CHECK(!s.available);
+  CHECK(s.reason == "CUDA not available: cuInit failed: CUDA_ERROR_STUB_LIBRARY (34)");
+}
+
+TEST_CASE("cuda: driver errors name the call and the error") {
+  CHECK(cuda::errorMessage(2, "cuMemAlloc") == "cuda: cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMORY (2)");
+  CHECK(cuda::errorMessage(34, "cuInit") == "cuda: cuInit failed: CUDA_ERROR_STUB_LIBRARY (34)");
+  CHECK(cuda::errorMessage(700, "cuCtxSynchronize") ==
+        "cuda: cuCtxSynchronize failed: CUDA_ERROR_ILLEGAL_ADDRESS (700)");
+  CHECK(cuda::errorMessage(12345, "cuLaunchKernel") == "cuda: cuLaunchKernel failed: CUDA_ERROR_UNKNOWN (12345)");
+  CHECK_NOTHROW(cuda::check(cuda::CUDA_SUCCESS, "cuInit"));
+  CHECK_THROWS_WITH_AS(cuda::check(218, "cuLinkAddData"), "cuda: cuLinkAddData failed: CUDA_ERROR_INVALID_PTX (218)",
+                       Error);
+#ifdef TJ_TEST_HAVE_CUDA_H
+  CHECK(cuda::errorMessage(::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, "cuLaunchKernel") ==
+        "cuda: cuLaunchKernel failed: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (701)");
+#endif
+}
+
+TEST_CASE("cuda: device names are cuda and cuda:N, and hip is still planned") {
+  CHECK(cuda::deviceIndex("cuda") == 0);
+  CHECK(cuda::deviceIndex("cuda:3") == 3);
+  CHECK_THROWS_AS(cuda::deviceIndex("cuda:"), Error);
+  CHECK_THROWS_AS(cuda::deviceIndex("cuda:x"), Error);
+  CHECK(selectDevice("cuda").name() == "cuda");
+  CHECK(selectDevice("cuda:1").name() == "cuda:1");
+  CHECK(&selectDevice("cuda:1") == &selectDevice("cuda:1"));
+  CHECK_THROWS_WITH_AS(selectDevice("cuda:one"), doctest::Contains("'cuda:one' is not 'cuda' or 'cuda:N'"), Error);
+  CHECK(selectDevice("hip").name() == "interp");
+}
+
+TEST_CASE("cuda: the layout target comes from the compute capability and the device's limits") {
+  cuda::DeviceInfo a100{.name = "A100", .major = 8, .minor = 0, .maxThreadsPerBlock = 1024,
+                        .sharedPerBlock = 48 * 1024, .sharedPerBlockOptin = 163 * 1024};
+  layout::Target t = cuda::targetFor(a100);
+  CHECK(t.name == "sm_80");
+  CHECK(t.sharedBytes == 163 * 1024);
+  CHECK(t.matrix.has_value());
+  CHECK(a100.arch() == "sm_80");
+  cuda::DeviceInfo rtx{.name = "RTX", .major = 8, .minor = 6, .maxThreadsPerBlock = 1024,
+                       .sharedPerBlock = 48 * 1024, .sharedPerBlockOptin = 99 * 1024};
+  CHECK(cuda::targetFor(rtx).name == "sm_80");
+  CHECK(rtx.arch() == "sm_86");
+  cuda::DeviceInfo h200{.name = "H200", .major = 9, .minor = 0, .maxThreadsPerBlock = 1024,
+                        .sharedPerBlock = 48 * 1024, .sharedPerBlockOptin = 227 * 1024};
+  CHECK(cuda::targetFor(h200).name == "sm_90");
+  CHECK(cuda::targetFor(h200).sharedBytes == 227 * 1024);
+  cuda::DeviceInfo small{.name = "small", .major = 9, .minor = 0, .maxThreadsPerBlock = 64};
+  layout::Target s = cuda::targetFor(small);
+  CHECK(s.maxWorkgroupThreads == 64);
+  CHECK(s.warpsPerProgram == 2);
+  cuda::DeviceInfo turing{.name = "T4", .major = 7, .minor = 5};
+  CHECK_THROWS_WITH_AS(cuda::targetFor(turing), doctest::Contains("cuda: unsupported: T4 has compute capability 7.5"),
+                       Error);
+}
+
+TEST_CASE("cuda: a launch without a driver runs on the CPU with the interpreter's results, naming why") {
+  const int64_t n = 1001;  // not a multiple of the block
+  Tensor a = Tensor::random({n}, 21), b = Tensor::random({n}, 22);
+  auto average = [&](const Tensor& out, const std::string& device) {
+    return run({cdiv(n, 256)}, [&](Program& p) {
+      Index i = p.id(0);
+      auto x = p.read(a, {256}).at({i}), y = p.read(b, {256}).at({i});
+      p.write(out, {256}).put((x + y) * 0.5, {i});
+    }, {.name = "cuda_test_average", .device = device});
+  };
+  Tensor expected = samples::poisoned({n}), actual = samples::poisoned({n});
+  CHECK(average(expected, "interp") == "interp");
+  std::string ran, log;
+  FallbackWatch watch;
+  {
+    test::CaptureLog capture;
+    ran = average(actual, "cuda");
+    log = capture.text();
+  }
+  const cuda::LaunchInfo& info = cuda::lastLaunchInfo();
+  if (cuda::status().available) {
+    CHECK_MESSAGE(ran == "cuda", info.fallbackReason);
+    CHECK(info.onCuda);
+    CHECK(watch.reason().empty());
+  } else {
+    const std::string& reason = cuda::status().reason;
+    CHECK(ran == hostDevice().name());
+    CHECK(!info.onCuda);
+    CHECK(info.fallbackReason == reason);
+    CHECK(watch.reason() == reason);
+    CHECK(watch.ranOn() == hostDevice().name());
+    CHECK_MESSAGE(log.find("kernel 'cuda_test_average' runs on " + hostDevice().name() + " instead of cuda: " +
+                           reason) != std::string::npos,
+                  log);
+    // Once per kernel and reason.
+    test::CaptureLog again;
+    CHECK(average(actual, "cuda") == hostDevice().name());
+    CHECK(again.text().find("cuda_test_average") == std::string::npos);
+  }
+  std::vector<double> e = expected.values(), got = actual.values();
+  REQUIRE(e.size() == got.size());
+  size_t differ = 0;
+  for (size_t i = 0; i < e.size(); ++i) differ += e[i] != got[i];
+  CHECK_MESSAGE(differ == 0, "first: " << got[0] << " vs " << e[0]);
+}
+
+// The launch passes each parameter as a pointer to a value of the size the PTX entry
+// declares; on a GPU, scalars of every kind arrive whole.
+TEST_CASE("cuda: parameters are passed as the PTX entry declares them") {
+  auto scalars = kernel("cuda_scalars", [](Program& p, const Tensor& floats, const Tensor& ints, Scalar<f64> a, Tile b,
+                                           Scalar<f16> c, Index n) {
+    auto put = [&](const Tensor& t, const Tile& v, int64_t at) {
+      p.write(t, {1}).put(v.cast(t.dtype()).reshape({1}), {Index(at)});
+    };
+    put(floats, (Tile(a) - 1.0) * 1099511627776.0, 0);  // 1 only when all of a's f64 bits arrive
+    put(floats, b, 1);
+    put(floats, c, 2);
+    put(ints, p.scalar(n), 0);
+  });
+  const int64_t wide = std::numeric_limits<int64_t>::min() + 5;
+  Tensor floats = samples::poisoned({3}), ints = Tensor::zeros({1}, i64);
+  ir::Kernel traced;
+  {
+    CaptureTraces capture;
+    scalars({1}, floats, ints, 1 + 0x1p-40, 0.1, 0.1, wide);
+    REQUIRE(capture.kernels().size() == 1);
+    traced = capture.kernels()[0];
+  }
+  for (std::string arch : {"sm_80", "sm_90"}) {
+    CAPTURE(arch);
+    gpu::KernelFunction f = gpu::lowerWithinCodeBudget(traced, layout::targetByName(arch));
+    std::string ptx = ptx::printPtx(f, arch);
+    std::string entry = cuda::ptxEntryName(ptx);
+    CHECK(!entry.empty());
+    size_t open = ptx.find(".entry " + entry + "(");
+    REQUIRE(open != std::string::npos);
+    std::string list = ptx.substr(open, ptx.find(')', open) - open);
+    std::vector<size_t> declared, passed;
+    for (size_t at = list.find(".param ."); at != std::string::npos; at = list.find(".param .", at + 1)) {
+      std::string type = list.substr(at + 8, 3);
+      declared.push_back(type == "f32" || type == "b32" || type == "u32" || type == "s32" ? 4 : 8);
+    }
+    for (const gpu::KParam& p : f.params) passed.push_back(cuda::parameterBytes(p));
+    CHECK_MESSAGE(declared == passed, list);
+  }
+  if (!cuda::status().available) return;
+  scalars.launch({1}, floats, ints, 1 + 0x1p-40, 0.1, 0.1, wide, {.device = "cuda"});
+  CHECK_MESSAGE(cuda::lastLaunchInfo().onCuda, cuda::lastLaunchInfo().fallbackReason);
+  CHECK(floats.values() == std::vector<double>{1.0, double(0.1f), 0.0999755859375});
+  CHECK(ints.values() == std::vector<double>{double(wide)});
+}
+
+TEST_CASE("cuda: Tensor::on(\"cuda\") keeps the tensor on the host and says why") {
+  std::string why;
+  CHECK(selectDevice("cuda").copyOf(64, why) == nullptr);
+  CHECK(why.find("device memory") != std::string::npos);
+}
+
+}  // namespace tj::cudatest
