@@ -141,9 +141,12 @@ Tile binary(const BinarySpec& spec, const Tile& a, const Tile& b, const SourceLo
   const ir::Type ta = typeOf(a, loc, spec.name), tb = typeOf(b, loc, spec.name);
   if (ta.dtype != tb.dtype)
     fail(loc, spec.name, "dtype mismatch: " + describe(ta) + " vs " + describe(tb) + "; cast one side first");
-  bool logical = spec.code == OpCode::logical_and || spec.code == OpCode::logical_or;
+  bool logical = spec.code == OpCode::logical_and || spec.code == OpCode::logical_or || spec.code == OpCode::bit_xor;
+  bool shift = spec.code == OpCode::shl || spec.code == OpCode::shr || spec.code == OpCode::shru;
   if (logical && isFloat(ta.dtype))
     fail(loc, spec.name, "needs bool or integer tiles, got " + describe(ta));
+  if (shift && !isInteger(ta.dtype))
+    fail(loc, spec.name, "needs integer tiles, got " + describe(ta) + (isFloat(ta.dtype) ? "; cast to i32 or i64 first" : ""));
   if (!logical && !spec.pred && ta.dtype == DType::boolean)
     fail(loc, spec.name, "arithmetic on bool tiles; cast to a numeric dtype first");
   Shape shape = broadcastShapes(ta, tb, loc, spec.name);
@@ -175,13 +178,14 @@ Tile indexCompare(const char* pred, const Index& a, const IndexOperand& b) {
                   {{"pred", std::string(pred)}});
 }
 
-Tile unary(OpCode code, const Tile& x, const SourceLoc& loc) {
-  const ir::Type t = typeOf(x, loc, ir::opName(code));
+Tile unary(OpCode code, const Tile& x, const SourceLoc& loc, std::string_view name = "") {
+  if (name.empty()) name = ir::opName(code);
+  const ir::Type t = typeOf(x, loc, name);
   bool anyNumeric = code == OpCode::neg || code == OpCode::abs || code == OpCode::relu;
   if (code == OpCode::logical_not) {
-    if (isFloat(t.dtype)) fail(loc, "not", "needs a bool or integer tile, got " + describe(t));
+    if (isFloat(t.dtype)) fail(loc, name, "needs a bool or integer tile, got " + describe(t));
   } else if (t.dtype == DType::boolean || (!anyNumeric && !isFloat(t.dtype))) {
-    fail(loc, ir::opName(code), "needs a floating-point tile, got " + describe(t) + "; cast it first");
+    fail(loc, name, "needs a floating-point tile, got " + describe(t) + "; cast it first");
   }
   return emitTile(code, {x.value()}, t, loc);
 }
@@ -317,6 +321,7 @@ TJ_DEFINE_UNARY(floor, floor) TJ_DEFINE_UNARY(ceil, ceil)
 
 Tile operator-(const TileArg& x) { return unary(OpCode::neg, x.tile, SourceLoc::from(x.loc)); }
 Tile operator!(const TileArg& x) { return unary(OpCode::logical_not, x.tile, SourceLoc::from(x.loc)); }
+Tile operator~(const TileArg& x) { return unary(OpCode::logical_not, x.tile, SourceLoc::from(x.loc), "~"); }
 
 Tile Tile::sum(int axis, bool keep, Loc loc) const { return reduce(OpCode::reduce_sum, *this, axis, keep, SourceLoc::from(loc)); }
 Tile Tile::max(int axis, bool keep, Loc loc) const { return reduce(OpCode::reduce_max, *this, axis, keep, SourceLoc::from(loc)); }
@@ -391,7 +396,14 @@ TJ_DEFINE_TILE_OPERATOR(==, OpCode::cmp, "==", "eq")
 TJ_DEFINE_TILE_OPERATOR(!=, OpCode::cmp, "!=", "ne")
 TJ_DEFINE_TILE_OPERATOR(&&, OpCode::logical_and, "&&")
 TJ_DEFINE_TILE_OPERATOR(||, OpCode::logical_or, "||")
+TJ_DEFINE_TILE_OPERATOR(&, OpCode::logical_and, "&")
+TJ_DEFINE_TILE_OPERATOR(|, OpCode::logical_or, "|")
+TJ_DEFINE_TILE_OPERATOR(^, OpCode::bit_xor, "^")
+TJ_DEFINE_TILE_OPERATOR(<<, OpCode::shl, "<<")
+TJ_DEFINE_TILE_OPERATOR(>>, OpCode::shr, ">>")
 #undef TJ_DEFINE_TILE_OPERATOR
+
+Tile logical_shift_right(const Tile& a, const Operand& b) { return tileOp({OpCode::shru, "logical_shift_right"}, a, b); }
 
 Tile max(const Tile& a, const Operand& b) { return tileOp({OpCode::max, "max"}, a, b); }
 Tile min(const Tile& a, const Operand& b) { return tileOp({OpCode::min, "min"}, a, b); }

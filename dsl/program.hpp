@@ -93,6 +93,8 @@ struct TileArg {
 };
 Tile operator-(const TileArg& x);
 Tile operator!(const TileArg& x);
+// Bitwise not of an integer tile (on bool tiles, as !).
+Tile operator~(const TileArg& x);
 
 // The right-hand side of a tile operator: a tile, an Index or a number. A
 // number or Index takes the tile's dtype (as a Python number does in Triton).
@@ -131,6 +133,10 @@ struct IndexOperand {
 TJ_TILE_OPERATOR(+) TJ_TILE_OPERATOR(-) TJ_TILE_OPERATOR(*) TJ_TILE_OPERATOR(/) TJ_TILE_OPERATOR(%)
 TJ_TILE_OPERATOR(<) TJ_TILE_OPERATOR(<=) TJ_TILE_OPERATOR(>) TJ_TILE_OPERATOR(>=)
 TJ_TILE_OPERATOR(==) TJ_TILE_OPERATOR(!=) TJ_TILE_OPERATOR(&&) TJ_TILE_OPERATOR(||)
+// Bitwise, on integer tiles (& | ^ on bool tiles too, as logical ops): & and | are && and ||.
+// Shifts take a count of the same dtype; one outside [0, bits) shifts every bit out
+// (<< gives 0, >> the sign: it is arithmetic, like C++'s on signed integers).
+TJ_TILE_OPERATOR(&) TJ_TILE_OPERATOR(|) TJ_TILE_OPERATOR(^) TJ_TILE_OPERATOR(<<) TJ_TILE_OPERATOR(>>)
 TJ_INDEX_OPERATOR(+, Index) TJ_INDEX_OPERATOR(-, Index) TJ_INDEX_OPERATOR(*, Index)
 TJ_INDEX_OPERATOR(/, Index) TJ_INDEX_OPERATOR(%, Index)
 // Index comparisons give rank-0 bool tiles, usable in where().
@@ -138,6 +144,9 @@ TJ_INDEX_OPERATOR(<, Tile) TJ_INDEX_OPERATOR(<=, Tile) TJ_INDEX_OPERATOR(>, Tile
 TJ_INDEX_OPERATOR(>=, Tile) TJ_INDEX_OPERATOR(==, Tile) TJ_INDEX_OPERATOR(!=, Tile)
 #undef TJ_TILE_OPERATOR
 #undef TJ_INDEX_OPERATOR
+
+// a >> b filling with zeros: a's bits as an unsigned integer of its width (hashes, random bits).
+Tile logical_shift_right(const Tile& a, const Operand& b);
 
 // Elementwise max/min of tiles (NaN propagates) and of indices.
 Tile max(const Tile& a, const Operand& b);

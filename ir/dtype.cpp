@@ -101,6 +101,21 @@ int64_t wrapToInt(DType t, int64_t v) {
   }
 }
 
+namespace {
+bool shiftsOut(DType t, int64_t n) { return n < 0 || n >= dtypeBytes(t) * 8; }
+}  // namespace
+
+int64_t shiftLeft(DType t, int64_t a, int64_t n) {
+  return shiftsOut(t, n) ? 0 : wrapToInt(t, static_cast<int64_t>(static_cast<uint64_t>(a) << n));
+}
+int64_t shiftRight(DType t, int64_t a, int64_t n) { return shiftsOut(t, n) ? (a < 0 ? -1 : 0) : a >> n; }
+int64_t shiftRightLogical(DType t, int64_t a, int64_t n) {
+  if (shiftsOut(t, n)) return 0;
+  int bits = dtypeBytes(t) * 8;
+  uint64_t u = static_cast<uint64_t>(a) & (bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1);
+  return wrapToInt(t, static_cast<int64_t>(u >> n));
+}
+
 int64_t saturateToInt(DType t, double v) {
   if (t == DType::boolean) return v != 0;
   if (std::isnan(v)) return 0;

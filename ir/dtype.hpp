@@ -24,6 +24,11 @@ float bf16ToFloat(uint16_t b);
 // or wraps an integer into `t`'s range. bool maps nonzero to 1.
 double roundToFloat(DType t, double v);
 int64_t wrapToInt(DType t, int64_t v);
+// Shifts of an integer of dtype t by n, as every device computes them: a count outside
+// [0, bits) shifts every bit out (shl and the logical shr give 0, the arithmetic shr the sign).
+int64_t shiftLeft(DType t, int64_t a, int64_t n);
+int64_t shiftRight(DType t, int64_t a, int64_t n);         // arithmetic
+int64_t shiftRightLogical(DType t, int64_t a, int64_t n);  // of t's bits as unsigned
 // The largest finite value of float dtype t.
 double maxFinite(DType t);
 // Whether a number is a value of `t`, as a constant or a load's fill must be (lowerings

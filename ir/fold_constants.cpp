@@ -87,6 +87,10 @@ MaybeScalar evalInt(OpCode c, DType t, int64_t a, int64_t b) {
     case OpCode::min: return std::min(a, b);
     case OpCode::logical_and: return a & b;
     case OpCode::logical_or: return a | b;
+    case OpCode::bit_xor: return a ^ b;
+    case OpCode::shl: return shiftLeft(t, a, b);
+    case OpCode::shr: return shiftRight(t, a, b);
+    case OpCode::shru: return shiftRightLogical(t, a, b);
     default: return std::nullopt;
   }
 }

@@ -14,6 +14,7 @@ constexpr std::array<std::string_view, kNumOpCodes> kOpNames = {
     "broadcast", "reshape", "permute",
     "reduce_sum", "reduce_max", "reduce_min", "argmax", "argmin", "dot",
     "load", "store", "fold", "yield", "print", "scalar_param",
+    "xor", "shl", "shr", "shru",
 };
 }  // namespace
 
@@ -50,7 +51,9 @@ std::optional<OpCode> parseOpName(std::string_view s) {
 }
 
 bool isUnaryElementwise(OpCode c) { return c >= OpCode::neg && c <= OpCode::logical_not; }
-bool isBinaryElementwise(OpCode c) { return c >= OpCode::add && c <= OpCode::cmp; }
+bool isBinaryElementwise(OpCode c) {
+  return (c >= OpCode::add && c <= OpCode::cmp) || (c >= OpCode::bit_xor && c <= OpCode::shru);
+}
 bool isReduction(OpCode c) { return c >= OpCode::reduce_sum && c <= OpCode::argmin; }
 bool hasSideEffects(OpCode c) { return c == OpCode::store || c == OpCode::print || c == OpCode::yield; }
 

@@ -88,13 +88,16 @@ enum class OpCode : uint8_t {
   load, store, fold, yield, print,
   // a runtime scalar argument of the kernel (appended last: opcode numbers are hashed)
   scalar_param,
+  // bitwise integer ops (xor also on bool); shifts by a count outside [0, bits) shift every
+  // bit out: shl and shru give 0, shr the sign. shr is arithmetic, shru logical.
+  bit_xor, shl, shr, shru,
 };
-constexpr int kNumOpCodes = static_cast<int>(OpCode::scalar_param) + 1;
+constexpr int kNumOpCodes = static_cast<int>(OpCode::shru) + 1;
 
 std::string_view opName(OpCode c);  // as printed: "add", "not", "and", "or", ...
 std::optional<OpCode> parseOpName(std::string_view s);
 bool isUnaryElementwise(OpCode c);
-bool isBinaryElementwise(OpCode c);  // add .. logical_or and cmp
+bool isBinaryElementwise(OpCode c);  // add .. logical_or, cmp, and xor .. shru
 bool isReduction(OpCode c);
 bool hasSideEffects(OpCode c);        // store, print, yield
 

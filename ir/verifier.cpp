@@ -17,7 +17,7 @@ namespace {
 const Type kIndex{DType::i64, {}};
 
 // The dtypes an elementwise op accepts.
-enum class Needs { anything, numeric, floating, logical };
+enum class Needs { anything, numeric, floating, logical, integer };
 
 Needs needs(OpCode c) {
   switch (c) {
@@ -25,8 +25,10 @@ Needs needs(OpCode c) {
     case OpCode::add: case OpCode::sub: case OpCode::mul: case OpCode::div: case OpCode::rem:
     case OpCode::max: case OpCode::min:
       return Needs::numeric;
-    case OpCode::logical_not: case OpCode::logical_and: case OpCode::logical_or:
+    case OpCode::logical_not: case OpCode::logical_and: case OpCode::logical_or: case OpCode::bit_xor:
       return Needs::logical;
+    case OpCode::shl: case OpCode::shr: case OpCode::shru:
+      return Needs::integer;
     case OpCode::cmp:
       return Needs::anything;
     default:  // the unary math functions
@@ -39,6 +41,7 @@ bool satisfies(DType d, Needs n) {
     case Needs::numeric: return isFloat(d) || isInteger(d);
     case Needs::floating: return isFloat(d);
     case Needs::logical: return d == DType::boolean || isInteger(d);
+    case Needs::integer: return isInteger(d);
     case Needs::anything: return true;
   }
   return false;
@@ -49,6 +52,7 @@ std::string_view describe(Needs n) {
     case Needs::numeric: return "a numeric";
     case Needs::floating: return "a float";
     case Needs::logical: return "a bool or integer";
+    case Needs::integer: return "an integer";
     case Needs::anything: return "any";
   }
   return "";

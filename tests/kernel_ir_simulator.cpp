@@ -81,8 +81,10 @@ double unaryOp(const std::string& fn, double x, DType t) {
   throw Error("simulate: unknown unary " + fn);
 }
 
-double binaryOp(const std::string& fn, double a, double b, bool isInt) {
-  auto ints = [&](auto f) { return double(f(int64_t(a), int64_t(b))); };
+// Integers wrap to their dtype t (the simulator holds every register as a double).
+double binaryOp(const std::string& fn, double a, double b, DType t) {
+  bool isInt = !isFloat(t);
+  auto ints = [&](auto f) { return double(wrapToInt(t, f(int64_t(a), int64_t(b)))); };
   if (fn == "add") return a + b;
   if (fn == "sub") return a - b;
   if (fn == "mul") return a * b;
@@ -93,8 +95,9 @@ double binaryOp(const std::string& fn, double a, double b, bool isInt) {
   if (fn == "and") return ints([](int64_t x, int64_t y) { return x & y; });
   if (fn == "or") return ints([](int64_t x, int64_t y) { return x | y; });
   if (fn == "xor") return ints([](int64_t x, int64_t y) { return x ^ y; });
-  if (fn == "shr") return ints([](int64_t x, int64_t y) { return x >> y; });
-  if (fn == "shl") return ints([](int64_t x, int64_t y) { return x << y; });
+  if (fn == "shr") return ints([&](int64_t x, int64_t y) { return shiftRight(t, x, y); });
+  if (fn == "shl") return ints([&](int64_t x, int64_t y) { return shiftLeft(t, x, y); });
+  if (fn == "shru") return ints([&](int64_t x, int64_t y) { return shiftRightLogical(t, x, y); });
   throw Error("simulate: unknown binary " + fn);
 }
 
@@ -167,8 +170,7 @@ class Workgroup {
       }
       case KOp::unary: return set(r, [&](size_t t) { return unaryOp(strAttr(i, "fn"), reg(o[0])[t], type(r)); });
       case KOp::binary: {
-        bool isInt = !isFloat(type(o[0]));
-        return set(r, [&](size_t t) { return binaryOp(strAttr(i, "fn"), reg(o[0])[t], reg(o[1])[t], isInt); });
+        return set(r, [&](size_t t) { return binaryOp(strAttr(i, "fn"), reg(o[0])[t], reg(o[1])[t], type(o[0])); });
       }
       case KOp::cmp: return set(r, [&](size_t t) { return compare(strAttr(i, "pred"), reg(o[0])[t], reg(o[1])[t]); });
       case KOp::select: return set(r, [&](size_t t) { return reg(o[0])[t] != 0 ? reg(o[1])[t] : reg(o[2])[t]; });
@@ -214,7 +216,7 @@ class Workgroup {
     set(i.results[0], [&](size_t t) {
       size_t first = t / cluster * cluster;
       double acc = x[first];
-      for (size_t l = first + 1; l < first + cluster; ++l) acc = binaryOp(strAttr(i, "fn"), acc, x[l], !isFloat(type(i.operands[0])));
+      for (size_t l = first + 1; l < first + cluster; ++l) acc = binaryOp(strAttr(i, "fn"), acc, x[l], type(i.operands[0]));
       return acc;
     });
   }

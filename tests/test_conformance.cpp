@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "devices/cuda/cuda_runtime.hpp"
 #include "devices/vulkan/vulkan_device.hpp"
 #include "layout/infer_layouts.hpp"
 #include "lower/gpu/lower_to_kernel_ir.hpp"
@@ -32,10 +33,19 @@ using ref::Num;
 namespace {
 
 // The devices every conformance case runs on; add a backend here when it lands.
+// interp, cpu, and vulkan and cuda where they run; TILEJIT_TEST_DEVICES=a,b picks some of these.
 std::vector<std::string> conformanceDevices() {
   std::vector<std::string> d = {"interp", "cpu"};
   if (test::vulkanAvailable()) d.push_back("vulkan");
-  return d;
+  if (cuda::status().available) d.push_back("cuda");
+  const char* only = std::getenv("TILEJIT_TEST_DEVICES");
+  if (!only || !*only) return d;
+  std::vector<std::string> picked;
+  std::istringstream names(only);
+  for (std::string name; std::getline(names, name, ',');)
+    if (std::find(d.begin(), d.end(), name) != d.end()) picked.push_back(name);
+    else FAIL("TILEJIT_TEST_DEVICES names " << name << ", which is not one of the devices that run here");
+  return picked;
 }
 
 // How many ulps of the result dtype t a device may differ from the correctly rounded
@@ -48,7 +58,7 @@ int ulpBound(std::string_view op, const std::string& device, DType t) {
   static const std::set<std::string_view> kTranscendental = {"exp", "exp2", "log", "log2", "rsqrt",
                                                              "sin", "cos", "tanh", "erf", "sigmoid"};
   if (device == "interp" || !kTranscendental.count(op)) return 0;
-  if (device == "vulkan") return t == f64 ? 2 : 1;
+  if (device == "vulkan" || device == "cuda") return t == f64 ? 2 : 1;  // lower/math on both
   return device == "cpu" && op != "exp" ? 1 : 2;
 }
 
@@ -514,6 +524,10 @@ TEST_CASE("conformance: logical and, or, not on bool tiles") {
        [](int64_t a, int64_t b) -> int64_t { return !a || b; }},
       {"!(a && !b)", [](const Tile& a, const Tile& b) { return !(a && !b); },
        [](int64_t a, int64_t b) -> int64_t { return !(a && !b); }},
+      {"a ^ b", [](const Tile& a, const Tile& b) { return a ^ b; },
+       [](int64_t a, int64_t b) -> int64_t { return a != b; }},
+      {"~a & b | a ^ ~b", [](const Tile& a, const Tile& b) { return (~a & b) | (a ^ ~b); },
+       [](int64_t a, int64_t b) -> int64_t { return (!a && b) || (a == b); }},
   };
   for (const std::string& device : conformanceDevices())
     for (const Form& form : forms) {
@@ -527,6 +541,103 @@ TEST_CASE("conformance: logical and, or, not on bool tiles") {
             return form.ref(ref::asInt(xs[0]), ref::asInt(xs[1]));
           });
     }
+}
+
+// ---- Bitwise integers
+
+const std::vector<DType> kIntTypes = {i8, i32, i64};
+
+// `x op y` on dtype t's bits as the IR defines it; a shift count outside [0, bits) shifts
+// every bit out (<< and the logical >> give 0, the arithmetic >> the sign).
+int64_t bitwiseRef(std::string_view op, DType t, int64_t x, int64_t y) {
+  const int64_t bits = dtypeBytes(t) * 8;
+  const uint64_t unsignedX = uint64_t(x) & (bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1);
+  const bool allOut = y < 0 || y >= bits;
+  if (op == "&") return x & y;
+  if (op == "|") return x | y;
+  if (op == "^") return x ^ y;
+  if (op == "<<") return allOut ? 0 : ref::wrap(t, int64_t(unsignedX << y));
+  if (op == ">>") return allOut ? (x < 0 ? -1 : 0) : x >> y;
+  return allOut ? 0 : ref::wrap(t, int64_t(unsignedX >> y));  // logical_shift_right
+}
+
+struct BitwiseCase {
+  const char* name;  // bitwiseRef's op
+  Tile (*apply)(const Tile&, const Tile&);
+  bool shift = false;
+};
+
+const BitwiseCase kBitwise[] = {
+    {"&", [](const Tile& a, const Tile& b) { return a & b; }},
+    {"|", [](const Tile& a, const Tile& b) { return a | b; }},
+    {"^", [](const Tile& a, const Tile& b) { return a ^ b; }},
+    {"<<", [](const Tile& a, const Tile& b) { return a << b; }, true},
+    {">>", [](const Tile& a, const Tile& b) { return a >> b; }, true},
+    {"logical_shift_right", [](const Tile& a, const Tile& b) { return logical_shift_right(a, b); }, true},
+};
+
+// Shift counts around every width's edges, negative ones and the dtype's extremes.
+std::vector<Num> shiftCounts(DType t) {
+  auto [lo, hi] = ref::intRange(t);
+  std::vector<Num> v = {lo, hi};
+  for (int64_t n : {0, 1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 62, 63, 64, 65, 100, -1, -2, -8, -64})
+    if (n >= lo && n <= hi) v.push_back(n);
+  return v;
+}
+
+TEST_CASE("conformance: bitwise and, or, xor and shifts on every pair of edge values of every integer dtype") {
+  constexpr int64_t n = 23;
+  for (const std::string& device : conformanceDevices())
+    for (const BitwiseCase& op : kBitwise)
+      for (DType t : kIntTypes) {
+        std::vector<Num> ys = op.shift ? shiftCounts(t) : edges(t);
+        int64_t m = op.shift ? int64_t(ys.size()) + 2 : n;  // counts, then random ones
+        INFO(device, ": x ", std::string(op.name), " y on ", dtypeName(t), "[23, 1] and [1, ", m, "]");
+        Tensor x = sample({n, 1}, t, 31, edges(t));
+        if (!op.shift) std::reverse(ys.begin(), ys.end());
+        Tensor y = sample({1, m}, t, 32, ys);
+        checkMap(
+            device, "bitwise", {x, y}, {n, m}, t,
+            [&](Program&, const std::vector<Tile>& in) { return op.apply(in[0], in[1]); },
+            [&](const std::vector<Num>& xs, int64_t, int64_t) -> Num {
+              return bitwiseRef(op.name, t, ref::asInt(xs[0]), ref::asInt(xs[1]));
+            });
+      }
+}
+
+TEST_CASE("conformance: bitwise ops with numbers, ~ and a hash mixing step, on odd tiles") {
+  struct Form {
+    const char* name;
+    Tile (*apply)(const Tile& x);
+    int64_t (*ref)(DType t, int64_t x);
+  };
+  const Form forms[] = {
+      {"~x", [](const Tile& x) { return ~x; }, [](DType, int64_t x) { return ~x; }},
+      {"x ^ 90", [](const Tile& x) { return x ^ 90; }, [](DType, int64_t x) { return x ^ 90; }},
+      {"x << 3", [](const Tile& x) { return x << 3; },
+       [](DType t, int64_t x) { return bitwiseRef("<<", t, x, 3); }},
+      {"x >> 2 | 1", [](const Tile& x) { return (x >> 2) | 1; },
+       [](DType t, int64_t x) { return bitwiseRef(">>", t, x, 2) | 1; }},
+      {"5 & x", [](const Tile& x) { return 5 & x; }, [](DType, int64_t x) { return 5 & x; }},
+      {"1 << (x & 7)", [](const Tile& x) { return 1 << (x & 7); },
+       [](DType t, int64_t x) { return bitwiseRef("<<", t, 1, x & 7); }},
+      // xorshift: x ^= x << 7; x ^= logical x >> 5
+      {"xorshift", [](const Tile& x) { Tile y = x ^ (x << 7); return y ^ logical_shift_right(y, 5); },
+       [](DType t, int64_t x) {
+         int64_t y = x ^ bitwiseRef("<<", t, x, 7);
+         return y ^ bitwiseRef("logical_shift_right", t, y, 5);
+       }},
+  };
+  for (const std::string& device : conformanceDevices())
+    for (const Form& form : forms)
+      for (DType t : kIntTypes) {
+        INFO(device, ": ", std::string(form.name), " on ", dtypeName(t), "[9, 19]");
+        Tensor x = sample({9, 19}, t, 41, edges(t));
+        checkMap(
+            device, "bitwise_numbers", {x}, {9, 19}, t,
+            [&](Program&, const std::vector<Tile>& in) { return form.apply(in[0]); },
+            [&](const std::vector<Num>& xs, int64_t, int64_t) -> Num { return form.ref(t, ref::asInt(xs[0])); });
+      }
 }
 
 // ---- Casts

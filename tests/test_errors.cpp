@@ -106,6 +106,34 @@ TEST_CASE("errors: mistakes in tile expressions name the op, the operands and th
            line = __LINE__; (void)(a && a);
          });
        }},
+      {"^ on float tiles", "^", {"f32[4, 8]"}, [](int& line) {
+         kernel([&](Program& p) {
+           Tile a = p.zeros({4, 8});
+           line = __LINE__; (void)(a ^ a);
+         });
+       }},
+      {"a shift of a float tile", "<<", {"f32[4, 8]", "cast to i32 or i64"}, [](int& line) {
+         kernel([&](Program& p) { line = __LINE__; (void)(p.zeros({4, 8}) << 2); });
+       }},
+      {"a shift of a bool tile", ">>", {"bool[8]", "integer"}, [](int& line) {
+         kernel([&](Program& p) {
+           Tile c = p.arange(8) < 3;
+           line = __LINE__; (void)(c >> c);
+         });
+       }},
+      {"a logical shift by a count of another dtype", "logical_shift_right", {"dtype mismatch", "i32[8]", "i64[8]"},
+       [](int& line) {
+         kernel([&](Program& p) {
+           Tile a = p.arange(8), n = a.cast(i64);
+           line = __LINE__; (void)logical_shift_right(a, n);
+         });
+       }},
+      {"~ of a float tile", "~", {"f32[4, 8]"}, [](int& line) {
+         kernel([&](Program& p) {
+           Tile a = p.zeros({4, 8});
+           line = __LINE__; (void)(~a);
+         });
+       }},
       {"unary minus of a bool tile", "neg", {"bool[8]"}, [](int& line) {
          kernel([&](Program& p) {
            Tile c = p.arange(8) < 3;

@@ -380,6 +380,10 @@ Value Interpreter::binary(const ir::Op& op, const ir::Type& rt) {
     case OpCode::min: return map2(op, rt, kMin);
     case OpCode::logical_and: return bitwise([](int64_t a, int64_t b) { return a & b; });
     case OpCode::logical_or: return bitwise([](int64_t a, int64_t b) { return a | b; });
+    case OpCode::bit_xor: return bitwise([](int64_t a, int64_t b) { return a ^ b; });
+    case OpCode::shl: return bitwise([&](int64_t a, int64_t b) { return shiftLeft(rt.dtype, a, b); });
+    case OpCode::shr: return bitwise([&](int64_t a, int64_t b) { return shiftRight(rt.dtype, a, b); });
+    case OpCode::shru: return bitwise([&](int64_t a, int64_t b) { return shiftRightLogical(rt.dtype, a, b); });
     default: unverified(op, "not a binary op");
   }
 }

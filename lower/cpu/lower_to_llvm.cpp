@@ -768,6 +768,17 @@ llvm::Value* KernelLowering::binary(const ir::Op& op, llvm::Value* x, llvm::Valu
     case OpCode::min: return b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, x, y);
     case OpCode::logical_and: return b_.CreateAnd(x, y);
     case OpCode::logical_or: return b_.CreateOr(x, y);
+    case OpCode::bit_xor: return b_.CreateXor(x, y);
+    case OpCode::shl: case OpCode::shr: case OpCode::shru: {
+      // A count outside [0, bits) shifts every bit out (LLVM's shifts are poison there).
+      unsigned bits = x->getType()->getIntegerBitWidth();
+      llvm::Value* outside = b_.CreateICmpUGE(y, llvm::ConstantInt::get(y->getType(), bits));
+      llvm::Value* zero = llvm::ConstantInt::get(x->getType(), 0);
+      if (op.code == OpCode::shr)
+        return b_.CreateAShr(x, b_.CreateSelect(outside, llvm::ConstantInt::get(y->getType(), bits - 1), y));
+      llvm::Value* shifted = op.code == OpCode::shl ? b_.CreateShl(x, y) : b_.CreateLShr(x, y);
+      return b_.CreateSelect(outside, zero, shifted);
+    }
     case OpCode::div: case OpCode::rem: {
       // Truncating division without traps: x / 0 reports a fault and gives 0; x / -1 is -x.
       llvm::Value* zero = llvm::ConstantInt::get(y->getType(), 0);

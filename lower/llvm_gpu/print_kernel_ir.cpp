@@ -311,10 +311,11 @@ class Printer {
     return b_.CreateSelect(special, specialValue, q);
   }
 
-  // A count outside [0, width) shifts every bit out: shl gives 0 and shr the sign.
-  Value* shift(bool left, DType t, Value* a, Value* count) {
+  // A count outside [0, width) shifts every bit out: shl and shru give 0, shr the sign.
+  Value* shift(const std::string& fn, DType t, Value* a, Value* count) {
     Value* outside = b_.CreateICmpUGE(count, constant(t, dtypeBytes(t) * 8));
-    if (left) return b_.CreateSelect(outside, constant(t, 0), b_.CreateShl(a, count));
+    if (fn != "shr")
+      return b_.CreateSelect(outside, constant(t, 0), fn == "shl" ? b_.CreateShl(a, count) : b_.CreateLShr(a, count));
     return b_.CreateAShr(a, b_.CreateSelect(outside, constant(t, dtypeBytes(t) * 8 - 1), count));
   }
 
@@ -333,7 +334,7 @@ class Printer {
       unsupported("binary " + fn + " on " + std::string(dtypeName(t)));
     }
     if (fn == "div" || fn == "rem") return intDivision(fn == "div", t, a, b);
-    if (fn == "shl" || fn == "shr") return shift(fn == "shl", t, a, b);
+    if (fn == "shl" || fn == "shr" || fn == "shru") return shift(fn, t, a, b);
     if (fn == "add") return b_.CreateAdd(a, b);
     if (fn == "sub") return b_.CreateSub(a, b);
     if (fn == "mul") return b_.CreateMul(a, b);

@@ -374,11 +374,14 @@ class Printer {
   }
 
   // A shift by a count outside [0, width) (undefined in SPIR-V) shifts every bit out:
-  // shl gives 0 and shr the sign.
-  Id shift(bool left, DType t, Id a, Id count) {
+  // shl and shru give 0 and shr the sign.
+  Id shift(const std::string& fn, DType t, Id a, Id count) {
     Id T = type(t), width = constant(t, dtypeBytes(t) * 8);
     Id outside = m_.op(Op::UGreaterThanEqual, bool_, {count, width});
-    if (left) return m_.select(T, outside, constant(t, 0), m_.op(Op::ShiftLeftLogical, T, {a, count}));
+    if (fn != "shr") {
+      Op op = fn == "shl" ? Op::ShiftLeftLogical : Op::ShiftRightLogical;
+      return m_.select(T, outside, constant(t, 0), m_.op(op, T, {a, count}));
+    }
     Id last = constant(t, dtypeBytes(t) * 8 - 1);
     return m_.op(Op::ShiftRightArithmetic, T, {a, m_.select(T, outside, last, count)});
   }
@@ -399,7 +402,7 @@ class Printer {
       unsupported("binary " + fn + " on " + std::string(dtypeName(t)));
     }
     if (fn == "div" || fn == "rem") return intDivision(fn == "div", t, a, b);
-    if (fn == "shl" || fn == "shr") return shift(fn == "shl", t, a, b);
+    if (fn == "shl" || fn == "shr" || fn == "shru") return shift(fn, t, a, b);
     static const std::map<std::string, Op> kInt = {{"add", Op::IAdd},       {"sub", Op::ISub},
                                                    {"mul", Op::IMul},       {"and", Op::BitwiseAnd},
                                                    {"or", Op::BitwiseOr},   {"xor", Op::BitwiseXor}};
