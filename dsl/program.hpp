@@ -5,6 +5,7 @@
 // A C++ `for` inside the lambda runs at trace time: it unrolls into straight
 // IR. Use Program::fold for a loop that stays a loop in the kernel.
 #pragma once
+#include <array>
 #include <functional>
 #include <initializer_list>
 #include <source_location>
@@ -222,6 +223,17 @@ class Program {
 
   void print(const std::string& label, const Tile& t, Loc loc = Loc::current());
 
+  // Counter-based random numbers (dsl/random.cpp): Philox 4x32 with 10 rounds, computed as
+  // Triton's tl.randint4x / randint / rand / randn compute it, so a kernel ported from Triton
+  // draws the same numbers from the same seed and offsets, on every device. `seed` is an
+  // integer number, an Index or a rank-0 integer tile (a 64-bit key); `offset` an i32 tile,
+  // one draw per element, whose shape the results take (the counter is (offset, 0, 0, 0)).
+  // The four 32-bit words of a draw, as i32 tiles holding Triton's uint32 bits.
+  std::array<Tile, 4> randint4x(const Operand& seed, const Tile& offset, Loc loc = Loc::current());
+  Tile randint(const Operand& seed, const Tile& offset, Loc loc = Loc::current());  // the first word
+  Tile rand(const Operand& seed, const Tile& offset, Loc loc = Loc::current());  // f32 uniform in [0, 1)
+  Tile randn(const Operand& seed, const Tile& offset, Loc loc = Loc::current());  // f32 standard normal
+
   // A loop kept in the kernel: for k in [start, end): carried = body(k, carried).
   Tile fold(const IndexOperand& start, const IndexOperand& end, const Tile& init,
             const std::function<Tile(Index, Tile)>& body, Loc loc = Loc::current());
@@ -234,6 +246,8 @@ class Program {
   using Carried = std::vector<Tile>;
   Carried foldTiles(const IndexOperand& start, const IndexOperand& end, const Carried& init,
                     const std::function<Carried(Index, const Carried&)>& body, Loc loc);
+  std::array<Tile, 4> randomWords(std::string_view op, const Operand& seed, const Tile& offset, Loc loc);
+  Tile seedTile(std::string_view op, const Operand& seed, const SourceLoc& l, Loc loc);
   Tracer& tracer_;
 };
 

@@ -159,9 +159,21 @@ std::string fused(const Tensor& a, const Tensor& b, const Tensor& c, const Tenso
   }, named(opts, "fused"));
 }
 
+std::string dropout(const Tensor& x, const Tensor& out, double p, int64_t seed, const RunOptions& opts) {
+  constexpr int64_t block = 1024;
+  static const auto kernel = tj::kernel("dropout", [](Program& prog, const Tensor& x, const Tensor& out, Tile p,
+                                                      Index seed) {
+    Index i = prog.id(0);
+    Tile offset = prog.arange(block) + i * block;
+    Tile keep = prog.rand(seed, offset) > p;
+    prog.write(out, {block}).put(where(keep, prog.read(x, {block}).at({i}) / (1.0 - p), 0.0), {i});
+  });
+  return kernel.launch({cdiv(x.dim(0), block)}, x, out, p, seed, opts);
+}
+
 std::vector<std::string> sampleNames() {
   return {"gemm",    "gemm_f16",  "attention",  "attention_causal", "attention_f16",
-          "softmax", "layernorm", "vector_add", "fused"};
+          "softmax", "layernorm", "vector_add", "fused", "dropout"};
 }
 
 ir::Kernel traceSample(const std::string& name, const std::string& device) {
@@ -180,6 +192,7 @@ ir::Kernel traceSample(const std::string& name, const std::string& device) {
   else if (name == "layernorm") layernorm(matrix(37, 29), vector(29), vector(29), matrix(37, 29));
   else if (name == "vector_add") vectorAdd(vector(1000), vector(1000), vector(1000));
   else if (name == "fused") fused(vector(1000), vector(1000), vector(1000), vector(1000));
+  else if (name == "dropout") dropout(vector(1000), vector(1000), 0.25, 7);
   else {
     std::string known;
     for (const std::string& n : sampleNames()) known += (known.empty() ? "" : ", ") + n;

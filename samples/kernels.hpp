@@ -45,6 +45,9 @@ std::string layernorm(const Tensor& x, const Tensor& weight, const Tensor& bias,
 std::string vectorAdd(const Tensor& a, const Tensor& b, const Tensor& out, const RunOptions& opts = {});
 std::string fused(const Tensor& a, const Tensor& b, const Tensor& c, const Tensor& out,
                   const RunOptions& opts = {});  // relu(a * b + c)
+// Triton's low-memory dropout: out = x / (1 - p) where rand(seed, offset) > p, else 0. The
+// mask is never stored: the seed redraws it. One kernel for every p and seed (runtime scalars).
+std::string dropout(const Tensor& x, const Tensor& out, double p, int64_t seed, const RunOptions& opts = {});
 
 // Names accepted by traceSample; traceSample returns the canonical IR of the sample
 // at small odd sizes (for tile-ir --sample and golden tests), with the blocks the sample

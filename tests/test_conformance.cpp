@@ -6,12 +6,14 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -24,6 +26,7 @@
 #include "lower/gpu/lower_to_kernel_ir.hpp"
 #include "lower/ptx/nvptx.hpp"
 #include "dsl/tilejit.hpp"
+#include "samples/philox_reference.hpp"
 #include "tests/reference.hpp"
 #include "tests/support.hpp"
 
@@ -638,6 +641,97 @@ TEST_CASE("conformance: bitwise ops with numbers, ~ and a hash mixing step, on o
             [&](Program&, const std::vector<Tile>& in) { return form.apply(in[0]); },
             [&](const std::vector<Num>& xs, int64_t, int64_t) -> Num { return form.ref(t, ref::asInt(xs[0])); });
       }
+}
+
+// ---- Random numbers
+
+using samples::philox4x32;
+using samples::uniformOf;
+
+TEST_CASE("conformance: the reference Philox 4x32-10 gives Random123's known answers") {
+  // Random123's tests/kat_vectors, the three philox4x32 10 lines: counter, key, result.
+  CHECK(philox4x32({0, 0, 0, 0}, {0, 0}) == std::array<uint32_t, 4>{0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8});
+  CHECK(philox4x32({~0u, ~0u, ~0u, ~0u}, {~0u, ~0u}) ==
+        std::array<uint32_t, 4>{0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd});
+  CHECK(philox4x32({0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344}, {0xa4093822, 0x299f31d0}) ==
+        std::array<uint32_t, 4>{0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1});
+  CHECK(uniformOf(0x7fffffff) < 1.0f);
+  CHECK(uniformOf(0x80000000) == uniformOf(0x7fffffff));
+  CHECK(uniformOf(0) == 0.0f);
+}
+
+TEST_CASE("conformance: randint4x, rand and randn draw Triton's Philox stream from number, Index and tile seeds") {
+  constexpr int64_t n = 1001, block = 128;  // a partial last block
+  // An Operand points to its Index or Tile, which must outlive it.
+  struct Held {
+    std::optional<Index> index;
+    std::optional<Tile> tile;
+  };
+  struct Seed {
+    std::string name;
+    std::function<Operand(Program&, Held&)> make;
+    uint64_t value;  // for a grid of cdiv(n, block) programs
+  };
+  const int64_t programs = cdiv(n, block);
+  const Seed seeds[] = {
+      {"number", [](Program&, Held&) { return Operand(double(0x123456789ABC0000)); }, 0x123456789ABC0000},
+      {"Index", [](Program& p, Held& h) { return Operand(*(h.index = p.num(0) * 1000003 - 8000000)); },
+       uint64_t(programs * 1000003 - 8000000)},
+      {"rank-0 i32 tile", [](Program& p, Held& h) { return Operand(*(h.tile = p.full({}, -5, i32))); },
+       ~uint64_t{4}},
+  };
+  for (const std::string& device : conformanceDevices())
+    for (const Seed& seed : seeds) {
+      INFO(device, ": seed from ", seed.name);
+      std::vector<Tensor> words;
+      for (int w = 0; w < 4; ++w) words.push_back(poisoned({n}, i32));
+      Tensor randint = poisoned({n}, i32), uniform = poisoned({n}, f32), normal = poisoned({n}, f32);
+      launch(device, "random", {programs}, [&](Program& p) {
+        Index i = p.id(0);
+        // Offsets over the whole i32 range, negative ones too (the product wraps).
+        Tile offset = (p.arange(block) + i * block) * 2654435 - 7;
+        Held held;
+        Operand s = seed.make(p, held);
+        std::array<Tile, 4> drawn = p.randint4x(s, offset);
+        for (int w = 0; w < 4; ++w) p.write(words[size_t(w)], {block}).put(drawn[size_t(w)], {i});
+        p.write(randint, {block}).put(p.randint(s, offset), {i});
+        p.write(uniform, {block}).put(p.rand(s, offset), {i});
+        p.write(normal, {block}).put(p.randn(s, offset), {i});
+      });
+      std::array<Expect, 4> wordsWant;
+      Expect randintWant, uniformWant, normalWant;
+      for (int64_t e = 0; e < n; ++e) {
+        std::array<uint32_t, 4> r = samples::tritonRandint4x(seed.value, int32_t(uint32_t(e) * 2654435u - 7u));
+        for (int w = 0; w < 4; ++w) wordsWant[size_t(w)].want.push_back(int64_t(int32_t(r[size_t(w)])));
+        randintWant.want.push_back(int64_t(int32_t(r[0])));
+        uniformWant.want.push_back(double(uniformOf(r[0])));
+        // Box-Muller as Triton's randn computes it in f32; devices' log, sqrt and cos may
+        // differ from libm's by an ulp or two.
+        float u1 = std::max(uniformOf(r[0]), 1.0e-7f), u2 = uniformOf(r[1]);
+        double want = double(std::sqrt(std::log(u1) * -2.0f) * std::cos(u2 * float(6.283185307179586)));
+        normalWant.want.push_back(want);
+        normalWant.slack.push_back(1e-6 * (1 + std::fabs(want) * 4));
+      }
+      for (int w = 0; w < 4; ++w) {
+        INFO("word ", w);
+        checkElements(words[size_t(w)], wordsWant[size_t(w)]);
+      }
+      checkElements(randint, randintWant);
+      checkElements(uniform, uniformWant);
+      checkElements(normal, normalWant);
+      std::vector<double> u = uniform.values(), z = normal.values();
+      double mean = 0, normalMean = 0, normalSquares = 0;
+      for (size_t e = 0; e < u.size(); ++e) {
+        CHECK((u[e] >= 0 && u[e] < 1));
+        mean += u[e] / double(n);
+        normalMean += z[e] / double(n);
+        normalSquares += z[e] * z[e] / double(n);
+      }
+      // Within about four standard errors of 1001 draws.
+      CHECK(std::fabs(mean - 0.5) < 0.04);
+      CHECK(std::fabs(normalMean) < 0.13);
+      CHECK(std::fabs(normalSquares - 1) < 0.2);
+    }
 }
 
 // ---- Casts

@@ -134,6 +134,21 @@ TEST_CASE("errors: mistakes in tile expressions name the op, the operands and th
            line = __LINE__; (void)(~a);
          });
        }},
+      {"random numbers from float offsets", "rand", {"i32 tile", "got f32", "offsets are integers"}, [](int& line) {
+         kernel([&](Program& p) { line = __LINE__; (void)p.rand(1, p.zeros({8})); });
+       }},
+      {"random numbers from 64-bit offsets", "randint", {"got i64", "cast it to i32", "Philox 4x64"}, [](int& line) {
+         kernel([&](Program& p) { line = __LINE__; (void)p.randint(1, p.arange(8).cast(i64)); });
+       }},
+      {"a seed that is not an integer", "randn", {"seed 1.5", "integer"}, [](int& line) {
+         kernel([&](Program& p) { line = __LINE__; (void)p.randn(1.5, p.arange(8)); });
+       }},
+      {"a seed tile of rank 1", "randint4x", {"rank-0 integer tile", "i32 tile of rank 1"}, [](int& line) {
+         kernel([&](Program& p) {
+           Tile seeds = p.arange(8);
+           line = __LINE__; (void)p.randint4x(seeds, p.arange(8));
+         });
+       }},
       {"unary minus of a bool tile", "neg", {"bool[8]"}, [](int& line) {
          kernel([&](Program& p) {
            Tile c = p.arange(8) < 3;
