@@ -199,11 +199,16 @@ void bandwidthSection(int threads) {
   const int64_t n = int64_t{1} << 24, rows = 4096, cols = 1024;
   Tensor a = Tensor::random({n}, 1), b = Tensor::random({n}, 2), c = Tensor::random({n}, 3), out = Tensor::empty({n});
   Tensor x = Tensor::random({rows, cols}, 4), y = Tensor::empty({rows, cols});
+  const int64_t vocab = 32000, dim = 1024, lookups = 8192;
+  Tensor table = Tensor::random({vocab, dim}, 5), ids = Tensor::random({lookups}, 6, DType::i32, 0, vocab - 1);
+  Tensor rowsOut = Tensor::empty({lookups, dim});
   const Streaming kernels[] = {
       {"fused", "relu(a*b+c), 16M", 4.0 * 4 * static_cast<double>(n),
        [&] { onCpu(samples::fused(a, b, c, out, cpuRun())); }},
       {"softmax", fmt::format("{}x{}", rows, cols), 2.0 * 4 * static_cast<double>(rows * cols),
        [&] { onCpu(samples::softmax(x, y, cpuRun())); }},
+      {"embedding", fmt::format("{} rows of {}x{}", lookups, vocab, dim), 2.0 * 4 * static_cast<double>(lookups * dim),
+       [&] { onCpu(samples::embedding(table, ids, rowsOut, cpuRun())); }},
   };
   for (const auto& k : kernels) {
     double sec = medianSeconds(k.run), gbps = k.bytes / sec / 1e9, copy = memcpyGBps(k.bytes);

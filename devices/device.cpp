@@ -120,10 +120,7 @@ void checkLaunchArgs(const ir::Kernel& k, const LaunchArgs& args, std::string_vi
     bad("got " + std::to_string(args.scalars.size()) + " scalars but the kernel takes " +
         std::to_string(k.scalars.size()));
   if (std::ranges::none_of(args.tensors, &TensorArg::residency)) return;  // launches without device copies
-  std::vector<bool> stored(args.tensors.size(), false);
-  ir::forEachOp(k.body, [&](const ir::Op& op) {
-    if (op.code == ir::OpCode::store) stored.at(size_t(op.intAttr("tensor"))) = true;
-  });
+  std::vector<bool> stored = ir::writtenTensors(k);
   for (size_t i = 0; i < args.tensors.size(); ++i) {
     Residency* r = args.tensors[i].residency;
     if (r && r->copy().owner != owner) r->toHost(stored[i]);  // a tensor only read stays current there

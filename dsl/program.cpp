@@ -235,6 +235,12 @@ void checkBlockShape(const Tensor& t, const Shape& block, const SourceLoc& loc, 
     if (d <= 0) fail(loc, op, "block shape " + shapeText(block) + " has a non-positive size");
 }
 
+void checkFill(const Tensor& t, double fill, const SourceLoc& loc, std::string_view op) {
+  if (std::string why = unrepresentable(fill, t.dtype()); !why.empty())
+    fail(loc, op, fmt::format("the fill {} {}: it is not a value of the {} tensor it stands in for", fill, why,
+                              describe(ir::Type{t.dtype(), t.shape()})));
+}
+
 Tile load(int tensor, const Shape& block, double fill, std::vector<ir::ValueId> offsets, const SourceLoc& loc) {
   Tracer& t = tracer(loc, "read");
   DType dtype = t.kernel().tensors[static_cast<size_t>(tensor)].dtype;
@@ -295,6 +301,14 @@ Index min(const Index& a, const IndexOperand& b) { return indexOp(OpCode::min, "
 Index cdiv(const Index& a, const IndexOperand& b) {
   Index bMinus1 = b.index - IndexOperand(1, b.loc);
   return (a + IndexOperand(bMinus1, b.loc)) / b;
+}
+
+Index select(const Tile& cond, const IndexOperand& a, const IndexOperand& b, Loc loc) {
+  SourceLoc l = SourceLoc::from(loc);
+  const ir::Type tc = typeOf(cond, l, "select");
+  if (tc.dtype != DType::boolean || tc.rank() != 0)
+    fail(l, "select", "the condition must be a rank-0 bool tile (one choice per program), got " + describe(tc));
+  return emitIndex(OpCode::select, {cond.value(), use(a.index, l, "select"), use(b.index, l, "select")}, l);
 }
 
 // ---- Tile ----
@@ -529,9 +543,7 @@ Index Program::num(int axis, Loc loc) {
 ReadView Program::read(const Tensor& t, const Shape& block, double fill, Loc loc) {
   SourceLoc l = SourceLoc::from(loc);
   checkBlockShape(t, block, l, "read");
-  if (std::string why = unrepresentable(fill, t.dtype()); !why.empty())
-    fail(l, "read", fmt::format("the fill {} {}: it is not a value of the {} tensor it stands in for", fill, why,
-                                describe(ir::Type{t.dtype(), t.shape()})));
+  checkFill(t, fill, l, "read");
   return ReadView(tracer_, tracer_.tensorParam(t, l, "read"), block, fill);
 }
 
@@ -561,6 +573,15 @@ Tile Program::iota(const Shape& shape, int axis, Loc loc) {
 
 Tile Program::arange(int64_t n, Loc loc) { return iota({n}, 0, loc); }
 
+Index Program::index(const Tile& t, Loc loc) {
+  SourceLoc l = SourceLoc::from(loc);
+  const ir::Type type = typeOf(t, l, "index");
+  if (type.rank() != 0 || !isInteger(type.dtype))
+    fail(l, "index", "an Index is made from a rank-0 integer tile, got " + describe(type) +
+                         (type.rank() != 0 ? " (reduce it, or gather one element)" : " (cast it to an integer dtype)"));
+  return tracer_.index(castTo(t, DType::i64, l).value());
+}
+
 Tile Program::scalar(const Index& i, DType dtype, Loc loc) {
   SourceLoc l = SourceLoc::from(loc);
   return castTo(tracer_.tile(use(i, l, "scalar")), dtype, l);
@@ -570,6 +591,94 @@ void Program::print(const std::string& label, const Tile& t, Loc loc) {
   SourceLoc l = SourceLoc::from(loc);
   typeOf(t, l, "print");
   tracer_.emit(OpCode::print, {t.value()}, std::nullopt, {{"label", label}}, l);
+}
+
+// ---- Indirect reads and writes ----
+
+namespace {
+
+// A coordinate of gather/scatter as a tile: integer tiles and Indexes as they are, an integral number as i64.
+Tile coordinateTile(const Operand& c, size_t axis, const SourceLoc& loc, std::string_view op) {
+  if (c.index) return Tracer::current(loc, op).tile(use(*c.index, loc, op));
+  if (!c.tile) {
+    if (std::trunc(c.number) != c.number || std::fabs(c.number) >= 0x1p63)
+      fail(loc, op, fmt::format("coordinate {} is the number {}, which is not an integer of i64's range", axis, c.number));
+    return constant(c.number, DType::i64, {}, loc, op);
+  }
+  ir::Type t = typeOf(*c.tile, loc, op);
+  if (isFloat(t.dtype) || t.dtype == DType::boolean)
+    fail(loc, op, fmt::format("coordinate {} is a {} tile; coordinates are integer tiles (cast it to i32 or i64)", axis,
+                              describe(t)));
+  return *c.tile;
+}
+
+// The coordinates, one per axis of `tensor`, then `extra` (a value, a mask), broadcast to one shape.
+std::vector<Tile> indirectOperands(const Tensor& tensor, const std::vector<Operand>& coords, std::vector<Tile> extra,
+                                   const SourceLoc& loc, std::string_view op) {
+  if (coords.size() != static_cast<size_t>(tensor.rank()))
+    fail(loc, op, fmt::format("{} coordinates for the tensor {} of rank {}: give one integer tile per axis",
+                              coords.size(), describe(ir::Type{tensor.dtype(), tensor.shape()}), tensor.rank()));
+  std::vector<Tile> tiles;
+  for (size_t axis = 0; axis < coords.size(); ++axis) tiles.push_back(coordinateTile(coords[axis], axis, loc, op));
+  tiles.insert(tiles.end(), extra.begin(), extra.end());
+  ir::Type common{DType::i64, {}};
+  for (const Tile& t : tiles) common.shape = broadcastShapes(common, typeOf(t, loc, op), loc, op);
+  for (Tile& t : tiles) t = broadcastTo(t, common.shape, loc, op);
+  return tiles;
+}
+
+Tile maskTile(const Tile& mask, const SourceLoc& loc, std::string_view op) {
+  ir::Type t = typeOf(mask, loc, op);
+  if (t.dtype != DType::boolean) fail(loc, op, "the mask is a " + describe(t) + " tile; it must be a bool tile (a comparison)");
+  return mask;
+}
+
+std::vector<ir::ValueId> valuesOf(const std::vector<Tile>& tiles) {
+  std::vector<ir::ValueId> v;
+  for (const Tile& t : tiles) v.push_back(t.value());
+  return v;
+}
+
+}  // namespace
+
+Tile Program::gather(const Tensor& t, const std::vector<Operand>& coords, double fill, Loc loc) {
+  return indirectRead(t, coords, nullptr, fill, loc);
+}
+
+Tile Program::gather(const Tensor& t, const std::vector<Operand>& coords, const Tile& mask, double fill, Loc loc) {
+  return indirectRead(t, coords, &mask, fill, loc);
+}
+
+void Program::scatter(const Tensor& t, const std::vector<Operand>& coords, const Operand& value, Loc loc) {
+  indirectWrite(t, coords, value, nullptr, loc);
+}
+
+void Program::scatter(const Tensor& t, const std::vector<Operand>& coords, const Operand& value, const Tile& mask,
+                      Loc loc) {
+  indirectWrite(t, coords, value, &mask, loc);
+}
+
+Tile Program::indirectRead(const Tensor& t, const std::vector<Operand>& coords, const Tile* mask, double fill, Loc loc) {
+  SourceLoc l = SourceLoc::from(loc);
+  checkFill(t, fill, l, "gather");
+  int tensor = tracer_.tensorParam(t, l, "gather");
+  std::vector<Tile> extra;
+  if (mask) extra.push_back(maskTile(*mask, l, "gather"));
+  std::vector<Tile> operands = indirectOperands(t, coords, extra, l, "gather");
+  Shape shape = typeOf(operands[0], l, "gather").shape;
+  return emitTile(OpCode::gather, valuesOf(operands), {t.dtype(), shape}, l,
+                  {{"fill", constantAttr(fill, t.dtype(), l, "gather")}, {"tensor", int64_t{tensor}}});
+}
+
+void Program::indirectWrite(const Tensor& t, const std::vector<Operand>& coords, const Operand& value, const Tile* mask,
+                            Loc loc) {
+  SourceLoc l = SourceLoc::from(loc);
+  int tensor = tracer_.tensorParam(t, l, "scatter");
+  // A tile of another dtype converts to the tensor's, as put does; a number must be one of its values.
+  std::vector<Tile> extra{castTo(materialize(value, t.dtype(), l, "scatter"), t.dtype(), l)};
+  if (mask) extra.push_back(maskTile(*mask, l, "scatter"));
+  tracer_.emit(OpCode::scatter, valuesOf(indirectOperands(t, coords, extra, l, "scatter")), std::nullopt,
+               {{"tensor", int64_t{tensor}}}, l);
 }
 
 Tile Program::fold(const IndexOperand& start, const IndexOperand& end, const Tile& init,

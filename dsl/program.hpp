@@ -155,6 +155,9 @@ Tile min(const Tile& a, const Operand& b);
 Index max(const Index& a, const IndexOperand& b);
 Index min(const Index& a, const IndexOperand& b);
 Index cdiv(const Index& a, const IndexOperand& b);
+// a where cond is true, else b: cond is a rank-0 bool tile (an Index comparison, or a value
+// read from memory compared), so the choice is the same for the whole program.
+Index select(const Tile& cond, const IndexOperand& a, const IndexOperand& b, Loc loc = Loc::current());
 
 Tile where(const Tile& cond, const Operand& a, const Operand& b, Loc loc = Loc::current());
 // Matrix product [M,K] x [K,N]. f16/bf16/f32 operands give f32 by default,
@@ -220,6 +223,23 @@ class Program {
   Tile iota(const Shape& shape, int axis, Loc loc = Loc::current());  // i32 index along axis
   Tile arange(int64_t n, Loc loc = Loc::current());                   // iota({n}, 0)
   Tile scalar(const Index& i, DType dtype = i64, Loc loc = Loc::current());  // an Index as a rank-0 tile
+  // A rank-0 integer tile as an Index: a value read from memory (`p.gather(offsets, {p.id(0)})`)
+  // becomes a block index, an offset or a fold bound.
+  Index index(const Tile& t, Loc loc = Loc::current());
+
+  // Reads and writes at computed coordinates: one integer tile (or Index, or number) per tensor
+  // axis, broadcast together like elementwise operands; the result (the written tile) has their
+  // shape. A coordinate outside the tensor, or a false `mask` element, reads `fill` / drops the
+  // write, as the edges of blocks do. `value` converts to the tensor's dtype, as put does. Of
+  // several writes to one element, one is written whole: on the CPU the last in row-major order,
+  // on GPUs any one of them.
+  //   Tile rows = p.gather(table, {ids.expand_dims(1), p.arange(64).expand_dims(0)});  // embedding
+  Tile gather(const Tensor& t, const std::vector<Operand>& coords, double fill = 0.0, Loc loc = Loc::current());
+  Tile gather(const Tensor& t, const std::vector<Operand>& coords, const Tile& mask, double fill = 0.0,
+              Loc loc = Loc::current());
+  void scatter(const Tensor& t, const std::vector<Operand>& coords, const Operand& value, Loc loc = Loc::current());
+  void scatter(const Tensor& t, const std::vector<Operand>& coords, const Operand& value, const Tile& mask,
+               Loc loc = Loc::current());
 
   void print(const std::string& label, const Tile& t, Loc loc = Loc::current());
 
@@ -246,6 +266,8 @@ class Program {
   using Carried = std::vector<Tile>;
   Carried foldTiles(const IndexOperand& start, const IndexOperand& end, const Carried& init,
                     const std::function<Carried(Index, const Carried&)>& body, Loc loc);
+  Tile indirectRead(const Tensor& t, const std::vector<Operand>& coords, const Tile* mask, double fill, Loc loc);
+  void indirectWrite(const Tensor& t, const std::vector<Operand>& coords, const Operand& value, const Tile* mask, Loc loc);
   std::array<Tile, 4> randomWords(std::string_view op, const Operand& seed, const Tile& offset, Loc loc);
   Tile seedTile(std::string_view op, const Operand& seed, const SourceLoc& l, Loc loc);
   Tracer& tracer_;

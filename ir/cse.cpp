@@ -38,7 +38,7 @@ class CommonSubexpressions : public Rewriter {
   }
 
   bool candidate(const Op& op) const {
-    return !hasSideEffects(op.code) && op.regions.empty() && (op.code != OpCode::load || loadsArePure_);
+    return !hasSideEffects(op.code) && op.regions.empty() && (!readsTensor(op.code) || loadsArePure_);
   }
 
   // Operands are already forwarded, so chains of duplicates collapse in one pass.
@@ -65,7 +65,7 @@ class CommonSubexpressions : public Rewriter {
 
 bool hasStore(const Block& b) {
   bool found = false;
-  forEachOp(b, [&](const Op& op) { found |= op.code == OpCode::store; });
+  forEachOp(b, [&](const Op& op) { found |= writesTensor(op.code); });
   return found;
 }
 

@@ -11,7 +11,7 @@ namespace {
 
 // Whether running the op can be observed other than through its results.
 bool writesOrPrints(const Op& op) {
-  if (op.code == OpCode::store || op.code == OpCode::print) return true;
+  if (writesTensor(op.code) || op.code == OpCode::print) return true;
   for (const Block& r : op.regions)
     for (const Op& o : r.ops)
       if (writesOrPrints(o)) return true;

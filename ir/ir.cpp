@@ -15,6 +15,7 @@ constexpr std::array<std::string_view, kNumOpCodes> kOpNames = {
     "reduce_sum", "reduce_max", "reduce_min", "argmax", "argmin", "dot",
     "load", "store", "fold", "yield", "print", "scalar_param",
     "xor", "shl", "shr", "shru",
+    "gather", "scatter",
 };
 }  // namespace
 
@@ -55,7 +56,9 @@ bool isBinaryElementwise(OpCode c) {
   return (c >= OpCode::add && c <= OpCode::cmp) || (c >= OpCode::bit_xor && c <= OpCode::shru);
 }
 bool isReduction(OpCode c) { return c >= OpCode::reduce_sum && c <= OpCode::argmin; }
-bool hasSideEffects(OpCode c) { return c == OpCode::store || c == OpCode::print || c == OpCode::yield; }
+bool hasSideEffects(OpCode c) { return writesTensor(c) || c == OpCode::print || c == OpCode::yield; }
+bool readsTensor(OpCode c) { return c == OpCode::load || c == OpCode::gather; }
+bool writesTensor(OpCode c) { return c == OpCode::store || c == OpCode::scatter; }
 
 const AttrValue* Op::attr(std::string_view name) const {
   for (const Attr& a : attrs)
@@ -89,6 +92,14 @@ void Op::setAttr(std::string name, AttrValue v) {
                              [](const Attr& a, const std::string& n) { return a.name < n; });
   if (it != attrs.end() && it->name == name) it->value = std::move(v);
   else attrs.insert(it, Attr{std::move(name), std::move(v)});
+}
+
+std::vector<bool> writtenTensors(const Kernel& k) {
+  std::vector<bool> written(k.tensors.size(), false);
+  forEachOp(k.body, [&](const Op& op) {
+    if (writesTensor(op.code)) written.at(static_cast<size_t>(op.intAttr("tensor"))) = true;
+  });
+  return written;
 }
 
 }  // namespace tj::ir

@@ -28,6 +28,13 @@
 //   load {tensor, fill} (offsets...)  : a tile of the tensor's rank starting at element offsets;
 //                                 elements outside the tensor read `fill`
 //   store {tensor} (offsets..., value) : writes the tile; elements outside are dropped
+//   gather {tensor, fill} (coords...[, mask]) : element i is tensor[coords_0[i], ..., coords_r-1[i]],
+//                                 one integer tile per tensor axis, all of the result's shape;
+//                                 coordinates outside the tensor and false mask elements read `fill`
+//   scatter {tensor} (coords..., value[, mask]) : writes value[i] at the coordinates' element i;
+//                                 outside the tensor or masked off: dropped. Of several elements
+//                                 with the same coordinates one is written (on the CPU the last
+//                                 in row-major order; on GPUs any one of them, whole)
 //   fold (start, end, inits...)  : region ^(k: i64, carried...) runs for k in [start, end);
 //                                 yields the new carried values; results are the final ones
 //   yield (values...)            : ends a fold body
@@ -91,15 +98,19 @@ enum class OpCode : uint8_t {
   // bitwise integer ops (xor also on bool); shifts by a count outside [0, bits) shift every
   // bit out: shl and shru give 0, shr the sign. shr is arithmetic, shru logical.
   bit_xor, shl, shr, shru,
+  // reads and writes at computed coordinates
+  gather, scatter,
 };
-constexpr int kNumOpCodes = static_cast<int>(OpCode::shru) + 1;
+constexpr int kNumOpCodes = static_cast<int>(OpCode::scatter) + 1;
 
 std::string_view opName(OpCode c);  // as printed: "add", "not", "and", "or", ...
 std::optional<OpCode> parseOpName(std::string_view s);
 bool isUnaryElementwise(OpCode c);
 bool isBinaryElementwise(OpCode c);  // add .. logical_or, cmp, and xor .. shru
 bool isReduction(OpCode c);
-bool hasSideEffects(OpCode c);        // store, print, yield
+bool hasSideEffects(OpCode c);        // store, scatter, print, yield
+bool readsTensor(OpCode c);           // load, gather
+bool writesTensor(OpCode c);          // store, scatter
 
 using AttrValue = std::variant<int64_t, double, std::vector<int64_t>, std::string, DType>;
 
@@ -176,5 +187,8 @@ void forEachOp(const Block& b, F&& f) {
     for (const Block& r : op.regions) forEachOp(r, f);
   }
 }
+
+// Per tensor parameter: whether the kernel writes it (store or scatter).
+std::vector<bool> writtenTensors(const Kernel& k);
 
 }  // namespace tj::ir

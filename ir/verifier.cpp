@@ -238,6 +238,8 @@ class Verifier {
       case OpCode::dot: return dot(op);
       case OpCode::load: return load(op);
       case OpCode::store: return store(op);
+      case OpCode::gather: return gather(op);
+      case OpCode::scatter: return scatter(op);
       case OpCode::fold: return fold(op);
       case OpCode::yield: return yield(op, *parent);
       case OpCode::print: return print(op);
@@ -373,11 +375,7 @@ class Verifier {
     if (hasAcc) sameType(op, in(op, 2), r, "accumulator and result");
   }
 
-  void load(const Op& op) const {
-    const TensorParam& t = tensor(op);
-    arity(op, static_cast<size_t>(t.rank), 1);
-    offsets(op, t.rank);
-    matchesTensor(op, out(op, 0), t, "result");
+  static void fillFits(const Op& op, const TensorParam& t) {
     const AttrValue* fill = op.attr("fill");
     if (!fill || !(std::holds_alternative<int64_t>(*fill) || std::holds_alternative<double>(*fill)))
       error(op, "needs an int or float 'fill' attribute");
@@ -385,11 +383,57 @@ class Verifier {
       error(op, "fill " + attrText(*fill) + " does not fit the tensor's " + std::string(dtypeName(t.dtype)));
   }
 
+  void load(const Op& op) const {
+    const TensorParam& t = tensor(op);
+    arity(op, static_cast<size_t>(t.rank), 1);
+    offsets(op, t.rank);
+    matchesTensor(op, out(op, 0), t, "result");
+    fillFits(op, t);
+  }
+
   void store(const Op& op) const {
     const TensorParam& t = tensor(op);
     arity(op, static_cast<size_t>(t.rank) + 1, 0);
     offsets(op, t.rank);
     matchesTensor(op, in(op, static_cast<size_t>(t.rank)), t, "value");
+  }
+
+  // gather and scatter: one integer coordinate tile per tensor axis, each of the shape of
+  // `like` (gather's result, scatter's value), from operand 0; then `extra` operands
+  // (scatter's value); then an optional bool mask of that shape.
+  void coordinates(const Op& op, const TensorParam& t, size_t extra, const Type& like, const std::string& what) const {
+    const Shape& shape = like.shape;
+    size_t rank = static_cast<size_t>(t.rank);
+    if (op.operands.size() != rank + extra && op.operands.size() != rank + extra + 1)
+      error(op, "expected " + std::to_string(rank) + " coordinates for tensor " + t.name + (extra ? ", the value" : "") +
+                    " and an optional mask, but got " + std::to_string(op.operands.size()) + " operands");
+    for (size_t d = 0; d < rank; ++d) {
+      const Type& c = in(op, d);
+      if (!isInteger(c.dtype) || c.shape != shape)
+        error(op, "coordinate " + std::to_string(d) + " must be an integer tile shaped like the " + what + " " +
+                      like.str() + " but is " + c.str());
+    }
+    if (op.operands.size() == rank + extra + 1)
+      expectType(op, in(op, rank + extra), Type{DType::boolean, shape}, "mask");
+  }
+
+  void gather(const Op& op) const {
+    const TensorParam& t = tensor(op);
+    if (op.results.size() != 1) error(op, "expected 1 result but got " + std::to_string(op.results.size()));
+    const Type& r = out(op, 0);
+    if (r.dtype != t.dtype) error(op, "result " + r.str() + " does not match tensor " + t.name + "'s " + std::string(dtypeName(t.dtype)));
+    coordinates(op, t, 0, r, "result");
+    fillFits(op, t);
+  }
+
+  void scatter(const Op& op) const {
+    const TensorParam& t = tensor(op);
+    if (!op.results.empty()) error(op, "expected 0 results but got " + std::to_string(op.results.size()));
+    size_t rank = static_cast<size_t>(t.rank);
+    if (op.operands.size() <= rank) error(op, "expected " + std::to_string(rank) + " coordinates and a value");
+    const Type& v = in(op, rank);
+    if (v.dtype != t.dtype) error(op, "value " + v.str() + " does not match tensor " + t.name + "'s " + std::string(dtypeName(t.dtype)));
+    coordinates(op, t, 1, v, "value");
   }
 
   // fold(start, end, inits...) with a body ^(k: i64, carried...).

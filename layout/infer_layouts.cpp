@@ -50,8 +50,11 @@ const Target& targetByName(const std::string& name) {
 
 namespace {
 
+// Ops whose result element i depends on their operands' elements i alone (a gather reads the
+// tensor at its coordinates' element i), so operands and result share one layout.
 bool isElementwise(OpCode c) {
-  return ir::isUnaryElementwise(c) || ir::isBinaryElementwise(c) || c == OpCode::select || c == OpCode::cast;
+  return ir::isUnaryElementwise(c) || ir::isBinaryElementwise(c) || c == OpCode::select || c == OpCode::cast ||
+         c == OpCode::gather;
 }
 
 // x clamped to [1, hi] and rounded down to a power of two (thread and vector counts are).
@@ -248,8 +251,8 @@ class Inference {
     for (ValueId r : op.results)
       if (!isTile(r)) at(r) = uniform_;
     if (op.results.empty() || !isTile(op.results[0])) {
-      if (op.code == OpCode::store && !at(op.operands.back())) settle(op.operands.back(), defaultLayout(op.operands.back()));
-      return;  // stores write from the value's own layout; scalars are uniform
+      if (ir::writesTensor(op.code)) visitWrite(op);
+      return;  // scalars are uniform
     }
     ValueId r = op.results[0];
     if (op.code == OpCode::load && !onlyBroadcast(r)) at(r) = defaultLayout(r);
@@ -258,6 +261,17 @@ class Inference {
     else if (ir::isReduction(op.code)) visitReduction(op);
     else if (op.code == OpCode::broadcast || op.code == OpCode::reshape || op.code == OpCode::permute) visitShape(op);
     // constant and iota stay free
+  }
+
+  // Stores write from the value's own layout; a scatter reads its coordinates and mask in it.
+  void visitWrite(const Op& op) {
+    size_t valueAt = op.code == OpCode::store ? op.operands.size() - 1 : size_t(k_.tensors[size_t(op.intAttr("tensor"))].rank);
+    ValueId value = op.operands[valueAt];
+    if (!isTile(value)) return;
+    if (!at(value)) settle(value, defaultLayout(value));
+    if (op.code == OpCode::scatter)
+      for (size_t i = 0; i < op.operands.size(); ++i)
+        if (i != valueAt) require(op.operands[i], at(value), op, i);
   }
 
   // Whether v is only read through (unit-dim reshapes and) broadcasts: then a load of

@@ -171,9 +171,21 @@ std::string dropout(const Tensor& x, const Tensor& out, double p, int64_t seed, 
   return kernel.launch({cdiv(x.dim(0), block)}, x, out, p, seed, opts);
 }
 
+std::string embedding(const Tensor& table, const Tensor& ids, const Tensor& out, const RunOptions& opts) {
+  constexpr int64_t rows = 8, cols = 256;
+  static const auto kernel = tj::kernel("embedding", [](Program& p, const Tensor& table, const Tensor& ids,
+                                                        const Tensor& out) {
+    Index i = p.id(0), j = p.id(1);
+    Tile id = p.read(ids, {rows}).at({i}).expand_dims(1);
+    Tile col = (p.arange(cols) + j * cols).expand_dims(0);
+    p.write(out, {rows, cols}).put(p.gather(table, {id, col}), {i, j});
+  });
+  return kernel.launch({cdiv(ids.dim(0), rows), cdiv(table.dim(1), cols)}, table, ids, out, opts);
+}
+
 std::vector<std::string> sampleNames() {
   return {"gemm",    "gemm_f16",  "attention",  "attention_causal", "attention_f16",
-          "softmax", "layernorm", "vector_add", "fused", "dropout"};
+          "softmax", "layernorm", "vector_add", "fused", "dropout", "embedding"};
 }
 
 ir::Kernel traceSample(const std::string& name, const std::string& device) {
@@ -193,6 +205,7 @@ ir::Kernel traceSample(const std::string& name, const std::string& device) {
   else if (name == "vector_add") vectorAdd(vector(1000), vector(1000), vector(1000));
   else if (name == "fused") fused(vector(1000), vector(1000), vector(1000), vector(1000));
   else if (name == "dropout") dropout(vector(1000), vector(1000), 0.25, 7);
+  else if (name == "embedding") embedding(matrix(101, 300), Tensor::zeros({37}, DType::i32), matrix(37, 300));
   else {
     std::string known;
     for (const std::string& n : sampleNames()) known += (known.empty() ? "" : ", ") + n;

@@ -48,6 +48,9 @@ std::string fused(const Tensor& a, const Tensor& b, const Tensor& c, const Tenso
 // Triton's low-memory dropout: out = x / (1 - p) where rand(seed, offset) > p, else 0. The
 // mask is never stored: the seed redraws it. One kernel for every p and seed (runtime scalars).
 std::string dropout(const Tensor& x, const Tensor& out, double p, int64_t seed, const RunOptions& opts = {});
+// An embedding lookup: out[i, :] = table[ids[i], :], the rows read through gather; an id
+// outside [0, rows of the table) reads a row of zeros (a padding id such as -1).
+std::string embedding(const Tensor& table, const Tensor& ids, const Tensor& out, const RunOptions& opts = {});
 
 // Names accepted by traceSample; traceSample returns the canonical IR of the sample
 // at small odd sizes (for tile-ir --sample and golden tests), with the blocks the sample

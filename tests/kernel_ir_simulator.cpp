@@ -108,7 +108,7 @@ bool compare(const std::string& pred, double a, double b) {
   if (pred == "ge") return a >= b;
   if (pred == "eq") return a == b;
   if (pred == "ne") return a != b;
-  if (pred == "ult") return a >= 0 && a < b;
+  if (pred == "ult") return a >= 0 && a < b;  // b is a size, never negative
   throw Error("simulate: unknown predicate " + pred);
 }
 

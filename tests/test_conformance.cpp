@@ -18,6 +18,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "devices/cuda/cuda_runtime.hpp"
@@ -1289,6 +1290,163 @@ TEST_CASE("conformance: fold bounds from Index expressions, empty ranges and nes
       }
       checkElements(out, expectDoubles(want));
     }
+}
+
+// ---- Indirect reads and writes
+
+// Row coordinates of an odd length with values before, inside and past 37 rows; i64
+// values far outside any tensor (they must not wrap into range).
+Tensor gatherRows(DType t) {
+  std::vector<double> rows = {0, 36, 37, -1, 5, 5, 12, 40, -7, 1, 30, 2, 19};
+  if (t == i64) rows.insert(rows.end(), {0x1p40, -0x1p40, -0x1p62, 0x1p62 - 1024});
+  return Tensor::from({int64_t(rows.size())}, rows, t);
+}
+
+TEST_CASE("conformance: gather reads computed coordinates; out-of-range and masked elements read the fill") {
+  for (const std::string& device : conformanceDevices())
+    for (auto [t, coordType, fill] : {std::tuple{f32, i32, -5.5}, std::tuple{i32, i64, -7.0}, std::tuple{f16, i32, ref::inf()},
+                                      std::tuple{i64, i8, 3.0}, std::tuple{boolean, i32, 1.0}}) {
+      for (bool transposed : {false, true}) {
+        INFO(device, ": gather from ", dtypeName(t), "[37, 29]", transposed ? " (a transposed view)" : "", " at ",
+             dtypeName(coordType), " coordinates, fill ", fill);
+        Tensor table = transposed ? sample({29, 37}, t, 171, edges(t)).transpose() : sample({37, 29}, t, 171, edges(t));
+        Tensor rows = gatherRows(coordType == i8 ? i32 : coordType);  // cast to i8 in the kernel: all fit
+        int64_t n = rows.numel(), block = 32, cols = 8;
+        Tensor out = poisoned({n, cols}, t);
+        launch(device, "gather", {1}, [&](Program& p) {
+          Tile r = p.read(rows, {block}, -1).at({0}).cast(coordType).expand_dims(1);  // past n: row -1
+          Tile c = (p.arange(cols) * 4 - 2).expand_dims(0);                          // -2, 2, ... 26
+          Tile keep = (r != 12) || (c != 10);
+          p.write(out, {block, cols}).put(p.gather(table, {r, c}, keep, fill), {0, 0});
+        });
+        Expect e;
+        for (int64_t i = 0; i < n; ++i)
+          for (int64_t j = 0; j < cols; ++j) {
+            int64_t r = ref::asInt(ref::element(rows, i)), c = j * 4 - 2;
+            bool inside = r >= 0 && r < 37 && c >= 0 && c < 29 && !(r == 12 && c == 10);
+            e.want.push_back(inside ? ref::element(table, r * 29 + c) : number(t, fill));
+          }
+        checkElements(out, e);
+      }
+    }
+}
+
+TEST_CASE("conformance: gather with Index, number and broadcast coordinates, of rank 1 and rank 3 tensors") {
+  for (const std::string& device : conformanceDevices()) {
+    INFO(device);
+    Tensor x = sample({41}, f64, 181, edges(f64)), cube = sample({3, 5, 7}, i32, 182);
+    Tensor line = poisoned({5, 9}, f64), planes = poisoned({3, 4, 7}, i32);
+    launch(device, "gather_ranks", {3}, [&](Program& p) {
+      // line[i][j] = x[(i * 9 + j) * 2 - 8]: a rank-2 tile of coordinates into a rank-1 tensor.
+      Tile flat = (p.iota({5, 9}, 0) * 9 + p.iota({5, 9}, 1)) * 2 - 8;
+      p.write(line, {5, 9}).put(p.gather(x, {flat}, 0.25), {0, 0});
+      // planes[k][i][j] = cube[k][5 - i][j], i in [0, 4) (row 5 is past the edge): an Index and
+      // broadcast row and column coordinates.
+      Tile i = (5 - p.arange(4)).expand_dims(1), j = p.arange(7).expand_dims(0);
+      p.write(planes, {1, 4, 7}).put(p.gather(cube, {p.id(0), i, j}, -1).expand_dims(0), {p.id(0), 0, 0});
+    });
+    Expect e;
+    for (int64_t f = 0; f < 45; ++f) {
+      int64_t at = f * 2 - 8;
+      e.want.push_back(at >= 0 && at < 41 ? ref::element(x, at) : Num(0.25));
+    }
+    checkElements(line, e);
+    Expect fromCube;
+    for (int64_t k = 0; k < 3; ++k)
+      for (int64_t i = 0; i < 4; ++i)
+        for (int64_t j = 0; j < 7; ++j)
+          fromCube.want.push_back(5 - i < 5 ? ref::element(cube, (k * 5 + 5 - i) * 7 + j) : Num(int64_t{-1}));
+    checkElements(planes, fromCube);
+  }
+}
+
+TEST_CASE("conformance: scatter writes computed coordinates; out-of-range and masked writes are dropped") {
+  for (const std::string& device : conformanceDevices())
+    for (auto [t, transposed] : {std::pair{f32, false}, std::pair{i64, true}, std::pair{bf16, false}, std::pair{i8, true}}) {
+      INFO(device, ": scatter into ", dtypeName(t), "[37, 29]", transposed ? " (a transposed view)" : "");
+      Tensor out = transposed ? poisoned({29, 37}, t).transpose() : poisoned({37, 29}, t);
+      Tensor rows = gatherRows(i64);
+      int64_t n = rows.numel();
+      // Row i goes to rows[i] (distinct in range except the repeated 5, which the mask drops once),
+      // column j to 28 - 3j (negative past j = 9).
+      launch(device, "scatter", {1}, [&](Program& p) {
+        Tile r = p.read(rows, {32}, -1).at({0}).expand_dims(1);
+        Tile i = p.arange(32).expand_dims(1), j = p.arange(11).expand_dims(0);
+        Tile value = (i * 11 + j).cast(f32) * 0.5 - 20;
+        p.scatter(out, {r, 28 - j * 3}, value, i != 5);
+      });
+      std::vector<Num> want(37 * 29, number(t, poisonValue(t)));
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < 11; ++j) {
+          int64_t r = ref::asInt(ref::element(rows, i)), c = 28 - 3 * j;
+          if (i == 5 || r < 0 || r >= 37 || c < 0) continue;
+          want[size_t(r * 29 + c)] = castRef(f32, t, roundToFloat(f32, double(i * 11 + j) * 0.5 - 20));
+        }
+      checkElements(out, Expect{.want = want});
+    }
+}
+
+TEST_CASE("conformance: scatter of a number and of an Index, and duplicate coordinates write one of their values") {
+  for (const std::string& device : conformanceDevices()) {
+    INFO(device);
+    Tensor marks = poisoned({24}, i32), dup = poisoned({3}, f32);
+    launch(device, "scatter_dup", {2}, [&](Program& p) {
+      p.scatter(marks, {p.arange(16) * 3 - p.id(0) * 2}, 7);  // 0, 3, ... and 1, 4, ..., 22 (-2 dropped)
+      p.scatter(marks, {23}, p.id(0) + 100, p.id(0) == 1);    // a rank-0 scatter, from program 1 only
+      p.scatter(dup, {p.arange(64) % 2}, p.arange(64).cast(f32));  // 32 writes each to dup[0] and dup[1]
+    });
+    for (int64_t i = 0; i < 23; ++i) {
+      bool written = i % 3 == 0 || (i + 2) % 3 == 0;
+      CHECK_MESSAGE(ref::asInt(ref::element(marks, i)) == (written ? 7 : poisonValue(i32)), "marks[" << i << "]");
+    }
+    CHECK(ref::asInt(ref::element(marks, 23)) == 101);
+    double d0 = ref::asDouble(ref::element(dup, 0)), d1 = ref::asDouble(ref::element(dup, 1));
+    CHECK_MESSAGE((d0 >= 0 && d0 <= 62 && std::fmod(d0, 2) == 0), "dup[0] = " << d0 << " is none of its writes");
+    CHECK_MESSAGE((d1 >= 1 && d1 <= 63 && std::fmod(d1, 2) == 1), "dup[1] = " << d1 << " is none of its writes");
+    CHECK(std::isnan(ref::asDouble(ref::element(dup, 2))));
+    if (device == "interp" || device == "cpu") CHECK((d0 == 62 && d1 == 63));  // row-major order: the last wins
+  }
+}
+
+TEST_CASE("conformance: values read from memory become block indices, offsets, fold bounds and selected indices") {
+  for (const std::string& device : conformanceDevices()) {
+    INFO(device);
+    // Ragged rows: row r is data[starts[r], starts[r] + lengths[r]), summed over blocks of 4.
+    Tensor lengths = Tensor::from({5}, {3, 0, 7, 1, 12}, i32), starts = Tensor::from({5}, {0, 3, 3, 10, 11}, i64);
+    Tensor data = sample({23}, f64, 191), sums = poisoned({5}, f64), firsts = poisoned({5}, i64);
+    // Blocks of 8 copied in a permuted order: block 4 of x is partial (3 of 8), the rest reads -5.
+    Tensor perm = Tensor::from({5}, {2, 4, 3, 1, 0}, i32), x = sample({35}, i32, 192), shuffled = poisoned({40}, i32);
+    launch(device, "ragged", {5}, [&](Program& p) {
+      Index row = p.id(0);
+      Index len = p.index(p.gather(lengths, {row})), start = p.index(p.gather(starts, {row}));
+      auto X = p.read(data, {4});
+      Tile total = p.fold(0, cdiv(len, 4), p.zeros({4}, f64), [&](Index k, Tile acc) {
+        return acc + where(p.arange(4) + k * 4 < len, X.at_offset({start + k * 4}), 0.0);
+      });
+      p.write(sums, {1}).put(total.sum(0, true), {row});
+      p.scatter(firsts, {row}, select(len > 5, start, -1));
+      p.write(shuffled, {8}).put(p.read(x, {8}, -5).at({p.index(p.gather(perm, {row}))}), {row});
+    });
+    const int64_t len[] = {3, 0, 7, 1, 12}, start[] = {0, 3, 3, 10, 11}, order[] = {2, 4, 3, 1, 0};
+    Expect sum, first, copied;
+    for (int64_t r = 0; r < 5; ++r) {
+      double s = 0, magnitude = 0;
+      for (int64_t i = 0; i < len[r]; ++i) {
+        s += ref::asDouble(ref::element(data, start[r] + i));
+        magnitude += std::fabs(ref::asDouble(ref::element(data, start[r] + i)));
+      }
+      sum.want.push_back(s);
+      sum.slack.push_back(std::max(sumSlack(device, f64, size_t(len[r]), magnitude), 1e-300));
+      first.want.push_back(len[r] > 5 ? start[r] : int64_t{-1});
+      for (int64_t i = 0; i < 8; ++i) {
+        int64_t from = order[r] * 8 + i;
+        copied.want.push_back(from < 35 ? ref::element(x, from) : Num(int64_t{-5}));
+      }
+    }
+    checkElements(sums, sum);
+    checkElements(firsts, first);
+    checkElements(shuffled, copied);
+  }
 }
 
 // ---- Reads and writes

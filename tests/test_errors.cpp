@@ -288,6 +288,52 @@ TEST_CASE("errors: mistakes with views, the grid and folds name the op and the u
        [&](int& line) {
          kernel([&](Program& p) { line = __LINE__; (void)p.read(xi, {16, 8}, 3e9); });
        }},
+      {"gather with one coordinate for a rank-2 tensor", "gather", {"1 coordinates", "f32[37, 29]", "rank 2"},
+       [&](int& line) {
+         kernel([&](Program& p) { line = __LINE__; (void)p.gather(x, {p.arange(8)}); });
+       }},
+      {"gather at float coordinates", "gather", {"coordinate 1", "f32[8]", "cast it to i32"}, [&](int& line) {
+         kernel([&](Program& p) {
+           Tile c = p.zeros({8});
+           line = __LINE__; (void)p.gather(x, {p.arange(8), c});
+         });
+       }},
+      {"gather at a fractional number", "gather", {"coordinate 0", "2.5", "not an integer"}, [&](int& line) {
+         kernel([&](Program& p) { line = __LINE__; (void)p.gather(x, {2.5, p.arange(8)}); });
+       }},
+      {"gather coordinates that do not broadcast", "gather", {"[8]", "[5]", "do not broadcast"}, [&](int& line) {
+         kernel([&](Program& p) { line = __LINE__; (void)p.gather(x, {p.arange(8), p.arange(5)}); });
+       }},
+      {"gather with an i32 mask", "gather", {"mask", "i32[8]", "bool"}, [&](int& line) {
+         kernel([&](Program& p) {
+           Tile m = p.arange(8);
+           line = __LINE__; (void)p.gather(x, {p.arange(8), 0}, m);
+         });
+       }},
+      {"gather fill that is not a value of an int tensor", "gather", {"the fill 0.5", "i32[37, 29]"}, [&](int& line) {
+         kernel([&](Program& p) { line = __LINE__; (void)p.gather(xi, {p.arange(8), 0}, 0.5); });
+       }},
+      {"scatter of a number outside an int tensor's dtype", "scatter", {"the number 1", "outside the i32 range"}, [&](int& line) {
+         kernel([&](Program& p) { line = __LINE__; p.scatter(xi, {p.arange(8), 0}, 1e10); });
+       }},
+      {"scatter of a value that does not broadcast to the coordinates", "scatter", {"[8]", "[3]"}, [&](int& line) {
+         kernel([&](Program& p) {
+           Tile v = p.zeros({3});
+           line = __LINE__; p.scatter(x, {p.arange(8), 0}, v);
+         });
+       }},
+      {"an Index from a rank-1 tile", "index", {"rank-0 integer tile", "i32[8]", "gather one element"}, [&](int& line) {
+         kernel([&](Program& p) { line = __LINE__; (void)p.index(p.arange(8)); });
+       }},
+      {"an Index from a float", "index", {"f32[]", "cast it"}, [&](int& line) {
+         kernel([&](Program& p) { line = __LINE__; (void)p.index(p.zeros({})); });
+       }},
+      {"select on a tile of conditions", "select", {"rank-0 bool tile", "bool[8]"}, [&](int& line) {
+         kernel([&](Program& p) {
+           Tile c = p.arange(8) < 3;
+           line = __LINE__; (void)select(c, p.id(0), 0);
+         });
+       }},
       {"at with the wrong number of block coordinates", "at", {"1 block coordinates", "rank 2"}, [&](int& line) {
          kernel([&](Program& p) {
            auto X = p.read(x, {16, 8});

@@ -48,14 +48,6 @@ struct Compiled {
   std::vector<bool> storedTensors;  // by tensor: the kernel stores to it
 };
 
-std::vector<bool> storedTensors(const ir::Kernel& k) {
-  std::vector<bool> stored(k.tensors.size(), false);
-  ir::forEachOp(k.body, [&](const ir::Op& op) {
-    if (op.code == ir::OpCode::store) stored.at(size_t(op.intAttr("tensor"))) = true;
-  });
-  return stored;
-}
-
 // One tensor argument's device memory: a copy of the bytes its view reaches.
 struct Binding {
   DeviceMemory* memory = nullptr;
@@ -170,7 +162,7 @@ struct CudaDevice::State {
     c.prints = f.prints;
     c.faultParam = f.faultParam;
     c.workgroupSize = f.workgroupSize;
-    c.storedTensors = storedTensors(kernel);
+    c.storedTensors = ir::writtenTensors(kernel);
     return c;
   }
 

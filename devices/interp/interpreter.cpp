@@ -198,6 +198,8 @@ class Interpreter {
   Value dot(const ir::Op& op, const ir::Type& rt);
   Value load(const ir::Op& op, const ir::Type& rt);
   void store(const ir::Op& op);
+  Value gather(const ir::Op& op, const ir::Type& rt);
+  void scatter(const ir::Op& op);
   void fold(const ir::Op& op);
   void print(const ir::Op& op);
 
@@ -221,7 +223,11 @@ class Interpreter {
   ir::Shape origin(const ir::Op& op, const TensorArg& t) const;
   size_t axisAttr(const ir::Op& op, size_t rank) const;
   const TensorArg& tensor(const ir::Op& op) const;
-  Value gather(const ir::Op& op, const ir::Type& rt, const ir::Shape& srcStrides);
+  Value rearrange(const ir::Op& op, const ir::Type& rt, const ir::Shape& srcStrides);
+  using OffsetOf = std::function<std::optional<int64_t>(int64_t flat, const ir::Shape& idx)>;
+  Value readElements(const ir::Op& op, const ir::Type& rt, const TensorArg& t, const OffsetOf& offsetOf);
+  void writeElements(const ir::Op& op, const Tile& v, const TensorArg& t, const OffsetOf& offsetOf);
+  OffsetOf indirectOffsets(const ir::Op& op, const TensorArg& t, size_t maskAt) const;
 
   const ir::Kernel& kernel_;
   const LaunchArgs& args_;
@@ -232,6 +238,7 @@ class Interpreter {
 void Interpreter::exec(const ir::Op& op) {
   switch (op.code) {
     case OpCode::store: return store(op);
+    case OpCode::scatter: return scatter(op);
     case OpCode::print: return print(op);
     case OpCode::fold: return fold(op);
     case OpCode::yield: return;  // fold reads the operands
@@ -260,6 +267,7 @@ Value Interpreter::compute(const ir::Op& op, const ir::Type& rt) {
     case OpCode::permute: return permute(op, rt);
     case OpCode::dot: return dot(op, rt);
     case OpCode::load: return load(op, rt);
+    case OpCode::gather: return gather(op, rt);
     default:
       if (ir::isUnaryElementwise(op.code)) return unary(op, rt);
       if (ir::isBinaryElementwise(op.code)) return binary(op, rt);
@@ -421,7 +429,7 @@ Value Interpreter::cast(const ir::Op& op, const ir::Type& rt) {
 }
 
 // The tile of type rt whose element at idx is operand 0's at sum(idx * srcStrides).
-Value Interpreter::gather(const ir::Op& op, const ir::Type& rt, const ir::Shape& srcStrides) {
+Value Interpreter::rearrange(const ir::Op& op, const ir::Type& rt, const ir::Shape& srcStrides) {
   const Tile& x = in(op, 0);
   auto out = std::make_shared<Tile>(rt);
   auto copy = [&](auto& o, const auto& src) {
@@ -444,7 +452,7 @@ Value Interpreter::broadcast(const ir::Op& op, const ir::Type& rt) {
     if (from[d] == 1) strides[d] = 0;  // every result index reads element 0
     else if (from[d] != rt.shape[d]) unverified(op, in(op, 0).type.str() + " does not broadcast to " + rt.str());
   }
-  return gather(op, rt, strides);
+  return rearrange(op, rt, strides);
 }
 
 Value Interpreter::reshape(const ir::Op& op, const ir::Type& rt) {
@@ -467,7 +475,7 @@ Value Interpreter::permute(const ir::Op& op, const ir::Type& rt) {
       unverified(op, "bad permutation of " + in(op, 0).type.str() + " to " + rt.str());
     strides[i] = fromStrides[static_cast<size_t>(perm[i])];
   }
-  return gather(op, rt, strides);
+  return rearrange(op, rt, strides);
 }
 
 Value Interpreter::reduce(const ir::Op& op, const ir::Type& rt) {
@@ -521,15 +529,59 @@ Value Interpreter::dot(const ir::Op& op, const ir::Type& rt) {
 Value Interpreter::load(const ir::Op& op, const ir::Type& rt) {
   const TensorArg& t = tensor(op);
   ir::Shape at = origin(op, t);
-  if (rt.dtype != t.dtype || rt.shape.size() != t.shape.size())
-    unverified(op, "result " + rt.str() + " does not match the " + std::string(dtypeName(t.dtype)) + " tensor");
+  if (rt.shape.size() != t.shape.size()) unverified(op, "result " + rt.str() + " does not match the tensor's rank");
+  return readElements(op, rt, t, [&](int64_t, const ir::Shape& idx) { return elementOffset(t, at, idx); });
+}
+
+void Interpreter::store(const ir::Op& op) {
+  const TensorArg& t = tensor(op);
+  ir::Shape at = origin(op, t);
+  const Tile& v = in(op, op.operands.size() - 1);
+  if (v.type.shape.size() != t.shape.size()) unverified(op, "value " + v.type.str() + " does not match the tensor's rank");
+  writeElements(op, v, t, [&](int64_t, const ir::Shape& idx) { return elementOffset(t, at, idx); });
+}
+
+// gather's operands are a coordinate tile per tensor axis, then the mask if any; scatter's
+// the coordinates, the value, then the mask if any.
+Value Interpreter::gather(const ir::Op& op, const ir::Type& rt) {
+  const TensorArg& t = tensor(op);
+  return readElements(op, rt, t, indirectOffsets(op, t, t.shape.size()));
+}
+
+// Elements go in row-major order: of duplicate coordinates the last is written.
+void Interpreter::scatter(const ir::Op& op) {
+  const TensorArg& t = tensor(op);
+  if (op.operands.size() <= t.shape.size()) unverified(op, "no value operand");
+  writeElements(op, in(op, t.shape.size()), t, indirectOffsets(op, t, t.shape.size() + 1));
+}
+
+// Element `flat` of the coordinate tiles, unless a coordinate is outside the tensor or the
+// mask (operand maskAt, when there is one) is false there.
+Interpreter::OffsetOf Interpreter::indirectOffsets(const ir::Op& op, const TensorArg& t, size_t maskAt) const {
+  size_t rank = t.shape.size();
+  if (op.operands.size() < maskAt || op.operands.size() > maskAt + 1)
+    unverified(op, "expected " + std::to_string(rank) + " coordinates for a rank-" + std::to_string(rank) + " tensor");
+  std::vector<const std::vector<int64_t>*> coords;
+  for (size_t d = 0; d < rank; ++d) coords.push_back(&in(op, d).data<int64_t>());
+  const std::vector<int64_t>* mask = op.operands.size() > maskAt ? &in(op, maskAt).data<int64_t>() : nullptr;
+  return [&t, coords, mask](int64_t flat, const ir::Shape&) -> std::optional<int64_t> {
+    if (mask && !(*mask)[static_cast<size_t>(flat)]) return std::nullopt;
+    ir::Shape at(coords.size()), none(coords.size(), 0);
+    for (size_t d = 0; d < at.size(); ++d) at[d] = (*coords[d])[static_cast<size_t>(flat)];
+    return elementOffset(t, at, none);
+  };
+}
+
+// The tile of type rt whose element is the tensor's at offsetOf, or the fill where that has none.
+Value Interpreter::readElements(const ir::Op& op, const ir::Type& rt, const TensorArg& t, const OffsetOf& offsetOf) {
+  if (rt.dtype != t.dtype) unverified(op, "result " + rt.str() + " does not match the " + std::string(dtypeName(t.dtype)) + " tensor");
   double fill = op.floatAttr("fill");
   auto out = std::make_shared<Tile>(rt);
   const auto* base = static_cast<const std::byte*>(t.data);
   int bytes = dtypeBytes(t.dtype);
   auto read = [&](auto& o, auto fillValue, auto decode) {
     forEachIndex(rt.shape, [&](int64_t flat, const ir::Shape& idx) {
-      std::optional<int64_t> e = elementOffset(t, at, idx);
+      std::optional<int64_t> e = offsetOf(flat, idx);
       o[flat] = e ? decode(base + *e * bytes, t.dtype) : fillValue;
     });
   };
@@ -538,17 +590,13 @@ Value Interpreter::load(const ir::Op& op, const ir::Type& rt) {
   return out;
 }
 
-void Interpreter::store(const ir::Op& op) {
-  const TensorArg& t = tensor(op);
-  ir::Shape at = origin(op, t);
-  const Tile& v = in(op, op.operands.size() - 1);
-  if (v.type.dtype != t.dtype || v.type.shape.size() != t.shape.size())
-    unverified(op, "value " + v.type.str() + " does not match the " + std::string(dtypeName(t.dtype)) + " tensor");
+void Interpreter::writeElements(const ir::Op& op, const Tile& v, const TensorArg& t, const OffsetOf& offsetOf) {
+  if (v.type.dtype != t.dtype) unverified(op, "value " + v.type.str() + " does not match the " + std::string(dtypeName(t.dtype)) + " tensor");
   auto* base = static_cast<std::byte*>(t.data);
   int bytes = dtypeBytes(t.dtype);
   auto write = [&](const auto& src, auto encode) {
     forEachIndex(v.type.shape, [&](int64_t flat, const ir::Shape& idx) {
-      if (std::optional<int64_t> e = elementOffset(t, at, idx)) encode(base + *e * bytes, t.dtype, src[flat]);
+      if (std::optional<int64_t> e = offsetOf(flat, idx)) encode(base + *e * bytes, t.dtype, src[flat]);
     });
   };
   if (v.isFloat()) write(v.floats, interp::writeFloat);

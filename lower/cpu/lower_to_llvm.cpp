@@ -29,7 +29,7 @@ bool isCheap(OpCode c) {
 // Ops computed element by element wherever they are used (fused into the consumer's loop nest).
 bool isFusable(OpCode c) {
   return isCheap(c) || ir::isUnaryElementwise(c) || ir::isBinaryElementwise(c) || c == OpCode::select ||
-         c == OpCode::cast || c == OpCode::load;
+         c == OpCode::cast || ir::readsTensor(c);
 }
 
 // Where each value is defined and how it is used, to decide what gets a buffer.
@@ -56,7 +56,7 @@ struct UseInfo {
         if (op.code == OpCode::dot && i < 2) dotOperand[v] = true;
         if (op.code == OpCode::print) printed[v] = true;
       }
-      if (op.code == OpCode::store) storedTensors.insert(op.intAttr("tensor"));
+      if (ir::writesTensor(op.code)) storedTensors.insert(op.intAttr("tensor"));
       for (ValueId r : op.results) {
         def[r] = &op;
         defDepth[r] = depth;
@@ -97,6 +97,7 @@ class KernelLowering {
   void lowerOp(const ir::Op& op);
   void lowerFold(const ir::Op& op);
   void lowerStore(const ir::Op& op);
+  void lowerScatter(const ir::Op& op);
   void lowerPrint(const ir::Op& op);
   void lowerDot(const ir::Op& op);
   bool emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType accType);
@@ -115,6 +116,10 @@ class KernelLowering {
   llvm::Value* cast(llvm::Value* x, DType from, DType to);
   llvm::Value* stickyToDouble(llvm::Value* x);
   llvm::Value* loadElement(const ir::Op& op, const Indices& idx);
+  llvm::Value* gatherElement(const ir::Op& op, const Indices& idx);
+  std::pair<llvm::Value*, llvm::Value*> indirectAddress(const ir::Op& op, size_t maskAt, const Indices& idx);
+  llvm::Value* readElement(int64_t tensor, llvm::Value* linear, llvm::Value* inside, double fill);
+  void writeElement(int64_t tensor, llvm::Value* linear, llvm::Value* v);
   llvm::Value* libm(const char* name, llvm::Value* x);
   llvm::Value* constant(DType t, double value);
   Indices operandIndices(const ir::Op& op, const Indices& idx);
@@ -245,8 +250,8 @@ bool KernelLowering::needsBuffer(ValueId v) const {
   if (!op || type(v).isScalar()) return false;
   if (!isFusable(op->code)) return true;
   if (info_.dotOperand[v] || info_.printed[v]) return true;
-  // A load must read memory before any later store to the same tensor can change it.
-  if (op->code == OpCode::load && info_.storedTensors.count(op->intAttr("tensor"))) return true;
+  // A read must read memory before any later write to the same tensor can change it.
+  if (ir::readsTensor(op->code) && info_.storedTensors.count(op->intAttr("tensor"))) return true;
   if (isCheap(op->code)) return false;
   return info_.uses[v] > 1 || info_.usedDeeper[v];
 }
@@ -255,6 +260,7 @@ void KernelLowering::lowerOp(const ir::Op& op) {
   switch (op.code) {
     case OpCode::fold: return lowerFold(op);
     case OpCode::store: return lowerStore(op);
+    case OpCode::scatter: return lowerScatter(op);
     case OpCode::print: return lowerPrint(op);
     case OpCode::dot: return lowerDot(op);
     case OpCode::yield: return;  // handled by lowerFold
@@ -309,8 +315,6 @@ void KernelLowering::lowerStore(const ir::Op& op) {
   size_t rank = op.operands.size() - 1;
   ValueId value = op.operands.back();
   int64_t tensor = op.intAttr("tensor");
-  const TensorView& t = tensors_.at(tensor);
-  DType dtype = kernel_.tensors[tensor].dtype;
   Indices offsets;
   for (size_t d = 0; d < rank; ++d) offsets.push_back(element(op.operands[d], {}));
   // Fast path when the whole block is inside the tensor with unit innermost stride.
@@ -323,10 +327,7 @@ void KernelLowering::lowerStore(const ir::Op& op) {
         coords.push_back(b_.CreateAdd(offsets[d], idx[d]));
         linear = b_.CreateAdd(linear, b_.CreateMul(coords[d], strideOf(tensor, d, !masked)));
       }
-      auto write = [&] {
-        llvm::Value* v = toStorage(b_, element(value, idx), dtype);
-        b_.CreateStore(v, b_.CreateGEP(storageType(ctx_, dtype), t.data, linear));
-      };
+      auto write = [&] { writeElement(tensor, linear, element(value, idx)); };
       if (masked) emitIf(b_, inBounds(tensor, coords), write);
       else write();
     });
@@ -639,6 +640,7 @@ llvm::Value* KernelLowering::computeElement(const ir::Op& op, const Indices& idx
     case OpCode::broadcast: case OpCode::reshape: case OpCode::permute:
       return element(op.operands[0], operandIndices(op, idx));
     case OpCode::load: return loadElement(op, idx);
+    case OpCode::gather: return gatherElement(op, idx);
     default: break;
   }
   // Operands first, in order, one statement each: C++ leaves the order of a call's arguments
@@ -857,23 +859,61 @@ llvm::Value* KernelLowering::inBounds(int64_t tensor, const Indices& coords) {
 
 llvm::Value* KernelLowering::loadElement(const ir::Op& op, const Indices& idx) {
   int64_t tensor = op.intAttr("tensor");
-  const TensorView& t = tensors_.at(tensor);
-  DType dtype = kernel_.tensors[tensor].dtype;
   Indices coords;
   llvm::Value* linear = i64(0);
   for (size_t d = 0; d < idx.size(); ++d) {
     coords.push_back(b_.CreateAdd(element(op.operands[d], {}), idx[d]));
     linear = b_.CreateAdd(linear, b_.CreateMul(coords[d], strideOf(tensor, d, fastPath_)));
   }
+  return readElement(tensor, linear, fastPath_ ? nullptr : inBounds(tensor, coords), op.floatAttr("fill"));
+}
+
+llvm::Value* KernelLowering::gatherElement(const ir::Op& op, const Indices& idx) {
+  auto [linear, inside] = indirectAddress(op, kernel_.tensors[op.intAttr("tensor")].rank, idx);
+  return readElement(op.intAttr("tensor"), linear, inside, op.floatAttr("fill"));
+}
+
+// Element idx of a scatter: the value first (outside any branch, so the nest vectorizes),
+// written where it is inside. Duplicate coordinates: the last in row-major order wins.
+void KernelLowering::lowerScatter(const ir::Op& op) {
+  int64_t tensor = op.intAttr("tensor");
+  size_t rank = static_cast<size_t>(kernel_.tensors[tensor].rank);
+  ValueId value = op.operands[rank];
+  emitNest(type(value).shape, op.operands, [&](const Indices& idx) {
+    llvm::Value* v = element(value, idx);
+    auto [linear, inside] = indirectAddress(op, rank + 1, idx);
+    emitIf(b_, inside, [&] { writeElement(tensor, linear, v); });
+  });
+}
+
+// The linear element of a gather or scatter at idx, and whether it is read or written: every
+// coordinate (sign-extended) inside its axis and the mask, operand maskAt where there is one, true.
+std::pair<llvm::Value*, llvm::Value*> KernelLowering::indirectAddress(const ir::Op& op, size_t maskAt, const Indices& idx) {
+  int64_t tensor = op.intAttr("tensor");
+  Indices coords;
+  llvm::Value* linear = i64(0);
+  for (size_t d = 0; d < static_cast<size_t>(kernel_.tensors[tensor].rank); ++d) {
+    coords.push_back(b_.CreateSExt(element(op.operands[d], idx), b_.getInt64Ty()));
+    linear = b_.CreateAdd(linear, b_.CreateMul(coords[d], strideOf(tensor, d, false)));
+  }
+  llvm::Value* inside = inBounds(tensor, coords);
+  if (maskAt < op.operands.size()) inside = b_.CreateAnd(inside, element(op.operands[maskAt], idx));
+  return {linear, inside};
+}
+
+// The tensor's element at `linear`, or `fill` where `inside` is false (null: always inside).
+llvm::Value* KernelLowering::readElement(int64_t tensor, llvm::Value* linear, llvm::Value* inside, double fill) {
+  DType dtype = kernel_.tensors[tensor].dtype;
   llvm::Type* storage = storageType(ctx_, dtype);
-  auto read = [&] { return fromStorage(b_, b_.CreateLoad(storage, b_.CreateGEP(storage, t.data, linear)), dtype); };
-  if (fastPath_) return read();
-  llvm::Value* fillValue = constant(dtype, op.floatAttr("fill"));
-  llvm::Value* ok = inBounds(tensor, coords);
+  auto read = [&] {
+    return fromStorage(b_, b_.CreateLoad(storage, b_.CreateGEP(storage, tensors_.at(tensor).data, linear)), dtype);
+  };
+  if (!inside) return read();
+  llvm::Value* fillValue = constant(dtype, fill);
   llvm::BasicBlock* before = b_.GetInsertBlock();
   llvm::Value* loaded = nullptr;
   llvm::BasicBlock* loadedBlock = nullptr;
-  emitIf(b_, ok, [&] {
+  emitIf(b_, inside, [&] {
     loaded = read();
     loadedBlock = b_.GetInsertBlock();
   });
@@ -881,6 +921,11 @@ llvm::Value* KernelLowering::loadElement(const ir::Op& op, const Indices& idx) {
   phi->addIncoming(loaded, loadedBlock);
   phi->addIncoming(fillValue, before);
   return phi;
+}
+
+void KernelLowering::writeElement(int64_t tensor, llvm::Value* linear, llvm::Value* v) {
+  DType dtype = kernel_.tensors[tensor].dtype;
+  b_.CreateStore(toStorage(b_, v, dtype), b_.CreateGEP(storageType(ctx_, dtype), tensors_.at(tensor).data, linear));
 }
 
 // ---------------------------------------------------------------- buffers and nests

@@ -365,6 +365,8 @@ class Lowering {
       case OpCode::dot: return dot(op);
       case OpCode::load: return load(op);
       case OpCode::store: return store(op);
+      case OpCode::gather: return gather(op);
+      case OpCode::scatter: return scatter(op);
       case OpCode::fold: return fold(op);
       case OpCode::print: return print(op);
       case OpCode::yield: return yield(op);
@@ -597,33 +599,58 @@ class Lowering {
 
   // ---- memory ----
   // Per register: the element index (offset + coordinate) per axis, the in-bounds predicate and the address.
-  std::pair<Reg, Reg> address(const ir::Op& op, int64_t tensor, const std::vector<Reg>& coord) {
+  // The element at i64 indices of `tensor` and whether it is inside (0 <= index < size per axis).
+  std::pair<Reg, Reg> address(int64_t tensor, const std::vector<Reg>& index) {
     Reg addr = -1, pred = -1;
-    for (size_t d = 0; d < coord.size(); ++d) {
-      Reg idx = b_.binary("add", regs_.at(op.operands[d]).at(0), b_.emit(KOp::cast, DType::i64, {coord[d]}));
-      Reg inside = b_.cmp("ult", idx, tensorParam(tensor, "size", int64_t(d)));
-      Reg term = b_.binary("mul", idx, tensorParam(tensor, "stride", int64_t(d)));
+    for (size_t d = 0; d < index.size(); ++d) {
+      Reg inside = b_.cmp("ult", index[d], tensorParam(tensor, "size", int64_t(d)));
+      Reg term = b_.binary("mul", index[d], tensorParam(tensor, "stride", int64_t(d)));
       pred = pred < 0 ? inside : b_.binary("and", pred, inside);
       addr = addr < 0 ? term : b_.binary("add", addr, term);
     }
     return {addr, pred};
   }
+  // A block's element: the op's offsets plus a register's coordinates.
+  std::pair<Reg, Reg> blockAddress(const ir::Op& op, int64_t tensor, const std::vector<Reg>& coord) {
+    std::vector<Reg> index;
+    for (size_t d = 0; d < coord.size(); ++d) index.push_back(b_.binary("add", regs_.at(op.operands[d]).at(0), castTo(coord[d], DType::i64)));
+    return address(tensor, index);
+  }
+  // A gather's or scatter's element r: its coordinates' registers r, and the mask's (operand maskAt) where there is one.
+  std::pair<Reg, Reg> indirectAddress(const ir::Op& op, const std::vector<std::vector<Reg>>& in, size_t r, size_t maskAt) {
+    int64_t tensor = op.intAttr("tensor");
+    std::vector<Reg> index;
+    for (size_t d = 0; d < size_t(k_.tensors[size_t(tensor)].rank); ++d) index.push_back(castTo(in[d].at(r), DType::i64));
+    auto [addr, pred] = address(tensor, index);
+    if (maskAt < in.size()) pred = b_.binary("and", pred, in[maskAt].at(r));
+    return {addr, pred};
+  }
+  std::vector<std::vector<Reg>> operands(const ir::Op& op) {
+    std::vector<std::vector<Reg>> in;
+    for (size_t i = 0; i < op.operands.size(); ++i) in.push_back(operand(op, int(i)));
+    return in;
+  }
+  KAttrValue fillOf(const ir::Op& op) const {
+    const ir::AttrValue& fill = *op.attr("fill");
+    const auto* exact = std::get_if<int64_t>(&fill);  // integers stay exact past 2^53
+    return isFloat(dtypeOf(op.results[0])) ? KAttrValue(op.floatAttr("fill"))
+           : exact                         ? KAttrValue(*exact)
+                                           : KAttrValue(int64_t(op.floatAttr("fill")));
+  }
   void load(const ir::Op& op) {
     ir::ValueId res = op.results[0];
     int64_t tensor = op.intAttr("tensor");
     LinearLayout lin = linear(res);
-    const ir::AttrValue& fill = *op.attr("fill");
-    const auto* exact = std::get_if<int64_t>(&fill);  // integers stay exact past 2^53
-    KAttrValue fillAttr = isFloat(dtypeOf(res)) ? KAttrValue(op.floatAttr("fill"))
-                          : exact                ? KAttrValue(*exact)
-                                                 : KAttrValue(int64_t(op.floatAttr("fill")));
     std::vector<Reg> out;
     for (int64_t r = 0; r < registerCount(lin); ++r) {
-      auto [addr, pred] = address(op, tensor, coords(lin, r));
-      out.push_back(b_.emit(KOp::load_global, dtypeOf(res), {addr, pred},
-                            {{"buffer", paramIndex(tensorName(tensor))}, {"fill", fillAttr}, {"vec", int64_t{1}}}));
+      auto [addr, pred] = blockAddress(op, tensor, coords(lin, r));
+      out.push_back(loadGlobal(op, addr, pred));
     }
     define(res, out);
+  }
+  Reg loadGlobal(const ir::Op& op, Reg addr, Reg pred) {
+    return b_.emit(KOp::load_global, dtypeOf(op.results[0]), {addr, pred},
+                   {{"buffer", paramIndex(tensorName(op.intAttr("tensor")))}, {"fill", fillOf(op)}, {"vec", int64_t{1}}});
   }
   void store(const ir::Op& op) {
     int valueAt = int(op.operands.size()) - 1;
@@ -635,11 +662,48 @@ class Lowering {
     for (int64_t r = 0; r < registerCount(lin); ++r) {
       if (isCopy(lin, r)) continue;
       std::vector<Reg> at = coords(lin, r);
-      auto [addr, pred] = address(op, tensor, at);
-      if (Reg real = inside(lin, r, at, shape); real >= 0) pred = b_.binary("and", pred, real);  // never padding
-      if (owner >= 0) pred = b_.binary("and", pred, owner);
-      b_.effect(KOp::store_global, {addr, pred, values.at(size_t(r))},
-                {{"buffer", paramIndex(tensorName(tensor))}, {"vec", int64_t{1}}});
+      auto [addr, pred] = blockAddress(op, tensor, at);
+      storeGlobal(tensor, addr, ownedElement(lin, r, at, shape, owner, pred), values.at(size_t(r)));
+    }
+  }
+  void storeGlobal(int64_t tensor, Reg addr, Reg pred, Reg value) {
+    b_.effect(KOp::store_global, {addr, pred, value}, {{"buffer", paramIndex(tensorName(tensor))}, {"vec", int64_t{1}}});
+  }
+  // pred, and that register r of a stored tile is a real element (not padding) and this thread's copy of it.
+  Reg ownedElement(const LinearLayout& lin, int64_t r, const std::vector<Reg>& at, const ir::Shape& shape, Reg owner, Reg pred) {
+    if (Reg real = inside(lin, r, at, shape); real >= 0) pred = b_.binary("and", pred, real);  // never padding
+    if (owner >= 0) pred = b_.binary("and", pred, owner);
+    return pred;
+  }
+
+  // ---- gather and scatter: coordinates from registers, in the layout of the result / value ----
+  void gather(const ir::Op& op) {
+    std::vector<std::vector<Reg>> in = operands(op);
+    size_t rank = size_t(k_.tensors[size_t(op.intAttr("tensor"))].rank);
+    std::vector<Reg> out;
+    for (size_t r = 0; r < in[0].size(); ++r) {
+      auto [addr, pred] = indirectAddress(op, in, r, rank);
+      out.push_back(loadGlobal(op, addr, pred));
+    }
+    define(op.results[0], out);
+  }
+  // Of elements with the same coordinates, whichever thread stores last wins.
+  void scatter(const ir::Op& op) {
+    int64_t tensor = op.intAttr("tensor");
+    size_t rank = size_t(k_.tensors[size_t(tensor)].rank);
+    const ir::Shape& shape = k_.type(op.operands[rank]).shape;
+    std::vector<std::vector<Reg>> in = operands(op);
+    if (shape.empty()) {  // a uniform element: thread 0 writes it
+      auto [addr, pred] = indirectAddress(op, in, 0, rank + 1);
+      Reg first = b_.cmp("eq", b_.emit(KOp::thread_id, DType::i32), b_.constant(DType::i32, 0));
+      return storeGlobal(tensor, addr, b_.binary("and", pred, first), in[rank].at(0));
+    }
+    LinearLayout lin = layout::toLinear(operandLayout(op, int(rank)), shape);
+    Reg owner = ownsCopies(lin);
+    for (int64_t r = 0; r < registerCount(lin); ++r) {
+      if (isCopy(lin, r)) continue;
+      auto [addr, pred] = indirectAddress(op, in, size_t(r), rank + 1);
+      storeGlobal(tensor, addr, ownedElement(lin, r, coords(lin, r), shape, owner, pred), in[rank].at(size_t(r)));
     }
   }
 

@@ -422,9 +422,9 @@ class Printer {
 
   // `t` is the operands' dtype. Float `ne` is unordered: NaN != NaN, as on the host.
   Value* compare(const std::string& pred, DType t, Value* a, Value* b) {
-    if (pred == "ult") {  // 0 <= a < b
+    if (pred == "ult") {  // unsigned: 0 <= a < b for b >= 0
       if (isFloat(t) || t == DType::boolean) unsupported("cmp ult on " + std::string(dtypeName(t)));
-      return b_.CreateAnd(b_.CreateICmpSGE(a, constant(t, 0)), b_.CreateICmpSLT(a, b));
+      return b_.CreateICmpULT(a, b);
     }
     using P = llvm::CmpInst::Predicate;
     struct Preds { P f, i; };

@@ -279,7 +279,16 @@ class Printer {
     if (isFloat(from) && isFloat(to)) return floatToFloat(x, from, to);
     if (isFloat(from)) return floatToInt(x, from, to);
     if (isFloat(to)) return intToFloat(x, from, to);
-    return m_.op(Op::SConvert, type(to), {x});
+    return dtypeBytes(to) > dtypeBytes(from) ? signExtend(x, from, to) : m_.op(Op::SConvert, type(to), {x});
+  }
+
+  // Widening by zero-extending, then shifting the sign bit up and back. lavapipe miscompiled
+  // OpSConvert i32 -> i64 of a negative value feeding a signed compare (the compare saw a
+  // positive number), so a gather at coordinate -2 read inside the tensor.
+  Id signExtend(Id x, DType from, DType to) {
+    Id wide = m_.op(Op::Bitcast, type(to), {m_.op(Op::UConvert, uint(dtypeBytes(to)), {m_.op(Op::Bitcast, uint(dtypeBytes(from)), {x})})});
+    Id shift = constant(to, double(8 * (dtypeBytes(to) - dtypeBytes(from))));
+    return m_.op(Op::ShiftRightArithmetic, type(to), {m_.op(Op::ShiftLeftLogical, type(to), {wide, shift}), shift});
   }
 
   // f64 to f16 or bf16 goes through an f32 rounded to odd: one rounding in all.
@@ -495,9 +504,9 @@ class Printer {
 
   // `t` is the operands' dtype. Float `ne` is unordered: NaN != NaN, as on the host.
   Id compare(const std::string& pred, DType t, Id a, Id b) {
-    if (pred == "ult") {  // 0 <= a < b
+    if (pred == "ult") {  // unsigned: 0 <= a < b for b >= 0, in one compare
       if (isFloat(t) || t == DType::boolean) unsupported("cmp ult on " + std::string(dtypeName(t)));
-      return m_.op(Op::LogicalAnd, bool_, {compare("ge", t, a, constant(t, 0)), compare("lt", t, a, b)});
+      return m_.op(Op::ULessThan, bool_, {a, b});
     }
     struct Ops { Op f, i, logical; };
     static const std::map<std::string, Ops> kOps = {
