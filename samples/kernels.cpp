@@ -172,7 +172,7 @@ std::string dropout(const Tensor& x, const Tensor& out, double p, int64_t seed, 
 }
 
 std::string embedding(const Tensor& table, const Tensor& ids, const Tensor& out, const RunOptions& opts) {
-  constexpr int64_t rows = 8, cols = 256;
+  constexpr int64_t rows = 32, cols = 256;
   static const auto kernel = tj::kernel("embedding", [](Program& p, const Tensor& table, const Tensor& ids,
                                                         const Tensor& out) {
     Index i = p.id(0), j = p.id(1);
