@@ -202,6 +202,7 @@ void bandwidthSection(int threads) {
   const int64_t vocab = 32000, dim = 1024, lookups = 8192;
   Tensor table = Tensor::random({vocab, dim}, 5), ids = Tensor::random({lookups}, 6, DType::i32, 0, vocab - 1);
   Tensor rowsOut = Tensor::empty({lookups, dim});
+  Tensor values = Tensor::random({n}, 7, DType::i32, 0, 1023), counts = Tensor::zeros({1024}, DType::i32);
   const Streaming kernels[] = {
       {"fused", "relu(a*b+c), 16M", 4.0 * 4 * static_cast<double>(n),
        [&] { onCpu(samples::fused(a, b, c, out, cpuRun())); }},
@@ -209,6 +210,8 @@ void bandwidthSection(int threads) {
        [&] { onCpu(samples::softmax(x, y, cpuRun())); }},
       {"embedding", fmt::format("{} rows of {}x{}", lookups, vocab, dim), 2.0 * 4 * static_cast<double>(lookups * dim),
        [&] { onCpu(samples::embedding(table, ids, rowsOut, cpuRun())); }},
+      {"histogram", "16M i32 into 1024 bins (atomic adds)", 4.0 * static_cast<double>(n),
+       [&] { onCpu(samples::histogram(values, counts, cpuRun())); }},
   };
   for (const auto& k : kernels) {
     double sec = medianSeconds(k.run), gbps = k.bytes / sec / 1e9, copy = memcpyGBps(k.bytes);

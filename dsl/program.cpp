@@ -681,6 +681,45 @@ void Program::indirectWrite(const Tensor& t, const std::vector<Operand>& coords,
                {{"tensor", int64_t{tensor}}}, l);
 }
 
+Tile Program::atomicUpdate(std::string_view fn, const Tensor& t, const std::vector<Operand>& coords,
+                           const Operand& value, const Operand* compare, const Tile* mask, Loc loc) {
+  SourceLoc l = SourceLoc::from(loc);
+  std::string op = "atomic_" + std::string(fn);
+  if (!ir::atomicSupports(*ir::parseAtomicFn(fn), t.dtype()))
+    fail(l, op, fmt::format("not provided for the {} tensor: atomics update i32 and i64 tensors, and f32 ones by "
+                            "add and xchg", describe(ir::Type{t.dtype(), t.shape()})));
+  int tensor = tracer_.tensorParam(t, l, op);
+  // Values of another dtype convert to the tensor's, as put does; numbers must be its values.
+  std::vector<Tile> extra{castTo(materialize(value, t.dtype(), l, op), t.dtype(), l)};
+  if (compare) extra.push_back(castTo(materialize(*compare, t.dtype(), l, op), t.dtype(), l));
+  if (mask) extra.push_back(maskTile(*mask, l, op));
+  std::vector<Tile> operands = indirectOperands(t, coords, extra, l, op);
+  Shape shape = typeOf(operands[0], l, op).shape;
+  return emitTile(OpCode::atomic, valuesOf(operands), {t.dtype(), shape}, l,
+                  {{"fn", std::string(fn)}, {"tensor", int64_t{tensor}}});
+}
+
+#define TJ_ATOMIC(NAME)                                                                                         \
+  Tile Program::atomic_##NAME(const Tensor& t, const std::vector<Operand>& coords, const Operand& value, Loc loc) { \
+    return atomicUpdate(#NAME, t, coords, value, nullptr, nullptr, loc);                                        \
+  }                                                                                                             \
+  Tile Program::atomic_##NAME(const Tensor& t, const std::vector<Operand>& coords, const Operand& value,          \
+                              const Tile& mask, Loc loc) {                                                      \
+    return atomicUpdate(#NAME, t, coords, value, nullptr, &mask, loc);                                          \
+  }
+TJ_ATOMIC(add) TJ_ATOMIC(max) TJ_ATOMIC(min) TJ_ATOMIC(xchg)
+#undef TJ_ATOMIC
+
+Tile Program::atomic_cas(const Tensor& t, const std::vector<Operand>& coords, const Operand& compare,
+                         const Operand& value, Loc loc) {
+  return atomicUpdate("cas", t, coords, value, &compare, nullptr, loc);
+}
+
+Tile Program::atomic_cas(const Tensor& t, const std::vector<Operand>& coords, const Operand& compare,
+                         const Operand& value, const Tile& mask, Loc loc) {
+  return atomicUpdate("cas", t, coords, value, &compare, &mask, loc);
+}
+
 Tile Program::fold(const IndexOperand& start, const IndexOperand& end, const Tile& init,
                    const std::function<Tile(Index, Tile)>& body, Loc loc) {
   return foldTiles(start, end, {init}, [&](Index k, const Carried& c) { return Carried{body(k, c[0])}; }, loc)[0];

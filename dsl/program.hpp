@@ -241,6 +241,29 @@ class Program {
   void scatter(const Tensor& t, const std::vector<Operand>& coords, const Operand& value, const Tile& mask,
                Loc loc = Loc::current());
 
+  // Atomic updates at computed coordinates (as scatter's, with an optional mask): each element
+  // is one atomic read-modify-write of the tensor's element, so duplicates all apply (a
+  // histogram: p.atomic_add(counts, {bins}, 1)). The result holds the old values (0 where
+  // nothing was updated). i32 and i64 tensors for every update, f32 for add and xchg;
+  // acquire-release ordering at device scope, as Triton's default. atomic_cas writes `value`
+  // where the old value equals `compare`.
+  Tile atomic_add(const Tensor& t, const std::vector<Operand>& coords, const Operand& value, Loc loc = Loc::current());
+  Tile atomic_add(const Tensor& t, const std::vector<Operand>& coords, const Operand& value, const Tile& mask,
+                  Loc loc = Loc::current());
+  Tile atomic_max(const Tensor& t, const std::vector<Operand>& coords, const Operand& value, Loc loc = Loc::current());
+  Tile atomic_max(const Tensor& t, const std::vector<Operand>& coords, const Operand& value, const Tile& mask,
+                  Loc loc = Loc::current());
+  Tile atomic_min(const Tensor& t, const std::vector<Operand>& coords, const Operand& value, Loc loc = Loc::current());
+  Tile atomic_min(const Tensor& t, const std::vector<Operand>& coords, const Operand& value, const Tile& mask,
+                  Loc loc = Loc::current());
+  Tile atomic_xchg(const Tensor& t, const std::vector<Operand>& coords, const Operand& value, Loc loc = Loc::current());
+  Tile atomic_xchg(const Tensor& t, const std::vector<Operand>& coords, const Operand& value, const Tile& mask,
+                   Loc loc = Loc::current());
+  Tile atomic_cas(const Tensor& t, const std::vector<Operand>& coords, const Operand& compare, const Operand& value,
+                  Loc loc = Loc::current());
+  Tile atomic_cas(const Tensor& t, const std::vector<Operand>& coords, const Operand& compare, const Operand& value,
+                  const Tile& mask, Loc loc = Loc::current());
+
   void print(const std::string& label, const Tile& t, Loc loc = Loc::current());
 
   // Counter-based random numbers (dsl/random.cpp): Philox 4x32 with 10 rounds, computed as
@@ -268,6 +291,8 @@ class Program {
                     const std::function<Carried(Index, const Carried&)>& body, Loc loc);
   Tile indirectRead(const Tensor& t, const std::vector<Operand>& coords, const Tile* mask, double fill, Loc loc);
   void indirectWrite(const Tensor& t, const std::vector<Operand>& coords, const Operand& value, const Tile* mask, Loc loc);
+  Tile atomicUpdate(std::string_view fn, const Tensor& t, const std::vector<Operand>& coords, const Operand& value,
+                    const Operand* compare, const Tile* mask, Loc loc);
   std::array<Tile, 4> randomWords(std::string_view op, const Operand& seed, const Tile& offset, Loc loc);
   Tile seedTile(std::string_view op, const Operand& seed, const SourceLoc& l, Loc loc);
   Tracer& tracer_;

@@ -16,6 +16,7 @@ constexpr std::array<std::string_view, kNumOpCodes> kOpNames = {
     "load", "store", "fold", "yield", "print", "scalar_param",
     "xor", "shl", "shr", "shru",
     "gather", "scatter",
+    "atomic",
 };
 }  // namespace
 
@@ -57,8 +58,8 @@ bool isBinaryElementwise(OpCode c) {
 }
 bool isReduction(OpCode c) { return c >= OpCode::reduce_sum && c <= OpCode::argmin; }
 bool hasSideEffects(OpCode c) { return writesTensor(c) || c == OpCode::print || c == OpCode::yield; }
-bool readsTensor(OpCode c) { return c == OpCode::load || c == OpCode::gather; }
-bool writesTensor(OpCode c) { return c == OpCode::store || c == OpCode::scatter; }
+bool readsTensor(OpCode c) { return c == OpCode::load || c == OpCode::gather || c == OpCode::atomic; }
+bool writesTensor(OpCode c) { return c == OpCode::store || c == OpCode::scatter || c == OpCode::atomic; }
 
 const AttrValue* Op::attr(std::string_view name) const {
   for (const Attr& a : attrs)
@@ -92,6 +93,18 @@ void Op::setAttr(std::string name, AttrValue v) {
                              [](const Attr& a, const std::string& n) { return a.name < n; });
   if (it != attrs.end() && it->name == name) it->value = std::move(v);
   else attrs.insert(it, Attr{std::move(name), std::move(v)});
+}
+
+std::optional<AtomicFn> parseAtomicFn(std::string_view s) {
+  static constexpr std::array<std::string_view, 5> kNames = {"add", "max", "min", "xchg", "cas"};
+  auto it = std::find(kNames.begin(), kNames.end(), s);
+  if (it == kNames.end()) return std::nullopt;
+  return static_cast<AtomicFn>(it - kNames.begin());
+}
+
+bool atomicSupports(AtomicFn fn, DType t) {
+  bool integer = t == DType::i32 || t == DType::i64;
+  return integer || (t == DType::f32 && (fn == AtomicFn::add || fn == AtomicFn::xchg));
 }
 
 std::vector<bool> writtenTensors(const Kernel& k) {

@@ -35,6 +35,12 @@
 //                                 outside the tensor or masked off: dropped. Of several elements
 //                                 with the same coordinates one is written (on the CPU the last
 //                                 in row-major order; on GPUs any one of them, whole)
+//   atomic {tensor, fn} (coords..., value[, compare][, mask]) : for each element, one atomic
+//                                 read-modify-write of the tensor's element at the coordinates
+//                                 (as scatter's); the result is its old value (0 where nothing was
+//                                 updated). fn: add, max, min, xchg, cas (writes value where the old
+//                                 value equals compare; the only fn with a compare operand).
+//                                 Acquire-release ordering at device scope; duplicates all apply.
 //   fold (start, end, inits...)  : region ^(k: i64, carried...) runs for k in [start, end);
 //                                 yields the new carried values; results are the final ones
 //   yield (values...)            : ends a fold body
@@ -100,17 +106,18 @@ enum class OpCode : uint8_t {
   bit_xor, shl, shr, shru,
   // reads and writes at computed coordinates
   gather, scatter,
+  atomic,
 };
-constexpr int kNumOpCodes = static_cast<int>(OpCode::scatter) + 1;
+constexpr int kNumOpCodes = static_cast<int>(OpCode::atomic) + 1;
 
 std::string_view opName(OpCode c);  // as printed: "add", "not", "and", "or", ...
 std::optional<OpCode> parseOpName(std::string_view s);
 bool isUnaryElementwise(OpCode c);
 bool isBinaryElementwise(OpCode c);  // add .. logical_or, cmp, and xor .. shru
 bool isReduction(OpCode c);
-bool hasSideEffects(OpCode c);        // store, scatter, print, yield
-bool readsTensor(OpCode c);           // load, gather
-bool writesTensor(OpCode c);          // store, scatter
+bool hasSideEffects(OpCode c);        // store, scatter, atomic, print, yield
+bool readsTensor(OpCode c);           // load, gather, atomic
+bool writesTensor(OpCode c);          // store, scatter, atomic
 
 using AttrValue = std::variant<int64_t, double, std::vector<int64_t>, std::string, DType>;
 
@@ -188,7 +195,13 @@ void forEachOp(const Block& b, F&& f) {
   }
 }
 
-// Per tensor parameter: whether the kernel writes it (store or scatter).
+// The atomic op's fn attribute, and the dtypes each fn updates (i32 and i64 for all, f32
+// for add and xchg: what every target's hardware does in one instruction).
+enum class AtomicFn : uint8_t { add, max, min, xchg, cas };
+std::optional<AtomicFn> parseAtomicFn(std::string_view s);
+bool atomicSupports(AtomicFn fn, DType t);
+
+// Per tensor parameter: whether the kernel writes it (store, scatter or atomic).
 std::vector<bool> writtenTensors(const Kernel& k);
 
 }  // namespace tj::ir

@@ -240,6 +240,7 @@ class Verifier {
       case OpCode::store: return store(op);
       case OpCode::gather: return gather(op);
       case OpCode::scatter: return scatter(op);
+      case OpCode::atomic: return atomic(op);
       case OpCode::fold: return fold(op);
       case OpCode::yield: return yield(op, *parent);
       case OpCode::print: return print(op);
@@ -434,6 +435,23 @@ class Verifier {
     const Type& v = in(op, rank);
     if (v.dtype != t.dtype) error(op, "value " + v.str() + " does not match tensor " + t.name + "'s " + std::string(dtypeName(t.dtype)));
     coordinates(op, t, 1, v, "value");
+  }
+
+  void atomic(const Op& op) const {
+    const TensorParam& t = tensor(op);
+    if (op.results.size() != 1) error(op, "expected 1 result but got " + std::to_string(op.results.size()));
+    const std::string& name = op.stringAttr("fn");
+    std::optional<AtomicFn> fn = parseAtomicFn(name);
+    if (!fn) error(op, "unknown fn '" + name + "'; expected add, max, min, xchg or cas");
+    if (!atomicSupports(*fn, t.dtype))
+      error(op, "atomic " + name + " on the " + std::string(dtypeName(t.dtype)) + " tensor " + t.name +
+                    " is not provided (i32 and i64 for every fn, f32 for add and xchg)");
+    size_t rank = static_cast<size_t>(t.rank), values = *fn == AtomicFn::cas ? 2 : 1;
+    if (op.operands.size() < rank + values) error(op, "expected " + std::to_string(rank) + " coordinates and " + std::to_string(values) + " values");
+    const Type& r = out(op, 0);
+    for (size_t i = rank; i < rank + values; ++i) sameType(op, in(op, i), r, "value and result");
+    if (r.dtype != t.dtype) error(op, "result " + r.str() + " does not match tensor " + t.name + "'s " + std::string(dtypeName(t.dtype)));
+    coordinates(op, t, values, r, "result");
   }
 
   // fold(start, end, inits...) with a body ^(k: i64, carried...).

@@ -50,11 +50,11 @@ const Target& targetByName(const std::string& name) {
 
 namespace {
 
-// Ops whose result element i depends on their operands' elements i alone (a gather reads the
-// tensor at its coordinates' element i), so operands and result share one layout.
+// Ops whose result element i depends on their operands' elements i alone (a gather or an
+// atomic reaches the tensor at its coordinates' element i), so operands and result share one layout.
 bool isElementwise(OpCode c) {
   return ir::isUnaryElementwise(c) || ir::isBinaryElementwise(c) || c == OpCode::select || c == OpCode::cast ||
-         c == OpCode::gather;
+         c == OpCode::gather || c == OpCode::atomic;
 }
 
 // x clamped to [1, hi] and rounded down to a power of two (thread and vector counts are).

@@ -17,7 +17,7 @@ int main(int argc, char** argv) {
     Tensor out = samples::poisoned({n, dim});
     r.time([&] { return samples::embedding(table, ids, out, cli.runOptions()); });
     r.dtype = "f32";
-    r.shape = std::to_string(n) + "x" + std::to_string(dim) + " of " + std::to_string(vocab);
+    r.shape = std::to_string(n) + "x" + std::to_string(dim) + "_of_" + std::to_string(vocab);
     r.rateName = "gbps";
     r.work = 2.0 * 4 * double(n * dim) + 4.0 * double(n);  // rows read and written, ids read
     if (!cli.check()) return;

@@ -183,9 +183,18 @@ std::string embedding(const Tensor& table, const Tensor& ids, const Tensor& out,
   return kernel.launch({cdiv(ids.dim(0), rows), cdiv(table.dim(1), cols)}, table, ids, out, opts);
 }
 
+std::string histogram(const Tensor& values, const Tensor& counts, const RunOptions& opts) {
+  constexpr int64_t block = 4096;
+  static const auto kernel = tj::kernel("histogram", [](Program& p, const Tensor& values, const Tensor& counts) {
+    Tile v = p.read(values, {block}, -1).at({p.id(0)});  // past the end: -1, outside every bin
+    p.atomic_add(counts, {v}, 1);
+  });
+  return kernel.launch({cdiv(values.dim(0), block)}, values, counts, opts);
+}
+
 std::vector<std::string> sampleNames() {
   return {"gemm",    "gemm_f16",  "attention",  "attention_causal", "attention_f16",
-          "softmax", "layernorm", "vector_add", "fused", "dropout", "embedding"};
+          "softmax", "layernorm", "vector_add", "fused", "dropout", "embedding", "histogram"};
 }
 
 ir::Kernel traceSample(const std::string& name, const std::string& device) {
@@ -205,6 +214,7 @@ ir::Kernel traceSample(const std::string& name, const std::string& device) {
   else if (name == "vector_add") vectorAdd(vector(1000), vector(1000), vector(1000));
   else if (name == "fused") fused(vector(1000), vector(1000), vector(1000), vector(1000));
   else if (name == "dropout") dropout(vector(1000), vector(1000), 0.25, 7);
+  else if (name == "histogram") histogram(Tensor::zeros({1000}, DType::i32), Tensor::zeros({37}, DType::i32));
   else if (name == "embedding") embedding(matrix(101, 300), Tensor::zeros({37}, DType::i32), matrix(37, 300));
   else {
     std::string known;

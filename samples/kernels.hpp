@@ -51,6 +51,9 @@ std::string dropout(const Tensor& x, const Tensor& out, double p, int64_t seed, 
 // An embedding lookup: out[i, :] = table[ids[i], :], the rows read through gather; an id
 // outside [0, rows of the table) reads a row of zeros (a padding id such as -1).
 std::string embedding(const Tensor& table, const Tensor& ids, const Tensor& out, const RunOptions& opts = {});
+// counts[v] += 1 for every value v of `values` (i32) inside [0, bins), by atomic adds: counts
+// must start at zero (or hold counts to add to).
+std::string histogram(const Tensor& values, const Tensor& counts, const RunOptions& opts = {});
 
 // Names accepted by traceSample; traceSample returns the canonical IR of the sample
 // at small odd sizes (for tile-ir --sample and golden tests), with the blocks the sample

@@ -190,6 +190,19 @@ class Workgroup {
           if (reg(o[1])[t] != 0) writeElement(tensor.data, tensor.dtype, int64_t(reg(o[0])[t]), reg(o[2])[t]);
         return;
       }
+      case KOp::atomic_global: {  // thread by thread, each seeing the updates before it
+        const SimTensor& tensor = tensorOf(intAttr(i, "buffer"));
+        const std::string& fn = strAttr(i, "fn");
+        return set(r, [&](size_t t) {
+          if (reg(o[1])[t] == 0) return 0.0;
+          auto at = int64_t(reg(o[0])[t]);
+          double old = readElement(tensor.data, tensor.dtype, at), v = reg(o[2])[t];
+          double next = fn == "add" ? binaryOp("add", old, v, tensor.dtype) : fn == "max" ? std::max(old, v)
+                        : fn == "min" ? std::min(old, v) : fn == "cas" ? (old == reg(o[3])[t] ? v : old) : v;
+          writeElement(tensor.data, tensor.dtype, at, next);
+          return old;
+        });
+      }
       case KOp::load_shared: return set(r, [&](size_t t) { return shared_.at(sharedAt(i, reg(o[0])[t])); });
       case KOp::store_shared:
         for (size_t t = 0; t < T_; ++t) shared_.at(sharedAt(i, reg(o[0])[t])) = reg(o[1])[t];

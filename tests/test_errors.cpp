@@ -334,6 +334,19 @@ TEST_CASE("errors: mistakes with views, the grid and folds name the op and the u
            line = __LINE__; (void)select(c, p.id(0), 0);
          });
        }},
+      {"atomic max on an f32 tensor", "atomic_max", {"not provided", "f32[37, 29]", "add and xchg"}, [&](int& line) {
+         kernel([&](Program& p) { line = __LINE__; (void)p.atomic_max(x, {p.arange(8), 0}, 1.0); });
+       }},
+      {"atomic add of a float number into an i32 tensor", "atomic_add", {"the number 0.5", "not an integer"},
+       [&](int& line) {
+         kernel([&](Program& p) { line = __LINE__; (void)p.atomic_add(xi, {p.arange(8), 0}, 0.5); });
+       }},
+      {"atomic cas with an f32 mask", "atomic_cas", {"mask", "f32[8]", "bool"}, [&](int& line) {
+         kernel([&](Program& p) {
+           Tile m = p.zeros({8});
+           line = __LINE__; (void)p.atomic_cas(xi, {p.arange(8), 0}, 0, 1, m);
+         });
+       }},
       {"at with the wrong number of block coordinates", "at", {"1 block coordinates", "rank 2"}, [&](int& line) {
          kernel([&](Program& p) {
            auto X = p.read(x, {16, 8});

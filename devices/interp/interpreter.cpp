@@ -200,6 +200,7 @@ class Interpreter {
   void store(const ir::Op& op);
   Value gather(const ir::Op& op, const ir::Type& rt);
   void scatter(const ir::Op& op);
+  Value atomic(const ir::Op& op, const ir::Type& rt);
   void fold(const ir::Op& op);
   void print(const ir::Op& op);
 
@@ -268,6 +269,7 @@ Value Interpreter::compute(const ir::Op& op, const ir::Type& rt) {
     case OpCode::dot: return dot(op, rt);
     case OpCode::load: return load(op, rt);
     case OpCode::gather: return gather(op, rt);
+    case OpCode::atomic: return atomic(op, rt);
     default:
       if (ir::isUnaryElementwise(op.code)) return unary(op, rt);
       if (ir::isBinaryElementwise(op.code)) return binary(op, rt);
@@ -553,6 +555,46 @@ void Interpreter::scatter(const ir::Op& op) {
   const TensorArg& t = tensor(op);
   if (op.operands.size() <= t.shape.size()) unverified(op, "no value operand");
   writeElements(op, in(op, t.shape.size()), t, indirectOffsets(op, t, t.shape.size() + 1));
+}
+
+// Elements update in row-major order, each seeing the ones before (duplicates all apply).
+Value Interpreter::atomic(const ir::Op& op, const ir::Type& rt) {
+  const TensorArg& t = tensor(op);
+  std::optional<ir::AtomicFn> fn = ir::parseAtomicFn(op.stringAttr("fn"));
+  if (!fn || rt.dtype != t.dtype) unverified(op, "bad fn or result type");
+  size_t rank = t.shape.size(), values = *fn == ir::AtomicFn::cas ? 2 : 1;
+  OffsetOf offsetOf = indirectOffsets(op, t, rank + values);
+  const Tile& value = in(op, rank);
+  const Tile* compare = values == 2 ? &in(op, rank + 1) : nullptr;
+  auto out = std::make_shared<Tile>(rt);
+  auto* base = static_cast<std::byte*>(t.data);
+  int bytes = dtypeBytes(t.dtype);
+  auto update = [&](auto& old, const auto& v, const auto* cmp, auto decode, auto encode) {
+    forEachIndex(rt.shape, [&](int64_t flat, const ir::Shape& idx) {
+      std::optional<int64_t> e = offsetOf(flat, idx);
+      if (!e) return;
+      std::byte* at = base + *e * bytes;
+      auto current = decode(at, t.dtype), x = v[flat];
+      old[flat] = current;
+      switch (*fn) {
+        case ir::AtomicFn::add: x = plus(current, x); break;  // wrapped or rounded by encode
+        case ir::AtomicFn::max: x = std::max(current, x); break;
+        case ir::AtomicFn::min: x = std::min(current, x); break;
+        case ir::AtomicFn::xchg: break;
+        case ir::AtomicFn::cas: if (current != (*cmp)[flat]) return; break;
+      }
+      encode(at, t.dtype, x);
+    });
+  };
+  if (out->isFloat()) {
+    update(out->floats, value.floats, compare ? &compare->floats : nullptr,
+           interp::readFloat, [](std::byte* p, DType d, double x) { interp::writeFloat(p, d, roundToFloat(d, x)); });
+  } else {
+    update(out->ints, value.ints, compare ? &compare->ints : nullptr, interp::readInt, [](std::byte* p, DType d, int64_t x) {
+      interp::writeInt(p, d, wrapToInt(d, x));
+    });
+  }
+  return out;
 }
 
 // Element `flat` of the coordinate tiles, unless a coordinate is outside the tensor or the

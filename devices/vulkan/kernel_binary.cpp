@@ -23,7 +23,7 @@ constexpr uint32_t kFormat = 3;
 // Parameter indices of the buffers the kernel stores to.
 void storedBuffers(const gpu::KBlock& b, std::vector<bool>& stored) {
   for (const gpu::KInst& i : b.insts) {
-    if (i.op == gpu::KOp::store_global)
+    if (i.op == gpu::KOp::store_global || i.op == gpu::KOp::atomic_global)
       for (const gpu::KAttr& a : i.attrs)
         if (a.name == "buffer") stored.at(size_t(std::get<int64_t>(a.value))) = true;
     for (const gpu::KBlock& r : i.regions) storedBuffers(r, stored);

@@ -510,6 +510,7 @@ void Gpu::createDevice(VkPhysicalDevice physical) {
   enable.v12.shaderInt8 = has.v12.shaderInt8;
   enable.v12.storageBuffer8BitAccess = has.v12.storageBuffer8BitAccess;
   enable.v12.bufferDeviceAddress = has.v12.bufferDeviceAddress;
+  enable.v12.shaderBufferInt64Atomics = has.v12.shaderBufferInt64Atomics;
 
   VkQueueFamilyProperties family;
   queueFamily_ = computeFamily(*fn_, physical, &family);

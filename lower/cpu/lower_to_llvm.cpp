@@ -29,7 +29,7 @@ bool isCheap(OpCode c) {
 // Ops computed element by element wherever they are used (fused into the consumer's loop nest).
 bool isFusable(OpCode c) {
   return isCheap(c) || ir::isUnaryElementwise(c) || ir::isBinaryElementwise(c) || c == OpCode::select ||
-         c == OpCode::cast || ir::readsTensor(c);
+         c == OpCode::cast || c == OpCode::load || c == OpCode::gather;
 }
 
 // Where each value is defined and how it is used, to decide what gets a buffer.
@@ -117,6 +117,7 @@ class KernelLowering {
   llvm::Value* stickyToDouble(llvm::Value* x);
   llvm::Value* loadElement(const ir::Op& op, const Indices& idx);
   llvm::Value* gatherElement(const ir::Op& op, const Indices& idx);
+  llvm::Value* atomicElement(const ir::Op& op, const Indices& idx);
   std::pair<llvm::Value*, llvm::Value*> indirectAddress(const ir::Op& op, size_t maskAt, const Indices& idx);
   llvm::Value* readElement(int64_t tensor, llvm::Value* linear, llvm::Value* inside, double fill);
   void writeElement(int64_t tensor, llvm::Value* linear, llvm::Value* v);
@@ -641,6 +642,7 @@ llvm::Value* KernelLowering::computeElement(const ir::Op& op, const Indices& idx
       return element(op.operands[0], operandIndices(op, idx));
     case OpCode::load: return loadElement(op, idx);
     case OpCode::gather: return gatherElement(op, idx);
+    case OpCode::atomic: return atomicElement(op, idx);
     default: break;
   }
   // Operands first, in order, one statement each: C++ leaves the order of a call's arguments
@@ -871,6 +873,41 @@ llvm::Value* KernelLowering::loadElement(const ir::Op& op, const Indices& idx) {
 llvm::Value* KernelLowering::gatherElement(const ir::Op& op, const Indices& idx) {
   auto [linear, inside] = indirectAddress(op, kernel_.tensors[op.intAttr("tensor")].rank, idx);
   return readElement(op.intAttr("tensor"), linear, inside, op.floatAttr("fill"));
+}
+
+// One atomic update (computed once: an atomic's result always has a buffer), 0 where none is made.
+llvm::Value* KernelLowering::atomicElement(const ir::Op& op, const Indices& idx) {
+  int64_t tensor = op.intAttr("tensor");
+  DType dtype = kernel_.tensors[tensor].dtype;
+  ir::AtomicFn fn = *ir::parseAtomicFn(op.stringAttr("fn"));
+  size_t rank = static_cast<size_t>(kernel_.tensors[tensor].rank), values = fn == ir::AtomicFn::cas ? 2 : 1;
+  llvm::Value* value = element(op.operands[rank], idx);
+  llvm::Value* compare = values == 2 ? element(op.operands[rank + 1], idx) : nullptr;
+  auto [linear, inside] = indirectAddress(op, rank + values, idx);
+  llvm::Value* zero = constant(dtype, 0);
+  llvm::BasicBlock* before = b_.GetInsertBlock();
+  llvm::Value* old = nullptr;
+  llvm::BasicBlock* updated = nullptr;
+  emitIf(b_, inside, [&] {
+    llvm::Value* at = b_.CreateGEP(storageType(ctx_, dtype), tensors_.at(tensor).data, linear);
+    constexpr auto order = llvm::AtomicOrdering::AcquireRelease;
+    if (fn == ir::AtomicFn::cas) {
+      llvm::Value* pair = b_.CreateAtomicCmpXchg(at, compare, value, llvm::MaybeAlign(), order, llvm::AtomicOrdering::Acquire);
+      old = b_.CreateExtractValue(pair, 0);
+    } else {
+      using Rmw = llvm::AtomicRMWInst;
+      Rmw::BinOp bin = fn == ir::AtomicFn::add  ? (isFloat(dtype) ? Rmw::FAdd : Rmw::Add)
+                       : fn == ir::AtomicFn::max ? Rmw::Max
+                       : fn == ir::AtomicFn::min ? Rmw::Min
+                                                 : Rmw::Xchg;
+      old = b_.CreateAtomicRMW(bin, at, value, llvm::MaybeAlign(), order);
+    }
+    updated = b_.GetInsertBlock();
+  });
+  llvm::PHINode* phi = b_.CreatePHI(zero->getType(), 2);
+  phi->addIncoming(old, updated);
+  phi->addIncoming(zero, before);
+  return phi;
 }
 
 // Element idx of a scatter: the value first (outside any branch, so the nest vectorizes),

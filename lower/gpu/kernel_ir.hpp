@@ -14,6 +14,8 @@
 //   select (c, a, b), cast (x)         : cast converts to the result type
 //   load_global {buffer, fill, vec} (index, pred)  : buffer[index] if pred else fill (index in elements)
 //   store_global {buffer, vec} (index, pred, value): buffer[index] = value if pred
+//   atomic_global {buffer, fn} (index, pred, value[, compare]) : the tile IR's atomic on buffer[index] if
+//                                        pred (acquire-release, device scope); its old value, else 0
 //   load_shared {alloc} (index), store_shared {alloc} (index, value): workgroup memory, index in elements
 //   barrier                            : workgroup barrier (memory and execution)
 //   shuffle_xor {mask} (x), shuffle_idx (x, lane) : x from another lane of the subgroup
@@ -40,6 +42,7 @@ enum class KOp : uint8_t {
   load_global, store_global, load_shared, store_shared, barrier,
   shuffle_xor, shuffle_idx, subgroup_reduce, mma,
   for_loop, yield,
+  atomic_global,
 };
 std::string_view kopName(KOp op);  // "for" for the structured loop
 bool isPure(KOp op);               // no side effects and no dependence on control (CSE-able)

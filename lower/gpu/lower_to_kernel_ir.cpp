@@ -68,6 +68,7 @@ class Lowering {
     f_.subgroupSize = t.subgroupSize;
     f_.workgroupSize = t.subgroupSize * t.warpsPerProgram;
     declareParams();
+    ir::forEachOp(k.body, [&](const ir::Op& op) { read_.insert(op.operands.begin(), op.operands.end()); });
   }
 
   KernelFunction run() {
@@ -367,6 +368,7 @@ class Lowering {
       case OpCode::store: return store(op);
       case OpCode::gather: return gather(op);
       case OpCode::scatter: return scatter(op);
+      case OpCode::atomic: return atomic(op);
       case OpCode::fold: return fold(op);
       case OpCode::print: return print(op);
       case OpCode::yield: return yield(op);
@@ -670,11 +672,11 @@ class Lowering {
     b_.effect(KOp::store_global, {addr, pred, value}, {{"buffer", paramIndex(tensorName(tensor))}, {"vec", int64_t{1}}});
   }
   // pred, and that register r of a stored tile is a real element (not padding) and this thread's copy of it.
+  // (pred: -1 for true; so is the result where nothing limits it)
   Reg ownedElement(const LinearLayout& lin, int64_t r, const std::vector<Reg>& at, const ir::Shape& shape, Reg owner, Reg pred) {
-    if (Reg real = inside(lin, r, at, shape); real >= 0) pred = b_.binary("and", pred, real);  // never padding
-    if (owner >= 0) pred = b_.binary("and", pred, owner);
-    return pred;
+    return both(both(pred, inside(lin, r, at, shape)), owner);  // never padding
   }
+  Reg both(Reg a, Reg b) { return a < 0 ? b : b < 0 ? a : b_.binary("and", a, b); }
 
   // ---- gather and scatter: coordinates from registers, in the layout of the result / value ----
   void gather(const ir::Op& op) {
@@ -705,6 +707,69 @@ class Lowering {
       auto [addr, pred] = indirectAddress(op, in, size_t(r), rank + 1);
       storeGlobal(tensor, addr, ownedElement(lin, r, coords(lin, r), shape, owner, pred), in[rank].at(size_t(r)));
     }
+  }
+
+  // Each element is updated once, by the thread and register holding its stored copy (as a
+  // store); a register copy takes its owner's old value, and copies in other threads get it
+  // through workgroup memory when the old values are read.
+  void atomic(const ir::Op& op) {
+    int64_t tensor = op.intAttr("tensor");
+    ir::ValueId res = op.results[0];
+    const ir::Shape& shape = k_.type(res).shape;
+    const std::string& fn = op.stringAttr("fn");
+    size_t rank = size_t(k_.tensors[size_t(tensor)].rank), values = fn == "cas" ? 2 : 1;
+    std::vector<std::vector<Reg>> in = operands(op);
+    auto update = [&](size_t r, Reg owned) {
+      auto [addr, inside] = indirectAddress(op, in, r, rank + values);
+      std::vector<Reg> args = {addr, both(inside, owned), in[rank].at(r)};
+      if (values == 2) args.push_back(in[rank + 1].at(r));
+      return b_.emit(KOp::atomic_global, dtypeOf(res), args, {{"buffer", paramIndex(tensorName(tensor))}, {"fn", fn}});
+    };
+    if (shape.empty()) {  // a uniform element: thread 0 updates it
+      Reg first = b_.cmp("eq", b_.emit(KOp::thread_id, DType::i32), b_.constant(DType::i32, 0));
+      Reg old = update(0, first);
+      return define(res, {read_.count(res) ? shareOwned(dtypeOf(res), {{b_.constant(DType::i32, 0), first, old}}, 1).at(0) : old});
+    }
+    LinearLayout lin = linear(res);
+    Reg owner = ownsCopies(lin);
+    std::vector<Reg> out(size_t(registerCount(lin)), -1);
+    std::vector<Owned> owned;
+    for (int64_t r = 0; r < registerCount(lin); ++r) {
+      if (isCopy(lin, r)) {
+        out[size_t(r)] = out.at(size_t(r & ~copyBits(lin)));
+        continue;
+      }
+      std::vector<Reg> at = coords(lin, r);
+      Reg mine = ownedElement(lin, r, at, shape, owner, -1), real = inside(lin, r, at, shape);
+      out[size_t(r)] = update(size_t(r), mine);
+      Reg flat = rowMajor(at, shape);  // padding: the scratch slot
+      owned.push_back({real < 0 ? flat : b_.select(real, flat, b_.constant(DType::i32, double(k_.type(res).numel()))), mine,
+                       out[size_t(r)]});
+    }
+    if (owner >= 0 && read_.count(res)) {  // every thread reads the values their owners wrote
+      std::vector<Reg> shared = shareOwned(dtypeOf(res), owned, k_.type(res).numel());
+      for (int64_t r = 0, next = 0; r < registerCount(lin); ++r) out[size_t(r)] = isCopy(lin, r) ? out.at(size_t(r & ~copyBits(lin))) : shared.at(size_t(next++));
+    }
+    define(res, out);
+  }
+  // A register holding element `flat` (row-major; padding: the scratch slot n), `owns` whether
+  // this thread's copy is the one written (-1: always), `value` its value there.
+  struct Owned {
+    Reg flat, owns, value;
+  };
+  // Every element's owned value, read back by each of `regs`' threads at the same flat
+  // positions: owners store to workgroup memory, the rest to a scratch slot past the n real
+  // ones, and after a barrier every thread loads its positions.
+  std::vector<Reg> shareOwned(DType dt, const std::vector<Owned>& regs, int64_t n) {
+    int64_t alloc = allocShared((n + 1) * dtypeBytes(dt), dt, "row-major, then a scratch slot for copies");
+    Reg scratch = b_.constant(DType::i32, double(n));
+    b_.effect(KOp::barrier);  // earlier readers of the aliased buffer are done
+    for (const Owned& o : regs)
+      b_.effect(KOp::store_shared, {o.owns < 0 ? o.flat : b_.select(o.owns, o.flat, scratch), o.value}, {{"alloc", alloc}});
+    b_.effect(KOp::barrier);
+    std::vector<Reg> out;
+    for (const Owned& o : regs) out.push_back(b_.emit(KOp::load_shared, dt, {o.flat}, {{"alloc", alloc}}));
+    return out;
   }
 
   // ---- print: into a buffer of its own, printed by the device after the launch ----
@@ -750,12 +815,15 @@ class Lowering {
   // ---- replicated elements: bits of a layout whose basis is zero hold copies ----
   // Each element is stored once, by its copy whose copy bits are 0: a program that reads
   // and writes the same elements (y = x + y) would otherwise race with its own copies.
-  static bool isCopy(const LinearLayout& lin, int64_t reg) {
+  // The register bits whose basis is zero: a register with any of them set copies another.
+  static int64_t copyBits(const LinearLayout& lin) {
     const std::vector<Basis>& bs = bases(lin, layout::kRegister);
+    int64_t bits = 0;
     for (size_t i = 0; i < bs.size(); ++i)
-      if ((reg >> i & 1) && std::ranges::all_of(bs[i], [](int64_t x) { return x == 0; })) return true;
-    return false;
+      if (std::ranges::all_of(bs[i], [](int64_t x) { return x == 0; })) bits |= int64_t{1} << i;
+    return bits;
   }
+  static bool isCopy(const LinearLayout& lin, int64_t reg) { return (reg & copyBits(lin)) != 0; }
   // Whether this thread holds the stored copy of its elements; -1 when no bit copies. Thread
   // bits a layout lacks (a Uniform value's) copy too.
   Reg ownsCopies(const LinearLayout& lin) {
@@ -939,6 +1007,7 @@ class Lowering {
   KBuilder b_;
   std::map<ir::ValueId, std::vector<Reg>> regs_;
   std::map<ir::ValueId, const ir::Op*> producers_;
+  std::set<ir::ValueId> read_;  // the values some op reads
   int foldDepth_ = 0;
 };
 

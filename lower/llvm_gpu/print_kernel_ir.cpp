@@ -459,7 +459,7 @@ class Printer {
   }
 
   int64_t bufferParam(const KInst& i) {
-    if (intAttr(i, "vec") != 1) unsupported(std::string(gpu::kopName(i.op)) + " with vec > 1");
+    if (i.op != KOp::atomic_global && intAttr(i, "vec") != 1) unsupported(std::string(gpu::kopName(i.op)) + " with vec > 1");
     int64_t p = intAttr(i, "buffer");
     if (p < 0 || size_t(p) >= f_.params.size() || f_.params[size_t(p)].kind != gpu::KParam::Kind::buffer)
       unsupported("buffer attribute naming no buffer parameter");
@@ -482,6 +482,31 @@ class Printer {
     DType t = dtypeOf(i.operands[2]), stored = f_.params[size_t(p)].dtype;
     predicated(val(i.operands[1]), nullptr, [&] {
       return b_.CreateStore(toMemory(stored, cast(val(i.operands[2]), t, stored)), element(p, stored, i.operands[0]));
+    });
+  }
+
+  // LLVM's atomics at the agent (device) scope; each target lowers them (atom.global on NVPTX).
+  void atomicGlobal(const KInst& i) {
+    int64_t p = bufferParam(i);
+    DType t = dtypeOf(i.results[0]);
+    const std::string& fn = strAttr(i, "fn");
+    Value* zero = constant(t, 0);
+    values_[size_t(i.results[0])] = predicated(val(i.operands[1]), zero, [&]() -> Value* {
+      Value* at = element(p, t, i.operands[0]);
+      constexpr auto order = llvm::AtomicOrdering::AcquireRelease;
+      llvm::SyncScope::ID scope = c_.getOrInsertSyncScopeID("agent");
+      if (fn == "cas") {
+        Value* pair = b_.CreateAtomicCmpXchg(at, val(i.operands[3]), val(i.operands[2]), llvm::MaybeAlign(), order,
+                                             llvm::AtomicOrdering::Acquire, scope);
+        return b_.CreateExtractValue(pair, 0);
+      }
+      using Rmw = llvm::AtomicRMWInst;
+      static const std::map<std::string, Rmw::BinOp> kOps = {
+          {"add", Rmw::Add}, {"max", Rmw::Max}, {"min", Rmw::Min}, {"xchg", Rmw::Xchg}};
+      auto it = kOps.find(fn);
+      if (it == kOps.end()) unsupported("atomic " + fn);
+      Rmw::BinOp op = fn == "add" && isFloat(t) ? Rmw::FAdd : it->second;
+      return b_.CreateAtomicRMW(op, at, val(i.operands[2]), llvm::MaybeAlign(), order, scope);
     });
   }
 
@@ -594,6 +619,7 @@ class Printer {
   void inst(const KInst& i) {
     switch (i.op) {
       case KOp::store_global: return storeGlobal(i);
+      case KOp::atomic_global: return atomicGlobal(i);
       case KOp::load_global: return loadGlobal(i);
       case KOp::store_shared: {
         SharedElement e = sharedElement(i);

@@ -540,7 +540,7 @@ class Printer {
   }
 
   const Module::Buffer& bufferOf(const KInst& i) {
-    if (intAttr(i, "vec") != 1) unsupported(std::string(gpu::kopName(i.op)) + " with vec > 1");
+    if (i.op != KOp::atomic_global && intAttr(i, "vec") != 1) unsupported(std::string(gpu::kopName(i.op)) + " with vec > 1");
     auto it = buffers_.find(intAttr(i, "buffer"));
     if (it == buffers_.end()) unsupported("buffer attribute naming no buffer parameter");
     return it->second;
@@ -567,6 +567,34 @@ class Printer {
     predicated(id(i.operands[1]), t, 0, [&] {
       m_.store(element(b, id(i.operands[0])), toMemory(stored, cast(id(i.operands[2]), t, stored)));
       return Id(0);
+    });
+  }
+
+  // On the element's bits as an unsigned integer of its width: max/min are signed by their
+  // opcode, and f32 exchange moves bits. f32 add needs a float view of the buffer
+  // (SPV_EXT_shader_atomic_float_add), not printed yet: such kernels run on the CPU.
+  void atomicGlobal(const KInst& i) {
+    const Module::Buffer& b = bufferOf(i);
+    DType t = dtypeOf(i.results[0]);
+    const std::string& fn = strAttr(i, "fn");
+    if (isFloat(t) && fn != "xchg") unsupported("atomic " + fn + " on " + std::string(dtypeName(t)));
+    static const std::map<std::string, Op> kOps = {
+        {"add", Op::AtomicIAdd}, {"max", Op::AtomicSMax}, {"min", Op::AtomicSMin}, {"xchg", Op::AtomicExchange}};
+    if (dtypeBytes(t) == 8) m_.capability(Capability::Int64Atomics);
+    Id U = uint(dtypeBytes(t)), scope = m_.constU32(uint32_t(Scope::Device));
+    Id ordered = m_.constU32(semantics::kAcquireRelease | semantics::kUniformMemory);
+    auto bits = [&](Reg r) { return m_.op(Op::Bitcast, U, {id(r)}); };
+    ids_[size_t(i.results[0])] = predicated(id(i.operands[1]), t, constant(t, 0), [&] {
+      Id at = element(b, id(i.operands[0])), old;
+      if (fn == "cas") {
+        Id unequal = m_.constU32(semantics::kAcquire | semantics::kUniformMemory);
+        old = m_.op(Op::AtomicCompareExchange, U, {at, scope, ordered, unequal, bits(i.operands[2]), bits(i.operands[3])});
+      } else {
+        auto it = kOps.find(fn);
+        if (it == kOps.end()) unsupported("atomic " + fn);
+        old = m_.op(it->second, U, {at, scope, ordered, bits(i.operands[2])});
+      }
+      return m_.op(Op::Bitcast, type(t), {old});
     });
   }
 
@@ -724,6 +752,7 @@ class Printer {
   void inst(const KInst& i) {
     switch (i.op) {
       case KOp::store_global: return storeGlobal(i);
+      case KOp::atomic_global: return atomicGlobal(i);
       case KOp::load_global: return loadGlobal(i);
       case KOp::store_shared: return storeShared(i);
       case KOp::barrier:

@@ -40,7 +40,8 @@ enum class Op : uint16_t {
   FOrdGreaterThanEqual = 190, FUnordNotEqual = 183,
   ShiftRightLogical = 194, ShiftRightArithmetic = 195, ShiftLeftLogical = 196, BitwiseOr = 197, BitwiseXor = 198,
   BitwiseAnd = 199, Not = 200,
-  ControlBarrier = 224, MemoryBarrier = 225,
+  ControlBarrier = 224, MemoryBarrier = 225, AtomicExchange = 229, AtomicCompareExchange = 230, AtomicIAdd = 234,
+  AtomicSMin = 236, AtomicSMax = 238,
   Phi = 245, LoopMerge = 246, SelectionMerge = 247, Label = 248, Branch = 249, BranchConditional = 250,
   Return = 253, ReturnValue = 254,
   GroupNonUniformShuffle = 345, GroupNonUniformShuffleXor = 346, GroupNonUniformIAdd = 349,
@@ -49,7 +50,7 @@ enum class Op : uint16_t {
 };
 
 enum class Capability : uint32_t {
-  Shader = 1, Float16 = 9, Float64 = 10, Int64 = 11, Int16 = 22, Int8 = 39, GroupNonUniform = 61,
+  Shader = 1, Float16 = 9, Float64 = 10, Int64 = 11, Int64Atomics = 12, Int16 = 22, Int8 = 39, GroupNonUniform = 61,
   GroupNonUniformArithmetic = 63, GroupNonUniformShuffle = 65, StorageBuffer16BitAccess = 4433,
   StorageBuffer8BitAccess = 4448, PhysicalStorageBufferAddresses = 5347,
 };
@@ -78,6 +79,7 @@ enum class GlslOp : uint32_t {
 enum class Scope : uint32_t { Device = 1, Workgroup = 2, Subgroup = 3, Invocation = 4 };
 
 namespace semantics {
+constexpr uint32_t kAcquire = 0x2;
 constexpr uint32_t kAcquireRelease = 0x8;
 constexpr uint32_t kUniformMemory = 0x40;
 constexpr uint32_t kWorkgroupMemory = 0x100;
