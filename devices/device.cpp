@@ -11,6 +11,7 @@
 
 #include "devices/cpu/cpu_device.hpp"
 #include "devices/cuda/cuda_device.hpp"
+#include "lower/gpu/kernel_ir.hpp"
 #include "devices/cuda/cuda_runtime.hpp"
 #include "devices/interp/interpreter.hpp"
 #include "devices/vulkan/vulkan_device.hpp"
@@ -102,6 +103,45 @@ void throwDivisionByZero(const ir::Kernel& k, std::string_view device) {
   });
   fail(SourceLoc{}, device, "kernel '" + k.name + "': integer division or remainder by zero" +
                                 (where.empty() ? "" : where + ")"));
+}
+
+namespace {
+// Row-major coordinates of `flat` in `shape`, as "(1, 2)".
+std::string coordinates(int64_t flat, std::span<const int64_t> shape) {
+  std::vector<int64_t> at(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    at[d] = shape[d] > 0 ? flat % shape[d] : 0;
+    flat = shape[d] > 0 ? flat / shape[d] : 0;
+  }
+  std::string text;
+  for (int64_t x : at) text += (text.empty() ? "" : ", ") + std::to_string(x);
+  return text;
+}
+}  // namespace
+
+void throwCheckFailed(const ir::Kernel& k, int64_t check, int64_t program, std::span<const int64_t> grid,
+                      int64_t element, std::string_view device) {
+  const ir::Op* found = nullptr;
+  int64_t seen = 0;
+  ir::forEachOp(k.body, [&](const ir::Op& op) {
+    if (op.code == ir::OpCode::check && seen++ == check) found = &op;
+  });
+  if (!found) fail(SourceLoc{}, device, "kernel '" + k.name + "' reported check " + std::to_string(check) + ", which it does not have");
+  const ir::Type& cond = k.type(found->operands[0]);
+  std::string where = cond.isScalar() ? "" : " at element [" + coordinates(element, cond.shape) + "]";
+  fail(found->loc, "check", "'" + found->stringAttr("message") + "' is false in program (" + coordinates(program, grid) +
+                                ")" + where + " of kernel '" + k.name + "' on " + std::string(device));
+}
+
+void throwGpuFaults(const ir::Kernel& k, std::span<const int32_t> faults, std::span<const int64_t> grid,
+                    std::string_view device) {
+  auto word = [&](gpu::FaultWord w) { return faults[size_t(w)]; };
+  if (word(gpu::FaultWord::divisionByZero)) throwDivisionByZero(k, device);
+  if (int32_t check = word(gpu::FaultWord::check)) {
+    int64_t program = int64_t(uint32_t(word(gpu::FaultWord::checkProgramLow))) |
+                      int64_t(uint32_t(word(gpu::FaultWord::checkProgramHigh))) << 32;
+    throwCheckFailed(k, check - 1, program, grid, word(gpu::FaultWord::checkElement), device);
+  }
 }
 
 void checkLaunchArgs(const ir::Kernel& k, const LaunchArgs& args, std::string_view device, const void* owner) {

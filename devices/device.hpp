@@ -97,6 +97,14 @@ void checkLaunchArgs(const ir::Kernel& kernel, const LaunchArgs& args, std::stri
 // devices learn only that one happened, so it names every integer division of the kernel
 // (the interpreter names the one).
 [[noreturn]] void throwDivisionByZero(const ir::Kernel& kernel, std::string_view device);
+// After a GPU launch: the Error of a fault the kernel reported in its fault words
+// (gpu::FaultWord: division by zero, a failed check), if any. The loop limit is the device's.
+void throwGpuFaults(const ir::Kernel& kernel, std::span<const int32_t> faults, std::span<const int64_t> grid,
+                    std::string_view device);
+// The Error of a failed p.check: check number `check` (in the kernel's op order) was false in
+// the program of row-major id `program` at the row-major element `element` of its condition.
+[[noreturn]] void throwCheckFailed(const ir::Kernel& kernel, int64_t check, int64_t program,
+                                   std::span<const int64_t> grid, int64_t element, std::string_view device);
 
 // While one lives on a thread, a device that runs a launch elsewhere than asked (the
 // Vulkan device's CPU fallback) records where and why in it: run() reports the device

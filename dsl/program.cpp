@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <numeric>
 
 #include "dsl/tracer.hpp"
@@ -718,6 +719,17 @@ Tile Program::atomic_cas(const Tensor& t, const std::vector<Operand>& coords, co
 Tile Program::atomic_cas(const Tensor& t, const std::vector<Operand>& coords, const Operand& compare,
                          const Operand& value, const Tile& mask, Loc loc) {
   return atomicUpdate("cas", t, coords, value, &compare, &mask, loc);
+}
+
+void Program::check(const Tile& cond, const std::string& message, Loc loc) {
+  SourceLoc l = SourceLoc::from(loc);
+  const ir::Type t = typeOf(cond, l, "check");
+  if (t.dtype != DType::boolean) fail(l, "check", "the condition must be a bool tile (a comparison), got " + describe(t));
+  static const bool enabled = [] {
+    const char* v = std::getenv("TILEJIT_CHECKS");
+    return !v || std::string_view(v) != "0";
+  }();
+  if (enabled) tracer_.emit(OpCode::check, {cond.value()}, std::nullopt, {{"message", message}}, l);
 }
 
 Tile Program::fold(const IndexOperand& start, const IndexOperand& end, const Tile& init,

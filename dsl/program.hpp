@@ -265,6 +265,10 @@ class Program {
                   const Tile& mask, Loc loc = Loc::current());
 
   void print(const std::string& label, const Tile& t, Loc loc = Loc::current());
+  // A device assertion (Triton's tl.device_assert): where an element of the bool tile `cond`
+  // is false, the launch fails with a tj::Error naming `message`, this line, a program and
+  // an element. TILEJIT_CHECKS=0 leaves checks out of the kernel: they cost nothing then.
+  void check(const Tile& cond, const std::string& message, Loc loc = Loc::current());
 
   // Counter-based random numbers (dsl/random.cpp): Philox 4x32 with 10 rounds, computed as
   // Triton's tl.randint4x / randint / rand / randn compute it, so a kernel ported from Triton

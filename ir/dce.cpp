@@ -1,5 +1,5 @@
 // Dead code elimination: drops ops whose results nothing live reads and that
-// neither store nor print, fold loops included. Liveness comes from one
+// neither write, print nor check, fold loops included. Liveness comes from one
 // backward walk: every value is defined before its uses, and a fold body only
 // reads values defined before the fold.
 #include "ir/passes.hpp"
@@ -11,7 +11,7 @@ namespace {
 
 // Whether running the op can be observed other than through its results.
 bool writesOrPrints(const Op& op) {
-  if (writesTensor(op.code) || op.code == OpCode::print) return true;
+  if (writesTensor(op.code) || op.code == OpCode::print || op.code == OpCode::check) return true;
   for (const Block& r : op.regions)
     for (const Op& o : r.ops)
       if (writesOrPrints(o)) return true;

@@ -16,7 +16,7 @@ constexpr std::array<std::string_view, kNumOpCodes> kOpNames = {
     "load", "store", "fold", "yield", "print", "scalar_param",
     "xor", "shl", "shr", "shru",
     "gather", "scatter",
-    "atomic",
+    "atomic", "check",
 };
 }  // namespace
 
@@ -57,7 +57,7 @@ bool isBinaryElementwise(OpCode c) {
   return (c >= OpCode::add && c <= OpCode::cmp) || (c >= OpCode::bit_xor && c <= OpCode::shru);
 }
 bool isReduction(OpCode c) { return c >= OpCode::reduce_sum && c <= OpCode::argmin; }
-bool hasSideEffects(OpCode c) { return writesTensor(c) || c == OpCode::print || c == OpCode::yield; }
+bool hasSideEffects(OpCode c) { return writesTensor(c) || c == OpCode::print || c == OpCode::check || c == OpCode::yield; }
 bool readsTensor(OpCode c) { return c == OpCode::load || c == OpCode::gather || c == OpCode::atomic; }
 bool writesTensor(OpCode c) { return c == OpCode::store || c == OpCode::scatter || c == OpCode::atomic; }
 

@@ -41,6 +41,9 @@
 //                                 updated). fn: add, max, min, xchg, cas (writes value where the old
 //                                 value equals compare; the only fn with a compare operand).
 //                                 Acquire-release ordering at device scope; duplicates all apply.
+//   check {message} (cond)       : a device assertion: where an element of the bool cond is false,
+//                                 the launch fails with an Error naming the message, the op's
+//                                 location, a program and an element where it was false
 //   fold (start, end, inits...)  : region ^(k: i64, carried...) runs for k in [start, end);
 //                                 yields the new carried values; results are the final ones
 //   yield (values...)            : ends a fold body
@@ -107,15 +110,16 @@ enum class OpCode : uint8_t {
   // reads and writes at computed coordinates
   gather, scatter,
   atomic,
+  check,
 };
-constexpr int kNumOpCodes = static_cast<int>(OpCode::atomic) + 1;
+constexpr int kNumOpCodes = static_cast<int>(OpCode::check) + 1;
 
 std::string_view opName(OpCode c);  // as printed: "add", "not", "and", "or", ...
 std::optional<OpCode> parseOpName(std::string_view s);
 bool isUnaryElementwise(OpCode c);
 bool isBinaryElementwise(OpCode c);  // add .. logical_or, cmp, and xor .. shru
 bool isReduction(OpCode c);
-bool hasSideEffects(OpCode c);        // store, scatter, atomic, print, yield
+bool hasSideEffects(OpCode c);        // store, scatter, atomic, print, check, yield
 bool readsTensor(OpCode c);           // load, gather, atomic
 bool writesTensor(OpCode c);          // store, scatter, atomic
 

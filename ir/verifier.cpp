@@ -241,6 +241,7 @@ class Verifier {
       case OpCode::gather: return gather(op);
       case OpCode::scatter: return scatter(op);
       case OpCode::atomic: return atomic(op);
+      case OpCode::check: return check(op);
       case OpCode::fold: return fold(op);
       case OpCode::yield: return yield(op, *parent);
       case OpCode::print: return print(op);
@@ -435,6 +436,12 @@ class Verifier {
     const Type& v = in(op, rank);
     if (v.dtype != t.dtype) error(op, "value " + v.str() + " does not match tensor " + t.name + "'s " + std::string(dtypeName(t.dtype)));
     coordinates(op, t, 1, v, "value");
+  }
+
+  void check(const Op& op) const {
+    arity(op, 1, 0);
+    if (in(op, 0).dtype != DType::boolean) error(op, "the condition must be a bool tile, got " + in(op, 0).str());
+    op.stringAttr("message");
   }
 
   void atomic(const Op& op) const {

@@ -1551,6 +1551,66 @@ TEST_CASE("conformance: atomic_cas lets exactly one element per slot win; a rank
   }
 }
 
+// ---- Device assertions
+
+// The message of the tj::Error that f throws, or "" when it throws none.
+std::string errorOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST_CASE("conformance: check reports its message, line, program and element, and passes quietly when true") {
+  for (const std::string& device : conformanceDevices()) {
+    INFO(device);
+    Tensor x = sample({37, 29}, i32, 211), out = poisoned({37, 29}, i32);
+    x.setItem(20 * 29 + 27, 5000);  // the one element past 1000: element (4, 3) of program (1, 3)'s block
+    int line = 0;
+    auto body = [&](Program& p) {
+      Tile block = p.read(x, {16, 8}).at({p.id(0), p.id(1)});
+      line = __LINE__ + 1;
+      p.check(block < 1001, "x stays below 1001");
+      p.check(p.id(0) < 3, "at most 3 row blocks");
+      p.write(out, {16, 8}).put(block, {p.id(0), p.id(1)});
+    };
+    std::string message = errorOf([&] { launch(device, "check", {3, 4}, body); });
+    INFO(message);
+    CHECK(message.find("test_conformance.cpp:" + std::to_string(line) + ": check: 'x stays below 1001' is false in "
+                       "program (1, 3) at element [4, 3]") != std::string::npos);
+    x.setItem(20 * 29 + 27, 7);
+    message = errorOf([&] { launch(device, "check", {3, 4}, body); });
+    CHECK_MESSAGE(message.empty(), "a check failed where every element holds: " << message);
+    Expect e;
+    for (int64_t i = 0; i < 37 * 29; ++i) e.want.push_back(ref::element(x, i));
+    checkElements(out, e);
+    message = errorOf([&] { launch(device, "check", {4, 4}, body); });
+    CHECK_MESSAGE(message.find("'at most 3 row blocks' is false in program (3, ") != std::string::npos, message);
+  }
+}
+
+TEST_CASE("conformance: a check inside a fold reports the iteration's element") {
+  for (const std::string& device : conformanceDevices()) {
+    INFO(device);
+    Tensor x = Tensor::from({40}, std::vector<double>(40, 1.0)), sum = poisoned({1}, f32);
+    x.setItem(29, -1);
+    std::string message = errorOf([&] {
+      launch(device, "check_fold", {1}, [&](Program& p) {
+        auto X = p.read(x, {8}, 1.0);
+        Tile total = p.fold(0, 5, p.zeros({8}), [&](Index k, Tile acc) {
+          Tile block = X.at({k});
+          p.check(block > 0, "positive inputs");
+          return acc + block;
+        });
+        p.write(sum, {1}).put(total.sum(0, true), {0});
+      });
+    });
+    CHECK_MESSAGE(message.find("'positive inputs' is false in program (0) at element [5]") != std::string::npos, message);
+  }
+}
+
 // ---- Reads and writes
 
 // Copies `in` into `out` block by block on a rank-1 grid: program b decodes its

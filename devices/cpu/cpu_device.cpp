@@ -106,6 +106,7 @@ void CpuDevice::launch(const ir::Kernel& kernel, const LaunchArgs& args) {
     fail(SourceLoc{}, "cpu", "kernel '" + kernel.name + "' is out of memory: its tiles past the stack need " +
                                  std::to_string(faults.scratchBytes) + " bytes of heap per thread, which could not be allocated");
   if (faults.bits & kFaultIntegerDivideByZero) throwDivisionByZero(kernel, "cpu");
+  if (faults.check) throwCheckFailed(kernel, faults.check - 1, faults.checkProgram, args.grid, faults.checkElement, "cpu");
 }
 
 }  // namespace tj::cpu

@@ -229,7 +229,7 @@ struct CudaDevice::State {
   }
 
   // Waits for the kernel, writes back what it stored, prints its prints; then raises a
-  // division by zero it reported. Errors here propagate: the kernel ran.
+  // fault it reported. Errors here propagate: the kernel ran.
   void finish(const Launched& l, const ir::Kernel& kernel, const LaunchArgs& args, const std::string& device) {
     if (!l.compiled) return;
     check(functions().cuCtxSynchronize(), "cuCtxSynchronize");
@@ -247,7 +247,7 @@ struct CudaDevice::State {
       }
       printBuffers(l.compiled->prints, views, args.grid, args.print);
     }
-    if (faults[size_t(gpu::FaultWord::divisionByZero)]) throwDivisionByZero(kernel, device);
+    throwGpuFaults(kernel, faults, args.grid, device);
   }
 };
 

@@ -203,6 +203,7 @@ class Interpreter {
   Value atomic(const ir::Op& op, const ir::Type& rt);
   void fold(const ir::Op& op);
   void print(const ir::Op& op);
+  void check(const ir::Op& op);
 
   // Applies f elementwise to operand 0 (and 1), read as their storage type.
   template <typename F>
@@ -241,6 +242,7 @@ void Interpreter::exec(const ir::Op& op) {
     case OpCode::store: return store(op);
     case OpCode::scatter: return scatter(op);
     case OpCode::print: return print(op);
+    case OpCode::check: return check(op);
     case OpCode::fold: return fold(op);
     case OpCode::yield: return;  // fold reads the operands
     default:
@@ -643,6 +645,21 @@ void Interpreter::writeElements(const ir::Op& op, const Tile& v, const TensorArg
   };
   if (v.isFloat()) write(v.floats, interp::writeFloat);
   else write(v.ints, interp::writeInt);
+}
+
+// The first false element stops the launch, as a device reports the first check it saw fail.
+void Interpreter::check(const ir::Op& op) {
+  const std::vector<int64_t>& cond = in(op, 0).data<int64_t>();
+  auto bad = std::find(cond.begin(), cond.end(), 0);
+  if (bad == cond.end()) return;
+  int64_t index = 0, program = 0;
+  bool before = true;
+  ir::forEachOp(kernel_.body, [&](const ir::Op& o) {
+    before &= &o != &op;
+    index += before && o.code == OpCode::check;
+  });
+  for (size_t d = 0; d < programId_.size(); ++d) program = program * args_.grid[d] + programId_[d];
+  throwCheckFailed(kernel_, index, program, args_.grid, bad - cond.begin(), "interp");
 }
 
 void Interpreter::fold(const ir::Op& op) {

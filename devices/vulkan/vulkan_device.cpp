@@ -373,7 +373,7 @@ void VulkanDevice::launch(const ir::Kernel& kernel, const LaunchArgs& args) {
   if (faults[size_t(gpu::FaultWord::loopLimit)]) return rerunCutShort(kernel, args, State::storedDeviceCopy(*dispatched));
   // From here on the arguments are written: errors propagate; running again would apply twice.
   State::collect(*dispatched, args);
-  if (faults[size_t(gpu::FaultWord::divisionByZero)]) throwDivisionByZero(kernel, name_);
+  throwGpuFaults(kernel, faults, args.grid, name_);
 }
 
 // The driver ended the kernel's loops early. Nothing was written back to host memory, so

@@ -27,6 +27,10 @@ using PrintFn = void (*)(void* context, const char* label, int32_t dtype, int32_
 struct KernelFaults {
   uint32_t bits = 0;
   int64_t scratchBytes = 0;
+  // A failed check: 1 + its number in op order, set once (compare-exchange from 0); the
+  // program that set it and the row-major element of its condition that was false.
+  int32_t check = 0;
+  int64_t checkProgram = 0, checkElement = 0;
 };
 
 struct KernelArgs {

@@ -99,6 +99,8 @@ class KernelLowering {
   void lowerStore(const ir::Op& op);
   void lowerScatter(const ir::Op& op);
   void lowerPrint(const ir::Op& op);
+  void lowerCheck(const ir::Op& op);
+  llvm::StructType* faultsType();
   void lowerDot(const ir::Op& op);
   bool emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType accType);
   llvm::Value* packPairs(llvm::Value* b, int64_t k, int64_t n);
@@ -162,6 +164,8 @@ class KernelLowering {
   llvm::Value* args_ = nullptr;
   llvm::Value* programIdArray_ = nullptr;
   llvm::BasicBlock* allocaBlock_ = nullptr;
+  llvm::Value* programLinear_ = nullptr;  // this program's row-major id
+  int64_t checks_ = 0;                    // check ops lowered so far: the next one's number
   llvm::StructType* argsType_ = nullptr;
   // Tiles past kStackBudget share one heap block per entry call: `heap_` (aligned_alloc in the
   // entry block, its size set once every buffer is known) and freed at the return.
@@ -189,6 +193,7 @@ void KernelLowering::lower(const std::string& entryName) {
   llvm::Value* begin = fn->getArg(1);
   llvm::Value* end = fn->getArg(2);
   emitLoop(b_, begin, end, [&](llvm::Value* linearId) {
+    programLinear_ = linearId;
     emitProgramIds(linearId);
     lowerBlock(kernel_.body);
   });
@@ -263,6 +268,7 @@ void KernelLowering::lowerOp(const ir::Op& op) {
     case OpCode::store: return lowerStore(op);
     case OpCode::scatter: return lowerScatter(op);
     case OpCode::print: return lowerPrint(op);
+    case OpCode::check: return lowerCheck(op);
     case OpCode::dot: return lowerDot(op);
     case OpCode::yield: return;  // handled by lowerFold
     default: break;
@@ -334,6 +340,37 @@ void KernelLowering::lowerStore(const ir::Op& op) {
     });
   };
   emitIf(b_, fast, [&] { emitStores(false); }, [&] { emitStores(true); });
+}
+
+// KernelFaults, field by field.
+llvm::StructType* KernelLowering::faultsType() {
+  return llvm::StructType::get(ctx_, {b_.getInt32Ty(), b_.getInt64Ty(), b_.getInt32Ty(), b_.getInt64Ty(), b_.getInt64Ty()});
+}
+
+// A false element claims KernelFaults::check once (the first check to fail, in any program)
+// and records its program and element; the device raises the Error after the launch.
+void KernelLowering::lowerCheck(const ir::Op& op) {
+  int64_t number = checks_++;
+  ValueId cond = op.operands[0];
+  const ir::Type& t = type(cond);
+  auto record = [&](llvm::Value* flat) {
+    llvm::Value* faults = b_.CreateLoad(b_.getPtrTy(), b_.CreateStructGEP(argsType_, args_, 4));
+    emitIf(b_, b_.CreateIsNotNull(faults), [&] {
+      constexpr auto order = llvm::AtomicOrdering::Monotonic;
+      llvm::Value* claimed = b_.CreateAtomicCmpXchg(b_.CreateStructGEP(faultsType(), faults, 2), b_.getInt32(0),
+                                                    b_.getInt32(uint32_t(number + 1)), llvm::MaybeAlign(4), order, order);
+      emitIf(b_, b_.CreateExtractValue(claimed, 1), [&] {
+        b_.CreateStore(programLinear_, b_.CreateStructGEP(faultsType(), faults, 3));
+        b_.CreateStore(flat, b_.CreateStructGEP(faultsType(), faults, 4));
+      });
+    });
+  };
+  if (t.isScalar()) return emitIf(b_, b_.CreateNot(element(cond, {})), [&] { record(i64(0)); });
+  emitNest(t.shape, {cond}, [&](const Indices& idx) {
+    llvm::Value* flat = i64(0);
+    for (size_t d = 0; d < idx.size(); ++d) flat = b_.CreateAdd(b_.CreateMul(flat, i64(t.shape[d])), idx[d]);
+    emitIf(b_, b_.CreateNot(element(cond, idx)), [&] { record(flat); });
+  });
 }
 
 void KernelLowering::lowerPrint(const ir::Op& op) {
@@ -1013,12 +1050,11 @@ void KernelLowering::finishHeap(llvm::Function* fn, llvm::ReturnInst* ret) {
 void KernelLowering::emitFault(Fault bit, int64_t scratchBytes) {
   llvm::Value* faults = b_.CreateLoad(b_.getPtrTy(), b_.CreateStructGEP(argsType_, args_, 4));
   emitIf(b_, b_.CreateIsNotNull(faults), [&] {
-    auto* faultsType = llvm::StructType::get(ctx_, {b_.getInt32Ty(), b_.getInt64Ty()});
-    b_.CreateAtomicRMW(llvm::AtomicRMWInst::Or, b_.CreateStructGEP(faultsType, faults, 0), b_.getInt32(bit),
+    b_.CreateAtomicRMW(llvm::AtomicRMWInst::Or, b_.CreateStructGEP(faultsType(), faults, 0), b_.getInt32(bit),
                        llvm::MaybeAlign(4), llvm::AtomicOrdering::Monotonic);
     if (!scratchBytes) return;
     // Every call that fails stores the same size.
-    auto* store = b_.CreateAlignedStore(i64(scratchBytes), b_.CreateStructGEP(faultsType, faults, 1), llvm::Align(8));
+    auto* store = b_.CreateAlignedStore(i64(scratchBytes), b_.CreateStructGEP(faultsType(), faults, 1), llvm::Align(8));
     store->setAtomic(llvm::AtomicOrdering::Monotonic);
   });
 }

@@ -98,15 +98,18 @@ struct KPrint {
 enum class FaultWord : int64_t {
   divisionByZero = 0,  // integer division or remainder by zero in a real element (the CPU's error)
   loopLimit = 1,       // the loops ran past the target's loopIterationLimit: the results are cut short
+  // A failed check: 1 + its number in op order, set once (compare-exchange from 0); the thread
+  // that set it writes the program's row-major id (two words) and the element's.
+  check = 2, checkProgramLow = 3, checkProgramHigh = 4, checkElement = 5,
 };
-inline constexpr int64_t kFaultWords = 2;
+inline constexpr int64_t kFaultWords = 6;
 
 struct KernelFunction {
   std::string name, target;
   int64_t workgroupSize = 1, subgroupSize = 1;
   std::vector<KParam> params;  // print and fault buffers are buffer parameters numbered after the tensors
   std::vector<KPrint> prints;
-  // The buffer parameter of the fault words (FaultWord), each an i32 a thread sets to 1;
+  // The buffer parameter of the fault words (FaultWord), i32s;
   // -1 when nothing in the kernel can fault.
   int64_t faultParam = -1;
   // Loop iterations one thread may run, all loops together (the target's); 0: no limit. A

@@ -369,6 +369,7 @@ class Lowering {
       case OpCode::gather: return gather(op);
       case OpCode::scatter: return scatter(op);
       case OpCode::atomic: return atomic(op);
+      case OpCode::check: return check(op);
       case OpCode::fold: return fold(op);
       case OpCode::print: return print(op);
       case OpCode::yield: return yield(op);
@@ -792,6 +793,38 @@ class Lowering {
                 {{"buffer", int64_t(f_.prints.back().param)}, {"vec", int64_t{1}}});
     }
   }
+  // A failed check: each thread finds one of its real elements where cond is false, and the
+  // first thread to claim the fault word records its program and that element.
+  void check(const ir::Op& op) {
+    const ir::Shape& shape = k_.type(op.operands[0]).shape;
+    std::vector<Reg> cond = operand(op, 0);
+    Reg failed = -1, element = b_.constant(DType::i32, 0);
+    std::optional<LinearLayout> lin;
+    if (!shape.empty()) lin = layout::toLinear(operandLayout(op, 0), shape);
+    for (size_t r = 0; r < cond.size(); ++r) {
+      Reg bad = b_.cmp("eq", cond[r], b_.constant(DType::boolean, 0));
+      if (lin) {
+        std::vector<Reg> at = coords(*lin, int64_t(r));
+        bad = both(bad, inside(*lin, int64_t(r), at, shape));
+        element = b_.select(bad, rowMajor(at, shape), element);
+      }
+      failed = failed < 0 ? bad : b_.binary("or", failed, bad);
+    }
+    int64_t faults = int64_t(f_.faultBuffer());
+    auto word = [&](FaultWord w) { return b_.constant(DType::i64, double(w)); };
+    Reg old = b_.emit(KOp::atomic_global, DType::i32,
+                      {word(FaultWord::check), failed, b_.constant(DType::i32, double(checks_++ + 1)), b_.constant(DType::i32, 0)},
+                      {{"buffer", faults}, {"fn", std::string("cas")}});
+    Reg won = b_.binary("and", failed, b_.cmp("eq", old, b_.constant(DType::i32, 0)));
+    Reg program = programIndex();
+    auto record = [&](FaultWord w, Reg value) {
+      b_.effect(KOp::store_global, {word(w), won, value}, {{"buffer", faults}, {"vec", int64_t{1}}});
+    };
+    record(FaultWord::checkProgramLow, b_.emit(KOp::cast, DType::i32, {program}));
+    record(FaultWord::checkProgramHigh, b_.emit(KOp::cast, DType::i32, {b_.binary("shru", program, b_.constant(DType::i64, 32))}));
+    record(FaultWord::checkElement, element);
+  }
+
   // Integer division or remainder by zero in a real element sets the fault buffer, which the
   // device turns into the error the CPU reports (the interpreter's: division of fill values too).
   void checkDivisor(const LinearLayout& lin, int64_t reg, Reg divisor, const ir::Shape& shape) {
@@ -1008,6 +1041,7 @@ class Lowering {
   std::map<ir::ValueId, std::vector<Reg>> regs_;
   std::map<ir::ValueId, const ir::Op*> producers_;
   std::set<ir::ValueId> read_;  // the values some op reads
+  int64_t checks_ = 0;           // check ops lowered so far: the next one's number
   int foldDepth_ = 0;
 };
 
