@@ -737,6 +737,32 @@ Tile Program::fold(const IndexOperand& start, const IndexOperand& end, const Til
   return foldTiles(start, end, {init}, [&](Index k, const Carried& c) { return Carried{body(k, c[0])}; }, loc)[0];
 }
 
+Tile Program::fold(const IndexOperand& start, const IndexOperand& end, int64_t step, const Tile& init,
+                   const std::function<Tile(Index, Tile)>& body, Loc loc) {
+  return steppedFold(start, end, step, {init}, [&](Index k, const Carried& c) { return Carried{body(k, c[0])}; }, loc)[0];
+}
+
+void Program::loop(const IndexOperand& start, const IndexOperand& end, const std::function<void(Index)>& body, Loc loc) {
+  loop(start, end, 1, body, loc);
+}
+
+void Program::loop(const IndexOperand& start, const IndexOperand& end, int64_t step,
+                   const std::function<void(Index)>& body, Loc loc) {
+  steppedFold(start, end, step, {}, [&](Index k, const Carried&) {
+    body(k);
+    return Carried{};
+  }, loc);
+}
+
+Program::Carried Program::steppedFold(const IndexOperand& start, const IndexOperand& end, int64_t step,
+                                      const Carried& init, const std::function<Carried(Index, const Carried&)>& body,
+                                      Loc loc) {
+  if (step <= 0) fail(SourceLoc::from(loc), "fold", fmt::format("the step {} is not positive", step));
+  if (step == 1) return foldTiles(start, end, init, body, loc);
+  Index count = cdiv(max(end.index - start.index, IndexOperand(0, loc)), IndexOperand(step, loc));
+  return foldTiles(0, count, init, [&](Index i, const Carried& c) { return body(start.index + i * step, c); }, loc);
+}
+
 Program::Carried Program::foldTiles(const IndexOperand& start, const IndexOperand& end, const Carried& init,
                                     const std::function<Carried(Index, const Carried&)>& body, Loc loc) {
   SourceLoc l = SourceLoc::from(loc);

@@ -284,6 +284,14 @@ class Program {
   // A loop kept in the kernel: for k in [start, end): carried = body(k, carried).
   Tile fold(const IndexOperand& start, const IndexOperand& end, const Tile& init,
             const std::function<Tile(Index, Tile)>& body, Loc loc = Loc::current());
+  // for k in start, start + step, ... while k < end (step > 0, a number).
+  Tile fold(const IndexOperand& start, const IndexOperand& end, int64_t step, const Tile& init,
+            const std::function<Tile(Index, Tile)>& body, Loc loc = Loc::current());
+  // A loop kept in the kernel that carries nothing: body(k) for its writes, atomics and checks.
+  void loop(const IndexOperand& start, const IndexOperand& end, const std::function<void(Index)>& body,
+            Loc loc = Loc::current());
+  void loop(const IndexOperand& start, const IndexOperand& end, int64_t step, const std::function<void(Index)>& body,
+            Loc loc = Loc::current());
   // The same, carrying several tiles: body(k, t0, t1, ...) returns std::tuple{t0', t1', ...}.
   template <typename... Ts, typename F>
   std::tuple<Ts...> fold(const IndexOperand& start, const IndexOperand& end, const std::tuple<Ts...>& init,
@@ -293,6 +301,9 @@ class Program {
   using Carried = std::vector<Tile>;
   Carried foldTiles(const IndexOperand& start, const IndexOperand& end, const Carried& init,
                     const std::function<Carried(Index, const Carried&)>& body, Loc loc);
+  // foldTiles over k = start + i * step; the step is checked here.
+  Carried steppedFold(const IndexOperand& start, const IndexOperand& end, int64_t step, const Carried& init,
+                      const std::function<Carried(Index, const Carried&)>& body, Loc loc);
   Tile indirectRead(const Tensor& t, const std::vector<Operand>& coords, const Tile* mask, double fill, Loc loc);
   void indirectWrite(const Tensor& t, const std::vector<Operand>& coords, const Operand& value, const Tile* mask, Loc loc);
   Tile atomicUpdate(std::string_view fn, const Tensor& t, const std::vector<Operand>& coords, const Operand& value,

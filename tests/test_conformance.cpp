@@ -1611,6 +1611,37 @@ TEST_CASE("conformance: a check inside a fold reports the iteration's element") 
   }
 }
 
+TEST_CASE("conformance: loops that carry nothing, and folds and loops with a step") {
+  for (const std::string& device : conformanceDevices()) {
+    INFO(device);
+    Tensor marks = poisoned({41}, i64), x = sample({40}, f64, 221), sums = poisoned({8}, f64), hits = Tensor::zeros({3}, i32);
+    launch(device, "loops", {1}, [&](Program& p) {
+      p.loop(3, 41, 5, [&](Index k) { p.scatter(marks, {k}, k * 10); });   // 3, 8, ... 38
+      p.loop(0, 3, [&](Index k) { p.atomic_add(hits, {k}, k + 1); });      // a loop of atomics
+      p.loop(7, 7, [&](Index k) { p.scatter(marks, {k}, -1); });           // runs zero times
+      auto X = p.read(x, {8}, 0.5);
+      Tile total = p.fold(1, 30, 4, p.zeros({8}, f64), [&](Index k, Tile acc) {  // blocks at 1, 5, ... 29
+        p.check(p.scalar(k) < 30, "the step stays below the end");
+        return acc + X.at_offset({k});
+      });
+      p.write(sums, {8}).put(total, {0});
+    });
+    for (int64_t i = 0; i < 41; ++i) {
+      bool marked = i >= 3 && (i - 3) % 5 == 0;
+      CHECK_MESSAGE(ref::asInt(ref::element(marks, i)) == (marked ? i * 10 : int64_t(poisonValue(i64))), "marks[" << i << "]");
+    }
+    for (int64_t k = 0; k < 3; ++k) CHECK(ref::asInt(ref::element(hits, k)) == k + 1);
+    Expect e;
+    for (int64_t j = 0; j < 8; ++j) {
+      double s = 0;
+      for (int64_t k = 1; k < 30; k += 4) s += k + j < 40 ? ref::asDouble(ref::element(x, k + j)) : 0.5;
+      e.want.push_back(s);
+      e.slack.push_back(device == "interp" ? 1e-300 : 16 * ref::unitRoundoff(f64) * 64);
+    }
+    checkElements(sums, e);
+  }
+}
+
 // ---- Reads and writes
 
 // Copies `in` into `out` block by block on a rank-1 grid: program b decodes its
