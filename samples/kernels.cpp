@@ -183,6 +183,35 @@ std::string embedding(const Tensor& table, const Tensor& ids, const Tensor& out,
   return kernel.launch({cdiv(ids.dim(0), rows), cdiv(table.dim(1), cols)}, table, ids, out, opts);
 }
 
+std::string pagedAttention(const Tensor& q, const Tensor& kCache, const Tensor& vCache, const Tensor& blockTable,
+                           const Tensor& seqLens, const Tensor& out, const RunOptions& opts) {
+  const int64_t dim = q.dim(2), pageSize = kCache.dim(2);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(dim));
+  const double inf = std::numeric_limits<double>::infinity();
+  return run({q.dim(0), q.dim(1)}, [&](Program& p) {
+    Index seq = p.id(0), head = p.id(1);
+    Index length = p.index(p.gather(seqLens, {seq}));
+    Tile qt = p.read(q, {1, 1, dim}).at({seq, head, 0}).reshape({1, dim});
+    auto K = p.read(kCache, {1, 1, pageSize, dim});
+    auto V = p.read(vCache, {1, 1, pageSize, dim});
+    auto [rowMax, rowSum, acc] = p.fold(
+        0, cdiv(length, pageSize), std::tuple{p.full({1}, -inf), p.zeros({1}), p.zeros({1, dim})},
+        [&](Index j, Tile rowMax, Tile rowSum, Tile acc) {
+          Index page = p.index(p.gather(blockTable, {seq, j}));
+          Tile kt = K.at({page, head, 0, 0}).reshape({pageSize, dim});
+          Tile vt = V.at({page, head, 0, 0}).reshape({pageSize, dim});
+          Tile position = p.iota({1, pageSize}, 1) + j * pageSize;
+          Tile s = where(position < length, dot(qt, kt.transpose()) * scale, -inf);
+          Tile newMax = max(rowMax, s.max(1));
+          Tile probs = (s - newMax.expand_dims(1)).exp();
+          Tile rescale = (rowMax - newMax).exp();
+          return std::tuple{newMax, rowSum * rescale + probs.sum(1), acc * rescale.expand_dims(1) + dot(probs, vt)};
+        });
+    (void)rowMax;
+    p.write(out, {1, 1, dim}).put((acc / rowSum.expand_dims(1)).reshape({1, 1, dim}), {seq, head, 0});
+  }, named(opts, "paged_attention"));
+}
+
 std::string histogram(const Tensor& values, const Tensor& counts, const RunOptions& opts) {
   constexpr int64_t block = 4096;
   static const auto kernel = tj::kernel("histogram", [](Program& p, const Tensor& values, const Tensor& counts) {
@@ -194,7 +223,7 @@ std::string histogram(const Tensor& values, const Tensor& counts, const RunOptio
 
 std::vector<std::string> sampleNames() {
   return {"gemm",    "gemm_f16",  "attention",  "attention_causal", "attention_f16",
-          "softmax", "layernorm", "vector_add", "fused", "dropout", "embedding", "histogram"};
+          "softmax", "layernorm", "vector_add", "fused", "dropout", "embedding", "histogram", "paged_attention"};
 }
 
 ir::Kernel traceSample(const std::string& name, const std::string& device) {
@@ -214,6 +243,9 @@ ir::Kernel traceSample(const std::string& name, const std::string& device) {
   else if (name == "vector_add") vectorAdd(vector(1000), vector(1000), vector(1000));
   else if (name == "fused") fused(vector(1000), vector(1000), vector(1000), vector(1000));
   else if (name == "dropout") dropout(vector(1000), vector(1000), 0.25, 7);
+  else if (name == "paged_attention")
+    pagedAttention(Tensor::zeros({3, 2, 8}), Tensor::zeros({7, 2, 16, 8}), Tensor::zeros({7, 2, 16, 8}),
+                   Tensor::zeros({3, 4}, DType::i32), Tensor::full({3}, 1, DType::i32), Tensor::zeros({3, 2, 8}));
   else if (name == "histogram") histogram(Tensor::zeros({1000}, DType::i32), Tensor::zeros({37}, DType::i32));
   else if (name == "embedding") embedding(matrix(101, 300), Tensor::zeros({37}, DType::i32), matrix(37, 300));
   else {

@@ -51,6 +51,12 @@ std::string dropout(const Tensor& x, const Tensor& out, double p, int64_t seed, 
 // An embedding lookup: out[i, :] = table[ids[i], :], the rows read through gather; an id
 // outside [0, rows of the table) reads a row of zeros (a padding id such as -1).
 std::string embedding(const Tensor& table, const Tensor& ids, const Tensor& out, const RunOptions& opts = {});
+// Decode attention over a paged KV cache (vLLM's layout): one query per sequence and head,
+// q [batch, heads, dim]; kCache and vCache [pages, heads, pageSize, dim]; blockTable [batch,
+// maxPages] i32, the cache page of each sequence's j-th page; seqLens [batch] i32, each >= 1.
+// Pages past a sequence's length are never read.
+std::string pagedAttention(const Tensor& q, const Tensor& kCache, const Tensor& vCache, const Tensor& blockTable,
+                           const Tensor& seqLens, const Tensor& out, const RunOptions& opts = {});
 // counts[v] += 1 for every value v of `values` (i32) inside [0, bins), by atomic adds: counts
 // must start at zero (or hold counts to add to).
 std::string histogram(const Tensor& values, const Tensor& counts, const RunOptions& opts = {});
