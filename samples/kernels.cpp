@@ -212,6 +212,27 @@ std::string pagedAttention(const Tensor& q, const Tensor& kCache, const Tensor& 
   }, named(opts, "paged_attention"));
 }
 
+std::string moeGemm(const Tensor& x, const Tensor& w, const Tensor& offsets, int64_t maxRows, const Tensor& out,
+                    const RunOptions& opts) {
+  constexpr int64_t blockM = 32, blockN = 64, blockK = 32;
+  const int64_t tiles = cdiv(std::max<int64_t>(maxRows, 1), blockM);
+  return run({w.dim(0) * tiles, cdiv(w.dim(2), blockN)}, [&](Program& p) {
+    Index group = p.id(0) / tiles, n = p.id(1);
+    Index first = p.index(p.gather(offsets, {group})), end = p.index(p.gather(offsets, {group + 1}));
+    Index row0 = first + (p.id(0) % tiles) * blockM;
+    auto X = p.read(x, {blockM, blockK});
+    auto W = p.read(w, {1, blockK, blockN});
+    // A tile past its group's rows does no work: its fold runs zero times and it writes nothing.
+    Index steps = select(row0 < end, W.blocks(1), 0);
+    Tile acc = p.fold(0, steps, p.zeros({blockM, blockN}), [&](Index k, Tile acc) {
+      Tile a = X.at_offset({row0, k * blockK});
+      return dot(a, W.at({group, k, n}).reshape({blockK, blockN}), acc);
+    });
+    Tile rows = p.iota({blockM, 1}, 0) + row0, cols = p.iota({1, blockN}, 1) + n * blockN;
+    p.scatter(out, {rows, cols}, acc, rows < end);  // rows of the next group are not this expert's
+  }, named(opts, "moe_gemm"));
+}
+
 std::string histogram(const Tensor& values, const Tensor& counts, const RunOptions& opts) {
   constexpr int64_t block = 4096;
   static const auto kernel = tj::kernel("histogram", [](Program& p, const Tensor& values, const Tensor& counts) {
@@ -223,7 +244,8 @@ std::string histogram(const Tensor& values, const Tensor& counts, const RunOptio
 
 std::vector<std::string> sampleNames() {
   return {"gemm",    "gemm_f16",  "attention",  "attention_causal", "attention_f16",
-          "softmax", "layernorm", "vector_add", "fused", "dropout", "embedding", "histogram", "paged_attention"};
+          "softmax", "layernorm", "vector_add", "fused", "dropout", "embedding", "histogram", "paged_attention",
+          "moe_gemm"};
 }
 
 ir::Kernel traceSample(const std::string& name, const std::string& device) {
@@ -246,6 +268,8 @@ ir::Kernel traceSample(const std::string& name, const std::string& device) {
   else if (name == "paged_attention")
     pagedAttention(Tensor::zeros({3, 2, 8}), Tensor::zeros({7, 2, 16, 8}), Tensor::zeros({7, 2, 16, 8}),
                    Tensor::zeros({3, 4}, DType::i32), Tensor::full({3}, 1, DType::i32), Tensor::zeros({3, 2, 8}));
+  else if (name == "moe_gemm")
+    moeGemm(matrix(37, 29), Tensor::zeros({3, 29, 23}), Tensor::from({4}, {0, 10, 10, 37}, DType::i32), 27, matrix(37, 23));
   else if (name == "histogram") histogram(Tensor::zeros({1000}, DType::i32), Tensor::zeros({37}, DType::i32));
   else if (name == "embedding") embedding(matrix(101, 300), Tensor::zeros({37}, DType::i32), matrix(37, 300));
   else {

@@ -57,6 +57,11 @@ std::string embedding(const Tensor& table, const Tensor& ids, const Tensor& out,
 // Pages past a sequence's length are never read.
 std::string pagedAttention(const Tensor& q, const Tensor& kCache, const Tensor& vCache, const Tensor& blockTable,
                            const Tensor& seqLens, const Tensor& out, const RunOptions& opts = {});
+// A grouped (mixture-of-experts) GEMM in one launch: rows [offsets[g], offsets[g + 1]) of x
+// [rows, K] go through expert g's weights w [groups, K, N] into out [rows, N]; offsets is
+// i32 [groups + 1], nondecreasing, from 0 to rows. maxRows bounds any group's row count.
+std::string moeGemm(const Tensor& x, const Tensor& w, const Tensor& offsets, int64_t maxRows, const Tensor& out,
+                    const RunOptions& opts = {});
 // counts[v] += 1 for every value v of `values` (i32) inside [0, bins), by atomic adds: counts
 // must start at zero (or hold counts to add to).
 std::string histogram(const Tensor& values, const Tensor& counts, const RunOptions& opts = {});
