@@ -12,6 +12,9 @@ int main(int argc, char** argv) {
   cli.app.add_option("--n", n, "columns of B and C")->check(CLI::PositiveNumber);
   cli.app.add_option("--k", k, "columns of A, rows of B")->check(CLI::PositiveNumber);
   cli.app.add_option("--dtype", dtypeName, "operand dtype (C is f32)")->check(CLI::IsMember({"f32", "f16", "bf16"}));
+  int64_t splits = 1;
+  cli.app.add_option("--split-k", splits, "programs sharing each C block's K loop, adding into C atomically")
+      ->check(CLI::Range(int64_t{1}, int64_t{4096}));
   samples::GemmBlocks blocks;
   // Blocks given on the command line are used as they are; otherwise they are autotuned.
   cli.app.add_option("--block-m", blocks.m, "rows of a C block (default: tuned)")->check(CLI::PositiveNumber);
@@ -28,9 +31,14 @@ int main(int argc, char** argv) {
       blocks = samples::GemmBlocks::from(tuned.chosen);
       r.tune = tuneSourceName(tuned.source);
     }
-    r.time([&] { return samples::gemm(a, b, c, cli.runOptions(), blocks); });
+    r.time([&] {
+      if (splits == 1) return samples::gemm(a, b, c, cli.runOptions(), blocks);
+      c = Tensor::zeros({m, n});  // the partial products add into it: timed with the kernel
+      return samples::gemmSplitK(a, b, c, splits, cli.runOptions(), blocks);
+    });
     r.dtype = dtypeName;
-    r.shape = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+    r.shape = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
+              (splits > 1 ? "_split" + std::to_string(splits) : "");
     r.work = 2.0 * m * n * k;
     if (!cli.check()) return;
     std::vector<double> av = a.values(), bv = b.values(), ref(static_cast<size_t>(m * n), 0.0);

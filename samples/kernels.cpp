@@ -75,6 +75,20 @@ std::string gemm(const Tensor& a, const Tensor& b, const Tensor& c, const RunOpt
   }, named(opts, "gemm"));
 }
 
+std::string gemmSplitK(const Tensor& a, const Tensor& b, const Tensor& c, int64_t splits, const RunOptions& opts,
+                       GemmBlocks bs) {
+  return run({cdiv(a.dim(0), bs.m), cdiv(b.dim(1), bs.n), splits}, [&](Program& p) {
+    Index i = p.id(0), j = p.id(1), s = p.id(2);
+    auto A = p.read(a, {bs.m, bs.k});
+    auto B = p.read(b, {bs.k, bs.n});
+    Index steps = cdiv(A.blocks(1), splits);
+    Tile acc = p.fold(s * steps, min((s + 1) * steps, A.blocks(1)), p.zeros({bs.m, bs.n}),
+                      [&](Index k, Tile acc) { return acc + dot(A.at({i, k}), B.at({k, j})); });
+    Tile rows = p.iota({bs.m, 1}, 0) + i * bs.m, cols = p.iota({1, bs.n}, 1) + j * bs.n;
+    p.atomic_add(c, {rows, cols}, acc);
+  }, named(opts, "gemm_split_k"));
+}
+
 std::string attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, bool causal,
                       const RunOptions& opts, AttentionBlocks blocks) {
   const int64_t heads = q.dim(1), dim = q.dim(3);

@@ -16,6 +16,10 @@ struct GemmBlocks {
   static GemmBlocks from(const TuneConfig& config);
 };
 std::string gemm(const Tensor& a, const Tensor& b, const Tensor& c, const RunOptions& opts = {}, GemmBlocks blocks = {});
+// Split-K: the K loop divided among `splits` programs per C block, each adding its partial
+// product into C with atomic adds; C must start at zero. For skinny M x N with a long K.
+std::string gemmSplitK(const Tensor& a, const Tensor& b, const Tensor& c, int64_t splits, const RunOptions& opts,
+                       GemmBlocks blocks);
 
 // q, k, v, out: [batch, heads, seq, dim]; flash attention with online softmax.
 struct AttentionBlocks {

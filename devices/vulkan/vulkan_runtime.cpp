@@ -203,6 +203,7 @@ std::vector<std::string> interestingExtensions(const Functions& fn, VkPhysicalDe
 }
 
 constexpr const char* kSizeControlExtension = "VK_EXT_subgroup_size_control";
+constexpr const char* kAtomicFloatExtension = "VK_EXT_shader_atomic_float";
 
 // How subgroup size control is reached: core (Vulkan 1.3 on both the instance and the
 // device), through its extension, or not at all. The structs are the same either way.
@@ -218,13 +219,21 @@ SizeControl sizeControl(const Functions& fn, VkPhysicalDevice d, const std::vect
 // The Vulkan 1.1/1.2 features a kernel may use, and subgroup size control where the
 // device has it, as queried (and as enabled).
 struct Features {
+  VkPhysicalDeviceShaderAtomicFloatFeaturesEXT atomicFloat{
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT};
   VkPhysicalDeviceSubgroupSizeControlFeatures sizeControl{
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
   VkPhysicalDeviceVulkan12Features v12{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   VkPhysicalDeviceVulkan11Features v11{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, .pNext = &v12};
   VkPhysicalDeviceFeatures2 core{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &v11};
-  explicit Features(SizeControl control) {
-    if (control != SizeControl::none) v12.pNext = &sizeControl;
+  // An extension's struct is chained only where the device has (and will enable) the extension.
+  Features(SizeControl control, bool atomicFloatExtension) {
+    void** tail = &v12.pNext;
+    if (control != SizeControl::none) {
+      *tail = &sizeControl;
+      tail = &sizeControl.pNext;
+    }
+    if (atomicFloatExtension) *tail = &atomicFloat;
   }
   Features(const Features&) = delete;  // the pNext chain points into this object
 };
@@ -252,7 +261,7 @@ DeviceInfo describe(const Functions& fn, VkPhysicalDevice d, uint32_t index) {
   VkPhysicalDeviceProperties2 props{.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &subgroup};
   fn.vkGetPhysicalDeviceProperties2(d, &props);
   std::vector<std::string> extensions = interestingExtensions(fn, d);
-  Features f(sizeControl(fn, d, extensions));
+  Features f(sizeControl(fn, d, extensions), std::ranges::count(extensions, kAtomicFloatExtension) > 0);
   queryFeatures(fn, d, f);
   VkQueueFamilyProperties family;
   computeFamily(fn, d, &family);
@@ -276,6 +285,8 @@ DeviceInfo describe(const Functions& fn, VkPhysicalDevice d, uint32_t index) {
                   .subgroupExtendedTypes = f.v12.shaderSubgroupExtendedTypes == VK_TRUE,
                   .int64 = f.core.features.shaderInt64 == VK_TRUE,
                   .bufferDeviceAddress = f.v12.bufferDeviceAddress == VK_TRUE,
+                  .int64Atomics = f.v12.shaderBufferInt64Atomics == VK_TRUE,
+                  .float32AtomicAdd = f.atomicFloat.shaderBufferFloat32AtomicAdd == VK_TRUE,
                   .timestamps = family.timestampValidBits > 0,
                   .timestampPeriodNs = limits.timestampPeriod,
                   .extensions = std::move(extensions)};
@@ -311,6 +322,7 @@ void checkCapabilities(std::span<const uint32_t> words, const DeviceInfo& info) 
   constexpr uint32_t kFirstGroupNonUniform = 333, kLastGroupNonUniform = 366;
   const std::pair<uint32_t, std::pair<bool, const char*>> needs[] = {
       {9, {info.float16, "Float16"}}, {10, {info.float64, "Float64"}}, {11, {info.int64, "Int64"}},
+      {12, {info.int64Atomics, "Int64Atomics"}}, {6033, {info.float32AtomicAdd, "AtomicFloat32AddEXT"}},
       {22, {info.int16, "Int16"}}, {39, {info.int8, "Int8"}},
       {4433, {info.storage16, "StorageBuffer16BitAccess"}}, {4448, {info.storage8, "StorageBuffer8BitAccess"}}};
   auto lacks = [](const std::string& what) { throw Error("vulkan: unsupported: the device lacks " + what); };
@@ -336,7 +348,8 @@ std::string DeviceInfo::featureKey() const {
   std::string key = fmt::format("vulkan-{:x}-{:x}-drv{:x}-api{}-sg{}", vendorId, deviceId, driverVersion,
                                 versionText(apiVersion), subgroupSize);
   for (auto [has, flag] : {std::pair{float16, "f16"}, {float64, "f64"}, {int8, "i8"}, {int16, "i16"}, {int64, "i64"},
-                           {bufferDeviceAddress, "bda"}, {subgroupSizeControl, "sgctl"}, {computeFullSubgroups, "fullsg"}})
+                           {bufferDeviceAddress, "bda"}, {subgroupSizeControl, "sgctl"}, {computeFullSubgroups, "fullsg"},
+                           {int64Atomics, "i64atomic"}, {float32AtomicAdd, "f32atomicadd"}})
     if (has) key += std::string("+") + flag;
   for (const std::string& e : extensions) key += "+" + e;
   return key;
@@ -494,11 +507,14 @@ Gpu::Gpu(uint32_t index, std::filesystem::path pipelineCacheDir) : fn_(&loader()
 // queue, command pool, pipeline cache, timestamp queries and fence.
 void Gpu::createDevice(VkPhysicalDevice physical) {
   SizeControl control = sizeControl(*fn_, physical, info_.extensions);
-  Features has(control);
+  bool atomicFloat = std::ranges::count(info_.extensions, kAtomicFloatExtension) > 0;
+  Features has(control, atomicFloat);
   queryFeatures(*fn_, physical, has);
   // An extension's struct may be chained only when the extension is enabled.
   bool extension = control == SizeControl::extension && has.sizeControl.subgroupSizeControl;
-  Features enable(control == SizeControl::extension && !extension ? SizeControl::none : control);
+  atomicFloat = atomicFloat && has.atomicFloat.shaderBufferFloat32AtomicAdd;
+  Features enable(control == SizeControl::extension && !extension ? SizeControl::none : control, atomicFloat);
+  enable.atomicFloat.shaderBufferFloat32AtomicAdd = atomicFloat;
   enable.sizeControl.subgroupSizeControl = has.sizeControl.subgroupSizeControl;
   enable.sizeControl.computeFullSubgroups = has.sizeControl.computeFullSubgroups;
   enable.core.features.shaderInt64 = has.core.features.shaderInt64;
@@ -518,10 +534,13 @@ void Gpu::createDevice(VkPhysicalDevice physical) {
   float priority = 1;
   VkDeviceQueueCreateInfo queue{.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, .queueFamilyIndex = queueFamily_,
                                 .queueCount = 1, .pQueuePriorities = &priority};
+  std::vector<const char*> extensions;
+  if (extension) extensions.push_back(kSizeControlExtension);
+  if (atomicFloat) extensions.push_back(kAtomicFloatExtension);
   VkDeviceCreateInfo info{.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .pNext = &enable.core,
                           .queueCreateInfoCount = 1, .pQueueCreateInfos = &queue,
-                          .enabledExtensionCount = extension ? 1u : 0u,
-                          .ppEnabledExtensionNames = &kSizeControlExtension};
+                          .enabledExtensionCount = uint32_t(extensions.size()),
+                          .ppEnabledExtensionNames = extensions.data()};
   check(fn_->vkCreateDevice(physical, &info, nullptr, &device_), "vkCreateDevice");
   fn_->vkGetDeviceQueue(device_, queueFamily_, 0, &queue_);
 

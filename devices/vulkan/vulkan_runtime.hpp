@@ -48,6 +48,8 @@ struct DeviceInfo {
   uint32_t sharedMemoryBytes = 0;
   bool float16 = false, float64 = false, int8 = false, int16 = false, storage8 = false, storage16 = false,
        subgroupExtendedTypes = false, int64 = false, bufferDeviceAddress = false;
+  // Atomics on 64-bit integers, and f32 atomic add (VK_EXT_shader_atomic_float), in storage buffers.
+  bool int64Atomics = false, float32AtomicAdd = false;
   bool timestamps = false;        // compute queue timestamps are valid
   double timestampPeriodNs = 0;   // ns per timestamp tick
   // Subgroup size control (Vulkan 1.3 or VK_EXT_subgroup_size_control), enabled when

@@ -571,12 +571,13 @@ class Printer {
   }
 
   // On the element's bits as an unsigned integer of its width: max/min are signed by their
-  // opcode, and f32 exchange moves bits. f32 add needs a float view of the buffer
-  // (SPV_EXT_shader_atomic_float_add), not printed yet: such kernels run on the CPU.
+  // opcode, and f32 exchange moves bits. f32 add goes through a float view of the same
+  // binding (SPV_EXT_shader_atomic_float_add; a device without it refuses the module).
   void atomicGlobal(const KInst& i) {
     const Module::Buffer& b = bufferOf(i);
     DType t = dtypeOf(i.results[0]);
     const std::string& fn = strAttr(i, "fn");
+    if (t == DType::f32 && fn == "add") return atomicFloatAdd(i);
     if (isFloat(t) && fn != "xchg") unsupported("atomic " + fn + " on " + std::string(dtypeName(t)));
     static const std::map<std::string, Op> kOps = {
         {"add", Op::AtomicIAdd}, {"max", Op::AtomicSMax}, {"min", Op::AtomicSMin}, {"xchg", Op::AtomicExchange}};
@@ -595,6 +596,22 @@ class Printer {
         old = m_.op(it->second, U, {at, scope, ordered, bits(i.operands[2])});
       }
       return m_.op(Op::Bitcast, type(t), {old});
+    });
+  }
+
+  void atomicFloatAdd(const KInst& i) {
+    m_.capability(Capability::AtomicFloat32AddEXT);
+    m_.extension("SPV_EXT_shader_atomic_float_add");
+    int64_t param = intAttr(i, "buffer");
+    auto [view, fresh] = floatViews_.try_emplace(param);
+    if (fresh) {  // both views may touch the same elements: neither may be assumed alone
+      view->second = m_.storageBuffer(type(DType::f32), 4, 0, uint32_t(f_.params.at(size_t(param)).number));
+      m_.decorate(view->second.variable, Decoration::Aliased);
+      m_.decorate(bufferOf(i).variable, Decoration::Aliased);
+    }
+    Id scope = m_.constU32(uint32_t(Scope::Device)), ordered = m_.constU32(semantics::kAcquireRelease | semantics::kUniformMemory);
+    ids_[size_t(i.results[0])] = predicated(id(i.operands[1]), DType::f32, constant(DType::f32, 0), [&] {
+      return m_.op(Op::AtomicFAddEXT, type(DType::f32), {element(view->second, id(i.operands[0])), scope, ordered, id(i.operands[2])});
     });
   }
 
@@ -801,7 +818,8 @@ class Printer {
   Module m_;
   std::vector<Id> ids_;  // by register
   Id u32_, i64_, bool_;
-  std::map<int64_t, Module::Buffer> buffers_;  // by parameter index
+  std::map<int64_t, Module::Buffer> buffers_;
+  std::map<int64_t, Module::Buffer> floatViews_;  // f32 views of buffers, for f32 atomic add  // by parameter index
   Id params_ = 0;  // the parameter slots' variable: a push-constant block or the params buffer
   StorageClass paramsClass_ = StorageClass::StorageBuffer;
   struct SharedArray {

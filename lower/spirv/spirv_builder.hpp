@@ -46,13 +46,13 @@ enum class Op : uint16_t {
   Return = 253, ReturnValue = 254,
   GroupNonUniformShuffle = 345, GroupNonUniformShuffleXor = 346, GroupNonUniformIAdd = 349,
   GroupNonUniformFAdd = 350, GroupNonUniformSMin = 353, GroupNonUniformFMin = 355, GroupNonUniformSMax = 356,
-  GroupNonUniformFMax = 358,
+  GroupNonUniformFMax = 358, AtomicFAddEXT = 6035,
 };
 
 enum class Capability : uint32_t {
   Shader = 1, Float16 = 9, Float64 = 10, Int64 = 11, Int64Atomics = 12, Int16 = 22, Int8 = 39, GroupNonUniform = 61,
   GroupNonUniformArithmetic = 63, GroupNonUniformShuffle = 65, StorageBuffer16BitAccess = 4433,
-  StorageBuffer8BitAccess = 4448, PhysicalStorageBufferAddresses = 5347,
+  StorageBuffer8BitAccess = 4448, PhysicalStorageBufferAddresses = 5347, AtomicFloat32AddEXT = 6033,
 };
 
 enum class StorageClass : uint32_t {
