@@ -344,6 +344,20 @@ Tile Tile::min(int axis, bool keep, Loc loc) const { return reduce(OpCode::reduc
 Tile Tile::argmax(int axis, bool keep, Loc loc) const { return reduce(OpCode::argmax, *this, axis, keep, SourceLoc::from(loc)); }
 Tile Tile::argmin(int axis, bool keep, Loc loc) const { return reduce(OpCode::argmin, *this, axis, keep, SourceLoc::from(loc)); }
 
+namespace {
+Tile scan(const char* fn, const char* name, const Tile& x, int axis, const SourceLoc& loc) {
+  const ir::Type t = typeOf(x, loc, name);
+  checkAxis(axis, t.rank(), loc, name, t);
+  if (t.dtype == DType::boolean) fail(loc, name, "cannot scan the bool tile " + describe(t) + "; cast it first");
+  return emitTile(OpCode::scan, {x.value()}, t, loc, {{"axis", int64_t{axis}}, {"fn", std::string(fn)}});
+}
+}  // namespace
+
+Tile Tile::cumsum(int axis, Loc loc) const { return scan("add", "cumsum", *this, axis, SourceLoc::from(loc)); }
+Tile Tile::cumprod(int axis, Loc loc) const { return scan("mul", "cumprod", *this, axis, SourceLoc::from(loc)); }
+Tile Tile::cummax(int axis, Loc loc) const { return scan("max", "cummax", *this, axis, SourceLoc::from(loc)); }
+Tile Tile::cummin(int axis, Loc loc) const { return scan("min", "cummin", *this, axis, SourceLoc::from(loc)); }
+
 Tile Tile::expand_dims(int axis, Loc loc) const {
   SourceLoc l = SourceLoc::from(loc);
   const ir::Type t = typeOf(*this, l, "expand_dims");

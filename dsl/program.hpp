@@ -72,6 +72,12 @@ class Tile {
   Tile min(int axis, bool keepdims = false, Loc loc = Loc::current()) const;
   Tile argmax(int axis, bool keepdims = false, Loc loc = Loc::current()) const;
   Tile argmin(int axis, bool keepdims = false, Loc loc = Loc::current()) const;
+  // Inclusive prefix sums, products, maxima and minima along an axis (Triton's tl.cumsum,
+  // tl.cumprod): element i combines elements 0..i. Float sums may associate in any order.
+  Tile cumsum(int axis, Loc loc = Loc::current()) const;
+  Tile cumprod(int axis, Loc loc = Loc::current()) const;
+  Tile cummax(int axis, Loc loc = Loc::current()) const;
+  Tile cummin(int axis, Loc loc = Loc::current()) const;
 
   Tile expand_dims(int axis, Loc loc = Loc::current()) const;
   Tile reshape(const Shape& shape, Loc loc = Loc::current()) const;

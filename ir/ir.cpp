@@ -16,7 +16,7 @@ constexpr std::array<std::string_view, kNumOpCodes> kOpNames = {
     "load", "store", "fold", "yield", "print", "scalar_param",
     "xor", "shl", "shr", "shru",
     "gather", "scatter",
-    "atomic", "check",
+    "atomic", "check", "scan",
 };
 }  // namespace
 

@@ -41,6 +41,9 @@
 //                                 updated). fn: add, max, min, xchg, cas (writes value where the old
 //                                 value equals compare; the only fn with a compare operand).
 //                                 Acquire-release ordering at device scope; duplicates all apply.
+//   scan {fn, axis} (x)          : x's type; the inclusive prefix along `axis` of fn (add, mul, max,
+//                                 min: as the elementwise ops): element i combines elements 0..i, the
+//                                 first element is x's own. Floats may associate in any order.
 //   check {message} (cond)       : a device assertion: where an element of the bool cond is false,
 //                                 the launch fails with an Error naming the message, the op's
 //                                 location, a program and an element where it was false
@@ -110,9 +113,9 @@ enum class OpCode : uint8_t {
   // reads and writes at computed coordinates
   gather, scatter,
   atomic,
-  check,
+  check, scan,
 };
-constexpr int kNumOpCodes = static_cast<int>(OpCode::check) + 1;
+constexpr int kNumOpCodes = static_cast<int>(OpCode::scan) + 1;
 
 std::string_view opName(OpCode c);  // as printed: "add", "not", "and", "or", ...
 std::optional<OpCode> parseOpName(std::string_view s);

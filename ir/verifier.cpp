@@ -242,6 +242,7 @@ class Verifier {
       case OpCode::scatter: return scatter(op);
       case OpCode::atomic: return atomic(op);
       case OpCode::check: return check(op);
+      case OpCode::scan: return scan(op);
       case OpCode::fold: return fold(op);
       case OpCode::yield: return yield(op, *parent);
       case OpCode::print: return print(op);
@@ -436,6 +437,16 @@ class Verifier {
     const Type& v = in(op, rank);
     if (v.dtype != t.dtype) error(op, "value " + v.str() + " does not match tensor " + t.name + "'s " + std::string(dtypeName(t.dtype)));
     coordinates(op, t, 1, v, "value");
+  }
+
+  void scan(const Op& op) const {
+    arity(op, 1, 1);
+    const Type& x = in(op, 0);
+    axis(op, x.rank(), x.str());
+    const std::string& fn = op.stringAttr("fn");
+    if (fn != "add" && fn != "mul" && fn != "max" && fn != "min") error(op, "unknown fn '" + fn + "'; expected add, mul, max or min");
+    if (x.dtype == DType::boolean) error(op, "cannot scan bool values");
+    sameType(op, x, out(op, 0), "operand and result");
   }
 
   void check(const Op& op) const {

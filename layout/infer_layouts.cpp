@@ -50,11 +50,12 @@ const Target& targetByName(const std::string& name) {
 
 namespace {
 
-// Ops whose result element i depends on their operands' elements i alone (a gather or an
-// atomic reaches the tensor at its coordinates' element i), so operands and result share one layout.
+// Ops whose result and operands share one layout: element i depends on the operands' elements
+// i alone (a gather or an atomic reaches the tensor at its coordinates' element i), or, for a
+// scan, moves through workgroup memory in the lowering.
 bool isElementwise(OpCode c) {
   return ir::isUnaryElementwise(c) || ir::isBinaryElementwise(c) || c == OpCode::select || c == OpCode::cast ||
-         c == OpCode::gather || c == OpCode::atomic;
+         c == OpCode::gather || c == OpCode::atomic || c == OpCode::scan;
 }
 
 // x clamped to [1, hi] and rounded down to a power of two (thread and vector counts are).

@@ -247,6 +247,14 @@ std::string moeGemm(const Tensor& x, const Tensor& w, const Tensor& offsets, int
   }, named(opts, "moe_gemm"));
 }
 
+std::string cumsum(const Tensor& x, const Tensor& out, const RunOptions& opts) {
+  const int64_t blockRows = 2, blockCols = nextPow2(x.dim(1));
+  return run({cdiv(x.dim(0), blockRows)}, [&](Program& p) {
+    Index i = p.id(0);
+    p.write(out, {blockRows, blockCols}).put(p.read(x, {blockRows, blockCols}).at({i, 0}).cumsum(1), {i, 0});
+  }, named(opts, "cumsum"));
+}
+
 std::string histogram(const Tensor& values, const Tensor& counts, const RunOptions& opts) {
   constexpr int64_t block = 4096;
   static const auto kernel = tj::kernel("histogram", [](Program& p, const Tensor& values, const Tensor& counts) {
@@ -259,7 +267,7 @@ std::string histogram(const Tensor& values, const Tensor& counts, const RunOptio
 std::vector<std::string> sampleNames() {
   return {"gemm",    "gemm_f16",  "attention",  "attention_causal", "attention_f16",
           "softmax", "layernorm", "vector_add", "fused", "dropout", "embedding", "histogram", "paged_attention",
-          "moe_gemm"};
+          "moe_gemm", "cumsum"};
 }
 
 ir::Kernel traceSample(const std::string& name, const std::string& device) {
@@ -284,6 +292,7 @@ ir::Kernel traceSample(const std::string& name, const std::string& device) {
                    Tensor::zeros({3, 4}, DType::i32), Tensor::full({3}, 1, DType::i32), Tensor::zeros({3, 2, 8}));
   else if (name == "moe_gemm")
     moeGemm(matrix(37, 29), Tensor::zeros({3, 29, 23}), Tensor::from({4}, {0, 10, 10, 37}, DType::i32), 27, matrix(37, 23));
+  else if (name == "cumsum") cumsum(matrix(37, 29), matrix(37, 29));
   else if (name == "histogram") histogram(Tensor::zeros({1000}, DType::i32), Tensor::zeros({37}, DType::i32));
   else if (name == "embedding") embedding(matrix(101, 300), Tensor::zeros({37}, DType::i32), matrix(37, 300));
   else {

@@ -66,6 +66,8 @@ std::string pagedAttention(const Tensor& q, const Tensor& kCache, const Tensor& 
 // i32 [groups + 1], nondecreasing, from 0 to rows. maxRows bounds any group's row count.
 std::string moeGemm(const Tensor& x, const Tensor& w, const Tensor& offsets, int64_t maxRows, const Tensor& out,
                     const RunOptions& opts = {});
+// out[r, c] = x[r, 0] + ... + x[r, c]: a prefix sum of each row (cols up to 2^14).
+std::string cumsum(const Tensor& x, const Tensor& out, const RunOptions& opts = {});
 // counts[v] += 1 for every value v of `values` (i32) inside [0, bins), by atomic adds: counts
 // must start at zero (or hold counts to add to).
 std::string histogram(const Tensor& values, const Tensor& counts, const RunOptions& opts = {});

@@ -1638,6 +1638,75 @@ TEST_CASE("conformance: loops that carry nothing, and folds and loops with a ste
   }
 }
 
+// ---- Scans
+
+TEST_CASE("conformance: cumsum, cumprod, cummax and cummin along each axis of odd tiles, NaN inside") {
+  struct Scan {
+    const char* fn;
+    Tile (Tile::*op)(int, Loc) const;
+  };
+  const Scan scans[] = {{"+", &Tile::cumsum}, {"*", &Tile::cumprod}, {"max", &Tile::cummax}, {"min", &Tile::cummin}};
+  for (const std::string& device : conformanceDevices())
+    for (DType t : {f32, i32, f64, i64, f16})
+      for (const Scan& s : scans)
+        for (int axis : {0, 1}) {
+          std::string fn = s.fn;
+          if (fn == "*" && !isFloat(t)) continue;  // integer products wrap at once: one case is enough below
+          INFO(device, ": ", fn, " scan along axis ", axis, " of ", dtypeName(t), "[13, 37]");
+          // Small values keep products finite; the edge values (NaN, infinities, extremes) come first.
+          Tensor x = fn == "*" ? Tensor::random({13, 37}, 231, t, 0.5, 1.5) : sample({13, 37}, t, 231, edges(t));
+          Tensor out = poisoned({13, 37}, t);
+          launch(device, "scan", {1}, [&](Program& p) {
+            p.write(out, {16, 64}).put((p.read(x, {16, 64}).at({0, 0}).*s.op)(axis, Loc::current()), {0, 0});
+          });
+          Expect e;
+          std::vector<Num> want(13 * 37);
+          for (int64_t r = 0; r < 13; ++r)
+            for (int64_t c = 0; c < 37; ++c) {
+              int64_t i = r * 37 + c, before = axis == 0 ? i - 37 : i - 1;
+              bool first = (axis == 0 ? r : c) == 0;
+              want[size_t(i)] = first ? ref::element(x, i) : arith(fn, t, want[size_t(before)], ref::element(x, i));
+            }
+          e.want = want;
+          // Float sums and products associate differently on GPUs; the CPU and the interpreter go in order.
+          if (isFloat(t) && (fn == "+" || fn == "*") && device != "interp" && device != "cpu") {
+            for (int64_t i = 0; i < 13 * 37; ++i) {
+              int64_t terms = (axis == 0 ? i / 37 : i % 37) + 1;
+              double magnitude = 0;
+              for (int64_t k = 0; k < terms; ++k)
+                magnitude += std::fabs(ref::asDouble(ref::element(x, axis == 0 ? i - k * 37 : i - k)));
+              e.slack.push_back(fn == "+" ? sumSlack(device, t, size_t(terms), magnitude) + 0.0
+                                          : 2.0 * double(terms) * ref::unitRoundoff(t) * std::fabs(ref::asDouble(want[size_t(i)])));
+            }
+          }
+          checkElements(out, e);
+        }
+}
+
+TEST_CASE("conformance: a cumsum of i32 wraps, and a scan of a tile smaller than a workgroup") {
+  for (const std::string& device : conformanceDevices()) {
+    INFO(device);
+    Tensor x = Tensor::from({5}, {2147483000, 1000, -7, 3, 5}, i32), sums = poisoned({5}, i32), prods = poisoned({5}, i32);
+    launch(device, "scan_small", {1}, [&](Program& p) {
+      Tile v = p.read(x, {8}).at({0});
+      p.write(sums, {8}).put(v.cumsum(0), {0});
+      p.write(prods, {8}).put(v.cumprod(0), {0});
+    });
+    Expect s, m;
+    Num sum = ref::element(x, 0), prod = ref::element(x, 0);
+    for (int64_t i = 0; i < 5; ++i) {
+      if (i > 0) {
+        sum = arith("+", i32, sum, ref::element(x, i));
+        prod = arith("*", i32, prod, ref::element(x, i));
+      }
+      s.want.push_back(sum);
+      m.want.push_back(prod);
+    }
+    checkElements(sums, s);
+    checkElements(prods, m);
+  }
+}
+
 // ---- Reads and writes
 
 // Copies `in` into `out` block by block on a rank-1 grid: program b decodes its

@@ -350,6 +350,15 @@ TEST_CASE("errors: mistakes with views, the grid and folds name the op and the u
       {"a fold with a step of 0", "fold", {"the step 0", "not positive"}, [&](int& line) {
          kernel([&](Program& p) { line = __LINE__; (void)p.fold(0, 8, 0, p.zeros({8}), [](Index, Tile t) { return t; }); });
        }},
+      {"cumsum of a bool tile", "cumsum", {"bool[8]", "cast it first"}, [&](int& line) {
+         kernel([&](Program& p) {
+           Tile b = p.arange(8) < 3;
+           line = __LINE__; (void)b.cumsum(0);
+         });
+       }},
+      {"cummax along a missing axis", "cummax", {"axis 1", "i32[8]"}, [&](int& line) {
+         kernel([&](Program& p) { line = __LINE__; (void)p.arange(8).cummax(1); });
+       }},
       {"at with the wrong number of block coordinates", "at", {"1 block coordinates", "rank 2"}, [&](int& line) {
          kernel([&](Program& p) {
            auto X = p.read(x, {16, 8});

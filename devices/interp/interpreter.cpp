@@ -201,6 +201,7 @@ class Interpreter {
   Value gather(const ir::Op& op, const ir::Type& rt);
   void scatter(const ir::Op& op);
   Value atomic(const ir::Op& op, const ir::Type& rt);
+  Value scan(const ir::Op& op, const ir::Type& rt);
   void fold(const ir::Op& op);
   void print(const ir::Op& op);
   void check(const ir::Op& op);
@@ -272,6 +273,7 @@ Value Interpreter::compute(const ir::Op& op, const ir::Type& rt) {
     case OpCode::load: return load(op, rt);
     case OpCode::gather: return gather(op, rt);
     case OpCode::atomic: return atomic(op, rt);
+    case OpCode::scan: return scan(op, rt);
     default:
       if (ir::isUnaryElementwise(op.code)) return unary(op, rt);
       if (ir::isBinaryElementwise(op.code)) return binary(op, rt);
@@ -596,6 +598,31 @@ Value Interpreter::atomic(const ir::Op& op, const ir::Type& rt) {
       interp::writeInt(p, d, wrapToInt(d, x));
     });
   }
+  return out;
+}
+
+// Left to right along the axis, each step rounded (or wrapped) like the elementwise op.
+Value Interpreter::scan(const ir::Op& op, const ir::Type& rt) {
+  const Tile& x = in(op, 0);
+  size_t axis = axisAttr(op, rt.shape.size());
+  const std::string& fn = op.stringAttr("fn");
+  auto out = std::make_shared<Tile>(rt);
+  int64_t stride = 1;
+  for (size_t d = axis + 1; d < rt.shape.size(); ++d) stride *= rt.shape[d];
+  auto run = [&](auto& o, const auto& v) {
+    auto combine = [&](auto a, auto b) -> std::decay_t<decltype(a)> {
+      if (fn == "add") return plus(a, b);
+      if (fn == "mul") return times(a, b);
+      return fn == "max" ? kMax(a, b) : kMin(a, b);
+    };
+    forEachIndex(rt.shape, [&](int64_t flat, const ir::Shape& idx) {
+      o[flat] = idx[axis] == 0 ? v[flat] : combine(o[flat - stride], v[flat]);
+      if constexpr (std::is_same_v<std::decay_t<decltype(o[flat])>, double>) o[flat] = roundToFloat(rt.dtype, o[flat]);
+      else o[flat] = wrapToInt(rt.dtype, o[flat]);
+    });
+  };
+  if (out->isFloat()) run(out->floats, x.floats);
+  else run(out->ints, x.ints);
   return out;
 }
 

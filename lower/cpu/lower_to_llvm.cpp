@@ -100,6 +100,7 @@ class KernelLowering {
   void lowerScatter(const ir::Op& op);
   void lowerPrint(const ir::Op& op);
   void lowerCheck(const ir::Op& op);
+  void lowerScan(const ir::Op& op);
   llvm::StructType* faultsType();
   void lowerDot(const ir::Op& op);
   bool emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType accType);
@@ -269,6 +270,7 @@ void KernelLowering::lowerOp(const ir::Op& op) {
     case OpCode::scatter: return lowerScatter(op);
     case OpCode::print: return lowerPrint(op);
     case OpCode::check: return lowerCheck(op);
+    case OpCode::scan: return lowerScan(op);
     case OpCode::dot: return lowerDot(op);
     case OpCode::yield: return;  // handled by lowerFold
     default: break;
@@ -340,6 +342,27 @@ void KernelLowering::lowerStore(const ir::Op& op) {
     });
   };
   emitIf(b_, fast, [&] { emitStores(false); }, [&] { emitStores(true); });
+}
+
+// Left to right along the axis in row-major order: each element combines the one before it,
+// already in the buffer (the first is x's own), rounded as the elementwise op rounds.
+void KernelLowering::lowerScan(const ir::Op& op) {
+  ValueId x = op.operands[0], r = op.results[0];
+  const ir::Type& t = type(r);
+  size_t axis = static_cast<size_t>(op.intAttr("axis"));
+  const std::string& fn = op.stringAttr("fn");
+  ir::Op combine{fn == "add" ? OpCode::add : fn == "mul" ? OpCode::mul : fn == "max" ? OpCode::max : OpCode::min,
+                 {}, op.results, {}, {}, op.loc};
+  llvm::Value* buffer = allocateBuffer(t);
+  emitNest(t.shape, {x}, [&](const Indices& idx) {
+    llvm::Value* v = element(x, idx);
+    llvm::Value* first = b_.CreateICmpEQ(idx[axis], i64(0));
+    Indices before = idx;
+    before[axis] = b_.CreateSelect(first, i64(0), b_.CreateSub(idx[axis], i64(1)));
+    llvm::Value* prev = fromStorage(b_, b_.CreateLoad(storageType(ctx_, t.dtype), bufferAddress(buffer, t, before)), t.dtype);
+    storeToBuffer(buffer, t, idx, b_.CreateSelect(first, v, binary(combine, prev, v)));
+  });
+  buffers_[r] = buffer;
 }
 
 // KernelFaults, field by field.

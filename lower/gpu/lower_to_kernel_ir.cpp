@@ -370,6 +370,7 @@ class Lowering {
       case OpCode::scatter: return scatter(op);
       case OpCode::atomic: return atomic(op);
       case OpCode::check: return check(op);
+      case OpCode::scan: return scan(op);
       case OpCode::fold: return fold(op);
       case OpCode::print: return print(op);
       case OpCode::yield: return yield(op);
@@ -793,6 +794,39 @@ class Lowering {
                 {{"buffer", int64_t(f_.prints.back().param)}, {"vec", int64_t{1}}});
     }
   }
+  // An inclusive scan through workgroup memory (Hillis and Steele): in step s every element
+  // combines the element 2^s before it along the axis, log2(n) steps in all. Elements sit at
+  // their row-major positions, padding in a scratch slot past them; copies store equal values.
+  void scan(const ir::Op& op) {
+    ir::ValueId res = op.results[0];
+    const ir::Shape& shape = k_.type(res).shape;
+    size_t axis = size_t(op.intAttr("axis"));
+    DType dt = dtypeOf(res);
+    int64_t n = k_.type(res).numel(), stride = 1;
+    for (size_t d = axis + 1; d < shape.size(); ++d) stride *= shape[d];
+    LinearLayout lin = linear(res);
+    std::vector<Reg> values = operand(op, 0), flat, along;
+    for (int64_t r = 0; r < registerCount(lin); ++r) {
+      std::vector<Reg> at = coords(lin, r);
+      Reg real = inside(lin, r, at, shape), position = rowMajor(at, shape);
+      flat.push_back(real < 0 ? position : b_.select(real, position, b_.constant(DType::i32, double(n))));
+      along.push_back(at[axis]);
+    }
+    int64_t alloc = allocShared((n + 1) * dtypeBytes(dt), dt, "row-major, then a scratch slot for padding");
+    for (int64_t step = 1; step < shape[axis]; step *= 2) {
+      b_.effect(KOp::barrier);  // the previous step's (or an aliased buffer's) loads are done
+      for (size_t r = 0; r < values.size(); ++r) b_.effect(KOp::store_shared, {flat[r], values[r]}, {{"alloc", alloc}});
+      b_.effect(KOp::barrier);
+      for (size_t r = 0; r < values.size(); ++r) {
+        Reg has = b_.cmp("ge", along[r], b_.constant(DType::i32, double(step)));
+        Reg from = b_.select(has, b_.binary("sub", flat[r], b_.constant(DType::i32, double(step * stride))), flat[r]);
+        Reg earlier = b_.emit(KOp::load_shared, dt, {from}, {{"alloc", alloc}});
+        values[r] = b_.select(has, b_.binary(op.stringAttr("fn"), earlier, values[r]), values[r]);
+      }
+    }
+    define(res, values);
+  }
+
   // A failed check: each thread finds one of its real elements where cond is false, and the
   // first thread to claim the fault word records its program and that element.
   void check(const ir::Op& op) {
