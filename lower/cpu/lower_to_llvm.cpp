@@ -911,11 +911,11 @@ llvm::Value* KernelLowering::stickyToDouble(llvm::Value* x) {
 }
 
 // Whether every coordinate lies inside `tensor`: the per-element mask of the generic nests.
+// One unsigned compare per axis is 0 <= c < size, as sizes are never negative.
 llvm::Value* KernelLowering::inBounds(int64_t tensor, const Indices& coords) {
   const TensorView& t = tensors_.at(tensor);
   llvm::Value* ok = b_.getTrue();
-  for (size_t d = 0; d < coords.size(); ++d)
-    ok = b_.CreateAnd(ok, b_.CreateAnd(b_.CreateICmpSGE(coords[d], i64(0)), b_.CreateICmpSLT(coords[d], t.shape[d])));
+  for (size_t d = 0; d < coords.size(); ++d) ok = b_.CreateAnd(ok, b_.CreateICmpULT(coords[d], t.shape[d]));
   return ok;
 }
 
