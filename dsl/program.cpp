@@ -358,6 +358,17 @@ Tile Tile::cumprod(int axis, Loc loc) const { return scan("mul", "cumprod", *thi
 Tile Tile::cummax(int axis, Loc loc) const { return scan("max", "cummax", *this, axis, SourceLoc::from(loc)); }
 Tile Tile::cummin(int axis, Loc loc) const { return scan("min", "cummin", *this, axis, SourceLoc::from(loc)); }
 
+Tile Tile::slice(int axis, int64_t start, int64_t size, Loc loc) const {
+  SourceLoc l = SourceLoc::from(loc);
+  ir::Type t = typeOf(*this, l, "slice");
+  checkAxis(axis, t.rank(), l, "slice", t);
+  int64_t n = t.shape[size_t(axis)];
+  if (start < 0 || size < 1 || start > n - size)
+    fail(l, "slice", fmt::format("[{}, {}) is not a non-empty range inside axis {} of {}", start, start + size, axis, describe(t)));
+  t.shape[size_t(axis)] = size;
+  return emitTile(OpCode::slice, {value()}, t, l, {{"axis", int64_t{axis}}, {"start", start}});
+}
+
 Tile Tile::expand_dims(int axis, Loc loc) const {
   SourceLoc l = SourceLoc::from(loc);
   const ir::Type t = typeOf(*this, l, "expand_dims");
@@ -452,6 +463,25 @@ Tile where(const Tile& cond, const Operand& a, const Operand& b, Loc loc) {
                   {broadcastTo(cond, shape, l, "where").value(), broadcastTo(x, shape, l, "where").value(),
                    broadcastTo(y, shape, l, "where").value()},
                   {tx.dtype, shape}, l);
+}
+
+Tile cat(const std::vector<Tile>& tiles, int axis, Loc loc) {
+  SourceLoc l = SourceLoc::from(loc);
+  if (tiles.empty()) fail(l, "cat", "no tiles to join");
+  ir::Type result = typeOf(tiles[0], l, "cat");
+  checkAxis(axis, result.rank(), l, "cat", result);
+  std::vector<ir::ValueId> values{tiles[0].value()};
+  for (size_t i = 1; i < tiles.size(); ++i) {
+    ir::Type t = typeOf(tiles[i], l, "cat");
+    ir::Type like = t;
+    if (like.rank() == result.rank()) like.shape[size_t(axis)] = result.shape[size_t(axis)];
+    if (like != result)
+      fail(l, "cat", fmt::format("tile {} of {} does not join {} along axis {}", i, describe(t), describe(result), axis));
+    result.shape[size_t(axis)] += t.shape[size_t(axis)];
+    values.push_back(tiles[i].value());
+  }
+  if (tiles.size() == 1) return tiles[0];
+  return emitTile(OpCode::concat, values, result, l, {{"axis", int64_t{axis}}});
 }
 
 namespace {

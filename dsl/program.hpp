@@ -79,6 +79,8 @@ class Tile {
   Tile cummax(int axis, Loc loc = Loc::current()) const;
   Tile cummin(int axis, Loc loc = Loc::current()) const;
 
+  // Elements [start, start + size) along an axis (static bounds inside the tile).
+  Tile slice(int axis, int64_t start, int64_t size, Loc loc = Loc::current()) const;
   Tile expand_dims(int axis, Loc loc = Loc::current()) const;
   Tile reshape(const Shape& shape, Loc loc = Loc::current()) const;
   Tile broadcast_to(const Shape& shape, Loc loc = Loc::current()) const;
@@ -166,6 +168,8 @@ Index cdiv(const Index& a, const IndexOperand& b);
 Index select(const Tile& cond, const IndexOperand& a, const IndexOperand& b, Loc loc = Loc::current());
 
 Tile where(const Tile& cond, const Operand& a, const Operand& b, Loc loc = Loc::current());
+// Tiles one after another along an axis (their other dimensions and dtypes equal).
+Tile cat(const std::vector<Tile>& tiles, int axis, Loc loc = Loc::current());
 // Matrix product [M,K] x [K,N]. f16/bf16/f32 operands give f32 by default,
 // f64 gives f64, i8 gives i32; `out` picks another result dtype.
 Tile dot(const Tile& a, const Tile& b, Loc loc = Loc::current());

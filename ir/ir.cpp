@@ -17,6 +17,7 @@ constexpr std::array<std::string_view, kNumOpCodes> kOpNames = {
     "xor", "shl", "shr", "shru",
     "gather", "scatter",
     "atomic", "check", "scan",
+    "slice", "concat",
 };
 }  // namespace
 

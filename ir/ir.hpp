@@ -44,6 +44,8 @@
 //   scan {fn, axis} (x)          : x's type; the inclusive prefix along `axis` of fn (add, mul, max,
 //                                 min: as the elementwise ops): element i combines elements 0..i, the
 //                                 first element is x's own. Floats may associate in any order.
+//   slice {axis, start} (x)      : elements [start, start + size) of x along `axis` (size: the result's)
+//   concat {axis} (xs...)        : the operands one after another along `axis`
 //   check {message} (cond)       : a device assertion: where an element of the bool cond is false,
 //                                 the launch fails with an Error naming the message, the op's
 //                                 location, a program and an element where it was false
@@ -114,8 +116,9 @@ enum class OpCode : uint8_t {
   gather, scatter,
   atomic,
   check, scan,
+  slice, concat,
 };
-constexpr int kNumOpCodes = static_cast<int>(OpCode::scan) + 1;
+constexpr int kNumOpCodes = static_cast<int>(OpCode::concat) + 1;
 
 std::string_view opName(OpCode c);  // as printed: "add", "not", "and", "or", ...
 std::optional<OpCode> parseOpName(std::string_view s);

@@ -243,6 +243,8 @@ class Verifier {
       case OpCode::atomic: return atomic(op);
       case OpCode::check: return check(op);
       case OpCode::scan: return scan(op);
+      case OpCode::slice: return slice(op);
+      case OpCode::concat: return concat(op);
       case OpCode::fold: return fold(op);
       case OpCode::yield: return yield(op, *parent);
       case OpCode::print: return print(op);
@@ -437,6 +439,32 @@ class Verifier {
     const Type& v = in(op, rank);
     if (v.dtype != t.dtype) error(op, "value " + v.str() + " does not match tensor " + t.name + "'s " + std::string(dtypeName(t.dtype)));
     coordinates(op, t, 1, v, "value");
+  }
+
+  void slice(const Op& op) const {
+    arity(op, 1, 1);
+    const Type &x = in(op, 0), &r = out(op, 0);
+    int64_t a = axis(op, x.rank(), x.str());
+    int64_t start = op.intAttr("start");
+    Type want = x;
+    want.shape[size_t(a)] = r.rank() == x.rank() ? r.shape[size_t(a)] : 0;
+    if (r != want || start < 0 || want.shape[size_t(a)] < 1 || start > x.shape[size_t(a)] - want.shape[size_t(a)])
+      error(op, "cannot slice " + r.str() + " from " + x.str() + " at " + std::to_string(start));
+  }
+
+  void concat(const Op& op) const {
+    if (op.operands.empty()) error(op, "expected operands");
+    arity(op, op.operands.size(), 1);
+    const Type& r = out(op, 0);
+    int64_t a = axis(op, r.rank(), r.str()), total = 0;
+    for (size_t i = 0; i < op.operands.size(); ++i) {
+      Type x = in(op, i);
+      if (x.rank() != r.rank() || x.dtype != r.dtype) error(op, "cannot join " + x.str() + " into " + r.str());
+      total += x.shape[size_t(a)];
+      x.shape[size_t(a)] = r.shape[size_t(a)];
+      if (x != r) error(op, "operand " + std::to_string(i) + " " + in(op, i).str() + " does not fit " + r.str());
+    }
+    if (total != r.shape[size_t(a)]) error(op, "the operands add up to " + std::to_string(total) + " along axis " + std::to_string(a) + ", not " + std::to_string(r.shape[size_t(a)]));
   }
 
   void scan(const Op& op) const {

@@ -1707,6 +1707,33 @@ TEST_CASE("conformance: a cumsum of i32 wraps, and a scan of a tile smaller than
   }
 }
 
+TEST_CASE("conformance: slice and cat move elements exactly, along each axis of odd tiles") {
+  for (const std::string& device : conformanceDevices())
+    for (DType t : {f32, i64, f16, boolean})
+      for (int axis : {0, 1}) {
+        INFO(device, ": ", dtypeName(t), " slices and cat along axis ", axis);
+        Tensor a = sample({5, 7}, t, 241, edges(t)), b = sample({5, 7}, t, 242);
+        // Along axis 0: rows 1..3 of a, then b, then row 4 of a: 3 + 5 + 1 rows; along 1 likewise.
+        Shape joined = axis == 0 ? Shape{9, 7} : Shape{5, 11};
+        Tensor out = poisoned(joined, t);
+        launch(device, "slice_cat", {1}, [&](Program& p) {
+          Tile ta = p.read(a, {5, 7}).at({0, 0}), tb = p.read(b, {5, 7}).at({0, 0});
+          int64_t n = axis == 0 ? 5 : 7;
+          Tile joinedTile = cat({ta.slice(axis, 1, 3), tb, ta.slice(axis, n - 1, 1)}, axis);
+          p.write(out, joined).put(joinedTile, {0, 0});
+        });
+        Expect e;
+        int64_t n = axis == 0 ? 5 : 7;
+        for (int64_t r = 0; r < joined[0]; ++r)
+          for (int64_t c = 0; c < joined[1]; ++c) {
+            int64_t along = axis == 0 ? r : c, other = axis == 0 ? c : r;
+            auto at = [&](const Tensor& x, int64_t i) { return ref::element(x, axis == 0 ? i * 7 + other : other * 7 + i); };
+            e.want.push_back(along < 3 ? at(a, along + 1) : along < 3 + n ? at(b, along - 3) : at(a, n - 1));
+          }
+        checkElements(out, e);
+      }
+}
+
 // ---- Reads and writes
 
 // Copies `in` into `out` block by block on a rank-1 grid: program b decodes its

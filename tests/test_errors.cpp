@@ -359,6 +359,12 @@ TEST_CASE("errors: mistakes with views, the grid and folds name the op and the u
       {"cummax along a missing axis", "cummax", {"axis 1", "i32[8]"}, [&](int& line) {
          kernel([&](Program& p) { line = __LINE__; (void)p.arange(8).cummax(1); });
        }},
+      {"a slice past the tile's end", "slice", {"[6, 10)", "axis 0", "i32[8]"}, [&](int& line) {
+         kernel([&](Program& p) { line = __LINE__; (void)p.arange(8).slice(0, 6, 4); });
+       }},
+      {"cat of tiles whose other dimensions differ", "cat", {"tile 1", "f32[2, 3]", "f32[2, 4]", "axis 0"}, [&](int& line) {
+         kernel([&](Program& p) { line = __LINE__; (void)cat({p.zeros({2, 4}), p.zeros({2, 3})}, 0); });
+       }},
       {"at with the wrong number of block coordinates", "at", {"1 block coordinates", "rank 2"}, [&](int& line) {
          kernel([&](Program& p) {
            auto X = p.read(x, {16, 8});

@@ -202,6 +202,7 @@ class Interpreter {
   void scatter(const ir::Op& op);
   Value atomic(const ir::Op& op, const ir::Type& rt);
   Value scan(const ir::Op& op, const ir::Type& rt);
+  Value join(const ir::Op& op, const ir::Type& rt);
   void fold(const ir::Op& op);
   void print(const ir::Op& op);
   void check(const ir::Op& op);
@@ -274,6 +275,7 @@ Value Interpreter::compute(const ir::Op& op, const ir::Type& rt) {
     case OpCode::gather: return gather(op, rt);
     case OpCode::atomic: return atomic(op, rt);
     case OpCode::scan: return scan(op, rt);
+    case OpCode::slice: case OpCode::concat: return join(op, rt);
     default:
       if (ir::isUnaryElementwise(op.code)) return unary(op, rt);
       if (ir::isBinaryElementwise(op.code)) return binary(op, rt);
@@ -598,6 +600,28 @@ Value Interpreter::atomic(const ir::Op& op, const ir::Type& rt) {
       interp::writeInt(p, d, wrapToInt(d, x));
     });
   }
+  return out;
+}
+
+// slice and concat: each result element is one operand's element, shifted along the axis.
+Value Interpreter::join(const ir::Op& op, const ir::Type& rt) {
+  size_t axis = axisAttr(op, rt.shape.size());
+  auto out = std::make_shared<Tile>(rt);
+  auto copy = [&](auto& o, auto data) {
+    forEachIndex(rt.shape, [&](int64_t flat, const ir::Shape& idx) {
+      ir::Shape at = idx;
+      size_t k = 0;
+      if (op.code == OpCode::slice) at[axis] += op.intAttr("start");
+      else
+        while (at[axis] >= in(op, k).type.shape[axis]) at[axis] -= in(op, k++).type.shape[axis];
+      const Tile& x = in(op, k);
+      int64_t from = 0;
+      for (size_t d = 0; d < at.size(); ++d) from = from * x.type.shape[d] + at[d];
+      o[flat] = (x.*data)[static_cast<size_t>(from)];
+    });
+  };
+  if (out->isFloat()) copy(out->floats, &Tile::floats);
+  else copy(out->ints, &Tile::ints);
   return out;
 }
 

@@ -29,7 +29,7 @@ bool isCheap(OpCode c) {
 // Ops computed element by element wherever they are used (fused into the consumer's loop nest).
 bool isFusable(OpCode c) {
   return isCheap(c) || ir::isUnaryElementwise(c) || ir::isBinaryElementwise(c) || c == OpCode::select ||
-         c == OpCode::cast || c == OpCode::load || c == OpCode::gather;
+         c == OpCode::cast || c == OpCode::load || c == OpCode::gather || c == OpCode::slice || c == OpCode::concat;
 }
 
 // Where each value is defined and how it is used, to decide what gets a buffer.
@@ -120,6 +120,7 @@ class KernelLowering {
   llvm::Value* stickyToDouble(llvm::Value* x);
   llvm::Value* loadElement(const ir::Op& op, const Indices& idx);
   llvm::Value* gatherElement(const ir::Op& op, const Indices& idx);
+  llvm::Value* concatElement(const ir::Op& op, const Indices& idx);
   llvm::Value* atomicElement(const ir::Op& op, const Indices& idx);
   std::pair<llvm::Value*, llvm::Value*> indirectAddress(const ir::Op& op, size_t maskAt, const Indices& idx);
   llvm::Value* readElement(int64_t tensor, llvm::Value* linear, llvm::Value* inside, double fill);
@@ -702,6 +703,13 @@ llvm::Value* KernelLowering::computeElement(const ir::Op& op, const Indices& idx
       return element(op.operands[0], operandIndices(op, idx));
     case OpCode::load: return loadElement(op, idx);
     case OpCode::gather: return gatherElement(op, idx);
+    case OpCode::slice: {
+      Indices at = idx;
+      size_t axis = static_cast<size_t>(op.intAttr("axis"));
+      at[axis] = b_.CreateAdd(idx[axis], i64(op.intAttr("start")));
+      return element(op.operands[0], at);
+    }
+    case OpCode::concat: return concatElement(op, idx);
     case OpCode::atomic: return atomicElement(op, idx);
     default: break;
   }
@@ -933,6 +941,25 @@ llvm::Value* KernelLowering::loadElement(const ir::Op& op, const Indices& idx) {
 llvm::Value* KernelLowering::gatherElement(const ir::Op& op, const Indices& idx) {
   auto [linear, inside] = indirectAddress(op, kernel_.tensors[op.intAttr("tensor")].rank, idx);
   return readElement(op.intAttr("tensor"), linear, inside, op.floatAttr("fill"));
+}
+
+// The operand whose range along the axis holds idx: every operand is read at idx clamped
+// into it (always inside), and the right one is selected.
+llvm::Value* KernelLowering::concatElement(const ir::Op& op, const Indices& idx) {
+  size_t axis = static_cast<size_t>(op.intAttr("axis"));
+  int64_t end = type(op.results[0]).shape[axis];
+  llvm::Value* result = nullptr;
+  for (size_t k = op.operands.size(); k-- > 0;) {
+    int64_t size = type(op.operands[k]).shape[axis], first = end - size;
+    Indices at = idx;
+    llvm::Value* shifted = b_.CreateSub(idx[axis], i64(first));
+    at[axis] = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, shifted, i64(0)),
+                                        i64(size - 1));
+    llvm::Value* v = element(op.operands[k], at);
+    result = result ? b_.CreateSelect(b_.CreateICmpSLT(idx[axis], i64(end)), v, result) : v;
+    end = first;
+  }
+  return result;
 }
 
 // One atomic update (computed once: an atomic's result always has a buffer), 0 where none is made.

@@ -371,6 +371,8 @@ class Lowering {
       case OpCode::atomic: return atomic(op);
       case OpCode::check: return check(op);
       case OpCode::scan: return scan(op);
+      case OpCode::slice: return moveThroughMemory(op, k_.type(op.operands[0]).shape, {0}, op.intAttr("start"));
+      case OpCode::concat: return concat(op);
       case OpCode::fold: return fold(op);
       case OpCode::print: return print(op);
       case OpCode::yield: return yield(op);
@@ -794,6 +796,48 @@ class Lowering {
                 {{"buffer", int64_t(f_.prints.back().param)}, {"vec", int64_t{1}}});
     }
   }
+  // Operand i's real elements go to workgroup memory at their coordinates shifted by
+  // storeShift[i] along the axis, row-major in `space`; after a barrier each register of the
+  // result loads its coordinates shifted by loadShift. Padding uses a scratch slot past `space`.
+  void moveThroughMemory(const ir::Op& op, const ir::Shape& space, const std::vector<int64_t>& storeShift, int64_t loadShift) {
+    size_t axis = size_t(op.intAttr("axis"));
+    ir::ValueId res = op.results[0];
+    DType dt = dtypeOf(res);
+    int64_t n = 1;
+    for (int64_t d : space) n *= d;
+    int64_t alloc = allocShared((n + 1) * dtypeBytes(dt), dt, "row-major, then a scratch slot for padding");
+    auto position = [&](const LinearLayout& lin, int64_t r, const ir::Shape& shape, int64_t shift) {
+      std::vector<Reg> at = coords(lin, r);
+      Reg real = inside(lin, r, at, shape);
+      at[axis] = b_.binary("add", at[axis], b_.constant(DType::i32, double(shift)));
+      Reg flat = rowMajor(at, space);
+      return real < 0 ? flat : b_.select(real, flat, b_.constant(DType::i32, double(n)));
+    };
+    b_.effect(KOp::barrier);  // earlier readers of the aliased buffer are done
+    for (size_t i = 0; i < op.operands.size(); ++i) {
+      const ir::Shape& shape = k_.type(op.operands[i]).shape;
+      LinearLayout lin = layout::toLinear(operandLayout(op, int(i)), shape);
+      std::vector<Reg> values = operand(op, int(i));
+      for (int64_t r = 0; r < registerCount(lin); ++r)
+        b_.effect(KOp::store_shared, {position(lin, r, shape, storeShift[i]), values.at(size_t(r))}, {{"alloc", alloc}});
+    }
+    b_.effect(KOp::barrier);
+    LinearLayout lin = linear(res);
+    std::vector<Reg> out;
+    for (int64_t r = 0; r < registerCount(lin); ++r)
+      out.push_back(b_.emit(KOp::load_shared, dt, {position(lin, r, k_.type(res).shape, loadShift)}, {{"alloc", alloc}}));
+    define(res, out);
+  }
+  void concat(const ir::Op& op) {
+    std::vector<int64_t> shifts;
+    int64_t at = 0;
+    for (ir::ValueId x : op.operands) {
+      shifts.push_back(at);
+      at += k_.type(x).shape[size_t(op.intAttr("axis"))];
+    }
+    moveThroughMemory(op, k_.type(op.results[0]).shape, shifts, 0);
+  }
+
   // An inclusive scan through workgroup memory (Hillis and Steele): in step s every element
   // combines the element 2^s before it along the axis, log2(n) steps in all. Elements sit at
   // their row-major positions, padding in a scratch slot past them; copies store equal values.
