@@ -152,4 +152,19 @@ void emitIf(llvm::IRBuilder<>& b, llvm::Value* cond, const std::function<void()>
   b.SetInsertPoint(join);
 }
 
+llvm::Value* emitIfValue(llvm::IRBuilder<>& b, llvm::Value* cond, const std::function<llvm::Value*()>& then,
+                         llvm::Value* otherwise) {
+  llvm::BasicBlock* before = b.GetInsertBlock();
+  llvm::Value* value = nullptr;
+  llvm::BasicBlock* thenEnd = nullptr;
+  emitIf(b, cond, [&] {
+    value = then();
+    thenEnd = b.GetInsertBlock();
+  });
+  llvm::PHINode* phi = b.CreatePHI(otherwise->getType(), 2);
+  phi->addIncoming(value, thenEnd);
+  phi->addIncoming(otherwise, before);
+  return phi;
+}
+
 }  // namespace tj::cpu

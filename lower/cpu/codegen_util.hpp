@@ -36,4 +36,8 @@ void emitLoop(llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end,
 void emitIf(llvm::IRBuilder<>& b, llvm::Value* cond, const std::function<void()>& then,
             const std::function<void()>& otherwise = {});
 
+// cond ? then() : otherwise, with then() computed only where cond holds (a load, an atomic).
+llvm::Value* emitIfValue(llvm::IRBuilder<>& b, llvm::Value* cond, const std::function<llvm::Value*()>& then,
+                         llvm::Value* otherwise);
+
 }  // namespace tj::cpu

@@ -133,6 +133,7 @@ class KernelLowering {
   llvm::Value* allocateBuffer(const ir::Type& t);
   void finishHeap(llvm::Function* fn, llvm::ReturnInst* ret);
   void emitFault(Fault bit, int64_t scratchBytes = 0);
+  void withFaults(const std::function<void(llvm::Value*)>& body);
   llvm::Value* bufferAddress(llvm::Value* buffer, const ir::Type& t, const Indices& idx);
   void storeToBuffer(llvm::Value* buffer, const ir::Type& t, const Indices& idx, llvm::Value* v);
   void materialize(ValueId v, llvm::Value* buffer);  // writes every element of v into buffer
@@ -378,8 +379,7 @@ void KernelLowering::lowerCheck(const ir::Op& op) {
   ValueId cond = op.operands[0];
   const ir::Type& t = type(cond);
   auto record = [&](llvm::Value* flat) {
-    llvm::Value* faults = b_.CreateLoad(b_.getPtrTy(), b_.CreateStructGEP(argsType_, args_, 4));
-    emitIf(b_, b_.CreateIsNotNull(faults), [&] {
+    withFaults([&](llvm::Value* faults) {
       constexpr auto order = llvm::AtomicOrdering::Monotonic;
       llvm::Value* claimed = b_.CreateAtomicCmpXchg(b_.CreateStructGEP(faultsType(), faults, 2), b_.getInt32(0),
                                                     b_.getInt32(uint32_t(number + 1)), llvm::MaybeAlign(4), order, order);
@@ -971,30 +971,19 @@ llvm::Value* KernelLowering::atomicElement(const ir::Op& op, const Indices& idx)
   llvm::Value* value = element(op.operands[rank], idx);
   llvm::Value* compare = values == 2 ? element(op.operands[rank + 1], idx) : nullptr;
   auto [linear, inside] = indirectAddress(op, rank + values, idx);
-  llvm::Value* zero = constant(dtype, 0);
-  llvm::BasicBlock* before = b_.GetInsertBlock();
-  llvm::Value* old = nullptr;
-  llvm::BasicBlock* updated = nullptr;
-  emitIf(b_, inside, [&] {
+  return emitIfValue(b_, inside, [&]() -> llvm::Value* {
     llvm::Value* at = b_.CreateGEP(storageType(ctx_, dtype), tensors_.at(tensor).data, linear);
     constexpr auto order = llvm::AtomicOrdering::AcquireRelease;
-    if (fn == ir::AtomicFn::cas) {
-      llvm::Value* pair = b_.CreateAtomicCmpXchg(at, compare, value, llvm::MaybeAlign(), order, llvm::AtomicOrdering::Acquire);
-      old = b_.CreateExtractValue(pair, 0);
-    } else {
-      using Rmw = llvm::AtomicRMWInst;
-      Rmw::BinOp bin = fn == ir::AtomicFn::add  ? (isFloat(dtype) ? Rmw::FAdd : Rmw::Add)
-                       : fn == ir::AtomicFn::max ? Rmw::Max
-                       : fn == ir::AtomicFn::min ? Rmw::Min
-                                                 : Rmw::Xchg;
-      old = b_.CreateAtomicRMW(bin, at, value, llvm::MaybeAlign(), order);
-    }
-    updated = b_.GetInsertBlock();
-  });
-  llvm::PHINode* phi = b_.CreatePHI(zero->getType(), 2);
-  phi->addIncoming(old, updated);
-  phi->addIncoming(zero, before);
-  return phi;
+    if (fn == ir::AtomicFn::cas)
+      return b_.CreateExtractValue(
+          b_.CreateAtomicCmpXchg(at, compare, value, llvm::MaybeAlign(), order, llvm::AtomicOrdering::Acquire), 0);
+    using Rmw = llvm::AtomicRMWInst;
+    Rmw::BinOp bin = fn == ir::AtomicFn::add  ? (isFloat(dtype) ? Rmw::FAdd : Rmw::Add)
+                     : fn == ir::AtomicFn::max ? Rmw::Max
+                     : fn == ir::AtomicFn::min ? Rmw::Min
+                                               : Rmw::Xchg;
+    return b_.CreateAtomicRMW(bin, at, value, llvm::MaybeAlign(), order);
+  }, constant(dtype, 0));
 }
 
 // Element idx of a scatter: the value first (outside any branch, so the nest vectorizes),
@@ -1033,18 +1022,7 @@ llvm::Value* KernelLowering::readElement(int64_t tensor, llvm::Value* linear, ll
     return fromStorage(b_, b_.CreateLoad(storage, b_.CreateGEP(storage, tensors_.at(tensor).data, linear)), dtype);
   };
   if (!inside) return read();
-  llvm::Value* fillValue = constant(dtype, fill);
-  llvm::BasicBlock* before = b_.GetInsertBlock();
-  llvm::Value* loaded = nullptr;
-  llvm::BasicBlock* loadedBlock = nullptr;
-  emitIf(b_, inside, [&] {
-    loaded = read();
-    loadedBlock = b_.GetInsertBlock();
-  });
-  llvm::PHINode* phi = b_.CreatePHI(fillValue->getType(), 2);
-  phi->addIncoming(loaded, loadedBlock);
-  phi->addIncoming(fillValue, before);
-  return phi;
+  return emitIfValue(b_, inside, read, constant(dtype, fill));
 }
 
 void KernelLowering::writeElement(int64_t tensor, llvm::Value* linear, llvm::Value* v) {
@@ -1098,8 +1076,7 @@ void KernelLowering::finishHeap(llvm::Function* fn, llvm::ReturnInst* ret) {
 // ORs `bit` into KernelArgs::faults (and records scratchBytes with it when nonzero),
 // unless the caller passed no faults.
 void KernelLowering::emitFault(Fault bit, int64_t scratchBytes) {
-  llvm::Value* faults = b_.CreateLoad(b_.getPtrTy(), b_.CreateStructGEP(argsType_, args_, 4));
-  emitIf(b_, b_.CreateIsNotNull(faults), [&] {
+  withFaults([&](llvm::Value* faults) {
     b_.CreateAtomicRMW(llvm::AtomicRMWInst::Or, b_.CreateStructGEP(faultsType(), faults, 0), b_.getInt32(bit),
                        llvm::MaybeAlign(4), llvm::AtomicOrdering::Monotonic);
     if (!scratchBytes) return;
@@ -1107,6 +1084,12 @@ void KernelLowering::emitFault(Fault bit, int64_t scratchBytes) {
     auto* store = b_.CreateAlignedStore(i64(scratchBytes), b_.CreateStructGEP(faultsType(), faults, 1), llvm::Align(8));
     store->setAtomic(llvm::AtomicOrdering::Monotonic);
   });
+}
+
+// body(KernelArgs::faults) where the caller passed faults.
+void KernelLowering::withFaults(const std::function<void(llvm::Value*)>& body) {
+  llvm::Value* faults = b_.CreateLoad(b_.getPtrTy(), b_.CreateStructGEP(argsType_, args_, 4));
+  emitIf(b_, b_.CreateIsNotNull(faults), [&] { body(faults); });
 }
 
 llvm::Value* KernelLowering::bufferAddress(llvm::Value* buffer, const ir::Type& t, const Indices& idx) {

@@ -145,6 +145,14 @@ class Lowering {
       flat = b_.binary("add", b_.binary("mul", flat, b_.constant(DType::i32, double(shape[d]))), at[d]);
     return flat;
   }
+  // A workgroup-memory slot for register r of a tile of `shape`: `at` (its coordinates, maybe
+  // shifted) row-major in `space`, or the scratch slot past space's elements for padding.
+  Reg slotOf(const LinearLayout& lin, int64_t r, const std::vector<Reg>& at, const ir::Shape& shape,
+             const ir::Shape& space) {
+    Reg flat = rowMajor(at, space), real = inside(lin, r, coords(lin, r), shape);
+    return real < 0 ? flat : b_.select(real, flat, b_.constant(DType::i32, double(ir::Type{DType::i32, space}.numel())));
+  }
+  Reg firstThread() { return b_.cmp("eq", b_.emit(KOp::thread_id, DType::i32), b_.constant(DType::i32, 0)); }
 
   // ---- padding: a tile is laid out over its power-of-two padding (layout::paddedShape) ----
   // Whether register `reg`'s coordinate `c` on dimension d is inside `shape`: -1 when it
@@ -400,8 +408,7 @@ class Lowering {
   }
 
   void elementwise(const ir::Op& op) {
-    std::vector<std::vector<Reg>> ins;
-    for (size_t i = 0; i < op.operands.size(); ++i) ins.push_back(operand(op, int(i)));
+    std::vector<std::vector<Reg>> ins = operands(op);
     DType t = dtypeOf(op.results[0]);
     std::string fn(ir::opName(op.code));
     bool checked = (op.code == ir::OpCode::div || op.code == ir::OpCode::rem) && !isFloat(t) && !isNonzeroConstant(op.operands[1]);
@@ -457,10 +464,7 @@ class Lowering {
     int64_t n = k_.type(x).numel();
     int64_t alloc = allocShared((n + 1) * dtypeBytes(dt), dt, "row-major, then a scratch slot for padding");
     auto position = [&](const LinearLayout& lin, int64_t r, const ir::Shape& shape) {
-      std::vector<Reg> at = coords(lin, r);
-      Reg flat = rowMajor(at, shape);
-      Reg real = inside(lin, r, at, shape);
-      return real < 0 ? flat : b_.select(real, flat, b_.constant(DType::i32, double(n)));
+      return slotOf(lin, r, coords(lin, r), shape, shape);
     };
     LinearLayout src = linear(x), dst = linear(res);
     b_.effect(KOp::barrier);  // earlier readers of the aliased buffer are done
@@ -701,8 +705,7 @@ class Lowering {
     std::vector<std::vector<Reg>> in = operands(op);
     if (shape.empty()) {  // a uniform element: thread 0 writes it
       auto [addr, pred] = indirectAddress(op, in, 0, rank + 1);
-      Reg first = b_.cmp("eq", b_.emit(KOp::thread_id, DType::i32), b_.constant(DType::i32, 0));
-      return storeGlobal(tensor, addr, b_.binary("and", pred, first), in[rank].at(0));
+      return storeGlobal(tensor, addr, b_.binary("and", pred, firstThread()), in[rank].at(0));
     }
     LinearLayout lin = layout::toLinear(operandLayout(op, int(rank)), shape);
     Reg owner = ownsCopies(lin);
@@ -730,30 +733,28 @@ class Lowering {
       return b_.emit(KOp::atomic_global, dtypeOf(res), args, {{"buffer", paramIndex(tensorName(tensor))}, {"fn", fn}});
     };
     if (shape.empty()) {  // a uniform element: thread 0 updates it
-      Reg first = b_.cmp("eq", b_.emit(KOp::thread_id, DType::i32), b_.constant(DType::i32, 0));
-      Reg old = update(0, first);
+      Reg first = firstThread(), old = update(0, first);
       return define(res, {read_.count(res) ? shareOwned(dtypeOf(res), {{b_.constant(DType::i32, 0), first, old}}, 1).at(0) : old});
     }
     LinearLayout lin = linear(res);
     Reg owner = ownsCopies(lin);
     std::vector<Reg> out(size_t(registerCount(lin)), -1);
     std::vector<Owned> owned;
+    std::vector<size_t> ownedRegs;
     for (int64_t r = 0; r < registerCount(lin); ++r) {
-      if (isCopy(lin, r)) {
-        out[size_t(r)] = out.at(size_t(r & ~copyBits(lin)));
-        continue;
-      }
+      if (isCopy(lin, r)) continue;
       std::vector<Reg> at = coords(lin, r);
-      Reg mine = ownedElement(lin, r, at, shape, owner, -1), real = inside(lin, r, at, shape);
+      Reg mine = ownedElement(lin, r, at, shape, owner, -1);
       out[size_t(r)] = update(size_t(r), mine);
-      Reg flat = rowMajor(at, shape);  // padding: the scratch slot
-      owned.push_back({real < 0 ? flat : b_.select(real, flat, b_.constant(DType::i32, double(k_.type(res).numel()))), mine,
-                       out[size_t(r)]});
+      owned.push_back({slotOf(lin, r, at, shape, shape), mine, out[size_t(r)]});
+      ownedRegs.push_back(size_t(r));
     }
     if (owner >= 0 && read_.count(res)) {  // every thread reads the values their owners wrote
       std::vector<Reg> shared = shareOwned(dtypeOf(res), owned, k_.type(res).numel());
-      for (int64_t r = 0, next = 0; r < registerCount(lin); ++r) out[size_t(r)] = isCopy(lin, r) ? out.at(size_t(r & ~copyBits(lin))) : shared.at(size_t(next++));
+      for (size_t i = 0; i < ownedRegs.size(); ++i) out[ownedRegs[i]] = shared[i];
     }
+    for (int64_t r = 0; r < registerCount(lin); ++r)
+      if (isCopy(lin, r)) out[size_t(r)] = out.at(size_t(r & ~copyBits(lin)));
     define(res, out);
   }
   // A register holding element `flat` (row-major; padding: the scratch slot n), `owns` whether
@@ -803,15 +804,12 @@ class Lowering {
     size_t axis = size_t(op.intAttr("axis"));
     ir::ValueId res = op.results[0];
     DType dt = dtypeOf(res);
-    int64_t n = 1;
-    for (int64_t d : space) n *= d;
+    int64_t n = ir::Type{dt, space}.numel();
     int64_t alloc = allocShared((n + 1) * dtypeBytes(dt), dt, "row-major, then a scratch slot for padding");
     auto position = [&](const LinearLayout& lin, int64_t r, const ir::Shape& shape, int64_t shift) {
       std::vector<Reg> at = coords(lin, r);
-      Reg real = inside(lin, r, at, shape);
       at[axis] = b_.binary("add", at[axis], b_.constant(DType::i32, double(shift)));
-      Reg flat = rowMajor(at, space);
-      return real < 0 ? flat : b_.select(real, flat, b_.constant(DType::i32, double(n)));
+      return slotOf(lin, r, at, shape, space);
     };
     b_.effect(KOp::barrier);  // earlier readers of the aliased buffer are done
     for (size_t i = 0; i < op.operands.size(); ++i) {
@@ -852,8 +850,7 @@ class Lowering {
     std::vector<Reg> values = operand(op, 0), flat, along;
     for (int64_t r = 0; r < registerCount(lin); ++r) {
       std::vector<Reg> at = coords(lin, r);
-      Reg real = inside(lin, r, at, shape), position = rowMajor(at, shape);
-      flat.push_back(real < 0 ? position : b_.select(real, position, b_.constant(DType::i32, double(n))));
+      flat.push_back(slotOf(lin, r, at, shape, shape));
       along.push_back(at[axis]);
     }
     int64_t alloc = allocShared((n + 1) * dtypeBytes(dt), dt, "row-major, then a scratch slot for padding");
