@@ -32,6 +32,8 @@ struct Target {
   // fewer registers of every tile. For drivers whose compile time grows faster than a
   // thread's code (lavapipe). 0: always warpsPerProgram.
   int64_t codeBudget = 0;
+  // PTX's ldmatrix: 16-bit matrix operands leave workgroup memory 8x8 at a time.
+  bool ldmatrix = false;
 };
 
 const std::vector<Target>& targets();  // vulkan, sm_80, sm_90, gfx1100, gfx942, cpu

@@ -117,10 +117,12 @@ class Workgroup {
   Workgroup(const KernelFunction& f, const std::vector<SimTensor>& tensors, const std::vector<double>& scalars,
             const std::vector<int64_t>& grid)
       : f_(f), tensors_(tensors), scalars_(scalars), grid_(grid), T_(size_t(f.workgroupSize)),
-        regs_(f.regTypes.size()), shared_(size_t(f.sharedBytes()), 0.0) {}
+        regs_(f.regTypes.size()), shared_(size_t(f.sharedBytes()), 0.0), read_(shared_.size()),
+        written_(shared_.size()) {}
 
   void run(const std::vector<int64_t>& id) {
     id_ = id;
+    ++epoch_;  // a new workgroup: nothing earlier races with it
     block(f_.body);
   }
 
@@ -203,11 +205,12 @@ class Workgroup {
           return old;
         });
       }
-      case KOp::load_shared: return set(r, [&](size_t t) { return shared_.at(sharedAt(i, reg(o[0])[t])); });
+      case KOp::load_shared: return set(r, [&](size_t t) { return readShared(sharedAt(i, reg(o[0])[t]), t); });
       case KOp::store_shared:
-        for (size_t t = 0; t < T_; ++t) shared_.at(sharedAt(i, reg(o[0])[t])) = reg(o[1])[t];
+        for (size_t t = 0; t < T_; ++t) writeShared(sharedAt(i, reg(o[0])[t]), t, reg(o[1])[t]);
         return;
-      case KOp::barrier: return;  // lockstep: every thread finished the previous instruction
+      case KOp::ldmatrix: return ldmatrix(i);
+      case KOp::barrier: ++epoch_; return;  // lockstep: every thread finished the previous instruction
       case KOp::shuffle_xor:
         return set(r, [&](size_t t) { return reg(o[0])[t / S * S + ((t % S) ^ size_t(intAttr(i, "mask")))]; });
       case KOp::shuffle_idx: return set(r, [&](size_t t) { return reg(o[0])[t / S * S + size_t(reg(o[1])[t])]; });
@@ -220,7 +223,55 @@ class Workgroup {
 
   size_t sharedAt(const KInst& i, double index) const {
     const SharedAlloc& a = f_.shared.at(size_t(intAttr(i, "alloc")));
-    return size_t(a.offset + int64_t(index) * dtypeBytes(a.dtype));
+    size_t at = size_t(a.offset + int64_t(index) * dtypeBytes(a.dtype));
+    if (index < 0 || at >= shared_.size())
+      throw Error("simulate: " + std::string(kopName(i.op)) + " of element " + std::to_string(int64_t(index)) +
+                  " past the workgroup memory's " + std::to_string(shared_.size()) + " bytes");
+    return at;
+  }
+
+  // Workgroup memory with race detection: between two barriers, no thread may read a slot
+  // another thread wrote or write a slot another thread read (a real GPU orders neither).
+  struct Access {
+    int64_t epoch = -1;
+    int64_t thread = -1;  // -2: several threads
+    void by(int64_t now, size_t t) {
+      thread = epoch == now && thread != int64_t(t) ? -2 : int64_t(t);
+      epoch = now;
+    }
+    bool byOtherThan(int64_t now, size_t t) const { return epoch == now && thread != int64_t(t); }
+  };
+  [[noreturn]] void race(const char* what, size_t at, size_t t, int64_t other) const {
+    throw Error("simulate: a race in workgroup memory: thread " + std::to_string(t) + " " + what + " byte " +
+                std::to_string(at) + " " + (other == -2 ? "several threads" : "thread " + std::to_string(other)) +
+                " accessed since the last barrier");
+  }
+  double readShared(size_t at, size_t t) {
+    if (written_[at].byOtherThan(epoch_, t)) race("reads", at, t, written_[at].thread);
+    read_[at].by(epoch_, t);
+    return shared_[at];
+  }
+  void writeShared(size_t at, size_t t, double v) {
+    if (read_[at].byOtherThan(epoch_, t)) race("writes", at, t, read_[at].thread);
+    written_[at].by(epoch_, t);
+    shared_[at] = v;
+  }
+
+  // PTX ISA, ldmatrix: lane l supplies the address of row l % 8 of matrix l / 8; element e of
+  // result register j of lane l is matrix j's (l / 4, 2 (l % 4) + e), transposed (2 (l % 4) + e, l / 4).
+  void ldmatrix(const KInst& i) {
+    size_t S = size_t(f_.subgroupSize);
+    if (S != 32) throw Error("simulate: ldmatrix on subgroups of " + std::to_string(S));
+    const Lanes& rows = reg(i.operands[0]);
+    bool trans = intAttr(i, "trans") != 0;
+    for (size_t j = 0; j < size_t(intAttr(i, "num")); ++j)
+      for (size_t e = 0; e < 2; ++e)
+        set(i.results.at(2 * j + e), [&](size_t t) {
+          size_t l = t % S, row = trans ? 2 * (l % 4) + e : l / 4, col = trans ? l / 4 : 2 * (l % 4) + e;
+          size_t start = sharedAt(i, rows[t - l + 8 * j + row]);
+          if (start % 16 != 0) throw Error("simulate: ldmatrix row at byte " + std::to_string(start) + ", not 16-byte aligned");
+          return readShared(start + 2 * col, t);
+        });
   }
 
   void subgroupReduce(const KInst& i) {
@@ -234,36 +285,62 @@ class Workgroup {
     });
   }
 
-  // d = a * b + c per warp, the fragments placed by the layouts of the instruction's operands.
+  // Where register j of lane l holds its element of an operand (0: a, 1: b) or of the
+  // accumulator (2), as (row, column) of the instruction's m x k, k x n or m x n matrix.
+  struct Fragment {
+    size_t registers;
+    std::function<std::pair<int64_t, int64_t>(int64_t j, int64_t l)> at;
+  };
+  // PTX ISA, mma.m16n8k16 with 16-bit a and b: groupID l / 4, threadID_in_group l % 4.
+  static Fragment ptxM16N8K16(int which) {
+    switch (which) {
+      case 0: return {8, [](int64_t j, int64_t l) { return std::pair{l / 4 + 8 * (j >> 1 & 1), l % 4 * 2 + (j & 1) + 8 * (j >> 2)}; }};
+      case 1: return {4, [](int64_t j, int64_t l) { return std::pair{l % 4 * 2 + (j & 1) + 8 * (j >> 1), l / 4}; }};
+      default: return {4, [](int64_t j, int64_t l) { return std::pair{l / 4 + 8 * (j >> 1), l % 4 * 2 + (j & 1)}; }};
+    }
+  }
+  // The fragments of an instruction: mma.sync's from the PTX ISA's formulas, so an error in
+  // layout/'s tables cannot cancel out here; WMMA's and MFMA's (no printer runs them yet)
+  // from layout/.
+  static Fragment fragment(const std::string& instr, int which, int64_t m, int64_t n, int64_t k) {
+    if (instr == layout::instrName(layout::MatrixInstr::mma_m16n8k16)) return ptxM16N8K16(which);
+    layout::MatrixInstr chosen = instr == layout::instrName(layout::MatrixInstr::wmma_16x16x16)
+                                     ? layout::MatrixInstr::wmma_16x16x16 : layout::MatrixInstr::mfma_32x32x8;
+    layout::LayoutPtr acc = layout::make(layout::Layout{layout::MatrixAcc{chosen, {1, 1}}});
+    layout::LayoutPtr l = which == 2 ? acc : layout::make(layout::Layout{layout::DotOperand{which, acc}});
+    layout::Shape shape = which == 0 ? layout::Shape{m, k} : which == 1 ? layout::Shape{k, n} : layout::Shape{m, n};
+    layout::LinearLayout lin = layout::toLinear(*l, shape);
+    return {size_t(lin.inSize(layout::kRegister)), [lin](int64_t j, int64_t lane) {
+              std::vector<int64_t> at = lin.apply({j, lane, 0});
+              return std::pair{at[0], at[1]};
+            }};
+  }
+
+  // d = a * b + c per warp.
   void mma(const KInst& i) {
     int64_t m = intAttr(i, "m"), n = intAttr(i, "n"), k = intAttr(i, "k");
-    layout::MatrixInstr instr = layout::MatrixInstr::mma_m16n8k16;
-    for (auto c : {layout::MatrixInstr::mma_m16n8k16, layout::MatrixInstr::wmma_16x16x16, layout::MatrixInstr::mfma_32x32x8})
-      if (layout::instrName(c) == strAttr(i, "instr")) instr = c;
-    layout::LayoutPtr acc = layout::make(layout::Layout{layout::MatrixAcc{instr, {1, 1}}});
-    layout::LinearLayout aLin = layout::toLinear(layout::Layout{layout::DotOperand{0, acc}}, {m, k});
-    layout::LinearLayout bLin = layout::toLinear(layout::Layout{layout::DotOperand{1, acc}}, {k, n});
-    layout::LinearLayout cLin = layout::toLinear(*acc, {m, n});
-    size_t na = size_t(aLin.inSize(layout::kRegister)), nb = size_t(bLin.inSize(layout::kRegister));
+    const std::string& instr = strAttr(i, "instr");
     size_t S = size_t(f_.subgroupSize);
+    Fragment aAt = fragment(instr, 0, m, n, k), bAt = fragment(instr, 1, m, n, k), cAt = fragment(instr, 2, m, n, k);
+    size_t na = aAt.registers, nb = bAt.registers;
     std::vector<Lanes> d(i.results.size(), Lanes(T_));
     for (size_t w = 0; w < T_ / S; ++w) {
       std::vector<double> A(size_t(m * k)), B(size_t(k * n)), C(size_t(m * n));
-      auto gather = [&](const layout::LinearLayout& lin, size_t first, size_t count, std::vector<double>& into, int64_t cols) {
+      auto gather = [&](const Fragment& at, size_t first, size_t count, std::vector<double>& into, int64_t cols) {
         for (size_t j = 0; j < count; ++j)
           for (size_t l = 0; l < S; ++l) {
-            std::vector<int64_t> at = lin.apply({int64_t(j), int64_t(l), 0});
-            into[size_t(at[0] * cols + at[1])] = reg(i.operands[first + j])[w * S + l];
+            auto [row, col] = at.at(int64_t(j), int64_t(l));
+            into[size_t(row * cols + col)] = reg(i.operands[first + j])[w * S + l];
           }
       };
-      gather(aLin, 0, na, A, k);
-      gather(bLin, na, nb, B, n);
-      gather(cLin, na + nb, i.results.size(), C, n);
+      gather(aAt, 0, na, A, k);
+      gather(bAt, na, nb, B, n);
+      gather(cAt, na + nb, i.results.size(), C, n);
       for (size_t j = 0; j < i.results.size(); ++j)
         for (size_t l = 0; l < S; ++l) {
-          std::vector<int64_t> at = cLin.apply({int64_t(j), int64_t(l), 0});
-          double sum = C[size_t(at[0] * n + at[1])];
-          for (int64_t x = 0; x < k; ++x) sum += A[size_t(at[0] * k + x)] * B[size_t(x * n + at[1])];
+          auto [row, col] = cAt.at(int64_t(j), int64_t(l));
+          double sum = C[size_t(row * n + col)];
+          for (int64_t x = 0; x < k; ++x) sum += A[size_t(row * k + x)] * B[size_t(x * n + col)];
           d[j][w * S + l] = roundTo(type(i.results[j]), sum);
         }
     }
@@ -291,6 +368,8 @@ class Workgroup {
   size_t T_;
   std::vector<Lanes> regs_;
   std::vector<double> shared_;  // by byte address: one slot per element start
+  std::vector<Access> read_, written_;  // per byte address, the last accesses
+  int64_t epoch_ = 0;                   // barriers passed
   std::vector<int64_t> id_;
 };
 

@@ -17,6 +17,11 @@
 //   atomic_global {buffer, fn} (index, pred, value[, compare]) : the tile IR's atomic on buffer[index] if
 //                                        pred (acquire-release, device scope); its old value, else 0
 //   load_shared {alloc} (index), store_shared {alloc} (index, value): workgroup memory, index in elements
+//   ldmatrix {alloc, num, trans} (index) : num (1, 2, 4) 8x8 matrices of 16-bit elements, PTX's ldmatrix:
+//                                        lane l gives at `index` the row l%8 of matrix l/8 (8 elements,
+//                                        16-byte aligned); results 2j and 2j+1 are matrix j's elements
+//                                        (l/4, 2(l%4)) and (l/4, 2(l%4)+1), transposed with trans:
+//                                        (2(l%4), l/4) and (2(l%4)+1, l/4)
 //   barrier                            : workgroup barrier (memory and execution)
 //   shuffle_xor {mask} (x), shuffle_idx (x, lane) : x from another lane of the subgroup
 //   subgroup_reduce {fn, cluster} (x)  : fn over clusters of `cluster` consecutive lanes
@@ -42,7 +47,7 @@ enum class KOp : uint8_t {
   load_global, store_global, load_shared, store_shared, barrier,
   shuffle_xor, shuffle_idx, subgroup_reduce, mma,
   for_loop, yield,
-  atomic_global,
+  atomic_global, ldmatrix,
 };
 std::string_view kopName(KOp op);  // "for" for the structured loop
 bool isPure(KOp op);               // no side effects and no dependence on control (CSE-able)

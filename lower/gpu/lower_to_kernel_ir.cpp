@@ -323,10 +323,76 @@ class Lowering {
     for (int64_t r = 0; r < registerCount(from); ++r)
       b_.effect(KOp::store_shared, {coords(storeAt, r)[0], src.at(size_t(r))}, {{"alloc", alloc}});
     b_.effect(KOp::barrier);
-    std::vector<Reg> out;
+    std::vector<Reg> out(size_t(registerCount(to)), -1);
+    if (std::optional<MatrixLoad> m = matrixLoad(loadAt, dt, alloc)) loadMatrices(*m, loadAt, alloc, out);
     for (int64_t r = 0; r < registerCount(to); ++r)
-      out.push_back(b_.emit(KOp::load_shared, dt, {coords(loadAt, r)[0]}, {{"alloc", alloc}}));
+      if (out[size_t(r)] < 0) out[size_t(r)] = b_.emit(KOp::load_shared, dt, {coords(loadAt, r)[0]}, {{"alloc", alloc}});
     return out;
+  }
+
+  // How ldmatrix reads a layout's registers from workgroup memory (loadAt: register, lane,
+  // warp -> element offset). Each 8x8 matrix is 8 rows of 16 bytes, each row's address given
+  // by one lane; a lane receives pairs: a row's two neighbours (or, transposed, one column's
+  // two neighbouring rows). So lanes 0-1 and one register bit must step within a row and
+  // lanes 2-4 across rows (transposed: the reverse); every other bit moves whole rows.
+  struct MatrixLoad {
+    bool trans;
+    int64_t pairBit;                  // the register bit of a pair's second element
+    std::vector<int64_t> matrixBits;  // register bits choosing among the loaded matrices
+    std::vector<Basis> rowOf;         // lane bit -> the offset of the row that lane supplies
+  };
+  std::optional<MatrixLoad> matrixLoad(const LinearLayout& loadAt, DType dt, int64_t alloc) const {
+    if (!t_.ldmatrix || dtypeBytes(dt) != 2 || f_.shared[size_t(alloc)].offset % 16 != 0) return std::nullopt;
+    auto offsets = [&](const std::string& id) {
+      std::vector<int64_t> o;
+      for (const Basis& b : bases(loadAt, id)) o.push_back(b[0]);
+      return o;
+    };
+    std::vector<int64_t> reg = offsets(layout::kRegister), lane = offsets(layout::kLane);
+    auto wholeRows = [](int64_t o) { return o % 8 == 0; };
+    if (lane.size() != 5 || !std::ranges::all_of(offsets(layout::kWarp), wholeRows)) return std::nullopt;
+    for (bool trans : {false, true}) {
+      bool lanesFit = trans ? lane[2] == 1 && lane[3] == 2 && lane[4] == 4 && wholeRows(lane[0]) && wholeRows(lane[1])
+                            : lane[0] == 2 && lane[1] == 4 && wholeRows(lane[2]) && wholeRows(lane[3]) && wholeRows(lane[4]);
+      auto pair = std::ranges::find_if(reg, [&](int64_t o) { return trans ? wholeRows(o) : o == 1; });
+      if (!lanesFit || pair == reg.end()) continue;
+      MatrixLoad m{trans, pair - reg.begin(), {}, {}};
+      bool rowsFit = true;
+      for (int64_t bit = 0; bit < int64_t(reg.size()); ++bit) {
+        if (bit == m.pairBit) continue;
+        rowsFit = rowsFit && wholeRows(reg[size_t(bit)]);
+        if (m.matrixBits.size() < 2) m.matrixBits.push_back(bit);
+      }
+      if (!rowsFit) continue;
+      // Lane l supplies row l % 8 of matrix l / 8.
+      std::vector<int64_t> rowLanes = trans ? std::vector<int64_t>{reg[size_t(m.pairBit)], lane[0], lane[1]}
+                                            : std::vector<int64_t>{lane[2], lane[3], lane[4]};
+      for (int64_t bit : m.matrixBits) rowLanes.push_back(reg[size_t(bit)]);
+      for (int64_t o : rowLanes) m.rowOf.push_back({o});
+      return m;
+    }
+    return std::nullopt;
+  }
+  // One ldmatrix per group of registers the pair and matrix bits span; fills those of `out`.
+  void loadMatrices(const MatrixLoad& m, const LinearLayout& loadAt, int64_t alloc, std::vector<Reg>& out) {
+    int64_t spanned = int64_t{1} << m.pairBit, num = int64_t{1} << m.matrixBits.size();
+    for (int64_t bit : m.matrixBits) spanned |= int64_t{1} << bit;
+    Reg rows = idBits(KOp::warp_id, bases(loadAt, layout::kWarp), 0, idBits(KOp::lane_id, m.rowOf, 0, -1));
+    DType dt = f_.shared[size_t(alloc)].dtype;
+    for (int64_t first = 0; first < int64_t(out.size()); ++first) {
+      if (first & spanned) continue;
+      Reg at = b_.constant(DType::i32, double(input(loadAt, layout::kRegister, first)[0]));
+      at = rows < 0 ? at : b_.binary("xor", rows, at);
+      std::vector<Reg> loaded = b_.emitMulti(KOp::ldmatrix, std::vector<DType>(size_t(2 * num), dt), {at},
+                                             {{"alloc", alloc}, {"num", num}, {"trans", int64_t{m.trans}}});
+      for (int64_t j = 0; j < num; ++j) {
+        int64_t r = first;
+        for (size_t b = 0; b < m.matrixBits.size(); ++b)
+          if (j >> b & 1) r |= int64_t{1} << m.matrixBits[b];
+        out.at(size_t(r)) = loaded[size_t(2 * j)];
+        out.at(size_t(r | int64_t{1} << m.pairBit)) = loaded[size_t(2 * j + 1)];
+      }
+    }
   }
   int64_t paddedNumel(ir::ValueId v) const {
     int64_t n = 1;

@@ -580,6 +580,17 @@ class Printer {
     for (size_t r = 0; r < i.results.size(); ++r) values_[size_t(i.results[r])] = d.at(r);
   }
 
+  void ldmatrix(const KInst& i) {
+    SharedElement e = sharedElement(i);
+    std::vector<Value*> words = t_.loadMatrix(b_, e.pointer, intAttr(i, "num"), intAttr(i, "trans") != 0);
+    for (size_t j = 0; j < words.size(); ++j)
+      for (unsigned half = 0; half < 2; ++half) {
+        Value* bits = b_.CreateTrunc(b_.CreateLShr(words[j], 16 * half), b_.getInt16Ty());
+        Value* element = e.dtype == DType::bf16 ? bits : b_.CreateBitCast(bits, memoryType(e.dtype));
+        values_[size_t(i.results.at(2 * j + half))] = fromMemory(e.dtype, element);
+      }
+  }
+
   // ---- control ----
 
   void loop(const KInst& i) {
@@ -629,6 +640,7 @@ class Printer {
       case KOp::barrier: return t_.barrier(b_);
       case KOp::for_loop: return loop(i);
       case KOp::mma: return mma(i);
+      case KOp::ldmatrix: return ldmatrix(i);
       default: break;
     }
     if (i.results.size() != 1) unsupported(std::string(gpu::kopName(i.op)));
@@ -681,6 +693,10 @@ class Printer {
 };
 
 }  // namespace
+
+std::vector<llvm::Value*> LlvmGpuTarget::loadMatrix(llvm::IRBuilderBase&, llvm::Value*, int64_t, bool) const {
+  throw Error("llvm gpu: unsupported: ldmatrix on " + triple());
+}
 
 std::string entryName(const std::string& name) {
   std::string out = name.empty() || !std::isalpha(static_cast<unsigned char>(name[0])) ? "kernel_" : "";

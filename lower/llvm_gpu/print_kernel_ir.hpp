@@ -52,6 +52,9 @@ class LlvmGpuTarget {
   virtual std::vector<llvm::Value*> mma(llvm::IRBuilderBase& b, const std::string& instr, DType a, DType bType,
                                         const std::vector<llvm::Value*>& aRegs, const std::vector<llvm::Value*>& bRegs,
                                         const std::vector<llvm::Value*>& cRegs) const = 0;
+  // The kernel IR's ldmatrix: `num` 32-bit registers of two 16-bit elements each (low half
+  // first), from this lane's row in workgroup memory. Throws where the target has none.
+  virtual std::vector<llvm::Value*> loadMatrix(llvm::IRBuilderBase& b, llvm::Value* row, int64_t num, bool trans) const;
 };
 
 // The kernel function's symbol for a kernel named `name`: PTX and ELF symbols take letters,

@@ -13,6 +13,7 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include <bit>
 #include <mutex>
 
 #include "ir/error.hpp"
@@ -92,6 +93,23 @@ class NvptxTarget final : public llvmgpu::LlvmGpuTarget {
     Value* d = b.CreateIntrinsic(id, {}, args);
     std::vector<Value*> out;
     for (unsigned r = 0; r < 4; ++r) out.push_back(b.CreateExtractValue(d, r));
+    return out;
+  }
+
+  std::vector<Value*> loadMatrix(llvm::IRBuilderBase& b, Value* row, int64_t num, bool trans) const override {
+    using I = llvm::Intrinsic::ID;
+    static constexpr I plain[] = {llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x1_b16,
+                                  llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x2_b16,
+                                  llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_b16};
+    static constexpr I transposed[] = {llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x1_trans_b16,
+                                       llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x2_trans_b16,
+                                       llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_trans_b16};
+    if (num != 1 && num != 2 && num != 4) throw Error("llvm gpu: unsupported: ldmatrix of " + std::to_string(num) + " matrices");
+    size_t which = size_t(std::countr_zero(uint64_t(num)));
+    Value* d = b.CreateIntrinsic((trans ? transposed : plain)[which], {row->getType()}, {row});
+    if (num == 1) return {d};
+    std::vector<Value*> out;
+    for (unsigned r = 0; r < unsigned(num); ++r) out.push_back(b.CreateExtractValue(d, r));
     return out;
   }
 
