@@ -28,14 +28,15 @@ const std::vector<Target>& targets() {
   const MatrixUnit mma{MatrixInstr::mma_m16n8k16, 16, 8, 16, {DType::f16, DType::bf16}};
   const MatrixUnit wmma{MatrixInstr::wmma_16x16x16, 16, 16, 16, {DType::f16, DType::bf16}};
   const MatrixUnit mfma{MatrixInstr::mfma_32x32x8, 32, 32, 8, {DType::f16, DType::bf16}};
-  auto withLdmatrix = [](Target t) {
+  auto nvidia = [](Target t) {
     t.ldmatrix = true;
+    t.vectorBytes = 16;
     return t;
   };
   static const std::vector<Target> all = {
       {"vulkan", 8, 4, 256, 32 * 1024, std::nullopt},  // lavapipe: 8-wide subgroups, no matrix unit
-      withLdmatrix({"sm_80", 32, 4, 1024, 48 * 1024, mma}),
-      withLdmatrix({"sm_90", 32, 4, 1024, 228 * 1024, mma}),
+      nvidia({"sm_80", 32, 4, 1024, 48 * 1024, mma}),
+      nvidia({"sm_90", 32, 4, 1024, 228 * 1024, mma}),
       {"gfx1100", 32, 4, 1024, 64 * 1024, wmma},
       {"gfx942", 64, 4, 1024, 64 * 1024, mfma},
       {"cpu", 1, 1, 1, 0, std::nullopt},  // one thread per program: every tile in its registers

@@ -34,6 +34,9 @@ struct Target {
   int64_t codeBudget = 0;
   // PTX's ldmatrix: 16-bit matrix operands leave workgroup memory 8x8 at a time.
   bool ldmatrix = false;
+  // The widest global memory access of one thread in bytes (16: ld.global.v4.b32); 0: one
+  // element at a time.
+  int64_t vectorBytes = 0;
 };
 
 const std::vector<Target>& targets();  // vulkan, sm_80, sm_90, gfx1100, gfx942, cpu

@@ -182,14 +182,17 @@ class Workgroup {
         const SimTensor& tensor = tensorOf(intAttr(i, "buffer"));
         const KAttrValue& fill = attr(i, "fill");
         double f = std::holds_alternative<double>(fill) ? std::get<double>(fill) : double(std::get<int64_t>(fill));
-        return set(r, [&](size_t t) {
-          return reg(o[1])[t] != 0 ? readElement(tensor.data, tensor.dtype, int64_t(reg(o[0])[t])) : f;
-        });
+        for (size_t e = 0; e < i.results.size(); ++e)
+          set(i.results[e], [&](size_t t) {
+            return reg(o[1])[t] != 0 ? readElement(tensor.data, tensor.dtype, vectorAt(i, tensor, reg(o[0])[t]) + int64_t(e)) : f;
+          });
+        return;
       }
       case KOp::store_global: {
         const SimTensor& tensor = tensorOf(intAttr(i, "buffer"));
         for (size_t t = 0; t < T_; ++t)
-          if (reg(o[1])[t] != 0) writeElement(tensor.data, tensor.dtype, int64_t(reg(o[0])[t]), reg(o[2])[t]);
+          for (size_t e = 0; e + 2 < o.size() && reg(o[1])[t] != 0; ++e)
+            writeElement(tensor.data, tensor.dtype, vectorAt(i, tensor, reg(o[0])[t]) + int64_t(e), reg(o[2 + e])[t]);
         return;
       }
       case KOp::atomic_global: {  // thread by thread, each seeing the updates before it
@@ -207,7 +210,12 @@ class Workgroup {
       }
       case KOp::load_shared: return set(r, [&](size_t t) { return readShared(sharedAt(i, reg(o[0])[t]), t); });
       case KOp::store_shared:
-        for (size_t t = 0; t < T_; ++t) writeShared(sharedAt(i, reg(o[0])[t]), t, reg(o[1])[t]);
+        for (size_t t = 0; t < T_; ++t) {
+          size_t first = sharedAt(i, reg(o[0])[t]), bytes = (o.size() - 1) * size_t(dtypeBytes(type(o[1])));
+          if (o.size() > 2 && first % bytes != 0)
+            throw Error("simulate: store_shared of " + std::to_string(bytes) + " bytes at byte " + std::to_string(first) + ", not aligned");
+          for (size_t e = 1; e < o.size(); ++e) writeShared(sharedAt(i, reg(o[0])[t] + double(e - 1)), t, reg(o[e])[t]);
+        }
         return;
       case KOp::ldmatrix: return ldmatrix(i);
       case KOp::barrier: ++epoch_; return;  // lockstep: every thread finished the previous instruction
@@ -221,6 +229,16 @@ class Workgroup {
     }
   }
 
+  // The first element of a global access, which must be aligned to its vec elements' bytes
+  // (as their allowsVectorAccess and the block offsets' divisibility promise).
+  int64_t vectorAt(const KInst& i, const SimTensor& tensor, double index) const {
+    int64_t vec = intAttr(i, "vec"), at = int64_t(index);
+    auto address = reinterpret_cast<uintptr_t>(tensor.data) + uintptr_t(at * dtypeBytes(tensor.dtype));
+    if (vec > 1 && address % uintptr_t(vec * dtypeBytes(tensor.dtype)) != 0)
+      throw Error("simulate: " + std::string(kopName(i.op)) + " of " + std::to_string(vec) + " elements at element " +
+                  std::to_string(at) + ", not aligned to the vector");
+    return at;
+  }
   size_t sharedAt(const KInst& i, double index) const {
     const SharedAlloc& a = f_.shared.at(size_t(intAttr(i, "alloc")));
     size_t at = size_t(a.offset + int64_t(index) * dtypeBytes(a.dtype));

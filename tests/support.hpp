@@ -131,25 +131,56 @@ inline std::string ptxas() {
   return "";
 }
 
-// Assembles `ptx` for `arch` with `ptxas -v`; its report. Without ptxas: skipped with a
-// message (returning ""), or a failure when TILEJIT_REQUIRE_PTXAS=1 (as in CI).
-inline std::string assemblePtx(const std::string& ptx, const std::string& arch) {
-  static const std::string tool = ptxas();
+// nvdisasm from PATH or where tools/dev installs PyPI's nvidia-cuda-nvdisasm (.tools/); "" when
+// there is none.
+inline std::string nvdisasm() {
+  if (runCommand("command -v nvdisasm").status == 0) return "nvdisasm";
+  std::filesystem::path tools = std::filesystem::path(TILEJIT_SOURCE_DIR) / ".tools" / "nvdisasm" / "nvidia";
+  if (std::filesystem::exists(tools))
+    for (const auto& e : std::filesystem::recursive_directory_iterator(tools))
+      if (e.path().filename() == "nvdisasm") return e.path().string();
+  return "";
+}
+
+// Skipped with a message, or a failure when the variable `require` is 1 (as in CI).
+inline void missingTool(const char* require, const std::string& what) {
+  const char* required = std::getenv(require);
+  if (required && std::string(required) == "1") FAIL(what << " is required here (" << require << "=1)");
+  MESSAGE("skipped: no " << what);
+}
+
+struct Assembled {
+  std::string report;  // ptxas -v
+  std::string sass;    // nvdisasm of the cubin, "" without nvdisasm
+};
+
+// Assembles `ptx` for `arch` with `ptxas -v` (and with `withSass`, disassembles the cubin).
+// Without ptxas: skipped with a message, or a failure when TILEJIT_REQUIRE_PTXAS=1 (as in CI);
+// likewise nvdisasm and TILEJIT_REQUIRE_NVDISASM.
+inline Assembled assemble(const std::string& ptx, const std::string& arch, bool withSass) {
+  static const std::string tool = ptxas(), disassembler = nvdisasm();
   if (tool.empty()) {
-    const char* require = std::getenv("TILEJIT_REQUIRE_PTXAS");
-    if (require && std::string(require) == "1") FAIL("ptxas is required here (the CUDA toolkit under /usr/local/cuda)");
-    MESSAGE("skipped: no ptxas (the CUDA toolkit)");
-    return "";
+    missingTool("TILEJIT_REQUIRE_PTXAS", "ptxas (the CUDA toolkit under /usr/local/cuda)");
+    return {};
   }
   static int counter = 0;
   auto base = std::filesystem::temp_directory_path() /
               ("tilejit_" + std::to_string(getpid()) + "_" + std::to_string(counter++));
   std::ofstream(base.string() + ".ptx") << ptx;
+  Assembled out;
   CommandResult r = runCommand(tool + " -v -arch=" + arch + " " + base.string() + ".ptx -o " + base.string() + ".cubin");
+  CHECK_MESSAGE(r.status == 0, r.output);
+  out.report = r.output;
+  if (withSass && disassembler.empty()) missingTool("TILEJIT_REQUIRE_NVDISASM", "nvdisasm (tools/dev installs it from PyPI)");
+  if (withSass && !disassembler.empty() && r.status == 0) {
+    CommandResult d = runCommand(disassembler + " " + base.string() + ".cubin");
+    CHECK_MESSAGE(d.status == 0, d.output);
+    out.sass = d.output;
+  }
   std::filesystem::remove(base.string() + ".ptx");
   std::filesystem::remove(base.string() + ".cubin");
-  CHECK_MESSAGE(r.status == 0, r.output);
-  return r.output;
+  return out;
 }
+inline std::string assemblePtx(const std::string& ptx, const std::string& arch) { return assemble(ptx, arch, false).report; }
 
 }  // namespace tj::test

@@ -416,6 +416,91 @@ TEST_CASE("kernel ir: an f16 gemm on sm_90 runs mma instructions inside its k lo
   CHECK(countOps(f.body, KOp::barrier) > 0);  // operands through workgroup memory
 }
 
+TEST_CASE("kernel ir: matrix operands leave workgroup memory through ldmatrix, the transposed one with .trans") {
+  for (const char* name : {"gemm_f16", "attention_f16"}) {
+    CAPTURE(name);
+    KernelFunction f = lowered(name, "sm_80");
+    CHECK(countOps(f.body, KOp::ldmatrix) > 0);
+    CHECK(countOps(f.body, KOp::load_shared) == 0);
+    CHECK(hasAttr(f.body, KOp::ldmatrix, "trans", int64_t{1}));  // b is k x n, row-major in memory
+    CHECK(hasAttr(f.body, KOp::ldmatrix, "num", int64_t{4}));
+  }
+  // Without the instruction (and on f32, which it does not move) every element is a load.
+  CHECK(countOps(lowered("gemm_f16", "gfx1100").body, KOp::ldmatrix) == 0);
+  CHECK(countOps(lowered("attention", "sm_80").body, KOp::ldmatrix) == 0);
+}
+
+TEST_CASE("kernel ir: blocks of contiguous, aligned tensors move 16 bytes per access where offsets keep them aligned") {
+  ir::Kernel k = kernelNamed("gemm_f16");
+  const layout::Target& t = layout::targetByName("sm_90");
+  layout::LayoutAssignment a = layout::inferLayouts(k, t);
+  KernelLoweringOptions contiguous;
+  contiguous.vectorTensors.assign(k.tensors.size(), true);
+  KernelFunction general = lowerToKernelIR(k, a, t), vectors = lowerToKernelIR(k, a, t, contiguous);
+  CHECK_FALSE(hasAttr(general.body, KOp::load_global, "vec", int64_t{8}));
+  CHECK(hasAttr(vectors.body, KOp::load_global, "vec", int64_t{8}));  // 8 f16 = 16 bytes
+  CHECK(countOps(vectors.body, KOp::load_global) * 8 == countOps(general.body, KOp::load_global));
+  CHECK(hasAttr(vectors.body, KOp::store_global, "vec", int64_t{2}));  // an mma accumulator holds column pairs
+  // Workgroup memory is ours: whatever the launch, a thread stores its 64 + 32 operand elements 8 at a time.
+  CHECK(countOps(general.body, KOp::load_global) == 128 * 64 / 128 + 64 * 64 / 128);
+  for (const KernelFunction* f : {&general, &vectors}) CHECK(countOps(f->body, KOp::store_shared) == (64 + 32) / 8);
+  // One tensor's facts do not vectorize another's accesses.
+  KernelLoweringOptions onlyB;
+  onlyB.vectorTensors = {false, true};
+  KernelFunction some = lowerToKernelIR(k, a, t, onlyB);
+  CHECK(countOps(some.body, KOp::load_global) == 128 * 64 / 128 + 64 * 64 / 128 / 8);  // a by elements, b by vectors
+  // Vulkan has no vector access: the facts change nothing there.
+  const layout::Target& vulkan = layout::targetByName("vulkan");
+  ir::Kernel small = samples::traceSample("gemm_f16", "vulkan");
+  KernelLoweringOptions all;
+  all.vectorTensors.assign(small.tensors.size(), true);
+  CHECK(print(lowerToKernelIR(small, layout::inferLayouts(small, vulkan), vulkan, all)) ==
+        print(lowerToKernelIR(small, layout::inferLayouts(small, vulkan), vulkan)));
+}
+
+TEST_CASE("kernel ir: vector accesses and ldmatrix compute what the interpreter does") {
+  ir::Kernel gemm = kernelNamed("gemm_f16"), attention = kernelNamed("attention_f16");
+  KernelLoweringOptions contiguous;
+  contiguous.vectorTensors.assign(gemm.tensors.size(), true);
+  // Rows of 8-element multiples (the launch facts); 136 = three k blocks, the last one partial.
+  checkAgainstInterpreter(gemm, {{72, 136}, {136, 56}, {72, 56}}, "sm_80", {1, 1}, 1e-2, contiguous);
+  contiguous.vectorTensors.assign(attention.tensors.size(), true);
+  checkAgainstInterpreter(attention, sampleShapes("attention_f16"), "sm_80", {1, 2}, 1e-2, contiguous);
+}
+
+TEST_CASE("kernel ir: launch facts: unit last stride, an aligned base, and rows of whole vectors") {
+  CHECK(allowsVectorAccess(0x1000, DType::f16, {4, 16}, {16, 1}, 16));
+  CHECK(allowsVectorAccess(0x1000, DType::f32, {3, 4}, {8, 1}, 16));
+  CHECK_FALSE(allowsVectorAccess(0x1002, DType::f16, {4, 16}, {16, 1}, 16));  // the base
+  CHECK_FALSE(allowsVectorAccess(0x1000, DType::f16, {4, 12}, {12, 1}, 16));  // 12 f16 rows: 24 bytes
+  CHECK_FALSE(allowsVectorAccess(0x1000, DType::f16, {16, 4}, {1, 16}, 16));  // a transposed view
+  CHECK_FALSE(allowsVectorAccess(0x1000, DType::f32, {4, 8}, {6, 1}, 16));    // the row stride
+  CHECK_FALSE(allowsVectorAccess(0x1000, DType::f32, {4, 8}, {8, 1}, 0));     // no vectors on the target
+}
+
+TEST_CASE("kernel ir: the simulator reports workgroup memory read before a barrier orders it after its write") {
+  KernelFunction f{.name = "race", .target = "sm_80", .workgroupSize = 64, .subgroupSize = 32};
+  f.params = {{KParam::Kind::buffer, "t0", DType::f32}};
+  f.shared = {{0, 64 * 4, DType::f32, ""}};
+  auto build = [&](bool withBarrier) {
+    KernelFunction g = f;
+    KBuilder b(g);
+    Reg thread = b.emit(KOp::thread_id, DType::i32);
+    b.effect(KOp::store_shared, {thread, b.emit(KOp::cast, DType::f32, {thread})}, {{"alloc", int64_t{0}}});
+    if (withBarrier) b.effect(KOp::barrier);
+    Reg neighbour = b.binary("xor", thread, b.constant(DType::i32, 1));
+    Reg v = b.emit(KOp::load_shared, DType::f32, {neighbour}, {{"alloc", int64_t{0}}});
+    b.effect(KOp::store_global, {thread, b.constant(DType::boolean, 1), v}, {{"buffer", int64_t{0}}, {"vec", int64_t{1}}});
+    return g;
+  };
+  std::vector<float> out(64, -1);
+  std::vector<SimTensor> tensors = {{out.data(), DType::f32, {64}, {1}}};
+  CHECK_THROWS_WITH_AS(simulate(build(false), tensors, {}, {1}),
+                       doctest::Contains("a race in workgroup memory: thread 0 reads byte 4"), Error);
+  simulate(build(true), tensors, {}, {1});
+  for (int t = 0; t < 64; ++t) CHECK(out[size_t(t)] == float(t ^ 1));
+}
+
 TEST_CASE("kernel ir: what is not lowered yet fails with a clear error") {
   CHECK_THROWS_WITH_AS(lowered("gemm", "vulkan"), doctest::Contains("kernel ir: unsupported: 49152 bytes of workgroup memory"), Error);
   CHECK_THROWS_WITH_AS(lowered("softmax", "cpu"), doctest::Contains("kernel ir: unsupported: target cpu"), Error);

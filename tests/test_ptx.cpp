@@ -25,7 +25,55 @@ std::string ptxOf(const ir::Kernel& k, const std::string& arch) {
   return ptx::printPtx(gpu::lowerToKernelIR(k, layout::inferLayouts(k, t), t), arch);
 }
 
+// A sample's kernel with every `from` dtype replaced by `to` (f16 operands become bf16).
+ir::Kernel retyped(const std::string& sample, const std::string& from, const std::string& to) {
+  std::string text = ir::print(samples::traceSample(sample));
+  for (size_t at = 0; (at = text.find(from, at)) != std::string::npos; at += to.size()) text.replace(at, from.size(), to);
+  ir::Kernel k = ir::parse(text);
+  ir::verify(k);
+  return k;
+}
+
+// As a launch with contiguous tensors whose rows are whole 16-byte vectors lowers it.
+std::string contiguousPtxOf(const ir::Kernel& k, const std::string& arch) {
+  const layout::Target& t = layout::targetByName(arch);
+  gpu::KernelLoweringOptions options;
+  options.vectorTensors.assign(k.tensors.size(), true);
+  return ptx::printPtx(gpu::lowerToKernelIR(k, layout::inferLayouts(k, t), t, options), arch);
+}
+
+// How many SASS instructions start with `opcode` (e.g. "LDSM", "LDG.E.128").
+int64_t sassCount(const std::string& sass, const std::string& opcode) {
+  int64_t n = 0;
+  for (size_t at = 0; (at = sass.find(" " + opcode, at)) != std::string::npos; ++at) {
+    char next = sass[at + 1 + opcode.size()];
+    n += next == '.' || next == ' ';
+  }
+  return n;
+}
+
 }  // namespace
+
+TEST_CASE("ptx: f16 and bf16 gemm and attention at their default configs: no spills; HMMA fed by LDSM and 128-bit loads") {
+  for (const char* arch : kArchs)
+    for (const char* dtype : {"f16", "bf16"})
+      for (const char* sample : {"gemm_f16", "attention_f16"}) {
+        CAPTURE(arch);
+        CAPTURE(dtype);
+        CAPTURE(sample);
+        test::Assembled a = test::assemble(contiguousPtxOf(retyped(sample, "f16", dtype), arch), arch, true);
+        if (a.report.empty()) continue;
+        CHECK(a.report.find(" 0 bytes spill stores, 0 bytes spill loads") != std::string::npos);
+        size_t used = a.report.find("Used ");
+        std::printf("ptx: %s %s %s: %s", sample, dtype, arch, used == std::string::npos ? "" : a.report.c_str() + used);
+        if (a.sass.empty()) continue;
+        CHECK(sassCount(a.sass, "HMMA") > 0);
+        CHECK(sassCount(a.sass, "LDSM") > 0);
+        CHECK(sassCount(a.sass, "LDG.E.128") > 0);
+        CHECK(sassCount(a.sass, "STS.128") > 0);
+        CHECK(sassCount(a.sass, "LDG.E.U16") == 0);  // no operand element is loaded alone
+      }
+}
 
 TEST_CASE("ptx: every sample's kernel prints as PTX that ptxas assembles for sm_80 and sm_90") {
   int assembled = 0;

@@ -127,27 +127,39 @@ struct CudaDevice::State {
   DeviceInfo info;
   layout::Target target;
   CUcontext context;
-  std::map<uint64_t, Compiled> modules;     // by semantic hash
-  std::map<uint64_t, std::string> refused;  // kernels this device cannot run, and why
+  // A kernel per semantic hash and launch facts: which tensors allow 16-byte accesses.
+  using Key = std::pair<uint64_t, std::vector<bool>>;
+  std::map<Key, Compiled> modules;
+  std::map<Key, std::string> refused;  // kernels this device cannot run, and why
 
-  const Compiled& compile(const ir::Kernel& kernel, uint64_t hash) {
-    if (auto it = modules.find(hash); it != modules.end()) {
+  const Compiled& compile(const ir::Kernel& kernel, const Key& key) {
+    if (auto it = modules.find(key); it != modules.end()) {
       gLastLaunch.fromMemory = true;
       return it->second;
     }
-    if (auto it = refused.find(hash); it != refused.end()) throw Error(it->second);
+    if (auto it = refused.find(key); it != refused.end()) throw Error(it->second);
     try {
-      return modules.emplace(hash, build(kernel)).first->second;
+      return modules.emplace(key, build(kernel, key.second)).first->second;
     } catch (const Error& e) {
-      refused.emplace(hash, e.what());
+      refused.emplace(key, e.what());
       throw;
     }
+  }
+  // A launch copies each tensor's bytes to the start of a device allocation (bind), whose
+  // address cuMemAlloc aligns to 256 bytes: its strides and sizes decide.
+  std::vector<bool> vectorFacts(const LaunchArgs& args) const {
+    std::vector<bool> facts;
+    for (const TensorArg& t : args.tensors)
+      facts.push_back(gpu::allowsVectorAccess(0, t.dtype, t.shape, t.strides, target.vectorBytes));
+    return facts;
   }
 
   // Lowers, prints PTX, links it into a cubin and loads it. Throws Error for what this
   // device cannot run.
-  Compiled build(const ir::Kernel& kernel) {
-    gpu::KernelFunction f = gpu::lowerWithinCodeBudget(kernel, target);
+  Compiled build(const ir::Kernel& kernel, const std::vector<bool>& vectorTensors) {
+    gpu::KernelLoweringOptions options;
+    options.vectorTensors = vectorTensors;
+    gpu::KernelFunction f = gpu::lowerWithinCodeBudget(kernel, target, options);
     if (f.sharedBytes() > kStaticSharedBytes)
       unsupported(fmt::format("kernel '{}' needs {} bytes of shared memory; past {} needs dynamic shared memory, "
                               "which this device does not use yet",
@@ -199,7 +211,7 @@ struct CudaDevice::State {
       if (args.grid[a] > info.maxGrid[a]) unsupported(fmt::format("grid size {} on axis {}", args.grid[a], a));
       grid[a] = unsigned(args.grid[a]);
     }
-    const Compiled& c = compile(kernel, args.kernelHash ? args.kernelHash : ir::semanticHash(kernel));
+    const Compiled& c = compile(kernel, {args.kernelHash ? args.kernelHash : ir::semanticHash(kernel), vectorFacts(args)});
     Launched l;
     if (std::ranges::any_of(args.grid, [](int64_t g) { return g == 0; })) return l;
     l.compiled = &c;

@@ -16,7 +16,9 @@
 //   store_global {buffer, vec} (index, pred, value): buffer[index] = value if pred
 //   atomic_global {buffer, fn} (index, pred, value[, compare]) : the tile IR's atomic on buffer[index] if
 //                                        pred (acquire-release, device scope); its old value, else 0
-//   load_shared {alloc} (index), store_shared {alloc} (index, value): workgroup memory, index in elements
+//   load_shared {alloc} (index), store_shared {alloc} (index, values...): workgroup memory, index in
+//                                        elements; several values go to consecutive elements as
+//                                        one access, aligned to its size
 //   ldmatrix {alloc, num, trans} (index) : num (1, 2, 4) 8x8 matrices of 16-bit elements, PTX's ldmatrix:
 //                                        lane l gives at `index` the row l%8 of matrix l/8 (8 elements,
 //                                        16-byte aligned); results 2j and 2j+1 are matrix j's elements

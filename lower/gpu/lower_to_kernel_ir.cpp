@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 
+#include "ir/divisibility.hpp"
 #include "ir/error.hpp"
 
 namespace tj::gpu {
@@ -69,6 +70,7 @@ class Lowering {
     f_.workgroupSize = t.subgroupSize * t.warpsPerProgram;
     declareParams();
     ir::forEachOp(k.body, [&](const ir::Op& op) { read_.insert(op.operands.begin(), op.operands.end()); });
+    divisors_ = ir::knownDivisors(k);
   }
 
   KernelFunction run() {
@@ -199,6 +201,48 @@ class Lowering {
   }
 
   // ---- operands and conversions ----
+  // How ldmatrix reads a layout's registers from workgroup memory (loadAt: register, lane,
+  // warp -> element offset). Each 8x8 matrix is 8 rows of 16 bytes, each row's address given
+  // by one lane; a lane receives pairs: a row's two neighbours (or, transposed, one column's
+  // two neighbouring rows). So lanes 0-1 and one register bit must step within a row and
+  // lanes 2-4 across rows (transposed: the reverse); every other bit moves whole rows.
+  struct MatrixLoad {
+    bool trans;
+    int64_t pairBit;                  // the register bit of a pair's second element
+    std::vector<int64_t> matrixBits;  // register bits choosing among the loaded matrices
+    std::vector<Basis> rowOf;         // lane bit -> the offset of the row that lane supplies
+  };
+  // A tile stored in workgroup memory, each register of another layout read on demand.
+  struct Staged {
+    int64_t alloc;
+    LinearLayout loadAt;  // register, lane, warp -> element offset
+    std::optional<MatrixLoad> matrices;
+  };
+  // An operand's registers: at hand, or loaded from where stageInShared put them.
+  class Operand {
+   public:
+    Operand(Lowering& l, std::vector<Reg> regs) : l_(l), regs_(std::move(regs)) {}
+    Operand(Lowering& l, Staged s) : l_(l), regs_(size_t(registerCount(s.loadAt)), -1), staged_(std::move(s)) {}
+    Reg get(int64_t r) {
+      if (regs_.at(size_t(r)) < 0) l_.loadStaged(*staged_, r, regs_);
+      return regs_[size_t(r)];
+    }
+    std::vector<Reg> all() {
+      for (int64_t r = 0; r < int64_t(regs_.size()); ++r) get(r);
+      return regs_;
+    }
+    // Where its workgroup memory ends (bytes), 0 when it has none.
+    int64_t sharedEnd() const {
+      if (!staged_) return 0;
+      const SharedAlloc& s = l_.f_.shared[size_t(staged_->alloc)];
+      return s.offset + s.bytes;
+    }
+
+   private:
+    Lowering& l_;
+    std::vector<Reg> regs_;  // -1 until loaded
+    std::optional<Staged> staged_;
+  };
   const layout::Conversion* conversionOf(const ir::Op& op, int i) const {
     ir::ValueId result = op.results.empty() ? -1 : op.results[0];
     for (const layout::Conversion& c : a_.conversions)
@@ -209,17 +253,21 @@ class Lowering {
     const layout::Conversion* c = conversionOf(op, i);
     return c ? *c->to : a_.of(op.operands[size_t(i)]);
   }
-  std::vector<Reg> operand(const ir::Op& op, int i) {
+  std::vector<Reg> operand(const ir::Op& op, int i) { return lazyOperand(op, i, 0).all(); }
+  // An operand in its user's layout. A conversion through workgroup memory (at byte
+  // `sharedOffset`) stores at once and loads registers on demand, so a dot loads each
+  // fragment just before the instructions that read it.
+  Operand lazyOperand(const ir::Op& op, int i, int64_t sharedOffset) {
     ir::ValueId v = op.operands[size_t(i)];
     const layout::Conversion* c = conversionOf(op, i);
     const std::vector<Reg>& src = regs_.at(v);
-    if (!c || c->kind == layout::ConversionKind::none) return src;
+    if (!c || c->kind == layout::ConversionKind::none) return Operand(*this, src);
     LinearLayout from = linear(*c->from, v), to = linear(*c->to, v);
     if (c->kind == layout::ConversionKind::register_permute)
-      return remap(src, from, to, [](const Coord& x) { return x; }, op, *c->to);
+      return Operand(*this, remap(src, from, to, [](const Coord& x) { return x; }, op, *c->to));
     if (c->kind == layout::ConversionKind::warp_shuffle)
-      if (std::optional<std::vector<Reg>> moved = throughShuffles(src, from, to)) return *moved;
-    return throughShared(v, src, from, to, c->via ? layout::Layout{*c->via} : plainShared(v));
+      if (std::optional<std::vector<Reg>> moved = throughShuffles(src, from, to)) return Operand(*this, *moved);
+    return Operand(*this, stageInShared(v, src, from, to, c->via ? layout::Layout{*c->via} : plainShared(v), sharedOffset));
   }
 
   // A conversion within warps as one shuffle per register: solves, over GF(2), which source
@@ -311,36 +359,45 @@ class Lowering {
     return layout::Layout{layout::Shared{1, 1, 1, layout::rowMajorOrder(k_.type(v).shape.size())}};
   }
 
-  // Stores every register at its (swizzled) offset, then loads the registers of `to`.
-  std::vector<Reg> throughShared(ir::ValueId v, const std::vector<Reg>& src, const LinearLayout& from,
-                                 const LinearLayout& to, const layout::Layout& mem) {
+  // Stores every register at its (swizzled) offset (from `offset` bytes on); loads come later.
+  Staged stageInShared(ir::ValueId v, const std::vector<Reg>& src, const LinearLayout& from, const LinearLayout& to,
+                       const layout::Layout& mem, int64_t offset) {
     std::optional<LinearLayout> offsetOf = layout::toLinear(mem, k_.type(v).shape).invert();
     if (!offsetOf) throw Error("kernel ir: unsupported: a non-invertible workgroup-memory layout " + layout::str(mem));
     DType dt = k_.type(v).dtype;
-    int64_t alloc = allocShared(paddedNumel(v) * dtypeBytes(dt), dt, layout::str(mem));
+    int64_t alloc = allocShared(paddedNumel(v) * dtypeBytes(dt), dt, layout::str(mem), offset);
     LinearLayout storeAt = offsetOf->compose(from), loadAt = offsetOf->compose(to);
     b_.effect(KOp::barrier);  // earlier readers of the aliased buffer are done
-    for (int64_t r = 0; r < registerCount(from); ++r)
-      b_.effect(KOp::store_shared, {coords(storeAt, r)[0], src.at(size_t(r))}, {{"alloc", alloc}});
+    int64_t vec = sharedVectorWidth(storeAt, dt, alloc);
+    for (int64_t r = 0; r < registerCount(from); r += vec) {
+      std::vector<Reg> operands = {coords(storeAt, r)[0]};
+      operands.insert(operands.end(), src.begin() + r, src.begin() + r + vec);
+      b_.effect(KOp::store_shared, operands, {{"alloc", alloc}});
+    }
     b_.effect(KOp::barrier);
-    std::vector<Reg> out(size_t(registerCount(to)), -1);
-    if (std::optional<MatrixLoad> m = matrixLoad(loadAt, dt, alloc)) loadMatrices(*m, loadAt, alloc, out);
-    for (int64_t r = 0; r < registerCount(to); ++r)
-      if (out[size_t(r)] < 0) out[size_t(r)] = b_.emit(KOp::load_shared, dt, {coords(loadAt, r)[0]}, {{"alloc", alloc}});
-    return out;
+    return {alloc, loadAt, matrixLoad(loadAt, dt, alloc)};
+  }
+  // How many registers one store to workgroup memory writes (at offsets `at`: register, lane,
+  // warp -> element): up to the target's widest access, where the lowest register bits step
+  // 1, 2, 4... elements and every other bit keeps the vector aligned.
+  int64_t sharedVectorWidth(const LinearLayout& at, DType dt, int64_t alloc) const {
+    if (t_.vectorBytes == 0 || f_.shared[size_t(alloc)].offset % t_.vectorBytes != 0) return 1;
+    const std::vector<Basis>& regs = bases(at, layout::kRegister);
+    int64_t vec = 1;
+    size_t bit = 0;
+    for (; vec * dtypeBytes(dt) < t_.vectorBytes && bit < regs.size() && regs[bit][0] == vec; ++bit) vec *= 2;
+    auto aligned = [&](const Basis& b) { return b[0] % vec == 0; };
+    bool others = std::all_of(regs.begin() + ptrdiff_t(bit), regs.end(), aligned) &&
+                  std::ranges::all_of(bases(at, layout::kLane), aligned) && std::ranges::all_of(bases(at, layout::kWarp), aligned);
+    return others ? vec : 1;
+  }
+  // Loads register r of a staged tile (with the others of its ldmatrix) into `regs`.
+  void loadStaged(const Staged& s, int64_t r, std::vector<Reg>& regs) {
+    if (s.matrices) return loadMatrices(*s.matrices, s.loadAt, s.alloc, r, regs);
+    DType dt = f_.shared[size_t(s.alloc)].dtype;
+    regs.at(size_t(r)) = b_.emit(KOp::load_shared, dt, {coords(s.loadAt, r)[0]}, {{"alloc", s.alloc}});
   }
 
-  // How ldmatrix reads a layout's registers from workgroup memory (loadAt: register, lane,
-  // warp -> element offset). Each 8x8 matrix is 8 rows of 16 bytes, each row's address given
-  // by one lane; a lane receives pairs: a row's two neighbours (or, transposed, one column's
-  // two neighbouring rows). So lanes 0-1 and one register bit must step within a row and
-  // lanes 2-4 across rows (transposed: the reverse); every other bit moves whole rows.
-  struct MatrixLoad {
-    bool trans;
-    int64_t pairBit;                  // the register bit of a pair's second element
-    std::vector<int64_t> matrixBits;  // register bits choosing among the loaded matrices
-    std::vector<Basis> rowOf;         // lane bit -> the offset of the row that lane supplies
-  };
   std::optional<MatrixLoad> matrixLoad(const LinearLayout& loadAt, DType dt, int64_t alloc) const {
     if (!t_.ldmatrix || dtypeBytes(dt) != 2 || f_.shared[size_t(alloc)].offset % 16 != 0) return std::nullopt;
     auto offsets = [&](const std::string& id) {
@@ -373,27 +430,26 @@ class Lowering {
     }
     return std::nullopt;
   }
-  // One ldmatrix per group of registers the pair and matrix bits span; fills those of `out`.
-  void loadMatrices(const MatrixLoad& m, const LinearLayout& loadAt, int64_t alloc, std::vector<Reg>& out) {
+  // The ldmatrix that reads register r with the others its pair and matrix bits span, into `out`.
+  void loadMatrices(const MatrixLoad& m, const LinearLayout& loadAt, int64_t alloc, int64_t r, std::vector<Reg>& out) {
     int64_t spanned = int64_t{1} << m.pairBit, num = int64_t{1} << m.matrixBits.size();
     for (int64_t bit : m.matrixBits) spanned |= int64_t{1} << bit;
+    int64_t first = r & ~spanned;
     Reg rows = idBits(KOp::warp_id, bases(loadAt, layout::kWarp), 0, idBits(KOp::lane_id, m.rowOf, 0, -1));
+    Reg at = b_.constant(DType::i32, double(input(loadAt, layout::kRegister, first)[0]));
+    at = rows < 0 ? at : b_.binary("xor", rows, at);
     DType dt = f_.shared[size_t(alloc)].dtype;
-    for (int64_t first = 0; first < int64_t(out.size()); ++first) {
-      if (first & spanned) continue;
-      Reg at = b_.constant(DType::i32, double(input(loadAt, layout::kRegister, first)[0]));
-      at = rows < 0 ? at : b_.binary("xor", rows, at);
-      std::vector<Reg> loaded = b_.emitMulti(KOp::ldmatrix, std::vector<DType>(size_t(2 * num), dt), {at},
-                                             {{"alloc", alloc}, {"num", num}, {"trans", int64_t{m.trans}}});
-      for (int64_t j = 0; j < num; ++j) {
-        int64_t r = first;
-        for (size_t b = 0; b < m.matrixBits.size(); ++b)
-          if (j >> b & 1) r |= int64_t{1} << m.matrixBits[b];
-        out.at(size_t(r)) = loaded[size_t(2 * j)];
-        out.at(size_t(r | int64_t{1} << m.pairBit)) = loaded[size_t(2 * j + 1)];
-      }
+    std::vector<Reg> loaded = b_.emitMulti(KOp::ldmatrix, std::vector<DType>(size_t(2 * num), dt), {at},
+                                           {{"alloc", alloc}, {"num", num}, {"trans", int64_t{m.trans}}});
+    for (int64_t j = 0; j < num; ++j) {
+      int64_t x = first;
+      for (size_t b = 0; b < m.matrixBits.size(); ++b)
+        if (j >> b & 1) x |= int64_t{1} << m.matrixBits[b];
+      out.at(size_t(x)) = loaded[size_t(2 * j)];
+      out.at(size_t(x | int64_t{1} << m.pairBit)) = loaded[size_t(2 * j + 1)];
     }
   }
+  static int64_t alignTo16(int64_t bytes) { return (bytes + 15) / 16 * 16; }
   int64_t paddedNumel(ir::ValueId v) const {
     int64_t n = 1;
     for (int64_t d : layout::paddedShape(k_.type(v).shape)) n *= d;
@@ -717,16 +773,14 @@ class Lowering {
     ir::ValueId res = op.results[0];
     int64_t tensor = op.intAttr("tensor");
     LinearLayout lin = linear(res);
+    int64_t vec = vectorWidth(op, tensor, lin, k_.type(res).shape);
     std::vector<Reg> out;
-    for (int64_t r = 0; r < registerCount(lin); ++r) {
+    for (int64_t r = 0; r < registerCount(lin); r += vec) {
       auto [addr, pred] = blockAddress(op, tensor, coords(lin, r));
-      out.push_back(loadGlobal(op, addr, pred));
+      std::vector<Reg> loaded = loadGlobal(op, addr, pred, vec);
+      out.insert(out.end(), loaded.begin(), loaded.end());
     }
     define(res, out);
-  }
-  Reg loadGlobal(const ir::Op& op, Reg addr, Reg pred) {
-    return b_.emit(KOp::load_global, dtypeOf(op.results[0]), {addr, pred},
-                   {{"buffer", paramIndex(tensorName(op.intAttr("tensor")))}, {"fill", fillOf(op)}, {"vec", int64_t{1}}});
   }
   void store(const ir::Op& op) {
     int valueAt = int(op.operands.size()) - 1;
@@ -734,16 +788,42 @@ class Lowering {
     const ir::Shape& shape = k_.type(op.operands.back()).shape;
     LinearLayout lin = layout::toLinear(operandLayout(op, valueAt), shape);
     std::vector<Reg> values = operand(op, valueAt);
+    int64_t vec = vectorWidth(op, tensor, lin, shape);
     Reg owner = ownsCopies(lin);
-    for (int64_t r = 0; r < registerCount(lin); ++r) {
-      if (isCopy(lin, r)) continue;
+    for (int64_t r = 0; r < registerCount(lin); r += vec) {
+      if (isCopy(lin, r)) continue;  // copy bits are above a vector's: it is a copy as a whole
       std::vector<Reg> at = coords(lin, r);
       auto [addr, pred] = blockAddress(op, tensor, at);
-      storeGlobal(tensor, addr, ownedElement(lin, r, at, shape, owner, pred), values.at(size_t(r)));
+      storeGlobal(tensor, addr, ownedElement(lin, r, at, shape, owner, pred), {values.begin() + r, values.begin() + r + vec});
     }
   }
-  void storeGlobal(int64_t tensor, Reg addr, Reg pred, Reg value) {
-    b_.effect(KOp::store_global, {addr, pred, value}, {{"buffer", paramIndex(tensorName(tensor))}, {"vec", int64_t{1}}});
+  // vec consecutive elements from buffer[addr] if pred, else the load's fill.
+  std::vector<Reg> loadGlobal(const ir::Op& op, Reg addr, Reg pred, int64_t vec) {
+    return b_.emitMulti(KOp::load_global, std::vector<DType>(size_t(vec), dtypeOf(op.results[0])), {addr, pred},
+                        {{"buffer", paramIndex(tensorName(op.intAttr("tensor")))}, {"fill", fillOf(op)}, {"vec", vec}});
+  }
+  void storeGlobal(int64_t tensor, Reg addr, Reg pred, const std::vector<Reg>& values) {
+    std::vector<Reg> operands = {addr, pred};
+    operands.insert(operands.end(), values.begin(), values.end());
+    b_.effect(KOp::store_global, operands, {{"buffer", paramIndex(tensorName(tensor))}, {"vec", int64_t(values.size())}});
+  }
+  // How many consecutive elements one access of a block load or store moves: the target's
+  // widest access where the tensor's launch facts allow it (options_.vectorTensors), the
+  // layout's lowest register bits step 1, 2, 4... along the last axis, and the block's
+  // last offset and size keep each vector wholly inside or outside the tensor and the tile.
+  int64_t vectorWidth(const ir::Op& op, int64_t tensor, const LinearLayout& lin, const ir::Shape& shape) const {
+    bool allowed = size_t(tensor) < options_.vectorTensors.size() && options_.vectorTensors[size_t(tensor)];
+    if (t_.vectorBytes == 0 || !allowed) return 1;
+    size_t last = shape.size() - 1;
+    int64_t most = t_.vectorBytes / dtypeBytes(k_.tensors[size_t(tensor)].dtype), vec = 1;
+    const std::vector<Basis>& regs = bases(lin, layout::kRegister);
+    for (size_t bit = 0; vec < most && bit < regs.size(); ++bit, vec *= 2) {
+      Basis step(shape.size(), 0);
+      step[last] = vec;
+      if (regs[bit] != step) break;
+    }
+    while (vec > 1 && (shape[last] % vec != 0 || divisors_.at(size_t(op.operands[last])) % vec != 0)) vec /= 2;
+    return vec;
   }
   // pred, and that register r of a stored tile is a real element (not padding) and this thread's copy of it.
   // (pred: -1 for true; so is the result where nothing limits it)
@@ -759,7 +839,7 @@ class Lowering {
     std::vector<Reg> out;
     for (size_t r = 0; r < in[0].size(); ++r) {
       auto [addr, pred] = indirectAddress(op, in, r, rank);
-      out.push_back(loadGlobal(op, addr, pred));
+      out.push_back(loadGlobal(op, addr, pred, 1).at(0));
     }
     define(op.results[0], out);
   }
@@ -771,14 +851,14 @@ class Lowering {
     std::vector<std::vector<Reg>> in = operands(op);
     if (shape.empty()) {  // a uniform element: thread 0 writes it
       auto [addr, pred] = indirectAddress(op, in, 0, rank + 1);
-      return storeGlobal(tensor, addr, b_.binary("and", pred, firstThread()), in[rank].at(0));
+      return storeGlobal(tensor, addr, b_.binary("and", pred, firstThread()), {in[rank].at(0)});
     }
     LinearLayout lin = layout::toLinear(operandLayout(op, int(rank)), shape);
     Reg owner = ownsCopies(lin);
     for (int64_t r = 0; r < registerCount(lin); ++r) {
       if (isCopy(lin, r)) continue;
       auto [addr, pred] = indirectAddress(op, in, size_t(r), rank + 1);
-      storeGlobal(tensor, addr, ownedElement(lin, r, coords(lin, r), shape, owner, pred), in[rank].at(size_t(r)));
+      storeGlobal(tensor, addr, ownedElement(lin, r, coords(lin, r), shape, owner, pred), {in[rank].at(size_t(r))});
     }
   }
 
@@ -1065,21 +1145,24 @@ class Lowering {
     if (result.as<layout::Blocked>()) return fmaDot(op);
     if (!result.as<layout::MatrixAcc>() || !t_.matrix) unsupported(op, "with layout " + layout::str(result));
     const layout::MatrixUnit& unit = *t_.matrix;  // inference keeps padded shapes off matrix units
-    auto fragments = [&](int i, int64_t rows, int64_t cols) {
-      LinearLayout lin = layout::toLinear(operandLayout(op, i), k_.type(op.operands[size_t(i)]).shape);
-      std::vector<Reg> regs = operand(op, i);
-      std::map<std::pair<int64_t, int64_t>, std::vector<Reg>> tiles;  // tile (row, col) -> its registers in order
-      for (int64_t r = 0; r < registerCount(lin); ++r) {
-        Coord c = input(lin, layout::kRegister, r);
-        tiles[{c[0] / rows, c[1] / cols}].push_back(regs.at(size_t(r)));
-      }
-      return tiles;
-    };
-    auto a = fragments(0, unit.m, unit.k), b = fragments(1, unit.k, unit.n);
+    // The accumulator first, its conversion done; then a and b, live together in workgroup memory.
     LinearLayout cLin = linear(op.results[0]);
     std::vector<Reg> c = op.operands.size() == 3
                              ? operand(op, 2)
                              : std::vector<Reg>(size_t(registerCount(cLin)), b_.constant(dtypeOf(op.results[0]), 0.0));
+    Operand a = lazyOperand(op, 0, 0);
+    Operand b = lazyOperand(op, 1, alignTo16(a.sharedEnd()));
+    // Each operand's registers by instruction tile (row, column), in fragment order.
+    auto fragments = [&](int i, int64_t rows, int64_t cols) {
+      LinearLayout lin = layout::toLinear(operandLayout(op, i), k_.type(op.operands[size_t(i)]).shape);
+      std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> tiles;
+      for (int64_t r = 0; r < registerCount(lin); ++r) {
+        Coord x = input(lin, layout::kRegister, r);
+        tiles[{x[0] / rows, x[1] / cols}].push_back(r);
+      }
+      return tiles;
+    };
+    auto aTiles = fragments(0, unit.m, unit.k), bTiles = fragments(1, unit.k, unit.n);
     std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> cTiles;  // tile -> register indices
     for (int64_t r = 0; r < registerCount(cLin); ++r) {
       Coord x = input(cLin, layout::kRegister, r);
@@ -1093,26 +1176,25 @@ class Lowering {
                                 {"a", std::string(dtypeName(dtypeOf(op.operands[0])))},
                                 {"b", std::string(dtypeName(dtypeOf(op.operands[1])))},
                                 {"c", std::string(dtypeName(accT))}};
-    auto castAll = [&](std::vector<Reg> regs, DType t) {
-      for (Reg& r : regs) r = b_.type(r) == t ? r : b_.emit(KOp::cast, t, {r});
-      return regs;
-    };
-    for (const auto& [tile, indices] : cTiles) {
-      std::vector<Reg> d;
-      for (int64_t r : indices) d.push_back(c.at(size_t(r)));
-      d = castAll(d, accT);
-      for (const auto& [aTile, aRegs] : a) {
-        if (aTile.first != tile.first) continue;
-        auto bIt = b.find({aTile.second, tile.second});
-        if (bIt == b.end()) unsupported(op, "with layout " + layout::str(result) + ": operand fragments do not pair");
-        std::vector<Reg> operands = aRegs;
-        operands.insert(operands.end(), bIt->second.begin(), bIt->second.end());
-        operands.insert(operands.end(), d.begin(), d.end());
-        d = b_.emitMulti(KOp::mma, std::vector<DType>(d.size(), accT), operands, attrs);
+    std::map<std::pair<int64_t, int64_t>, std::vector<Reg>> d;  // each result tile's running sum
+    for (const auto& [tile, indices] : cTiles)
+      for (int64_t r : indices) d[tile].push_back(castTo(c.at(size_t(r)), accT));
+    // k outermost: a step's fragments are loaded just before its instructions and die after them.
+    std::set<int64_t> kSteps;
+    for (const auto& [tile, regs] : aTiles) kSteps.insert(tile.second);
+    for (int64_t kk : kSteps)
+      for (auto& [tile, sum] : d) {
+        auto aIt = aTiles.find({tile.first, kk}), bIt = bTiles.find({kk, tile.second});
+        if (aIt == aTiles.end() || bIt == bTiles.end())
+          unsupported(op, "with layout " + layout::str(result) + ": operand fragments do not pair");
+        std::vector<Reg> operands;
+        for (int64_t r : aIt->second) operands.push_back(a.get(r));
+        for (int64_t r : bIt->second) operands.push_back(b.get(r));
+        operands.insert(operands.end(), sum.begin(), sum.end());
+        sum = b_.emitMulti(KOp::mma, std::vector<DType>(sum.size(), accT), operands, attrs);
       }
-      d = castAll(d, resultT);
-      for (size_t i = 0; i < indices.size(); ++i) c.at(size_t(indices[i])) = d[i];
-    }
+    for (const auto& [tile, indices] : cTiles)
+      for (size_t i = 0; i < indices.size(); ++i) c.at(size_t(indices[i])) = castTo(d[tile][i], resultT);
     define(op.results[0], c);
   }
 
@@ -1181,12 +1263,21 @@ class Lowering {
   KBuilder b_;
   std::map<ir::ValueId, std::vector<Reg>> regs_;
   std::map<ir::ValueId, const ir::Op*> producers_;
+  std::vector<int64_t> divisors_;  // ir::knownDivisors: what keeps block offsets aligned
   std::set<ir::ValueId> read_;  // the values some op reads
   int64_t checks_ = 0;           // check ops lowered so far: the next one's number
   int foldDepth_ = 0;
 };
 
 }  // namespace
+
+bool allowsVectorAccess(uintptr_t address, DType t, const std::vector<int64_t>& sizes,
+                        const std::vector<int64_t>& strides, int64_t bytes) {
+  int64_t elements = bytes / dtypeBytes(t);
+  if (sizes.empty() || elements < 1 || address % uint64_t(bytes) != 0) return false;
+  if (strides.back() != 1 || sizes.back() % elements != 0) return false;
+  return std::all_of(strides.begin(), strides.end() - 1, [&](int64_t s) { return s % elements == 0; });
+}
 
 KernelFunction lowerToKernelIR(const ir::Kernel& k, const layout::LayoutAssignment& a, const layout::Target& t,
                                const KernelLoweringOptions& options) {

@@ -18,7 +18,18 @@ struct KernelLoweringOptions {
   // register: lavapipe took 16 s for the 5.7K of exp over a 16K-element block, and does
   // not finish 22K in minutes); past it the kernel is unsupported. 0: no limit.
   int64_t maxInstructions = 8192;
+  // By tensor: whether its launch arguments allow the target's widest accesses along the last
+  // axis (allowsVectorAccess). Block loads and stores of those tensors move whole vectors where
+  // the layout and the block's offsets allow it; missing entries are false. A device checks the
+  // facts at each launch and keeps a kernel per fact set, the general one when none holds.
+  std::vector<bool> vectorTensors;
 };
+
+// Whether a tensor argument at device address `address` allows `bytes`-wide accesses along
+// its last axis: unit last stride, an address aligned to `bytes`, and every other stride
+// and the last size multiples of the elements `bytes` holds.
+bool allowsVectorAccess(uintptr_t address, DType t, const std::vector<int64_t>& sizes,
+                        const std::vector<int64_t>& strides, int64_t bytes);
 
 // The kernel passes options.maxInstructions: an Error naming the op that did, its tile
 // and its file:line.

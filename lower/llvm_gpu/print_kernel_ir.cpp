@@ -459,7 +459,6 @@ class Printer {
   }
 
   int64_t bufferParam(const KInst& i) {
-    if (i.op != KOp::atomic_global && intAttr(i, "vec") != 1) unsupported(std::string(gpu::kopName(i.op)) + " with vec > 1");
     int64_t p = intAttr(i, "buffer");
     if (p < 0 || size_t(p) >= f_.params.size() || f_.params[size_t(p)].kind != gpu::KParam::Kind::buffer)
       unsupported("buffer attribute naming no buffer parameter");
@@ -469,19 +468,33 @@ class Printer {
     Value* at = b_.CreateSExtOrTrunc(val(index), b_.getInt64Ty());
     return b_.CreateGEP(memoryType(stored), fn_->getArg(unsigned(param)), at);
   }
+  // vec elements from `index` on as one access: a vector aligned to its size (the kernel
+  // IR's vec promises it); one element as itself.
+  llvm::Type* accessType(DType stored, int64_t vec) {
+    return vec == 1 ? memoryType(stored) : llvm::FixedVectorType::get(memoryType(stored), unsigned(vec));
+  }
+  llvm::Align accessAlign(DType stored, int64_t vec) { return llvm::Align(uint64_t(vec * std::max<int64_t>(1, dtypeBytes(stored)))); }
   void loadGlobal(const KInst& i) {
-    int64_t p = bufferParam(i);
+    int64_t p = bufferParam(i), vec = intAttr(i, "vec");
     DType t = dtypeOf(i.results[0]), stored = f_.params[size_t(p)].dtype;
-    values_[size_t(i.results[0])] = predicated(val(i.operands[1]), constant(t, number(attr(i, "fill"))), [&] {
-      Value* raw = b_.CreateLoad(memoryType(stored), element(p, stored, i.operands[0]));
-      return cast(fromMemory(stored, raw), stored, t);
+    Value* fill = toMemory(stored, cast(constant(t, number(attr(i, "fill"))), t, stored));
+    if (vec > 1) fill = b_.CreateVectorSplat(unsigned(vec), fill);
+    Value* raw = predicated(val(i.operands[1]), fill, [&] {
+      return b_.CreateAlignedLoad(accessType(stored, vec), element(p, stored, i.operands[0]), accessAlign(stored, vec));
     });
+    for (int64_t e = 0; e < vec; ++e) {
+      Value* x = vec == 1 ? raw : b_.CreateExtractElement(raw, uint64_t(e));
+      values_[size_t(i.results.at(size_t(e)))] = cast(fromMemory(stored, x), stored, t);
+    }
   }
   void storeGlobal(const KInst& i) {
-    int64_t p = bufferParam(i);
-    DType t = dtypeOf(i.operands[2]), stored = f_.params[size_t(p)].dtype;
+    int64_t p = bufferParam(i), vec = intAttr(i, "vec");
+    DType stored = f_.params[size_t(p)].dtype;
+    auto memoryValue = [&](size_t at) { return toMemory(stored, cast(val(i.operands.at(at)), dtypeOf(i.operands[at]), stored)); };
     predicated(val(i.operands[1]), nullptr, [&] {
-      return b_.CreateStore(toMemory(stored, cast(val(i.operands[2]), t, stored)), element(p, stored, i.operands[0]));
+      Value* v = vec == 1 ? memoryValue(2) : llvm::PoisonValue::get(accessType(stored, vec));
+      for (int64_t e = 0; vec > 1 && e < vec; ++e) v = b_.CreateInsertElement(v, memoryValue(size_t(2 + e)), uint64_t(e));
+      return b_.CreateAlignedStore(v, element(p, stored, i.operands[0]), accessAlign(stored, vec));
     });
   }
 
@@ -580,6 +593,15 @@ class Printer {
     for (size_t r = 0; r < i.results.size(); ++r) values_[size_t(i.results[r])] = d.at(r);
   }
 
+  void storeShared(const KInst& i) {
+    SharedElement e = sharedElement(i);
+    int64_t vec = int64_t(i.operands.size()) - 1;
+    auto memoryValue = [&](size_t at) { return toMemory(e.dtype, cast(val(i.operands[at]), dtypeOf(i.operands[at]), e.dtype)); };
+    Value* v = vec == 1 ? memoryValue(1) : llvm::PoisonValue::get(accessType(e.dtype, vec));
+    for (int64_t x = 0; vec > 1 && x < vec; ++x) v = b_.CreateInsertElement(v, memoryValue(size_t(1 + x)), uint64_t(x));
+    b_.CreateAlignedStore(v, e.pointer, accessAlign(e.dtype, vec));
+  }
+
   void ldmatrix(const KInst& i) {
     SharedElement e = sharedElement(i);
     std::vector<Value*> words = t_.loadMatrix(b_, e.pointer, intAttr(i, "num"), intAttr(i, "trans") != 0);
@@ -632,11 +654,7 @@ class Printer {
       case KOp::store_global: return storeGlobal(i);
       case KOp::atomic_global: return atomicGlobal(i);
       case KOp::load_global: return loadGlobal(i);
-      case KOp::store_shared: {
-        SharedElement e = sharedElement(i);
-        b_.CreateStore(toMemory(e.dtype, cast(val(i.operands[1]), dtypeOf(i.operands[1]), e.dtype)), e.pointer);
-        return;
-      }
+      case KOp::store_shared: return storeShared(i);
       case KOp::barrier: return t_.barrier(b_);
       case KOp::for_loop: return loop(i);
       case KOp::mma: return mma(i);

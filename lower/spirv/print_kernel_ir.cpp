@@ -630,6 +630,7 @@ class Printer {
   }
 
   void storeShared(const KInst& i) {
+    if (i.operands.size() != 2) unsupported("store_shared of " + std::to_string(i.operands.size() - 1) + " values");
     SharedElement e = sharedElement(i, i.operands[0]);
     m_.store(e.pointer, toMemory(e.dtype, cast(id(i.operands[1]), dtypeOf(i.operands[1]), e.dtype)));
   }

@@ -28,9 +28,13 @@ namespace {
 
 const std::vector<std::string> kStages = {"parsed", "canonical", "llvm", "layout", "kernel", "spirv", "ptx"};
 
-tj::gpu::KernelFunction kernelIR(const tj::ir::Kernel& k, const std::string& target) {
+// Lowered as a launch would lower it: for tensors that allow the target's widest accesses
+// (contiguous, 16-byte-aligned rows), unless `general` asks for the kernel every launch can run.
+tj::gpu::KernelFunction kernelIR(const tj::ir::Kernel& k, const std::string& target, bool general) {
   const tj::layout::Target& t = tj::layout::targetByName(target);
-  return tj::gpu::lowerToKernelIR(k, tj::layout::inferLayouts(k, t), t);
+  tj::gpu::KernelLoweringOptions options;
+  options.vectorTensors.assign(k.tensors.size(), !general);
+  return tj::gpu::lowerToKernelIR(k, tj::layout::inferLayouts(k, t), t, options);
 }
 
 // The NVIDIA target of --stage=ptx and of --stage=llvm on a GPU target.
@@ -77,12 +81,15 @@ tj::ir::Kernel readFile(const std::string& path, bool canonical) {
 int main(int argc, char** argv) {
   CLI::App app("Reads, checks, canonicalizes and prints tilejit tile IR", "tile-ir");
   std::string file, sample, stage = "canonical", target = "cpu";
-  bool hash = false;
+  bool hash = false, general = false;
   app.add_option("file", file, "a .tir file");
   app.add_option("--sample", sample, "print a sample kernel's IR instead of a file")
       ->check(CLI::IsMember(tj::samples::sampleNames()));
   app.add_option("--stage", stage, "the pipeline stage to print")->check(CLI::IsMember(kStages));
   app.add_flag("--hash", hash, "print the semantic hash instead of the IR");
+  app.add_flag("--general", general,
+               "GPU stages: the kernel for any tensor arguments (by default, for contiguous tensors whose rows are "
+               "aligned to 16 bytes, which load and store whole vectors)");
   app.add_option("--target", target, "the target of --stage=layout, kernel, llvm and ptx (vulkan, sm_80, sm_90, gfx1100, gfx942, cpu)");
   CLI11_PARSE(app, argc, argv);
   if (file.empty() == sample.empty()) {
@@ -93,12 +100,12 @@ int main(int argc, char** argv) {
     tj::ir::Kernel k = sample.empty() ? readFile(file, stage != "parsed") : tj::samples::traceSample(sample);
     if (hash) std::cout << tj::ir::hashHex(tj::ir::semanticHash(k)) << "\n";
     else if (stage == "llvm" && target == "cpu") std::cout << tj::cpu::lowerToLLVMText(k);
-    else if (stage == "llvm") std::cout << tj::ptx::printNvptxLlvm(kernelIR(k, target), nvidiaTarget(target, stage));
-    else if (stage == "ptx") std::cout << tj::ptx::printPtx(kernelIR(k, target), nvidiaTarget(target, stage));
+    else if (stage == "llvm") std::cout << tj::ptx::printNvptxLlvm(kernelIR(k, target, general), nvidiaTarget(target, stage));
+    else if (stage == "ptx") std::cout << tj::ptx::printPtx(kernelIR(k, target, general), nvidiaTarget(target, stage));
     else if (stage == "layout")
       std::cout << tj::layout::printWithLayouts(k, tj::layout::inferLayouts(k, tj::layout::targetByName(target)));
-    else if (stage == "kernel") std::cout << tj::gpu::print(kernelIR(k, target));
-    else if (stage == "spirv") std::cout << disassemble(tj::spirv::printSpirv(kernelIR(k, "vulkan")));
+    else if (stage == "kernel") std::cout << tj::gpu::print(kernelIR(k, target, general));
+    else if (stage == "spirv") std::cout << disassemble(tj::spirv::printSpirv(kernelIR(k, "vulkan", general)));
     else std::cout << tj::ir::print(k);
   } catch (const tj::Error& e) {
     std::fprintf(stderr, "%s\n", e.what());
