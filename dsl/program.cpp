@@ -786,6 +786,12 @@ Tile Program::fold(const IndexOperand& start, const IndexOperand& end, int64_t s
   return steppedFold(start, end, step, {init}, [&](Index k, const Carried& c) { return Carried{body(k, c[0])}; }, loc)[0];
 }
 
+void Program::stages(int64_t n, Loc loc) {
+  if (n < 1 || n > ir::kMaxStages)
+    fail(SourceLoc::from(loc), "stages", fmt::format("{} stages; a fold keeps 1 to {} iterations of loads in flight", n, ir::kMaxStages));
+  stages_ = n;
+}
+
 void Program::loop(const IndexOperand& start, const IndexOperand& end, const std::function<void(Index)>& body, Loc loc) {
   loop(start, end, 1, body, loc);
 }
@@ -841,7 +847,9 @@ Program::Carried Program::foldTiles(const IndexOperand& start, const IndexOperan
     tracer_.emit(OpCode::yield, yielded, std::nullopt, {}, l);
   }
   Carried results;
-  for (ir::ValueId v : tracer_.emitOp({OpCode::fold, operands, {}, {}, {std::move(region)}, l}, types))
+  std::vector<ir::Attr> attrs;
+  if (stages_) attrs.push_back({"stages", *stages_});
+  for (ir::ValueId v : tracer_.emitOp({OpCode::fold, operands, {}, std::move(attrs), {std::move(region)}, l}, types))
     results.push_back(tracer_.tile(v));
   return results;
 }

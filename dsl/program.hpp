@@ -8,6 +8,7 @@
 #include <array>
 #include <functional>
 #include <initializer_list>
+#include <optional>
 #include <source_location>
 #include <string>
 #include <tuple>
@@ -291,6 +292,13 @@ class Program {
   Tile rand(const Operand& seed, const Tile& offset, Loc loc = Loc::current());  // f32 uniform in [0, 1)
   Tile randn(const Operand& seed, const Tile& offset, Loc loc = Loc::current());  // f32 standard normal
 
+  // Folds traced after this call keep the loads of their next `n - 1` iterations in flight
+  // (1 to 4; Triton's num_stages): on GPUs that copy asynchronously (NVIDIA sm_80 on), a
+  // block read only by a dot goes straight to a ring of `n` workgroup-memory buffers. Other
+  // devices ignore it; without a call, the target's default (2 on NVIDIA). More stages hide
+  // more memory latency for n times a step's operand bytes of workgroup memory; a kernel
+  // they do not fit in gets fewer.
+  void stages(int64_t n, Loc loc = Loc::current());
   // A loop kept in the kernel: for k in [start, end): carried = body(k, carried).
   Tile fold(const IndexOperand& start, const IndexOperand& end, const Tile& init,
             const std::function<Tile(Index, Tile)>& body, Loc loc = Loc::current());
@@ -321,6 +329,7 @@ class Program {
   std::array<Tile, 4> randomWords(std::string_view op, const Operand& seed, const Tile& offset, Loc loc);
   Tile seedTile(std::string_view op, const Operand& seed, const SourceLoc& l, Loc loc);
   Tracer& tracer_;
+  std::optional<int64_t> stages_;  // p.stages: every later fold's stages attribute
 };
 
 template <typename... Ts, typename F>

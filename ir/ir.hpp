@@ -49,8 +49,10 @@
 //   check {message} (cond)       : a device assertion: where an element of the bool cond is false,
 //                                 the launch fails with an Error naming the message, the op's
 //                                 location, a program and an element where it was false
-//   fold (start, end, inits...)  : region ^(k: i64, carried...) runs for k in [start, end);
-//                                 yields the new carried values; results are the final ones
+//   fold {stages?} (start, end, inits...) : region ^(k: i64, carried...) runs for k in [start, end);
+//                                 yields the new carried values; results are the final ones.
+//                                 stages (1 to 4, p.stages): how many iterations' loads a GPU
+//                                 with asynchronous copies keeps in flight; absent: the target's
 //   yield (values...)            : ends a fold body
 //   print {label} (x)            : debugging output from each program
 //   scalar_param {index}         : T     the kernel's scalar parameter `index` (i64 or a float dtype)
@@ -80,6 +82,8 @@ constexpr int kMaxRank = 4;
 // kernel IR and SPIR-V hold one register per element and thread group: at this count
 // they take seconds to emit. It is Triton's limit too.
 constexpr int64_t kMaxTileElements = int64_t{1} << 20;
+// A fold's stages attribute: iterations of loads in flight (Triton's num_stages goes to 4 too).
+constexpr int64_t kMaxStages = 4;
 
 struct Type {
   DType dtype = DType::f32;

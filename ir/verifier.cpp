@@ -511,6 +511,10 @@ class Verifier {
     if (body.args.size() != n + 1)
       error(op, "body takes " + std::to_string(body.args.size()) + " arguments but needs " + std::to_string(n + 1));
     expectType(op, typeOf(op, body.args[0]), kIndex, "induction variable");
+    if (op.attr("stages")) {
+      int64_t stages = op.intAttr("stages");
+      if (stages < 1 || stages > kMaxStages) error(op, "stages = " + std::to_string(stages) + " is outside [1, " + std::to_string(kMaxStages) + "]");
+    }
     for (size_t i = 0; i < n; ++i) {
       sameType(op, in(op, i + 2), out(op, i), "initial value and result");
       sameType(op, in(op, i + 2), typeOf(op, body.args[i + 1]), "initial value and body argument");

@@ -31,6 +31,8 @@ const std::vector<Target>& targets() {
   auto nvidia = [](Target t) {
     t.ldmatrix = true;
     t.vectorBytes = 16;
+    t.asyncCopy = true;
+    t.defaultStages = 2;
     return t;
   };
   static const std::vector<Target> all = {

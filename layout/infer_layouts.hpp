@@ -37,6 +37,10 @@ struct Target {
   // The widest global memory access of one thread in bytes (16: ld.global.v4.b32); 0: one
   // element at a time.
   int64_t vectorBytes = 0;
+  // Global-to-workgroup-memory copies that run while the threads compute (cp.async): a fold's
+  // dot operands are read `stages - 1` iterations ahead (ir.hpp's fold), by default this many.
+  bool asyncCopy = false;
+  int64_t defaultStages = 1;
 };
 
 const std::vector<Target>& targets();  // vulkan, sm_80, sm_90, gfx1100, gfx942, cpu

@@ -22,8 +22,11 @@ std::string deviceName(const RunOptions& opts) { return selectDevice(opts.device
 // interpreter) get only the default: timing them means nothing.
 template <class Blocks>
 std::vector<TuneConfig> space(const std::string& device, const std::vector<Blocks>& cpuSweep,
-                              const std::vector<Blocks>& vulkanSweep) {
-  const std::vector<Blocks>* sweep = device == "cpu" ? &cpuSweep : device.rfind("vulkan", 0) == 0 ? &vulkanSweep : nullptr;
+                              const std::vector<Blocks>& vulkanSweep, const std::vector<Blocks>& cudaSweep) {
+  const std::vector<Blocks>* sweep = device == "cpu"                     ? &cpuSweep
+                                     : device.rfind("vulkan", 0) == 0 ? &vulkanSweep
+                                     : device.rfind("cuda", 0) == 0   ? &cudaSweep
+                                                                      : nullptr;
   if (!sweep) return {Blocks{}.config()};
   std::vector<TuneConfig> configs;
   for (const Blocks& b : *sweep) configs.push_back(b.config());
@@ -31,8 +34,14 @@ std::vector<TuneConfig> space(const std::string& device, const std::vector<Block
 }
 }  // namespace
 
-TuneConfig GemmBlocks::config() const { return {{{"block_m", m}, {"block_n", n}, {"block_k", k}}}; }
-GemmBlocks GemmBlocks::from(const TuneConfig& c) { return {c["block_m"], c["block_n"], c["block_k"]}; }
+TuneConfig GemmBlocks::config() const {
+  TuneConfig c{{{"block_m", m}, {"block_n", n}, {"block_k", k}}};
+  if (stages > 0) c.values["stages"] = stages;
+  return c;
+}
+GemmBlocks GemmBlocks::from(const TuneConfig& c) {
+  return {c["block_m"], c["block_n"], c["block_k"], c.values.count("stages") ? c["stages"] : 0};
+}
 TuneConfig AttentionBlocks::config() const { return {{{"block_m", m}, {"block_n", n}}}; }
 AttentionBlocks AttentionBlocks::from(const TuneConfig& c) { return {c["block_m"], c["block_n"]}; }
 
@@ -41,11 +50,15 @@ std::vector<TuneConfig> gemmTuneSpace(const std::string& device) {
   return space<GemmBlocks>(device,
                            {{128, 64, 64}, {64, 64, 32}, {128, 128, 32}, {64, 128, 64}, {128, 256, 64}, {128, 64, 128},
                             {256, 64, 64}},
-                           {{64, 64, 32}, {32, 64, 32}, {32, 32, 32}});
+                           {{64, 64, 32}, {32, 64, 32}, {32, 32, 32}},
+                           // NVIDIA: f16/bf16 tiles on mma.sync, 2 to 4 stages of cp.async read-ahead.
+                           {{128, 64, 64}, {128, 64, 64, 3}, {128, 128, 32, 3}, {128, 128, 64, 3}, {64, 128, 64, 3},
+                            {128, 64, 32, 4}, {64, 64, 64, 4}});
 }
 
 std::vector<TuneConfig> attentionTuneSpace(const std::string& device) {
-  return space<AttentionBlocks>(device, {{64, 64}, {32, 64}, {64, 32}, {128, 64}, {64, 128}}, {{64, 64}, {32, 32}});
+  return space<AttentionBlocks>(device, {{64, 64}, {32, 64}, {64, 32}, {128, 64}, {64, 128}}, {{64, 64}, {32, 32}},
+                                {{64, 64}, {128, 64}, {64, 128}, {128, 128}});
 }
 
 TuneResult tuneGemm(const Tensor& a, const Tensor& b, const Tensor& c, const RunOptions& opts, TuneOptions tuning) {
@@ -66,6 +79,7 @@ TuneResult tuneAttention(const Tensor& q, const Tensor& k, const Tensor& v, cons
 
 std::string gemm(const Tensor& a, const Tensor& b, const Tensor& c, const RunOptions& opts, GemmBlocks bs) {
   return run({cdiv(a.dim(0), bs.m), cdiv(b.dim(1), bs.n)}, [&](Program& p) {
+    if (bs.stages > 0) p.stages(bs.stages);
     Index i = p.id(0), j = p.id(1);
     auto A = p.read(a, {bs.m, bs.k});
     auto B = p.read(b, {bs.k, bs.n});

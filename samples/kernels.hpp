@@ -12,7 +12,8 @@ namespace tj::samples {
 // name of the device that ran the kernel.
 struct GemmBlocks {
   int64_t m = 128, n = 64, k = 64;  // the fastest of a sweep at 2048^3 on AVX-512
-  TuneConfig config() const;        // block_m, block_n, block_k
+  int64_t stages = 0;               // p.stages of the K loop; 0: the device's default
+  TuneConfig config() const;        // block_m, block_n, block_k and, when set, stages
   static GemmBlocks from(const TuneConfig& config);
 };
 std::string gemm(const Tensor& a, const Tensor& b, const Tensor& c, const RunOptions& opts = {}, GemmBlocks blocks = {});
@@ -31,7 +32,7 @@ std::string attention(const Tensor& q, const Tensor& k, const Tensor& v, const T
                       const RunOptions& opts = {}, AttentionBlocks blocks = {});
 
 // Autotuning (dsl/autotune.hpp). The spaces to tune over on a device, the default first:
-// a sweep on the cpu, only the default elsewhere.
+// a sweep on cpu, vulkan and cuda (blocks and, for gemm, stages), only the default elsewhere.
 std::vector<TuneConfig> gemmTuneSpace(const std::string& device);
 std::vector<TuneConfig> attentionTuneSpace(const std::string& device);
 // The best blocks for these arguments on opts.device (key: the bucketed sizes and the operand

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <limits>
 
@@ -118,12 +119,14 @@ class Workgroup {
             const std::vector<int64_t>& grid)
       : f_(f), tensors_(tensors), scalars_(scalars), grid_(grid), T_(size_t(f.workgroupSize)),
         regs_(f.regTypes.size()), shared_(size_t(f.sharedBytes()), 0.0), read_(shared_.size()),
-        written_(shared_.size()) {}
+        written_(shared_.size()), copies_(T_) {}
 
   void run(const std::vector<int64_t>& id) {
     id_ = id;
     ++epoch_;  // a new workgroup: nothing earlier races with it
     block(f_.body);
+    for (const Copies& c : copies_)
+      if (!c.open.empty() || !c.groups.empty()) throw Error("simulate: the kernel ends with asynchronous copies not waited for");
   }
 
  private:
@@ -218,6 +221,11 @@ class Workgroup {
         }
         return;
       case KOp::ldmatrix: return ldmatrix(i);
+      case KOp::async_copy: return asyncCopy(i);
+      case KOp::async_commit:
+        for (Copies& c : copies_) c.groups.push_back(std::move(c.open)), c.open.clear();
+        return;
+      case KOp::async_wait: return asyncWait(size_t(intAttr(i, "pending")));
       case KOp::barrier: ++epoch_; return;  // lockstep: every thread finished the previous instruction
       case KOp::shuffle_xor:
         return set(r, [&](size_t t) { return reg(o[0])[t / S * S + ((t % S) ^ size_t(intAttr(i, "mask")))]; });
@@ -273,6 +281,47 @@ class Workgroup {
     if (read_[at].byOtherThan(epoch_, t)) race("writes", at, t, read_[at].thread);
     written_[at].by(epoch_, t);
     shared_[at] = v;
+  }
+
+  // Asynchronous copies: global memory is read when one starts, workgroup memory written when
+  // a wait completes its group; a start over bytes another thread read since the last barrier
+  // is a race (the copy may land at once), and so is a read of them before a barrier follows
+  // the wait (what readShared checks).
+  struct Copy {
+    size_t at;  // byte address in workgroup memory
+    std::vector<double> values;
+    size_t elementBytes;
+  };
+  struct Copies {
+    std::vector<Copy> open;                 // started since the last commit
+    std::deque<std::vector<Copy>> groups;  // committed, oldest first
+  };
+  void asyncCopy(const KInst& i) {
+    const SimTensor& tensor = tensorOf(intAttr(i, "buffer"));
+    const SharedAlloc& alloc = f_.shared.at(size_t(intAttr(i, "alloc")));
+    size_t bytes = size_t(intAttr(i, "bytes")), elementBytes = size_t(dtypeBytes(tensor.dtype));
+    if (elementBytes != size_t(dtypeBytes(alloc.dtype))) throw Error("simulate: async_copy between dtypes of different widths");
+    for (size_t t = 0; t < T_; ++t) {
+      size_t at = sharedAt(i, reg(i.operands[2])[t]);
+      if (at % bytes != 0 || at + bytes > shared_.size())
+        throw Error("simulate: async_copy of " + std::to_string(bytes) + " bytes to byte " + std::to_string(at));
+      Copy c{at, {}, elementBytes};
+      bool live = reg(i.operands[1])[t] != 0;
+      int64_t first = live ? int64_t(reg(i.operands[0])[t]) : 0;
+      if (live && (reinterpret_cast<uintptr_t>(tensor.data) + uintptr_t(first) * elementBytes) % bytes != 0)
+        throw Error("simulate: async_copy of " + std::to_string(bytes) + " bytes from a misaligned element " + std::to_string(first));
+      for (size_t e = 0; e < bytes / elementBytes; ++e) {
+        if (read_[at + e * elementBytes].byOtherThan(epoch_, t)) race("starts a copy over", at + e * elementBytes, t, read_[at + e * elementBytes].thread);
+        c.values.push_back(live ? readElement(tensor.data, tensor.dtype, first + int64_t(e)) : 0.0);
+      }
+      copies_.at(t).open.push_back(std::move(c));
+    }
+  }
+  void asyncWait(size_t pending) {
+    for (size_t t = 0; t < T_; ++t)
+      for (auto& groups = copies_.at(t).groups; groups.size() > pending; groups.pop_front())
+        for (const Copy& c : groups.front())
+          for (size_t e = 0; e < c.values.size(); ++e) writeShared(c.at + e * c.elementBytes, t, c.values[e]);
   }
 
   // PTX ISA, ldmatrix: lane l supplies the address of row l % 8 of matrix l / 8; element e of
@@ -388,6 +437,7 @@ class Workgroup {
   std::vector<double> shared_;  // by byte address: one slot per element start
   std::vector<Access> read_, written_;  // per byte address, the last accesses
   int64_t epoch_ = 0;                   // barriers passed
+  std::vector<Copies> copies_;          // per thread
   std::vector<int64_t> id_;
 };
 

@@ -7,11 +7,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -20,6 +22,8 @@
 #include <vector>
 
 #include "devices/vulkan/vulkan_runtime.hpp"
+#include "ir/ir.hpp"
+#include "ir/passes.hpp"
 
 namespace tj::test {
 
@@ -122,6 +126,23 @@ inline void checkSpirvValid(const std::vector<uint32_t>& words) {
   CommandResult r = runCommand("spirv-val --target-env vulkan1.2 " + file.string());
   std::filesystem::remove(file);
   CHECK_MESSAGE(r.status == 0, r.output);
+}
+
+// The kernel with each fold's stages attribute set to `stages`.
+inline ir::Kernel withStages(ir::Kernel k, int64_t stages) {
+  std::function<void(ir::Block&)> visit = [&](ir::Block& b) {
+    for (ir::Op& op : b.ops) {
+      if (op.code == ir::OpCode::fold) {
+        std::erase_if(op.attrs, [](const ir::Attr& a) { return a.name == "stages"; });
+        op.attrs.push_back({"stages", stages});
+        std::ranges::sort(op.attrs, {}, &ir::Attr::name);
+      }
+      for (ir::Block& r : op.regions) visit(r);
+    }
+  };
+  visit(k.body);
+  ir::verify(k);
+  return k;
 }
 
 // ptxas from PATH or the toolkit's default place; "" when there is none.

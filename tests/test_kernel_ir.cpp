@@ -1,6 +1,8 @@
 // The per-thread GPU kernel IR: structural checks on the samples and golden texts.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -416,6 +418,21 @@ TEST_CASE("kernel ir: an f16 gemm on sm_90 runs mma instructions inside its k lo
   CHECK(countOps(f.body, KOp::barrier) > 0);  // operands through workgroup memory
 }
 
+KernelFunction contiguousLowering(const ir::Kernel& k, const std::string& target) {
+  const layout::Target& t = layout::targetByName(target);
+  KernelLoweringOptions contiguous;
+  contiguous.vectorTensors.assign(k.tensors.size(), true);
+  return lowerToKernelIR(k, layout::inferLayouts(k, t), t, contiguous);
+}
+
+// The instructions of the first for's body.
+const KBlock& loopBody(const KernelFunction& f) {
+  for (const KInst& i : f.body.insts)
+    if (i.op == KOp::for_loop) return i.regions.at(0);
+  FAIL("no loop");
+  return f.body;
+}
+
 TEST_CASE("kernel ir: matrix operands leave workgroup memory through ldmatrix, the transposed one with .trans") {
   for (const char* name : {"gemm_f16", "attention_f16"}) {
     CAPTURE(name);
@@ -431,7 +448,7 @@ TEST_CASE("kernel ir: matrix operands leave workgroup memory through ldmatrix, t
 }
 
 TEST_CASE("kernel ir: blocks of contiguous, aligned tensors move 16 bytes per access where offsets keep them aligned") {
-  ir::Kernel k = kernelNamed("gemm_f16");
+  ir::Kernel k = test::withStages(kernelNamed("gemm_f16"), 1);  // loads into registers, not read ahead
   const layout::Target& t = layout::targetByName("sm_90");
   layout::LayoutAssignment a = layout::inferLayouts(k, t);
   KernelLoweringOptions contiguous;
@@ -466,6 +483,70 @@ TEST_CASE("kernel ir: vector accesses and ldmatrix compute what the interpreter 
   checkAgainstInterpreter(gemm, {{72, 136}, {136, 56}, {72, 56}}, "sm_80", {1, 1}, 1e-2, contiguous);
   contiguous.vectorTensors.assign(attention.tensors.size(), true);
   checkAgainstInterpreter(attention, sampleShapes("attention_f16"), "sm_80", {1, 2}, 1e-2, contiguous);
+}
+
+TEST_CASE("kernel ir: a fold's dot operands are read ahead into rings of its stages by asynchronous copies") {
+  ir::Kernel gemm = kernelNamed("gemm_f16");
+  const int64_t stageBytes = (128 * 64 + 64 * 64) * 2;  // a and b blocks of f16
+  for (int64_t stages : {2, 3, 4}) {
+    CAPTURE(stages);
+    KernelFunction f = contiguousLowering(test::withStages(gemm, stages), "sm_90");
+    // 16-byte copies: 64 + 32 elements per thread and iteration, once per stage but the last.
+    CHECK(countOps(loopBody(f), KOp::async_copy) == (64 + 32) / 8);
+    CHECK(countOps(f.body, KOp::async_copy) == stages * (64 + 32) / 8);
+    CHECK(hasAttr(loopBody(f), KOp::async_wait, "pending", stages - 2));
+    CHECK(countOps(loopBody(f), KOp::store_shared) == 0);
+    CHECK(countOps(loopBody(f), KOp::load_global) == 0);
+    CHECK(countOps(loopBody(f), KOp::ldmatrix) > 0);
+    CHECK(f.sharedBytes() == stages * stageBytes);
+  }
+  // sm_80 has 48 KiB: three stages do not fit, two do.
+  CHECK(contiguousLowering(test::withStages(gemm, 3), "sm_80").sharedBytes() == 2 * stageBytes);
+  // One stage, a target without asynchronous copies, or 2-byte elements not known to form
+  // 16-byte rows: loads into registers, as before.
+  CHECK(countOps(contiguousLowering(test::withStages(gemm, 1), "sm_90").body, KOp::async_copy) == 0);
+  CHECK(countOps(contiguousLowering(gemm, "gfx1100").body, KOp::async_copy) == 0);
+  CHECK(countOps(lowered("gemm_f16", "sm_90").body, KOp::async_copy) == 0);
+}
+
+TEST_CASE("kernel ir: read-ahead folds compute what the interpreter does, at odd sizes, with 2 to 4 stages (gemm and attention)") {
+  ir::Kernel gemm = kernelNamed("gemm_f16");
+  // 37 rows (a partial block); k = 136: two full blocks and 8 of a third; 56 columns of 64.
+  for (int64_t stages : {2, 3, 4}) {
+    CAPTURE(stages);
+    checkAgainstInterpreter(gemm, {{37, 136}, {136, 56}, {37, 56}}, contiguousLowering(test::withStages(gemm, stages), "sm_90"),
+                            {1, 1}, 1e-2);
+  }
+  // A single iteration: every later stage's copies are zero fills past the end.
+  checkAgainstInterpreter(gemm, {{37, 40}, {40, 56}, {37, 56}}, contiguousLowering(test::withStages(gemm, 3), "sm_90"), {1, 1}, 1e-2);
+  // Attention reads k and v ahead through their reshape (and k's transpose): 37 keys, a partial block.
+  ir::Kernel attention = kernelNamed("attention_f16");
+  for (int64_t stages : {2, 3}) {
+    CAPTURE(stages);
+    KernelFunction f = contiguousLowering(test::withStages(attention, stages), "sm_90");
+    CHECK(countOps(loopBody(f), KOp::async_copy) == 2 * 64 * 64 / 128 / 8);
+    checkAgainstInterpreter(attention, sampleShapes("attention_f16"), f, {1, 2}, 1e-2);
+  }
+  checkAgainstInterpreter(attention, std::vector<ir::Shape>(4, {1, 2, 150, 64}),
+                          contiguousLowering(test::withStages(attention, 3), "sm_90"), {3, 2}, 1e-2);
+}
+
+TEST_CASE("kernel ir: the simulator catches a read-ahead ring read without its wait or its barrier") {
+  ir::Kernel gemm = kernelNamed("gemm_f16");
+  KernelFunction f = contiguousLowering(test::withStages(gemm, 2), "sm_90");
+  auto without = [&](KOp op) {
+    KernelFunction g = f;
+    for (KInst& i : g.body.insts)
+      if (i.op == KOp::for_loop) std::erase_if(i.regions[0].insts, [&](const KInst& x) { return x.op == op; });
+    return g;
+  };
+  std::vector<ir::Shape> shapes = {{37, 136}, {136, 56}, {37, 56}};
+  HostTensors tensors(gemm, shapes);
+  CHECK_THROWS_WITH_AS(simulate(without(KOp::barrier), tensors.sim(), {}, {1, 1}),
+                       doctest::Contains("a race in workgroup memory"), Error);
+  // Copies landing later, at the wait after the loop, over a stage other threads read.
+  CHECK_THROWS_WITH_AS(simulate(without(KOp::async_wait), tensors.sim(), {}, {1, 1}),
+                       doctest::Contains("a race in workgroup memory"), Error);
 }
 
 TEST_CASE("kernel ir: launch facts: unit last stride, an aligned base, and rows of whole vectors") {

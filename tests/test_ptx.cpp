@@ -54,7 +54,7 @@ int64_t sassCount(const std::string& sass, const std::string& opcode) {
 
 }  // namespace
 
-TEST_CASE("ptx: f16 and bf16 gemm and attention at their default configs: no spills; HMMA fed by LDSM and 128-bit loads") {
+TEST_CASE("ptx: f16 and bf16 gemm and attention at their default configs: no spills; HMMA fed by LDSM, LDGSTS and 128-bit loads") {
   for (const char* arch : kArchs)
     for (const char* dtype : {"f16", "bf16"})
       for (const char* sample : {"gemm_f16", "attention_f16"}) {
@@ -69,10 +69,24 @@ TEST_CASE("ptx: f16 and bf16 gemm and attention at their default configs: no spi
         if (a.sass.empty()) continue;
         CHECK(sassCount(a.sass, "HMMA") > 0);
         CHECK(sassCount(a.sass, "LDSM") > 0);
-        CHECK(sassCount(a.sass, "LDG.E.128") > 0);
-        CHECK(sassCount(a.sass, "STS.128") > 0);
         CHECK(sassCount(a.sass, "LDG.E.U16") == 0);  // no operand element is loaded alone
+        if (std::string(sample) == "gemm_f16") {  // its fold reads ahead: cp.async into a ring of 2 stages
+          CHECK(sassCount(a.sass, "LDGSTS.E.BYPASS.128") > 0);
+          CHECK(sassCount(a.sass, "DEPBAR") > 0);
+        } else {  // through registers: 16-byte loads and stores to workgroup memory
+          CHECK(sassCount(a.sass, "LDG.E.128") > 0);
+          CHECK(sassCount(a.sass, "STS.128") > 0);
+        }
       }
+}
+
+TEST_CASE("ptx: past 48 KiB the shared array is dynamic, sized at launch; within it, static") {
+  ir::Kernel gemm = retyped("gemm_f16", "f32", "f32");
+  std::string two = contiguousPtxOf(gemm, "sm_90");  // 2 stages of 24 KiB
+  CHECK(two.find(".shared .align 16 .b8 shared[49152]") != std::string::npos);
+  std::string three = contiguousPtxOf(test::withStages(gemm, 3), "sm_90");
+  CHECK(three.find(".extern .shared .align 16 .b8 shared[]") != std::string::npos);
+  test::assemblePtx(three, "sm_90");
 }
 
 TEST_CASE("ptx: every sample's kernel prints as PTX that ptxas assembles for sm_80 and sm_90") {

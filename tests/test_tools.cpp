@@ -123,3 +123,18 @@ TEST_CASE("tile-ir --stage=spirv disassembles the Vulkan shader of a sample") {
   CHECK(r.output.find("OpEntryPoint GLCompute") != std::string::npos);
   CHECK(r.output.find("OpStore") != std::string::npos);
 }
+
+TEST_CASE("tile-ir --stage=ptx shows the f16 gemm's main loop on cp.async, ldmatrix and mma.sync; --general does not read ahead") {
+  CommandResult r = runCommand(tileIr("--sample gemm_f16 --stage=ptx --target=sm_90"));
+  REQUIRE(r.status == 0);
+  size_t loop = r.output.find("bar.sync");  // the loop's first instruction after the prologue's copies
+  REQUIRE(loop != std::string::npos);
+  std::string body = r.output.substr(loop);
+  for (const char* instruction : {"cp.async.cg.shared.global", "cp.async.wait_group", "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
+                                  "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16", "mma.sync.aligned.m16n8k16"})
+    CHECK_MESSAGE(body.find(instruction) != std::string::npos, instruction);
+  CommandResult general = runCommand(tileIr("--sample gemm_f16 --stage=ptx --target=sm_90 --general"));
+  CHECK(general.status == 0);
+  CHECK(general.output.find("cp.async") == std::string::npos);
+  CHECK(general.output.find("ldmatrix") != std::string::npos);
+}

@@ -46,6 +46,7 @@ struct Compiled {
   int64_t faultParam = -1;
   int64_t workgroupSize = 1;
   std::vector<bool> storedTensors;  // by tensor: the kernel stores to it
+  int64_t dynamicSharedBytes = 0;   // the shared array's size when it is dynamic (past 48 KiB)
 };
 
 // One tensor argument's device memory: a copy of the bytes its view reaches.
@@ -160,16 +161,20 @@ struct CudaDevice::State {
     gpu::KernelLoweringOptions options;
     options.vectorTensors = vectorTensors;
     gpu::KernelFunction f = gpu::lowerWithinCodeBudget(kernel, target, options);
-    if (f.sharedBytes() > kStaticSharedBytes)
-      unsupported(fmt::format("kernel '{}' needs {} bytes of shared memory; past {} needs dynamic shared memory, "
-                              "which this device does not use yet",
-                              kernel.name, f.sharedBytes(), kStaticSharedBytes));
     if (f.workgroupSize > info.maxThreadsPerBlock)
       unsupported(fmt::format("{} threads per block, more than the device's {}", f.workgroupSize,
                               info.maxThreadsPerBlock));
     std::string ptx = ptx::printPtx(f, info.arch());
     Compiled c;
     c.module = std::make_unique<Module>(ptx, ptxEntryName(ptx));
+    // Past the static 48 KiB the kernel's shared array is dynamic (lower/ptx): opt in to its
+    // size (the layout target allows up to the device's sharedPerBlockOptin) and pass it at launch.
+    if (f.sharedBytes() > ptx::kStaticSharedBytes) {
+      c.dynamicSharedBytes = f.sharedBytes();
+      check(functions().cuFuncSetAttribute(c.module->function(), CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                           int(c.dynamicSharedBytes)),
+            "cuFuncSetAttribute");
+    }
     c.params = f.params;
     c.prints = f.prints;
     c.faultParam = f.faultParam;
@@ -233,9 +238,8 @@ struct CudaDevice::State {
     std::vector<uint64_t> values = parameterValues(c, args, buffers);
     std::vector<void*> pointers;
     for (uint64_t& v : values) pointers.push_back(&v);
-    // The kernel's shared memory is a static array (lower/llvm_gpu), within 48 KiB.
     check(functions().cuLaunchKernel(c.module->function(), grid[0], grid[1], grid[2], unsigned(c.workgroupSize), 1, 1,
-                                     0, nullptr, pointers.data(), nullptr),
+                                     unsigned(c.dynamicSharedBytes), nullptr, pointers.data(), nullptr),
           "cuLaunchKernel");
     return l;
   }

@@ -4,10 +4,10 @@
 // kernel this path cannot run yet, runs on the CPU device instead, with a warning naming
 // why (and a FallbackWatch note, by which run() reports the device that ran).
 //
-// Today: loaded modules are kept in memory per kernel hash (no disk cache); every tensor
-// is copied to device memory for the launch and what the kernel stored is copied back;
-// kernels needing more than 48 KiB of shared memory run on the CPU. The launch path is
-// unverified on hardware.
+// Today: loaded modules are kept in memory per kernel hash and launch facts (no disk
+// cache); every tensor is copied to device memory for the launch and what the kernel
+// stored is copied back; past 48 KiB a kernel's shared memory is dynamic, up to the
+// device's opt-in limit. The launch path is unverified on hardware.
 #pragma once
 #include <memory>
 #include <mutex>
@@ -39,9 +39,6 @@ std::string ptxEntryName(const std::string& ptx);
 // The bytes cuLaunchKernel passes for a parameter, as lower/llvm_gpu declares it: 4 for a
 // float scalar other than f64 (a float), else 8 (a pointer, an i64 or a double).
 size_t parameterBytes(const gpu::KParam& param);
-
-// Shared memory a kernel may use without opting in to dynamic shared memory.
-inline constexpr int64_t kStaticSharedBytes = 48 * 1024;
 
 class CudaDevice final : public Device {
  public:

@@ -24,6 +24,12 @@
 //                                        16-byte aligned); results 2j and 2j+1 are matrix j's elements
 //                                        (l/4, 2(l%4)) and (l/4, 2(l%4)+1), transposed with trans:
 //                                        (2(l%4), l/4) and (2(l%4)+1, l/4)
+//   async_copy {buffer, alloc, bytes} (index, pred, slot) : starts copying `bytes` (4, 8 or 16) from
+//                                        buffer[index] (zeros where pred is false) to element `slot` of
+//                                        workgroup memory alloc; they land by the async_wait that
+//                                        completes its group (PTX's cp.async)
+//   async_commit                       : closes this thread's group of the async copies started since the last
+//   async_wait {pending}               : waits until at most `pending` of this thread's groups are in flight
 //   barrier                            : workgroup barrier (memory and execution)
 //   shuffle_xor {mask} (x), shuffle_idx (x, lane) : x from another lane of the subgroup
 //   subgroup_reduce {fn, cluster} (x)  : fn over clusters of `cluster` consecutive lanes
@@ -49,7 +55,7 @@ enum class KOp : uint8_t {
   load_global, store_global, load_shared, store_shared, barrier,
   shuffle_xor, shuffle_idx, subgroup_reduce, mma,
   for_loop, yield,
-  atomic_global, ldmatrix,
+  atomic_global, ldmatrix, async_copy, async_commit, async_wait,
 };
 std::string_view kopName(KOp op);  // "for" for the structured loop
 bool isPure(KOp op);               // no side effects and no dependence on control (CSE-able)

@@ -80,10 +80,15 @@ class Lowering {
       f_.faultBuffer();
     }
     if (f_.sharedBytes() > t_.sharedBytes)
-      throw Error("kernel ir: unsupported: " + std::to_string(f_.sharedBytes()) + " bytes of workgroup memory on " +
-                  t_.name + " (" + std::to_string(t_.sharedBytes) + " available)");
+      throw SharedOverBudget("kernel ir: unsupported: " + std::to_string(f_.sharedBytes()) + " bytes of workgroup memory on " +
+                                 t_.name + " (" + std::to_string(t_.sharedBytes) + " available)",
+                             stagesUsed_);
     return std::move(f_);
   }
+  struct SharedOverBudget : Error {
+    SharedOverBudget(const std::string& what, int64_t stages) : Error(what), stages(stages) {}
+    int64_t stages;  // the most stages a fold read ahead with
+  };
 
  private:
   // ---- parameters: per tensor its buffer, sizes and strides; then the scalars ----
@@ -217,6 +222,7 @@ class Lowering {
     int64_t alloc;
     LinearLayout loadAt;  // register, lane, warp -> element offset
     std::optional<MatrixLoad> matrices;
+    Reg base = -1;  // an element offset added to every load (a read-ahead ring's stage); -1: none
   };
   // An operand's registers: at hand, or loaded from where stageInShared put them.
   class Operand {
@@ -231,11 +237,12 @@ class Lowering {
       for (int64_t r = 0; r < int64_t(regs_.size()); ++r) get(r);
       return regs_;
     }
-    // Where its workgroup memory ends (bytes), 0 when it has none.
+    // Where its workgroup memory ends (bytes past the allocations' floor), 0 when it has none
+    // there (a read-ahead ring lies below the floor).
     int64_t sharedEnd() const {
-      if (!staged_) return 0;
+      if (!staged_ || staged_->base >= 0) return 0;
       const SharedAlloc& s = l_.f_.shared[size_t(staged_->alloc)];
-      return s.offset + s.bytes;
+      return s.offset + s.bytes - l_.sharedFloor_;
     }
 
    private:
@@ -259,6 +266,7 @@ class Lowering {
   // fragment just before the instructions that read it.
   Operand lazyOperand(const ir::Op& op, int i, int64_t sharedOffset) {
     ir::ValueId v = op.operands[size_t(i)];
+    if (auto ahead = readAhead_.find(v); ahead != readAhead_.end()) return Operand(*this, ahead->second.staged);
     const layout::Conversion* c = conversionOf(op, i);
     const std::vector<Reg>& src = regs_.at(v);
     if (!c || c->kind == layout::ConversionKind::none) return Operand(*this, src);
@@ -393,10 +401,11 @@ class Lowering {
   }
   // Loads register r of a staged tile (with the others of its ldmatrix) into `regs`.
   void loadStaged(const Staged& s, int64_t r, std::vector<Reg>& regs) {
-    if (s.matrices) return loadMatrices(*s.matrices, s.loadAt, s.alloc, r, regs);
+    if (s.matrices) return loadMatrices(*s.matrices, s, r, regs);
     DType dt = f_.shared[size_t(s.alloc)].dtype;
-    regs.at(size_t(r)) = b_.emit(KOp::load_shared, dt, {coords(s.loadAt, r)[0]}, {{"alloc", s.alloc}});
+    regs.at(size_t(r)) = b_.emit(KOp::load_shared, dt, {plus(coords(s.loadAt, r)[0], s.base)}, {{"alloc", s.alloc}});
   }
+  Reg plus(Reg a, Reg b) { return b < 0 ? a : b_.binary("add", a, b); }
 
   std::optional<MatrixLoad> matrixLoad(const LinearLayout& loadAt, DType dt, int64_t alloc) const {
     if (!t_.ldmatrix || dtypeBytes(dt) != 2 || f_.shared[size_t(alloc)].offset % 16 != 0) return std::nullopt;
@@ -431,13 +440,15 @@ class Lowering {
     return std::nullopt;
   }
   // The ldmatrix that reads register r with the others its pair and matrix bits span, into `out`.
-  void loadMatrices(const MatrixLoad& m, const LinearLayout& loadAt, int64_t alloc, int64_t r, std::vector<Reg>& out) {
+  void loadMatrices(const MatrixLoad& m, const Staged& s, int64_t r, std::vector<Reg>& out) {
+    const LinearLayout& loadAt = s.loadAt;
+    int64_t alloc = s.alloc;
     int64_t spanned = int64_t{1} << m.pairBit, num = int64_t{1} << m.matrixBits.size();
     for (int64_t bit : m.matrixBits) spanned |= int64_t{1} << bit;
     int64_t first = r & ~spanned;
     Reg rows = idBits(KOp::warp_id, bases(loadAt, layout::kWarp), 0, idBits(KOp::lane_id, m.rowOf, 0, -1));
     Reg at = b_.constant(DType::i32, double(input(loadAt, layout::kRegister, first)[0]));
-    at = rows < 0 ? at : b_.binary("xor", rows, at);
+    at = plus(rows < 0 ? at : b_.binary("xor", rows, at), s.base);
     DType dt = f_.shared[size_t(alloc)].dtype;
     std::vector<Reg> loaded = b_.emitMulti(KOp::ldmatrix, std::vector<DType>(size_t(2 * num), dt), {at},
                                            {{"alloc", alloc}, {"num", num}, {"trans", int64_t{m.trans}}});
@@ -455,8 +466,9 @@ class Lowering {
     for (int64_t d : layout::paddedShape(k_.type(v).shape)) n *= d;
     return n;
   }
+  // `offset` bytes above the floor: below it lie the read-ahead rings of the folds being lowered.
   int64_t allocShared(int64_t bytes, DType dt, std::string what, int64_t offset = 0) {
-    f_.shared.push_back({offset, bytes, dt, std::move(what)});
+    f_.shared.push_back({sharedFloor_ + offset, bytes, dt, std::move(what)});
     return static_cast<int64_t>(f_.shared.size() - 1);
   }
 
@@ -483,6 +495,7 @@ class Lowering {
     using ir::OpCode;
     ir::ValueId res = op.results.empty() ? -1 : op.results[0];
     if (res >= 0) producers_[res] = &op;
+    if (readAheadViews_.count(res)) return;  // its copies run ahead; the dot reads the ring
     switch (op.code) {
       case OpCode::program_id: return define(res, {b_.emit(KOp::workgroup_id, DType::i64, {}, {{"axis", op.intAttr("axis")}})});
       case OpCode::num_programs: return define(res, {b_.emit(KOp::workgroup_count, DType::i64, {}, {{"axis", op.intAttr("axis")}})});
@@ -550,25 +563,28 @@ class Lowering {
   // broadcast, permute and reshapes of unit dimensions move no data when the layouts agree:
   // a renaming of registers. Other reshapes move elements between threads.
   void reshape(const ir::Op& op) {
+    std::optional<CoordMap> map = viewMap(op);
+    if (!map) return reshapeThroughMemory(op);
+    LinearLayout src = layout::toLinear(operandLayout(op, 0), k_.type(op.operands[0]).shape);
+    define(op.results[0], remap(operand(op, 0), src, linear(op.results[0]), *map, op, a_.of(op.results[0])));
+  }
+  // Where a broadcast, permute or reshape finds each result coordinate in its operand; nullopt
+  // for a reshape that moves elements (one that is not only adding or dropping unit dimensions).
+  std::optional<CoordMap> viewMap(const ir::Op& op) const {
     const ir::Shape &from = k_.type(op.operands[0]).shape, &to = k_.type(op.results[0]).shape;
-    CoordMap map;
-    if (op.code == ir::OpCode::broadcast) {
-      map = [from](Coord c) { for (size_t d = 0; d < c.size(); ++d) if (from[d] == 1) c[d] = 0; return c; };
-    } else if (op.code == ir::OpCode::permute) {
+    if (op.code == ir::OpCode::broadcast)
+      return [from](Coord c) { for (size_t d = 0; d < c.size(); ++d) if (from[d] == 1) c[d] = 0; return c; };
+    if (op.code == ir::OpCode::permute) {
       std::vector<int64_t> perm = op.intsAttr("perm");
-      map = [perm](const Coord& c) { Coord s(c.size()); for (size_t i = 0; i < c.size(); ++i) s[size_t(perm[i])] = c[i]; return s; };
-    } else if (layout::nonUnitDims(from) == layout::nonUnitDims(to)) {  // also right on padding coordinates
-      std::vector<size_t> fromDims = sizedDims(from), toDims = sizedDims(to);
-      map = [=](const Coord& c) {
-        Coord s(from.size(), 0);
-        for (size_t i = 0; i < toDims.size(); ++i) s[fromDims[i]] = c[toDims[i]];
-        return s;
-      };
-    } else {
-      return reshapeThroughMemory(op);
+      return [perm](const Coord& c) { Coord s(c.size()); for (size_t i = 0; i < c.size(); ++i) s[size_t(perm[i])] = c[i]; return s; };
     }
-    LinearLayout src = layout::toLinear(operandLayout(op, 0), from);
-    define(op.results[0], remap(operand(op, 0), src, linear(op.results[0]), map, op, a_.of(op.results[0])));
+    if (op.code != ir::OpCode::reshape || layout::nonUnitDims(from) != layout::nonUnitDims(to)) return std::nullopt;
+    std::vector<size_t> fromDims = sizedDims(from), toDims = sizedDims(to);  // also right on padding coordinates
+    return [=](const Coord& c) {
+      Coord s(from.size(), 0);
+      for (size_t i = 0; i < toDims.size(); ++i) s[fromDims[i]] = c[toDims[i]];
+      return s;
+    };
   }
   // The dimensions of `shape` that are not 1, in order.
   static std::vector<size_t> sizedDims(const ir::Shape& shape) {
@@ -1108,18 +1124,48 @@ class Lowering {
       counts.push_back(init.size());
       types.insert(types.end(), init.size(), dtypeOf(op.operands[i]));
     }
+    const ir::Block& body = op.regions.at(0);
+    int64_t stages = std::min(options_.maxStages, op.attr("stages") ? op.intAttr("stages") : t_.defaultStages);
+    int64_t floor = sharedFloor_;
+    std::vector<ir::ValueId> ahead = t_.asyncCopy && stages > 1 ? planReadAhead(body, stages) : std::vector<ir::ValueId>{};
+    if (!ahead.empty()) stagesUsed_ = std::max(stagesUsed_, stages);
+    for (int64_t s = 0; s + 1 < stages && !ahead.empty(); ++s) {  // the prologue: iterations start .. start + stages - 2
+      Reg k = b_.binary("add", operands[0], b_.constant(DType::i64, double(s)));
+      issueReadAhead(body, ahead, k, b_.constant(DType::i64, double(s)), b_.cmp("lt", k, operands[1]));
+    }
     std::vector<Reg> results = b_.emitMulti(KOp::for_loop, types, operands, {});
     std::vector<DType> argTypes = types;
     argTypes.insert(argTypes.begin(), DType::i64);  // k
     std::vector<Reg> args = b_.openRegion(argTypes);
-    const ir::Block& body = op.regions.at(0);
     define(body.args[0], {args[0]});
     splitInto(body.args, 1, std::vector<Reg>(args.begin() + 1, args.end()), counts);
+    if (!ahead.empty()) {
+      // Iteration k's copies have landed (stages - 2 later ones may still fly) and every thread
+      // is done with iteration k - 1's stage, which the copies for k + stages - 1 now refill.
+      b_.effect(KOp::async_wait, {}, {{"pending", stages - 2}});
+      b_.effect(KOp::barrier);
+      Reg step = b_.binary("sub", args[0], operands[0]), S = b_.constant(DType::i64, double(stages));
+      Reg later = b_.binary("add", args[0], b_.constant(DType::i64, double(stages - 1)));
+      Reg laterStage = b_.binary("rem", b_.binary("add", step, b_.constant(DType::i64, double(stages - 1))), S);
+      issueReadAhead(body, ahead, later, laterStage, b_.cmp("lt", later, operands[1]));
+      Reg stage = b_.binary("rem", step, S);
+      for (ir::ValueId v : ahead) {
+        ReadAhead& r = readAhead_.at(v);
+        r.staged.base = b_.binary("mul", stage, b_.constant(DType::i64, double(r.stageElements)));
+        r.staged.base = castTo(r.staged.base, DType::i32);
+      }
+    }
     ++foldDepth_;
     block(body);
     --foldDepth_;
     b_.closeRegion();
     splitInto(op.results, 0, results, counts);
+    if (!ahead.empty()) b_.effect(KOp::async_wait, {}, {{"pending", int64_t{0}}});  // nothing lands on later allocations
+    for (ir::ValueId v : ahead) {
+      for (ir::ValueId view : readAhead_.at(v).views) readAheadViews_.erase(view);
+      readAhead_.erase(v);
+    }
+    sharedFloor_ = floor;
   }
   void splitInto(const std::vector<ir::ValueId>& values, size_t first, const std::vector<Reg>& flat,
                  const std::vector<size_t>& counts) {
@@ -1136,6 +1182,147 @@ class Lowering {
       flat.insert(flat.end(), v.begin(), v.end());
     }
     b_.effect(KOp::yield, flat);
+  }
+
+  // ---- read-ahead: a fold's dot operands copied asynchronously into rings of stages ----
+  struct ReadAhead {
+    const ir::Op* load;
+    std::vector<ir::ValueId> views;        // the load's result, then the views between it and the dot
+    std::vector<const ir::Op*> offsetOps;  // the body's ops its offsets need, in order
+    LinearLayout at;                       // the dot operand's layout, in the load's coordinates
+    LinearLayout storeAt;                  // the dot operand's layout -> element offset in a stage
+    int64_t vec, stageElements;
+    Staged staged;  // the dot's view of the ring; base: the current iteration's stage
+  };
+
+  // The dot operands of `body` that can be read ahead, each given a ring of `stages` buffers
+  // below a raised allocation floor: a block load with zero fill, seen through views (permutes,
+  // unit-dimension reshapes) each used once, read by a matrix-unit dot through workgroup
+  // memory, at offsets computed from k and values from outside the body, in copies of 4, 8
+  // or 16 bytes.
+  std::vector<ir::ValueId> planReadAhead(const ir::Block& body, int64_t stages) {
+    std::map<ir::ValueId, int> uses;
+    ir::forEachOp(k_.body, [&](const ir::Op& o) { for (ir::ValueId v : o.operands) ++uses[v]; });
+    std::vector<ir::ValueId> planned;
+    for (const ir::Op& dot : body.ops) {
+      if (dot.code != ir::OpCode::dot || !a_.of(dot.results[0]).as<layout::MatrixAcc>()) continue;
+      for (int i = 0; i < 2; ++i) {
+        ir::ValueId v = dot.operands[size_t(i)];
+        const layout::Conversion* c = conversionOf(dot, i);
+        if (!c || c->kind != layout::ConversionKind::shared_memory) continue;
+        std::vector<ir::ValueId> views = {v};
+        CoordMap toLoad = [](const Coord& x) { return x; };
+        const ir::Op* load = producerIn(body, v);
+        while (load && load->code != ir::OpCode::load && load->code != ir::OpCode::broadcast && uses[views.front()] == 1) {
+          std::optional<CoordMap> map = viewMap(*load);
+          if (!map) break;
+          toLoad = [inner = *map, outer = toLoad](const Coord& x) { return inner(outer(x)); };
+          views.insert(views.begin(), load->operands[0]);
+          load = producerIn(body, load->operands[0]);
+        }
+        if (!load || load->code != ir::OpCode::load || uses[views.front()] != 1 || !zeroFill(*load)) continue;
+        std::optional<std::vector<const ir::Op*>> offsetOps = offsetSlice(body, *load);
+        if (!offsetOps) continue;
+        layout::Layout mem = c->via ? layout::Layout{*c->via} : plainShared(v);
+        std::optional<LinearLayout> offsetOf = layout::toLinear(mem, k_.type(v).shape).invert();
+        if (!offsetOf) continue;
+        DType dt = k_.type(v).dtype;
+        LinearLayout from = linear(v), storeAt = offsetOf->compose(from), loadAt = offsetOf->compose(linear(*c->to, v));
+        LinearLayout at = mapped(from, toLoad, k_.type(load->results[0]).shape);
+        int64_t stageBytes = alignTo16(paddedNumel(v) * dtypeBytes(dt));
+        int64_t ring = allocShared(stages * stageBytes, dt, layout::str(mem) + ", a read-ahead ring of " + std::to_string(stages));
+        int64_t vec = std::min(vectorWidth(*load, load->intAttr("tensor"), at, k_.type(load->results[0]).shape),
+                               sharedVectorWidth(storeAt, dt, ring));
+        if (int64_t bytes = vec * dtypeBytes(dt); bytes != 4 && bytes != 8 && bytes != 16) {
+          f_.shared.pop_back();
+          continue;
+        }
+        sharedFloor_ = f_.shared[size_t(ring)].offset + stages * stageBytes;
+        readAhead_.emplace(v, ReadAhead{load, views, *offsetOps, at, storeAt, vec, stageBytes / dtypeBytes(dt),
+                                        {ring, loadAt, matrixLoad(loadAt, dt, ring)}});
+        readAheadViews_.insert(views.begin(), views.end());
+        planned.push_back(v);
+      }
+    }
+    return planned;
+  }
+  // `lin` with each basis sent through `map` into coordinates of `shape` (padded).
+  static LinearLayout mapped(const LinearLayout& lin, const CoordMap& map, const ir::Shape& shape) {
+    std::vector<LinearLayout::InDim> ins;
+    for (const LinearLayout::InDim& in : lin.ins()) {
+      ins.push_back({in.name, {}});
+      for (const Basis& b : in.bases) ins.back().bases.push_back(map(b));
+    }
+    std::vector<LinearLayout::OutDim> outs;
+    ir::Shape padded = layout::paddedShape(shape);
+    for (size_t d = 0; d < padded.size(); ++d) outs.push_back({"dim" + std::to_string(d), padded[d]});
+    return LinearLayout(ins, outs);
+  }
+  static const ir::Op* producerIn(const ir::Block& body, ir::ValueId v) {
+    for (const ir::Op& o : body.ops)
+      if (std::ranges::count(o.results, v)) return &o;
+    return nullptr;
+  }
+  // Whether a load's fill is what zero-filling copies write: +0 (or integer 0).
+  static bool zeroFill(const ir::Op& load) {
+    const ir::AttrValue* fill = load.attr("fill");
+    if (!fill) return true;
+    if (std::holds_alternative<int64_t>(*fill)) return std::get<int64_t>(*fill) == 0;
+    return std::bit_cast<uint64_t>(std::get<double>(*fill)) == 0;
+  }
+  // The body's ops a load's offsets are computed by, when they read only k, values from outside
+  // the body and each other (scalar ops that neither read nor write memory); nullopt otherwise.
+  std::optional<std::vector<const ir::Op*>> offsetSlice(const ir::Block& body, const ir::Op& load) {
+    std::set<const ir::Op*> needed;
+    std::function<bool(ir::ValueId)> need = [&](ir::ValueId v) {
+      if (v == body.args[0]) return true;
+      if (std::ranges::count(body.args, v)) return false;  // a carried value
+      const ir::Op* o = producerIn(body, v);
+      if (!o) return true;  // from outside the body
+      if (needed.count(o)) return true;
+      bool scalar = o->regions.empty() && !ir::readsTensor(o->code) && !ir::writesTensor(o->code) &&
+                    o->code != ir::OpCode::check && o->code != ir::OpCode::print && k_.type(v).rank() == 0;
+      if (!scalar || !std::ranges::all_of(o->operands, need)) return false;
+      needed.insert(o);
+      return true;
+    };
+    for (size_t d = 0; d < load.operands.size(); ++d)
+      if (!need(load.operands[d])) return std::nullopt;
+    std::vector<const ir::Op*> ordered;
+    for (const ir::Op& o : body.ops)
+      if (needed.count(&o)) ordered.push_back(&o);
+    return ordered;
+  }
+  // Starts the copies of iteration k (i64) into stage `stage` (i64) of each ring, where `live`;
+  // then closes their group. The loads' offsets are computed again for this k.
+  void issueReadAhead(const ir::Block& body, const std::vector<ir::ValueId>& ahead, Reg k, Reg stage, Reg live) {
+    std::map<ir::ValueId, std::optional<std::vector<Reg>>> saved;
+    auto save = [&](ir::ValueId v) {
+      auto it = regs_.find(v);
+      saved.try_emplace(v, it == regs_.end() ? std::nullopt : std::optional(it->second));
+    };
+    save(body.args[0]);
+    define(body.args[0], {k});
+    for (ir::ValueId v : ahead) {
+      const ReadAhead& r = readAhead_.at(v);
+      for (const ir::Op* o : r.offsetOps) {
+        for (ir::ValueId res : o->results) save(res);
+        lower(*o);
+      }
+      int64_t tensor = r.load->intAttr("tensor");
+      DType dt = k_.type(v).dtype;
+      Reg base = castTo(b_.binary("mul", stage, b_.constant(DType::i64, double(r.stageElements))), DType::i32);
+      for (int64_t reg = 0; reg < registerCount(r.at); reg += r.vec) {
+        auto [addr, pred] = blockAddress(*r.load, tensor, coords(r.at, reg));
+        b_.effect(KOp::async_copy, {addr, b_.binary("and", pred, live), b_.binary("add", coords(r.storeAt, reg)[0], base)},
+                  {{"buffer", paramIndex(tensorName(tensor))}, {"alloc", r.staged.alloc}, {"bytes", r.vec * dtypeBytes(dt)}});
+      }
+    }
+    b_.effect(KOp::async_commit);
+    for (auto& [v, regs] : saved) {
+      if (regs) regs_[v] = *regs;
+      else regs_.erase(v);
+    }
   }
 
   // ---- dot ----
@@ -1264,6 +1451,10 @@ class Lowering {
   std::map<ir::ValueId, std::vector<Reg>> regs_;
   std::map<ir::ValueId, const ir::Op*> producers_;
   std::vector<int64_t> divisors_;  // ir::knownDivisors: what keeps block offsets aligned
+  std::map<ir::ValueId, ReadAhead> readAhead_;  // the dot operands of the folds being lowered read ahead
+  std::set<ir::ValueId> readAheadViews_;        // their loads and views, never in registers
+  int64_t sharedFloor_ = 0;  // allocations start here: below lie those folds' rings
+  int64_t stagesUsed_ = 1;   // the most stages a fold read ahead with
   std::set<ir::ValueId> read_;  // the values some op reads
   int64_t checks_ = 0;           // check ops lowered so far: the next one's number
   int foldDepth_ = 0;
@@ -1282,7 +1473,15 @@ bool allowsVectorAccess(uintptr_t address, DType t, const std::vector<int64_t>& 
 KernelFunction lowerToKernelIR(const ir::Kernel& k, const layout::LayoutAssignment& a, const layout::Target& t,
                                const KernelLoweringOptions& options) {
   if (t.name == "cpu") throw Error("kernel ir: unsupported: target cpu (one thread per program; use the llvm stage)");
-  return Lowering(k, a, t, options).run();
+  KernelLoweringOptions tried = options;
+  while (true) {
+    try {
+      return Lowering(k, a, t, tried).run();
+    } catch (const Lowering::SharedOverBudget& e) {
+      if (e.stages <= 1) throw;
+      tried.maxStages = e.stages - 1;  // smaller rings
+    }
+  }
 }
 
 }  // namespace tj::gpu

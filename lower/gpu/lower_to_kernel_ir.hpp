@@ -23,6 +23,9 @@ struct KernelLoweringOptions {
   // the layout and the block's offsets allow it; missing entries are false. A device checks the
   // facts at each launch and keeps a kernel per fact set, the general one when none holds.
   std::vector<bool> vectorTensors;
+  // The most stages a fold reads ahead with (ir.hpp's fold); lowerToKernelIR lowers with fewer
+  // when the rings do not fit in workgroup memory.
+  int64_t maxStages = ir::kMaxStages;
 };
 
 // Whether a tensor argument at device address `address` allows `bytes`-wide accesses along

@@ -526,9 +526,11 @@ class Printer {
   void declareShared() {
     int64_t bytes = f_.sharedBytes();
     if (bytes == 0) return;
-    auto* array = llvm::ArrayType::get(b_.getInt8Ty(), uint64_t(bytes));
-    auto* g = new llvm::GlobalVariable(*m_, array, false, llvm::GlobalValue::InternalLinkage,
-                                       llvm::UndefValue::get(array), "shared", nullptr,
+    bool dynamic = t_.dynamicShared(bytes);
+    auto* array = llvm::ArrayType::get(b_.getInt8Ty(), dynamic ? 0 : uint64_t(bytes));
+    auto* g = new llvm::GlobalVariable(*m_, array, false,
+                                       dynamic ? llvm::GlobalValue::ExternalLinkage : llvm::GlobalValue::InternalLinkage,
+                                       dynamic ? nullptr : llvm::UndefValue::get(array), "shared", nullptr,
                                        llvm::GlobalValue::NotThreadLocal, t_.sharedAddressSpace());
     g->setAlignment(llvm::Align(16));
     shared_ = g;
@@ -537,9 +539,9 @@ class Printer {
     Value* pointer;
     DType dtype;
   };
-  SharedElement sharedElement(const KInst& i) {
+  SharedElement sharedElement(const KInst& i, Reg indexReg) {
     const gpu::SharedAlloc& a = f_.shared.at(size_t(intAttr(i, "alloc")));
-    Value* index = b_.CreateSExtOrTrunc(val(i.operands[0]), b_.getInt64Ty());
+    Value* index = b_.CreateSExtOrTrunc(val(indexReg), b_.getInt64Ty());
     Value* offset = b_.CreateAdd(b_.CreateMul(index, b_.getInt64(uint64_t(dtypeBytes(a.dtype)))), b_.getInt64(uint64_t(a.offset)));
     return {b_.CreateGEP(b_.getInt8Ty(), shared_, offset), a.dtype};
   }
@@ -594,7 +596,7 @@ class Printer {
   }
 
   void storeShared(const KInst& i) {
-    SharedElement e = sharedElement(i);
+    SharedElement e = sharedElement(i, i.operands[0]);
     int64_t vec = int64_t(i.operands.size()) - 1;
     auto memoryValue = [&](size_t at) { return toMemory(e.dtype, cast(val(i.operands[at]), dtypeOf(i.operands[at]), e.dtype)); };
     Value* v = vec == 1 ? memoryValue(1) : llvm::PoisonValue::get(accessType(e.dtype, vec));
@@ -602,8 +604,17 @@ class Printer {
     b_.CreateAlignedStore(v, e.pointer, accessAlign(e.dtype, vec));
   }
 
+  // Where pred is false nothing is read (0 source bytes) from the buffer's start, a valid address.
+  void asyncCopy(const KInst& i) {
+    int64_t p = bufferParam(i), bytes = intAttr(i, "bytes");
+    Value* pred = cast(val(i.operands[1]), dtypeOf(i.operands[1]), DType::boolean);
+    Value* from = b_.CreateSelect(pred, element(p, f_.params[size_t(p)].dtype, i.operands[0]), fn_->getArg(unsigned(p)));
+    SharedElement to = sharedElement(i, i.operands[2]);
+    t_.asyncCopy(b_, to.pointer, from, bytes, b_.CreateSelect(pred, b_.getInt32(uint32_t(bytes)), b_.getInt32(0)));
+  }
+
   void ldmatrix(const KInst& i) {
-    SharedElement e = sharedElement(i);
+    SharedElement e = sharedElement(i, i.operands[0]);
     std::vector<Value*> words = t_.loadMatrix(b_, e.pointer, intAttr(i, "num"), intAttr(i, "trans") != 0);
     for (size_t j = 0; j < words.size(); ++j)
       for (unsigned half = 0; half < 2; ++half) {
@@ -659,6 +670,9 @@ class Printer {
       case KOp::for_loop: return loop(i);
       case KOp::mma: return mma(i);
       case KOp::ldmatrix: return ldmatrix(i);
+      case KOp::async_copy: return asyncCopy(i);
+      case KOp::async_commit: return t_.asyncCommit(b_);
+      case KOp::async_wait: return t_.asyncWait(b_, intAttr(i, "pending"));
       default: break;
     }
     if (i.results.size() != 1) unsupported(std::string(gpu::kopName(i.op)));
@@ -687,7 +701,7 @@ class Printer {
       case KOp::select: return b_.CreateSelect(cast(val(o[0]), dtypeOf(o[0]), DType::boolean), val(o[1]), val(o[2]));
       case KOp::cast: return cast(val(o[0]), dtypeOf(o[0]), t);
       case KOp::load_shared: {
-        SharedElement e = sharedElement(i);
+        SharedElement e = sharedElement(i, i.operands[0]);
         return cast(fromMemory(e.dtype, b_.CreateLoad(memoryType(e.dtype), e.pointer)), e.dtype, t);
       }
       case KOp::shuffle_xor: return shuffleXor(t, val(o[0]), intAttr(i, "mask"));
@@ -714,6 +728,15 @@ class Printer {
 
 std::vector<llvm::Value*> LlvmGpuTarget::loadMatrix(llvm::IRBuilderBase&, llvm::Value*, int64_t, bool) const {
   throw Error("llvm gpu: unsupported: ldmatrix on " + triple());
+}
+void LlvmGpuTarget::asyncCopy(llvm::IRBuilderBase&, llvm::Value*, llvm::Value*, int64_t, llvm::Value*) const {
+  throw Error("llvm gpu: unsupported: async_copy on " + triple());
+}
+void LlvmGpuTarget::asyncCommit(llvm::IRBuilderBase&) const {
+  throw Error("llvm gpu: unsupported: async_commit on " + triple());
+}
+void LlvmGpuTarget::asyncWait(llvm::IRBuilderBase&, int64_t) const {
+  throw Error("llvm gpu: unsupported: async_wait on " + triple());
 }
 
 std::string entryName(const std::string& name) {

@@ -55,6 +55,16 @@ class LlvmGpuTarget {
   // The kernel IR's ldmatrix: `num` 32-bit registers of two 16-bit elements each (low half
   // first), from this lane's row in workgroup memory. Throws where the target has none.
   virtual std::vector<llvm::Value*> loadMatrix(llvm::IRBuilderBase& b, llvm::Value* row, int64_t num, bool trans) const;
+  // The kernel IR's async_copy, async_commit and async_wait: `bytes` from global `from` to
+  // workgroup memory `to`, of which `fromBytes` (an i32: bytes or 0) are read and the rest
+  // zeroed. Throw where the target has none.
+  virtual void asyncCopy(llvm::IRBuilderBase& b, llvm::Value* to, llvm::Value* from, int64_t bytes,
+                         llvm::Value* fromBytes) const;
+  virtual void asyncCommit(llvm::IRBuilderBase& b) const;
+  virtual void asyncWait(llvm::IRBuilderBase& b, int64_t pending) const;
+  // Whether `bytes` of workgroup memory are a dynamic array (sized at launch) rather than a
+  // static one.
+  virtual bool dynamicShared(int64_t bytes) const { return false; }
 };
 
 // The kernel function's symbol for a kernel named `name`: PTX and ELF symbols take letters,

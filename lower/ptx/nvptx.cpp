@@ -113,6 +113,23 @@ class NvptxTarget final : public llvmgpu::LlvmGpuTarget {
     return out;
   }
 
+  // cp.async: 16 bytes bypass L1 (.cg), 4 and 8 may only go through it (.ca).
+  void asyncCopy(llvm::IRBuilderBase& b, Value* to, Value* from, int64_t bytes, Value* fromBytes) const override {
+    using I = llvm::Intrinsic::ID;
+    I id = bytes == 16 ? llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16_s
+           : bytes == 8 ? llvm::Intrinsic::nvvm_cp_async_ca_shared_global_8_s
+           : bytes == 4 ? llvm::Intrinsic::nvvm_cp_async_ca_shared_global_4_s
+                        : throw Error("llvm gpu: unsupported: async_copy of " + std::to_string(bytes) + " bytes");
+    b.CreateIntrinsic(id, {}, {to, from, fromBytes});
+  }
+  bool dynamicShared(int64_t bytes) const override { return bytes > kStaticSharedBytes; }
+  void asyncCommit(llvm::IRBuilderBase& b) const override {
+    b.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_commit_group, {}, {});
+  }
+  void asyncWait(llvm::IRBuilderBase& b, int64_t pending) const override {
+    b.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {b.getInt32(uint32_t(pending))});
+  }
+
  private:
   static size_t checkedAxis(int axis) {
     if (axis < 0 || axis > 2) throw Error("llvm gpu: unsupported: grid axis " + std::to_string(axis));
