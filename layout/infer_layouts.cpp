@@ -26,6 +26,7 @@ using ir::ValueId;
 
 const std::vector<Target>& targets() {
   const MatrixUnit mma{MatrixInstr::mma_m16n8k16, 16, 8, 16, {DType::f16, DType::bf16}};
+  const MatrixUnit mmaI8{MatrixInstr::mma_m16n8k32, 16, 8, 32, {DType::i8}};
   const MatrixUnit wmma{MatrixInstr::wmma_16x16x16, 16, 16, 16, {DType::f16, DType::bf16}};
   const MatrixUnit mfma{MatrixInstr::mfma_32x32x8, 32, 32, 8, {DType::f16, DType::bf16}};
   auto nvidia = [](Target t) {
@@ -36,14 +37,23 @@ const std::vector<Target>& targets() {
     return t;
   };
   static const std::vector<Target> all = {
-      {"vulkan", 8, 4, 256, 32 * 1024, std::nullopt},  // lavapipe: 8-wide subgroups, no matrix unit
-      nvidia({"sm_80", 32, 4, 1024, 48 * 1024, mma}),
-      nvidia({"sm_90", 32, 4, 1024, 228 * 1024, mma}),
-      {"gfx1100", 32, 4, 1024, 64 * 1024, wmma},
-      {"gfx942", 64, 4, 1024, 64 * 1024, mfma},
-      {"cpu", 1, 1, 1, 0, std::nullopt},  // one thread per program: every tile in its registers
+      {"vulkan", 8, 4, 256, 32 * 1024, {}},  // lavapipe: 8-wide subgroups, no matrix unit
+      nvidia({"sm_80", 32, 4, 1024, 48 * 1024, {mma, mmaI8}}),
+      nvidia({"sm_90", 32, 4, 1024, 228 * 1024, {mma, mmaI8}}),
+      {"gfx1100", 32, 4, 1024, 64 * 1024, {wmma}},
+      {"gfx942", 64, 4, 1024, 64 * 1024, {mfma}},
+      {"cpu", 1, 1, 1, 0, {}},  // one thread per program: every tile in its registers
   };
   return all;
+}
+
+const MatrixUnit* Target::matrixFor(DType t) const {
+  auto it = std::ranges::find_if(matrixUnits, [&](const MatrixUnit& u) { return std::ranges::count(u.operandDtypes, t) > 0; });
+  return it == matrixUnits.end() ? nullptr : &*it;
+}
+const MatrixUnit* Target::matrixOf(MatrixInstr i) const {
+  auto it = std::ranges::find(matrixUnits, i, &MatrixUnit::instr);
+  return it == matrixUnits.end() ? nullptr : &*it;
 }
 
 const Target& targetByName(const std::string& name) {
@@ -317,12 +327,13 @@ class Inference {
   // Matrix-core fragments when the target multiplies these dtypes and the shape tiles;
   // warps go along M first so a row stays within one warp.
   std::optional<MatrixAcc> matrixAcc(const Op& dot) const {
-    if (!t_.matrix) return std::nullopt;
-    const MatrixUnit& unit = *t_.matrix;
     const ir::Type &a = type(dot.operands[0]), &b = type(dot.operands[1]);
+    const MatrixUnit* found = t_.matrixFor(a.dtype);
+    // Integer units accumulate in i32: an i8 dot declared i8 wraps per product sum instead.
+    if (!found || (!isFloat(a.dtype) && type(dot.results[0]).dtype != DType::i32)) return std::nullopt;
+    const MatrixUnit& unit = *found;
     int64_t m = a.shape[0], k = a.shape[1], n = b.shape[1];
-    bool dtypeFits = std::count(unit.operandDtypes.begin(), unit.operandDtypes.end(), a.dtype) > 0;
-    if (!dtypeFits || m % unit.m || n % unit.n || k % unit.k || !isPowerOfTwoShape({m, n, k})) return std::nullopt;
+    if (m % unit.m || n % unit.n || k % unit.k || !isPowerOfTwoShape({m, n, k})) return std::nullopt;
     int64_t wm = pow2Clamp(m / unit.m, t_.warpsPerProgram);
     return MatrixAcc{unit.instr, {wm, t_.warpsPerProgram / wm}};
   }

@@ -23,7 +23,10 @@ struct Target {
   int64_t warpsPerProgram;      // subgroups one program runs on
   int64_t maxWorkgroupThreads;
   int64_t sharedBytes;          // workgroup memory
-  std::optional<MatrixUnit> matrix;
+  std::vector<MatrixUnit> matrixUnits;  // each for the operand dtypes it lists
+  // The unit that multiplies operands of `t`, or of instruction `i`; null when none does.
+  const MatrixUnit* matrixFor(DType t) const;
+  const MatrixUnit* matrixOf(MatrixInstr i) const;
   // Loop iterations one thread may run in total, all loops together; 0: no limit. Mesa's
   // llvmpipe (lavapipe) silently ends every loop of a shader past 65535 of them.
   int64_t loopIterationLimit = 0;

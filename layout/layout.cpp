@@ -40,6 +40,7 @@ std::vector<int64_t> rowMajorOrder(size_t rank) {
 std::string_view instrName(MatrixInstr i) {
   switch (i) {
     case MatrixInstr::mma_m16n8k16: return "m16n8k16";
+    case MatrixInstr::mma_m16n8k32: return "m16n8k32";
     case MatrixInstr::wmma_16x16x16: return "16x16x16";
     case MatrixInstr::mfma_32x32x8: return "32x32x8";
   }
@@ -63,6 +64,10 @@ Fragment fragment(MatrixInstr instr, int role) {
       if (role == 0) return {{16, 16}, {{0, 1}, {8, 0}, {0, 8}}, {{0, 2}, {0, 4}, {1, 0}, {2, 0}, {4, 0}}, 2};
       if (role == 1) return {{16, 8}, {{1, 0}, {8, 0}}, {{2, 0}, {4, 0}, {0, 1}, {0, 2}, {0, 4}}, 2};
       return {{16, 8}, {{0, 1}, {8, 0}}, {{0, 2}, {0, 4}, {1, 0}, {2, 0}, {4, 0}}, 1};
+    case MatrixInstr::mma_m16n8k32:  // PTX ISA 9.7.13.4.9, 8-bit a and b: four per 32-bit register
+      if (role == 0) return {{16, 32}, {{0, 1}, {0, 2}, {8, 0}, {0, 16}}, {{0, 4}, {0, 8}, {1, 0}, {2, 0}, {4, 0}}, 4};
+      if (role == 1) return {{32, 8}, {{1, 0}, {2, 0}, {16, 0}}, {{4, 0}, {8, 0}, {0, 1}, {0, 2}, {0, 4}}, 4};
+      return fragment(MatrixInstr::mma_m16n8k16, 2);
     case MatrixInstr::wmma_16x16x16:  // RDNA3: lanes 16..31 repeat a and b; c rows interleave by half-wave
       if (role == 0) return {{16, 16}, {{0, 1}, {0, 2}, {0, 4}, {0, 8}}, {{1, 0}, {2, 0}, {4, 0}, {8, 0}, {0, 0}}, 16};
       if (role == 1) return {{16, 16}, {{1, 0}, {2, 0}, {4, 0}, {8, 0}}, {{0, 1}, {0, 2}, {0, 4}, {0, 8}, {0, 0}}, 16};
@@ -209,7 +214,8 @@ std::string ints(const std::vector<int64_t>& v) {
 }
 
 std::string accName(const MatrixAcc& m) {
-  std::string_view family = m.instr == MatrixInstr::mma_m16n8k16 ? "mma" : m.instr == MatrixInstr::wmma_16x16x16 ? "wmma" : "mfma";
+  bool mma = m.instr == MatrixInstr::mma_m16n8k16 || m.instr == MatrixInstr::mma_m16n8k32;
+  std::string_view family = mma ? "mma" : m.instr == MatrixInstr::wmma_16x16x16 ? "wmma" : "mfma";
   return std::string("#").append(family).append("<").append(instrName(m.instr)).append(", wpc=").append(ints(m.warpsPerCTA)).append(">");
 }
 

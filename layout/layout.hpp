@@ -31,7 +31,7 @@ struct Blocked {
 };
 
 // The matrix instructions whose fragments are layouts.
-enum class MatrixInstr : uint8_t { mma_m16n8k16, wmma_16x16x16, mfma_32x32x8 };
+enum class MatrixInstr : uint8_t { mma_m16n8k16, mma_m16n8k32, wmma_16x16x16, mfma_32x32x8 };
 std::string_view instrName(MatrixInstr i);
 
 // The accumulator (and result) fragments of a matrix instruction, tiled over the

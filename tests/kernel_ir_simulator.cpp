@@ -325,20 +325,22 @@ class Workgroup {
   }
 
   // PTX ISA, ldmatrix: lane l supplies the address of row l % 8 of matrix l / 8; element e of
-  // result register j of lane l is matrix j's (l / 4, 2 (l % 4) + e), transposed (2 (l % 4) + e, l / 4).
+  // result register j of lane l is matrix j's 16-bit (l / 4, 2 (l % 4) + e), transposed
+  // (2 (l % 4) + e, l / 4); 8-bit elements are its bytes, low first.
   void ldmatrix(const KInst& i) {
     size_t S = size_t(f_.subgroupSize);
     if (S != 32) throw Error("simulate: ldmatrix on subgroups of " + std::to_string(S));
     const Lanes& rows = reg(i.operands[0]);
     bool trans = intAttr(i, "trans") != 0;
-    for (size_t j = 0; j < size_t(intAttr(i, "num")); ++j)
-      for (size_t e = 0; e < 2; ++e)
-        set(i.results.at(2 * j + e), [&](size_t t) {
-          size_t l = t % S, row = trans ? 2 * (l % 4) + e : l / 4, col = trans ? l / 4 : 2 * (l % 4) + e;
-          size_t start = sharedAt(i, rows[t - l + 8 * j + row]);
-          if (start % 16 != 0) throw Error("simulate: ldmatrix row at byte " + std::to_string(start) + ", not 16-byte aligned");
-          return readShared(start + 2 * col, t);
-        });
+    size_t width = size_t(dtypeBytes(f_.shared.at(size_t(intAttr(i, "alloc"))).dtype)), perWord = 4 / width;
+    for (size_t x = 0; x < i.results.size(); ++x)
+      set(i.results[x], [&](size_t t) {
+        size_t j = x / perWord, e = x % perWord * width / 2, byte = x % perWord * width % 2;
+        size_t l = t % S, row = trans ? 2 * (l % 4) + e : l / 4, col = trans ? l / 4 : 2 * (l % 4) + e;
+        size_t start = sharedAt(i, rows[t - l + 8 * j + row]);
+        if (start % 16 != 0) throw Error("simulate: ldmatrix row at byte " + std::to_string(start) + ", not 16-byte aligned");
+        return readShared(start + 2 * col + byte, t);
+      });
   }
 
   void subgroupReduce(const KInst& i) {
@@ -369,8 +371,17 @@ class Workgroup {
   // The fragments of an instruction: mma.sync's from the PTX ISA's formulas, so an error in
   // layout/'s tables cannot cancel out here; WMMA's and MFMA's (no printer runs them yet)
   // from layout/.
+  // mma.m16n8k32 with 8-bit a and b: four consecutive k elements per 32-bit register.
+  static Fragment ptxM16N8K32(int which) {
+    switch (which) {
+      case 0: return {16, [](int64_t j, int64_t l) { return std::pair{l / 4 + 8 * (j >> 2 & 1), l % 4 * 4 + (j & 3) + 16 * (j >> 3)}; }};
+      case 1: return {8, [](int64_t j, int64_t l) { return std::pair{l % 4 * 4 + (j & 3) + 16 * (j >> 2), l / 4}; }};
+      default: return ptxM16N8K16(2);
+    }
+  }
   static Fragment fragment(const std::string& instr, int which, int64_t m, int64_t n, int64_t k) {
     if (instr == layout::instrName(layout::MatrixInstr::mma_m16n8k16)) return ptxM16N8K16(which);
+    if (instr == layout::instrName(layout::MatrixInstr::mma_m16n8k32)) return ptxM16N8K32(which);
     layout::MatrixInstr chosen = instr == layout::instrName(layout::MatrixInstr::wmma_16x16x16)
                                      ? layout::MatrixInstr::wmma_16x16x16 : layout::MatrixInstr::mfma_32x32x8;
     layout::LayoutPtr acc = layout::make(layout::Layout{layout::MatrixAcc{chosen, {1, 1}}});

@@ -145,6 +145,16 @@ inline ir::Kernel withStages(ir::Kernel k, int64_t stages) {
   return k;
 }
 
+// `k` with every `from` text replaced by its `to` in its printed IR (f16 operands to bf16...).
+inline ir::Kernel retyped(const ir::Kernel& k, const std::vector<std::pair<std::string, std::string>>& replacements) {
+  std::string text = ir::print(k);
+  for (const auto& [from, to] : replacements)
+    for (size_t at = 0; (at = text.find(from, at)) != std::string::npos; at += to.size()) text.replace(at, from.size(), to);
+  ir::Kernel out = ir::parse(text);
+  ir::verify(out);
+  return out;
+}
+
 // ptxas from PATH or the toolkit's default place; "" when there is none.
 inline std::string ptxas() {
   if (runCommand("command -v ptxas").status == 0) return "ptxas";

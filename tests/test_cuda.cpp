@@ -140,7 +140,7 @@ TEST_CASE("cuda: the layout target comes from the compute capability and the dev
   layout::Target t = cuda::targetFor(a100);
   CHECK(t.name == "sm_80");
   CHECK(t.sharedBytes == 163 * 1024);
-  CHECK(t.matrix.has_value());
+  CHECK(t.matrixFor(DType::f16) != nullptr);
   CHECK(a100.arch() == "sm_80");
   cuda::DeviceInfo rtx{.name = "RTX", .major = 8, .minor = 6, .maxThreadsPerBlock = 1024,
                        .sharedPerBlock = 48 * 1024, .sharedPerBlockOptin = 99 * 1024};

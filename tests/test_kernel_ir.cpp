@@ -82,9 +82,12 @@ struct HostTensors {
       storage.emplace_back(size_t(n * dtypeBytes(dt)));
       for (int64_t i = 0; i < n; ++i) {
         seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-        float v = float(int64_t(seed >> 40) % 2000 - 1000) / 1000.0f;
+        int64_t r = int64_t(seed >> 40) % 2000 - 1000;
+        float v = float(r) / 1000.0f;
         char* at = storage.back().data() + i * dtypeBytes(dt);
         if (dt == DType::f16) { uint16_t h = floatToHalf(v); std::memcpy(at, &h, 2); }
+        else if (dt == DType::i8) { auto b = int8_t(r % 128); std::memcpy(at, &b, 1); }
+        else if (dt == DType::i32) { auto x = int32_t(r); std::memcpy(at, &x, 4); }
         else std::memcpy(at, &v, 4);
       }
       args.push_back({storage.back().data(), dt, shapes[t], strides});
@@ -98,6 +101,8 @@ struct HostTensors {
   double at(size_t t, size_t i) const {
     const char* p = storage[t].data() + i * size_t(dtypeBytes(args[t].dtype));
     if (args[t].dtype == DType::f16) { uint16_t h; std::memcpy(&h, p, 2); return halfToFloat(h); }
+    if (args[t].dtype == DType::i8) return double(*reinterpret_cast<const int8_t*>(p));
+    if (args[t].dtype == DType::i32) { int32_t x; std::memcpy(&x, p, 4); return x; }
     float f;
     std::memcpy(&f, p, 4);
     return f;
@@ -431,6 +436,19 @@ const KBlock& loopBody(const KernelFunction& f) {
     if (i.op == KOp::for_loop) return i.regions.at(0);
   FAIL("no loop");
   return f.body;
+}
+
+// The f16 gemm with i8 operands and an i32 accumulator: the m16n8k32 integer matrix unit.
+ir::Kernel gemmI8() { return test::retyped(samples::traceSample("gemm_f16"), {{"f16", "i8"}, {"f32", "i32"}, {"= 0.0", "= 0"}}); }
+
+TEST_CASE("kernel ir: an i8 gemm accumulates in i32 on mma.sync m16n8k32, read ahead, as the interpreter computes it") {
+  ir::Kernel k = gemmI8();
+  KernelFunction f = contiguousLowering(k, "sm_90");
+  CHECK(hasAttr(f.body, KOp::mma, "instr", std::string("m16n8k32")));
+  CHECK(countOps(loopBody(f), KOp::async_copy) == (128 * 64 + 64 * 64) / 128 / 16);  // 16 i8 per copy
+  // Rows of whole 16-byte vectors read ahead; other sizes through registers, element by element.
+  checkAgainstInterpreter(k, {{37, 144}, {144, 48}, {37, 48}}, f, {1, 1}, 0);
+  checkAgainstInterpreter(k, sampleShapes("gemm"), "sm_80", {1, 1}, 0);
 }
 
 TEST_CASE("kernel ir: matrix operands leave workgroup memory through ldmatrix, the transposed one with .trans") {

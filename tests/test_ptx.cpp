@@ -25,13 +25,8 @@ std::string ptxOf(const ir::Kernel& k, const std::string& arch) {
   return ptx::printPtx(gpu::lowerToKernelIR(k, layout::inferLayouts(k, t), t), arch);
 }
 
-// A sample's kernel with every `from` dtype replaced by `to` (f16 operands become bf16).
 ir::Kernel retyped(const std::string& sample, const std::string& from, const std::string& to) {
-  std::string text = ir::print(samples::traceSample(sample));
-  for (size_t at = 0; (at = text.find(from, at)) != std::string::npos; at += to.size()) text.replace(at, from.size(), to);
-  ir::Kernel k = ir::parse(text);
-  ir::verify(k);
-  return k;
+  return test::retyped(samples::traceSample(sample), {{from, to}});
 }
 
 // As a launch with contiguous tensors whose rows are whole 16-byte vectors lowers it.
@@ -78,6 +73,21 @@ TEST_CASE("ptx: f16 and bf16 gemm and attention at their default configs: no spi
           CHECK(sassCount(a.sass, "STS.128") > 0);
         }
       }
+}
+
+TEST_CASE("ptx: an i8 gemm runs on IMMA (mma.sync m16n8k32) with i32 accumulators, read ahead by cp.async") {
+  ir::Kernel k = test::retyped(samples::traceSample("gemm_f16"), {{"f16", "i8"}, {"f32", "i32"}, {"= 0.0", "= 0"}});
+  for (const char* arch : kArchs) {
+    CAPTURE(arch);
+    std::string ptx = contiguousPtxOf(k, arch);
+    CHECK(ptx.find("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32") != std::string::npos);
+    test::Assembled a = test::assemble(ptx, arch, true);
+    if (a.report.empty()) continue;
+    CHECK(a.report.find(" 0 bytes spill stores, 0 bytes spill loads") != std::string::npos);
+    if (a.sass.empty()) continue;
+    CHECK(sassCount(a.sass, "IMMA") > 0);
+    CHECK(sassCount(a.sass, "LDGSTS.E.BYPASS.128") > 0);
+  }
 }
 
 TEST_CASE("ptx: past 48 KiB the shared array is dynamic, sized at launch; within it, static") {

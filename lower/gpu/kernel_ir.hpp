@@ -20,10 +20,11 @@
 //                                        elements; several values go to consecutive elements as
 //                                        one access, aligned to its size
 //   ldmatrix {alloc, num, trans} (index) : num (1, 2, 4) 8x8 matrices of 16-bit elements, PTX's ldmatrix:
-//                                        lane l gives at `index` the row l%8 of matrix l/8 (8 elements,
-//                                        16-byte aligned); results 2j and 2j+1 are matrix j's elements
+//                                        lane l gives at `index` the row l%8 of matrix l/8 (16 bytes,
+//                                        aligned); results 2j and 2j+1 are matrix j's elements
 //                                        (l/4, 2(l%4)) and (l/4, 2(l%4)+1), transposed with trans:
-//                                        (2(l%4), l/4) and (2(l%4)+1, l/4)
+//                                        (2(l%4), l/4) and (2(l%4)+1, l/4). Of 8-bit elements (not
+//                                        trans), each 16-bit one is two: results 4j..4j+3, low byte first
 //   async_copy {buffer, alloc, bytes} (index, pred, slot) : starts copying `bytes` (4, 8 or 16) from
 //                                        buffer[index] (zeros where pred is false) to element `slot` of
 //                                        workgroup memory alloc; they land by the async_wait that

@@ -214,6 +214,7 @@ class Lowering {
   struct MatrixLoad {
     bool trans;
     int64_t pairBit;                  // the register bit of a pair's second element
+    int64_t byteBit;                  // 8-bit elements: the register bit of a 16-bit element's high byte; else -1
     std::vector<int64_t> matrixBits;  // register bits choosing among the loaded matrices
     std::vector<Basis> rowOf;         // lane bit -> the offset of the row that lane supplies
   };
@@ -408,24 +409,35 @@ class Lowering {
   Reg plus(Reg a, Reg b) { return b < 0 ? a : b_.binary("add", a, b); }
 
   std::optional<MatrixLoad> matrixLoad(const LinearLayout& loadAt, DType dt, int64_t alloc) const {
-    if (!t_.ldmatrix || dtypeBytes(dt) != 2 || f_.shared[size_t(alloc)].offset % 16 != 0) return std::nullopt;
+    int64_t width = dtypeBytes(dt);
+    if (!t_.ldmatrix || (width != 1 && width != 2) || f_.shared[size_t(alloc)].offset % 16 != 0) return std::nullopt;
     auto offsets = [&](const std::string& id) {
       std::vector<int64_t> o;
       for (const Basis& b : bases(loadAt, id)) o.push_back(b[0]);
       return o;
     };
     std::vector<int64_t> reg = offsets(layout::kRegister), lane = offsets(layout::kLane);
-    auto wholeRows = [](int64_t o) { return o % 8 == 0; };
+    // 8-bit elements go two to a 16-bit one: a register bit must step to the next byte, and
+    // ldmatrix cannot transpose within the pairs.
+    int64_t byteBit = width == 1 ? std::ranges::find(reg, 1) - reg.begin() : -1;
+    if (byteBit == int64_t(reg.size())) return std::nullopt;
+    auto halves = [&](int64_t o) { return width == 1 ? (o % 2 == 0 ? o / 2 : -1) : o; };  // in 16-bit elements
+    auto wholeRows = [&](int64_t o) { return halves(o) >= 0 && halves(o) % 8 == 0; };
     if (lane.size() != 5 || !std::ranges::all_of(offsets(layout::kWarp), wholeRows)) return std::nullopt;
     for (bool trans : {false, true}) {
-      bool lanesFit = trans ? lane[2] == 1 && lane[3] == 2 && lane[4] == 4 && wholeRows(lane[0]) && wholeRows(lane[1])
-                            : lane[0] == 2 && lane[1] == 4 && wholeRows(lane[2]) && wholeRows(lane[3]) && wholeRows(lane[4]);
-      auto pair = std::ranges::find_if(reg, [&](int64_t o) { return trans ? wholeRows(o) : o == 1; });
-      if (!lanesFit || pair == reg.end()) continue;
-      MatrixLoad m{trans, pair - reg.begin(), {}, {}};
+      if (trans && width == 1) break;
+      bool lanesFit = trans ? halves(lane[2]) == 1 && halves(lane[3]) == 2 && halves(lane[4]) == 4 && wholeRows(lane[0]) &&
+                                  wholeRows(lane[1])
+                            : halves(lane[0]) == 2 && halves(lane[1]) == 4 && wholeRows(lane[2]) && wholeRows(lane[3]) &&
+                                  wholeRows(lane[4]);
+      int64_t pair = -1;
+      for (int64_t bit = 0; bit < int64_t(reg.size()) && pair < 0; ++bit)
+        if (bit != byteBit && (trans ? wholeRows(reg[size_t(bit)]) : halves(reg[size_t(bit)]) == 1)) pair = bit;
+      if (!lanesFit || pair < 0) continue;
+      MatrixLoad m{trans, pair, byteBit, {}, {}};
       bool rowsFit = true;
       for (int64_t bit = 0; bit < int64_t(reg.size()); ++bit) {
-        if (bit == m.pairBit) continue;
+        if (bit == m.pairBit || bit == byteBit) continue;
         rowsFit = rowsFit && wholeRows(reg[size_t(bit)]);
         if (m.matrixBits.size() < 2) m.matrixBits.push_back(bit);
       }
@@ -445,19 +457,22 @@ class Lowering {
     int64_t alloc = s.alloc;
     int64_t spanned = int64_t{1} << m.pairBit, num = int64_t{1} << m.matrixBits.size();
     for (int64_t bit : m.matrixBits) spanned |= int64_t{1} << bit;
+    if (m.byteBit >= 0) spanned |= int64_t{1} << m.byteBit;
     int64_t first = r & ~spanned;
     Reg rows = idBits(KOp::warp_id, bases(loadAt, layout::kWarp), 0, idBits(KOp::lane_id, m.rowOf, 0, -1));
     Reg at = b_.constant(DType::i32, double(input(loadAt, layout::kRegister, first)[0]));
     at = plus(rows < 0 ? at : b_.binary("xor", rows, at), s.base);
     DType dt = f_.shared[size_t(alloc)].dtype;
-    std::vector<Reg> loaded = b_.emitMulti(KOp::ldmatrix, std::vector<DType>(size_t(2 * num), dt), {at},
+    int64_t perWord = 4 / dtypeBytes(dt);  // elements per 32-bit result register
+    std::vector<Reg> loaded = b_.emitMulti(KOp::ldmatrix, std::vector<DType>(size_t(perWord * num), dt), {at},
                                            {{"alloc", alloc}, {"num", num}, {"trans", int64_t{m.trans}}});
-    for (int64_t j = 0; j < num; ++j) {
-      int64_t x = first;
+    for (int64_t e = 0; e < int64_t(loaded.size()); ++e) {  // word j's pair element, then byte
+      int64_t x = first, j = e / perWord, inWord = e % perWord;
       for (size_t b = 0; b < m.matrixBits.size(); ++b)
         if (j >> b & 1) x |= int64_t{1} << m.matrixBits[b];
-      out.at(size_t(x)) = loaded[size_t(2 * j)];
-      out.at(size_t(x | int64_t{1} << m.pairBit)) = loaded[size_t(2 * j + 1)];
+      if (inWord / (perWord / 2)) x |= int64_t{1} << m.pairBit;
+      if (perWord == 4 && inWord % 2) x |= int64_t{1} << m.byteBit;
+      out.at(size_t(x)) = loaded[size_t(e)];
     }
   }
   static int64_t alignTo16(int64_t bytes) { return (bytes + 15) / 16 * 16; }
@@ -1330,8 +1345,10 @@ class Lowering {
     const layout::Layout& result = a_.of(op.results[0]);
     if (k_.type(op.results[0]).rank() != 2) unsupported(op, "of rank " + std::to_string(k_.type(op.results[0]).rank()));
     if (result.as<layout::Blocked>()) return fmaDot(op);
-    if (!result.as<layout::MatrixAcc>() || !t_.matrix) unsupported(op, "with layout " + layout::str(result));
-    const layout::MatrixUnit& unit = *t_.matrix;  // inference keeps padded shapes off matrix units
+    const layout::MatrixAcc* acc = result.as<layout::MatrixAcc>();
+    const layout::MatrixUnit* found = acc ? t_.matrixOf(acc->instr) : nullptr;
+    if (!found) unsupported(op, "with layout " + layout::str(result));
+    const layout::MatrixUnit& unit = *found;  // inference keeps padded shapes off matrix units
     // The accumulator first, its conversion done; then a and b, live together in workgroup memory.
     LinearLayout cLin = linear(op.results[0]);
     std::vector<Reg> c = op.operands.size() == 3

@@ -616,11 +616,12 @@ class Printer {
   void ldmatrix(const KInst& i) {
     SharedElement e = sharedElement(i, i.operands[0]);
     std::vector<Value*> words = t_.loadMatrix(b_, e.pointer, intAttr(i, "num"), intAttr(i, "trans") != 0);
+    unsigned width = unsigned(dtypeBytes(e.dtype)), perWord = 4 / width;
     for (size_t j = 0; j < words.size(); ++j)
-      for (unsigned half = 0; half < 2; ++half) {
-        Value* bits = b_.CreateTrunc(b_.CreateLShr(words[j], 16 * half), b_.getInt16Ty());
-        Value* element = e.dtype == DType::bf16 ? bits : b_.CreateBitCast(bits, memoryType(e.dtype));
-        values_[size_t(i.results.at(2 * j + half))] = fromMemory(e.dtype, element);
+      for (unsigned part = 0; part < perWord; ++part) {
+        Value* bits = b_.CreateTrunc(b_.CreateLShr(words[j], 8 * width * part), b_.getIntNTy(8 * width));
+        Value* element = e.dtype == DType::f16 ? b_.CreateBitCast(bits, memoryType(e.dtype)) : bits;
+        values_[size_t(i.results.at(perWord * j + part))] = fromMemory(e.dtype, element);
       }
   }
 

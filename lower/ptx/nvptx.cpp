@@ -72,24 +72,29 @@ class NvptxTarget final : public llvmgpu::LlvmGpuTarget {
                              {b.getInt32(0xffffffffu), x, lane, b.getInt32(clamp(width))});
   }
 
-  // mma.sync m16n8k16 row.col, f32 accumulators: f16 operands in pairs (<2 x half>), bf16
-  // operands as the bits of pairs (i32).
+  // mma.sync row.col: m16n8k16 with f32 accumulators, f16 operands in pairs (<2 x half>) and
+  // bf16 operands as the bits of pairs (i32); m16n8k32 with i32 accumulators, i8 operands four
+  // to a register.
   std::vector<Value*> mma(llvm::IRBuilderBase& b, const std::string& instr, DType a, DType bType,
                           const std::vector<Value*>& aRegs, const std::vector<Value*>& bRegs,
                           const std::vector<Value*>& cRegs) const override {
-    if (instr != "m16n8k16" || a != bType || (a != DType::f16 && a != DType::bf16) || aRegs.size() != 8 ||
-        bRegs.size() != 4 || cRegs.size() != 4)
+    bool half = instr == "m16n8k16" && (a == DType::f16 || a == DType::bf16) && aRegs.size() == 8 && bRegs.size() == 4;
+    bool bytes = instr == "m16n8k32" && a == DType::i8 && aRegs.size() == 16 && bRegs.size() == 8;
+    if (a != bType || (!half && !bytes) || cRegs.size() != 4)
       throw Error("llvm gpu: unsupported: mma " + instr + " of " + std::string(dtypeName(a)) + " on NVPTX");
-    auto pairs = [&](const std::vector<Value*>& regs) {
+    auto packed = [&](const std::vector<Value*>& regs) {
       std::vector<Value*> out;
-      for (size_t r = 0; r < regs.size(); r += 2) out.push_back(pack(b, a, regs[r], regs[r + 1]));
+      size_t per = half ? 2 : 4;
+      for (size_t r = 0; r < regs.size(); r += per)
+        out.push_back(half ? pack(b, a, regs[r], regs[r + 1]) : packBytes(b, {regs.begin() + ptrdiff_t(r), regs.begin() + ptrdiff_t(r + 4)}));
       return out;
     };
-    std::vector<Value*> args = pairs(aRegs), bs = pairs(bRegs);
+    std::vector<Value*> args = packed(aRegs), bs = packed(bRegs);
     args.insert(args.end(), bs.begin(), bs.end());
     args.insert(args.end(), cRegs.begin(), cRegs.end());
-    auto id = a == DType::f16 ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32
-                              : llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16;
+    auto id = bytes ? llvm::Intrinsic::nvvm_mma_m16n8k32_row_col_s8
+              : a == DType::f16 ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32
+                                : llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16;
     Value* d = b.CreateIntrinsic(id, {}, args);
     std::vector<Value*> out;
     for (unsigned r = 0; r < 4; ++r) out.push_back(b.CreateExtractValue(d, r));
@@ -137,6 +142,12 @@ class NvptxTarget final : public llvmgpu::LlvmGpuTarget {
   }
   // shfl.sync's c operand: the segment mask (32 - width) << 8 | the clamp 31.
   static uint32_t clamp(int64_t width) { return uint32_t((32 - width) << 8 | 0x1f); }
+  // Four i8 registers as one 32-bit operand, the first in the low byte.
+  static Value* packBytes(llvm::IRBuilderBase& b, const std::vector<Value*>& bytes) {
+    Value* word = b.getInt32(0);
+    for (unsigned i = 0; i < 4; ++i) word = b.CreateOr(word, b.CreateShl(b.CreateZExt(bytes[i], b.getInt32Ty()), 8 * i));
+    return word;
+  }
   // Two registers as one 32-bit operand; bf16 registers are f32 values exactly bf16.
   static Value* pack(llvm::IRBuilderBase& b, DType t, Value* lo, Value* hi) {
     if (t == DType::f16) {
