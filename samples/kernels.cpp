@@ -34,16 +34,19 @@ std::vector<TuneConfig> space(const std::string& device, const std::vector<Block
 }
 }  // namespace
 
-TuneConfig GemmBlocks::config() const {
-  TuneConfig c{{{"block_m", m}, {"block_n", n}, {"block_k", k}}};
+namespace {
+// A config's stages, where it sets them (NVIDIA's read-ahead); 0: the device's default.
+TuneConfig withStages(TuneConfig c, int64_t stages) {
   if (stages > 0) c.values["stages"] = stages;
   return c;
 }
-GemmBlocks GemmBlocks::from(const TuneConfig& c) {
-  return {c["block_m"], c["block_n"], c["block_k"], c.values.count("stages") ? c["stages"] : 0};
-}
-TuneConfig AttentionBlocks::config() const { return {{{"block_m", m}, {"block_n", n}}}; }
-AttentionBlocks AttentionBlocks::from(const TuneConfig& c) { return {c["block_m"], c["block_n"]}; }
+int64_t stagesOf(const TuneConfig& c) { return c.values.count("stages") ? c["stages"] : 0; }
+}  // namespace
+
+TuneConfig GemmBlocks::config() const { return withStages({{{"block_m", m}, {"block_n", n}, {"block_k", k}}}, stages); }
+GemmBlocks GemmBlocks::from(const TuneConfig& c) { return {c["block_m"], c["block_n"], c["block_k"], stagesOf(c)}; }
+TuneConfig AttentionBlocks::config() const { return withStages({{{"block_m", m}, {"block_n", n}}}, stages); }
+AttentionBlocks AttentionBlocks::from(const TuneConfig& c) { return {c["block_m"], c["block_n"], stagesOf(c)}; }
 
 std::vector<TuneConfig> gemmTuneSpace(const std::string& device) {
   // Vulkan stages both operand blocks in workgroup memory (32 KiB on lavapipe).
@@ -58,7 +61,7 @@ std::vector<TuneConfig> gemmTuneSpace(const std::string& device) {
 
 std::vector<TuneConfig> attentionTuneSpace(const std::string& device) {
   return space<AttentionBlocks>(device, {{64, 64}, {32, 64}, {64, 32}, {128, 64}, {64, 128}}, {{64, 64}, {32, 32}},
-                                {{64, 64}, {128, 64}, {64, 128}, {128, 128}});
+                                {{64, 64}, {64, 64, 3}, {128, 64}, {128, 64, 3}, {64, 128, 3}, {128, 128}});
 }
 
 TuneResult tuneGemm(const Tensor& a, const Tensor& b, const Tensor& c, const RunOptions& opts, TuneOptions tuning) {
@@ -110,6 +113,7 @@ std::string attention(const Tensor& q, const Tensor& k, const Tensor& v, const T
   const double scale = 1.0 / std::sqrt(static_cast<double>(dim));
   const double inf = std::numeric_limits<double>::infinity();
   return run({cdiv(q.dim(2), blockM), q.dim(0) * heads}, [&](Program& p) {
+    if (blocks.stages > 0) p.stages(blocks.stages);
     Index m = p.id(0), batch = p.id(1) / heads, head = p.id(1) % heads;
     auto Q = p.read(q, {1, 1, blockM, dim});
     auto K = p.read(k, {1, 1, blockN, dim});

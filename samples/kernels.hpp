@@ -25,7 +25,8 @@ std::string gemmSplitK(const Tensor& a, const Tensor& b, const Tensor& c, int64_
 // q, k, v, out: [batch, heads, seq, dim]; flash attention with online softmax.
 struct AttentionBlocks {
   int64_t m = 64, n = 64;  // query rows of a program, keys per step of its loop
-  TuneConfig config() const;  // block_m, block_n
+  int64_t stages = 0;      // p.stages of the key loop; 0: the device's default
+  TuneConfig config() const;  // block_m, block_n and, when set, stages
   static AttentionBlocks from(const TuneConfig& config);
 };
 std::string attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, bool causal,

@@ -631,3 +631,22 @@ TEST_CASE("kernel ir: the samples' kernel IR matches the golden files") {
     CHECK(test::readText(golden) == text);
   }
 }
+
+TEST_CASE("kernel ir: the samples' CUDA tune spaces sweep stages, which reach the fold and its read-ahead") {
+  int64_t staged = 0;
+  for (const TuneConfig& c : samples::gemmTuneSpace("cuda")) staged += c.values.count("stages");
+  CHECK(staged > 0);
+  CHECK(samples::gemmTuneSpace("cpu").front().values.count("stages") == 0);  // CPU configs leave it unset
+  samples::GemmBlocks blocks = samples::GemmBlocks::from(samples::gemmTuneSpace("cuda").at(1));
+  CHECK(blocks.stages == 3);
+  CHECK(samples::GemmBlocks::from(blocks.config()).stages == 3);
+  CaptureTraces capture;
+  samples::gemm(Tensor::zeros({64, 64}, DType::f16), Tensor::zeros({64, 64}, DType::f16), Tensor::zeros({64, 64}),
+                {.device = "interp"}, blocks);
+  const ir::Kernel& k = capture.kernels().at(0);
+  int64_t stages = 0;
+  ir::forEachOp(k.body, [&](const ir::Op& op) { if (op.code == ir::OpCode::fold) stages = op.intAttr("stages"); });
+  CHECK(stages == 3);
+  CHECK(countOps(loopBody(contiguousLowering(k, "sm_90")), KOp::async_wait) == 1);
+  CHECK(hasAttr(loopBody(contiguousLowering(k, "sm_90")), KOp::async_wait, "pending", int64_t{1}));
+}
