@@ -650,3 +650,22 @@ TEST_CASE("kernel ir: the samples' CUDA tune spaces sweep stages, which reach th
   CHECK(countOps(loopBody(contiguousLowering(k, "sm_90")), KOp::async_wait) == 1);
   CHECK(hasAttr(loopBody(contiguousLowering(k, "sm_90")), KOp::async_wait, "pending", int64_t{1}));
 }
+
+TEST_CASE("kernel ir: a read-ahead ring waits for the readers of the workgroup memory it reuses") {
+  // A column sum across warps goes through workgroup memory just before the fold; the
+  // fold's first copies land on the same bytes.
+  Tensor a = Tensor::zeros({128, 64}, DType::f16), b = Tensor::zeros({64, 64}, DType::f16);
+  Tensor c = Tensor::zeros({128, 64}), sums = Tensor::zeros({64});
+  CaptureTraces capture;
+  run({1, 1}, [&](Program& p) {
+    auto A = p.read(a, {128, 64});
+    auto B = p.read(b, {64, 64});
+    p.write(sums, {64}).put(A.at({0, 0}).cast(DType::f32).sum(0), {0});
+    Tile acc = p.fold(0, A.blocks(1), p.zeros({128, 64}), [&](Index k, Tile acc) { return acc + dot(A.at({0, k}), B.at({k, 0})); });
+    p.write(c, {128, 64}).put(acc, {0, 0});
+  }, {.name = "sum_then_gemm", .device = "interp"});
+  const ir::Kernel& k = capture.kernels().at(0);
+  KernelFunction f = contiguousLowering(k, "sm_90");
+  CHECK(countOps(f.body, KOp::async_copy) > 0);
+  checkAgainstInterpreter(k, {{128, 136}, {136, 64}, {64}, {128, 64}}, f, {1, 1}, 1e-2);  // tensors in order of use
+}

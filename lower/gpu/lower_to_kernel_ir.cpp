@@ -1143,7 +1143,10 @@ class Lowering {
     int64_t stages = std::min(options_.maxStages, op.attr("stages") ? op.intAttr("stages") : t_.defaultStages);
     int64_t floor = sharedFloor_;
     std::vector<ir::ValueId> ahead = t_.asyncCopy && stages > 1 ? planReadAhead(body, stages) : std::vector<ir::ValueId>{};
-    if (!ahead.empty()) stagesUsed_ = std::max(stagesUsed_, stages);
+    if (!ahead.empty()) {
+      stagesUsed_ = std::max(stagesUsed_, stages);
+      b_.effect(KOp::barrier);  // the rings alias earlier allocations: their readers are done
+    }
     for (int64_t s = 0; s + 1 < stages && !ahead.empty(); ++s) {  // the prologue: iterations start .. start + stages - 2
       Reg k = b_.binary("add", operands[0], b_.constant(DType::i64, double(s)));
       issueReadAhead(body, ahead, k, b_.constant(DType::i64, double(s)), b_.cmp("lt", k, operands[1]));
