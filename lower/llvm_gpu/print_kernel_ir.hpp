@@ -64,7 +64,7 @@ class LlvmGpuTarget {
   virtual void asyncWait(llvm::IRBuilderBase& b, int64_t pending) const;
   // Whether `bytes` of workgroup memory are a dynamic array (sized at launch) rather than a
   // static one.
-  virtual bool dynamicShared(int64_t bytes) const { return false; }
+  virtual bool dynamicShared(int64_t /*bytes*/) const { return false; }
 };
 
 // The kernel function's symbol for a kernel named `name`: PTX and ELF symbols take letters,
