@@ -1143,36 +1143,14 @@ class Lowering {
     int64_t stages = std::min(options_.maxStages, op.attr("stages") ? op.intAttr("stages") : t_.defaultStages);
     int64_t floor = sharedFloor_;
     std::vector<ir::ValueId> ahead = t_.asyncCopy && stages > 1 ? planReadAhead(body, stages) : std::vector<ir::ValueId>{};
-    if (!ahead.empty()) {
-      stagesUsed_ = std::max(stagesUsed_, stages);
-      b_.effect(KOp::barrier);  // the rings alias earlier allocations: their readers are done
-    }
-    for (int64_t s = 0; s + 1 < stages && !ahead.empty(); ++s) {  // the prologue: iterations start .. start + stages - 2
-      Reg k = b_.binary("add", operands[0], b_.constant(DType::i64, double(s)));
-      issueReadAhead(body, ahead, k, b_.constant(DType::i64, double(s)), b_.cmp("lt", k, operands[1]));
-    }
+    if (!ahead.empty()) readAheadPrologue(body, ahead, stages, operands[0], operands[1]);
     std::vector<Reg> results = b_.emitMulti(KOp::for_loop, types, operands, {});
     std::vector<DType> argTypes = types;
     argTypes.insert(argTypes.begin(), DType::i64);  // k
     std::vector<Reg> args = b_.openRegion(argTypes);
     define(body.args[0], {args[0]});
     splitInto(body.args, 1, std::vector<Reg>(args.begin() + 1, args.end()), counts);
-    if (!ahead.empty()) {
-      // Iteration k's copies have landed (stages - 2 later ones may still fly) and every thread
-      // is done with iteration k - 1's stage, which the copies for k + stages - 1 now refill.
-      b_.effect(KOp::async_wait, {}, {{"pending", stages - 2}});
-      b_.effect(KOp::barrier);
-      Reg step = b_.binary("sub", args[0], operands[0]), S = b_.constant(DType::i64, double(stages));
-      Reg later = b_.binary("add", args[0], b_.constant(DType::i64, double(stages - 1)));
-      Reg laterStage = b_.binary("rem", b_.binary("add", step, b_.constant(DType::i64, double(stages - 1))), S);
-      issueReadAhead(body, ahead, later, laterStage, b_.cmp("lt", later, operands[1]));
-      Reg stage = b_.binary("rem", step, S);
-      for (ir::ValueId v : ahead) {
-        ReadAhead& r = readAhead_.at(v);
-        r.staged.base = b_.binary("mul", stage, b_.constant(DType::i64, double(r.stageElements)));
-        r.staged.base = castTo(r.staged.base, DType::i32);
-      }
-    }
+    if (!ahead.empty()) readAheadIteration(body, ahead, stages, operands[0], operands[1], args[0]);
     ++foldDepth_;
     block(body);
     --foldDepth_;
@@ -1184,6 +1162,32 @@ class Lowering {
       readAhead_.erase(v);
     }
     sharedFloor_ = floor;
+  }
+  // Before the loop: copies of iterations start .. start + stages - 2 into stages 0 .. stages - 2.
+  void readAheadPrologue(const ir::Block& body, const std::vector<ir::ValueId>& ahead, int64_t stages, Reg start, Reg end) {
+    stagesUsed_ = std::max(stagesUsed_, stages);
+    b_.effect(KOp::barrier);  // the rings alias earlier allocations: their readers are done
+    for (int64_t s = 0; s + 1 < stages; ++s) {
+      Reg k = b_.binary("add", start, b_.constant(DType::i64, double(s)));
+      issueReadAhead(body, ahead, k, b_.constant(DType::i64, double(s)), b_.cmp("lt", k, end));
+    }
+  }
+  // At the top of iteration k: its copies have landed (stages - 2 later ones may still fly)
+  // and every thread is done with iteration k - 1's stage, which the copies for
+  // k + stages - 1 now refill; the dots read stage (k - start) % stages.
+  void readAheadIteration(const ir::Block& body, const std::vector<ir::ValueId>& ahead, int64_t stages, Reg start,
+                          Reg end, Reg k) {
+    b_.effect(KOp::async_wait, {}, {{"pending", stages - 2}});
+    b_.effect(KOp::barrier);
+    Reg step = b_.binary("sub", k, start), S = b_.constant(DType::i64, double(stages));
+    Reg distance = b_.constant(DType::i64, double(stages - 1));  // how far the copies run ahead
+    Reg later = b_.binary("add", k, distance);
+    issueReadAhead(body, ahead, later, b_.binary("rem", b_.binary("add", step, distance), S), b_.cmp("lt", later, end));
+    Reg stage = b_.binary("rem", step, S);
+    for (ir::ValueId v : ahead) {
+      ReadAhead& r = readAhead_.at(v);
+      r.staged.base = castTo(b_.binary("mul", stage, b_.constant(DType::i64, double(r.stageElements))), DType::i32);
+    }
   }
   void splitInto(const std::vector<ir::ValueId>& values, size_t first, const std::vector<Reg>& flat,
                  const std::vector<size_t>& counts) {
