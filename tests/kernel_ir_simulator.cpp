@@ -214,9 +214,7 @@ class Workgroup {
       case KOp::load_shared: return set(r, [&](size_t t) { return readShared(sharedAt(i, reg(o[0])[t]), t); });
       case KOp::store_shared:
         for (size_t t = 0; t < T_; ++t) {
-          size_t first = sharedAt(i, reg(o[0])[t]), bytes = (o.size() - 1) * size_t(dtypeBytes(type(o[1])));
-          if (o.size() > 2 && first % bytes != 0)
-            throw Error("simulate: store_shared of " + std::to_string(bytes) + " bytes at byte " + std::to_string(first) + ", not aligned");
+          if (o.size() > 2) aligned(i, sharedAt(i, reg(o[0])[t]), (o.size() - 1) * size_t(dtypeBytes(type(o[1]))));
           for (size_t e = 1; e < o.size(); ++e) writeShared(sharedAt(i, reg(o[0])[t] + double(e - 1)), t, reg(o[e])[t]);
         }
         return;
@@ -240,12 +238,15 @@ class Workgroup {
   // The first element of a global access, which must be aligned to its vec elements' bytes
   // (as their allowsVectorAccess and the block offsets' divisibility promise).
   int64_t vectorAt(const KInst& i, const SimTensor& tensor, double index) const {
-    int64_t vec = intAttr(i, "vec"), at = int64_t(index);
-    auto address = reinterpret_cast<uintptr_t>(tensor.data) + uintptr_t(at * dtypeBytes(tensor.dtype));
-    if (vec > 1 && address % uintptr_t(vec * dtypeBytes(tensor.dtype)) != 0)
-      throw Error("simulate: " + std::string(kopName(i.op)) + " of " + std::to_string(vec) + " elements at element " +
-                  std::to_string(at) + ", not aligned to the vector");
+    int64_t at = int64_t(index), vec = intAttr(i, "vec");
+    if (vec > 1) aligned(i, reinterpret_cast<uintptr_t>(tensor.data) + uintptr_t(at * dtypeBytes(tensor.dtype)), size_t(vec * dtypeBytes(tensor.dtype)));
     return at;
+  }
+  // Throws unless an access of `bytes` starts at a multiple of them (host or workgroup-memory address).
+  static void aligned(const KInst& i, uintptr_t address, size_t bytes) {
+    if (address % bytes != 0)
+      throw Error("simulate: " + std::string(kopName(i.op)) + " of " + std::to_string(bytes) + " bytes at address " +
+                  std::to_string(address) + ", not aligned to them");
   }
   size_t sharedAt(const KInst& i, double index) const {
     const SharedAlloc& a = f_.shared.at(size_t(intAttr(i, "alloc")));
@@ -303,13 +304,12 @@ class Workgroup {
     if (elementBytes != size_t(dtypeBytes(alloc.dtype))) throw Error("simulate: async_copy between dtypes of different widths");
     for (size_t t = 0; t < T_; ++t) {
       size_t at = sharedAt(i, reg(i.operands[2])[t]);
-      if (at % bytes != 0 || at + bytes > shared_.size())
-        throw Error("simulate: async_copy of " + std::to_string(bytes) + " bytes to byte " + std::to_string(at));
+      aligned(i, at, bytes);
+      sharedAt(i, reg(i.operands[2])[t] + double(bytes / elementBytes - 1));  // the last element is inside too
       Copy c{at, {}, elementBytes};
       bool live = reg(i.operands[1])[t] != 0;
       int64_t first = live ? int64_t(reg(i.operands[0])[t]) : 0;
-      if (live && (reinterpret_cast<uintptr_t>(tensor.data) + uintptr_t(first) * elementBytes) % bytes != 0)
-        throw Error("simulate: async_copy of " + std::to_string(bytes) + " bytes from a misaligned element " + std::to_string(first));
+      if (live) aligned(i, reinterpret_cast<uintptr_t>(tensor.data) + uintptr_t(first) * elementBytes, bytes);
       for (size_t e = 0; e < bytes / elementBytes; ++e) {
         if (read_[at + e * elementBytes].byOtherThan(epoch_, t)) race("starts a copy over", at + e * elementBytes, t, read_[at + e * elementBytes].thread);
         c.values.push_back(live ? readElement(tensor.data, tensor.dtype, first + int64_t(e)) : 0.0);
@@ -338,7 +338,7 @@ class Workgroup {
         size_t j = x / perWord, e = x % perWord * width / 2, byte = x % perWord * width % 2;
         size_t l = t % S, row = trans ? 2 * (l % 4) + e : l / 4, col = trans ? l / 4 : 2 * (l % 4) + e;
         size_t start = sharedAt(i, rows[t - l + 8 * j + row]);
-        if (start % 16 != 0) throw Error("simulate: ldmatrix row at byte " + std::to_string(start) + ", not 16-byte aligned");
+        aligned(i, start, 16);  // a row
         return readShared(start + 2 * col + byte, t);
       });
   }

@@ -91,7 +91,7 @@ TEST_CASE("ptx: an i8 gemm runs on IMMA (mma.sync m16n8k32) with i32 accumulator
 }
 
 TEST_CASE("ptx: past 48 KiB the shared array is dynamic, sized at launch; within it, static") {
-  ir::Kernel gemm = retyped("gemm_f16", "f32", "f32");
+  ir::Kernel gemm = samples::traceSample("gemm_f16");
   std::string two = contiguousPtxOf(gemm, "sm_90");  // 2 stages of 24 KiB
   CHECK(two.find(".shared .align 16 .b8 shared[49152]") != std::string::npos);
   std::string three = contiguousPtxOf(test::withStages(gemm, 3), "sm_90");

@@ -69,7 +69,7 @@ class Lowering {
     f_.subgroupSize = t.subgroupSize;
     f_.workgroupSize = t.subgroupSize * t.warpsPerProgram;
     declareParams();
-    ir::forEachOp(k.body, [&](const ir::Op& op) { read_.insert(op.operands.begin(), op.operands.end()); });
+    ir::forEachOp(k.body, [&](const ir::Op& op) { for (ir::ValueId v : op.operands) ++uses_[v]; });
     divisors_ = ir::knownDivisors(k);
   }
 
@@ -391,14 +391,24 @@ class Lowering {
   // 1, 2, 4... elements and every other bit keeps the vector aligned.
   int64_t sharedVectorWidth(const LinearLayout& at, DType dt, int64_t alloc) const {
     if (t_.vectorBytes == 0 || f_.shared[size_t(alloc)].offset % t_.vectorBytes != 0) return 1;
+    int64_t vec = runAlong(at, 0, t_.vectorBytes / dtypeBytes(dt));
     const std::vector<Basis>& regs = bases(at, layout::kRegister);
-    int64_t vec = 1;
-    size_t bit = 0;
-    for (; vec * dtypeBytes(dt) < t_.vectorBytes && bit < regs.size() && regs[bit][0] == vec; ++bit) vec *= 2;
     auto aligned = [&](const Basis& b) { return b[0] % vec == 0; };
-    bool others = std::all_of(regs.begin() + ptrdiff_t(bit), regs.end(), aligned) &&
+    bool others = std::all_of(regs.begin() + std::countr_zero(uint64_t(vec)), regs.end(), aligned) &&
                   std::ranges::all_of(bases(at, layout::kLane), aligned) && std::ranges::all_of(bases(at, layout::kWarp), aligned);
     return others ? vec : 1;
+  }
+  // How many elements (a power of two up to `most`) the lowest register bits of `lin` step
+  // through consecutively along `axis`: bit i must move 2^i along it and nowhere else.
+  static int64_t runAlong(const LinearLayout& lin, size_t axis, int64_t most) {
+    const std::vector<Basis>& regs = bases(lin, layout::kRegister);
+    int64_t vec = 1;
+    for (size_t bit = 0; vec < most && bit < regs.size(); ++bit, vec *= 2) {
+      Basis step(lin.outs().size(), 0);
+      step[axis] = vec;
+      if (regs[bit] != step) break;
+    }
+    return vec;
   }
   // Loads register r of a staged tile (with the others of its ldmatrix) into `regs`.
   void loadStaged(const Staged& s, int64_t r, std::vector<Reg>& regs) {
@@ -846,13 +856,7 @@ class Lowering {
     bool allowed = size_t(tensor) < options_.vectorTensors.size() && options_.vectorTensors[size_t(tensor)];
     if (t_.vectorBytes == 0 || !allowed) return 1;
     size_t last = shape.size() - 1;
-    int64_t most = t_.vectorBytes / dtypeBytes(k_.tensors[size_t(tensor)].dtype), vec = 1;
-    const std::vector<Basis>& regs = bases(lin, layout::kRegister);
-    for (size_t bit = 0; vec < most && bit < regs.size(); ++bit, vec *= 2) {
-      Basis step(shape.size(), 0);
-      step[last] = vec;
-      if (regs[bit] != step) break;
-    }
+    int64_t vec = runAlong(lin, last, t_.vectorBytes / dtypeBytes(k_.tensors[size_t(tensor)].dtype));
     while (vec > 1 && (shape[last] % vec != 0 || divisors_.at(size_t(op.operands[last])) % vec != 0)) vec /= 2;
     return vec;
   }
@@ -911,7 +915,7 @@ class Lowering {
     };
     if (shape.empty()) {  // a uniform element: thread 0 updates it
       Reg first = firstThread(), old = update(0, first);
-      return define(res, {read_.count(res) ? shareOwned(dtypeOf(res), {{b_.constant(DType::i32, 0), first, old}}, 1).at(0) : old});
+      return define(res, {uses_.count(res) ? shareOwned(dtypeOf(res), {{b_.constant(DType::i32, 0), first, old}}, 1).at(0) : old});
     }
     LinearLayout lin = linear(res);
     Reg owner = ownsCopies(lin);
@@ -926,7 +930,7 @@ class Lowering {
       owned.push_back({slotOf(lin, r, at, shape, shape), mine, out[size_t(r)]});
       ownedRegs.push_back(size_t(r));
     }
-    if (owner >= 0 && read_.count(res)) {  // every thread reads the values their owners wrote
+    if (owner >= 0 && uses_.count(res)) {  // every thread reads the values their owners wrote
       std::vector<Reg> shared = shareOwned(dtypeOf(res), owned, k_.type(res).numel());
       for (size_t i = 0; i < ownedRegs.size(); ++i) out[ownedRegs[i]] = shared[i];
     }
@@ -1184,10 +1188,7 @@ class Lowering {
     Reg later = b_.binary("add", k, distance);
     issueReadAhead(body, ahead, later, b_.binary("rem", b_.binary("add", step, distance), S), b_.cmp("lt", later, end));
     Reg stage = b_.binary("rem", step, S);
-    for (ir::ValueId v : ahead) {
-      ReadAhead& r = readAhead_.at(v);
-      r.staged.base = castTo(b_.binary("mul", stage, b_.constant(DType::i64, double(r.stageElements))), DType::i32);
-    }
+    for (ir::ValueId v : ahead) readAhead_.at(v).staged.base = stageOffset(readAhead_.at(v), stage);
   }
   void splitInto(const std::vector<ir::ValueId>& values, size_t first, const std::vector<Reg>& flat,
                  const std::vector<size_t>& counts) {
@@ -1223,8 +1224,7 @@ class Lowering {
   // memory, at offsets computed from k and values from outside the body, in copies of 4, 8
   // or 16 bytes.
   std::vector<ir::ValueId> planReadAhead(const ir::Block& body, int64_t stages) {
-    std::map<ir::ValueId, int> uses;
-    ir::forEachOp(k_.body, [&](const ir::Op& o) { for (ir::ValueId v : o.operands) ++uses[v]; });
+    auto usedOnce = [&](ir::ValueId v) { return uses_.count(v) && uses_.at(v) == 1; };
     std::vector<ir::ValueId> planned;
     for (const ir::Op& dot : body.ops) {
       if (dot.code != ir::OpCode::dot || !a_.of(dot.results[0]).as<layout::MatrixAcc>()) continue;
@@ -1235,14 +1235,14 @@ class Lowering {
         std::vector<ir::ValueId> views = {v};
         CoordMap toLoad = [](const Coord& x) { return x; };
         const ir::Op* load = producerIn(body, v);
-        while (load && load->code != ir::OpCode::load && load->code != ir::OpCode::broadcast && uses[views.front()] == 1) {
+        while (load && load->code != ir::OpCode::load && load->code != ir::OpCode::broadcast && usedOnce(views.front())) {
           std::optional<CoordMap> map = viewMap(*load);
           if (!map) break;
           toLoad = [inner = *map, outer = toLoad](const Coord& x) { return inner(outer(x)); };
           views.insert(views.begin(), load->operands[0]);
           load = producerIn(body, load->operands[0]);
         }
-        if (!load || load->code != ir::OpCode::load || uses[views.front()] != 1 || !zeroFill(*load)) continue;
+        if (!load || load->code != ir::OpCode::load || !usedOnce(views.front()) || !zeroFill(*load)) continue;
         std::optional<std::vector<const ir::Op*>> offsetOps = offsetSlice(body, *load);
         if (!offsetOps) continue;
         layout::Layout mem = c->via ? layout::Layout{*c->via} : plainShared(v);
@@ -1333,7 +1333,7 @@ class Lowering {
       }
       int64_t tensor = r.load->intAttr("tensor");
       DType dt = k_.type(v).dtype;
-      Reg base = castTo(b_.binary("mul", stage, b_.constant(DType::i64, double(r.stageElements))), DType::i32);
+      Reg base = stageOffset(r, stage);
       for (int64_t reg = 0; reg < registerCount(r.at); reg += r.vec) {
         auto [addr, pred] = blockAddress(*r.load, tensor, coords(r.at, reg));
         b_.effect(KOp::async_copy, {addr, b_.binary("and", pred, live), b_.binary("add", coords(r.storeAt, reg)[0], base)},
@@ -1345,6 +1345,11 @@ class Lowering {
       if (regs) regs_[v] = *regs;
       else regs_.erase(v);
     }
+  }
+
+  // The i32 element offset of stage `stage` (i64) in a ring.
+  Reg stageOffset(const ReadAhead& r, Reg stage) {
+    return castTo(b_.binary("mul", stage, b_.constant(DType::i64, double(r.stageElements))), DType::i32);
   }
 
   // ---- dot ----
@@ -1479,7 +1484,7 @@ class Lowering {
   std::set<ir::ValueId> readAheadViews_;        // their loads and views, never in registers
   int64_t sharedFloor_ = 0;  // allocations start here: below lie those folds' rings
   int64_t stagesUsed_ = 1;   // the most stages a fold read ahead with
-  std::set<ir::ValueId> read_;  // the values some op reads
+  std::map<ir::ValueId, int> uses_;  // how many operands read each value
   int64_t checks_ = 0;           // check ops lowered so far: the next one's number
   int foldDepth_ = 0;
 };

@@ -488,14 +488,21 @@ class Printer {
     }
   }
   void storeGlobal(const KInst& i) {
-    int64_t p = bufferParam(i), vec = intAttr(i, "vec");
+    int64_t p = bufferParam(i);
     DType stored = f_.params[size_t(p)].dtype;
-    auto memoryValue = [&](size_t at) { return toMemory(stored, cast(val(i.operands.at(at)), dtypeOf(i.operands[at]), stored)); };
+    std::vector<Reg> values(i.operands.begin() + 2, i.operands.end());
     predicated(val(i.operands[1]), nullptr, [&] {
-      Value* v = vec == 1 ? memoryValue(2) : llvm::PoisonValue::get(accessType(stored, vec));
-      for (int64_t e = 0; vec > 1 && e < vec; ++e) v = b_.CreateInsertElement(v, memoryValue(size_t(2 + e)), uint64_t(e));
-      return b_.CreateAlignedStore(v, element(p, stored, i.operands[0]), accessAlign(stored, vec));
+      return b_.CreateAlignedStore(inMemory(stored, values), element(p, stored, i.operands[0]),
+                                   accessAlign(stored, int64_t(values.size())));
     });
+  }
+  // Registers as the value one access stores: an element, or a vector of them.
+  Value* inMemory(DType stored, const std::vector<Reg>& values) {
+    auto one = [&](Reg r) { return toMemory(stored, cast(val(r), dtypeOf(r), stored)); };
+    if (values.size() == 1) return one(values[0]);
+    Value* v = llvm::PoisonValue::get(accessType(stored, int64_t(values.size())));
+    for (size_t e = 0; e < values.size(); ++e) v = b_.CreateInsertElement(v, one(values[e]), uint64_t(e));
+    return v;
   }
 
   // LLVM's atomics at the agent (device) scope; each target lowers them (atom.global on NVPTX).
@@ -597,11 +604,8 @@ class Printer {
 
   void storeShared(const KInst& i) {
     SharedElement e = sharedElement(i, i.operands[0]);
-    int64_t vec = int64_t(i.operands.size()) - 1;
-    auto memoryValue = [&](size_t at) { return toMemory(e.dtype, cast(val(i.operands[at]), dtypeOf(i.operands[at]), e.dtype)); };
-    Value* v = vec == 1 ? memoryValue(1) : llvm::PoisonValue::get(accessType(e.dtype, vec));
-    for (int64_t x = 0; vec > 1 && x < vec; ++x) v = b_.CreateInsertElement(v, memoryValue(size_t(1 + x)), uint64_t(x));
-    b_.CreateAlignedStore(v, e.pointer, accessAlign(e.dtype, vec));
+    std::vector<Reg> values(i.operands.begin() + 1, i.operands.end());
+    b_.CreateAlignedStore(inMemory(e.dtype, values), e.pointer, accessAlign(e.dtype, int64_t(values.size())));
   }
 
   // Where pred is false nothing is read (0 source bytes) from the buffer's start, a valid address.
