@@ -358,6 +358,49 @@ Tile Tile::cumprod(int axis, Loc loc) const { return scan("mul", "cumprod", *thi
 Tile Tile::cummax(int axis, Loc loc) const { return scan("max", "cummax", *this, axis, SourceLoc::from(loc)); }
 Tile Tile::cummin(int axis, Loc loc) const { return scan("min", "cummin", *this, axis, SourceLoc::from(loc)); }
 
+namespace {
+std::vector<Tile> sortTiles(std::vector<Tile> tiles, int axis, bool descending, const char* name, const SourceLoc& l) {
+  const ir::Type keys = typeOf(tiles[0], l, name);
+  checkAxis(axis, keys.rank(), l, name, keys);
+  if (keys.dtype == DType::boolean) fail(l, name, "cannot sort the bool tile " + describe(keys) + "; cast it first");
+  std::vector<ir::ValueId> operands;
+  std::vector<ir::Type> types;
+  for (const Tile& t : tiles) {
+    types.push_back(typeOf(t, l, name));
+    if (types.back().shape != keys.shape)
+      fail(l, name, "the payload " + describe(types.back()) + " does not have the keys' shape " + describe(keys));
+    operands.push_back(t.value());
+  }
+  Tracer& tr = tracer(l, name);
+  for (ir::ValueId v : operands) tr.checkInScope(v, l, name);
+  ir::Op op{OpCode::sort, operands, {}, {{"axis", int64_t{axis}}, {"descending", int64_t{descending}}}, {}, l};
+  std::vector<Tile> out;
+  for (ir::ValueId v : tr.emitOp(std::move(op), types)) out.push_back(tr.tile(v));
+  return out;
+}
+}  // namespace
+
+Tile Tile::sort(int axis, bool descending, Loc loc) const {
+  return sortTiles({*this}, axis, descending, "sort", SourceLoc::from(loc))[0];
+}
+
+std::pair<Tile, Tile> sort(const Tile& keys, const Tile& payload, int axis, bool descending, Loc loc) {
+  std::vector<Tile> out = sortTiles({keys, payload}, axis, descending, "sort", SourceLoc::from(loc));
+  return {out[0], out[1]};
+}
+
+std::pair<Tile, Tile> topk(const Tile& x, int64_t k, int axis, Loc loc) {
+  SourceLoc l = SourceLoc::from(loc);
+  const ir::Type t = typeOf(x, l, "topk");
+  checkAxis(axis, t.rank(), l, "topk", t);
+  int64_t n = t.shape[size_t(axis)];
+  if (k < 1 || k > n) fail(l, "topk", fmt::format("k={} is not in [1, {}], the size of axis {} of {}", k, n, axis, describe(t)));
+  Program p(tracer(l, "topk"));
+  std::vector<Tile> sorted = sortTiles({x, p.iota(t.shape, axis, loc)}, axis, true, "topk", l);
+  if (k == n) return {sorted[0], sorted[1]};
+  return {sorted[0].slice(axis, 0, k, loc), sorted[1].slice(axis, 0, k, loc)};
+}
+
 Tile Tile::slice(int axis, int64_t start, int64_t size, Loc loc) const {
   SourceLoc l = SourceLoc::from(loc);
   ir::Type t = typeOf(*this, l, "slice");

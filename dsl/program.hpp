@@ -12,6 +12,7 @@
 #include <source_location>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "dsl/tensor.hpp"
@@ -79,6 +80,10 @@ class Tile {
   Tile cumprod(int axis, Loc loc = Loc::current()) const;
   Tile cummax(int axis, Loc loc = Loc::current()) const;
   Tile cummin(int axis, Loc loc = Loc::current()) const;
+
+  // The tile sorted along an axis, ascending or descending (Triton's tl.sort): stable, NaN
+  // after every number ascending and before every number descending (as torch.sort).
+  Tile sort(int axis, bool descending = false, Loc loc = Loc::current()) const;
 
   // Elements [start, start + size) along an axis (static bounds inside the tile).
   Tile slice(int axis, int64_t start, int64_t size, Loc loc = Loc::current()) const;
@@ -171,6 +176,13 @@ Index select(const Tile& cond, const IndexOperand& a, const IndexOperand& b, Loc
 Tile where(const Tile& cond, const Operand& a, const Operand& b, Loc loc = Loc::current());
 // Tiles one after another along an axis (their other dimensions and dtypes equal).
 Tile cat(const std::vector<Tile>& tiles, int axis, Loc loc = Loc::current());
+// keys sorted along an axis (as Tile::sort), and the payload (a tile of the keys' shape, any
+// dtype) reordered with them: auto [sorted, order] = sort(x, p.iota(x.shape(), 1), 1);
+std::pair<Tile, Tile> sort(const Tile& keys, const Tile& payload, int axis, bool descending = false,
+                           Loc loc = Loc::current());
+// The k largest elements along an axis, largest first (torch.topk; Triton's tl.topk gives
+// the values), and their i32 positions along the axis; of equal values the first ones.
+std::pair<Tile, Tile> topk(const Tile& x, int64_t k, int axis, Loc loc = Loc::current());
 // Matrix product [M,K] x [K,N]. f16/bf16/f32 operands give f32 by default,
 // f64 gives f64, i8 gives i32; `out` picks another result dtype.
 Tile dot(const Tile& a, const Tile& b, Loc loc = Loc::current());

@@ -44,6 +44,11 @@
 //   scan {fn, axis} (x)          : x's type; the inclusive prefix along `axis` of fn (add, mul, max,
 //                                 min: as the elementwise ops): element i combines elements 0..i, the
 //                                 first element is x's own. Floats may associate in any order.
+//   sort {axis, descending} (keys[, payload]) : results keys[, payload]: each line along `axis`
+//                                 reordered so the keys ascend (descend with descending=1), the
+//                                 payload's elements moving with their keys. Stable (equal keys,
+//                                 -0 and +0 among them, keep their order); NaN keys sort after every
+//                                 number ascending, before every number descending (as torch.sort)
 //   slice {axis, start} (x)      : elements [start, start + size) of x along `axis` (size: the result's)
 //   concat {axis} (xs...)        : the operands one after another along `axis`
 //   check {message} (cond)       : a device assertion: where an element of the bool cond is false,
@@ -121,8 +126,9 @@ enum class OpCode : uint8_t {
   atomic,
   check, scan,
   slice, concat,
+  sort,
 };
-constexpr int kNumOpCodes = static_cast<int>(OpCode::concat) + 1;
+constexpr int kNumOpCodes = static_cast<int>(OpCode::sort) + 1;
 
 std::string_view opName(OpCode c);  // as printed: "add", "not", "and", "or", ...
 std::optional<OpCode> parseOpName(std::string_view s);

@@ -245,6 +245,7 @@ class Verifier {
       case OpCode::scan: return scan(op);
       case OpCode::slice: return slice(op);
       case OpCode::concat: return concat(op);
+      case OpCode::sort: return sort(op);
       case OpCode::fold: return fold(op);
       case OpCode::yield: return yield(op, *parent);
       case OpCode::print: return print(op);
@@ -475,6 +476,19 @@ class Verifier {
     if (fn != "add" && fn != "mul" && fn != "max" && fn != "min") error(op, "unknown fn '" + fn + "'; expected add, mul, max or min");
     if (x.dtype == DType::boolean) error(op, "cannot scan bool values");
     sameType(op, x, out(op, 0), "operand and result");
+  }
+
+  void sort(const Op& op) const {
+    size_t n = op.operands.size();
+    if (n < 1 || n > 2) error(op, "expected keys and an optional payload but got " + std::to_string(n) + " operands");
+    arity(op, n, n);
+    const Type& keys = in(op, 0);
+    axis(op, keys.rank(), keys.str());
+    op.intAttr("descending");
+    if (keys.dtype == DType::boolean) error(op, "cannot sort bool keys");
+    for (size_t i = 0; i < n; ++i) sameType(op, in(op, i), out(op, i), "operand " + std::to_string(i) + " and result");
+    if (n == 2 && in(op, 1).shape != keys.shape)
+      error(op, "the payload " + in(op, 1).str() + " does not have the keys' shape " + keys.str());
   }
 
   void check(const Op& op) const {

@@ -276,6 +276,7 @@ class Inference {
     if (op.code == OpCode::load && !onlyBroadcast(r)) at(r) = defaultLayout(r);
     else if (op.code == OpCode::dot) visitDot(op);
     else if (isElementwise(op.code)) visitElementwise(op);
+    else if (op.code == OpCode::sort) visitSort(op);
     else if (ir::isReduction(op.code)) visitReduction(op);
     else if (op.code == OpCode::broadcast || op.code == OpCode::reshape || op.code == OpCode::permute) visitShape(op);
     // constant and iota stay free
@@ -347,6 +348,15 @@ class Inference {
     at(op.results[0]) = chosen;
     for (size_t i = 0; i < op.operands.size(); ++i)
       if (isTile(op.operands[i])) require(op.operands[i], chosen, op, i);
+  }
+
+  // A sort moves elements through workgroup memory in the lowering: its keys' layout (their
+  // default when free) serves the payload and the results.
+  void visitSort(const Op& op) {
+    ValueId keys = op.operands[0];
+    if (!at(keys)) settle(keys, defaultLayout(keys));
+    for (size_t i = 1; i < op.operands.size(); ++i) require(op.operands[i], at(keys), op, i);
+    for (ValueId r : op.results) at(r) = at(keys);
   }
 
   void visitReduction(const Op& op) {

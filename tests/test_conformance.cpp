@@ -1707,6 +1707,117 @@ TEST_CASE("conformance: a cumsum of i32 wraps, and a scan of a tile smaller than
   }
 }
 
+// ---- Sorts
+
+// Each line along `axis` of a row-major [rows, cols] tensor, ordered as ir's sort: stable,
+// NaN after every number ascending and before every number descending.
+std::vector<int64_t> sortedOrder(const Tensor& keys, int axis, bool descending) {
+  int64_t rows = keys.shape()[0], cols = keys.shape()[1];
+  int64_t n = axis == 0 ? rows : cols, lines = axis == 0 ? cols : rows, stride = axis == 0 ? cols : 1;
+  auto key = [&](int64_t i) { return ref::asDouble(ref::element(keys, i)); };
+  auto before = [&](int64_t a, int64_t b) {
+    double x = key(a), y = key(b);
+    if (std::isnan(x) || std::isnan(y)) return descending ? std::isnan(x) && !std::isnan(y) : !std::isnan(x) && std::isnan(y);
+    return descending ? x > y : x < y;
+  };
+  std::vector<int64_t> order(size_t(rows * cols));
+  for (int64_t line = 0; line < lines; ++line) {
+    int64_t first = axis == 0 ? line : line * cols;
+    std::vector<int64_t> at;
+    for (int64_t i = 0; i < n; ++i) at.push_back(first + i * stride);
+    std::vector<int64_t> sorted = at;
+    std::stable_sort(sorted.begin(), sorted.end(), before);
+    for (int64_t i = 0; i < n; ++i) order[size_t(at[size_t(i)])] = sorted[size_t(i)];
+  }
+  return order;
+}
+
+// Keys with many ties (small integers), the dtype's edge values first.
+Tensor sortKeys(const Shape& shape, DType t, uint64_t seed) {
+  Tensor x = Tensor::from(shape, Tensor::random(shape, seed, i32, -6, 6).values(), t);
+  std::vector<Num> first = edges(t);
+  for (size_t i = 0; i < first.size(); ++i) ref::setElement(x, int64_t(i) * 3, first[i]);
+  return x;
+}
+
+TEST_CASE("conformance: sort along each axis of odd tiles, ascending and descending, ties stable, NaN and -0 inside") {
+  for (const std::string& device : conformanceDevices())
+    for (DType t : {f32, i32, f64, i8, f16})
+      for (int axis : {0, 1})
+        for (bool descending : {false, true}) {
+          INFO(device, ": sort along axis ", axis, std::string(descending ? " descending" : " ascending"), " of ",
+               dtypeName(t), "[13, 37]");
+          Tensor x = sortKeys({13, 37}, t, 241), keys = poisoned({13, 37}, t), origins = poisoned({13, 37}, i32);
+          launch(device, "sort", {1}, [&](Program& p) {  // tiles of the tensor's odd shape: padding inside
+            auto [sorted, from] = sort(p.read(x, {13, 37}).at({0, 0}), p.iota({13, 37}, axis), axis, descending);
+            p.write(keys, {13, 37}).put(sorted, {0, 0});
+            p.write(origins, {13, 37}).put(from, {0, 0});
+          });
+          std::vector<int64_t> order = sortedOrder(x, axis, descending);
+          Expect k, o;
+          for (int64_t i = 0; i < 13 * 37; ++i) {
+            int64_t from = order[size_t(i)];
+            k.want.push_back(ref::element(x, from));
+            o.want.push_back(axis == 0 ? from / 37 : from % 37);
+          }
+          checkElements(keys, k);
+          checkElements(origins, o);
+        }
+}
+
+TEST_CASE("conformance: sort of a rank-3 tile along its middle axis with an f64 payload, and of a line shorter than a warp") {
+  for (const std::string& device : conformanceDevices()) {
+    INFO(device);
+    Tensor x = sortKeys({3, 5, 7}, f32, 251), payload = sample({3, 5, 7}, f64, 252);
+    Tensor keys = poisoned({3, 5, 7}, f32), moved = poisoned({3, 5, 7}, f64);
+    Tensor y = Tensor::from({3}, {2.0, -1.0, 2.0}, i64), ySorted = poisoned({3}, i64), alone = poisoned({3, 5, 7}, f32);
+    launch(device, "sort_rank3", {1}, [&](Program& p) {
+      Tile v = p.read(x, {3, 5, 7}).at({0, 0, 0});
+      auto [s, m] = sort(v, p.read(payload, {3, 5, 7}).at({0, 0, 0}), 1);
+      p.write(keys, {3, 5, 7}).put(s, {0, 0, 0});
+      p.write(alone, {3, 5, 7}).put(v.sort(1), {0, 0, 0});
+      p.write(moved, {3, 5, 7}).put(m, {0, 0, 0});
+      p.write(ySorted, {3}).put(p.read(y, {3}).at({0}).sort(0, true), {0});
+    });
+    Expect k, m;
+    for (int64_t a = 0; a < 3; ++a) {
+      Tensor slab = Tensor::zeros({5, 7}, f32);
+      for (int64_t i = 0; i < 35; ++i) ref::setElement(slab, i, ref::element(x, a * 35 + i));
+      std::vector<int64_t> order = sortedOrder(slab, 0, false);
+      for (int64_t i = 0; i < 35; ++i) {
+        k.want.push_back(ref::element(x, a * 35 + order[size_t(i)]));
+        m.want.push_back(ref::element(payload, a * 35 + order[size_t(i)]));
+      }
+    }
+    checkElements(keys, k);
+    checkElements(alone, k);
+    checkElements(moved, m);
+    checkElements(ySorted, Expect{{int64_t{2}, int64_t{2}, int64_t{-1}}});
+  }
+}
+
+TEST_CASE("conformance: topk gives the k largest along an axis, first of equals first, with their positions") {
+  for (const std::string& device : conformanceDevices())
+    for (DType t : {f32, i32}) {
+      INFO(device, ": topk 5 of ", dtypeName(t), "[13, 37] along axis 1");
+      Tensor x = sortKeys({13, 37}, t, 261), values = poisoned({13, 5}, t), positions = poisoned({13, 5}, i32);
+      launch(device, "topk", {1}, [&](Program& p) {
+        auto [v, i] = topk(p.read(x, {13, 37}).at({0, 0}), 5, 1);
+        p.write(values, {13, 5}).put(v, {0, 0});
+        p.write(positions, {13, 5}).put(i, {0, 0});
+      });
+      std::vector<int64_t> order = sortedOrder(x, 1, true);
+      Expect v, i;
+      for (int64_t r = 0; r < 13; ++r)
+        for (int64_t c = 0; c < 5; ++c) {
+          v.want.push_back(ref::element(x, order[size_t(r * 37 + c)]));
+          i.want.push_back(order[size_t(r * 37 + c)] % 37);
+        }
+      checkElements(values, v);
+      checkElements(positions, i);
+    }
+}
+
 TEST_CASE("conformance: slice and cat move elements exactly, along each axis of odd tiles") {
   for (const std::string& device : conformanceDevices())
     for (DType t : {f32, i64, f16, boolean})

@@ -362,6 +362,18 @@ TEST_CASE("errors: mistakes with views, the grid and folds name the op and the u
       {"cummax along a missing axis", "cummax", {"axis 1", "i32[8]"}, [&](int& line) {
          kernel([&](Program& p) { line = __LINE__; (void)p.arange(8).cummax(1); });
        }},
+      {"sort of a bool tile", "sort", {"bool[8]", "cast it first"}, [&](int& line) {
+         kernel([&](Program& p) {
+           Tile b = p.arange(8) < 3;
+           line = __LINE__; (void)b.sort(0);
+         });
+       }},
+      {"sort with a payload of another shape", "sort", {"payload", "f32[4]", "i32[8]"}, [&](int& line) {
+         kernel([&](Program& p) { line = __LINE__; (void)sort(p.arange(8), p.zeros({4}), 0); });
+       }},
+      {"topk of more elements than the axis has", "topk", {"k=9", "[1, 8]", "i32[8]"}, [&](int& line) {
+         kernel([&](Program& p) { line = __LINE__; (void)topk(p.arange(8), 9, 0); });
+       }},
       {"a slice past the tile's end", "slice", {"[6, 10)", "axis 0", "i32[8]"}, [&](int& line) {
          kernel([&](Program& p) { line = __LINE__; (void)p.arange(8).slice(0, 6, 4); });
        }},

@@ -183,6 +183,22 @@ TEST_CASE("kernel ir: tiles of any size run over their power-of-two padding") {
     checkAgainstInterpreter(k, {{9, 15}, {15, 7}, {9}, {16}, {16, 8}, {8, 8}}, target, {1}, 1e-6);
 }
 
+TEST_CASE("kernel ir: sorts exchange elements through workgroup memory without races, padding last, ties stable") {
+  ir::Kernel k = ir::parse(R"(kernel @sorts(t0: tensor<f32, 2>, t1: tensor<f32, 2>, t2: tensor<i32, 2>, t3: tensor<f32, 2>) grid 1 {
+  %0 = constant() {value = 0} : i64
+  %1 = load(%0, %0) {fill = 0.0, tensor = 0} : tile<7x19xf32>
+  %2 = iota() {axis = 1} : tile<7x19xi32>
+  %3, %4 = sort(%1, %2) {axis = 1, descending = 1} : tile<7x19xf32>, tile<7x19xi32>
+  store(%0, %0, %3) {tensor = 1}
+  store(%0, %0, %4) {tensor = 2}
+  %5 = sort(%1) {axis = 0, descending = 0} : tile<7x19xf32>
+  store(%0, %0, %5) {tensor = 3}
+})");
+  ir::verify(k);
+  for (const std::string target : {"vulkan", "sm_80", "gfx942"})
+    checkAgainstInterpreter(ir::canonicalize(k), std::vector<ir::Shape>(4, {7, 19}), target, {1}, 0);
+}
+
 TEST_CASE("kernel ir: each program prints its tile into its slice of a print buffer, padding left out") {
   Tensor out = Tensor::zeros({10}, i32);
   TracedKernel traced = tj::trace({2, 3}, [&](Program& p) {

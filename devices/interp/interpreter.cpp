@@ -203,6 +203,7 @@ class Interpreter {
   Value atomic(const ir::Op& op, const ir::Type& rt);
   Value scan(const ir::Op& op, const ir::Type& rt);
   Value join(const ir::Op& op, const ir::Type& rt);
+  void sort(const ir::Op& op);
   void fold(const ir::Op& op);
   void print(const ir::Op& op);
   void check(const ir::Op& op);
@@ -246,6 +247,7 @@ void Interpreter::exec(const ir::Op& op) {
     case OpCode::print: return print(op);
     case OpCode::check: return check(op);
     case OpCode::fold: return fold(op);
+    case OpCode::sort: return sort(op);
     case OpCode::yield: return;  // fold reads the operands
     default:
       if (op.results.size() != 1) unverified(op, "expected one result");
@@ -648,6 +650,44 @@ Value Interpreter::scan(const ir::Op& op, const ir::Type& rt) {
   if (out->isFloat()) run(out->floats, x.floats);
   else run(out->ints, x.ints);
   return out;
+}
+
+// A stable sort of each line along the axis: the keys' order, with NaN after (ascending) or
+// before (descending) every number; the payload follows its keys.
+void Interpreter::sort(const ir::Op& op) {
+  const Tile& keys = in(op, 0);
+  const ir::Type& t = keys.type;
+  size_t axis = axisAttr(op, t.shape.size());
+  bool descending = op.intAttr("descending") != 0;
+  int64_t stride = 1, n = t.shape[axis];
+  for (size_t d = axis + 1; d < t.shape.size(); ++d) stride *= t.shape[d];
+  std::vector<std::shared_ptr<Tile>> outs;
+  for (size_t i = 0; i < op.operands.size(); ++i) outs.push_back(std::make_shared<Tile>(in(op, i)));
+  auto sortLines = [&](const auto& k) {
+    auto before = [&](int64_t a, int64_t b) {
+      auto x = k[size_t(a)], y = k[size_t(b)];
+      if constexpr (std::is_same_v<std::decay_t<decltype(x)>, double>)
+        if (std::isnan(x) || std::isnan(y)) return descending ? std::isnan(x) && !std::isnan(y) : !std::isnan(x) && std::isnan(y);
+      return descending ? x > y : x < y;
+    };
+    std::vector<int64_t> order(size_t(n), 0);
+    forEachIndex(t.shape, [&](int64_t flat, const ir::Shape& idx) {
+      if (idx[axis] != 0) return;  // once per line, from its first element
+      for (int64_t i = 0; i < n; ++i) order[size_t(i)] = flat + i * stride;
+      std::stable_sort(order.begin(), order.end(), before);
+      for (size_t o = 0; o < outs.size(); ++o) {
+        const Tile& src = in(op, o);
+        for (int64_t i = 0; i < n; ++i) {
+          size_t to = size_t(flat + i * stride), from = size_t(order[size_t(i)]);
+          if (src.isFloat()) outs[o]->floats[to] = src.floats[from];
+          else outs[o]->ints[to] = src.ints[from];
+        }
+      }
+    });
+  };
+  if (keys.isFloat()) sortLines(keys.floats);
+  else sortLines(keys.ints);
+  for (size_t o = 0; o < outs.size(); ++o) env_[static_cast<size_t>(op.results[o])] = outs[o];
 }
 
 // Element `flat` of the coordinate tiles, unless a coordinate is outside the tensor or the

@@ -101,6 +101,8 @@ class KernelLowering {
   void lowerPrint(const ir::Op& op);
   void lowerCheck(const ir::Op& op);
   void lowerScan(const ir::Op& op);
+  void lowerSort(const ir::Op& op);
+  llvm::Value* sortsBefore(const ir::Op& op, llvm::Value* a, llvm::Value* b);
   llvm::StructType* faultsType();
   void lowerDot(const ir::Op& op);
   bool emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType accType);
@@ -273,6 +275,7 @@ void KernelLowering::lowerOp(const ir::Op& op) {
     case OpCode::print: return lowerPrint(op);
     case OpCode::check: return lowerCheck(op);
     case OpCode::scan: return lowerScan(op);
+    case OpCode::sort: return lowerSort(op);
     case OpCode::dot: return lowerDot(op);
     case OpCode::yield: return;  // handled by lowerFold
     default: break;
@@ -365,6 +368,75 @@ void KernelLowering::lowerScan(const ir::Op& op) {
     storeToBuffer(buffer, t, idx, b_.CreateSelect(first, v, binary(combine, prev, v)));
   });
   buffers_[r] = buffer;
+}
+
+// A bottom-up merge sort of each line along the axis, stable as merging runs left first is:
+// for widths 1, 2, 4, ... the line is copied to a scratch line and its runs merged back.
+void KernelLowering::lowerSort(const ir::Op& op) {
+  const ir::Type& keys = type(op.operands[0]);
+  size_t axis = static_cast<size_t>(op.intAttr("axis")), count = op.operands.size();
+  int64_t n = keys.shape[axis];
+  std::vector<ir::Type> lineTypes;
+  for (size_t v = 0; v < count; ++v) {
+    const ir::Type& t = type(op.results[v]);
+    llvm::Value* buffer = allocateBuffer(t);
+    emitNest(t.shape, {op.operands[v]}, [&](const Indices& idx) { storeToBuffer(buffer, t, idx, element(op.operands[v], idx)); });
+    buffers_[op.results[v]] = buffer;
+    lineTypes.push_back({t.dtype, {n}});
+  }
+  std::vector<llvm::Value*> scratch;
+  for (const ir::Type& t : lineTypes) scratch.push_back(allocateBuffer(t));
+  llvm::IRBuilder<> entry(allocaBlock_, allocaBlock_->begin());
+  llvm::Value* left = entry.CreateAlloca(b_.getInt64Ty());
+  llvm::Value* right = entry.CreateAlloca(b_.getInt64Ty());
+  auto read = [&](llvm::Value* buffer, const ir::Type& t, const Indices& idx) {
+    return fromStorage(b_, b_.CreateLoad(storageType(ctx_, t.dtype), bufferAddress(buffer, t, idx)), t.dtype);
+  };
+  ir::Shape lines = keys.shape;
+  lines[axis] = 1;
+  emitNest(lines, {}, [&](const Indices& line) {
+    auto at = [&](llvm::Value* i) {
+      Indices idx = line;
+      idx[axis] = i;
+      return idx;
+    };
+    for (int64_t width = 1; width < n; width *= 2) {
+      emitLoop(b_, i64(0), i64(n), [&](llvm::Value* i) {
+        for (size_t v = 0; v < count; ++v)
+          storeToBuffer(scratch[v], lineTypes[v], {i}, read(buffers_[op.results[v]], type(op.results[v]), at(i)));
+      });
+      emitLoop(b_, i64(0), i64((n + 2 * width - 1) / (2 * width)), [&](llvm::Value* run) {
+        llvm::Value* lo = b_.CreateMul(run, i64(2 * width));
+        llvm::Value* mid = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b_.CreateAdd(lo, i64(width)), i64(n));
+        llvm::Value* hi = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b_.CreateAdd(lo, i64(2 * width)), i64(n));
+        b_.CreateStore(lo, left);
+        b_.CreateStore(mid, right);
+        emitLoop(b_, lo, hi, [&](llvm::Value* o) {
+          llvm::Value* l = b_.CreateLoad(b_.getInt64Ty(), left);
+          llvm::Value* r = b_.CreateLoad(b_.getInt64Ty(), right);
+          llvm::Value* lAt = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, l, i64(n - 1));  // in bounds when used up
+          llvm::Value* rAt = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, r, i64(n - 1));
+          llvm::Value* rightFirst = sortsBefore(op, read(scratch[0], lineTypes[0], {rAt}), read(scratch[0], lineTypes[0], {lAt}));
+          llvm::Value* takeRight = b_.CreateAnd(b_.CreateICmpSLT(r, hi), b_.CreateOr(b_.CreateICmpSGE(l, mid), rightFirst));
+          llvm::Value* from = b_.CreateSelect(takeRight, rAt, lAt);
+          for (size_t v = 0; v < count; ++v)
+            storeToBuffer(buffers_[op.results[v]], type(op.results[v]), at(o), read(scratch[v], lineTypes[v], {from}));
+          b_.CreateStore(b_.CreateSelect(takeRight, l, b_.CreateAdd(l, i64(1))), left);
+          b_.CreateStore(b_.CreateSelect(takeRight, b_.CreateAdd(r, i64(1)), r), right);
+        });
+      });
+    }
+  });
+}
+
+// Whether key a sorts before key b: their order, NaN past every number.
+llvm::Value* KernelLowering::sortsBefore(const ir::Op& op, llvm::Value* a, llvm::Value* b) {
+  bool descending = op.intAttr("descending") != 0;
+  if (!a->getType()->isFloatingPointTy()) return descending ? b_.CreateICmpSGT(a, b) : b_.CreateICmpSLT(a, b);
+  llvm::Value* aNaN = b_.CreateFCmpUNO(a, a);
+  llvm::Value* bNaN = b_.CreateFCmpUNO(b, b);
+  llvm::Value* nanFirst = descending ? b_.CreateAnd(aNaN, b_.CreateNot(bNaN)) : b_.CreateAnd(b_.CreateNot(aNaN), bNaN);
+  return b_.CreateOr(descending ? b_.CreateFCmpOGT(a, b) : b_.CreateFCmpOLT(a, b), nanFirst);
 }
 
 // KernelFaults, field by field.

@@ -541,6 +541,7 @@ class Lowering {
       case OpCode::scan: return scan(op);
       case OpCode::slice: return moveThroughMemory(op, k_.type(op.operands[0]).shape, {0}, op.intAttr("start"));
       case OpCode::concat: return concat(op);
+      case OpCode::sort: return sort(op);
       case OpCode::fold: return fold(op);
       case OpCode::print: return print(op);
       case OpCode::yield: return yield(op);
@@ -1047,6 +1048,87 @@ class Lowering {
       }
     }
     define(res, values);
+  }
+
+  // A bitonic sort through workgroup memory over the axis's power-of-two padding, which sorts
+  // last. In each compare-exchange step every element is stored with its origin (its position
+  // along the axis before the sort), and takes the one at its partner's position i ^ j where the
+  // network says so. Equal keys order by origin, so the order is the stable one. Positions in
+  // the padded shape are bitwise concatenations, so the partner's slot is the own slot ^ j*stride.
+  struct SortLines {
+    int64_t length = 1, stride = 1;    // along the padded axis; between its neighbours in memory
+    std::vector<Reg> slot, along;      // per register: its row-major slot and position on the axis
+    std::vector<std::vector<Reg>> values;  // the keys, their origins, then the payload
+    std::vector<DType> types;
+    std::vector<int64_t> allocs;
+  };
+  void sort(const ir::Op& op) {
+    ir::Shape padded = layout::paddedShape(k_.type(op.results[0]).shape);
+    size_t axis = size_t(op.intAttr("axis"));
+    SortLines s;
+    s.length = padded[axis];
+    for (size_t d = axis + 1; d < padded.size(); ++d) s.stride *= padded[d];
+    LinearLayout lin = linear(op.results[0]);
+    for (int64_t r = 0; r < registerCount(lin); ++r) {
+      std::vector<Reg> at = coords(lin, r);
+      s.slot.push_back(rowMajor(at, padded));
+      s.along.push_back(at[axis]);
+    }
+    s.values = {operand(op, 0), s.along};
+    s.types = {dtypeOf(op.operands[0]), DType::i32};
+    if (op.operands.size() == 2) {
+      s.values.push_back(operand(op, 1));
+      s.types.push_back(dtypeOf(op.operands[1]));
+    }
+    for (int64_t offset = 0; DType dt : s.types) {  // live together: one after another
+      int64_t bytes = alignTo16(ir::Type{dt, padded}.numel() * dtypeBytes(dt));
+      s.allocs.push_back(allocShared(bytes, dt, "row-major over the padded shape", offset));
+      offset += bytes;
+    }
+    for (int64_t k = 2; k <= s.length; k *= 2)
+      for (int64_t j = k / 2; j >= 1; j /= 2) {
+        b_.effect(KOp::barrier);  // the previous step's (or an aliased buffer's) loads are done
+        for (size_t v = 0; v < s.values.size(); ++v)
+          for (size_t r = 0; r < s.slot.size(); ++r)
+            b_.effect(KOp::store_shared, {s.slot[r], s.values[v][r]}, {{"alloc", s.allocs[v]}});
+        b_.effect(KOp::barrier);
+        for (size_t r = 0; r < s.slot.size(); ++r) compareExchange(op, s, r, k, j);
+      }
+    define(op.results[0], s.values[0]);
+    if (s.values.size() == 3) define(op.results[1], s.values[2]);
+  }
+  // Register r's step (k, j) of the network: its element stays or takes its partner's.
+  void compareExchange(const ir::Op& op, SortLines& s, size_t r, int64_t k, int64_t j) {
+    auto bitClear = [&](int64_t bit) {
+      return b_.cmp("eq", b_.binary("and", s.along[r], b_.constant(DType::i32, double(bit))), b_.constant(DType::i32, 0));
+    };
+    Reg from = b_.binary("xor", s.slot[r], b_.constant(DType::i32, double(j * s.stride)));
+    std::vector<Reg> theirs;
+    for (size_t v = 0; v < s.values.size(); ++v)
+      theirs.push_back(b_.emit(KOp::load_shared, s.types[v], {from}, {{"alloc", s.allocs[v]}}));
+    // The lower position of a pair keeps the first element in the network's ascending runs.
+    Reg keepFirst = bitClear(j);
+    if (k < s.length) keepFirst = b_.cmp("eq", keepFirst, bitClear(k));
+    Reg take = b_.cmp("eq", keepFirst, sortsBefore(op, theirs[0], theirs[1], s.values[0][r], s.values[1][r]));
+    for (size_t v = 0; v < s.values.size(); ++v) s.values[v][r] = b_.select(take, theirs[v], s.values[v][r]);
+  }
+  // Whether the element (key a, origin i) comes before (b, o): padding last, then the keys'
+  // order (NaN past every number), then the origins'.
+  Reg sortsBefore(const ir::Op& op, Reg a, Reg i, Reg b, Reg o) {
+    DType dt = dtypeOf(op.operands[0]);
+    bool descending = op.intAttr("descending") != 0;
+    Reg before = b_.cmp(descending ? "gt" : "lt", a, b), tie = b_.cmp("eq", a, b);
+    if (isFloat(dt)) {
+      Reg aNaN = b_.cmp("ne", a, a), bNaN = b_.cmp("ne", b, b);
+      Reg nanFirst = descending ? both(aNaN, b_.unary("not", bNaN)) : both(b_.unary("not", aNaN), bNaN);
+      before = b_.binary("or", before, nanFirst);
+      tie = b_.binary("or", tie, both(aNaN, bNaN));
+    }
+    before = b_.binary("or", before, both(tie, b_.cmp("lt", i, o)));
+    int64_t n = k_.type(op.operands[0]).shape[size_t(op.intAttr("axis"))];
+    if (n == layout::paddedShape({n})[0]) return before;
+    Reg real = b_.cmp("lt", i, b_.constant(DType::i32, double(n))), otherReal = b_.cmp("lt", o, b_.constant(DType::i32, double(n)));
+    return b_.select(b_.cmp("eq", real, otherReal), before, real);
   }
 
   // A failed check: each thread finds one of its real elements where cond is false, and the
