@@ -31,8 +31,6 @@ void Report::time(const std::function<std::string()>& f) {
 }
 
 void Report::compare(const Tensor& got, const std::vector<double>& ref, double tol) {
-  checked = true;
-  tolerance = tol;
   double maxErr = 0, maxRef = 0;
   for (size_t i = 0; i < ref.size(); ++i) {
     double g = got.item(static_cast<int64_t>(i));
@@ -40,7 +38,10 @@ void Report::compare(const Tensor& got, const std::vector<double>& ref, double t
     maxErr = std::isnan(err) ? std::numeric_limits<double>::infinity() : std::max(maxErr, err);
     maxRef = std::max(maxRef, std::fabs(ref[i]));
   }
-  maxRelErr = maxErr / std::max(maxRef, std::numeric_limits<double>::min());
+  double relErr = maxErr / std::max(maxRef, std::numeric_limits<double>::min());
+  // Of several outputs, the one furthest past its tolerance decides.
+  if (!checked || relErr - tol > maxRelErr - tolerance) maxRelErr = relErr, tolerance = tol;
+  checked = true;
 }
 
 SampleCli::SampleCli(std::string sample, const std::string& description)

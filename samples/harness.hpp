@@ -29,7 +29,8 @@ struct Report {
   // Runs f (which returns the device name) 1 + repeat - 1 times; ms is the
   // median of the runs after the first when there are any, else the first.
   void time(const std::function<std::string()>& f);
-  // max |got - ref| / max |ref| over all elements; NaN anywhere counts as infinite.
+  // max |got - ref| / max |ref| over all elements; NaN anywhere counts as infinite. Called
+  // for several outputs, the report keeps the one furthest past its tolerance.
   void compare(const Tensor& got, const std::vector<double>& ref, double tolerance);
 };
 

@@ -273,6 +273,17 @@ std::string cumsum(const Tensor& x, const Tensor& out, const RunOptions& opts) {
   }, named(opts, "cumsum"));
 }
 
+std::string topk(const Tensor& x, int64_t k, const Tensor& values, const Tensor& indices, const RunOptions& opts) {
+  const int64_t blockCols = nextPow2(x.dim(1));
+  return run({x.dim(0)}, [&](Program& p) {
+    Index i = p.id(0);
+    // Columns past the row read -inf, so they come after every real element, -inf ones too.
+    auto [largest, at] = tj::topk(p.read(x, {1, blockCols}, -INFINITY).at({i, 0}), k, 1);
+    p.write(values, {1, k}).put(largest, {i, 0});
+    p.write(indices, {1, k}).put(at, {i, 0});
+  }, named(opts, "topk"));
+}
+
 std::string histogram(const Tensor& values, const Tensor& counts, const RunOptions& opts) {
   constexpr int64_t block = 4096;
   static const auto kernel = tj::kernel("histogram", [](Program& p, const Tensor& values, const Tensor& counts) {
@@ -285,7 +296,7 @@ std::string histogram(const Tensor& values, const Tensor& counts, const RunOptio
 std::vector<std::string> sampleNames() {
   return {"gemm",    "gemm_f16",  "attention",  "attention_causal", "attention_f16",
           "softmax", "layernorm", "vector_add", "fused", "dropout", "embedding", "histogram", "paged_attention",
-          "moe_gemm", "cumsum"};
+          "moe_gemm", "cumsum", "topk"};
 }
 
 ir::Kernel traceSample(const std::string& name, const std::string& device) {
@@ -311,6 +322,7 @@ ir::Kernel traceSample(const std::string& name, const std::string& device) {
   else if (name == "moe_gemm")
     moeGemm(matrix(37, 29), Tensor::zeros({3, 29, 23}), Tensor::from({4}, {0, 10, 10, 37}, DType::i32), 27, matrix(37, 23));
   else if (name == "cumsum") cumsum(matrix(37, 29), matrix(37, 29));
+  else if (name == "topk") topk(matrix(37, 29), 5, matrix(37, 5), Tensor::zeros({37, 5}, DType::i32));
   else if (name == "histogram") histogram(Tensor::zeros({1000}, DType::i32), Tensor::zeros({37}, DType::i32));
   else if (name == "embedding") embedding(matrix(101, 300), Tensor::zeros({37}, DType::i32), matrix(37, 300));
   else {

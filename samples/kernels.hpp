@@ -70,6 +70,10 @@ std::string moeGemm(const Tensor& x, const Tensor& w, const Tensor& offsets, int
                     const RunOptions& opts = {});
 // out[r, c] = x[r, 0] + ... + x[r, c]: a prefix sum of each row (cols up to 2^14).
 std::string cumsum(const Tensor& x, const Tensor& out, const RunOptions& opts = {});
+// The k largest elements of each row of x [rows, cols] f32, largest first, into values
+// [rows, k] f32 and their column indices into indices [rows, k] i32 (of equal elements, the
+// first; NaN counts as largest). Rows up to 2^14 columns.
+std::string topk(const Tensor& x, int64_t k, const Tensor& values, const Tensor& indices, const RunOptions& opts = {});
 // counts[v] += 1 for every value v of `values` (i32) inside [0, bins), by atomic adds: counts
 // must start at zero (or hold counts to add to).
 std::string histogram(const Tensor& values, const Tensor& counts, const RunOptions& opts = {});
