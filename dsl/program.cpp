@@ -856,6 +856,50 @@ Program::Carried Program::steppedFold(const IndexOperand& start, const IndexOper
   return foldTiles(0, count, init, [&](Index i, const Carried& c) { return body(start.index + i * step, c); }, loc);
 }
 
+void Program::if_then(const Tile& cond, const std::function<void()>& then, Loc loc) {
+  if_else(cond, then, [] {}, loc);
+}
+
+Program::Carried Program::branchTiles(const Tile& cond, const std::function<Carried()>& then,
+                                      const std::function<Carried()>& otherwise, Loc loc) {
+  SourceLoc l = SourceLoc::from(loc);
+  const ir::Type c = typeOf(cond, l, "if");
+  if (c != ir::Type{DType::boolean, {}})
+    fail(l, "if", "the condition must be a rank-0 bool tile (an Index comparison, or a value read and compared), got " +
+                      describe(c));
+  tracer_.checkInScope(cond.value(), l, "if");
+  ir::Op op{OpCode::if_, {cond.value()}, {}, {}, {ir::Block{}, ir::Block{}}, l};
+  std::vector<ir::Type> types;
+  for (size_t side = 0; side < 2; ++side) {
+    std::vector<ir::ValueId> yielded;
+    {
+      // Closes the side on every exit, so an error caught by the user leaves the trace consistent.
+      struct SideScope {
+        Tracer& t;
+        ~SideScope() { t.closeBlock(); }
+      } scope{tracer_};
+      tracer_.openBlock(op.regions[side]);
+      Carried out = side == 0 ? then() : otherwise();
+      if (side == 1 && out.size() != types.size())
+        fail(l, "if", "the else side returns " + std::to_string(out.size()) + " tiles but the then side " +
+                          std::to_string(types.size()));
+      for (size_t i = 0; i < out.size(); ++i) {
+        ir::Type t = typeOf(out[i], l, "if");
+        tracer_.checkInScope(out[i].value(), l, "if");
+        if (side == 0) types.push_back(t);
+        else if (t != types[i])
+          fail(l, "if", "result " + std::to_string(i) + " is " + describe(types[i]) + " on the then side but " +
+                            describe(t) + " on the else side");
+        yielded.push_back(out[i].value());
+      }
+      tracer_.emit(OpCode::yield, yielded, std::nullopt, {}, l);
+    }
+  }
+  Carried results;
+  for (ir::ValueId v : tracer_.emitOp(std::move(op), types)) results.push_back(tracer_.tile(v));
+  return results;
+}
+
 Program::Carried Program::foldTiles(const IndexOperand& start, const IndexOperand& end, const Carried& init,
                                     const std::function<Carried(Index, const Carried&)>& body, Loc loc) {
   SourceLoc l = SourceLoc::from(loc);
@@ -873,7 +917,8 @@ Program::Carried Program::foldTiles(const IndexOperand& start, const IndexOperan
       Tracer& t;
       ~BodyScope() { t.closeBlock(); }
     } scope{tracer_};
-    Index k = tracer_.index(tracer_.openBlock(region, kIndexType));
+    tracer_.openBlock(region);
+    Index k = tracer_.index(tracer_.addBlockArg(kIndexType));
     Carried carried;
     for (const ir::Type& t : types) carried.push_back(tracer_.tile(tracer_.addBlockArg(t)));
     Carried next = body(k, carried);

@@ -12,6 +12,7 @@
 #include <source_location>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -327,6 +328,16 @@ class Program {
   std::tuple<Ts...> fold(const IndexOperand& start, const IndexOperand& end, const std::tuple<Ts...>& init,
                          F&& body, Loc loc = Loc::current());
 
+  // Branches kept in the kernel. `cond` is a rank-0 bool tile (an Index comparison, or a value
+  // read from memory compared), the same for the whole program, so the side not taken costs
+  // nothing. if_then runs `then` for its writes, atomics and checks:
+  //   p.if_then(p.scalar(len) > start, [&] { ... });
+  void if_then(const Tile& cond, const std::function<void()>& then, Loc loc = Loc::current());
+  // `then` or `otherwise`; both return the same: nothing, a Tile or a std::tuple of Tiles.
+  //   Tile y = p.if_else(p.id(0) == 0, [&] { return x * 2; }, [&] { return x; });
+  template <typename Then, typename Else>
+  auto if_else(const Tile& cond, Then&& then, Else&& otherwise, Loc loc = Loc::current());
+
  private:
   using Carried = std::vector<Tile>;
   Carried foldTiles(const IndexOperand& start, const IndexOperand& end, const Carried& init,
@@ -334,6 +345,8 @@ class Program {
   // foldTiles over k = start + i * step; the step is checked here.
   Carried steppedFold(const IndexOperand& start, const IndexOperand& end, int64_t step, const Carried& init,
                       const std::function<Carried(Index, const Carried&)>& body, Loc loc);
+  Carried branchTiles(const Tile& cond, const std::function<Carried()>& then, const std::function<Carried()>& otherwise,
+                      Loc loc);
   Tile indirectRead(const Tensor& t, const std::vector<Operand>& coords, const Tile* mask, double fill, Loc loc);
   void indirectWrite(const Tensor& t, const std::vector<Operand>& coords, const Operand& value, const Tile* mask, Loc loc);
   Tile atomicUpdate(std::string_view fn, const Tensor& t, const std::vector<Operand>& coords, const Operand& value,
@@ -355,6 +368,24 @@ std::tuple<Ts...> Program::fold(const IndexOperand& start, const IndexOperand& e
   }, loc);
   return [&]<size_t... I>(std::index_sequence<I...>) { return std::tuple<Ts...>{result[I]...}; }(
       std::index_sequence_for<Ts...>{});
+}
+
+template <typename Then, typename Else>
+auto Program::if_else(const Tile& cond, Then&& then, Else&& otherwise, Loc loc) {
+  using Result = std::invoke_result_t<Then>;
+  static_assert(std::is_same_v<Result, std::invoke_result_t<Else>>, "if_else: both sides return the same type");
+  auto toVector = [](auto&& side) {
+    return [&side]() -> Carried {
+      if constexpr (std::is_void_v<Result>) return side(), Carried{};
+      else if constexpr (std::is_same_v<Result, Tile>) return Carried{side()};
+      else return std::apply([](const auto&... t) { return Carried{t...}; }, side());
+    };
+  };
+  Carried r = branchTiles(cond, toVector(then), toVector(otherwise), loc);
+  if constexpr (std::is_same_v<Result, Tile>) return r[0];
+  else if constexpr (!std::is_void_v<Result>)
+    return [&]<size_t... I>(std::index_sequence<I...>) { return Result{r[I]...}; }(
+        std::make_index_sequence<std::tuple_size_v<Result>>{});
 }
 
 }  // namespace tj

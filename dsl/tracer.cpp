@@ -140,11 +140,10 @@ ir::ValueId Tracer::bindScalarParam(DType dtype) {
   return emit(ir::OpCode::scalar_param, {}, ir::Type{dtype, {}}, {{"index", index}}, SourceLoc{});
 }
 
-ir::ValueId Tracer::openBlock(ir::Block& block, const ir::Type& argType) {
+void Tracer::openBlock(ir::Block& block) {
   blocks_.push_back(&block);
   blockIds_.push_back(static_cast<int>(blockOpen_.size()));
   blockOpen_.push_back(true);
-  return addBlockArg(argType);
 }
 
 ir::ValueId Tracer::addBlockArg(const ir::Type& t) {

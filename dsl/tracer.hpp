@@ -52,7 +52,7 @@ class Tracer {
   Index index(ir::ValueId v) const { return Index(Index::Raw{}, v, id_); }
 
   // Fold bodies: ops go into `block` between open and close.
-  ir::ValueId openBlock(ir::Block& block, const ir::Type& argType);  // adds one block argument
+  void openBlock(ir::Block& block);
   ir::ValueId addBlockArg(const ir::Type& t);
   void closeBlock();
 

@@ -58,7 +58,9 @@
 //                                 yields the new carried values; results are the final ones.
 //                                 stages (1 to 4, p.stages): how many iterations' loads a GPU
 //                                 with asynchronous copies keeps in flight; absent: the target's
-//   yield (values...)            : ends a fold body
+//   if (cond)                    : regions ^() then and ^() else; runs then where the rank-0 bool
+//                                 cond is true, else the other; the one that ran yields the results
+//   yield (values...)            : ends a fold body or a side of an if
 //   print {label} (x)            : debugging output from each program
 //   scalar_param {index}         : T     the kernel's scalar parameter `index` (i64 or a float dtype)
 #pragma once
@@ -127,8 +129,9 @@ enum class OpCode : uint8_t {
   check, scan,
   slice, concat,
   sort,
+  if_,
 };
-constexpr int kNumOpCodes = static_cast<int>(OpCode::sort) + 1;
+constexpr int kNumOpCodes = static_cast<int>(OpCode::if_) + 1;
 
 std::string_view opName(OpCode c);  // as printed: "add", "not", "and", "or", ...
 std::optional<OpCode> parseOpName(std::string_view s);

@@ -169,7 +169,7 @@ class Verifier {
     for (ValueId v : op.operands)
       if (!visible(v)) error(op, "uses value " + std::to_string(v) + ", which is not defined at this point");
     for (ValueId r : op.results) requireFresh(op, r);
-    size_t regions = op.code == OpCode::fold ? 1 : 0;
+    size_t regions = op.code == OpCode::fold ? 1 : op.code == OpCode::if_ ? 2 : 0;
     if (op.regions.size() != regions)
       error(op, "expected " + std::to_string(regions) + " regions but got " + std::to_string(op.regions.size()));
     signature(op, parent);
@@ -246,6 +246,7 @@ class Verifier {
       case OpCode::slice: return slice(op);
       case OpCode::concat: return concat(op);
       case OpCode::sort: return sort(op);
+      case OpCode::if_: return branch(op);
       case OpCode::fold: return fold(op);
       case OpCode::yield: return yield(op, *parent);
       case OpCode::print: return print(op);
@@ -533,6 +534,13 @@ class Verifier {
       sameType(op, in(op, i + 2), out(op, i), "initial value and result");
       sameType(op, in(op, i + 2), typeOf(op, body.args[i + 1]), "initial value and body argument");
     }
+  }
+
+  void branch(const Op& op) const {
+    if (op.operands.size() != 1) error(op, "expected one condition but got " + std::to_string(op.operands.size()) + " operands");
+    expectType(op, in(op, 0), Type{DType::boolean, {}}, "the condition");
+    for (const Block& side : op.regions)
+      if (!side.args.empty()) error(op, "a side of an if takes no arguments but has " + std::to_string(side.args.size()));
   }
 
   void yield(const Op& op, const Op& parent) const {

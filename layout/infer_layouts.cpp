@@ -266,6 +266,7 @@ class Inference {
 
   void visitOp(const Op& op) {
     if (op.code == OpCode::fold) return visitFold(op);
+    if (op.code == OpCode::if_) return visitIf(op);
     for (ValueId r : op.results)
       if (!isTile(r)) at(r) = uniform_;
     if (op.results.empty() || !isTile(op.results[0])) {
@@ -406,6 +407,21 @@ class Inference {
       require(yield.operands[i], carried[i], yield, i);
       require(op.operands[i + 2], carried[i], op, i + 2);
       at(op.results[i]) = carried[i];
+    }
+  }
+
+  // Each result takes the layout one side already gives its yielded value (else its default);
+  // both sides' yields convert to it.
+  void visitIf(const Op& op) {
+    for (const ir::Block& side : op.regions) visit(side);
+    for (size_t i = 0; i < op.results.size(); ++i) {
+      ValueId r = op.results[i];
+      LayoutPtr l = isTile(r) ? nullptr : uniform_;
+      for (const ir::Block& side : op.regions)
+        if (!l) l = at(side.ops.back().operands[i]);
+      if (!l) l = defaultLayout(r);
+      for (const ir::Block& side : op.regions) require(side.ops.back().operands[i], l, side.ops.back(), i);
+      at(r) = l;
     }
   }
 

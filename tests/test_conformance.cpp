@@ -1707,6 +1707,80 @@ TEST_CASE("conformance: a cumsum of i32 wraps, and a scan of a tile smaller than
   }
 }
 
+// ---- Branches
+
+TEST_CASE("conformance: if_else chooses tiles by a value read from memory; if_then's writes run only where taken") {
+  for (const std::string& device : conformanceDevices()) {
+    INFO(device);
+    Tensor flags = Tensor::from({4}, {1, 0, 3, 0}, i32), x = sample({4, 37}, f32, 271, edges(f32));
+    Tensor out = poisoned({4, 37}, f32), sums = poisoned({4}, f32), marks = poisoned({4}, i32);
+    launch(device, "branches", {4}, [&](Program& p) {
+      Index i = p.id(0);
+      Tile flag = p.gather(flags, {i});
+      Tile v = p.read(x, {1, 37}).at({i, 0});
+      auto [y, s] = p.if_else(flag != 0, [&] { return std::tuple{v * 2, v.sum(1)}; },
+                              [&] { return std::tuple{-v, p.zeros({1})}; });
+      p.write(out, {1, 37}).put(y, {i, 0});
+      p.write(sums, {1}).put(s, {i});
+      p.if_then(flag == 3, [&] { p.scatter(marks, {i}, 7); });
+    });
+    Expect o, m, sm;
+    for (int64_t r = 0; r < 4; ++r) {
+      bool taken = ref::asInt(ref::element(flags, r)) != 0;
+      double sum = 0, magnitude = 0;
+      for (int64_t c = 0; c < 37; ++c) {
+        double v = ref::asDouble(ref::element(x, r * 37 + c));
+        o.want.push_back(roundToFloat(f32, taken ? v * 2 : -v));
+        sum += v;
+        magnitude += std::fabs(v);
+      }
+      sm.want.push_back(taken ? roundToFloat(f32, sum) : 0.0);
+      sm.slack.push_back(taken ? sumSlack(device, f32, 37, magnitude) : 0.0);
+      m.want.push_back(ref::asInt(ref::element(flags, r)) == 3 ? int64_t{7} : int64_t(poisonValue(i32)));
+    }
+    checkElements(out, o);
+    checkElements(marks, m);
+    checkElements(sums, sm);  // rows with inf and -inf sum to NaN on every device
+  }
+}
+
+TEST_CASE("conformance: an if inside a fold on the loop counter, a fold inside an if, scalars through a branch") {
+  for (const std::string& device : conformanceDevices()) {
+    INFO(device);
+    Tensor x = sample({9, 37}, f64, 281), evens = poisoned({1, 37}, f64), firsts = poisoned({2, 37}, f64), picks = poisoned({2}, i64);
+    launch(device, "nested_branches", {2}, [&](Program& p) {
+      auto X = p.read(x, {1, 37});
+      Tile total = p.fold(0, 9, p.zeros({1, 37}, f64), [&](Index k, Tile acc) {
+        return p.if_else(k % 2 == 0, [&] { return acc + X.at({k, 0}); }, [&] { return acc; });
+      });
+      p.if_then(p.id(0) == 0, [&] { p.write(evens, {1, 37}).put(total, {0, 0}); });
+      Tile first = p.if_else(p.id(0) == 1, [&] {
+        return p.fold(0, 3, p.zeros({1, 37}, f64), [&](Index k, Tile acc) { return acc + X.at({k, 0}); });
+      }, [&] { return X.at({0, 0}); });
+      p.write(firsts, {1, 37}).put(first, {p.id(0), 0});
+      Tile pick = p.if_else(p.id(0) == 1, [&] { return p.scalar(p.id(0) * 10); }, [&] { return p.scalar(5); });
+      p.scatter(picks, {p.id(0)}, pick);
+    });
+    Expect e, f;
+    for (int64_t c = 0; c < 37; ++c) {
+      double s = 0;
+      for (int64_t k = 0; k < 9; k += 2) s += ref::asDouble(ref::element(x, k * 37 + c));
+      e.want.push_back(s);
+      e.slack.push_back(device == "interp" || device == "cpu" ? 1e-300 : 1e-12);
+    }
+    for (int64_t c = 0; c < 37; ++c) f.want.push_back(ref::element(x, c));
+    for (int64_t c = 0; c < 37; ++c) {
+      double s = 0;
+      for (int64_t k = 0; k < 3; ++k) s += ref::asDouble(ref::element(x, k * 37 + c));
+      f.want.push_back(s);
+    }
+    f.slack.assign(74, 1e-12);
+    checkElements(evens, e);
+    checkElements(firsts, f);
+    checkElements(picks, Expect{{int64_t{5}, int64_t{10}}});
+  }
+}
+
 // ---- Sorts
 
 // Each line along `axis` of a row-major [rows, cols] tensor, ordered as ir's sort: stable,

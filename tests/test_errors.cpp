@@ -362,6 +362,14 @@ TEST_CASE("errors: mistakes with views, the grid and folds name the op and the u
       {"cummax along a missing axis", "cummax", {"axis 1", "i32[8]"}, [&](int& line) {
          kernel([&](Program& p) { line = __LINE__; (void)p.arange(8).cummax(1); });
        }},
+      {"an if on a tile of conditions", "if", {"rank-0 bool", "bool[8]"}, [&](int& line) {
+         kernel([&](Program& p) { line = __LINE__; p.if_then(p.arange(8) < 3, [] {}); });
+       }},
+      {"an if whose sides return different tiles", "if", {"result 0", "f32[8]", "i32[8]", "else side"}, [&](int& line) {
+         kernel([&](Program& p) {
+           line = __LINE__; (void)p.if_else(p.id(0) == 0, [&] { return p.zeros({8}); }, [&] { return p.arange(8); });
+         });
+       }},
       {"sort of a bool tile", "sort", {"bool[8]", "cast it first"}, [&](int& line) {
          kernel([&](Program& p) {
            Tile b = p.arange(8) < 3;

@@ -199,6 +199,32 @@ TEST_CASE("kernel ir: sorts exchange elements through workgroup memory without r
     checkAgainstInterpreter(ir::canonicalize(k), std::vector<ir::Shape>(4, {7, 19}), target, {1}, 0);
 }
 
+TEST_CASE("kernel ir: an if runs one side as a loop of at most one iteration, results carried through both") {
+  std::string text = R"(kernel @branch(t0: tensor<f32, 2>, t1: tensor<f32, 2>) grid 1 {
+  %0 = constant() {value = 0} : i64
+  %1 = load(%0, %0) {fill = 0.0, tensor = 0} : tile<7x19xf32>
+  %2 = program_id() {axis = 0} : i64
+  %3 = cmp(%2, %0) {pred = "eq"} : bool
+  %4 = if(%3) : tile<7x19xf32> {
+    ^():
+      %5 = reduce_sum(%1) {axis = 1} : tile<7xf32>
+      %6 = reshape(%5) : tile<7x1xf32>
+      %7 = broadcast(%6) : tile<7x19xf32>
+      %8 = sub(%1, %7) : tile<7x19xf32>
+      yield(%8)
+  } {
+    ^():
+      yield(%1)
+  }
+  store(%0, %0, %4) {tensor = 1}
+})";
+  ir::Kernel k = ir::parse(text);
+  ir::verify(k);
+  CHECK(ir::print(ir::parse(ir::print(k))) == ir::print(k));
+  for (const std::string target : {"vulkan", "sm_80"})
+    checkAgainstInterpreter(ir::canonicalize(k), std::vector<ir::Shape>(2, {7, 19}), target, {1}, 1e-6);
+}
+
 TEST_CASE("kernel ir: each program prints its tile into its slice of a print buffer, padding left out") {
   Tensor out = Tensor::zeros({10}, i32);
   TracedKernel traced = tj::trace({2, 3}, [&](Program& p) {

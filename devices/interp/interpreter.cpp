@@ -204,6 +204,7 @@ class Interpreter {
   Value scan(const ir::Op& op, const ir::Type& rt);
   Value join(const ir::Op& op, const ir::Type& rt);
   void sort(const ir::Op& op);
+  void branch(const ir::Op& op);
   void fold(const ir::Op& op);
   void print(const ir::Op& op);
   void check(const ir::Op& op);
@@ -248,6 +249,7 @@ void Interpreter::exec(const ir::Op& op) {
     case OpCode::check: return check(op);
     case OpCode::fold: return fold(op);
     case OpCode::sort: return sort(op);
+    case OpCode::if_: return branch(op);
     case OpCode::yield: return;  // fold reads the operands
     default:
       if (op.results.size() != 1) unverified(op, "expected one result");
@@ -771,6 +773,14 @@ void Interpreter::fold(const ir::Op& op) {
     for (size_t i = 0; i < n; ++i) carried[i] = operand(yield, i);
   }
   for (size_t i = 0; i < n; ++i) env_[static_cast<size_t>(op.results[i])] = std::move(carried[i]);
+}
+
+void Interpreter::branch(const ir::Op& op) {
+  if (op.regions.size() != 2) unverified(op, "malformed if");
+  const ir::Block& side = op.regions[in(op, 0).data<int64_t>().at(0) != 0 ? 0 : 1];
+  if (side.ops.empty() || side.ops.back().operands.size() != op.results.size()) unverified(op, "malformed if");
+  runBlock(side);
+  for (size_t i = 0; i < op.results.size(); ++i) env_[static_cast<size_t>(op.results[i])] = operand(side.ops.back(), i);
 }
 
 void Interpreter::print(const ir::Op& op) {

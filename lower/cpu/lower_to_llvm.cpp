@@ -62,7 +62,7 @@ struct UseInfo {
         defDepth[r] = depth;
       }
       for (const ir::Block& region : op.regions) walk(region, depth + 1);
-      if (op.code == OpCode::yield)
+      if (op.code == OpCode::yield && !block.args.empty())  // a fold's (an if's sides take no arguments)
         for (size_t i = 0; i < op.operands.size(); ++i) yieldedInto[op.operands[i]] = block.args[1 + i];
     }
   }
@@ -96,6 +96,7 @@ class KernelLowering {
   void lowerBlock(const ir::Block& block);
   void lowerOp(const ir::Op& op);
   void lowerFold(const ir::Op& op);
+  void lowerIf(const ir::Op& op);
   void lowerStore(const ir::Op& op);
   void lowerScatter(const ir::Op& op);
   void lowerPrint(const ir::Op& op);
@@ -270,6 +271,7 @@ bool KernelLowering::needsBuffer(ValueId v) const {
 void KernelLowering::lowerOp(const ir::Op& op) {
   switch (op.code) {
     case OpCode::fold: return lowerFold(op);
+    case OpCode::if_: return lowerIf(op);
     case OpCode::store: return lowerStore(op);
     case OpCode::scatter: return lowerScatter(op);
     case OpCode::print: return lowerPrint(op);
@@ -323,6 +325,20 @@ void KernelLowering::lowerFold(const ir::Op& op) {
                         type(op.results[i]).numel() * dtypeBytes(type(op.results[i]).dtype));
   });
   for (size_t i = 0; i < n; ++i) buffers_[op.results[i]] = carried[i];
+}
+
+// A branch; the side that runs writes its yielded values into the results' buffers.
+void KernelLowering::lowerIf(const ir::Op& op) {
+  std::vector<llvm::Value*> results;
+  for (ValueId r : op.results) results.push_back(allocateBuffer(type(r)));
+  auto side = [&](const ir::Block& b) {
+    return [&] {
+      lowerBlock(b);
+      for (size_t i = 0; i < results.size(); ++i) materialize(b.ops.back().operands[i], results[i]);
+    };
+  };
+  emitIf(b_, element(op.operands[0], {}), side(op.regions[0]), side(op.regions[1]));
+  for (size_t i = 0; i < results.size(); ++i) buffers_[op.results[i]] = results[i];
 }
 
 void KernelLowering::lowerStore(const ir::Op& op) {

@@ -543,6 +543,7 @@ class Lowering {
       case OpCode::concat: return concat(op);
       case OpCode::sort: return sort(op);
       case OpCode::fold: return fold(op);
+      case OpCode::if_: return branch(op);
       case OpCode::print: return print(op);
       case OpCode::yield: return yield(op);
       default: break;
@@ -961,7 +962,7 @@ class Lowering {
 
   // ---- print: into a buffer of its own, printed by the device after the launch ----
   void print(const ir::Op& op) {
-    if (foldDepth_ > 0) unsupported(op, "inside a fold (a GPU program prints once per launch)");
+    if (regionDepth_ > 0) unsupported(op, "inside a fold or an if (a GPU program prints once per launch)");
     ir::ValueId x = op.operands[0];
     const ir::Type& type = k_.type(x);
     f_.prints.push_back({op.stringAttr("label"), type.dtype, type.shape,
@@ -1237,9 +1238,9 @@ class Lowering {
     define(body.args[0], {args[0]});
     splitInto(body.args, 1, std::vector<Reg>(args.begin() + 1, args.end()), counts);
     if (!ahead.empty()) readAheadIteration(body, ahead, stages, operands[0], operands[1], args[0]);
-    ++foldDepth_;
+    ++regionDepth_;
     block(body);
-    --foldDepth_;
+    --regionDepth_;
     b_.closeRegion();
     splitInto(op.results, 0, results, counts);
     if (!ahead.empty()) b_.effect(KOp::async_wait, {}, {{"pending", int64_t{0}}});  // nothing lands on later allocations
@@ -1271,6 +1272,34 @@ class Lowering {
     issueReadAhead(body, ahead, later, b_.binary("rem", b_.binary("add", step, distance), S), b_.cmp("lt", later, end));
     Reg stage = b_.binary("rem", step, S);
     for (ir::ValueId v : ahead) readAhead_.at(v).staged.base = stageOffset(readAhead_.at(v), stage);
+  }
+  // An if as two loops of at most one iteration, the kernel IR's structured control flow: the
+  // then side runs where the (uniform) condition holds, the else side otherwise; the results
+  // pass through both as carried registers.
+  void branch(const ir::Op& op) {
+    Reg cond = regs_.at(op.operands[0]).at(0);
+    std::vector<DType> types;
+    std::vector<size_t> counts;
+    std::vector<Reg> carried;
+    for (ir::ValueId r : op.results) {
+      counts.push_back(size_t(countOf(r)));
+      types.insert(types.end(), counts.back(), dtypeOf(r));
+      carried.insert(carried.end(), counts.back(), b_.constant(dtypeOf(r), 0));
+    }
+    std::vector<DType> argTypes = types;
+    argTypes.insert(argTypes.begin(), DType::i64);
+    Reg zero = b_.constant(DType::i64, 0), one = b_.constant(DType::i64, 1);
+    for (size_t side = 0; side < 2; ++side) {
+      std::vector<Reg> operands{zero, side == 0 ? b_.select(cond, one, zero) : b_.select(cond, zero, one)};
+      operands.insert(operands.end(), carried.begin(), carried.end());
+      carried = b_.emitMulti(KOp::for_loop, types, operands, {});
+      b_.openRegion(argTypes);
+      ++regionDepth_;
+      block(op.regions[side]);
+      --regionDepth_;
+      b_.closeRegion();
+    }
+    splitInto(op.results, 0, carried, counts);
   }
   void splitInto(const std::vector<ir::ValueId>& values, size_t first, const std::vector<Reg>& flat,
                  const std::vector<size_t>& counts) {
@@ -1568,7 +1597,7 @@ class Lowering {
   int64_t stagesUsed_ = 1;   // the most stages a fold read ahead with
   std::map<ir::ValueId, int> uses_;  // how many operands read each value
   int64_t checks_ = 0;           // check ops lowered so far: the next one's number
-  int foldDepth_ = 0;
+  int regionDepth_ = 0;
 };
 
 }  // namespace
