@@ -856,18 +856,30 @@ Program::Carried Program::steppedFold(const IndexOperand& start, const IndexOper
   return foldTiles(0, count, init, [&](Index i, const Carried& c) { return body(start.index + i * step, c); }, loc);
 }
 
+namespace {
+void checkCondition(const Tile& cond, const SourceLoc& l, std::string_view op) {
+  const ir::Type c = typeOf(cond, l, op);
+  if (c != ir::Type{DType::boolean, {}})
+    fail(l, op, "the condition must be a rank-0 bool tile (an Index comparison, or a value read and compared), got " +
+                    describe(c));
+  tracer(l, op).checkInScope(cond.value(), l, op);
+}
+}  // namespace
+
 void Program::if_then(const Tile& cond, const std::function<void()>& then, Loc loc) {
   if_else(cond, then, [] {}, loc);
+}
+
+void Program::exit_if(const Tile& cond, Loc loc) {
+  SourceLoc l = SourceLoc::from(loc);
+  checkCondition(cond, l, "exit_if");
+  tracer_.exitUnless((!TileArg(cond, loc)).value(), l, "exit_if");
 }
 
 Program::Carried Program::branchTiles(const Tile& cond, const std::function<Carried()>& then,
                                       const std::function<Carried()>& otherwise, Loc loc) {
   SourceLoc l = SourceLoc::from(loc);
-  const ir::Type c = typeOf(cond, l, "if");
-  if (c != ir::Type{DType::boolean, {}})
-    fail(l, "if", "the condition must be a rank-0 bool tile (an Index comparison, or a value read and compared), got " +
-                      describe(c));
-  tracer_.checkInScope(cond.value(), l, "if");
+  checkCondition(cond, l, "if");
   ir::Op op{OpCode::if_, {cond.value()}, {}, {}, {ir::Block{}, ir::Block{}}, l};
   std::vector<ir::Type> types;
   for (size_t side = 0; side < 2; ++side) {

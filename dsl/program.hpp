@@ -333,6 +333,10 @@ class Program {
   // nothing. if_then runs `then` for its writes, atomics and checks:
   //   p.if_then(p.scalar(len) > start, [&] { ... });
   void if_then(const Tile& cond, const std::function<void()>& then, Loc loc = Loc::current());
+  // The program stops here where `cond` (as if_then's) holds: what is traced after this call
+  // runs only where it does not. At the top level of the program only.
+  //   p.exit_if(p.id(0) * 64 >= p.index(p.gather(lengths, {b})));
+  void exit_if(const Tile& cond, Loc loc = Loc::current());
   // `then` or `otherwise`; both return the same: nothing, a Tile or a std::tuple of Tiles.
   //   Tile y = p.if_else(p.id(0) == 0, [&] { return x * 2; }, [&] { return x; });
   template <typename Then, typename Else>

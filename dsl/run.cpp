@@ -90,6 +90,7 @@ CanonicalMemo& canonicalMemo() {
 }  // namespace
 
 TracedKernel finishTrace(Tracer& tracer) {
+  tracer.closeExits();
   const ir::Kernel& raw = tracer.kernel();
   uint64_t rawHash = ir::semanticHash(raw);
   if (auto known = canonicalMemo().find(rawHash, raw.name)) return {known->kernel, tracer.takeTensors(), known->hash};

@@ -152,6 +152,26 @@ ir::ValueId Tracer::addBlockArg(const ir::Type& t) {
   return id;
 }
 
+void Tracer::exitUnless(ir::ValueId keepGoing, const SourceLoc& loc, std::string_view op) {
+  if (blocks_.size() != 1 + exits_.size())
+    fail(loc, op, "an early exit is only possible at the top level of the program, not inside a fold or an if; "
+                  "make the loop's bounds or the branch's condition skip the rest instead");
+  auto branch = std::make_unique<ir::Op>(ir::Op{ir::OpCode::if_, {keepGoing}, {}, {}, {ir::Block{}, ir::Block{}}, loc});
+  openBlock(branch->regions[1]);
+  emit(ir::OpCode::yield, {}, std::nullopt, {}, loc);
+  closeBlock();
+  openBlock(branch->regions[0]);
+  exits_.push_back(std::move(branch));
+}
+
+void Tracer::closeExits() {
+  for (; !exits_.empty(); exits_.pop_back()) {
+    emit(ir::OpCode::yield, {}, std::nullopt, {}, exits_.back()->loc);
+    closeBlock();
+    emitOp(std::move(*exits_.back()), {});
+  }
+}
+
 void Tracer::closeBlock() {
   blockOpen_[static_cast<size_t>(blockIds_.back())] = false;
   blocks_.pop_back();

@@ -1,6 +1,7 @@
 // Records DSL calls into an ir::Kernel. Internal to dsl/.
 #pragma once
 #include <exception>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -56,6 +57,11 @@ class Tracer {
   ir::ValueId addBlockArg(const ir::Type& t);
   void closeBlock();
 
+  // p.exit_if: the ops traced after it go into the then side of an if on `keepGoing`, which
+  // closeExits appends (innermost first) once the body has returned. Top level only.
+  void exitUnless(ir::ValueId keepGoing, const SourceLoc& loc, std::string_view op);
+  void closeExits();
+
   ir::Kernel& kernel() { return kernel_; }
   // The tensor parameters, moved out once tracing is done (finishTrace).
   std::vector<Tensor> takeTensors() { return std::move(tensors_); }
@@ -69,6 +75,7 @@ class Tracer {
   ir::Kernel kernel_;
   std::vector<Tensor> tensors_;
   size_t boundTensors_ = 0;          // tensors_[0, boundTensors_) are a Kernel handle's arguments
+  std::vector<std::unique_ptr<ir::Op>> exits_;  // open exit_if branches, innermost last
   std::vector<ir::Block*> blocks_;   // innermost last
   std::vector<int> blockIds_;        // parallel to blocks_
   std::vector<int> valueBlock_;      // per value: the id of the block defining it

@@ -1781,6 +1781,36 @@ TEST_CASE("conformance: an if inside a fold on the loop counter, a fold inside a
   }
 }
 
+TEST_CASE("conformance: exit_if stops a program where a value read from memory says so; what came before still runs") {
+  for (const std::string& device : conformanceDevices()) {
+    INFO(device);
+    Tensor counts = Tensor::from({5}, {3, 0, 37, 12, 20}, i32), x = sample({5, 37}, f32, 291);
+    Tensor out = poisoned({5, 37}, f32), started = poisoned({5}, i32), finished = poisoned({5}, i32);
+    launch(device, "exits", {5}, [&](Program& p) {
+      Index i = p.id(0);
+      Tile count = p.gather(counts, {i});
+      p.scatter(started, {i}, 1);
+      p.exit_if(count == 0);
+      Tile row = p.read(x, {1, 37}).at({i, 0});
+      Tile kept = where(p.iota({1, 37}, 1) < count.broadcast_to({1, 37}), row, 0.0);
+      p.write(out, {1, 37}).put(kept, {i, 0});
+      p.exit_if(count > 15);  // a second exit, inside the first one's then side
+      p.scatter(finished, {i}, count);
+    });
+    Expect o, s, f;
+    for (int64_t r = 0; r < 5; ++r) {
+      int64_t n = ref::asInt(ref::element(counts, r));
+      for (int64_t c = 0; c < 37; ++c)
+        o.want.push_back(n == 0 ? Num(ref::nan()) : c < n ? ref::element(x, r * 37 + c) : Num(0.0));
+      s.want.push_back(int64_t{1});
+      f.want.push_back(n == 0 || n > 15 ? int64_t(poisonValue(i32)) : n);
+    }
+    checkElements(out, o);
+    checkElements(started, s);
+    checkElements(finished, f);
+  }
+}
+
 // ---- Sorts
 
 // Each line along `axis` of a row-major [rows, cols] tensor, ordered as ir's sort: stable,

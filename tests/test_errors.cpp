@@ -370,6 +370,11 @@ TEST_CASE("errors: mistakes with views, the grid and folds name the op and the u
            line = __LINE__; (void)p.if_else(p.id(0) == 0, [&] { return p.zeros({8}); }, [&] { return p.arange(8); });
          });
        }},
+      {"an early exit inside a fold", "exit_if", {"top level", "inside a fold"}, [&](int& line) {
+         kernel([&](Program& p) {
+           p.loop(0, 4, [&](Index k) { line = __LINE__; p.exit_if(k == 2); });
+         });
+       }},
       {"sort of a bool tile", "sort", {"bool[8]", "cast it first"}, [&](int& line) {
          kernel([&](Program& p) {
            Tile b = p.arange(8) < 3;
