@@ -401,6 +401,58 @@ std::pair<Tile, Tile> topk(const Tile& x, int64_t k, int axis, Loc loc) {
   return {sorted[0].slice(axis, 0, k, loc), sorted[1].slice(axis, 0, k, loc)};
 }
 
+std::vector<Tile> associative_scan(const std::vector<Tile>& xs, int axis, const ScanCombine& combine, Loc loc) {
+  SourceLoc l = SourceLoc::from(loc);
+  const char* name = "associative_scan";
+  if (xs.empty()) fail(l, name, "no tiles to scan");
+  Tracer& tr = tracer(l, name);
+  const ir::Type first = typeOf(xs[0], l, name);
+  checkAxis(axis, first.rank(), l, name, first);
+  std::vector<ir::ValueId> operands;
+  std::vector<ir::Type> types;
+  for (const Tile& x : xs) {
+    types.push_back(typeOf(x, l, name));
+    if (types.back().shape != first.shape)
+      fail(l, name, "the tiles differ in shape: " + describe(types.back()) + " and " + describe(first));
+    if (types.back().dtype == DType::boolean) fail(l, name, "cannot scan the bool tile " + describe(types.back()) + "; cast it first");
+    tr.checkInScope(x.value(), l, name);
+    operands.push_back(x.value());
+  }
+  ir::Op op{OpCode::scan, operands, {}, {{"axis", int64_t{axis}}}, {ir::Block{}}, l};
+  {
+    struct CombineScope {  // closes the combine on every exit, as a fold closes its body
+      Tracer& t;
+      ~CombineScope() { t.closeBlock(); }
+    } scope{tr};
+    tr.openBlock(op.regions[0]);
+    std::vector<Tile> earlier, later;
+    for (const ir::Type& t : types) earlier.push_back(tr.tile(tr.addBlockArg({t.dtype, {}})));
+    for (const ir::Type& t : types) later.push_back(tr.tile(tr.addBlockArg({t.dtype, {}})));
+    std::vector<Tile> combined = combine(earlier, later);
+    if (combined.size() != types.size())
+      fail(l, name, fmt::format("the combine returned {} tiles for {} scanned", combined.size(), types.size()));
+    std::vector<ir::ValueId> yielded;
+    for (size_t i = 0; i < combined.size(); ++i) {
+      ir::Type t = typeOf(combined[i], l, name), want{types[i].dtype, {}};
+      if (t != want)
+        fail(l, name, fmt::format("the combine's result {} is {}, not {} (an element of the scanned {})", i,
+                                  describe(t), describe(want), describe(types[i])));
+      tr.checkInScope(combined[i].value(), l, name);
+      yielded.push_back(combined[i].value());
+    }
+    tr.emit(OpCode::yield, yielded, std::nullopt, {}, l);
+  }
+  std::vector<Tile> out;
+  for (ir::ValueId v : tr.emitOp(std::move(op), types)) out.push_back(tr.tile(v));
+  return out;
+}
+
+Tile associative_scan(const Tile& x, int axis, const std::function<Tile(const Tile&, const Tile&)>& combine, Loc loc) {
+  return associative_scan({x}, axis, [&](const std::vector<Tile>& a, const std::vector<Tile>& b) {
+    return std::vector<Tile>{combine(a[0], b[0])};
+  }, loc)[0];
+}
+
 Tile Tile::slice(int axis, int64_t start, int64_t size, Loc loc) const {
   SourceLoc l = SourceLoc::from(loc);
   ir::Type t = typeOf(*this, l, "slice");

@@ -177,6 +177,21 @@ Index select(const Tile& cond, const IndexOperand& a, const IndexOperand& b, Loc
 Tile where(const Tile& cond, const Operand& a, const Operand& b, Loc loc = Loc::current());
 // Tiles one after another along an axis (their other dimensions and dtypes equal).
 Tile cat(const std::vector<Tile>& tiles, int axis, Loc loc = Loc::current());
+// An inclusive scan under your combine (Triton's tl.associative_scan): element i of the result
+// is combine(...combine(x[0], x[1])..., x[i]) along the axis. combine receives the earlier and
+// the later element as rank-0 tiles and returns their combination, from elementwise ops; it
+// must be associative (GPUs combine in a tree): a running max with its position, a segmented
+// sum, a linear recurrence.
+Tile associative_scan(const Tile& x, int axis, const std::function<Tile(const Tile&, const Tile&)>& combine,
+                      Loc loc = Loc::current());
+// Tiles of one shape scanned together: combine receives the earlier elements and the later ones
+// (one rank-0 tile per input, in order) and returns one per input.
+//   // a sum restarting where flags is 1: (f, v) then (g, w) give (f | g, g ? w : v + w)
+//   auto sums = associative_scan({flags, x}, 0, [](const auto& a, const auto& b) {
+//     return std::vector<Tile>{a[0] | b[0], where(b[0] != 0, b[1], a[1] + b[1])}; })[1];
+using ScanCombine = std::function<std::vector<Tile>(const std::vector<Tile>& earlier, const std::vector<Tile>& later)>;
+std::vector<Tile> associative_scan(const std::vector<Tile>& xs, int axis, const ScanCombine& combine,
+                                   Loc loc = Loc::current());
 // keys sorted along an axis (as Tile::sort), and the payload (a tile of the keys' shape, any
 // dtype) reordered with them: auto [sorted, order] = sort(x, p.iota(x.shape(), 1), 1);
 std::pair<Tile, Tile> sort(const Tile& keys, const Tile& payload, int axis, bool descending = false,

@@ -44,6 +44,10 @@
 //   scan {fn, axis} (x)          : x's type; the inclusive prefix along `axis` of fn (add, mul, max,
 //                                 min: as the elementwise ops): element i combines elements 0..i, the
 //                                 first element is x's own. Floats may associate in any order.
+//   scan {axis} (xs...)          : with a region ^(a..., b...) instead of fn: the inclusive scan of
+//                                 the tiles xs together under the combine, which takes the earlier
+//                                 and the later element of each (rank 0) and yields the combined
+//                                 ones; it must be associative. Elementwise ops only inside
 //   sort {axis, descending} (keys[, payload]) : results keys[, payload]: each line along `axis`
 //                                 reordered so the keys ascend (descend with descending=1), the
 //                                 payload's elements moving with their keys. Stable (equal keys,

@@ -170,6 +170,7 @@ class Verifier {
       if (!visible(v)) error(op, "uses value " + std::to_string(v) + ", which is not defined at this point");
     for (ValueId r : op.results) requireFresh(op, r);
     size_t regions = op.code == OpCode::fold ? 1 : op.code == OpCode::if_ ? 2 : 0;
+    if (op.code == OpCode::scan && !op.attr("fn")) regions = 1;  // a combine region
     if (op.regions.size() != regions)
       error(op, "expected " + std::to_string(regions) + " regions but got " + std::to_string(op.regions.size()));
     signature(op, parent);
@@ -470,6 +471,7 @@ class Verifier {
   }
 
   void scan(const Op& op) const {
+    if (op.regions.size() == 1) return combineScan(op);
     arity(op, 1, 1);
     const Type& x = in(op, 0);
     axis(op, x.rank(), x.str());
@@ -490,6 +492,32 @@ class Verifier {
     for (size_t i = 0; i < n; ++i) sameType(op, in(op, i), out(op, i), "operand " + std::to_string(i) + " and result");
     if (n == 2 && in(op, 1).shape != keys.shape)
       error(op, "the payload " + in(op, 1).str() + " does not have the keys' shape " + keys.str());
+  }
+
+  // scan with a combine region ^(a..., b...) yielding one rank-0 value per operand: only
+  // elementwise ops on rank-0 values inside, so every device runs it per element.
+  void combineScan(const Op& op) const {
+    size_t n = op.operands.size();
+    if (n == 0) error(op, "expected at least one operand");
+    arity(op, n, n);
+    const Type& x = in(op, 0);
+    axis(op, x.rank(), x.str());
+    const Block& combine = op.regions[0];
+    if (combine.args.size() != 2 * n)
+      error(op, "the combine takes " + std::to_string(combine.args.size()) + " arguments but needs " + std::to_string(2 * n));
+    for (size_t i = 0; i < n; ++i) {
+      if (in(op, i).shape != x.shape) error(op, "operand " + std::to_string(i) + " " + in(op, i).str() + " does not have the shape of " + x.str());
+      if (in(op, i).dtype == DType::boolean) error(op, "cannot scan bool values");
+      sameType(op, in(op, i), out(op, i), "operand and result");
+      for (size_t side : {i, n + i}) expectType(op, typeOf(op, combine.args[side]), Type{in(op, i).dtype, {}}, "combine argument");
+    }
+    for (const Op& o : combine.ops) {
+      bool elementwise = isUnaryElementwise(o.code) || isBinaryElementwise(o.code) || o.code == OpCode::select ||
+                         o.code == OpCode::cast || o.code == OpCode::constant || o.code == OpCode::yield;
+      if (!elementwise) error(o, "a scan's combine holds only elementwise ops, not " + std::string(opName(o.code)));
+      for (ValueId r : o.results)
+        if (!k_.type(r).isScalar()) error(o, "a scan's combine computes rank-0 values, not " + k_.type(r).str());
+    }
   }
 
   void check(const Op& op) const {
@@ -545,7 +573,11 @@ class Verifier {
 
   void yield(const Op& op, const Op& parent) const {
     arity(op, parent.results.size(), 0);
-    for (size_t i = 0; i < op.operands.size(); ++i) sameType(op, in(op, i), out(parent, i), "yielded value and result");
+    for (size_t i = 0; i < op.operands.size(); ++i) {
+      Type result = out(parent, i);
+      if (parent.code == OpCode::scan) result.shape.clear();  // a combine yields one element
+      sameType(op, in(op, i), result, "yielded value and result");
+    }
   }
 
   static void print(const Op& op) {

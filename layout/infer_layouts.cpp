@@ -276,8 +276,8 @@ class Inference {
     ValueId r = op.results[0];
     if (op.code == OpCode::load && !onlyBroadcast(r)) at(r) = defaultLayout(r);
     else if (op.code == OpCode::dot) visitDot(op);
+    else if (op.code == OpCode::sort || (op.code == OpCode::scan && !op.regions.empty())) visitLines(op);
     else if (isElementwise(op.code)) visitElementwise(op);
-    else if (op.code == OpCode::sort) visitSort(op);
     else if (ir::isReduction(op.code)) visitReduction(op);
     else if (op.code == OpCode::broadcast || op.code == OpCode::reshape || op.code == OpCode::permute) visitShape(op);
     // constant and iota stay free
@@ -351,13 +351,18 @@ class Inference {
       if (isTile(op.operands[i])) require(op.operands[i], chosen, op, i);
   }
 
-  // A sort moves elements through workgroup memory in the lowering: its keys' layout (their
-  // default when free) serves the payload and the results.
-  void visitSort(const Op& op) {
-    ValueId keys = op.operands[0];
-    if (!at(keys)) settle(keys, defaultLayout(keys));
-    for (size_t i = 1; i < op.operands.size(); ++i) require(op.operands[i], at(keys), op, i);
-    for (ValueId r : op.results) at(r) = at(keys);
+  // A sort, and a scan of several tiles, move elements along an axis through workgroup memory
+  // in the lowering: the first operand's layout (its default when free) serves the others and
+  // the results. A scan's combine computes on rank-0 values.
+  void visitLines(const Op& op) {
+    ValueId first = op.operands[0];
+    if (!at(first)) settle(first, defaultLayout(first));
+    for (size_t i = 1; i < op.operands.size(); ++i) require(op.operands[i], at(first), op, i);
+    for (ValueId r : op.results) at(r) = at(first);
+    for (const ir::Block& combine : op.regions) {
+      for (ValueId a : combine.args) at(a) = uniform_;
+      visit(combine);
+    }
   }
 
   void visitReduction(const Op& op) {

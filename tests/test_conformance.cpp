@@ -1683,6 +1683,51 @@ TEST_CASE("conformance: cumsum, cumprod, cummax and cummin along each axis of od
         }
 }
 
+TEST_CASE("conformance: associative_scan with a combine: a segmented sum, a running max with its position, a sum") {
+  for (const std::string& device : conformanceDevices())
+    for (int axis : {0, 1}) {
+      INFO(device, ": along axis ", axis, " of [5, 37]");
+      Tensor flags = Tensor::from({5, 37}, Tensor::random({5, 37}, 301, i32, -4, 1).values(), i32);  // 1 in 6 are 1
+      Tensor xi = sample({5, 37}, i32, 302), xf = Tensor::random({5, 37}, 303, f32, -4, 4);
+      Tensor sums = poisoned({5, 37}, i32), maxima = poisoned({5, 37}, f32), at = poisoned({5, 37}, i32), totals = poisoned({5, 37}, i64);
+      launch(device, "associative_scan", {1}, [&](Program& p) {
+        Tile f = max(p.read(flags, {5, 37}).at({0, 0}), 0), v = p.read(xi, {5, 37}).at({0, 0});
+        Tile segmented = associative_scan({f, v}, axis, [](const std::vector<Tile>& a, const std::vector<Tile>& b) {
+          return std::vector<Tile>{a[0] | b[0], where(b[0] != 0, b[1], a[1] + b[1])};
+        })[1];
+        p.write(sums, {5, 37}).put(segmented, {0, 0});
+        std::vector<Tile> running = associative_scan({p.read(xf, {5, 37}).at({0, 0}), p.iota({5, 37}, axis)}, axis,
+                                                     [](const std::vector<Tile>& a, const std::vector<Tile>& b) {
+          Tile later = b[0] > a[0];
+          return std::vector<Tile>{where(later, b[0], a[0]), where(later, b[1], a[1])};
+        });
+        p.write(maxima, {5, 37}).put(running[0], {0, 0});
+        p.write(at, {5, 37}).put(running[1], {0, 0});
+        p.write(totals, {5, 37}).put(associative_scan(v.cast(i64), axis, [](const Tile& a, const Tile& b) { return a + b; }), {0, 0});
+      });
+      Expect s, m, a, t;
+      s.want.resize(185), m.want.resize(185), a.want.resize(185), t.want.resize(185);
+      for (int64_t line = 0; line < (axis == 0 ? 37 : 5); ++line) {
+        int64_t first = axis == 0 ? line : line * 37, stride = axis == 0 ? 37 : 1, n = axis == 0 ? 5 : 37;
+        int64_t sum = 0, total = 0, best = 0;
+        for (int64_t k = 0; k < n; ++k) {
+          int64_t i = first + k * stride, value = ref::asInt(ref::element(xi, i));
+          sum = ref::wrap(i32, (k > 0 && ref::asInt(ref::element(flags, i)) <= 0 ? sum : 0) + value);
+          total += value;
+          if (k > 0 && ref::asDouble(ref::element(xf, i)) > ref::asDouble(ref::element(xf, first + best * stride))) best = k;
+          s.want[size_t(i)] = sum;
+          t.want[size_t(i)] = total;
+          m.want[size_t(i)] = ref::element(xf, first + best * stride);
+          a.want[size_t(i)] = best;
+        }
+      }
+      checkElements(sums, s);
+      checkElements(maxima, m);
+      checkElements(at, a);
+      checkElements(totals, t);
+    }
+}
+
 TEST_CASE("conformance: a cumsum of i32 wraps, and a scan of a tile smaller than a workgroup") {
   for (const std::string& device : conformanceDevices()) {
     INFO(device);

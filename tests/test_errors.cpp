@@ -375,6 +375,12 @@ TEST_CASE("errors: mistakes with views, the grid and folds name the op and the u
            p.loop(0, 4, [&](Index k) { line = __LINE__; p.exit_if(k == 2); });
          });
        }},
+      {"an associative scan whose combine returns a tile", "associative_scan", {"result 0", "f32[8]", "not f32"}, [&](int& line) {
+         kernel([&](Program& p) {
+           Tile x = p.zeros({8});
+           line = __LINE__; (void)associative_scan(x, 0, [&](const Tile& a, const Tile&) { return a + x; });
+         });
+       }},
       {"sort of a bool tile", "sort", {"bool[8]", "cast it first"}, [&](int& line) {
          kernel([&](Program& p) {
            Tile b = p.arange(8) < 3;

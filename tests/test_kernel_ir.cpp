@@ -183,8 +183,8 @@ TEST_CASE("kernel ir: tiles of any size run over their power-of-two padding") {
     checkAgainstInterpreter(k, {{9, 15}, {15, 7}, {9}, {16}, {16, 8}, {8, 8}}, target, {1}, 1e-6);
 }
 
-TEST_CASE("kernel ir: sorts exchange elements through workgroup memory without races, padding last, ties stable") {
-  ir::Kernel k = ir::parse(R"(kernel @sorts(t0: tensor<f32, 2>, t1: tensor<f32, 2>, t2: tensor<i32, 2>, t3: tensor<f32, 2>) grid 1 {
+TEST_CASE("kernel ir: sorts and scans of several tiles move elements through workgroup memory without races") {
+  ir::Kernel k = ir::parse(R"(kernel @sorts(t0: tensor<f32, 2>, t1: tensor<f32, 2>, t2: tensor<i32, 2>, t3: tensor<f32, 2>, t4: tensor<f32, 2>, t5: tensor<i32, 2>) grid 1 {
   %0 = constant() {value = 0} : i64
   %1 = load(%0, %0) {fill = 0.0, tensor = 0} : tile<7x19xf32>
   %2 = iota() {axis = 1} : tile<7x19xi32>
@@ -193,10 +193,19 @@ TEST_CASE("kernel ir: sorts exchange elements through workgroup memory without r
   store(%0, %0, %4) {tensor = 2}
   %5 = sort(%1) {axis = 0, descending = 0} : tile<7x19xf32>
   store(%0, %0, %5) {tensor = 3}
+  %6, %7 = scan(%1, %2) {axis = 1} : tile<7x19xf32>, tile<7x19xi32> {
+    ^(%a: f32, %ai: i32, %b: f32, %bi: i32):
+      %later = cmp(%b, %a) {pred = "gt"} : bool
+      %m = select(%later, %b, %a) : f32
+      %mi = select(%later, %bi, %ai) : i32
+      yield(%m, %mi)
+  }
+  store(%0, %0, %6) {tensor = 4}
+  store(%0, %0, %7) {tensor = 5}
 })");
   ir::verify(k);
   for (const std::string target : {"vulkan", "sm_80", "gfx942"})
-    checkAgainstInterpreter(ir::canonicalize(k), std::vector<ir::Shape>(4, {7, 19}), target, {1}, 0);
+    checkAgainstInterpreter(ir::canonicalize(k), std::vector<ir::Shape>(6, {7, 19}), target, {1}, 0);
 }
 
 TEST_CASE("kernel ir: an if runs one side as a loop of at most one iteration, results carried through both") {

@@ -204,6 +204,7 @@ class Interpreter {
   Value scan(const ir::Op& op, const ir::Type& rt);
   Value join(const ir::Op& op, const ir::Type& rt);
   void sort(const ir::Op& op);
+  void combineScan(const ir::Op& op);
   void branch(const ir::Op& op);
   void fold(const ir::Op& op);
   void print(const ir::Op& op);
@@ -249,12 +250,15 @@ void Interpreter::exec(const ir::Op& op) {
     case OpCode::check: return check(op);
     case OpCode::fold: return fold(op);
     case OpCode::sort: return sort(op);
+    case OpCode::scan:
+      if (!op.regions.empty()) return combineScan(op);
+      break;
     case OpCode::if_: return branch(op);
     case OpCode::yield: return;  // fold reads the operands
-    default:
-      if (op.results.size() != 1) unverified(op, "expected one result");
-      env_[static_cast<size_t>(op.results[0])] = compute(op, kernel_.type(op.results[0]));
+    default: break;
   }
+  if (op.results.size() != 1) unverified(op, "expected one result");
+  env_[static_cast<size_t>(op.results[0])] = compute(op, kernel_.type(op.results[0]));
 }
 
 Value Interpreter::compute(const ir::Op& op, const ir::Type& rt) {
@@ -652,6 +656,39 @@ Value Interpreter::scan(const ir::Op& op, const ir::Type& rt) {
   if (out->isFloat()) run(out->floats, x.floats);
   else run(out->ints, x.ints);
   return out;
+}
+
+// Left to right along the axis: each element becomes the combine of the one before it
+// (already combined) and itself, the combine run as a block on rank-0 tiles.
+void Interpreter::combineScan(const ir::Op& op) {
+  const ir::Block& combine = op.regions[0];
+  size_t n = op.operands.size();
+  const ir::Type& t = in(op, 0).type;
+  size_t axis = axisAttr(op, t.shape.size());
+  int64_t stride = 1;
+  for (size_t d = axis + 1; d < t.shape.size(); ++d) stride *= t.shape[d];
+  std::vector<std::shared_ptr<Tile>> outs;
+  for (size_t i = 0; i < n; ++i) outs.push_back(std::make_shared<Tile>(in(op, i)));
+  auto element = [](const Tile& tile, int64_t flat) {
+    auto e = std::make_shared<Tile>(ir::Type{tile.type.dtype, {}});
+    if (tile.isFloat()) e->floats[0] = tile.floats[size_t(flat)];
+    else e->ints[0] = tile.ints[size_t(flat)];
+    return e;
+  };
+  forEachIndex(t.shape, [&](int64_t flat, const ir::Shape& idx) {
+    if (idx[axis] == 0) return;
+    for (size_t i = 0; i < n; ++i) {
+      env_[static_cast<size_t>(combine.args[i])] = element(*outs[i], flat - stride);
+      env_[static_cast<size_t>(combine.args[n + i])] = element(*outs[i], flat);
+    }
+    runBlock(combine);
+    for (size_t i = 0; i < n; ++i) {
+      const Tile& r = in(combine.ops.back(), i);
+      if (r.isFloat()) outs[i]->floats[size_t(flat)] = r.floats.at(0);
+      else outs[i]->ints[size_t(flat)] = r.ints.at(0);
+    }
+  });
+  for (size_t i = 0; i < n; ++i) env_[static_cast<size_t>(op.results[i])] = outs[i];
 }
 
 // A stable sort of each line along the axis: the keys' order, with NaN after (ascending) or

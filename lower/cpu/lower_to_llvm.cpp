@@ -102,6 +102,7 @@ class KernelLowering {
   void lowerPrint(const ir::Op& op);
   void lowerCheck(const ir::Op& op);
   void lowerScan(const ir::Op& op);
+  void lowerCombineScan(const ir::Op& op);
   void lowerSort(const ir::Op& op);
   llvm::Value* sortsBefore(const ir::Op& op, llvm::Value* a, llvm::Value* b);
   llvm::StructType* faultsType();
@@ -368,6 +369,7 @@ void KernelLowering::lowerStore(const ir::Op& op) {
 // Left to right along the axis in row-major order: each element combines the one before it,
 // already in the buffer (the first is x's own), rounded as the elementwise op rounds.
 void KernelLowering::lowerScan(const ir::Op& op) {
+  if (!op.regions.empty()) return lowerCombineScan(op);
   ValueId x = op.operands[0], r = op.results[0];
   const ir::Type& t = type(r);
   size_t axis = static_cast<size_t>(op.intAttr("axis"));
@@ -384,6 +386,32 @@ void KernelLowering::lowerScan(const ir::Op& op) {
     storeToBuffer(buffer, t, idx, b_.CreateSelect(first, v, binary(combine, prev, v)));
   });
   buffers_[r] = buffer;
+}
+
+// As lowerScan, with the combine's ops lowered on the scalars of the element before (already
+// combined, in the results' buffers) and the element itself.
+void KernelLowering::lowerCombineScan(const ir::Op& op) {
+  const ir::Block& combine = op.regions[0];
+  const ir::Op& yield = combine.ops.back();
+  size_t n = op.operands.size(), axis = static_cast<size_t>(op.intAttr("axis"));
+  std::vector<llvm::Value*> buffers;
+  for (ValueId r : op.results) buffers.push_back(allocateBuffer(type(r)));
+  emitNest(type(op.results[0]).shape, op.operands, [&](const Indices& idx) {
+    llvm::Value* first = b_.CreateICmpEQ(idx[axis], i64(0));
+    Indices before = idx;
+    before[axis] = b_.CreateSelect(first, i64(0), b_.CreateSub(idx[axis], i64(1)));
+    for (size_t i = 0; i < n; ++i) {
+      const ir::Type& t = type(op.results[i]);
+      scalars_[combine.args[i]] =
+          fromStorage(b_, b_.CreateLoad(storageType(ctx_, t.dtype), bufferAddress(buffers[i], t, before)), t.dtype);
+      scalars_[combine.args[n + i]] = element(op.operands[i], idx);
+    }
+    lowerBlock(combine);
+    for (size_t i = 0; i < n; ++i)
+      storeToBuffer(buffers[i], type(op.results[i]), idx,
+                    b_.CreateSelect(first, element(op.operands[i], idx), element(yield.operands[i], {})));
+  });
+  for (size_t i = 0; i < n; ++i) buffers_[op.results[i]] = buffers[i];
 }
 
 // A bottom-up merge sort of each line along the axis, stable as merging runs left first is:

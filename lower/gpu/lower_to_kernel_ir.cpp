@@ -1022,33 +1022,59 @@ class Lowering {
   // An inclusive scan through workgroup memory (Hillis and Steele): in step s every element
   // combines the element 2^s before it along the axis, log2(n) steps in all. Elements sit at
   // their row-major positions, padding in a scratch slot past them; copies store equal values.
+  // Several tiles scanned together (a combine region) take one allocation each.
   void scan(const ir::Op& op) {
-    ir::ValueId res = op.results[0];
-    const ir::Shape& shape = k_.type(res).shape;
-    size_t axis = size_t(op.intAttr("axis"));
-    DType dt = dtypeOf(res);
-    int64_t n = k_.type(res).numel(), stride = 1;
+    const ir::Shape& shape = k_.type(op.results[0]).shape;
+    size_t axis = size_t(op.intAttr("axis")), n = op.operands.size();
+    int64_t count = k_.type(op.results[0]).numel(), stride = 1;
     for (size_t d = axis + 1; d < shape.size(); ++d) stride *= shape[d];
-    LinearLayout lin = linear(res);
-    std::vector<Reg> values = operand(op, 0), flat, along;
+    LinearLayout lin = linear(op.results[0]);
+    std::vector<std::vector<Reg>> values;
+    std::vector<int64_t> allocs;
+    for (size_t i = 0, offset = 0; i < n; ++i) {
+      values.push_back(operand(op, int(i)));
+      int64_t bytes = alignTo16((count + 1) * dtypeBytes(dtypeOf(op.operands[i])));
+      allocs.push_back(allocShared(bytes, dtypeOf(op.operands[i]), "row-major, then a scratch slot for padding", int64_t(offset)));
+      offset += size_t(bytes);
+    }
+    std::vector<Reg> flat, along;
     for (int64_t r = 0; r < registerCount(lin); ++r) {
       std::vector<Reg> at = coords(lin, r);
       flat.push_back(slotOf(lin, r, at, shape, shape));
       along.push_back(at[axis]);
     }
-    int64_t alloc = allocShared((n + 1) * dtypeBytes(dt), dt, "row-major, then a scratch slot for padding");
     for (int64_t step = 1; step < shape[axis]; step *= 2) {
       b_.effect(KOp::barrier);  // the previous step's (or an aliased buffer's) loads are done
-      for (size_t r = 0; r < values.size(); ++r) b_.effect(KOp::store_shared, {flat[r], values[r]}, {{"alloc", alloc}});
+      for (size_t i = 0; i < n; ++i)
+        for (size_t r = 0; r < flat.size(); ++r) b_.effect(KOp::store_shared, {flat[r], values[i][r]}, {{"alloc", allocs[i]}});
       b_.effect(KOp::barrier);
-      for (size_t r = 0; r < values.size(); ++r) {
+      for (size_t r = 0; r < flat.size(); ++r) {
         Reg has = b_.cmp("ge", along[r], b_.constant(DType::i32, double(step)));
         Reg from = b_.select(has, b_.binary("sub", flat[r], b_.constant(DType::i32, double(step * stride))), flat[r]);
-        Reg earlier = b_.emit(KOp::load_shared, dt, {from}, {{"alloc", alloc}});
-        values[r] = b_.select(has, b_.binary(op.stringAttr("fn"), earlier, values[r]), values[r]);
+        std::vector<Reg> earlier, later;
+        for (size_t i = 0; i < n; ++i) {
+          earlier.push_back(b_.emit(KOp::load_shared, dtypeOf(op.operands[i]), {from}, {{"alloc", allocs[i]}}));
+          later.push_back(values[i][r]);
+        }
+        std::vector<Reg> combined = combine(op, earlier, later);
+        for (size_t i = 0; i < n; ++i) values[i][r] = b_.select(has, combined[i], values[i][r]);
       }
     }
-    define(res, values);
+    for (size_t i = 0; i < n; ++i) define(op.results[i], values[i]);
+  }
+  // A scan's combine of an earlier and a later element: its fn, or its region's ops lowered
+  // on these registers.
+  std::vector<Reg> combine(const ir::Op& op, const std::vector<Reg>& earlier, const std::vector<Reg>& later) {
+    if (op.regions.empty()) return {b_.binary(op.stringAttr("fn"), earlier[0], later[0])};
+    const ir::Block& region = op.regions[0];
+    for (size_t i = 0; i < earlier.size(); ++i) {
+      define(region.args[i], {earlier[i]});
+      define(region.args[earlier.size() + i], {later[i]});
+    }
+    for (size_t i = 0; i + 1 < region.ops.size(); ++i) lower(region.ops[i]);  // the yield is read here
+    std::vector<Reg> out;
+    for (ir::ValueId v : region.ops.back().operands) out.push_back(regs_.at(v).at(0));
+    return out;
   }
 
   // A bitonic sort through workgroup memory over the axis's power-of-two padding, which sorts
