@@ -1082,6 +1082,8 @@ class Lowering {
   // along the axis before the sort), and takes the one at its partner's position i ^ j where the
   // network says so. Equal keys order by origin, so the order is the stable one. Positions in
   // the padded shape are bitwise concatenations, so the partner's slot is the own slot ^ j*stride.
+  // Where j along the axis is one of the layout's register bases, each partner is another
+  // register of the same thread: that step exchanges registers, with no memory or barrier.
   struct SortLines {
     int64_t length = 1, stride = 1;    // along the padded axis; between its neighbours in memory
     std::vector<Reg> slot, along;      // per register: its row-major slot and position on the axis
@@ -1112,27 +1114,44 @@ class Lowering {
       s.allocs.push_back(allocShared(bytes, dt, "row-major over the padded shape", offset));
       offset += bytes;
     }
+    const std::vector<Basis>& registerBases = bases(lin, layout::kRegister);
     for (int64_t k = 2; k <= s.length; k *= 2)
       for (int64_t j = k / 2; j >= 1; j /= 2) {
+        Basis distance(padded.size(), 0);
+        distance[axis] = j;
+        auto inThread = std::find(registerBases.begin(), registerBases.end(), distance);
+        if (inThread != registerBases.end()) {
+          int64_t bit = int64_t{1} << (inThread - registerBases.begin());
+          std::vector<std::vector<Reg>> before = s.values;
+          for (size_t r = 0; r < s.slot.size(); ++r) {
+            std::vector<Reg> theirs;
+            for (const std::vector<Reg>& v : before) theirs.push_back(v[size_t(int64_t(r) ^ bit)]);
+            compareExchange(op, s, r, k, j, theirs);
+          }
+          continue;
+        }
         b_.effect(KOp::barrier);  // the previous step's (or an aliased buffer's) loads are done
         for (size_t v = 0; v < s.values.size(); ++v)
           for (size_t r = 0; r < s.slot.size(); ++r)
             b_.effect(KOp::store_shared, {s.slot[r], s.values[v][r]}, {{"alloc", s.allocs[v]}});
         b_.effect(KOp::barrier);
-        for (size_t r = 0; r < s.slot.size(); ++r) compareExchange(op, s, r, k, j);
+        for (size_t r = 0; r < s.slot.size(); ++r) {
+          Reg from = b_.binary("xor", s.slot[r], b_.constant(DType::i32, double(j * s.stride)));
+          std::vector<Reg> theirs;
+          for (size_t v = 0; v < s.values.size(); ++v)
+            theirs.push_back(b_.emit(KOp::load_shared, s.types[v], {from}, {{"alloc", s.allocs[v]}}));
+          compareExchange(op, s, r, k, j, theirs);
+        }
       }
     define(op.results[0], s.values[0]);
     if (s.values.size() == 3) define(op.results[1], s.values[2]);
   }
-  // Register r's step (k, j) of the network: its element stays or takes its partner's.
-  void compareExchange(const ir::Op& op, SortLines& s, size_t r, int64_t k, int64_t j) {
+  // Register r's step (k, j) of the network: its element stays or takes its partner's (`theirs`:
+  // key, origin, payload).
+  void compareExchange(const ir::Op& op, SortLines& s, size_t r, int64_t k, int64_t j, const std::vector<Reg>& theirs) {
     auto bitClear = [&](int64_t bit) {
       return b_.cmp("eq", b_.binary("and", s.along[r], b_.constant(DType::i32, double(bit))), b_.constant(DType::i32, 0));
     };
-    Reg from = b_.binary("xor", s.slot[r], b_.constant(DType::i32, double(j * s.stride)));
-    std::vector<Reg> theirs;
-    for (size_t v = 0; v < s.values.size(); ++v)
-      theirs.push_back(b_.emit(KOp::load_shared, s.types[v], {from}, {{"alloc", s.allocs[v]}}));
     // The lower position of a pair keeps the first element in the network's ascending runs.
     Reg keepFirst = bitClear(j);
     if (k < s.length) keepFirst = b_.cmp("eq", keepFirst, bitClear(k));
