@@ -540,6 +540,24 @@ TJ_DEFINE_TILE_OPERATOR(>>, OpCode::shr, ">>")
 
 Tile logical_shift_right(const Tile& a, const Operand& b) { return tileOp({OpCode::shru, "logical_shift_right"}, a, b); }
 
+// Products of 32-bit halves held in i64 (values in [0, 2^32)): each is exact in 64 bits as an
+// unsigned number, and i64 arithmetic wraps as unsigned arithmetic does.
+Tile umulhi(const Tile& a, const Operand& b, Loc loc) {
+  SourceLoc l = SourceLoc::from(loc);
+  DType t = typeOf(a, l, "umulhi").dtype;
+  if (t != DType::i32 && t != DType::i64)
+    fail(l, "umulhi", std::string("takes i32 or i64 tiles, got ") + std::string(dtypeName(t)));
+  Tile y = a.k(0, loc) + b;  // b as a tile of a's dtype and shape, checked as any operand is
+  auto at = [&](double v) { return Operand(v, loc); };
+  auto word = [&](const Tile& x) { return x.cast(DType::i64, loc) & at(4294967295.0); };
+  auto high = [&](const Tile& x) { return logical_shift_right(x, at(32)); };
+  if (t == DType::i32) return high(word(a) * Operand(word(y), loc)).cast(DType::i32, loc);
+  Tile aLow = word(a), aHigh = high(a), bLow = word(y), bHigh = high(y);
+  Tile lowHigh = aLow * Operand(bHigh, loc), highLow = aHigh * Operand(bLow, loc);
+  Tile middle = high(aLow * Operand(bLow, loc)) + Operand(word(lowHigh), loc) + Operand(word(highLow), loc);
+  return aHigh * Operand(bHigh, loc) + Operand(high(lowHigh), loc) + Operand(high(highLow), loc) + Operand(high(middle), loc);
+}
+
 Tile max(const Tile& a, const Operand& b) { return tileOp({OpCode::max, "max"}, a, b); }
 Tile min(const Tile& a, const Operand& b) { return tileOp({OpCode::min, "min"}, a, b); }
 

@@ -163,6 +163,9 @@ TJ_INDEX_OPERATOR(>=, Tile) TJ_INDEX_OPERATOR(==, Tile) TJ_INDEX_OPERATOR(!=, Ti
 
 // a >> b filling with zeros: a's bits as an unsigned integer of its width (hashes, random bits).
 Tile logical_shift_right(const Tile& a, const Operand& b);
+// The high half of the product of a and b as unsigned integers of their width (Triton's
+// tl.umulhi), for i32 and i64 tiles: the bits of (uint32)a * (uint32)b >> 32 as an i32.
+Tile umulhi(const Tile& a, const Operand& b, Loc loc = Loc::current());
 
 // Elementwise max/min of tiles (NaN propagates) and of indices.
 Tile max(const Tile& a, const Operand& b);

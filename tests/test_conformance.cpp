@@ -609,6 +609,25 @@ TEST_CASE("conformance: bitwise and, or, xor and shifts on every pair of edge va
       }
 }
 
+TEST_CASE("conformance: umulhi gives the high half of the unsigned product on every pair of edge values, i32 and i64") {
+  constexpr int64_t n = 23;
+  for (const std::string& device : conformanceDevices())
+    for (DType t : {i32, i64}) {
+      INFO(device, ": umulhi(x, y) on ", dtypeName(t), "[23, 1] and [1, 23]");
+      std::vector<Num> ys = edges(t);
+      std::reverse(ys.begin(), ys.end());
+      Tensor x = sample({n, 1}, t, 33, edges(t)), y = sample({1, n}, t, 34, ys);
+      checkMap(
+          device, "umulhi", {x, y}, {n, n}, t,
+          [&](Program&, const std::vector<Tile>& in) { return umulhi(in[0], in[1]); },
+          [&](const std::vector<Num>& xs, int64_t, int64_t) -> Num {
+            uint64_t a = uint64_t(ref::asInt(xs[0])), b = uint64_t(ref::asInt(xs[1]));
+            if (t == i32) return ref::wrap(i32, int64_t((uint64_t(uint32_t(a)) * uint32_t(b)) >> 32));
+            return int64_t(uint64_t((static_cast<unsigned __int128>(a) * b) >> 64));
+          });
+    }
+}
+
 TEST_CASE("conformance: bitwise ops with numbers, ~ and a hash mixing step, on odd tiles") {
   struct Form {
     const char* name;
