@@ -905,6 +905,12 @@ void Program::stages(int64_t n, Loc loc) {
   stages_ = n;
 }
 
+void Program::warps(int64_t n, Loc loc) {
+  if (n < 1 || n > ir::kMaxWarps || (n & (n - 1)) != 0)
+    fail(SourceLoc::from(loc), "warps", fmt::format("{} warps; a program runs on a power of two from 1 to {}", n, ir::kMaxWarps));
+  tracer_.kernel().warps = n;
+}
+
 void Program::loop(const IndexOperand& start, const IndexOperand& end, const std::function<void(Index)>& body, Loc loc) {
   loop(start, end, 1, body, loc);
 }

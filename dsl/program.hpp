@@ -330,6 +330,12 @@ class Program {
   // more memory latency for n times a step's operand bytes of workgroup memory; a kernel
   // they do not fit in gets fewer.
   void stages(int64_t n, Loc loc = Loc::current());
+  // The warps (subgroups) each program runs on, on GPUs (Triton's num_warps): a power of two
+  // from 1 to 32. More warps share a block's work (fewer registers each, more latency hidden);
+  // fewer leave more registers per thread. Without a call, the device's choice (4, spread
+  // further on lavapipe for compile time); the CPU ignores it. A device whose workgroups are
+  // smaller runs the kernel on the CPU and says why.
+  void warps(int64_t n, Loc loc = Loc::current());
   // A loop kept in the kernel: for k in [start, end): carried = body(k, carried).
   Tile fold(const IndexOperand& start, const IndexOperand& end, const Tile& init,
             const std::function<Tile(Index, Tile)>& body, Loc loc = Loc::current());

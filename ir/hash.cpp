@@ -20,6 +20,10 @@ class Encoder {
   std::string encode() {
     out_.str(kFormat);
     out_.i64(k_.gridRank);
+    if (k_.warps) {  // only when set, so kernels without it keep their hashes
+      out_.str("warps");
+      out_.i64(k_.warps);
+    }
     out_.i64(static_cast<int64_t>(k_.tensors.size()));
     for (const TensorParam& t : k_.tensors) {
       out_.u8(static_cast<uint8_t>(t.dtype));

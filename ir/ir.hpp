@@ -95,6 +95,8 @@ constexpr int kMaxRank = 4;
 constexpr int64_t kMaxTileElements = int64_t{1} << 20;
 // A fold's stages attribute: iterations of loads in flight (Triton's num_stages goes to 4 too).
 constexpr int64_t kMaxStages = 4;
+// A kernel's warps (p.warps, Triton's num_warps): a power of two up to this many per program.
+constexpr int64_t kMaxWarps = 32;
 
 struct Type {
   DType dtype = DType::f32;
@@ -205,6 +207,9 @@ struct Kernel {
   SourceLoc gridLoc{};  // where parsed text gave the grid rank
   std::vector<Type> types;  // indexed by ValueId
   Block body;
+  // p.warps: the subgroups (warps) each program runs on, on GPUs; 0: the device chooses.
+  // Printed as `grid N warps W`, hashed; the CPU ignores it.
+  int64_t warps = 0;
 
   ValueId addValue(Type t) {
     types.push_back(std::move(t));

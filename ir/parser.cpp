@@ -297,7 +297,7 @@ class Parser {
   }
 
   // --- structure ---
-  // kernel @name(a: tensor<f32, 2>, ..., s: f32, ...) grid N {
+  // kernel @name(a: tensor<f32, 2>, ..., s: f32, ...) grid N [warps W] {
   void header() {
     expect("kernel");
     k_.name = expect(Tok::Global, "a kernel name like @gemm").text.substr(1);
@@ -306,6 +306,10 @@ class Parser {
     expect("grid");
     k_.gridLoc = locOf(tok_);
     k_.gridRank = count("a grid rank");
+    if (is("warps")) {
+      expect("warps");
+      k_.warps = count("a warp count");
+    }
     expect("{");
   }
 

@@ -57,7 +57,9 @@ class Printer {
 
   std::string run() {
     out_ = "kernel @" + k_.name + "(" + join(params(), [](const std::string& p) { return p; });
-    out_ += ") grid " + std::to_string(k_.gridRank) + " {\n";
+    out_ += ") grid " + std::to_string(k_.gridRank);
+    if (k_.warps) out_ += " warps " + std::to_string(k_.warps);
+    out_ += " {\n";
     block(k_.body, 1);
     return out_ + "}\n";
   }

@@ -10,7 +10,7 @@ namespace tj::ir {
 Kernel Rewriter::run(const Kernel& k) {
   in_ = &k;
   forwards_.clear();
-  Kernel out{k.name, k.tensors, k.scalars, k.gridRank, k.gridLoc, k.types, {}};
+  Kernel out{k.name, k.tensors, k.scalars, k.gridRank, k.gridLoc, k.types, {}, k.warps};
   out.body = visitBlock(k.body);
   spdlog::debug("pass {}: {} ops", passName_, countOps(out.body));
   return out;

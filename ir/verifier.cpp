@@ -91,6 +91,9 @@ class Verifier {
     if (k_.gridRank < 1 || k_.gridRank > kMaxGridRank)
       fail(k_.gridLoc, "kernel", "grid rank " + std::to_string(k_.gridRank) + " is out of range: a grid has 1 to " +
                                      std::to_string(kMaxGridRank) + " axes");
+    if (k_.warps != 0 && (k_.warps < 0 || k_.warps > kMaxWarps || (k_.warps & (k_.warps - 1)) != 0))
+      fail(k_.gridLoc, "kernel", "warps " + std::to_string(k_.warps) + " is not a power of two from 1 to " +
+                                     std::to_string(kMaxWarps));
     for (const TensorParam& t : k_.tensors)
       if (t.rank < 1 || t.rank > kMaxRank)
         fail(t.loc, "kernel", "tensor " + t.name + " has rank " + std::to_string(t.rank) + "; tensors have rank 1 to " +

@@ -35,18 +35,25 @@ std::vector<TuneConfig> space(const std::string& device, const std::vector<Block
 }  // namespace
 
 namespace {
-// A config's stages, where it sets them (NVIDIA's read-ahead); 0: the device's default.
-TuneConfig withStages(TuneConfig c, int64_t stages) {
+// A config's stages (NVIDIA's read-ahead) and warps, where it sets them; 0: the device's default.
+TuneConfig withKnobs(TuneConfig c, int64_t stages, int64_t warps) {
   if (stages > 0) c.values["stages"] = stages;
+  if (warps > 0) c.values["warps"] = warps;
   return c;
 }
-int64_t stagesOf(const TuneConfig& c) { return c.values.count("stages") ? c["stages"] : 0; }
+int64_t knob(const TuneConfig& c, const char* name) { return c.values.count(name) ? c[name] : 0; }
 }  // namespace
 
-TuneConfig GemmBlocks::config() const { return withStages({{{"block_m", m}, {"block_n", n}, {"block_k", k}}}, stages); }
-GemmBlocks GemmBlocks::from(const TuneConfig& c) { return {c["block_m"], c["block_n"], c["block_k"], stagesOf(c)}; }
-TuneConfig AttentionBlocks::config() const { return withStages({{{"block_m", m}, {"block_n", n}}}, stages); }
-AttentionBlocks AttentionBlocks::from(const TuneConfig& c) { return {c["block_m"], c["block_n"], stagesOf(c)}; }
+TuneConfig GemmBlocks::config() const {
+  return withKnobs({{{"block_m", m}, {"block_n", n}, {"block_k", k}}}, stages, warps);
+}
+GemmBlocks GemmBlocks::from(const TuneConfig& c) {
+  return {c["block_m"], c["block_n"], c["block_k"], knob(c, "stages"), knob(c, "warps")};
+}
+TuneConfig AttentionBlocks::config() const { return withKnobs({{{"block_m", m}, {"block_n", n}}}, stages, warps); }
+AttentionBlocks AttentionBlocks::from(const TuneConfig& c) {
+  return {c["block_m"], c["block_n"], knob(c, "stages"), knob(c, "warps")};
+}
 
 std::vector<TuneConfig> gemmTuneSpace(const std::string& device) {
   // Vulkan stages both operand blocks in workgroup memory (32 KiB on lavapipe).
@@ -54,14 +61,15 @@ std::vector<TuneConfig> gemmTuneSpace(const std::string& device) {
                            {{128, 64, 64}, {64, 64, 32}, {128, 128, 32}, {64, 128, 64}, {128, 256, 64}, {128, 64, 128},
                             {256, 64, 64}},
                            {{64, 64, 32}, {32, 64, 32}, {32, 32, 32}},
-                           // NVIDIA: f16/bf16 tiles on mma.sync, 2 to 4 stages of cp.async read-ahead.
-                           {{128, 64, 64}, {128, 64, 64, 3}, {128, 128, 32, 3}, {128, 128, 64, 3}, {64, 128, 64, 3},
-                            {128, 64, 32, 4}, {64, 64, 64, 4}});
+                           // NVIDIA: f16/bf16 tiles on mma.sync, 2 to 4 stages of cp.async read-ahead,
+                           // 8 warps for the largest blocks and 2 for the smallest, as Triton's configs.
+                           {{128, 64, 64}, {128, 64, 64, 3}, {128, 128, 32, 3, 8}, {128, 128, 64, 3, 8}, {64, 128, 64, 3},
+                            {128, 64, 32, 4}, {64, 64, 64, 4, 2}});
 }
 
 std::vector<TuneConfig> attentionTuneSpace(const std::string& device) {
   return space<AttentionBlocks>(device, {{64, 64}, {32, 64}, {64, 32}, {128, 64}, {64, 128}}, {{64, 64}, {32, 32}},
-                                {{64, 64}, {64, 64, 3}, {128, 64}, {128, 64, 3}, {64, 128, 3}, {128, 128}});
+                                {{64, 64}, {64, 64, 3}, {128, 64}, {128, 64, 3, 8}, {64, 128, 3}, {128, 128, 0, 8}});
 }
 
 TuneResult tuneGemm(const Tensor& a, const Tensor& b, const Tensor& c, const RunOptions& opts, TuneOptions tuning) {
@@ -83,6 +91,7 @@ TuneResult tuneAttention(const Tensor& q, const Tensor& k, const Tensor& v, cons
 std::string gemm(const Tensor& a, const Tensor& b, const Tensor& c, const RunOptions& opts, GemmBlocks bs) {
   return run({cdiv(a.dim(0), bs.m), cdiv(b.dim(1), bs.n)}, [&](Program& p) {
     if (bs.stages > 0) p.stages(bs.stages);
+    if (bs.warps > 0) p.warps(bs.warps);
     Index i = p.id(0), j = p.id(1);
     auto A = p.read(a, {bs.m, bs.k});
     auto B = p.read(b, {bs.k, bs.n});
@@ -114,6 +123,7 @@ std::string attention(const Tensor& q, const Tensor& k, const Tensor& v, const T
   const double inf = std::numeric_limits<double>::infinity();
   return run({cdiv(q.dim(2), blockM), q.dim(0) * heads}, [&](Program& p) {
     if (blocks.stages > 0) p.stages(blocks.stages);
+    if (blocks.warps > 0) p.warps(blocks.warps);
     Index m = p.id(0), batch = p.id(1) / heads, head = p.id(1) % heads;
     auto Q = p.read(q, {1, 1, blockM, dim});
     auto K = p.read(k, {1, 1, blockN, dim});

@@ -13,7 +13,8 @@ namespace tj::samples {
 struct GemmBlocks {
   int64_t m = 128, n = 64, k = 64;  // the fastest of a sweep at 2048^3 on AVX-512
   int64_t stages = 0;               // p.stages of the K loop; 0: the device's default
-  TuneConfig config() const;        // block_m, block_n, block_k and, when set, stages
+  int64_t warps = 0;                // p.warps; 0: the device's default
+  TuneConfig config() const;        // block_m, block_n, block_k and, when set, stages and warps
   static GemmBlocks from(const TuneConfig& config);
 };
 std::string gemm(const Tensor& a, const Tensor& b, const Tensor& c, const RunOptions& opts = {}, GemmBlocks blocks = {});
@@ -26,14 +27,15 @@ std::string gemmSplitK(const Tensor& a, const Tensor& b, const Tensor& c, int64_
 struct AttentionBlocks {
   int64_t m = 64, n = 64;  // query rows of a program, keys per step of its loop
   int64_t stages = 0;      // p.stages of the key loop; 0: the device's default
-  TuneConfig config() const;  // block_m, block_n and, when set, stages
+  int64_t warps = 0;       // p.warps; 0: the device's default
+  TuneConfig config() const;  // block_m, block_n and, when set, stages and warps
   static AttentionBlocks from(const TuneConfig& config);
 };
 std::string attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, bool causal,
                       const RunOptions& opts = {}, AttentionBlocks blocks = {});
 
 // Autotuning (dsl/autotune.hpp). The spaces to tune over on a device, the default first:
-// a sweep on cpu, vulkan and cuda (blocks and, for gemm, stages), only the default elsewhere.
+// a sweep on cpu, vulkan and cuda (blocks and, on cuda, stages and warps), only the default elsewhere.
 std::vector<TuneConfig> gemmTuneSpace(const std::string& device);
 std::vector<TuneConfig> attentionTuneSpace(const std::string& device);
 // The best blocks for these arguments on opts.device (key: the bucketed sizes and the operand

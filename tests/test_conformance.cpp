@@ -1875,6 +1875,37 @@ TEST_CASE("conformance: exit_if stops a program where a value read from memory s
   }
 }
 
+TEST_CASE("conformance: p.warps runs a program on 1, 2 or 8 warps: the same sums and maxima") {
+  for (const std::string& device : conformanceDevices())
+    for (int64_t warps : {1, 2, 8}) {
+      INFO(device, ": ", warps, " warps");
+      Tensor x = sample({37, 50}, f32, 311), sums = poisoned({37}, f32), maxima = poisoned({50}, f32);
+      launch(device, "warps", {1}, [&](Program& p) {
+        p.warps(warps);
+        Tile v = p.read(x, {64, 64}).at({0, 0});
+        p.write(sums, {64}).put(v.sum(1), {0});
+        p.write(maxima, {64}).put(v.max(0), {0});
+      });
+      Expect s, m;
+      for (int64_t r = 0; r < 37; ++r) {
+        double sum = 0, magnitude = 0;
+        for (int64_t c = 0; c < 50; ++c) {
+          sum += ref::asDouble(ref::element(x, r * 50 + c));
+          magnitude += std::fabs(ref::asDouble(ref::element(x, r * 50 + c)));
+        }
+        s.want.push_back(roundToFloat(f32, sum));
+        s.slack.push_back(sumSlack(device, f32, 50, magnitude));
+      }
+      for (int64_t c = 0; c < 50; ++c) {
+        double best = -ref::inf();
+        for (int64_t r = 0; r < 37; ++r) best = std::max(best, ref::asDouble(ref::element(x, r * 50 + c)));
+        m.want.push_back(best);
+      }
+      checkElements(sums, s);
+      checkElements(maxima, m);
+    }
+}
+
 // ---- Sorts
 
 // Each line along `axis` of a row-major [rows, cols] tensor, ordered as ir's sort: stable,

@@ -347,6 +347,9 @@ TEST_CASE("errors: mistakes with views, the grid and folds name the op and the u
            line = __LINE__; (void)p.atomic_cas(xi, {p.arange(8), 0}, 0, 1, m);
          });
        }},
+      {"three warps", "warps", {"3 warps", "power of two"}, [&](int& line) {
+         kernel([&](Program& p) { line = __LINE__; p.warps(3); });
+       }},
       {"five stages of read-ahead", "stages", {"5 stages", "1 to 4"}, [&](int& line) {
          kernel([&](Program& p) { line = __LINE__; p.stages(5); });
        }},

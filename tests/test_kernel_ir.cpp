@@ -702,6 +702,30 @@ TEST_CASE("kernel ir: the samples' CUDA tune spaces sweep stages, which reach th
   CHECK(hasAttr(loopBody(contiguousLowering(k, "sm_90")), KOp::async_wait, "pending", int64_t{1}));
 }
 
+TEST_CASE("kernel ir: p.warps sets the warps of each program, tuned on CUDA; more than a workgroup holds is an error") {
+  samples::GemmBlocks blocks = samples::GemmBlocks::from(samples::gemmTuneSpace("cuda").at(2));
+  CHECK(blocks.warps == 8);
+  CHECK(samples::GemmBlocks::from(blocks.config()).warps == 8);
+  CaptureTraces capture;
+  samples::gemm(Tensor::zeros({64, 64}, DType::f16), Tensor::zeros({64, 64}, DType::f16), Tensor::zeros({64, 64}),
+                {.device = "interp"}, blocks);
+  ir::Kernel k = capture.kernels().at(0);
+  CHECK(k.warps == 8);
+  CHECK(ir::print(k).find(") grid 2 warps 8 {") != std::string::npos);
+  CHECK(ir::print(ir::parse(ir::print(k))) == ir::print(k));
+  const layout::Target& sm90 = layout::targetByName("sm_90");
+  CHECK(lowerWithinCodeBudget(k, sm90).workgroupSize == 8 * 32);
+  checkAgainstInterpreter(k, {{37, 29}, {29, 23}, {37, 23}}, lowerWithinCodeBudget(k, sm90), {1, 1}, 1e-2);
+  ir::Kernel without = k;
+  without.warps = 0;
+  CHECK(ir::semanticHash(without) != ir::semanticHash(k));
+  CHECK(lowerWithinCodeBudget(without, sm90).workgroupSize == sm90.warpsPerProgram * 32);
+  k.warps = 32;  // 1024 threads: more than lavapipe's workgroups hold
+  layout::Target small = layout::targetByName("vulkan");
+  small.maxWorkgroupThreads = 128;
+  CHECK_THROWS_WITH(lowerWithinCodeBudget(k, small), doctest::Contains("32 warps"));
+}
+
 TEST_CASE("kernel ir: a read-ahead ring waits for the readers of the workgroup memory it reuses") {
   // A column sum across warps goes through workgroup memory just before the fold; the
   // fold's first copies land on the same bytes.

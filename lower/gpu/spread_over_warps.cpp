@@ -18,6 +18,12 @@ KernelFunction lowerOn(const ir::Kernel& k, layout::Target t, int64_t warps, con
 
 KernelFunction lowerWithinCodeBudget(const ir::Kernel& k, const layout::Target& target,
                                      const KernelLoweringOptions& options) {
+  if (k.warps > 0) {  // the kernel's own choice (p.warps) stands
+    if (k.warps * target.subgroupSize > target.maxWorkgroupThreads)
+      throw Error(fmt::format("kernel ir: {} warps of {} threads pass the {} threads a workgroup of {} may have", k.warps,
+                              target.subgroupSize, target.maxWorkgroupThreads, target.name));
+    return lowerOn(k, target, k.warps, options);
+  }
   if (target.codeBudget <= 0) return lowerOn(k, target, target.warpsPerProgram, options);
   const int64_t widest = std::max<int64_t>(target.warpsPerProgram, target.maxWorkgroupThreads / target.subgroupSize);
   std::optional<KernelFunction> smallest;  // of the lowerings past the budget, the one with the least code

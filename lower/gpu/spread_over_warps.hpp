@@ -7,7 +7,8 @@
 
 namespace tj::gpu {
 
-// Infers layouts and lowers at target.warpsPerProgram; while the kernel IR passes
+// Infers layouts and lowers at the kernel's warps (p.warps) when it sets them: an Error when
+// they pass target.maxWorkgroupThreads. Otherwise at target.warpsPerProgram; while the kernel IR passes
 // target.codeBudget instructions per thread, doubles the warps (up to
 // target.maxWorkgroupThreads). A thread's code shrinks with its share of each tile, and
 // drivers like lavapipe compile in time that grows faster than the code. When no width
