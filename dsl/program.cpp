@@ -453,6 +453,16 @@ Tile associative_scan(const Tile& x, int axis, const std::function<Tile(const Ti
   }, loc)[0];
 }
 
+Tile histogram(const Tile& x, int64_t bins, Loc loc) {
+  SourceLoc l = SourceLoc::from(loc);
+  const ir::Type t = typeOf(x, l, "histogram");
+  if (t.isScalar() || isFloat(t.dtype) || t.dtype == DType::boolean)
+    fail(l, "histogram", "counts the elements of an integer tile, not " + describe(t));
+  if (bins < 1 || bins > ir::kMaxTileElements)
+    fail(l, "histogram", fmt::format("{} bins; a histogram has 1 to {}", bins, ir::kMaxTileElements));
+  return emitTile(OpCode::histogram, {x.value()}, {DType::i32, {bins}}, l, {{"bins", bins}});
+}
+
 Tile Tile::slice(int axis, int64_t start, int64_t size, Loc loc) const {
   SourceLoc l = SourceLoc::from(loc);
   ir::Type t = typeOf(*this, l, "slice");

@@ -195,6 +195,11 @@ Tile associative_scan(const Tile& x, int axis, const std::function<Tile(const Ti
 using ScanCombine = std::function<std::vector<Tile>(const std::vector<Tile>& earlier, const std::vector<Tile>& later)>;
 std::vector<Tile> associative_scan(const std::vector<Tile>& xs, int axis, const ScanCombine& combine,
                                    Loc loc = Loc::current());
+// How many elements of the integer tile x equal each of 0 .. bins - 1 (Triton's tl.histogram):
+// an i32 tile of `bins`; elements outside [0, bins) are not counted. A histogram of a block,
+// added to a global one once per bin (p.atomic_add(counts, {p.arange(bins)}, h)), does far
+// fewer atomics than one per element.
+Tile histogram(const Tile& x, int64_t bins, Loc loc = Loc::current());
 // keys sorted along an axis (as Tile::sort), and the payload (a tile of the keys' shape, any
 // dtype) reordered with them: auto [sorted, order] = sort(x, p.iota(x.shape(), 1), 1);
 std::pair<Tile, Tile> sort(const Tile& keys, const Tile& payload, int axis, bool descending = false,

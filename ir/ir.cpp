@@ -18,7 +18,7 @@ constexpr std::array<std::string_view, kNumOpCodes> kOpNames = {
     "gather", "scatter",
     "atomic", "check", "scan",
     "slice", "concat",
-    "sort", "if",
+    "sort", "if", "histogram",
 };
 }  // namespace
 

@@ -53,6 +53,8 @@
 //                                 payload's elements moving with their keys. Stable (equal keys,
 //                                 -0 and +0 among them, keep their order); NaN keys sort after every
 //                                 number ascending, before every number descending (as torch.sort)
+//   histogram {bins} (x)         : tile<bins x i32>: element b counts x's elements equal to b; elements
+//                                 outside [0, bins) are not counted
 //   slice {axis, start} (x)      : elements [start, start + size) of x along `axis` (size: the result's)
 //   concat {axis} (xs...)        : the operands one after another along `axis`
 //   check {message} (cond)       : a device assertion: where an element of the bool cond is false,
@@ -136,8 +138,9 @@ enum class OpCode : uint8_t {
   slice, concat,
   sort,
   if_,
+  histogram,
 };
-constexpr int kNumOpCodes = static_cast<int>(OpCode::if_) + 1;
+constexpr int kNumOpCodes = static_cast<int>(OpCode::histogram) + 1;
 
 std::string_view opName(OpCode c);  // as printed: "add", "not", "and", "or", ...
 std::optional<OpCode> parseOpName(std::string_view s);

@@ -251,6 +251,7 @@ class Verifier {
       case OpCode::concat: return concat(op);
       case OpCode::sort: return sort(op);
       case OpCode::if_: return branch(op);
+      case OpCode::histogram: return histogram(op);
       case OpCode::fold: return fold(op);
       case OpCode::yield: return yield(op, *parent);
       case OpCode::print: return print(op);
@@ -565,6 +566,15 @@ class Verifier {
       sameType(op, in(op, i + 2), out(op, i), "initial value and result");
       sameType(op, in(op, i + 2), typeOf(op, body.args[i + 1]), "initial value and body argument");
     }
+  }
+
+  void histogram(const Op& op) const {
+    arity(op, 1, 1);
+    const Type& x = in(op, 0);
+    if (x.isScalar() || isFloat(x.dtype) || x.dtype == DType::boolean) error(op, "counts the elements of an integer tile, not " + x.str());
+    int64_t bins = op.intAttr("bins");
+    if (bins < 1 || bins > kMaxTileElements) error(op, "bins = " + std::to_string(bins) + " is outside [1, " + std::to_string(kMaxTileElements) + "]");
+    expectType(op, out(op, 0), Type{DType::i32, {bins}}, "result");
   }
 
   void branch(const Op& op) const {

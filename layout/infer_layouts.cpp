@@ -277,6 +277,7 @@ class Inference {
     if (op.code == OpCode::load && !onlyBroadcast(r)) at(r) = defaultLayout(r);
     else if (op.code == OpCode::dot) visitDot(op);
     else if (op.code == OpCode::sort || (op.code == OpCode::scan && !op.regions.empty())) visitLines(op);
+    else if (op.code == OpCode::histogram) visitHistogram(op);
     else if (isElementwise(op.code)) visitElementwise(op);
     else if (ir::isReduction(op.code)) visitReduction(op);
     else if (op.code == OpCode::broadcast || op.code == OpCode::reshape || op.code == OpCode::permute) visitShape(op);
@@ -363,6 +364,13 @@ class Inference {
       for (ValueId a : combine.args) at(a) = uniform_;
       visit(combine);
     }
+  }
+
+  // A histogram counts its operand's elements where they are, into workgroup memory: the
+  // counts take their default layout.
+  void visitHistogram(const Op& op) {
+    if (!at(op.operands[0])) settle(op.operands[0], defaultLayout(op.operands[0]));
+    at(op.results[0]) = defaultLayout(op.results[0]);
   }
 
   void visitReduction(const Op& op) {

@@ -1,5 +1,6 @@
-// A histogram by atomic adds: every value bumps its bin, duplicates within a block and
-// across programs included. Values outside [0, bins) are dropped, as scatter drops them.
+// A histogram by atomic adds: each program counts its block of values (tj::histogram) and
+// adds its counts to the bins (up to 4096 bins; past that every value bumps its bin).
+// Values outside [0, bins) are dropped, as scatter drops them.
 #include "samples/harness.hpp"
 #include "samples/kernels.hpp"
 

@@ -296,11 +296,19 @@ std::string topk(const Tensor& x, int64_t k, const Tensor& values, const Tensor&
 
 std::string histogram(const Tensor& values, const Tensor& counts, const RunOptions& opts) {
   constexpr int64_t block = 4096;
-  static const auto kernel = tj::kernel("histogram", [](Program& p, const Tensor& values, const Tensor& counts) {
-    Tile v = p.read(values, {block}, -1).at({p.id(0)});  // past the end: -1, outside every bin
-    p.atomic_add(counts, {v}, 1);
-  });
-  return kernel.launch({cdiv(values.dim(0), block)}, values, counts, opts);
+  const int64_t bins = counts.dim(0);
+  if (bins > kBlockHistogramBins) {
+    static const auto kernel = tj::kernel("histogram", [](Program& p, const Tensor& values, const Tensor& counts) {
+      Tile v = p.read(values, {block}, -1).at({p.id(0)});  // past the end: -1, outside every bin
+      p.atomic_add(counts, {v}, 1);
+    });
+    return kernel.launch({cdiv(values.dim(0), block)}, values, counts, opts);
+  }
+  // The block's histogram first: one atomic add per bin and program instead of one per value.
+  return run({cdiv(values.dim(0), block)}, [&](Program& p) {
+    Tile h = tj::histogram(p.read(values, {block}, -1).at({p.id(0)}), bins);
+    p.atomic_add(counts, {p.arange(bins)}, h, h != 0);
+  }, named(opts, "histogram"));
 }
 
 std::vector<std::string> sampleNames() {

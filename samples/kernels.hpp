@@ -77,7 +77,10 @@ std::string cumsum(const Tensor& x, const Tensor& out, const RunOptions& opts = 
 // first; NaN counts as largest). Rows up to 2^14 columns.
 std::string topk(const Tensor& x, int64_t k, const Tensor& values, const Tensor& indices, const RunOptions& opts = {});
 // counts[v] += 1 for every value v of `values` (i32) inside [0, bins), by atomic adds: counts
-// must start at zero (or hold counts to add to).
+// must start at zero (or hold counts to add to). Up to kBlockHistogramBins bins each program
+// counts its block first (tj::histogram) and adds its nonzero counts; past it, one atomic add
+// per value.
+inline constexpr int64_t kBlockHistogramBins = 4096;
 std::string histogram(const Tensor& values, const Tensor& counts, const RunOptions& opts = {});
 
 // Names accepted by traceSample; traceSample returns the canonical IR of the sample

@@ -218,6 +218,14 @@ class Workgroup {
           for (size_t e = 1; e < o.size(); ++e) writeShared(sharedAt(i, reg(o[0])[t] + double(e - 1)), t, reg(o[e])[t]);
         }
         return;
+      case KOp::atomic_shared:  // thread by thread; atomics do not race with one another
+        for (size_t t = 0; t < T_; ++t) {
+          size_t at = sharedAt(i, reg(o[0])[t]);
+          if (read_[at].byOtherThan(epoch_, t)) race("adds to", at, t, read_[at].thread);
+          written_[at].by(epoch_, t);
+          shared_[at] += reg(o[1])[t];
+        }
+        return;
       case KOp::ldmatrix: return ldmatrix(i);
       case KOp::async_copy: return asyncCopy(i);
       case KOp::async_commit:

@@ -387,6 +387,9 @@ TEST_CASE("errors: mistakes with views, the grid and folds name the op and the u
       {"umulhi of f32 tiles", "umulhi", {"i32 or i64", "f32"}, [&](int& line) {
          kernel([&](Program& p) { line = __LINE__; (void)umulhi(p.zeros({8}), 3); });
        }},
+      {"histogram of a float tile", "histogram", {"integer tile", "f32[8]"}, [&](int& line) {
+         kernel([&](Program& p) { line = __LINE__; (void)histogram(p.zeros({8}), 4); });
+       }},
       {"sort of a bool tile", "sort", {"bool[8]", "cast it first"}, [&](int& line) {
          kernel([&](Program& p) {
            Tile b = p.arange(8) < 3;

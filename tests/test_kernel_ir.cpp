@@ -183,8 +183,8 @@ TEST_CASE("kernel ir: tiles of any size run over their power-of-two padding") {
     checkAgainstInterpreter(k, {{9, 15}, {15, 7}, {9}, {16}, {16, 8}, {8, 8}}, target, {1}, 1e-6);
 }
 
-TEST_CASE("kernel ir: sorts and scans of several tiles move elements through workgroup memory without races") {
-  ir::Kernel k = ir::parse(R"(kernel @sorts(t0: tensor<f32, 2>, t1: tensor<f32, 2>, t2: tensor<i32, 2>, t3: tensor<f32, 2>, t4: tensor<f32, 2>, t5: tensor<i32, 2>) grid 1 {
+TEST_CASE("kernel ir: sorts, scans of several tiles and histograms move elements through workgroup memory without races") {
+  ir::Kernel k = ir::parse(R"(kernel @sorts(t0: tensor<f32, 2>, t1: tensor<f32, 2>, t2: tensor<i32, 2>, t3: tensor<f32, 2>, t4: tensor<f32, 2>, t5: tensor<i32, 2>, t6: tensor<i32, 2>, t7: tensor<i32, 1>) grid 1 {
   %0 = constant() {value = 0} : i64
   %1 = load(%0, %0) {fill = 0.0, tensor = 0} : tile<7x19xf32>
   %2 = iota() {axis = 1} : tile<7x19xi32>
@@ -202,10 +202,14 @@ TEST_CASE("kernel ir: sorts and scans of several tiles move elements through wor
   }
   store(%0, %0, %6) {tensor = 4}
   store(%0, %0, %7) {tensor = 5}
+  %8 = load(%0, %0) {fill = 0, tensor = 6} : tile<7x19xi32>
+  %9 = histogram(%8) {bins = 40} : tile<40xi32>
+  store(%0, %9) {tensor = 7}
 })");
   ir::verify(k);
   for (const std::string target : {"vulkan", "sm_80", "gfx942"})
-    checkAgainstInterpreter(ir::canonicalize(k), std::vector<ir::Shape>(6, {7, 19}), target, {1}, 0);
+    checkAgainstInterpreter(ir::canonicalize(k), {{7, 19}, {7, 19}, {7, 19}, {7, 19}, {7, 19}, {7, 19}, {7, 19}, {40}},
+                            target, {1}, 0);
 }
 
 TEST_CASE("kernel ir: an if runs one side as a loop of at most one iteration, results carried through both") {

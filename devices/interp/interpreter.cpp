@@ -202,6 +202,7 @@ class Interpreter {
   void scatter(const ir::Op& op);
   Value atomic(const ir::Op& op, const ir::Type& rt);
   Value scan(const ir::Op& op, const ir::Type& rt);
+  Value histogram(const ir::Op& op, const ir::Type& rt);
   Value join(const ir::Op& op, const ir::Type& rt);
   void sort(const ir::Op& op);
   void combineScan(const ir::Op& op);
@@ -283,6 +284,7 @@ Value Interpreter::compute(const ir::Op& op, const ir::Type& rt) {
     case OpCode::gather: return gather(op, rt);
     case OpCode::atomic: return atomic(op, rt);
     case OpCode::scan: return scan(op, rt);
+    case OpCode::histogram: return histogram(op, rt);
     case OpCode::slice: case OpCode::concat: return join(op, rt);
     default:
       if (ir::isUnaryElementwise(op.code)) return unary(op, rt);
@@ -655,6 +657,13 @@ Value Interpreter::scan(const ir::Op& op, const ir::Type& rt) {
   };
   if (out->isFloat()) run(out->floats, x.floats);
   else run(out->ints, x.ints);
+  return out;
+}
+
+Value Interpreter::histogram(const ir::Op& op, const ir::Type& rt) {
+  auto out = std::make_shared<Tile>(rt);
+  for (int64_t v : in(op, 0).data<int64_t>())
+    if (v >= 0 && v < rt.shape[0]) ++out->ints[size_t(v)];
   return out;
 }
 

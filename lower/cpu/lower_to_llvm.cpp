@@ -104,6 +104,7 @@ class KernelLowering {
   void lowerScan(const ir::Op& op);
   void lowerCombineScan(const ir::Op& op);
   void lowerSort(const ir::Op& op);
+  void lowerHistogram(const ir::Op& op);
   llvm::Value* sortsBefore(const ir::Op& op, llvm::Value* a, llvm::Value* b);
   llvm::StructType* faultsType();
   void lowerDot(const ir::Op& op);
@@ -279,6 +280,7 @@ void KernelLowering::lowerOp(const ir::Op& op) {
     case OpCode::check: return lowerCheck(op);
     case OpCode::scan: return lowerScan(op);
     case OpCode::sort: return lowerSort(op);
+    case OpCode::histogram: return lowerHistogram(op);
     case OpCode::dot: return lowerDot(op);
     case OpCode::yield: return;  // handled by lowerFold
     default: break;
@@ -471,6 +473,22 @@ void KernelLowering::lowerSort(const ir::Op& op) {
       });
     }
   });
+}
+
+// Counts from zero, one element of x after another.
+void KernelLowering::lowerHistogram(const ir::Op& op) {
+  ValueId x = op.operands[0], r = op.results[0];
+  const ir::Type& t = type(r);
+  llvm::Value* counts = allocateBuffer(t);
+  emitLoop(b_, i64(0), i64(t.shape[0]), [&](llvm::Value* bin) { storeToBuffer(counts, t, {bin}, constant(DType::i32, 0)); });
+  emitNest(type(x).shape, {x}, [&](const Indices& idx) {
+    llvm::Value* v = b_.CreateSExtOrTrunc(element(x, idx), b_.getInt64Ty());
+    emitIf(b_, b_.CreateICmpULT(v, i64(t.shape[0])), [&] {
+      llvm::Value* at = bufferAddress(counts, t, {v});
+      b_.CreateStore(b_.CreateAdd(b_.CreateLoad(b_.getInt32Ty(), at), b_.getInt32(1)), at);
+    });
+  });
+  buffers_[r] = counts;
 }
 
 // Whether key a sorts before key b: their order, NaN past every number.

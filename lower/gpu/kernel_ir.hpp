@@ -19,6 +19,8 @@
 //   load_shared {alloc} (index), store_shared {alloc} (index, values...): workgroup memory, index in
 //                                        elements; several values go to consecutive elements as
 //                                        one access, aligned to its size
+//   atomic_shared {alloc} (index, value) : adds the i32 value to element `index` of workgroup memory
+//                                        alloc atomically (relaxed: a barrier orders it with reads)
 //   ldmatrix {alloc, num, trans} (index) : num (1, 2, 4) 8x8 matrices of 16-bit elements, PTX's ldmatrix:
 //                                        lane l gives at `index` the row l%8 of matrix l/8 (16 bytes,
 //                                        aligned); results 2j and 2j+1 are matrix j's elements
@@ -56,7 +58,7 @@ enum class KOp : uint8_t {
   load_global, store_global, load_shared, store_shared, barrier,
   shuffle_xor, shuffle_idx, subgroup_reduce, mma,
   for_loop, yield,
-  atomic_global, ldmatrix, async_copy, async_commit, async_wait,
+  atomic_global, ldmatrix, async_copy, async_commit, async_wait, atomic_shared,
 };
 std::string_view kopName(KOp op);  // "for" for the structured loop
 bool isPure(KOp op);               // no side effects and no dependence on control (CSE-able)

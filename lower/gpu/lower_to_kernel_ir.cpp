@@ -542,6 +542,7 @@ class Lowering {
       case OpCode::slice: return moveThroughMemory(op, k_.type(op.operands[0]).shape, {0}, op.intAttr("start"));
       case OpCode::concat: return concat(op);
       case OpCode::sort: return sort(op);
+      case OpCode::histogram: return histogram(op);
       case OpCode::fold: return fold(op);
       case OpCode::if_: return branch(op);
       case OpCode::print: return print(op);
@@ -1175,6 +1176,35 @@ class Lowering {
     if (n == layout::paddedShape({n})[0]) return before;
     Reg real = b_.cmp("lt", i, b_.constant(DType::i32, double(n))), otherReal = b_.cmp("lt", o, b_.constant(DType::i32, double(n)));
     return b_.select(b_.cmp("eq", real, otherReal), before, real);
+  }
+
+  // Counts in workgroup memory over the result's padded shape: zeroed, then each real element
+  // (its one copy) adds 1 to its bin atomically (an element outside the bins adds 0 to bin 0),
+  // then each thread reads its registers' bins.
+  void histogram(const ir::Op& op) {
+    ir::ValueId x = op.operands[0], res = op.results[0];
+    int64_t bins = op.intAttr("bins");
+    int64_t alloc = allocShared(alignTo16(paddedNumel(res) * 4), DType::i32, "one count per bin");
+    LinearLayout counts = linear(res), in = linear(x);
+    b_.effect(KOp::barrier);  // an aliased allocation's readers are done
+    for (int64_t r = 0; r < registerCount(counts); ++r)
+      b_.effect(KOp::store_shared, {coords(counts, r)[0], b_.constant(DType::i32, 0)}, {{"alloc", alloc}});
+    b_.effect(KOp::barrier);
+    DType dt = dtypeOf(x);
+    Reg owns = ownsCopies(in), one = b_.constant(DType::i32, 1), zero = b_.constant(DType::i32, 0);
+    const std::vector<Reg>& values = regs_.at(x);
+    for (int64_t r = 0; r < registerCount(in); ++r) {
+      if (isCopy(in, r)) continue;
+      Reg binned = b_.cmp("ult", values[size_t(r)], b_.constant(dt, double(bins)));
+      Reg counted = ownedElement(in, r, coords(in, r), k_.type(x).shape, owns, binned);
+      Reg bin = b_.select(binned, dt == DType::i32 ? values[size_t(r)] : b_.emit(KOp::cast, DType::i32, {values[size_t(r)]}), zero);
+      b_.effect(KOp::atomic_shared, {bin, b_.select(counted, one, zero)}, {{"alloc", alloc}});
+    }
+    b_.effect(KOp::barrier);
+    std::vector<Reg> out;
+    for (int64_t r = 0; r < registerCount(counts); ++r)
+      out.push_back(b_.emit(KOp::load_shared, DType::i32, {coords(counts, r)[0]}, {{"alloc", alloc}}));
+    define(res, out);
   }
 
   // A failed check: each thread finds one of its real elements where cond is false, and the

@@ -608,6 +608,12 @@ class Printer {
     b_.CreateAlignedStore(inMemory(e.dtype, values), e.pointer, accessAlign(e.dtype, int64_t(values.size())));
   }
 
+  void atomicShared(const KInst& i) {
+    SharedElement e = sharedElement(i, i.operands[0]);
+    b_.CreateAtomicRMW(llvm::AtomicRMWInst::Add, e.pointer, cast(val(i.operands[1]), dtypeOf(i.operands[1]), DType::i32),
+                       llvm::MaybeAlign(4), llvm::AtomicOrdering::Monotonic);
+  }
+
   // Where pred is false nothing is read (0 source bytes) from the buffer's start, a valid address.
   void asyncCopy(const KInst& i) {
     int64_t p = bufferParam(i), bytes = intAttr(i, "bytes");
@@ -671,6 +677,7 @@ class Printer {
       case KOp::atomic_global: return atomicGlobal(i);
       case KOp::load_global: return loadGlobal(i);
       case KOp::store_shared: return storeShared(i);
+      case KOp::atomic_shared: return atomicShared(i);
       case KOp::barrier: return t_.barrier(b_);
       case KOp::for_loop: return loop(i);
       case KOp::mma: return mma(i);

@@ -634,6 +634,12 @@ class Printer {
     SharedElement e = sharedElement(i, i.operands[0]);
     m_.store(e.pointer, toMemory(e.dtype, cast(id(i.operands[1]), dtypeOf(i.operands[1]), e.dtype)));
   }
+  void atomicShared(const KInst& i) {
+    SharedElement e = sharedElement(i, i.operands[0]);
+    if (e.dtype != DType::i32) unsupported("atomic_shared on " + std::string(dtypeName(e.dtype)));
+    Id value = bitsOf(DType::i32, cast(id(i.operands[1]), dtypeOf(i.operands[1]), DType::i32));  // the array's uint
+    m_.op(Op::AtomicIAdd, uint(4), {e.pointer, m_.constU32(uint32_t(Scope::Workgroup)), m_.constU32(0), value});
+  }
   Id loadShared(const KInst& i, DType t) {
     SharedElement e = sharedElement(i, i.operands[0]);
     return cast(fromMemory(e.dtype, m_.load(uint(dtypeBytes(e.dtype)), e.pointer)), e.dtype, t);
@@ -773,6 +779,7 @@ class Printer {
       case KOp::atomic_global: return atomicGlobal(i);
       case KOp::load_global: return loadGlobal(i);
       case KOp::store_shared: return storeShared(i);
+      case KOp::atomic_shared: return atomicShared(i);
       case KOp::barrier:
         return m_.controlBarrier(Scope::Workgroup, Scope::Workgroup,
                                  semantics::kAcquireRelease | semantics::kWorkgroupMemory);
