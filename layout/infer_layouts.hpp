@@ -58,6 +58,9 @@ struct Conversion {
   LayoutPtr from, to;
   ConversionKind kind;
   std::optional<Shared> via;  // the workgroup-memory layout of a shared-memory conversion
+  // The user itself, in the kernel inferred (which its lowering must be given): two yields
+  // (of two ifs, or an if and a fold) may yield one value at one index into different layouts.
+  const ir::Op* userOp = nullptr;
 };
 
 struct LayoutAssignment {

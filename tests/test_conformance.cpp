@@ -1909,14 +1909,16 @@ TEST_CASE("conformance: p.warps runs a program on 1, 2 or 8 warps: the same sums
 TEST_CASE("conformance: histogram counts an odd tile's elements per bin, values outside the bins and padding left out") {
   for (const std::string& device : conformanceDevices())
     for (DType t : {i32, i8, i64}) {
-      INFO(device, ": histogram of ", dtypeName(t), "[13, 37] into 29 bins");
+      INFO(device, ": histogram of ", dtypeName(t), "[13, 37] into 29 bins, and i8 values into 200");
       Tensor x = Tensor::from({13, 37}, Tensor::random({13, 37}, 321, i32, -3, 33).values(), t);
       ref::setElement(x, 0, Num(ref::intRange(t).first));
       ref::setElement(x, 1, Num(ref::intRange(t).second));
-      Tensor counts = poisoned({29}, i32), whole = poisoned({1}, i32);
+      Tensor counts = poisoned({29}, i32), whole = poisoned({1}, i32), wide = poisoned({200}, i32);
+      Tensor bytes = sample({13, 37}, i8, 322, edges(i8));  // -128 .. 127: more bins than an i8 holds
       launch(device, "histogram", {1}, [&](Program& p) {
         Tile h = histogram(p.read(x, {13, 37}).at({0, 0}), 29);
         p.write(counts, {29}).put(h, {0});
+        p.write(wide, {200}).put(histogram(p.read(bytes, {13, 37}).at({0, 0}), 200), {0});
         p.write(whole, {1}).put(histogram(p.read(x, {16, 64}, 28).at({0, 0}), 30).slice(0, 28, 1), {0});  // fill: bin 28
       });
       std::vector<int64_t> want(29, 0);
@@ -1926,6 +1928,11 @@ TEST_CASE("conformance: histogram counts an odd tile's elements per bin, values 
       for (int64_t b : want) c.want.push_back(b);
       checkElements(counts, c);
       checkElements(whole, Expect{{want[28] + 16 * 64 - 13 * 37}});
+      Expect w;
+      w.want.assign(200, int64_t{0});
+      for (int64_t i = 0; i < 13 * 37; ++i)
+        if (int64_t v = ref::asInt(ref::element(bytes, i)); v >= 0) w.want[size_t(v)] = ref::asInt(w.want[size_t(v)]) + 1;
+      checkElements(wide, w);
     }
 }
 

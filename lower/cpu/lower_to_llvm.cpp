@@ -399,19 +399,22 @@ void KernelLowering::lowerCombineScan(const ir::Op& op) {
   std::vector<llvm::Value*> buffers;
   for (ValueId r : op.results) buffers.push_back(allocateBuffer(type(r)));
   emitNest(type(op.results[0]).shape, op.operands, [&](const Indices& idx) {
-    llvm::Value* first = b_.CreateICmpEQ(idx[axis], i64(0));
-    Indices before = idx;
-    before[axis] = b_.CreateSelect(first, i64(0), b_.CreateSub(idx[axis], i64(1)));
-    for (size_t i = 0; i < n; ++i) {
-      const ir::Type& t = type(op.results[i]);
-      scalars_[combine.args[i]] =
-          fromStorage(b_, b_.CreateLoad(storageType(ctx_, t.dtype), bufferAddress(buffers[i], t, before)), t.dtype);
-      scalars_[combine.args[n + i]] = element(op.operands[i], idx);
-    }
-    lowerBlock(combine);
-    for (size_t i = 0; i < n; ++i)
-      storeToBuffer(buffers[i], type(op.results[i]), idx,
-                    b_.CreateSelect(first, element(op.operands[i], idx), element(yield.operands[i], {})));
+    auto first = [&] {
+      for (size_t i = 0; i < n; ++i) storeToBuffer(buffers[i], type(op.results[i]), idx, element(op.operands[i], idx));
+    };
+    auto later = [&] {  // the combine runs on defined values only: it may divide
+      Indices before = idx;
+      before[axis] = b_.CreateSub(idx[axis], i64(1));
+      for (size_t i = 0; i < n; ++i) {
+        const ir::Type& t = type(op.results[i]);
+        scalars_[combine.args[i]] =
+            fromStorage(b_, b_.CreateLoad(storageType(ctx_, t.dtype), bufferAddress(buffers[i], t, before)), t.dtype);
+        scalars_[combine.args[n + i]] = element(op.operands[i], idx);
+      }
+      lowerBlock(combine);
+      for (size_t i = 0; i < n; ++i) storeToBuffer(buffers[i], type(op.results[i]), idx, element(yield.operands[i], {}));
+    };
+    emitIf(b_, b_.CreateICmpEQ(idx[axis], i64(0)), first, later);
   });
   for (size_t i = 0; i < n; ++i) buffers_[op.results[i]] = buffers[i];
 }

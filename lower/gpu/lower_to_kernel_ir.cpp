@@ -252,9 +252,8 @@ class Lowering {
     std::optional<Staged> staged_;
   };
   const layout::Conversion* conversionOf(const ir::Op& op, int i) const {
-    ir::ValueId result = op.results.empty() ? -1 : op.results[0];
     for (const layout::Conversion& c : a_.conversions)
-      if (c.user == op.code && c.operand == i && c.userResult == result && c.value == op.operands[size_t(i)]) return &c;
+      if (c.userOp == &op && c.operand == i) return &c;
     return nullptr;
   }
   const layout::Layout& operandLayout(const ir::Op& op, int i) const {
@@ -1190,14 +1189,15 @@ class Lowering {
     for (int64_t r = 0; r < registerCount(counts); ++r)
       b_.effect(KOp::store_shared, {coords(counts, r)[0], b_.constant(DType::i32, 0)}, {{"alloc", alloc}});
     b_.effect(KOp::barrier);
-    DType dt = dtypeOf(x);
+    DType wide = dtypeOf(x) == DType::i64 ? DType::i64 : DType::i32;  // bins may not fit an i8
     Reg owns = ownsCopies(in), one = b_.constant(DType::i32, 1), zero = b_.constant(DType::i32, 0);
     const std::vector<Reg>& values = regs_.at(x);
     for (int64_t r = 0; r < registerCount(in); ++r) {
       if (isCopy(in, r)) continue;
-      Reg binned = b_.cmp("ult", values[size_t(r)], b_.constant(dt, double(bins)));
+      Reg v = dtypeOf(x) == wide ? values[size_t(r)] : b_.emit(KOp::cast, wide, {values[size_t(r)]});
+      Reg binned = b_.cmp("ult", v, b_.constant(wide, double(bins)));
       Reg counted = ownedElement(in, r, coords(in, r), k_.type(x).shape, owns, binned);
-      Reg bin = b_.select(binned, dt == DType::i32 ? values[size_t(r)] : b_.emit(KOp::cast, DType::i32, {values[size_t(r)]}), zero);
+      Reg bin = b_.select(binned, wide == DType::i32 ? v : b_.emit(KOp::cast, DType::i32, {v}), zero);
       b_.effect(KOp::atomic_shared, {bin, b_.select(counted, one, zero)}, {{"alloc", alloc}});
     }
     b_.effect(KOp::barrier);
