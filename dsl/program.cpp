@@ -44,6 +44,30 @@ Tile emitTile(OpCode code, std::vector<ir::ValueId> operands, ir::Type result, c
   return t.tile(t.emit(code, std::move(operands), std::move(result), std::move(attrs), loc));
 }
 
+// Appends a complete op with results of `types` (a fold, an if, a sort): its result tiles.
+std::vector<Tile> emitTiles(Tracer& t, ir::Op op, const std::vector<ir::Type>& types) {
+  std::vector<Tile> out;
+  for (ir::ValueId v : t.emitOp(std::move(op), types)) out.push_back(t.tile(v));
+  return out;
+}
+
+// Tiles of one shape, the first's, as operands: their values (checked to be usable here) and
+// types; `what` names the others in the error.
+std::pair<std::vector<ir::ValueId>, std::vector<ir::Type>> sameShapeOperands(const std::vector<Tile>& tiles,
+                                                                             const SourceLoc& l, std::string_view op,
+                                                                             const std::string& what) {
+  std::vector<ir::ValueId> values;
+  std::vector<ir::Type> types;
+  for (const Tile& t : tiles) {
+    types.push_back(typeOf(t, l, op));
+    if (types.back().shape != types[0].shape)
+      fail(l, op, what + " " + describe(types.back()) + " does not have the shape of " + describe(types[0]));
+    tracer(l, op).checkInScope(t.value(), l, op);
+    values.push_back(t.value());
+  }
+  return {values, types};
+}
+
 Index emitIndex(OpCode code, std::vector<ir::ValueId> operands, const SourceLoc& loc,
                 std::vector<ir::Attr> attrs = {}) {
   Tracer& t = tracer(loc, ir::opName(code));
@@ -359,24 +383,13 @@ Tile Tile::cummax(int axis, Loc loc) const { return scan("max", "cummax", *this,
 Tile Tile::cummin(int axis, Loc loc) const { return scan("min", "cummin", *this, axis, SourceLoc::from(loc)); }
 
 namespace {
-std::vector<Tile> sortTiles(std::vector<Tile> tiles, int axis, bool descending, const char* name, const SourceLoc& l) {
+std::vector<Tile> sortTiles(const std::vector<Tile>& tiles, int axis, bool descending, const char* name, const SourceLoc& l) {
   const ir::Type keys = typeOf(tiles[0], l, name);
   checkAxis(axis, keys.rank(), l, name, keys);
   if (keys.dtype == DType::boolean) fail(l, name, "cannot sort the bool tile " + describe(keys) + "; cast it first");
-  std::vector<ir::ValueId> operands;
-  std::vector<ir::Type> types;
-  for (const Tile& t : tiles) {
-    types.push_back(typeOf(t, l, name));
-    if (types.back().shape != keys.shape)
-      fail(l, name, "the payload " + describe(types.back()) + " does not have the keys' shape " + describe(keys));
-    operands.push_back(t.value());
-  }
-  Tracer& tr = tracer(l, name);
-  for (ir::ValueId v : operands) tr.checkInScope(v, l, name);
+  auto [operands, types] = sameShapeOperands(tiles, l, name, "the payload");
   ir::Op op{OpCode::sort, operands, {}, {{"axis", int64_t{axis}}, {"descending", int64_t{descending}}}, {}, l};
-  std::vector<Tile> out;
-  for (ir::ValueId v : tr.emitOp(std::move(op), types)) out.push_back(tr.tile(v));
-  return out;
+  return emitTiles(tracer(l, name), std::move(op), types);
 }
 }  // namespace
 
@@ -408,23 +421,12 @@ std::vector<Tile> associative_scan(const std::vector<Tile>& xs, int axis, const 
   Tracer& tr = tracer(l, name);
   const ir::Type first = typeOf(xs[0], l, name);
   checkAxis(axis, first.rank(), l, name, first);
-  std::vector<ir::ValueId> operands;
-  std::vector<ir::Type> types;
-  for (const Tile& x : xs) {
-    types.push_back(typeOf(x, l, name));
-    if (types.back().shape != first.shape)
-      fail(l, name, "the tiles differ in shape: " + describe(types.back()) + " and " + describe(first));
-    if (types.back().dtype == DType::boolean) fail(l, name, "cannot scan the bool tile " + describe(types.back()) + "; cast it first");
-    tr.checkInScope(x.value(), l, name);
-    operands.push_back(x.value());
-  }
+  auto [operands, types] = sameShapeOperands(xs, l, name, "the tile");
+  for (const ir::Type& t : types)
+    if (t.dtype == DType::boolean) fail(l, name, "cannot scan the bool tile " + describe(t) + "; cast it first");
   ir::Op op{OpCode::scan, operands, {}, {{"axis", int64_t{axis}}}, {ir::Block{}}, l};
   {
-    struct CombineScope {  // closes the combine on every exit, as a fold closes its body
-      Tracer& t;
-      ~CombineScope() { t.closeBlock(); }
-    } scope{tr};
-    tr.openBlock(op.regions[0]);
+    Tracer::BlockScope scope(tr, op.regions[0]);
     std::vector<Tile> earlier, later;
     for (const ir::Type& t : types) earlier.push_back(tr.tile(tr.addBlockArg({t.dtype, {}})));
     for (const ir::Type& t : types) later.push_back(tr.tile(tr.addBlockArg({t.dtype, {}})));
@@ -442,9 +444,7 @@ std::vector<Tile> associative_scan(const std::vector<Tile>& xs, int axis, const 
     }
     tr.emit(OpCode::yield, yielded, std::nullopt, {}, l);
   }
-  std::vector<Tile> out;
-  for (ir::ValueId v : tr.emitOp(std::move(op), types)) out.push_back(tr.tile(v));
-  return out;
+  return emitTiles(tr, std::move(op), types);
 }
 
 Tile associative_scan(const Tile& x, int axis, const std::function<Tile(const Tile&, const Tile&)>& combine, Loc loc) {
@@ -557,7 +557,9 @@ Tile umulhi(const Tile& a, const Operand& b, Loc loc) {
   DType t = typeOf(a, l, "umulhi").dtype;
   if (t != DType::i32 && t != DType::i64)
     fail(l, "umulhi", std::string("takes i32 or i64 tiles, got ") + std::string(dtypeName(t)));
-  Tile y = a.k(0, loc) + b;  // b as a tile of a's dtype and shape, checked as any operand is
+  Tile y = materialize(b, t, l, "umulhi");
+  if (DType u = typeOf(y, l, "umulhi").dtype; u != t)
+    fail(l, "umulhi", fmt::format("mixes {} and {} tiles; cast one first", dtypeName(t), dtypeName(u)));
   auto at = [&](double v) { return Operand(v, loc); };
   auto word = [&](const Tile& x) { return x.cast(DType::i64, loc) & at(4294967295.0); };
   auto high = [&](const Tile& x) { return logical_shift_right(x, at(32)); };
@@ -916,7 +918,7 @@ void Program::stages(int64_t n, Loc loc) {
 }
 
 void Program::warps(int64_t n, Loc loc) {
-  if (n < 1 || n > ir::kMaxWarps || (n & (n - 1)) != 0)
+  if (!ir::isWarpCount(n))
     fail(SourceLoc::from(loc), "warps", fmt::format("{} warps; a program runs on a power of two from 1 to {}", n, ir::kMaxWarps));
   tracer_.kernel().warps = n;
 }
@@ -971,12 +973,7 @@ Program::Carried Program::branchTiles(const Tile& cond, const std::function<Carr
   for (size_t side = 0; side < 2; ++side) {
     std::vector<ir::ValueId> yielded;
     {
-      // Closes the side on every exit, so an error caught by the user leaves the trace consistent.
-      struct SideScope {
-        Tracer& t;
-        ~SideScope() { t.closeBlock(); }
-      } scope{tracer_};
-      tracer_.openBlock(op.regions[side]);
+      Tracer::BlockScope scope(tracer_, op.regions[side]);
       Carried out = side == 0 ? then() : otherwise();
       if (side == 1 && out.size() != types.size())
         fail(l, "if", "the else side returns " + std::to_string(out.size()) + " tiles but the then side " +
@@ -993,9 +990,7 @@ Program::Carried Program::branchTiles(const Tile& cond, const std::function<Carr
       tracer_.emit(OpCode::yield, yielded, std::nullopt, {}, l);
     }
   }
-  Carried results;
-  for (ir::ValueId v : tracer_.emitOp(std::move(op), types)) results.push_back(tracer_.tile(v));
-  return results;
+  return emitTiles(tracer_, std::move(op), types);
 }
 
 Program::Carried Program::foldTiles(const IndexOperand& start, const IndexOperand& end, const Carried& init,
@@ -1010,12 +1005,7 @@ Program::Carried Program::foldTiles(const IndexOperand& start, const IndexOperan
   ir::Block region;
   std::vector<ir::ValueId> yielded;
   {
-    // Closes the body on every exit, so an error caught by the user leaves the trace consistent.
-    struct BodyScope {
-      Tracer& t;
-      ~BodyScope() { t.closeBlock(); }
-    } scope{tracer_};
-    tracer_.openBlock(region);
+    Tracer::BlockScope scope(tracer_, region);
     Index k = tracer_.index(tracer_.addBlockArg(kIndexType));
     Carried carried;
     for (const ir::Type& t : types) carried.push_back(tracer_.tile(tracer_.addBlockArg(t)));
@@ -1032,12 +1022,9 @@ Program::Carried Program::foldTiles(const IndexOperand& start, const IndexOperan
     }
     tracer_.emit(OpCode::yield, yielded, std::nullopt, {}, l);
   }
-  Carried results;
   std::vector<ir::Attr> attrs;
   if (stages_) attrs.push_back({"stages", *stages_});
-  for (ir::ValueId v : tracer_.emitOp({OpCode::fold, operands, {}, std::move(attrs), {std::move(region)}, l}, types))
-    results.push_back(tracer_.tile(v));
-  return results;
+  return emitTiles(tracer_, {OpCode::fold, operands, {}, std::move(attrs), {std::move(region)}, l}, types);
 }
 
 }  // namespace tj

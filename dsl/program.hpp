@@ -373,6 +373,16 @@ class Program {
 
  private:
   using Carried = std::vector<Tile>;
+  // A std::tuple of Tiles as Carried, and back.
+  template <typename Tuple>
+  static Carried carriedOf(const Tuple& t) {
+    return std::apply([](const auto&... x) { return Carried{x...}; }, t);
+  }
+  template <typename Tuple>
+  static Tuple tupleOf(const Carried& c) {
+    return [&]<size_t... I>(std::index_sequence<I...>) { return Tuple{c[I]...}; }(
+        std::make_index_sequence<std::tuple_size_v<Tuple>>{});
+  }
   Carried foldTiles(const IndexOperand& start, const IndexOperand& end, const Carried& init,
                     const std::function<Carried(Index, const Carried&)>& body, Loc loc);
   // foldTiles over k = start + i * step; the step is checked here.
@@ -394,13 +404,11 @@ template <typename... Ts, typename F>
 std::tuple<Ts...> Program::fold(const IndexOperand& start, const IndexOperand& end,
                                 const std::tuple<Ts...>& init, F&& body, Loc loc) {
   static_assert((std::is_same_v<Ts, Tile> && ...), "fold carries Tiles");
-  auto toVector = [](const auto& tuple) { return std::apply([](const auto&... t) { return Carried{t...}; }, tuple); };
-  Carried result = foldTiles(start, end, toVector(init), [&](Index k, const Carried& c) {
-    return toVector([&]<size_t... I>(std::index_sequence<I...>) { return body(k, c[I]...); }(
+  Carried result = foldTiles(start, end, carriedOf(init), [&](Index k, const Carried& c) {
+    return carriedOf([&]<size_t... I>(std::index_sequence<I...>) { return body(k, c[I]...); }(
         std::index_sequence_for<Ts...>{}));
   }, loc);
-  return [&]<size_t... I>(std::index_sequence<I...>) { return std::tuple<Ts...>{result[I]...}; }(
-      std::index_sequence_for<Ts...>{});
+  return tupleOf<std::tuple<Ts...>>(result);
 }
 
 template <typename Then, typename Else>
@@ -411,14 +419,12 @@ auto Program::if_else(const Tile& cond, Then&& then, Else&& otherwise, Loc loc) 
     return [&side]() -> Carried {
       if constexpr (std::is_void_v<Result>) return side(), Carried{};
       else if constexpr (std::is_same_v<Result, Tile>) return Carried{side()};
-      else return std::apply([](const auto&... t) { return Carried{t...}; }, side());
+      else return carriedOf(side());
     };
   };
   Carried r = branchTiles(cond, toVector(then), toVector(otherwise), loc);
   if constexpr (std::is_same_v<Result, Tile>) return r[0];
-  else if constexpr (!std::is_void_v<Result>)
-    return [&]<size_t... I>(std::index_sequence<I...>) { return Result{r[I]...}; }(
-        std::make_index_sequence<std::tuple_size_v<Result>>{});
+  else if constexpr (!std::is_void_v<Result>) return tupleOf<Result>(r);
 }
 
 }  // namespace tj

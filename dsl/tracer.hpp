@@ -52,10 +52,22 @@ class Tracer {
   Tile tile(ir::ValueId v) const { return Tile(v, id_); }
   Index index(ir::ValueId v) const { return Index(Index::Raw{}, v, id_); }
 
-  // Fold bodies: ops go into `block` between open and close.
+  // Regions (fold bodies, if sides, scan combines): ops go into `block` between open and close.
   void openBlock(ir::Block& block);
   ir::ValueId addBlockArg(const ir::Type& t);
   void closeBlock();
+  // `block` open for a scope, closed on every exit, so that an error the user catches leaves
+  // the trace consistent.
+  class BlockScope {
+   public:
+    BlockScope(Tracer& t, ir::Block& block) : t_(t) { t_.openBlock(block); }
+    ~BlockScope() { t_.closeBlock(); }
+    BlockScope(const BlockScope&) = delete;
+    BlockScope& operator=(const BlockScope&) = delete;
+
+   private:
+    Tracer& t_;
+  };
 
   // p.exit_if: the ops traced after it go into the then side of an if on `keepGoing`, which
   // closeExits appends (innermost first) once the body has returned. Top level only.

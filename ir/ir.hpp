@@ -99,6 +99,7 @@ constexpr int64_t kMaxTileElements = int64_t{1} << 20;
 constexpr int64_t kMaxStages = 4;
 // A kernel's warps (p.warps, Triton's num_warps): a power of two up to this many per program.
 constexpr int64_t kMaxWarps = 32;
+constexpr bool isWarpCount(int64_t w) { return w >= 1 && w <= kMaxWarps && (w & (w - 1)) == 0; }
 
 struct Type {
   DType dtype = DType::f32;

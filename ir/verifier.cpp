@@ -91,7 +91,7 @@ class Verifier {
     if (k_.gridRank < 1 || k_.gridRank > kMaxGridRank)
       fail(k_.gridLoc, "kernel", "grid rank " + std::to_string(k_.gridRank) + " is out of range: a grid has 1 to " +
                                      std::to_string(kMaxGridRank) + " axes");
-    if (k_.warps != 0 && (k_.warps < 0 || k_.warps > kMaxWarps || (k_.warps & (k_.warps - 1)) != 0))
+    if (k_.warps != 0 && !isWarpCount(k_.warps))
       fail(k_.gridLoc, "kernel", "warps " + std::to_string(k_.warps) + " is not a power of two from 1 to " +
                                      std::to_string(kMaxWarps));
     for (const TensorParam& t : k_.tensors)

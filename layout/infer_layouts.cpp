@@ -227,8 +227,7 @@ class Inference {
     if (kind == ConversionKind::none) return;
     std::optional<Shared> via;
     if (kind == ConversionKind::shared_memory) via = sharedFor(type(v), *at(v));
-    conversions_.push_back(
-        {v, user.code, user.results.empty() ? -1 : user.results[0], static_cast<int>(index), at(v), l, kind, via, &user});
+    conversions_.push_back({v, &user, static_cast<int>(index), at(v), l, kind, via});
   }
 
   // Gives a free value its consumer's layout, and the free values it is made from theirs.
@@ -257,8 +256,7 @@ class Inference {
   }
   void recordThroughMemory(const Op& op, const LayoutPtr& to) {
     ValueId x = op.operands[0];
-    conversions_.push_back(
-        {x, op.code, op.results[0], 0, at(x), to, ConversionKind::shared_memory, sharedFor(type(x), *at(x)), &op});
+    conversions_.push_back({x, &op, 0, at(x), to, ConversionKind::shared_memory, sharedFor(type(x), *at(x))});
   }
 
   void visit(const ir::Block& b) {
@@ -322,8 +320,8 @@ class Inference {
       // they have (lower/gpu), so each is a shared-memory conversion; on the CPU, none.
       if (!at(x)) settle(x, defaultLayout(x));
       if (t_.sharedBytes > 0)
-        conversions_.push_back({x, op.code, r, i, at(x), operand, ConversionKind::shared_memory,
-                                Shared{1, 1, 1, rowMajorOrder(type(x).shape.size())}, &op});
+        conversions_.push_back({x, &op, i, at(x), operand, ConversionKind::shared_memory,
+                                Shared{1, 1, 1, rowMajorOrder(type(x).shape.size())}});
     }
     if (op.operands.size() == 3) require(op.operands[2], acc, op, 2);
   }

@@ -52,15 +52,13 @@ const Target& targetByName(const std::string& name);  // throws Error listing th
 // A tile moved from one layout to another before `user` reads it as operand `operand`.
 struct Conversion {
   ir::ValueId value;
-  ir::OpCode user;
-  ir::ValueId userResult;  // the user's first result, or -1 (store, yield)
+  // The op itself, in the kernel inferred (which its lowering must be given): two yields (of
+  // two ifs, or an if and a fold) may yield one value at one index into different layouts.
+  const ir::Op* user;
   int operand;
   LayoutPtr from, to;
   ConversionKind kind;
   std::optional<Shared> via;  // the workgroup-memory layout of a shared-memory conversion
-  // The user itself, in the kernel inferred (which its lowering must be given): two yields
-  // (of two ifs, or an if and a fold) may yield one value at one index into different layouts.
-  const ir::Op* userOp = nullptr;
 };
 
 struct LayoutAssignment {

@@ -36,8 +36,8 @@ std::vector<int> definedNumbers(const std::string& line) {
 
 std::string conversionLine(const Conversion& c, const std::map<ir::ValueId, int>& numberOf) {
   auto name = [&](ir::ValueId v) { return std::string("%").append(std::to_string(numberOf.at(v))); };
-  std::string user = std::string(ir::opName(c.user));
-  if (c.userResult >= 0) user = name(c.userResult) + " = " + user;
+  std::string user = std::string(ir::opName(c.user->code));
+  if (!c.user->results.empty()) user = name(c.user->results[0]) + " = " + user;
   std::string line = "//   " + name(c.value) + " -> operand " + std::to_string(c.operand) + " of " + user + ": " +
                      std::string(kindName(c.kind)) + ", " + str(*c.from) + " -> " + str(*c.to);
   return c.via ? line + " via " + str(Layout{*c.via}) : line;

@@ -253,7 +253,7 @@ class Lowering {
   };
   const layout::Conversion* conversionOf(const ir::Op& op, int i) const {
     for (const layout::Conversion& c : a_.conversions)
-      if (c.userOp == &op && c.operand == i) return &c;
+      if (c.user == &op && c.operand == i) return &c;
     return nullptr;
   }
   const layout::Layout& operandLayout(const ir::Op& op, int i) const {
@@ -494,6 +494,15 @@ class Lowering {
   int64_t allocShared(int64_t bytes, DType dt, std::string what, int64_t offset = 0) {
     f_.shared.push_back({sharedFloor_ + offset, bytes, dt, std::move(what)});
     return static_cast<int64_t>(f_.shared.size() - 1);
+  }
+  // Allocations live together (each step reads them all): `elements` of each dtype, one after another.
+  std::vector<int64_t> allocSharedTogether(const std::vector<DType>& types, int64_t elements, const std::string& what) {
+    std::vector<int64_t> allocs;
+    for (int64_t offset = 0; DType dt : types) {
+      allocs.push_back(allocShared(alignTo16(elements * dtypeBytes(dt)), dt, what, offset));
+      offset += f_.shared.back().bytes;
+    }
+    return allocs;
   }
 
   // ---- ops ----
@@ -1030,13 +1039,12 @@ class Lowering {
     for (size_t d = axis + 1; d < shape.size(); ++d) stride *= shape[d];
     LinearLayout lin = linear(op.results[0]);
     std::vector<std::vector<Reg>> values;
-    std::vector<int64_t> allocs;
-    for (size_t i = 0, offset = 0; i < n; ++i) {
+    std::vector<DType> types;
+    for (size_t i = 0; i < n; ++i) {
       values.push_back(operand(op, int(i)));
-      int64_t bytes = alignTo16((count + 1) * dtypeBytes(dtypeOf(op.operands[i])));
-      allocs.push_back(allocShared(bytes, dtypeOf(op.operands[i]), "row-major, then a scratch slot for padding", int64_t(offset)));
-      offset += size_t(bytes);
+      types.push_back(dtypeOf(op.operands[i]));
     }
+    std::vector<int64_t> allocs = allocSharedTogether(types, count + 1, "row-major, then a scratch slot for padding");
     std::vector<Reg> flat, along;
     for (int64_t r = 0; r < registerCount(lin); ++r) {
       std::vector<Reg> at = coords(lin, r);
@@ -1053,7 +1061,7 @@ class Lowering {
         Reg from = b_.select(has, b_.binary("sub", flat[r], b_.constant(DType::i32, double(step * stride))), flat[r]);
         std::vector<Reg> earlier, later;
         for (size_t i = 0; i < n; ++i) {
-          earlier.push_back(b_.emit(KOp::load_shared, dtypeOf(op.operands[i]), {from}, {{"alloc", allocs[i]}}));
+          earlier.push_back(b_.emit(KOp::load_shared, types[i], {from}, {{"alloc", allocs[i]}}));
           later.push_back(values[i][r]);
         }
         std::vector<Reg> combined = combine(op, earlier, later);
@@ -1109,11 +1117,7 @@ class Lowering {
       s.values.push_back(operand(op, 1));
       s.types.push_back(dtypeOf(op.operands[1]));
     }
-    for (int64_t offset = 0; DType dt : s.types) {  // live together: one after another
-      int64_t bytes = alignTo16(ir::Type{dt, padded}.numel() * dtypeBytes(dt));
-      s.allocs.push_back(allocShared(bytes, dt, "row-major over the padded shape", offset));
-      offset += bytes;
-    }
+    s.allocs = allocSharedTogether(s.types, ir::Type{DType::i32, padded}.numel(), "row-major over the padded shape");
     const std::vector<Basis>& registerBases = bases(lin, layout::kRegister);
     for (int64_t k = 2; k <= s.length; k *= 2)
       for (int64_t j = k / 2; j >= 1; j /= 2) {
