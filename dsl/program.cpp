@@ -82,7 +82,8 @@ std::string unrepresentable(double value, DType dtype) {
   if (std::trunc(value) != value) return "is not an integer";
   if (dtype == DType::boolean) return "is neither 0 nor 1";
   double half = std::ldexp(1.0, 8 * dtypeBytes(dtype) - 1);  // exact even for i64
-  return fmt::format("is outside the {} range [{:.0f}, {:.0f}]", dtypeName(dtype), -half, half - 1);
+  double low = isUnsigned(dtype) ? 0 : -half, high = isUnsigned(dtype) ? 2 * half - 1 : half - 1;
+  return fmt::format("is outside the {} range [{:.0f}, {:.0f}]", dtypeName(dtype), low, high);
 }
 
 // A number as the attribute of a constant of `dtype`; it must be a value of that dtype.
@@ -91,7 +92,7 @@ ir::AttrValue constantAttr(double value, DType dtype, const SourceLoc& loc, std:
     fail(loc, op, fmt::format("the number {} {}: it is not a value of the {} tile it is combined with", value, why,
                               dtypeName(dtype)));
   if (isFloat(dtype)) return value;
-  return static_cast<int64_t>(value);
+  return wrapNumberToInt(dtype, value);
 }
 
 Tile constant(double value, DType dtype, const Shape& shape, const SourceLoc& loc, std::string_view op) {
@@ -550,20 +551,21 @@ TJ_DEFINE_TILE_OPERATOR(>>, OpCode::shr, ">>")
 
 Tile logical_shift_right(const Tile& a, const Operand& b) { return tileOp({OpCode::shru, "logical_shift_right"}, a, b); }
 
-// Products of 32-bit halves held in i64 (values in [0, 2^32)): each is exact in 64 bits as an
+// Products of 32-bit halves held in 64 bits (values in [0, 2^32)): each is exact as an
 // unsigned number, and i64 arithmetic wraps as unsigned arithmetic does.
 Tile umulhi(const Tile& a, const Operand& b, Loc loc) {
   SourceLoc l = SourceLoc::from(loc);
   DType t = typeOf(a, l, "umulhi").dtype;
-  if (t != DType::i32 && t != DType::i64)
-    fail(l, "umulhi", std::string("takes i32 or i64 tiles, got ") + std::string(dtypeName(t)));
+  if (!isInteger(t) || dtypeBytes(t) < 4)
+    fail(l, "umulhi", std::string("takes i32, i64, u32 or u64 tiles, got ") + std::string(dtypeName(t)));
   Tile y = materialize(b, t, l, "umulhi");
   if (DType u = typeOf(y, l, "umulhi").dtype; u != t)
     fail(l, "umulhi", fmt::format("mixes {} and {} tiles; cast one first", dtypeName(t), dtypeName(u)));
   auto at = [&](double v) { return Operand(v, loc); };
-  auto word = [&](const Tile& x) { return x.cast(DType::i64, loc) & at(4294967295.0); };
+  DType wide = isUnsigned(t) ? DType::u64 : DType::i64;
+  auto word = [&](const Tile& x) { return x.cast(wide, loc) & at(4294967295.0); };
   auto high = [&](const Tile& x) { return logical_shift_right(x, at(32)); };
-  if (t == DType::i32) return high(word(a) * Operand(word(y), loc)).cast(DType::i32, loc);
+  if (dtypeBytes(t) == 4) return high(word(a) * Operand(word(y), loc)).cast(t, loc);
   Tile aLow = word(a), aHigh = high(a), bLow = word(y), bHigh = high(y);
   Tile lowHigh = aLow * Operand(bHigh, loc), highLow = aHigh * Operand(bLow, loc);
   Tile middle = high(aLow * Operand(bLow, loc)) + Operand(word(lowHigh), loc) + Operand(word(highLow), loc);
@@ -627,6 +629,8 @@ Tile dotImpl(const Tile& a, const Tile& b, DType out, const Tile* acc, const Sou
     fail(l, "dot", "inner sizes differ: " + describe(ta) + " x " + describe(tb));
   if (ta.dtype != tb.dtype) fail(l, "dot", "dtype mismatch: " + describe(ta) + " vs " + describe(tb));
   if (ta.dtype == DType::boolean) fail(l, "dot", "bool tiles cannot be multiplied; cast them first");
+  if (isUnsigned(ta.dtype))
+    fail(l, "dot", "takes no unsigned tiles (" + describe(ta) + "); cast them to i32 or i64 first");
   bool halfIn = ta.dtype == DType::f16 || ta.dtype == DType::bf16;
   bool outOk = out == ta.dtype || out == defaultDotResult(ta.dtype) || (halfIn && isFloat(out) && out != DType::f64);
   if (!outOk)
@@ -856,8 +860,8 @@ Tile Program::atomicUpdate(std::string_view fn, const Tensor& t, const std::vect
   SourceLoc l = SourceLoc::from(loc);
   std::string op = "atomic_" + std::string(fn);
   if (!ir::atomicSupports(*ir::parseAtomicFn(fn), t.dtype()))
-    fail(l, op, fmt::format("not provided for the {} tensor: atomics update i32 and i64 tensors, and f32 ones by "
-                            "add and xchg", describe(ir::Type{t.dtype(), t.shape()})));
+    fail(l, op, fmt::format("not provided for the {} tensor: atomics update i32, i64, u32 and u64 "
+                            "tensors, and f32 ones by add and xchg", describe(ir::Type{t.dtype(), t.shape()})));
   int tensor = tracer_.tensorParam(t, l, op);
   // Values of another dtype convert to the tensor's, as put does; numbers must be its values.
   std::vector<Tile> extra{castTo(materialize(value, t.dtype(), l, op), t.dtype(), l)};

@@ -73,20 +73,8 @@ double readElement(const std::byte* p, DType t) {
     case DType::f64: { double v; std::memcpy(&v, p, 8); return v; }
     case DType::f16: { uint16_t v; std::memcpy(&v, p, 2); return halfToFloat(v); }
     case DType::bf16: { uint16_t v; std::memcpy(&v, p, 2); return bf16ToFloat(v); }
-    case DType::i8: return static_cast<double>(*reinterpret_cast<const int8_t*>(p));
-    case DType::i32: { int32_t v; std::memcpy(&v, p, 4); return v; }
-    case DType::i64: { int64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
-    case DType::boolean: return *reinterpret_cast<const uint8_t*>(p) ? 1.0 : 0.0;
+    default: return intToDouble(t, loadInt(p, t));
   }
-  return 0;
-}
-
-// Float-to-int as the IR's cast: truncate, NaN to 0, saturate.
-int64_t toInt(double v) {
-  if (std::isnan(v)) return 0;
-  if (v >= 9.2233720368547758e18) return INT64_MAX;
-  if (v <= -9.2233720368547758e18) return INT64_MIN;
-  return static_cast<int64_t>(v);
 }
 
 void writeElement(std::byte* p, DType t, double v) {
@@ -95,15 +83,12 @@ void writeElement(std::byte* p, DType t, double v) {
     case DType::f64: std::memcpy(p, &v, 8); return;
     case DType::f16: { uint16_t h = floatToHalf(static_cast<float>(roundToFloat(t, v))); std::memcpy(p, &h, 2); return; }
     case DType::bf16: { uint16_t h = floatToBF16(static_cast<float>(roundToFloat(t, v))); std::memcpy(p, &h, 2); return; }
-    case DType::i8: *reinterpret_cast<int8_t*>(p) = static_cast<int8_t>(std::clamp<int64_t>(toInt(v), -128, 127)); return;
-    case DType::i32: { int32_t i = static_cast<int32_t>(std::clamp<int64_t>(toInt(v), INT32_MIN, INT32_MAX)); std::memcpy(p, &i, 4); return; }
-    case DType::i64: { int64_t i = toInt(v); std::memcpy(p, &i, 8); return; }
-    case DType::boolean: *reinterpret_cast<uint8_t*>(p) = v != 0 ? 1 : 0; return;
+    default: storeInt(p, t, saturateToInt(t, v));  // as the IR's cast: truncate, NaN to 0, saturate
   }
 }
 
 std::string numberText(double v, DType t) {
-  if (!isFloat(t)) return std::to_string(static_cast<int64_t>(v));
+  if (!isFloat(t)) return fmt::format("{:.0f}", v);
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   char buf[64];

@@ -27,7 +27,8 @@ namespace tj {
 struct TensorArg;
 
 inline constexpr DType f32 = DType::f32, f64 = DType::f64, f16 = DType::f16, bf16 = DType::bf16,
-                       i8 = DType::i8, i32 = DType::i32, i64 = DType::i64, boolean = DType::boolean;
+                       i8 = DType::i8, i32 = DType::i32, i64 = DType::i64, boolean = DType::boolean,
+                       u8 = DType::u8, u16 = DType::u16, u32 = DType::u32, u64 = DType::u64;
 
 using Shape = std::vector<int64_t>;
 

@@ -8,23 +8,23 @@
 namespace tj {
 
 namespace {
-constexpr std::string_view kNames[] = {"f32", "f64", "f16", "bf16", "i8", "i32", "i64", "bool"};
+constexpr std::string_view kNames[] = {"f32", "f64", "f16", "bf16", "i8", "i32", "i64", "bool", "u8", "u16", "u32", "u64"};
 }
 
 std::string_view dtypeName(DType t) { return kNames[static_cast<int>(t)]; }
 
 std::optional<DType> parseDType(std::string_view s) {
-  for (int i = 0; i < 8; ++i)
+  for (int i = 0; i < static_cast<int>(std::size(kNames)); ++i)
     if (kNames[i] == s) return static_cast<DType>(i);
   return std::nullopt;
 }
 
 int dtypeBytes(DType t) {
   switch (t) {
-    case DType::f64: case DType::i64: return 8;
-    case DType::f32: case DType::i32: return 4;
-    case DType::f16: case DType::bf16: return 2;
-    case DType::i8: case DType::boolean: return 1;
+    case DType::f64: case DType::i64: case DType::u64: return 8;
+    case DType::f32: case DType::i32: case DType::u32: return 4;
+    case DType::f16: case DType::bf16: case DType::u16: return 2;
+    case DType::i8: case DType::boolean: case DType::u8: return 1;
   }
   return 0;
 }
@@ -32,7 +32,17 @@ int dtypeBytes(DType t) {
 bool isFloat(DType t) {
   return t == DType::f32 || t == DType::f64 || t == DType::f16 || t == DType::bf16;
 }
-bool isInteger(DType t) { return t == DType::i8 || t == DType::i32 || t == DType::i64; }
+bool isUnsigned(DType t) { return t == DType::u8 || t == DType::u16 || t == DType::u32 || t == DType::u64; }
+bool isInteger(DType t) { return t == DType::i8 || t == DType::i32 || t == DType::i64 || isUnsigned(t); }
+
+DType integerOfWidth(int bytes, bool isSigned) {
+  switch (bytes) {
+    case 1: return isSigned ? DType::i8 : DType::u8;
+    case 2: return DType::u16;
+    case 4: return isSigned ? DType::i32 : DType::u32;
+    default: return isSigned ? DType::i64 : DType::u64;
+  }
+}
 
 uint16_t floatToHalf(float f) {
   uint32_t x = std::bit_cast<uint32_t>(f);
@@ -96,9 +106,52 @@ int64_t wrapToInt(DType t, int64_t v) {
   switch (t) {
     case DType::i8: return static_cast<int8_t>(v);
     case DType::i32: return static_cast<int32_t>(v);
+    case DType::u8: return static_cast<uint8_t>(v);
+    case DType::u16: return static_cast<uint16_t>(v);
+    case DType::u32: return static_cast<uint32_t>(v);
     case DType::boolean: return v != 0;
     default: return v;
   }
+}
+
+int64_t wrapNumberToInt(DType t, double v) {
+  bool pastInt64 = v >= 0x1p63;  // a u64's top bit
+  return wrapToInt(t, pastInt64 ? static_cast<int64_t>(static_cast<uint64_t>(v)) : static_cast<int64_t>(v));
+}
+
+namespace {
+template <typename T>
+int64_t loadAs(const void* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return static_cast<int64_t>(v);
+}
+}  // namespace
+
+int64_t loadInt(const void* p, DType t) {
+  switch (t) {
+    case DType::i8: return loadAs<int8_t>(p);
+    case DType::u8: return loadAs<uint8_t>(p);
+    case DType::boolean: return loadAs<uint8_t>(p) != 0;
+    case DType::u16: return loadAs<uint16_t>(p);
+    case DType::i32: return loadAs<int32_t>(p);
+    case DType::u32: return loadAs<uint32_t>(p);
+    default: return loadAs<int64_t>(p);
+  }
+}
+
+void storeInt(void* p, DType t, int64_t v) {
+  if (t == DType::boolean) v = v != 0;
+  // Little-endian: the low bytes of the int64 are the narrower integer's.
+  std::memcpy(p, &v, static_cast<size_t>(dtypeBytes(t)));
+}
+
+double intToDouble(DType t, int64_t v) {
+  return t == DType::u64 ? static_cast<double>(static_cast<uint64_t>(v)) : static_cast<double>(v);
+}
+
+bool intLess(DType t, int64_t a, int64_t b) {
+  return t == DType::u64 ? static_cast<uint64_t>(a) < static_cast<uint64_t>(b) : a < b;
 }
 
 namespace {
@@ -108,7 +161,10 @@ bool shiftsOut(DType t, int64_t n) { return n < 0 || n >= dtypeBytes(t) * 8; }
 int64_t shiftLeft(DType t, int64_t a, int64_t n) {
   return shiftsOut(t, n) ? 0 : wrapToInt(t, static_cast<int64_t>(static_cast<uint64_t>(a) << n));
 }
-int64_t shiftRight(DType t, int64_t a, int64_t n) { return shiftsOut(t, n) ? (a < 0 ? -1 : 0) : a >> n; }
+int64_t shiftRight(DType t, int64_t a, int64_t n) {
+  if (isUnsigned(t)) return shiftRightLogical(t, a, n);
+  return shiftsOut(t, n) ? (a < 0 ? -1 : 0) : a >> n;
+}
 int64_t shiftRightLogical(DType t, int64_t a, int64_t n) {
   if (shiftsOut(t, n)) return 0;
   int bits = dtypeBytes(t) * 8;
@@ -120,6 +176,11 @@ int64_t saturateToInt(DType t, double v) {
   if (t == DType::boolean) return v != 0;
   if (std::isnan(v)) return 0;
   int bits = dtypeBytes(t) * 8;
+  if (isUnsigned(t)) {
+    if (v <= 0) return 0;
+    if (v >= std::ldexp(1.0, bits)) return wrapToInt(t, -1);  // all ones
+    return bits == 64 ? static_cast<int64_t>(static_cast<uint64_t>(v)) : static_cast<int64_t>(v);
+  }
   double edge = std::ldexp(1.0, bits - 1);
   if (v <= -edge) return std::numeric_limits<int64_t>::min() >> (64 - bits);
   if (v >= edge) return std::numeric_limits<int64_t>::max() >> (64 - bits);
@@ -138,12 +199,14 @@ double maxFinite(DType t) {
 bool isValueOf(int64_t v, DType t) {
   if (isFloat(t)) return std::fabs(static_cast<double>(v)) <= maxFinite(t);
   if (t == DType::boolean) return v == 0 || v == 1;
+  if (t == DType::u64) return true;  // an integer attribute holds a u64's bits
   return wrapToInt(t, v) == v;
 }
 
 bool isValueOf(double v, DType t) {
   if (isFloat(t)) return !std::isfinite(v) || std::fabs(v) <= maxFinite(t);
   constexpr double kTwo63 = 0x1p63;
+  if (t == DType::u64) return std::trunc(v) == v && v >= 0 && v < 2 * kTwo63;
   return std::trunc(v) == v && v >= -kTwo63 && v < kTwo63 && isValueOf(static_cast<int64_t>(v), t);
 }
 

@@ -6,13 +6,19 @@
 
 namespace tj {
 
-enum class DType : uint8_t { f32, f64, f16, bf16, i8, i32, i64, boolean };
+// Unsigned dtypes come last so that the numbering of the others (hashed) stays.
+enum class DType : uint8_t { f32, f64, f16, bf16, i8, i32, i64, boolean, u8, u16, u32, u64 };
+inline constexpr uint8_t kDTypeCount = 12;  // for checking a stored dtype's number
 
 std::string_view dtypeName(DType t);                 // "f32", ..., "bool"
 std::optional<DType> parseDType(std::string_view s);
 int dtypeBytes(DType t);
 bool isFloat(DType t);
-bool isInteger(DType t);                             // i8, i32, i64 (not bool)
+bool isInteger(DType t);                             // i8, i32, i64 and the unsigned (not bool)
+bool isUnsigned(DType t);                            // u8, u16, u32, u64
+// The integer dtype of `bytes` bytes and the given signedness (i16 does not exist: u16's partner
+// is only for choosing machine types).
+DType integerOfWidth(int bytes, bool isSigned);
 
 // IEEE binary16 / bfloat16 conversions, round-to-nearest-even like the hardware.
 uint16_t floatToHalf(float f);
@@ -22,12 +28,23 @@ float bf16ToFloat(uint16_t b);
 
 // Rounds a float64 value to the nearest value representable in `t` (RNE),
 // or wraps an integer into `t`'s range. bool maps nonzero to 1.
+// Integers are held in int64s: u8, u16 and u32 zero-extended, u64 as its bits (a u64 past
+// 2^63 is a negative int64); the functions below that order or convert them take the dtype.
 double roundToFloat(DType t, double v);
 int64_t wrapToInt(DType t, int64_t v);
+// An integral number in (-2^63, 2^64) as held for integer dtype t, wrapped into its range.
+int64_t wrapNumberToInt(DType t, double v);
+// One integer or bool element in memory, in its dtype's storage format, as held in an int64.
+int64_t loadInt(const void* p, DType t);
+void storeInt(void* p, DType t, int64_t v);
+// The integer held as `v`, of dtype t, as a double rounded to nearest (exact up to 2^53).
+double intToDouble(DType t, int64_t v);
+// a < b for integers of dtype t (unsigned order for the unsigned dtypes).
+bool intLess(DType t, int64_t a, int64_t b);
 // Shifts of an integer of dtype t by n, as every device computes them: a count outside
 // [0, bits) shifts every bit out (shl and the logical shr give 0, the arithmetic shr the sign).
 int64_t shiftLeft(DType t, int64_t a, int64_t n);
-int64_t shiftRight(DType t, int64_t a, int64_t n);         // arithmetic
+int64_t shiftRight(DType t, int64_t a, int64_t n);         // arithmetic; logical for unsigned t
 int64_t shiftRightLogical(DType t, int64_t a, int64_t n);  // of t's bits as unsigned
 // The largest finite value of float dtype t.
 double maxFinite(DType t);

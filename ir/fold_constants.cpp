@@ -52,7 +52,7 @@ MaybeScalar evalUnary(OpCode c, DType t, Scalar x) {
   if (t == DType::boolean) return c == OpCode::logical_not ? MaybeScalar(int64_t{i == 0}) : std::nullopt;
   switch (c) {
     case OpCode::neg: return wrapToInt(t, wrapping(0 - u));
-    case OpCode::abs: return wrapToInt(t, i < 0 ? wrapping(0 - u) : i);
+    case OpCode::abs: return wrapToInt(t, i < 0 && !isUnsigned(t) ? wrapping(0 - u) : i);
     default: return std::nullopt;
   }
 }
@@ -76,6 +76,7 @@ MaybeScalar evalInt(OpCode c, DType t, int64_t a, int64_t b) {
   if (c == OpCode::div || c == OpCode::rem) {
     // Division by zero is a runtime fault; an overflowing quotient may trap too.
     if (b == 0 || (b == -1 && a == minOf(DType::i64))) return std::nullopt;
+    if (t == DType::u64) return wrapping(c == OpCode::div ? ua / ub : ua % ub);
     if (wrapToInt(t, a / b) != a / b) return std::nullopt;
     return c == OpCode::div ? a / b : a % b;
   }
@@ -83,8 +84,8 @@ MaybeScalar evalInt(OpCode c, DType t, int64_t a, int64_t b) {
     case OpCode::add: return wrapToInt(t, wrapping(ua + ub));
     case OpCode::sub: return wrapToInt(t, wrapping(ua - ub));
     case OpCode::mul: return wrapToInt(t, wrapping(ua * ub));
-    case OpCode::max: return std::max(a, b);
-    case OpCode::min: return std::min(a, b);
+    case OpCode::max: return intLess(t, a, b) ? b : a;
+    case OpCode::min: return intLess(t, b, a) ? b : a;
     case OpCode::logical_and: return a & b;
     case OpCode::logical_or: return a | b;
     case OpCode::bit_xor: return a ^ b;
@@ -106,14 +107,16 @@ MaybeScalar compare(std::string_view pred, T a, T b) {
   return std::nullopt;
 }
 
-MaybeScalar evalCmp(const Op& op, Scalar a, Scalar b) {
+MaybeScalar evalCmp(const Op& op, DType t, Scalar a, Scalar b) {
   const auto* pred = std::get_if<std::string>(op.attr("pred"));
   if (!pred || a.index() != b.index()) return std::nullopt;
   if (const auto* d = std::get_if<double>(&a)) return compare(*pred, *d, std::get<double>(b));
-  return compare(*pred, std::get<int64_t>(a), std::get<int64_t>(b));
+  auto ia = std::get<int64_t>(a), ib = std::get<int64_t>(b);
+  if (!isUnsigned(t)) return compare(*pred, ia, ib);
+  return compare(*pred, static_cast<uint64_t>(ia), static_cast<uint64_t>(ib));
 }
 
-MaybeScalar evalCast(DType to, Scalar x) {
+MaybeScalar evalCast(DType from, DType to, Scalar x) {
   if (const auto* d = std::get_if<double>(&x)) {
     if (isFloat(to)) return roundToFloat(to, *d);
     if (isInteger(to)) return saturateToInt(to, *d);
@@ -122,7 +125,7 @@ MaybeScalar evalCast(DType to, Scalar x) {
   int64_t i = std::get<int64_t>(x);
   if (!isFloat(to)) return wrapToInt(to, i);
   // Only ints that convert to double exactly, so the value is rounded once.
-  if (i > (int64_t{1} << 53) || i < -(int64_t{1} << 53)) return std::nullopt;
+  if (i > (int64_t{1} << 53) || i < -(int64_t{1} << 53) || (i < 0 && isUnsigned(from))) return std::nullopt;
   return roundToFloat(to, static_cast<double>(i));
 }
 
@@ -181,12 +184,12 @@ class ConstantFolder : public Rewriter {
     }
     DType t = type(op.operands[0]).dtype;
     if (isUnaryElementwise(op.code)) return evalUnary(op.code, t, xs[0]);
-    if (op.code == OpCode::cmp) return evalCmp(op, xs[0], xs[1]);
+    if (op.code == OpCode::cmp) return evalCmp(op, t, xs[0], xs[1]);
     if (isBinaryElementwise(op.code) && xs[0].index() == xs[1].index()) {
       if (const auto* a = std::get_if<double>(&xs[0])) return evalFloat(op.code, t, *a, std::get<double>(xs[1]));
       return evalInt(op.code, t, std::get<int64_t>(xs[0]), std::get<int64_t>(xs[1]));
     }
-    if (op.code == OpCode::cast) return evalCast(type(op.results[0]).dtype, xs[0]);
+    if (op.code == OpCode::cast) return evalCast(t, type(op.results[0]).dtype, xs[0]);
     bool splat = op.code == OpCode::broadcast || op.code == OpCode::reshape || op.code == OpCode::permute;
     return splat ? MaybeScalar(xs[0]) : std::nullopt;
   }

@@ -105,7 +105,7 @@ std::optional<AtomicFn> parseAtomicFn(std::string_view s) {
 }
 
 bool atomicSupports(AtomicFn fn, DType t) {
-  bool integer = t == DType::i32 || t == DType::i64;
+  bool integer = t == DType::i32 || t == DType::i64 || t == DType::u32 || t == DType::u64;
   return integer || (t == DType::f32 && (fn == AtomicFn::add || fn == AtomicFn::xchg));
 }
 

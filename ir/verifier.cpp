@@ -377,6 +377,7 @@ class Verifier {
     const Type &a = in(op, 0), &b = in(op, 1), &r = out(op, 0);
     if (a.rank() != 2 || b.rank() != 2 || a.shape[1] != b.shape[0] || a.dtype != b.dtype)
       error(op, "cannot multiply " + a.str() + " by " + b.str());
+    if (isUnsigned(a.dtype)) error(op, "takes no unsigned operands, got " + a.str());
     expectType(op, r, Type{r.dtype, {a.shape[0], b.shape[1]}}, "result");
     // f16/bf16 products may be kept at 16 bits or widened to f32; i8 products accumulate in i32.
     bool halfInputs = a.dtype == DType::f16 || a.dtype == DType::bf16;

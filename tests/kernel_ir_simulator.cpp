@@ -24,12 +24,8 @@ double readElement(const void* data, DType t, int64_t i) {
     case DType::f64: return at(double{});
     case DType::f16: return halfToFloat(at(uint16_t{}));
     case DType::bf16: return bf16ToFloat(at(uint16_t{}));
-    case DType::i8: return at(int8_t{});
-    case DType::i32: return at(int32_t{});
-    case DType::i64: return double(at(int64_t{}));
-    case DType::boolean: return at(uint8_t{}) != 0;
+    default: return intToDouble(t, loadInt(static_cast<const char*>(data) + i * dtypeBytes(t), t));
   }
-  return 0;
 }
 
 void writeElement(void* data, DType t, int64_t i, double v) {
@@ -39,10 +35,7 @@ void writeElement(void* data, DType t, int64_t i, double v) {
     case DType::f64: return put(v);
     case DType::f16: return put(floatToHalf(float(v)));
     case DType::bf16: return put(floatToBF16(float(v)));
-    case DType::i8: return put(int8_t(v));
-    case DType::i32: return put(int32_t(v));
-    case DType::i64: return put(int64_t(v));
-    case DType::boolean: return put(uint8_t(v != 0));
+    default: storeInt(static_cast<char*>(data) + i * dtypeBytes(t), t, wrapNumberToInt(t, v));
   }
 }
 
@@ -50,7 +43,7 @@ double roundTo(DType t, double v) {
   if (isFloat(t)) return roundToFloat(t, v);
   if (std::isnan(v)) return 0;
   if (t == DType::boolean) return v != 0;
-  return double(wrapToInt(t, int64_t(v)));
+  return intToDouble(t, wrapNumberToInt(t, v));
 }
 
 // max and min as the interpreter defines them: NaN if either is, +0 above -0.

@@ -17,7 +17,8 @@
 
 namespace tj::ref {
 
-// One element: floats as float64 already rounded to their dtype; ints and bool exactly.
+// One element: floats as float64 already rounded to their dtype; ints and bool exactly (a u64
+// as its bits: past 2^63 a negative int64).
 using Num = std::variant<int64_t, double>;
 
 inline bool isNum(const Num& n) { return std::holds_alternative<double>(n); }
@@ -34,6 +35,10 @@ inline std::pair<int64_t, int64_t> intRange(DType t) {
     case DType::i8: return {-128, 127};
     case DType::i32: return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
     case DType::boolean: return {0, 1};
+    case DType::u8: return {0, 255};
+    case DType::u16: return {0, 65535};
+    case DType::u32: return {0, std::numeric_limits<uint32_t>::max()};
+    case DType::u64: return {0, std::numeric_limits<int64_t>::max()};  // the largest u64 is -1 as bits
     default: return {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};
   }
 }
@@ -43,6 +48,9 @@ inline int64_t wrap(DType t, int64_t v) {
   switch (t) {
     case DType::i8: return static_cast<int8_t>(static_cast<uint8_t>(static_cast<uint64_t>(v)));
     case DType::i32: return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v)));
+    case DType::u8: return static_cast<uint8_t>(static_cast<uint64_t>(v));
+    case DType::u16: return static_cast<uint16_t>(static_cast<uint64_t>(v));
+    case DType::u32: return static_cast<uint32_t>(static_cast<uint64_t>(v));
     case DType::boolean: return v != 0;
     default: return v;
   }
@@ -62,12 +70,18 @@ inline int64_t wrapMul(int64_t a, int64_t b) {
 inline int64_t truncDiv(int64_t a, int64_t b) { return b == -1 ? wrapSub(0, a) : a / b; }
 inline int64_t truncRem(int64_t a, int64_t b) { return b == -1 ? 0 : a % b; }
 
+// a < b in t's order (unsigned for u8...u64).
+inline bool intLess(DType t, int64_t a, int64_t b) {
+  return isUnsigned(t) ? static_cast<uint64_t>(a) < static_cast<uint64_t>(b) : a < b;
+}
+
 // Float -> int: truncate toward zero, NaN -> 0, saturate to t's range.
 inline int64_t floatToInt(DType t, double v) {
   if (t == DType::boolean) return v != 0;
   if (std::isnan(v)) return 0;
-  auto [lo, hi] = intRange(t);
   double tv = std::trunc(v);
+  if (t == DType::u64) return tv <= 0 ? 0 : tv >= 0x1p64 ? -1 : static_cast<int64_t>(static_cast<uint64_t>(tv));
+  auto [lo, hi] = intRange(t);
   if (tv <= -0x1p63) return lo;
   if (tv >= 0x1p63) return hi;
   auto i = static_cast<int64_t>(tv);
@@ -84,10 +98,11 @@ inline int precisionBits(DType t) {
   }
 }
 
-// An integer rounded exactly once to float dtype t (round to nearest, ties to even),
-// by integer arithmetic on the magnitude.
-inline double intToFloat(DType t, int64_t v) {
-  uint64_t mag = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+// An integer of dtype `from` rounded exactly once to float dtype t (round to nearest, ties to
+// even), by integer arithmetic on the magnitude.
+inline double intToFloat(DType t, int64_t v, DType from = DType::i64) {
+  bool negative = v < 0 && !isUnsigned(from);
+  uint64_t mag = negative ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
   int p = precisionBits(t);
   int shift = std::bit_width(mag) - p;
   if (shift > 0) {
@@ -99,13 +114,13 @@ inline double intToFloat(DType t, int64_t v) {
   }
   double r = std::ldexp(static_cast<double>(mag), shift);  // exact: mag has at most p + 1 bits
   if (r > tj::maxFinite(t)) r = inf();
-  return v < 0 ? -r : r;
+  return negative ? -r : r;
 }
 
-// The element of t at row-major position `flat` of its view, exactly (i64 included).
+// The element of t at row-major position `flat` of its view, exactly (i64 and u64 included).
 inline Num element(const Tensor& t, int64_t flat) {
   if (isFloat(t.dtype())) return t.item(flat);
-  if (t.dtype() != DType::i64) return static_cast<int64_t>(t.item(flat));
+  if (dtypeBytes(t.dtype()) != 8) return static_cast<int64_t>(t.item(flat));
   int64_t offset = 0;
   for (size_t d = t.shape().size(); d-- > 0;) {
     offset += (flat % t.shape()[d]) * t.strides()[d];
@@ -122,9 +137,9 @@ inline std::vector<Num> elements(const Tensor& t) {
   return v;
 }
 
-// Sets an element exactly (i64 included); floats are rounded to the dtype.
+// Sets an element exactly (i64 and u64 included); floats are rounded to the dtype.
 inline void setElement(Tensor& t, int64_t flat, const Num& v) {
-  if (t.dtype() == DType::i64 && !isNum(v)) {
+  if (isInteger(t.dtype()) && dtypeBytes(t.dtype()) == 8 && !isNum(v)) {
     int64_t offset = 0;
     for (size_t d = t.shape().size(); d-- > 0;) {
       offset += (flat % t.shape()[d]) * t.strides()[d];
@@ -173,7 +188,7 @@ inline int64_t ulpDistance(DType t, double a, double b) {
 inline double unitRoundoff(DType t) { return std::ldexp(1.0, -precisionBits(t)); }
 
 inline std::string text(const Num& n) {
-  if (!isNum(n)) return std::to_string(std::get<int64_t>(n));
+  if (!isNum(n)) return std::to_string(std::get<int64_t>(n));  // a u64 past 2^63 shows as negative
   double v = std::get<double>(n);
   if (std::isnan(v)) return "nan";
   if (v == 0) return std::signbit(v) ? "-0" : "+0";

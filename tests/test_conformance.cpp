@@ -74,8 +74,8 @@ double sumSlack(const std::string& device, DType t, size_t terms, double magnitu
   return static_cast<double>(terms + 1) * ref::unitRoundoff(t) * magnitude;
 }
 
-const std::vector<DType> kNumericTypes = {f32, f64, f16, bf16, i8, i32, i64};
-const std::vector<DType> kAllTypes = {f32, f64, f16, bf16, i8, i32, i64, boolean};
+const std::vector<DType> kNumericTypes = {f32, f64, f16, bf16, i8, i32, i64, u8, u16, u32, u64};
+const std::vector<DType> kAllTypes = {f32, f64, f16, bf16, i8, i32, i64, u8, u16, u32, u64, boolean};
 
 // ---- Running kernels
 
@@ -115,6 +115,10 @@ double poisonValue(DType t) {
     case DType::i8: return -99;
     case DType::i32: return -123456789;
     case DType::i64: return -1234567890123.0;
+    case DType::u8: return 201;
+    case DType::u16: return 54321;
+    case DType::u32: return 3123456789.0;
+    case DType::u64: return 12345678901234567890.0;
     case DType::boolean: return 0;
     default: return ref::nan();
   }
@@ -174,10 +178,14 @@ std::vector<Num> floatEdges(DType t) {
   return v;
 }
 
+// Unsigned dtypes take the negative ones wrapped: their largest values.
 std::vector<Num> intEdges(DType t) {
   auto [lo, hi] = ref::intRange(t);
-  return {int64_t{0}, int64_t{1}, int64_t{-1}, int64_t{2}, int64_t{-2},  int64_t{7},   int64_t{-7},
-          lo,         hi,         lo + 1,      hi - 1,     int64_t{100}, int64_t{-100}};
+  std::vector<Num> v;
+  for (int64_t x : {int64_t{0}, int64_t{1}, int64_t{-1}, int64_t{2}, int64_t{-2}, int64_t{7}, int64_t{-7}, lo, hi, lo + 1,
+                    hi - 1, int64_t{100}, int64_t{-100}})
+    v.push_back(ref::wrap(t, x));
+  return v;
 }
 
 std::vector<Num> edges(DType t) {
@@ -188,7 +196,8 @@ std::vector<Num> edges(DType t) {
 
 // A tensor whose first elements are `first` and the rest seeded random values.
 Tensor sample(const Shape& shape, DType t, uint64_t seed, const std::vector<Num>& first = {}) {
-  double lo = isFloat(t) ? -4 : t == DType::i8 ? -128 : -1000, hi = isFloat(t) ? 4 : t == DType::i8 ? 127 : 1000;
+  double lo = isFloat(t) ? -4 : isUnsigned(t) ? 0 : t == DType::i8 ? -128 : -1000;
+  double hi = isFloat(t) ? 4 : t == DType::i8 ? 127 : t == DType::u8 ? 255 : 1000;
   Tensor x = Tensor::random(shape, seed, t, lo, hi);
   for (size_t i = 0; i < first.size() && static_cast<int64_t>(i) < x.numel(); ++i)
     ref::setElement(x, static_cast<int64_t>(i), first[i]);
@@ -236,6 +245,12 @@ Num arith(std::string_view op, DType t, const Num& a, const Num& b) {
     return roundToFloat(t, r);
   }
   int64_t x = ref::asInt(a), y = ref::asInt(b);
+  if (isUnsigned(t)) {
+    uint64_t ux = uint64_t(x), uy = uint64_t(y);
+    if (isComparison(op)) return compare(op, ux, uy);
+    if (op == "/" || op == "%") return ref::wrap(t, int64_t(op == "/" ? ux / uy : ux % uy));
+    if (op == "max" || op == "min") return (op == "max") == ref::intLess(t, x, y) ? y : x;
+  }
   if (isComparison(op)) return compare(op, x, y);
   if (op == "&&") return x & y;
   if (op == "||") return x | y;
@@ -313,7 +328,7 @@ struct UnaryCase {
   const char* name;
   Tile (*apply)(const Tile&);
   double (*f)(double);    // float64 function of the rounded input
-  int64_t (*i)(int64_t);  // integer version before wrapping; null where ints are not allowed
+  int64_t (*i)(DType, int64_t);  // integer version before wrapping; null where ints are not allowed
 };
 
 const UnaryCase kUnary[] = {
@@ -331,12 +346,12 @@ const UnaryCase kUnary[] = {
     {"floor", [](const Tile& t) { return floor(t); }, [](double x) { return std::floor(x); }, nullptr},
     {"ceil", [](const Tile& t) { return t.ceil(); }, [](double x) { return std::ceil(x); }, nullptr},
     {"neg", [](const Tile& t) { return -t; }, [](double x) { return -x; },
-     [](int64_t x) { return ref::wrapSub(0, x); }},
+     [](DType, int64_t x) { return ref::wrapSub(0, x); }},
     {"abs", [](const Tile& t) { return abs(t); }, [](double x) { return std::fabs(x); },
-     [](int64_t x) { return x < 0 ? ref::wrapSub(0, x) : x; }},
+     [](DType t, int64_t x) { return x < 0 && !isUnsigned(t) ? ref::wrapSub(0, x) : x; }},
     // max(x, +0): NaN propagates and -0 becomes +0.
     {"relu", [](const Tile& t) { return t.relu(); }, [](double x) { return std::isnan(x) || x > 0 ? x : 0.0; },
-     [](int64_t x) { return std::max<int64_t>(x, 0); }},
+     [](DType t, int64_t x) { return isUnsigned(t) ? x : std::max<int64_t>(x, 0); }},
 };
 
 TEST_CASE("conformance: unary elementwise ops on random and edge inputs of every valid dtype") {
@@ -350,7 +365,7 @@ TEST_CASE("conformance: unary elementwise ops on random and edge inputs of every
             device, op.name, {x}, {5, 11}, t, [&](Program&, const std::vector<Tile>& in) { return op.apply(in[0]); },
             [&](const std::vector<Num>& xs, int64_t, int64_t) -> Num {
               if (isFloat(t)) return roundToFloat(t, op.f(ref::asDouble(xs[0])));
-              return ref::wrap(t, op.i(ref::asInt(xs[0])));
+              return ref::wrap(t, op.i(t, ref::asInt(xs[0])));
             },
             ulpBound(op.name, device, t));
       }
@@ -440,7 +455,7 @@ TEST_CASE("conformance: numbers and indices combined with tiles of every numeric
        [](DType d, const Num& x, int64_t, int64_t) { return arith("*", d, number(d, 2), x); }},
       {"t / 4.0", false, false, [](Program&, const Tile& t) { return t / 4.0; },
        [](DType d, const Num& x, int64_t, int64_t) { return arith("/", d, x, number(d, 4)); }},
-      {"-7.0 - t", false, false, [](Program&, const Tile& t) { return -7.0 - t; },
+      {"-7.0 - t", false, false, [](Program&, const Tile& t) { return -7.0 - t; },  // not on unsigned: -7 is no value
        [](DType d, const Num& x, int64_t, int64_t) { return arith("-", d, number(d, -7), x); }},
       {"t % 3.0", false, false, [](Program&, const Tile& t) { return t % 3.0; },
        [](DType d, const Num& x, int64_t, int64_t) { return arith("%", d, x, number(d, 3)); }},
@@ -467,6 +482,7 @@ TEST_CASE("conformance: numbers and indices combined with tiles of every numeric
     for (const Form& form : forms)
       for (DType t : kNumericTypes) {
         if (form.floatOnly && !isFloat(t)) continue;
+        if (isUnsigned(t) && std::string_view(form.name) == "-7.0 - t") continue;
         INFO(device, ": ", std::string(form.name), " on ", dtypeName(t), "[9, 19]");
         Tensor x = sample({9, 19}, t, 41, edges(t));
         checkMap(
@@ -549,7 +565,7 @@ TEST_CASE("conformance: logical and, or, not on bool tiles") {
 
 // ---- Bitwise integers
 
-const std::vector<DType> kIntTypes = {i8, i32, i64};
+const std::vector<DType> kIntTypes = {i8, i32, i64, u8, u16, u32, u64};
 
 // `x op y` on dtype t's bits as the IR defines it; a shift count outside [0, bits) shifts
 // every bit out (<< and the logical >> give 0, the arithmetic >> the sign).
@@ -561,7 +577,7 @@ int64_t bitwiseRef(std::string_view op, DType t, int64_t x, int64_t y) {
   if (op == "|") return x | y;
   if (op == "^") return x ^ y;
   if (op == "<<") return allOut ? 0 : ref::wrap(t, int64_t(unsignedX << y));
-  if (op == ">>") return allOut ? (x < 0 ? -1 : 0) : x >> y;
+  if (op == ">>" && !isUnsigned(t)) return allOut ? (x < 0 ? -1 : 0) : x >> y;
   return allOut ? 0 : ref::wrap(t, int64_t(unsignedX >> y));  // logical_shift_right
 }
 
@@ -609,10 +625,10 @@ TEST_CASE("conformance: bitwise and, or, xor and shifts on every pair of edge va
       }
 }
 
-TEST_CASE("conformance: umulhi gives the high half of the unsigned product on every pair of edge values, i32 and i64") {
+TEST_CASE("conformance: umulhi gives the high half of the unsigned product on every pair of edge values, 32 and 64 bits") {
   constexpr int64_t n = 23;
   for (const std::string& device : conformanceDevices())
-    for (DType t : {i32, i64}) {
+    for (DType t : {i32, i64, u32, u64}) {
       INFO(device, ": umulhi(x, y) on ", dtypeName(t), "[23, 1] and [1, 23]");
       std::vector<Num> ys = edges(t);
       std::reverse(ys.begin(), ys.end());
@@ -622,7 +638,7 @@ TEST_CASE("conformance: umulhi gives the high half of the unsigned product on ev
           [&](Program&, const std::vector<Tile>& in) { return umulhi(in[0], in[1]); },
           [&](const std::vector<Num>& xs, int64_t, int64_t) -> Num {
             uint64_t a = uint64_t(ref::asInt(xs[0])), b = uint64_t(ref::asInt(xs[1]));
-            if (t == i32) return ref::wrap(i32, int64_t((uint64_t(uint32_t(a)) * uint32_t(b)) >> 32));
+            if (dtypeBytes(t) == 4) return ref::wrap(t, int64_t((uint64_t(uint32_t(a)) * uint32_t(b)) >> 32));
             return int64_t(uint64_t((static_cast<unsigned __int128>(a) * b) >> 64));
           });
     }
@@ -659,7 +675,7 @@ TEST_CASE("conformance: bitwise ops with numbers, ~ and a hash mixing step, on o
         checkMap(
             device, "bitwise_numbers", {x}, {9, 19}, t,
             [&](Program&, const std::vector<Tile>& in) { return form.apply(in[0]); },
-            [&](const std::vector<Num>& xs, int64_t, int64_t) -> Num { return form.ref(t, ref::asInt(xs[0])); });
+            [&](const std::vector<Num>& xs, int64_t, int64_t) -> Num { return ref::wrap(t, form.ref(t, ref::asInt(xs[0]))); });
       }
 }
 
@@ -785,7 +801,7 @@ Num castRef(DType from, DType to, const Num& x) {
     return ref::floatToInt(to, v);
   }
   int64_t v = ref::asInt(x);
-  if (isFloat(to)) return ref::intToFloat(to, v);
+  if (isFloat(to)) return ref::intToFloat(to, v, from);
   return ref::wrap(to, v);
 }
 
@@ -823,8 +839,8 @@ Num argBest(const std::vector<Num>& lane, Better better) {
   return best;
 }
 
-bool greater(const Num& a, const Num& b) {
-  return ref::isNum(a) ? ref::asDouble(a) > ref::asDouble(b) : ref::asInt(a) > ref::asInt(b);
+bool greater(DType t, const Num& a, const Num& b) {
+  return ref::isNum(a) ? ref::asDouble(a) > ref::asDouble(b) : ref::intLess(t, ref::asInt(b), ref::asInt(a));
 }
 
 const ReduceCase kReductions[] = {
@@ -853,10 +869,12 @@ const ReduceCase kReductions[] = {
        return m;
      }},
     {"argmax", [](const Tile& t, int a, bool k) { return t.argmax(a, k); },
-     [](DType, const std::vector<Num>& lane) { return argBest(lane, greater); }},
+     [](DType d, const std::vector<Num>& lane) {
+       return argBest(lane, [d](const Num& a, const Num& b) { return greater(d, a, b); });
+     }},
     {"argmin", [](const Tile& t, int a, bool k) { return t.argmin(a, k); },
-     [](DType, const std::vector<Num>& lane) {
-       return argBest(lane, [](const Num& a, const Num& b) { return greater(b, a); });
+     [](DType d, const std::vector<Num>& lane) {
+       return argBest(lane, [d](const Num& a, const Num& b) { return greater(d, b, a); });
      }},
 };
 
@@ -1324,12 +1342,14 @@ Tensor gatherRows(DType t) {
 TEST_CASE("conformance: gather reads computed coordinates; out-of-range and masked elements read the fill") {
   for (const std::string& device : conformanceDevices())
     for (auto [t, coordType, fill] : {std::tuple{f32, i32, -5.5}, std::tuple{i32, i64, -7.0}, std::tuple{f16, i32, ref::inf()},
-                                      std::tuple{i64, i8, 3.0}, std::tuple{boolean, i32, 1.0}}) {
+                                      std::tuple{i64, i8, 3.0}, std::tuple{boolean, i32, 1.0}, std::tuple{u16, u32, 77.0},
+                                      std::tuple{u64, u8, 5.0}}) {
       for (bool transposed : {false, true}) {
         INFO(device, ": gather from ", dtypeName(t), "[37, 29]", transposed ? " (a transposed view)" : "", " at ",
              dtypeName(coordType), " coordinates, fill ", fill);
         Tensor table = transposed ? sample({29, 37}, t, 171, edges(t)).transpose() : sample({37, 29}, t, 171, edges(t));
-        Tensor rows = gatherRows(coordType == i8 ? i32 : coordType);  // cast to i8 in the kernel: all fit
+        // Cast in the kernel: all fit i8; unsigned ones take negative rows as large ones, outside too.
+        Tensor rows = gatherRows(coordType == i8 || isUnsigned(coordType) ? i32 : coordType);
         int64_t n = rows.numel(), block = 32, cols = 8;
         Tensor out = poisoned({n, cols}, t);
         launch(device, "gather", {1}, [&](Program& p) {
@@ -1485,7 +1505,8 @@ bool formsChain(double init, double last, const std::vector<std::pair<double, do
 TEST_CASE("conformance: atomic add, max, min and xchg apply every duplicate, skip masked and outside elements") {
   for (const std::string& device : conformanceDevices())
     for (auto [fn, t] : {std::pair{"add", i32}, std::pair{"add", i64}, std::pair{"add", f32}, std::pair{"max", i32},
-                         std::pair{"min", i64}, std::pair{"xchg", i32}, std::pair{"xchg", f32}}) {
+                         std::pair{"min", i64}, std::pair{"xchg", i32}, std::pair{"xchg", f32}, std::pair{"max", u32},
+                         std::pair{"min", u32}}) {
       INFO(device, ": atomic_", fn, " on ", dtypeName(t), "[13] from 3 programs of 256 elements");
       std::string name = fn;
       Tensor bins = sample({13}, t, 201), init = bins.contiguous(), olds = poisoned({3, 256}, t);
@@ -1506,7 +1527,8 @@ TEST_CASE("conformance: atomic add, max, min and xchg apply every duplicate, ski
       for (int64_t prog = 0; prog < 3; ++prog)
         for (int64_t i = 0; i < 256; ++i) {
           int64_t bin = (i * 7) % 17 - 2;
-          double old = ref::asDouble(ref::element(olds, prog * 256 + i)), v = double(i - 20 + prog * 3);
+          // u32 values wrap: the negative ones are the largest
+          double old = ref::asDouble(ref::element(olds, prog * 256 + i)), v = ref::asDouble(number(t, double(i - 20 + prog * 3)));
           if (i % 5 == 0 || bin < 0 || bin >= 13) {
             CHECK_MESSAGE(old == 0, "element " << i << " of program " << prog << " updated nothing but got " << old);
             continue;
@@ -1666,7 +1688,7 @@ TEST_CASE("conformance: cumsum, cumprod, cummax and cummin along each axis of od
   };
   const Scan scans[] = {{"+", &Tile::cumsum}, {"*", &Tile::cumprod}, {"max", &Tile::cummax}, {"min", &Tile::cummin}};
   for (const std::string& device : conformanceDevices())
-    for (DType t : {f32, i32, f64, i64, f16})
+    for (DType t : {f32, i32, f64, i64, f16, u32, u64})
       for (const Scan& s : scans)
         for (int axis : {0, 1}) {
           std::string fn = s.fn;
@@ -1908,11 +1930,12 @@ TEST_CASE("conformance: p.warps runs a program on 1, 2 or 8 warps: the same sums
 
 TEST_CASE("conformance: histogram counts an odd tile's elements per bin, values outside the bins and padding left out") {
   for (const std::string& device : conformanceDevices())
-    for (DType t : {i32, i8, i64}) {
+    for (DType t : {i32, i8, i64, u8, u64}) {
       INFO(device, ": histogram of ", dtypeName(t), "[13, 37] into 29 bins, and i8 values into 200");
       Tensor x = Tensor::from({13, 37}, Tensor::random({13, 37}, 321, i32, -3, 33).values(), t);
       ref::setElement(x, 0, Num(ref::intRange(t).first));
       ref::setElement(x, 1, Num(ref::intRange(t).second));
+      ref::setElement(x, 2, Num(ref::wrap(t, -1)));  // unsigned: the largest value
       Tensor counts = poisoned({29}, i32), whole = poisoned({1}, i32), wide = poisoned({200}, i32);
       Tensor bytes = sample({13, 37}, i8, 322, edges(i8));  // -128 .. 127: more bins than an i8 holds
       launch(device, "histogram", {1}, [&](Program& p) {
@@ -1945,6 +1968,10 @@ std::vector<int64_t> sortedOrder(const Tensor& keys, int axis, bool descending) 
   int64_t n = axis == 0 ? rows : cols, lines = axis == 0 ? cols : rows, stride = axis == 0 ? cols : 1;
   auto key = [&](int64_t i) { return ref::asDouble(ref::element(keys, i)); };
   auto before = [&](int64_t a, int64_t b) {
+    if (isInteger(keys.dtype())) {
+      int64_t x = ref::asInt(ref::element(keys, a)), y = ref::asInt(ref::element(keys, b));
+      return descending ? ref::intLess(keys.dtype(), y, x) : ref::intLess(keys.dtype(), x, y);
+    }
     double x = key(a), y = key(b);
     if (std::isnan(x) || std::isnan(y)) return descending ? std::isnan(x) && !std::isnan(y) : !std::isnan(x) && std::isnan(y);
     return descending ? x > y : x < y;
@@ -1971,7 +1998,7 @@ Tensor sortKeys(const Shape& shape, DType t, uint64_t seed) {
 
 TEST_CASE("conformance: sort along each axis of odd tiles, ascending and descending, ties stable, NaN and -0 inside") {
   for (const std::string& device : conformanceDevices())
-    for (DType t : {f32, i32, f64, i8, f16})
+    for (DType t : {f32, i32, f64, i8, f16, u32, u64})
       for (int axis : {0, 1})
         for (bool descending : {false, true}) {
           INFO(device, ": sort along axis ", axis, std::string(descending ? " descending" : " ascending"), " of ",

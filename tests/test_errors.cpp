@@ -81,6 +81,24 @@ TEST_CASE("errors: mistakes in tile expressions name the op, the operands and th
       {"a negative number past an i8 tile's range", "*", {"-129", "i8"}, [](int& line) {
          kernel([&](Program& p) { line = __LINE__; (void)(p.arange(8).cast(i8) * -129); });
        }},
+      {"a negative number with a u32 tile", "-", {"-1", "u32 range [0, 4294967295]"}, [](int& line) {
+         kernel([&](Program& p) { line = __LINE__; (void)(p.arange(8).cast(u32) - -1); });
+       }},
+      {"a number past a u8 tile's range", "+", {"256", "u8 range [0, 255]"}, [](int& line) {
+         kernel([&](Program& p) { line = __LINE__; (void)(p.arange(8).cast(u8) + 256); });
+       }},
+      {"signed and unsigned tiles mixed", "<", {"dtype mismatch", "i32[8]", "u32[8]"}, [](int& line) {
+         kernel([&](Program& p) {
+           Tile a = p.arange(8);
+           line = __LINE__; (void)(a < a.cast(u32));
+         });
+       }},
+      {"dot of unsigned tiles", "dot", {"u8[16, 16]", "no unsigned", "cast them to i32"}, [](int& line) {
+         kernel([&](Program& p) {
+           Tile a = p.zeros({16, 16}, u8);
+           line = __LINE__; (void)dot(a, a);
+         });
+       }},
       {"a number past i64", "+", {"1e+19", "i64 range"}, [](int& line) {
          kernel([&](Program& p) { line = __LINE__; (void)(p.arange(8).cast(i64) + 1e19); });
        }},
@@ -384,7 +402,7 @@ TEST_CASE("errors: mistakes with views, the grid and folds name the op and the u
            line = __LINE__; (void)associative_scan(x, 0, [&](const Tile& a, const Tile&) { return a + x; });
          });
        }},
-      {"umulhi of f32 tiles", "umulhi", {"i32 or i64", "f32"}, [&](int& line) {
+      {"umulhi of f32 tiles", "umulhi", {"i32, i64, u32 or u64", "f32"}, [&](int& line) {
          kernel([&](Program& p) { line = __LINE__; (void)umulhi(p.zeros({8}), 3); });
        }},
       {"histogram of a float tile", "histogram", {"integer tile", "f32[8]"}, [&](int& line) {

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <functional>
 #include <iostream>
+#include <limits>
+#include <map>
 #include <optional>
 #include <type_traits>
 
@@ -181,6 +183,8 @@ class Interpreter {
     for (const ir::Op& op : b.ops) exec(op);
   }
   void exec(const ir::Op& op);
+  void execInUnsignedOrder(const ir::Op& op);
+  void execOp(const ir::Op& op);
   Value compute(const ir::Op& op, const ir::Type& rt);
 
   Value constant(const ir::Op& op, const ir::Type& rt);
@@ -243,7 +247,47 @@ class Interpreter {
   ir::Shape programId_;
 };
 
+// Whether an op orders u64 values: they are held as their bits, so int64 order is wrong for them.
+bool ordersUnsigned64(const ir::Op& op, const ir::Kernel& k) {
+  switch (op.code) {
+    case OpCode::cmp: case OpCode::max: case OpCode::min: case OpCode::reduce_max: case OpCode::reduce_min:
+    case OpCode::argmax: case OpCode::argmin: case OpCode::sort: break;
+    case OpCode::scan:
+      if (op.regions.empty() && (op.stringAttr("fn") == "max" || op.stringAttr("fn") == "min")) break;
+      return false;
+    default: return false;
+  }
+  return k.type(op.operands.at(0)).dtype == DType::u64;
+}
+
+// u64 values with the top bit flipped order as int64s do as unsigned numbers.
+Value flipTopBits(const Tile& x) {
+  auto out = std::make_shared<Tile>(x);
+  for (int64_t& v : out->ints) v ^= std::numeric_limits<int64_t>::min();
+  return out;
+}
+
 void Interpreter::exec(const ir::Op& op) {
+  if (ordersUnsigned64(op, kernel_)) return execInUnsignedOrder(op);
+  execOp(op);
+}
+
+// Runs op on flipped copies of its u64 operands and flips its u64 results back.
+void Interpreter::execInUnsignedOrder(const ir::Op& op) {
+  auto isU64 = [&](ir::ValueId v) { return kernel_.type(v).dtype == DType::u64; };
+  std::map<ir::ValueId, Value> saved;
+  for (size_t i = 0; i < op.operands.size(); ++i)
+    if (ir::ValueId v = op.operands[i]; isU64(v) && !saved.count(v)) {
+      saved[v] = operand(op, i);
+      env_[static_cast<size_t>(v)] = flipTopBits(*saved[v]);
+    }
+  execOp(op);
+  for (auto& [v, value] : saved) env_[static_cast<size_t>(v)] = value;
+  for (ir::ValueId r : op.results)
+    if (isU64(r)) env_[static_cast<size_t>(r)] = flipTopBits(*env_[static_cast<size_t>(r)]);
+}
+
+void Interpreter::execOp(const ir::Op& op) {
   switch (op.code) {
     case OpCode::store: return store(op);
     case OpCode::scatter: return scatter(op);
@@ -365,8 +409,12 @@ Value Interpreter::unary(const ir::Op& op, const ir::Type& rt) {
   };
   switch (op.code) {
     case OpCode::neg: return map1(op, rt, [](auto v) { return negate(v); });
-    case OpCode::abs: return map1(op, rt, [](auto v) { return absolute(v); });
-    case OpCode::relu: return map1(op, rt, [](auto v) { return maxOf(v, decltype(v){0}); });
+    case OpCode::abs:
+      if (isUnsigned(rt.dtype)) return operand(op, 0);
+      return map1(op, rt, [](auto v) { return absolute(v); });
+    case OpCode::relu:
+      if (isUnsigned(rt.dtype)) return operand(op, 0);
+      return map1(op, rt, [](auto v) { return maxOf(v, decltype(v){0}); });
     // Integers are their own floor and ceiling.
     case OpCode::floor: return x.isFloat() ? floats([](double v) { return std::floor(v); }) : operand(op, 0);
     case OpCode::ceil: return x.isFloat() ? floats([](double v) { return std::ceil(v); }) : operand(op, 0);
@@ -396,6 +444,12 @@ Value Interpreter::binary(const ir::Op& op, const ir::Type& rt) {
     if (a.isFloat()) fail(op.loc, ir::opName(op.code), "needs bool or integer operands, got " + a.type.str());
     return elementwise(op, rt, f, a.ints, in(op, 1).data<int64_t>());
   };
+  if (rt.dtype == DType::u64 && (op.code == OpCode::div || op.code == OpCode::rem)) {
+    return bitwise([&](int64_t a, int64_t b) {
+      if (b == 0) fail(op.loc, ir::opName(op.code), "integer division by zero: " + std::to_string(bits(a)) + " / 0");
+      return signedOf(op.code == OpCode::div ? bits(a) / bits(b) : bits(a) % bits(b));
+    });
+  }
   switch (op.code) {
     case OpCode::add: return map2(op, rt, kPlus);
     case OpCode::sub: return map2(op, rt, [](auto a, auto b) { return minus(a, b); });
@@ -443,7 +497,7 @@ Value Interpreter::cast(const ir::Op& op, const ir::Type& rt) {
   auto same = [](auto v) { return v; };
   if (x.isFloat() == isFloat(to)) return map1(op, rt, same);
   if (x.isFloat()) return elementwise(op, rt, [to](double v) { return saturateToInt(to, v); }, x.floats);
-  return elementwise(op, rt, [to](int64_t v) { return interp::intToFloat(to, v); }, x.ints);
+  return elementwise(op, rt, [&](int64_t v) { return interp::intToFloat(x.type.dtype, to, v); }, x.ints);
 }
 
 // The tile of type rt whose element at idx is operand 0's at sum(idx * srcStrides).
@@ -585,6 +639,10 @@ Value Interpreter::atomic(const ir::Op& op, const ir::Type& rt) {
   auto out = std::make_shared<Tile>(rt);
   auto* base = static_cast<std::byte*>(t.data);
   int bytes = dtypeBytes(t.dtype);
+  auto less = [&](auto a, auto b) {
+    if constexpr (std::is_same_v<decltype(a), int64_t>) return intLess(t.dtype, a, b);
+    else return a < b;
+  };
   auto update = [&](auto& old, const auto& v, const auto* cmp, auto decode, auto encode) {
     forEachIndex(rt.shape, [&](int64_t flat, const ir::Shape& idx) {
       std::optional<int64_t> e = offsetOf(flat, idx);
@@ -594,8 +652,8 @@ Value Interpreter::atomic(const ir::Op& op, const ir::Type& rt) {
       old[flat] = current;
       switch (*fn) {
         case ir::AtomicFn::add: x = plus(current, x); break;  // wrapped or rounded by encode
-        case ir::AtomicFn::max: x = std::max(current, x); break;
-        case ir::AtomicFn::min: x = std::min(current, x); break;
+        case ir::AtomicFn::max: x = less(current, x) ? x : current; break;
+        case ir::AtomicFn::min: x = less(x, current) ? x : current; break;
         case ir::AtomicFn::xchg: break;
         case ir::AtomicFn::cas: if (current != (*cmp)[flat]) return; break;
       }

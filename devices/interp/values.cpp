@@ -44,15 +44,16 @@ void storeAs(std::byte* p, T v) {
 // int64 -> double rounded to odd: truncate to 53 bits and set the last bit when
 // anything was dropped. A later round-to-nearest to 24 bits or fewer then gives
 // the same result as rounding the integer directly (no double rounding).
-double roundToOddDouble(int64_t v) {
-  uint64_t mag = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+double roundToOddDouble(DType from, int64_t v) {
+  bool negative = v < 0 && !isUnsigned(from);
+  uint64_t mag = negative ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
   int dropped = std::bit_width(mag) - std::numeric_limits<double>::digits;
   if (dropped > 0) {
     bool inexact = (mag & ((uint64_t{1} << dropped) - 1)) != 0;
     mag = (mag >> dropped) | inexact;
   }
   double d = std::ldexp(static_cast<double>(mag), std::max(dropped, 0));
-  return v < 0 ? -d : d;
+  return negative ? -d : d;
 }
 
 std::string numberText(DType t, double v) {
@@ -66,9 +67,9 @@ std::string numberText(DType t, double v) {
 
 }  // namespace
 
-double intToFloat(DType to, int64_t v) {
-  if (to == DType::f64) return static_cast<double>(v);
-  return roundToFloat(to, roundToOddDouble(v));
+double intToFloat(DType from, DType to, int64_t v) {
+  if (to == DType::f64) return intToDouble(from, v);
+  return roundToFloat(to, roundToOddDouble(from, v));
 }
 
 double readFloat(const std::byte* p, DType t) {
@@ -82,13 +83,8 @@ double readFloat(const std::byte* p, DType t) {
 }
 
 int64_t readInt(const std::byte* p, DType t) {
-  switch (t) {
-    case DType::i8: return loadAs<int8_t>(p);
-    case DType::i32: return loadAs<int32_t>(p);
-    case DType::i64: return loadAs<int64_t>(p);
-    case DType::boolean: return loadAs<uint8_t>(p) != 0;
-    default: throw Error("interpreter: " + std::string(dtypeName(t)) + " read as an integer");
-  }
+  if (isFloat(t)) throw Error("interpreter: " + std::string(dtypeName(t)) + " read as an integer");
+  return loadInt(p, t);
 }
 
 void writeFloat(std::byte* p, DType t, double v) {
@@ -102,18 +98,14 @@ void writeFloat(std::byte* p, DType t, double v) {
 }
 
 void writeInt(std::byte* p, DType t, int64_t v) {
-  switch (t) {
-    case DType::i8: return storeAs(p, static_cast<int8_t>(v));
-    case DType::i32: return storeAs(p, static_cast<int32_t>(v));
-    case DType::i64: return storeAs(p, v);
-    case DType::boolean: return storeAs(p, static_cast<uint8_t>(v != 0));
-    default: throw Error("interpreter: " + std::string(dtypeName(t)) + " written as an integer");
-  }
+  if (isFloat(t)) throw Error("interpreter: " + std::string(dtypeName(t)) + " written as an integer");
+  storeInt(p, t, v);
 }
 
 std::string tileText(const Tile& t) {
   auto element = [&](size_t i) {
-    return t.isFloat() ? numberText(t.type.dtype, t.floats[i]) : std::to_string(t.ints[i]);
+    if (t.isFloat()) return numberText(t.type.dtype, t.floats[i]);
+    return t.type.dtype == DType::u64 ? std::to_string(static_cast<uint64_t>(t.ints[i])) : std::to_string(t.ints[i]);
   };
   if (t.type.isScalar()) return element(0);
   std::string out;

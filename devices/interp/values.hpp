@@ -49,7 +49,7 @@ using Value = std::shared_ptr<const Tile>;
 void normalize(Tile& t);
 
 // The cast op's element conversions, each rounding exactly once.
-double intToFloat(DType to, int64_t v);
+double intToFloat(DType from, DType to, int64_t v);
 
 // One element of host memory at `p`, decoded or encoded by dtype. Values
 // written must already be representable in `t`.

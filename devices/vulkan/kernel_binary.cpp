@@ -75,7 +75,7 @@ void bad(const std::string& what) { throw jit::CorruptCacheEntry("the Vulkan ker
 gpu::KParam readParam(Reader& in) {
   auto kind = in.get<uint8_t>();
   auto dtype = in.get<uint8_t>();
-  if (kind > uint8_t(gpu::KParam::Kind::scalar) || dtype > uint8_t(DType::boolean))
+  if (kind > uint8_t(gpu::KParam::Kind::scalar) || dtype >= kDTypeCount)
     bad(fmt::format("a bad parameter (kind {}, dtype {})", kind, dtype));
   gpu::KParam p{.kind = gpu::KParam::Kind(kind), .name = {}, .dtype = DType(dtype)};
   p.number = in.get<uint32_t>();
@@ -85,7 +85,7 @@ gpu::KParam readParam(Reader& in) {
 
 gpu::KPrint readPrint(Reader& in, size_t params) {
   gpu::KPrint p{.label = in.getString(), .dtype = DType(in.get<uint8_t>()), .shape = {}, .param = 0};
-  if (uint8_t(p.dtype) > uint8_t(DType::boolean)) bad("a print of a bad dtype");
+  if (uint8_t(p.dtype) >= kDTypeCount) bad("a print of a bad dtype");
   uint32_t rank = in.get<uint32_t>();
   if (rank > 8) bad(fmt::format("a print of rank {}", rank));
   for (uint32_t d = 0; d < rank; ++d) p.shape.push_back(in.get<int64_t>());

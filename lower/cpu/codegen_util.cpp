@@ -8,11 +8,8 @@ llvm::Type* storageType(llvm::LLVMContext& c, DType t) {
     case DType::f64: return llvm::Type::getDoubleTy(c);
     case DType::f16: return llvm::Type::getHalfTy(c);
     case DType::bf16: return llvm::Type::getInt16Ty(c);  // raw bits: LLVM's bfloat ops flush subnormals
-    case DType::i8: case DType::boolean: return llvm::Type::getInt8Ty(c);
-    case DType::i32: return llvm::Type::getInt32Ty(c);
-    case DType::i64: return llvm::Type::getInt64Ty(c);
+    default: return llvm::Type::getIntNTy(c, static_cast<unsigned>(8 * dtypeBytes(t)));  // integers and bool
   }
-  return nullptr;
 }
 
 llvm::Type* computeType(llvm::LLVMContext& c, DType t) {

@@ -11,6 +11,7 @@
 
 #include "lower/cpu/abi.hpp"
 #include "lower/cpu/codegen_util.hpp"
+#include "lower/llvm_dtype.hpp"
 
 namespace tj::cpu {
 
@@ -122,7 +123,8 @@ class KernelLowering {
   llvm::Value* binary(const ir::Op& op, llvm::Value* x, llvm::Value* y);
   llvm::Value* compare(const ir::Op& op, llvm::Value* x, llvm::Value* y);
   llvm::Value* cast(llvm::Value* x, DType from, DType to);
-  llvm::Value* stickyToDouble(llvm::Value* x);
+  llvm::Value* stickyToDouble(llvm::Value* x, bool isUnsigned);
+  llvm::Value* unsignedDivide(const ir::Op& op, llvm::Value* x, llvm::Value* y);
   llvm::Value* loadElement(const ir::Op& op, const Indices& idx);
   llvm::Value* gatherElement(const ir::Op& op, const Indices& idx);
   llvm::Value* concatElement(const ir::Op& op, const Indices& idx);
@@ -485,7 +487,7 @@ void KernelLowering::lowerHistogram(const ir::Op& op) {
   llvm::Value* counts = allocateBuffer(t);
   emitLoop(b_, i64(0), i64(t.shape[0]), [&](llvm::Value* bin) { storeToBuffer(counts, t, {bin}, constant(DType::i32, 0)); });
   emitNest(type(x).shape, {x}, [&](const Indices& idx) {
-    llvm::Value* v = b_.CreateSExtOrTrunc(element(x, idx), b_.getInt64Ty());
+    llvm::Value* v = cast(element(x, idx), type(x).dtype, DType::i64);
     emitIf(b_, b_.CreateICmpULT(v, i64(t.shape[0])), [&] {
       llvm::Value* at = bufferAddress(counts, t, {v});
       b_.CreateStore(b_.CreateAdd(b_.CreateLoad(b_.getInt32Ty(), at), b_.getInt32(1)), at);
@@ -497,7 +499,8 @@ void KernelLowering::lowerHistogram(const ir::Op& op) {
 // Whether key a sorts before key b: their order, NaN past every number.
 llvm::Value* KernelLowering::sortsBefore(const ir::Op& op, llvm::Value* a, llvm::Value* b) {
   bool descending = op.intAttr("descending") != 0;
-  if (!a->getType()->isFloatingPointTy()) return descending ? b_.CreateICmpSGT(a, b) : b_.CreateICmpSLT(a, b);
+  if (!a->getType()->isFloatingPointTy())
+    return b_.CreateICmp(intPredicate(descending ? llvm::CmpInst::ICMP_SGT : llvm::CmpInst::ICMP_SLT, type(op.operands[0]).dtype), a, b);
   llvm::Value* aNaN = b_.CreateFCmpUNO(a, a);
   llvm::Value* bNaN = b_.CreateFCmpUNO(b, b);
   llvm::Value* nanFirst = descending ? b_.CreateAnd(aNaN, b_.CreateNot(bNaN)) : b_.CreateAnd(b_.CreateNot(aNaN), bNaN);
@@ -641,7 +644,7 @@ void KernelLowering::lowerReduction(const ir::Op& op) {
       if (isArg) {
         bool isMax = op.code == OpCode::argmax;
         llvm::Value* better = isFloat(xt.dtype) ? (isMax ? b_.CreateFCmpOGT(v, best) : b_.CreateFCmpOLT(v, best))
-                                                : (isMax ? b_.CreateICmpSGT(v, best) : b_.CreateICmpSLT(v, best));
+                                                : b_.CreateICmp(intPredicate(isMax ? llvm::CmpInst::ICMP_SGT : llvm::CmpInst::ICMP_SLT, xt.dtype), v, best);
         if (isFloat(xt.dtype))  // the first NaN wins and stays
           better = b_.CreateAnd(b_.CreateOr(better, b_.CreateFCmpUNO(v, v)), b_.CreateFCmpORD(best, best));
         b_.CreateStore(b_.CreateSelect(better, v, best), accSlot);
@@ -657,10 +660,10 @@ void KernelLowering::lowerReduction(const ir::Op& op) {
           break;
         }
         case OpCode::reduce_max:
-          next = isF ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, best, v) : b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, best, v);
+          next = isF ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, best, v) : b_.CreateBinaryIntrinsic(intMax(xt.dtype), best, v);
           break;
         default:
-          next = isF ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::minimum, best, v) : b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, best, v);
+          next = isF ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::minimum, best, v) : b_.CreateBinaryIntrinsic(intMin(xt.dtype), best, v);
           break;
       }
       b_.CreateStore(next, accSlot);
@@ -819,7 +822,7 @@ llvm::Value* KernelLowering::element(ValueId v, const Indices& idx) {
 llvm::Value* KernelLowering::constant(DType t, double value) {
   llvm::Type* ty = compute(t);
   if (isFloat(t)) return llvm::ConstantFP::get(ty, roundToFloat(t, value));
-  return llvm::ConstantInt::get(ty, static_cast<uint64_t>(wrapToInt(t, static_cast<int64_t>(value))), true);
+  return llvm::ConstantInt::get(ty, static_cast<uint64_t>(wrapNumberToInt(t, value)), true);
 }
 
 llvm::Value* KernelLowering::computeElement(const ir::Op& op, const Indices& idx) {
@@ -903,6 +906,7 @@ llvm::Value* KernelLowering::libm(const char* name, llvm::Value* x) {
 
 llvm::Value* KernelLowering::unary(const ir::Op& op, llvm::Value* x) {
   DType t = type(op.results[0]).dtype;
+  if (isUnsigned(t) && (op.code == OpCode::abs || op.code == OpCode::relu)) return x;
   if (!isFloat(t)) {
     switch (op.code) {
       case OpCode::neg: return b_.CreateNeg(x);
@@ -973,8 +977,8 @@ llvm::Value* KernelLowering::binary(const ir::Op& op, llvm::Value* x, llvm::Valu
     case OpCode::add: return b_.CreateAdd(x, y);
     case OpCode::sub: return b_.CreateSub(x, y);
     case OpCode::mul: return b_.CreateMul(x, y);
-    case OpCode::max: return b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, x, y);
-    case OpCode::min: return b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, x, y);
+    case OpCode::max: return b_.CreateBinaryIntrinsic(intMax(t), x, y);
+    case OpCode::min: return b_.CreateBinaryIntrinsic(intMin(t), x, y);
     case OpCode::logical_and: return b_.CreateAnd(x, y);
     case OpCode::logical_or: return b_.CreateOr(x, y);
     case OpCode::bit_xor: return b_.CreateXor(x, y);
@@ -983,12 +987,13 @@ llvm::Value* KernelLowering::binary(const ir::Op& op, llvm::Value* x, llvm::Valu
       unsigned bits = x->getType()->getIntegerBitWidth();
       llvm::Value* outside = b_.CreateICmpUGE(y, llvm::ConstantInt::get(y->getType(), bits));
       llvm::Value* zero = llvm::ConstantInt::get(x->getType(), 0);
-      if (op.code == OpCode::shr)
+      if (op.code == OpCode::shr && !isUnsigned(t))
         return b_.CreateAShr(x, b_.CreateSelect(outside, llvm::ConstantInt::get(y->getType(), bits - 1), y));
       llvm::Value* shifted = op.code == OpCode::shl ? b_.CreateShl(x, y) : b_.CreateLShr(x, y);
       return b_.CreateSelect(outside, zero, shifted);
     }
     case OpCode::div: case OpCode::rem: {
+      if (isUnsigned(t)) return unsignedDivide(op, x, y);
       // Truncating division without traps: x / 0 reports a fault and gives 0; x / -1 is -x.
       llvm::Value* zero = llvm::ConstantInt::get(y->getType(), 0);
       llvm::Value* minusOne = llvm::ConstantInt::get(y->getType(), -1, true);
@@ -1005,6 +1010,16 @@ llvm::Value* KernelLowering::binary(const ir::Op& op, llvm::Value* x, llvm::Valu
   }
 }
 
+// x / 0 and x % 0 report a fault and give 0.
+llvm::Value* KernelLowering::unsignedDivide(const ir::Op& op, llvm::Value* x, llvm::Value* y) {
+  llvm::Value* zero = llvm::ConstantInt::get(y->getType(), 0);
+  llvm::Value* isZero = b_.CreateICmpEQ(y, zero);
+  emitIf(b_, isZero, [&] { emitFault(kFaultIntegerDivideByZero); });
+  llvm::Value* safe = b_.CreateSelect(isZero, llvm::ConstantInt::get(y->getType(), 1), y);
+  llvm::Value* q = op.code == OpCode::div ? b_.CreateUDiv(x, safe) : b_.CreateURem(x, safe);
+  return b_.CreateSelect(isZero, zero, q);
+}
+
 llvm::Value* KernelLowering::compare(const ir::Op& op, llvm::Value* x, llvm::Value* y) {
   const std::string& pred = op.stringAttr("pred");
   bool isF = x->getType()->isFloatingPointTy();
@@ -1015,9 +1030,7 @@ llvm::Value* KernelLowering::compare(const ir::Op& op, llvm::Value* x, llvm::Val
                                 {"eq", P::FCMP_OEQ, P::ICMP_EQ},  {"ne", P::FCMP_UNE, P::ICMP_NE}};
   for (const Entry& e : table)
     if (pred == e.name) {
-      bool unsignedBool = !isF && x->getType()->isIntegerTy(1);
-      P p = isF ? e.f : unsignedBool ? llvm::ICmpInst::getUnsignedPredicate(e.i) : e.i;
-      return isF ? b_.CreateFCmp(p, x, y) : b_.CreateICmp(p, x, y);
+      return isF ? b_.CreateFCmp(e.f, x, y) : b_.CreateICmp(intPredicate(e.i, type(op.operands[0]).dtype), x, y);
     }
   unsupported(op, "unknown predicate '" + pred + "'");
 }
@@ -1032,20 +1045,23 @@ llvm::Value* KernelLowering::cast(llvm::Value* x, DType from, DType to) {
   if (isFloat(from) && isFloat(to))
     return to == DType::f64 ? b_.CreateFPExt(x, target) : roundToDType(b_, x, to);
   if (isFloat(from))  // truncate toward zero, NaN -> 0, saturate
-    return b_.CreateIntrinsic(llvm::Intrinsic::fptosi_sat, {target, x->getType()}, {x});
+    return b_.CreateIntrinsic(isUnsigned(to) ? llvm::Intrinsic::fptoui_sat : llvm::Intrinsic::fptosi_sat,
+                              {target, x->getType()}, {x});
+  bool is64 = dtypeBytes(from) == 8;
   if (isFloat(to)) {
-    if (to == DType::f64 || (to == DType::f32 && from == DType::i64)) return b_.CreateSIToFP(x, target);  // one rounding
-    // Through double, exact for i8/i32; i64 keeps a sticky bit so the final rounding is the only one.
-    llvm::Value* wide = from == DType::i64 ? stickyToDouble(x) : b_.CreateSIToFP(x, b_.getDoubleTy());
-    return roundToDType(b_, wide, to);
+    if (to == DType::f64 || (to == DType::f32 && is64))  // one rounding
+      return isUnsigned(from) ? b_.CreateUIToFP(x, target) : b_.CreateSIToFP(x, target);
+    // Through double, exact up to 32 bits; 64 keep a sticky bit so the final rounding is the only one.
+    if (is64) return roundToDType(b_, stickyToDouble(x, isUnsigned(from)), to);
+    return roundToDType(b_, isUnsigned(from) ? b_.CreateUIToFP(x, b_.getDoubleTy()) : b_.CreateSIToFP(x, b_.getDoubleTy()), to);
   }
-  return b_.CreateSExtOrTrunc(x, target);
+  return isUnsigned(from) ? b_.CreateZExtOrTrunc(x, target) : b_.CreateSExtOrTrunc(x, target);
 }
 
-// An i64 as a double that is exact or, above 2^53, has its lost low bits folded
+// An i64 (or u64) as a double that is exact or, above 2^53, has its lost low bits folded
 // into a sticky bit, so rounding it once more to 16 bits rounds correctly.
-llvm::Value* KernelLowering::stickyToDouble(llvm::Value* x) {
-  llvm::Value* negative = b_.CreateICmpSLT(x, i64(0));
+llvm::Value* KernelLowering::stickyToDouble(llvm::Value* x, bool isUnsigned) {
+  llvm::Value* negative = isUnsigned ? b_.getFalse() : b_.CreateICmpSLT(x, i64(0));
   llvm::Value* magnitude = b_.CreateSelect(negative, b_.CreateNeg(x), x);  // INT64_MIN stays 2^63 unsigned
   llvm::Value* low = b_.CreateAnd(magnitude, i64(0x7ff));
   llvm::Value* jammed = b_.CreateOr(b_.CreateAnd(magnitude, i64(~int64_t{0x7ff})),
@@ -1116,8 +1132,8 @@ llvm::Value* KernelLowering::atomicElement(const ir::Op& op, const Indices& idx)
           b_.CreateAtomicCmpXchg(at, compare, value, llvm::MaybeAlign(), order, llvm::AtomicOrdering::Acquire), 0);
     using Rmw = llvm::AtomicRMWInst;
     Rmw::BinOp bin = fn == ir::AtomicFn::add  ? (isFloat(dtype) ? Rmw::FAdd : Rmw::Add)
-                     : fn == ir::AtomicFn::max ? Rmw::Max
-                     : fn == ir::AtomicFn::min ? Rmw::Min
+                     : fn == ir::AtomicFn::max ? (isUnsigned(dtype) ? Rmw::UMax : Rmw::Max)
+                     : fn == ir::AtomicFn::min ? (isUnsigned(dtype) ? Rmw::UMin : Rmw::Min)
                                                : Rmw::Xchg;
     return b_.CreateAtomicRMW(bin, at, value, llvm::MaybeAlign(), order);
   }, constant(dtype, 0));
@@ -1137,13 +1153,13 @@ void KernelLowering::lowerScatter(const ir::Op& op) {
 }
 
 // The linear element of a gather or scatter at idx, and whether it is read or written: every
-// coordinate (sign-extended) inside its axis and the mask, operand maskAt where there is one, true.
+// coordinate (as an i64) inside its axis and the mask, operand maskAt where there is one, true.
 std::pair<llvm::Value*, llvm::Value*> KernelLowering::indirectAddress(const ir::Op& op, size_t maskAt, const Indices& idx) {
   int64_t tensor = op.intAttr("tensor");
   Indices coords;
   llvm::Value* linear = i64(0);
   for (size_t d = 0; d < static_cast<size_t>(kernel_.tensors[tensor].rank); ++d) {
-    coords.push_back(b_.CreateSExt(element(op.operands[d], idx), b_.getInt64Ty()));
+    coords.push_back(cast(element(op.operands[d], idx), type(op.operands[d]).dtype, DType::i64));
     linear = b_.CreateAdd(linear, b_.CreateMul(coords[d], strideOf(tensor, d, false)));
   }
   llvm::Value* inside = inBounds(tensor, coords);

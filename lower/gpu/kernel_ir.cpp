@@ -122,7 +122,7 @@ std::vector<Reg> KBuilder::emitMulti(KOp op, const std::vector<DType>& types, st
 
 Reg KBuilder::constant(DType t, double value) {
   if (isFloat(t)) return emit(KOp::constant, t, {}, {{"value", value}});
-  return emit(KOp::constant, t, {}, {{"value", static_cast<int64_t>(value)}});
+  return emit(KOp::constant, t, {}, {{"value", wrapNumberToInt(t, value)}});
 }
 
 Reg KBuilder::constant(DType t, const ir::AttrValue& value) {

@@ -10,7 +10,8 @@
 //   param {index}                      : the function's parameter `index` (sizes, strides, scalars)
 //   constant {value}                   : T
 //   unary {fn} (x), binary {fn} (a, b) : fn is a tile-IR elementwise op name (add, exp, rsqrt, max, xor, shl, shr...)
-//   cmp {pred} (a, b)                  : bool; pred lt le gt ge eq ne, ult (unsigned less: 0 <= a < b when b >= 0)
+//   cmp {pred} (a, b)                  : bool; pred lt le gt ge eq ne in the order of the operands' dtype
+//                                        (unsigned for u8...u64), ult (unsigned less: 0 <= a < b when b >= 0)
 //   select (c, a, b), cast (x)         : cast converts to the result type
 //   load_global {buffer, fill, vec} (index, pred)  : buffer[index] if pred else fill (index in elements)
 //   store_global {buffer, vec} (index, pred, value): buffer[index] = value if pred

@@ -708,6 +708,7 @@ class Lowering {
     if (code == ir::OpCode::reduce_sum) return b_.constant(t, isFloat(t) ? -0.0 : 0.0);
     if (isFloat(t)) return b_.constant(t, isMax ? -INFINITY : INFINITY);
     if (t == DType::boolean) return b_.constant(t, isMax ? 0.0 : 1.0);
+    if (isUnsigned(t)) return b_.constant(t, isMax ? 0.0 : -1.0);  // -1: all ones
     Reg lowest = b_.constant(t, -std::ldexp(1.0, int(dtypeBytes(t)) * 8 - 1));
     return isMax ? lowest : b_.binary("xor", lowest, b_.constant(t, -1.0));  // the largest: ~lowest
   }
@@ -1193,7 +1194,7 @@ class Lowering {
     for (int64_t r = 0; r < registerCount(counts); ++r)
       b_.effect(KOp::store_shared, {coords(counts, r)[0], b_.constant(DType::i32, 0)}, {{"alloc", alloc}});
     b_.effect(KOp::barrier);
-    DType wide = dtypeOf(x) == DType::i64 ? DType::i64 : DType::i32;  // bins may not fit an i8
+    DType wide = dtypeBytes(dtypeOf(x)) == 8 ? DType::i64 : DType::i32;  // bins may not fit 8 bits
     Reg owns = ownsCopies(in), one = b_.constant(DType::i32, 1), zero = b_.constant(DType::i32, 0);
     const std::vector<Reg>& values = regs_.at(x);
     for (int64_t r = 0; r < registerCount(in); ++r) {

@@ -17,6 +17,7 @@
 #include <map>
 
 #include "ir/error.hpp"
+#include "lower/llvm_dtype.hpp"
 #include "lower/math/accurate_math.hpp"
 
 namespace tj::llvmgpu {
@@ -144,12 +145,9 @@ class Printer {
       case DType::f32: case DType::bf16: return b_.getFloatTy();
       case DType::f64: return b_.getDoubleTy();
       case DType::f16: return b_.getHalfTy();
-      case DType::i8: return b_.getInt8Ty();
-      case DType::i32: return b_.getInt32Ty();
-      case DType::i64: return b_.getInt64Ty();
       case DType::boolean: return b_.getInt1Ty();
+      default: return b_.getIntNTy(unsigned(8 * dtypeBytes(t)));  // integers
     }
-    unsupported("dtype " + std::string(dtypeName(t)));
   }
   // Memory holds bool as one byte 0 or 1 and bf16 as its 16 bits.
   llvm::Type* memoryType(DType t) {
@@ -220,8 +218,8 @@ class Printer {
                                    b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, d));
     return nudgeToOdd(f, b_.CreateFCmpONE(back, d), away);
   }
-  Value* intToOddF32(Value* x) {
-    Value* negative = b_.CreateICmpSLT(x, llvm::ConstantInt::get(x->getType(), 0));
+  Value* intToOddF32(Value* x, bool isUnsignedInt) {
+    Value* negative = isUnsignedInt ? b_.getFalse() : b_.CreateICmpSLT(x, llvm::ConstantInt::get(x->getType(), 0));
     Value* magnitude = b_.CreateSelect(negative, b_.CreateNeg(x), x);
     Value* f = b_.CreateUIToFP(magnitude, b_.getFloatTy());
     Value* back = b_.CreateFPToUI(f, x->getType());
@@ -237,14 +235,16 @@ class Printer {
     if (isFloat(from) && isFloat(to)) return floatToFloat(x, from, to);
     if (isFloat(from)) {  // toward zero, saturating, NaN to 0
       if (from == DType::f16) x = b_.CreateFPExt(x, b_.getFloatTy());
-      return b_.CreateIntrinsic(llvm::Intrinsic::fptosi_sat, {type(to), x->getType()}, {x});
+      return b_.CreateIntrinsic(isUnsigned(to) ? llvm::Intrinsic::fptoui_sat : llvm::Intrinsic::fptosi_sat,
+                                {type(to), x->getType()}, {x});
     }
+    bool isU = isUnsigned(from);
     if (isFloat(to)) {
-      if (from == DType::i8 || to == DType::f32 || to == DType::f64 || to == DType::f16)
-        return b_.CreateSIToFP(x, type(to));  // one rounding
-      return roundBF16(intToOddF32(x));
+      if (dtypeBytes(from) == 1 || to != DType::bf16)  // one rounding
+        return isU ? b_.CreateUIToFP(x, type(to)) : b_.CreateSIToFP(x, type(to));
+      return roundBF16(intToOddF32(x, isU));
     }
-    return b_.CreateSExtOrTrunc(x, type(to));
+    return isU ? b_.CreateZExtOrTrunc(x, type(to)) : b_.CreateSExtOrTrunc(x, type(to));
   }
   Value* floatToFloat(Value* x, DType from, DType to) {
     if (to == DType::bf16) {
@@ -271,6 +271,7 @@ class Printer {
   Value* unaryInRegister(const std::string& fn, DType t, Value* x) {
     bool fl = isFloat(t);
     if (fn == "neg") return fl ? b_.CreateFNeg(x) : b_.CreateNeg(x);
+    if ((fn == "abs" || fn == "relu") && isUnsigned(t)) return x;
     if (fn == "abs")
       return fl ? b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x)
                 : b_.CreateBinaryIntrinsic(llvm::Intrinsic::abs, x, b_.getFalse());
@@ -297,12 +298,16 @@ class Printer {
   Value* minMax(bool isMax, DType t, Value* a, Value* b) {
     if (isFloat(t)) return b_.CreateBinaryIntrinsic(isMax ? llvm::Intrinsic::maximum : llvm::Intrinsic::minimum, a, b);
     if (t == DType::boolean) return isMax ? b_.CreateOr(a, b) : b_.CreateAnd(a, b);
-    return b_.CreateSelect(isMax ? b_.CreateICmpSGT(a, b) : b_.CreateICmpSLT(a, b), a, b);
+    return b_.CreateBinaryIntrinsic(isMax ? intMax(t) : intMin(t), a, b);
   }
 
   // Truncating division; x / -1 is -x (wrapping) and x % -1 is 0; a zero divisor gives 0.
   Value* intDivision(bool isDiv, DType t, Value* a, Value* b) {
     Value* zero = b_.CreateICmpEQ(b, constant(t, 0));
+    if (isUnsigned(t)) {
+      Value* safe = b_.CreateSelect(zero, constant(t, 1), b);
+      return b_.CreateSelect(zero, constant(t, 0), isDiv ? b_.CreateUDiv(a, safe) : b_.CreateURem(a, safe));
+    }
     Value* minusOne = b_.CreateICmpEQ(b, constant(t, -1));
     Value* special = b_.CreateOr(zero, minusOne);
     Value* safe = b_.CreateSelect(special, constant(t, 1), b);
@@ -314,7 +319,7 @@ class Printer {
   // A count outside [0, width) shifts every bit out: shl and shru give 0, shr the sign.
   Value* shift(const std::string& fn, DType t, Value* a, Value* count) {
     Value* outside = b_.CreateICmpUGE(count, constant(t, dtypeBytes(t) * 8));
-    if (fn != "shr")
+    if (fn != "shr" || isUnsigned(t))
       return b_.CreateSelect(outside, constant(t, 0), fn == "shl" ? b_.CreateShl(a, count) : b_.CreateLShr(a, count));
     return b_.CreateAShr(a, b_.CreateSelect(outside, constant(t, dtypeBytes(t) * 8 - 1), count));
   }
@@ -434,7 +439,7 @@ class Printer {
     auto it = kPreds.find(pred);
     if (it == kPreds.end()) unsupported("cmp " + pred);
     if (t == DType::boolean && pred != "eq" && pred != "ne") unsupported("cmp " + pred + " on bool");
-    return isFloat(t) ? b_.CreateFCmp(it->second.f, a, b) : b_.CreateICmp(it->second.i, a, b);
+    return isFloat(t) ? b_.CreateFCmp(it->second.f, a, b) : b_.CreateICmp(intPredicate(it->second.i, t), a, b);
   }
 
   // ---- memory ----
@@ -526,6 +531,7 @@ class Printer {
       auto it = kOps.find(fn);
       if (it == kOps.end()) unsupported("atomic " + fn);
       Rmw::BinOp op = fn == "add" && isFloat(t) ? Rmw::FAdd : it->second;
+      if (isUnsigned(t) && (op == Rmw::Max || op == Rmw::Min)) op = op == Rmw::Max ? Rmw::UMax : Rmw::UMin;
       return b_.CreateAtomicRMW(op, at, val(i.operands[2]), llvm::MaybeAlign(), order, scope);
     });
   }

@@ -69,12 +69,13 @@ class Printer {
       case DType::f32: case DType::bf16: return m_.typeFloat(32);
       case DType::f64: m_.capability(Capability::Float64); return m_.typeFloat(64);
       case DType::f16: m_.capability(Capability::Float16); return m_.typeFloat(16);
-      case DType::i8: m_.capability(Capability::Int8); return m_.typeInt(8, true);
-      case DType::i32: return m_.typeInt(32, true);
-      case DType::i64: return i64_;
       case DType::boolean: return m_.typeBool();
+      default:  // integers: signed types whatever the dtype, whose ops say how bits are read
+        if (dtypeBytes(t) == 8) return i64_;
+        if (dtypeBytes(t) == 1) m_.capability(Capability::Int8);
+        if (dtypeBytes(t) == 2) m_.capability(Capability::Int16);
+        return m_.typeInt(uint32_t(8 * dtypeBytes(t)), true);
     }
-    unsupported("dtype " + std::string(dtypeName(t)));
   }
   // Bytes of a register of dtype t (bf16 lives in an f32).
   static int registerBytes(DType t) { return t == DType::bf16 ? 4 : dtypeBytes(t); }
@@ -100,8 +101,9 @@ class Printer {
   }
   Id intConstant(DType t, int64_t v) {
     if (t == DType::boolean) return m_.constBool(v != 0);
-    if (t == DType::i64) return m_.constant(type(t), uint64_t(v));
-    return m_.constant(type(t), uint32_t(wrapToInt(t, v)));  // sign-extended to a word
+    if (dtypeBytes(t) == 8) return m_.constant(type(t), uint64_t(v));
+    int unused = 64 - 8 * dtypeBytes(t);  // the register type is signed: its literal is sign-extended to a word
+    return m_.constant(type(t), uint32_t(static_cast<int64_t>(static_cast<uint64_t>(v) << unused) >> unused));
   }
   // An attribute's value in dtype t; integers exactly, even beyond 2^53.
   Id constantOf(DType t, const KAttrValue& v) {
@@ -256,11 +258,11 @@ class Printer {
     return nudgeToOdd(f, inexact, away);
   }
 
-  // An i32 or i64 as an f32 rounded to odd, through its magnitude as an unsigned integer.
+  // An integer of 32 or 64 bits as an f32 rounded to odd, through its magnitude as an unsigned integer.
   Id intToOddF32(Id x, DType from) {
     int bytes = dtypeBytes(from);
     Id U = uint(bytes), F = type(DType::f32);
-    Id negative = compare("lt", from, x, constant(from, 0));
+    Id negative = isUnsigned(from) ? m_.constBool(false) : compare("lt", from, x, constant(from, 0));
     Id magnitude = m_.op(Op::Bitcast, U, {m_.select(type(from), negative, m_.op(Op::SNegate, type(from), {x}), x)});
     Id f = m_.op(Op::ConvertUToF, F, {magnitude});
     Id back = m_.op(Op::ConvertFToU, U, {f});  // f <= 2^63: in range
@@ -279,14 +281,19 @@ class Printer {
     if (isFloat(from) && isFloat(to)) return floatToFloat(x, from, to);
     if (isFloat(from)) return floatToInt(x, from, to);
     if (isFloat(to)) return intToFloat(x, from, to);
-    return dtypeBytes(to) > dtypeBytes(from) ? signExtend(x, from, to) : m_.op(Op::SConvert, type(to), {x});
+    if (dtypeBytes(to) <= dtypeBytes(from)) return type(to) == type(from) ? x : m_.op(Op::SConvert, type(to), {x});
+    return isUnsigned(from) ? zeroExtend(x, from, to) : signExtend(x, from, to);
+  }
+
+  Id zeroExtend(Id x, DType from, DType to) {
+    return m_.op(Op::Bitcast, type(to), {m_.op(Op::UConvert, uint(dtypeBytes(to)), {m_.op(Op::Bitcast, uint(dtypeBytes(from)), {x})})});
   }
 
   // Widening by zero-extending, then shifting the sign bit up and back. lavapipe miscompiled
   // OpSConvert i32 -> i64 of a negative value feeding a signed compare (the compare saw a
   // positive number), so a gather at coordinate -2 read inside the tensor.
   Id signExtend(Id x, DType from, DType to) {
-    Id wide = m_.op(Op::Bitcast, type(to), {m_.op(Op::UConvert, uint(dtypeBytes(to)), {m_.op(Op::Bitcast, uint(dtypeBytes(from)), {x})})});
+    Id wide = zeroExtend(x, from, to);
     Id shift = constant(to, double(8 * (dtypeBytes(to) - dtypeBytes(from))));
     return m_.op(Op::ShiftRightArithmetic, type(to), {m_.op(Op::ShiftLeftLogical, type(to), {wide, shift}), shift});
   }
@@ -298,20 +305,26 @@ class Printer {
     return type(from) == type(to) ? x : m_.op(Op::FConvert, type(to), {x});
   }
 
-  // Toward zero, NaN to 0, saturating at the range (OpConvertFToS is undefined outside it).
+  // Toward zero, NaN to 0, saturating at the range (OpConvertFToS/U is undefined outside it).
   Id floatToInt(Id x, DType from, DType to) {
-    double edge = std::ldexp(1.0, dtypeBytes(to) * 8 - 1);
-    Id below = compare("le", from, x, constant(from, -edge)), above = compare("ge", from, x, constant(from, edge));
+    bool isU = isUnsigned(to);
+    double high = std::ldexp(1.0, dtypeBytes(to) * 8 - (isU ? 0 : 1)), low = isU ? 0 : -high;
+    Id below = compare("le", from, x, constant(from, low)), above = compare("ge", from, x, constant(from, high));
     Id outside = any({below, above, m_.op(Op::IsNan, bool_, {x})});
-    Id inRange = m_.op(Op::ConvertFToS, type(to), {m_.select(type(from), outside, constant(from, 0), x)});
-    Id r = m_.select(type(to), below, constant(to, -edge), inRange);
-    return m_.select(type(to), above, constant(to, edge), r);
+    Id inRange = m_.select(type(from), outside, constant(from, 0), x);
+    inRange = isU ? m_.op(Op::Bitcast, type(to), {m_.op(Op::ConvertFToU, uint(dtypeBytes(to)), {inRange})})
+                  : m_.op(Op::ConvertFToS, type(to), {inRange});
+    Id r = m_.select(type(to), below, intConstant(to, saturateToInt(to, low)), inRange);
+    return m_.select(type(to), above, intConstant(to, saturateToInt(to, high)), r);
   }
 
-  // i32/i64 to f16/bf16 through an f32 rounded to odd. An i8 is exact in every float type
-  // (in the f32 holding a bf16 too), and f32 and f64 targets round once.
+  // Integers of 16 bits or more to f16/bf16 through an f32 rounded to odd. 8 bits are exact in
+  // every float type (in the f32 holding a bf16 too), and f32 and f64 targets round once.
   Id intToFloat(Id x, DType from, DType to) {
-    if (from == DType::i8 || to == DType::f32 || to == DType::f64) return m_.op(Op::ConvertSToF, type(to), {x});
+    if (dtypeBytes(from) == 1 || to == DType::f32 || to == DType::f64) {
+      if (!isUnsigned(from)) return m_.op(Op::ConvertSToF, type(to), {x});
+      return m_.op(Op::ConvertUToF, type(to), {m_.op(Op::Bitcast, uint(dtypeBytes(from)), {x})});
+    }
     return floatToFloat(intToOddF32(x, from), DType::f32, to);
   }
 
@@ -333,6 +346,7 @@ class Printer {
     bool fl = isFloat(t);
     auto glsl = [&](GlslOp g) { return m_.ext(g, T, {x}); };
     if (fn == "neg") return m_.op(fl ? Op::FNegate : Op::SNegate, T, {x});
+    if ((fn == "abs" || fn == "relu") && isUnsigned(t)) return x;
     if (fn == "abs") return glsl(fl ? GlslOp::FAbs : GlslOp::SAbs);
     if (fn == "not") return m_.op(t == DType::boolean ? Op::LogicalNot : Op::Not, T, {x});  // bitwise on integers
     if (fn == "relu") return minMax(true, t, x, constant(t, 0));
@@ -375,6 +389,12 @@ class Printer {
   // A zero divisor gives 0, as the CPU backend does; the kernel IR reports the fault.
   Id intDivision(bool isDiv, DType t, Id a, Id b) {
     Id T = type(t);
+    if (isUnsigned(t)) {  // on the bits as unsigned integers, which the register types are not
+      Id U = uint(dtypeBytes(t)), zero = compare("eq", t, b, constant(t, 0));
+      auto bits = [&](Id v) { return m_.op(Op::Bitcast, U, {v}); };
+      Id q = m_.op(isDiv ? Op::UDiv : Op::UMod, U, {bits(a), bits(m_.select(T, zero, constant(t, 1), b))});
+      return m_.select(T, zero, constant(t, 0), m_.op(Op::Bitcast, T, {q}));
+    }
     Id zero = compare("eq", t, b, constant(t, 0)), minusOne = compare("eq", t, b, constant(t, -1));
     Id special = any({zero, minusOne});
     Id q = m_.op(isDiv ? Op::SDiv : Op::SRem, T, {a, m_.select(T, special, constant(t, 1), b)});
@@ -387,7 +407,7 @@ class Printer {
   Id shift(const std::string& fn, DType t, Id a, Id count) {
     Id T = type(t), width = constant(t, dtypeBytes(t) * 8);
     Id outside = m_.op(Op::UGreaterThanEqual, bool_, {count, width});
-    if (fn != "shr") {
+    if (fn != "shr" || isUnsigned(t)) {
       Op op = fn == "shl" ? Op::ShiftLeftLogical : Op::ShiftRightLogical;
       return m_.select(T, outside, constant(t, 0), m_.op(op, T, {a, count}));
     }
@@ -508,17 +528,18 @@ class Printer {
       if (isFloat(t) || t == DType::boolean) unsupported("cmp ult on " + std::string(dtypeName(t)));
       return m_.op(Op::ULessThan, bool_, {a, b});
     }
-    struct Ops { Op f, i, logical; };
+    struct Ops { Op f, i, u, logical; };
     static const std::map<std::string, Ops> kOps = {
-        {"lt", {Op::FOrdLessThan, Op::SLessThan, Op::Return}},
-        {"le", {Op::FOrdLessThanEqual, Op::SLessThanEqual, Op::Return}},
-        {"gt", {Op::FOrdGreaterThan, Op::SGreaterThan, Op::Return}},
-        {"ge", {Op::FOrdGreaterThanEqual, Op::SGreaterThanEqual, Op::Return}},
-        {"eq", {Op::FOrdEqual, Op::IEqual, Op::LogicalEqual}},
-        {"ne", {Op::FUnordNotEqual, Op::INotEqual, Op::LogicalNotEqual}}};
+        {"lt", {Op::FOrdLessThan, Op::SLessThan, Op::ULessThan, Op::Return}},
+        {"le", {Op::FOrdLessThanEqual, Op::SLessThanEqual, Op::ULessThanEqual, Op::Return}},
+        {"gt", {Op::FOrdGreaterThan, Op::SGreaterThan, Op::UGreaterThan, Op::Return}},
+        {"ge", {Op::FOrdGreaterThanEqual, Op::SGreaterThanEqual, Op::UGreaterThanEqual, Op::Return}},
+        {"eq", {Op::FOrdEqual, Op::IEqual, Op::IEqual, Op::LogicalEqual}},
+        {"ne", {Op::FUnordNotEqual, Op::INotEqual, Op::INotEqual, Op::LogicalNotEqual}}};
     auto it = kOps.find(pred);
     if (it == kOps.end()) unsupported("cmp " + pred);
-    Op op = isFloat(t) ? it->second.f : t == DType::boolean ? it->second.logical : it->second.i;
+    const Ops& ops = it->second;
+    Op op = isFloat(t) ? ops.f : t == DType::boolean ? ops.logical : isUnsigned(t) ? ops.u : ops.i;
     if (op == Op::Return) unsupported("cmp " + pred + " on bool");
     return m_.op(op, bool_, {a, b});
   }
@@ -581,6 +602,7 @@ class Printer {
     if (isFloat(t) && fn != "xchg") unsupported("atomic " + fn + " on " + std::string(dtypeName(t)));
     static const std::map<std::string, Op> kOps = {
         {"add", Op::AtomicIAdd}, {"max", Op::AtomicSMax}, {"min", Op::AtomicSMin}, {"xchg", Op::AtomicExchange}};
+    static const std::map<std::string, Op> kUnsigned = {{"max", Op::AtomicUMax}, {"min", Op::AtomicUMin}};
     if (dtypeBytes(t) == 8) m_.capability(Capability::Int64Atomics);
     Id U = uint(dtypeBytes(t)), scope = m_.constU32(uint32_t(Scope::Device));
     Id ordered = m_.constU32(semantics::kAcquireRelease | semantics::kUniformMemory);
@@ -591,7 +613,7 @@ class Printer {
         Id unequal = m_.constU32(semantics::kAcquire | semantics::kUniformMemory);
         old = m_.op(Op::AtomicCompareExchange, U, {at, scope, ordered, unequal, bits(i.operands[2]), bits(i.operands[3])});
       } else {
-        auto it = kOps.find(fn);
+        auto it = isUnsigned(t) && kUnsigned.count(fn) ? kUnsigned.find(fn) : kOps.find(fn);
         if (it == kOps.end()) unsupported("atomic " + fn);
         old = m_.op(it->second, U, {at, scope, ordered, bits(i.operands[2])});
       }
@@ -657,8 +679,11 @@ class Printer {
     const std::string& fn = strAttr(i, "fn");
     static const std::map<std::string, Op> kInt = {
         {"add", Op::GroupNonUniformIAdd}, {"max", Op::GroupNonUniformSMax}, {"min", Op::GroupNonUniformSMin}};
-    auto it = kInt.find(fn);
-    if (it == kInt.end() || t == DType::boolean)
+    static const std::map<std::string, Op> kUnsigned = {
+        {"add", Op::GroupNonUniformIAdd}, {"max", Op::GroupNonUniformUMax}, {"min", Op::GroupNonUniformUMin}};
+    const auto& ops = isUnsigned(t) ? kUnsigned : kInt;
+    auto it = ops.find(fn);
+    if (it == ops.end() || t == DType::boolean)
       unsupported("subgroup_reduce " + fn + " on " + std::string(dtypeName(t)));
     int64_t cluster = intAttr(i, "cluster");
     // Butterflies for clusters, for float max/min (the driver's need not propagate NaN) and

@@ -41,11 +41,12 @@ enum class Op : uint16_t {
   ShiftRightLogical = 194, ShiftRightArithmetic = 195, ShiftLeftLogical = 196, BitwiseOr = 197, BitwiseXor = 198,
   BitwiseAnd = 199, Not = 200,
   ControlBarrier = 224, MemoryBarrier = 225, AtomicExchange = 229, AtomicCompareExchange = 230, AtomicIAdd = 234,
-  AtomicSMin = 236, AtomicSMax = 238,
+  AtomicSMin = 236, AtomicUMin = 237, AtomicSMax = 238, AtomicUMax = 239,
   Phi = 245, LoopMerge = 246, SelectionMerge = 247, Label = 248, Branch = 249, BranchConditional = 250,
   Return = 253, ReturnValue = 254,
   GroupNonUniformShuffle = 345, GroupNonUniformShuffleXor = 346, GroupNonUniformIAdd = 349,
-  GroupNonUniformFAdd = 350, GroupNonUniformSMin = 353, GroupNonUniformFMin = 355, GroupNonUniformSMax = 356,
+  GroupNonUniformFAdd = 350, GroupNonUniformSMin = 353, GroupNonUniformUMin = 354, GroupNonUniformFMin = 355, GroupNonUniformSMax = 356,
+  GroupNonUniformUMax = 357,
   GroupNonUniformFMax = 358, AtomicFAddEXT = 6035,
 };
 
