@@ -41,6 +41,7 @@
 //                                 updated). fn: add, max, min, xchg, cas (writes value where the old
 //                                 value equals compare; the only fn with a compare operand).
 //                                 Acquire-release ordering at device scope; duplicates all apply.
+//                                 Float max/min as the elementwise ops (NaN wins; no cas on floats).
 //   scan {fn, axis} (x)          : x's type; the inclusive prefix along `axis` of fn (add, mul, max,
 //                                 min: as the elementwise ops): element i combines elements 0..i, the
 //                                 first element is x's own. Floats may associate in any order.

@@ -167,7 +167,7 @@ TEST_CASE("autotune: the tuning file is per device under $TILEJIT_CACHE_DIR/tuni
   CHECK(tuningFilePath("cpu").empty());
 }
 
-TEST_CASE("autotune: a tuning file round-trips through save and load; old and unknown fields load") {
+TEST_CASE("autotune: a tuning file round-trips through save and load: old and unknown fields load") {
   fs::path dir = test::scratchDir("tune", "roundtrip");
   fs::path file = dir / "sub" / "t.json";
   CHECK(loadTunings(file).empty());  // no file: no entries, and nothing created
@@ -435,7 +435,7 @@ TEST_CASE("autotune: TILEJIT_AUTOTUNE=0 uses a valid stored choice, else the fir
   fs::remove_all(dir);
 }
 
-TEST_CASE("autotune: a failing candidate is skipped with its reason; every one failing is an error") {
+TEST_CASE("autotune: a failing candidate is skipped with its reason: every one failing is an error") {
   fs::path dir = test::scratchDir("tune", "failing");
   AddProblem problem(dir / "t.json");
   problem.failure[512] = "out of shared memory";

@@ -1339,7 +1339,7 @@ Tensor gatherRows(DType t) {
   return Tensor::from({int64_t(rows.size())}, rows, t);
 }
 
-TEST_CASE("conformance: gather reads computed coordinates; out-of-range and masked elements read the fill") {
+TEST_CASE("conformance: gather reads computed coordinates: out-of-range and masked elements read the fill") {
   for (const std::string& device : conformanceDevices())
     for (auto [t, coordType, fill] : {std::tuple{f32, i32, -5.5}, std::tuple{i32, i64, -7.0}, std::tuple{f16, i32, ref::inf()},
                                       std::tuple{i64, i8, 3.0}, std::tuple{boolean, i32, 1.0}, std::tuple{u16, u32, 77.0},
@@ -1399,7 +1399,7 @@ TEST_CASE("conformance: gather with Index, number and broadcast coordinates, of 
   }
 }
 
-TEST_CASE("conformance: scatter writes computed coordinates; out-of-range and masked writes are dropped") {
+TEST_CASE("conformance: scatter writes computed coordinates: out-of-range and masked writes are dropped") {
   for (const std::string& device : conformanceDevices())
     for (auto [t, transposed] : {std::pair{f32, false}, std::pair{i64, true}, std::pair{bf16, false}, std::pair{i8, true}}) {
       INFO(device, ": scatter into ", dtypeName(t), "[37, 29]", transposed ? " (a transposed view)" : "");
@@ -1506,7 +1506,8 @@ TEST_CASE("conformance: atomic add, max, min and xchg apply every duplicate, ski
   for (const std::string& device : conformanceDevices())
     for (auto [fn, t] : {std::pair{"add", i32}, std::pair{"add", i64}, std::pair{"add", f32}, std::pair{"max", i32},
                          std::pair{"min", i64}, std::pair{"xchg", i32}, std::pair{"xchg", f32}, std::pair{"max", u32},
-                         std::pair{"min", u32}}) {
+                         std::pair{"min", u32}, std::pair{"max", f32}, std::pair{"min", f64}, std::pair{"add", f64},
+                         std::pair{"xchg", f64}}) {
       INFO(device, ": atomic_", fn, " on ", dtypeName(t), "[13] from 3 programs of 256 elements");
       std::string name = fn;
       Tensor bins = sample({13}, t, 201), init = bins.contiguous(), olds = poisoned({3, 256}, t);
@@ -1551,7 +1552,34 @@ TEST_CASE("conformance: atomic add, max, min and xchg apply every duplicate, ski
     }
 }
 
-TEST_CASE("conformance: atomic_cas lets exactly one element per slot win; a rank-0 atomic counts programs") {
+TEST_CASE("conformance: float atomic max and min order as max and min do: NaN wins, -0 below +0") {
+  for (const std::string& device : conformanceDevices())
+    for (DType t : {f32, f64}) {
+      INFO(device, ": atomic max and min on ", dtypeName(t));
+      const std::vector<double> start = {1.0, -0.0, 0.0, 2.0, ref::nan(), -ref::inf()};
+      const std::vector<double> values = {ref::nan(), 0.0, -0.0, 3.0, 5.0, 1e-300};
+      Tensor maxed = Tensor::from({6}, start, t), mined = Tensor::from({6}, start, t);
+      Tensor v = Tensor::from({6}, values, t), olds = poisoned({2, 6}, t);
+      launch(device, "atomic_float_order", {1}, [&](Program& p) {
+        Tile x = p.read(v, {8}).at({0}), at = p.arange(8);  // 6 and 7: outside
+        Tile maxOld = p.atomic_max(maxed, {at}, x), minOld = p.atomic_min(mined, {at}, x);
+        p.write(olds, {1, 8}).put(maxOld.expand_dims(0), {0, 0});
+        p.write(olds, {1, 8}).put(minOld.expand_dims(0), {1, 0});
+      });
+      Expect m, n, o;
+      for (size_t i = 0; i < 6; ++i) {
+        m.want.push_back(roundToFloat(t, maxOf(start[i], values[i])));
+        n.want.push_back(roundToFloat(t, minOf(start[i], values[i])));
+      }
+      for (int k = 0; k < 2; ++k)
+        for (double s0 : start) o.want.push_back(s0);
+      checkElements(maxed, m);
+      checkElements(mined, n);
+      checkElements(olds, o);
+    }
+}
+
+TEST_CASE("conformance: atomic_cas lets exactly one element per slot win: a rank-0 atomic counts programs") {
   for (const std::string& device : conformanceDevices()) {
     INFO(device);
     Tensor slots = Tensor::zeros({5}, i32), olds = poisoned({2, 256}, i32), count = Tensor::full({1}, 1000, i64);
@@ -1795,7 +1823,7 @@ TEST_CASE("conformance: a cumsum of i32 wraps, and a scan of a tile smaller than
 
 // ---- Branches
 
-TEST_CASE("conformance: if_else chooses tiles by a value read from memory; if_then's writes run only where taken") {
+TEST_CASE("conformance: if_else chooses tiles by a value read from memory: if_then's writes run only where taken") {
   for (const std::string& device : conformanceDevices()) {
     INFO(device);
     Tensor flags = Tensor::from({4}, {1, 0, 3, 0}, i32), x = sample({4, 37}, f32, 271, edges(f32));
@@ -1867,7 +1895,7 @@ TEST_CASE("conformance: an if inside a fold on the loop counter, a fold inside a
   }
 }
 
-TEST_CASE("conformance: exit_if stops a program where a value read from memory says so; what came before still runs") {
+TEST_CASE("conformance: exit_if stops a program where a value read from memory says so: what came before still runs") {
   for (const std::string& device : conformanceDevices()) {
     INFO(device);
     Tensor counts = Tensor::from({5}, {3, 0, 37, 12, 20}, i32), x = sample({5, 37}, f32, 291);

@@ -398,7 +398,7 @@ TEST_CASE("cpu device: a kernel's fault bits become an Error") {
                        doctest::Contains("integer division or remainder by zero"), Error);
 }
 
-TEST_CASE("devices: cpu is selectable and the default; interp stays selectable") {
+TEST_CASE("devices: cpu is selectable and the default: interp stays selectable") {
   CHECK(selectDevice("cpu").name() == "cpu");
   CHECK(selectDevice("interp").name() == "interp");
   std::vector<std::string> names = availableDevices();

@@ -272,7 +272,7 @@ TEST_CASE("kernel ir: each program prints its tile into its slice of a print buf
   }
 }
 
-TEST_CASE("kernel ir: prints and the fault flag interleaved take bindings in order; a 2-d print leaves padding out") {
+TEST_CASE("kernel ir: prints and the fault flag interleaved take bindings in order: a 2-d print leaves padding out") {
   Tensor a = Tensor::from({3, 5}, std::vector<double>(15, 6.0), i32), out = Tensor::zeros({3, 5}, i32);
   TracedKernel traced = tj::trace({1}, [&](Program& p) {
     Tile x = p.read(a, {3, 5}).at({0, 0});
@@ -706,7 +706,7 @@ TEST_CASE("kernel ir: the samples' CUDA tune spaces sweep stages, which reach th
   CHECK(hasAttr(loopBody(contiguousLowering(k, "sm_90")), KOp::async_wait, "pending", int64_t{1}));
 }
 
-TEST_CASE("kernel ir: p.warps sets the warps of each program, tuned on CUDA; more than a workgroup holds is an error") {
+TEST_CASE("kernel ir: p.warps sets the warps of each program, tuned on CUDA: more than a workgroup holds is an error") {
   samples::GemmBlocks blocks = samples::GemmBlocks::from(samples::gemmTuneSpace("cuda").at(2));
   CHECK(blocks.warps == 8);
   CHECK(samples::GemmBlocks::from(blocks.config()).warps == 8);

@@ -49,7 +49,7 @@ int64_t sassCount(const std::string& sass, const std::string& opcode) {
 
 }  // namespace
 
-TEST_CASE("ptx: f16 and bf16 gemm and attention at their default configs: no spills; HMMA fed by LDSM, LDGSTS and 128-bit loads") {
+TEST_CASE("ptx: f16 and bf16 gemm and attention at their default configs: no spills: HMMA fed by LDSM, LDGSTS and 128-bit loads") {
   for (const char* arch : kArchs)
     for (const char* dtype : {"f16", "bf16"})
       for (const char* sample : {"gemm_f16", "attention_f16"}) {
@@ -90,7 +90,7 @@ TEST_CASE("ptx: an i8 gemm runs on IMMA (mma.sync m16n8k32) with i32 accumulator
   }
 }
 
-TEST_CASE("ptx: past 48 KiB the shared array is dynamic, sized at launch; within it, static") {
+TEST_CASE("ptx: past 48 KiB the shared array is dynamic, sized at launch: within it, static") {
   ir::Kernel gemm = samples::traceSample("gemm_f16");
   std::string two = contiguousPtxOf(gemm, "sm_90");  // 2 stages of 24 KiB
   CHECK(two.find(".shared .align 16 .b8 shared[49152]") != std::string::npos);

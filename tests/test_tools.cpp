@@ -124,7 +124,7 @@ TEST_CASE("tile-ir --stage=spirv disassembles the Vulkan shader of a sample") {
   CHECK(r.output.find("OpStore") != std::string::npos);
 }
 
-TEST_CASE("tile-ir --stage=ptx shows the f16 gemm's main loop on cp.async, ldmatrix and mma.sync; --general does not read ahead") {
+TEST_CASE("tile-ir --stage=ptx shows the f16 gemm's main loop on cp.async, ldmatrix and mma.sync: --general does not read ahead") {
   CommandResult r = runCommand(tileIr("--sample gemm_f16 --stage=ptx --target=sm_90"));
   REQUIRE(r.status == 0);
   size_t loop = r.output.find("bar.sync");  // the loop's first instruction after the prologue's copies

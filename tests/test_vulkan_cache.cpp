@@ -109,7 +109,7 @@ TEST_CASE("vulkan cache: a second process loads the SPIR-V from disk and the pip
   MESSAGE("cold: " << line(cold.output) << "; warm: " << line(warm.output));
 }
 
-TEST_CASE("vulkan cache: fresh devices hit memory, then disk; a corrupt entry is rebuilt and replaced") {
+TEST_CASE("vulkan cache: fresh devices hit memory, then disk: a corrupt entry is rebuilt and replaced") {
   if (!test::vulkanAvailable()) return;
   fs::path dir = test::scratchDir("vkcache", "corrupt");
   test::ScopedEnv cacheDir("TILEJIT_CACHE_DIR", dir.string().c_str());

@@ -109,7 +109,7 @@ TEST_CASE("vulkan kernels: an in-place update of a small tile is applied once, w
   CHECK(t.values() == std::vector<double>{11, 12, 13, 14, 15});
 }
 
-TEST_CASE("vulkan kernels: an error after the dispatch propagates; the kernel is not run again elsewhere") {
+TEST_CASE("vulkan kernels: an error after the dispatch propagates: the kernel is not run again elsewhere") {
   if (!test::vulkanAvailable()) return;
   Tensor t = Tensor::full({5}, 1.0);
   TracedKernel traced = tj::trace({1}, [&](Program& p) {
@@ -242,7 +242,7 @@ TEST_CASE("vulkan tensors: on() and host() name why a tensor stays on the host")
   MESSAGE("skipped the rest: " << vk::status().reason);
 }
 
-TEST_CASE("vulkan tensors: launches run on the device copies; host access downloads only what kernels wrote") {
+TEST_CASE("vulkan tensors: launches run on the device copies: host access downloads only what kernels wrote") {
   if (!test::vulkanAvailable()) return;
   const int64_t n = 10007;
   Tensor a = Tensor::random({n}, 11), b = Tensor::random({n}, 12);

@@ -639,9 +639,13 @@ Value Interpreter::atomic(const ir::Op& op, const ir::Type& rt) {
   auto out = std::make_shared<Tile>(rt);
   auto* base = static_cast<std::byte*>(t.data);
   int bytes = dtypeBytes(t.dtype);
-  auto less = [&](auto a, auto b) {
-    if constexpr (std::is_same_v<decltype(a), int64_t>) return intLess(t.dtype, a, b);
-    else return a < b;
+  auto larger = [&](auto a, auto b) {
+    if constexpr (std::is_same_v<decltype(a), int64_t>) return intLess(t.dtype, a, b) ? b : a;
+    else return maxOf(a, b);
+  };
+  auto smaller = [&](auto a, auto b) {
+    if constexpr (std::is_same_v<decltype(a), int64_t>) return intLess(t.dtype, b, a) ? b : a;
+    else return minOf(a, b);
   };
   auto update = [&](auto& old, const auto& v, const auto* cmp, auto decode, auto encode) {
     forEachIndex(rt.shape, [&](int64_t flat, const ir::Shape& idx) {
@@ -652,8 +656,8 @@ Value Interpreter::atomic(const ir::Op& op, const ir::Type& rt) {
       old[flat] = current;
       switch (*fn) {
         case ir::AtomicFn::add: x = plus(current, x); break;  // wrapped or rounded by encode
-        case ir::AtomicFn::max: x = less(current, x) ? x : current; break;
-        case ir::AtomicFn::min: x = less(x, current) ? x : current; break;
+        case ir::AtomicFn::max: x = larger(current, x); break;
+        case ir::AtomicFn::min: x = smaller(current, x); break;
         case ir::AtomicFn::xchg: break;
         case ir::AtomicFn::cas: if (current != (*cmp)[flat]) return; break;
       }

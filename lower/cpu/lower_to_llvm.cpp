@@ -11,6 +11,7 @@
 
 #include "lower/cpu/abi.hpp"
 #include "lower/cpu/codegen_util.hpp"
+#include "lower/llvm_atomic.hpp"
 #include "lower/llvm_dtype.hpp"
 
 namespace tj::cpu {
@@ -1130,6 +1131,11 @@ llvm::Value* KernelLowering::atomicElement(const ir::Op& op, const Indices& idx)
     if (fn == ir::AtomicFn::cas)
       return b_.CreateExtractValue(
           b_.CreateAtomicCmpXchg(at, compare, value, llvm::MaybeAlign(), order, llvm::AtomicOrdering::Acquire), 0);
+    if (isFloat(dtype) && (fn == ir::AtomicFn::max || fn == ir::AtomicFn::min)) {
+      llvm::Intrinsic::ID order = fn == ir::AtomicFn::max ? llvm::Intrinsic::maximum : llvm::Intrinsic::minimum;
+      return atomicUpdateByCompareExchange(b_, at, value->getType(),
+                                           [&](llvm::Value* old) { return b_.CreateBinaryIntrinsic(order, old, value); });
+    }
     using Rmw = llvm::AtomicRMWInst;
     Rmw::BinOp bin = fn == ir::AtomicFn::add  ? (isFloat(dtype) ? Rmw::FAdd : Rmw::Add)
                      : fn == ir::AtomicFn::max ? (isUnsigned(dtype) ? Rmw::UMax : Rmw::Max)

@@ -17,6 +17,7 @@
 #include <map>
 
 #include "ir/error.hpp"
+#include "lower/llvm_atomic.hpp"
 #include "lower/llvm_dtype.hpp"
 #include "lower/math/accurate_math.hpp"
 
@@ -524,6 +525,11 @@ class Printer {
         Value* pair = b_.CreateAtomicCmpXchg(at, val(i.operands[3]), val(i.operands[2]), llvm::MaybeAlign(), order,
                                              llvm::AtomicOrdering::Acquire, scope);
         return b_.CreateExtractValue(pair, 0);
+      }
+      if (isFloat(t) && (fn == "max" || fn == "min")) {
+        Value* value = val(i.operands[2]);
+        return atomicUpdateByCompareExchange(
+            b_, at, value->getType(), [&](Value* old) { return minMax(fn == "max", t, old, value); }, scope);
       }
       using Rmw = llvm::AtomicRMWInst;
       static const std::map<std::string, Rmw::BinOp> kOps = {

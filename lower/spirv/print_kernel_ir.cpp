@@ -599,7 +599,7 @@ class Printer {
     DType t = dtypeOf(i.results[0]);
     const std::string& fn = strAttr(i, "fn");
     if (t == DType::f32 && fn == "add") return atomicFloatAdd(i);
-    if (isFloat(t) && fn != "xchg") unsupported("atomic " + fn + " on " + std::string(dtypeName(t)));
+    if (isFloat(t) && fn != "xchg") return atomicByCompareExchange(i);
     static const std::map<std::string, Op> kOps = {
         {"add", Op::AtomicIAdd}, {"max", Op::AtomicSMax}, {"min", Op::AtomicSMin}, {"xchg", Op::AtomicExchange}};
     static const std::map<std::string, Op> kUnsigned = {{"max", Op::AtomicUMax}, {"min", Op::AtomicUMin}};
@@ -619,6 +619,35 @@ class Printer {
       }
       return m_.op(Op::Bitcast, type(t), {old});
     });
+  }
+
+  // Float max/min (as minMax) and f64 add, which SPIR-V has no atomic for: compare-exchange of
+  // the bits until the value compared is the one in memory, starting from a guess of +0 (a
+  // wrong guess costs one exchange that writes nothing). Lanes whose pred is false skip the
+  // loop and give 0. The exchanges are relaxed and fences around the loop order them
+  // (acquire-release): lavapipe runs nothing after a loop holding an ordered atomic.
+  void atomicByCompareExchange(const KInst& i) {
+    const Module::Buffer& b = bufferOf(i);
+    DType t = dtypeOf(i.results[0]);
+    const std::string& fn = strAttr(i, "fn");
+    if (fn != "add" && fn != "max" && fn != "min") unsupported("atomic " + fn + " on " + std::string(dtypeName(t)));
+    if (dtypeBytes(t) == 8) m_.capability(Capability::Int64Atomics);
+    Id U = uint(dtypeBytes(t)), T = type(t), value = id(i.operands[2]), pred = id(i.operands[1]);
+    Id scope = m_.constU32(uint32_t(Scope::Device)), relaxed = m_.constU32(0);
+    Id at = element(b, id(i.operands[0]));
+    m_.memoryBarrier(Scope::Device, semantics::kAcquireRelease | semantics::kUniformMemory);
+    Values out = whileLoop(
+        {U, bool_}, {uconst(dtypeBytes(t), 0), m_.op(Op::LogicalNot, bool_, {pred})},
+        [&](const Values& v) { return m_.op(Op::LogicalNot, bool_, {v[1]}); },
+        [&](const Values& v) {
+          Id old = m_.op(Op::Bitcast, T, {v[0]});
+          Id next = fn == "add" ? arith(Op::FAdd, t, old, value) : minMax(fn == "max", t, old, value);
+          Id seen = m_.op(Op::AtomicCompareExchange, U, {at, scope, relaxed, relaxed, m_.op(Op::Bitcast, U, {next}), v[0]});
+          return Values{seen, m_.op(Op::IEqual, bool_, {seen, v[0]})};
+        },
+        /*uniform=*/false);
+    m_.memoryBarrier(Scope::Device, semantics::kAcquireRelease | semantics::kUniformMemory);
+    ids_[size_t(i.results[0])] = m_.select(T, pred, m_.op(Op::Bitcast, T, {out[0]}), constant(t, 0));
   }
 
   void atomicFloatAdd(const KInst& i) {

@@ -294,6 +294,10 @@ void Module::controlBarrier(Scope execution, Scope memory, uint32_t sem) {
   emitInFunction(Op::ControlBarrier, {constU32(u(execution)), constU32(u(memory)), constU32(sem)});
 }
 
+void Module::memoryBarrier(Scope memory, uint32_t sem) {
+  emitInFunction(Op::MemoryBarrier, {constU32(u(memory)), constU32(sem)});
+}
+
 Id Module::subgroupShuffle(Id type, Id value, Id lane) {
   capability(Capability::GroupNonUniformShuffle);
   return op(Op::GroupNonUniformShuffle, type, {constU32(u(Scope::Subgroup)), value, lane});

@@ -164,6 +164,7 @@ class Module {
   Id select(Id type, Id cond, Id ifTrue, Id ifFalse);
   Id ext(GlslOp f, Id type, std::initializer_list<Id> args);
   void controlBarrier(Scope execution, Scope memory, uint32_t semantics);
+  void memoryBarrier(Scope memory, uint32_t semantics);
   Id subgroupShuffle(Id type, Id value, Id lane);
   Id subgroupReduce(Op groupOp, Id type, Id value);  // e.g. GroupNonUniformFAdd with Reduce
 
