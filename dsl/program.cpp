@@ -956,6 +956,24 @@ void checkCondition(const Tile& cond, const SourceLoc& l, std::string_view op) {
                     describe(c));
   tracer(l, op).checkInScope(cond.value(), l, op);
 }
+
+// Ends a loop body: `next` must match the carried types one for one.
+void yieldCarried(Tracer& tracer, const std::vector<Tile>& next, const std::vector<ir::Type>& types, const SourceLoc& l,
+                  std::string_view op) {
+  if (next.size() != types.size())
+    fail(l, op, "the body returned " + std::to_string(next.size()) + " tiles for " + std::to_string(types.size()) +
+                    " carried");
+  std::vector<ir::ValueId> yielded;
+  for (size_t i = 0; i < next.size(); ++i) {
+    const ir::Type t = typeOf(next[i], l, op);
+    if (t != types[i])
+      fail(l, op, "carried value " + std::to_string(i) + " starts as " + describe(types[i]) + " but the body returns " +
+                      describe(t));
+    tracer.checkInScope(next[i].value(), l, op);
+    yielded.push_back(next[i].value());
+  }
+  tracer.emit(OpCode::yield, yielded, std::nullopt, {}, l);
+}
 }  // namespace
 
 void Program::if_then(const Tile& cond, const std::function<void()>& then, Loc loc) {
@@ -1007,28 +1025,43 @@ Program::Carried Program::foldTiles(const IndexOperand& start, const IndexOperan
     operands.push_back(t.value());
   }
   ir::Block region;
-  std::vector<ir::ValueId> yielded;
   {
     Tracer::BlockScope scope(tracer_, region);
     Index k = tracer_.index(tracer_.addBlockArg(kIndexType));
     Carried carried;
     for (const ir::Type& t : types) carried.push_back(tracer_.tile(tracer_.addBlockArg(t)));
-    Carried next = body(k, carried);
-    if (next.size() != init.size())
-      fail(l, "fold", "the body returned " + std::to_string(next.size()) + " tiles for " +
-                          std::to_string(init.size()) + " carried");
-    for (size_t i = 0; i < next.size(); ++i) {
-      const ir::Type t = typeOf(next[i], l, "fold");
-      if (t != types[i])
-        fail(l, "fold", "carried value " + std::to_string(i) + " starts as " + describe(types[i]) +
-                            " but the body returns " + describe(t));
-      yielded.push_back(next[i].value());
-    }
-    tracer_.emit(OpCode::yield, yielded, std::nullopt, {}, l);
+    yieldCarried(tracer_, body(k, carried), types, l, "fold");
   }
   std::vector<ir::Attr> attrs;
   if (stages_) attrs.push_back({"stages", *stages_});
   return emitTiles(tracer_, {OpCode::fold, operands, {}, std::move(attrs), {std::move(region)}, l}, types);
+}
+
+Program::Carried Program::whileTiles(const Carried& init, const std::function<Tile(const Carried&)>& cond,
+                                     const std::function<Carried(const Carried&)>& body, Loc loc) {
+  SourceLoc l = SourceLoc::from(loc);
+  std::vector<ir::Type> types;
+  ir::Op op{OpCode::while_, {}, {}, {}, {ir::Block{}, ir::Block{}}, l};
+  for (const Tile& t : init) {
+    types.push_back(typeOf(t, l, "while"));
+    op.operands.push_back(t.value());
+  }
+  auto carried = [&] {
+    Carried c;
+    for (const ir::Type& t : types) c.push_back(tracer_.tile(tracer_.addBlockArg(t)));
+    return c;
+  };
+  {
+    Tracer::BlockScope scope(tracer_, op.regions[0]);
+    Tile keepGoing = cond(carried());
+    checkCondition(keepGoing, l, "while");
+    tracer_.emit(OpCode::yield, {keepGoing.value()}, std::nullopt, {}, l);
+  }
+  {
+    Tracer::BlockScope scope(tracer_, op.regions[1]);
+    yieldCarried(tracer_, body(carried()), types, l, "while");
+  }
+  return emitTiles(tracer_, std::move(op), types);
 }
 
 }  // namespace tj

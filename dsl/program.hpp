@@ -357,6 +357,17 @@ class Program {
   std::tuple<Ts...> fold(const IndexOperand& start, const IndexOperand& end, const std::tuple<Ts...>& init,
                          F&& body, Loc loc = Loc::current());
 
+  // A loop kept in the kernel that runs while cond holds (Triton's `while`): cond takes the
+  // carried tiles and returns a rank-0 bool tile (the same for the whole program); body takes
+  // them and returns the next ones. Init and the results are a Tile or a std::tuple of Tiles:
+  //   auto [x, steps] = p.while_loop(std::tuple{x0, p.zeros({}, i32)},
+  //       [&](const Tile& x, const Tile&) { return x.max(0) > 1.0; },
+  //       [&](const Tile& x, const Tile& s) { return std::tuple{x * 0.5, s + 1}; });
+  // On GPUs a while stops at the device's loop limit with an error; on the CPU it runs until
+  // cond is false.
+  template <typename Init, typename Cond, typename Body>
+  Init while_loop(const Init& init, Cond&& cond, Body&& body, Loc loc = Loc::current());
+
   // Branches kept in the kernel. `cond` is a rank-0 bool tile (an Index comparison, or a value
   // read from memory compared), the same for the whole program, so the side not taken costs
   // nothing. if_then runs `then` for its writes, atomics and checks:
@@ -388,6 +399,8 @@ class Program {
   // foldTiles over k = start + i * step; the step is checked here.
   Carried steppedFold(const IndexOperand& start, const IndexOperand& end, int64_t step, const Carried& init,
                       const std::function<Carried(Index, const Carried&)>& body, Loc loc);
+  Carried whileTiles(const Carried& init, const std::function<Tile(const Carried&)>& cond,
+                     const std::function<Carried(const Carried&)>& body, Loc loc);
   Carried branchTiles(const Tile& cond, const std::function<Carried()>& then, const std::function<Carried()>& otherwise,
                       Loc loc);
   Tile indirectRead(const Tensor& t, const std::vector<Operand>& coords, const Tile* mask, double fill, Loc loc);
@@ -409,6 +422,22 @@ std::tuple<Ts...> Program::fold(const IndexOperand& start, const IndexOperand& e
         std::index_sequence_for<Ts...>{}));
   }, loc);
   return tupleOf<std::tuple<Ts...>>(result);
+}
+
+template <typename Init, typename Cond, typename Body>
+Init Program::while_loop(const Init& init, Cond&& cond, Body&& body, Loc loc) {
+  if constexpr (std::is_same_v<Init, Tile>) {
+    return whileTiles({init}, [&](const Carried& c) { return Tile(cond(c[0])); },
+                      [&](const Carried& c) { return Carried{body(c[0])}; }, loc)[0];
+  } else {
+    auto apply = [](auto& f, const Carried& c) {
+      return [&]<size_t... I>(std::index_sequence<I...>) { return f(c[I]...); }(
+          std::make_index_sequence<std::tuple_size_v<Init>>{});
+    };
+    Carried r = whileTiles(carriedOf(init), [&](const Carried& c) { return Tile(apply(cond, c)); },
+                           [&](const Carried& c) { return carriedOf(Init(apply(body, c))); }, loc);
+    return tupleOf<Init>(r);
+  }
 }
 
 template <typename Then, typename Else>

@@ -104,7 +104,8 @@ void Tracer::checkInScope(ir::ValueId v, const SourceLoc& loc, std::string_view 
   if (v < 0 || static_cast<size_t>(v) >= valueBlock_.size())
     fail(loc, op, "a tile or index from another run() was used here");
   if (!blockOpen_[static_cast<size_t>(valueBlock_[static_cast<size_t>(v)])])
-    fail(loc, op, "a tile defined inside a fold body was used after the fold; return it from the body instead");
+    fail(loc, op, "a tile defined inside a fold body, a while or an if side was used outside it; return it from "
+                  "the body instead");
 }
 
 int Tracer::tensorParam(const Tensor& t, const SourceLoc& loc, std::string_view op) {

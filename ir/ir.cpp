@@ -18,7 +18,7 @@ constexpr std::array<std::string_view, kNumOpCodes> kOpNames = {
     "gather", "scatter",
     "atomic", "check", "scan",
     "slice", "concat",
-    "sort", "if", "histogram",
+    "sort", "if", "histogram", "while",
 };
 }  // namespace
 

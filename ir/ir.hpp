@@ -67,7 +67,10 @@
 //                                 with asynchronous copies keeps in flight; absent: the target's
 //   if (cond)                    : regions ^() then and ^() else; runs then where the rank-0 bool
 //                                 cond is true, else the other; the one that ran yields the results
-//   yield (values...)            : ends a fold body or a side of an if
+//   while (inits...)             : regions ^(carried...) cond, yielding a rank-0 bool, and ^(carried...)
+//                                 body, yielding the new carried values: while cond holds of the
+//                                 carried values the body runs; results are the final ones
+//   yield (values...)            : ends a fold body, a side of an if, a while's cond or body
 //   print {label} (x)            : debugging output from each program
 //   scalar_param {index}         : T     the kernel's scalar parameter `index` (i64 or a float dtype)
 #pragma once
@@ -141,8 +144,9 @@ enum class OpCode : uint8_t {
   sort,
   if_,
   histogram,
+  while_,
 };
-constexpr int kNumOpCodes = static_cast<int>(OpCode::histogram) + 1;
+constexpr int kNumOpCodes = static_cast<int>(OpCode::while_) + 1;
 
 std::string_view opName(OpCode c);  // as printed: "add", "not", "and", "or", ...
 std::optional<OpCode> parseOpName(std::string_view s);

@@ -172,7 +172,7 @@ class Verifier {
     for (ValueId v : op.operands)
       if (!visible(v)) error(op, "uses value " + std::to_string(v) + ", which is not defined at this point");
     for (ValueId r : op.results) requireFresh(op, r);
-    size_t regions = op.code == OpCode::fold ? 1 : op.code == OpCode::if_ ? 2 : 0;
+    size_t regions = op.code == OpCode::fold ? 1 : op.code == OpCode::if_ || op.code == OpCode::while_ ? 2 : 0;
     if (op.code == OpCode::scan && !op.attr("fn")) regions = 1;  // a combine region
     if (op.regions.size() != regions)
       error(op, "expected " + std::to_string(regions) + " regions but got " + std::to_string(op.regions.size()));
@@ -253,6 +253,7 @@ class Verifier {
       case OpCode::if_: return branch(op);
       case OpCode::histogram: return histogram(op);
       case OpCode::fold: return fold(op);
+      case OpCode::while_: return whileLoop(op);
       case OpCode::yield: return yield(op, *parent);
       case OpCode::print: return print(op);
       case OpCode::scalar_param: return scalarParam(op);
@@ -585,7 +586,24 @@ class Verifier {
       if (!side.args.empty()) error(op, "a side of an if takes no arguments but has " + std::to_string(side.args.size()));
   }
 
+  void whileLoop(const Op& op) const {
+    arity(op, op.operands.size(), op.operands.size());
+    for (size_t r = 0; r < 2; ++r) {
+      const Block& region = op.regions[r];
+      if (region.args.size() != op.operands.size())
+        error(op, std::string(r == 0 ? "cond" : "body") + " takes " + std::to_string(region.args.size()) +
+                      " arguments but needs " + std::to_string(op.operands.size()));
+      for (size_t i = 0; i < op.operands.size(); ++i)
+        sameType(op, in(op, i), typeOf(op, region.args[i]), "initial value and region argument");
+    }
+    for (size_t i = 0; i < op.operands.size(); ++i) sameType(op, in(op, i), out(op, i), "initial value and result");
+  }
+
   void yield(const Op& op, const Op& parent) const {
+    if (parent.code == OpCode::while_ && &op == &parent.regions[0].ops.back()) {  // the cond
+      arity(op, 1, 0);
+      return expectType(op, in(op, 0), Type{DType::boolean, {}}, "the condition");
+    }
     arity(op, parent.results.size(), 0);
     for (size_t i = 0; i < op.operands.size(); ++i) {
       Type result = out(parent, i);

@@ -265,6 +265,7 @@ class Inference {
 
   void visitOp(const Op& op) {
     if (op.code == OpCode::fold) return visitFold(op);
+    if (op.code == OpCode::while_) return visitLoop(op, 0, 0);
     if (op.code == OpCode::if_) return visitIf(op);
     for (ValueId r : op.results)
       if (!isTile(r)) at(r) = uniform_;
@@ -392,21 +393,33 @@ class Inference {
   // Carried values start free and take what the body settles on; the body is walked
   // again until that is stable. Inits and yields then convert if they differ.
   void visitFold(const Op& op) {
-    const ir::Block& body = op.regions[0];
-    const Op& yield = body.ops.back();
+    at(op.regions[0].args[0]) = uniform_;  // k
+    visitLoop(op, 1, 2);
+  }
+
+  // The carried values of a loop (a fold, or a while's cond and body): arguments firstArg on
+  // of each region, yielded by the last region, started by operands firstInit on. Each takes
+  // the layout its argument or the yield gets on a visit (a pass per carried value at most);
+  // the initial values and the yield convert to it.
+  void visitLoop(const Op& op, size_t firstArg, size_t firstInit) {
+    const Op& yield = op.regions.back().ops.back();
     size_t n = op.results.size();
     std::vector<LayoutPtr> carried(n);
     for (size_t i = 0; i < n; ++i)
       if (!isTile(op.results[i])) carried[i] = uniform_;
+    auto argument = [&](const ir::Block& region, size_t i) { return region.args[firstArg + i]; };
     for (size_t pass = 0; pass <= n; ++pass) {
       std::vector<LayoutPtr> saved = layouts_;
       size_t savedConversions = conversions_.size();
-      at(body.args[0]) = uniform_;
-      for (size_t i = 0; i < n; ++i) at(body.args[i + 1]) = carried[i];
-      visit(body);
+      for (const ir::Block& region : op.regions) {
+        for (size_t i = 0; i < n; ++i) at(argument(region, i)) = carried[i];
+        visit(region);
+      }
       bool changed = false;
       for (size_t i = 0; i < n; ++i) {
-        LayoutPtr now = at(body.args[i + 1]) ? at(body.args[i + 1]) : at(yield.operands[i]);
+        LayoutPtr now = at(yield.operands[i]);
+        for (const ir::Block& region : op.regions)
+          if (at(argument(region, i))) now = at(argument(region, i));
         if (!carried[i] && now) carried[i] = now, changed = true;
       }
       if (!changed) break;
@@ -415,9 +428,10 @@ class Inference {
     }
     for (size_t i = 0; i < n; ++i) {
       if (!carried[i]) carried[i] = defaultLayout(op.results[i]);
-      if (!at(body.args[i + 1])) settle(body.args[i + 1], carried[i]);
+      for (const ir::Block& region : op.regions)
+        if (!at(argument(region, i))) settle(argument(region, i), carried[i]);
       require(yield.operands[i], carried[i], yield, i);
-      require(op.operands[i + 2], carried[i], op, i + 2);
+      require(op.operands[firstInit + i], carried[i], op, firstInit + i);
       at(op.results[i]) = carried[i];
     }
   }

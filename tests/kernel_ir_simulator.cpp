@@ -232,6 +232,7 @@ class Workgroup {
       case KOp::subgroup_reduce: return subgroupReduce(i);
       case KOp::mma: return mma(i);
       case KOp::for_loop: return loop(i);
+      case KOp::while_loop: return whileLoop(i);
       default: throw Error("simulate: cannot run " + std::string(kopName(i.op)));
     }
   }
@@ -435,6 +436,21 @@ class Workgroup {
       set(body.args[0], [&](size_t) { return double(k); });
       for (size_t c = 0; c < carried.size(); ++c) reg(body.args[c + 1]) = carried[c];
       std::vector<Reg> yielded = block(body);
+      for (size_t c = 0; c < carried.size(); ++c) carried[c] = reg(yielded.at(c));
+    }
+    for (size_t c = 0; c < carried.size(); ++c) reg(i.results[c]) = carried[c];
+  }
+
+  // The cond is the same in every thread (the kernel IR's rule): thread 0's decides.
+  void whileLoop(const KInst& i) {
+    std::vector<Lanes> carried;
+    for (Reg r : i.operands) carried.push_back(reg(r));
+    auto run = [&](const KBlock& region) {
+      for (size_t c = 0; c < carried.size(); ++c) reg(region.args[c]) = carried[c];
+      return block(region);
+    };
+    while (reg(run(i.regions.at(0)).at(0))[0] != 0) {
+      std::vector<Reg> yielded = run(i.regions.at(1));
       for (size_t c = 0; c < carried.size(); ++c) carried[c] = reg(yielded.at(c));
     }
     for (size_t c = 0; c < carried.size(); ++c) reg(i.results[c]) = carried[c];

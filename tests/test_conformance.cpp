@@ -1895,6 +1895,70 @@ TEST_CASE("conformance: an if inside a fold on the loop counter, a fold inside a
   }
 }
 
+TEST_CASE("conformance: while_loop runs until a value read from memory says stop: Collatz steps, none at 1") {
+  const std::vector<double> starts = {27, 1, 6, 97, 2, 871, 7};
+  for (const std::string& device : conformanceDevices()) {
+    INFO(device);
+    Tensor n = Tensor::from({7}, starts, i64), steps = poisoned({7}, i32), peaks = poisoned({7}, i64);
+    launch(device, "while_collatz", {7}, [&](Program& p) {
+      Tile start = p.gather(n, {p.id(0)});
+      auto [last, count, peak] = p.while_loop(
+          std::tuple{start, p.zeros({}, i32), start}, [&](const Tile& x, const Tile&, const Tile&) { return x != 1; },
+          [&](const Tile& x, const Tile& c, const Tile& m) {
+            Tile next = where(x % 2 == 0, x / 2, x * 3 + 1);
+            return std::tuple{next, c + 1, max(m, next)};
+          });
+      p.scatter(steps, {p.id(0)}, where(last == 1, count, -1));
+      p.scatter(peaks, {p.id(0)}, peak);
+    });
+    Expect e, m;
+    for (double s : starts) {
+      int64_t x = int64_t(s), c = 0, top = x;
+      for (; x != 1; ++c) x = x % 2 == 0 ? x / 2 : 3 * x + 1, top = std::max(top, x);
+      e.want.push_back(c);
+      m.want.push_back(top);
+    }
+    checkElements(steps, e);
+    checkElements(peaks, m);
+  }
+}
+
+TEST_CASE("conformance: while_loop carries a tile halved until its largest magnitude is below 1, nested with folds") {
+  for (const std::string& device : conformanceDevices()) {
+    INFO(device);
+    Tensor x = sample({5, 37}, f32, 293), out = poisoned({5, 37}, f32), rounds = poisoned({5}, i32);
+    launch(device, "while_tile", {5}, [&](Program& p) {
+      Tile row = p.read(x, {1, 37}).at({p.id(0), 0}) * (p.scalar(p.id(0)) * 7.0f + 1.0f).cast(f32);
+      // The body holds a fold and the loop sits in one: twice halving by 2 is one quarter step.
+      Tile twice = p.fold(0, 1, row, [&](Index, Tile r) {
+        auto [v, k] = p.while_loop(std::tuple{r, p.zeros({}, i32)},
+                                   [&](const Tile& v, const Tile&) { return abs(v).max(1).max(0) >= 1.0f; },
+                                   [&](const Tile& v, const Tile& k) {
+                                     return std::tuple{p.fold(0, 2, v, [&](Index, Tile w) { return w * 0.5f; }), k + 1};
+                                   });
+        p.scatter(rounds, {p.id(0)}, k);
+        return v;
+      });
+      p.write(out, {1, 37}).put(twice, {p.id(0), 0});
+    });
+    Expect e, r;
+    for (int64_t row = 0; row < 5; ++row) {
+      std::vector<double> v(37);
+      double top = 0;
+      for (int64_t c = 0; c < 37; ++c) {
+        v[size_t(c)] = double(float(ref::asDouble(ref::element(x, row * 37 + c)) * float(row * 7 + 1)));
+        top = std::max(top, std::fabs(v[size_t(c)]));
+      }
+      int64_t k = 0;
+      for (; top >= 1; ++k) top *= 0.25;
+      for (double d : v) e.want.push_back(d * std::ldexp(1.0, -2 * int(k)));
+      r.want.push_back(k);
+    }
+    checkElements(out, e);
+    checkElements(rounds, r);
+  }
+}
+
 TEST_CASE("conformance: exit_if stops a program where a value read from memory says so: what came before still runs") {
   for (const std::string& device : conformanceDevices()) {
     INFO(device);

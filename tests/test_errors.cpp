@@ -352,8 +352,12 @@ TEST_CASE("errors: mistakes with views, the grid and folds name the op and the u
            line = __LINE__; (void)select(c, p.id(0), 0);
          });
        }},
-      {"atomic max on an f32 tensor", "atomic_max", {"not provided", "f32[37, 29]", "add and xchg"}, [&](int& line) {
-         kernel([&](Program& p) { line = __LINE__; (void)p.atomic_max(x, {p.arange(8), 0}, 1.0); });
+      {"atomic cas on an f32 tensor", "atomic_cas", {"not provided", "f32[37, 29]", "all but cas"}, [&](int& line) {
+         kernel([&](Program& p) { line = __LINE__; (void)p.atomic_cas(x, {p.arange(8), 0}, 1.0, 2.0); });
+       }},
+      {"atomic add on an f16 tensor", "atomic_add", {"not provided", "f16[8]"}, [&](int& line) {
+         Tensor h = Tensor::zeros({8}, f16);
+         kernel([&](Program& p) { line = __LINE__; (void)p.atomic_add(h, {p.arange(8)}, 1.0); });
        }},
       {"atomic add of a float number into an i32 tensor", "atomic_add", {"the number 0.5", "not an integer"},
        [&](int& line) {
@@ -400,6 +404,26 @@ TEST_CASE("errors: mistakes with views, the grid and folds name the op and the u
          kernel([&](Program& p) {
            Tile x = p.zeros({8});
            line = __LINE__; (void)associative_scan(x, 0, [&](const Tile& a, const Tile&) { return a + x; });
+         });
+       }},
+      {"a while whose cond is a tile of many elements", "while", {"rank-0 bool", "bool[8]"}, [&](int& line) {
+         kernel([&](Program& p) {
+           Tile x = p.arange(8);
+           line = __LINE__; (void)p.while_loop(x, [&](const Tile& v) { return v < 3; }, [&](const Tile& v) { return v + 1; });
+         });
+       }},
+      {"a while whose body changes a carried tile's dtype", "while", {"carried value 0", "i32[8]", "f32[8]"}, [&](int& line) {
+         kernel([&](Program& p) {
+           Tile x = p.arange(8);
+           line = __LINE__; (void)p.while_loop(x, [&](const Tile& v) { return v.sum(0) < 30; },
+                                               [&](const Tile& v) { return v.cast(f32); });
+         });
+       }},
+      {"a tile of a while's cond used in its body", "while", {"a while", "used outside it"}, [&](int& line) {
+         kernel([&](Program& p) {
+           Tile x = p.arange(8), seen = x;
+           line = __LINE__; (void)p.while_loop(x, [&](const Tile& v) { seen = v * 2; return v.sum(0) < 30; },
+                                               [&](const Tile&) { return seen; });
          });
        }},
       {"umulhi of f32 tiles", "umulhi", {"i32, i64, u32 or u64", "f32"}, [&](int& line) {

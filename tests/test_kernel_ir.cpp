@@ -238,6 +238,38 @@ TEST_CASE("kernel ir: an if runs one side as a loop of at most one iteration, re
     checkAgainstInterpreter(ir::canonicalize(k), std::vector<ir::Shape>(2, {7, 19}), target, {1}, 1e-6);
 }
 
+TEST_CASE("kernel ir: a while runs its cond, then its body, on registers carried through both regions") {
+  // Halves a tile, reduced across warps for the cond, until its largest magnitude is below 0.01.
+  std::string text = R"(kernel @halve(t0: tensor<f32, 2>, t1: tensor<f32, 2>) grid 1 {
+  %0 = constant() {value = 0} : i64
+  %1 = load(%0, %0) {fill = 0.0, tensor = 0} : tile<7x19xf32>
+  %2 = while(%1) : tile<7x19xf32> {
+    ^(%3: tile<7x19xf32>):
+      %4 = abs(%3) : tile<7x19xf32>
+      %5 = reduce_max(%4) {axis = 1} : tile<7xf32>
+      %6 = reduce_max(%5) {axis = 0} : f32
+      %7 = constant() {value = 0.01} : f32
+      %8 = cmp(%6, %7) {pred = "ge"} : bool
+      yield(%8)
+  } {
+    ^(%9: tile<7x19xf32>):
+      %10 = constant() {value = 0.5} : tile<7x19xf32>
+      %11 = mul(%9, %10) : tile<7x19xf32>
+      yield(%11)
+  }
+  store(%0, %0, %2) {tensor = 1}
+})";
+  ir::Kernel k = ir::parse(text);
+  ir::verify(k);
+  CHECK(ir::print(ir::parse(ir::print(k))) == ir::print(k));
+  for (const std::string target : {"vulkan", "sm_80"}) {
+    const layout::Target& t = layout::targetByName(target);
+    KernelFunction f = lowerToKernelIR(ir::canonicalize(k), layout::inferLayouts(ir::canonicalize(k), t), t);
+    CHECK(countOps(f.body, KOp::while_loop) == 1);
+    checkAgainstInterpreter(ir::canonicalize(k), std::vector<ir::Shape>(2, {7, 19}), f, {1}, 0);
+  }
+}
+
 TEST_CASE("kernel ir: each program prints its tile into its slice of a print buffer, padding left out") {
   Tensor out = Tensor::zeros({10}, i32);
   TracedKernel traced = tj::trace({2, 3}, [&](Program& p) {

@@ -212,6 +212,7 @@ class Interpreter {
   void combineScan(const ir::Op& op);
   void branch(const ir::Op& op);
   void fold(const ir::Op& op);
+  void whileLoop(const ir::Op& op);
   void print(const ir::Op& op);
   void check(const ir::Op& op);
 
@@ -294,6 +295,7 @@ void Interpreter::execOp(const ir::Op& op) {
     case OpCode::print: return print(op);
     case OpCode::check: return check(op);
     case OpCode::fold: return fold(op);
+    case OpCode::while_: return whileLoop(op);
     case OpCode::sort: return sort(op);
     case OpCode::scan:
       if (!op.regions.empty()) return combineScan(op);
@@ -878,6 +880,25 @@ void Interpreter::fold(const ir::Op& op) {
     env_[static_cast<size_t>(body.args[0])] = intScalar(k);
     for (size_t i = 0; i < n; ++i) env_[static_cast<size_t>(body.args[i + 1])] = std::move(carried[i]);
     runBlock(body);
+    for (size_t i = 0; i < n; ++i) carried[i] = operand(yield, i);
+  }
+  for (size_t i = 0; i < n; ++i) env_[static_cast<size_t>(op.results[i])] = std::move(carried[i]);
+}
+
+void Interpreter::whileLoop(const ir::Op& op) {
+  size_t n = op.results.size();
+  if (op.regions.size() != 2 || op.operands.size() != n) unverified(op, "malformed while");
+  std::vector<Value> carried(n);
+  for (size_t i = 0; i < n; ++i) carried[i] = operand(op, i);
+  // Runs a region on the carried values; its yield's operands are its results.
+  auto run = [&](const ir::Block& region) -> const ir::Op& {
+    if (region.args.size() != n || region.ops.empty()) unverified(op, "malformed while");
+    for (size_t i = 0; i < n; ++i) env_[static_cast<size_t>(region.args[i])] = carried[i];
+    runBlock(region);
+    return region.ops.back();
+  };
+  while (in(run(op.regions[0]), 0).data<int64_t>().at(0) != 0) {
+    const ir::Op& yield = run(op.regions[1]);
     for (size_t i = 0; i < n; ++i) carried[i] = operand(yield, i);
   }
   for (size_t i = 0; i < n; ++i) env_[static_cast<size_t>(op.results[i])] = std::move(carried[i]);

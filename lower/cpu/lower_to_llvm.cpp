@@ -99,6 +99,9 @@ class KernelLowering {
   void lowerOp(const ir::Op& op);
   void lowerFold(const ir::Op& op);
   void lowerIf(const ir::Op& op);
+  void lowerWhile(const ir::Op& op);
+  void bindCarried(const ir::Block& region, size_t firstArg, const std::vector<llvm::Value*>& carried);
+  void storeCarried(const ir::Block& region, size_t firstArg, const std::vector<llvm::Value*>& carried);
   void lowerStore(const ir::Op& op);
   void lowerScatter(const ir::Op& op);
   void lowerPrint(const ir::Op& op);
@@ -276,6 +279,7 @@ bool KernelLowering::needsBuffer(ValueId v) const {
 void KernelLowering::lowerOp(const ir::Op& op) {
   switch (op.code) {
     case OpCode::fold: return lowerFold(op);
+    case OpCode::while_: return lowerWhile(op);
     case OpCode::if_: return lowerIf(op);
     case OpCode::store: return lowerStore(op);
     case OpCode::scatter: return lowerScatter(op);
@@ -312,25 +316,64 @@ void KernelLowering::lowerFold(const ir::Op& op) {
   llvm::Value* end = element(op.operands[1], {});
   emitLoop(b_, start, end, [&](llvm::Value* k) {
     scalars_[body.args[0]] = k;
-    for (size_t i = 0; i < n; ++i) {
-      buffers_[body.args[1 + i]] = carried[i];
-      if (type(body.args[1 + i]).isScalar()) scalars_[body.args[1 + i]] = nullptr;
-    }
+    bindCarried(body, 1, carried);
     lowerBlock(body);
-    // Every new value is computed before any carried buffer is overwritten: they may read each other.
-    std::vector<llvm::Value*> next(n);
-    for (size_t i = 0; i < n; ++i) {
-      ValueId y = yield.operands[i];
-      if (y == body.args[1 + i] || buffers_[y] == carried[i]) continue;
-      next[i] = allocateBuffer(type(y));
-      materialize(y, next[i]);
-    }
-    for (size_t i = 0; i < n; ++i)
-      if (next[i])
-        b_.CreateMemCpy(carried[i], llvm::MaybeAlign(64), next[i], llvm::MaybeAlign(64),
-                        type(op.results[i]).numel() * dtypeBytes(type(op.results[i]).dtype));
+    storeCarried(body, 1, carried);
   });
   for (size_t i = 0; i < n; ++i) buffers_[op.results[i]] = carried[i];
+}
+
+// The region's arguments from firstArg on read the carried buffers.
+void KernelLowering::bindCarried(const ir::Block& region, size_t firstArg, const std::vector<llvm::Value*>& carried) {
+  for (size_t i = 0; i < carried.size(); ++i) {
+    buffers_[region.args[firstArg + i]] = carried[i];
+    if (type(region.args[firstArg + i]).isScalar()) scalars_[region.args[firstArg + i]] = nullptr;
+  }
+}
+
+// The region's yielded values into the carried buffers. Every new value is computed before
+// any carried buffer is overwritten: they may read each other.
+void KernelLowering::storeCarried(const ir::Block& region, size_t firstArg, const std::vector<llvm::Value*>& carried) {
+  const ir::Op& yield = region.ops.back();
+  std::vector<llvm::Value*> next(carried.size());
+  for (size_t i = 0; i < carried.size(); ++i) {
+    ValueId y = yield.operands[i];
+    if (y == region.args[firstArg + i] || buffers_[y] == carried[i]) continue;
+    next[i] = allocateBuffer(type(y));
+    materialize(y, next[i]);
+  }
+  for (size_t i = 0; i < carried.size(); ++i)
+    if (next[i]) {
+      const ir::Type& t = type(yield.operands[i]);
+      b_.CreateMemCpy(carried[i], llvm::MaybeAlign(64), next[i], llvm::MaybeAlign(64), t.numel() * dtypeBytes(t.dtype));
+    }
+}
+
+// while (cond(carried)) carried = body(carried), on the carried buffers; cond runs in the
+// loop's header block.
+void KernelLowering::lowerWhile(const ir::Op& op) {
+  const ir::Block &cond = op.regions.at(0), &body = op.regions.at(1);
+  std::vector<llvm::Value*> carried;
+  for (size_t i = 0; i < op.results.size(); ++i) {
+    carried.push_back(allocateBuffer(type(op.results[i])));
+    materialize(op.operands[i], carried[i]);
+  }
+  llvm::Function* f = b_.GetInsertBlock()->getParent();
+  auto* header = llvm::BasicBlock::Create(ctx_, "while.cond", f);
+  auto* loop = llvm::BasicBlock::Create(ctx_, "while.body", f);
+  auto* exit = llvm::BasicBlock::Create(ctx_, "while.end", f);
+  b_.CreateBr(header);
+  b_.SetInsertPoint(header);
+  bindCarried(cond, 0, carried);
+  lowerBlock(cond);
+  b_.CreateCondBr(element(cond.ops.back().operands[0], {}), loop, exit);
+  b_.SetInsertPoint(loop);
+  bindCarried(body, 0, carried);
+  lowerBlock(body);
+  storeCarried(body, 0, carried);
+  b_.CreateBr(header);
+  b_.SetInsertPoint(exit);
+  for (size_t i = 0; i < carried.size(); ++i) buffers_[op.results[i]] = carried[i];
 }
 
 // A branch; the side that runs writes its yielded values into the results' buffers.

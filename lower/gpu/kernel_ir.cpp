@@ -14,7 +14,8 @@ std::string_view kopName(KOp op) {
       "unary", "binary", "cmp", "select", "cast",
       "load_global", "store_global", "load_shared", "store_shared", "barrier",
       "shuffle_xor", "shuffle_idx", "subgroup_reduce", "mma",
-      "for", "yield", "atomic_global", "ldmatrix", "async_copy", "async_commit", "async_wait", "atomic_shared"};
+      "for", "yield", "atomic_global", "ldmatrix", "async_copy", "async_commit", "async_wait", "atomic_shared",
+      "while"};
   return names[static_cast<size_t>(op)];
 }
 

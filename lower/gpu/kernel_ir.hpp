@@ -39,6 +39,9 @@
 //   subgroup_reduce {fn, cluster} (x)  : fn over clusters of `cluster` consecutive lanes
 //   mma {instr, m, n, k, a, b, c} (a..., b..., c...) : one matrix instruction over register fragments; results d...
 //   for (start, end, inits...) / yield (values...)
+//   while (inits...)                   : regions ^(carried...) cond, yielding a bool the same in every
+//                                        thread, and ^(carried...) body, yielding the next carried
+//                                        registers; the results are the last ones
 #pragma once
 #include <cstdint>
 #include <map>
@@ -60,6 +63,7 @@ enum class KOp : uint8_t {
   shuffle_xor, shuffle_idx, subgroup_reduce, mma,
   for_loop, yield,
   atomic_global, ldmatrix, async_copy, async_commit, async_wait, atomic_shared,
+  while_loop,
 };
 std::string_view kopName(KOp op);  // "for" for the structured loop
 bool isPure(KOp op);               // no side effects and no dependence on control (CSE-able)

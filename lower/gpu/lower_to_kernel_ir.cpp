@@ -55,7 +55,7 @@ std::string_view combineFn(ir::OpCode c) {
 bool hasLoops(const KernelFunction& f) {
   const KAttr floatRem{"fn", std::string("rem")};
   return std::ranges::any_of(f.body.insts, [&](const KInst& i) {
-    return i.op == KOp::for_loop || (i.op == KOp::binary && isFloat(f.regTypes.at(size_t(i.results[0]))) &&
+    return i.op == KOp::for_loop || i.op == KOp::while_loop || (i.op == KOp::binary && isFloat(f.regTypes.at(size_t(i.results[0]))) &&
                                      std::ranges::find(i.attrs, floatRem) != i.attrs.end());
   });
 }
@@ -552,6 +552,7 @@ class Lowering {
       case OpCode::sort: return sort(op);
       case OpCode::histogram: return histogram(op);
       case OpCode::fold: return fold(op);
+      case OpCode::while_: return whileLoop(op);
       case OpCode::if_: return branch(op);
       case OpCode::print: return print(op);
       case OpCode::yield: return yield(op);
@@ -972,7 +973,7 @@ class Lowering {
 
   // ---- print: into a buffer of its own, printed by the device after the launch ----
   void print(const ir::Op& op) {
-    if (regionDepth_ > 0) unsupported(op, "inside a fold or an if (a GPU program prints once per launch)");
+    if (regionDepth_ > 0) unsupported(op, "inside a fold, a while or an if (a GPU program prints once per launch)");
     ir::ValueId x = op.operands[0];
     const ir::Type& type = k_.type(x);
     f_.prints.push_back({op.stringAttr("label"), type.dtype, type.shape,
@@ -1352,6 +1353,27 @@ class Lowering {
     issueReadAhead(body, ahead, later, b_.binary("rem", b_.binary("add", step, distance), S), b_.cmp("lt", later, end));
     Reg stage = b_.binary("rem", step, S);
     for (ir::ValueId v : ahead) readAhead_.at(v).staged.base = stageOffset(readAhead_.at(v), stage);
+  }
+  // The tile IR's while: each region's arguments are the carried registers.
+  void whileLoop(const ir::Op& op) {
+    std::vector<Reg> operands;
+    std::vector<DType> types;
+    std::vector<size_t> counts;
+    for (size_t i = 0; i < op.operands.size(); ++i) {
+      std::vector<Reg> init = operand(op, int(i));
+      operands.insert(operands.end(), init.begin(), init.end());
+      counts.push_back(init.size());
+      types.insert(types.end(), init.size(), dtypeOf(op.operands[i]));
+    }
+    std::vector<Reg> results = b_.emitMulti(KOp::while_loop, types, operands, {});
+    for (const ir::Block& region : op.regions) {
+      splitInto(region.args, 0, b_.openRegion(types), counts);
+      ++regionDepth_;
+      block(region);
+      --regionDepth_;
+      b_.closeRegion();
+    }
+    splitInto(op.results, 0, results, counts);
   }
   // An if as two loops of at most one iteration, the kernel IR's structured control flow: the
   // then side runs where the (uniform) condition holds, the else side otherwise; the results

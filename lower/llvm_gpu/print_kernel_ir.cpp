@@ -675,6 +675,33 @@ class Printer {
     for (size_t r = 0; r < i.results.size(); ++r) values_[size_t(i.results[r])] = phis.at(r + 1);
   }
 
+  // while (cond(carried)) carried = body(carried): the cond region runs from the loop's header.
+  void whileInst(const KInst& i) {
+    const KBlock &cond = i.regions.at(0), &body = i.regions.at(1);
+    llvm::BasicBlock* before = b_.GetInsertBlock();
+    auto* header = llvm::BasicBlock::Create(c_, "while", fn_);
+    auto* bodyBlock = llvm::BasicBlock::Create(c_, "body", fn_);
+    auto* exit = llvm::BasicBlock::Create(c_, "exit", fn_);
+    b_.CreateBr(header);
+    b_.SetInsertPoint(header);
+    std::vector<llvm::PHINode*> phis;
+    for (Reg init : i.operands) {
+      phis.push_back(b_.CreatePHI(type(dtypeOf(init)), 2));
+      phis.back()->addIncoming(val(init), before);
+    }
+    auto run = [&](const KBlock& region) {
+      for (size_t a = 0; a < phis.size(); ++a) values_[size_t(region.args[a])] = phis[a];
+      return block(region);
+    };
+    b_.CreateCondBr(val(run(cond).at(0)), bodyBlock, exit);
+    b_.SetInsertPoint(bodyBlock);
+    std::vector<Reg> yielded = run(body);
+    for (size_t y = 0; y < yielded.size(); ++y) phis[y]->addIncoming(val(yielded[y]), b_.GetInsertBlock());
+    b_.CreateBr(header);
+    b_.SetInsertPoint(exit);
+    for (size_t r = 0; r < i.results.size(); ++r) values_[size_t(i.results[r])] = phis.at(r);
+  }
+
   std::vector<Reg> block(const KBlock& blk) {
     for (const KInst& i : blk.insts) {
       if (i.op == KOp::yield) return i.operands;
@@ -692,6 +719,7 @@ class Printer {
       case KOp::atomic_shared: return atomicShared(i);
       case KOp::barrier: return t_.barrier(b_);
       case KOp::for_loop: return loop(i);
+      case KOp::while_loop: return whileInst(i);
       case KOp::mma: return mma(i);
       case KOp::ldmatrix: return ldmatrix(i);
       case KOp::async_copy: return asyncCopy(i);

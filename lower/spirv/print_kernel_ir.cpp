@@ -783,8 +783,12 @@ class Printer {
       values.push_back(m_.phi(types[v], {{inits[v], before}, {next[v], cont}}));
     }
     if (uniform) countLoopHeader();
-    Id test = more(values);
+    // The test in a block of its own after the header: it may hold control flow (a while's cond).
+    Id testLabel = m_.newLabel();
     m_.loopMerge(merge, cont);
+    m_.branch(testLabel);
+    m_.label(testLabel);
+    Id test = more(values);
     m_.branchConditional(test, bodyLabel, merge);
     m_.label(bodyLabel);
     Values updated = body(values);
@@ -794,6 +798,25 @@ class Printer {
     m_.branch(header);
     m_.label(merge);
     return values;
+  }
+
+  // while (cond(carried)) carried = body(carried), each region's arguments the loop values.
+  void whileInst(const KInst& i) {
+    const KBlock &cond = i.regions.at(0), &body = i.regions.at(1);
+    Values types, inits;
+    for (size_t a = 0; a < i.operands.size(); ++a) {
+      types.push_back(type(dtypeOf(i.operands[a])));
+      inits.push_back(id(i.operands[a]));
+    }
+    auto run = [&](const KBlock& region, const Values& v) {
+      for (size_t a = 0; a < v.size(); ++a) ids_[size_t(region.args[a])] = v[a];
+      Values yielded;
+      for (Reg r : block(region)) yielded.push_back(id(r));
+      return yielded;
+    };
+    Values out = whileLoop(types, inits, [&](const Values& v) { return run(cond, v).at(0); },
+                           [&](const Values& v) { return run(body, v); });
+    for (size_t r = 0; r < i.results.size(); ++r) ids_[size_t(i.results[r])] = out[r];
   }
 
   // for (k = start; k < end; ++k) over the region, k and the carried registers as loop values.
@@ -838,6 +861,7 @@ class Printer {
         return m_.controlBarrier(Scope::Workgroup, Scope::Workgroup,
                                  semantics::kAcquireRelease | semantics::kWorkgroupMemory);
       case KOp::for_loop: return loop(i);
+      case KOp::while_loop: return whileInst(i);
       default: break;
     }
     if (i.results.size() != 1) unsupported(std::string(gpu::kopName(i.op)));
