@@ -861,7 +861,7 @@ Tile Program::atomicUpdate(std::string_view fn, const Tensor& t, const std::vect
   std::string op = "atomic_" + std::string(fn);
   if (!ir::atomicSupports(*ir::parseAtomicFn(fn), t.dtype()))
     fail(l, op, fmt::format("not provided for the {} tensor: atomics update i32, i64, u32 and u64 "
-                            "tensors, and f32 and f64 ones by all but cas (compare the bits of an integer view)", describe(ir::Type{t.dtype(), t.shape()})));
+                            "tensors, and float ones by all but cas", describe(ir::Type{t.dtype(), t.shape()})));
   int tensor = tracer_.tensorParam(t, l, op);
   // Values of another dtype convert to the tensor's, as put does; numbers must be its values.
   std::vector<Tile> extra{castTo(materialize(value, t.dtype(), l, op), t.dtype(), l)};

@@ -363,8 +363,7 @@ class Program {
   //   auto [x, steps] = p.while_loop(std::tuple{x0, p.zeros({}, i32)},
   //       [&](const Tile& x, const Tile&) { return x.max(0) > 1.0; },
   //       [&](const Tile& x, const Tile& s) { return std::tuple{x * 0.5, s + 1}; });
-  // On GPUs a while stops at the device's loop limit with an error; on the CPU it runs until
-  // cond is false.
+  // As in C++, a while whose cond never turns false never ends.
   template <typename Init, typename Cond, typename Body>
   Init while_loop(const Init& init, Cond&& cond, Body&& body, Loc loc = Loc::current());
 

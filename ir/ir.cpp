@@ -106,7 +106,7 @@ std::optional<AtomicFn> parseAtomicFn(std::string_view s) {
 
 bool atomicSupports(AtomicFn fn, DType t) {
   bool integer = t == DType::i32 || t == DType::i64 || t == DType::u32 || t == DType::u64;
-  return integer || ((t == DType::f32 || t == DType::f64) && fn != AtomicFn::cas);
+  return integer || (isFloat(t) && fn != AtomicFn::cas);
 }
 
 std::vector<bool> writtenTensors(const Kernel& k) {

@@ -355,8 +355,8 @@ TEST_CASE("errors: mistakes with views, the grid and folds name the op and the u
       {"atomic cas on an f32 tensor", "atomic_cas", {"not provided", "f32[37, 29]", "all but cas"}, [&](int& line) {
          kernel([&](Program& p) { line = __LINE__; (void)p.atomic_cas(x, {p.arange(8), 0}, 1.0, 2.0); });
        }},
-      {"atomic add on an f16 tensor", "atomic_add", {"not provided", "f16[8]"}, [&](int& line) {
-         Tensor h = Tensor::zeros({8}, f16);
+      {"atomic add on an i8 tensor", "atomic_add", {"not provided", "i8[8]"}, [&](int& line) {
+         Tensor h = Tensor::zeros({8}, i8);
          kernel([&](Program& p) { line = __LINE__; (void)p.atomic_add(h, {p.arange(8)}, 1.0); });
        }},
       {"atomic add of a float number into an i32 tensor", "atomic_add", {"the number 0.5", "not an integer"},

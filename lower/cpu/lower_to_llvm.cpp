@@ -129,6 +129,7 @@ class KernelLowering {
   llvm::Value* cast(llvm::Value* x, DType from, DType to);
   llvm::Value* stickyToDouble(llvm::Value* x, bool isUnsigned);
   llvm::Value* unsignedDivide(const ir::Op& op, llvm::Value* x, llvm::Value* y);
+  llvm::Value* atomicHalf(ir::AtomicFn fn, DType dtype, llvm::Value* at, llvm::Value* value);
   llvm::Value* loadElement(const ir::Op& op, const Indices& idx);
   llvm::Value* gatherElement(const ir::Op& op, const Indices& idx);
   llvm::Value* concatElement(const ir::Op& op, const Indices& idx);
@@ -1174,6 +1175,7 @@ llvm::Value* KernelLowering::atomicElement(const ir::Op& op, const Indices& idx)
     if (fn == ir::AtomicFn::cas)
       return b_.CreateExtractValue(
           b_.CreateAtomicCmpXchg(at, compare, value, llvm::MaybeAlign(), order, llvm::AtomicOrdering::Acquire), 0);
+    if (isFloat(dtype) && dtypeBytes(dtype) == 2) return atomicHalf(fn, dtype, at, value);
     if (isFloat(dtype) && (fn == ir::AtomicFn::max || fn == ir::AtomicFn::min)) {
       llvm::Intrinsic::ID order = fn == ir::AtomicFn::max ? llvm::Intrinsic::maximum : llvm::Intrinsic::minimum;
       return atomicUpdateByCompareExchange(b_, at, value->getType(),
@@ -1186,6 +1188,20 @@ llvm::Value* KernelLowering::atomicElement(const ir::Op& op, const Indices& idx)
                                                : Rmw::Xchg;
     return b_.CreateAtomicRMW(bin, at, value, llvm::MaybeAlign(), order);
   }, constant(dtype, 0));
+}
+
+// An f16 or bf16 atomic: compare-exchange of its 16-bit storage, the update computed in f32
+// and rounded once, as the elementwise ops do.
+llvm::Value* KernelLowering::atomicHalf(ir::AtomicFn fn, DType dtype, llvm::Value* at, llvm::Value* value) {
+  llvm::Value* old = atomicUpdateByCompareExchange(b_, at, storageType(ctx_, dtype), [&](llvm::Value* stored) {
+    llvm::Value* x = fromStorage(b_, stored, dtype);
+    llvm::Value* next = fn == ir::AtomicFn::add   ? roundToDType(b_, b_.CreateFAdd(x, value), dtype)
+                        : fn == ir::AtomicFn::max ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, x, value)
+                        : fn == ir::AtomicFn::min ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::minimum, x, value)
+                                                  : value;
+    return toStorage(b_, next, dtype);
+  });
+  return fromStorage(b_, old, dtype);
 }
 
 // Element idx of a scatter: the value first (outside any branch, so the nest vectorizes),

@@ -526,6 +526,15 @@ class Printer {
                                              llvm::AtomicOrdering::Acquire, scope);
         return b_.CreateExtractValue(pair, 0);
       }
+      if (isFloat(t) && dtypeBytes(t) == 2) {  // f16, bf16: compare-exchange of the 16 bits in memory
+        Value* value = val(i.operands[2]);
+        Value* old = atomicUpdateByCompareExchange(b_, at, memoryType(t), [&](Value* stored) {
+          Value* x = fromMemory(t, stored);
+          Value* next = fn == "xchg" ? value : fn == "add" ? binary("add", t, x, value) : minMax(fn == "max", t, x, value);
+          return toMemory(t, next);
+        }, scope);
+        return fromMemory(t, old);
+      }
       if (isFloat(t) && (fn == "max" || fn == "min")) {
         Value* value = val(i.operands[2]);
         return atomicUpdateByCompareExchange(

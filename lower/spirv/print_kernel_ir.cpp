@@ -599,6 +599,8 @@ class Printer {
     DType t = dtypeOf(i.results[0]);
     const std::string& fn = strAttr(i, "fn");
     if (t == DType::f32 && fn == "add") return atomicFloatAdd(i);
+    if (registerBytes(t) != dtypeBytes(t) || t == DType::f16)  // Vulkan has no 16-bit atomics to build on
+      unsupported("atomic " + fn + " on " + std::string(dtypeName(t)) + " (no 16-bit atomics in Vulkan)");
     if (isFloat(t) && fn != "xchg") return atomicByCompareExchange(i);
     static const std::map<std::string, Op> kOps = {
         {"add", Op::AtomicIAdd}, {"max", Op::AtomicSMax}, {"min", Op::AtomicSMin}, {"xchg", Op::AtomicExchange}};
