@@ -304,9 +304,14 @@ std::string histogram(const Tensor& values, const Tensor& counts, const RunOptio
     });
     return kernel.launch({cdiv(values.dim(0), block)}, values, counts, opts);
   }
-  // The block's histogram first: one atomic add per bin and program instead of one per value.
-  return run({cdiv(values.dim(0), block)}, [&](Program& p) {
-    Tile h = tj::histogram(p.read(values, {block}, -1).at({p.id(0)}), bins);
+  // Block histograms summed over a program's blocks first: one atomic add per bin and
+  // program instead of one per value.
+  constexpr int64_t blocksPerProgram = 16;
+  return run({cdiv(cdiv(values.dim(0), block), blocksPerProgram)}, [&](Program& p) {
+    auto v = p.read(values, {block}, -1);
+    Index first = p.id(0) * blocksPerProgram;
+    Tile h = p.fold(first, min(first + blocksPerProgram, v.blocks(0)), p.zeros({bins}, i32),
+                    [&](Index b, Tile sum) { return sum + tj::histogram(v.at({b}), bins); });
     p.atomic_add(counts, {p.arange(bins)}, h, h != 0);
   }, named(opts, "histogram"));
 }
