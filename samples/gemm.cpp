@@ -27,7 +27,8 @@ int main(int argc, char** argv) {
     if (cli.app.count("--block-m") + cli.app.count("--block-n") + cli.app.count("--block-k") > 0) {
       r.tune = "off";
     } else {
-      TuneResult tuned = samples::tuneGemm(a, b, c, cli.runOptions());
+      TuneResult tuned = splits == 1 ? samples::tuneGemm(a, b, c, cli.runOptions())
+                                     : samples::tuneGemmSplitK(a, b, c, splits, cli.runOptions());
       blocks = samples::GemmBlocks::from(tuned.chosen);
       r.tune = tuneSourceName(tuned.source);
     }

@@ -67,6 +67,11 @@ std::vector<TuneConfig> gemmTuneSpace(const std::string& device) {
                             {128, 64, 32, 4}, {64, 64, 64, 4, 2}});
 }
 
+std::vector<TuneConfig> gemmSplitKTuneSpace(const std::string& device) {
+  if (device != "cpu") return gemmTuneSpace(device);
+  return space<GemmBlocks>(device, {{64, 64, 256}, {64, 64, 512}, {64, 64, 128}, {128, 64, 256}, {64, 128, 256}}, {}, {});
+}
+
 std::vector<TuneConfig> attentionTuneSpace(const std::string& device) {
   return space<AttentionBlocks>(device, {{64, 64}, {32, 64}, {64, 32}, {128, 64}, {64, 128}}, {{64, 64}, {32, 32}},
                                 {{64, 64}, {64, 64, 3}, {128, 64}, {128, 64, 3, 8}, {64, 128, 3}, {128, 128, 0, 8}});
@@ -77,6 +82,14 @@ TuneResult tuneGemm(const Tensor& a, const Tensor& b, const Tensor& c, const Run
   tuning.device = opts.device;
   return tune("gemm", gemmTuneSpace(deviceName(opts)), key,
               [&](const TuneConfig& config) { gemm(a, b, c, opts, GemmBlocks::from(config)); }, tuning);
+}
+
+TuneResult tuneGemmSplitK(const Tensor& a, const Tensor& b, const Tensor& c, int64_t splits, const RunOptions& opts,
+                          TuneOptions tuning) {
+  TuneKey key{{a.dim(0), b.dim(1), a.dim(1), splits}, {a.dtype()}};
+  tuning.device = opts.device;
+  return tune("gemm_split_k", gemmSplitKTuneSpace(deviceName(opts)), key,
+              [&](const TuneConfig& config) { gemmSplitK(a, b, c, splits, opts, GemmBlocks::from(config)); }, tuning);
 }
 
 TuneResult tuneAttention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, bool causal,

@@ -38,11 +38,16 @@ std::string attention(const Tensor& q, const Tensor& k, const Tensor& v, const T
 // a sweep on cpu, vulkan and cuda (blocks and, on cuda, stages and warps), only the default elsewhere.
 std::vector<TuneConfig> gemmTuneSpace(const std::string& device);
 std::vector<TuneConfig> attentionTuneSpace(const std::string& device);
+// Split-K products have a small C: deep K steps over C-sized blocks, reading A and B once.
+std::vector<TuneConfig> gemmSplitKTuneSpace(const std::string& device);
 // The best blocks for these arguments on opts.device (key: the bucketed sizes and the operand
 // dtype), from the tuning file or timed now; use GemmBlocks::from(result.chosen). Writes `c`.
 // `tuning` sets the file and the timing; its device is opts.device.
 TuneResult tuneGemm(const Tensor& a, const Tensor& b, const Tensor& c, const RunOptions& opts = {},
                     TuneOptions tuning = {});
+// gemmSplitK's blocks, keyed on the sizes and the splits as well. Adds into `c`.
+TuneResult tuneGemmSplitK(const Tensor& a, const Tensor& b, const Tensor& c, int64_t splits,
+                          const RunOptions& opts = {}, TuneOptions tuning = {});
 // Keyed on batch * heads, seq, dim; the kernel is "attention" or "attention_causal". Writes `out`.
 TuneResult tuneAttention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, bool causal,
                          const RunOptions& opts = {}, TuneOptions tuning = {});
