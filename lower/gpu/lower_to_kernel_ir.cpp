@@ -1297,16 +1297,27 @@ class Lowering {
   }
 
   // ---- control ----
-  void fold(const ir::Op& op) {
-    std::vector<Reg> operands = {regs_.at(op.operands[0]).at(0), regs_.at(op.operands[1]).at(0)};
+  // A loop's carried values from operand `first` on, as registers: all of them, their types,
+  // and how many each value has.
+  struct Carried {
+    std::vector<Reg> regs;
     std::vector<DType> types;
     std::vector<size_t> counts;
-    for (size_t i = 2; i < op.operands.size(); ++i) {
+  };
+  Carried carried(const ir::Op& op, size_t first) {
+    Carried c;
+    for (size_t i = first; i < op.operands.size(); ++i) {
       std::vector<Reg> init = operand(op, int(i));
-      operands.insert(operands.end(), init.begin(), init.end());
-      counts.push_back(init.size());
-      types.insert(types.end(), init.size(), dtypeOf(op.operands[i]));
+      c.regs.insert(c.regs.end(), init.begin(), init.end());
+      c.counts.push_back(init.size());
+      c.types.insert(c.types.end(), init.size(), dtypeOf(op.operands[i]));
     }
+    return c;
+  }
+  void fold(const ir::Op& op) {
+    auto [inits, types, counts] = carried(op, 2);
+    std::vector<Reg> operands = {regs_.at(op.operands[0]).at(0), regs_.at(op.operands[1]).at(0)};
+    operands.insert(operands.end(), inits.begin(), inits.end());
     const ir::Block& body = op.regions.at(0);
     int64_t stages = std::min(options_.maxStages, op.attr("stages") ? op.intAttr("stages") : t_.defaultStages);
     int64_t floor = sharedFloor_;
@@ -1356,16 +1367,8 @@ class Lowering {
   }
   // The tile IR's while: each region's arguments are the carried registers.
   void whileLoop(const ir::Op& op) {
-    std::vector<Reg> operands;
-    std::vector<DType> types;
-    std::vector<size_t> counts;
-    for (size_t i = 0; i < op.operands.size(); ++i) {
-      std::vector<Reg> init = operand(op, int(i));
-      operands.insert(operands.end(), init.begin(), init.end());
-      counts.push_back(init.size());
-      types.insert(types.end(), init.size(), dtypeOf(op.operands[i]));
-    }
-    std::vector<Reg> results = b_.emitMulti(KOp::while_loop, types, operands, {});
+    auto [inits, types, counts] = carried(op, 0);
+    std::vector<Reg> results = b_.emitMulti(KOp::while_loop, types, inits, {});
     for (const ir::Block& region : op.regions) {
       splitInto(region.args, 0, b_.openRegion(types), counts);
       ++regionDepth_;

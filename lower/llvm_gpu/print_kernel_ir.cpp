@@ -658,57 +658,63 @@ class Printer {
 
   // ---- control ----
 
+  // A loop: its header, with a phi per loop value started by `inits`, where the test goes; its
+  // body; and its exit.
+  struct Loop {
+    llvm::BasicBlock *header, *body, *exit;
+    std::vector<llvm::PHINode*> phis;
+  };
+  Loop openLoop(const std::vector<Value*>& inits) {
+    llvm::BasicBlock* before = b_.GetInsertBlock();
+    Loop l{llvm::BasicBlock::Create(c_, "loop", fn_), llvm::BasicBlock::Create(c_, "body", fn_),
+           llvm::BasicBlock::Create(c_, "exit", fn_), {}};
+    b_.CreateBr(l.header);
+    b_.SetInsertPoint(l.header);
+    for (Value* init : inits) {
+      l.phis.push_back(b_.CreatePHI(init->getType(), 2));
+      l.phis.back()->addIncoming(init, before);
+    }
+    return l;
+  }
+  // The body's end feeds `next` back to the header; code goes on after the exit.
+  void closeLoop(const Loop& l, const std::vector<Value*>& next) {
+    for (size_t v = 0; v < next.size(); ++v) l.phis[v]->addIncoming(next[v], b_.GetInsertBlock());
+    b_.CreateBr(l.header);
+    b_.SetInsertPoint(l.exit);
+  }
+  // The region's arguments are the loop's values.
+  void bindArgs(const KBlock& region, const Loop& l) {
+    for (size_t a = 0; a < region.args.size(); ++a) values_[size_t(region.args[a])] = l.phis.at(a);
+  }
+
   void loop(const KInst& i) {
     const KBlock& body = i.regions.at(0);
-    llvm::BasicBlock* before = b_.GetInsertBlock();
-    auto* header = llvm::BasicBlock::Create(c_, "loop", fn_);
-    auto* bodyBlock = llvm::BasicBlock::Create(c_, "body", fn_);
-    auto* exit = llvm::BasicBlock::Create(c_, "exit", fn_);
-    b_.CreateBr(header);
-    b_.SetInsertPoint(header);
-    std::vector<llvm::PHINode*> phis;
-    for (size_t a = 0; a < body.args.size(); ++a) {
-      phis.push_back(b_.CreatePHI(type(dtypeOf(body.args[a])), 2));
-      phis.back()->addIncoming(val(i.operands.at(a == 0 ? 0 : a + 1)), before);
-      values_[size_t(body.args[a])] = phis.back();
-    }
-    b_.CreateCondBr(b_.CreateICmpSLT(phis[0], val(i.operands[1])), bodyBlock, exit);
-    b_.SetInsertPoint(bodyBlock);
-    std::vector<Reg> yielded = block(body);
-    Value* next = b_.CreateAdd(phis[0], llvm::ConstantInt::get(phis[0]->getType(), 1));
-    llvm::BasicBlock* end = b_.GetInsertBlock();
-    phis[0]->addIncoming(next, end);
-    for (size_t y = 0; y < yielded.size(); ++y) phis[y + 1]->addIncoming(val(yielded[y]), end);
-    b_.CreateBr(header);
-    b_.SetInsertPoint(exit);
-    for (size_t r = 0; r < i.results.size(); ++r) values_[size_t(i.results[r])] = phis.at(r + 1);
+    std::vector<Value*> inits = {val(i.operands[0])};
+    for (size_t a = 2; a < i.operands.size(); ++a) inits.push_back(val(i.operands[a]));
+    Loop l = openLoop(inits);
+    bindArgs(body, l);
+    b_.CreateCondBr(b_.CreateICmpSLT(l.phis[0], val(i.operands[1])), l.body, l.exit);
+    b_.SetInsertPoint(l.body);
+    std::vector<Value*> next = {b_.CreateAdd(l.phis[0], llvm::ConstantInt::get(l.phis[0]->getType(), 1))};
+    for (Reg y : block(body)) next.push_back(val(y));
+    closeLoop(l, next);
+    for (size_t r = 0; r < i.results.size(); ++r) values_[size_t(i.results[r])] = l.phis.at(r + 1);
   }
 
   // while (cond(carried)) carried = body(carried): the cond region runs from the loop's header.
   void whileInst(const KInst& i) {
     const KBlock &cond = i.regions.at(0), &body = i.regions.at(1);
-    llvm::BasicBlock* before = b_.GetInsertBlock();
-    auto* header = llvm::BasicBlock::Create(c_, "while", fn_);
-    auto* bodyBlock = llvm::BasicBlock::Create(c_, "body", fn_);
-    auto* exit = llvm::BasicBlock::Create(c_, "exit", fn_);
-    b_.CreateBr(header);
-    b_.SetInsertPoint(header);
-    std::vector<llvm::PHINode*> phis;
-    for (Reg init : i.operands) {
-      phis.push_back(b_.CreatePHI(type(dtypeOf(init)), 2));
-      phis.back()->addIncoming(val(init), before);
-    }
-    auto run = [&](const KBlock& region) {
-      for (size_t a = 0; a < phis.size(); ++a) values_[size_t(region.args[a])] = phis[a];
-      return block(region);
-    };
-    b_.CreateCondBr(val(run(cond).at(0)), bodyBlock, exit);
-    b_.SetInsertPoint(bodyBlock);
-    std::vector<Reg> yielded = run(body);
-    for (size_t y = 0; y < yielded.size(); ++y) phis[y]->addIncoming(val(yielded[y]), b_.GetInsertBlock());
-    b_.CreateBr(header);
-    b_.SetInsertPoint(exit);
-    for (size_t r = 0; r < i.results.size(); ++r) values_[size_t(i.results[r])] = phis.at(r);
+    std::vector<Value*> inits;
+    for (Reg init : i.operands) inits.push_back(val(init));
+    Loop l = openLoop(inits);
+    bindArgs(cond, l);
+    b_.CreateCondBr(val(block(cond).at(0)), l.body, l.exit);
+    b_.SetInsertPoint(l.body);
+    bindArgs(body, l);
+    std::vector<Value*> next;
+    for (Reg y : block(body)) next.push_back(val(y));
+    closeLoop(l, next);
+    for (size_t r = 0; r < i.results.size(); ++r) values_[size_t(i.results[r])] = l.phis.at(r);
   }
 
   std::vector<Reg> block(const KBlock& blk) {
