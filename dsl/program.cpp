@@ -427,7 +427,7 @@ std::vector<Tile> associative_scan(const std::vector<Tile>& xs, int axis, const 
     if (t.dtype == DType::boolean) fail(l, name, "cannot scan the bool tile " + describe(t) + "; cast it first");
   ir::Op op{OpCode::scan, operands, {}, {{"axis", int64_t{axis}}}, {ir::Block{}}, l};
   {
-    Tracer::BlockScope scope(tr, op.regions[0]);
+    Tracer::BlockScope scope(tr, op.regions[0], /*exitsAllowed=*/false);
     std::vector<Tile> earlier, later;
     for (const ir::Type& t : types) earlier.push_back(tr.tile(tr.addBlockArg({t.dtype, {}})));
     for (const ir::Type& t : types) later.push_back(tr.tile(tr.addBlockArg({t.dtype, {}})));
@@ -957,22 +957,34 @@ void checkCondition(const Tile& cond, const SourceLoc& l, std::string_view op) {
   tracer(l, op).checkInScope(cond.value(), l, op);
 }
 
-// Ends a loop body: `next` must match the carried types one for one.
-void yieldCarried(Tracer& tracer, const std::vector<Tile>& next, const std::vector<ir::Type>& types, const SourceLoc& l,
-                  std::string_view op) {
+// What a loop body yields: `next` must match the carried types one for one.
+std::vector<ir::ValueId> carriedValues(Tracer& tracer, const std::vector<Tile>& next, const std::vector<ir::Type>& types,
+                                       const SourceLoc& l, std::string_view op) {
   if (next.size() != types.size())
     fail(l, op, "the body returned " + std::to_string(next.size()) + " tiles for " + std::to_string(types.size()) +
                     " carried");
-  std::vector<ir::ValueId> yielded;
+  std::vector<ir::ValueId> values;
   for (size_t i = 0; i < next.size(); ++i) {
     const ir::Type t = typeOf(next[i], l, op);
     if (t != types[i])
       fail(l, op, "carried value " + std::to_string(i) + " starts as " + describe(types[i]) + " but the body returns " +
                       describe(t));
     tracer.checkInScope(next[i].value(), l, op);
-    yielded.push_back(next[i].value());
+    values.push_back(next[i].value());
   }
-  tracer.emit(OpCode::yield, yielded, std::nullopt, {}, l);
+  return values;
+}
+
+const ir::Type kBool{DType::boolean, {}};
+
+ir::ValueId zeroOf(Tracer& tracer, const ir::Type& t, const SourceLoc& l) {
+  ir::AttrValue zero = isFloat(t.dtype) ? ir::AttrValue(0.0) : ir::AttrValue(int64_t{0});
+  return tracer.emit(OpCode::constant, {}, t, {{"value", zero}}, l);
+}
+
+// A region that exited yields whether it did: the program goes on after its op only where not.
+void exitWhere(Tracer& tracer, ir::ValueId exited, const SourceLoc& l) {
+  tracer.exitUnless(tracer.emit(OpCode::logical_not, {exited}, kBool, {}, l), l, "exit_if");
 }
 }  // namespace
 
@@ -992,27 +1004,42 @@ Program::Carried Program::branchTiles(const Tile& cond, const std::function<Carr
   checkCondition(cond, l, "if");
   ir::Op op{OpCode::if_, {cond.value()}, {}, {}, {ir::Block{}, ir::Block{}}, l};
   std::vector<ir::Type> types;
+  std::vector<ir::ValueId> yielded[2], exited{-1, -1};
   for (size_t side = 0; side < 2; ++side) {
-    std::vector<ir::ValueId> yielded;
-    {
-      Tracer::BlockScope scope(tracer_, op.regions[side]);
-      Carried out = side == 0 ? then() : otherwise();
-      if (side == 1 && out.size() != types.size())
-        fail(l, "if", "the else side returns " + std::to_string(out.size()) + " tiles but the then side " +
-                          std::to_string(types.size()));
-      for (size_t i = 0; i < out.size(); ++i) {
-        ir::Type t = typeOf(out[i], l, "if");
-        tracer_.checkInScope(out[i].value(), l, "if");
-        if (side == 0) types.push_back(t);
-        else if (t != types[i])
-          fail(l, "if", "result " + std::to_string(i) + " is " + describe(types[i]) + " on the then side but " +
-                            describe(t) + " on the else side");
-        yielded.push_back(out[i].value());
-      }
-      tracer_.emit(OpCode::yield, yielded, std::nullopt, {}, l);
+    Tracer::BlockScope scope(tracer_, op.regions[side]);
+    Carried out = side == 0 ? then() : otherwise();
+    if (side == 1 && out.size() != types.size())
+      fail(l, "if", "the else side returns " + std::to_string(out.size()) + " tiles but the then side " +
+                        std::to_string(types.size()));
+    for (size_t i = 0; i < out.size(); ++i) {
+      ir::Type t = typeOf(out[i], l, "if");
+      tracer_.checkInScope(out[i].value(), l, "if");
+      if (side == 0) types.push_back(t);
+      else if (t != types[i])
+        fail(l, "if", "result " + std::to_string(i) + " is " + describe(types[i]) + " on the then side but " +
+                          describe(t) + " on the else side");
+      yielded[side].push_back(out[i].value());
     }
+    auto zeros = [&] {  // the results where the side exited: never read
+      std::vector<ir::ValueId> z;
+      for (const ir::Type& t : types) z.push_back(zeroOf(tracer_, t, l));
+      return z;
+    };
+    if (auto e = tracer_.closeRegionExits(yielded[side], zeros, l)) yielded[side] = e->values, exited[side] = e->exited;
   }
-  return emitTiles(tracer_, std::move(op), types);
+  bool exits = exited[0] >= 0 || exited[1] >= 0;
+  for (size_t side = 0; side < 2; ++side) {
+    Tracer::BlockScope scope(tracer_, op.regions[side]);  // reopened for its yield
+    if (exits) yielded[side].push_back(exited[side] >= 0 ? exited[side] : zeroOf(tracer_, kBool, l));
+    tracer_.emit(OpCode::yield, yielded[side], std::nullopt, {}, l);
+  }
+  if (exits) types.push_back(kBool);
+  Carried results = emitTiles(tracer_, std::move(op), types);
+  if (exits) {
+    exitWhere(tracer_, results.back().value(), l);
+    results.pop_back();
+  }
+  return results;
 }
 
 Program::Carried Program::foldTiles(const IndexOperand& start, const IndexOperand& end, const Carried& init,
@@ -1025,16 +1052,45 @@ Program::Carried Program::foldTiles(const IndexOperand& start, const IndexOperan
     operands.push_back(t.value());
   }
   ir::Block region;
+  std::optional<Tracer::Exited> exited;
   {
     Tracer::BlockScope scope(tracer_, region);
-    Index k = tracer_.index(tracer_.addBlockArg(kIndexType));
+    ir::ValueId k = tracer_.addBlockArg(kIndexType);
     Carried carried;
     for (const ir::Type& t : types) carried.push_back(tracer_.tile(tracer_.addBlockArg(t)));
-    yieldCarried(tracer_, body(k, carried), types, l, "fold");
+    std::vector<ir::ValueId> next = carriedValues(tracer_, body(tracer_.index(k), carried), types, l, "fold");
+    std::vector<ir::ValueId> args(region.args.begin() + 1, region.args.end());
+    exited = tracer_.closeRegionExits(next, [&] { return args; }, l);
+    if (exited) {  // the loop becomes a while that stops where an exit was taken: k and the flag are carried
+      tracer_.addBlockArg(kBool);
+      next = {tracer_.emit(OpCode::add, {k, tracer_.emit(OpCode::constant, {}, kIndexType, {{"value", int64_t{1}}}, l)},
+                           kIndexType, {}, l)};
+      next.insert(next.end(), exited->values.begin(), exited->values.end());
+      next.push_back(exited->exited);
+    }
+    tracer_.emit(OpCode::yield, next, std::nullopt, {}, l);
   }
-  std::vector<ir::Attr> attrs;
-  if (stages_) attrs.push_back({"stages", *stages_});
-  return emitTiles(tracer_, {OpCode::fold, operands, {}, std::move(attrs), {std::move(region)}, l}, types);
+  if (!exited) {
+    std::vector<ir::Attr> attrs;
+    if (stages_) attrs.push_back({"stages", *stages_});
+    return emitTiles(tracer_, {OpCode::fold, operands, {}, std::move(attrs), {std::move(region)}, l}, types);
+  }
+  ir::Op loop{OpCode::while_, {operands[0]}, {}, {}, {ir::Block{}, std::move(region)}, l};
+  loop.operands.insert(loop.operands.end(), operands.begin() + 2, operands.end());
+  loop.operands.push_back(zeroOf(tracer_, kBool, l));
+  types.insert(types.begin(), kIndexType);
+  types.push_back(kBool);
+  {
+    Tracer::BlockScope scope(tracer_, loop.regions[0]);
+    std::vector<ir::ValueId> args;
+    for (const ir::Type& t : types) args.push_back(tracer_.addBlockArg(t));
+    ir::ValueId inRange = tracer_.emit(OpCode::cmp, {args.front(), operands[1]}, kBool, {{"pred", std::string("lt")}}, l);
+    ir::ValueId going = tracer_.emit(OpCode::logical_not, {args.back()}, kBool, {}, l);
+    tracer_.emit(OpCode::yield, {tracer_.emit(OpCode::logical_and, {inRange, going}, kBool, {}, l)}, std::nullopt, {}, l);
+  }
+  Carried results = emitTiles(tracer_, std::move(loop), types);
+  exitWhere(tracer_, results.back().value(), l);
+  return Carried(results.begin() + 1, results.end() - 1);
 }
 
 Program::Carried Program::whileTiles(const Carried& init, const std::function<Tile(const Carried&)>& cond,
@@ -1051,17 +1107,41 @@ Program::Carried Program::whileTiles(const Carried& init, const std::function<Ti
     for (const ir::Type& t : types) c.push_back(tracer_.tile(tracer_.addBlockArg(t)));
     return c;
   };
+  ir::ValueId keepGoing;
   {
-    Tracer::BlockScope scope(tracer_, op.regions[0]);
-    Tile keepGoing = cond(carried());
-    checkCondition(keepGoing, l, "while");
-    tracer_.emit(OpCode::yield, {keepGoing.value()}, std::nullopt, {}, l);
+    Tracer::BlockScope scope(tracer_, op.regions[0], /*exitsAllowed=*/false);
+    Tile going = cond(carried());
+    checkCondition(going, l, "while");
+    keepGoing = going.value();
   }
+  std::optional<Tracer::Exited> exited;
   {
     Tracer::BlockScope scope(tracer_, op.regions[1]);
-    yieldCarried(tracer_, body(carried()), types, l, "while");
+    Carried args = carried();
+    std::vector<ir::ValueId> next = carriedValues(tracer_, body(args), types, l, "while");
+    exited = tracer_.closeRegionExits(next, [&] { return valuesOf(args); }, l);
+    if (exited) {  // the flag is carried too, and stops the loop
+      tracer_.addBlockArg(kBool);
+      next = exited->values;
+      next.push_back(exited->exited);
+    }
+    tracer_.emit(OpCode::yield, next, std::nullopt, {}, l);
   }
-  return emitTiles(tracer_, std::move(op), types);
+  {
+    Tracer::BlockScope scope(tracer_, op.regions[0]);  // reopened for its yield
+    if (exited) {
+      ir::ValueId going = tracer_.emit(OpCode::logical_not, {tracer_.addBlockArg(kBool)}, kBool, {}, l);
+      keepGoing = tracer_.emit(OpCode::logical_and, {keepGoing, going}, kBool, {}, l);
+    }
+    tracer_.emit(OpCode::yield, {keepGoing}, std::nullopt, {}, l);
+  }
+  if (!exited) return emitTiles(tracer_, std::move(op), types);
+  op.operands.push_back(zeroOf(tracer_, kBool, l));
+  types.push_back(kBool);
+  Carried results = emitTiles(tracer_, std::move(op), types);
+  exitWhere(tracer_, results.back().value(), l);
+  results.pop_back();
+  return results;
 }
 
 }  // namespace tj

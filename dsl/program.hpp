@@ -372,8 +372,9 @@ class Program {
   // nothing. if_then runs `then` for its writes, atomics and checks:
   //   p.if_then(p.scalar(len) > start, [&] { ... });
   void if_then(const Tile& cond, const std::function<void()>& then, Loc loc = Loc::current());
-  // The program stops here where `cond` (as if_then's) holds: what is traced after this call
-  // runs only where it does not. At the top level of the program only.
+  // The program stops here where `cond` (as if_then's) holds: what is traced after this call,
+  // later iterations of the loops around it and what follows them run only where it does not.
+  // Not in a while's cond.
   //   p.exit_if(p.id(0) * 64 >= p.index(p.gather(lengths, {b})));
   void exit_if(const Tile& cond, Loc loc = Loc::current());
   // `then` or `otherwise`; both return the same: nothing, a Tile or a std::tuple of Tiles.

@@ -49,6 +49,7 @@ Tracer::Tracer(std::string kernelName, int gridRank) : previous_(gCurrent), id_(
   blocks_.push_back(&kernel_.body);
   blockIds_.push_back(0);
   blockOpen_.push_back(true);
+  exitsAllowed_.push_back(true);
   gCurrent = this;
 }
 
@@ -141,10 +142,11 @@ ir::ValueId Tracer::bindScalarParam(DType dtype) {
   return emit(ir::OpCode::scalar_param, {}, ir::Type{dtype, {}}, {{"index", index}}, SourceLoc{});
 }
 
-void Tracer::openBlock(ir::Block& block) {
+void Tracer::openBlock(ir::Block& block, bool exitsAllowed) {
   blocks_.push_back(&block);
   blockIds_.push_back(static_cast<int>(blockOpen_.size()));
   blockOpen_.push_back(true);
+  exitsAllowed_.push_back(exitsAllowed);
 }
 
 ir::ValueId Tracer::addBlockArg(const ir::Type& t) {
@@ -154,29 +156,61 @@ ir::ValueId Tracer::addBlockArg(const ir::Type& t) {
 }
 
 void Tracer::exitUnless(ir::ValueId keepGoing, const SourceLoc& loc, std::string_view op) {
-  if (blocks_.size() != 1 + exits_.size())
-    fail(loc, op, "an early exit is only possible at the top level of the program, not inside a fold or an if; "
-                  "make the loop's bounds or the branch's condition skip the rest instead");
+  if (!exitsAllowed_.back())
+    fail(loc, op, "an early exit is not possible in a while's condition or a scan's combine; exit from the "
+                  "while's body instead");
   auto branch = std::make_unique<ir::Op>(ir::Op{ir::OpCode::if_, {keepGoing}, {}, {}, {ir::Block{}, ir::Block{}}, loc});
-  openBlock(branch->regions[1]);
-  emit(ir::OpCode::yield, {}, std::nullopt, {}, loc);
-  closeBlock();
+  size_t region = openRegions();
   openBlock(branch->regions[0]);
-  exits_.push_back(std::move(branch));
+  exits_.push_back({std::move(branch), region});
 }
 
 void Tracer::closeExits() {
   for (; !exits_.empty(); exits_.pop_back()) {
-    emit(ir::OpCode::yield, {}, std::nullopt, {}, exits_.back()->loc);
+    ir::Op& branch = *exits_.back().branch;
+    emit(ir::OpCode::yield, {}, std::nullopt, {}, branch.loc);
     closeBlock();
-    emitOp(std::move(*exits_.back()), {});
+    {
+      BlockScope otherwise(*this, branch.regions[1]);
+      emit(ir::OpCode::yield, {}, std::nullopt, {}, branch.loc);
+    }
+    emitOp(std::move(branch), {});
   }
+}
+
+std::optional<Tracer::Exited> Tracer::closeRegionExits(const std::vector<ir::ValueId>& values,
+                                                       const std::function<std::vector<ir::ValueId>()>& fallback,
+                                                       const SourceLoc& loc) {
+  size_t region = openRegions();
+  if (exits_.empty() || exits_.back().region != region) return std::nullopt;
+  Exited out{values, emit(ir::OpCode::constant, {}, ir::Type{DType::boolean, {}}, {{"value", int64_t{0}}}, loc)};
+  for (; !exits_.empty() && exits_.back().region == region; exits_.pop_back()) {
+    std::vector<ir::ValueId> yielded = out.values;
+    yielded.push_back(out.exited);
+    emit(ir::OpCode::yield, yielded, std::nullopt, {}, loc);
+    closeBlock();
+    ir::Op branch = std::move(*exits_.back().branch);
+    {
+      BlockScope otherwise(*this, branch.regions[1]);
+      std::vector<ir::ValueId> instead = fallback();
+      instead.push_back(emit(ir::OpCode::constant, {}, ir::Type{DType::boolean, {}}, {{"value", int64_t{1}}}, loc));
+      emit(ir::OpCode::yield, instead, std::nullopt, {}, loc);
+    }
+    std::vector<ir::Type> types;
+    for (ir::ValueId v : yielded) types.push_back(type(v));
+    std::vector<ir::ValueId> results = emitOp(std::move(branch), types);
+    out.exited = results.back();
+    results.pop_back();
+    out.values = std::move(results);
+  }
+  return out;
 }
 
 void Tracer::closeBlock() {
   blockOpen_[static_cast<size_t>(blockIds_.back())] = false;
   blocks_.pop_back();
   blockIds_.pop_back();
+  exitsAllowed_.pop_back();
 }
 
 }  // namespace tj

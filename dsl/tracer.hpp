@@ -1,6 +1,7 @@
 // Records DSL calls into an ir::Kernel. Internal to dsl/.
 #pragma once
 #include <exception>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -53,14 +54,15 @@ class Tracer {
   Index index(ir::ValueId v) const { return Index(Index::Raw{}, v, id_); }
 
   // Regions (fold bodies, if sides, scan combines): ops go into `block` between open and close.
-  void openBlock(ir::Block& block);
+  // exit_if is refused in a region opened with exitsAllowed false (a while's cond, a combine).
+  void openBlock(ir::Block& block, bool exitsAllowed = true);
   ir::ValueId addBlockArg(const ir::Type& t);
   void closeBlock();
   // `block` open for a scope, closed on every exit, so that an error the user catches leaves
   // the trace consistent.
   class BlockScope {
    public:
-    BlockScope(Tracer& t, ir::Block& block) : t_(t) { t_.openBlock(block); }
+    BlockScope(Tracer& t, ir::Block& block, bool exitsAllowed = true) : t_(t) { t_.openBlock(block, exitsAllowed); }
     ~BlockScope() { t_.closeBlock(); }
     BlockScope(const BlockScope&) = delete;
     BlockScope& operator=(const BlockScope&) = delete;
@@ -69,10 +71,21 @@ class Tracer {
     Tracer& t_;
   };
 
-  // p.exit_if: the ops traced after it go into the then side of an if on `keepGoing`, which
-  // closeExits appends (innermost first) once the body has returned. Top level only.
+  // p.exit_if: the ops traced after it, to the end of the innermost region, go into the then
+  // side of an if on `keepGoing`. closeExits appends the top level's (innermost first) once the
+  // body has returned; a region's closer calls closeRegionExits for its own.
   void exitUnless(ir::ValueId keepGoing, const SourceLoc& loc, std::string_view op);
   void closeExits();
+  // The innermost region is about to yield `values`. Closes its pending exits, each an if whose
+  // then side yields the values (and whether a later exit was taken) and whose else side yields
+  // fallback()'s, emitted there, and true. Returns the values as the region yields them and
+  // whether it exited; nullopt where it took no exit.
+  struct Exited {
+    std::vector<ir::ValueId> values;
+    ir::ValueId exited;
+  };
+  std::optional<Exited> closeRegionExits(const std::vector<ir::ValueId>& values,
+                                         const std::function<std::vector<ir::ValueId>()>& fallback, const SourceLoc& loc);
 
   ir::Kernel& kernel() { return kernel_; }
   // The tensor parameters, moved out once tracing is done (finishTrace).
@@ -87,11 +100,17 @@ class Tracer {
   ir::Kernel kernel_;
   std::vector<Tensor> tensors_;
   size_t boundTensors_ = 0;          // tensors_[0, boundTensors_) are a Kernel handle's arguments
-  std::vector<std::unique_ptr<ir::Op>> exits_;  // open exit_if branches, innermost last
+  struct Exit {
+    std::unique_ptr<ir::Op> branch;
+    size_t region;  // how many regions (not exit sides) were open
+  };
+  size_t openRegions() const { return blocks_.size() - exits_.size(); }
+  std::vector<Exit> exits_;          // open exit_if branches, innermost last
   std::vector<ir::Block*> blocks_;   // innermost last
   std::vector<int> blockIds_;        // parallel to blocks_
   std::vector<int> valueBlock_;      // per value: the id of the block defining it
   std::vector<bool> blockOpen_;      // per block id
+  std::vector<bool> exitsAllowed_;   // parallel to blocks_
   Tracer* previous_;
   uint64_t id_;
   size_t opCount_ = 0;                               // every op emitted, fold bodies included

@@ -2027,6 +2027,73 @@ TEST_CASE("conformance: exit_if stops a program where a value read from memory s
   }
 }
 
+TEST_CASE("conformance: exit_if inside a fold ends the program at that iteration: later iterations and code do not run") {
+  for (const std::string& device : conformanceDevices()) {
+    INFO(device);
+    Tensor limits = Tensor::from({5}, {3, 0, 40, 36, 12}, i64), x = sample({5, 37}, f32, 295);
+    Tensor visited = poisoned({5, 37}, i32), sums = poisoned({5}, f32);
+    launch(device, "fold_exit", {5}, [&](Program& p) {
+      Index i = p.id(0);
+      Tile limit = p.gather(limits, {i});
+      auto X = p.read(x, {1, 1});
+      Tile sum = p.fold(0, 37, p.zeros({}, f32), [&](Index k, Tile acc) {
+        p.scatter(visited, {i, k}, 1);  // before the exit: the exiting iteration marks too
+        p.exit_if(p.scalar(k) >= limit);
+        return acc + X.at({i, k}).reshape({});
+      });
+      p.scatter(sums, {i}, sum);
+    });
+    Expect v, s;
+    for (int64_t r = 0; r < 5; ++r) {
+      int64_t limit = ref::asInt(ref::element(limits, r));
+      double total = 0;
+      for (int64_t c = 0; c < 37; ++c) {
+        v.want.push_back(c <= limit ? int64_t{1} : int64_t(poisonValue(i32)));
+        if (c <= limit) total = double(float(total + ref::asDouble(ref::element(x, r * 37 + c))));
+      }
+      s.want.push_back(limit >= 37 ? Num(total) : Num(ref::nan()));
+    }
+    checkElements(visited, v);
+    checkElements(sums, s);
+  }
+}
+
+TEST_CASE("conformance: exit_if inside an if side inside a while ends the program there, with the if's results") {
+  for (const std::string& device : conformanceDevices()) {
+    INFO(device);
+    Tensor stops = Tensor::from({5}, {3, 20, 0, 9, -1}, i64);
+    Tensor marks = poisoned({5}, i64), steps = poisoned({5}, i32), lasts = poisoned({5}, i64);
+    launch(device, "while_if_exit", {5}, [&](Program& p) {
+      Index i = p.id(0);
+      Tile stopAt = p.gather(stops, {i});
+      auto [x, n, last] = p.while_loop(
+          std::tuple{p.zeros({}, i64), p.zeros({}, i32), p.zeros({}, i64)},
+          [&](const Tile& x, const Tile&, const Tile&) { return x < 10; },
+          [&](const Tile& x, const Tile& n, const Tile&) {
+            Tile y = p.if_else(x == stopAt, [&] {
+              p.scatter(marks, {i}, x);
+              p.exit_if(x >= 0);
+              return x * 2;
+            }, [&] { return x + 100; });
+            return std::tuple{x + 1, n + 1, y};
+          });
+      p.scatter(steps, {i}, n);
+      p.scatter(lasts, {i}, last);
+    });
+    Expect m, n, l;
+    for (int64_t r = 0; r < 5; ++r) {
+      int64_t stop = ref::asInt(ref::element(stops, r));
+      bool exits = stop >= 0 && stop < 10;
+      m.want.push_back(exits ? stop : int64_t(poisonValue(i64)));
+      n.want.push_back(exits ? int64_t(poisonValue(i32)) : int64_t{10});
+      l.want.push_back(exits ? int64_t(poisonValue(i64)) : int64_t{109});
+    }
+    checkElements(marks, m);
+    checkElements(steps, n);
+    checkElements(lasts, l);
+  }
+}
+
 TEST_CASE("conformance: p.warps runs a program on 1, 2 or 8 warps: the same sums and maxima") {
   for (const std::string& device : conformanceDevices())
     for (int64_t warps : {1, 2, 8}) {

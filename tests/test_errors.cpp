@@ -395,9 +395,10 @@ TEST_CASE("errors: mistakes with views, the grid and folds name the op and the u
            line = __LINE__; (void)p.if_else(p.id(0) == 0, [&] { return p.zeros({8}); }, [&] { return p.arange(8); });
          });
        }},
-      {"an early exit inside a fold", "exit_if", {"top level", "inside a fold"}, [&](int& line) {
+      {"an early exit in a while's condition", "exit_if", {"while's condition", "body instead"}, [&](int& line) {
          kernel([&](Program& p) {
-           p.loop(0, 4, [&](Index k) { line = __LINE__; p.exit_if(k == 2); });
+           (void)p.while_loop(p.arange(8), [&](const Tile& x) { line = __LINE__; p.exit_if(x.sum(0) > 3); return x.sum(0) < 9; },
+                              [&](const Tile& x) { return x + 1; });
          });
        }},
       {"an associative scan whose combine returns a tile", "associative_scan", {"result 0", "f32[8]", "not f32"}, [&](int& line) {
