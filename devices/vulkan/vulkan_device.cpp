@@ -83,10 +83,14 @@ std::vector<bool> storedTensors(const KernelBinary& b) {
 }
 
 // A tensor storage's copy in a Vulkan buffer (Tensor::on).
+// A buffer's size for `bytes` of data: whole 32-bit words (16-bit atomics update the word
+// holding their element), at least 16 bytes.
+size_t bufferBytes(size_t bytes) { return std::max<size_t>((bytes + 3) / 4 * 4, 16); }
+
 class VulkanCopy final : public DeviceCopy {
  public:
   VulkanCopy(const void* owner, vk::Gpu& gpu, size_t bytes)
-      : DeviceCopy(owner), buffer(gpu, std::max<size_t>(bytes, 16)) {}
+      : DeviceCopy(owner), buffer(gpu, bufferBytes(bytes)) {}
   void upload(std::span<const std::byte> host) override { buffer.upload(host); }
   void download(std::span<std::byte> host) override { buffer.download(host); }
   vk::Buffer buffer;
@@ -252,7 +256,7 @@ struct VulkanDevice::State {
       if (b.host < other.host + other.bytes && other.host < b.host + b.bytes)
         unsupported("two arguments are different views over overlapping bytes");
     }
-    d.temporaries.push_back(std::make_unique<vk::Buffer>(gpu, std::max<size_t>(b.bytes, 16)));
+    d.temporaries.push_back(std::make_unique<vk::Buffer>(gpu, bufferBytes(b.bytes)));
     if (b.bytes) d.temporaries.back()->upload(std::span(b.host, b.bytes));
     b.buffer = d.temporaries.back().get();
     return b;
@@ -260,7 +264,7 @@ struct VulkanDevice::State {
 
   // A buffer of its own for parameter `param` (a print or the fault flag), at its binding.
   vk::Buffer* extraBuffer(Dispatched& d, size_t param, size_t bytes) {
-    d.temporaries.push_back(std::make_unique<vk::Buffer>(gpu, std::max<size_t>(bytes, 16)));
+    d.temporaries.push_back(std::make_unique<vk::Buffer>(gpu, bufferBytes(bytes)));
     d.bound.at(d.compiled->binary.params.at(param).number) = d.temporaries.back().get();
     return d.temporaries.back().get();
   }

@@ -599,8 +599,7 @@ class Printer {
     DType t = dtypeOf(i.results[0]);
     const std::string& fn = strAttr(i, "fn");
     if (t == DType::f32 && fn == "add") return atomicFloatAdd(i);
-    if (registerBytes(t) != dtypeBytes(t) || t == DType::f16)  // Vulkan has no 16-bit atomics to build on
-      unsupported("atomic " + fn + " on " + std::string(dtypeName(t)) + " (no 16-bit atomics in Vulkan)");
+    if (isFloat(t) && dtypeBytes(t) == 2) return atomicHalf(i);
     if (isFloat(t) && fn != "xchg") return atomicByCompareExchange(i);
     static const std::map<std::string, Op> kOps = {
         {"add", Op::AtomicIAdd}, {"max", Op::AtomicSMax}, {"min", Op::AtomicSMin}, {"xchg", Op::AtomicExchange}};
@@ -652,20 +651,59 @@ class Printer {
     ids_[size_t(i.results[0])] = m_.select(T, pred, m_.op(Op::Bitcast, T, {out[0]}), constant(t, 0));
   }
 
-  void atomicFloatAdd(const KInst& i) {
-    m_.capability(Capability::AtomicFloat32AddEXT);
-    m_.extension("SPV_EXT_shader_atomic_float_add");
+  // The instruction's buffer seen as an array of 4-byte `elementType`s, a second variable at
+  // its binding: both may touch the same bytes, so neither may be assumed alone.
+  const Module::Buffer& aliasedView(const KInst& i, Id elementType) {
     int64_t param = intAttr(i, "buffer");
-    auto [view, fresh] = floatViews_.try_emplace(param);
-    if (fresh) {  // both views may touch the same elements: neither may be assumed alone
-      view->second = m_.storageBuffer(type(DType::f32), 4, 0, uint32_t(f_.params.at(size_t(param)).number));
+    auto [view, fresh] = aliasedViews_.try_emplace({param, elementType});
+    if (fresh) {
+      view->second = m_.storageBuffer(elementType, 4, 0, uint32_t(f_.params.at(size_t(param)).number));
       m_.decorate(view->second.variable, Decoration::Aliased);
       m_.decorate(bufferOf(i).variable, Decoration::Aliased);
     }
+    return view->second;
+  }
+
+  void atomicFloatAdd(const KInst& i) {
+    m_.capability(Capability::AtomicFloat32AddEXT);
+    m_.extension("SPV_EXT_shader_atomic_float_add");
+    const Module::Buffer& floats = aliasedView(i, type(DType::f32));
     Id scope = m_.constU32(uint32_t(Scope::Device)), ordered = m_.constU32(semantics::kAcquireRelease | semantics::kUniformMemory);
     ids_[size_t(i.results[0])] = predicated(id(i.operands[1]), DType::f32, constant(DType::f32, 0), [&] {
-      return m_.op(Op::AtomicFAddEXT, type(DType::f32), {element(view->second, id(i.operands[0])), scope, ordered, id(i.operands[2])});
+      return m_.op(Op::AtomicFAddEXT, type(DType::f32), {element(floats, id(i.operands[0])), scope, ordered, id(i.operands[2])});
     });
+  }
+
+  // f16 and bf16, which Vulkan has no atomics for: a compare-exchange loop (as
+  // atomicByCompareExchange's) on the 32-bit word holding the element, through a u32 view of
+  // the buffer (the device rounds buffers up to whole words), computing as the elementwise ops.
+  void atomicHalf(const KInst& i) {
+    DType t = dtypeOf(i.results[0]);
+    const std::string& fn = strAttr(i, "fn");
+    if (fn == "cas") unsupported("atomic cas on " + std::string(dtypeName(t)));
+    const Module::Buffer& words = aliasedView(i, u32_);
+    Id I = type(DType::i64), index = id(i.operands[0]), pred = id(i.operands[1]), value = id(i.operands[2]);
+    Id at = element(words, m_.op(Op::ShiftRightArithmetic, I, {index, constant(DType::i64, 1)}));
+    Id odd = m_.op(Op::UConvert, u32_, {m_.op(Op::Bitcast, uint(8), {m_.op(Op::BitwiseAnd, I, {index, constant(DType::i64, 1)})})});
+    Id shift = m_.op(Op::IMul, u32_, {odd, m_.constU32(16)});  // little-endian: the odd element is the high half
+    Id kept = m_.op(Op::Not, u32_, {m_.op(Op::ShiftLeftLogical, u32_, {m_.constU32(0xffff), shift})});
+    auto half = [&](Id word) { return fromMemory(t, m_.op(Op::UConvert, uint(2), {m_.op(Op::ShiftRightLogical, u32_, {word, shift})})); };
+    Id scope = m_.constU32(uint32_t(Scope::Device)), relaxed = m_.constU32(0);
+    m_.memoryBarrier(Scope::Device, semantics::kAcquireRelease | semantics::kUniformMemory);
+    Values out = whileLoop(
+        {u32_, bool_}, {m_.constU32(0), m_.op(Op::LogicalNot, bool_, {pred})},
+        [&](const Values& v) { return m_.op(Op::LogicalNot, bool_, {v[1]}); },
+        [&](const Values& v) {
+          Id x = half(v[0]);
+          Id next = fn == "xchg" ? value : fn == "add" ? binary("add", t, x, value) : minMax(fn == "max", t, x, value);
+          Id bits = m_.op(Op::ShiftLeftLogical, u32_, {m_.op(Op::UConvert, u32_, {toMemory(t, next)}), shift});
+          Id word = m_.op(Op::BitwiseOr, u32_, {m_.op(Op::BitwiseAnd, u32_, {v[0], kept}), bits});
+          Id seen = m_.op(Op::AtomicCompareExchange, u32_, {at, scope, relaxed, relaxed, word, v[0]});
+          return Values{seen, m_.op(Op::IEqual, bool_, {seen, v[0]})};
+        },
+        /*uniform=*/false);
+    m_.memoryBarrier(Scope::Device, semantics::kAcquireRelease | semantics::kUniformMemory);
+    ids_[size_t(i.results[0])] = m_.select(type(t), pred, half(out[0]), constant(t, 0));
   }
 
   // Element `index` of the instruction's allocation, in its width's array.
@@ -907,7 +945,7 @@ class Printer {
   std::vector<Id> ids_;  // by register
   Id u32_, i64_, bool_;
   std::map<int64_t, Module::Buffer> buffers_;
-  std::map<int64_t, Module::Buffer> floatViews_;  // f32 views of buffers, for f32 atomic add  // by parameter index
+  std::map<std::pair<int64_t, Id>, Module::Buffer> aliasedViews_;  // by buffer parameter and element type
   Id params_ = 0;  // the parameter slots' variable: a push-constant block or the params buffer
   StorageClass paramsClass_ = StorageClass::StorageBuffer;
   struct SharedArray {
