@@ -227,15 +227,19 @@ std::string dropout(const Tensor& x, const Tensor& out, double p, int64_t seed, 
 }
 
 std::string embedding(const Tensor& table, const Tensor& ids, const Tensor& out, const RunOptions& opts) {
-  constexpr int64_t rows = 32, cols = 256;
-  static const auto kernel = tj::kernel("embedding", [](Program& p, const Tensor& table, const Tensor& ids,
-                                                        const Tensor& out) {
+  // Blocks as wide as the rows (up to 1024 columns): whole-row copies with no column mask.
+  constexpr int64_t rows = 64;
+  const int64_t cols = std::min<int64_t>(table.dim(1), 1024);
+  return run({cdiv(ids.dim(0), rows), cdiv(table.dim(1), cols)}, [&](Program& p) {
+    // Each id becomes the block index of its table row: an id outside the table reads the
+    // fill (zeros).
     Index i = p.id(0), j = p.id(1);
-    Tile id = p.read(ids, {rows}).at({i}).expand_dims(1);
-    Tile col = (p.arange(cols) + j * cols).expand_dims(0);
-    p.write(out, {rows, cols}).put(p.gather(table, {id, col}), {i, j});
-  });
-  return kernel.launch({cdiv(ids.dim(0), rows), cdiv(table.dim(1), cols)}, table, ids, out, opts);
+    auto rowsOf = p.read(table, {1, cols});
+    auto into = p.write(out, {1, cols});
+    p.loop(i * rows, min((i + 1) * rows, p.read(ids, {1}).size(0)), [&](Index r) {
+      into.put(rowsOf.at({p.index(p.gather(ids, {r})), j}), {r, j});
+    });
+  }, named(opts, "embedding"));
 }
 
 std::string pagedAttention(const Tensor& q, const Tensor& kCache, const Tensor& vCache, const Tensor& blockTable,
