@@ -39,16 +39,23 @@ struct UseInfo {
   std::vector<const ir::Op*> def;  // null for block arguments
   std::vector<int> uses, defDepth;
   std::vector<bool> usedDeeper, dotOperand, printed;
-  std::vector<ValueId> yieldedInto;  // for a value a fold body yields: the block argument it replaces
+  std::vector<ValueId> yieldedInto;  // for a value a loop body yields: the block argument it replaces
   std::set<int64_t> storedTensors;
 
   explicit UseInfo(const ir::Kernel& k)
       : def(k.types.size()), uses(k.types.size()), defDepth(k.types.size()), usedDeeper(k.types.size()),
         dotOperand(k.types.size()), printed(k.types.size()), yieldedInto(k.types.size(), -1) {
-    walk(k.body, 0);
+    walk(k.body, 0, -1);
   }
 
-  void walk(const ir::Block& block, int depth) {
+  // Where a region's loop-carried arguments start (a fold's after k, a while body's at 0); -1
+  // for regions whose yields replace no arguments.
+  static int firstCarried(const ir::Op& op, size_t region) {
+    if (op.code == OpCode::fold) return 1;
+    return op.code == OpCode::while_ && region == 1 ? 0 : -1;
+  }
+
+  void walk(const ir::Block& block, int depth, int carriedFrom) {
     for (ValueId a : block.args) defDepth[a] = depth;
     for (const ir::Op& op : block.ops) {
       for (size_t i = 0; i < op.operands.size(); ++i) {
@@ -63,9 +70,9 @@ struct UseInfo {
         def[r] = &op;
         defDepth[r] = depth;
       }
-      for (const ir::Block& region : op.regions) walk(region, depth + 1);
-      if (op.code == OpCode::yield && !block.args.empty())  // a fold's (an if's sides take no arguments)
-        for (size_t i = 0; i < op.operands.size(); ++i) yieldedInto[op.operands[i]] = block.args[1 + i];
+      for (size_t r = 0; r < op.regions.size(); ++r) walk(op.regions[r], depth + 1, firstCarried(op, r));
+      if (op.code == OpCode::yield && carriedFrom >= 0)
+        for (size_t i = 0; i < op.operands.size(); ++i) yieldedInto[op.operands[i]] = block.args[size_t(carriedFrom) + i];
     }
   }
 };
