@@ -81,9 +81,10 @@ std::string unrepresentable(double value, DType dtype) {
   if (isFloat(dtype)) return fmt::format("is past the largest finite {} ({})", dtypeName(dtype), maxFinite(dtype));
   if (std::trunc(value) != value) return "is not an integer";
   if (dtype == DType::boolean) return "is neither 0 nor 1";
-  double half = std::ldexp(1.0, 8 * dtypeBytes(dtype) - 1);  // exact even for i64
-  double low = isUnsigned(dtype) ? 0 : -half, high = isUnsigned(dtype) ? 2 * half - 1 : half - 1;
-  return fmt::format("is outside the {} range [{:.0f}, {:.0f}]", dtypeName(dtype), low, high);
+  int bits = 8 * dtypeBytes(dtype);
+  uint64_t top = ~uint64_t{0} >> (64 - bits);  // the largest unsigned value of the width
+  if (isUnsigned(dtype)) return fmt::format("is outside the {} range [0, {}]", dtypeName(dtype), top);
+  return fmt::format("is outside the {} range [{}, {}]", dtypeName(dtype), -int64_t(top >> 1) - 1, int64_t(top >> 1));
 }
 
 // A number as the attribute of a constant of `dtype`; it must be a value of that dtype.
@@ -1127,12 +1128,23 @@ Program::Carried Program::whileTiles(const Carried& init, const std::function<Ti
     }
     tracer_.emit(OpCode::yield, next, std::nullopt, {}, l);
   }
+  if (exited) {  // the cond's own ops run only until the exit: they move into an if on the flag
+    ir::Op guard{OpCode::if_, {}, {}, {}, {ir::Block{{}, std::move(op.regions[0].ops)}, ir::Block{}}, l};
+    op.regions[0].ops.clear();
+    Tracer::BlockScope scope(tracer_, op.regions[0]);
+    guard.operands.push_back(tracer_.emit(OpCode::logical_not, {tracer_.addBlockArg(kBool)}, kBool, {}, l));
+    {
+      Tracer::BlockScope then(tracer_, guard.regions[0]);
+      tracer_.emit(OpCode::yield, {keepGoing}, std::nullopt, {}, l);
+    }
+    {
+      Tracer::BlockScope otherwise(tracer_, guard.regions[1]);
+      tracer_.emit(OpCode::yield, {zeroOf(tracer_, kBool, l)}, std::nullopt, {}, l);
+    }
+    keepGoing = tracer_.emitOp(std::move(guard), {kBool}).at(0);
+  }
   {
     Tracer::BlockScope scope(tracer_, op.regions[0]);  // reopened for its yield
-    if (exited) {
-      ir::ValueId going = tracer_.emit(OpCode::logical_not, {tracer_.addBlockArg(kBool)}, kBool, {}, l);
-      keepGoing = tracer_.emit(OpCode::logical_and, {keepGoing, going}, kBool, {}, l);
-    }
     tracer_.emit(OpCode::yield, {keepGoing}, std::nullopt, {}, l);
   }
   if (!exited) return emitTiles(tracer_, std::move(op), types);

@@ -162,7 +162,7 @@ void Tracer::exitUnless(ir::ValueId keepGoing, const SourceLoc& loc, std::string
   auto branch = std::make_unique<ir::Op>(ir::Op{ir::OpCode::if_, {keepGoing}, {}, {}, {ir::Block{}, ir::Block{}}, loc});
   size_t region = openRegions();
   openBlock(branch->regions[0]);
-  exits_.push_back({std::move(branch), region});
+  exits_.push_back({std::move(branch), region, blocks_.size()});
 }
 
 void Tracer::closeExits() {
@@ -204,6 +204,12 @@ std::optional<Tracer::Exited> Tracer::closeRegionExits(const std::vector<ir::Val
     out.values = std::move(results);
   }
   return out;
+}
+
+void Tracer::closeBlocksFrom(size_t depth) {
+  for (; blocks_.size() > depth; closeBlock())
+    if (!exits_.empty() && exits_.back().depth == blocks_.size()) exits_.pop_back();
+  closeBlock();
 }
 
 void Tracer::closeBlock() {

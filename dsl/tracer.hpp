@@ -62,13 +62,17 @@ class Tracer {
   // the trace consistent.
   class BlockScope {
    public:
-    BlockScope(Tracer& t, ir::Block& block, bool exitsAllowed = true) : t_(t) { t_.openBlock(block, exitsAllowed); }
-    ~BlockScope() { t_.closeBlock(); }
+    BlockScope(Tracer& t, ir::Block& block, bool exitsAllowed = true) : t_(t) {
+      t_.openBlock(block, exitsAllowed);
+      depth_ = t_.blocks_.size();
+    }
+    ~BlockScope() { t_.closeBlocksFrom(depth_); }
     BlockScope(const BlockScope&) = delete;
     BlockScope& operator=(const BlockScope&) = delete;
 
    private:
     Tracer& t_;
+    size_t depth_;
   };
 
   // p.exit_if: the ops traced after it, to the end of the innermost region, go into the then
@@ -93,6 +97,9 @@ class Tracer {
 
  private:
   ir::ValueId newValue(const ir::Type& t);
+  // Closes the block that made blocks_ `depth` long, and the blocks opened since that are still
+  // open: exit sides an error left (their exits are dropped with them).
+  void closeBlocksFrom(size_t depth);
   // Logs the op count; warns past kLargeTrace.
   void reportSize() const;
   int addTensorParam(const Tensor& t);
@@ -103,6 +110,7 @@ class Tracer {
   struct Exit {
     std::unique_ptr<ir::Op> branch;
     size_t region;  // how many regions (not exit sides) were open
+    size_t depth;   // blocks_.size() with its then side open
   };
   size_t openRegions() const { return blocks_.size() - exits_.size(); }
   std::vector<Exit> exits_;          // open exit_if branches, innermost last

@@ -206,7 +206,8 @@ Tensor sample(const Shape& shape, DType t, uint64_t seed, const std::vector<Num>
 
 // A value given as a double (an integer for int dtypes) in dtype t, as the DSL converts numbers.
 Num number(DType t, double v) {
-  return isFloat(t) ? Num(roundToFloat(t, v)) : Num(ref::wrap(t, static_cast<int64_t>(v)));
+  if (isFloat(t)) return roundToFloat(t, v);
+  return ref::wrap(t, v >= 0x1p63 ? static_cast<int64_t>(static_cast<uint64_t>(v)) : static_cast<int64_t>(v));  // u64: bits
 }
 // An Index (i64) cast to t.
 Num fromIndex(DType t, int64_t v) { return isFloat(t) ? Num(ref::intToFloat(t, v)) : Num(ref::wrap(t, v)); }
@@ -2062,12 +2063,16 @@ TEST_CASE("conformance: exit_if inside an if side inside a while ends the progra
     INFO(device);
     Tensor stops = Tensor::from({5}, {3, 20, 0, 9, -1}, i64);
     Tensor marks = poisoned({5}, i64), steps = poisoned({5}, i32), lasts = poisoned({5}, i64);
+    Tensor condRuns = Tensor::zeros({5}, i32);  // the cond does not run again after the exit
     launch(device, "while_if_exit", {5}, [&](Program& p) {
       Index i = p.id(0);
       Tile stopAt = p.gather(stops, {i});
       auto [x, n, last] = p.while_loop(
           std::tuple{p.zeros({}, i64), p.zeros({}, i32), p.zeros({}, i64)},
-          [&](const Tile& x, const Tile&, const Tile&) { return x < 10; },
+          [&](const Tile& x, const Tile&, const Tile&) {
+            p.atomic_add(condRuns, {i}, 1);
+            return x < 10;
+          },
           [&](const Tile& x, const Tile& n, const Tile&) {
             Tile y = p.if_else(x == stopAt, [&] {
               p.scatter(marks, {i}, x);
@@ -2079,10 +2084,11 @@ TEST_CASE("conformance: exit_if inside an if side inside a while ends the progra
       p.scatter(steps, {i}, n);
       p.scatter(lasts, {i}, last);
     });
-    Expect m, n, l;
+    Expect m, n, l, c;
     for (int64_t r = 0; r < 5; ++r) {
       int64_t stop = ref::asInt(ref::element(stops, r));
       bool exits = stop >= 0 && stop < 10;
+      c.want.push_back(exits ? stop + 1 : int64_t{11});
       m.want.push_back(exits ? stop : int64_t(poisonValue(i64)));
       n.want.push_back(exits ? int64_t(poisonValue(i32)) : int64_t{10});
       l.want.push_back(exits ? int64_t(poisonValue(i64)) : int64_t{109});
@@ -2090,6 +2096,7 @@ TEST_CASE("conformance: exit_if inside an if side inside a while ends the progra
     checkElements(marks, m);
     checkElements(steps, n);
     checkElements(lasts, l);
+    checkElements(condRuns, c);
   }
 }
 
@@ -2372,7 +2379,8 @@ TEST_CASE("conformance: block reads and writes of rank 1 to 4, partial edge bloc
 TEST_CASE("conformance: partial edge blocks read the fill value") {
   for (const std::string& device : conformanceDevices())
     for (auto [t, fill] :
-         {std::pair{f32, 9.0}, std::pair{f16, -ref::inf()}, std::pair{i32, -7.0}, std::pair{f64, ref::nan()}}) {
+         {std::pair{f32, 9.0}, std::pair{f16, -ref::inf()}, std::pair{i32, -7.0}, std::pair{f64, ref::nan()},
+          std::pair{u64, 1e19}, std::pair{u32, 4e9}}) {
       INFO(device, ": ", dtypeName(t), "[37, 29] read in [16, 8] blocks with fill ", fill);
       Tensor x = sample({37, 29}, t, 141), out = poisoned({48, 32}, t);
       launch(device, "fill", {3, 4}, [&](Program& p) {

@@ -833,7 +833,8 @@ Value Interpreter::readElements(const ir::Op& op, const ir::Type& rt, const Tens
     });
   };
   if (out->isFloat()) read(out->floats, roundToFloat(rt.dtype, fill), interp::readFloat);
-  else read(out->ints, saturateToInt(rt.dtype, fill), interp::readInt);
+  else if (const auto* exact = std::get_if<int64_t>(op.attr("fill"))) read(out->ints, wrapToInt(rt.dtype, *exact), interp::readInt);
+  else read(out->ints, saturateToInt(rt.dtype, fill), interp::readInt);  // integers stay exact past 2^53
   return out;
 }
 

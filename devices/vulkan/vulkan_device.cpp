@@ -82,11 +82,11 @@ std::vector<bool> storedTensors(const KernelBinary& b) {
   return stored;
 }
 
-// A tensor storage's copy in a Vulkan buffer (Tensor::on).
 // A buffer's size for `bytes` of data: whole 32-bit words (16-bit atomics update the word
 // holding their element), at least 16 bytes.
 size_t bufferBytes(size_t bytes) { return std::max<size_t>((bytes + 3) / 4 * 4, 16); }
 
+// A tensor storage's copy in a Vulkan buffer (Tensor::on).
 class VulkanCopy final : public DeviceCopy {
  public:
   VulkanCopy(const void* owner, vk::Gpu& gpu, size_t bytes)

@@ -142,10 +142,11 @@ class KernelLowering {
   llvm::Value* concatElement(const ir::Op& op, const Indices& idx);
   llvm::Value* atomicElement(const ir::Op& op, const Indices& idx);
   std::pair<llvm::Value*, llvm::Value*> indirectAddress(const ir::Op& op, size_t maskAt, const Indices& idx);
-  llvm::Value* readElement(int64_t tensor, llvm::Value* linear, llvm::Value* inside, double fill);
+  llvm::Value* readElement(int64_t tensor, llvm::Value* linear, llvm::Value* inside, const ir::AttrValue& fill);
   void writeElement(int64_t tensor, llvm::Value* linear, llvm::Value* v);
   llvm::Value* libm(const char* name, llvm::Value* x);
   llvm::Value* constant(DType t, double value);
+  llvm::Value* constant(DType t, const ir::AttrValue& value);  // an integer attribute exactly
   Indices operandIndices(const ir::Op& op, const Indices& idx);
 
   // ---- buffers and loop nests
@@ -871,6 +872,12 @@ llvm::Value* KernelLowering::element(ValueId v, const Indices& idx) {
   return computeElement(*info_.def[v], idx);
 }
 
+llvm::Value* KernelLowering::constant(DType t, const ir::AttrValue& value) {
+  const auto* exact = std::get_if<int64_t>(&value);
+  if (!exact || isFloat(t)) return constant(t, exact ? double(*exact) : std::get<double>(value));
+  return llvm::ConstantInt::get(compute(t), static_cast<uint64_t>(wrapToInt(t, *exact)), true);
+}
+
 llvm::Value* KernelLowering::constant(DType t, double value) {
   llvm::Type* ty = compute(t);
   if (isFloat(t)) return llvm::ConstantFP::get(ty, roundToFloat(t, value));
@@ -884,12 +891,7 @@ llvm::Value* KernelLowering::computeElement(const ir::Op& op, const Indices& idx
     case OpCode::num_programs: return grid_.at(op.intAttr("axis"));
     case OpCode::tensor_dim: return tensors_.at(op.intAttr("tensor")).shape.at(op.intAttr("axis"));
     case OpCode::scalar_param: return scalarParams_.at(op.intAttr("index"));
-    case OpCode::constant: {
-      const ir::AttrValue* v = op.attr("value");
-      if (std::holds_alternative<int64_t>(*v))
-        return llvm::ConstantInt::get(compute(rt.dtype), static_cast<uint64_t>(wrapToInt(rt.dtype, std::get<int64_t>(*v))), true);
-      return constant(rt.dtype, op.floatAttr("value"));
-    }
+    case OpCode::constant: return constant(rt.dtype, *op.attr("value"));
     case OpCode::iota: return b_.CreateTrunc(idx.at(op.intAttr("axis")), b_.getInt32Ty());
     case OpCode::broadcast: case OpCode::reshape: case OpCode::permute:
       return element(op.operands[0], operandIndices(op, idx));
@@ -1140,12 +1142,12 @@ llvm::Value* KernelLowering::loadElement(const ir::Op& op, const Indices& idx) {
     coords.push_back(b_.CreateAdd(element(op.operands[d], {}), idx[d]));
     linear = b_.CreateAdd(linear, b_.CreateMul(coords[d], strideOf(tensor, d, fastPath_)));
   }
-  return readElement(tensor, linear, fastPath_ ? nullptr : inBounds(tensor, coords), op.floatAttr("fill"));
+  return readElement(tensor, linear, fastPath_ ? nullptr : inBounds(tensor, coords), *op.attr("fill"));
 }
 
 llvm::Value* KernelLowering::gatherElement(const ir::Op& op, const Indices& idx) {
   auto [linear, inside] = indirectAddress(op, kernel_.tensors[op.intAttr("tensor")].rank, idx);
-  return readElement(op.intAttr("tensor"), linear, inside, op.floatAttr("fill"));
+  return readElement(op.intAttr("tensor"), linear, inside, *op.attr("fill"));
 }
 
 // The operand whose range along the axis holds idx: every operand is read at idx clamped
@@ -1240,14 +1242,15 @@ std::pair<llvm::Value*, llvm::Value*> KernelLowering::indirectAddress(const ir::
 }
 
 // The tensor's element at `linear`, or `fill` where `inside` is false (null: always inside).
-llvm::Value* KernelLowering::readElement(int64_t tensor, llvm::Value* linear, llvm::Value* inside, double fill) {
+llvm::Value* KernelLowering::readElement(int64_t tensor, llvm::Value* linear, llvm::Value* inside,
+                                         const ir::AttrValue& fill) {
   DType dtype = kernel_.tensors[tensor].dtype;
   llvm::Type* storage = storageType(ctx_, dtype);
   auto read = [&] {
     return fromStorage(b_, b_.CreateLoad(storage, b_.CreateGEP(storage, tensors_.at(tensor).data, linear)), dtype);
   };
   if (!inside) return read();
-  return emitIfValue(b_, inside, read, constant(dtype, fill));
+  return emitIfValue(b_, inside, read, constant(dtype, fill));  // integers stay exact past 2^53
 }
 
 void KernelLowering::writeElement(int64_t tensor, llvm::Value* linear, llvm::Value* v) {

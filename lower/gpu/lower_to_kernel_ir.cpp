@@ -50,13 +50,15 @@ std::string_view combineFn(ir::OpCode c) {
   return c == ir::OpCode::reduce_max ? "max" : "min";
 }
 
-// Whether a printer emits a loop for `f`: its fors, and C's fmod for a float remainder.
-// Nested ones sit inside a top-level for.
+// Whether a printer may emit a loop for `f`: its fors and whiles, C's fmod for a float
+// remainder, and the compare-exchange loops of float atomics. Nested ones sit inside a
+// top-level loop.
 bool hasLoops(const KernelFunction& f) {
   const KAttr floatRem{"fn", std::string("rem")};
   return std::ranges::any_of(f.body.insts, [&](const KInst& i) {
-    return i.op == KOp::for_loop || i.op == KOp::while_loop || (i.op == KOp::binary && isFloat(f.regTypes.at(size_t(i.results[0]))) &&
-                                     std::ranges::find(i.attrs, floatRem) != i.attrs.end());
+    bool floatResult = !i.results.empty() && isFloat(f.regTypes.at(size_t(i.results[0])));
+    return i.op == KOp::for_loop || i.op == KOp::while_loop || (i.op == KOp::atomic_global && floatResult) ||
+           (i.op == KOp::binary && floatResult && std::ranges::find(i.attrs, floatRem) != i.attrs.end());
   });
 }
 

@@ -223,8 +223,13 @@ class Printer {
     Value* negative = isUnsignedInt ? b_.getFalse() : b_.CreateICmpSLT(x, llvm::ConstantInt::get(x->getType(), 0));
     Value* magnitude = b_.CreateSelect(negative, b_.CreateNeg(x), x);
     Value* f = b_.CreateUIToFP(magnitude, b_.getFloatTy());
-    Value* back = b_.CreateFPToUI(f, x->getType());
-    Value* odd = nudgeToOdd(f, b_.CreateICmpNE(back, magnitude), b_.CreateICmpUGT(back, magnitude));
+    // An unsigned magnitude near 2^bits rounds up to 2^bits, which converts back to nothing
+    // (poison): that f is inexact and rounded away.
+    unsigned bits = x->getType()->getIntegerBitWidth();
+    Value* over = b_.CreateFCmpOGE(f, llvm::ConstantFP::get(b_.getFloatTy(), std::ldexp(1.0, int(bits))));
+    Value* back = b_.CreateFPToUI(b_.CreateSelect(over, llvm::ConstantFP::get(b_.getFloatTy(), 0.0), f), x->getType());
+    Value* odd = nudgeToOdd(f, b_.CreateOr(over, b_.CreateICmpNE(back, magnitude)),
+                            b_.CreateOr(over, b_.CreateICmpUGT(back, magnitude)));
     return b_.CreateSelect(negative, b_.CreateFNeg(odd), odd);
   }
 
@@ -483,7 +488,7 @@ class Printer {
   void loadGlobal(const KInst& i) {
     int64_t p = bufferParam(i), vec = intAttr(i, "vec");
     DType t = dtypeOf(i.results[0]), stored = f_.params[size_t(p)].dtype;
-    Value* fill = toMemory(stored, cast(constant(t, number(attr(i, "fill"))), t, stored));
+    Value* fill = toMemory(stored, cast(constantOf(t, attr(i, "fill")), t, stored));
     if (vec > 1) fill = b_.CreateVectorSplat(unsigned(vec), fill);
     Value* raw = predicated(val(i.operands[1]), fill, [&] {
       return b_.CreateAlignedLoad(accessType(stored, vec), element(p, stored, i.operands[0]), accessAlign(stored, vec));

@@ -265,9 +265,12 @@ class Printer {
     Id negative = isUnsigned(from) ? m_.constBool(false) : compare("lt", from, x, constant(from, 0));
     Id magnitude = m_.op(Op::Bitcast, U, {m_.select(type(from), negative, m_.op(Op::SNegate, type(from), {x}), x)});
     Id f = m_.op(Op::ConvertUToF, F, {magnitude});
-    Id back = m_.op(Op::ConvertFToU, U, {f});  // f <= 2^63: in range
-    Id odd = nudgeToOdd(f, m_.op(Op::INotEqual, bool_, {back, magnitude}),
-                        m_.op(Op::UGreaterThan, bool_, {back, magnitude}));
+    // An unsigned magnitude near 2^bits rounds up to 2^bits, which does not convert back
+    // (undefined): that f is inexact and rounded away.
+    Id over = compare("ge", DType::f32, f, constant(DType::f32, std::ldexp(1.0, 8 * bytes)));
+    Id back = m_.op(Op::ConvertFToU, U, {m_.select(F, over, constant(DType::f32, 0), f)});
+    Id odd = nudgeToOdd(f, any({over, m_.op(Op::INotEqual, bool_, {back, magnitude})}),
+                        any({over, m_.op(Op::UGreaterThan, bool_, {back, magnitude})}));
     return m_.select(F, negative, m_.op(Op::FNegate, F, {odd}), odd);
   }
 
@@ -575,7 +578,7 @@ class Printer {
   void loadGlobal(const KInst& i) {
     const Module::Buffer& b = bufferOf(i);
     DType t = dtypeOf(i.results[0]), stored = bufferDType(i);
-    Id fill = constant(t, number(attr(i, "fill")));
+    Id fill = constantOf(t, attr(i, "fill"));
     ids_[size_t(i.results[0])] = predicated(id(i.operands[1]), t, fill, [&] {
       Id raw = m_.load(uint(dtypeBytes(stored)), element(b, id(i.operands[0])));
       return cast(fromMemory(stored, raw), stored, t);
@@ -614,41 +617,50 @@ class Printer {
         Id unequal = m_.constU32(semantics::kAcquire | semantics::kUniformMemory);
         old = m_.op(Op::AtomicCompareExchange, U, {at, scope, ordered, unequal, bits(i.operands[2]), bits(i.operands[3])});
       } else {
-        auto it = isUnsigned(t) && kUnsigned.count(fn) ? kUnsigned.find(fn) : kOps.find(fn);
-        if (it == kOps.end()) unsupported("atomic " + fn);
+        const auto& ops = isUnsigned(t) && kUnsigned.count(fn) ? kUnsigned : kOps;
+        auto it = ops.find(fn);
+        if (it == ops.end()) unsupported("atomic " + fn);
         old = m_.op(it->second, U, {at, scope, ordered, bits(i.operands[2])});
       }
       return m_.op(Op::Bitcast, type(t), {old});
     });
   }
 
-  // Float max/min (as minMax) and f64 add, which SPIR-V has no atomic for: compare-exchange of
-  // the bits until the value compared is the one in memory, starting from a guess of +0 (a
-  // wrong guess costs one exchange that writes nothing). Lanes whose pred is false skip the
-  // loop and give 0. The exchanges are relaxed and fences around the loop order them
-  // (acquire-release): lavapipe runs nothing after a loop holding an ordered atomic.
+  // The compare-exchange loop of the atomics SPIR-V lacks: from a guess of 0 for the bits at
+  // `at` (a wrong guess costs one exchange that writes nothing), swaps in update(old bits)
+  // until the bits compared are the ones in memory, and returns them. Lanes whose pred is
+  // false skip it. The exchanges are relaxed, with fences around the loop for acquire-release
+  // ordering: lavapipe runs nothing after a loop holding an ordered atomic. Its loop limit
+  // counts the slowest lane's steps.
+  Id compareExchangeLoop(Id U, int bytes, Id at, Id pred, const std::function<Id(Id)>& update) {
+    Id scope = m_.constU32(uint32_t(Scope::Device)), relaxed = m_.constU32(0), I = type(DType::i32);
+    m_.memoryBarrier(Scope::Device, semantics::kAcquireRelease | semantics::kUniformMemory);
+    Values out = whileLoop(
+        {U, bool_, I}, {uconst(bytes, 0), m_.op(Op::LogicalNot, bool_, {pred}), m_.constI32(0)},
+        [&](const Values& v) { return m_.op(Op::LogicalNot, bool_, {v[1]}); },
+        [&](const Values& v) {
+          Id seen = m_.op(Op::AtomicCompareExchange, U, {at, scope, relaxed, relaxed, update(v[0]), v[0]});
+          return Values{seen, m_.op(Op::IEqual, bool_, {seen, v[0]}), m_.op(Op::IAdd, I, {v[2], m_.constI32(1)})};
+        },
+        /*uniform=*/false);
+    countDivergentLoop(out[2]);
+    m_.memoryBarrier(Scope::Device, semantics::kAcquireRelease | semantics::kUniformMemory);
+    return out[0];
+  }
+
+  // Float max/min (as minMax) and f64 add, on the element's bits.
   void atomicByCompareExchange(const KInst& i) {
-    const Module::Buffer& b = bufferOf(i);
     DType t = dtypeOf(i.results[0]);
     const std::string& fn = strAttr(i, "fn");
     if (fn != "add" && fn != "max" && fn != "min") unsupported("atomic " + fn + " on " + std::string(dtypeName(t)));
     if (dtypeBytes(t) == 8) m_.capability(Capability::Int64Atomics);
     Id U = uint(dtypeBytes(t)), T = type(t), value = id(i.operands[2]), pred = id(i.operands[1]);
-    Id scope = m_.constU32(uint32_t(Scope::Device)), relaxed = m_.constU32(0);
-    Id at = element(b, id(i.operands[0]));
-    m_.memoryBarrier(Scope::Device, semantics::kAcquireRelease | semantics::kUniformMemory);
-    Values out = whileLoop(
-        {U, bool_}, {uconst(dtypeBytes(t), 0), m_.op(Op::LogicalNot, bool_, {pred})},
-        [&](const Values& v) { return m_.op(Op::LogicalNot, bool_, {v[1]}); },
-        [&](const Values& v) {
-          Id old = m_.op(Op::Bitcast, T, {v[0]});
-          Id next = fn == "add" ? arith(Op::FAdd, t, old, value) : minMax(fn == "max", t, old, value);
-          Id seen = m_.op(Op::AtomicCompareExchange, U, {at, scope, relaxed, relaxed, m_.op(Op::Bitcast, U, {next}), v[0]});
-          return Values{seen, m_.op(Op::IEqual, bool_, {seen, v[0]})};
-        },
-        /*uniform=*/false);
-    m_.memoryBarrier(Scope::Device, semantics::kAcquireRelease | semantics::kUniformMemory);
-    ids_[size_t(i.results[0])] = m_.select(T, pred, m_.op(Op::Bitcast, T, {out[0]}), constant(t, 0));
+    Id seen = compareExchangeLoop(U, dtypeBytes(t), element(bufferOf(i), id(i.operands[0])), pred, [&](Id bits) {
+      Id old = m_.op(Op::Bitcast, T, {bits});
+      Id next = fn == "add" ? arith(Op::FAdd, t, old, value) : minMax(fn == "max", t, old, value);
+      return m_.op(Op::Bitcast, U, {next});
+    });
+    ids_[size_t(i.results[0])] = m_.select(T, pred, m_.op(Op::Bitcast, T, {seen}), constant(t, 0));
   }
 
   // The instruction's buffer seen as an array of 4-byte `elementType`s, a second variable at
@@ -674,9 +686,9 @@ class Printer {
     });
   }
 
-  // f16 and bf16, which Vulkan has no atomics for: a compare-exchange loop (as
-  // atomicByCompareExchange's) on the 32-bit word holding the element, through a u32 view of
-  // the buffer (the device rounds buffers up to whole words), computing as the elementwise ops.
+  // f16 and bf16, which Vulkan has no atomics for: the compare-exchange loop on the 32-bit word
+  // holding the element, through a u32 view of the buffer (the device rounds buffers up to
+  // whole words), computing as the elementwise ops.
   void atomicHalf(const KInst& i) {
     DType t = dtypeOf(i.results[0]);
     const std::string& fn = strAttr(i, "fn");
@@ -688,22 +700,13 @@ class Printer {
     Id shift = m_.op(Op::IMul, u32_, {odd, m_.constU32(16)});  // little-endian: the odd element is the high half
     Id kept = m_.op(Op::Not, u32_, {m_.op(Op::ShiftLeftLogical, u32_, {m_.constU32(0xffff), shift})});
     auto half = [&](Id word) { return fromMemory(t, m_.op(Op::UConvert, uint(2), {m_.op(Op::ShiftRightLogical, u32_, {word, shift})})); };
-    Id scope = m_.constU32(uint32_t(Scope::Device)), relaxed = m_.constU32(0);
-    m_.memoryBarrier(Scope::Device, semantics::kAcquireRelease | semantics::kUniformMemory);
-    Values out = whileLoop(
-        {u32_, bool_}, {m_.constU32(0), m_.op(Op::LogicalNot, bool_, {pred})},
-        [&](const Values& v) { return m_.op(Op::LogicalNot, bool_, {v[1]}); },
-        [&](const Values& v) {
-          Id x = half(v[0]);
-          Id next = fn == "xchg" ? value : fn == "add" ? binary("add", t, x, value) : minMax(fn == "max", t, x, value);
-          Id bits = m_.op(Op::ShiftLeftLogical, u32_, {m_.op(Op::UConvert, u32_, {toMemory(t, next)}), shift});
-          Id word = m_.op(Op::BitwiseOr, u32_, {m_.op(Op::BitwiseAnd, u32_, {v[0], kept}), bits});
-          Id seen = m_.op(Op::AtomicCompareExchange, u32_, {at, scope, relaxed, relaxed, word, v[0]});
-          return Values{seen, m_.op(Op::IEqual, bool_, {seen, v[0]})};
-        },
-        /*uniform=*/false);
-    m_.memoryBarrier(Scope::Device, semantics::kAcquireRelease | semantics::kUniformMemory);
-    ids_[size_t(i.results[0])] = m_.select(type(t), pred, half(out[0]), constant(t, 0));
+    Id word = compareExchangeLoop(u32_, 4, at, pred, [&](Id old) {
+      Id x = half(old);
+      Id next = fn == "xchg" ? value : fn == "add" ? binary("add", t, x, value) : minMax(fn == "max", t, x, value);
+      Id bits = m_.op(Op::ShiftLeftLogical, u32_, {m_.op(Op::UConvert, u32_, {toMemory(t, next)}), shift});
+      return m_.op(Op::BitwiseOr, u32_, {m_.op(Op::BitwiseAnd, u32_, {old, kept}), bits});
+    });
+    ids_[size_t(i.results[0])] = m_.select(type(t), pred, half(word), constant(t, 0));
   }
 
   // Element `index` of the instruction's allocation, in its width's array.
