@@ -160,9 +160,8 @@ void Tracer::exitUnless(ir::ValueId keepGoing, const SourceLoc& loc, std::string
     fail(loc, op, "an early exit is not possible in a while's condition or a scan's combine; exit from the "
                   "while's body instead");
   auto branch = std::make_unique<ir::Op>(ir::Op{ir::OpCode::if_, {keepGoing}, {}, {}, {ir::Block{}, ir::Block{}}, loc});
-  size_t region = openRegions();
   openBlock(branch->regions[0]);
-  exits_.push_back({std::move(branch), region, blocks_.size()});
+  exits_.push_back({std::move(branch), blocks_.size()});
 }
 
 void Tracer::closeExits() {
@@ -181,10 +180,9 @@ void Tracer::closeExits() {
 std::optional<Tracer::Exited> Tracer::closeRegionExits(const std::vector<ir::ValueId>& values,
                                                        const std::function<std::vector<ir::ValueId>()>& fallback,
                                                        const SourceLoc& loc) {
-  size_t region = openRegions();
-  if (exits_.empty() || exits_.back().region != region) return std::nullopt;
+  if (!inExitSide()) return std::nullopt;
   Exited out{values, emit(ir::OpCode::constant, {}, ir::Type{DType::boolean, {}}, {{"value", int64_t{0}}}, loc)};
-  for (; !exits_.empty() && exits_.back().region == region; exits_.pop_back()) {
+  for (; inExitSide(); exits_.pop_back()) {
     std::vector<ir::ValueId> yielded = out.values;
     yielded.push_back(out.exited);
     emit(ir::OpCode::yield, yielded, std::nullopt, {}, loc);
@@ -208,7 +206,7 @@ std::optional<Tracer::Exited> Tracer::closeRegionExits(const std::vector<ir::Val
 
 void Tracer::closeBlocksFrom(size_t depth) {
   for (; blocks_.size() > depth; closeBlock())
-    if (!exits_.empty() && exits_.back().depth == blocks_.size()) exits_.pop_back();
+    if (inExitSide()) exits_.pop_back();
   closeBlock();
 }
 

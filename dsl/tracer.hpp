@@ -109,10 +109,11 @@ class Tracer {
   size_t boundTensors_ = 0;          // tensors_[0, boundTensors_) are a Kernel handle's arguments
   struct Exit {
     std::unique_ptr<ir::Op> branch;
-    size_t region;  // how many regions (not exit sides) were open
-    size_t depth;   // blocks_.size() with its then side open
+    size_t depth;  // blocks_.size() with its then side open
   };
-  size_t openRegions() const { return blocks_.size() - exits_.size(); }
+  // Whether the innermost open block is an exit's then side: when a region's body is done,
+  // whether the region has exits to close.
+  bool inExitSide() const { return !exits_.empty() && exits_.back().depth == blocks_.size(); }
   std::vector<Exit> exits_;          // open exit_if branches, innermost last
   std::vector<ir::Block*> blocks_;   // innermost last
   std::vector<int> blockIds_;        // parallel to blocks_

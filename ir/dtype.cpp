@@ -35,14 +35,6 @@ bool isFloat(DType t) {
 bool isUnsigned(DType t) { return t == DType::u8 || t == DType::u16 || t == DType::u32 || t == DType::u64; }
 bool isInteger(DType t) { return t == DType::i8 || t == DType::i32 || t == DType::i64 || isUnsigned(t); }
 
-DType integerOfWidth(int bytes, bool isSigned) {
-  switch (bytes) {
-    case 1: return isSigned ? DType::i8 : DType::u8;
-    case 2: return DType::u16;
-    case 4: return isSigned ? DType::i32 : DType::u32;
-    default: return isSigned ? DType::i64 : DType::u64;
-  }
-}
 
 uint16_t floatToHalf(float f) {
   uint32_t x = std::bit_cast<uint32_t>(f);

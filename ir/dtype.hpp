@@ -16,9 +16,6 @@ int dtypeBytes(DType t);
 bool isFloat(DType t);
 bool isInteger(DType t);                             // i8, i32, i64 and the unsigned (not bool)
 bool isUnsigned(DType t);                            // u8, u16, u32, u64
-// The integer dtype of `bytes` bytes and the given signedness (i16 does not exist: u16's partner
-// is only for choosing machine types).
-DType integerOfWidth(int bytes, bool isSigned);
 
 // IEEE binary16 / bfloat16 conversions, round-to-nearest-even like the hardware.
 uint16_t floatToHalf(float f);
