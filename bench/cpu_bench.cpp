@@ -83,7 +83,7 @@ const GemmShape kGemmShapes[] = {{512, 512, 512, true},     {1024, 1024, 1024, t
                                  {4096, 4096, 4096, false}, {4096, 4096, 64, false},  {64, 4096, 4096, false}};
 
 // Tried in turn until the autotuner exists; the best is reported.
-const samples::GemmBlocks kGemmBlocks[] = {{64, 64, 32}, {128, 128, 32}, {64, 128, 64}, {128, 64, 64}};
+const samples::GemmBlocks kGemmBlocks[] = {{64, 64, 32}, {128, 128, 32}, {64, 128, 64}, {128, 64, 64}, {64, 256, 64}};
 std::string blocksName(const samples::GemmBlocks& b) { return fmt::format("{}x{}x{}", b.m, b.n, b.k); }
 
 // A library's sgemm on row-major, contiguous operands.

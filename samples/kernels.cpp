@@ -59,7 +59,7 @@ std::vector<TuneConfig> gemmTuneSpace(const std::string& device) {
   // Vulkan stages both operand blocks in workgroup memory (32 KiB on lavapipe).
   return space<GemmBlocks>(device,
                            {{128, 64, 64}, {64, 64, 32}, {128, 128, 32}, {64, 128, 64}, {128, 256, 64}, {128, 64, 128},
-                            {256, 64, 64}},
+                            {256, 64, 64}, {64, 256, 64}},
                            {{64, 64, 32}, {32, 64, 32}, {32, 32, 32}},
                            // NVIDIA: f16/bf16 tiles on mma.sync, 2 to 4 stages of cp.async read-ahead,
                            // 8 warps for the largest blocks and 2 for the smallest, as Triton's configs.

@@ -121,6 +121,14 @@ class KernelLowering {
   llvm::StructType* faultsType();
   void lowerDot(const ir::Op& op);
   bool emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType accType);
+  // A micro-tile of C: rows x (vectors * lanes) f32 accumulators, and B in vdpbf16ps
+  // pairs when the product uses them.
+  struct MicroTile {
+    int64_t lanes, vectors, rows;
+    llvm::Value* packedB;
+    std::vector<llvm::Value*> acc;
+  };
+  void emitMicroTileRow(const ir::Op& op, llvm::Value* c, const MicroTile& tile, llvm::Value* row0);
   llvm::Value* packPairs(llvm::Value* b, int64_t k, int64_t n);
   void emitBF16PairStep(const ir::Op& op, llvm::Value* packedB, llvm::Value* pairIndex, llvm::Value* row0,
                         llvm::Value* col0, int64_t rows, int64_t vectors, const std::vector<llvm::Value*>& acc);
@@ -674,9 +682,10 @@ void KernelLowering::lowerReduction(const ir::Op& op) {
   const ir::Type& rt = type(r);
   size_t axis = static_cast<size_t>(op.intAttr("axis"));
   bool isArg = op.code == OpCode::argmax || op.code == OpCode::argmin;
-  bool floatSum = op.code == OpCode::reduce_sum && isFloat(xt.dtype);
-  // Float sums run in double and round once, like the interpreter.
-  llvm::Type* accTy = floatSum ? b_.getDoubleTy() : compute(xt.dtype);
+  // Float sums run in the compute type (float for the 16-bit floats), reassociated so
+  // the loop vectorizes: within the (n + 1) u sum bound every device is held to, at
+  // twice the lanes of summing in double.
+  llvm::Type* accTy = compute(xt.dtype);
   llvm::Value* out = rt.isScalar() ? nullptr : allocateBuffer(rt);
   llvm::IRBuilder<> entry(allocaBlock_, allocaBlock_->begin());
   llvm::Value* accSlot = entry.CreateAlloca(accTy);
@@ -686,8 +695,7 @@ void KernelLowering::lowerReduction(const ir::Op& op) {
     auto at = [&](llvm::Value* k) {
       Indices idx(outIdx);
       idx.insert(idx.begin() + static_cast<std::ptrdiff_t>(axis), k);
-      llvm::Value* v = element(x, idx);
-      return floatSum ? b_.CreateFPExt(v, b_.getDoubleTy()) : v;
+      return element(x, idx);
     };
     b_.CreateStore(at(i64(0)), accSlot);
     b_.CreateStore(i64(0), argSlot);
@@ -723,7 +731,7 @@ void KernelLowering::lowerReduction(const ir::Op& op) {
     });
     llvm::Value* value = isArg ? b_.CreateTrunc(b_.CreateLoad(b_.getInt64Ty(), argSlot), b_.getInt32Ty())
                                : b_.CreateLoad(accTy, accSlot);
-    if (floatSum) value = roundToDType(b_, value, rt.dtype);
+    if (op.code == OpCode::reduce_sum && isFloat(xt.dtype)) value = roundToDType(b_, value, rt.dtype);
     if (out) storeToBuffer(out, rt, outIdx, value);
     else result = value;
   };
@@ -739,69 +747,77 @@ void KernelLowering::lowerReduction(const ir::Op& op) {
 // A register-blocked f32 product: C is cut into rows x (vectors * lanes)
 // micro-tiles whose accumulators stay in SIMD registers across the whole K
 // loop; each step broadcasts one A element per row and loads B's row once.
-// Returns false (and emits nothing) when the shapes do not fit the blocking.
+// The tallest tile the register file holds (8 rows of 2 vectors in 32 AVX-512
+// registers, 6 in 16) covers C's rows; a shorter band finishes what is left.
+// Returns false (and emits nothing) when the columns do not fit the blocking.
 bool KernelLowering::emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType accType) {
   const ir::Type& at = type(op.operands[0]);
   const ir::Type& bt = type(op.operands[1]);
-  llvm::Value* aBuf = buffers_[op.operands[0]];
-  llvm::Value* bBuf = buffers_[op.operands[1]];
   int64_t lanes = options_.vectorBytes / 4;
   int64_t m = at.shape[0], k = at.shape[1], n = bt.shape[1];
-  if (accType != DType::f32 || !aBuf || !bBuf || n % lanes != 0) return false;
+  if (accType != DType::f32 || !buffers_[op.operands[0]] || !buffers_[op.operands[1]] || n % lanes != 0) return false;
   int64_t vectors = n % (2 * lanes) == 0 ? 2 : 1;
-  int64_t rows = lanes >= 16 ? 8 : 4;  // 32 registers with AVX-512, 16 otherwise
-  while (m % rows != 0) rows /= 2;
-  llvm::Type* f32 = b_.getFloatTy();
-  auto* vecTy = llvm::FixedVectorType::get(f32, static_cast<unsigned>(lanes));
-  llvm::Type* bStorage = storageType(ctx_, bt.dtype);
-  auto* bVecTy = llvm::FixedVectorType::get(bStorage, static_cast<unsigned>(lanes));
-  // Accumulators live in allocas that mem2reg turns into registers.
-  std::vector<llvm::Value*> acc(static_cast<size_t>(rows * vectors));
-  llvm::IRBuilder<> entry(allocaBlock_, allocaBlock_->begin());
-  for (llvm::Value*& slot : acc) slot = entry.CreateAlloca(vecTy);
-  ir::Type accTile{DType::f32, {m, n}};
-  auto cAddress = [&](llvm::Value* row, llvm::Value* col) { return bufferAddress(c, accTile, {row, col}); };
+  int64_t rows = std::min(m, lanes >= 16 ? int64_t{8} : int64_t{6});
   // With vdpbf16ps a step covers two k: B is repacked once so rows k and k+1 sit
   // interleaved as (k, k+1) pairs per column, and A's pair is broadcast to every lane.
   bool pairs = options_.bf16DotProduct && at.dtype == DType::bf16 && bt.dtype == DType::bf16 && lanes == 16 && k % 2 == 0;
-  llvm::Value* packedB = pairs ? packPairs(bBuf, k, n) : nullptr;
-  emitLoop(b_, i64(0), i64(m / rows), [&](llvm::Value* tileRow) {
-    llvm::Value* row0 = b_.CreateMul(tileRow, i64(rows));
-    emitLoop(b_, i64(0), i64(n / (vectors * lanes)), [&](llvm::Value* tileCol) {
-      llvm::Value* col0 = b_.CreateMul(tileCol, i64(vectors * lanes));
-      auto each = [&](const std::function<void(int64_t r, int64_t v, llvm::Value* row, llvm::Value* col)>& f) {
-        for (int64_t r = 0; r < rows; ++r)
-          for (int64_t v = 0; v < vectors; ++v)
-            f(r, v, b_.CreateAdd(row0, i64(r)), b_.CreateAdd(col0, i64(v * lanes)));
-      };
-      each([&](int64_t r, int64_t v, llvm::Value* row, llvm::Value* col) {
-        b_.CreateStore(b_.CreateAlignedLoad(vecTy, cAddress(row, col), llvm::Align(4)), acc[r * vectors + v]);
-      });
-      emitLoop(b_, i64(0), i64(pairs ? k / 2 : k), [&](llvm::Value* step) {
-        if (pairs) return emitBF16PairStep(op, packedB, step, row0, col0, rows, vectors, acc);
-        llvm::Value* ki = step;
-        std::vector<llvm::Value*> bRow(static_cast<size_t>(vectors));
+  MicroTile tile{.lanes = lanes, .vectors = vectors, .rows = rows,
+                 .packedB = pairs ? packPairs(buffers_[op.operands[1]], k, n) : nullptr};
+  // Accumulators live in allocas that mem2reg turns into registers.
+  llvm::IRBuilder<> entry(allocaBlock_, allocaBlock_->begin());
+  auto* vecTy = llvm::FixedVectorType::get(b_.getFloatTy(), static_cast<unsigned>(lanes));
+  for (int64_t i = 0; i < rows * vectors; ++i) tile.acc.push_back(entry.CreateAlloca(vecTy));
+  emitLoop(b_, i64(0), i64(m / rows), [&](llvm::Value* band) {
+    emitMicroTileRow(op, c, tile, b_.CreateMul(band, i64(rows)));
+  });
+  if (m % rows != 0) {
+    tile.rows = m % rows;
+    emitMicroTileRow(op, c, tile, i64(m - m % rows));
+  }
+  return true;
+}
+
+// One band of `tile.rows` rows of C from row0, micro-tile by micro-tile.
+void KernelLowering::emitMicroTileRow(const ir::Op& op, llvm::Value* c, const MicroTile& tile, llvm::Value* row0) {
+  const ir::Type& at = type(op.operands[0]);
+  const ir::Type& bt = type(op.operands[1]);
+  int64_t m = at.shape[0], k = at.shape[1], n = bt.shape[1];
+  int64_t lanes = tile.lanes, vectors = tile.vectors, rows = tile.rows;
+  const std::vector<llvm::Value*>& acc = tile.acc;
+  auto* vecTy = llvm::FixedVectorType::get(b_.getFloatTy(), static_cast<unsigned>(lanes));
+  auto* bVecTy = llvm::FixedVectorType::get(storageType(ctx_, bt.dtype), static_cast<unsigned>(lanes));
+  ir::Type accTile{DType::f32, {m, n}};
+  auto cAddress = [&](llvm::Value* row, llvm::Value* col) { return bufferAddress(c, accTile, {row, col}); };
+  emitLoop(b_, i64(0), i64(n / (vectors * lanes)), [&](llvm::Value* tileCol) {
+    llvm::Value* col0 = b_.CreateMul(tileCol, i64(vectors * lanes));
+    auto each = [&](const std::function<void(int64_t r, int64_t v, llvm::Value* row, llvm::Value* col)>& f) {
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t v = 0; v < vectors; ++v) f(r, v, b_.CreateAdd(row0, i64(r)), b_.CreateAdd(col0, i64(v * lanes)));
+    };
+    each([&](int64_t r, int64_t v, llvm::Value* row, llvm::Value* col) {
+      b_.CreateStore(b_.CreateAlignedLoad(vecTy, cAddress(row, col), llvm::Align(4)), acc[r * vectors + v]);
+    });
+    emitLoop(b_, i64(0), i64(tile.packedB ? k / 2 : k), [&](llvm::Value* step) {
+      if (tile.packedB) return emitBF16PairStep(op, tile.packedB, step, row0, col0, rows, vectors, acc);
+      std::vector<llvm::Value*> bRow(static_cast<size_t>(vectors));
+      for (int64_t v = 0; v < vectors; ++v) {
+        llvm::Value* address = bufferAddress(buffers_[op.operands[1]], bt, {step, b_.CreateAdd(col0, i64(v * lanes))});
+        bRow[v] = fromStorage(b_, b_.CreateAlignedLoad(bVecTy, address, llvm::Align(dtypeBytes(bt.dtype))), bt.dtype);
+      }
+      for (int64_t r = 0; r < rows; ++r) {
+        llvm::Value* aValue = cast(element(op.operands[0], {b_.CreateAdd(row0, i64(r)), step}), at.dtype, DType::f32);
+        llvm::Value* aSplat = b_.CreateVectorSplat(static_cast<unsigned>(lanes), aValue);
         for (int64_t v = 0; v < vectors; ++v) {
-          llvm::Value* raw = b_.CreateAlignedLoad(bVecTy, bufferAddress(bBuf, bt, {ki, b_.CreateAdd(col0, i64(v * lanes))}),
-                                                  llvm::Align(dtypeBytes(bt.dtype)));
-          bRow[v] = fromStorage(b_, raw, bt.dtype);
+          llvm::Value* slot = acc[r * vectors + v];
+          llvm::Value* sum = b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {vecTy}, {aSplat, bRow[v], b_.CreateLoad(vecTy, slot)});
+          b_.CreateStore(sum, slot);
         }
-        for (int64_t r = 0; r < rows; ++r) {
-          llvm::Value* aValue = cast(element(op.operands[0], {b_.CreateAdd(row0, i64(r)), ki}), at.dtype, DType::f32);
-          llvm::Value* aSplat = b_.CreateVectorSplat(static_cast<unsigned>(lanes), aValue);
-          for (int64_t v = 0; v < vectors; ++v) {
-            llvm::Value* slot = acc[r * vectors + v];
-            llvm::Value* sum = b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {vecTy}, {aSplat, bRow[v], b_.CreateLoad(vecTy, slot)});
-            b_.CreateStore(sum, slot);
-          }
-        }
-      });
-      each([&](int64_t r, int64_t v, llvm::Value* row, llvm::Value* col) {
-        b_.CreateAlignedStore(b_.CreateLoad(vecTy, acc[r * vectors + v]), cAddress(row, col), llvm::Align(4));
-      });
+      }
+    });
+    each([&](int64_t r, int64_t v, llvm::Value* row, llvm::Value* col) {
+      b_.CreateAlignedStore(b_.CreateLoad(vecTy, acc[r * vectors + v]), cAddress(row, col), llvm::Align(4));
     });
   });
-  return true;
 }
 
 // B [k, n] of bf16 bits -> [k/2, n, 2]: element (2p + i, j) at (p * n + j) * 2 + i.
