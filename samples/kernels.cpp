@@ -271,6 +271,97 @@ std::string pagedAttention(const Tensor& q, const Tensor& kCache, const Tensor& 
   }, named(opts, "paged_attention"));
 }
 
+MlaBlocks MlaBlocks::forDevice(const std::string& device, int64_t latent) {
+  // The CPU takes whole latent rows for 64 heads; lavapipe's 32 KB of workgroup memory holds an
+  // [8, 128] ctx slice and [16, 64] chunks; NVIDIA gets heads enough for mma tiles.
+  if (device == "cpu") return {64, 32, latent, latent};
+  if (device.rfind("cuda", 0) == 0) return {16, 32, 64, 256};
+  return {8, 16, 64, 128};
+}
+
+namespace {
+// One product per head over a batch of rows: out[:, h] = x[:, h] . w[h], x [batch, heads, k]
+// and w [heads, k, n].
+std::string perHeadProduct(const Tensor& x, const Tensor& w, const Tensor& out, const RunOptions& opts) {
+  constexpr int64_t blockK = 32, blockN = 64;
+  const int64_t blockB = std::min<int64_t>(16, nextPow2(x.dim(0)));
+  return run({x.dim(1), cdiv(w.dim(2), blockN), cdiv(x.dim(0), blockB)}, [&](Program& p) {
+    Index h = p.id(0), j = p.id(1), rows = p.id(2);
+    auto X = p.read(x, {blockB, 1, blockK});
+    auto W = p.read(w, {1, blockK, blockN});
+    Tile acc = p.fold(0, X.blocks(2), p.zeros({blockB, blockN}), [&](Index k, Tile acc) {
+      return acc + dot(X.at({rows, h, k}).reshape({blockB, blockK}), W.at({h, k, j}).reshape({blockK, blockN}));
+    });
+    p.write(out, {blockB, 1, blockN}).put(acc.reshape({blockB, 1, blockN}), {rows, h, j});
+  }, opts);
+}
+
+}  // namespace
+
+// Program (b, head block, latent slice) scores its heads against every token of sequence b
+// in steps of bl.tokens, and accumulates its slice of P . c_kv.
+std::string mlaLatentAttention(const MlaTensors& t, const Tensor& qAbs, const Tensor& ctx, const RunOptions& opts) {
+  if (t.qPe.dim(2) % 2 != 0)
+    throw Error("mla_decode: the rope dimension must be even to rotate pairs; got " + std::to_string(t.qPe.dim(2)));
+  const MlaBlocks bl = MlaBlocks::forDevice(deviceName(opts), qAbs.dim(2));
+  const int64_t heads = t.qNope.dim(1), rope = t.qPe.dim(2), half = rope / 2, latent = qAbs.dim(2);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(t.qNope.dim(2) + rope));
+  const double inf = std::numeric_limits<double>::infinity();
+  const DType cacheType = t.latentCache.dtype();
+  return run({t.qNope.dim(0), cdiv(heads, bl.heads), cdiv(latent, bl.split)}, [&](Program& p) {
+    Index b = p.id(0), hb = p.id(1), slice = p.id(2);
+    Index length = p.index(p.gather(t.seqLens, {b}));
+    auto Q = p.read(qAbs, {1, bl.heads, bl.chunk});
+    auto C = p.read(t.latentCache, {1, bl.tokens, bl.chunk});
+    auto V = p.read(t.latentCache, {1, bl.tokens, bl.split});
+    auto K = p.read(t.ropeKeyCache, {1, bl.tokens, rope});
+    // RoPE on the query: (x1, x2) -> (x1 cos - x2 sin, x2 cos + x1 sin) over its two halves.
+    Tile qPe = p.read(t.qPe, {1, bl.heads, rope}).at({b, hb, 0}).reshape({bl.heads, rope});
+    Tile cos = p.read(t.ropeCos, {1, half}).at({b, 0}), sin = p.read(t.ropeSin, {1, half}).at({b, 0});
+    Tile x1 = qPe.slice(1, 0, half), x2 = qPe.slice(1, half, half);
+    Tile qRot = cat({x1 * cos - x2 * sin, x2 * cos + x1 * sin}, 1).cast(cacheType);
+    auto [rowMax, rowSum, acc] = p.fold(
+        0, cdiv(length, bl.tokens), std::tuple{p.full({bl.heads}, -inf), p.zeros({bl.heads}), p.zeros({bl.heads, bl.split})},
+        [&](Index step, Tile rowMax, Tile rowSum, Tile acc) {
+          Tile ropeScores = dot(qRot, K.at({b, step, 0}).reshape({bl.tokens, rope}).transpose(), f32);
+          Tile s = p.fold(0, Q.blocks(2), ropeScores, [&](Index c, Tile s) {
+            Tile q = Q.at({b, hb, c}).reshape({bl.heads, bl.chunk}).cast(cacheType);
+            return s + dot(q, C.at({b, step, c}).reshape({bl.tokens, bl.chunk}).transpose(), f32);
+          });
+          Tile position = p.iota({bl.heads, bl.tokens}, 1) + step * bl.tokens;
+          s = where(position < length, s * scale, -inf);
+          Tile newMax = max(rowMax, s.max(1));
+          Tile probs = (s - newMax.expand_dims(1)).exp();
+          Tile rescale = (rowMax - newMax).exp();
+          Tile values = V.at({b, step, slice}).reshape({bl.tokens, bl.split});
+          return std::tuple{newMax, rowSum * rescale + probs.sum(1),
+                            acc * rescale.expand_dims(1) + dot(probs.cast(cacheType), values, f32)};
+        });
+    (void)rowMax;
+    Tile o = acc / rowSum.expand_dims(1);
+    p.write(ctx, {1, bl.heads, bl.split}).put(o.reshape({1, bl.heads, bl.split}), {b, hb, slice});
+  }, named(opts, "mla_latent_attention"));
+}
+
+std::string mlaAbsorbQuery(const MlaTensors& t, const Tensor& qAbs, const RunOptions& opts) {
+  return perHeadProduct(t.qNope, t.wUK, qAbs, named(opts, "mla_absorb_query"));
+}
+
+std::string mlaAbsorbValue(const MlaTensors& t, const Tensor& ctx, const RunOptions& opts) {
+  return perHeadProduct(ctx, t.wUV, t.out, named(opts, "mla_absorb_value"));
+}
+
+std::string mlaDecode(const MlaTensors& t, const RunOptions& opts) {
+  const int64_t batch = t.qNope.dim(0), heads = t.qNope.dim(1), latent = t.wUK.dim(2);
+  Tensor qAbs = Tensor::empty({batch, heads, latent}), ctx = Tensor::empty({batch, heads, latent});
+  std::vector<std::string> devices = {mlaAbsorbQuery(t, qAbs, opts), mlaLatentAttention(t, qAbs, ctx, opts),
+                                      mlaAbsorbValue(t, ctx, opts)};
+  std::string joined = devices[0];
+  for (const std::string& d : devices)
+    if (joined.find(d) == std::string::npos) joined += "+" + d;
+  return joined;
+}
+
 std::string moeGemm(const Tensor& x, const Tensor& w, const Tensor& offsets, int64_t maxRows, const Tensor& out,
                     const RunOptions& opts) {
   constexpr int64_t blockM = 32, blockN = 64, blockK = 32;

@@ -52,6 +52,40 @@ TuneResult tuneGemmSplitK(const Tensor& a, const Tensor& b, const Tensor& c, int
 TuneResult tuneAttention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, bool causal,
                          const RunOptions& opts = {}, TuneOptions tuning = {});
 
+// Multi-head latent attention (DeepSeek-V2) at decode, with the up-projections absorbed:
+// per-head keys and values are never formed. A token's cache entry is its latent c_kv
+// [latent] and its rotary key k_pe [rope] (stored after RoPE at its position), shared by
+// every head. Three launches:
+//   qAbs[b, h] = qNope[b, h] . wUK[h]                       (absorb the key projection)
+//   ctx[b, h]  = softmax((qAbs . c_kv^T + rope(qPe) . k_pe^T) * scale) . c_kv
+//   out[b, h]  = ctx[b, h] . wUV[h]                         (absorb the value projection)
+// with scale = 1 / sqrt(nope + rope) and online softmax over each sequence's first
+// seqLens[b] tokens. The caches are f32, f16 or bf16; products accumulate in f32.
+struct MlaTensors {
+  Tensor qNope;             // [batch, heads, nope]
+  Tensor qPe;               // [batch, heads, rope], before RoPE
+  Tensor ropeCos, ropeSin;  // [batch, rope / 2]: the rotation at each query's position
+  Tensor wUK;               // [heads, nope, latent]
+  Tensor wUV;               // [heads, latent, value]
+  Tensor latentCache;       // c_kv [batch, maxSeq, latent]
+  Tensor ropeKeyCache;      // k_pe [batch, maxSeq, rope], same dtype as latentCache
+  Tensor seqLens;           // [batch] i32, each in [1, maxSeq]
+  Tensor out;               // [batch, heads, value] f32
+};
+// The attention launch's blocks: heads per program, tokens per step, the latent chunk of
+// one score product, and the latent columns of ctx one program accumulates (the latent
+// is split over programs where workgroup memory is small).
+struct MlaBlocks {
+  int64_t heads, tokens, chunk, split;
+  static MlaBlocks forDevice(const std::string& device, int64_t latent);
+};
+// Returns the device that ran all three launches, or their devices joined by '+' if not one.
+std::string mlaDecode(const MlaTensors& t, const RunOptions& opts = {});
+// Its three launches, for timing them apart; qAbs and ctx are [batch, heads, latent] f32.
+std::string mlaAbsorbQuery(const MlaTensors& t, const Tensor& qAbs, const RunOptions& opts = {});
+std::string mlaLatentAttention(const MlaTensors& t, const Tensor& qAbs, const Tensor& ctx, const RunOptions& opts = {});
+std::string mlaAbsorbValue(const MlaTensors& t, const Tensor& ctx, const RunOptions& opts = {});
+
 std::string softmax(const Tensor& x, const Tensor& out, const RunOptions& opts = {});                 // over rows
 std::string layernorm(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& out,
                       double eps = 1e-5, const RunOptions& opts = {});
