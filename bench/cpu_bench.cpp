@@ -177,6 +177,94 @@ bool gemmSection(int threads, bool quick, double fmaPeak, std::map<std::string, 
   return ok;
 }
 
+// ---------------------------------------------------------------- mixed precision
+
+// One operand dtype: ours at the best blocks against oneDNN's GEMM of that dtype where its C
+// API has one (sgemm, s8s8s32; 2.6 has no f16 or bf16 GEMM there). f16/bf16 are checked
+// against sgemm of the same values widened to f32, i8 exactly against s8s8s32.
+struct MixedCase {
+  DType operands, result;
+  const char* peer;  // oneDNN's function, or nullptr
+};
+const MixedCase kMixedCases[] = {{DType::f32, DType::f32, "dnnl_sgemm"},
+                                 {DType::f16, DType::f32, nullptr},
+                                 {DType::bf16, DType::f32, nullptr},
+                                 {DType::i8, DType::i32, "dnnl_gemm_s8s8s32"}};
+
+// The peer's product of a and b (as f32 for the float cases), and its rate when it has one.
+std::pair<std::vector<double>, double> mixedPeer(const MixedCase& mc, const GemmShape& s, const Tensor& a,
+                                                 const Tensor& b) {
+  std::vector<double> out;
+  double rate = 0;
+  if (mc.operands == DType::i8) {
+    std::vector<int32_t> c(static_cast<size_t>(s.m * s.n));
+    const int32_t offset = 0;
+    auto run = [&] {
+      if (dnnl_gemm_s8s8s32('N', 'N', 'F', s.m, s.n, s.k, 1.f, static_cast<const int8_t*>(a.data()), s.k, 0,
+                            static_cast<const int8_t*>(b.data()), s.n, 0, 0.f, c.data(), s.n, &offset) != dnnl_success)
+        throw Error("cpu-bench: dnnl_gemm_s8s8s32 failed");
+    };
+    rate = gflops(s.flops(), medianSeconds(run));
+    out.assign(c.begin(), c.end());
+    return {out, rate};
+  }
+  Tensor af = Tensor::from(a.shape(), a.values()), bf = Tensor::from(b.shape(), b.values());  // exact widening
+  std::vector<float> c(static_cast<size_t>(s.m * s.n));
+  double sec = medianSeconds([&] { onednnSgemm(s, floats(af), floats(bf), c.data()); });
+  if (mc.peer) rate = gflops(s.flops(), sec);
+  out.assign(c.begin(), c.end());
+  return {out, rate};
+}
+
+// Each rate is also compared with our f32 rate measured just before it, in this section.
+// Returns whether every product matched its reference.
+bool mixedShape(const GemmShape& s, int threads) {
+  double ourF32 = 0;
+  bool allOk = true;
+  for (const MixedCase& mc : kMixedCases) {
+    // i8 in [-64, 63]: without VNNI oneDNN sums pairs of i8 products in i16 (vpmaddubsw),
+    // which saturates past that range and gives a different, wrong product.
+    const bool integer = mc.operands == DType::i8;
+    const double lo = integer ? -64 : -1, hi = integer ? 63 : 1;
+    Tensor a = Tensor::random({s.m, s.k}, 1, mc.operands, lo, hi), b = Tensor::random({s.k, s.n}, 2, mc.operands, lo, hi);
+    settle();
+    auto [ref, peerRate] = mixedPeer(mc, s, a, b);
+    settle();
+    double best = 0, err = 0;
+    for (const auto& blocks : kGemmBlocks) {
+      Tensor c = samples::poisoned({s.m, s.n}, mc.result);
+      double rate = gflops(s.flops(), medianSeconds([&] { onCpu(samples::gemm(a, b, c, cpuRun(), blocks)); }));
+      std::vector<double> got = c.values();
+      double diff = 0, scale = 0;
+      for (size_t i = 0; i < ref.size(); ++i) {
+        double d = std::fabs(got[i] - ref[i]);
+        diff = std::isnan(d) ? std::numeric_limits<double>::infinity() : std::max(diff, d);
+        scale = std::max(scale, std::fabs(ref[i]));
+      }
+      err = std::max(err, diff / std::max(scale, 1.0));
+      best = std::max(best, rate);
+    }
+    const std::string name = fmt::format("gemm_{}_{}_t{}", dtypeName(mc.operands), s.name(), threads);
+    figure(name + "_gflops", best, integer ? "GOP/s" : "GFLOP/s");
+    std::string vsPeer = "-", vsF32 = "-";
+    if (peerRate > 0) {
+      vsPeer = num(best / peerRate, 2);
+      ratio(name + "_vs_onednn", best / peerRate);
+    }
+    if (mc.operands == DType::f32) ourF32 = best;
+    else if (ourF32 > 0) {
+      vsF32 = num(best / ourF32, 2);
+      ratio(name + "_vs_our_f32", best / ourF32);
+    }
+    const bool ok = integer ? err == 0 : err <= samples::tolerance(DType::f32, s.k);
+    allOk = allOk && ok;
+    row("mixed", {std::string(dtypeName(mc.operands)), std::string(dtypeName(mc.result)), s.name(),
+                  std::to_string(threads), num(best), mc.peer ? mc.peer : "-", peerRate > 0 ? num(peerRate) : "-",
+                  vsPeer, vsF32, fmt::format("{:.2g}{}", err, ok ? "" : " FAIL")});
+  }
+  return allOk;
+}
+
 // ---------------------------------------------------------------- FMA ceiling
 
 double fmaSection(int threads) {
@@ -341,6 +429,8 @@ bool computeChild(int threads, bool quick) {
   bool ok = gemmSection(threads, quick, peak, gemm);
   // Memory-bound kernels and attention are reported with every thread.
   if (threads == hostThreads()) {
+    for (const auto& s : kGemmShapes)
+      if (s.m == s.n && s.n == s.k && s.m <= (quick ? 1024 : 2048) && s.m >= 1024) ok = mixedShape(s, threads) && ok;
     bandwidthSection(threads);
     for (const auto& s : attentionSpecs(quick)) attentionOne(s, threads, gemm);
   }
@@ -441,6 +531,10 @@ const Section kSections[] = {
      "GEMM f32, row-major C[M,N] = A[M,K] B[K,N] (GFLOP/s; best tilejit block config)",
      {"MxNxK", "threads", "tilejit", "blocks", "oneDNN", "OpenBLAS", "vs oneDNN", "vs OpenBLAS", "vs FMA peak",
       "max rel err vs oneDNN"}},
+    {"mixed",
+     "Mixed-precision GEMM, best tilejit block config (GFLOP/s; GOP/s for i8) against oneDNN's GEMM of those operands",
+     {"operands", "accumulate", "MxNxK", "threads", "tilejit", "oneDNN peer", "oneDNN", "vs oneDNN", "vs tilejit f32",
+      "max rel err"}},
     {"bandwidth",
      "Memory-bound kernels against memcpy of the same bytes (GB/s)",
      {"kernel", "shape", "threads", "ms", "GB/s", "memcpy GB/s", "vs memcpy"}},

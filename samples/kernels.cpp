@@ -108,7 +108,7 @@ std::string gemm(const Tensor& a, const Tensor& b, const Tensor& c, const RunOpt
     Index i = p.id(0), j = p.id(1);
     auto A = p.read(a, {bs.m, bs.k});
     auto B = p.read(b, {bs.k, bs.n});
-    Tile acc = p.fold(0, A.blocks(1), p.zeros({bs.m, bs.n}),
+    Tile acc = p.fold(0, A.blocks(1), p.zeros({bs.m, bs.n}, c.dtype()),
                       [&](Index k, Tile acc) { return acc + dot(A.at({i, k}), B.at({k, j})); });
     p.write(c, {bs.m, bs.n}).put(acc, {i, j});
   }, named(opts, "gemm"));

@@ -17,6 +17,7 @@ struct GemmBlocks {
   TuneConfig config() const;        // block_m, block_n, block_k and, when set, stages and warps
   static GemmBlocks from(const TuneConfig& config);
 };
+// C accumulates in its own dtype: f32 for f32, f16 or bf16 operands, i32 for i8.
 std::string gemm(const Tensor& a, const Tensor& b, const Tensor& c, const RunOptions& opts = {}, GemmBlocks blocks = {});
 // Split-K: the K loop divided among `splits` programs per C block, each adding its partial
 // product into C with atomic adds; C must start at zero. For skinny M x N with a long K.
