@@ -99,12 +99,16 @@ cpu::CpuLoweringOptions loweringOptions(const CpuTarget& target) {
   cpu::CpuLoweringOptions options;
   options.vectorBytes = target.hasFeature("avx512f") ? 64 : target.hasFeature("avx") ? 32 : 16;
   options.bf16DotProduct = target.hasFeature("avx512bf16");
+  options.i16PairProducts = target.hasFeature(options.vectorBytes == 64   ? "avx512bw"
+                                              : options.vectorBytes == 32 ? "avx2"
+                                                                          : "sse4.2");
   return options;
 }
 
 std::string compileOptions(const CpuTarget& target) {
   cpu::CpuLoweringOptions options = loweringOptions(target);
-  return "O3 pic vector=" + std::to_string(options.vectorBytes) + (options.bf16DotProduct ? " bf16dot" : "");
+  return "O3 pic vector=" + std::to_string(options.vectorBytes) + (options.bf16DotProduct ? " bf16dot" : "") +
+         (options.i16PairProducts ? " pmaddwd" : "");
 }
 
 ObjectCode compileKernel(const ir::Kernel& kernel, const std::string& entryName) {

@@ -297,11 +297,15 @@ TEST_CASE("cpu jit: the lowering's vector width follows the target's features") 
   CHECK_FALSE(target.hasFeature("avx512f"));
   CHECK_FALSE(target.hasFeature("avx5"));
   CHECK(jit::loweringOptions(target).vectorBytes == 32);
-  CHECK(jit::compileOptions(target) == "O3 pic vector=32");
-  target.features = "+avx512f,+avx";
+  CHECK(jit::compileOptions(target) == "O3 pic vector=32 pmaddwd");
+  target.features = "+avx512f,+avx";  // i8 pair products at 64 bytes need AVX512-BW
   CHECK(jit::loweringOptions(target).vectorBytes == 64);
+  CHECK_FALSE(jit::loweringOptions(target).i16PairProducts);
+  target.features = "+avx512f,+avx512bw,+avx";
+  CHECK(jit::loweringOptions(target).i16PairProducts);
   target.features = "+neon";
   CHECK(jit::loweringOptions(target).vectorBytes == 16);
+  CHECK_FALSE(jit::loweringOptions(target).i16PairProducts);
 }
 
 TEST_CASE("cpu jit: bad LLVM assembly and missing symbols are errors") {

@@ -121,17 +121,18 @@ class KernelLowering {
   llvm::StructType* faultsType();
   void lowerDot(const ir::Op& op);
   bool emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType accType);
-  // A micro-tile of C: rows x (vectors * lanes) f32 accumulators, and B in vdpbf16ps
-  // pairs when the product uses them.
+  // A micro-tile of C: rows x (vectors * lanes) accumulators, and B in (k, k+1) pairs
+  // when the product uses pair instructions.
   struct MicroTile {
     int64_t lanes, vectors, rows;
+    DType accType;  // f32, or i32 for i8 operands
     llvm::Value* packedB;
     std::vector<llvm::Value*> acc;
   };
   void emitMicroTileRow(const ir::Op& op, llvm::Value* c, const MicroTile& tile, llvm::Value* row0);
-  llvm::Value* packPairs(llvm::Value* b, int64_t k, int64_t n);
-  void emitBF16PairStep(const ir::Op& op, llvm::Value* packedB, llvm::Value* pairIndex, llvm::Value* row0,
-                        llvm::Value* col0, int64_t rows, int64_t vectors, const std::vector<llvm::Value*>& acc);
+  llvm::Value* packPairs(llvm::Value* b, DType dtype, int64_t k, int64_t n, int64_t lanes);
+  void emitPairStep(const ir::Op& op, const MicroTile& tile, llvm::Value* pairIndex, llvm::Value* row0,
+                    llvm::Value* col0);
   void lowerReduction(const ir::Op& op);
   bool needsBuffer(ValueId v) const;
 
@@ -744,7 +745,7 @@ void KernelLowering::lowerReduction(const ir::Op& op) {
   }
 }
 
-// A register-blocked f32 product: C is cut into rows x (vectors * lanes)
+// A register-blocked product in f32 (or i32 for i8 operands): C is cut into rows x (vectors * lanes)
 // micro-tiles whose accumulators stay in SIMD registers across the whole K
 // loop; each step broadcasts one A element per row and loads B's row once.
 // The tallest tile the register file holds (8 rows of 2 vectors in 32 AVX-512
@@ -755,17 +756,22 @@ bool KernelLowering::emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType 
   const ir::Type& bt = type(op.operands[1]);
   int64_t lanes = options_.vectorBytes / 4;
   int64_t m = at.shape[0], k = at.shape[1], n = bt.shape[1];
-  if (accType != DType::f32 || !buffers_[op.operands[0]] || !buffers_[op.operands[1]] || n % lanes != 0) return false;
+  bool integer = accType == DType::i32 && at.dtype == DType::i8;
+  if ((accType != DType::f32 && !integer) || !buffers_[op.operands[0]] || !buffers_[op.operands[1]] || n % lanes != 0)
+    return false;
   int64_t vectors = n % (2 * lanes) == 0 ? 2 : 1;
   int64_t rows = std::min(m, lanes >= 16 ? int64_t{8} : int64_t{6});
-  // With vdpbf16ps a step covers two k: B is repacked once so rows k and k+1 sit
-  // interleaved as (k, k+1) pairs per column, and A's pair is broadcast to every lane.
-  bool pairs = options_.bf16DotProduct && at.dtype == DType::bf16 && bt.dtype == DType::bf16 && lanes == 16 && k % 2 == 0;
-  MicroTile tile{.lanes = lanes, .vectors = vectors, .rows = rows,
-                 .packedB = pairs ? packPairs(buffers_[op.operands[1]], k, n) : nullptr};
+  // With vdpbf16ps (bf16) or pmaddwd (i8 on x86) a step covers two k: B is repacked once so
+  // rows k and k+1 sit interleaved as (k, k+1) pairs per column, and A's pair is broadcast
+  // to every lane.
+  bool bf16Pairs = options_.bf16DotProduct && at.dtype == DType::bf16 && lanes == 16;
+  bool i8Pairs = integer && options_.i16PairProducts;
+  bool pairs = (bf16Pairs || i8Pairs) && k % 2 == 0;
+  MicroTile tile{.lanes = lanes, .vectors = vectors, .rows = rows, .accType = accType,
+                 .packedB = pairs ? packPairs(buffers_[op.operands[1]], bt.dtype, k, n, lanes) : nullptr};
   // Accumulators live in allocas that mem2reg turns into registers.
   llvm::IRBuilder<> entry(allocaBlock_, allocaBlock_->begin());
-  auto* vecTy = llvm::FixedVectorType::get(b_.getFloatTy(), static_cast<unsigned>(lanes));
+  auto* vecTy = llvm::FixedVectorType::get(compute(accType), static_cast<unsigned>(lanes));
   for (int64_t i = 0; i < rows * vectors; ++i) tile.acc.push_back(entry.CreateAlloca(vecTy));
   emitLoop(b_, i64(0), i64(m / rows), [&](llvm::Value* band) {
     emitMicroTileRow(op, c, tile, b_.CreateMul(band, i64(rows)));
@@ -783,10 +789,11 @@ void KernelLowering::emitMicroTileRow(const ir::Op& op, llvm::Value* c, const Mi
   const ir::Type& bt = type(op.operands[1]);
   int64_t m = at.shape[0], k = at.shape[1], n = bt.shape[1];
   int64_t lanes = tile.lanes, vectors = tile.vectors, rows = tile.rows;
+  bool integer = tile.accType == DType::i32;
   const std::vector<llvm::Value*>& acc = tile.acc;
-  auto* vecTy = llvm::FixedVectorType::get(b_.getFloatTy(), static_cast<unsigned>(lanes));
+  auto* vecTy = llvm::FixedVectorType::get(compute(tile.accType), static_cast<unsigned>(lanes));
   auto* bVecTy = llvm::FixedVectorType::get(storageType(ctx_, bt.dtype), static_cast<unsigned>(lanes));
-  ir::Type accTile{DType::f32, {m, n}};
+  ir::Type accTile{tile.accType, {m, n}};
   auto cAddress = [&](llvm::Value* row, llvm::Value* col) { return bufferAddress(c, accTile, {row, col}); };
   emitLoop(b_, i64(0), i64(n / (vectors * lanes)), [&](llvm::Value* tileCol) {
     llvm::Value* col0 = b_.CreateMul(tileCol, i64(vectors * lanes));
@@ -798,19 +805,22 @@ void KernelLowering::emitMicroTileRow(const ir::Op& op, llvm::Value* c, const Mi
       b_.CreateStore(b_.CreateAlignedLoad(vecTy, cAddress(row, col), llvm::Align(4)), acc[r * vectors + v]);
     });
     emitLoop(b_, i64(0), i64(tile.packedB ? k / 2 : k), [&](llvm::Value* step) {
-      if (tile.packedB) return emitBF16PairStep(op, tile.packedB, step, row0, col0, rows, vectors, acc);
+      if (tile.packedB) return emitPairStep(op, tile, step, row0, col0);
       std::vector<llvm::Value*> bRow(static_cast<size_t>(vectors));
       for (int64_t v = 0; v < vectors; ++v) {
         llvm::Value* address = bufferAddress(buffers_[op.operands[1]], bt, {step, b_.CreateAdd(col0, i64(v * lanes))});
-        bRow[v] = fromStorage(b_, b_.CreateAlignedLoad(bVecTy, address, llvm::Align(dtypeBytes(bt.dtype))), bt.dtype);
+        llvm::Value* raw = b_.CreateAlignedLoad(bVecTy, address, llvm::Align(dtypeBytes(bt.dtype)));
+        bRow[v] = integer ? b_.CreateSExt(raw, vecTy) : fromStorage(b_, raw, bt.dtype);
       }
       for (int64_t r = 0; r < rows; ++r) {
-        llvm::Value* aValue = cast(element(op.operands[0], {b_.CreateAdd(row0, i64(r)), step}), at.dtype, DType::f32);
+        llvm::Value* aValue = cast(element(op.operands[0], {b_.CreateAdd(row0, i64(r)), step}), at.dtype, tile.accType);
         llvm::Value* aSplat = b_.CreateVectorSplat(static_cast<unsigned>(lanes), aValue);
         for (int64_t v = 0; v < vectors; ++v) {
           llvm::Value* slot = acc[r * vectors + v];
-          llvm::Value* sum = b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {vecTy}, {aSplat, bRow[v], b_.CreateLoad(vecTy, slot)});
-          b_.CreateStore(sum, slot);
+          llvm::Value* old = b_.CreateLoad(vecTy, slot);
+          b_.CreateStore(integer ? b_.CreateAdd(old, b_.CreateMul(aSplat, bRow[v]))
+                                 : b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {vecTy}, {aSplat, bRow[v], old}),
+                         slot);
         }
       }
     });
@@ -820,21 +830,24 @@ void KernelLowering::emitMicroTileRow(const ir::Op& op, llvm::Value* c, const Mi
   });
 }
 
-// B [k, n] of bf16 bits -> [k/2, n, 2]: element (2p + i, j) at (p * n + j) * 2 + i.
-// 16 columns at a time: two row loads, one interleaving shuffle, one store.
-llvm::Value* KernelLowering::packPairs(llvm::Value* b, int64_t k, int64_t n) {
+// B [k, n] -> [k/2, n, 2] of 16-bit values (bf16 bits, or i8 sign-extended): element
+// (2p + i, j) at (p * n + j) * 2 + i. `lanes` columns at a time: two row loads, one
+// interleaving shuffle, one store.
+llvm::Value* KernelLowering::packPairs(llvm::Value* b, DType dtype, int64_t k, int64_t n, int64_t lanes) {
   llvm::Value* packed = allocateBuffer({DType::bf16, {k, n}});
   llvm::Type* i16 = b_.getInt16Ty();
-  auto* i16x16 = llvm::FixedVectorType::get(i16, 16);
+  llvm::Type* storage = storageType(ctx_, dtype);
+  auto* rowTy = llvm::FixedVectorType::get(storage, static_cast<unsigned>(lanes));
+  auto* wideTy = llvm::FixedVectorType::get(i16, static_cast<unsigned>(lanes));
   std::vector<int> interleave;
-  for (int i = 0; i < 16; ++i) interleave.insert(interleave.end(), {i, 16 + i});
+  for (int i = 0; i < lanes; ++i) interleave.insert(interleave.end(), {i, static_cast<int>(lanes) + i});
   emitLoop(b_, i64(0), i64(k / 2), [&](llvm::Value* p) {
-    emitLoop(b_, i64(0), i64(n / 16), [&](llvm::Value* chunk) {
-      llvm::Value* col = b_.CreateMul(chunk, i64(16));
+    emitLoop(b_, i64(0), i64(n / lanes), [&](llvm::Value* chunk) {
+      llvm::Value* col = b_.CreateMul(chunk, i64(lanes));
       auto row = [&](int64_t i) {
         llvm::Value* r = b_.CreateAdd(b_.CreateMul(p, i64(2)), i64(i));
-        return b_.CreateAlignedLoad(i16x16, b_.CreateInBoundsGEP(i16, b, b_.CreateAdd(b_.CreateMul(r, i64(n)), col)),
-                                    llvm::Align(2));
+        llvm::Value* at = b_.CreateInBoundsGEP(storage, b, b_.CreateAdd(b_.CreateMul(r, i64(n)), col));
+        return b_.CreateSExtOrBitCast(b_.CreateAlignedLoad(rowTy, at, llvm::Align(1)), wideTy);
       };
       llvm::Value* pairs = b_.CreateShuffleVector(row(0), row(1), interleave);
       llvm::Value* to = b_.CreateMul(b_.CreateAdd(b_.CreateMul(p, i64(n)), col), i64(2));
@@ -844,30 +857,42 @@ llvm::Value* KernelLowering::packPairs(llvm::Value* b, int64_t k, int64_t n) {
   return packed;
 }
 
-// One vdpbf16ps step of the micro-kernel over k = 2p and 2p + 1 (16 lanes). The
-// instruction treats subnormal inputs as zero; products are exact and summed in f32.
-void KernelLowering::emitBF16PairStep(const ir::Op& op, llvm::Value* packedB, llvm::Value* pairIndex,
-                                      llvm::Value* row0, llvm::Value* col0, int64_t rows, int64_t vectors,
-                                      const std::vector<llvm::Value*>& acc) {
+// One step of the micro-kernel over k = 2p and 2p + 1 on pair products: vdpbf16ps for bf16
+// (it treats subnormal inputs as zero; products are exact and summed in f32), or pmaddwd
+// for i8 widened to i16 (exact: a pair of i8 products fits i32).
+void KernelLowering::emitPairStep(const ir::Op& op, const MicroTile& tile, llvm::Value* pairIndex,
+                                  llvm::Value* row0, llvm::Value* col0) {
   const ir::Type& at = type(op.operands[0]);
-  int64_t n = type(op.operands[1]).shape[1];
-  auto* f32x16 = llvm::FixedVectorType::get(b_.getFloatTy(), 16);
-  auto* bf16x32 = llvm::FixedVectorType::get(b_.getBFloatTy(), 32);
+  int64_t n = type(op.operands[1]).shape[1], lanes = tile.lanes, vectors = tile.vectors;
+  bool integer = tile.accType == DType::i32;
+  auto* accTy = llvm::FixedVectorType::get(compute(tile.accType), static_cast<unsigned>(lanes));
+  auto* pairTy = llvm::FixedVectorType::get(integer ? b_.getInt16Ty() : b_.getBFloatTy(), static_cast<unsigned>(2 * lanes));
   std::vector<llvm::Value*> bPairs(static_cast<size_t>(vectors));
   for (int64_t v = 0; v < vectors; ++v) {
-    llvm::Value* col = b_.CreateAdd(col0, i64(v * 16));
+    llvm::Value* col = b_.CreateAdd(col0, i64(v * lanes));
     llvm::Value* offset = b_.CreateMul(b_.CreateAdd(b_.CreateMul(pairIndex, i64(n)), col), i64(2));
-    bPairs[v] = b_.CreateAlignedLoad(bf16x32, b_.CreateInBoundsGEP(b_.getInt16Ty(), packedB, offset), llvm::Align(4));
+    bPairs[v] = b_.CreateAlignedLoad(pairTy, b_.CreateInBoundsGEP(b_.getInt16Ty(), tile.packedB, offset), llvm::Align(4));
   }
   llvm::Value* k0 = b_.CreateMul(pairIndex, i64(2));
-  for (int64_t r = 0; r < rows; ++r) {
+  for (int64_t r = 0; r < tile.rows; ++r) {
     llvm::Value* address = bufferAddress(buffers_[op.operands[0]], at, {b_.CreateAdd(row0, i64(r)), k0});
-    llvm::Value* pair = b_.CreateAlignedLoad(b_.getInt32Ty(), address, llvm::Align(2));
-    llvm::Value* aPairs = b_.CreateBitCast(b_.CreateVectorSplat(16, pair), bf16x32);
+    llvm::Value* pair = integer ? b_.CreateBitCast(b_.CreateSExt(b_.CreateAlignedLoad(llvm::FixedVectorType::get(b_.getInt8Ty(), 2), address, llvm::Align(1)),
+                                                                 llvm::FixedVectorType::get(b_.getInt16Ty(), 2)),
+                                                   b_.getInt32Ty())
+                                : b_.CreateAlignedLoad(b_.getInt32Ty(), address, llvm::Align(2));
+    llvm::Value* aPairs = b_.CreateBitCast(b_.CreateVectorSplat(static_cast<unsigned>(lanes), pair), pairTy);
     for (int64_t v = 0; v < vectors; ++v) {
-      llvm::Value* slot = acc[r * vectors + v];
-      llvm::Value* sum = b_.CreateIntrinsic(llvm::Intrinsic::x86_avx512bf16_dpbf16ps_512, {},
-                                            {b_.CreateLoad(f32x16, slot), aPairs, bPairs[v]});
+      llvm::Value* slot = tile.acc[static_cast<size_t>(r * vectors + v)];
+      llvm::Value* old = b_.CreateLoad(accTy, slot);
+      llvm::Value* sum = nullptr;
+      if (!integer) {
+        sum = b_.CreateIntrinsic(llvm::Intrinsic::x86_avx512bf16_dpbf16ps_512, {}, {old, aPairs, bPairs[v]});
+      } else {
+        auto pmadd = lanes == 16 ? llvm::Intrinsic::x86_avx512_pmaddw_d_512
+                     : lanes == 8 ? llvm::Intrinsic::x86_avx2_pmadd_wd
+                                  : llvm::Intrinsic::x86_sse2_pmadd_wd;
+        sum = b_.CreateAdd(old, b_.CreateIntrinsic(pmadd, {}, {aPairs, bPairs[v]}));
+      }
       b_.CreateStore(sum, slot);
     }
   }

@@ -15,6 +15,7 @@ namespace tj::cpu {
 struct CpuLoweringOptions {
   int vectorBytes = 64;  // the widest SIMD register: 64 with AVX-512, 32 with AVX2, 16 otherwise
   bool bf16DotProduct = false;  // AVX512-BF16's vdpbf16ps for bf16 x bf16 -> f32 products
+  bool i16PairProducts = false;  // pmaddwd at the vector width, for i8 x i8 -> i32 products
 };
 
 // Builds a module with one external function `entryName` of type KernelEntry
