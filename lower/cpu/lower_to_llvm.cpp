@@ -125,12 +125,15 @@ class KernelLowering {
   // when the product uses pair instructions.
   struct MicroTile {
     int64_t lanes, vectors, rows;
-    DType accType;  // f32, or i32 for i8 operands
+    DType accType;      // f32, or i32 for i8 operands
+    DType operandType;  // of the buffers a and b the K loop reads
+    llvm::Value *a, *b;
     llvm::Value* packedB;
     std::vector<llvm::Value*> acc;
   };
   void emitMicroTileRow(const ir::Op& op, llvm::Value* c, const MicroTile& tile, llvm::Value* row0);
   llvm::Value* packPairs(llvm::Value* b, DType dtype, int64_t k, int64_t n, int64_t lanes);
+  llvm::Value* widenToF32(llvm::Value* buffer, const ir::Type& t);
   void emitPairStep(const ir::Op& op, const MicroTile& tile, llvm::Value* pairIndex, llvm::Value* row0,
                     llvm::Value* col0);
   void lowerReduction(const ir::Op& op);
@@ -768,7 +771,14 @@ bool KernelLowering::emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType 
   bool i8Pairs = integer && options_.i16PairProducts;
   bool pairs = (bf16Pairs || i8Pairs) && k % 2 == 0;
   MicroTile tile{.lanes = lanes, .vectors = vectors, .rows = rows, .accType = accType,
+                 .operandType = at.dtype, .a = buffers_[op.operands[0]], .b = buffers_[op.operands[1]],
                  .packedB = pairs ? packPairs(buffers_[op.operands[1]], bt.dtype, k, n, lanes) : nullptr};
+  // 16-bit floats without pair products are widened to f32 once, not at every use in the K loop.
+  if (!pairs && (at.dtype == DType::f16 || at.dtype == DType::bf16)) {
+    tile.a = widenToF32(tile.a, at);
+    tile.b = widenToF32(tile.b, bt);
+    tile.operandType = DType::f32;
+  }
   // Accumulators live in allocas that mem2reg turns into registers.
   llvm::IRBuilder<> entry(allocaBlock_, allocaBlock_->begin());
   auto* vecTy = llvm::FixedVectorType::get(compute(accType), static_cast<unsigned>(lanes));
@@ -792,7 +802,8 @@ void KernelLowering::emitMicroTileRow(const ir::Op& op, llvm::Value* c, const Mi
   bool integer = tile.accType == DType::i32;
   const std::vector<llvm::Value*>& acc = tile.acc;
   auto* vecTy = llvm::FixedVectorType::get(compute(tile.accType), static_cast<unsigned>(lanes));
-  auto* bVecTy = llvm::FixedVectorType::get(storageType(ctx_, bt.dtype), static_cast<unsigned>(lanes));
+  auto* bVecTy = llvm::FixedVectorType::get(storageType(ctx_, tile.operandType), static_cast<unsigned>(lanes));
+  const ir::Type aTile{tile.operandType, at.shape}, bTile{tile.operandType, bt.shape};
   ir::Type accTile{tile.accType, {m, n}};
   auto cAddress = [&](llvm::Value* row, llvm::Value* col) { return bufferAddress(c, accTile, {row, col}); };
   emitLoop(b_, i64(0), i64(n / (vectors * lanes)), [&](llvm::Value* tileCol) {
@@ -808,12 +819,14 @@ void KernelLowering::emitMicroTileRow(const ir::Op& op, llvm::Value* c, const Mi
       if (tile.packedB) return emitPairStep(op, tile, step, row0, col0);
       std::vector<llvm::Value*> bRow(static_cast<size_t>(vectors));
       for (int64_t v = 0; v < vectors; ++v) {
-        llvm::Value* address = bufferAddress(buffers_[op.operands[1]], bt, {step, b_.CreateAdd(col0, i64(v * lanes))});
-        llvm::Value* raw = b_.CreateAlignedLoad(bVecTy, address, llvm::Align(dtypeBytes(bt.dtype)));
-        bRow[v] = integer ? b_.CreateSExt(raw, vecTy) : fromStorage(b_, raw, bt.dtype);
+        llvm::Value* address = bufferAddress(tile.b, bTile, {step, b_.CreateAdd(col0, i64(v * lanes))});
+        llvm::Value* raw = b_.CreateAlignedLoad(bVecTy, address, llvm::Align(dtypeBytes(tile.operandType)));
+        bRow[v] = integer ? b_.CreateSExt(raw, vecTy) : fromStorage(b_, raw, tile.operandType);
       }
       for (int64_t r = 0; r < rows; ++r) {
-        llvm::Value* aValue = cast(element(op.operands[0], {b_.CreateAdd(row0, i64(r)), step}), at.dtype, tile.accType);
+        llvm::Value* aAddress = bufferAddress(tile.a, aTile, {b_.CreateAdd(row0, i64(r)), step});
+        llvm::Value* aRaw = b_.CreateLoad(storageType(ctx_, tile.operandType), aAddress);
+        llvm::Value* aValue = cast(fromStorage(b_, aRaw, tile.operandType), tile.operandType, tile.accType);
         llvm::Value* aSplat = b_.CreateVectorSplat(static_cast<unsigned>(lanes), aValue);
         for (int64_t v = 0; v < vectors; ++v) {
           llvm::Value* slot = acc[r * vectors + v];
@@ -828,6 +841,21 @@ void KernelLowering::emitMicroTileRow(const ir::Op& op, llvm::Value* c, const Mi
       b_.CreateAlignedStore(b_.CreateLoad(vecTy, acc[r * vectors + v]), cAddress(row, col), llvm::Align(4));
     });
   });
+}
+
+// A copy of a 16-bit float buffer in f32, a vector at a time.
+llvm::Value* KernelLowering::widenToF32(llvm::Value* buffer, const ir::Type& t) {
+  llvm::Value* wide = allocateBuffer({DType::f32, t.shape});
+  int64_t count = t.numel(), lanes = options_.vectorBytes / 4;
+  llvm::Type* storage = storageType(ctx_, t.dtype);
+  auto* vecTy = llvm::FixedVectorType::get(storage, static_cast<unsigned>(lanes));
+  auto widen = [&](llvm::Type* from, llvm::Value* at) {
+    llvm::Value* raw = b_.CreateAlignedLoad(from, b_.CreateInBoundsGEP(storage, buffer, at), llvm::Align(2));
+    b_.CreateAlignedStore(fromStorage(b_, raw, t.dtype), b_.CreateInBoundsGEP(b_.getFloatTy(), wide, at), llvm::Align(4));
+  };
+  emitLoop(b_, i64(0), i64(count / lanes), [&](llvm::Value* chunk) { widen(vecTy, b_.CreateMul(chunk, i64(lanes))); });
+  emitLoop(b_, i64(count / lanes * lanes), i64(count), [&](llvm::Value* i) { widen(storage, i); });
+  return wide;
 }
 
 // B [k, n] -> [k/2, n, 2] of 16-bit values (bf16 bits, or i8 sign-extended): element
