@@ -106,7 +106,8 @@ const Baseline kBaselines[] = {{"onednn", onednnSgemm}, {"openblas", openblasSge
 const float* floats(const Tensor& t) { return static_cast<const float*>(t.data()); }
 
 // max |got - ref| / max |ref|; a NaN counts as infinitely wrong.
-double maxRelErr(const float* got, const std::vector<float>& ref) {
+template <class Got, class Ref>
+double maxRelErr(const Got* got, const std::vector<Ref>& ref) {
   double err = 0, scale = 0;
   for (size_t i = 0; i < ref.size(); ++i) {
     double d = std::fabs(static_cast<double>(got[i]) - ref[i]);
@@ -210,8 +211,9 @@ std::pair<std::vector<double>, double> mixedPeer(const MixedCase& mc, const Gemm
   }
   Tensor af = Tensor::from(a.shape(), a.values()), bf = Tensor::from(b.shape(), b.values());  // exact widening
   std::vector<float> c(static_cast<size_t>(s.m * s.n));
-  double sec = medianSeconds([&] { onednnSgemm(s, floats(af), floats(bf), c.data()); });
-  if (mc.peer) rate = gflops(s.flops(), sec);
+  auto run = [&] { onednnSgemm(s, floats(af), floats(bf), c.data()); };
+  if (mc.peer) rate = gflops(s.flops(), medianSeconds(run));
+  else run();  // only the reference
   out.assign(c.begin(), c.end());
   return {out, rate};
 }
@@ -234,14 +236,7 @@ bool mixedShape(const GemmShape& s, int threads) {
     for (const auto& blocks : kGemmBlocks) {
       Tensor c = samples::poisoned({s.m, s.n}, mc.result);
       double rate = gflops(s.flops(), medianSeconds([&] { onCpu(samples::gemm(a, b, c, cpuRun(), blocks)); }));
-      std::vector<double> got = c.values();
-      double diff = 0, scale = 0;
-      for (size_t i = 0; i < ref.size(); ++i) {
-        double d = std::fabs(got[i] - ref[i]);
-        diff = std::isnan(d) ? std::numeric_limits<double>::infinity() : std::max(diff, d);
-        scale = std::max(scale, std::fabs(ref[i]));
-      }
-      err = std::max(err, diff / std::max(scale, 1.0));
+      err = std::max(err, maxRelErr(c.values().data(), ref));
       best = std::max(best, rate);
     }
     const std::string name = fmt::format("gemm_{}_{}_t{}", dtypeName(mc.operands), s.name(), threads);
@@ -302,7 +297,7 @@ void bandwidthSection(int threads) {
        [&] { onCpu(samples::histogram(values, counts, cpuRun())); }},
   };
   for (const auto& k : kernels) {
-    double sec = medianSeconds(k.run), gbps = k.bytes / sec / 1e9, copy = memcpyGBps(k.bytes);
+    double sec = medianSeconds(k.run), gbps = k.bytes / sec / 1e9, copy = samples::memcpyGBps(k.bytes);
     row("bandwidth",
         {k.name, k.shape, std::to_string(threads), num(sec * 1e3, 2), num(gbps), num(copy), num(gbps / copy, 2)});
     figure(std::string(k.name) + "_gbps", gbps, "GB/s");

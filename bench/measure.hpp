@@ -1,5 +1,5 @@
-// cpu-bench's measurements that are not tilejit: timing, the FMA ceiling and
-// memcpy bandwidth.
+// cpu-bench's measurements that are not tilejit: timing and the FMA ceiling (memcpy
+// bandwidth is samples::memcpyGBps, which the samples use too).
 #pragma once
 #include <immintrin.h>
 
@@ -120,21 +120,6 @@ inline double fmaPeakGflops(int threads) {
     best = std::max(best, threads * static_cast<double>(iters) * flopsPerIter / s / 1e9);
   }
   return best;
-}
-
-// GB/s of memcpy moving `bytes` in all (half read, half written, as a kernel's bytes
-// are counted), split over tilejit's own thread pool so both pay the same dispatch.
-inline double memcpyGBps(double bytes) {
-  const auto n = static_cast<int64_t>(bytes / 2);
-  std::vector<char> src(static_cast<size_t>(n), 1), dst(static_cast<size_t>(n), 0);
-  const int64_t chunks = 64, chunk = (n + chunks - 1) / chunks;
-  double s = medianSeconds([&] {
-    cpu::ThreadPool::global().parallelFor(chunks, [&](int64_t begin, int64_t end) {
-      int64_t from = begin * chunk, to = std::min(n, end * chunk);
-      if (from < to) std::memcpy(dst.data() + from, src.data() + from, static_cast<size_t>(to - from));
-    });
-  });
-  return bytes / s / 1e9;
 }
 
 }  // namespace tj::bench

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 
 namespace tj::samples {
@@ -95,6 +96,27 @@ Tensor poisoned(const Shape& shape, DType dtype) {
 double tolerance(DType dtype, int64_t reductionLength) {
   double eps = dtype == DType::f16 ? 1e-3 : dtype == DType::bf16 ? 8e-3 : dtype == DType::f64 ? 1e-15 : 1.2e-7;
   return eps * 8 * std::sqrt(static_cast<double>(std::max<int64_t>(reductionLength, 1)));
+}
+
+double memcpyGBps(double bytes) {
+  const auto n = static_cast<int64_t>(bytes / 2);
+  std::vector<char> src(static_cast<size_t>(n), 1), dst(static_cast<size_t>(n), 0);
+  const int64_t chunks = 64, chunk = (n + chunks - 1) / chunks;
+  auto copy = [&] {
+    cpu::ThreadPool::global().parallelFor(chunks, [&](int64_t begin, int64_t end) {
+      int64_t from = begin * chunk, to = std::min(n, end * chunk);
+      if (from < to) std::memcpy(dst.data() + from, src.data() + from, static_cast<size_t>(to - from));
+    });
+  };
+  copy();
+  std::vector<double> runs;
+  for (double total = 0; total < 0.3 || runs.size() < 3; total += runs.back()) {
+    auto start = std::chrono::steady_clock::now();
+    copy();
+    runs.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::nth_element(runs.begin(), runs.begin() + static_cast<std::ptrdiff_t>(runs.size() / 2), runs.end());
+  return bytes / runs[runs.size() / 2] / 1e9;
 }
 
 }  // namespace tj::samples

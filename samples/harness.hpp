@@ -54,5 +54,9 @@ DType parseDTypeOption(const std::string& name);
 // A tensor of NaN (or -1 for integers), so elements a kernel fails to write are caught.
 Tensor poisoned(const Shape& shape, DType dtype = f32);
 double tolerance(DType dtype, int64_t reductionLength);
+// GB/s of memcpy moving `bytes` in all (half read, half written, as a kernel's bytes are
+// counted), split over tilejit's CPU thread pool so it pays the dispatch a kernel pays:
+// the median of runs adding up to 0.3 s, after one that touches the pages.
+double memcpyGBps(double bytes);
 
 }  // namespace tj::samples

@@ -5,12 +5,9 @@
 // cache, and with --check compares with the explicit form (keys and values decompressed
 // per head, standard attention) in float64.
 #include <algorithm>
-#include <chrono>
 #include <cmath>
-#include <cstring>
 #include <numeric>
 #include <random>
-#include <thread>
 
 #include "samples/harness.hpp"
 #include "samples/kernels.hpp"
@@ -36,46 +33,24 @@ void printCacheTable(const Dims& d, DType dtype) {
   std::printf("cache ratio: MHA/MLA %.2fx, GQA/MLA %.2fx\n", double(mha) / double(mla), double(gqa) / double(mla));
 }
 
-// memcpy of `bytes` split over the host's threads, as the CPU device splits a kernel.
-double memcpyGBps(double bytes) {
-  const auto n = static_cast<size_t>(bytes);
-  std::vector<char> src(n, 1), dst(n, 0);
-  const size_t threads = std::max(1u, std::thread::hardware_concurrency()), chunk = (n + threads - 1) / threads;
-  double best = 1e30;
-  for (int rep = 0; rep < 5; ++rep) {
-    auto start = std::chrono::steady_clock::now();
-    std::vector<std::thread> pool;
-    for (size_t t = 0; t < threads; ++t)
-      pool.emplace_back([&, t] {
-        size_t from = std::min(n, t * chunk), to = std::min(n, from + chunk);
-        std::memcpy(dst.data() + from, src.data() + from, to - from);
-      });
-    for (auto& t : pool) t.join();
-    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
-  return bytes / best / 1e9;
+// The bytes of cache a decode reads: every token's latent and rotary key, once.
+double cacheBytesRead(const Dims& d, DType cacheType, int64_t tokens) {
+  return double(tokens * (d.latent + d.rope) * dtypeBytes(cacheType));
 }
 
 // The latent attention launch alone reads the cache (the other two read the absorbed
 // weights): its median time and cache bytes per second, against memcpy on the CPU.
-void printAttentionSpeed(const samples::MlaTensors& t, const Dims& d, double cacheBytes, const RunOptions& opts) {
+void printAttentionSpeed(const samples::MlaTensors& t, const Dims& d, int64_t tokens, const RunOptions& opts) {
   Tensor qAbs = Tensor::random({d.batch, d.heads, d.latent}, 7), ctx = Tensor::empty({d.batch, d.heads, d.latent});
-  std::string device = samples::mlaLatentAttention(t, qAbs, ctx, opts);
-  std::vector<double> ms;
-  for (int rep = 0; rep < 5; ++rep) {
-    auto start = std::chrono::steady_clock::now();
-    samples::mlaLatentAttention(t, qAbs, ctx, opts);
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-  }
-  std::sort(ms.begin(), ms.end());
-  const double gbps = cacheBytes / (ms[2] * 1e6);
-  const double tokens = cacheBytes / double((d.latent + d.rope) * dtypeBytes(t.latentCache.dtype()));
-  const double flops = 2.0 * tokens * double(d.heads * (2 * d.latent + d.rope));  // scores and P . c_kv
-  std::printf("latent attention on %s: %.3f ms, %.1f GFLOP/s, %.2f GB/s of cache", device.c_str(), ms[2],
-              flops / (ms[2] * 1e6), gbps);
-  if (device == "cpu") {
-    const double copy = memcpyGBps(cacheBytes);
-    std::printf("; memcpy of the same %.1f MB: %.2f GB/s, so %.2fx", cacheBytes / 1e6, copy, gbps / copy);
+  samples::Report attention{.repeat = 6};
+  attention.time([&] { return samples::mlaLatentAttention(t, qAbs, ctx, opts); });
+  const double bytes = cacheBytesRead(d, t.latentCache.dtype(), tokens), gbps = bytes / (attention.ms * 1e6);
+  const double flops = 2.0 * double(tokens * d.heads * (2 * d.latent + d.rope));  // scores and P . c_kv
+  std::printf("latent attention on %s: %.3f ms, %.1f GFLOP/s, %.2f GB/s of cache", attention.device.c_str(),
+              attention.ms, flops / (attention.ms * 1e6), gbps);
+  if (attention.device == "cpu") {
+    const double copy = samples::memcpyGBps(2 * bytes) / 2;  // the rate at which a copy reads those bytes
+    std::printf("; a memcpy reads the same %.1f MB at %.2f GB/s, so %.2fx", bytes / 1e6, copy, gbps / copy);
   }
   std::printf("\n");
 }
@@ -180,8 +155,8 @@ int main(int argc, char** argv) {
     r.shape = std::to_string(d.batch) + "x" + std::to_string(d.heads) + "h_latent" + std::to_string(d.latent) +
               "_rope" + std::to_string(d.rope) + "_tokens" + std::to_string(tokens);
     r.rateName = "gbps";  // cache bytes read per second
-    r.work = double(tokens * (d.latent + d.rope) * dtypeBytes(cacheType));
-    printAttentionSpeed(t, d, r.work, cli.runOptions());
+    r.work = cacheBytesRead(d, cacheType, tokens);
+    printAttentionSpeed(t, d, tokens, cli.runOptions());
     if (!cli.check()) return;
     r.compare(t.out, explicitDecode(t, d, lengths), samples::tolerance(cacheType, d.latent + d.rope));
   });

@@ -1157,16 +1157,15 @@ TEST_CASE("conformance: iota, arange and scalar tiles") {
 
 // ---- dot
 
-// C = bias + A·B with A [40, 30], B [30, 50] in 17x9 and 9x23 blocks: every block
-// edge is partial, and the K loop's last block reads zero fill.
+// C = bias + A·B with A [40, 30], B [30, 50] in odd blocks (every block edge partial, the K
+// loop's last block zero fill), then in blocks the CPU's micro-kernel takes with a leftover
+// band of rows (13x9x32; 7x10x16, whose even K puts i8 on pair products).
 TEST_CASE("conformance: dot on odd block sizes with an accumulator, against float64") {
   constexpr int64_t M = 40, K = 30, N = 50;
   struct Case {
     DType operand, result;
   };
   const Case cases[] = {{f32, f32}, {f64, f64}, {f16, f32}, {bf16, f32}, {i8, i32}};
-  // Odd blocks everywhere; then columns a whole number of SIMD vectors with rows that
-  // leave a short band after the CPU's register-blocked micro-tiles (6 or 8 rows).
   const std::array<Shape, 3> blocks = {Shape{17, 9, 23}, Shape{13, 9, 32}, Shape{7, 10, 16}};
   for (const std::string& device : conformanceDevices())
     for (const Case& c : cases)

@@ -167,6 +167,7 @@ class KernelLowering {
   void emitFault(Fault bit, int64_t scratchBytes = 0);
   void withFaults(const std::function<void(llvm::Value*)>& body);
   llvm::Value* bufferAddress(llvm::Value* buffer, const ir::Type& t, const Indices& idx);
+  llvm::Value* bufferElement(llvm::Value* buffer, const ir::Type& t, const Indices& idx);  // in compute form
   void storeToBuffer(llvm::Value* buffer, const ir::Type& t, const Indices& idx, llvm::Value* v);
   void materialize(ValueId v, llvm::Value* buffer);  // writes every element of v into buffer
   void emitNest(const ir::Shape& shape, const std::vector<ValueId>& roots,
@@ -326,7 +327,6 @@ void KernelLowering::lowerOp(const ir::Op& op) {
 
 void KernelLowering::lowerFold(const ir::Op& op) {
   const ir::Block& body = op.regions.at(0);
-  const ir::Op& yield = body.ops.back();
   size_t n = op.results.size();
   std::vector<llvm::Value*> carried(n);
   for (size_t i = 0; i < n; ++i) {
@@ -772,7 +772,7 @@ bool KernelLowering::emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType 
   bool pairs = (bf16Pairs || i8Pairs) && k % 2 == 0;
   MicroTile tile{.lanes = lanes, .vectors = vectors, .rows = rows, .accType = accType,
                  .operandType = at.dtype, .a = buffers_[op.operands[0]], .b = buffers_[op.operands[1]],
-                 .packedB = pairs ? packPairs(buffers_[op.operands[1]], bt.dtype, k, n, lanes) : nullptr};
+                 .packedB = pairs ? packPairs(buffers_[op.operands[1]], bt.dtype, k, n, lanes) : nullptr, .acc = {}};
   // 16-bit floats without pair products are widened to f32 once, not at every use in the K loop.
   if (!pairs && (at.dtype == DType::f16 || at.dtype == DType::bf16)) {
     tile.a = widenToF32(tile.a, at);
@@ -824,9 +824,8 @@ void KernelLowering::emitMicroTileRow(const ir::Op& op, llvm::Value* c, const Mi
         bRow[v] = integer ? b_.CreateSExt(raw, vecTy) : fromStorage(b_, raw, tile.operandType);
       }
       for (int64_t r = 0; r < rows; ++r) {
-        llvm::Value* aAddress = bufferAddress(tile.a, aTile, {b_.CreateAdd(row0, i64(r)), step});
-        llvm::Value* aRaw = b_.CreateLoad(storageType(ctx_, tile.operandType), aAddress);
-        llvm::Value* aValue = cast(fromStorage(b_, aRaw, tile.operandType), tile.operandType, tile.accType);
+        llvm::Value* aValue = cast(bufferElement(tile.a, aTile, {b_.CreateAdd(row0, i64(r)), step}), tile.operandType,
+                                   tile.accType);
         llvm::Value* aSplat = b_.CreateVectorSplat(static_cast<unsigned>(lanes), aValue);
         for (int64_t v = 0; v < vectors; ++v) {
           llvm::Value* slot = acc[r * vectors + v];
@@ -902,12 +901,14 @@ void KernelLowering::emitPairStep(const ir::Op& op, const MicroTile& tile, llvm:
     bPairs[v] = b_.CreateAlignedLoad(pairTy, b_.CreateInBoundsGEP(b_.getInt16Ty(), tile.packedB, offset), llvm::Align(4));
   }
   llvm::Value* k0 = b_.CreateMul(pairIndex, i64(2));
+  // A's (k0, k0 + 1) as one 32-bit pair of 16-bit values, i8 sign-extended.
+  auto* i8Pair = llvm::FixedVectorType::get(b_.getInt8Ty(), 2);
+  auto* i16Pair = llvm::FixedVectorType::get(b_.getInt16Ty(), 2);
   for (int64_t r = 0; r < tile.rows; ++r) {
-    llvm::Value* address = bufferAddress(buffers_[op.operands[0]], at, {b_.CreateAdd(row0, i64(r)), k0});
-    llvm::Value* pair = integer ? b_.CreateBitCast(b_.CreateSExt(b_.CreateAlignedLoad(llvm::FixedVectorType::get(b_.getInt8Ty(), 2), address, llvm::Align(1)),
-                                                                 llvm::FixedVectorType::get(b_.getInt16Ty(), 2)),
-                                                   b_.getInt32Ty())
-                                : b_.CreateAlignedLoad(b_.getInt32Ty(), address, llvm::Align(2));
+    llvm::Value* address = bufferAddress(tile.a, at, {b_.CreateAdd(row0, i64(r)), k0});
+    llvm::Value* pair = integer ? b_.CreateSExt(b_.CreateAlignedLoad(i8Pair, address, llvm::Align(1)), i16Pair)
+                                : b_.CreateAlignedLoad(i16Pair, address, llvm::Align(2));
+    pair = b_.CreateBitCast(pair, b_.getInt32Ty());
     llvm::Value* aPairs = b_.CreateBitCast(b_.CreateVectorSplat(static_cast<unsigned>(lanes), pair), pairTy);
     for (int64_t v = 0; v < vectors; ++v) {
       llvm::Value* slot = tile.acc[static_cast<size_t>(r * vectors + v)];
@@ -929,11 +930,7 @@ void KernelLowering::emitPairStep(const ir::Op& op, const MicroTile& tile, llvm:
 // ---------------------------------------------------------------- elements
 
 llvm::Value* KernelLowering::element(ValueId v, const Indices& idx) {
-  if (buffers_[v]) {
-    const ir::Type& t = type(v);
-    llvm::Value* raw = b_.CreateLoad(storageType(ctx_, t.dtype), bufferAddress(buffers_[v], t, idx));
-    return fromStorage(b_, raw, t.dtype);
-  }
+  if (buffers_[v]) return bufferElement(buffers_[v], type(v), idx);
   if (type(v).isScalar()) {
     if (!scalars_[v]) throw Error("lower/cpu: value %" + std::to_string(v) + " used before it was computed");
     return scalars_[v];
@@ -1393,6 +1390,10 @@ llvm::Value* KernelLowering::bufferAddress(llvm::Value* buffer, const ir::Type& 
   llvm::Value* linear = i64(0);
   for (size_t d = 0; d < idx.size(); ++d) linear = b_.CreateAdd(b_.CreateMul(linear, i64(t.shape[d])), idx[d]);
   return b_.CreateInBoundsGEP(storageType(ctx_, t.dtype), buffer, linear);
+}
+
+llvm::Value* KernelLowering::bufferElement(llvm::Value* buffer, const ir::Type& t, const Indices& idx) {
+  return fromStorage(b_, b_.CreateLoad(storageType(ctx_, t.dtype), bufferAddress(buffer, t, idx)), t.dtype);
 }
 
 void KernelLowering::storeToBuffer(llvm::Value* buffer, const ir::Type& t, const Indices& idx, llvm::Value* v) {
