@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <numeric>
 
 #include "dsl/tracer.hpp"
@@ -78,6 +79,7 @@ Index emitIndex(OpCode code, std::vector<ir::ValueId> operands, const SourceLoc&
 // Why `value` is not a value of `dtype` (ir's isValueOf), or "" when it is.
 std::string unrepresentable(double value, DType dtype) {
   if (isValueOf(value, dtype)) return "";
+  if (dtype == DType::f8e4m3 && std::isinf(value)) return "is infinite, and f8e4m3 has no infinities";
   if (isFloat(dtype)) return fmt::format("is past the largest finite {} ({})", dtypeName(dtype), maxFinite(dtype));
   if (std::trunc(value) != value) return "is not an integer";
   if (dtype == DType::boolean) return "is neither 0 nor 1";
@@ -144,6 +146,37 @@ Tile castTo(const Tile& x, DType to, const SourceLoc& loc) {
   const ir::Type t = typeOf(x, loc, "cast");
   if (t.dtype == to) return x;
   return emitTile(OpCode::cast, {x.value()}, {to, t.shape}, loc);
+}
+
+// x where the rank-0-broadcast comparison `x pred bound` holds, else `otherwise`.
+Tile replaceWhere(const Tile& x, const char* pred, double bound, const Tile& replacement, const Tile& otherwise,
+                  const SourceLoc& loc) {
+  const ir::Type t = typeOf(x, loc, "cast");
+  Tile b = constant(bound, t.dtype, t.shape, loc, "cast");
+  Tile past = emitTile(OpCode::cmp, {x.value(), b.value()}, {DType::boolean, t.shape}, loc, {{"pred", std::string(pred)}});
+  return emitTile(OpCode::select, {past.value(), replacement.value(), otherwise.value()}, typeOf(otherwise, loc, "cast"),
+                  loc);
+}
+
+// A cast to float dtype `to` whose values past its largest finite value (infinities too) become
+// that value: clamped before rounding where `from` holds it, else only infinities can overflow.
+Tile saturatingCast(const Tile& x, DType to, const SourceLoc& loc) {
+  const ir::Type t = typeOf(x, loc, "cast");
+  if (!isFloat(to) || t.dtype == to || t.dtype == DType::f8e4m3) return castTo(x, to, loc);  // 448 fits every float
+  if (isFloat8(t.dtype)) return saturatingCast(castTo(x, DType::f32, loc), to, loc);  // compare in f32, exactly
+  double largest = maxFinite(to);
+  if (isValueOf(largest, t.dtype)) {
+    Tile hi = constant(largest, t.dtype, t.shape, loc, "cast");
+    Tile clamped = replaceWhere(x, "gt", largest, hi, x, loc);
+    if (!isUnsigned(t.dtype))
+      clamped = replaceWhere(x, "lt", -largest, constant(-largest, t.dtype, t.shape, loc, "cast"), clamped, loc);
+    return castTo(clamped, to, loc);
+  }
+  Tile y = castTo(x, to, loc);
+  if (!isFloat(t.dtype)) return y;  // every integer of t.dtype is within `to`'s range
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  y = replaceWhere(x, "eq", inf, constant(largest, to, t.shape, loc, "cast"), y, loc);
+  return replaceWhere(x, "eq", -inf, constant(-largest, to, t.shape, loc, "cast"), y, loc);
 }
 
 // An operand next to a tile of dtype `like`: numbers and indices take that dtype.
@@ -350,6 +383,10 @@ Tile Tile::k(double c, Loc loc) const {
 }
 
 Tile Tile::cast(DType to, Loc loc) const { return castTo(*this, to, SourceLoc::from(loc)); }
+Tile Tile::cast(DType to, Overflow overflow, Loc loc) const {
+  SourceLoc l = SourceLoc::from(loc);
+  return overflow == Overflow::saturate ? saturatingCast(*this, to, l) : castTo(*this, to, l);
+}
 
 #define TJ_DEFINE_UNARY(NAME, CODE) \
   Tile Tile::NAME(Loc loc) const { return unary(OpCode::CODE, *this, SourceLoc::from(loc)); }
@@ -628,12 +665,15 @@ Tile dotImpl(const Tile& a, const Tile& b, DType out, const Tile* acc, const Sou
     fail(l, "dot", "needs 2-D tiles, got " + describe(ta) + " and " + describe(tb));
   if (ta.shape[1] != tb.shape[0])
     fail(l, "dot", "inner sizes differ: " + describe(ta) + " x " + describe(tb));
-  if (ta.dtype != tb.dtype) fail(l, "dot", "dtype mismatch: " + describe(ta) + " vs " + describe(tb));
+  bool float8In = isFloat8(ta.dtype) && isFloat8(tb.dtype);  // f8e4m3 x f8e5m2 as well
+  if (ta.dtype != tb.dtype && !float8In)
+    fail(l, "dot", "dtype mismatch: " + describe(ta) + " vs " + describe(tb));
   if (ta.dtype == DType::boolean) fail(l, "dot", "bool tiles cannot be multiplied; cast them first");
   if (isUnsigned(ta.dtype))
     fail(l, "dot", "takes no unsigned tiles (" + describe(ta) + "); cast them to i32 or i64 first");
-  bool halfIn = ta.dtype == DType::f16 || ta.dtype == DType::bf16;
-  bool outOk = out == ta.dtype || out == defaultDotResult(ta.dtype) || (halfIn && isFloat(out) && out != DType::f64);
+  bool narrowIn = ta.dtype == DType::f16 || ta.dtype == DType::bf16 || float8In;
+  bool narrowOut = out == DType::f16 || out == DType::bf16 || out == DType::f32;
+  bool outOk = (out == ta.dtype && !float8In) || out == defaultDotResult(ta.dtype) || (narrowIn && narrowOut);
   if (!outOk)
     fail(l, "dot", std::string(dtypeName(ta.dtype)) + " operands cannot give a " + std::string(dtypeName(out)) + " result");
   ir::Type result{out, {ta.shape[0], tb.shape[1]}};

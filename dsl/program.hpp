@@ -41,6 +41,12 @@ class Index {
   uint64_t trace_;
 };
 
+// What a cast to a float dtype does with values past its largest finite value, infinities among them.
+enum class Overflow : uint8_t {
+  infinity,  // +-inf, or NaN for f8e4m3 (which has none): IEEE's and OCP's conversion; the default
+  saturate,  // +- the largest finite value, as FP8 quantization wants (NVIDIA's satfinite); NaN stays NaN
+};
+
 // A block of values with a shape and dtype (rank 0 is a scalar).
 class Tile {
  public:
@@ -51,7 +57,9 @@ class Tile {
   int rank() const { return static_cast<int>(shape().size()); }
 
   Tile k(double constant, Loc loc = Loc::current()) const;  // a constant tile like this one
+  // Floats round to nearest even; float to integer truncates, saturates and takes NaN to 0.
   Tile cast(DType to, Loc loc = Loc::current()) const;
+  Tile cast(DType to, Overflow overflow, Loc loc = Loc::current()) const;
 
   Tile exp(Loc loc = Loc::current()) const;
   Tile exp2(Loc loc = Loc::current()) const;
@@ -207,8 +215,9 @@ std::pair<Tile, Tile> sort(const Tile& keys, const Tile& payload, int axis, bool
 // The k largest elements along an axis, largest first (torch.topk; Triton's tl.topk gives
 // the values), and their i32 positions along the axis; of equal values the first ones.
 std::pair<Tile, Tile> topk(const Tile& x, int64_t k, int axis, Loc loc = Loc::current());
-// Matrix product [M,K] x [K,N]. f16/bf16/f32 operands give f32 by default,
-// f64 gives f64, i8 gives i32; `out` picks another result dtype.
+// Matrix product [M,K] x [K,N]. f16/bf16/f32 operands give f32 by default, f64 gives f64,
+// i8 gives i32; `out` picks another result dtype. f8e4m3 and f8e5m2 (mixed too) give f32, f16 or
+// bf16: their products are exact and accumulate in f32. f16/bf16 operands may give f16 or bf16.
 Tile dot(const Tile& a, const Tile& b, Loc loc = Loc::current());
 Tile dot(const Tile& a, const Tile& b, DType out, Loc loc = Loc::current());
 Tile dot(const Tile& a, const Tile& b, const Tile& acc, Loc loc = Loc::current());  // acc + a·b

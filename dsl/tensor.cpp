@@ -73,6 +73,7 @@ double readElement(const std::byte* p, DType t) {
     case DType::f64: { double v; std::memcpy(&v, p, 8); return v; }
     case DType::f16: { uint16_t v; std::memcpy(&v, p, 2); return halfToFloat(v); }
     case DType::bf16: { uint16_t v; std::memcpy(&v, p, 2); return bf16ToFloat(v); }
+    case DType::f8e4m3: case DType::f8e5m2: return f8ToFloat(t, std::to_integer<uint8_t>(*p));
     default: return intToDouble(t, loadInt(p, t));
   }
 }
@@ -83,6 +84,7 @@ void writeElement(std::byte* p, DType t, double v) {
     case DType::f64: std::memcpy(p, &v, 8); return;
     case DType::f16: { uint16_t h = floatToHalf(static_cast<float>(roundToFloat(t, v))); std::memcpy(p, &h, 2); return; }
     case DType::bf16: { uint16_t h = floatToBF16(static_cast<float>(roundToFloat(t, v))); std::memcpy(p, &h, 2); return; }
+    case DType::f8e4m3: case DType::f8e5m2: *p = std::byte{floatToF8(t, static_cast<float>(roundToFloat(t, v)))}; return;
     default: storeInt(p, t, saturateToInt(t, v));  // as the IR's cast: truncate, NaN to 0, saturate
   }
 }

@@ -28,7 +28,8 @@ struct TensorArg;
 
 inline constexpr DType f32 = DType::f32, f64 = DType::f64, f16 = DType::f16, bf16 = DType::bf16,
                        i8 = DType::i8, i32 = DType::i32, i64 = DType::i64, boolean = DType::boolean,
-                       u8 = DType::u8, u16 = DType::u16, u32 = DType::u32, u64 = DType::u64;
+                       u8 = DType::u8, u16 = DType::u16, u32 = DType::u32, u64 = DType::u64,
+                       f8e4m3 = DType::f8e4m3, f8e5m2 = DType::f8e5m2;
 
 using Shape = std::vector<int64_t>;
 

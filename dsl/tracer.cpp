@@ -80,6 +80,17 @@ ir::ValueId Tracer::newValue(const ir::Type& t) {
   return kernel_.addValue(t);
 }
 
+void Tracer::checkFloat8(const ir::Op& op, const std::vector<ir::Type>& results) const {
+  if (ir::acceptsFloat8(op.code)) return;
+  std::optional<DType> f8 = ir::unacceptedFloat8(op, kernel_.types);
+  for (const ir::Type& t : results)
+    if (!f8 && isFloat8(t.dtype)) f8 = t.dtype;
+  if (f8)
+    fail(op.loc, ir::opName(op.code),
+         std::string(dtypeName(*f8)) + " tiles hold values for loads, stores, casts and dot only; cast to f16, bf16 "
+         "or f32 to compute (tile.cast(f32))");
+}
+
 ir::ValueId Tracer::emit(ir::OpCode code, std::vector<ir::ValueId> operands, std::optional<ir::Type> result,
                          std::vector<ir::Attr> attrs, const SourceLoc& loc) {
   ir::Op op{code, std::move(operands), {}, {}, {}, loc};
@@ -89,6 +100,7 @@ ir::ValueId Tracer::emit(ir::OpCode code, std::vector<ir::ValueId> operands, std
 }
 
 std::vector<ir::ValueId> Tracer::emitOp(ir::Op op, const std::vector<ir::Type>& results) {
+  checkFloat8(op, results);
   ++opCount_;
   for (const ir::Type& t : results) op.results.push_back(newValue(t));
   std::vector<ir::ValueId> ids = op.results;

@@ -97,6 +97,8 @@ class Tracer {
 
  private:
   ir::ValueId newValue(const ir::Type& t);
+  // Fails, naming the user's line, when the op computes on 8-bit floats (see ir::acceptsFloat8).
+  void checkFloat8(const ir::Op& op, const std::vector<ir::Type>& results) const;
   // Closes the block that made blocks_ `depth` long, and the blocks opened since that are still
   // open: exit sides an error left (their exits are dropped with them).
   void closeBlocksFrom(size_t depth);

@@ -8,7 +8,7 @@
 namespace tj {
 
 namespace {
-constexpr std::string_view kNames[] = {"f32", "f64", "f16", "bf16", "i8", "i32", "i64", "bool", "u8", "u16", "u32", "u64"};
+constexpr std::string_view kNames[] = {"f32", "f64", "f16", "bf16", "i8", "i32", "i64", "bool", "u8", "u16", "u32", "u64", "f8e4m3", "f8e5m2"};
 }
 
 std::string_view dtypeName(DType t) { return kNames[static_cast<int>(t)]; }
@@ -24,14 +24,15 @@ int dtypeBytes(DType t) {
     case DType::f64: case DType::i64: case DType::u64: return 8;
     case DType::f32: case DType::i32: case DType::u32: return 4;
     case DType::f16: case DType::bf16: case DType::u16: return 2;
-    case DType::i8: case DType::boolean: case DType::u8: return 1;
+    case DType::i8: case DType::boolean: case DType::u8: case DType::f8e4m3: case DType::f8e5m2: return 1;
   }
   return 0;
 }
 
 bool isFloat(DType t) {
-  return t == DType::f32 || t == DType::f64 || t == DType::f16 || t == DType::bf16;
+  return t == DType::f32 || t == DType::f64 || t == DType::f16 || t == DType::bf16 || isFloat8(t);
 }
+bool isFloat8(DType t) { return t == DType::f8e4m3 || t == DType::f8e5m2; }
 bool isUnsigned(DType t) { return t == DType::u8 || t == DType::u16 || t == DType::u32 || t == DType::u64; }
 bool isInteger(DType t) { return t == DType::i8 || t == DType::i32 || t == DType::i64 || isUnsigned(t); }
 
@@ -73,6 +74,52 @@ uint16_t floatToBF16(float f) {
 float bf16ToFloat(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
 
 namespace {
+// The bit fields of an 8-bit float and the codes (sign bit clear) at its ends.
+struct F8Format {
+  int mantissaBits, bias;
+  uint32_t largestFinite, overflow, nan;  // overflow: what a value past the largest becomes
+};
+F8Format f8Format(DType t) {
+  if (t == DType::f8e4m3) return {3, 7, 0x7e, 0x7f, 0x7f};
+  return {2, 15, 0x7b, 0x7c, 0x7e};
+}
+}  // namespace
+
+uint8_t floatToF8(DType t, float f, bool saturate) {
+  const F8Format fmt = f8Format(t);
+  uint32_t x = std::bit_cast<uint32_t>(f);
+  uint32_t sign = (x >> 24) & 0x80u, absx = x & 0x7fffffffu;
+  if (absx > 0x7f800000u) return static_cast<uint8_t>(sign | fmt.nan);
+  const int shift = 23 - fmt.mantissaBits;
+  uint32_t code;
+  if (absx < static_cast<uint32_t>(128 - fmt.bias) << 23) {
+    // Below the smallest normal: a count of the subnormal step 2^(1 - bias - mantissaBits),
+    // rounded to nearest even; a count of 2^mantissaBits is the smallest normal's code.
+    float steps = std::bit_cast<float>(absx) * std::ldexp(1.0f, fmt.bias - 1 + fmt.mantissaBits);
+    code = static_cast<uint32_t>(std::nearbyint(steps));
+  } else {  // round the float's mantissa to nearest even, then rebias the exponent
+    uint32_t rounded = absx + (1u << (shift - 1)) - 1 + ((absx >> shift) & 1u);
+    code = (rounded >> shift) - (static_cast<uint32_t>(127 - fmt.bias) << fmt.mantissaBits);
+  }
+  if (code > fmt.largestFinite) code = saturate ? fmt.largestFinite : fmt.overflow;
+  return static_cast<uint8_t>(sign | code);
+}
+
+float f8ToFloat(DType t, uint8_t bits) {
+  const F8Format fmt = f8Format(t);
+  uint32_t magnitude = bits & 0x7fu;
+  uint32_t exponent = magnitude >> fmt.mantissaBits, mantissa = magnitude & ((1u << fmt.mantissaBits) - 1);
+  float v;
+  if (magnitude == fmt.nan || (t == DType::f8e5m2 && exponent == 31))
+    v = t == DType::f8e5m2 && mantissa == 0 ? std::numeric_limits<float>::infinity() : std::numeric_limits<float>::quiet_NaN();
+  else if (exponent == 0)
+    v = std::ldexp(static_cast<float>(mantissa), 1 - fmt.bias - fmt.mantissaBits);
+  else
+    v = std::bit_cast<float>(((exponent + 127 - fmt.bias) << 23) | (mantissa << (23 - fmt.mantissaBits)));
+  return bits & 0x80u ? -v : v;
+}
+
+namespace {
 // double -> float -> half would round twice; rounding the float to odd first keeps
 // the sticky information so the final RNE to 16 bits is correct.
 float roundToOddFloat(double v) {
@@ -90,6 +137,7 @@ double roundToFloat(DType t, double v) {
     case DType::f32: return static_cast<float>(v);
     case DType::f16: return halfToFloat(floatToHalf(roundToOddFloat(v)));
     case DType::bf16: return bf16ToFloat(floatToBF16(roundToOddFloat(v)));
+    case DType::f8e4m3: case DType::f8e5m2: return f8ToFloat(t, floatToF8(t, roundToOddFloat(v)));
     default: return v;
   }
 }
@@ -183,6 +231,8 @@ double maxFinite(DType t) {
   switch (t) {
     case DType::f16: return 65504.0;
     case DType::bf16: return 0x1.fep127;
+    case DType::f8e4m3: return 448.0;
+    case DType::f8e5m2: return 57344.0;
     case DType::f32: return std::numeric_limits<float>::max();
     default: return std::numeric_limits<double>::max();
   }
@@ -196,6 +246,7 @@ bool isValueOf(int64_t v, DType t) {
 }
 
 bool isValueOf(double v, DType t) {
+  if (t == DType::f8e4m3 && std::isinf(v)) return false;  // it has no infinities
   if (isFloat(t)) return !std::isfinite(v) || std::fabs(v) <= maxFinite(t);
   constexpr double kTwo63 = 0x1p63;
   if (t == DType::u64) return std::trunc(v) == v && v >= 0 && v < 2 * kTwo63;

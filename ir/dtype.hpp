@@ -7,13 +7,17 @@
 namespace tj {
 
 // Unsigned dtypes come last so that the numbering of the others (hashed) stays.
-enum class DType : uint8_t { f32, f64, f16, bf16, i8, i32, i64, boolean, u8, u16, u32, u64 };
-inline constexpr uint8_t kDTypeCount = 12;  // for checking a stored dtype's number
+// f8e4m3 and f8e5m2 are OCP's 8-bit floats: storage for values and operands of dot (see isFloat8).
+enum class DType : uint8_t { f32, f64, f16, bf16, i8, i32, i64, boolean, u8, u16, u32, u64, f8e4m3, f8e5m2 };
+inline constexpr uint8_t kDTypeCount = 14;  // for checking a stored dtype's number
 
 std::string_view dtypeName(DType t);                 // "f32", ..., "bool"
 std::optional<DType> parseDType(std::string_view s);
 int dtypeBytes(DType t);
-bool isFloat(DType t);
+bool isFloat(DType t);                               // f32, f64, f16, bf16 and the 8-bit floats
+// f8e4m3 (OCP's e4m3fn: bias 7, largest 448, no infinities, NaN 0x7f/0xff) and f8e5m2 (bias 15,
+// largest 57344, infinities and NaNs as IEEE). Tiles of them only move and convert values and feed dot.
+bool isFloat8(DType t);
 bool isInteger(DType t);                             // i8, i32, i64 and the unsigned (not bool)
 bool isUnsigned(DType t);                            // u8, u16, u32, u64
 
@@ -22,6 +26,11 @@ uint16_t floatToHalf(float f);
 float halfToFloat(uint16_t h);
 uint16_t floatToBF16(float f);
 float bf16ToFloat(uint16_t b);
+// A float rounded to nearest even into the 8-bit float t. Past its largest finite value (infinities
+// too) it gives that value with `saturate`, else NaN for f8e4m3 and infinity for f8e5m2, as OCP's
+// non-saturating conversion does. NaN stays NaN.
+uint8_t floatToF8(DType t, float f, bool saturate = false);
+float f8ToFloat(DType t, uint8_t bits);
 
 // Rounds a float64 value to the nearest value representable in `t` (RNE),
 // or wraps an integer into `t`'s range. bool maps nonzero to 1.

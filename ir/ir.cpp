@@ -63,6 +63,26 @@ bool hasSideEffects(OpCode c) { return writesTensor(c) || c == OpCode::print || 
 bool readsTensor(OpCode c) { return c == OpCode::load || c == OpCode::gather || c == OpCode::atomic; }
 bool writesTensor(OpCode c) { return c == OpCode::store || c == OpCode::scatter || c == OpCode::atomic; }
 
+bool acceptsFloat8(OpCode c) {
+  switch (c) {
+    case OpCode::constant: case OpCode::select: case OpCode::cast: case OpCode::broadcast: case OpCode::reshape:
+    case OpCode::permute: case OpCode::slice: case OpCode::concat: case OpCode::dot: case OpCode::load:
+    case OpCode::store: case OpCode::gather: case OpCode::scatter: case OpCode::fold: case OpCode::if_:
+    case OpCode::while_: case OpCode::yield:
+      return true;
+    default: return false;
+  }
+}
+
+std::optional<DType> unacceptedFloat8(const Op& op, const std::vector<Type>& types) {
+  if (acceptsFloat8(op.code)) return std::nullopt;
+  for (const std::vector<ValueId>* values : {&op.operands, &op.results})
+    for (ValueId v : *values)
+      if (v >= 0 && static_cast<size_t>(v) < types.size() && isFloat8(types[static_cast<size_t>(v)].dtype))
+        return types[static_cast<size_t>(v)].dtype;
+  return std::nullopt;
+}
+
 const AttrValue* Op::attr(std::string_view name) const {
   for (const Attr& a : attrs)
     if (a.name == name) return &a.value;

@@ -156,6 +156,10 @@ bool isReduction(OpCode c);
 bool hasSideEffects(OpCode c);        // store, scatter, atomic, print, check, yield
 bool readsTensor(OpCode c);           // load, gather, atomic
 bool writesTensor(OpCode c);          // store, scatter, atomic
+// Whether an op may take or give 8-bit float tiles (f8e4m3, f8e5m2): the ops that move, convert
+// and multiply values (constant, select, cast, shapes, slice, concat, dot, load, store, gather,
+// scatter) and the control flow carrying them; arithmetic needs a cast to a wider float first.
+bool acceptsFloat8(OpCode c);
 
 using AttrValue = std::variant<int64_t, double, std::vector<int64_t>, std::string, DType>;
 
@@ -244,5 +248,9 @@ bool atomicSupports(AtomicFn fn, DType t);
 
 // Per tensor parameter: whether the kernel writes it (store, scatter or atomic).
 std::vector<bool> writtenTensors(const Kernel& k);
+
+// The op's operands and results of an 8-bit float dtype, when the op does not accept them: the
+// first such dtype (for the error naming it).
+std::optional<DType> unacceptedFloat8(const Op& op, const std::vector<Type>& types);
 
 }  // namespace tj::ir

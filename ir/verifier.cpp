@@ -226,6 +226,8 @@ class Verifier {
 
   // --- per-op rules ---
   void signature(const Op& op, const Op* parent) const {
+    if (std::optional<DType> f8 = unacceptedFloat8(op, k_.types))
+      error(op, "takes no " + std::string(dtypeName(*f8)) + " values; cast them to f16, bf16 or f32 first");
     if (isUnaryElementwise(op.code)) return unary(op);
     if (isBinaryElementwise(op.code)) return binary(op);
     if (isReduction(op.code)) return reduction(op);
@@ -376,12 +378,13 @@ class Verifier {
     bool hasAcc = op.operands.size() == 3;
     arity(op, hasAcc ? 3 : 2, 1);
     const Type &a = in(op, 0), &b = in(op, 1), &r = out(op, 0);
-    if (a.rank() != 2 || b.rank() != 2 || a.shape[1] != b.shape[0] || a.dtype != b.dtype)
+    bool float8Pair = isFloat8(a.dtype) && isFloat8(b.dtype);  // e4m3 x e5m2 too
+    if (a.rank() != 2 || b.rank() != 2 || a.shape[1] != b.shape[0] || (a.dtype != b.dtype && !float8Pair))
       error(op, "cannot multiply " + a.str() + " by " + b.str());
     if (isUnsigned(a.dtype)) error(op, "takes no unsigned operands, got " + a.str());
     expectType(op, r, Type{r.dtype, {a.shape[0], b.shape[1]}}, "result");
-    // f16/bf16 products may be kept at 16 bits or widened to f32; i8 products accumulate in i32.
-    bool halfInputs = a.dtype == DType::f16 || a.dtype == DType::bf16;
+    // f16/bf16/f8 products may give f16, bf16 or f32 (f8 results are cast); i8 products accumulate in i32.
+    bool halfInputs = a.dtype == DType::f16 || a.dtype == DType::bf16 || float8Pair;
     bool halfOrF32 = r.dtype == DType::f16 || r.dtype == DType::bf16 || r.dtype == DType::f32;
     bool widened = halfInputs ? halfOrF32 : a.dtype == DType::i8 && r.dtype == DType::i32;
     if (!widened && r.dtype != a.dtype)

@@ -94,6 +94,8 @@ inline int precisionBits(DType t) {
     case DType::f32: return 24;
     case DType::f16: return 11;
     case DType::bf16: return 8;
+    case DType::f8e4m3: return 4;
+    case DType::f8e5m2: return 3;
     default: return 64;
   }
 }
@@ -113,7 +115,7 @@ inline double intToFloat(DType t, int64_t v, DType from = DType::i64) {
     shift = 0;
   }
   double r = std::ldexp(static_cast<double>(mag), shift);  // exact: mag has at most p + 1 bits
-  if (r > tj::maxFinite(t)) r = inf();
+  if (r > tj::maxFinite(t)) r = t == DType::f8e4m3 ? nan() : inf();  // e4m3 has no infinities
   return negative ? -r : r;
 }
 
@@ -169,6 +171,12 @@ inline int64_t orderedBits(DType t, double v) {
       auto b = std::bit_cast<uint32_t>(static_cast<float>(v));
       sign = b >> 31;
       bits = b & 0x7fffffffu;
+      break;
+    }
+    case DType::f8e4m3: case DType::f8e5m2: {
+      uint8_t b = floatToF8(t, static_cast<float>(v));
+      sign = b >> 7;
+      bits = b & 0x7f;
       break;
     }
     default: {

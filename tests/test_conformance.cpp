@@ -75,7 +75,9 @@ double sumSlack(const std::string& device, DType t, size_t terms, double magnitu
 }
 
 const std::vector<DType> kNumericTypes = {f32, f64, f16, bf16, i8, i32, i64, u8, u16, u32, u64};
-const std::vector<DType> kAllTypes = {f32, f64, f16, bf16, i8, i32, i64, u8, u16, u32, u64, boolean};
+const std::vector<DType> kAllTypes = {f32, f64, f16, bf16, i8, i32, i64, u8, u16, u32, u64, boolean, f8e4m3, f8e5m2};
+// Storage types: they move, convert and feed dot, but compute nothing else.
+const std::vector<DType> kFloat8Types = {f8e4m3, f8e5m2};
 
 // ---- Running kernels
 
@@ -172,6 +174,8 @@ std::vector<Num> floatEdges(DType t) {
     case DType::f32: extra = {1e-40, -1e-40, 1e30, -1e30, 88.8, 3.4e38}; break;
     case DType::f64: extra = {1e-310, -1e-310, 1e300, -1e300, 710.0, 1.7e308}; break;
     case DType::f16: extra = {6e-8, -6e-8, 60000.0, -60000.0, 11.1, 65504.0}; break;
+    case DType::f8e4m3: extra = {0x1p-9, -0x1p-9, 0x1.4p-7, -416.0, 11.0, 448.0}; break;  // subnormals, largest
+    case DType::f8e5m2: extra = {0x1p-16, -0x1p-16, 0x1.8p-15, -49152.0, 11.0, 57344.0}; break;
     default: extra = {1e-40, -1e-40, 1e38, -1e38, 89.0, 3.0e38}; break;
   }
   v.insert(v.end(), extra.begin(), extra.end());
@@ -820,6 +824,48 @@ TEST_CASE("conformance: cast between every pair of dtypes") {
       }
 }
 
+TEST_CASE("conformance: saturating casts clamp to the largest finite value, infinities too, and keep NaN") {
+  const std::pair<DType, DType> pairs[] = {{f32, f8e4m3}, {f32, f8e5m2}, {f64, f8e4m3}, {f16, f8e4m3},
+                                           {bf16, f8e5m2}, {f8e5m2, f8e4m3}, {f8e4m3, f8e5m2}, {f64, f32},
+                                           {f32, f16}, {f16, f32}, {i32, f8e4m3}, {u16, f8e5m2},
+                                           {i64, f16}, {i8, f8e4m3}};
+  for (const std::string& device : conformanceDevices())
+    for (auto [from, to] : pairs) {
+      INFO(device, ": saturating cast ", dtypeName(from), " -> ", dtypeName(to));
+      Tensor x = sample({4, 13}, from, 72, castInputs(from));
+      checkMap(
+          device, "cast_saturate", {x}, {4, 13}, to,
+          [&](Program&, const std::vector<Tile>& in) { return in[0].cast(to, Overflow::saturate); },
+          [&](const std::vector<Num>& xs, int64_t, int64_t) -> Num {
+            double v = ref::asDouble(castRef(from, f64, xs[0])), largest = maxFinite(to);
+            if (std::isnan(v)) return v;
+            if (isInteger(from) && std::fabs(v) <= largest) return castRef(from, to, xs[0]);  // rounded once
+            return roundToFloat(to, std::clamp(v, -largest, largest));
+          });
+    }
+}
+
+TEST_CASE("conformance: f8 tiles move exactly through where, slice, cat, a fold and transpose") {
+  for (const std::string& device : conformanceDevices())
+    for (DType t : kFloat8Types) {
+      INFO(device, ": ", dtypeName(t), " tiles");
+      Tensor x = sample({8, 12}, t, 73, edges(t)), out = poisoned({12, 8}, t);
+      launch(device, "f8_moves", {1}, [&](Program& p) {
+        Tile b = where(p.arange(12).expand_dims(0) % 3 == 0, 2.0, p.read(x, {8, 12}).at({0, 0}));
+        Tile c = cat({b.slice(1, 6, 6), b.slice(1, 0, 6)}, 1);  // columns rotated by 6
+        Tile d = p.fold(0, 3, c, [&](Index, Tile acc) { return cat({acc.slice(1, 1, 11), acc.slice(1, 0, 1)}, 1); });
+        p.write(out, {12, 8}).put(d.transpose(), {0, 0});
+      });
+      Expect e;
+      for (int64_t r = 0; r < 12; ++r)
+        for (int64_t col = 0; col < 8; ++col) {
+          int64_t from = (r + 9) % 12;  // rotated by 6, then 3
+          e.want.push_back(from % 3 == 0 ? Num(2.0) : ref::element(x, col * 12 + from));
+        }
+      checkElements(out, e);
+    }
+}
+
 // ---- Reductions
 
 struct ReduceCase {
@@ -1163,30 +1209,32 @@ TEST_CASE("conformance: iota, arange and scalar tiles") {
 TEST_CASE("conformance: dot on odd block sizes with an accumulator, against float64") {
   constexpr int64_t M = 40, K = 30, N = 50;
   struct Case {
-    DType operand, result;
+    DType operand, result, operandB = operand;
   };
-  const Case cases[] = {{f32, f32}, {f64, f64}, {f16, f32}, {bf16, f32}, {i8, i32}};
+  const Case cases[] = {{f32, f32}, {f64, f64},          {f16, f32},           {bf16, f32},
+                        {i8, i32},  {f8e4m3, f32},       {f8e5m2, f32},        {f8e4m3, f32, f8e5m2},
+                        {f8e5m2, bf16, f8e4m3}};
   const std::array<Shape, 3> blocks = {Shape{17, 9, 23}, Shape{13, 9, 32}, Shape{7, 10, 16}};
   for (const std::string& device : conformanceDevices())
     for (const Case& c : cases)
       for (const Shape& block : blocks)
         for (bool explicitAcc : {true, false}) {
           const int64_t bm = block[0], bk = block[1], bn = block[2];
-          INFO(device, ": dot of ", dtypeName(c.operand), " giving ", dtypeName(c.result),
+          INFO(device, ": dot of ", dtypeName(c.operand), " x ", dtypeName(c.operandB), " giving ", dtypeName(c.result),
                std::string(explicitAcc ? " as dot(a, b, acc)" : " as acc + dot(a, b)"), " in blocks ", bm, "x", bk,
                "x", bn);
           // float operands in [-1, 1)
-          auto operand = [&](const Shape& s, uint64_t seed) {
-            return isFloat(c.operand) ? Tensor::random(s, seed, c.operand) : sample(s, c.operand, seed);
+          auto operand = [&](const Shape& s, uint64_t seed, DType t) {
+            return isFloat(t) ? Tensor::random(s, seed, t) : sample(s, t, seed);
           };
-          Tensor a = operand({M, K}, 101), b = operand({K, N}, 102), bias = sample({M, N}, c.result, 103);
+          Tensor a = operand({M, K}, 101, c.operand), b = operand({K, N}, 102, c.operandB), bias = sample({M, N}, c.result, 103);
           Tensor out = poisoned({M, N}, c.result);
           launch(device, "dot", {cdiv(M, bm), cdiv(N, bn)}, [&](Program& p) {
             Index i = p.id(0), j = p.id(1);
             auto A = p.read(a, {bm, bk});
             auto B = p.read(b, {bk, bn});
             Tile acc = p.fold(0, A.blocks(1), p.read(bias, {bm, bn}).at({i, j}), [&](Index k, Tile acc) {
-              return explicitAcc ? dot(A.at({i, k}), B.at({k, j}), acc) : acc + dot(A.at({i, k}), B.at({k, j}));
+              return explicitAcc ? dot(A.at({i, k}), B.at({k, j}), acc) : acc + dot(A.at({i, k}), B.at({k, j}), c.result);
             });
             CHECK(acc.dtype() == c.result);
             p.write(out, {bm, bn}).put(acc, {i, j});
@@ -1349,7 +1397,7 @@ TEST_CASE("conformance: gather reads computed coordinates: out-of-range and mask
   for (const std::string& device : conformanceDevices())
     for (auto [t, coordType, fill] : {std::tuple{f32, i32, -5.5}, std::tuple{i32, i64, -7.0}, std::tuple{f16, i32, ref::inf()},
                                       std::tuple{i64, i8, 3.0}, std::tuple{boolean, i32, 1.0}, std::tuple{u16, u32, 77.0},
-                                      std::tuple{u64, u8, 5.0}}) {
+                                      std::tuple{u64, u8, 5.0}, std::tuple{f8e4m3, i32, 0.4375}}) {
       for (bool transposed : {false, true}) {
         INFO(device, ": gather from ", dtypeName(t), "[37, 29]", transposed ? " (a transposed view)" : "", " at ",
              dtypeName(coordType), " coordinates, fill ", fill);
@@ -2360,7 +2408,9 @@ TEST_CASE("conformance: block reads and writes of rank 1 to 4, partial edge bloc
       {"transposed output view", sample({37, 29}, f16, 137), poisoned({29, 37}, f16).transpose(), {16, 8}},
       {"bool into i8", sample({37, 29}, boolean, 138), poisoned({37, 29}, i8), {16, 8}},
   };
-  for (DType t : kNumericTypes)
+  std::vector<DType> copied = kNumericTypes;
+  copied.insert(copied.end(), kFloat8Types.begin(), kFloat8Types.end());
+  for (DType t : copied)
     cases.push_back({"rank 2 [37,29] in [16,8] of " + std::string(dtypeName(t)),
                      sample({37, 29}, t, 139, edges(t)),
                      poisoned({37, 29}, t),
@@ -2385,7 +2435,7 @@ TEST_CASE("conformance: partial edge blocks read the fill value") {
   for (const std::string& device : conformanceDevices())
     for (auto [t, fill] :
          {std::pair{f32, 9.0}, std::pair{f16, -ref::inf()}, std::pair{i32, -7.0}, std::pair{f64, ref::nan()},
-          std::pair{u64, 1e19}, std::pair{u32, 4e9}}) {
+          std::pair{u64, 1e19}, std::pair{u32, 4e9}, std::pair{f8e4m3, -448.0}, std::pair{f8e5m2, ref::inf()}}) {
       INFO(device, ": ", dtypeName(t), "[37, 29] read in [16, 8] blocks with fill ", fill);
       Tensor x = sample({37, 29}, t, 141), out = poisoned({48, 32}, t);
       launch(device, "fill", {3, 4}, [&](Program& p) {

@@ -78,6 +78,7 @@ double readFloat(const std::byte* p, DType t) {
     case DType::f64: return loadAs<double>(p);
     case DType::f16: return halfToFloat(loadAs<uint16_t>(p));
     case DType::bf16: return bf16ToFloat(loadAs<uint16_t>(p));
+    case DType::f8e4m3: case DType::f8e5m2: return f8ToFloat(t, loadAs<uint8_t>(p));
     default: throw Error("interpreter: " + std::string(dtypeName(t)) + " read as a float");
   }
 }
@@ -93,6 +94,7 @@ void writeFloat(std::byte* p, DType t, double v) {
     case DType::f64: return storeAs(p, v);
     case DType::f16: return storeAs(p, floatToHalf(static_cast<float>(v)));
     case DType::bf16: return storeAs(p, floatToBF16(static_cast<float>(v)));
+    case DType::f8e4m3: case DType::f8e5m2: return storeAs(p, floatToF8(t, static_cast<float>(v)));
     default: throw Error("interpreter: " + std::string(dtypeName(t)) + " written as a float");
   }
 }

@@ -19,6 +19,8 @@
 #include "ir/error.hpp"
 #include "lower/llvm_atomic.hpp"
 #include "lower/llvm_dtype.hpp"
+#include "lower/llvm_math.hpp"
+#include "lower/math/float8.hpp"
 #include "lower/math/accurate_math.hpp"
 
 namespace tj::llvmgpu {
@@ -35,86 +37,10 @@ using gpu::KInst;
 using gpu::KOp;
 using gpu::Reg;
 using llvm::Value;
+using math::LlvmMath;
 
 [[noreturn]] void unsupported(const std::string& what) { throw Error("llvm gpu: unsupported: " + what); }
 
-
-// lower/math's arithmetic as LLVM instructions (no fast-math flags: nothing contracts).
-class LlvmMath final : public math::MathEmitter {
- public:
-  LlvmMath(llvm::IRBuilder<>& b, bool f64) : b_(b), f64_(f64) {}
-  bool f64() const override { return f64_; }
-  math::MathValue put(Value* v) {
-    values_.push_back(v);
-    return math::MathValue(values_.size() - 1);
-  }
-  Value* get(math::MathValue v) const { return values_.at(v); }
-
-  math::MathValue c(double v) override { return put(llvm::ConstantFP::get(ft(), f64_ ? v : double(float(v)))); }
-  math::MathValue add(math::MathValue a, math::MathValue c) override { return put(b_.CreateFAdd(get(a), get(c))); }
-  math::MathValue sub(math::MathValue a, math::MathValue c) override { return put(b_.CreateFSub(get(a), get(c))); }
-  math::MathValue mul(math::MathValue a, math::MathValue c) override { return put(b_.CreateFMul(get(a), get(c))); }
-  math::MathValue div(math::MathValue a, math::MathValue c) override { return put(b_.CreateFDiv(get(a), get(c))); }
-  math::MathValue neg(math::MathValue a) override { return put(b_.CreateFNeg(get(a))); }
-  math::MathValue fma(math::MathValue a, math::MathValue x, math::MathValue y) override {
-    return put(b_.CreateIntrinsic(llvm::Intrinsic::fma, {ft()}, {get(a), get(x), get(y)}));
-  }
-  math::MathValue abs(math::MathValue a) override { return unaryIntrinsic(llvm::Intrinsic::fabs, a); }
-  math::MathValue floor(math::MathValue a) override { return unaryIntrinsic(llvm::Intrinsic::floor, a); }
-  math::MathValue roundEven(math::MathValue a) override { return unaryIntrinsic(llvm::Intrinsic::roundeven, a); }
-  math::MathValue sqrt(math::MathValue a) override { return unaryIntrinsic(llvm::Intrinsic::sqrt, a); }
-  math::MathValue min(math::MathValue a, math::MathValue c) override {
-    return put(b_.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, get(a), get(c)));
-  }
-  math::MathValue max(math::MathValue a, math::MathValue c) override {
-    return put(b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, get(a), get(c)));
-  }
-  math::MathValue sel(math::MathValue p, math::MathValue a, math::MathValue c) override {
-    return put(b_.CreateSelect(get(p), get(a), get(c)));
-  }
-  math::MathValue isel(math::MathValue p, math::MathValue a, math::MathValue c) override { return sel(p, a, c); }
-  math::MathValue lt(math::MathValue a, math::MathValue c) override { return put(b_.CreateFCmpOLT(get(a), get(c))); }
-  math::MathValue eq(math::MathValue a, math::MathValue c) override { return put(b_.CreateFCmpOEQ(get(a), get(c))); }
-  math::MathValue isNan(math::MathValue a) override { return put(b_.CreateFCmpUNO(get(a), get(a))); }
-  math::MathValue isInf(math::MathValue a) override {
-    return put(b_.CreateFCmpOEQ(get(abs(a)), llvm::ConstantFP::getInfinity(ft())));
-  }
-  math::MathValue either(math::MathValue p, math::MathValue q) override { return put(b_.CreateOr(get(p), get(q))); }
-  math::MathValue differ(math::MathValue p, math::MathValue q) override { return put(b_.CreateXor(get(p), get(q))); }
-
-  math::MathValue ci(int32_t v) override { return put(b_.getInt32(uint32_t(v))); }
-  math::MathValue iadd(math::MathValue a, math::MathValue c) override { return put(b_.CreateAdd(get(a), get(c))); }
-  math::MathValue isub(math::MathValue a, math::MathValue c) override { return put(b_.CreateSub(get(a), get(c))); }
-  math::MathValue imul(math::MathValue a, math::MathValue c) override { return put(b_.CreateMul(get(a), get(c))); }
-  math::MathValue idiv(math::MathValue a, math::MathValue c) override { return put(b_.CreateSDiv(get(a), get(c))); }
-  math::MathValue iand(math::MathValue a, math::MathValue c) override { return put(b_.CreateAnd(get(a), get(c))); }
-  math::MathValue shr(math::MathValue a, int n) override { return put(b_.CreateAShr(get(a), uint64_t(n))); }
-  math::MathValue shl(math::MathValue a, int n) override { return put(b_.CreateShl(get(a), uint64_t(n))); }
-  math::MathValue ieq(math::MathValue a, math::MathValue c) override { return put(b_.CreateICmpEQ(get(a), get(c))); }
-  math::MathValue ine(math::MathValue a, math::MathValue c) override { return put(b_.CreateICmpNE(get(a), get(c))); }
-  math::MathValue toInt(math::MathValue a) override { return put(b_.CreateFPToSI(get(a), b_.getInt32Ty())); }
-  math::MathValue toFloat(math::MathValue a) override { return put(b_.CreateSIToFP(get(a), ft())); }
-  math::MathValue bitsToFloat(math::MathValue i) override { return put(b_.CreateBitCast(get(i), ft())); }
-  math::MathValue hi(math::MathValue x) override {
-    return put(b_.CreateTrunc(b_.CreateLShr(b_.CreateBitCast(get(x), b_.getInt64Ty()), 32), b_.getInt32Ty()));
-  }
-  math::MathValue lo(math::MathValue x) override {
-    return put(b_.CreateTrunc(b_.CreateBitCast(get(x), b_.getInt64Ty()), b_.getInt32Ty()));
-  }
-  math::MathValue fromWords(math::MathValue l, math::MathValue h) override {
-    Value* high = b_.CreateShl(b_.CreateZExt(get(h), b_.getInt64Ty()), 32);
-    return put(b_.CreateBitCast(b_.CreateOr(high, b_.CreateZExt(get(l), b_.getInt64Ty())), ft()));
-  }
-
- private:
-  llvm::Type* ft() const { return f64_ ? b_.getDoubleTy() : b_.getFloatTy(); }
-  math::MathValue unaryIntrinsic(llvm::Intrinsic::ID id, math::MathValue a) {
-    return put(b_.CreateUnaryIntrinsic(id, get(a)));
-  }
-  llvm::IRBuilder<>& b_;
-  bool f64_;
-  std::vector<Value*> values_;
-};
 
 class Printer {
  public:
@@ -140,19 +66,19 @@ class Printer {
   }
 
  private:
-  // ---- types: registers (bf16 held in an f32, rounded after each op) and memory ----
+  // ---- types: registers (bf16 and the 8-bit floats held in an f32, bf16 rounded after each op) and memory ----
   llvm::Type* type(DType t) {
     switch (t) {
-      case DType::f32: case DType::bf16: return b_.getFloatTy();
+      case DType::f32: case DType::bf16: case DType::f8e4m3: case DType::f8e5m2: return b_.getFloatTy();
       case DType::f64: return b_.getDoubleTy();
       case DType::f16: return b_.getHalfTy();
       case DType::boolean: return b_.getInt1Ty();
       default: return b_.getIntNTy(unsigned(8 * dtypeBytes(t)));  // integers
     }
   }
-  // Memory holds bool as one byte 0 or 1 and bf16 as its 16 bits.
+  // Memory holds bool as one byte 0 or 1, bf16 as its 16 bits and the 8-bit floats as their codes.
   llvm::Type* memoryType(DType t) {
-    if (t == DType::boolean) return b_.getInt8Ty();
+    if (t == DType::boolean || isFloat8(t)) return b_.getInt8Ty();
     if (t == DType::bf16) return b_.getInt16Ty();
     return type(t);
   }
@@ -185,11 +111,19 @@ class Printer {
   Value* toMemory(DType t, Value* v) {
     if (t == DType::boolean) return b_.CreateZExt(v, b_.getInt8Ty());
     if (t == DType::bf16) return b_.CreateTrunc(b_.CreateLShr(b_.CreateBitCast(v, b_.getInt32Ty()), 16), b_.getInt16Ty());
+    if (isFloat8(t)) {
+      LlvmMath e(b_, false);
+      return b_.CreateTrunc(e.get(math::f32ToFloat8(e, t, e.put(v))), b_.getInt8Ty());
+    }
     return v;
   }
   Value* fromMemory(DType t, Value* v) {
     if (t == DType::boolean) return b_.CreateICmpNE(v, b_.getInt8(0));
     if (t == DType::bf16) return b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(v, b_.getInt32Ty()), 16), b_.getFloatTy());
+    if (isFloat8(t)) {
+      LlvmMath e(b_, false);
+      return e.get(math::float8ToF32(e, t, e.put(b_.CreateZExt(v, b_.getInt32Ty()))));
+    }
     return v;
   }
 
@@ -204,6 +138,8 @@ class Printer {
     Value* chosen = b_.CreateSelect(b_.CreateFCmpUNO(f, f), quiet, rounded);
     return b_.CreateBitCast(b_.CreateAnd(chosen, 0xffff0000u), b_.getFloatTy());
   }
+  // An f32 rounded to 8-bit float t, held in an f32.
+  Value* roundFloat8(DType t, Value* f) { return fromMemory(t, toMemory(t, f)); }
   // f rounded to odd instead of to nearest, given whether it was inexact and rounded away
   // from zero: a later rounding to 16 bits is then the only one.
   Value* nudgeToOdd(Value* f, Value* inexact, Value* roundedAway) {
@@ -246,6 +182,7 @@ class Printer {
     }
     bool isU = isUnsigned(from);
     if (isFloat(to)) {
+      if (isFloat8(to)) return roundFloat8(to, intToOddF32(x, isU));
       if (dtypeBytes(from) == 1 || to != DType::bf16)  // one rounding
         return isU ? b_.CreateUIToFP(x, type(to)) : b_.CreateSIToFP(x, type(to));
       return roundBF16(intToOddF32(x, isU));
@@ -253,9 +190,10 @@ class Printer {
     return isU ? b_.CreateZExtOrTrunc(x, type(to)) : b_.CreateSExtOrTrunc(x, type(to));
   }
   Value* floatToFloat(Value* x, DType from, DType to) {
-    if (to == DType::bf16) {
-      if (from == DType::f64) return roundBF16(roundToOddF32(x));
-      return roundBF16(from == DType::f16 ? b_.CreateFPExt(x, b_.getFloatTy()) : x);
+    if (isFloat8(from)) from = DType::f32;  // held exactly in an f32
+    if (isFloat8(to) || to == DType::bf16) {  // from an f32 (f64 rounded to odd: one rounding in all)
+      Value* f = from == DType::f64 ? roundToOddF32(x) : from == DType::f16 ? b_.CreateFPExt(x, b_.getFloatTy()) : x;
+      return isFloat8(to) ? roundFloat8(to, f) : roundBF16(f);
     }
     llvm::Type* T = type(to);
     if (x->getType() == T) return x;

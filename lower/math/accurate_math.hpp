@@ -61,6 +61,8 @@ class MathEmitter {
   virtual MathValue toInt(MathValue a) = 0;    // float -> int32, truncating
   virtual MathValue toFloat(MathValue a) = 0;  // int32 -> float
   virtual MathValue bitsToFloat(MathValue i) = 0;  // f32 only: an int32's bits as a float
+  virtual MathValue floatToBits(MathValue f) = 0;  // f32 only: a float's bits as an int32
+  virtual MathValue ilt(MathValue a, MathValue b) = 0;  // signed int32 a < b
   // f64 only: a double's high and low 32-bit words, and back.
   virtual MathValue hi(MathValue x) = 0;
   virtual MathValue lo(MathValue x) = 0;

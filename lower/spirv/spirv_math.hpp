@@ -59,6 +59,8 @@ class SpirvMath final : public math::MathEmitter {
   Id toInt(Id a) override { return m_.op(Op::ConvertFToS, i_, {a}); }
   Id toFloat(Id a) override { return m_.op(Op::ConvertSToF, f_, {a}); }
   Id bitsToFloat(Id i) override { return m_.op(Op::Bitcast, f_, {i}); }
+  Id floatToBits(Id f) override { return m_.op(Op::Bitcast, i_, {f}); }
+  Id ilt(Id a, Id b) override { return m_.op(Op::SLessThan, b_, {a, b}); }
   Id hi(Id x) override { return word(x, 1); }
   Id lo(Id x) override { return word(x, 0); }
   Id fromWords(Id lo, Id hi) override;

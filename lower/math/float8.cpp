@@ -1,0 +1,61 @@
+#include "lower/math/float8.hpp"
+
+#include <cmath>
+#include <limits>
+
+namespace tj::math {
+
+namespace {
+// As ir/dtype.cpp's F8Format: the fields and the codes (sign bit clear) at the format's ends.
+struct Format {
+  int mantissaBits, bias;
+  int32_t largestFinite, overflow, nan;
+};
+Format format(DType t) {
+  if (t == DType::f8e4m3) return {3, 7, 0x7e, 0x7f, 0x7f};
+  return {2, 15, 0x7b, 0x7c, 0x7e};
+}
+}  // namespace
+
+MathValue float8ToF32(MathEmitter& e, DType t, MathValue code) {
+  const Format f = format(t);
+  MathValue magnitude = e.iand(code, e.ci(0x7f));
+  MathValue exponent = e.shr(magnitude, f.mantissaBits);
+  MathValue mantissa = e.iand(magnitude, e.ci((1 << f.mantissaBits) - 1));
+  // Normals: the fields moved into an f32's and the exponent rebiased; subnormals: mantissa
+  // steps of 2^(1 - bias - mantissaBits), a normal f32 (no subnormal arithmetic).
+  MathValue normal = e.bitsToFloat(e.iadd(e.shl(magnitude, 23 - f.mantissaBits), e.ci((127 - f.bias) << 23)));
+  MathValue subnormal = e.mul(e.toFloat(mantissa), e.c(std::ldexp(1.0, 1 - f.bias - f.mantissaBits)));
+  MathValue v = e.sel(e.ieq(exponent, e.ci(0)), subnormal, normal);
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  if (t == DType::f8e4m3) {
+    v = e.sel(e.ieq(magnitude, e.ci(f.nan)), e.c(nan), v);
+  } else {
+    MathValue special = e.sel(e.ieq(mantissa, e.ci(0)), e.c(inf), e.c(nan));
+    v = e.sel(e.ieq(exponent, e.ci(31)), special, v);
+  }
+  return e.sel(e.ine(e.iand(code, e.ci(0x80)), e.ci(0)), e.neg(v), v);
+}
+
+MathValue f32ToFloat8(MathEmitter& e, DType t, MathValue x) {
+  const Format f = format(t);
+  const int shift = 23 - f.mantissaBits;
+  MathValue bits = e.floatToBits(x);
+  MathValue sign = e.iand(e.shr(bits, 24), e.ci(0x80));
+  MathValue absBits = e.iand(bits, e.ci(0x7fffffff));
+  // Normals: the f32 mantissa rounded to nearest even at the 8-bit float's width (a carry
+  // moves into the exponent), then the exponent rebiased. Infinity lands past the largest.
+  MathValue roundBit = e.iand(e.shr(absBits, shift), e.ci(1));
+  MathValue rounded = e.iadd(e.iadd(absBits, e.ci((1 << (shift - 1)) - 1)), roundBit);
+  MathValue normal = e.isub(e.shr(rounded, shift), e.ci((127 - f.bias) << f.mantissaBits));
+  // Below the smallest normal: subnormal steps, rounded to nearest even (2^mantissaBits steps
+  // is the smallest normal's code). Clamped so the conversion to int stays defined.
+  MathValue steps = e.min(e.mul(e.abs(x), e.c(std::ldexp(1.0, f.bias - 1 + f.mantissaBits))), e.c(256.0));
+  MathValue subnormal = e.toInt(e.roundEven(steps));
+  MathValue code = e.isel(e.ilt(absBits, e.ci((128 - f.bias) << 23)), subnormal, normal);
+  code = e.isel(e.ilt(e.ci(f.largestFinite), code), e.ci(f.overflow), code);
+  code = e.isel(e.isNan(x), e.ci(f.nan), code);
+  return e.iadd(code, sign);
+}
+
+}  // namespace tj::math

@@ -1,0 +1,16 @@
+// The 8-bit floats (f8e4m3, f8e5m2) to and from f32, as straight-line int32 and f32
+// arithmetic on an emitter in f32 mode, bit for bit as ir/dtype's f8ToFloat and floatToF8
+// (non-saturating, round to nearest even). Every lowering uses these: no target has 8-bit
+// float conversions that all of its devices run (NVIDIA's cvt needs sm_89, SPIR-V none).
+#pragma once
+#include "ir/dtype.hpp"
+#include "lower/math/accurate_math.hpp"
+
+namespace tj::math {
+
+// The f32 value of an 8-bit float whose code (0 to 255) is the int32 `code`.
+MathValue float8ToF32(MathEmitter& e, DType t, MathValue code);
+// An f32 rounded into 8-bit float t: its code (0 to 255) in an int32.
+MathValue f32ToFloat8(MathEmitter& e, DType t, MathValue f);
+
+}  // namespace tj::math
