@@ -1,5 +1,6 @@
 // lower/math's emitter as LLVM instructions, for both LLVM lowerings (the CPU's and the GPU
-// kernel IR's printer): scalar values, no fast-math flags (nothing contracts).
+// kernel IR's printer): scalars, or vectors of `lanes` elements (not for the f64 word
+// splitting); no fast-math flags (nothing contracts).
 #pragma once
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
@@ -12,7 +13,7 @@ namespace tj::math {
 
 class LlvmMath final : public MathEmitter {
  public:
-  LlvmMath(llvm::IRBuilder<>& b, bool f64) : b_(b), f64_(f64) {}
+  LlvmMath(llvm::IRBuilder<>& b, bool f64, unsigned lanes = 0) : b_(b), f64_(f64), lanes_(lanes) {}
   bool f64() const override { return f64_; }
   MathValue put(llvm::Value* v) {
     values_.push_back(v);
@@ -52,7 +53,7 @@ class LlvmMath final : public MathEmitter {
   MathValue either(MathValue p, MathValue q) override { return put(b_.CreateOr(get(p), get(q))); }
   MathValue differ(MathValue p, MathValue q) override { return put(b_.CreateXor(get(p), get(q))); }
 
-  MathValue ci(int32_t v) override { return put(b_.getInt32(uint32_t(v))); }
+  MathValue ci(int32_t v) override { return put(llvm::ConstantInt::get(it(), uint64_t(uint32_t(v)))); }
   MathValue iadd(MathValue a, MathValue c) override { return put(b_.CreateAdd(get(a), get(c))); }
   MathValue isub(MathValue a, MathValue c) override { return put(b_.CreateSub(get(a), get(c))); }
   MathValue imul(MathValue a, MathValue c) override { return put(b_.CreateMul(get(a), get(c))); }
@@ -62,10 +63,10 @@ class LlvmMath final : public MathEmitter {
   MathValue shl(MathValue a, int n) override { return put(b_.CreateShl(get(a), uint64_t(n))); }
   MathValue ieq(MathValue a, MathValue c) override { return put(b_.CreateICmpEQ(get(a), get(c))); }
   MathValue ine(MathValue a, MathValue c) override { return put(b_.CreateICmpNE(get(a), get(c))); }
-  MathValue toInt(MathValue a) override { return put(b_.CreateFPToSI(get(a), b_.getInt32Ty())); }
+  MathValue toInt(MathValue a) override { return put(b_.CreateFPToSI(get(a), it())); }
   MathValue toFloat(MathValue a) override { return put(b_.CreateSIToFP(get(a), ft())); }
   MathValue bitsToFloat(MathValue i) override { return put(b_.CreateBitCast(get(i), ft())); }
-  MathValue floatToBits(MathValue f) override { return put(b_.CreateBitCast(get(f), b_.getInt32Ty())); }
+  MathValue floatToBits(MathValue f) override { return put(b_.CreateBitCast(get(f), it())); }
   MathValue ilt(MathValue a, MathValue c) override { return put(b_.CreateICmpSLT(get(a), get(c))); }
   MathValue hi(MathValue x) override {
     return put(b_.CreateTrunc(b_.CreateLShr(b_.CreateBitCast(get(x), b_.getInt64Ty()), 32), b_.getInt32Ty()));
@@ -79,12 +80,17 @@ class LlvmMath final : public MathEmitter {
   }
 
  private:
-  llvm::Type* ft() const { return f64_ ? b_.getDoubleTy() : b_.getFloatTy(); }
+  llvm::Type* lanesOf(llvm::Type* scalar) const {
+    return lanes_ ? llvm::FixedVectorType::get(scalar, lanes_) : scalar;
+  }
+  llvm::Type* ft() const { return lanesOf(f64_ ? b_.getDoubleTy() : b_.getFloatTy()); }
+  llvm::Type* it() const { return lanesOf(b_.getInt32Ty()); }
   MathValue unaryIntrinsic(llvm::Intrinsic::ID id, MathValue a) {
     return put(b_.CreateUnaryIntrinsic(id, get(a)));
   }
   llvm::IRBuilder<>& b_;
   bool f64_;
+  unsigned lanes_;
   std::vector<llvm::Value*> values_;
 };
 

@@ -9,8 +9,8 @@
 
 namespace tj::cpu {
 
-// How a dtype is held in memory (half, i16 bits for bf16, i8 for bool) and in
-// registers (float for f16/bf16, i1 for bool).
+// How a dtype is held in memory (half, i16 bits for bf16, i8 for bool and the 8-bit
+// floats' codes) and in registers (float for f16/bf16/f8, i1 for bool).
 llvm::Type* storageType(llvm::LLVMContext& c, DType t);
 llvm::Type* computeType(llvm::LLVMContext& c, DType t);
 

@@ -773,8 +773,8 @@ bool KernelLowering::emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType 
   MicroTile tile{.lanes = lanes, .vectors = vectors, .rows = rows, .accType = accType,
                  .operandType = at.dtype, .a = buffers_[op.operands[0]], .b = buffers_[op.operands[1]],
                  .packedB = pairs ? packPairs(buffers_[op.operands[1]], bt.dtype, k, n, lanes) : nullptr, .acc = {}};
-  // 16-bit floats without pair products are widened to f32 once, not at every use in the K loop.
-  if (!pairs && (at.dtype == DType::f16 || at.dtype == DType::bf16)) {
+  // 16- and 8-bit floats without pair products are widened to f32 once, not at every use in the K loop.
+  if (!pairs && (at.dtype == DType::f16 || at.dtype == DType::bf16 || isFloat8(at.dtype))) {
     tile.a = widenToF32(tile.a, at);
     tile.b = widenToF32(tile.b, bt);
     tile.operandType = DType::f32;
@@ -842,14 +842,14 @@ void KernelLowering::emitMicroTileRow(const ir::Op& op, llvm::Value* c, const Mi
   });
 }
 
-// A copy of a 16-bit float buffer in f32, a vector at a time.
+// A copy of a 16- or 8-bit float buffer in f32, a vector at a time.
 llvm::Value* KernelLowering::widenToF32(llvm::Value* buffer, const ir::Type& t) {
   llvm::Value* wide = allocateBuffer({DType::f32, t.shape});
   int64_t count = t.numel(), lanes = options_.vectorBytes / 4;
   llvm::Type* storage = storageType(ctx_, t.dtype);
   auto* vecTy = llvm::FixedVectorType::get(storage, static_cast<unsigned>(lanes));
   auto widen = [&](llvm::Type* from, llvm::Value* at) {
-    llvm::Value* raw = b_.CreateAlignedLoad(from, b_.CreateInBoundsGEP(storage, buffer, at), llvm::Align(2));
+    llvm::Value* raw = b_.CreateAlignedLoad(from, b_.CreateInBoundsGEP(storage, buffer, at), llvm::Align(dtypeBytes(t.dtype)));
     b_.CreateAlignedStore(fromStorage(b_, raw, t.dtype), b_.CreateInBoundsGEP(b_.getFloatTy(), wide, at), llvm::Align(4));
   };
   emitLoop(b_, i64(0), i64(count / lanes), [&](llvm::Value* chunk) { widen(vecTy, b_.CreateMul(chunk, i64(lanes))); });
