@@ -8,6 +8,7 @@
 #include <string>
 
 #include "ir/error.hpp"
+#include "lower/math/float8.hpp"
 #include "lower/spirv/spirv_builder.hpp"
 #include "lower/spirv/spirv_math.hpp"
 
@@ -63,10 +64,11 @@ class Printer {
   // ---- types and constants ----
 
   // A register's type. bf16 values are held as f32 values that are exactly bf16: every op
-  // producing one rounds (roundBF16), so arithmetic runs in f32 like the host's.
+  // producing one rounds (roundBF16), so arithmetic runs in f32 like the host's. The 8-bit
+  // floats live in f32s too (only casts produce them).
   Id type(DType t) {
     switch (t) {
-      case DType::f32: case DType::bf16: return m_.typeFloat(32);
+      case DType::f32: case DType::bf16: case DType::f8e4m3: case DType::f8e5m2: return m_.typeFloat(32);
       case DType::f64: m_.capability(Capability::Float64); return m_.typeFloat(64);
       case DType::f16: m_.capability(Capability::Float16); return m_.typeFloat(16);
       case DType::boolean: return m_.typeBool();
@@ -77,8 +79,8 @@ class Printer {
         return m_.typeInt(uint32_t(8 * dtypeBytes(t)), true);
     }
   }
-  // Bytes of a register of dtype t (bf16 lives in an f32).
-  static int registerBytes(DType t) { return t == DType::bf16 ? 4 : dtypeBytes(t); }
+  // Bytes of a register of dtype t (bf16 and the 8-bit floats live in an f32).
+  static int registerBytes(DType t) { return t == DType::bf16 || isFloat8(t) ? 4 : dtypeBytes(t); }
 
   // The unsigned integer of `bytes` bytes: how memory holds every dtype.
   Id uint(int bytes) {
@@ -95,7 +97,8 @@ class Printer {
       case DType::f32: return m_.constant(type(t), std::bit_cast<uint32_t>(float(v)));
       case DType::f64: return m_.constant(type(t), std::bit_cast<uint64_t>(v));
       case DType::f16: return m_.constant(type(t), floatToHalf(float(roundToFloat(t, v))));
-      case DType::bf16: return m_.constant(type(t), std::bit_cast<uint32_t>(float(roundToFloat(t, v))));
+      case DType::bf16: case DType::f8e4m3: case DType::f8e5m2:
+        return m_.constant(type(t), std::bit_cast<uint32_t>(float(roundToFloat(t, v))));
       default: return intConstant(t, saturateToInt(t, v));
     }
   }
@@ -117,10 +120,14 @@ class Printer {
   // ---- memory representation ----
 
   // A value as the unsigned integer memory holds for dtype t: bool one byte 0 or 1, bf16
-  // its 16 bits, every other dtype its own bits.
+  // its 16 bits, the 8-bit floats their codes, every other dtype its own bits.
   Id toMemory(DType t, Id v) {
     Id U = uint(dtypeBytes(t));
     if (t == DType::boolean) return m_.select(U, v, uconst(1, 1), uconst(1, 0));
+    if (isFloat8(t)) {
+      SpirvMath e(m_, 32);
+      return m_.op(Op::UConvert, U, {m_.op(Op::Bitcast, u32_, {math::f32ToFloat8(e, t, v)})});
+    }
     if (t == DType::bf16) {  // the high half of its f32
       Id high = m_.op(Op::ShiftRightLogical, u32_, {bitsOf(t, v), m_.constU32(16)});
       return m_.op(Op::UConvert, U, {high});
@@ -129,6 +136,11 @@ class Printer {
   }
   Id fromMemory(DType t, Id bits) {
     if (t == DType::boolean) return m_.op(Op::INotEqual, bool_, {bits, uconst(1, 0)});
+    if (isFloat8(t)) {
+      SpirvMath e(m_, 32);
+      Id code = m_.op(Op::Bitcast, m_.typeInt(32, true), {m_.op(Op::UConvert, u32_, {bits})});
+      return math::float8ToF32(e, t, code);
+    }
     if (t == DType::bf16) {
       Id high = m_.op(Op::ShiftLeftLogical, u32_, {m_.op(Op::UConvert, u32_, {bits}), m_.constU32(16)});
       return m_.op(Op::Bitcast, type(t), {high});
@@ -301,15 +313,21 @@ class Printer {
     return m_.op(Op::ShiftRightArithmetic, type(to), {m_.op(Op::ShiftLeftLogical, type(to), {wide, shift}), shift});
   }
 
-  // f64 to f16 or bf16 goes through an f32 rounded to odd: one rounding in all.
+  // f64 to f16, bf16 or an 8-bit float goes through an f32 rounded to odd: one rounding in all.
   Id floatToFloat(Id x, DType from, DType to) {
+    if (isFloat8(from)) from = DType::f32;  // held exactly in an f32
     if (from == DType::f64 && to != DType::f32) x = roundToOddF32(x), from = DType::f32;
+    if (isFloat8(to)) return roundFloat8(to, from == DType::f16 ? m_.op(Op::FConvert, type(DType::f32), {x}) : x);
     if (to == DType::bf16) return roundBF16(from == DType::f16 ? m_.op(Op::FConvert, type(DType::f32), {x}) : x);
     return type(from) == type(to) ? x : m_.op(Op::FConvert, type(to), {x});
   }
 
+  // An f32 rounded to 8-bit float t, held in an f32.
+  Id roundFloat8(DType t, Id f) { return fromMemory(t, toMemory(t, f)); }
+
   // Toward zero, NaN to 0, saturating at the range (OpConvertFToS/U is undefined outside it).
   Id floatToInt(Id x, DType from, DType to) {
+    if (isFloat8(from)) from = DType::f32;  // held exactly in an f32
     bool isU = isUnsigned(to);
     double high = std::ldexp(1.0, dtypeBytes(to) * 8 - (isU ? 0 : 1)), low = isU ? 0 : -high;
     Id below = compare("le", from, x, constant(from, low)), above = compare("ge", from, x, constant(from, high));
@@ -321,9 +339,11 @@ class Printer {
     return m_.select(type(to), above, intConstant(to, saturateToInt(to, high)), r);
   }
 
-  // Integers of 16 bits or more to f16/bf16 through an f32 rounded to odd. 8 bits are exact in
+  // Integers of 16 bits or more to f16/bf16/f8 through an f32 rounded to odd. 8 bits are exact in
   // every float type (in the f32 holding a bf16 too), and f32 and f64 targets round once.
   Id intToFloat(Id x, DType from, DType to) {
+    if (isFloat8(to))  // 8 bits are exact in an f32, wider integers rounded to odd
+      return roundFloat8(to, dtypeBytes(from) == 1 ? intToFloat(x, from, DType::f32) : intToOddF32(x, from));
     if (dtypeBytes(from) == 1 || to == DType::f32 || to == DType::f64) {
       if (!isUnsigned(from)) return m_.op(Op::ConvertSToF, type(to), {x});
       return m_.op(Op::ConvertUToF, type(to), {m_.op(Op::Bitcast, uint(dtypeBytes(from)), {x})});
