@@ -4,6 +4,8 @@
 // statement with `line = __LINE__;` on that same line.
 #include <doctest/doctest.h>
 
+#include <limits>
+
 #include <cmath>
 #include <functional>
 #include <optional>
@@ -279,6 +281,26 @@ TEST_CASE("errors: mistakes in tile expressions name the op, the operands and th
          kernel([&](Program& p) {
            Tile a = p.zeros({4, 8}), b = p.zeros({8, 4});
            line = __LINE__; (void)dot(a, b, i32);
+         });
+       }},
+      {"arithmetic on 8-bit float tiles", "add", {"f8e4m3 tiles", "cast to f16, bf16 or f32"}, [](int& line) {
+         kernel([&](Program& p) { line = __LINE__; (void)(p.zeros({8}, f8e4m3) + 1.0); });
+       }},
+      {"exp of an f8e5m2 tile", "exp", {"f8e5m2 tiles", "tile.cast(f32)"}, [](int& line) {
+         kernel([&](Program& p) { line = __LINE__; (void)p.zeros({8}, f8e5m2).exp(); });
+       }},
+      {"a sum of an f8e4m3 tile", "reduce_sum", {"f8e4m3 tiles"}, [](int& line) {
+         kernel([&](Program& p) { line = __LINE__; (void)p.zeros({4, 8}, f8e4m3).sum(1); });
+       }},
+      {"a dot of 8-bit floats to an 8-bit float", "dot", {"f8e4m3 operands", "f8e4m3 result"}, [](int& line) {
+         kernel([&](Program& p) {
+           Tile a = p.zeros({16, 32}, f8e4m3), b = p.zeros({32, 16}, f8e5m2);
+           line = __LINE__; (void)dot(a, b, f8e4m3);
+         });
+       }},
+      {"an infinity for an f8e4m3 tile", "where", {"inf", "f8e4m3 has no infinities"}, [](int& line) {
+         kernel([&](Program& p) {
+           line = __LINE__; (void)where(p.arange(8) > 3, std::numeric_limits<double>::infinity(), p.zeros({8}, f8e4m3));
          });
        }},
       {"p.full with an empty axis", "full", {"[4, 0]"}, [](int& line) {
