@@ -218,6 +218,40 @@ std::pair<std::vector<double>, double> mixedPeer(const MixedCase& mc, const Gemm
   return {out, rate};
 }
 
+// f8e4m3 with DeepSeek-V3's scales (per row and 128 K of A, per 128x128 block of B), quantized
+// by our kernel; oneDNN 2.6 has no FP8 product, so the reference is its sgemm of the dequantized
+// operands (exactly A·B per element's scales). Returns whether the product matched.
+bool scaledFp8Case(const GemmShape& s, int threads, double ourF32) {
+  using samples::kScaleBlock;
+  Tensor a32 = Tensor::random({s.m, s.k}, 1, DType::f32, -1, 1), b32 = Tensor::random({s.k, s.n}, 2, DType::f32, -1, 1);
+  Tensor a = Tensor::empty({s.m, s.k}, DType::f8e4m3), b = Tensor::empty({s.k, s.n}, DType::f8e4m3);
+  Tensor aScale = Tensor::empty({s.m, cdiv(s.k, kScaleBlock)});
+  Tensor bScale = Tensor::empty({cdiv(s.k, kScaleBlock), cdiv(s.n, kScaleBlock)});
+  onCpu(samples::quantizeFp8(a32, a, aScale, 1, cpuRun()));
+  onCpu(samples::quantizeFp8(b32, b, bScale, kScaleBlock, cpuRun()));
+  std::vector<double> av = a.values(), bv = b.values(), as = aScale.values(), bs = bScale.values();
+  const int64_t kBlocks = cdiv(s.k, kScaleBlock), nBlocks = cdiv(s.n, kScaleBlock);
+  for (int64_t i = 0; i < s.m * s.k; ++i) av[i] *= as[(i / s.k) * kBlocks + (i % s.k) / kScaleBlock];
+  for (int64_t i = 0; i < s.k * s.n; ++i) bv[i] *= bs[(i / s.n / kScaleBlock) * nBlocks + (i % s.n) / kScaleBlock];
+  Tensor ad = Tensor::from(a.shape(), av), bd = Tensor::from(b.shape(), bv);
+  std::vector<float> cRef(static_cast<size_t>(s.m * s.n));
+  onednnSgemm(s, floats(ad), floats(bd), cRef.data());
+  settle();
+  Tensor c = samples::poisoned({s.m, s.n});
+  const samples::GemmBlocks blocks = samples::scaledGemmBlocks(cpuRun());
+  double rate = gflops(s.flops(), medianSeconds([&] {
+    onCpu(samples::scaledGemm(a, aScale, b, bScale, c, cpuRun(), blocks));
+  }));
+  double err = maxRelErr(c.values().data(), std::vector<double>(cRef.begin(), cRef.end()));
+  const std::string name = fmt::format("gemm_f8e4m3_scaled_{}_t{}", s.name(), threads);
+  figure(name + "_gflops", rate, "GFLOP/s");
+  ratio(name + "_vs_our_f32", rate / ourF32);
+  const bool ok = err <= samples::tolerance(DType::f32, s.k);
+  row("mixed", {"f8e4m3 scaled", "f32", s.name(), std::to_string(threads), num(rate), "-", "-", "-",
+                num(rate / ourF32, 2), fmt::format("{:.2g}{}", err, ok ? "" : " FAIL")});
+  return ok;
+}
+
 // Each rate is also compared with our f32 rate measured just before it, in this section.
 // Returns whether every product matched its reference.
 bool mixedShape(const GemmShape& s, int threads) {
@@ -257,7 +291,7 @@ bool mixedShape(const GemmShape& s, int threads) {
                   std::to_string(threads), num(best), mc.peer ? mc.peer : "-", peerRate > 0 ? num(peerRate) : "-",
                   vsPeer, vsF32, fmt::format("{:.2g}{}", err, ok ? "" : " FAIL")});
   }
-  return allOk;
+  return scaledFp8Case(s, threads, ourF32) && allOk;
 }
 
 // ---------------------------------------------------------------- FMA ceiling

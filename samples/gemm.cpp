@@ -1,8 +1,77 @@
-// C = A·B for any M, N, K: the tile kernel of samples/kernels.cpp against float64.
+// C = A·B for any M, N, K: the tile kernel of samples/kernels.cpp against float64. With an
+// 8-bit float --dtype, A and B are quantized with scales first and the scaled product runs.
+#include <cmath>
+
 #include "samples/harness.hpp"
 #include "samples/kernels.hpp"
 
 using namespace tj;
+
+namespace {
+
+// q times its scales (the scale of element (r, c) is scale[r / blockRows, c / kScaleBlock], or
+// scale[0, 0]): the values the scaled product multiplies.
+std::vector<double> dequantize(const Tensor& q, const Tensor& scale, int64_t blockRows) {
+  std::vector<double> v = q.values(), s = scale.values();
+  const int64_t cols = q.dim(1), scaleCols = scale.dim(1);
+  for (int64_t i = 0; i < static_cast<int64_t>(v.size()); ++i)
+    v[i] *= scale.numel() == 1 ? s[0] : s[(i / cols / blockRows) * scaleCols + (i % cols) / samples::kScaleBlock];
+  return v;
+}
+
+// How far a dequantized element may be from the value it quantizes: half an ulp of the 8-bit
+// float (relative 2^-(mantissa + 1)), or half the subnormal step, in units of the scale.
+void checkQuantized(const Tensor& x, const std::vector<double>& dequantized, DType dtype,
+                    const Tensor& scale, int64_t blockRows) {
+  const int mantissa = dtype == DType::f8e4m3 ? 3 : 2, bias = dtype == DType::f8e4m3 ? 7 : 15;
+  std::vector<double> v = x.values(), s = scale.values();
+  double worst = 0;
+  for (size_t i = 0; i < v.size(); ++i) {
+    int64_t row = static_cast<int64_t>(i) / x.dim(1), col = static_cast<int64_t>(i) % x.dim(1);
+    double sc = scale.numel() == 1 ? s[0] : s[(row / blockRows) * scale.dim(1) + col / samples::kScaleBlock];
+    double bound = std::ldexp(std::fabs(v[i]), -(mantissa + 1)) * (1 + 1e-6) + std::ldexp(sc, -bias - mantissa);
+    worst = std::max(worst, std::fabs(dequantized[i] - v[i]) / bound);
+  }
+  if (!(worst <= 1.0))
+    throw Error("gemm: quantized " + std::string(dtypeName(dtype)) + " elements are " + std::to_string(worst) +
+                " times further from their f32 values than rounding allows");
+}
+
+// A [m, k] and B [k, n] quantized (per row and K block and per 128x128 block, or per tensor),
+// then C = the scaled product, checked against float64 products of the dequantized values.
+void scaledGemm(samples::SampleCli& cli, samples::Report& r, DType dtype, int64_t m, int64_t n, int64_t k,
+                bool perTensor, samples::GemmBlocks blocks) {
+  using samples::kScaleBlock;
+  Tensor a32 = Tensor::random({m, k}, 1, f32, -3, 3), b32 = Tensor::random({k, n}, 2, f32, -0.5, 0.5);
+  Tensor a = Tensor::empty({m, k}, dtype), b = Tensor::empty({k, n}, dtype);
+  Tensor aScale = Tensor::empty({m, cdiv(k, kScaleBlock)}), bScale = Tensor::empty({cdiv(k, kScaleBlock), cdiv(n, kScaleBlock)});
+  if (perTensor) {
+    double sa, sb;
+    std::tie(a, sa) = samples::quantizePerTensor(a32, dtype);
+    std::tie(b, sb) = samples::quantizePerTensor(b32, dtype);
+    aScale = Tensor::full({1, 1}, sa), bScale = Tensor::full({1, 1}, sb);
+  } else {
+    samples::quantizeFp8(a32, a, aScale, 1, cli.runOptions());
+    samples::quantizeFp8(b32, b, bScale, kScaleBlock, cli.runOptions());
+  }
+  Tensor c = samples::poisoned({m, n});
+  r.tune = "off";
+  r.time([&] { return samples::scaledGemm(a, aScale, b, bScale, c, cli.runOptions(), blocks); });
+  r.dtype = std::string(dtypeName(dtype)) + (perTensor ? "_tensor_scales" : "_block_scales");
+  r.shape = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+  r.work = 2.0 * m * n * k;
+  if (!cli.check()) return;
+  std::vector<double> av = dequantize(a, aScale, 1), bv = dequantize(b, bScale, kScaleBlock);
+  checkQuantized(a32, av, dtype, aScale, 1);
+  checkQuantized(b32, bv, dtype, bScale, kScaleBlock);
+  std::vector<double> ref(static_cast<size_t>(m * n), 0.0);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t p = 0; p < k; ++p)
+      for (int64_t j = 0; j < n; ++j) ref[i * n + j] += av[i * k + p] * bv[p * n + j];
+  r.compare(c, ref, samples::tolerance(DType::f32, k));
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   samples::SampleCli cli("gemm", "Matrix product C[M,N] = A[M,K] B[K,N]");
@@ -11,7 +80,11 @@ int main(int argc, char** argv) {
   cli.app.add_option("--m", m, "rows of A and C")->check(CLI::PositiveNumber);
   cli.app.add_option("--n", n, "columns of B and C")->check(CLI::PositiveNumber);
   cli.app.add_option("--k", k, "columns of A, rows of B")->check(CLI::PositiveNumber);
-  cli.app.add_option("--dtype", dtypeName, "operand dtype (C is f32)")->check(CLI::IsMember({"f32", "f16", "bf16"}));
+  cli.app.add_option("--dtype", dtypeName, "operand dtype (C is f32); f8e4m3 and f8e5m2 quantize A and B with scales")
+      ->check(CLI::IsMember({"f32", "f16", "bf16", "f8e4m3", "f8e5m2"}));
+  std::string scales = "block";
+  cli.app.add_option("--scales", scales, "8-bit floats: block (per row and 128 K for A, 128x128 for B) or tensor")
+      ->check(CLI::IsMember({"block", "tensor"}));
   int64_t splits = 1;
   cli.app.add_option("--split-k", splits, "programs sharing each C block's K loop, adding into C atomically")
       ->check(CLI::Range(int64_t{1}, int64_t{4096}));
@@ -22,6 +95,11 @@ int main(int argc, char** argv) {
   cli.app.add_option("--block-k", blocks.k, "depth of one step of the K loop (default: tuned)")->check(CLI::PositiveNumber);
   return cli.main(argc, argv, [&](samples::Report& r) {
     DType dtype = samples::parseDTypeOption(dtypeName);
+    if (isFloat8(dtype)) {
+      if (cli.app.count("--block-m") + cli.app.count("--block-n") + cli.app.count("--block-k") == 0)
+        blocks = samples::scaledGemmBlocks(cli.runOptions());
+      return scaledGemm(cli, r, dtype, m, n, k, scales == "tensor", blocks);
+    }
     Tensor a = Tensor::random({m, k}, 1, dtype), b = Tensor::random({k, n}, 2, dtype);
     Tensor c = samples::poisoned({m, n});
     if (cli.app.count("--block-m") + cli.app.count("--block-n") + cli.app.count("--block-k") > 0) {

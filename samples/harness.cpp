@@ -98,6 +98,16 @@ double tolerance(DType dtype, int64_t reductionLength) {
   return eps * 8 * std::sqrt(static_cast<double>(std::max<int64_t>(reductionLength, 1)));
 }
 
+std::pair<Tensor, double> quantizePerTensor(const Tensor& x, DType dtype) {
+  std::vector<double> v = x.values();
+  double amax = 0;
+  for (double e : v) amax = std::max(amax, std::fabs(e));
+  const double largest = maxFinite(dtype);
+  const double scale = amax > 0 ? static_cast<double>(static_cast<float>(amax / largest)) : 1.0;
+  for (double& e : v) e = std::clamp(e / scale, -largest, largest);
+  return {Tensor::from(x.shape(), v, dtype), scale};
+}
+
 double memcpyGBps(double bytes) {
   const auto n = static_cast<int64_t>(bytes / 2);
   std::vector<char> src(static_cast<size_t>(n), 1), dst(static_cast<size_t>(n), 0);

@@ -54,6 +54,10 @@ DType parseDTypeOption(const std::string& name);
 // A tensor of NaN (or -1 for integers), so elements a kernel fails to write are caught.
 Tensor poisoned(const Shape& shape, DType dtype = f32);
 double tolerance(DType dtype, int64_t reductionLength);
+// x rounded into an 8-bit float dtype with one scale for the whole tensor, on the host: the
+// largest magnitude over the dtype's largest finite value (1 for all zeros). Returns the
+// 8-bit tensor and the scale (x is about the first times the second).
+std::pair<Tensor, double> quantizePerTensor(const Tensor& x, DType dtype);
 // GB/s of memcpy moving `bytes` in all (half read, half written, as a kernel's bytes are
 // counted), split over tilejit's CPU thread pool so it pays the dispatch a kernel pays:
 // the median of runs adding up to 0.3 s, after one that touches the pages.

@@ -128,6 +128,50 @@ std::string gemmSplitK(const Tensor& a, const Tensor& b, const Tensor& c, int64_
   }, named(opts, "gemm_split_k"));
 }
 
+std::string quantizeFp8(const Tensor& x, const Tensor& q, const Tensor& scale, int64_t blockRows,
+                        const RunOptions& opts) {
+  if (blockRows != 1 && blockRows != kScaleBlock)
+    throw Error("quantizeFp8: blockRows is " + std::to_string(blockRows) + "; it must be 1 or " +
+                std::to_string(kScaleBlock));
+  const int64_t rows = blockRows == 1 ? 16 : blockRows;  // of one program
+  const double largest = maxFinite(q.dtype());
+  return run({cdiv(x.dim(0), rows), cdiv(x.dim(1), kScaleBlock)}, [&](Program& p) {
+    Index i = p.id(0), j = p.id(1);
+    Tile v = p.read(x, {rows, kScaleBlock}).at({i, j});  // zeros past the edges leave the largest alone
+    Tile amax = abs(v).max(1, true);
+    if (blockRows != 1) amax = amax.max(0, true);
+    Tile s = where(amax > 0, amax / largest, 1.0);
+    p.write(q, {rows, kScaleBlock}).put((v / s).cast(q.dtype(), Overflow::saturate), {i, j});
+    p.write(scale, {blockRows == 1 ? rows : 1, 1}).put(s, {i, j});
+  }, named(opts, "quantize_fp8"));
+}
+
+GemmBlocks scaledGemmBlocks(const RunOptions& opts) {
+  return deviceName(opts) == "cpu" ? GemmBlocks{64, 128, 128} : GemmBlocks{32, 64, 32};
+}
+
+std::string scaledGemm(const Tensor& a, const Tensor& aScale, const Tensor& b, const Tensor& bScale, const Tensor& c,
+                       const RunOptions& opts, GemmBlocks bs) {
+  if (kScaleBlock % bs.k != 0 || kScaleBlock % bs.n != 0)
+    throw Error("scaledGemm: blocks " + std::to_string(bs.m) + "x" + std::to_string(bs.n) + "x" + std::to_string(bs.k) +
+                ": block_k and block_n must divide the scale blocks' " + std::to_string(kScaleBlock));
+  const bool tensorScaleA = aScale.numel() == 1, tensorScaleB = bScale.numel() == 1;
+  return run({cdiv(a.dim(0), bs.m), cdiv(b.dim(1), bs.n)}, [&](Program& p) {
+    Index i = p.id(0), j = p.id(1);
+    auto A = p.read(a, {bs.m, bs.k});
+    auto B = p.read(b, {bs.k, bs.n});
+    auto aScales = p.read(aScale, {tensorScaleA ? 1 : bs.m, 1});
+    auto bScales = p.read(bScale, {1, 1});
+    Tile acc = p.fold(0, A.blocks(1), p.zeros({bs.m, bs.n}), [&](Index k, Tile acc) {
+      Index kBlock = k * bs.k / kScaleBlock;
+      Tile sa = tensorScaleA ? aScales.at({0, 0}) : aScales.at({i, kBlock});  // [m, 1]: one per row
+      Tile sb = tensorScaleB ? bScales.at({0, 0}) : bScales.at({kBlock, j * bs.n / kScaleBlock});
+      return acc + dot(A.at({i, k}), B.at({k, j})) * (sa * sb);
+    });
+    p.write(c, {bs.m, bs.n}).put(acc.cast(c.dtype()), {i, j});
+  }, named(opts, "scaled_gemm"));
+}
+
 std::string attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, bool causal,
                       const RunOptions& opts, AttentionBlocks blocks) {
   const int64_t heads = q.dim(1), dim = q.dim(3);
@@ -308,9 +352,13 @@ std::string mlaLatentAttention(const MlaTensors& t, const Tensor& qAbs, const Te
   const double scale = 1.0 / std::sqrt(static_cast<double>(t.qNope.dim(2) + rope));
   const double inf = std::numeric_limits<double>::infinity();
   const DType cacheType = t.latentCache.dtype();
+  const bool scaled = isFloat8(cacheType);  // products of the widened cache, scaled after
+  const DType computeType = scaled ? DType::f32 : cacheType;
   return run({t.qNope.dim(0), cdiv(heads, bl.heads), cdiv(latent, bl.split)}, [&](Program& p) {
     Index b = p.id(0), hb = p.id(1), slice = p.id(2);
     Index length = p.index(p.gather(t.seqLens, {b}));
+    auto cacheTile = [&](Tile x, const Shape& shape) { return x.reshape(shape).cast(computeType); };
+    auto scaledBy = [&](Tile x, int64_t cache) { return scaled ? x * p.gather(t.cacheScales, {Index(cache)}) : x; };
     auto Q = p.read(qAbs, {1, bl.heads, bl.chunk});
     auto C = p.read(t.latentCache, {1, bl.tokens, bl.chunk});
     auto V = p.read(t.latentCache, {1, bl.tokens, bl.split});
@@ -319,23 +367,24 @@ std::string mlaLatentAttention(const MlaTensors& t, const Tensor& qAbs, const Te
     Tile qPe = p.read(t.qPe, {1, bl.heads, rope}).at({b, hb, 0}).reshape({bl.heads, rope});
     Tile cos = p.read(t.ropeCos, {1, half}).at({b, 0}), sin = p.read(t.ropeSin, {1, half}).at({b, 0});
     Tile x1 = qPe.slice(1, 0, half), x2 = qPe.slice(1, half, half);
-    Tile qRot = cat({x1 * cos - x2 * sin, x2 * cos + x1 * sin}, 1).cast(cacheType);
+    Tile qRot = cat({x1 * cos - x2 * sin, x2 * cos + x1 * sin}, 1).cast(computeType);
     auto [rowMax, rowSum, acc] = p.fold(
         0, cdiv(length, bl.tokens), std::tuple{p.full({bl.heads}, -inf), p.zeros({bl.heads}), p.zeros({bl.heads, bl.split})},
         [&](Index step, Tile rowMax, Tile rowSum, Tile acc) {
-          Tile ropeScores = dot(qRot, K.at({b, step, 0}).reshape({bl.tokens, rope}).transpose(), f32);
-          Tile s = p.fold(0, Q.blocks(2), ropeScores, [&](Index c, Tile s) {
-            Tile q = Q.at({b, hb, c}).reshape({bl.heads, bl.chunk}).cast(cacheType);
-            return s + dot(q, C.at({b, step, c}).reshape({bl.tokens, bl.chunk}).transpose(), f32);
+          Tile ropeScores = scaledBy(dot(qRot, cacheTile(K.at({b, step, 0}), {bl.tokens, rope}).transpose(), f32), 1);
+          Tile s = p.fold(0, Q.blocks(2), p.zeros({bl.heads, bl.tokens}), [&](Index c, Tile s) {
+            Tile q = Q.at({b, hb, c}).reshape({bl.heads, bl.chunk}).cast(computeType);
+            return s + dot(q, cacheTile(C.at({b, step, c}), {bl.tokens, bl.chunk}).transpose(), f32);
           });
+          s = scaledBy(s, 0) + ropeScores;
           Tile position = p.iota({bl.heads, bl.tokens}, 1) + step * bl.tokens;
           s = where(position < length, s * scale, -inf);
           Tile newMax = max(rowMax, s.max(1));
           Tile probs = (s - newMax.expand_dims(1)).exp();
           Tile rescale = (rowMax - newMax).exp();
-          Tile values = V.at({b, step, slice}).reshape({bl.tokens, bl.split});
+          Tile values = cacheTile(V.at({b, step, slice}), {bl.tokens, bl.split});
           return std::tuple{newMax, rowSum * rescale + probs.sum(1),
-                            acc * rescale.expand_dims(1) + dot(probs.cast(cacheType), values, f32)};
+                            acc * rescale.expand_dims(1) + scaledBy(dot(probs.cast(computeType), values, f32), 0)};
         });
     (void)rowMax;
     Tile o = acc / rowSum.expand_dims(1);

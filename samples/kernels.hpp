@@ -24,6 +24,25 @@ std::string gemm(const Tensor& a, const Tensor& b, const Tensor& c, const RunOpt
 std::string gemmSplitK(const Tensor& a, const Tensor& b, const Tensor& c, int64_t splits, const RunOptions& opts,
                        GemmBlocks blocks);
 
+// FP8 products with scales, as DeepSeek-V3 trains and serves (kScaleBlock-wide blocks along K):
+// quantizeFp8 turns an f32 matrix x [rows, cols] into q (f8e4m3 or f8e5m2) with one f32 scale
+// per block of blockRows x kScaleBlock elements (blockRows 1: per row, for activations;
+// kScaleBlock: square blocks, for weights): scale = the block's largest magnitude over q's
+// largest finite value (1 for an all-zero block), q = x / scale rounded and saturated.
+// scale is [cdiv(rows, blockRows), cdiv(cols, kScaleBlock)].
+inline constexpr int64_t kScaleBlock = 128;
+std::string quantizeFp8(const Tensor& x, const Tensor& q, const Tensor& scale, int64_t blockRows,
+                        const RunOptions& opts = {});
+// C [M, N] = sum over K blocks of (A·B restricted to the block) · aScale · bScale, with A [M, K]
+// and B [K, N] 8-bit floats, the products in f32. aScale is [M, cdiv(K, kScaleBlock)] (per row
+// and K block) or [1, 1] (per tensor); bScale [cdiv(K, kScaleBlock), cdiv(N, kScaleBlock)] or
+// [1, 1]. blocks.k and blocks.n must divide kScaleBlock. C is f32, f16 or bf16.
+std::string scaledGemm(const Tensor& a, const Tensor& aScale, const Tensor& b, const Tensor& bScale, const Tensor& c,
+                       const RunOptions& opts, GemmBlocks blocks);
+// scaledGemm's blocks on the device opts picks: deep 128-wide steps on the CPU, small ones for
+// lavapipe's workgroup memory elsewhere.
+GemmBlocks scaledGemmBlocks(const RunOptions& opts);
+
 // q, k, v, out: [batch, heads, seq, dim]; flash attention with online softmax.
 struct AttentionBlocks {
   int64_t m = 64, n = 64;  // query rows of a program, keys per step of its loop
@@ -61,7 +80,8 @@ TuneResult tuneAttention(const Tensor& q, const Tensor& k, const Tensor& v, cons
 //   ctx[b, h]  = softmax((qAbs . c_kv^T + rope(qPe) . k_pe^T) * scale) . c_kv
 //   out[b, h]  = ctx[b, h] . wUV[h]                         (absorb the value projection)
 // with scale = 1 / sqrt(nope + rope) and online softmax over each sequence's first
-// seqLens[b] tokens. The caches are f32, f16 or bf16; products accumulate in f32.
+// seqLens[b] tokens. The caches are f32, f16 or bf16, whose products accumulate in f32, or an
+// 8-bit float with a scale per cache (an FP8 KV cache, as vLLM's): read as f32, computed in f32.
 struct MlaTensors {
   Tensor qNope;             // [batch, heads, nope]
   Tensor qPe;               // [batch, heads, rope], before RoPE
@@ -72,6 +92,8 @@ struct MlaTensors {
   Tensor ropeKeyCache;      // k_pe [batch, maxSeq, rope], same dtype as latentCache
   Tensor seqLens;           // [batch] i32, each in [1, maxSeq]
   Tensor out;               // [batch, heads, value] f32
+  // [2] f32: what 8-bit float caches hold times these is c_kv and k_pe (unused for others).
+  Tensor cacheScales = Tensor::full({2}, 1.0);
 };
 // The attention launch's blocks: heads per program, tokens per step, the latent chunk of
 // one score product, and the latent columns of ctx one program accumulates (the latent

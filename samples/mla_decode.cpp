@@ -60,7 +60,10 @@ void printAttentionSpeed(const samples::MlaTensors& t, const Dims& d, int64_t to
 std::vector<double> explicitDecode(const samples::MlaTensors& t, const Dims& d, const std::vector<int64_t>& lengths) {
   const std::vector<double> qn = t.qNope.values(), qp = t.qPe.values(), cosv = t.ropeCos.values(),
                             sinv = t.ropeSin.values(), wuk = t.wUK.values(), wuv = t.wUV.values(),
-                            c = t.latentCache.values(), kpe = t.ropeKeyCache.values();
+                            scales = t.cacheScales.values();
+  std::vector<double> c = t.latentCache.values(), kpe = t.ropeKeyCache.values();  // dequantized
+  for (double& x : c) x *= scales[0];
+  for (double& x : kpe) x *= scales[1];
   const int64_t half = d.rope / 2;
   const double scale = 1.0 / std::sqrt(double(d.nope + d.rope));
   std::vector<double> out(size_t(d.batch * d.heads * d.value));
@@ -117,7 +120,8 @@ int main(int argc, char** argv) {
   cli.app.add_option("--latent", d.latent, "latent (compressed KV) dimension")->check(positive);
   cli.app.add_option("--seq", d.seq, "longest sequence; lengths are drawn in [1, seq]")->check(positive);
   cli.app.add_option("--groups", d.groups, "KV groups of the GQA row of the cache table")->check(positive);
-  cli.app.add_option("--dtype", dtypeOption, "latent cache dtype")->check(CLI::IsMember({"f32", "f16", "bf16"}));
+  cli.app.add_option("--dtype", dtypeOption, "latent cache dtype; the 8-bit floats with a scale per cache")
+      ->check(CLI::IsMember({"f32", "f16", "bf16", "f8e4m3", "f8e5m2"}));
   return cli.main(argc, argv, [&](samples::Report& r) {
     const DType cacheType = samples::parseDTypeOption(dtypeOption);
     d.groups = std::min(d.groups, d.heads);  // GQA has at most one group per head
@@ -144,11 +148,17 @@ int main(int argc, char** argv) {
         .ropeSin = Tensor::from({d.batch, half}, sinv),
         .wUK = weights({d.heads, d.nope, d.latent}, 3, d.nope),
         .wUV = weights({d.heads, d.latent, d.value}, 4, d.latent),
-        .latentCache = Tensor::random({d.batch, d.seq, d.latent}, 5, cacheType),
-        .ropeKeyCache = Tensor::random({d.batch, d.seq, d.rope}, 6, cacheType),
+        .latentCache = Tensor::random({d.batch, d.seq, d.latent}, 5, isFloat8(cacheType) ? f32 : cacheType),
+        .ropeKeyCache = Tensor::random({d.batch, d.seq, d.rope}, 6, isFloat8(cacheType) ? f32 : cacheType),
         .seqLens = Tensor::from({d.batch}, std::vector<double>(lengths.begin(), lengths.end()), DType::i32),
         .out = samples::poisoned({d.batch, d.heads, d.value}),
     };
+    if (isFloat8(cacheType)) {  // an FP8 cache: each quantized with one scale
+      auto [latent, latentScale] = samples::quantizePerTensor(t.latentCache, cacheType);
+      auto [ropeKey, ropeKeyScale] = samples::quantizePerTensor(t.ropeKeyCache, cacheType);
+      t.latentCache = latent, t.ropeKeyCache = ropeKey;
+      t.cacheScales = Tensor::from({2}, {latentScale, ropeKeyScale});
+    }
     r.time([&] { return samples::mlaDecode(t, cli.runOptions()); });
     const int64_t tokens = std::accumulate(lengths.begin(), lengths.end(), int64_t{0});
     r.dtype = dtypeOption;
