@@ -387,7 +387,7 @@ class Verifier {
     bool halfInputs = a.dtype == DType::f16 || a.dtype == DType::bf16 || float8Pair;
     bool halfOrF32 = r.dtype == DType::f16 || r.dtype == DType::bf16 || r.dtype == DType::f32;
     bool widened = halfInputs ? halfOrF32 : a.dtype == DType::i8 && r.dtype == DType::i32;
-    if (!widened && r.dtype != a.dtype)
+    if (!widened && (r.dtype != a.dtype || float8Pair))
       error(op, "cannot produce " + r.str() + " from " + std::string(dtypeName(a.dtype)) + " operands");
     if (hasAcc) sameType(op, in(op, 2), r, "accumulator and result");
   }

@@ -147,7 +147,7 @@ std::string quantizeFp8(const Tensor& x, const Tensor& q, const Tensor& scale, i
 }
 
 GemmBlocks scaledGemmBlocks(const RunOptions& opts) {
-  return deviceName(opts) == "cpu" ? GemmBlocks{64, 128, 128} : GemmBlocks{32, 64, 32};
+  return deviceName(opts) == "cpu" ? GemmBlocks{128, 128, 128} : GemmBlocks{32, 64, 32};
 }
 
 std::string scaledGemm(const Tensor& a, const Tensor& aScale, const Tensor& b, const Tensor& bScale, const Tensor& c,

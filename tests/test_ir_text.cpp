@@ -272,6 +272,17 @@ TEST_CASE("verify: accepts valid kernels") {
   store(%2, %2, %5) {tensor = 2}
   print(%5) {label = "acc"}
 })IR")));
+  // 8-bit floats: loads, casts, a mixed e4m3 x e5m2 dot to f32, a select and a store.
+  CHECK_NOTHROW(verify(parse(R"IR(kernel @fp8(a: tensor<f8e4m3, 2>, b: tensor<f8e5m2, 2>, c: tensor<f8e4m3, 2>) grid 1 {
+  %0 = constant() {value = 0} : i64
+  %1 = load(%0, %0) {fill = 448.0, tensor = 0} : tile<16x32xf8e4m3>
+  %2 = load(%0, %0) {fill = -inf, tensor = 1} : tile<32x16xf8e5m2>
+  %3 = dot(%1, %2) : tile<16x16xf32>
+  %4 = cast(%3) : tile<16x16xf8e4m3>
+  %5 = cmp(%3, %3) {pred = "lt"} : tile<16x16xbool>
+  %6 = select(%5, %4, %4) : tile<16x16xf8e4m3>
+  store(%0, %0, %6) {tensor = 2}
+})IR")));
 }
 
 TEST_CASE("verify: rejects ill-typed ops with a message naming the types") {
@@ -326,6 +337,13 @@ TEST_CASE("verify: rejects ill-typed ops with a message naming the types") {
       {idx + "  %1 = fold(%0, %0, %0) : i64 {\n  ^(%2: i64, %3: i64):\n    %4 = neg(%3) : i64\n  }\n",
        "fold: body must end with yield"},
       {idx + "  yield(%0)\n", "yield: yield must be the last op of a fold body"},
+      {"  %0 = constant() {value = 1.0} : tile<4xf8e4m3>\n  %1 = add(%0, %0) : tile<4xf8e4m3>\n",
+       "add: takes no f8e4m3 values; cast them to f16, bf16 or f32 first"},
+      {"  %0 = constant() {value = 1.0} : tile<4x4xf8e5m2>\n  %1 = dot(%0, %0) : tile<4x4xf8e5m2>\n",
+       "dot: cannot produce tile<4x4xf8e5m2> from f8e5m2 operands"},
+      {"  %0 = constant() {value = 1.0} : tile<4x4xf16>\n  %1 = constant() {value = 1.0} : tile<4x4xf8e5m2>\n"
+       "  %2 = dot(%0, %1) : tile<4x4xf32>\n",
+       "dot: cannot multiply tile<4x4xf16> by tile<4x4xf8e5m2>"},
   };
   for (const Case& c : cases) {
     std::string text = wrap(c.ops);
