@@ -27,6 +27,8 @@ using ir::ValueId;
 const std::vector<Target>& targets() {
   const MatrixUnit mma{MatrixInstr::mma_m16n8k16, 16, 8, 16, {DType::f16, DType::bf16}};
   const MatrixUnit mmaI8{MatrixInstr::mma_m16n8k32, 16, 8, 32, {DType::i8}};
+  // sm_89 and later multiply 8-bit floats on the same m16n8k32 shape (f32 accumulators).
+  const MatrixUnit mmaBytes{MatrixInstr::mma_m16n8k32, 16, 8, 32, {DType::i8, DType::f8e4m3, DType::f8e5m2}};
   const MatrixUnit wmma{MatrixInstr::wmma_16x16x16, 16, 16, 16, {DType::f16, DType::bf16}};
   const MatrixUnit mfma{MatrixInstr::mfma_32x32x8, 32, 32, 8, {DType::f16, DType::bf16}};
   auto nvidia = [](Target t) {
@@ -39,7 +41,8 @@ const std::vector<Target>& targets() {
   static const std::vector<Target> all = {
       {"vulkan", 8, 4, 256, 32 * 1024, {}},  // lavapipe: 8-wide subgroups, no matrix unit
       nvidia({"sm_80", 32, 4, 1024, 48 * 1024, {mma, mmaI8}}),
-      nvidia({"sm_90", 32, 4, 1024, 228 * 1024, {mma, mmaI8}}),
+      nvidia({"sm_89", 32, 4, 1024, 99 * 1024, {mma, mmaBytes}}),  // Ada: FP8 on QMMA
+      nvidia({"sm_90", 32, 4, 1024, 228 * 1024, {mma, mmaBytes}}),
       {"gfx1100", 32, 4, 1024, 64 * 1024, {wmma}},
       {"gfx942", 64, 4, 1024, 64 * 1024, {mfma}},
       {"cpu", 1, 1, 1, 0, {}},  // one thread per program: every tile in its registers

@@ -24,6 +24,7 @@ double readElement(const void* data, DType t, int64_t i) {
     case DType::f64: return at(double{});
     case DType::f16: return halfToFloat(at(uint16_t{}));
     case DType::bf16: return bf16ToFloat(at(uint16_t{}));
+    case DType::f8e4m3: case DType::f8e5m2: return f8ToFloat(t, at(uint8_t{}));
     default: return intToDouble(t, loadInt(static_cast<const char*>(data) + i * dtypeBytes(t), t));
   }
 }
@@ -35,6 +36,7 @@ void writeElement(void* data, DType t, int64_t i, double v) {
     case DType::f64: return put(v);
     case DType::f16: return put(floatToHalf(float(v)));
     case DType::bf16: return put(floatToBF16(float(v)));
+    case DType::f8e4m3: case DType::f8e5m2: return put(floatToF8(t, float(v)));
     default: storeInt(static_cast<char*>(data) + i * dtypeBytes(t), t, wrapNumberToInt(t, v));
   }
 }

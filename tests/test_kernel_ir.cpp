@@ -87,6 +87,7 @@ struct HostTensors {
         char* at = storage.back().data() + i * dtypeBytes(dt);
         if (dt == DType::f16) { uint16_t h = floatToHalf(v); std::memcpy(at, &h, 2); }
         else if (dt == DType::i8) { auto b = int8_t(r % 128); std::memcpy(at, &b, 1); }
+        else if (isFloat8(dt)) *at = char(floatToF8(dt, v * 4));
         else if (dt == DType::i32) { auto x = int32_t(r); std::memcpy(at, &x, 4); }
         else std::memcpy(at, &v, 4);
       }
@@ -102,6 +103,7 @@ struct HostTensors {
     const char* p = storage[t].data() + i * size_t(dtypeBytes(args[t].dtype));
     if (args[t].dtype == DType::f16) { uint16_t h; std::memcpy(&h, p, 2); return halfToFloat(h); }
     if (args[t].dtype == DType::i8) return double(*reinterpret_cast<const int8_t*>(p));
+    if (isFloat8(args[t].dtype)) return f8ToFloat(args[t].dtype, uint8_t(*p));
     if (args[t].dtype == DType::i32) { int32_t x; std::memcpy(&x, p, 4); return x; }
     float f;
     std::memcpy(&f, p, 4);
@@ -536,6 +538,26 @@ TEST_CASE("kernel ir: an i8 gemm accumulates in i32 on mma.sync m16n8k32, read a
   // Rows of whole 16-byte vectors read ahead; other sizes through registers, element by element.
   checkAgainstInterpreter(k, {{37, 144}, {144, 48}, {37, 48}}, f, {1, 1}, 0);
   checkAgainstInterpreter(k, sampleShapes("gemm"), "sm_80", {1, 1}, 0);
+}
+
+// The f16 gemm with 8-bit float operands (e4m3 x e5m2) and its f32 accumulator.
+ir::Kernel gemmF8() {
+  return test::retyped(samples::traceSample("gemm_f16"), {{"f16", "f8e4m3"},
+                                                         {"t1: tensor<f8e4m3", "t1: tensor<f8e5m2"},
+                                                         {"tile<64x64xf8e4m3>", "tile<64x64xf8e5m2>"}});
+}
+
+TEST_CASE("kernel ir: an 8-bit float gemm runs mma.sync m16n8k32 on sm_90, the FMA dot on sm_80, as the interpreter computes it") {
+  ir::Kernel k = gemmF8();
+  KernelFunction f = contiguousLowering(k, "sm_90");
+  CHECK(hasAttr(f.body, KOp::mma, "instr", std::string("m16n8k32")));
+  CHECK(hasAttr(f.body, KOp::mma, "a", std::string("f8e4m3")));
+  CHECK(hasAttr(f.body, KOp::mma, "b", std::string("f8e5m2")));
+  CHECK(hasAttr(f.body, KOp::mma, "c", std::string("f32")));
+  checkAgainstInterpreter(k, {{37, 144}, {144, 48}, {37, 48}}, f, {1, 1}, 1e-5);
+  const layout::Target& sm80 = layout::targetByName("sm_80");  // no 8-bit float matrix unit before sm_89
+  CHECK(countOps(lowerToKernelIR(k, layout::inferLayouts(k, sm80), sm80).body, KOp::mma) == 0);
+  checkAgainstInterpreter(k, sampleShapes("gemm"), "sm_80", {1, 1}, 1e-5);
 }
 
 TEST_CASE("kernel ir: matrix operands leave workgroup memory through ldmatrix, the transposed one with .trans") {

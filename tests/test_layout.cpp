@@ -184,5 +184,5 @@ TEST_CASE("layout: tile-ir --stage=layout prints the library's text and rejects 
   CHECK(out == printWithLayouts(k, inferLayouts(k, targetByName("gfx942"))));
   out = runTool("--sample softmax --stage=layout --target=sm_70", status);
   CHECK(status == 1);
-  CHECK(out.find("vulkan, sm_80, sm_90, gfx1100, gfx942, cpu") != std::string::npos);
+  CHECK(out.find("vulkan, sm_80, sm_89, sm_90, gfx1100, gfx942, cpu") != std::string::npos);
 }

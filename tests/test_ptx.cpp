@@ -90,6 +90,27 @@ TEST_CASE("ptx: an i8 gemm runs on IMMA (mma.sync m16n8k32) with i32 accumulator
   }
 }
 
+TEST_CASE("ptx: an 8-bit float gemm runs on mma.sync m16n8k32 e4m3 x e5m2 into f32 on sm_89 and sm_90, its codes never decoded") {
+  ir::Kernel k = test::retyped(samples::traceSample("gemm_f16"), {{"f16", "f8e4m3"},
+                                                                 {"t1: tensor<f8e4m3", "t1: tensor<f8e5m2"},
+                                                                 {"tile<64x64xf8e4m3>", "tile<64x64xf8e5m2>"}});
+  std::string ptx = contiguousPtxOf(k, "sm_90");
+  CHECK(ptx.find("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e5m2.f32") != std::string::npos);
+  CHECK(ptx.find("cvt.rn.f32.s32") == std::string::npos);  // no subnormal decode: operands stay codes
+  test::Assembled a = test::assemble(ptx, "sm_90", true);
+  if (!a.report.empty()) CHECK(a.report.find(" 0 bytes spill stores, 0 bytes spill loads") != std::string::npos);
+  if (!a.sass.empty()) {
+    CHECK(sassCount(a.sass, "HMMA") + sassCount(a.sass, "QMMA") > 0);
+    CHECK(sassCount(a.sass, "LDGSTS.E.BYPASS.128") > 0);
+  }
+  // Ada (sm_89) has FP8 tensor cores for mma.sync; Hopper's run it as conversions and HMMA
+  // (its FP8 rate is wgmma's, not used yet).
+  test::Assembled ada = test::assemble(contiguousPtxOf(k, "sm_89"), "sm_89", true);
+  if (!ada.sass.empty()) CHECK(sassCount(ada.sass, "QMMA.16832.F32.E4M3.E5M2") > 0);
+  CHECK(contiguousPtxOf(k, "sm_80").find("mma.sync") == std::string::npos);  // FMA dot: no FP8 unit before sm_89
+  test::assemble(contiguousPtxOf(k, "sm_80"), "sm_80", false);  // ptxas accepts it
+}
+
 TEST_CASE("ptx: past 48 KiB the shared array is dynamic, sized at launch: within it, static") {
   ir::Kernel gemm = samples::traceSample("gemm_f16");
   std::string two = contiguousPtxOf(gemm, "sm_90");  // 2 stages of 24 KiB

@@ -122,7 +122,9 @@ class Printer {
     if (t == DType::bf16) return b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(v, b_.getInt32Ty()), 16), b_.getFloatTy());
     if (isFloat8(t)) {
       LlvmMath e(b_, false);
-      return e.get(math::float8ToF32(e, t, e.put(b_.CreateZExt(v, b_.getInt32Ty()))));
+      Value* decoded = e.get(math::float8ToF32(e, t, e.put(b_.CreateZExt(v, b_.getInt32Ty()))));
+      float8Codes_[decoded] = v;
+      return decoded;
     }
     return v;
   }
@@ -561,7 +563,17 @@ class Printer {
       return *t;
     };
     DType a = dtype("a"), b = dtype("b");
-    std::vector<Value*> d = t_.mma(b_, strAttr(i, "instr"), a, b, regs(0, aCount), regs(aCount, bCount),
+    // 8-bit float operands go as their codes: those they were read as, else encoded again.
+    auto operands = [&](DType t, size_t from, size_t count) {
+      std::vector<Value*> out = regs(from, count);
+      if (!isFloat8(t)) return out;
+      for (Value*& v : out) {
+        auto it = float8Codes_.find(v);
+        v = it != float8Codes_.end() ? it->second : toMemory(t, v);
+      }
+      return out;
+    };
+    std::vector<Value*> d = t_.mma(b_, strAttr(i, "instr"), a, b, operands(a, 0, aCount), operands(b, aCount, bCount),
                                    regs(aCount + bCount, i.operands.size() - aCount - bCount));
     for (size_t r = 0; r < i.results.size(); ++r) values_[size_t(i.results[r])] = d.at(r);
   }
@@ -732,6 +744,7 @@ class Printer {
   llvm::Function* fn_ = nullptr;
   llvm::GlobalVariable* shared_ = nullptr;
   std::vector<Value*> values_;  // by register
+  std::map<Value*, Value*> float8Codes_;  // an 8-bit float read from memory: its code (i8)
 };
 
 }  // namespace

@@ -48,7 +48,7 @@ class LlvmGpuTarget {
   virtual llvm::Value* shuffleXor(llvm::IRBuilderBase& b, llvm::Value* x, int64_t mask, int64_t width) const = 0;
   virtual llvm::Value* shuffleIdx(llvm::IRBuilderBase& b, llvm::Value* x, llvm::Value* lane, int64_t width) const = 0;
   // d = a·b + c for the kernel IR's mma {instr, a, b, c}: registers in the instruction's
-  // fragment order, as layout/ lists them.
+  // fragment order, as layout/ lists them; 8-bit float operands as their codes (i8).
   virtual std::vector<llvm::Value*> mma(llvm::IRBuilderBase& b, const std::string& instr, DType a, DType bType,
                                         const std::vector<llvm::Value*>& aRegs, const std::vector<llvm::Value*>& bRegs,
                                         const std::vector<llvm::Value*>& cRegs) const = 0;

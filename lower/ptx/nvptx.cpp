@@ -2,6 +2,7 @@
 
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/LegacyPassManager.h>
@@ -74,13 +75,15 @@ class NvptxTarget final : public llvmgpu::LlvmGpuTarget {
 
   // mma.sync row.col: m16n8k16 with f32 accumulators, f16 operands in pairs (<2 x half>) and
   // bf16 operands as the bits of pairs (i32); m16n8k32 with i32 accumulators, i8 operands four
-  // to a register.
+  // to a register, or with f32 accumulators and 8-bit float codes four to a register (sm_89).
   std::vector<Value*> mma(llvm::IRBuilderBase& b, const std::string& instr, DType a, DType bType,
                           const std::vector<Value*>& aRegs, const std::vector<Value*>& bRegs,
                           const std::vector<Value*>& cRegs) const override {
     bool half = instr == "m16n8k16" && (a == DType::f16 || a == DType::bf16) && aRegs.size() == 8 && bRegs.size() == 4;
-    bool bytes = instr == "m16n8k32" && a == DType::i8 && aRegs.size() == 16 && bRegs.size() == 8;
-    if (a != bType || (!half && !bytes) || cRegs.size() != 4)
+    bool bytes = instr == "m16n8k32" && aRegs.size() == 16 && bRegs.size() == 8;
+    bool float8 = bytes && isFloat8(a) && isFloat8(bType);
+    bytes = bytes && (float8 || a == DType::i8);
+    if ((a != bType && !float8) || (!half && !bytes) || cRegs.size() != 4)
       throw Error("llvm gpu: unsupported: mma " + instr + " of " + std::string(dtypeName(a)) + " on NVPTX");
     auto packed = [&](const std::vector<Value*>& regs) {
       std::vector<Value*> out;
@@ -92,10 +95,28 @@ class NvptxTarget final : public llvmgpu::LlvmGpuTarget {
     std::vector<Value*> args = packed(aRegs), bs = packed(bRegs);
     args.insert(args.end(), bs.begin(), bs.end());
     args.insert(args.end(), cRegs.begin(), cRegs.end());
+    if (float8) return float8Mma(b, a, bType, args);
     auto id = bytes ? llvm::Intrinsic::nvvm_mma_m16n8k32_row_col_s8
               : a == DType::f16 ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32
                                 : llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16;
     Value* d = b.CreateIntrinsic(id, {}, args);
+    std::vector<Value*> out;
+    for (unsigned r = 0; r < 4; ++r) out.push_back(b.CreateExtractValue(d, r));
+    return out;
+  }
+
+  // LLVM 19 has no intrinsic for it: inline PTX (ISA 8.4), 4 + 2 code words and 4 f32s in.
+  static std::vector<Value*> float8Mma(llvm::IRBuilderBase& b, DType a, DType bType, const std::vector<Value*>& args) {
+    auto name = [](DType t) { return t == DType::f8e4m3 ? std::string("e4m3") : std::string("e5m2"); };
+    llvm::Type* f32 = b.getFloatTy();
+    auto* result = llvm::StructType::get(b.getContext(), {f32, f32, f32, f32});
+    std::vector<llvm::Type*> params;
+    for (Value* v : args) params.push_back(v->getType());
+    auto* asmType = llvm::FunctionType::get(result, params, false);
+    std::string text = "mma.sync.aligned.m16n8k32.row.col.f32." + name(a) + "." + name(bType) +
+                       ".f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};";
+    auto* inlineAsm = llvm::InlineAsm::get(asmType, text, "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f", false);
+    Value* d = b.CreateCall(asmType, inlineAsm, args);
     std::vector<Value*> out;
     for (unsigned r = 0; r < 4; ++r) out.push_back(b.CreateExtractValue(d, r));
     return out;
@@ -174,7 +195,7 @@ std::unique_ptr<llvm::TargetMachine> machineFor(const std::string& arch) {
   const llvm::Target* target = llvm::TargetRegistry::lookupTarget(kTriple, error);
   if (!target) throw Error("ptx: LLVM has no NVPTX target: " + error);
   return std::unique_ptr<llvm::TargetMachine>(
-      target->createTargetMachine(kTriple, arch, "+ptx80", llvm::TargetOptions(), std::nullopt, std::nullopt,
+      target->createTargetMachine(kTriple, arch, "+ptx84", llvm::TargetOptions(), std::nullopt, std::nullopt,
                                   llvm::CodeGenOptLevel::Aggressive));
 }
 

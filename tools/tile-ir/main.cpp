@@ -40,7 +40,7 @@ tj::gpu::KernelFunction kernelIR(const tj::ir::Kernel& k, const std::string& tar
 // The NVIDIA target of --stage=ptx and of --stage=llvm on a GPU target.
 const std::string& nvidiaTarget(const std::string& target, const std::string& stage) {
   if (target.rfind("sm_", 0) != 0)
-    throw tj::Error("tile-ir: --stage=" + stage + " needs an NVIDIA --target (sm_80, sm_90), not '" + target +
+    throw tj::Error("tile-ir: --stage=" + stage + " needs an NVIDIA --target (sm_80, sm_89, sm_90), not '" + target +
                     "'; AMD targets have no printer yet");
   return target;
 }
@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
   app.add_flag("--general", general,
                "GPU stages: the kernel for any tensor arguments (by default, for contiguous tensors whose rows are "
                "aligned to 16 bytes, which load and store whole vectors)");
-  app.add_option("--target", target, "the target of --stage=layout, kernel, llvm and ptx (vulkan, sm_80, sm_90, gfx1100, gfx942, cpu)");
+  app.add_option("--target", target, "the target of --stage=layout, kernel, llvm and ptx (vulkan, sm_80, sm_89, sm_90, gfx1100, gfx942, cpu)");
   CLI11_PARSE(app, argc, argv);
   if (file.empty() == sample.empty()) {
     std::fprintf(stderr, "tile-ir: give exactly one of FILE or --sample NAME\n");
