@@ -121,7 +121,10 @@ struct OurGemm {
   double gflops = 0;
   samples::GemmBlocks blocks;
   double maxRelErr = 0;  // over every block config tried
+  int64_t splits = 1;    // programs sharing a C block's K loop (split-K)
+  std::string label() const { return blocksName(blocks) + (splits > 1 ? fmt::format(" split {}", splits) : ""); }
 };
+using TimeOurs = OurGemm (*)(const GemmShape&, const Tensor&, const Tensor&, const std::vector<float>&);
 
 OurGemm timeOurGemm(const GemmShape& s, const Tensor& a, const Tensor& b, const std::vector<float>& ref) {
   OurGemm best;
@@ -137,8 +140,31 @@ OurGemm timeOurGemm(const GemmShape& s, const Tensor& a, const Tensor& b, const 
   return best;
 }
 
+// A skinny C with a long K: kSplitK programs per C block add their partial products into C
+// with atomics, over the split-K tune space (C zeroed in each timed run: 16 KiB).
+constexpr int64_t kSplitK = 16;
+OurGemm timeOurSplitK(const GemmShape& s, const Tensor& a, const Tensor& b, const std::vector<float>& ref) {
+  OurGemm best;
+  best.splits = kSplitK;
+  for (const TuneConfig& config : samples::gemmSplitKTuneSpace("cpu")) {
+    const samples::GemmBlocks blocks = samples::GemmBlocks::from(config);
+    Tensor c = samples::poisoned({s.m, s.n});
+    double sec = medianSeconds([&] {
+      c = Tensor::zeros({s.m, s.n});
+      onCpu(samples::gemmSplitK(a, b, c, kSplitK, cpuRun(), blocks));
+    });
+    best.maxRelErr = std::max(best.maxRelErr, maxRelErr(floats(c), ref));
+    if (double g = gflops(s.flops(), sec); g > best.gflops) {
+      best.gflops = g;
+      best.blocks = blocks;
+    }
+  }
+  return best;
+}
+
 // One shape: the baselines, then ours; returns whether ours matched oneDNN.
-bool gemmShape(const GemmShape& s, int threads, double fmaPeak, std::map<std::string, double>& ours) {
+bool gemmShape(const GemmShape& s, int threads, double fmaPeak, std::map<std::string, double>& ours,
+               TimeOurs timeOurs = timeOurGemm) {
   Tensor a = Tensor::random({s.m, s.k}, 1), b = Tensor::random({s.k, s.n}, 2);
   std::vector<std::vector<float>> outs;
   std::vector<double> baseline;
@@ -148,14 +174,15 @@ bool gemmShape(const GemmShape& s, int threads, double fmaPeak, std::map<std::st
     baseline.push_back(gflops(s.flops(), medianSeconds([&] { lib.sgemm(s, floats(a), floats(b), c.data()); })));
   }
   settle();
-  OurGemm our = timeOurGemm(s, a, b, outs[0]);
+  OurGemm our = timeOurs(s, a, b, outs[0]);
   ours[s.name()] = our.gflops;
 
-  const std::string t = fmt::format("_t{}", threads), prefix = "gemm_f32_" + s.name() + t;
+  const std::string t = fmt::format("_t{}", threads);
+  const std::string prefix = "gemm_f32_" + s.name() + (our.splits > 1 ? fmt::format("_split{}", our.splits) : "") + t;
   std::vector<std::string> cells = {fmt::format("{}x{}x{}", s.m, s.n, s.k), std::to_string(threads), num(our.gflops),
-                                    blocksName(our.blocks)};
+                                    our.label()};
   figure(prefix + "_gflops", our.gflops, "GFLOP/s");
-  info(prefix + "_blocks", blocksName(our.blocks));
+  info(prefix + "_blocks", our.label());
   for (size_t i = 0; i < std::size(kBaselines); ++i) {
     cells.push_back(num(baseline[i]));
     figure(fmt::format("{}_f32_{}{}_gflops", kBaselines[i].id, s.name(), t), baseline[i], "GFLOP/s");
@@ -175,6 +202,12 @@ bool gemmSection(int threads, bool quick, double fmaPeak, std::map<std::string, 
   bool ok = true;
   for (const auto& s : kGemmShapes)
     if (s.quick || !quick) ok = gemmShape(s, threads, fmaPeak, ours) && ok;
+  // Split-K against our square GEMM at the largest size measured (2048, or 1024 with --quick).
+  const GemmShape skinny{64, 64, 65536, true};
+  ok = gemmShape(skinny, threads, fmaPeak, ours, timeOurSplitK) && ok;
+  const std::string square = quick ? "1024" : "2048";
+  ratio(fmt::format("gemm_f32_{}_split{}_t{}_vs_our_gemm_{}", skinny.name(), kSplitK, threads, square),
+        ours[skinny.name()] / ours[square]);
   return ok;
 }
 
