@@ -148,7 +148,7 @@ Tile castTo(const Tile& x, DType to, const SourceLoc& loc) {
   return emitTile(OpCode::cast, {x.value()}, {to, t.shape}, loc);
 }
 
-// x where the rank-0-broadcast comparison `x pred bound` holds, else `otherwise`.
+// replacement's elements where `x pred bound` holds, otherwise's elsewhere (all of x's shape).
 Tile replaceWhere(const Tile& x, const char* pred, double bound, const Tile& replacement, const Tile& otherwise,
                   const SourceLoc& loc) {
   const ir::Type t = typeOf(x, loc, "cast");
@@ -163,8 +163,11 @@ Tile replaceWhere(const Tile& x, const char* pred, double bound, const Tile& rep
 Tile saturatingCast(const Tile& x, DType to, const SourceLoc& loc) {
   const ir::Type t = typeOf(x, loc, "cast");
   if (!isFloat(to) || t.dtype == to || t.dtype == DType::f8e4m3) return castTo(x, to, loc);  // 448 fits every float
-  if (isFloat8(t.dtype)) return saturatingCast(castTo(x, DType::f32, loc), to, loc);  // compare in f32, exactly
   double largest = maxFinite(to);
+  // 8-bit floats, and a bf16 within whose range f16's 65504 falls between two values, compare in
+  // f32, exactly (it holds every largest value but f64's).
+  bool inexactBound = isFloat(t.dtype) && largest <= maxFinite(t.dtype) && roundToFloat(t.dtype, largest) != largest;
+  if (isFloat8(t.dtype) || inexactBound) return saturatingCast(castTo(x, DType::f32, loc), to, loc);
   if (isValueOf(largest, t.dtype)) {
     Tile hi = constant(largest, t.dtype, t.shape, loc, "cast");
     Tile clamped = replaceWhere(x, "gt", largest, hi, x, loc);

@@ -828,7 +828,8 @@ TEST_CASE("conformance: saturating casts clamp to the largest finite value, infi
   const std::pair<DType, DType> pairs[] = {{f32, f8e4m3}, {f32, f8e5m2}, {f64, f8e4m3}, {f16, f8e4m3},
                                            {bf16, f8e5m2}, {f8e5m2, f8e4m3}, {f8e4m3, f8e5m2}, {f64, f32},
                                            {f32, f16}, {f16, f32}, {i32, f8e4m3}, {u16, f8e5m2},
-                                           {i64, f16}, {i8, f8e4m3}};
+                                           {i64, f16}, {i8, f8e4m3},   {bf16, f16},   {f16, bf16},
+                                           {f32, f64}};
   for (const std::string& device : conformanceDevices())
     for (auto [from, to] : pairs) {
       INFO(device, ": saturating cast ", dtypeName(from), " -> ", dtypeName(to));
