@@ -262,11 +262,8 @@ bool scaledFp8Case(const GemmShape& s, int threads, double ourF32) {
   Tensor bScale = Tensor::empty({cdiv(s.k, kScaleBlock), cdiv(s.n, kScaleBlock)});
   onCpu(samples::quantizeFp8(a32, a, aScale, 1, cpuRun()));
   onCpu(samples::quantizeFp8(b32, b, bScale, kScaleBlock, cpuRun()));
-  std::vector<double> av = a.values(), bv = b.values(), as = aScale.values(), bs = bScale.values();
-  const int64_t kBlocks = cdiv(s.k, kScaleBlock), nBlocks = cdiv(s.n, kScaleBlock);
-  for (int64_t i = 0; i < s.m * s.k; ++i) av[i] *= as[(i / s.k) * kBlocks + (i % s.k) / kScaleBlock];
-  for (int64_t i = 0; i < s.k * s.n; ++i) bv[i] *= bs[(i / s.n / kScaleBlock) * nBlocks + (i % s.n) / kScaleBlock];
-  Tensor ad = Tensor::from(a.shape(), av), bd = Tensor::from(b.shape(), bv);
+  Tensor ad = Tensor::from(a.shape(), samples::dequantize(a, aScale, 1));
+  Tensor bd = Tensor::from(b.shape(), samples::dequantize(b, bScale, kScaleBlock));
   std::vector<float> cRef(static_cast<size_t>(s.m * s.n));
   onednnSgemm(s, floats(ad), floats(bd), cRef.data());
   settle();
@@ -275,7 +272,7 @@ bool scaledFp8Case(const GemmShape& s, int threads, double ourF32) {
   double rate = gflops(s.flops(), medianSeconds([&] {
     onCpu(samples::scaledGemm(a, aScale, b, bScale, c, cpuRun(), blocks));
   }));
-  double err = maxRelErr(c.values().data(), std::vector<double>(cRef.begin(), cRef.end()));
+  double err = maxRelErr(c.values().data(), cRef);
   const std::string name = fmt::format("gemm_f8e4m3_scaled_{}_t{}", s.name(), threads);
   figure(name + "_gflops", rate, "GFLOP/s");
   ratio(name + "_vs_our_f32", rate / ourF32);

@@ -73,20 +73,13 @@ uint16_t floatToBF16(float f) {
 
 float bf16ToFloat(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
 
-namespace {
-// The bit fields of an 8-bit float and the codes (sign bit clear) at its ends.
-struct F8Format {
-  int mantissaBits, bias;
-  uint32_t largestFinite, overflow, nan;  // overflow: what a value past the largest becomes
-};
-F8Format f8Format(DType t) {
+Float8Format float8Format(DType t) {
   if (t == DType::f8e4m3) return {3, 7, 0x7e, 0x7f, 0x7f};
   return {2, 15, 0x7b, 0x7c, 0x7e};
 }
-}  // namespace
 
-uint8_t floatToF8(DType t, float f, bool saturate) {
-  const F8Format fmt = f8Format(t);
+uint8_t floatToF8(DType t, float f) {
+  const Float8Format fmt = float8Format(t);
   uint32_t x = std::bit_cast<uint32_t>(f);
   uint32_t sign = (x >> 24) & 0x80u, absx = x & 0x7fffffffu;
   if (absx > 0x7f800000u) return static_cast<uint8_t>(sign | fmt.nan);
@@ -101,12 +94,12 @@ uint8_t floatToF8(DType t, float f, bool saturate) {
     uint32_t rounded = absx + (1u << (shift - 1)) - 1 + ((absx >> shift) & 1u);
     code = (rounded >> shift) - (static_cast<uint32_t>(127 - fmt.bias) << fmt.mantissaBits);
   }
-  if (code > fmt.largestFinite) code = saturate ? fmt.largestFinite : fmt.overflow;
+  if (code > fmt.largestFinite) code = fmt.overflow;
   return static_cast<uint8_t>(sign | code);
 }
 
 float f8ToFloat(DType t, uint8_t bits) {
-  const F8Format fmt = f8Format(t);
+  const Float8Format fmt = float8Format(t);
   uint32_t magnitude = bits & 0x7fu;
   uint32_t exponent = magnitude >> fmt.mantissaBits, mantissa = magnitude & ((1u << fmt.mantissaBits) - 1);
   float v;

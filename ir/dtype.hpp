@@ -26,10 +26,16 @@ uint16_t floatToHalf(float f);
 float halfToFloat(uint16_t h);
 uint16_t floatToBF16(float f);
 float bf16ToFloat(uint16_t b);
-// A float rounded to nearest even into the 8-bit float t. Past its largest finite value (infinities
-// too) it gives that value with `saturate`, else NaN for f8e4m3 and infinity for f8e5m2, as OCP's
-// non-saturating conversion does. NaN stays NaN.
-uint8_t floatToF8(DType t, float f, bool saturate = false);
+// An 8-bit float's fields and the codes (sign bit clear) at its ends; `overflow` is what a value
+// past the largest finite one becomes (NaN for f8e4m3, infinity for f8e5m2).
+struct Float8Format {
+  int mantissaBits, bias;
+  uint32_t largestFinite, overflow, nan;
+};
+Float8Format float8Format(DType t);  // t is f8e4m3 or f8e5m2
+// A float rounded to nearest even into the 8-bit float t; past its largest finite value (infinities
+// too) as OCP's non-saturating conversion does. NaN stays NaN.
+uint8_t floatToF8(DType t, float f);
 float f8ToFloat(DType t, uint8_t bits);
 
 // Rounds a float64 value to the nearest value representable in `t` (RNE),

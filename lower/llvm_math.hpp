@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "lower/math/accurate_math.hpp"
+#include "lower/math/float8.hpp"
 
 namespace tj::math {
 
@@ -93,5 +94,18 @@ class LlvmMath final : public MathEmitter {
   unsigned lanes_;
   std::vector<llvm::Value*> values_;
 };
+
+// lower/math/float8 on LLVM values: the f32 of 8-bit float codes (i8, or a vector of them), and
+// the codes of f32s.
+inline llvm::Value* float8ToF32(llvm::IRBuilder<>& b, DType t, llvm::Value* code) {
+  auto* vec = llvm::dyn_cast<llvm::FixedVectorType>(code->getType());
+  LlvmMath e(b, false, vec ? vec->getNumElements() : 0);
+  return e.get(float8ToF32(e, t, e.put(b.CreateZExt(code, code->getType()->getWithNewType(b.getInt32Ty())))));
+}
+inline llvm::Value* f32ToFloat8(llvm::IRBuilder<>& b, DType t, llvm::Value* f) {
+  auto* vec = llvm::dyn_cast<llvm::FixedVectorType>(f->getType());
+  LlvmMath e(b, false, vec ? vec->getNumElements() : 0);
+  return b.CreateTrunc(e.get(f32ToFloat8(e, t, e.put(f))), f->getType()->getWithNewType(b.getInt8Ty()));
+}
 
 }  // namespace tj::math

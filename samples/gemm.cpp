@@ -9,27 +9,16 @@ using namespace tj;
 
 namespace {
 
-// q times its scales (the scale of element (r, c) is scale[r / blockRows, c / kScaleBlock], or
-// scale[0, 0]): the values the scaled product multiplies.
-std::vector<double> dequantize(const Tensor& q, const Tensor& scale, int64_t blockRows) {
-  std::vector<double> v = q.values(), s = scale.values();
-  const int64_t cols = q.dim(1), scaleCols = scale.dim(1);
-  for (int64_t i = 0; i < static_cast<int64_t>(v.size()); ++i)
-    v[i] *= scale.numel() == 1 ? s[0] : s[(i / cols / blockRows) * scaleCols + (i % cols) / samples::kScaleBlock];
-  return v;
-}
-
 // How far a dequantized element may be from the value it quantizes: half an ulp of the 8-bit
 // float (relative 2^-(mantissa + 1)), or half the subnormal step, in units of the scale.
 void checkQuantized(const Tensor& x, const std::vector<double>& dequantized, DType dtype,
                     const Tensor& scale, int64_t blockRows) {
-  const int mantissa = dtype == DType::f8e4m3 ? 3 : 2, bias = dtype == DType::f8e4m3 ? 7 : 15;
-  std::vector<double> v = x.values(), s = scale.values();
+  const Float8Format f = float8Format(dtype);
+  const std::vector<double> v = x.values(), s = samples::elementScales(scale, x.dim(0), x.dim(1), blockRows);
   double worst = 0;
   for (size_t i = 0; i < v.size(); ++i) {
-    int64_t row = static_cast<int64_t>(i) / x.dim(1), col = static_cast<int64_t>(i) % x.dim(1);
-    double sc = scale.numel() == 1 ? s[0] : s[(row / blockRows) * scale.dim(1) + col / samples::kScaleBlock];
-    double bound = std::ldexp(std::fabs(v[i]), -(mantissa + 1)) * (1 + 1e-6) + std::ldexp(sc, -bias - mantissa);
+    double bound = std::ldexp(std::fabs(v[i]), -(f.mantissaBits + 1)) * (1 + 1e-6) +
+                   std::ldexp(s[i], -f.bias - f.mantissaBits);
     worst = std::max(worst, std::fabs(dequantized[i] - v[i]) / bound);
   }
   if (!(worst <= 1.0))
@@ -61,7 +50,7 @@ void scaledGemm(samples::SampleCli& cli, samples::Report& r, DType dtype, int64_
   r.shape = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
   r.work = 2.0 * m * n * k;
   if (!cli.check()) return;
-  std::vector<double> av = dequantize(a, aScale, 1), bv = dequantize(b, bScale, kScaleBlock);
+  std::vector<double> av = samples::dequantize(a, aScale, 1), bv = samples::dequantize(b, bScale, kScaleBlock);
   checkQuantized(a32, av, dtype, aScale, 1);
   checkQuantized(b32, bv, dtype, bScale, kScaleBlock);
   std::vector<double> ref(static_cast<size_t>(m * n), 0.0);

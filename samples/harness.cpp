@@ -3,6 +3,7 @@
 #include <spdlog/fmt/fmt.h>
 
 #include "devices/cpu/cpu_device.hpp"
+#include "samples/kernels.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -106,6 +107,22 @@ std::pair<Tensor, double> quantizePerTensor(const Tensor& x, DType dtype) {
   const double scale = amax > 0 ? static_cast<double>(static_cast<float>(amax / largest)) : 1.0;
   for (double& e : v) e = std::clamp(e / scale, -largest, largest);
   return {Tensor::from(x.shape(), v, dtype), scale};
+}
+
+std::vector<double> elementScales(const Tensor& scale, int64_t rows, int64_t cols, int64_t blockRows) {
+  const std::vector<double> s = scale.values();
+  std::vector<double> out(static_cast<size_t>(rows * cols));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      out[static_cast<size_t>(r * cols + c)] =
+          s.size() == 1 ? s[0] : s[static_cast<size_t>((r / blockRows) * scale.dim(1) + c / kScaleBlock)];
+  return out;
+}
+
+std::vector<double> dequantize(const Tensor& q, const Tensor& scale, int64_t blockRows) {
+  std::vector<double> v = q.values(), s = elementScales(scale, q.dim(0), q.dim(1), blockRows);
+  for (size_t i = 0; i < v.size(); ++i) v[i] *= s[i];
+  return v;
 }
 
 double memcpyGBps(double bytes) {

@@ -358,7 +358,9 @@ std::string mlaLatentAttention(const MlaTensors& t, const Tensor& qAbs, const Te
     Index b = p.id(0), hb = p.id(1), slice = p.id(2);
     Index length = p.index(p.gather(t.seqLens, {b}));
     auto cacheTile = [&](Tile x, const Shape& shape) { return x.reshape(shape).cast(computeType); };
-    auto scaledBy = [&](Tile x, int64_t cache) { return scaled ? x * p.gather(t.cacheScales, {Index(cache)}) : x; };
+    std::vector<Tile> cacheScales;  // read once, outside the loop
+    for (int64_t cache = 0; scaled && cache < 2; ++cache) cacheScales.push_back(p.gather(t.cacheScales, {Index(cache)}));
+    auto scaledBy = [&](Tile x, size_t cache) { return scaled ? x * cacheScales[cache] : x; };
     auto Q = p.read(qAbs, {1, bl.heads, bl.chunk});
     auto C = p.read(t.latentCache, {1, bl.tokens, bl.chunk});
     auto V = p.read(t.latentCache, {1, bl.tokens, bl.split});

@@ -1,7 +1,6 @@
 #include "lower/cpu/codegen_util.hpp"
 
 #include "lower/llvm_math.hpp"
-#include "lower/math/float8.hpp"
 
 namespace tj::cpu {
 
@@ -55,19 +54,6 @@ llvm::Value* roundDoubleToOddFloat(llvm::IRBuilder<>& b, llvm::Value* d) {
   return bitsToFloat(b, b.CreateSelect(nudge, nudged, bits));
 }
 
-// The f32 of an 8-bit float's code (i8, or a vector of them), and back.
-llvm::Value* float8ToF32(llvm::IRBuilder<>& b, llvm::Value* code, DType t) {
-  auto* vec = llvm::dyn_cast<llvm::FixedVectorType>(code->getType());
-  math::LlvmMath e(b, false, vec ? vec->getNumElements() : 0);
-  llvm::Value* wide = b.CreateZExt(code, code->getType()->getWithNewType(b.getInt32Ty()));
-  return e.get(math::float8ToF32(e, t, e.put(wide)));
-}
-llvm::Value* f32ToFloat8(llvm::IRBuilder<>& b, llvm::Value* f, DType t) {
-  auto* vec = llvm::dyn_cast<llvm::FixedVectorType>(f->getType());
-  math::LlvmMath e(b, false, vec ? vec->getNumElements() : 0);
-  return b.CreateTrunc(e.get(math::f32ToFloat8(e, t, e.put(f))), f->getType()->getWithNewType(b.getInt8Ty()));
-}
-
 }  // namespace
 
 llvm::Value* roundToDType(llvm::IRBuilder<>& b, llvm::Value* v, DType t) {
@@ -81,7 +67,7 @@ llvm::Value* roundToDType(llvm::IRBuilder<>& b, llvm::Value* v, DType t) {
     }
     case DType::bf16: return roundFloatToBF16(b, isDouble ? roundDoubleToOddFloat(b, v) : v);
     case DType::f8e4m3: case DType::f8e5m2:
-      return float8ToF32(b, f32ToFloat8(b, isDouble ? roundDoubleToOddFloat(b, v) : v, t), t);
+      return math::float8ToF32(b, t, math::f32ToFloat8(b, t, isDouble ? roundDoubleToOddFloat(b, v) : v));
     default: return v;
   }
 }
@@ -118,7 +104,7 @@ llvm::Value* fromStorage(llvm::IRBuilder<>& b, llvm::Value* v, DType t) {
     llvm::Value* bits = b.CreateShl(wide, llvm::ConstantInt::get(wide->getType(), 16));
     return b.CreateBitCast(bits, ty->getWithNewType(b.getFloatTy()));
   }
-  if (isFloat8(t)) return float8ToF32(b, v, t);
+  if (isFloat8(t)) return math::float8ToF32(b, t, v);
   if (t == DType::boolean) return b.CreateICmpNE(v, llvm::ConstantInt::get(ty, 0));
   return v;
 }
@@ -126,7 +112,7 @@ llvm::Value* fromStorage(llvm::IRBuilder<>& b, llvm::Value* v, DType t) {
 llvm::Value* toStorage(llvm::IRBuilder<>& b, llvm::Value* v, DType t) {
   if (t == DType::f16) return b.CreateFPTrunc(v, b.getHalfTy());  // exact: v is already rounded
   if (t == DType::bf16) return b.CreateTrunc(b.CreateLShr(b.CreateBitCast(v, b.getInt32Ty()), 16), b.getInt16Ty());
-  if (isFloat8(t)) return f32ToFloat8(b, v, t);  // exact: v is already rounded
+  if (isFloat8(t)) return math::f32ToFloat8(b, t, v);  // exact: v is already rounded
   if (t == DType::boolean) return b.CreateZExt(v, b.getInt8Ty());
   return v;
 }

@@ -20,7 +20,6 @@
 #include "lower/llvm_atomic.hpp"
 #include "lower/llvm_dtype.hpp"
 #include "lower/llvm_math.hpp"
-#include "lower/math/float8.hpp"
 #include "lower/math/accurate_math.hpp"
 
 namespace tj::llvmgpu {
@@ -111,18 +110,14 @@ class Printer {
   Value* toMemory(DType t, Value* v) {
     if (t == DType::boolean) return b_.CreateZExt(v, b_.getInt8Ty());
     if (t == DType::bf16) return b_.CreateTrunc(b_.CreateLShr(b_.CreateBitCast(v, b_.getInt32Ty()), 16), b_.getInt16Ty());
-    if (isFloat8(t)) {
-      LlvmMath e(b_, false);
-      return b_.CreateTrunc(e.get(math::f32ToFloat8(e, t, e.put(v))), b_.getInt8Ty());
-    }
+    if (isFloat8(t)) return math::f32ToFloat8(b_, t, v);
     return v;
   }
   Value* fromMemory(DType t, Value* v) {
     if (t == DType::boolean) return b_.CreateICmpNE(v, b_.getInt8(0));
     if (t == DType::bf16) return b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(v, b_.getInt32Ty()), 16), b_.getFloatTy());
     if (isFloat8(t)) {
-      LlvmMath e(b_, false);
-      Value* decoded = e.get(math::float8ToF32(e, t, e.put(b_.CreateZExt(v, b_.getInt32Ty()))));
+      Value* decoded = math::float8ToF32(b_, t, v);
       float8Codes_[decoded] = v;
       return decoded;
     }

@@ -5,20 +5,8 @@
 
 namespace tj::math {
 
-namespace {
-// As ir/dtype.cpp's F8Format: the fields and the codes (sign bit clear) at the format's ends.
-struct Format {
-  int mantissaBits, bias;
-  int32_t largestFinite, overflow, nan;
-};
-Format format(DType t) {
-  if (t == DType::f8e4m3) return {3, 7, 0x7e, 0x7f, 0x7f};
-  return {2, 15, 0x7b, 0x7c, 0x7e};
-}
-}  // namespace
-
 MathValue float8ToF32(MathEmitter& e, DType t, MathValue code) {
-  const Format f = format(t);
+  const Float8Format f = float8Format(t);
   MathValue magnitude = e.iand(code, e.ci(0x7f));
   MathValue exponent = e.shr(magnitude, f.mantissaBits);
   MathValue mantissa = e.iand(magnitude, e.ci((1 << f.mantissaBits) - 1));
@@ -29,7 +17,7 @@ MathValue float8ToF32(MathEmitter& e, DType t, MathValue code) {
   MathValue v = e.sel(e.ieq(exponent, e.ci(0)), subnormal, normal);
   const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
   if (t == DType::f8e4m3) {
-    v = e.sel(e.ieq(magnitude, e.ci(f.nan)), e.c(nan), v);
+    v = e.sel(e.ieq(magnitude, e.ci(int32_t(f.nan))), e.c(nan), v);
   } else {
     MathValue special = e.sel(e.ieq(mantissa, e.ci(0)), e.c(inf), e.c(nan));
     v = e.sel(e.ieq(exponent, e.ci(31)), special, v);
@@ -38,7 +26,7 @@ MathValue float8ToF32(MathEmitter& e, DType t, MathValue code) {
 }
 
 MathValue f32ToFloat8(MathEmitter& e, DType t, MathValue x) {
-  const Format f = format(t);
+  const Float8Format f = float8Format(t);
   const int shift = 23 - f.mantissaBits;
   MathValue bits = e.floatToBits(x);
   MathValue sign = e.iand(e.shr(bits, 24), e.ci(0x80));
@@ -53,8 +41,8 @@ MathValue f32ToFloat8(MathEmitter& e, DType t, MathValue x) {
   MathValue steps = e.min(e.mul(e.abs(x), e.c(std::ldexp(1.0, f.bias - 1 + f.mantissaBits))), e.c(256.0));
   MathValue subnormal = e.toInt(e.roundEven(steps));
   MathValue code = e.isel(e.ilt(absBits, e.ci((128 - f.bias) << 23)), subnormal, normal);
-  code = e.isel(e.ilt(e.ci(f.largestFinite), code), e.ci(f.overflow), code);
-  code = e.isel(e.isNan(x), e.ci(f.nan), code);
+  code = e.isel(e.ilt(e.ci(int32_t(f.largestFinite)), code), e.ci(int32_t(f.overflow)), code);
+  code = e.isel(e.isNan(x), e.ci(int32_t(f.nan)), code);
   return e.iadd(code, sign);
 }
 

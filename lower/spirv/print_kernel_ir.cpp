@@ -340,7 +340,8 @@ class Printer {
   }
 
   // Integers of 16 bits or more to f16/bf16/f8 through an f32 rounded to odd. 8 bits are exact in
-  // every float type (in the f32 holding a bf16 too), and f32 and f64 targets round once.
+  // every float type but the 8-bit ones (in the f32 holding a bf16 too), and f32 and f64 targets
+  // round once.
   Id intToFloat(Id x, DType from, DType to) {
     if (isFloat8(to))  // 8 bits are exact in an f32, wider integers rounded to odd
       return roundFloat8(to, dtypeBytes(from) == 1 ? intToFloat(x, from, DType::f32) : intToOddF32(x, from));
