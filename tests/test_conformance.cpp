@@ -982,6 +982,41 @@ TEST_CASE("conformance: reductions along each axis of an odd tile, with NaN insi
           }
 }
 
+// Rows long enough for the CPU's vector loops, which compute max and min without NaN or
+// signed-zero checks and recover both afterwards: a NaN in the vector part and in the
+// remainder, maxima and minima of +0 among -0s, infinities, and rows of one value.
+TEST_CASE("conformance: max and min over long rows keep NaN and the sign of zero") {
+  const int64_t rows = 8, cols = 1001;
+  for (DType t : {f32, f16, bf16, f64}) {
+    Tensor x = sample({rows, cols}, t, 82);
+    auto set = [&](int64_t r, int64_t c, double v) { ref::setElement(x, r * cols + c, v); };
+    for (int64_t c = 0; c < cols; ++c) {
+      set(2, c, c == 700 ? 0.0 : -0.0);  // max +0, min -0
+      set(3, c, c == 13 ? -0.0 : 0.0);   // max +0, min -0
+      set(4, c, -ref::inf());
+      set(5, c, c % 2 ? -0.0 : -1.0);  // max -0
+    }
+    set(0, 37, ref::nan());
+    set(1, cols - 1, ref::nan());
+    set(6, 500, ref::inf()), set(6, 501, -ref::inf());
+    for (const ReduceCase& op : kReductions) {
+      if (std::string_view(op.name) != "max" && std::string_view(op.name) != "min") continue;
+      for (const std::string& device : conformanceDevices()) {
+        INFO(device, ": ", op.name, " of ", dtypeName(t), "[8, 1001] along its rows");
+        Tensor out = poisoned({rows}, t);
+        launch(device, op.name, {1}, [&](Program& p) { p.write(out, {rows}).put(op.apply(p.read(x, {rows, cols}).at({0, 0}), 1, false), {0}); });
+        Expect e;
+        for (int64_t r = 0; r < rows; ++r) {
+          std::vector<Num> lane;
+          for (int64_t c = 0; c < cols; ++c) lane.push_back(ref::element(x, r * cols + c));
+          e.want.push_back(op.ref(t, lane));
+        }
+        checkElements(out, e);
+      }
+    }
+  }
+}
+
 // ---- Shape ops
 
 struct ShapeCase {

@@ -75,25 +75,31 @@ llvm::Value* roundToDType(llvm::IRBuilder<>& b, llvm::Value* v, DType t) {
 llvm::Value* emitFastExpF32(llvm::IRBuilder<>& b, llvm::Value* x) {
   auto f = [&](double v) { return llvm::ConstantFP::get(b.getFloatTy(), v); };
   auto i = [&](int v) { return b.getInt32(static_cast<uint32_t>(v)); };
-  // Beyond [-110, 90] the result is 0 or inf anyway; clamping keeps 2^n representable.
-  llvm::Value* clamped = b.CreateBinaryIntrinsic(llvm::Intrinsic::minnum,
-                                                 b.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, x, f(-110.0)), f(90.0));
-  llvm::Value* n = b.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, b.CreateFMul(clamped, f(1.44269504088896341)));
+  auto fma = [&](llvm::Value* p, llvm::Value* q, llvm::Value* r) {
+    return b.CreateIntrinsic(llvm::Intrinsic::fma, {b.getFloatTy()}, {p, q, r});
+  };
+  // Beyond [-110, 90] the result is 0 or inf anyway; clamping keeps 2^n representable. A
+  // compare and select (one vmaxps/vminps each) lets a NaN through, and the steps below keep it.
+  llvm::Value* clamped = b.CreateSelect(b.CreateFCmpOLT(x, f(-110.0)), f(-110.0), x);
+  clamped = b.CreateSelect(b.CreateFCmpOGT(clamped, f(90.0)), f(90.0), clamped);
+  // n = round(x log2 e): adding 1.5 * 2^23, whose ulp is 1, rounds to an integer and leaves
+  // it in the sum's low bits, so no round or convert instruction is needed.
+  const double shifter = 12582912.0;
+  llvm::Value* shifted = fma(clamped, f(1.44269504088896341), f(shifter));
+  llvm::Value* n = b.CreateFSub(shifted, f(shifter));
+  llvm::Value* ni = b.CreateSub(b.CreateBitCast(shifted, b.getInt32Ty()), i(0x4B400000));
   // r = x - n ln2, with ln2 split so n * ln2Hi is exact.
-  llvm::Value* r = b.CreateIntrinsic(llvm::Intrinsic::fma, {b.getFloatTy()}, {n, f(-0.693359375), clamped});
-  r = b.CreateIntrinsic(llvm::Intrinsic::fma, {b.getFloatTy()}, {n, f(2.12194440e-4), r});
+  llvm::Value* r = fma(n, f(-0.693359375), clamped);
+  r = fma(n, f(2.12194440e-4), r);
   llvm::Value* p = f(1.9875691500e-4);
   for (double c : {1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1})
-    p = b.CreateIntrinsic(llvm::Intrinsic::fma, {b.getFloatTy()}, {p, r, f(c)});
-  llvm::Value* r2 = b.CreateFMul(r, r);
-  p = b.CreateFAdd(b.CreateIntrinsic(llvm::Intrinsic::fma, {b.getFloatTy()}, {p, r2, r}), f(1.0));
-  // p * 2^n in two exact halves, so subnormal results round once.
-  llvm::Value* ni = b.CreateFPToSI(n, b.getInt32Ty());
+    p = fma(p, r, f(c));
+  p = b.CreateFAdd(fma(p, b.CreateFMul(r, r), r), f(1.0));
+  // p * 2^n in two exact halves, so subnormal results round once (and a NaN p stays NaN).
   llvm::Value* half1 = b.CreateAShr(ni, i(1));
   llvm::Value* half2 = b.CreateSub(ni, half1);
   auto pow2 = [&](llvm::Value* e) { return b.CreateBitCast(b.CreateShl(b.CreateAdd(e, i(127)), i(23)), b.getFloatTy()); };
-  llvm::Value* result = b.CreateFMul(b.CreateFMul(p, pow2(half1)), pow2(half2));
-  return b.CreateSelect(b.CreateFCmpUNO(x, x), x, result);
+  return b.CreateFMul(b.CreateFMul(p, pow2(half1)), pow2(half2));
 }
 
 llvm::Value* fromStorage(llvm::IRBuilder<>& b, llvm::Value* v, DType t) {

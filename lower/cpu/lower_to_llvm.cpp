@@ -118,6 +118,8 @@ class KernelLowering {
   void lowerSort(const ir::Op& op);
   void lowerHistogram(const ir::Op& op);
   llvm::Value* sortsBefore(const ir::Op& op, llvm::Value* a, llvm::Value* b);
+  llvm::Value* floatExtremum(OpCode code, const std::function<llvm::Value*(llvm::Value*)>& at, int64_t length,
+                             llvm::Value* accSlot);
   llvm::StructType* faultsType();
   void lowerDot(const ir::Op& op);
   bool emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType accType);
@@ -680,6 +682,17 @@ void KernelLowering::lowerDot(const ir::Op& op) {
   buffers_[r] = out;
 }
 
+// The value a sum, max or min leaves every element unchanged by (-0.0 for float sums, so a
+// sum of -0.0s stays -0.0).
+llvm::Value* reductionIdentity(OpCode code, DType t, llvm::Type* type) {
+  if (code == OpCode::reduce_sum) return isFloat(t) ? llvm::ConstantFP::getNegativeZero(type) : llvm::ConstantInt::get(type, 0);
+  bool isMax = code == OpCode::reduce_max;
+  if (isFloat(t)) return llvm::ConstantFP::getInfinity(type, isMax);
+  unsigned bits = type->getIntegerBitWidth();
+  if (isUnsigned(t) || bits == 1) return llvm::ConstantInt::get(type, isMax ? llvm::APInt::getMinValue(bits) : llvm::APInt::getMaxValue(bits));
+  return llvm::ConstantInt::get(type, isMax ? llvm::APInt::getSignedMinValue(bits) : llvm::APInt::getSignedMaxValue(bits));
+}
+
 void KernelLowering::lowerReduction(const ir::Op& op) {
   ValueId x = op.operands[0], r = op.results[0];
   const ir::Type& xt = type(x);
@@ -701,9 +714,10 @@ void KernelLowering::lowerReduction(const ir::Op& op) {
       idx.insert(idx.begin() + static_cast<std::ptrdiff_t>(axis), k);
       return element(x, idx);
     };
-    b_.CreateStore(at(i64(0)), accSlot);
-    b_.CreateStore(i64(0), argSlot);
-    emitLoop(b_, i64(1), i64(xt.shape[axis]), [&](llvm::Value* k) {
+    // Other reductions start from their identity so the loop covers the whole axis: a trip
+    // count of the axis length leaves no scalar remainder when it is a multiple of the vector.
+    llvm::Value* value = nullptr;
+    auto step = [&](llvm::Value* k) {
       llvm::Value* v = at(k);
       llvm::Value* best = b_.CreateLoad(accTy, accSlot);
       if (isArg) {
@@ -719,22 +733,28 @@ void KernelLowering::lowerReduction(const ir::Op& op) {
       llvm::Value* next = nullptr;
       bool isF = isFloat(xt.dtype);
       switch (op.code) {
-        case OpCode::reduce_sum: {
+        case OpCode::reduce_sum:
           next = isF ? b_.CreateFAdd(best, v) : b_.CreateAdd(best, v);
           if (isF) llvm::cast<llvm::Instruction>(next)->setHasAllowReassoc(true);
           break;
-        }
         case OpCode::reduce_max:
-          next = isF ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, best, v) : b_.CreateBinaryIntrinsic(intMax(xt.dtype), best, v);
+          next = b_.CreateBinaryIntrinsic(intMax(xt.dtype), best, v);
           break;
         default:
-          next = isF ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::minimum, best, v) : b_.CreateBinaryIntrinsic(intMin(xt.dtype), best, v);
+          next = b_.CreateBinaryIntrinsic(intMin(xt.dtype), best, v);
           break;
       }
       b_.CreateStore(next, accSlot);
-    });
-    llvm::Value* value = isArg ? b_.CreateTrunc(b_.CreateLoad(b_.getInt64Ty(), argSlot), b_.getInt32Ty())
-                               : b_.CreateLoad(accTy, accSlot);
+    };
+    if (isFloat(xt.dtype) && !isArg && op.code != OpCode::reduce_sum) {
+      value = floatExtremum(op.code, at, xt.shape[axis], accSlot);
+    } else {
+      b_.CreateStore(isArg ? at(i64(0)) : reductionIdentity(op.code, xt.dtype, accTy), accSlot);
+      b_.CreateStore(i64(0), argSlot);
+      emitLoop(b_, i64(isArg ? 1 : 0), i64(xt.shape[axis]), step);
+      value = isArg ? b_.CreateTrunc(b_.CreateLoad(b_.getInt64Ty(), argSlot), b_.getInt32Ty())
+                    : b_.CreateLoad(accTy, accSlot);
+    }
     if (op.code == OpCode::reduce_sum && isFloat(xt.dtype)) value = roundToDType(b_, value, rt.dtype);
     if (out) storeToBuffer(out, rt, outIdx, value);
     else result = value;
@@ -746,6 +766,39 @@ void KernelLowering::lowerReduction(const ir::Op& op) {
     emitNest(rt.shape, {x}, reduceLane);
     buffers_[r] = out;
   }
+}
+
+// A float max or min with maximum/minimum's meaning (NaN wins; +0 > -0), fast: the loop takes
+// maxnum/minnum with no-NaN and no-signed-zero flags (a plain vmaxps that vectorizes, where
+// maximum costs three blends per vector) and ORs isnan(x) on the side. Only a zero result,
+// whose sign those flags leave open, is recomputed exactly.
+llvm::Value* KernelLowering::floatExtremum(OpCode code, const std::function<llvm::Value*(llvm::Value*)>& at,
+                                           int64_t length, llvm::Value* accSlot) {
+  bool isMax = code == OpCode::reduce_max;
+  llvm::Type* ty = llvm::cast<llvm::AllocaInst>(accSlot)->getAllocatedType();
+  llvm::IRBuilder<> entry(allocaBlock_, allocaBlock_->begin());
+  llvm::Value* nanSlot = entry.CreateAlloca(b_.getInt1Ty());
+  auto reduce = [&](llvm::Intrinsic::ID fn, bool fast) {
+    b_.CreateStore(reductionIdentity(code, DType::f32, ty), accSlot);
+    emitLoop(b_, i64(0), i64(length), [&](llvm::Value* k) {
+      llvm::Value* v = at(k);
+      llvm::Value* next = b_.CreateBinaryIntrinsic(fn, b_.CreateLoad(ty, accSlot), v);
+      if (fast) {
+        auto* call = llvm::cast<llvm::Instruction>(next);
+        call->setHasNoNaNs(true);
+        call->setHasNoSignedZeros(true);
+        b_.CreateStore(b_.CreateOr(b_.CreateLoad(b_.getInt1Ty(), nanSlot), b_.CreateFCmpUNO(v, v)), nanSlot);
+      }
+      b_.CreateStore(next, accSlot);
+    });
+  };
+  b_.CreateStore(b_.getFalse(), nanSlot);
+  reduce(isMax ? llvm::Intrinsic::maxnum : llvm::Intrinsic::minnum, true);
+  llvm::Value* sawNaN = b_.CreateLoad(b_.getInt1Ty(), nanSlot);
+  // A logical and: with a NaN seen the fast result is poison and must not reach a branch.
+  llvm::Value* zero = b_.CreateLogicalAnd(b_.CreateNot(sawNaN), b_.CreateFCmpOEQ(b_.CreateLoad(ty, accSlot), llvm::ConstantFP::get(ty, 0.0)));
+  emitIf(b_, zero, [&] { reduce(isMax ? llvm::Intrinsic::maximum : llvm::Intrinsic::minimum, false); });
+  return b_.CreateSelect(sawNaN, llvm::ConstantFP::getNaN(ty), b_.CreateLoad(ty, accSlot));
 }
 
 // A register-blocked product in f32 (or i32 for i8 operands): C is cut into rows x (vectors * lanes)
