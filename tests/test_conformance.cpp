@@ -1017,6 +1017,38 @@ TEST_CASE("conformance: max and min over long rows keep NaN and the sign of zero
   }
 }
 
+// Column masks against a row length known only at run time, in each form the CPU's fast path
+// recognizes (`iota < n`, `<=`, and mirrored), for n below, at and past the block's width.
+TEST_CASE("conformance: column masks against a run-time length, below, at and past the block") {
+  const int64_t rows = 3, block = 64;
+  for (int64_t cols : {int64_t{1}, block - 1, block, block + 1, int64_t{200}}) {
+    Tensor x = sample({rows, cols}, f32, 83);
+    for (const std::string& device : conformanceDevices()) {
+      INFO(device, ": masks of a [", rows, ", ", block, "] block over rows of ", cols);
+      Tensor lt = poisoned({rows, block}, f32), le = poisoned({rows, block}, f32);
+      Tensor gt = poisoned({rows, block}, f32), ge = poisoned({rows, block}, f32);
+      Tensor ones = poisoned({rows, block}, f32);  // a mask alone, with no load to guard the nest
+      launch(device, "column_masks", {1}, [&](Program& p) {
+        auto X = p.read(x, {rows, block});
+        Tile t = X.at({0, 0}), col = p.iota({rows, block}, 1);
+        Index n = X.size(1);
+        p.write(lt, {rows, block}).put(where(col < n, t, -1.0), {0, 0});
+        p.write(le, {rows, block}).put(where(col <= n - 1, t, -2.0), {0, 0});
+        p.write(gt, {rows, block}).put(where(n > col, t, -3.0), {0, 0});
+        p.write(ge, {rows, block}).put(where(n - 1 >= col, t, -4.0), {0, 0});
+        p.write(ones, {rows, block}).put(where(col < n, 1.0, -5.0), {0, 0});
+      });
+      for (auto [out, fill] : {std::pair{&lt, -1.0}, {&le, -2.0}, {&gt, -3.0}, {&ge, -4.0}, {&ones, -5.0}}) {
+        Expect e;
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t c = 0; c < block; ++c)
+            e.want.push_back(c >= cols ? Num(fill) : out == &ones ? Num(1.0) : ref::element(x, r * cols + c));
+        checkElements(*out, e);
+      }
+    }
+  }
+}
+
 // ---- Shape ops
 
 struct ShapeCase {

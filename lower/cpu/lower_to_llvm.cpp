@@ -176,8 +176,14 @@ class KernelLowering {
                 const std::function<void(const Indices&)>& body);
   void emitNestLevels(const ir::Shape& shape, size_t level, Indices& idx,
                       const std::function<void(const Indices&)>& body);
-  void collectLoads(ValueId v, std::vector<const ir::Op*>& loads, std::set<ValueId>& seen) const;
-  llvm::Value* fastPathCondition(const std::vector<const ir::Op*>& loads);
+  // What a nest's fast path assumes: its loads' blocks lie inside their tensors, and its
+  // column masks `iota < n` are all true.
+  struct FastPathFacts {
+    std::vector<const ir::Op*> loads, masks;
+  };
+  void collectFacts(ValueId v, FastPathFacts& facts, std::set<ValueId>& seen) const;
+  const ir::Op* maskBound(const ir::Op& cmp, bool& inclusive) const;
+  llvm::Value* fastPathCondition(const FastPathFacts& facts);
   llvm::Value* blockInside(int64_t tensor, const Indices& firsts, const ir::Shape& block);
   llvm::Value* strideOf(int64_t tensor, size_t d, bool unitInner);
   llvm::Value* inBounds(int64_t tensor, const Indices& coords);
@@ -210,6 +216,7 @@ class KernelLowering {
   llvm::CallInst* heap_ = nullptr;
   int64_t stackBytes_ = 0, heapBytes_ = 0;
   bool fastPath_ = false;  // inside the copy of a nest whose loads are in bounds with unit innermost stride
+  std::set<const ir::Op*> trueMasks_;  // the masks the current fast path knows to be all true
 };
 
 // ---------------------------------------------------------------- entry
@@ -984,6 +991,7 @@ void KernelLowering::emitPairStep(const ir::Op& op, const MicroTile& tile, llvm:
 
 llvm::Value* KernelLowering::element(ValueId v, const Indices& idx) {
   if (buffers_[v]) return bufferElement(buffers_[v], type(v), idx);
+  if (trueMasks_.count(info_.def[v])) return b_.getTrue();
   if (type(v).isScalar()) {
     if (!scalars_[v]) throw Error("lower/cpu: value %" + std::to_string(v) + " used before it was computed");
     return scalars_[v];
@@ -1462,12 +1470,32 @@ void KernelLowering::materialize(ValueId v, llvm::Value* buffer) {
   emitNest(t.shape, {v}, [&](const Indices& idx) { storeToBuffer(buffer, t, idx, element(v, idx)); });
 }
 
-void KernelLowering::collectLoads(ValueId v, std::vector<const ir::Op*>& loads, std::set<ValueId>& seen) const {
+void KernelLowering::collectFacts(ValueId v, FastPathFacts& facts, std::set<ValueId>& seen) const {
   if (buffers_[v] || type(v).isScalar() || !seen.insert(v).second) return;
   const ir::Op* op = info_.def[v];
   if (!op || !isFusable(op->code)) return;
-  if (op->code == OpCode::load) loads.push_back(op);
-  for (ValueId o : op->operands) collectLoads(o, loads, seen);
+  bool inclusive = false;
+  if (op->code == OpCode::load) facts.loads.push_back(op);
+  if (op->code == OpCode::cmp && maskBound(*op, inclusive)) facts.masks.push_back(op);
+  for (ValueId o : op->operands) collectFacts(o, facts, seen);
+}
+
+// For a mask `iota < n` (`<=`, or the mirrored `n > iota`, `n >= iota`) along an axis, with n
+// one value broadcast: the op defining n's single element, and whether the bound is inclusive.
+// Null for any other compare.
+const ir::Op* KernelLowering::maskBound(const ir::Op& cmp, bool& inclusive) const {
+  const std::string& pred = cmp.stringAttr("pred");
+  bool mirrored = pred == "gt" || pred == "ge";
+  if (!mirrored && pred != "lt" && pred != "le") return nullptr;
+  const ir::Op* iota = info_.def[cmp.operands[mirrored ? 1 : 0]];
+  ValueId bound = cmp.operands[mirrored ? 0 : 1];
+  if (!iota || iota->code != OpCode::iota) return nullptr;
+  for (const ir::Op* op = info_.def[bound]; op && (op->code == OpCode::broadcast || op->code == OpCode::reshape);
+       op = info_.def[bound])
+    bound = op->operands[0];
+  if (!type(bound).isScalar() || !info_.def[bound]) return nullptr;
+  inclusive = pred == "le" || pred == "ge";
+  return info_.def[bound];
 }
 
 // Whether the block of `tensor` starting at `firsts` lies wholly inside it and
@@ -1488,9 +1516,17 @@ llvm::Value* KernelLowering::strideOf(int64_t tensor, size_t d, bool unitInner) 
   return unitInner && d + 1 == t.strides.size() ? i64(1) : t.strides[d];
 }
 
-llvm::Value* KernelLowering::fastPathCondition(const std::vector<const ir::Op*>& loads) {
+llvm::Value* KernelLowering::fastPathCondition(const FastPathFacts& facts) {
   llvm::Value* all = b_.getTrue();
-  for (const ir::Op* load : loads) {
+  for (const ir::Op* mask : facts.masks) {
+    bool inclusive = false;
+    const ir::Op* bound = maskBound(*mask, inclusive);
+    const ir::Op& iota = *info_.def[mask->operands[mask->stringAttr("pred")[0] == 'g' ? 1 : 0]];
+    int64_t extent = type(iota.results[0]).shape[static_cast<size_t>(iota.intAttr("axis"))];
+    llvm::Value* n = element(bound->results[0], {});
+    all = b_.CreateAnd(all, b_.CreateICmpSGE(n, llvm::ConstantInt::get(n->getType(), extent - (inclusive ? 1 : 0))));
+  }
+  for (const ir::Op* load : facts.loads) {
     const ir::Shape& block = type(load->results[0]).shape;
     Indices firsts;
     for (size_t d = 0; d < block.size(); ++d) firsts.push_back(element(load->operands[d], {}));
@@ -1500,23 +1536,30 @@ llvm::Value* KernelLowering::fastPathCondition(const std::vector<const ir::Op*>&
 }
 
 // A loop nest over `shape`. When the fused expressions of `roots` read
-// tensors, the nest is emitted twice: without masks and with a unit innermost
-// stride for blocks wholly inside row-major-like tensors, and generically
+// tensors or mask columns (`iota < n`), the nest is emitted twice: a fast copy
+// without masks and with a unit innermost stride, for blocks wholly inside
+// row-major-like tensors and bounds n that cover the block, and generically
 // (per-element masks, any strides) otherwise.
 void KernelLowering::emitNest(const ir::Shape& shape, const std::vector<ValueId>& roots,
                               const std::function<void(const Indices&)>& body) {
-  std::vector<const ir::Op*> loads;
+  FastPathFacts facts;
   std::set<ValueId> seen;
-  for (ValueId r : roots) collectLoads(r, loads, seen);
+  for (ValueId r : roots) collectFacts(r, facts, seen);
+  if (fastPath_) facts.loads.clear();  // an enclosing fast path covers them
+  std::erase_if(facts.masks, [&](const ir::Op* m) { return trueMasks_.count(m) > 0; });
   Indices idx;
-  if (loads.empty() || fastPath_) {
+  if (facts.loads.empty() && facts.masks.empty()) {
     emitNestLevels(shape, 0, idx, body);
     return;
   }
-  emitIf(b_, fastPathCondition(loads), [&] {
-    fastPath_ = true;
+  emitIf(b_, fastPathCondition(facts), [&] {
+    bool outerFastPath = fastPath_;
+    std::set<const ir::Op*> outerMasks = trueMasks_;
+    fastPath_ = fastPath_ || !facts.loads.empty();
+    trueMasks_.insert(facts.masks.begin(), facts.masks.end());
     emitNestLevels(shape, 0, idx, body);
-    fastPath_ = false;
+    fastPath_ = outerFastPath;
+    trueMasks_ = std::move(outerMasks);
   }, [&] { emitNestLevels(shape, 0, idx, body); });
 }
 
