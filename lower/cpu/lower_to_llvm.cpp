@@ -7,6 +7,7 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <optional>
 #include <set>
 
 #include "lower/cpu/abi.hpp"
@@ -118,8 +119,8 @@ class KernelLowering {
   void lowerSort(const ir::Op& op);
   void lowerHistogram(const ir::Op& op);
   llvm::Value* sortsBefore(const ir::Op& op, llvm::Value* a, llvm::Value* b);
-  llvm::Value* floatExtremum(OpCode code, const std::function<llvm::Value*(llvm::Value*)>& at, int64_t length,
-                             llvm::Value* accSlot);
+  llvm::Value* floatExtremum(OpCode code, DType t, const std::function<llvm::Value*(llvm::Value*)>& at,
+                             int64_t length, llvm::Value* accSlot);
   llvm::StructType* faultsType();
   void lowerDot(const ir::Op& op);
   bool emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType accType);
@@ -181,8 +182,15 @@ class KernelLowering {
   struct FastPathFacts {
     std::vector<const ir::Op*> loads, masks;
   };
+  // A column mask `iota < n`: the iota, the op defining n's one element, and the largest
+  // iota value n admits is n - 1 (or n, for <=).
+  struct ColumnMask {
+    const ir::Op* iota = nullptr;
+    const ir::Op* bound = nullptr;
+    bool inclusive = false;
+  };
   void collectFacts(ValueId v, FastPathFacts& facts, std::set<ValueId>& seen) const;
-  const ir::Op* maskBound(const ir::Op& cmp, bool& inclusive) const;
+  std::optional<ColumnMask> columnMask(const ir::Op& cmp) const;
   llvm::Value* fastPathCondition(const FastPathFacts& facts);
   llvm::Value* blockInside(int64_t tensor, const Indices& firsts, const ir::Shape& block);
   llvm::Value* strideOf(int64_t tensor, size_t d, bool unitInner);
@@ -754,7 +762,7 @@ void KernelLowering::lowerReduction(const ir::Op& op) {
       b_.CreateStore(next, accSlot);
     };
     if (isFloat(xt.dtype) && !isArg && op.code != OpCode::reduce_sum) {
-      value = floatExtremum(op.code, at, xt.shape[axis], accSlot);
+      value = floatExtremum(op.code, xt.dtype, at, xt.shape[axis], accSlot);
     } else {
       b_.CreateStore(isArg ? at(i64(0)) : reductionIdentity(op.code, xt.dtype, accTy), accSlot);
       b_.CreateStore(i64(0), argSlot);
@@ -779,14 +787,14 @@ void KernelLowering::lowerReduction(const ir::Op& op) {
 // maxnum/minnum with no-NaN and no-signed-zero flags (a plain vmaxps that vectorizes, where
 // maximum costs three blends per vector) and ORs isnan(x) on the side. Only a zero result,
 // whose sign those flags leave open, is recomputed exactly.
-llvm::Value* KernelLowering::floatExtremum(OpCode code, const std::function<llvm::Value*(llvm::Value*)>& at,
+llvm::Value* KernelLowering::floatExtremum(OpCode code, DType t, const std::function<llvm::Value*(llvm::Value*)>& at,
                                            int64_t length, llvm::Value* accSlot) {
   bool isMax = code == OpCode::reduce_max;
   llvm::Type* ty = llvm::cast<llvm::AllocaInst>(accSlot)->getAllocatedType();
   llvm::IRBuilder<> entry(allocaBlock_, allocaBlock_->begin());
   llvm::Value* nanSlot = entry.CreateAlloca(b_.getInt1Ty());
   auto reduce = [&](llvm::Intrinsic::ID fn, bool fast) {
-    b_.CreateStore(reductionIdentity(code, DType::f32, ty), accSlot);
+    b_.CreateStore(reductionIdentity(code, t, ty), accSlot);
     emitLoop(b_, i64(0), i64(length), [&](llvm::Value* k) {
       llvm::Value* v = at(k);
       llvm::Value* next = b_.CreateBinaryIntrinsic(fn, b_.CreateLoad(ty, accSlot), v);
@@ -1474,28 +1482,25 @@ void KernelLowering::collectFacts(ValueId v, FastPathFacts& facts, std::set<Valu
   if (buffers_[v] || type(v).isScalar() || !seen.insert(v).second) return;
   const ir::Op* op = info_.def[v];
   if (!op || !isFusable(op->code)) return;
-  bool inclusive = false;
   if (op->code == OpCode::load) facts.loads.push_back(op);
-  if (op->code == OpCode::cmp && maskBound(*op, inclusive)) facts.masks.push_back(op);
+  if (op->code == OpCode::cmp && columnMask(*op)) facts.masks.push_back(op);
   for (ValueId o : op->operands) collectFacts(o, facts, seen);
 }
 
-// For a mask `iota < n` (`<=`, or the mirrored `n > iota`, `n >= iota`) along an axis, with n
-// one value broadcast: the op defining n's single element, and whether the bound is inclusive.
-// Null for any other compare.
-const ir::Op* KernelLowering::maskBound(const ir::Op& cmp, bool& inclusive) const {
+// A compare that is `iota < n`, `iota <= n` or one of them mirrored (`n > iota`, `n >= iota`),
+// with n one value broadcast; nothing for any other compare.
+std::optional<KernelLowering::ColumnMask> KernelLowering::columnMask(const ir::Op& cmp) const {
   const std::string& pred = cmp.stringAttr("pred");
   bool mirrored = pred == "gt" || pred == "ge";
-  if (!mirrored && pred != "lt" && pred != "le") return nullptr;
+  if (!mirrored && pred != "lt" && pred != "le") return std::nullopt;
   const ir::Op* iota = info_.def[cmp.operands[mirrored ? 1 : 0]];
   ValueId bound = cmp.operands[mirrored ? 0 : 1];
-  if (!iota || iota->code != OpCode::iota) return nullptr;
+  if (!iota || iota->code != OpCode::iota) return std::nullopt;
   for (const ir::Op* op = info_.def[bound]; op && (op->code == OpCode::broadcast || op->code == OpCode::reshape);
        op = info_.def[bound])
     bound = op->operands[0];
-  if (!type(bound).isScalar() || !info_.def[bound]) return nullptr;
-  inclusive = pred == "le" || pred == "ge";
-  return info_.def[bound];
+  if (!type(bound).isScalar() || !info_.def[bound]) return std::nullopt;
+  return ColumnMask{.iota = iota, .bound = info_.def[bound], .inclusive = pred == "le" || pred == "ge"};
 }
 
 // Whether the block of `tensor` starting at `firsts` lies wholly inside it and
@@ -1518,13 +1523,11 @@ llvm::Value* KernelLowering::strideOf(int64_t tensor, size_t d, bool unitInner) 
 
 llvm::Value* KernelLowering::fastPathCondition(const FastPathFacts& facts) {
   llvm::Value* all = b_.getTrue();
-  for (const ir::Op* mask : facts.masks) {
-    bool inclusive = false;
-    const ir::Op* bound = maskBound(*mask, inclusive);
-    const ir::Op& iota = *info_.def[mask->operands[mask->stringAttr("pred")[0] == 'g' ? 1 : 0]];
-    int64_t extent = type(iota.results[0]).shape[static_cast<size_t>(iota.intAttr("axis"))];
-    llvm::Value* n = element(bound->results[0], {});
-    all = b_.CreateAnd(all, b_.CreateICmpSGE(n, llvm::ConstantInt::get(n->getType(), extent - (inclusive ? 1 : 0))));
+  for (const ir::Op* cmp : facts.masks) {
+    ColumnMask mask = *columnMask(*cmp);
+    int64_t last = type(mask.iota->results[0]).shape[static_cast<size_t>(mask.iota->intAttr("axis"))] - 1;
+    llvm::Value* n = element(mask.bound->results[0], {});
+    all = b_.CreateAnd(all, b_.CreateICmpSGE(n, llvm::ConstantInt::get(n->getType(), mask.inclusive ? last : last + 1)));
   }
   for (const ir::Op* load : facts.loads) {
     const ir::Shape& block = type(load->results[0]).shape;
