@@ -1049,6 +1049,54 @@ TEST_CASE("conformance: column masks against a run-time length, below, at and pa
   }
 }
 
+// Index masks with offsets, as flash attention and blocked kernels write them: causal
+// `cols <= rows` and `rows > cols` across the diagonal, `cols < n` for rows past their length,
+// a constant offset, and an offset near the i32 limit whose sums wrap (no block may be taken as
+// all true there).
+TEST_CASE("conformance: index masks with offsets: causal, row length and i32 wraparound") {
+  const int64_t block = 16, programs = 5;
+  const int64_t wrapOffset = int64_t{2147483647} - 7;  // iota + this wraps past 8 columns
+  for (int64_t n : {int64_t{20}, int64_t{100}}) {
+    Tensor x = Tensor::zeros({1, n});
+    for (const std::string& device : conformanceDevices()) {
+      INFO(device, ": index masks of ", programs, " [", block, ", ", block, "] blocks, row length ", n);
+      Tensor causal = poisoned({programs * block, block}, f32), strict = poisoned({programs * block, block}, f32);
+      Tensor inRow = poisoned({programs * block, block}, f32), wrapped = poisoned({programs * block, block}, f32);
+      Tensor shifted = poisoned({programs * block, block}, f32);
+      launch(device, "index_masks", {programs}, [&](Program& p) {
+        Index g = p.id(0), length = p.read(x, {1, block}).size(1);
+        Tile rows = p.iota({block, block}, 0) + g * block;
+        Tile cols = p.iota({block, block}, 1) + (g % 2) * 24;
+        auto put = [&](const Tensor& out, const Tile& mask) {
+          p.write(out, {block, block}).put(where(mask, 1.0, 0.0), {g, 0});
+        };
+        put(causal, cols <= rows);
+        put(strict, rows > cols);
+        put(inRow, cols < length);
+        put(wrapped, p.iota({block, block}, 1) + (length + (wrapOffset - n)) > length);
+        put(shifted, p.iota({block, block}, 1) + 3 < length);
+      });
+      Expect wantCausal, wantStrict, wantInRow, wantWrapped, wantShifted;
+      for (int64_t g = 0; g < programs; ++g)
+        for (int64_t r = 0; r < block; ++r)
+          for (int64_t c = 0; c < block; ++c) {
+            int64_t row = g * block + r, col = c + (g % 2) * 24;
+            auto wrappedCol = static_cast<int32_t>(static_cast<uint32_t>(c + wrapOffset));
+            wantCausal.want.push_back(Num(col <= row ? 1.0 : 0.0));
+            wantStrict.want.push_back(Num(row > col ? 1.0 : 0.0));
+            wantInRow.want.push_back(Num(col < n ? 1.0 : 0.0));
+            wantWrapped.want.push_back(Num(wrappedCol > n ? 1.0 : 0.0));
+            wantShifted.want.push_back(Num(c + 3 < n ? 1.0 : 0.0));
+          }
+      checkElements(causal, wantCausal);
+      checkElements(strict, wantStrict);
+      checkElements(inRow, wantInRow);
+      checkElements(wrapped, wantWrapped);
+      checkElements(shifted, wantShifted);
+    }
+  }
+}
+
 // ---- Shape ops
 
 struct ShapeCase {

@@ -7,6 +7,7 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <limits>
 #include <optional>
 #include <set>
 
@@ -178,19 +179,21 @@ class KernelLowering {
   void emitNestLevels(const ir::Shape& shape, size_t level, Indices& idx,
                       const std::function<void(const Indices&)>& body);
   // What a nest's fast path assumes: its loads' blocks lie inside their tensors, and its
-  // column masks `iota < n` are all true.
+  // index masks (`cols < n`, `cols <= rows`) are all true.
   struct FastPathFacts {
     std::vector<const ir::Op*> loads, masks;
   };
-  // A column mask `iota < n`: the iota, the op defining n's one element, and the largest
-  // iota value n admits is n - 1 (or n, for <=).
-  struct ColumnMask {
-    const ir::Op* iota = nullptr;
-    const ir::Op* bound = nullptr;
-    bool inclusive = false;
+  // An i32 tile whose elements form a known range: an iota along an axis, plus perhaps one
+  // broadcast value (`iota + c`), or one broadcast value alone.
+  struct IndexRange {
+    const ir::Op* iota = nullptr;  // null: the value alone
+    const ir::Op* offset = nullptr;  // null: no offset
   };
   void collectFacts(ValueId v, FastPathFacts& facts, std::set<ValueId>& seen) const;
-  std::optional<ColumnMask> columnMask(const ir::Op& cmp) const;
+  std::optional<IndexRange> indexRange(ValueId v) const;
+  const ir::Op* broadcastScalar(ValueId v) const;
+  bool isIndexMask(const ir::Op& cmp) const;
+  llvm::Value* indexMaskHolds(const ir::Op& cmp);
   llvm::Value* fastPathCondition(const FastPathFacts& facts);
   llvm::Value* blockInside(int64_t tensor, const Indices& firsts, const ir::Shape& block);
   llvm::Value* strideOf(int64_t tensor, size_t d, bool unitInner);
@@ -1483,24 +1486,65 @@ void KernelLowering::collectFacts(ValueId v, FastPathFacts& facts, std::set<Valu
   const ir::Op* op = info_.def[v];
   if (!op || !isFusable(op->code)) return;
   if (op->code == OpCode::load) facts.loads.push_back(op);
-  if (op->code == OpCode::cmp && columnMask(*op)) facts.masks.push_back(op);
+  if (op->code == OpCode::cmp && isIndexMask(*op)) facts.masks.push_back(op);
   for (ValueId o : op->operands) collectFacts(o, facts, seen);
 }
 
-// A compare that is `iota < n`, `iota <= n` or one of them mirrored (`n > iota`, `n >= iota`),
-// with n one value broadcast; nothing for any other compare.
-std::optional<KernelLowering::ColumnMask> KernelLowering::columnMask(const ir::Op& cmp) const {
+// The op defining the one value a tile broadcasts (through reshapes; a constant tile is its own),
+// or null.
+const ir::Op* KernelLowering::broadcastScalar(ValueId v) const {
+  for (const ir::Op* op = info_.def[v]; op && (op->code == OpCode::broadcast || op->code == OpCode::reshape);
+       op = info_.def[v])
+    v = op->operands[0];
+  const ir::Op* def = info_.def[v];
+  return type(v).isScalar() || (def && def->code == OpCode::constant) ? def : nullptr;
+}
+
+std::optional<KernelLowering::IndexRange> KernelLowering::indexRange(ValueId v) const {
+  if (type(v).dtype != DType::i32) return std::nullopt;
+  const ir::Op* op = info_.def[v];
+  if (!op) return std::nullopt;
+  if (op->code == OpCode::iota) return IndexRange{.iota = op};
+  if (const ir::Op* scalar = broadcastScalar(v)) return IndexRange{.offset = scalar};
+  if (op->code != OpCode::add) return std::nullopt;
+  for (int side : {0, 1}) {
+    const ir::Op* iota = info_.def[op->operands[size_t(side)]];
+    const ir::Op* offset = broadcastScalar(op->operands[size_t(1 - side)]);
+    if (iota && iota->code == OpCode::iota && offset) return IndexRange{.iota = iota, .offset = offset};
+  }
+  return std::nullopt;
+}
+
+// A compare of index ranges, at least one an iota (`cols < n`, `cols <= rows`, ...), that the
+// fast path can prove true for the whole tile from the ranges' ends.
+bool KernelLowering::isIndexMask(const ir::Op& cmp) const {
   const std::string& pred = cmp.stringAttr("pred");
-  bool mirrored = pred == "gt" || pred == "ge";
-  if (!mirrored && pred != "lt" && pred != "le") return std::nullopt;
-  const ir::Op* iota = info_.def[cmp.operands[mirrored ? 1 : 0]];
-  ValueId bound = cmp.operands[mirrored ? 0 : 1];
-  if (!iota || iota->code != OpCode::iota) return std::nullopt;
-  for (const ir::Op* op = info_.def[bound]; op && (op->code == OpCode::broadcast || op->code == OpCode::reshape);
-       op = info_.def[bound])
-    bound = op->operands[0];
-  if (!type(bound).isScalar() || !info_.def[bound]) return std::nullopt;
-  return ColumnMask{.iota = iota, .bound = info_.def[bound], .inclusive = pred == "le" || pred == "ge"};
+  if (pred != "lt" && pred != "le" && pred != "gt" && pred != "ge") return false;
+  auto a = indexRange(cmp.operands[0]), b = indexRange(cmp.operands[1]);
+  return a && b && (a->iota || b->iota);
+}
+
+// Whether every element of an index mask is true: the lesser side's largest value is below
+// (or at, for <=) the greater side's smallest, with no i32 overflow in `iota + c`.
+llvm::Value* KernelLowering::indexMaskHolds(const ir::Op& cmp) {
+  llvm::Value* holds = b_.getTrue();
+  auto ends = [&](ValueId v) {
+    IndexRange r = *indexRange(v);
+    llvm::Value* lo = r.offset ? b_.CreateSExt(element(r.offset->results[0], {}), b_.getInt64Ty()) : i64(0);
+    if (!r.iota) return std::pair{lo, lo};
+    int64_t extent = type(r.iota->results[0]).shape[static_cast<size_t>(r.iota->intAttr("axis"))];
+    llvm::Value* hi = b_.CreateAdd(lo, i64(extent - 1));
+    holds = b_.CreateAnd(holds, b_.CreateICmpSLE(hi, i64(std::numeric_limits<int32_t>::max())));
+    return std::pair{lo, hi};
+  };
+  auto [aLo, aHi] = ends(cmp.operands[0]);
+  auto [bLo, bHi] = ends(cmp.operands[1]);
+  const std::string& pred = cmp.stringAttr("pred");
+  llvm::Value* always = pred == "lt" ? b_.CreateICmpSLT(aHi, bLo)
+                      : pred == "le" ? b_.CreateICmpSLE(aHi, bLo)
+                      : pred == "gt" ? b_.CreateICmpSGT(aLo, bHi)
+                                     : b_.CreateICmpSGE(aLo, bHi);
+  return b_.CreateAnd(holds, always);
 }
 
 // Whether the block of `tensor` starting at `firsts` lies wholly inside it and
@@ -1523,12 +1567,7 @@ llvm::Value* KernelLowering::strideOf(int64_t tensor, size_t d, bool unitInner) 
 
 llvm::Value* KernelLowering::fastPathCondition(const FastPathFacts& facts) {
   llvm::Value* all = b_.getTrue();
-  for (const ir::Op* cmp : facts.masks) {
-    ColumnMask mask = *columnMask(*cmp);
-    int64_t last = type(mask.iota->results[0]).shape[static_cast<size_t>(mask.iota->intAttr("axis"))] - 1;
-    llvm::Value* n = element(mask.bound->results[0], {});
-    all = b_.CreateAnd(all, b_.CreateICmpSGE(n, llvm::ConstantInt::get(n->getType(), mask.inclusive ? last : last + 1)));
-  }
+  for (const ir::Op* cmp : facts.masks) all = b_.CreateAnd(all, indexMaskHolds(*cmp));
   for (const ir::Op* load : facts.loads) {
     const ir::Shape& block = type(load->results[0]).shape;
     Indices firsts;
@@ -1539,10 +1578,10 @@ llvm::Value* KernelLowering::fastPathCondition(const FastPathFacts& facts) {
 }
 
 // A loop nest over `shape`. When the fused expressions of `roots` read
-// tensors or mask columns (`iota < n`), the nest is emitted twice: a fast copy
-// without masks and with a unit innermost stride, for blocks wholly inside
-// row-major-like tensors and bounds n that cover the block, and generically
-// (per-element masks, any strides) otherwise.
+// tensors or mask indices (`cols < n`, `cols <= rows`), the nest is emitted
+// twice: a fast copy without masks and with a unit innermost stride, for blocks
+// wholly inside row-major-like tensors and index masks true over the whole
+// block, and generically (per-element masks, any strides) otherwise.
 void KernelLowering::emitNest(const ir::Shape& shape, const std::vector<ValueId>& roots,
                               const std::function<void(const Indices&)>& body) {
   FastPathFacts facts;
