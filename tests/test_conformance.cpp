@@ -1374,6 +1374,52 @@ TEST_CASE("conformance: dot on odd block sizes with an accumulator, against floa
         }
 }
 
+// Flash attention's update `acc * s + p.v`: the CPU scales the carried tile in place and
+// accumulates the product into it, unless the tile is read elsewhere too.
+TEST_CASE("conformance: a dot accumulating into a rescaled carried tile, alone or read elsewhere") {
+  constexpr int64_t M = 23, K = 40, N = 19, bm = 8, bk = 8, bn = 16;
+  Tensor a = Tensor::random({M, K}, 104), b = Tensor::random({K, N}, 105);
+  for (const std::string& device : conformanceDevices())
+    for (int variant : {0, 1, 2}) {
+      const char* names[] = {"dot(a, b, acc * 0.5)", "dot(a, b, 0.5 * acc) with acc also summed",
+                             "dot(a, b, acc - 1) with 2 * acc also carried"};
+      INFO(device, ": ", names[variant]);
+      Tensor out = poisoned({M, N}, f32), sums = poisoned({M, N}, f32);
+      launch(device, "rescaled_dot", {cdiv(M, bm), cdiv(N, bn)}, [&](Program& p) {
+        Index i = p.id(0), j = p.id(1);
+        auto A = p.read(a, {bm, bk});
+        auto B = p.read(b, {bk, bn});
+        auto [acc, seen] = p.fold(0, A.blocks(1), std::tuple{p.full({bm, bn}, 1.0), p.zeros({bm, bn})},
+                                  [&](Index k, Tile acc, Tile seen) {
+                                    Tile ab = dot(A.at({i, k}), B.at({k, j}));
+                                    if (variant == 0) return std::tuple{ab + acc * 0.5, seen};
+                                    if (variant == 1) return std::tuple{ab + 0.5 * acc, seen + acc};
+                                    return std::tuple{ab + (acc - 1.0), seen + acc * 2.0};
+                                  });
+        p.write(out, {bm, bn}).put(acc, {i, j});
+        p.write(sums, {bm, bn}).put(seen, {i, j});
+      });
+      Expect eAcc, eSeen;
+      for (int64_t r = 0; r < M; ++r)
+        for (int64_t c = 0; c < N; ++c) {
+          double acc = 1, seen = 0, magnitude = 1;
+          for (int64_t k0 = 0; k0 < K; k0 += bk) {
+            double ab = 0;
+            for (int64_t k = k0; k < std::min(K, k0 + bk); ++k) ab += a.item(r * K + k) * b.item(k * N + c);
+            seen += variant == 0 ? 0 : variant == 1 ? acc : 2 * acc;
+            acc = ab + (variant == 2 ? acc - 1 : 0.5 * acc);
+            magnitude += std::fabs(acc) + bk;
+          }
+          eAcc.want.push_back(acc);
+          eAcc.slack.push_back(4.0 * (K + 2) * ref::unitRoundoff(f32) * magnitude);
+          eSeen.want.push_back(seen);
+          eSeen.slack.push_back(4.0 * (K + 2) * ref::unitRoundoff(f32) * magnitude);
+        }
+      checkElements(out, eAcc);
+      checkElements(sums, eSeen);
+    }
+}
+
 // ---- fold
 
 // Sums rows [start, end) of x [6, 8] in f32, one rounding per step, from `init`.

@@ -7,6 +7,7 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <algorithm>
 #include <limits>
 #include <optional>
 #include <set>
@@ -124,6 +125,8 @@ class KernelLowering {
                              int64_t length, llvm::Value* accSlot);
   llvm::StructType* faultsType();
   void lowerDot(const ir::Op& op);
+  ValueId inPlaceAccumulator(const ir::Op& dot) const;
+  void emitDotLoops(const ir::Op& op, llvm::Value* c, DType accType);
   bool emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType accType);
   // A micro-tile of C: rows x (vectors * lanes) accumulators, and B in (k, k+1) pairs
   // when the product uses pair instructions.
@@ -645,41 +648,74 @@ void KernelLowering::lowerPrint(const ir::Op& op) {
   });
 }
 
-// C = acc + A·B, row by row: for m, for k, C[m, :] += A[m, k] * B[k, :]; the
-// inner loop is contiguous in B and C so it vectorizes.
+// C = acc + A·B. The product accumulates in place into a loop-carried tile when the next
+// value of that tile is this dot and the tile is read only by the accumulator: either the
+// accumulator is the tile itself, or one elementwise op of it (flash attention's rescale
+// `acc * s + p·v`), which then runs over the tile's buffer first. No copies in and out of the
+// loop state.
 void KernelLowering::lowerDot(const ir::Op& op) {
   ValueId r = op.results[0];
   const ir::Type& rt = type(r);
-  const ir::Type& at = type(op.operands[0]);
   DType accType = isFloat(rt.dtype) ? (rt.dtype == DType::f64 ? DType::f64 : DType::f32) : rt.dtype;
-  llvm::Type* acc = compute(accType);
-  int64_t m = rt.shape[0], n = rt.shape[1], kSize = at.shape[1];
   ir::Type accTile{accType, rt.shape};
   bool hasAcc = op.operands.size() == 3;
-  // acc += a·b in place when acc is a loop-carried tile read only here and the
-  // product becomes its next value: no copies in and out of the loop state.
-  ValueId accValue = hasAcc ? op.operands[2] : -1;
-  if (hasAcc && accType == rt.dtype && info_.uses[accValue] == 1 && info_.yieldedInto[r] == accValue &&
-      buffers_[accValue] && !info_.def[accValue]) {
-    buffers_[r] = buffers_[accValue];
-    if (!emitDotMicroKernel(op, buffers_[r], accType)) {
-      buffers_[r] = nullptr;  // fall through to the general path
-    } else {
+  if (hasAcc && accType == rt.dtype) {
+    if (ValueId carried = inPlaceAccumulator(op); carried >= 0) {
+      llvm::Value* c = buffers_[carried];
+      if (carried != op.operands[2])
+        emitNest(rt.shape, {op.operands[2]}, [&](const Indices& idx) { storeToBuffer(c, rt, idx, element(op.operands[2], idx)); });
+      if (!emitDotMicroKernel(op, c, accType)) emitDotLoops(op, c, accType);
+      buffers_[r] = c;
       return;
     }
   }
   llvm::Value* c = allocateBuffer(accTile);
   emitNest(rt.shape, hasAcc ? std::vector<ValueId>{op.operands[2]} : std::vector<ValueId>{}, [&](const Indices& idx) {
-    llvm::Value* init = hasAcc ? cast(element(op.operands[2], idx), rt.dtype, accType) : llvm::Constant::getNullValue(acc);
+    llvm::Value* init = hasAcc ? cast(element(op.operands[2], idx), rt.dtype, accType) : llvm::Constant::getNullValue(compute(accType));
     storeToBuffer(c, accTile, idx, init);
   });
+  if (!emitDotMicroKernel(op, c, accType)) emitDotLoops(op, c, accType);
+  if (accType == rt.dtype) {
+    buffers_[r] = c;
+    return;
+  }
+  llvm::Value* out = allocateBuffer(rt);
+  emitNest(rt.shape, {}, [&](const Indices& idx) {
+    llvm::Value* v = b_.CreateLoad(compute(accType), bufferAddress(c, accTile, idx));
+    storeToBuffer(out, rt, idx, cast(v, accType, rt.dtype));
+  });
+  buffers_[r] = out;
+}
+
+// The loop-carried tile a dot may accumulate into in place (see lowerDot), or -1.
+ValueId KernelLowering::inPlaceAccumulator(const ir::Op& dot) const {
+  ValueId acc = dot.operands[2], carried = acc;
+  if (const ir::Op* update = info_.def[acc]) {
+    // One elementwise op reading the tile once, fused (not buffered) and read only here.
+    bool elementwise = ir::isUnaryElementwise(update->code) || ir::isBinaryElementwise(update->code);
+    if (!elementwise || buffers_[acc] || info_.uses[acc] != 1) return -1;
+    auto it = std::find_if(update->operands.begin(), update->operands.end(),
+                           [&](ValueId o) { return !info_.def[o] && buffers_[o] && type(o) == type(acc); });
+    if (it == update->operands.end()) return -1;
+    carried = *it;
+  }
+  bool ownsTile = !info_.def[carried] && buffers_[carried] && info_.uses[carried] == 1;
+  return ownsTile && info_.yieldedInto[dot.results[0]] == carried ? carried : -1;
+}
+
+// c += A·B, row by row: for m, for k, c[m, :] += A[m, k] * B[k, :]; the inner loop is
+// contiguous in B and c so it vectorizes.
+void KernelLowering::emitDotLoops(const ir::Op& op, llvm::Value* c, DType accType) {
   ValueId a = op.operands[0], bv = op.operands[1];
-  DType inType = at.dtype;
-  if (!emitDotMicroKernel(op, c, accType)) emitLoop(b_, i64(0), i64(m), [&](llvm::Value* mi) {
-    emitLoop(b_, i64(0), i64(kSize), [&](llvm::Value* ki) {
-      llvm::Value* av = cast(element(a, {mi, ki}), inType, accType);
-      emitLoop(b_, i64(0), i64(n), [&](llvm::Value* ni) {
-        llvm::Value* bvv = cast(element(bv, {ki, ni}), inType, accType);
+  const ir::Type& at = type(a);
+  const ir::Type& rt = type(op.results[0]);
+  ir::Type accTile{accType, rt.shape};
+  llvm::Type* acc = compute(accType);
+  emitLoop(b_, i64(0), i64(rt.shape[0]), [&](llvm::Value* mi) {
+    emitLoop(b_, i64(0), i64(at.shape[1]), [&](llvm::Value* ki) {
+      llvm::Value* av = cast(element(a, {mi, ki}), at.dtype, accType);
+      emitLoop(b_, i64(0), i64(rt.shape[1]), [&](llvm::Value* ni) {
+        llvm::Value* bvv = cast(element(bv, {ki, ni}), at.dtype, accType);
         llvm::Value* address = bufferAddress(c, accTile, {mi, ni});
         llvm::Value* old = b_.CreateLoad(acc, address);
         llvm::Value* sum = isFloat(accType) ? b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {acc}, {av, bvv, old})
@@ -688,16 +724,6 @@ void KernelLowering::lowerDot(const ir::Op& op) {
       });
     });
   });
-  if (accType == rt.dtype) {
-    buffers_[r] = c;
-    return;
-  }
-  llvm::Value* out = allocateBuffer(rt);
-  emitNest(rt.shape, {}, [&](const Indices& idx) {
-    llvm::Value* v = b_.CreateLoad(acc, bufferAddress(c, accTile, idx));
-    storeToBuffer(out, rt, idx, cast(v, accType, rt.dtype));
-  });
-  buffers_[r] = out;
 }
 
 // The value a sum, max or min leaves every element unchanged by (-0.0 for float sums, so a
