@@ -1226,6 +1226,45 @@ void checkShapeOp(const std::string& device, const std::string& name, const Tens
   checkElements(out, e);
 }
 
+// A @ B^T with B^T a transposed block (attention's q.k^T): the CPU gives a dot operand memory
+// of its own and transposes 32-bit blocks whose sides are multiples of 8 in 8x8 register
+// blocks. Blocks inside the tensor and past its edges (masked), f32 and f16 (the general path).
+TEST_CASE("conformance: dots of transposed blocks, in 8x8 register blocks and otherwise") {
+  const int64_t M = 21, N = 37, K = 29;
+  for (DType t : {f32, f16})
+    for (Shape block : {Shape{8, 16, 24}, Shape{8, 8, 8}, Shape{8, 12, 16}}) {  // bm, bn, bk
+      const int64_t bm = block[0], bn = block[1], bk = block[2];
+      Tensor a = Tensor::random({M, K}, 85, t), b = Tensor::random({N, K}, 86, t);
+      for (const std::string& device : conformanceDevices()) {
+        INFO(device, ": ", dtypeName(t), " A [", M, ", ", K, "] times B^T, B [", N, ", ", K, "], blocks ", bm, "x", bn,
+             "x", bk);
+        Tensor out = poisoned({M, N}, f32);
+        launch(device, "dot_transposed", {cdiv(M, bm), cdiv(N, bn)}, [&](Program& p) {
+          Index i = p.id(0), j = p.id(1);
+          auto A = p.read(a, {bm, bk});
+          auto B = p.read(b, {bn, bk});
+          Tile acc = p.fold(0, A.blocks(1), p.zeros({bm, bn}), [&](Index k, Tile acc) {
+            return acc + dot(A.at({i, k}), B.at({j, k}).transpose(), f32);
+          });
+          p.write(out, {bm, bn}).put(acc, {i, j});
+        });
+        Expect e;
+        for (int64_t r = 0; r < M; ++r)
+          for (int64_t c = 0; c < N; ++c) {
+            double sum = 0, magnitude = 0;
+            for (int64_t k = 0; k < K; ++k) {
+              double term = a.item(r * K + k) * b.item(c * K + k);
+              sum += term;
+              magnitude += std::fabs(term);
+            }
+            e.want.push_back(sum);
+            e.slack.push_back(2.0 * (K + 2) * ref::unitRoundoff(f32) * magnitude);
+          }
+        checkElements(out, e);
+      }
+    }
+}
+
 TEST_CASE("conformance: expand_dims, reshape, broadcast_to, transpose and permute move elements exactly") {
   for (const std::string& device : conformanceDevices())
     for (DType t : {f32, f16, i64, boolean})

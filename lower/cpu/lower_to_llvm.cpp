@@ -177,6 +177,7 @@ class KernelLowering {
   llvm::Value* bufferElement(llvm::Value* buffer, const ir::Type& t, const Indices& idx);  // in compute form
   void storeToBuffer(llvm::Value* buffer, const ir::Type& t, const Indices& idx, llvm::Value* v);
   void materialize(ValueId v, llvm::Value* buffer);  // writes every element of v into buffer
+  bool materializeTranspose(ValueId v, llvm::Value* buffer);
   void emitNest(const ir::Shape& shape, const std::vector<ValueId>& roots,
                 const std::function<void(const Indices&)>& body);
   void emitNestLevels(const ir::Shape& shape, size_t level, Indices& idx,
@@ -1504,7 +1505,55 @@ void KernelLowering::materialize(ValueId v, llvm::Value* buffer) {
     storeToBuffer(buffer, t, {}, element(v, {}));
     return;
   }
+  if (materializeTranspose(v, buffer)) return;
   emitNest(t.shape, {v}, [&](const Indices& idx) { storeToBuffer(buffer, t, idx, element(v, idx)); });
+}
+
+// A transposed 32-bit matrix (attention's K^T, a dot operand) 8x8 block by block: eight
+// rows read as vectors, transposed in registers by three rounds of shuffles, written as eight
+// rows. Element by element, one side or the other is strided and no loop vectorizes. False
+// (nothing emitted) for other values.
+bool KernelLowering::materializeTranspose(ValueId v, llvm::Value* buffer) {
+  constexpr int64_t kBlock = 8;
+  const ir::Type& t = type(v);
+  const ir::Op* op = info_.def[v];
+  if (!op || op->code != OpCode::permute || t.rank() != 2 || op->intsAttr("perm") != std::vector<int64_t>{1, 0} ||
+      dtypeBytes(t.dtype) != 4 || isFloat8(t.dtype) || t.shape[0] % kBlock != 0 || t.shape[1] % kBlock != 0)
+    return false;
+  ValueId source = op->operands[0];
+  auto shuffle = [&](llvm::Value* a, llvm::Value* b, std::initializer_list<int> mask) {
+    return b_.CreateShuffleVector(a, b, llvm::ArrayRef<int>(mask.begin(), mask.size()));
+  };
+  auto pairs = [&](std::vector<llvm::Value*>& x, std::initializer_list<int> lo, std::initializer_list<int> hi, int step) {
+    std::vector<llvm::Value*> y(x.size());
+    for (int i = 0; i < kBlock; i += 2 * step)
+      for (int j = i; j < i + step; ++j) {
+        y[size_t(j)] = shuffle(x[size_t(j)], x[size_t(j + step)], lo);
+        y[size_t(j + step)] = shuffle(x[size_t(j)], x[size_t(j + step)], hi);
+      }
+    x = std::move(y);
+  };
+  ir::Shape blocks = {t.shape[1] / kBlock, t.shape[0] / kBlock};  // over the source's rows, then columns
+  emitNest(blocks, {source}, [&](const Indices& at) {
+    llvm::Value* row0 = b_.CreateMul(at[0], i64(kBlock));
+    llvm::Value* col0 = b_.CreateMul(at[1], i64(kBlock));
+    std::vector<llvm::Value*> rows;
+    for (int64_t r = 0; r < kBlock; ++r) {
+      llvm::Value* row = llvm::PoisonValue::get(llvm::FixedVectorType::get(compute(t.dtype), kBlock));
+      for (int64_t c = 0; c < kBlock; ++c)
+        row = b_.CreateInsertElement(row, element(source, {b_.CreateAdd(row0, i64(r)), b_.CreateAdd(col0, i64(c))}), c);
+      rows.push_back(row);
+    }
+    // Interleave pairs of rows, then pairs of pairs, then the two halves: rows[k] is then
+    // column kColumn[k] (the middle round leaves columns 1 and 2, 5 and 6 swapped).
+    pairs(rows, {0, 8, 1, 9, 4, 12, 5, 13}, {2, 10, 3, 11, 6, 14, 7, 15}, 1);
+    pairs(rows, {0, 1, 8, 9, 4, 5, 12, 13}, {2, 3, 10, 11, 6, 7, 14, 15}, 2);
+    pairs(rows, {0, 1, 2, 3, 8, 9, 10, 11}, {4, 5, 6, 7, 12, 13, 14, 15}, 4);
+    constexpr int64_t kColumn[kBlock] = {0, 2, 1, 3, 4, 6, 5, 7};
+    for (int64_t k = 0; k < kBlock; ++k)
+      b_.CreateStore(rows[size_t(k)], bufferAddress(buffer, t, {b_.CreateAdd(col0, i64(kColumn[k])), row0}));
+  });
+  return true;
 }
 
 void KernelLowering::collectFacts(ValueId v, FastPathFacts& facts, std::set<ValueId>& seen) const {
