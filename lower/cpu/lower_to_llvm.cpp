@@ -1534,16 +1534,21 @@ bool KernelLowering::materializeTranspose(ValueId v, llvm::Value* buffer) {
     x = std::move(y);
   };
   ir::Shape blocks = {t.shape[1] / kBlock, t.shape[0] / kBlock};  // over the source's rows, then columns
+  auto* vectorType = llvm::FixedVectorType::get(compute(t.dtype), kBlock);
+  llvm::Value* rowSlots = llvm::IRBuilder<>(allocaBlock_, allocaBlock_->begin()).CreateAlloca(vectorType, i64(kBlock));
   emitNest(blocks, {source}, [&](const Indices& at) {
     llvm::Value* row0 = b_.CreateMul(at[0], i64(kBlock));
     llvm::Value* col0 = b_.CreateMul(at[1], i64(kBlock));
-    std::vector<llvm::Value*> rows;
-    for (int64_t r = 0; r < kBlock; ++r) {
-      llvm::Value* row = llvm::PoisonValue::get(llvm::FixedVectorType::get(compute(t.dtype), kBlock));
+    // The eight rows through a small stack array, read by one loop: the source's element
+    // code (indices, masks) is emitted once per column rather than 64 times.
+    emitLoop(b_, i64(0), i64(kBlock), [&](llvm::Value* r) {
+      llvm::Value* row = llvm::PoisonValue::get(vectorType);
       for (int64_t c = 0; c < kBlock; ++c)
-        row = b_.CreateInsertElement(row, element(source, {b_.CreateAdd(row0, i64(r)), b_.CreateAdd(col0, i64(c))}), c);
-      rows.push_back(row);
-    }
+        row = b_.CreateInsertElement(row, element(source, {b_.CreateAdd(row0, r), b_.CreateAdd(col0, i64(c))}), c);
+      b_.CreateStore(row, b_.CreateInBoundsGEP(vectorType, rowSlots, r));
+    });
+    std::vector<llvm::Value*> rows;
+    for (int64_t r = 0; r < kBlock; ++r) rows.push_back(b_.CreateLoad(vectorType, b_.CreateInBoundsGEP(vectorType, rowSlots, i64(r))));
     // Interleave pairs of rows, then pairs of pairs, then the two halves: rows[k] is then
     // column kColumn[k] (the middle round leaves columns 1 and 2, 5 and 6 swapped).
     pairs(rows, {0, 8, 1, 9, 4, 12, 5, 13}, {2, 10, 3, 11, 6, 14, 7, 15}, 1);
