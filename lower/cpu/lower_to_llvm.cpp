@@ -1518,7 +1518,7 @@ bool KernelLowering::materializeTranspose(ValueId v, llvm::Value* buffer) {
   const ir::Type& t = type(v);
   const ir::Op* op = info_.def[v];
   if (!op || op->code != OpCode::permute || t.rank() != 2 || op->intsAttr("perm") != std::vector<int64_t>{1, 0} ||
-      dtypeBytes(t.dtype) != 4 || isFloat8(t.dtype) || t.shape[0] % kBlock != 0 || t.shape[1] % kBlock != 0)
+      dtypeBytes(t.dtype) != 4 || t.shape[0] % kBlock != 0 || t.shape[1] % kBlock != 0)
     return false;
   ValueId source = op->operands[0];
   auto shuffle = [&](llvm::Value* a, llvm::Value* b, std::initializer_list<int> mask) {
@@ -1556,7 +1556,8 @@ bool KernelLowering::materializeTranspose(ValueId v, llvm::Value* buffer) {
     pairs(rows, {0, 1, 2, 3, 8, 9, 10, 11}, {4, 5, 6, 7, 12, 13, 14, 15}, 4);
     constexpr int64_t kColumn[kBlock] = {0, 2, 1, 3, 4, 6, 5, 7};
     for (int64_t k = 0; k < kBlock; ++k)
-      b_.CreateStore(rows[size_t(k)], bufferAddress(buffer, t, {b_.CreateAdd(col0, i64(kColumn[k])), row0}));
+      b_.CreateAlignedStore(rows[size_t(k)], bufferAddress(buffer, t, {b_.CreateAdd(col0, i64(kColumn[k])), row0}),
+                            llvm::Align(4));
   });
   return true;
 }
