@@ -734,7 +734,7 @@ llvm::Value* reductionIdentity(OpCode code, DType t, llvm::Type* type) {
   bool isMax = code == OpCode::reduce_max;
   if (isFloat(t)) return llvm::ConstantFP::getInfinity(type, isMax);
   unsigned bits = type->getIntegerBitWidth();
-  if (isUnsigned(t) || bits == 1) return llvm::ConstantInt::get(type, isMax ? llvm::APInt::getMinValue(bits) : llvm::APInt::getMaxValue(bits));
+  if (isUnsigned(t)) return llvm::ConstantInt::get(type, isMax ? llvm::APInt::getMinValue(bits) : llvm::APInt::getMaxValue(bits));
   return llvm::ConstantInt::get(type, isMax ? llvm::APInt::getSignedMinValue(bits) : llvm::APInt::getSignedMaxValue(bits));
 }
 
