@@ -759,8 +759,6 @@ void KernelLowering::lowerReduction(const ir::Op& op) {
       idx.insert(idx.begin() + static_cast<std::ptrdiff_t>(axis), k);
       return element(x, idx);
     };
-    // Other reductions start from their identity so the loop covers the whole axis: a trip
-    // count of the axis length leaves no scalar remainder when it is a multiple of the vector.
     llvm::Value* value = nullptr;
     auto step = [&](llvm::Value* k) {
       llvm::Value* v = at(k);
@@ -794,6 +792,9 @@ void KernelLowering::lowerReduction(const ir::Op& op) {
     if (isFloat(xt.dtype) && !isArg && op.code != OpCode::reduce_sum) {
       value = floatExtremum(op.code, xt.dtype, at, xt.shape[axis], accSlot);
     } else {
+      // Sums (and integer extrema) start from their identity so the loop covers the whole axis:
+      // no scalar remainder when its length is a multiple of the vector. argmax/argmin start
+      // from element 0 and its index.
       b_.CreateStore(isArg ? at(i64(0)) : reductionIdentity(op.code, xt.dtype, accTy), accSlot);
       b_.CreateStore(i64(0), argSlot);
       emitLoop(b_, i64(isArg ? 1 : 0), i64(xt.shape[axis]), step);
@@ -1029,7 +1030,7 @@ void KernelLowering::emitPairStep(const ir::Op& op, const MicroTile& tile, llvm:
 
 llvm::Value* KernelLowering::element(ValueId v, const Indices& idx) {
   if (buffers_[v]) return bufferElement(buffers_[v], type(v), idx);
-  if (trueMasks_.count(info_.def[v])) return b_.getTrue();
+  if (!trueMasks_.empty() && trueMasks_.count(info_.def[v])) return b_.getTrue();
   if (type(v).isScalar()) {
     if (!scalars_[v]) throw Error("lower/cpu: value %" + std::to_string(v) + " used before it was computed");
     return scalars_[v];
