@@ -83,7 +83,12 @@ const GemmShape kGemmShapes[] = {{512, 512, 512, true},     {1024, 1024, 1024, t
                                  {4096, 4096, 4096, false}, {4096, 4096, 64, false},  {64, 4096, 4096, false}};
 
 // Tried in turn until the autotuner exists; the best is reported.
-const samples::GemmBlocks kGemmBlocks[] = {{64, 64, 32}, {128, 128, 32}, {64, 128, 64}, {128, 64, 64}, {64, 256, 64}};
+// The block configs the autotuner tries on the CPU, each timed.
+std::vector<samples::GemmBlocks> cpuGemmBlocks() {
+  std::vector<samples::GemmBlocks> blocks;
+  for (const TuneConfig& config : samples::gemmTuneSpace("cpu")) blocks.push_back(samples::GemmBlocks::from(config));
+  return blocks;
+}
 std::string blocksName(const samples::GemmBlocks& b) { return fmt::format("{}x{}x{}", b.m, b.n, b.k); }
 
 // A library's sgemm on row-major, contiguous operands.
@@ -128,7 +133,7 @@ using TimeOurs = OurGemm (*)(const GemmShape&, const Tensor&, const Tensor&, con
 
 OurGemm timeOurGemm(const GemmShape& s, const Tensor& a, const Tensor& b, const std::vector<float>& ref) {
   OurGemm best;
-  for (const auto& blocks : kGemmBlocks) {
+  for (const auto& blocks : cpuGemmBlocks()) {
     Tensor c = samples::poisoned({s.m, s.n});  // NaN: an element a config fails to write is caught
     double sec = medianSeconds([&] { onCpu(samples::gemm(a, b, c, cpuRun(), blocks)); });
     best.maxRelErr = std::max(best.maxRelErr, maxRelErr(floats(c), ref));
@@ -297,7 +302,7 @@ bool mixedShape(const GemmShape& s, int threads) {
     auto [ref, peerRate] = mixedPeer(mc, s, a, b);
     settle();
     double best = 0, err = 0;
-    for (const auto& blocks : kGemmBlocks) {
+    for (const auto& blocks : cpuGemmBlocks()) {
       Tensor c = samples::poisoned({s.m, s.n}, mc.result);
       double rate = gflops(s.flops(), medianSeconds([&] { onCpu(samples::gemm(a, b, c, cpuRun(), blocks)); }));
       err = std::max(err, maxRelErr(c.values().data(), ref));

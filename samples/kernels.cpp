@@ -56,10 +56,12 @@ AttentionBlocks AttentionBlocks::from(const TuneConfig& c) {
 }
 
 std::vector<TuneConfig> gemmTuneSpace(const std::string& device) {
+  // CPU: tall blocks with a deep K step amortize the copy of B and the trips of C through
+  // registers (A is read in place); small ones keep skinny shapes off the masked edges.
   // Vulkan stages both operand blocks in workgroup memory (32 KiB on lavapipe).
   return space<GemmBlocks>(device,
-                           {{128, 64, 64}, {64, 64, 32}, {128, 128, 32}, {64, 128, 64}, {128, 256, 64}, {128, 64, 128},
-                            {256, 64, 64}, {64, 256, 64}},
+                           {{128, 64, 64}, {256, 64, 256}, {512, 64, 256}, {256, 64, 64}, {128, 64, 256}, {64, 64, 256},
+                            {64, 256, 64}, {64, 128, 64}},
                            {{64, 64, 32}, {32, 64, 32}, {32, 32, 32}},
                            // NVIDIA: f16/bf16 tiles on mma.sync, 2 to 4 stages of cp.async read-ahead,
                            // 8 warps for the largest blocks and 2 for the smallest, as Triton's configs.

@@ -1413,6 +1413,55 @@ TEST_CASE("conformance: dot on odd block sizes with an accumulator, against floa
         }
 }
 
+// The CPU reads an f32 dot's left operand from its tensor when the block lies inside with unit
+// columns (rows a tensor's row stride apart, not the block's width), and copies it otherwise:
+// edge blocks, a transposed view, a block read once before the loop.
+TEST_CASE("conformance: a dot's left operand read in place, from a transposed view, before the loop") {
+  constexpr int64_t M = 40, K = 32, N = 48, bm = 13, bk = 8, bn = 16;
+  Tensor rowMajor = Tensor::random({M, K}, 106), b = Tensor::random({K, N}, 107);
+  Tensor transposed = Tensor::random({K, M}, 108).transpose();
+  for (const std::string& device : conformanceDevices())
+    for (int variant : {0, 1, 2}) {
+      const char* names[] = {"row-major A", "A a transposed view", "A's whole rows read before the loop"};
+      INFO(device, ": ", names[variant]);
+      const Tensor& a = variant == 1 ? transposed : rowMajor;
+      Tensor out = poisoned({M, N}, f32);
+      if (variant < 2) {
+        launch(device, "dot_in_place", {cdiv(M, bm), cdiv(N, bn)}, [&](Program& p) {
+          Index i = p.id(0), j = p.id(1);
+          auto A = p.read(a, {bm, bk});
+          auto B = p.read(b, {bk, bn});
+          Tile acc = p.fold(0, A.blocks(1), p.zeros({bm, bn}),
+                            [&](Index k, Tile acc) { return acc + dot(A.at({i, k}), B.at({k, j})); });
+          p.write(out, {bm, bn}).put(acc, {i, j});
+        });
+      } else {
+        // out[:, j-block] = A_i · (sum of B's column blocks up to j), one block of A read once.
+        launch(device, "dot_hoisted_operand", {cdiv(M, bm), cdiv(N, bn)}, [&](Program& p) {
+          Index i = p.id(0), j = p.id(1);
+          Tile rows = p.read(a, {bm, K}).at({i, 0});
+          auto B = p.read(b, {K, bn});
+          Tile acc = p.fold(0, j + 1, p.zeros({bm, bn}), [&](Index k, Tile acc) { return acc + dot(rows, B.at({0, k})); });
+          p.write(out, {bm, bn}).put(acc, {i, j});
+        });
+      }
+      Expect e;
+      for (int64_t r = 0; r < M; ++r)
+        for (int64_t c = 0; c < N; ++c) {
+          double sum = 0, magnitude = 0;
+          for (int64_t cb = variant < 2 ? c : c % bn; cb <= c; cb += bn)
+            for (int64_t k = 0; k < K; ++k) {
+              double term = a.item(r * K + k) * b.item(k * N + cb);
+              sum += term;
+              magnitude += std::fabs(term);
+            }
+          e.want.push_back(sum);
+          e.slack.push_back(2.0 * (K * N / bn + 2) * ref::unitRoundoff(f32) * magnitude);
+        }
+      checkElements(out, e);
+    }
+}
+
 // Flash attention's update `acc * s + p.v`: the CPU scales the carried tile in place and
 // accumulates the product into it, unless the tile is read elsewhere too.
 TEST_CASE("conformance: a dot accumulating into a rescaled carried tile, alone or read elsewhere") {

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -41,13 +42,14 @@ bool isFusable(OpCode c) {
 struct UseInfo {
   std::vector<const ir::Op*> def;  // null for block arguments
   std::vector<int> uses, defDepth;
-  std::vector<bool> usedDeeper, dotOperand, printed;
+  std::vector<bool> usedDeeper, printed;
+  std::vector<const ir::Op*> dotUser;  // the dot that multiplies the value, if one does
   std::vector<ValueId> yieldedInto;  // for a value a loop body yields: the block argument it replaces
   std::set<int64_t> storedTensors;
 
   explicit UseInfo(const ir::Kernel& k)
       : def(k.types.size()), uses(k.types.size()), defDepth(k.types.size()), usedDeeper(k.types.size()),
-        dotOperand(k.types.size()), printed(k.types.size()), yieldedInto(k.types.size(), -1) {
+        printed(k.types.size()), dotUser(k.types.size()), yieldedInto(k.types.size(), -1) {
     walk(k.body, 0, -1);
   }
 
@@ -65,7 +67,7 @@ struct UseInfo {
         ValueId v = op.operands[i];
         ++uses[v];
         if (depth > defDepth[v]) usedDeeper[v] = true;
-        if (op.code == OpCode::dot && i < 2) dotOperand[v] = true;
+        if (op.code == OpCode::dot && i < 2) dotUser[v] = &op;
         if (op.code == OpCode::print) printed[v] = true;
       }
       if (ir::writesTensor(op.code)) storedTensors.insert(op.intAttr("tensor"));
@@ -128,6 +130,9 @@ class KernelLowering {
   ValueId inPlaceAccumulator(const ir::Op& dot) const;
   void emitDotLoops(const ir::Op& op, llvm::Value* c, DType accType);
   bool emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType accType);
+  bool microKernelApplies(const ir::Op& dot) const;
+  bool readsInPlace(ValueId v) const;
+  void lowerInPlaceOperand(const ir::Op& load, llvm::Value* buffer);
   // A micro-tile of C: rows x (vectors * lanes) accumulators, and B in (k, k+1) pairs
   // when the product uses pair instructions.
   struct MicroTile {
@@ -135,10 +140,15 @@ class KernelLowering {
     DType accType;      // f32, or i32 for i8 operands
     DType operandType;  // of the buffers a and b the K loop reads
     llvm::Value *a, *b;
+    llvm::Value* aRowStride;  // in elements: A's row length in a buffer, its tensor's row stride in place
     llvm::Value* packedB;
     std::vector<llvm::Value*> acc;
   };
   void emitMicroTileRow(const ir::Op& op, llvm::Value* c, const MicroTile& tile, llvm::Value* row0);
+  llvm::Value* aAddress(const MicroTile& tile, llvm::Value* row, llvm::Value* col) {
+    return b_.CreateInBoundsGEP(storageType(ctx_, tile.operandType), tile.a,
+                                b_.CreateAdd(b_.CreateMul(row, tile.aRowStride), col));
+  }
   llvm::Value* packPairs(llvm::Value* b, DType dtype, int64_t k, int64_t n, int64_t lanes);
   llvm::Value* widenToF32(llvm::Value* buffer, const ir::Type& t);
   void emitPairStep(const ir::Op& op, const MicroTile& tile, llvm::Value* pairIndex, llvm::Value* row0,
@@ -231,6 +241,13 @@ class KernelLowering {
   llvm::CallInst* heap_ = nullptr;
   int64_t stackBytes_ = 0, heapBytes_ = 0;
   bool fastPath_ = false;  // inside the copy of a nest whose loads are in bounds with unit innermost stride
+  std::set<const ir::Op*> partlyOutside_;  // loads the current branch knows reach past their tensor
+  // A dot's left operand read where it lies (see lowerInPlaceOperand): its first element and
+  // the distance between its rows, in elements.
+  struct RowMajorView {
+    llvm::Value *base, *rowStride;
+  };
+  std::map<ValueId, RowMajorView> inPlaceOperands_;
   std::set<const ir::Op*> trueMasks_;  // the masks the current fast path knows to be all true
 };
 
@@ -315,7 +332,7 @@ bool KernelLowering::needsBuffer(ValueId v) const {
   const ir::Op* op = info_.def[v];
   if (!op || type(v).isScalar()) return false;
   if (!isFusable(op->code)) return true;
-  if (info_.dotOperand[v] || info_.printed[v]) return true;
+  if (info_.dotUser[v] || info_.printed[v]) return true;
   // A read must read memory before any later write to the same tensor can change it.
   if (ir::readsTensor(op->code) && info_.storedTensors.count(op->intAttr("tensor"))) return true;
   if (isCheap(op->code)) return false;
@@ -344,7 +361,8 @@ void KernelLowering::lowerOp(const ir::Op& op) {
     scalars_[r] = computeElement(op, {});
   } else if (needsBuffer(r)) {
     llvm::Value* buffer = allocateBuffer(type(r));
-    materialize(r, buffer);
+    if (readsInPlace(r)) lowerInPlaceOperand(op, buffer);
+    else materialize(r, buffer);
     buffers_[r] = buffer;
   }
 }
@@ -853,14 +871,23 @@ llvm::Value* KernelLowering::floatExtremum(OpCode code, DType t, const std::func
 // The tallest tile the register file holds (8 rows of 2 vectors in 32 AVX-512
 // registers, 6 in 16) covers C's rows; a shorter band finishes what is left.
 // Returns false (and emits nothing) when the columns do not fit the blocking.
+// Whether a dot runs on the register micro-kernel: f32 accumulators (i32 for i8 operands)
+// and rows of B a whole number of vectors long.
+bool KernelLowering::microKernelApplies(const ir::Op& dot) const {
+  const ir::Type& at = type(dot.operands[0]);
+  DType resultType = type(dot.results[0]).dtype;
+  bool f32Acc = isFloat(resultType) && resultType != DType::f64;
+  bool integer = resultType == DType::i32 && at.dtype == DType::i8;
+  return (f32Acc || integer) && type(dot.operands[1]).shape[1] % (options_.vectorBytes / 4) == 0;
+}
+
 bool KernelLowering::emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType accType) {
   const ir::Type& at = type(op.operands[0]);
   const ir::Type& bt = type(op.operands[1]);
   int64_t lanes = options_.vectorBytes / 4;
   int64_t m = at.shape[0], k = at.shape[1], n = bt.shape[1];
-  bool integer = accType == DType::i32 && at.dtype == DType::i8;
-  if ((accType != DType::f32 && !integer) || !buffers_[op.operands[0]] || !buffers_[op.operands[1]] || n % lanes != 0)
-    return false;
+  bool integer = accType == DType::i32;
+  if (!microKernelApplies(op) || !buffers_[op.operands[0]] || !buffers_[op.operands[1]]) return false;
   int64_t vectors = n % (2 * lanes) == 0 ? 2 : 1;
   int64_t rows = std::min(m, lanes >= 16 ? int64_t{8} : int64_t{6});
   // With vdpbf16ps (bf16) or pmaddwd (i8 on x86) a step covers two k: B is repacked once so
@@ -871,7 +898,12 @@ bool KernelLowering::emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType 
   bool pairs = (bf16Pairs || i8Pairs) && k % 2 == 0;
   MicroTile tile{.lanes = lanes, .vectors = vectors, .rows = rows, .accType = accType,
                  .operandType = at.dtype, .a = buffers_[op.operands[0]], .b = buffers_[op.operands[1]],
+                 .aRowStride = i64(k),
                  .packedB = pairs ? packPairs(buffers_[op.operands[1]], bt.dtype, k, n, lanes) : nullptr, .acc = {}};
+  if (auto view = inPlaceOperands_.find(op.operands[0]); view != inPlaceOperands_.end()) {
+    tile.a = view->second.base;
+    tile.aRowStride = view->second.rowStride;
+  }
   // 16- and 8-bit floats without pair products are widened to f32 once, not at every use in the K loop.
   if (!pairs && (at.dtype == DType::f16 || at.dtype == DType::bf16 || isFloat8(at.dtype))) {
     tile.a = widenToF32(tile.a, at);
@@ -892,6 +924,34 @@ bool KernelLowering::emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType 
   return true;
 }
 
+// Whether v, a block the fold loads for a dot's left operand alone, may be read where it lies
+// instead of copied: an f32 micro-kernel reads A one element at a time (broadcast), so its
+// rows need no copy (B's rows, read as vectors, are copied: rows a large power of two apart
+// would share cache sets).
+bool KernelLowering::readsInPlace(ValueId v) const {
+  const ir::Op* load = info_.def[v];
+  const ir::Op* dot = info_.dotUser[v];
+  if (!load || load->code != OpCode::load || !dot || info_.uses[v] != 1 || dot->operands[0] != v) return false;
+  const ir::Type& t = type(v);
+  return t.dtype == DType::f32 && t.shape.size() == 2 && microKernelApplies(*dot) &&
+         !info_.storedTensors.count(load->intAttr("tensor"));
+}
+
+// A block for readsInPlace: its tensor's rows where the block lies inside with unit columns,
+// else the buffer, filled by the general (masked) nest.
+void KernelLowering::lowerInPlaceOperand(const ir::Op& load, llvm::Value* buffer) {
+  ValueId v = load.results[0];
+  const TensorView& t = tensors_.at(load.intAttr("tensor"));
+  const ir::Shape& block = type(v).shape;
+  llvm::Value *row = element(load.operands[0], {}), *col = element(load.operands[1], {});
+  llvm::Value* inside = blockInside(load.intAttr("tensor"), {row, col}, block);
+  partlyOutside_.insert(&load);
+  emitIf(b_, b_.CreateNot(inside), [&] { materialize(v, buffer); });
+  partlyOutside_.erase(&load);
+  llvm::Value* first = b_.CreateInBoundsGEP(b_.getFloatTy(), t.data, b_.CreateAdd(b_.CreateMul(row, t.strides[0]), col));
+  inPlaceOperands_[v] = {b_.CreateSelect(inside, first, buffer), b_.CreateSelect(inside, t.strides[0], i64(block[1]))};
+}
+
 // One band of `tile.rows` rows of C from row0, micro-tile by micro-tile.
 void KernelLowering::emitMicroTileRow(const ir::Op& op, llvm::Value* c, const MicroTile& tile, llvm::Value* row0) {
   const ir::Type& at = type(op.operands[0]);
@@ -902,7 +962,7 @@ void KernelLowering::emitMicroTileRow(const ir::Op& op, llvm::Value* c, const Mi
   const std::vector<llvm::Value*>& acc = tile.acc;
   auto* vecTy = llvm::FixedVectorType::get(compute(tile.accType), static_cast<unsigned>(lanes));
   auto* bVecTy = llvm::FixedVectorType::get(storageType(ctx_, tile.operandType), static_cast<unsigned>(lanes));
-  const ir::Type aTile{tile.operandType, at.shape}, bTile{tile.operandType, bt.shape};
+  const ir::Type bTile{tile.operandType, bt.shape};
   ir::Type accTile{tile.accType, {m, n}};
   auto cAddress = [&](llvm::Value* row, llvm::Value* col) { return bufferAddress(c, accTile, {row, col}); };
   emitLoop(b_, i64(0), i64(n / (vectors * lanes)), [&](llvm::Value* tileCol) {
@@ -923,8 +983,8 @@ void KernelLowering::emitMicroTileRow(const ir::Op& op, llvm::Value* c, const Mi
         bRow[v] = integer ? b_.CreateSExt(raw, vecTy) : fromStorage(b_, raw, tile.operandType);
       }
       for (int64_t r = 0; r < rows; ++r) {
-        llvm::Value* aValue = cast(bufferElement(tile.a, aTile, {b_.CreateAdd(row0, i64(r)), step}), tile.operandType,
-                                   tile.accType);
+        llvm::Value* aRaw = b_.CreateLoad(storageType(ctx_, tile.operandType), aAddress(tile, b_.CreateAdd(row0, i64(r)), step));
+        llvm::Value* aValue = cast(fromStorage(b_, aRaw, tile.operandType), tile.operandType, tile.accType);
         llvm::Value* aSplat = b_.CreateVectorSplat(static_cast<unsigned>(lanes), aValue);
         for (int64_t v = 0; v < vectors; ++v) {
           llvm::Value* slot = acc[r * vectors + v];
@@ -988,7 +1048,6 @@ llvm::Value* KernelLowering::packPairs(llvm::Value* b, DType dtype, int64_t k, i
 // for i8 widened to i16 (exact: a pair of i8 products fits i32).
 void KernelLowering::emitPairStep(const ir::Op& op, const MicroTile& tile, llvm::Value* pairIndex,
                                   llvm::Value* row0, llvm::Value* col0) {
-  const ir::Type& at = type(op.operands[0]);
   int64_t n = type(op.operands[1]).shape[1], lanes = tile.lanes, vectors = tile.vectors;
   bool integer = tile.accType == DType::i32;
   auto* accTy = llvm::FixedVectorType::get(compute(tile.accType), static_cast<unsigned>(lanes));
@@ -1004,7 +1063,7 @@ void KernelLowering::emitPairStep(const ir::Op& op, const MicroTile& tile, llvm:
   auto* i8Pair = llvm::FixedVectorType::get(b_.getInt8Ty(), 2);
   auto* i16Pair = llvm::FixedVectorType::get(b_.getInt16Ty(), 2);
   for (int64_t r = 0; r < tile.rows; ++r) {
-    llvm::Value* address = bufferAddress(tile.a, at, {b_.CreateAdd(row0, i64(r)), k0});
+    llvm::Value* address = aAddress(tile, b_.CreateAdd(row0, i64(r)), k0);
     llvm::Value* pair = integer ? b_.CreateSExt(b_.CreateAlignedLoad(i8Pair, address, llvm::Align(1)), i16Pair)
                                 : b_.CreateAlignedLoad(i16Pair, address, llvm::Align(2));
     pair = b_.CreateBitCast(pair, b_.getInt32Ty());
@@ -1671,8 +1730,9 @@ void KernelLowering::emitNest(const ir::Shape& shape, const std::vector<ValueId>
   for (ValueId r : roots) collectFacts(r, facts, seen);
   if (fastPath_) facts.loads.clear();  // an enclosing fast path covers them
   std::erase_if(facts.masks, [&](const ir::Op* m) { return trueMasks_.count(m) > 0; });
+  bool fastPathFails = std::any_of(facts.loads.begin(), facts.loads.end(), [&](const ir::Op* load) { return partlyOutside_.count(load) > 0; });
   Indices idx;
-  if (facts.loads.empty() && facts.masks.empty()) {
+  if (fastPathFails || (facts.loads.empty() && facts.masks.empty())) {
     emitNestLevels(shape, 0, idx, body);
     return;
   }
