@@ -124,7 +124,7 @@ llvm::Value* toStorage(llvm::IRBuilder<>& b, llvm::Value* v, DType t) {
 }
 
 void emitLoop(llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end,
-              const std::function<void(llvm::Value*)>& body) {
+              const std::function<void(llvm::Value*)>& body, unsigned unrollCount) {
   llvm::Function* fn = b.GetInsertBlock()->getParent();
   llvm::BasicBlock* pre = b.GetInsertBlock();
   llvm::BasicBlock* header = llvm::BasicBlock::Create(b.getContext(), "loop", fn);
@@ -139,7 +139,16 @@ void emitLoop(llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end,
   body(i);
   llvm::Value* next = b.CreateAdd(i, llvm::ConstantInt::get(i->getType(), 1), "", /*HasNUW=*/true, /*HasNSW=*/true);
   i->addIncoming(next, b.GetInsertBlock());
-  b.CreateBr(header);
+  llvm::BranchInst* backEdge = b.CreateBr(header);
+  if (unrollCount > 0) {
+    llvm::LLVMContext& ctx = b.getContext();
+    llvm::Metadata* count[] = {llvm::MDString::get(ctx, "llvm.loop.unroll.count"),
+                               llvm::ConstantAsMetadata::get(b.getInt32(unrollCount))};
+    llvm::Metadata* self[] = {nullptr, llvm::MDNode::get(ctx, count)};
+    llvm::MDNode* loopId = llvm::MDNode::getDistinct(ctx, self);
+    loopId->replaceOperandWith(0, loopId);
+    backEdge->setMetadata(llvm::LLVMContext::MD_loop, loopId);
+  }
   b.SetInsertPoint(exit);
 }
 

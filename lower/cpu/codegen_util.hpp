@@ -28,9 +28,10 @@ llvm::Value* roundToDType(llvm::IRBuilder<>& b, llvm::Value* v, DType t);
 llvm::Value* emitFastExpF32(llvm::IRBuilder<>& b, llvm::Value* x);
 
 // Emits `for (i = begin; i < end; ++i) body(i)` at the builder's position and
-// leaves the builder after the loop.
+// leaves the builder after the loop. An unrollCount asks LLVM to unroll the loop that many
+// times (its unroller runs only where asked: see jit/cpu_compiler.cpp).
 void emitLoop(llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end,
-              const std::function<void(llvm::Value*)>& body);
+              const std::function<void(llvm::Value*)>& body, unsigned unrollCount = 0);
 
 // if (cond) then(); else otherwise(); leaving the builder after both.
 void emitIf(llvm::IRBuilder<>& b, llvm::Value* cond, const std::function<void()>& then,

@@ -994,7 +994,7 @@ void KernelLowering::emitMicroTileRow(const ir::Op& op, llvm::Value* c, const Mi
                          slot);
         }
       }
-    });
+    }, /*unrollCount=*/2);
     each([&](int64_t r, int64_t v, llvm::Value* row, llvm::Value* col) {
       b_.CreateAlignedStore(b_.CreateLoad(vecTy, acc[r * vectors + v]), cAddress(row, col), llvm::Align(4));
     });
