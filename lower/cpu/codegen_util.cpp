@@ -124,7 +124,7 @@ llvm::Value* toStorage(llvm::IRBuilder<>& b, llvm::Value* v, DType t) {
 }
 
 void emitLoop(llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end,
-              const std::function<void(llvm::Value*)>& body, unsigned unrollCount) {
+              const std::function<void(llvm::Value*)>& body, LoopHints hints) {
   llvm::Function* fn = b.GetInsertBlock()->getParent();
   llvm::BasicBlock* pre = b.GetInsertBlock();
   llvm::BasicBlock* header = llvm::BasicBlock::Create(b.getContext(), "loop", fn);
@@ -140,14 +140,18 @@ void emitLoop(llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end,
   llvm::Value* next = b.CreateAdd(i, llvm::ConstantInt::get(i->getType(), 1), "", /*HasNUW=*/true, /*HasNSW=*/true);
   i->addIncoming(next, b.GetInsertBlock());
   llvm::BranchInst* backEdge = b.CreateBr(header);
-  if (unrollCount > 0) {
-    llvm::LLVMContext& ctx = b.getContext();
-    llvm::Metadata* count[] = {llvm::MDString::get(ctx, "llvm.loop.unroll.count"),
-                               llvm::ConstantAsMetadata::get(b.getInt32(unrollCount))};
-    llvm::Metadata* self[] = {nullptr, llvm::MDNode::get(ctx, count)};
-    llvm::MDNode* loopId = llvm::MDNode::getDistinct(ctx, self);
-    loopId->replaceOperandWith(0, loopId);
-    backEdge->setMetadata(llvm::LLVMContext::MD_loop, loopId);
+  std::vector<llvm::Metadata*> loopId = {nullptr};  // the loop's id refers to itself first
+  auto hint = [&](const char* name, unsigned value) {
+    if (value == 0) return;
+    llvm::Metadata* pair[] = {llvm::MDString::get(b.getContext(), name), llvm::ConstantAsMetadata::get(b.getInt32(value))};
+    loopId.push_back(llvm::MDNode::get(b.getContext(), pair));
+  };
+  hint("llvm.loop.unroll.count", hints.unroll);
+  hint("llvm.loop.interleave.count", hints.interleave);
+  if (loopId.size() > 1) {
+    llvm::MDNode* node = llvm::MDNode::getDistinct(b.getContext(), loopId);
+    node->replaceOperandWith(0, node);
+    backEdge->setMetadata(llvm::LLVMContext::MD_loop, node);
   }
   b.SetInsertPoint(exit);
 }

@@ -27,11 +27,16 @@ llvm::Value* roundToDType(llvm::IRBuilder<>& b, llvm::Value* v, DType t);
 // subnormal results behave as IEEE expf.
 llvm::Value* emitFastExpF32(llvm::IRBuilder<>& b, llvm::Value* x);
 
+// What a loop asks of LLVM's loop passes; 0 leaves the choice to them.
+struct LoopHints {
+  unsigned unroll = 0;      // copies of the body (the unroller runs only where asked: jit/cpu_compiler.cpp)
+  unsigned interleave = 0;  // vector iterations in flight once vectorized
+};
+
 // Emits `for (i = begin; i < end; ++i) body(i)` at the builder's position and
-// leaves the builder after the loop. An unrollCount asks LLVM to unroll the loop that many
-// times (its unroller runs only where asked: see jit/cpu_compiler.cpp).
+// leaves the builder after the loop.
 void emitLoop(llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end,
-              const std::function<void(llvm::Value*)>& body, unsigned unrollCount = 0);
+              const std::function<void(llvm::Value*)>& body, LoopHints hints = {});
 
 // if (cond) then(); else otherwise(); leaving the builder after both.
 void emitIf(llvm::IRBuilder<>& b, llvm::Value* cond, const std::function<void()>& then,
