@@ -43,14 +43,22 @@ int main(int argc, char** argv) {
   std::string dtypeName = "f32";
   cli.app.add_option("--dtype", dtypeName, "q, k, v dtype (products accumulate in f32; out is f32)")
       ->check(CLI::IsMember({"f32", "f16", "bf16"}));
+  samples::AttentionBlocks blocks;
+  // Blocks given on the command line are used as they are; otherwise they are autotuned.
+  cli.app.add_option("--block-m", blocks.m, "query rows of a block (default: tuned)")->check(CLI::PositiveNumber);
+  cli.app.add_option("--block-n", blocks.n, "keys per step of the loop (default: tuned)")->check(CLI::PositiveNumber);
   return cli.main(argc, argv, [&](samples::Report& r) {
     Shape shape{batch, heads, seq, dim};
     DType dtype = samples::parseDTypeOption(dtypeName);
     Tensor q = Tensor::random(shape, 1, dtype), k = Tensor::random(shape, 2, dtype), v = Tensor::random(shape, 3, dtype);
     Tensor o = samples::poisoned(shape);
-    TuneResult tuned = samples::tuneAttention(q, k, v, o, causal, cli.runOptions());
-    auto blocks = samples::AttentionBlocks::from(tuned.chosen);
-    r.tune = tuneSourceName(tuned.source);
+    if (cli.app.count("--block-m") + cli.app.count("--block-n") > 0) {
+      r.tune = "off";
+    } else {
+      TuneResult tuned = samples::tuneAttention(q, k, v, o, causal, cli.runOptions());
+      blocks = samples::AttentionBlocks::from(tuned.chosen);
+      r.tune = tuneSourceName(tuned.source);
+    }
     r.time([&] { return samples::attention(q, k, v, o, causal, cli.runOptions(), blocks); });
     r.dtype = dtypeName;
     r.shape = std::to_string(batch) + "x" + std::to_string(heads) + "x" + std::to_string(seq) + "x" +

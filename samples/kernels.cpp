@@ -61,7 +61,7 @@ std::vector<TuneConfig> gemmTuneSpace(const std::string& device) {
   // Vulkan stages both operand blocks in workgroup memory (32 KiB on lavapipe).
   return space<GemmBlocks>(device,
                            {{128, 64, 64}, {256, 64, 256}, {512, 64, 256}, {256, 64, 64}, {128, 64, 256}, {64, 64, 256},
-                            {64, 256, 64}, {64, 128, 64}},
+                            {64, 256, 64}, {256, 64, 512}},
                            {{64, 64, 32}, {32, 64, 32}, {32, 32, 32}},
                            // NVIDIA: f16/bf16 tiles on mma.sync, 2 to 4 stages of cp.async read-ahead,
                            // 8 warps for the largest blocks and 2 for the smallest, as Triton's configs.
@@ -75,7 +75,9 @@ std::vector<TuneConfig> gemmSplitKTuneSpace(const std::string& device) {
 }
 
 std::vector<TuneConfig> attentionTuneSpace(const std::string& device) {
-  return space<AttentionBlocks>(device, {{64, 64}, {32, 64}, {64, 32}, {128, 64}, {64, 128}}, {{64, 64}, {32, 32}},
+  // CPU: long sequences favour tall query blocks, which reuse each key and value block more.
+  return space<AttentionBlocks>(device, {{64, 64}, {32, 64}, {64, 32}, {128, 64}, {64, 128}, {256, 64}, {256, 128}},
+                                {{64, 64}, {32, 32}},
                                 {{64, 64}, {64, 64, 3}, {128, 64}, {128, 64, 3, 8}, {64, 128, 3}, {128, 128, 0, 8}});
 }
 

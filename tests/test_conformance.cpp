@@ -1231,7 +1231,7 @@ void checkShapeOp(const std::string& device, const std::string& name, const Tens
 // blocks. Blocks inside the tensor and past its edges (masked), f32 and f16 (the general path).
 TEST_CASE("conformance: dots of transposed blocks, in 8x8 register blocks and otherwise") {
   const int64_t M = 21, N = 37, K = 29;
-  for (DType t : {f32, f16})
+  for (DType t : {f32, f16, bf16})
     for (Shape block : {Shape{8, 16, 24}, Shape{8, 8, 8}, Shape{8, 12, 16}}) {  // bm, bn, bk
       const int64_t bm = block[0], bn = block[1], bk = block[2];
       Tensor a = Tensor::random({M, K}, 85, t), b = Tensor::random({N, K}, 86, t);

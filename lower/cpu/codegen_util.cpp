@@ -116,10 +116,14 @@ llvm::Value* fromStorage(llvm::IRBuilder<>& b, llvm::Value* v, DType t) {
 }
 
 llvm::Value* toStorage(llvm::IRBuilder<>& b, llvm::Value* v, DType t) {
-  if (t == DType::f16) return b.CreateFPTrunc(v, b.getHalfTy());  // exact: v is already rounded
-  if (t == DType::bf16) return b.CreateTrunc(b.CreateLShr(b.CreateBitCast(v, b.getInt32Ty()), 16), b.getInt16Ty());
+  llvm::Type* ty = v->getType();  // a scalar or, but for 8-bit floats, a vector
+  if (t == DType::f16) return b.CreateFPTrunc(v, ty->getWithNewType(b.getHalfTy()));  // exact: v is already rounded
+  if (t == DType::bf16) {
+    llvm::Value* bits = b.CreateBitCast(v, ty->getWithNewType(b.getInt32Ty()));
+    return b.CreateTrunc(b.CreateLShr(bits, llvm::ConstantInt::get(bits->getType(), 16)), ty->getWithNewType(b.getInt16Ty()));
+  }
   if (isFloat8(t)) return math::f32ToFloat8(b, t, v);  // exact: v is already rounded
-  if (t == DType::boolean) return b.CreateZExt(v, b.getInt8Ty());
+  if (t == DType::boolean) return b.CreateZExt(v, ty->getWithNewType(b.getInt8Ty()));
   return v;
 }
 

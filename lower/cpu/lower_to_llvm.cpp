@@ -1570,16 +1570,17 @@ void KernelLowering::materialize(ValueId v, llvm::Value* buffer) {
   emitNest(t.shape, {v}, [&](const Indices& idx) { storeToBuffer(buffer, t, idx, element(v, idx)); });
 }
 
-// A transposed 32-bit matrix (attention's K^T, a dot operand) 8x8 block by block: eight
-// rows read as vectors, transposed in registers by three rounds of shuffles, written as eight
-// rows. Element by element, one side or the other is strided and no loop vectorizes. False
-// (nothing emitted) for other values.
+// A transposed matrix of 32-bit values or 16-bit floats (attention's K^T, a dot operand; 16-bit
+// floats in their f32 compute form) 8x8 block by block: eight rows read as vectors, transposed
+// in registers by three rounds of shuffles, written as eight rows. Element by element, one side
+// or the other is strided and no loop vectorizes. False (nothing emitted) for other values.
 bool KernelLowering::materializeTranspose(ValueId v, llvm::Value* buffer) {
   constexpr int64_t kBlock = 8;
   const ir::Type& t = type(v);
   const ir::Op* op = info_.def[v];
   if (!op || op->code != OpCode::permute || t.rank() != 2 || op->intsAttr("perm") != std::vector<int64_t>{1, 0} ||
-      dtypeBytes(t.dtype) != 4 || t.shape[0] % kBlock != 0 || t.shape[1] % kBlock != 0)
+      !(dtypeBytes(t.dtype) == 4 || t.dtype == DType::f16 || t.dtype == DType::bf16) || t.shape[0] % kBlock != 0 ||
+      t.shape[1] % kBlock != 0)
     return false;
   ValueId source = op->operands[0];
   auto shuffle = [&](llvm::Value* a, llvm::Value* b, std::initializer_list<int> mask) {
@@ -1617,8 +1618,9 @@ bool KernelLowering::materializeTranspose(ValueId v, llvm::Value* buffer) {
     pairs(rows, {0, 1, 2, 3, 8, 9, 10, 11}, {4, 5, 6, 7, 12, 13, 14, 15}, 4);
     constexpr int64_t kColumn[kBlock] = {0, 2, 1, 3, 4, 6, 5, 7};
     for (int64_t k = 0; k < kBlock; ++k)
-      b_.CreateAlignedStore(rows[size_t(k)], bufferAddress(buffer, t, {b_.CreateAdd(col0, i64(kColumn[k])), row0}),
-                            llvm::Align(4));
+      b_.CreateAlignedStore(toStorage(b_, rows[size_t(k)], t.dtype),
+                            bufferAddress(buffer, t, {b_.CreateAdd(col0, i64(kColumn[k])), row0}),
+                            llvm::Align(dtypeBytes(t.dtype)));
   });
   return true;
 }
