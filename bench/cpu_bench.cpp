@@ -80,9 +80,9 @@ struct GemmShape {
   double flops() const { return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k); }
 };
 const GemmShape kGemmShapes[] = {{512, 512, 512, true},     {1024, 1024, 1024, true}, {2048, 2048, 2048, false},
-                                 {4096, 4096, 4096, false}, {4096, 4096, 64, false},  {64, 4096, 4096, false}};
+                                 {4096, 4096, 4096, false}, {4096, 4096, 64, false},  {64, 4096, 4096, false},
+                                 {4096, 64, 4096, false}};
 
-// Tried in turn until the autotuner exists; the best is reported.
 // The block configs the autotuner tries on the CPU, each timed.
 std::vector<samples::GemmBlocks> cpuGemmBlocks() {
   std::vector<samples::GemmBlocks> blocks;
