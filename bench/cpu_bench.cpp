@@ -400,7 +400,9 @@ void attentionOne(const AttentionSpec& s, int threads, const std::map<std::strin
   const Shape shape = {kBatch, kHeads, s.seq, s.dim};
   Tensor q = Tensor::random(shape, 1), k = Tensor::random(shape, 2), v = Tensor::random(shape, 3);
   Tensor o = Tensor::empty(shape);
-  double sec = medianSeconds([&] { onCpu(samples::attention(q, k, v, o, s.causal, cpuRun())); });
+  // The blocks the sample's autotuner picks (timed once, then read from the tuning file).
+  const auto blocks = samples::AttentionBlocks::from(samples::tuneAttention(q, k, v, o, s.causal, cpuRun()).chosen);
+  double sec = medianSeconds([&] { onCpu(samples::attention(q, k, v, o, s.causal, cpuRun(), blocks)); });
   double flops = 4.0 * static_cast<double>(s.seq * s.seq * s.dim * kBatch * kHeads) / (s.causal ? 2 : 1);
   double g = gflops(flops, sec);
   std::string name = fmt::format("attention_f32_s{}_d{}{}", s.seq, s.dim, s.causal ? "_causal" : "");
@@ -411,7 +413,7 @@ void attentionOne(const AttentionSpec& s, int threads, const std::map<std::strin
     ratio(name + "_vs_gemm", g / it->second);
   }
   row("attention", {std::to_string(s.seq), std::to_string(s.dim), s.causal ? "yes" : "no", std::to_string(threads),
-                    num(sec * 1e3, 2), num(g), vsGemm});
+                    fmt::format("{}x{}", blocks.m, blocks.n), num(sec * 1e3, 2), num(g), vsGemm});
 }
 
 // ---------------------------------------------------------------- compile, disk cache, launch
@@ -604,7 +606,7 @@ const Section kSections[] = {
      {"kernel", "shape", "threads", "ms", "GB/s", "memcpy GB/s", "vs memcpy"}},
     {"attention",
      "Attention forward f32, batch 1, heads 2 (GFLOP/s = 4 S^2 D per head, halved when causal)",
-     {"seq", "dim", "causal", "threads", "ms", "GFLOP/s", "vs GEMM SxSxS"}},
+     {"seq", "dim", "causal", "threads", "blocks", "ms", "GFLOP/s", "vs GEMM SxSxS"}},
     {"compile",
      "Kernel compile (fresh cache dir) and disk-cache load (new process)",
      {"kernel", "cache", "compile or load ms", "first call ms"}},
