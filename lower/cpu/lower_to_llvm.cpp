@@ -194,6 +194,8 @@ class KernelLowering {
   bool materializeTranspose(ValueId v, llvm::Value* buffer, const ir::Type& as);
   void emitNest(const ir::Shape& shape, const std::vector<ValueId>& roots,
                 const std::function<void(const Indices&)>& body);
+  void emitFastOrGeneral(const std::vector<ValueId>& roots, const std::function<void()>& fast,
+                         const std::function<void()>& general);
   void emitNestLevels(const ir::Shape& shape, size_t level, Indices& idx,
                       const std::function<void(const Indices&)>& body);
   unsigned innermostInterleave(int64_t length) const;
@@ -1626,7 +1628,8 @@ bool KernelLowering::materializeTranspose(ValueId v, llvm::Value* buffer, const 
   ir::Shape blocks = {t.shape[1] / kBlock, t.shape[0] / kBlock};  // over the source's rows, then columns
   auto* vectorType = llvm::FixedVectorType::get(compute(t.dtype), kBlock);
   llvm::Value* rowSlots = llvm::IRBuilder<>(allocaBlock_, allocaBlock_->begin()).CreateAlloca(vectorType, i64(kBlock));
-  emitNest(blocks, {source}, [&](const Indices& at) {
+  Indices idx;
+  auto block = [&](const Indices& at) {
     llvm::Value* row0 = b_.CreateMul(at[0], i64(kBlock));
     llvm::Value* col0 = b_.CreateMul(at[1], i64(kBlock));
     // The eight rows through a small stack array, read by one loop: the source's element
@@ -1649,6 +1652,10 @@ bool KernelLowering::materializeTranspose(ValueId v, llvm::Value* buffer, const 
       b_.CreateAlignedStore(toStorage(b_, rows[size_t(k)], as.dtype),
                             bufferAddress(buffer, as, {b_.CreateAdd(col0, i64(kColumn[k])), row0}),
                             llvm::Align(dtypeBytes(as.dtype)));
+  };
+  // Blocks reaching past the source's edges, rare, take the plain nest: less code to compile.
+  emitFastOrGeneral({source}, [&] { emitNestLevels(blocks, 0, idx, block); }, [&] {
+    emitNestLevels(t.shape, 0, idx, [&](const Indices& at) { storeToBuffer(buffer, as, at, element(v, at)); });
   });
   return true;
 }
@@ -1756,26 +1763,33 @@ llvm::Value* KernelLowering::fastPathCondition(const FastPathFacts& facts) {
 // block, and generically (per-element masks, any strides) otherwise.
 void KernelLowering::emitNest(const ir::Shape& shape, const std::vector<ValueId>& roots,
                               const std::function<void(const Indices&)>& body) {
+  Indices idx;
+  auto nest = [&] { emitNestLevels(shape, 0, idx, body); };
+  emitFastOrGeneral(roots, nest, nest);
+}
+
+// `fast` where the facts of `roots` (loads in bounds with unit innermost stride, index masks
+// true) hold at run time, else `general`; `fast` alone when there is nothing to assume,
+// `general` alone when a load is known to reach outside.
+void KernelLowering::emitFastOrGeneral(const std::vector<ValueId>& roots, const std::function<void()>& fast,
+                                       const std::function<void()>& general) {
   FastPathFacts facts;
   std::set<ValueId> seen;
   for (ValueId r : roots) collectFacts(r, facts, seen);
   if (fastPath_) facts.loads.clear();  // an enclosing fast path covers them
   std::erase_if(facts.masks, [&](const ir::Op* m) { return trueMasks_.count(m) > 0; });
-  bool fastPathFails = std::any_of(facts.loads.begin(), facts.loads.end(), [&](const ir::Op* load) { return partlyOutside_.count(load) > 0; });
-  Indices idx;
-  if (fastPathFails || (facts.loads.empty() && facts.masks.empty())) {
-    emitNestLevels(shape, 0, idx, body);
-    return;
-  }
+  if (std::any_of(facts.loads.begin(), facts.loads.end(), [&](const ir::Op* load) { return partlyOutside_.count(load) > 0; }))
+    return general();
+  if (facts.loads.empty() && facts.masks.empty()) return fast();
   emitIf(b_, fastPathCondition(facts), [&] {
     bool outerFastPath = fastPath_;
     std::set<const ir::Op*> outerMasks = trueMasks_;
     fastPath_ = fastPath_ || !facts.loads.empty();
     trueMasks_.insert(facts.masks.begin(), facts.masks.end());
-    emitNestLevels(shape, 0, idx, body);
+    fast();
     fastPath_ = outerFastPath;
     trueMasks_ = std::move(outerMasks);
-  }, [&] { emitNestLevels(shape, 0, idx, body); });
+  }, general);
 }
 
 void KernelLowering::emitNestLevels(const ir::Shape& shape, size_t level, Indices& idx,
