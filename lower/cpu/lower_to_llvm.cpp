@@ -911,10 +911,12 @@ bool KernelLowering::widensOperands(const ir::Op& dot) const {
 // Whether v, a dot operand read by nothing else, is written straight into an f32 buffer (the
 // f32 form its elements are computed in, exact), sparing the micro-kernel a pass that widens it:
 // bf16 (bf16 attention 29.2 -> 27.6 ms) and 8-bit floats (scaled f8e4m3 GEMM 113 -> 140
-// GFLOP/s). Not f16, whose conversion LLVM's vectorizer runs at half width in a copy loop.
+// GFLOP/s). Not an f16 block loaded as it is, whose conversion LLVM's vectorizer runs at half
+// width in the copy loop (f16 GEMM 158 -> 150 GFLOP/s); the widening pass does it at full width.
 bool KernelLowering::storedWidened(ValueId v) const {
   const ir::Op* dot = info_.dotUser[v];
-  return dot && info_.uses[v] == 1 && type(v).dtype != DType::f16 && widensOperands(*dot);
+  bool f16Load = type(v).dtype == DType::f16 && info_.def[v]->code == OpCode::load;
+  return dot && info_.uses[v] == 1 && !f16Load && widensOperands(*dot);
 }
 
 bool KernelLowering::emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType accType) {
