@@ -57,7 +57,7 @@ AttentionBlocks AttentionBlocks::from(const TuneConfig& c) {
 
 std::vector<TuneConfig> gemmTuneSpace(const std::string& device) {
   // CPU: tall blocks with a deep K step amortize the copy of B and the trips of C through
-  // registers (A is read in place); small ones keep skinny shapes off the masked edges.
+  // registers (f32 A is read in place); small ones keep skinny shapes off the masked edges.
   // Vulkan stages both operand blocks in workgroup memory (32 KiB on lavapipe).
   return space<GemmBlocks>(device,
                            {{128, 64, 64}, {256, 64, 256}, {512, 64, 256}, {256, 64, 64}, {128, 64, 256}, {64, 64, 256},

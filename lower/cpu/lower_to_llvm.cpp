@@ -141,7 +141,7 @@ class KernelLowering {
   struct MicroTile {
     int64_t lanes, vectors, rows;
     DType accType;      // f32, or i32 for i8 operands
-    DType operandType;  // of the buffers a and b the K loop reads
+    DType operandType;  // of what a and b point at: buffers, or A's tensor when it is read in place
     llvm::Value *a, *b;
     llvm::Value* aRowStride;  // in elements: A's row length in a buffer, its tensor's row stride in place
     llvm::Value* packedB;
@@ -248,7 +248,9 @@ class KernelLowering {
   llvm::CallInst* heap_ = nullptr;
   int64_t stackBytes_ = 0, heapBytes_ = 0;
   bool fastPath_ = false;  // inside the copy of a nest whose loads are in bounds with unit innermost stride
-  std::set<const ir::Op*> partlyOutside_;  // loads the current branch knows reach past their tensor
+  // Loads the current branch knows to fail the fast path (partly outside their tensor, or its
+  // columns not contiguous): their nests are emitted generally only.
+  std::set<const ir::Op*> partlyOutside_;
   // A dot's left operand read where it lies (see lowerInPlaceOperand): its first element and
   // the distance between its rows, in elements.
   struct RowMajorView {
@@ -875,9 +877,6 @@ llvm::Value* KernelLowering::floatExtremum(OpCode code, DType t, const std::func
   return b_.CreateSelect(sawNaN, llvm::ConstantFP::getNaN(ty), b_.CreateLoad(ty, accSlot));
 }
 
-// A register-blocked product in f32 (or i32 for i8 operands): C is cut into rows x (vectors * lanes)
-// micro-tiles whose accumulators stay in SIMD registers across the whole K
-// loop; each step broadcasts one A element per row and loads B's row once.
 // Whether a dot runs on the register micro-kernel: f32 accumulators (i32 for i8 operands)
 // and rows of B a whole number of vectors long.
 bool KernelLowering::microKernelApplies(const ir::Op& dot) const {
@@ -916,6 +915,9 @@ bool KernelLowering::storedWidened(ValueId v) const {
   return !(type(v).dtype == DType::f16 && info_.def[v] && info_.def[v]->code == OpCode::load);
 }
 
+// A register-blocked product in f32 (or i32 for i8 operands): C is cut into rows x (vectors * lanes)
+// micro-tiles whose accumulators stay in SIMD registers across the whole K
+// loop; each step broadcasts one A element per row and loads B's row once.
 // The tallest tile the register file holds (8 rows of 2 vectors in 32 AVX-512
 // registers, 6 in 16) covers C's rows; a shorter band finishes what is left.
 // Returns false (and emits nothing) when the columns do not fit the blocking.
@@ -933,6 +935,8 @@ bool KernelLowering::emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType 
                  .aRowStride = i64(k),
                  .packedB = pairs ? packPairs(buffers_[op.operands[1]], bt.dtype, k, n, lanes) : nullptr, .acc = {}};
   if (auto view = inPlaceOperands_.find(op.operands[0]); view != inPlaceOperands_.end()) {
+    // widenToF32 reads A as a contiguous block: readsInPlace admits f32 alone.
+    if (widensOperands(op)) throw Error("lower/cpu: a widened dot operand cannot be read in place");
     tile.a = view->second.base;
     tile.aRowStride = view->second.rowStride;
   }
@@ -957,7 +961,7 @@ bool KernelLowering::emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType 
   return true;
 }
 
-// Whether v, a block the fold loads for a dot's left operand alone, may be read where it lies
+// Whether v, a block loaded for a dot's left operand alone, may be read where it lies
 // instead of copied: an f32 micro-kernel reads A one element at a time (broadcast), so its
 // rows need no copy (B's rows, read as vectors, are copied: rows a large power of two apart
 // would share cache sets).
@@ -1762,7 +1766,8 @@ llvm::Value* KernelLowering::fastPathCondition(const FastPathFacts& facts) {
 // tensors or mask indices (`cols < n`, `cols <= rows`), the nest is emitted
 // twice: a fast copy without masks and with a unit innermost stride, for blocks
 // wholly inside row-major-like tensors and index masks true over the whole
-// block, and generically (per-element masks, any strides) otherwise.
+// block, and generically (per-element masks, any strides) otherwise (the generic copy
+// alone where a load is known to fail the fast path: see emitFastOrGeneral).
 void KernelLowering::emitNest(const ir::Shape& shape, const std::vector<ValueId>& roots,
                               const std::function<void(const Indices&)>& body) {
   Indices idx;
