@@ -116,7 +116,7 @@ llvm::Value* fromStorage(llvm::IRBuilder<>& b, llvm::Value* v, DType t) {
 }
 
 llvm::Value* toStorage(llvm::IRBuilder<>& b, llvm::Value* v, DType t) {
-  llvm::Type* ty = v->getType();  // a scalar or, but for 8-bit floats, a vector
+  llvm::Type* ty = v->getType();  // a scalar or a vector (8-bit floats: scalars only)
   if (t == DType::f16) return b.CreateFPTrunc(v, ty->getWithNewType(b.getHalfTy()));  // exact: v is already rounded
   if (t == DType::bf16) {
     llvm::Value* bits = b.CreateBitCast(v, ty->getWithNewType(b.getInt32Ty()));

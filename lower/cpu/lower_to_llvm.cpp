@@ -248,9 +248,6 @@ class KernelLowering {
   llvm::CallInst* heap_ = nullptr;
   int64_t stackBytes_ = 0, heapBytes_ = 0;
   bool fastPath_ = false;  // inside the copy of a nest whose loads are in bounds with unit innermost stride
-  // Loads the current branch knows to fail the fast path (partly outside their tensor, or its
-  // columns not contiguous): their nests are emitted generally only.
-  std::set<const ir::Op*> partlyOutside_;
   // A dot's left operand read where it lies (see lowerInPlaceOperand): its first element and
   // the distance between its rows, in elements.
   struct RowMajorView {
@@ -975,16 +972,18 @@ bool KernelLowering::readsInPlace(ValueId v) const {
 }
 
 // A block for readsInPlace: its tensor's rows where the block lies inside with unit columns,
-// else the buffer, filled by the general (masked) nest.
+// else the buffer, filled by the masked nest alone (the unmasked copy could never run there).
 void KernelLowering::lowerInPlaceOperand(const ir::Op& load, llvm::Value* buffer) {
   ValueId v = load.results[0];
   const TensorView& t = tensors_.at(load.intAttr("tensor"));
-  const ir::Shape& block = type(v).shape;
+  const ir::Type& bt = type(v);
+  const ir::Shape& block = bt.shape;
   llvm::Value *row = element(load.operands[0], {}), *col = element(load.operands[1], {});
   llvm::Value* inside = blockInside(load.intAttr("tensor"), {row, col}, block);
-  partlyOutside_.insert(&load);
-  emitIf(b_, b_.CreateNot(inside), [&] { materialize(v, buffer); });
-  partlyOutside_.erase(&load);
+  emitIf(b_, b_.CreateNot(inside), [&] {
+    Indices idx;
+    emitNestLevels(block, 0, idx, [&](const Indices& at) { storeToBuffer(buffer, bt, at, element(v, at)); });
+  });
   llvm::Value* first = b_.CreateInBoundsGEP(b_.getFloatTy(), t.data, b_.CreateAdd(b_.CreateMul(row, t.strides[0]), col));
   inPlaceOperands_[v] = {b_.CreateSelect(inside, first, buffer), b_.CreateSelect(inside, t.strides[0], i64(block[1]))};
 }
@@ -1766,8 +1765,7 @@ llvm::Value* KernelLowering::fastPathCondition(const FastPathFacts& facts) {
 // tensors or mask indices (`cols < n`, `cols <= rows`), the nest is emitted
 // twice: a fast copy without masks and with a unit innermost stride, for blocks
 // wholly inside row-major-like tensors and index masks true over the whole
-// block, and generically (per-element masks, any strides) otherwise (the generic copy
-// alone where a load is known to fail the fast path: see emitFastOrGeneral).
+// block, and generically (per-element masks, any strides) otherwise.
 void KernelLowering::emitNest(const ir::Shape& shape, const std::vector<ValueId>& roots,
                               const std::function<void(const Indices&)>& body) {
   Indices idx;
@@ -1776,8 +1774,7 @@ void KernelLowering::emitNest(const ir::Shape& shape, const std::vector<ValueId>
 }
 
 // `fast` where the facts of `roots` (loads in bounds with unit innermost stride, index masks
-// true) hold at run time, else `general`; `fast` alone when there is nothing to assume,
-// `general` alone when a load is known to reach outside.
+// true) hold at run time, else `general`; `fast` alone when there is nothing to assume.
 void KernelLowering::emitFastOrGeneral(const std::vector<ValueId>& roots, const std::function<void()>& fast,
                                        const std::function<void()>& general) {
   FastPathFacts facts;
@@ -1785,8 +1782,6 @@ void KernelLowering::emitFastOrGeneral(const std::vector<ValueId>& roots, const 
   for (ValueId r : roots) collectFacts(r, facts, seen);
   if (fastPath_) facts.loads.clear();  // an enclosing fast path covers them
   std::erase_if(facts.masks, [&](const ir::Op* m) { return trueMasks_.count(m) > 0; });
-  if (std::any_of(facts.loads.begin(), facts.loads.end(), [&](const ir::Op* load) { return partlyOutside_.count(load) > 0; }))
-    return general();
   if (facts.loads.empty() && facts.masks.empty()) return fast();
   emitIf(b_, fastPathCondition(facts), [&] {
     bool outerFastPath = fastPath_;
