@@ -33,6 +33,15 @@ struct KernelFaults {
   int64_t checkProgram = 0, checkElement = 0;
 };
 
+// Called for a block that reaches past its tensor's edges, or whose tensor's innermost stride
+// is not 1: the kernel reads and writes such a block through a row-major copy, `staging`, in
+// the tensor's storage format (devices/cpu/block_copy.hpp). A gather writes `fillBits` (the low
+// elementBytes bytes) where the block lies outside; a scatter writes only what lies inside.
+using GatherBlockFn = void (*)(const TensorDesc* tensor, int32_t rank, int32_t elementBytes, const int64_t* firsts,
+                               const int64_t* block, uint64_t fillBits, void* staging);
+using ScatterBlockFn = void (*)(const TensorDesc* tensor, int32_t rank, int32_t elementBytes, const int64_t* firsts,
+                                const int64_t* block, const void* staging);
+
 struct KernelArgs {
   const TensorDesc* tensors;  // one per kernel tensor parameter, in order
   int64_t grid[kMaxGridRank];  // unused trailing entries are 1
@@ -40,6 +49,8 @@ struct KernelArgs {
   void* printContext;
   KernelFaults* faults;  // may be null
   const int64_t* scalars;  // one per scalar parameter: an i64, or a float parameter's f64 bits
+  GatherBlockFn gatherBlock;
+  ScatterBlockFn scatterBlock;
 };
 
 // Runtime faults a kernel reports instead of trapping.

@@ -98,6 +98,7 @@ class KernelLowering {
 
  private:
   struct TensorView {
+    llvm::Value* desc;  // its TensorDesc
     llvm::Value* data;
     Indices shape, strides;
   };
@@ -147,6 +148,7 @@ class KernelLowering {
     llvm::Value* packedB;
     std::vector<llvm::Value*> acc;
   };
+  llvm::Function* microKernelFunction(const ir::Op& op, const MicroTile& tile);
   void emitMicroTileRow(const ir::Op& op, llvm::Value* c, const MicroTile& tile, llvm::Value* row0);
   llvm::Value* aAddress(const MicroTile& tile, llvm::Value* row, llvm::Value* col) {
     return b_.CreateInBoundsGEP(storageType(ctx_, tile.operandType), tile.a,
@@ -199,8 +201,8 @@ class KernelLowering {
   void emitNestLevels(const ir::Shape& shape, size_t level, Indices& idx,
                       const std::function<void(const Indices&)>& body);
   unsigned innermostInterleave(int64_t length) const;
-  // What a nest's fast path assumes: its loads' blocks lie inside their tensors, and its
-  // index masks (`cols < n`, `cols <= rows`) are all true.
+  // What a nest's expressions read: the loads it stages (stageLoad), and the index masks
+  // (`cols < n`, `cols <= rows`) its fast copy assumes all true.
   struct FastPathFacts {
     std::vector<const ir::Op*> loads, masks;
   };
@@ -215,9 +217,21 @@ class KernelLowering {
   const ir::Op* broadcastScalar(ValueId v) const;
   bool isIndexMask(const ir::Op& cmp) const;
   llvm::Value* indexMaskHolds(const ir::Op& cmp);
-  llvm::Value* fastPathCondition(const FastPathFacts& facts);
+  llvm::Value* masksHold(const std::vector<const ir::Op*>& masks);
   llvm::Value* blockInside(int64_t tensor, const Indices& firsts, const ir::Shape& block);
-  llvm::Value* strideOf(int64_t tensor, size_t d, bool unitInner);
+  // A block of a tensor, or of a stand-in for it on the stack: its first element and the
+  // distance between neighbours along each axis, in elements (the innermost is 1).
+  struct BlockView {
+    llvm::Value* base;
+    Indices strides;
+  };
+  BlockView blockView(int64_t tensor, const Indices& firsts, llvm::Value* inside, llvm::Value* stagingBuffer,
+                      const ir::Shape& block);
+  BlockView stageLoad(const ir::Op& load, llvm::Value* stagingBuffer);
+  static constexpr int kGatherBlock = 6, kScatterBlock = 7;  // KernelArgs' fields
+  void copyBlock(int field, int64_t tensor, const Indices& firsts, const ir::Shape& block, llvm::Value* stagingBuffer,
+                 llvm::Value* fillBits = nullptr);
+  llvm::Value* viewAddress(DType dtype, const BlockView& view, const Indices& idx);
   llvm::Value* inBounds(int64_t tensor, const Indices& coords);
 
   const ir::Type& type(ValueId v) const { return kernel_.type(v); }
@@ -247,15 +261,13 @@ class KernelLowering {
   // entry block, its size set once every buffer is known) and freed at the return.
   llvm::CallInst* heap_ = nullptr;
   int64_t stackBytes_ = 0, heapBytes_ = 0;
-  bool fastPath_ = false;  // inside the copy of a nest whose loads are in bounds with unit innermost stride
-  // A dot's left operand read where it lies (see lowerInPlaceOperand): its first element and
-  // the distance between its rows, in elements.
-  struct RowMajorView {
-    llvm::Value *base, *rowStride;
-  };
-  std::map<ValueId, RowMajorView> inPlaceOperands_;
+  // The loads the nest being emitted reads through a view (see stageLoad), unmasked.
+  std::map<const ir::Op*, BlockView> stagedLoads_;
+  llvm::Value* blockFirsts_ = nullptr;  // copyBlock's argument: i64[kMaxRank]
+  std::map<ValueId, BlockView> inPlaceOperands_;  // dot left operands read where they lie (lowerInPlaceOperand)
   std::set<ValueId> widened_;  // 16- and 8-bit float dot operands whose buffers hold f32 (see storedWidened)
   std::set<const ir::Op*> trueMasks_;  // the masks the current fast path knows to be all true
+  std::map<std::string, llvm::Function*> microKernels_;  // by what their code depends on (microKernelFunction)
 };
 
 // ---------------------------------------------------------------- entry
@@ -291,12 +303,12 @@ void KernelLowering::emitPrologue(llvm::Function* fn) {
   llvm::Type* i64Ty = b_.getInt64Ty();
   llvm::Type* ptr = b_.getPtrTy();
   auto* descType = llvm::StructType::get(ctx_, {ptr, llvm::ArrayType::get(i64Ty, kMaxRank), llvm::ArrayType::get(i64Ty, kMaxRank)});
-  argsType_ = llvm::StructType::get(ctx_, {ptr, llvm::ArrayType::get(i64Ty, kMaxGridRank), ptr, ptr, ptr, ptr});
+  argsType_ = llvm::StructType::get(ctx_, {ptr, llvm::ArrayType::get(i64Ty, kMaxGridRank), ptr, ptr, ptr, ptr, ptr, ptr});
   args_ = fn->getArg(0);
   llvm::Value* descs = b_.CreateLoad(ptr, b_.CreateStructGEP(argsType_, args_, 0), "tensors");
   for (size_t t = 0; t < kernel_.tensors.size(); ++t) {
     llvm::Value* desc = b_.CreateConstInBoundsGEP1_64(descType, descs, t);
-    TensorView view{b_.CreateLoad(ptr, b_.CreateStructGEP(descType, desc, 0), "data"), {}, {}};
+    TensorView view{desc, b_.CreateLoad(ptr, b_.CreateStructGEP(descType, desc, 0), "data"), {}, {}};
     for (int d = 0; d < kernel_.tensors[t].rank; ++d) {
       view.shape.push_back(b_.CreateLoad(i64Ty, b_.CreateInBoundsGEP(descType, desc, {b_.getInt32(0), b_.getInt32(1), b_.getInt32(d)})));
       view.strides.push_back(b_.CreateLoad(i64Ty, b_.CreateInBoundsGEP(descType, desc, {b_.getInt32(0), b_.getInt32(2), b_.getInt32(d)})));
@@ -466,24 +478,20 @@ void KernelLowering::lowerStore(const ir::Op& op) {
   size_t rank = op.operands.size() - 1;
   ValueId value = op.operands.back();
   int64_t tensor = op.intAttr("tensor");
+  const ir::Shape& block = type(value).shape;
+  const ir::Type staged{kernel_.tensors[tensor].dtype, block};
   Indices offsets;
   for (size_t d = 0; d < rank; ++d) offsets.push_back(element(op.operands[d], {}));
-  // Fast path when the whole block is inside the tensor with unit innermost stride.
-  llvm::Value* fast = blockInside(tensor, offsets, type(value).shape);
-  auto emitStores = [&](bool masked) {
-    emitNest(type(value).shape, {value}, [&](const Indices& idx) {
-      Indices coords;
-      llvm::Value* linear = i64(0);
-      for (size_t d = 0; d < rank; ++d) {
-        coords.push_back(b_.CreateAdd(offsets[d], idx[d]));
-        linear = b_.CreateAdd(linear, b_.CreateMul(coords[d], strideOf(tensor, d, !masked)));
-      }
-      auto write = [&] { writeElement(tensor, linear, element(value, idx)); };
-      if (masked) emitIf(b_, inBounds(tensor, coords), write);
-      else write();
-    });
-  };
-  emitIf(b_, fast, [&] { emitStores(false); }, [&] { emitStores(true); });
+  // Blocks wholly inside the tensor (with unit innermost stride) are written in place; the
+  // others to a stack block first, whose elements inside the tensor are then copied: the
+  // value's code is emitted once.
+  llvm::Value* inside = blockInside(tensor, offsets, block);
+  llvm::Value* stagingBuffer = allocateBuffer(staged);
+  BlockView view = blockView(tensor, offsets, inside, stagingBuffer, block);
+  emitNest(block, {value}, [&](const Indices& idx) {
+    b_.CreateStore(toStorage(b_, element(value, idx), staged.dtype), viewAddress(staged.dtype, view, idx));
+  });
+  emitIf(b_, b_.CreateNot(inside), [&] { copyBlock(kScatterBlock, tensor, offsets, block, stagingBuffer); });
 }
 
 // Left to right along the axis in row-major order: each element combines the one before it,
@@ -935,7 +943,7 @@ bool KernelLowering::emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType 
     // widenToF32 reads A as a contiguous block: readsInPlace admits f32 alone.
     if (widensOperands(op)) throw Error("lower/cpu: a widened dot operand cannot be read in place");
     tile.a = view->second.base;
-    tile.aRowStride = view->second.rowStride;
+    tile.aRowStride = view->second.strides[0];
   }
   // 16- and 8-bit floats without pair products are widened to f32 once, not at every use in
   // the K loop (most were written as f32 already: see storedWidened).
@@ -944,18 +952,49 @@ bool KernelLowering::emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType 
     if (!widened_.count(op.operands[1])) tile.b = widenToF32(tile.b, bt);
     tile.operandType = DType::f32;
   }
-  // Accumulators live in allocas that mem2reg turns into registers.
-  llvm::IRBuilder<> entry(allocaBlock_, allocaBlock_->begin());
-  auto* vecTy = llvm::FixedVectorType::get(compute(accType), static_cast<unsigned>(lanes));
-  for (int64_t i = 0; i < rows * vectors; ++i) tile.acc.push_back(entry.CreateAlloca(vecTy));
-  emitLoop(b_, i64(0), i64(m / rows), [&](llvm::Value* band) {
-    emitMicroTileRow(op, c, tile, b_.CreateMul(band, i64(rows)));
-  });
-  if (m % rows != 0) {
-    tile.rows = m % rows;
-    emitMicroTileRow(op, c, tile, i64(m - m % rows));
-  }
+  b_.CreateCall(microKernelFunction(op, tile), {tile.a, tile.aRowStride, tile.packedB ? tile.packedB : tile.b, c});
   return true;
+}
+
+// The micro-kernels of a dot, band by band, as a function `void(a, aRowStride, b or packedB, c)`
+// that the kernel's dots of the same shapes and types share (attention's two): LLVM spends
+// about half of attention's compile time on them.
+llvm::Function* KernelLowering::microKernelFunction(const ir::Op& op, const MicroTile& tile) {
+  const ir::Type& at = type(op.operands[0]);
+  const ir::Type& bt = type(op.operands[1]);
+  int64_t m = at.shape[0];
+  std::string key = at.str() + " " + bt.str() + " " + std::string(dtypeName(tile.accType)) + " " +
+                    std::string(dtypeName(tile.operandType)) + (tile.packedB ? " pairs " : " ") + std::to_string(tile.lanes) + "x" +
+                    std::to_string(tile.vectors) + "x" + std::to_string(tile.rows);
+  if (auto known = microKernels_.find(key); known != microKernels_.end()) return known->second;
+  llvm::Type* ptr = b_.getPtrTy();
+  auto* fnType = llvm::FunctionType::get(b_.getVoidTy(), {ptr, b_.getInt64Ty(), ptr, ptr}, false);
+  auto* fn = llvm::Function::Create(fnType, llvm::Function::InternalLinkage, "tj_dot_" + std::to_string(microKernels_.size()), module_);
+  fn->copyAttributesFrom(b_.GetInsertBlock()->getParent());
+  fn->setDSOLocal(true);
+  fn->addFnAttr(llvm::Attribute::NoInline);
+  for (unsigned p : {0u, 2u, 3u}) fn->addParamAttr(p, llvm::Attribute::NoAlias);  // c is the dot's own buffer
+  microKernels_.emplace(key, fn);
+  llvm::IRBuilderBase::InsertPointGuard resume(b_);
+  llvm::BasicBlock* kernelAllocas = std::exchange(allocaBlock_, llvm::BasicBlock::Create(ctx_, "entry", fn));
+  b_.SetInsertPoint(allocaBlock_);
+  MicroTile local = tile;
+  local.a = fn->getArg(0);
+  local.aRowStride = fn->getArg(1);
+  (tile.packedB ? local.packedB : local.b) = fn->getArg(2);
+  // Accumulators live in allocas that mem2reg turns into registers.
+  auto* vecTy = llvm::FixedVectorType::get(compute(tile.accType), static_cast<unsigned>(tile.lanes));
+  for (int64_t i = 0; i < tile.rows * tile.vectors; ++i) local.acc.push_back(b_.CreateAlloca(vecTy));
+  emitLoop(b_, i64(0), i64(m / tile.rows), [&](llvm::Value* band) {
+    emitMicroTileRow(op, fn->getArg(3), local, b_.CreateMul(band, i64(tile.rows)));
+  });
+  if (m % tile.rows != 0) {
+    local.rows = m % tile.rows;
+    emitMicroTileRow(op, fn->getArg(3), local, i64(m - m % tile.rows));
+  }
+  b_.CreateRetVoid();
+  allocaBlock_ = kernelAllocas;
+  return fn;
 }
 
 // Whether v, a block loaded for a dot's left operand alone, may be read where it lies
@@ -972,20 +1011,9 @@ bool KernelLowering::readsInPlace(ValueId v) const {
 }
 
 // A block for readsInPlace: its tensor's rows where the block lies inside with unit columns,
-// else the buffer, filled by the masked nest alone (the unmasked copy could never run there).
+// else the buffer, which the runtime's gather fills.
 void KernelLowering::lowerInPlaceOperand(const ir::Op& load, llvm::Value* buffer) {
-  ValueId v = load.results[0];
-  const TensorView& t = tensors_.at(load.intAttr("tensor"));
-  const ir::Type& bt = type(v);
-  const ir::Shape& block = bt.shape;
-  llvm::Value *row = element(load.operands[0], {}), *col = element(load.operands[1], {});
-  llvm::Value* inside = blockInside(load.intAttr("tensor"), {row, col}, block);
-  emitIf(b_, b_.CreateNot(inside), [&] {
-    Indices idx;
-    emitNestLevels(block, 0, idx, [&](const Indices& at) { storeToBuffer(buffer, bt, at, element(v, at)); });
-  });
-  llvm::Value* first = b_.CreateInBoundsGEP(b_.getFloatTy(), t.data, b_.CreateAdd(b_.CreateMul(row, t.strides[0]), col));
-  inPlaceOperands_[v] = {b_.CreateSelect(inside, first, buffer), b_.CreateSelect(inside, t.strides[0], i64(block[1]))};
+  inPlaceOperands_.emplace(load.results[0], stageLoad(load, buffer));
 }
 
 // One band of `tile.rows` rows of C from row0, micro-tile by micro-tile.
@@ -1395,15 +1423,19 @@ llvm::Value* KernelLowering::inBounds(int64_t tensor, const Indices& coords) {
   return ok;
 }
 
+// Unmasked through the nest's view of the block (see stageLoad), else masked element by element.
 llvm::Value* KernelLowering::loadElement(const ir::Op& op, const Indices& idx) {
   int64_t tensor = op.intAttr("tensor");
+  DType dtype = kernel_.tensors[tensor].dtype;
+  if (auto view = stagedLoads_.find(&op); view != stagedLoads_.end())
+    return fromStorage(b_, b_.CreateLoad(storageType(ctx_, dtype), viewAddress(dtype, view->second, idx)), dtype);
   Indices coords;
   llvm::Value* linear = i64(0);
   for (size_t d = 0; d < idx.size(); ++d) {
     coords.push_back(b_.CreateAdd(element(op.operands[d], {}), idx[d]));
-    linear = b_.CreateAdd(linear, b_.CreateMul(coords[d], strideOf(tensor, d, fastPath_)));
+    linear = b_.CreateAdd(linear, b_.CreateMul(coords[d], tensors_.at(tensor).strides[d]));
   }
-  return readElement(tensor, linear, fastPath_ ? nullptr : inBounds(tensor, coords), *op.attr("fill"));
+  return readElement(tensor, linear, inBounds(tensor, coords), *op.attr("fill"));
 }
 
 llvm::Value* KernelLowering::gatherElement(const ir::Op& op, const Indices& idx) {
@@ -1495,7 +1527,7 @@ std::pair<llvm::Value*, llvm::Value*> KernelLowering::indirectAddress(const ir::
   llvm::Value* linear = i64(0);
   for (size_t d = 0; d < static_cast<size_t>(kernel_.tensors[tensor].rank); ++d) {
     coords.push_back(cast(element(op.operands[d], idx), type(op.operands[d]).dtype, DType::i64));
-    linear = b_.CreateAdd(linear, b_.CreateMul(coords[d], strideOf(tensor, d, false)));
+    linear = b_.CreateAdd(linear, b_.CreateMul(coords[d], tensors_.at(tensor).strides[d]));
   }
   llvm::Value* inside = inBounds(tensor, coords);
   if (maskAt < op.operands.size()) inside = b_.CreateAnd(inside, element(op.operands[maskAt], idx));
@@ -1743,29 +1775,76 @@ llvm::Value* KernelLowering::blockInside(int64_t tensor, const Indices& firsts, 
   return ok;
 }
 
-// On a fast path the innermost stride is known to be 1, which lets loops vectorize.
-llvm::Value* KernelLowering::strideOf(int64_t tensor, size_t d, bool unitInner) {
+// The block of `tensor` from `firsts` where it lies inside (unit innermost stride: loops over
+// it vectorize), else `stagingBuffer`, a row-major block.
+KernelLowering::BlockView KernelLowering::blockView(int64_t tensor, const Indices& firsts, llvm::Value* inside,
+                                                    llvm::Value* stagingBuffer, const ir::Shape& block) {
   const TensorView& t = tensors_.at(tensor);
-  return unitInner && d + 1 == t.strides.size() ? i64(1) : t.strides[d];
+  llvm::Value* first = i64(0);
+  for (size_t d = 0; d < block.size(); ++d) first = b_.CreateAdd(first, b_.CreateMul(firsts[d], t.strides[d]));
+  llvm::Type* storage = storageType(ctx_, kernel_.tensors[tensor].dtype);
+  BlockView view{b_.CreateSelect(inside, b_.CreateGEP(storage, t.data, first), stagingBuffer), Indices(block.size())};
+  int64_t stagedStride = 1;
+  for (size_t d = block.size(); d-- > 0; stagedStride *= block[d])
+    view.strides[d] = d + 1 == block.size() ? i64(1) : b_.CreateSelect(inside, t.strides[d], i64(stagedStride));
+  return view;
 }
 
-llvm::Value* KernelLowering::fastPathCondition(const FastPathFacts& facts) {
+// A load's block where it lies inside its tensor, else gathered by the runtime (`fill` outside)
+// into `stagingBuffer`: what reads it through the view is emitted once, without masks, for both.
+KernelLowering::BlockView KernelLowering::stageLoad(const ir::Op& load, llvm::Value* stagingBuffer) {
+  int64_t tensor = load.intAttr("tensor");
+  const ir::Type& t = type(load.results[0]);
+  Indices firsts;
+  for (size_t d = 0; d < t.shape.size(); ++d) firsts.push_back(element(load.operands[d], {}));
+  llvm::Value* inside = blockInside(tensor, firsts, t.shape);
+  emitIf(b_, b_.CreateNot(inside), [&] {
+    DType dtype = kernel_.tensors[tensor].dtype;
+    llvm::Value* fill = toStorage(b_, constant(dtype, *load.attr("fill")), dtype);
+    llvm::Type* bits = b_.getIntNTy(static_cast<unsigned>(dtypeBytes(dtype) * 8));
+    copyBlock(kGatherBlock, tensor, firsts, t.shape, stagingBuffer, b_.CreateZExt(b_.CreateBitCast(fill, bits), b_.getInt64Ty()));
+  });
+  return blockView(tensor, firsts, inside, stagingBuffer, t.shape);
+}
+
+// Calls the runtime's gather or scatter (KernelArgs::gatherBlock, scatterBlock) for the block of
+// `tensor` from `firsts` and `stagingBuffer`. Edge blocks are rare; generating masked copies of
+// them took LLVM about a third of attention's compile time (52 of 168 ms).
+void KernelLowering::copyBlock(int field, int64_t tensor, const Indices& firsts, const ir::Shape& block,
+                               llvm::Value* stagingBuffer, llvm::Value* fillBits) {
+  llvm::Type* i64Ty = b_.getInt64Ty();
+  auto* arrayType = llvm::ArrayType::get(i64Ty, kMaxRank);
+  if (!blockFirsts_) blockFirsts_ = llvm::IRBuilder<>(allocaBlock_, allocaBlock_->begin()).CreateAlloca(arrayType, nullptr, "block_firsts");
+  for (size_t d = 0; d < firsts.size(); ++d) b_.CreateStore(firsts[d], b_.CreateConstInBoundsGEP2_64(arrayType, blockFirsts_, 0, d));
+  std::vector<uint64_t> extents(block.begin(), block.end());
+  auto* shape = new llvm::GlobalVariable(module_, llvm::ArrayType::get(i64Ty, extents.size()), true,
+                                         llvm::GlobalValue::PrivateLinkage, llvm::ConstantDataArray::get(ctx_, extents), "block_shape");
+  std::vector<llvm::Value*> args = {tensors_.at(tensor).desc, b_.getInt32(static_cast<uint32_t>(block.size())),
+                                    b_.getInt32(static_cast<uint32_t>(dtypeBytes(kernel_.tensors[tensor].dtype))),
+                                    blockFirsts_, shape};
+  if (fillBits) args.push_back(fillBits);
+  args.push_back(stagingBuffer);
+  std::vector<llvm::Type*> params;
+  for (llvm::Value* a : args) params.push_back(a->getType());
+  llvm::Value* fn = b_.CreateLoad(b_.getPtrTy(), b_.CreateStructGEP(argsType_, args_, static_cast<unsigned>(field)));
+  b_.CreateCall(llvm::FunctionType::get(b_.getVoidTy(), params, false), fn, args);
+}
+
+llvm::Value* KernelLowering::viewAddress(DType dtype, const BlockView& view, const Indices& idx) {
+  llvm::Value* linear = i64(0);
+  for (size_t d = 0; d < idx.size(); ++d) linear = b_.CreateAdd(linear, b_.CreateMul(idx[d], view.strides[d]));
+  return b_.CreateGEP(storageType(ctx_, dtype), view.base, linear);
+}
+
+llvm::Value* KernelLowering::masksHold(const std::vector<const ir::Op*>& masks) {
   llvm::Value* all = b_.getTrue();
-  for (const ir::Op* cmp : facts.masks) all = b_.CreateAnd(all, indexMaskHolds(*cmp));
-  for (const ir::Op* load : facts.loads) {
-    const ir::Shape& block = type(load->results[0]).shape;
-    Indices firsts;
-    for (size_t d = 0; d < block.size(); ++d) firsts.push_back(element(load->operands[d], {}));
-    all = b_.CreateAnd(all, blockInside(load->intAttr("tensor"), firsts, block));
-  }
+  for (const ir::Op* cmp : masks) all = b_.CreateAnd(all, indexMaskHolds(*cmp));
   return all;
 }
 
-// A loop nest over `shape`. When the fused expressions of `roots` read
-// tensors or mask indices (`cols < n`, `cols <= rows`), the nest is emitted
-// twice: a fast copy without masks and with a unit innermost stride, for blocks
-// wholly inside row-major-like tensors and index masks true over the whole
-// block, and generically (per-element masks, any strides) otherwise.
+// A loop nest over `shape`. The blocks the fused expressions of `roots` load are read
+// unmasked (see stageLoad); when they mask indices (`cols < n`, `cols <= rows`), the nest is
+// emitted twice: without the masks for blocks where they are all true, and with them.
 void KernelLowering::emitNest(const ir::Shape& shape, const std::vector<ValueId>& roots,
                               const std::function<void(const Indices&)>& body) {
   Indices idx;
@@ -1773,25 +1852,26 @@ void KernelLowering::emitNest(const ir::Shape& shape, const std::vector<ValueId>
   emitFastOrGeneral(roots, nest, nest);
 }
 
-// `fast` where the facts of `roots` (loads in bounds with unit innermost stride, index masks
-// true) hold at run time, else `general`; `fast` alone when there is nothing to assume.
+// The loads of `roots` staged (see stageLoad), then `fast` where their index masks hold over
+// the whole block at run time, else `general`; `fast` alone when there are no masks.
 void KernelLowering::emitFastOrGeneral(const std::vector<ValueId>& roots, const std::function<void()>& fast,
                                        const std::function<void()>& general) {
   FastPathFacts facts;
   std::set<ValueId> seen;
   for (ValueId r : roots) collectFacts(r, facts, seen);
-  if (fastPath_) facts.loads.clear();  // an enclosing fast path covers them
+  std::erase_if(facts.loads, [&](const ir::Op* l) { return stagedLoads_.count(l) > 0; });  // an enclosing nest's
   std::erase_if(facts.masks, [&](const ir::Op* m) { return trueMasks_.count(m) > 0; });
-  if (facts.loads.empty() && facts.masks.empty()) return fast();
-  emitIf(b_, fastPathCondition(facts), [&] {
-    bool outerFastPath = fastPath_;
-    std::set<const ir::Op*> outerMasks = trueMasks_;
-    fastPath_ = fastPath_ || !facts.loads.empty();
-    trueMasks_.insert(facts.masks.begin(), facts.masks.end());
-    fast();
-    fastPath_ = outerFastPath;
-    trueMasks_ = std::move(outerMasks);
-  }, general);
+  for (const ir::Op* load : facts.loads)
+    stagedLoads_.emplace(load, stageLoad(*load, allocateBuffer(type(load->results[0]))));
+  if (facts.masks.empty()) fast();
+  else
+    emitIf(b_, masksHold(facts.masks), [&] {
+      std::set<const ir::Op*> outerMasks = trueMasks_;
+      trueMasks_.insert(facts.masks.begin(), facts.masks.end());
+      fast();
+      trueMasks_ = std::move(outerMasks);
+    }, general);
+  for (const ir::Op* load : facts.loads) stagedLoads_.erase(load);
 }
 
 void KernelLowering::emitNestLevels(const ir::Shape& shape, size_t level, Indices& idx,
@@ -1824,11 +1904,11 @@ std::unique_ptr<llvm::Module> lowerToLLVM(const ir::Kernel& kernel, llvm::LLVMCo
   return module;
 }
 
-std::string lowerToLLVMText(const ir::Kernel& kernel) {
+std::string lowerToLLVMText(const ir::Kernel& kernel, const CpuLoweringOptions& options) {
   llvm::LLVMContext context;
   std::string text;
   llvm::raw_string_ostream os(text);
-  lowerToLLVM(kernel, context, "tj_kernel")->print(os, nullptr);
+  lowerToLLVM(kernel, context, "tj_kernel", options)->print(os, nullptr);
   return text;
 }
 

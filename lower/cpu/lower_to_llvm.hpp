@@ -28,6 +28,6 @@ std::unique_ptr<llvm::Module> lowerToLLVM(const ir::Kernel& kernel, llvm::LLVMCo
                                           const std::string& entryName, const CpuLoweringOptions& options = {});
 
 // The unoptimized LLVM IR of a kernel as text (tile-ir --stage=llvm).
-std::string lowerToLLVMText(const ir::Kernel& kernel);
+std::string lowerToLLVMText(const ir::Kernel& kernel, const CpuLoweringOptions& options = {});
 
 }  // namespace tj::cpu

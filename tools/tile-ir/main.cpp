@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "ir/passes.hpp"
+#include "jit/cpu_compiler.hpp"
 #include "layout/infer_layouts.hpp"
 #include "lower/cpu/lower_to_llvm.hpp"
 #include "lower/gpu/lower_to_kernel_ir.hpp"
@@ -99,7 +100,7 @@ int main(int argc, char** argv) {
   try {
     tj::ir::Kernel k = sample.empty() ? readFile(file, stage != "parsed") : tj::samples::traceSample(sample);
     if (hash) std::cout << tj::ir::hashHex(tj::ir::semanticHash(k)) << "\n";
-    else if (stage == "llvm" && target == "cpu") std::cout << tj::cpu::lowerToLLVMText(k);
+    else if (stage == "llvm" && target == "cpu") std::cout << tj::cpu::lowerToLLVMText(k, tj::jit::loweringOptions());
     else if (stage == "llvm") std::cout << tj::ptx::printNvptxLlvm(kernelIR(k, target, general), nvidiaTarget(target, stage));
     else if (stage == "ptx") std::cout << tj::ptx::printPtx(kernelIR(k, target, general), nvidiaTarget(target, stage));
     else if (stage == "layout")
