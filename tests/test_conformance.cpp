@@ -1462,6 +1462,41 @@ TEST_CASE("conformance: a dot's left operand read in place, from a transposed vi
     }
 }
 
+// A fold's tile that starts as zeros, changes only as a dot's accumulator and is then stored:
+// the CPU accumulates it in the output block itself (a stack block at edges and for strided
+// outputs, scattered by the store). Row block i takes min(i, K blocks) steps, so block 0 takes
+// none and must store zeros.
+TEST_CASE("conformance: a dot accumulating in its output block, with no steps, edges and a strided output") {
+  constexpr int64_t M = 37, K = 40, N = 44, bm = 8, bk = 8, bn = 16;
+  Tensor a = Tensor::random({M, K}, 109), b = Tensor::random({K, N}, 110);
+  for (const std::string& device : conformanceDevices())
+    for (bool strided : {false, true}) {
+      INFO(device, strided ? ": out a transposed view" : ": out row-major");
+      Tensor out = strided ? poisoned({N, M}, f32).transpose() : poisoned({M, N}, f32);
+      launch(device, "dot_in_output", {cdiv(M, bm), cdiv(N, bn)}, [&](Program& p) {
+        Index i = p.id(0), j = p.id(1);
+        auto A = p.read(a, {bm, bk});
+        auto B = p.read(b, {bk, bn});
+        Tile acc = p.fold(0, min(i, A.blocks(1)), p.zeros({bm, bn}),
+                          [&](Index k, Tile acc) { return acc + dot(A.at({i, k}), B.at({k, j})); });
+        p.write(out, {bm, bn}).put(acc, {i, j});
+      });
+      Expect e;
+      for (int64_t r = 0; r < M; ++r)
+        for (int64_t c = 0; c < N; ++c) {
+          double sum = 0, magnitude = 0;
+          for (int64_t k = 0; k < std::min(r / bm, K / bk) * bk; ++k) {
+            double term = a.item(r * K + k) * b.item(k * N + c);
+            sum += term;
+            magnitude += std::fabs(term);
+          }
+          e.want.push_back(sum);
+          e.slack.push_back(2.0 * (K + 2) * ref::unitRoundoff(f32) * magnitude);
+        }
+      checkElements(out, e);
+    }
+}
+
 // Flash attention's update `acc * s + p.v`: the CPU scales the carried tile in place and
 // accumulates the product into it, unless the tile is read elsewhere too.
 TEST_CASE("conformance: a dot accumulating into a rescaled carried tile, alone or read elsewhere") {

@@ -491,4 +491,32 @@ TEST_CASE("cpu runtime: edge blocks are gathered with the fill and scattered ins
   }
 }
 
+// A fold's dot accumulator goes straight to its output on the last step only where nothing
+// else can see the difference: not for a store under a condition, nor a tensor read too.
+TEST_CASE("cpu lowering: a dot writes its output block on the fold's last step only when the store is certain") {
+  Tensor a = Tensor::zeros({64, 64}), b = Tensor::zeros({64, 64}), out = Tensor::zeros({64, 64});
+  // The last argument of the kernel's micro-kernel call: whether its first step starts from zero.
+  auto lastArgument = [&](const std::function<void(Program&, const Tile&)>& write) {
+    TracedKernel t = trace({1}, [&](Program& p) {
+      auto A = p.read(a, {16, 16});
+      auto B = p.read(b, {16, 16});
+      Tile acc = p.fold(0, 4, p.zeros({16, 16}), [&](Index k, Tile acc) { return acc + dot(A.at({0, k}), B.at({k, 0})); });
+      write(p, acc);
+    });
+    std::string text = cpu::lowerToLLVMText(*t.kernel, {.vectorBytes = 32});
+    size_t call = text.find("call void @tj_dot");
+    REQUIRE(call != std::string::npos);
+    size_t close = text.find(')', call);
+    return text.substr(text.rfind(',', close) + 2, close - text.rfind(',', close) - 2);
+  };
+  CHECK(lastArgument([&](Program& p, const Tile& acc) { p.write(out, {16, 16}).put(acc, {0, 0}); }) != "i1 false");
+  CHECK(lastArgument([&](Program& p, const Tile& acc) {
+          p.if_then(p.id(0) == 0, [&] { p.write(out, {16, 16}).put(acc, {0, 0}); });
+        }) == "i1 false");
+  CHECK(lastArgument([&](Program& p, const Tile& acc) {
+          p.write(b, {16, 16}).put(p.read(out, {16, 16}).at({1, 1}), {0, 0});
+          p.write(out, {16, 16}).put(acc, {0, 0});
+        }) == "i1 false");
+}
+
 }  // namespace tj

@@ -8,6 +8,7 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <optional>
@@ -45,11 +46,13 @@ struct UseInfo {
   std::vector<bool> usedDeeper, printed;
   std::vector<const ir::Op*> dotUser;  // the dot that multiplies the value, if one does
   std::vector<ValueId> yieldedInto;  // for a value a loop body yields: the block argument it replaces
+  std::vector<const ir::Op*> storer;  // the store that writes the value, if one does
   std::set<int64_t> storedTensors;
+  std::map<int64_t, int> tensorOps;  // how many ops read or write each tensor
 
   explicit UseInfo(const ir::Kernel& k)
       : def(k.types.size()), uses(k.types.size()), defDepth(k.types.size()), usedDeeper(k.types.size()),
-        printed(k.types.size()), dotUser(k.types.size()), yieldedInto(k.types.size(), -1) {
+        printed(k.types.size()), dotUser(k.types.size()), yieldedInto(k.types.size(), -1), storer(k.types.size()) {
     walk(k.body, 0, -1);
   }
 
@@ -71,6 +74,8 @@ struct UseInfo {
         if (op.code == OpCode::print) printed[v] = true;
       }
       if (ir::writesTensor(op.code)) storedTensors.insert(op.intAttr("tensor"));
+      if (op.code == OpCode::store) storer[op.operands.back()] = &op;
+      if (op.attr("tensor") && op.code != OpCode::tensor_dim) ++tensorOps[op.intAttr("tensor")];
       for (ValueId r : op.results) {
         def[r] = &op;
         defDepth[r] = depth;
@@ -130,7 +135,14 @@ class KernelLowering {
   void lowerDot(const ir::Op& op);
   ValueId inPlaceAccumulator(const ir::Op& dot) const;
   void emitDotLoops(const ir::Op& op, llvm::Value* c, DType accType);
-  bool emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType accType);
+  // Where a dot writes its result and whether it starts from zero rather than from C (an output
+  // accumulator's first and last steps, see outputAccumulatorStore); by default C, read.
+  struct CTarget {
+    llvm::Value *out, *outRowStride, *startsAtZero;
+  };
+  bool emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType accType, CTarget target = {nullptr, nullptr, nullptr});
+  const ir::Op* outputAccumulatorStore(const ir::Op& fold, size_t i) const;
+  void beginOutputAccumulator(const ir::Op& store, ValueId carried);
   bool microKernelApplies(const ir::Op& dot) const;
   bool usesPairProducts(const ir::Op& dot) const;
   bool widensOperands(const ir::Op& dot) const;
@@ -147,6 +159,7 @@ class KernelLowering {
     llvm::Value* aRowStride;  // in elements: A's row length in a buffer, its tensor's row stride in place
     llvm::Value* packedB;
     std::vector<llvm::Value*> acc;
+    llvm::Value *out = nullptr, *outRowStride = nullptr, *startsAtZero = nullptr;  // see CTarget
   };
   llvm::Function* microKernelFunction(const ir::Op& op, const MicroTile& tile);
   void emitMicroTileRow(const ir::Op& op, llvm::Value* c, const MicroTile& tile, llvm::Value* row0);
@@ -268,6 +281,16 @@ class KernelLowering {
   std::set<ValueId> widened_;  // 16- and 8-bit float dot operands whose buffers hold f32 (see storedWidened)
   std::set<const ir::Op*> trueMasks_;  // the masks the current fast path knows to be all true
   std::map<std::string, llvm::Function*> microKernels_;  // by what their code depends on (microKernelFunction)
+  // A fold's tile that accumulates in its store's block of the output (beginOutputAccumulator).
+  struct OutputAccumulator {
+    ValueId carried;
+    llvm::Value *inside, *stagingBuffer;
+    BlockView view;
+    Indices offsets;
+    llvm::Value *firstStep = nullptr, *lastStep = nullptr;  // in the fold's body: which iteration this is
+  };
+  std::map<const ir::Op*, OutputAccumulator> outputAccumulators_;  // by their store
+  const OutputAccumulator* outputAccumulatorOf(ValueId carried) const;
 };
 
 // ---------------------------------------------------------------- entry
@@ -392,19 +415,84 @@ void KernelLowering::lowerFold(const ir::Op& op) {
   const ir::Block& body = op.regions.at(0);
   size_t n = op.results.size();
   std::vector<llvm::Value*> carried(n);
+  std::vector<OutputAccumulator*> outputs;
   for (size_t i = 0; i < n; ++i) {
     carried[i] = allocateBuffer(type(op.results[i]));
-    materialize(op.operands[2 + i], carried[i]);
+    if (const ir::Op* store = outputAccumulatorStore(op, i)) {
+      beginOutputAccumulator(*store, body.args[1 + i]);  // its zeros: the first step starts from zero
+      outputs.push_back(&outputAccumulators_.at(store));
+    } else {
+      materialize(op.operands[2 + i], carried[i]);
+    }
   }
   llvm::Value* start = element(op.operands[0], {});
   llvm::Value* end = element(op.operands[1], {});
   emitLoop(b_, start, end, [&](llvm::Value* k) {
     scalars_[body.args[0]] = k;
+    for (OutputAccumulator* output : outputs) {
+      output->firstStep = b_.CreateICmpEQ(k, start);
+      output->lastStep = b_.CreateICmpEQ(b_.CreateAdd(k, i64(1)), end);
+    }
     bindCarried(body, 1, carried);
     lowerBlock(body);
     storeCarried(body, 1, carried);
   });
+  // With no step the tile is its initial zeros.
+  for (OutputAccumulator* output : outputs)
+    emitIf(b_, b_.CreateICmpSGE(start, end), [&] {
+      const ir::Type& t = type(output->carried);
+      emitLoop(b_, i64(0), i64(t.shape[0]), [&](llvm::Value* row) {
+        llvm::Value* first = b_.CreateGEP(storageType(ctx_, t.dtype), output->view.base, b_.CreateMul(row, output->view.strides[0]));
+        b_.CreateMemSet(first, b_.getInt8(0), t.shape[1] * dtypeBytes(t.dtype), llvm::MaybeAlign(dtypeBytes(t.dtype)));
+      });
+    });
   for (size_t i = 0; i < n; ++i) buffers_[op.results[i]] = carried[i];
+}
+
+// The store that writes fold result i when the fold's last step can write the tile straight
+// into the store's block of the output rather than into its buffer, copied there at the end (a
+// memory-bound pass of its own: 4096x4096x64 spent a fifth of its time there). The tile starts
+// as zeros (the first step starts from zero rather than from the buffer); each step updates it
+// only as a dot's in-place accumulator; a store in the fold's own block writes it unchanged at
+// offsets known before the fold; no other op reads or writes that tensor. Earlier steps keep
+// the buffer: the output's rows may lie a power of two apart, in the same cache sets.
+const ir::Op* KernelLowering::outputAccumulatorStore(const ir::Op& fold, size_t i) const {
+  ValueId result = fold.results[i], carried = fold.regions[0].args[1 + i];
+  const ir::Op* store = info_.storer[result];
+  const ir::Op* init = info_.def[fold.operands[2 + i]];
+  const ir::Op* dot = info_.def[fold.regions[0].ops.back().operands[i]];
+  DType dtype = type(result).dtype;
+  if (!store || info_.uses[result] != 1 || info_.usedDeeper[result] || type(result).rank() != 2 ||
+      (dtype != DType::f32 && dtype != DType::i32) ||
+      !init || init->code != OpCode::constant || !dot || dot->code != OpCode::dot || dot->operands.size() != 3 ||
+      dot->operands[2] != carried || info_.uses[carried] != 1 || !microKernelApplies(*dot) ||
+      info_.tensorOps.at(store->intAttr("tensor")) != 1)
+    return nullptr;
+  const ir::AttrValue& value = *init->attr("value");
+  const auto* integer = std::get_if<int64_t>(&value);
+  const auto* real = std::get_if<double>(&value);
+  if (!(integer && *integer == 0) && !(real && *real == 0 && !std::signbit(*real))) return nullptr;
+  for (size_t d = 0; d + 1 < store->operands.size(); ++d)
+    if (!scalars_[store->operands[d]]) return nullptr;  // computed after the fold
+  return store;
+}
+
+// The output block a fold's last step writes (see outputAccumulatorStore): the tensor's, where
+// it lies inside, else a stack block that the store scatters.
+void KernelLowering::beginOutputAccumulator(const ir::Op& store, ValueId carried) {
+  int64_t tensor = store.intAttr("tensor");
+  const ir::Type& t = type(carried);
+  OutputAccumulator output{.carried = carried, .inside = nullptr, .stagingBuffer = allocateBuffer(t), .view = {}, .offsets = {}};
+  for (size_t d = 0; d + 1 < store.operands.size(); ++d) output.offsets.push_back(element(store.operands[d], {}));
+  output.inside = blockInside(tensor, output.offsets, t.shape);
+  output.view = blockView(tensor, output.offsets, output.inside, output.stagingBuffer, t.shape);
+  outputAccumulators_.emplace(&store, output);
+}
+
+const KernelLowering::OutputAccumulator* KernelLowering::outputAccumulatorOf(ValueId carried) const {
+  for (const auto& [store, output] : outputAccumulators_)
+    if (output.carried == carried) return &output;
+  return nullptr;
 }
 
 // The region's arguments from firstArg on read the carried buffers.
@@ -423,6 +511,8 @@ void KernelLowering::storeCarried(const ir::Block& region, size_t firstArg, cons
   for (size_t i = 0; i < carried.size(); ++i) {
     ValueId y = yield.operands[i];
     if (y == region.args[firstArg + i] || buffers_[y] == carried[i]) continue;
+    if (outputAccumulatorOf(region.args[firstArg + i]))
+      throw Error("lower/cpu: an output accumulator's dot did not accumulate in place");
     next[i] = allocateBuffer(type(y));
     materialize(y, next[i]);
   }
@@ -479,6 +569,11 @@ void KernelLowering::lowerStore(const ir::Op& op) {
   ValueId value = op.operands.back();
   int64_t tensor = op.intAttr("tensor");
   const ir::Shape& block = type(value).shape;
+  if (auto output = outputAccumulators_.find(&op); output != outputAccumulators_.end()) {
+    const OutputAccumulator& acc = output->second;  // already in place, or staged
+    emitIf(b_, b_.CreateNot(acc.inside), [&] { copyBlock(kScatterBlock, tensor, acc.offsets, block, acc.stagingBuffer); });
+    return;
+  }
   const ir::Type staged{kernel_.tensors[tensor].dtype, block};
   Indices offsets;
   for (size_t d = 0; d < rank; ++d) offsets.push_back(element(op.operands[d], {}));
@@ -700,7 +795,14 @@ void KernelLowering::lowerDot(const ir::Op& op) {
       llvm::Value* c = buffers_[carried];
       if (carried != op.operands[2])
         emitNest(rt.shape, {op.operands[2]}, [&](const Indices& idx) { storeToBuffer(c, rt, idx, element(op.operands[2], idx)); });
-      if (!emitDotMicroKernel(op, c, accType)) emitDotLoops(op, c, accType);
+      if (const OutputAccumulator* output = outputAccumulatorOf(carried)) {
+        CTarget target{b_.CreateSelect(output->lastStep, output->view.base, c),
+                       b_.CreateSelect(output->lastStep, output->view.strides[0], i64(rt.shape[1])), output->firstStep};
+        if (!emitDotMicroKernel(op, c, accType, target))
+          throw Error("lower/cpu: an output accumulator's dot has no micro-kernel");
+      } else if (!emitDotMicroKernel(op, c, accType)) {
+        emitDotLoops(op, c, accType);
+      }
       buffers_[r] = c;
       return;
     }
@@ -926,7 +1028,7 @@ bool KernelLowering::storedWidened(ValueId v) const {
 // The tallest tile the register file holds (8 rows of 2 vectors in 32 AVX-512
 // registers, 6 in 16) covers C's rows; a shorter band finishes what is left.
 // Returns false (and emits nothing) when the columns do not fit the blocking.
-bool KernelLowering::emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType accType) {
+bool KernelLowering::emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType accType, CTarget target) {
   const ir::Type& at = type(op.operands[0]);
   const ir::Type& bt = type(op.operands[1]);
   int64_t lanes = options_.vectorBytes / 4;
@@ -952,13 +1054,16 @@ bool KernelLowering::emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType 
     if (!widened_.count(op.operands[1])) tile.b = widenToF32(tile.b, bt);
     tile.operandType = DType::f32;
   }
-  b_.CreateCall(microKernelFunction(op, tile), {tile.a, tile.aRowStride, tile.packedB ? tile.packedB : tile.b, c});
+  b_.CreateCall(microKernelFunction(op, tile), {tile.a, tile.aRowStride, tile.packedB ? tile.packedB : tile.b, c,
+                                                target.out ? target.out : c, target.out ? target.outRowStride : i64(n),
+                                                target.startsAtZero ? target.startsAtZero : b_.getFalse()});
   return true;
 }
 
-// The micro-kernels of a dot, band by band, as a function `void(a, aRowStride, b or packedB, c)`
-// that the kernel's dots of the same shapes and types share (attention's two): LLVM spends
-// about half of attention's compile time on them.
+// The micro-kernels of a dot, band by band, as a function
+// `void(a, aRowStride, b or packedB, c, out, outRowStride, startsAtZero)`
+// that the kernel's dots of the same shapes and types share (attention's two: sharing took its
+// cold compile from 163 to 142 ms).
 llvm::Function* KernelLowering::microKernelFunction(const ir::Op& op, const MicroTile& tile) {
   const ir::Type& at = type(op.operands[0]);
   const ir::Type& bt = type(op.operands[1]);
@@ -968,12 +1073,12 @@ llvm::Function* KernelLowering::microKernelFunction(const ir::Op& op, const Micr
                     std::to_string(tile.vectors) + "x" + std::to_string(tile.rows);
   if (auto known = microKernels_.find(key); known != microKernels_.end()) return known->second;
   llvm::Type* ptr = b_.getPtrTy();
-  auto* fnType = llvm::FunctionType::get(b_.getVoidTy(), {ptr, b_.getInt64Ty(), ptr, ptr}, false);
+  auto* fnType = llvm::FunctionType::get(b_.getVoidTy(), {ptr, b_.getInt64Ty(), ptr, ptr, ptr, b_.getInt64Ty(), b_.getInt1Ty()}, false);
   auto* fn = llvm::Function::Create(fnType, llvm::Function::InternalLinkage, "tj_dot_" + std::to_string(microKernels_.size()), module_);
   fn->copyAttributesFrom(b_.GetInsertBlock()->getParent());
   fn->setDSOLocal(true);
   fn->addFnAttr(llvm::Attribute::NoInline);
-  for (unsigned p : {0u, 2u, 3u}) fn->addParamAttr(p, llvm::Attribute::NoAlias);  // c is the dot's own buffer
+  for (unsigned p : {0u, 2u}) fn->addParamAttr(p, llvm::Attribute::NoAlias);  // c and out, which may be c, are written
   microKernels_.emplace(key, fn);
   llvm::IRBuilderBase::InsertPointGuard resume(b_);
   llvm::BasicBlock* kernelAllocas = std::exchange(allocaBlock_, llvm::BasicBlock::Create(ctx_, "entry", fn));
@@ -982,6 +1087,9 @@ llvm::Function* KernelLowering::microKernelFunction(const ir::Op& op, const Micr
   local.a = fn->getArg(0);
   local.aRowStride = fn->getArg(1);
   (tile.packedB ? local.packedB : local.b) = fn->getArg(2);
+  local.out = fn->getArg(4);
+  local.outRowStride = fn->getArg(5);
+  local.startsAtZero = fn->getArg(6);
   // Accumulators live in allocas that mem2reg turns into registers.
   auto* vecTy = llvm::FixedVectorType::get(compute(tile.accType), static_cast<unsigned>(tile.lanes));
   for (int64_t i = 0; i < tile.rows * tile.vectors; ++i) local.acc.push_back(b_.CreateAlloca(vecTy));
@@ -1029,14 +1137,21 @@ void KernelLowering::emitMicroTileRow(const ir::Op& op, llvm::Value* c, const Mi
   const ir::Type bTile{tile.operandType, bt.shape};
   ir::Type accTile{tile.accType, {m, n}};
   auto cAddress = [&](llvm::Value* row, llvm::Value* col) { return bufferAddress(c, accTile, {row, col}); };
+  auto outAddress = [&](llvm::Value* row, llvm::Value* col) {
+    return b_.CreateInBoundsGEP(storageType(ctx_, tile.accType), tile.out, b_.CreateAdd(b_.CreateMul(row, tile.outRowStride), col));
+  };
   emitLoop(b_, i64(0), i64(n / (vectors * lanes)), [&](llvm::Value* tileCol) {
     llvm::Value* col0 = b_.CreateMul(tileCol, i64(vectors * lanes));
     auto each = [&](const std::function<void(int64_t r, int64_t v, llvm::Value* row, llvm::Value* col)>& f) {
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t v = 0; v < vectors; ++v) f(r, v, b_.CreateAdd(row0, i64(r)), b_.CreateAdd(col0, i64(v * lanes)));
     };
-    each([&](int64_t r, int64_t v, llvm::Value* row, llvm::Value* col) {
-      b_.CreateStore(b_.CreateAlignedLoad(vecTy, cAddress(row, col), llvm::Align(4)), acc[r * vectors + v]);
+    emitIf(b_, tile.startsAtZero, [&] {
+      each([&](int64_t r, int64_t v, llvm::Value*, llvm::Value*) { b_.CreateStore(llvm::Constant::getNullValue(vecTy), acc[r * vectors + v]); });
+    }, [&] {
+      each([&](int64_t r, int64_t v, llvm::Value* row, llvm::Value* col) {
+        b_.CreateStore(b_.CreateAlignedLoad(vecTy, cAddress(row, col), llvm::Align(4)), acc[r * vectors + v]);
+      });
     });
     emitLoop(b_, i64(0), i64(tile.packedB ? k / 2 : k), [&](llvm::Value* step) {
       if (tile.packedB) return emitPairStep(op, tile, step, row0, col0);
@@ -1060,7 +1175,7 @@ void KernelLowering::emitMicroTileRow(const ir::Op& op, llvm::Value* c, const Mi
       }
     }, {.unroll = 2});
     each([&](int64_t r, int64_t v, llvm::Value* row, llvm::Value* col) {
-      b_.CreateAlignedStore(b_.CreateLoad(vecTy, acc[r * vectors + v]), cAddress(row, col), llvm::Align(4));
+      b_.CreateAlignedStore(b_.CreateLoad(vecTy, acc[r * vectors + v]), outAddress(row, col), llvm::Align(4));
     });
   });
 }
