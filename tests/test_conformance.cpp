@@ -1497,6 +1497,45 @@ TEST_CASE("conformance: a dot accumulating in its output block, with no steps, e
     }
 }
 
+// The same tile also read by another carried value each step (a running maximum of the
+// partial sums): the step's sum must be in the buffer it reads, so the CPU keeps it there.
+TEST_CASE("conformance: a dot accumulator whose every step is also read, stored at the end") {
+  constexpr int64_t M = 21, K = 24, N = 16, bm = 8, bk = 8, bn = 16;
+  Tensor a = Tensor::random({M, K}, 111), b = Tensor::random({K, N}, 112);
+  for (const std::string& device : conformanceDevices()) {
+    INFO(device);
+    Tensor out = poisoned({M, N}, f32), peak = poisoned({M, N}, f32);
+    launch(device, "dot_read_each_step", {cdiv(M, bm), cdiv(N, bn)}, [&](Program& p) {
+      Index i = p.id(0), j = p.id(1);
+      auto A = p.read(a, {bm, bk});
+      auto B = p.read(b, {bk, bn});
+      auto [acc, most] = p.fold(0, A.blocks(1), std::tuple{p.zeros({bm, bn}), p.full({bm, bn}, -ref::inf())},
+                                [&](Index k, Tile acc, Tile most) {
+                                  Tile sum = acc + dot(A.at({i, k}), B.at({k, j}));
+                                  return std::tuple{sum, max(most, sum)};
+                                });
+      p.write(out, {bm, bn}).put(acc, {i, j});
+      p.write(peak, {bm, bn}).put(most, {i, j});
+    });
+    Expect sums, peaks;
+    for (int64_t r = 0; r < M; ++r)
+      for (int64_t c = 0; c < N; ++c) {
+        double sum = 0, magnitude = 0, top = -ref::inf();
+        for (int64_t k = 0; k < K; ++k) {
+          double term = a.item(r * K + k) * b.item(k * N + c);
+          sum += term;
+          magnitude += std::fabs(term);
+          if (k % bk == bk - 1) top = std::max(top, sum);
+        }
+        for (Expect* e : {&sums, &peaks}) e->slack.push_back(2.0 * (K + 2) * ref::unitRoundoff(f32) * magnitude);
+        sums.want.push_back(sum);
+        peaks.want.push_back(top);
+      }
+    checkElements(out, sums);
+    checkElements(peak, peaks);
+  }
+}
+
 // Flash attention's update `acc * s + p.v`: the CPU scales the carried tile in place and
 // accumulates the product into it, unless the tile is read elsewhere too.
 TEST_CASE("conformance: a dot accumulating into a rescaled carried tile, alone or read elsewhere") {

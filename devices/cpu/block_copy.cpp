@@ -72,9 +72,11 @@ void gatherBlock(const TensorDesc* tensor, int32_t rank, int32_t elementBytes, c
   int64_t width = block[rank - 1], stride = tensor->strides[rank - 1];
   forEachRow(*tensor, rank, firsts, block, [&](const RowSpan& span, int64_t r) {
     char* out = static_cast<char*>(staging) + r * width * elementBytes;
-    const char* in = static_cast<const char*>(tensor->data) + (span.offset + span.lo * stride) * elementBytes;  // used when hi > lo
     fillElements(out, span.lo, elementBytes, fillBits);
-    if (span.hi > span.lo) copyElements(out + span.lo * elementBytes, in, span.hi - span.lo, elementBytes, 1, stride);
+    if (span.hi > span.lo) {
+      const char* in = static_cast<const char*>(tensor->data) + (span.offset + span.lo * stride) * elementBytes;
+      copyElements(out + span.lo * elementBytes, in, span.hi - span.lo, elementBytes, 1, stride);
+    }
     fillElements(out + span.hi * elementBytes, width - span.hi, elementBytes, fillBits);
   });
 }
@@ -83,9 +85,10 @@ void scatterBlock(const TensorDesc* tensor, int32_t rank, int32_t elementBytes, 
                   const int64_t* block, const void* staging) {
   int64_t width = block[rank - 1], stride = tensor->strides[rank - 1];
   forEachRow(*tensor, rank, firsts, block, [&](const RowSpan& span, int64_t r) {
+    if (span.hi == span.lo) return;
     const char* in = static_cast<const char*>(staging) + (r * width + span.lo) * elementBytes;
     char* out = static_cast<char*>(tensor->data) + (span.offset + span.lo * stride) * elementBytes;
-    if (span.hi > span.lo) copyElements(out, in, span.hi - span.lo, elementBytes, stride, 1);
+    copyElements(out, in, span.hi - span.lo, elementBytes, stride, 1);
   });
 }
 

@@ -216,7 +216,7 @@ class KernelLowering {
   unsigned innermostInterleave(int64_t length) const;
   // What a nest's expressions read: the loads it stages (stageLoad), and the index masks
   // (`cols < n`, `cols <= rows`) its fast copy assumes all true.
-  struct FastPathFacts {
+  struct NestReads {
     std::vector<const ir::Op*> loads, masks;
   };
   // An i32 tile whose elements form a known range: an iota along an axis, plus perhaps one
@@ -225,7 +225,7 @@ class KernelLowering {
     const ir::Op* iota = nullptr;  // null: the value alone
     const ir::Op* offset = nullptr;  // null: no offset
   };
-  void collectFacts(ValueId v, FastPathFacts& facts, std::set<ValueId>& seen) const;
+  void collectFacts(ValueId v, NestReads& facts, std::set<ValueId>& seen) const;
   std::optional<IndexRange> indexRange(ValueId v) const;
   const ir::Op* broadcastScalar(ValueId v) const;
   bool isIndexMask(const ir::Op& cmp) const;
@@ -241,6 +241,13 @@ class KernelLowering {
   BlockView blockView(int64_t tensor, const Indices& firsts, llvm::Value* inside, llvm::Value* stagingBuffer,
                       const ir::Shape& block);
   BlockView stageLoad(const ir::Op& load, llvm::Value* stagingBuffer);
+  // A stored block (see stageStore): written through `view`, then scattered unless `inside`.
+  struct StagedStore {
+    Indices offsets;
+    llvm::Value *inside, *stagingBuffer;
+    BlockView view;
+  };
+  StagedStore stageStore(const ir::Op& store);
   static constexpr int kGatherBlock = 6, kScatterBlock = 7;  // KernelArgs' fields
   void copyBlock(int field, int64_t tensor, const Indices& firsts, const ir::Shape& block, llvm::Value* stagingBuffer,
                  llvm::Value* fillBits = nullptr);
@@ -277,6 +284,7 @@ class KernelLowering {
   // The loads the nest being emitted reads through a view (see stageLoad), unmasked.
   std::map<const ir::Op*, BlockView> stagedLoads_;
   llvm::Value* blockFirsts_ = nullptr;  // copyBlock's argument: i64[kMaxRank]
+  std::map<ir::Shape, llvm::GlobalVariable*> blockShapes_;  // copyBlock's other argument, by shape
   std::map<ValueId, BlockView> inPlaceOperands_;  // dot left operands read where they lie (lowerInPlaceOperand)
   std::set<ValueId> widened_;  // 16- and 8-bit float dot operands whose buffers hold f32 (see storedWidened)
   std::set<const ir::Op*> trueMasks_;  // the masks the current fast path knows to be all true
@@ -284,9 +292,7 @@ class KernelLowering {
   // A fold's tile that accumulates in its store's block of the output (beginOutputAccumulator).
   struct OutputAccumulator {
     ValueId carried;
-    llvm::Value *inside, *stagingBuffer;
-    BlockView view;
-    Indices offsets;
+    StagedStore block;
     llvm::Value *firstStep = nullptr, *lastStep = nullptr;  // in the fold's body: which iteration this is
   };
   std::map<const ir::Op*, OutputAccumulator> outputAccumulators_;  // by their store
@@ -319,7 +325,7 @@ void KernelLowering::lower(const std::string& entryName) {
   finishHeap(fn, b_.CreateRetVoid());
   std::string error;
   llvm::raw_string_ostream os(error);
-  if (llvm::verifyFunction(*fn, &os)) throw Error("lower/cpu: generated invalid LLVM IR for kernel '" + kernel_.name + "': " + error);
+  if (llvm::verifyModule(module_, &os)) throw Error("lower/cpu: generated invalid LLVM IR for kernel '" + kernel_.name + "': " + error);
 }
 
 void KernelLowering::emitPrologue(llvm::Function* fn) {
@@ -442,7 +448,7 @@ void KernelLowering::lowerFold(const ir::Op& op) {
     emitIf(b_, b_.CreateICmpSGE(start, end), [&] {
       const ir::Type& t = type(output->carried);
       emitLoop(b_, i64(0), i64(t.shape[0]), [&](llvm::Value* row) {
-        llvm::Value* first = b_.CreateGEP(storageType(ctx_, t.dtype), output->view.base, b_.CreateMul(row, output->view.strides[0]));
+        llvm::Value* first = viewAddress(t.dtype, output->block.view, {row, i64(0)});
         b_.CreateMemSet(first, b_.getInt8(0), t.shape[1] * dtypeBytes(t.dtype), llvm::MaybeAlign(dtypeBytes(t.dtype)));
       });
     });
@@ -453,7 +459,8 @@ void KernelLowering::lowerFold(const ir::Op& op) {
 // into the store's block of the output rather than into its buffer, copied there at the end (a
 // memory-bound pass of its own: 4096x4096x64 spent a fifth of its time there). The tile starts
 // as zeros (the first step starts from zero rather than from the buffer); each step updates it
-// only as a dot's in-place accumulator; a store in the fold's own block writes it unchanged at
+// only as a dot's in-place accumulator, whose result the step only yields; a store in the
+// fold's own block writes it unchanged at
 // offsets known before the fold; no other op reads or writes that tensor. Earlier steps keep
 // the buffer: the output's rows may lie a power of two apart, in the same cache sets.
 const ir::Op* KernelLowering::outputAccumulatorStore(const ir::Op& fold, size_t i) const {
@@ -465,7 +472,8 @@ const ir::Op* KernelLowering::outputAccumulatorStore(const ir::Op& fold, size_t 
   if (!store || info_.uses[result] != 1 || info_.usedDeeper[result] || type(result).rank() != 2 ||
       (dtype != DType::f32 && dtype != DType::i32) ||
       !init || init->code != OpCode::constant || !dot || dot->code != OpCode::dot || dot->operands.size() != 3 ||
-      dot->operands[2] != carried || info_.uses[carried] != 1 || !microKernelApplies(*dot) ||
+      dot->operands[2] != carried || info_.uses[carried] != 1 || info_.uses[dot->results[0]] != 1 ||
+      !microKernelApplies(*dot) ||
       info_.tensorOps.at(store->intAttr("tensor")) != 1)
     return nullptr;
   const ir::AttrValue& value = *init->attr("value");
@@ -473,20 +481,14 @@ const ir::Op* KernelLowering::outputAccumulatorStore(const ir::Op& fold, size_t 
   const auto* real = std::get_if<double>(&value);
   if (!(integer && *integer == 0) && !(real && *real == 0 && !std::signbit(*real))) return nullptr;
   for (size_t d = 0; d + 1 < store->operands.size(); ++d)
-    if (!scalars_[store->operands[d]]) return nullptr;  // computed after the fold
+    if (!scalars_[store->operands[d]]) return nullptr;  // not known before the fold
   return store;
 }
 
 // The output block a fold's last step writes (see outputAccumulatorStore): the tensor's, where
 // it lies inside, else a stack block that the store scatters.
 void KernelLowering::beginOutputAccumulator(const ir::Op& store, ValueId carried) {
-  int64_t tensor = store.intAttr("tensor");
-  const ir::Type& t = type(carried);
-  OutputAccumulator output{.carried = carried, .inside = nullptr, .stagingBuffer = allocateBuffer(t), .view = {}, .offsets = {}};
-  for (size_t d = 0; d + 1 < store.operands.size(); ++d) output.offsets.push_back(element(store.operands[d], {}));
-  output.inside = blockInside(tensor, output.offsets, t.shape);
-  output.view = blockView(tensor, output.offsets, output.inside, output.stagingBuffer, t.shape);
-  outputAccumulators_.emplace(&store, output);
+  outputAccumulators_.emplace(&store, OutputAccumulator{.carried = carried, .block = stageStore(store)});
 }
 
 const KernelLowering::OutputAccumulator* KernelLowering::outputAccumulatorOf(ValueId carried) const {
@@ -565,28 +567,31 @@ void KernelLowering::lowerIf(const ir::Op& op) {
 }
 
 void KernelLowering::lowerStore(const ir::Op& op) {
-  size_t rank = op.operands.size() - 1;
   ValueId value = op.operands.back();
   int64_t tensor = op.intAttr("tensor");
   const ir::Shape& block = type(value).shape;
-  if (auto output = outputAccumulators_.find(&op); output != outputAccumulators_.end()) {
-    const OutputAccumulator& acc = output->second;  // already in place, or staged
-    emitIf(b_, b_.CreateNot(acc.inside), [&] { copyBlock(kScatterBlock, tensor, acc.offsets, block, acc.stagingBuffer); });
-    return;
+  auto output = outputAccumulators_.find(&op);  // the fold wrote the block already
+  StagedStore staged = output != outputAccumulators_.end() ? output->second.block : stageStore(op);
+  if (output == outputAccumulators_.end()) {
+    DType dtype = kernel_.tensors[tensor].dtype;
+    emitNest(block, {value}, [&](const Indices& idx) {
+      b_.CreateStore(toStorage(b_, element(value, idx), dtype), viewAddress(dtype, staged.view, idx));
+    });
   }
-  const ir::Type staged{kernel_.tensors[tensor].dtype, block};
-  Indices offsets;
-  for (size_t d = 0; d < rank; ++d) offsets.push_back(element(op.operands[d], {}));
-  // Blocks wholly inside the tensor (with unit innermost stride) are written in place; the
-  // others to a stack block first, whose elements inside the tensor are then copied: the
-  // value's code is emitted once.
-  llvm::Value* inside = blockInside(tensor, offsets, block);
-  llvm::Value* stagingBuffer = allocateBuffer(staged);
-  BlockView view = blockView(tensor, offsets, inside, stagingBuffer, block);
-  emitNest(block, {value}, [&](const Indices& idx) {
-    b_.CreateStore(toStorage(b_, element(value, idx), staged.dtype), viewAddress(staged.dtype, view, idx));
-  });
-  emitIf(b_, b_.CreateNot(inside), [&] { copyBlock(kScatterBlock, tensor, offsets, block, stagingBuffer); });
+  emitIf(b_, b_.CreateNot(staged.inside), [&] { copyBlock(kScatterBlock, tensor, staged.offsets, block, staged.stagingBuffer); });
+}
+
+// A store's block wholly inside its tensor (with unit innermost stride) is written in place;
+// any other to a stack block first, whose elements inside the tensor are then copied out: the
+// value's code is emitted once.
+KernelLowering::StagedStore KernelLowering::stageStore(const ir::Op& store) {
+  int64_t tensor = store.intAttr("tensor");
+  const ir::Shape& block = type(store.operands.back()).shape;
+  StagedStore staged{{}, nullptr, allocateBuffer({kernel_.tensors[tensor].dtype, block}), {}};
+  for (size_t d = 0; d < block.size(); ++d) staged.offsets.push_back(element(store.operands[d], {}));
+  staged.inside = blockInside(tensor, staged.offsets, block);
+  staged.view = blockView(tensor, staged.offsets, staged.inside, staged.stagingBuffer, block);
+  return staged;
 }
 
 // Left to right along the axis in row-major order: each element combines the one before it,
@@ -796,8 +801,9 @@ void KernelLowering::lowerDot(const ir::Op& op) {
       if (carried != op.operands[2])
         emitNest(rt.shape, {op.operands[2]}, [&](const Indices& idx) { storeToBuffer(c, rt, idx, element(op.operands[2], idx)); });
       if (const OutputAccumulator* output = outputAccumulatorOf(carried)) {
-        CTarget target{b_.CreateSelect(output->lastStep, output->view.base, c),
-                       b_.CreateSelect(output->lastStep, output->view.strides[0], i64(rt.shape[1])), output->firstStep};
+        const BlockView& view = output->block.view;
+        CTarget target{b_.CreateSelect(output->lastStep, view.base, c),
+                       b_.CreateSelect(output->lastStep, view.strides[0], i64(rt.shape[1])), output->firstStep};
         if (!emitDotMicroKernel(op, c, accType, target))
           throw Error("lower/cpu: an output accumulator's dot has no micro-kernel");
       } else if (!emitDotMicroKernel(op, c, accType)) {
@@ -1078,7 +1084,8 @@ llvm::Function* KernelLowering::microKernelFunction(const ir::Op& op, const Micr
   fn->copyAttributesFrom(b_.GetInsertBlock()->getParent());
   fn->setDSOLocal(true);
   fn->addFnAttr(llvm::Attribute::NoInline);
-  for (unsigned p : {0u, 2u}) fn->addParamAttr(p, llvm::Attribute::NoAlias);  // c and out, which may be c, are written
+  // B is the dot's own copy; A may be a tensor's rows, and c and out (which may be c) are written.
+  fn->addParamAttr(2, llvm::Attribute::NoAlias);
   microKernels_.emplace(key, fn);
   llvm::IRBuilderBase::InsertPointGuard resume(b_);
   llvm::BasicBlock* kernelAllocas = std::exchange(allocaBlock_, llvm::BasicBlock::Create(ctx_, "entry", fn));
@@ -1137,9 +1144,7 @@ void KernelLowering::emitMicroTileRow(const ir::Op& op, llvm::Value* c, const Mi
   const ir::Type bTile{tile.operandType, bt.shape};
   ir::Type accTile{tile.accType, {m, n}};
   auto cAddress = [&](llvm::Value* row, llvm::Value* col) { return bufferAddress(c, accTile, {row, col}); };
-  auto outAddress = [&](llvm::Value* row, llvm::Value* col) {
-    return b_.CreateInBoundsGEP(storageType(ctx_, tile.accType), tile.out, b_.CreateAdd(b_.CreateMul(row, tile.outRowStride), col));
-  };
+  const BlockView out{tile.out, {tile.outRowStride, i64(1)}};
   emitLoop(b_, i64(0), i64(n / (vectors * lanes)), [&](llvm::Value* tileCol) {
     llvm::Value* col0 = b_.CreateMul(tileCol, i64(vectors * lanes));
     auto each = [&](const std::function<void(int64_t r, int64_t v, llvm::Value* row, llvm::Value* col)>& f) {
@@ -1175,7 +1180,7 @@ void KernelLowering::emitMicroTileRow(const ir::Op& op, llvm::Value* c, const Mi
       }
     }, {.unroll = 2});
     each([&](int64_t r, int64_t v, llvm::Value* row, llvm::Value* col) {
-      b_.CreateAlignedStore(b_.CreateLoad(vecTy, acc[r * vectors + v]), outAddress(row, col), llvm::Align(4));
+      b_.CreateAlignedStore(b_.CreateLoad(vecTy, acc[r * vectors + v]), viewAddress(tile.accType, out, {row, col}), llvm::Align(4));
     });
   });
 }
@@ -1649,7 +1654,7 @@ std::pair<llvm::Value*, llvm::Value*> KernelLowering::indirectAddress(const ir::
   return {linear, inside};
 }
 
-// The tensor's element at `linear`, or `fill` where `inside` is false (null: always inside).
+// The tensor's element at `linear`, or `fill` where `inside` is false.
 llvm::Value* KernelLowering::readElement(int64_t tensor, llvm::Value* linear, llvm::Value* inside,
                                          const ir::AttrValue& fill) {
   DType dtype = kernel_.tensors[tensor].dtype;
@@ -1657,7 +1662,6 @@ llvm::Value* KernelLowering::readElement(int64_t tensor, llvm::Value* linear, ll
   auto read = [&] {
     return fromStorage(b_, b_.CreateLoad(storage, b_.CreateGEP(storage, tensors_.at(tensor).data, linear)), dtype);
   };
-  if (!inside) return read();
   return emitIfValue(b_, inside, read, constant(dtype, fill));  // integers stay exact past 2^53
 }
 
@@ -1805,14 +1809,14 @@ bool KernelLowering::materializeTranspose(ValueId v, llvm::Value* buffer, const 
                             bufferAddress(buffer, as, {b_.CreateAdd(col0, i64(kColumn[k])), row0}),
                             llvm::Align(dtypeBytes(as.dtype)));
   };
-  // Blocks reaching past the source's edges, rare, take the plain nest: less code to compile.
+  // Where the source's index masks may be false, the plain nest.
   emitFastOrGeneral({source}, [&] { emitNestLevels(blocks, 0, idx, block); }, [&] {
     emitNestLevels(t.shape, 0, idx, [&](const Indices& at) { storeToBuffer(buffer, as, at, element(v, at)); });
   });
   return true;
 }
 
-void KernelLowering::collectFacts(ValueId v, FastPathFacts& facts, std::set<ValueId>& seen) const {
+void KernelLowering::collectFacts(ValueId v, NestReads& facts, std::set<ValueId>& seen) const {
   if (buffers_[v] || type(v).isScalar() || !seen.insert(v).second) return;
   const ir::Op* op = info_.def[v];
   if (!op || !isFusable(op->code)) return;
@@ -1879,7 +1883,7 @@ llvm::Value* KernelLowering::indexMaskHolds(const ir::Op& cmp) {
 }
 
 // Whether the block of `tensor` starting at `firsts` lies wholly inside it and
-// the tensor's innermost stride is 1: the condition for an unmasked fast path.
+// the tensor's innermost stride is 1: the condition for reading or writing it in place.
 llvm::Value* KernelLowering::blockInside(int64_t tensor, const Indices& firsts, const ir::Shape& block) {
   const TensorView& t = tensors_.at(tensor);
   llvm::Value* ok = b_.CreateICmpEQ(t.strides.back(), i64(1));
@@ -1931,9 +1935,12 @@ void KernelLowering::copyBlock(int field, int64_t tensor, const Indices& firsts,
   auto* arrayType = llvm::ArrayType::get(i64Ty, kMaxRank);
   if (!blockFirsts_) blockFirsts_ = llvm::IRBuilder<>(allocaBlock_, allocaBlock_->begin()).CreateAlloca(arrayType, nullptr, "block_firsts");
   for (size_t d = 0; d < firsts.size(); ++d) b_.CreateStore(firsts[d], b_.CreateConstInBoundsGEP2_64(arrayType, blockFirsts_, 0, d));
-  std::vector<uint64_t> extents(block.begin(), block.end());
-  auto* shape = new llvm::GlobalVariable(module_, llvm::ArrayType::get(i64Ty, extents.size()), true,
-                                         llvm::GlobalValue::PrivateLinkage, llvm::ConstantDataArray::get(ctx_, extents), "block_shape");
+  llvm::GlobalVariable*& shape = blockShapes_[block];
+  if (!shape) {
+    std::vector<uint64_t> extents(block.begin(), block.end());
+    shape = new llvm::GlobalVariable(module_, llvm::ArrayType::get(i64Ty, extents.size()), true,
+                                     llvm::GlobalValue::PrivateLinkage, llvm::ConstantDataArray::get(ctx_, extents), "block_shape");
+  }
   std::vector<llvm::Value*> args = {tensors_.at(tensor).desc, b_.getInt32(static_cast<uint32_t>(block.size())),
                                     b_.getInt32(static_cast<uint32_t>(dtypeBytes(kernel_.tensors[tensor].dtype))),
                                     blockFirsts_, shape};
@@ -1948,7 +1955,7 @@ void KernelLowering::copyBlock(int field, int64_t tensor, const Indices& firsts,
 llvm::Value* KernelLowering::viewAddress(DType dtype, const BlockView& view, const Indices& idx) {
   llvm::Value* linear = i64(0);
   for (size_t d = 0; d < idx.size(); ++d) linear = b_.CreateAdd(linear, b_.CreateMul(idx[d], view.strides[d]));
-  return b_.CreateGEP(storageType(ctx_, dtype), view.base, linear);
+  return b_.CreateInBoundsGEP(storageType(ctx_, dtype), view.base, linear);
 }
 
 llvm::Value* KernelLowering::masksHold(const std::vector<const ir::Op*>& masks) {
@@ -1971,7 +1978,7 @@ void KernelLowering::emitNest(const ir::Shape& shape, const std::vector<ValueId>
 // the whole block at run time, else `general`; `fast` alone when there are no masks.
 void KernelLowering::emitFastOrGeneral(const std::vector<ValueId>& roots, const std::function<void()>& fast,
                                        const std::function<void()>& general) {
-  FastPathFacts facts;
+  NestReads facts;
   std::set<ValueId> seen;
   for (ValueId r : roots) collectFacts(r, facts, seen);
   std::erase_if(facts.loads, [&](const ir::Op* l) { return stagedLoads_.count(l) > 0; });  // an enclosing nest's
