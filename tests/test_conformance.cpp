@@ -1226,6 +1226,24 @@ void checkShapeOp(const std::string& device, const std::string& name, const Tens
   checkElements(out, e);
 }
 
+// out[r, c] = the sum over k < depth(r) of term(r, k, c) in float64, each element allowed the
+// error of K + 2 f32 roundings of its terms' magnitudes.
+Expect dotReference(int64_t M, int64_t N, int64_t K, const std::function<int64_t(int64_t)>& depth,
+                    const std::function<double(int64_t, int64_t, int64_t)>& term) {
+  Expect e;
+  for (int64_t r = 0; r < M; ++r)
+    for (int64_t c = 0; c < N; ++c) {
+      double sum = 0, magnitude = 0;
+      for (int64_t k = 0; k < depth(r); ++k) {
+        sum += term(r, k, c);
+        magnitude += std::fabs(term(r, k, c));
+      }
+      e.want.push_back(sum);
+      e.slack.push_back(2.0 * (K + 2) * ref::unitRoundoff(f32) * magnitude);
+    }
+  return e;
+}
+
 // A @ B^T with B^T a transposed block (attention's q.k^T): the CPU gives a dot operand memory
 // of its own and transposes 32-bit blocks whose sides are multiples of 8 in 8x8 register
 // blocks. Blocks inside the tensor and past its edges (masked), f32 and f16 (the general path).
@@ -1248,19 +1266,8 @@ TEST_CASE("conformance: dots of transposed blocks, in 8x8 register blocks and ot
           });
           p.write(out, {bm, bn}).put(acc, {i, j});
         });
-        Expect e;
-        for (int64_t r = 0; r < M; ++r)
-          for (int64_t c = 0; c < N; ++c) {
-            double sum = 0, magnitude = 0;
-            for (int64_t k = 0; k < K; ++k) {
-              double term = a.item(r * K + k) * b.item(c * K + k);
-              sum += term;
-              magnitude += std::fabs(term);
-            }
-            e.want.push_back(sum);
-            e.slack.push_back(2.0 * (K + 2) * ref::unitRoundoff(f32) * magnitude);
-          }
-        checkElements(out, e);
+        checkElements(out, dotReference(M, N, K, [&](int64_t) { return K; },
+                                        [&](int64_t r, int64_t k, int64_t c) { return a.item(r * K + k) * b.item(c * K + k); }));
       }
     }
 }
@@ -1481,19 +1488,8 @@ TEST_CASE("conformance: a dot accumulating in its output block, with no steps, e
                           [&](Index k, Tile acc) { return acc + dot(A.at({i, k}), B.at({k, j})); });
         p.write(out, {bm, bn}).put(acc, {i, j});
       });
-      Expect e;
-      for (int64_t r = 0; r < M; ++r)
-        for (int64_t c = 0; c < N; ++c) {
-          double sum = 0, magnitude = 0;
-          for (int64_t k = 0; k < std::min(r / bm, K / bk) * bk; ++k) {
-            double term = a.item(r * K + k) * b.item(k * N + c);
-            sum += term;
-            magnitude += std::fabs(term);
-          }
-          e.want.push_back(sum);
-          e.slack.push_back(2.0 * (K + 2) * ref::unitRoundoff(f32) * magnitude);
-        }
-      checkElements(out, e);
+      checkElements(out, dotReference(M, N, K, [&](int64_t r) { return std::min(r / bm, K / bk) * bk; },
+                                      [&](int64_t r, int64_t k, int64_t c) { return a.item(r * K + k) * b.item(k * N + c); }));
     }
 }
 
