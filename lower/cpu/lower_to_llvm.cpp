@@ -159,7 +159,7 @@ class KernelLowering {
     llvm::Value* aRowStride;  // in elements: A's row length in a buffer, its tensor's row stride in place
     llvm::Value* packedB;
     std::vector<llvm::Value*> acc;
-    llvm::Value *out = nullptr, *outRowStride = nullptr, *startsAtZero = nullptr;  // see CTarget
+    CTarget target = {nullptr, nullptr, nullptr};  // in the micro-kernel function: its arguments
   };
   llvm::Function* microKernelFunction(const ir::Op& op, const MicroTile& tile);
   void emitMicroTileRow(const ir::Op& op, llvm::Value* c, const MicroTile& tile, llvm::Value* row0);
@@ -570,9 +570,11 @@ void KernelLowering::lowerStore(const ir::Op& op) {
   ValueId value = op.operands.back();
   int64_t tensor = op.intAttr("tensor");
   const ir::Shape& block = type(value).shape;
-  auto output = outputAccumulators_.find(&op);  // the fold wrote the block already
-  StagedStore staged = output != outputAccumulators_.end() ? output->second.block : stageStore(op);
-  if (output == outputAccumulators_.end()) {
+  StagedStore staged;
+  if (auto output = outputAccumulators_.find(&op); output != outputAccumulators_.end()) {
+    staged = output->second.block;  // the fold wrote the block already
+  } else {
+    staged = stageStore(op);
     DType dtype = kernel_.tensors[tensor].dtype;
     emitNest(block, {value}, [&](const Indices& idx) {
       b_.CreateStore(toStorage(b_, element(value, idx), dtype), viewAddress(dtype, staged.view, idx));
@@ -1094,9 +1096,7 @@ llvm::Function* KernelLowering::microKernelFunction(const ir::Op& op, const Micr
   local.a = fn->getArg(0);
   local.aRowStride = fn->getArg(1);
   (tile.packedB ? local.packedB : local.b) = fn->getArg(2);
-  local.out = fn->getArg(4);
-  local.outRowStride = fn->getArg(5);
-  local.startsAtZero = fn->getArg(6);
+  local.target = {fn->getArg(4), fn->getArg(5), fn->getArg(6)};
   // Accumulators live in allocas that mem2reg turns into registers.
   auto* vecTy = llvm::FixedVectorType::get(compute(tile.accType), static_cast<unsigned>(tile.lanes));
   for (int64_t i = 0; i < tile.rows * tile.vectors; ++i) local.acc.push_back(b_.CreateAlloca(vecTy));
@@ -1144,14 +1144,14 @@ void KernelLowering::emitMicroTileRow(const ir::Op& op, llvm::Value* c, const Mi
   const ir::Type bTile{tile.operandType, bt.shape};
   ir::Type accTile{tile.accType, {m, n}};
   auto cAddress = [&](llvm::Value* row, llvm::Value* col) { return bufferAddress(c, accTile, {row, col}); };
-  const BlockView out{tile.out, {tile.outRowStride, i64(1)}};
+  const BlockView out{tile.target.out, {tile.target.outRowStride, i64(1)}};
   emitLoop(b_, i64(0), i64(n / (vectors * lanes)), [&](llvm::Value* tileCol) {
     llvm::Value* col0 = b_.CreateMul(tileCol, i64(vectors * lanes));
     auto each = [&](const std::function<void(int64_t r, int64_t v, llvm::Value* row, llvm::Value* col)>& f) {
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t v = 0; v < vectors; ++v) f(r, v, b_.CreateAdd(row0, i64(r)), b_.CreateAdd(col0, i64(v * lanes)));
     };
-    emitIf(b_, tile.startsAtZero, [&] {
+    emitIf(b_, tile.target.startsAtZero, [&] {
       each([&](int64_t r, int64_t v, llvm::Value*, llvm::Value*) { b_.CreateStore(llvm::Constant::getNullValue(vecTy), acc[r * vectors + v]); });
     }, [&] {
       each([&](int64_t r, int64_t v, llvm::Value* row, llvm::Value* col) {
