@@ -10,11 +10,13 @@
 #include <type_traits>
 #include <vector>
 
+#include "devices/cuda/cubin_cache.hpp"
 #include "devices/cuda/cuda_device.hpp"
 #include "devices/cuda/cuda_runtime.hpp"
 #include "devices/device.hpp"
 #include "dsl/tilejit.hpp"
 #include "ir/error.hpp"
+#include "jit/cache_file.hpp"
 #include "lower/gpu/spread_over_warps.hpp"
 #include "lower/ptx/nvptx.hpp"
 #include "samples/harness.hpp"
@@ -251,10 +253,52 @@ TEST_CASE("cuda: parameters are passed as the PTX entry declares them") {
   CHECK(ints.values() == std::vector<double>{double(wide)});
 }
 
-TEST_CASE("cuda: Tensor::on(\"cuda\") keeps the tensor on the host and says why") {
+TEST_CASE("cuda: without a driver Tensor::on(\"cuda\") keeps the tensor on the host and says why") {
   std::string why;
-  CHECK(selectDevice("cuda").copyOf(64, why) == nullptr);
-  CHECK(why.find("device memory") != std::string::npos);
+  std::unique_ptr<DeviceCopy> copy = selectDevice("cuda").copyOf(64, why);
+  if (cuda::status().available) {
+    CHECK(copy != nullptr);
+    return;
+  }
+  CHECK(copy == nullptr);
+  CHECK(why == cuda::status().reason);
+  test::CaptureLog log;
+  Tensor t = Tensor::random({4, 4}, 3);
+  t.on("cuda");
+  CHECK(t.launchArg().residency == nullptr);
+  CHECK(log.text().find("keeps the tensor on the host: " + cuda::status().reason) != std::string::npos);
+}
+
+TEST_CASE("cuda: the cubin cache's encoding round-trips and rejects damage") {
+  cuda::CubinBinary b{.params = {{gpu::KParam::Kind::buffer, "", DType::bf16, 2, 0},
+                                 {gpu::KParam::Kind::scalar, "", DType::f64, 1, 0}},
+                      .prints = {{"rows", DType::i32, {4}, 0}},
+                      .faultParam = 1,
+                      .workgroupSize = 256,
+                      .sharedBytes = 70000,
+                      .entry = "tj_gemm",
+                      .cubin = {'\x7f', 'E', 'L', 'F', '\0', '\1'}};
+  std::vector<char> bytes = cuda::encodeCubinBinary(b);
+  cuda::CubinBinary back = cuda::decodeCubinBinary(bytes);
+  CHECK(back.workgroupSize == 256);
+  CHECK(back.sharedBytes == 70000);
+  CHECK(back.faultParam == 1);
+  CHECK(back.entry == "tj_gemm");
+  CHECK(back.cubin == b.cubin);
+  REQUIRE(back.params.size() == 2);
+  CHECK(back.params[0].dtype == DType::bf16);
+  CHECK(back.params[0].number == 2);
+  CHECK(back.params[1].kind == gpu::KParam::Kind::scalar);
+  REQUIRE(back.prints.size() == 1);
+  CHECK(back.prints[0].label == "rows");
+  CHECK(back.prints[0].shape == std::vector<int64_t>{4});
+  std::vector<char> longer = bytes;
+  longer.push_back(0);
+  CHECK_THROWS_WITH_AS(cuda::decodeCubinBinary(longer), doctest::Contains("bytes after it"), jit::CorruptCacheEntry);
+  bytes.pop_back();
+  CHECK_THROWS_WITH_AS(cuda::decodeCubinBinary(bytes), "the CUDA kernel is truncated", jit::CorruptCacheEntry);
+  bytes[0] = 9;
+  CHECK_THROWS_WITH_AS(cuda::decodeCubinBinary(bytes), doctest::Contains("format 9"), jit::CorruptCacheEntry);
 }
 
 }  // namespace tj::cudatest

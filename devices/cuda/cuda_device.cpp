@@ -8,11 +8,15 @@
 #include <bit>
 #include <cstring>
 #include <map>
+#include <filesystem>
 #include <optional>
 
+#include "devices/cuda/cubin_cache.hpp"
 #include "devices/print_buffers.hpp"
 #include "ir/error.hpp"
 #include "ir/passes.hpp"
+#include "jit/cache_file.hpp"
+#include "jit/timing.hpp"
 #include "lower/gpu/spread_over_warps.hpp"
 #include "lower/ptx/nvptx.hpp"
 
@@ -38,20 +42,29 @@ int64_t extent(const TensorArg& t) {
   return last + 1;
 }
 
-// A loaded kernel and the interface its launches need.
+// A loaded kernel and the interface its launches need (its cubin dropped once loaded).
 struct Compiled {
+  CubinBinary binary;
   std::unique_ptr<Module> module;
-  std::vector<gpu::KParam> params;
-  std::vector<gpu::KPrint> prints;
-  int64_t faultParam = -1;
-  int64_t workgroupSize = 1;
   std::vector<bool> storedTensors;  // by tensor: the kernel stores to it
   int64_t dynamicSharedBytes = 0;   // the shared array's size when it is dynamic (past 48 KiB)
 };
 
-// One tensor argument's device memory: a copy of the bytes its view reaches.
+// A tensor storage's copy in device memory (Tensor::on("cuda")).
+class CudaCopy final : public DeviceCopy {
+ public:
+  CudaCopy(const void* owner, size_t bytes) : DeviceCopy(owner), memory(bytes) {}
+  void upload(std::span<const std::byte> host) override { memory.upload(host.data(), host.size()); }
+  void download(std::span<std::byte> host) override { memory.download(host.data(), host.size()); }
+  DeviceMemory memory;
+};
+
+// One tensor argument's device memory: its storage's device copy (`copy` set), or a
+// temporary copy of the bytes its view reaches. `address` is the view's first element.
 struct Binding {
-  DeviceMemory* memory = nullptr;
+  CUdeviceptr address = 0;
+  DeviceMemory* memory = nullptr;  // the temporary
+  Residency* copy = nullptr;
   std::byte* host = nullptr;
   size_t bytes = 0;
 };
@@ -68,8 +81,8 @@ struct Launched {
 // The value of each kernel parameter, as lower/llvm_gpu/print_kernel_ir.hpp declares it: a
 // buffer as its device address, sizes, strides and integer scalars as i64, f64 scalars as
 // double, other float scalars as float. Each slot is 8 bytes; the driver reads a float's 4.
-std::vector<uint64_t> parameterValues(const Compiled& c, const LaunchArgs& args,
-                                      const std::vector<DeviceMemory*>& buffers) {
+std::vector<uint64_t> parameterValues(const CubinBinary& c, const LaunchArgs& args,
+                                      const std::vector<CUdeviceptr>& buffers) {
   std::vector<uint64_t> slots(c.params.size(), 0);
   for (size_t p = 0; p < c.params.size(); ++p) {
     const gpu::KParam& param = c.params[p];
@@ -81,8 +94,8 @@ std::vector<uint64_t> parameterValues(const Compiled& c, const LaunchArgs& args,
     };
     switch (param.kind) {
       case gpu::KParam::Kind::buffer:
-        if (!buffers.at(p)) throw Error("cuda: internal: buffer parameter " + param.name + " has no memory");
-        put(buffers[p]->pointer());
+        if (!buffers.at(p)) throw Error(fmt::format("cuda: internal: buffer parameter {} has no memory", p));
+        put(buffers[p]);
         break;
       case gpu::KParam::Kind::size: put(int64_t(args.tensors[n].shape.at(param.axis))); break;
       case gpu::KParam::Kind::stride: put(int64_t(args.tensors[n].strides.at(param.axis))); break;
@@ -123,11 +136,13 @@ layout::Target targetFor(const DeviceInfo& d) {
 }
 
 struct CudaDevice::State {
-  explicit State(uint32_t index)
-      : info(deviceInfo(index)), target(targetFor(info)), context(primaryContext(info.device)) {}
+  State(uint32_t index, std::filesystem::path cacheDir)
+      : info(deviceInfo(index)), target(targetFor(info)), context(primaryContext(info.device)),
+        cacheDir(std::move(cacheDir)) {}
   DeviceInfo info;
   layout::Target target;
   CUcontext context;
+  std::filesystem::path cacheDir;  // of cubins; empty: none
   // A kernel per semantic hash and launch facts: which tensors allow 16-byte accesses.
   using Key = std::pair<uint64_t, std::vector<bool>>;
   std::map<Key, Compiled> modules;
@@ -135,29 +150,51 @@ struct CudaDevice::State {
 
   const Compiled& compile(const ir::Kernel& kernel, const Key& key) {
     if (auto it = modules.find(key); it != modules.end()) {
-      gLastLaunch.fromMemory = true;
+      gLastLaunch.cache = jit::CacheSource::memory;
       return it->second;
     }
     if (auto it = refused.find(key); it != refused.end()) throw Error(it->second);
     try {
-      return modules.emplace(key, build(kernel, key.second)).first->second;
+      return modules.emplace(key, build(kernel, key)).first->second;
     } catch (const Error& e) {
       refused.emplace(key, e.what());
       throw;
     }
   }
+
   // A launch copies each tensor's bytes to the start of a device allocation (bind), whose
-  // address cuMemAlloc aligns to 256 bytes: its strides and sizes decide.
+  // address cuMemAlloc aligns to 256 bytes; a device copy's view starts at its offset there.
   std::vector<bool> vectorFacts(const LaunchArgs& args) const {
     std::vector<bool> facts;
     for (const TensorArg& t : args.tensors)
-      facts.push_back(gpu::allowsVectorAccess(0, t.dtype, t.shape, t.strides, target.vectorBytes));
+      facts.push_back(gpu::allowsVectorAccess(residentOffset(t), t.dtype, t.shape, t.strides, target.vectorBytes));
     return facts;
   }
 
-  // Lowers, prints PTX, links it into a cubin and loads it. Throws Error for what this
-  // device cannot run.
-  Compiled build(const ir::Kernel& kernel, const std::vector<bool>& vectorTensors) {
+  // The cubin from the disk cache, else lowered, printed as PTX and linked now (and written
+  // there). Throws Error for what this device cannot run.
+  Compiled build(const ir::Kernel& kernel, const Key& key) {
+    auto start = jit::Clock::now();
+    jit::CacheKey cacheKey = cubinKey(key.first, info, target, key.second);
+    std::string keyText = cacheKey.str();
+    std::filesystem::path path = cacheDir.empty() ? "" : cacheDir / jit::cacheFileName(keyText, ".cubin");
+    if (!path.empty())
+      if (auto hit = jit::loadCacheEntry(path, keyText, decodeCubinBinary)) {
+        try {
+          return load(kernel, std::move(*hit), jit::CacheSource::disk, start);
+        } catch (const Error& e) {
+          // A cubin from the disk cache that the driver rejects is as untrustworthy as a torn one.
+          spdlog::warn("tilejit: the driver rejects kernel '{}' from the disk cache ({}); building it again",
+                       kernel.name, e.what());
+        }
+      }
+    CubinBinary binary = compileCubin(kernel, key.second);
+    if (!path.empty()) jit::writeCacheEntry(path, keyText, encodeCubinBinary(binary));
+    return load(kernel, std::move(binary), jit::CacheSource::compiled, start);
+  }
+
+  // Lowers, prints PTX and links it into a cubin.
+  CubinBinary compileCubin(const ir::Kernel& kernel, const std::vector<bool>& vectorTensors) {
     gpu::KernelLoweringOptions options;
     options.vectorTensors = vectorTensors;
     gpu::KernelFunction f = gpu::lowerWithinCodeBudget(kernel, target, options);
@@ -165,30 +202,44 @@ struct CudaDevice::State {
       unsupported(fmt::format("{} threads per block, more than the device's {}", f.workgroupSize,
                               info.maxThreadsPerBlock));
     std::string ptx = ptx::printPtx(f, info.arch());
+    CubinBinary b{.params = f.params, .prints = f.prints, .faultParam = f.faultParam,
+                  .workgroupSize = f.workgroupSize, .sharedBytes = f.sharedBytes(), .entry = ptxEntryName(ptx),
+                  .cubin = linkPtx(ptx)};
+    for (gpu::KParam& p : b.params) p.name.clear();
+    return b;
+  }
+
+  Compiled load(const ir::Kernel& kernel, CubinBinary binary, jit::CacheSource source, jit::Clock::time_point start) {
+    if (binary.workgroupSize > info.maxThreadsPerBlock)
+      throw Error(fmt::format("cuda: a cached kernel of {} threads per block", binary.workgroupSize));
     Compiled c;
-    c.module = std::make_unique<Module>(ptx, ptxEntryName(ptx));
+    c.module = std::make_unique<Module>(binary.cubin, binary.entry);
     // Past the static 48 KiB the kernel's shared array is dynamic (lower/ptx): opt in to its
     // size (the layout target allows up to the device's sharedPerBlockOptin) and pass it at launch.
-    if (f.sharedBytes() > ptx::kStaticSharedBytes) {
-      c.dynamicSharedBytes = f.sharedBytes();
+    if (binary.sharedBytes > ptx::kStaticSharedBytes) {
+      c.dynamicSharedBytes = binary.sharedBytes;
       check(functions().cuFuncSetAttribute(c.module->function(), CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                            int(c.dynamicSharedBytes)),
             "cuFuncSetAttribute");
     }
-    c.params = f.params;
-    c.prints = f.prints;
-    c.faultParam = f.faultParam;
-    c.workgroupSize = f.workgroupSize;
+    binary.cubin = {};
+    c.binary = std::move(binary);
     c.storedTensors = ir::writtenTensors(kernel);
+    gLastLaunch.cache = source;
+    gLastLaunch.compileMs = jit::msSince(start);
     return c;
   }
 
-  // Copies the bytes a view reaches to the device, sharing memory between arguments over
-  // the same bytes (a tensor passed twice).
+  // The tensor's device copy where it has one here, else a temporary from the host bytes,
+  // shared by arguments over the same bytes (a tensor passed twice).
   Binding bind(const TensorArg& t, Launched& l) {
-    Binding b{nullptr, static_cast<std::byte*>(t.data), size_t(extent(t)) * size_t(dtypeBytes(t.dtype))};
+    if (t.residency && t.residency->copy().owner == this) {
+      auto& copy = static_cast<CudaCopy&>(t.residency->toDevice());
+      return {copy.memory.pointer() + residentOffset(t), nullptr, t.residency};
+    }
+    Binding b{0, nullptr, nullptr, static_cast<std::byte*>(t.data), size_t(extent(t)) * size_t(dtypeBytes(t.dtype))};
     for (const Binding& other : l.tensors) {
-      if (!b.bytes || !other.bytes) continue;
+      if (other.copy || !b.bytes || !other.bytes) continue;
       if (other.host == b.host && other.bytes == b.bytes) return other;
       if (b.host < other.host + other.bytes && other.host < b.host + b.bytes)
         unsupported("two arguments are different views over overlapping bytes");
@@ -196,7 +247,14 @@ struct CudaDevice::State {
     l.owned.push_back(std::make_unique<DeviceMemory>(b.bytes));
     l.owned.back()->upload(b.host, b.bytes);
     b.memory = l.owned.back().get();
+    b.address = b.memory->pointer();
     return b;
+  }
+
+  // Where a view of a storage with a copy here starts in that copy, in bytes; 0 otherwise.
+  uintptr_t residentOffset(const TensorArg& t) const {
+    if (!t.residency || t.residency->copy().owner != this) return 0;
+    return uintptr_t(static_cast<const std::byte*>(t.data) - t.residency->host().data());
   }
 
   DeviceMemory* scratch(Launched& l, size_t bytes) {
@@ -216,30 +274,35 @@ struct CudaDevice::State {
       if (args.grid[a] > info.maxGrid[a]) unsupported(fmt::format("grid size {} on axis {}", args.grid[a], a));
       grid[a] = unsigned(args.grid[a]);
     }
-    const Compiled& c = compile(kernel, {args.kernelHash ? args.kernelHash : ir::semanticHash(kernel), vectorFacts(args)});
+    const Compiled& compiled =
+        compile(kernel, {args.kernelHash ? args.kernelHash : ir::semanticHash(kernel), vectorFacts(args)});
+    const CubinBinary& c = compiled.binary;
     Launched l;
     if (std::ranges::any_of(args.grid, [](int64_t g) { return g == 0; })) return l;
-    l.compiled = &c;
+    l.compiled = &compiled;
     int64_t programs = int64_t(grid[0]) * grid[1] * grid[2];
-    std::vector<DeviceMemory*> buffers(c.params.size(), nullptr);  // by parameter
+    std::vector<CUdeviceptr> buffers(c.params.size(), 0);  // by parameter
     for (const TensorArg& t : args.tensors) l.tensors.push_back(bind(t, l));
     for (size_t p = 0; p < c.params.size(); ++p)
       if (c.params[p].kind == gpu::KParam::Kind::buffer && c.params[p].number < l.tensors.size())
-        buffers[p] = l.tensors[c.params[p].number].memory;
+        buffers[p] = l.tensors[c.params[p].number].address;
     for (const gpu::KPrint& p : c.prints) {
       size_t bytes = printBufferBytes(p, programs);
       if (bytes > kMaxPrintBytes)
         unsupported(fmt::format("print '{}' over {} programs needs more than {} MiB", p.label, programs,
                                 kMaxPrintBytes >> 20));
-      l.prints.push_back(buffers.at(p.param) = scratch(l, bytes));
+      l.prints.push_back(scratch(l, bytes));
+      buffers.at(p.param) = l.prints.back()->pointer();
     }
-    if (c.faultParam >= 0)
-      l.faults = buffers.at(size_t(c.faultParam)) = scratch(l, gpu::kFaultWords * sizeof(int32_t));
+    if (c.faultParam >= 0) {
+      l.faults = scratch(l, gpu::kFaultWords * sizeof(int32_t));
+      buffers.at(size_t(c.faultParam)) = l.faults->pointer();
+    }
     std::vector<uint64_t> values = parameterValues(c, args, buffers);
     std::vector<void*> pointers;
     for (uint64_t& v : values) pointers.push_back(&v);
-    check(functions().cuLaunchKernel(c.module->function(), grid[0], grid[1], grid[2], unsigned(c.workgroupSize), 1, 1,
-                                     unsigned(c.dynamicSharedBytes), nullptr, pointers.data(), nullptr),
+    check(functions().cuLaunchKernel(compiled.module->function(), grid[0], grid[1], grid[2], unsigned(c.workgroupSize), 1, 1,
+                                     unsigned(compiled.dynamicSharedBytes), nullptr, pointers.data(), nullptr),
           "cuLaunchKernel");
     return l;
   }
@@ -251,8 +314,12 @@ struct CudaDevice::State {
     check(functions().cuCtxSynchronize(), "cuCtxSynchronize");
     std::array<int32_t, gpu::kFaultWords> faults{};
     if (l.faults) l.faults->download(faults.data(), sizeof faults);
-    for (size_t n = 0; n < l.tensors.size(); ++n)
-      if (l.compiled->storedTensors.at(n)) l.tensors[n].memory->download(l.tensors[n].host, l.tensors[n].bytes);
+    for (size_t n = 0; n < l.tensors.size(); ++n) {
+      const Binding& b = l.tensors[n];
+      if (!l.compiled->storedTensors.at(n)) continue;
+      if (b.copy) b.copy->deviceWrote();
+      else b.memory->download(b.host, b.bytes);
+    }
     if (!l.prints.empty()) {
       std::vector<std::vector<std::byte>> bytes;
       std::vector<std::span<const std::byte>> views;
@@ -261,7 +328,7 @@ struct CudaDevice::State {
         m->download(bytes.back().data(), m->size());
         views.push_back(bytes.back());
       }
-      printBuffers(l.compiled->prints, views, args.grid, args.print);
+      printBuffers(l.compiled->binary.prints, views, args.grid, args.print);
     }
     throwGpuFaults(kernel, faults, args.grid, device);
   }
@@ -286,7 +353,7 @@ std::string CudaDevice::name() const { return name_; }
 
 void CudaDevice::launch(const ir::Kernel& kernel, const LaunchArgs& args) {
   std::lock_guard lock(mutex_);
-  checkLaunchArgs(kernel, args, "cuda");
+  checkLaunchArgs(kernel, args, "cuda", state_.get());
   gLastLaunch = {};
   std::optional<Launched> launched;
   try {
@@ -314,7 +381,7 @@ CudaDevice::State& CudaDevice::state() {
   if (!unusable_.empty()) throw Error(unusable_);
   if (!state_) {
     try {
-      state_ = std::make_unique<State>(deviceIndex(name_));
+      state_ = std::make_unique<State>(deviceIndex(name_), jit::KernelCache::diskDirFromEnvironment());
     } catch (const Error& e) {
       unusable_ = e.what();  // no such device, or no layout target for it: decided once
       throw;
@@ -323,9 +390,21 @@ CudaDevice::State& CudaDevice::state() {
   return *state_;
 }
 
-std::unique_ptr<DeviceCopy> CudaDevice::copyOf(size_t, std::string& why) {
-  why = "the cuda device does not keep tensors in device memory yet; each launch copies them";
-  return nullptr;
+bool CudaDevice::holds(const DeviceCopy& copy) const {
+  std::lock_guard lock(mutex_);
+  return state_ && copy.owner == state_.get();
+}
+
+std::unique_ptr<DeviceCopy> CudaDevice::copyOf(size_t bytes, std::string& why) {
+  std::lock_guard lock(mutex_);
+  try {
+    State& s = state();
+    check(functions().cuCtxSetCurrent(s.context), "cuCtxSetCurrent");
+    return std::make_unique<CudaCopy>(&s, bytes);
+  } catch (const Error& e) {
+    why = e.what();
+    return nullptr;
+  }
 }
 
 }  // namespace tj::cuda

@@ -4,10 +4,12 @@
 // kernel this path cannot run yet, runs on the CPU device instead, with a warning naming
 // why (and a FallbackWatch note, by which run() reports the device that ran).
 //
-// Today: loaded modules are kept in memory per kernel hash and launch facts (no disk
-// cache); every tensor is copied to device memory for the launch and what the kernel
-// stored is copied back; past 48 KiB a kernel's shared memory is dynamic, up to the
-// device's opt-in limit. The launch path is unverified on hardware.
+// Loaded modules are kept in memory per kernel hash and launch facts, and their cubins on
+// disk (cubin_cache.hpp), so another process loads them without LLVM or the driver's PTX
+// compiler. A tensor with a copy here (Tensor::on("cuda")) is used in place, and stays
+// there after the kernel stores to it; any other tensor is copied to device memory for the
+// launch and what the kernel stored is copied back. Past 48 KiB a kernel's shared memory is
+// dynamic, up to the device's opt-in limit. The launch path is unverified on hardware.
 #pragma once
 #include <memory>
 #include <mutex>
@@ -15,6 +17,7 @@
 
 #include "devices/cuda/cuda_runtime.hpp"
 #include "devices/device.hpp"
+#include "jit/kernel_cache.hpp"
 #include "layout/infer_layouts.hpp"
 #include "lower/gpu/kernel_ir.hpp"
 
@@ -25,7 +28,10 @@ struct LaunchInfo {
   bool onCuda = false;
   std::string fallbackReason;  // why it ran elsewhere, when it did
   std::string arch;            // the PTX target, "sm_90"
-  bool fromMemory = false;     // the module was loaded by an earlier launch
+  // Where the kernel came from: this device's memory, the disk cache (cubin_cache.hpp) or
+  // built now; with the time loading or building took.
+  jit::CacheSource cache = jit::CacheSource::memory;
+  double compileMs = 0;
 };
 const LaunchInfo& lastLaunchInfo();
 
@@ -50,6 +56,7 @@ class CudaDevice final : public Device {
   std::string name() const override;
   void launch(const ir::Kernel& kernel, const LaunchArgs& args) override;
   std::unique_ptr<DeviceCopy> copyOf(size_t bytes, std::string& why) override;
+  bool holds(const DeviceCopy& copy) const override;
 
  private:
   struct State;  // the context and the loaded modules, created on first use
@@ -57,7 +64,7 @@ class CudaDevice final : public Device {
   void fallBack(const ir::Kernel& kernel, const LaunchArgs& args, const std::string& reason);
 
   std::string name_;
-  std::mutex mutex_;  // one launch at a time
+  mutable std::mutex mutex_;  // one launch at a time
   std::unique_ptr<State> state_;
   std::string unusable_;  // why this device cannot be set up, once that failed
 };

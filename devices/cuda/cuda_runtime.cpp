@@ -192,7 +192,7 @@ void DeviceMemory::zero() { check(functions().cuMemsetD8_v2(pointer_, 0, std::ma
 
 // ---- Module ----
 
-Module::Module(const std::string& ptx, const std::string& kernelName) {
+std::vector<char> linkPtx(const std::string& ptx) {
   const Functions& fn = functions();
   std::array<char, 16384> log{};
   CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
@@ -210,10 +210,17 @@ Module::Module(const std::string& ptx, const std::string& kernelName) {
                               nullptr, nullptr),
           "cuLinkAddData");
   void* cubin = nullptr;
-  withLog(fn.cuLinkComplete(link, &cubin, &cubinBytes_), "cuLinkComplete");
-  CUresult loaded = fn.cuModuleLoadData(&module_, cubin);  // the cubin belongs to the link state
+  size_t bytes = 0;
+  withLog(fn.cuLinkComplete(link, &cubin, &bytes), "cuLinkComplete");
+  // The cubin belongs to the link state.
+  std::vector<char> copy(static_cast<const char*>(cubin), static_cast<const char*>(cubin) + bytes);
   fn.cuLinkDestroy(link);
-  check(loaded, "cuModuleLoadData");
+  return copy;
+}
+
+Module::Module(std::span<const char> cubin, const std::string& kernelName) {
+  const Functions& fn = functions();
+  check(fn.cuModuleLoadData(&module_, cubin.data()), "cuModuleLoadData");
   CUresult found = fn.cuModuleGetFunction(&function_, module_, kernelName.c_str());
   if (found != CUDA_SUCCESS) {
     fn.cuModuleUnload(module_);

@@ -5,8 +5,10 @@
 // CUDA_ERROR_OUT_OF_MEMORY (2)").
 #pragma once
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "devices/cuda/cuda_api.hpp"
 #include "ir/error.hpp"
@@ -92,22 +94,22 @@ class DeviceMemory {
   size_t bytes_;
 };
 
-// PTX linked into a cubin by the driver (cuLinkCreate/AddData/Complete) and loaded, with
-// one of its kernels. The current context's device is the target. Link errors carry the
-// driver's log.
+// PTX linked into a cubin by the driver (cuLinkCreate/AddData/Complete) for the current
+// context's device. Link errors carry the driver's log.
+std::vector<char> linkPtx(const std::string& ptx);
+
+// A cubin loaded into the current context, with one of its kernels.
 class Module {
  public:
-  Module(const std::string& ptx, const std::string& kernelName);
+  Module(std::span<const char> cubin, const std::string& kernelName);
   ~Module();
   Module(const Module&) = delete;
   Module& operator=(const Module&) = delete;
   CUfunction function() const { return function_; }
-  size_t cubinBytes() const { return cubinBytes_; }
 
  private:
   CUmodule module_ = nullptr;
   CUfunction function_ = nullptr;
-  size_t cubinBytes_ = 0;
 };
 
 }  // namespace tj::cuda

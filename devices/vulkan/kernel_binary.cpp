@@ -3,10 +3,9 @@
 #include <fmt/format.h>
 
 #include <chrono>
-#include <cstring>
 #include <optional>
-#include <type_traits>
 
+#include "devices/gpu_binary.hpp"
 #include "jit/cache_file.hpp"
 #include "jit/timing.hpp"
 #include "lower/gpu/spread_over_warps.hpp"
@@ -18,7 +17,7 @@ namespace {
 
 // Bumped whenever the encoding below, or what buildKernelBinary records, changes
 // (the build id covers ir/, layout/, lower/ and jit/, not this file).
-constexpr uint32_t kFormat = 3;
+constexpr uint32_t kFormat = 4;
 
 // Parameter indices of the buffers the kernel stores to.
 void storedBuffers(const gpu::KBlock& b, std::vector<bool>& stored) {
@@ -28,70 +27,6 @@ void storedBuffers(const gpu::KBlock& b, std::vector<bool>& stored) {
         if (a.name == "buffer") stored.at(size_t(std::get<int64_t>(a.value))) = true;
     for (const gpu::KBlock& r : i.regions) storedBuffers(r, stored);
   }
-}
-
-class Writer {
- public:
-  template <class T>
-  void put(T value) {
-    static_assert(std::is_trivially_copyable_v<T>);
-    size_t at = bytes.size();
-    bytes.resize(at + sizeof value);
-    std::memcpy(bytes.data() + at, &value, sizeof value);
-  }
-  void putString(const std::string& s) {
-    put(uint32_t(s.size()));
-    bytes.insert(bytes.end(), s.begin(), s.end());
-  }
-  std::vector<char> bytes;
-};
-
-class Reader {
- public:
-  explicit Reader(std::span<const char> bytes) : bytes_(bytes) {}
-  template <class T>
-  T get() {
-    T value;
-    if (sizeof value > bytes_.size()) throw jit::CorruptCacheEntry("the Vulkan kernel is truncated");
-    std::memcpy(&value, bytes_.data(), sizeof value);
-    bytes_ = bytes_.subspan(sizeof value);
-    return value;
-  }
-  std::string getString() {
-    auto n = get<uint32_t>();
-    if (n > bytes_.size()) throw jit::CorruptCacheEntry("the Vulkan kernel is truncated");
-    std::string s(bytes_.data(), n);
-    bytes_ = bytes_.subspan(n);
-    return s;
-  }
-  size_t remaining() const { return bytes_.size(); }
-
- private:
-  std::span<const char> bytes_;
-};
-
-void bad(const std::string& what) { throw jit::CorruptCacheEntry("the Vulkan kernel has " + what); }
-
-gpu::KParam readParam(Reader& in) {
-  auto kind = in.get<uint8_t>();
-  auto dtype = in.get<uint8_t>();
-  if (kind > uint8_t(gpu::KParam::Kind::scalar) || dtype >= kDTypeCount)
-    bad(fmt::format("a bad parameter (kind {}, dtype {})", kind, dtype));
-  gpu::KParam p{.kind = gpu::KParam::Kind(kind), .name = {}, .dtype = DType(dtype)};
-  p.number = in.get<uint32_t>();
-  p.axis = in.get<uint32_t>();
-  return p;
-}
-
-gpu::KPrint readPrint(Reader& in, size_t params) {
-  gpu::KPrint p{.label = in.getString(), .dtype = DType(in.get<uint8_t>()), .shape = {}, .param = 0};
-  if (uint8_t(p.dtype) >= kDTypeCount) bad("a print of a bad dtype");
-  uint32_t rank = in.get<uint32_t>();
-  if (rank > 8) bad(fmt::format("a print of rank {}", rank));
-  for (uint32_t d = 0; d < rank; ++d) p.shape.push_back(in.get<int64_t>());
-  p.param = in.get<uint32_t>();
-  if (p.param >= params) bad(fmt::format("a print into parameter {} of {}", p.param, params));
-  return p;
 }
 
 // Where the reason this device cannot run a kernel is kept, beside where its binary would be.
@@ -118,29 +53,15 @@ KernelBinary buildKernelBinary(const ir::Kernel& kernel, const layout::Target& t
 }
 
 std::vector<char> encodeKernelBinary(const KernelBinary& b) {
-  Writer out;
+  BinaryWriter out;
   out.put(kFormat);
   out.put(b.bufferCount);
   out.put(b.pushConstantBytes);
   out.put(b.workgroupSize);
   out.put(b.subgroupSize);
-  out.put(uint32_t(b.params.size()));
-  for (size_t i = 0; i < b.params.size(); ++i) {
-    const gpu::KParam& p = b.params[i];
-    out.put(uint8_t(p.kind));
-    out.put(uint8_t(p.dtype));
-    out.put(uint32_t(p.number));
-    out.put(uint32_t(p.axis));
-    out.put(uint8_t(b.stored[i]));
-  }
-  out.put(uint32_t(b.prints.size()));
-  for (const gpu::KPrint& p : b.prints) {
-    out.putString(p.label);
-    out.put(uint8_t(p.dtype));
-    out.put(uint32_t(p.shape.size()));
-    for (int64_t d : p.shape) out.put(d);
-    out.put(uint32_t(p.param));
-  }
+  out.putParams(b.params);
+  for (bool stored : b.stored) out.put(uint8_t(stored));
+  out.putPrints(b.prints);
   out.put(b.faultParam);
   out.put(uint64_t(b.spirv->size()));
   for (uint32_t w : *b.spirv) out.put(w);
@@ -148,23 +69,22 @@ std::vector<char> encodeKernelBinary(const KernelBinary& b) {
 }
 
 KernelBinary decodeKernelBinary(std::span<const char> bytes) {
-  Reader in(bytes);
-  if (uint32_t format = in.get<uint32_t>(); format != kFormat) bad(fmt::format("format {}, not {}", format, kFormat));
+  BinaryReader in(bytes, "Vulkan kernel");
+  if (auto format = in.get<uint32_t>(); format != kFormat) in.bad(fmt::format("format {}, not {}", format, kFormat));
   KernelBinary b;
   b.bufferCount = in.get<uint32_t>();
   b.pushConstantBytes = in.get<uint32_t>();
   b.workgroupSize = in.get<int64_t>();
   b.subgroupSize = in.get<int64_t>();
-  for (uint32_t n = in.get<uint32_t>(); n > 0; --n) {
-    b.params.push_back(readParam(in));
-    b.stored.push_back(in.get<uint8_t>() != 0);
-  }
-  for (uint32_t n = in.get<uint32_t>(); n > 0; --n) b.prints.push_back(readPrint(in, b.params.size()));
+  b.params = in.getParams();
+  for (size_t p = 0; p < b.params.size(); ++p) b.stored.push_back(in.get<uint8_t>() != 0);
+  b.prints = in.getPrints(b.params.size());
   b.faultParam = in.get<int64_t>();
-  if (b.faultParam < -1 || b.faultParam >= int64_t(b.params.size())) bad(fmt::format("fault parameter {}", b.faultParam));
+  if (b.faultParam < -1 || b.faultParam >= int64_t(b.params.size()))
+    in.bad(fmt::format("fault parameter {}", b.faultParam));
   uint64_t count = in.get<uint64_t>();
   if (count != in.remaining() / 4 || in.remaining() % 4)
-    bad(fmt::format("{} SPIR-V words in {} bytes", count, in.remaining()));
+    in.bad(fmt::format("{} SPIR-V words in {} bytes", count, in.remaining()));
   auto words = std::make_shared<std::vector<uint32_t>>(count);
   for (uint32_t& w : *words) w = in.get<uint32_t>();
   b.spirv = std::move(words);

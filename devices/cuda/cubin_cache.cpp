@@ -1,0 +1,60 @@
+#include "devices/cuda/cubin_cache.hpp"
+
+#include <fmt/format.h>
+
+#include "devices/gpu_binary.hpp"
+
+namespace tj::cuda {
+
+namespace {
+
+// Bumped whenever the encoding below changes (the build id covers ir/, layout/, lower/ and
+// jit/, not this file).
+constexpr uint32_t kFormat = 1;
+
+}  // namespace
+
+std::vector<char> encodeCubinBinary(const CubinBinary& b) {
+  BinaryWriter out;
+  out.put(kFormat);
+  out.put(b.workgroupSize);
+  out.put(b.sharedBytes);
+  out.put(b.faultParam);
+  out.putParams(b.params);
+  out.putPrints(b.prints);
+  out.putString(b.entry);
+  out.putBytes(b.cubin);
+  return std::move(out.bytes);
+}
+
+CubinBinary decodeCubinBinary(std::span<const char> bytes) {
+  BinaryReader in(bytes, "CUDA kernel");
+  if (auto format = in.get<uint32_t>(); format != kFormat) in.bad(fmt::format("format {}, not {}", format, kFormat));
+  CubinBinary b;
+  b.workgroupSize = in.get<int64_t>();
+  b.sharedBytes = in.get<int64_t>();
+  b.faultParam = in.get<int64_t>();
+  b.params = in.getParams();
+  b.prints = in.getPrints(b.params.size());
+  b.entry = in.getString();
+  b.cubin = in.getBytes();
+  if (b.workgroupSize < 1 || b.sharedBytes < 0) in.bad(fmt::format("{} threads and {} bytes of shared memory",
+                                                                    b.workgroupSize, b.sharedBytes));
+  if (b.faultParam < -1 || b.faultParam >= int64_t(b.params.size()))
+    in.bad(fmt::format("fault parameter {}", b.faultParam));
+  if (b.entry.empty() || b.cubin.empty() || in.remaining()) in.bad("no kernel name, no cubin or bytes after it");
+  return b;
+}
+
+jit::CacheKey cubinKey(uint64_t irHash, const DeviceInfo& d, const layout::Target& t,
+                       const std::vector<bool>& vectorTensors) {
+  std::string facts;
+  for (bool v : vectorTensors) facts += v ? '1' : '0';
+  std::string device = fmt::format("cuda-{}-{}-sms{}-driver{}", d.name, d.arch(), d.multiprocessors, d.driverVersion);
+  std::string options = fmt::format("ptx target={} warps={} threads={} shared={} loops={} budget={} vector={}", t.name,
+                                    t.warpsPerProgram, t.maxWorkgroupThreads, t.sharedBytes, t.loopIterationLimit,
+                                    t.codeBudget, facts);
+  return {irHash, device, options};
+}
+
+}  // namespace tj::cuda

@@ -1,0 +1,303 @@
+// The CUDA device's launch path on a machine without a GPU, through tests/fake_cuda's stand-in
+// driver (main sets TILEJIT_LIBCUDA to it): each launch's kernel is run by the kernel-IR
+// simulator on the device memory and parameters the launch passed, after checking that the
+// PTX the device linked is the lowering's; so these tests check the device's own work (its
+// parameters, memory bindings, device-resident tensors and cubin cache) against the
+// interpreter, everything but the GPU itself.
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+#include <dlfcn.h>
+
+#include <bit>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "devices/cuda/cubin_cache.hpp"
+#include "devices/cuda/cuda_device.hpp"
+#include "devices/cuda/cuda_runtime.hpp"
+#include "dsl/tilejit.hpp"
+#include "jit/cache_file.hpp"
+#include "lower/gpu/spread_over_warps.hpp"
+#include "lower/ptx/nvptx.hpp"
+#include "samples/harness.hpp"
+#include "tests/kernel_ir_simulator.hpp"
+#include "tests/support.hpp"
+
+namespace tj::fakecuda {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Counts {
+  int links, moduleLoads, launches, allocations, uploads, downloads;
+};
+
+// The fake driver's own entry points, from the library the runtime loaded.
+void* fakeSymbol(const char* name) {
+  static void* library = dlopen(std::getenv("TILEJIT_LIBCUDA"), RTLD_NOW | RTLD_LOCAL);
+  void* symbol = library ? dlsym(library, name) : nullptr;
+  if (!symbol) throw Error(std::string("the fake driver has no ") + name);
+  return symbol;
+}
+
+Counts counts() { return reinterpret_cast<Counts (*)()>(fakeSymbol("tjFakeCudaCounts"))(); }
+
+// What the next launches run: the kernel as devices receive it and its tensor arguments.
+struct Launching {
+  ir::Kernel kernel;
+  std::vector<TensorArg> tensors;
+  std::string failure;  // why the last launch did not match, if it did not
+};
+Launching gLaunching;
+
+// The fake driver's kernel: lowers the expected kernel as the device does (the same target
+// and 16-byte facts), checks that its PTX is what the device linked, and simulates it on the
+// launch's memory and parameters.
+int simulateLaunch(const char* ptx, const unsigned grid[3], unsigned block, const uint64_t* slots, unsigned count) {
+  try {
+    layout::Target target = cuda::targetFor(cuda::deviceInfo(0));
+    gpu::KernelLoweringOptions options;
+    for (const TensorArg& t : gLaunching.tensors)
+      options.vectorTensors.push_back(gpu::allowsVectorAccess(0, t.dtype, t.shape, t.strides, target.vectorBytes));
+    gpu::KernelFunction f = gpu::lowerWithinCodeBudget(gLaunching.kernel, target, options);
+    if (ptx::printPtx(f, "sm_90") != ptx) throw Error("the PTX launched is not the kernel's lowering");
+    if (block != unsigned(f.workgroupSize) || count != f.params.size()) throw Error("threads or parameter count");
+    std::vector<gpu::SimTensor> tensors;
+    for (const TensorArg& t : gLaunching.tensors) tensors.push_back({nullptr, t.dtype, t.shape, t.strides});
+    std::vector<double> scalars;
+    for (size_t p = 0; p < f.params.size(); ++p) {
+      const gpu::KParam& param = f.params[p];
+      if (param.kind == gpu::KParam::Kind::buffer) {
+        if (param.number >= tensors.size()) throw Error("a print or fault buffer: not simulated here");
+        tensors[param.number].data = reinterpret_cast<void*>(uintptr_t(slots[p]));
+      } else if (param.kind == gpu::KParam::Kind::scalar) {
+        scalars.resize(std::max(scalars.size(), param.number + 1));
+        scalars[param.number] = param.dtype == DType::f64 ? std::bit_cast<double>(slots[p])
+                                : isFloat(param.dtype)    ? double(std::bit_cast<float>(uint32_t(slots[p])))
+                                                          : double(int64_t(slots[p]));
+      } else {
+        const TensorArg& t = gLaunching.tensors.at(param.number);
+        int64_t expected = param.kind == gpu::KParam::Kind::size ? t.shape.at(param.axis) : t.strides.at(param.axis);
+        if (int64_t(slots[p]) != expected) throw Error("parameter " + param.name + " is not the tensor's");
+      }
+    }
+    gpu::simulate(f, tensors, scalars, {grid[0], grid[1], grid[2]});
+    return 0;
+  } catch (const std::exception& e) {
+    gLaunching.failure = e.what();
+    return 719;  // CUDA_ERROR_LAUNCH_FAILED
+  }
+}
+
+// out = (a + b) * 0.5 over [kRows, kCols] matrices (not multiples of the blocks), b a
+// transposed view, so that strides reach the kernel too.
+constexpr int64_t kRows = 13, kCols = 77;
+const std::vector<int64_t> kGrid = {cdiv(kRows, 4)};
+
+const auto& average() {
+  static auto k = kernel("fake_cuda_average", [](Program& p, const Tensor& a, const Tensor& b, const Tensor& out) {
+    Index i = p.id(0);
+    Tile x = p.read(a, {4, 128}).at({i, 0}), y = p.read(b, {4, 128}).at({i, 0});
+    p.write(out, {4, 128}).put((x + y) * 0.5, {i, 0});
+  });
+  return k;
+}
+
+struct Inputs {
+  Tensor a = Tensor::random({kRows, kCols}, 31), bStorage = Tensor::random({kCols, kRows}, 32);
+  Tensor b = bStorage.transpose();
+};
+
+// Makes the fake driver's launches run the average of a and b into out, as devices receive it.
+void expectAverage(const Tensor& a, const Tensor& b, const Tensor& out) {
+  CaptureTraces capture;
+  average()(kGrid, a, b, out);
+  REQUIRE(capture.kernels().size() == 1);
+  gLaunching = {capture.kernels()[0], {a.launchArg(), b.launchArg(), out.launchArg()}, ""};
+  using Kernel = int (*)(const char*, const unsigned*, unsigned, const uint64_t*, unsigned);
+  reinterpret_cast<void (*)(Kernel)>(fakeSymbol("tjFakeCudaSetKernel"))(simulateLaunch);
+}
+
+std::vector<double> expectedAverage(const Inputs& in) {
+  Tensor out = samples::poisoned({kRows, kCols});
+  average().launch(kGrid, in.a, in.b, out, {.device = "interp"});
+  return out.values();
+}
+
+// Launches the average on `device` directly (each CudaDevice object is a process's worth of
+// state: its own modules, the disk cache shared); the result, or a failure naming why.
+std::vector<double> launchAverage(cuda::CudaDevice& device, const Inputs& in, const Tensor& out) {
+  expectAverage(in.a, in.b, out);
+  device.launch(gLaunching.kernel, {gLaunching.tensors, kGrid});
+  const cuda::LaunchInfo& info = cuda::lastLaunchInfo();
+  CHECK_MESSAGE(info.onCuda, info.fallbackReason, " / ", gLaunching.failure);
+  CHECK(info.arch == "sm_90");
+  return out.values();
+}
+
+size_t cubinFiles(const fs::path& dir) {
+  size_t n = 0;
+  for (const auto& e : fs::directory_iterator(dir)) n += e.path().extension() == ".cubin";
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("fake cuda: the driver is the fake, an H200 at compute capability 9.0") {
+  REQUIRE_MESSAGE(cuda::status().available, cuda::status().reason);
+  CHECK(counts().links >= 0);
+  cuda::DeviceInfo info = cuda::deviceInfo(0);
+  CHECK(info.arch() == "sm_90");
+  CHECK(info.name.find("fake") != std::string::npos);
+}
+
+TEST_CASE("fake cuda: a launch passes the kernel its memory and parameters: the interpreter's results") {
+  test::ScopedEnv cache("TILEJIT_CACHE", "0");
+  Inputs in;
+  cuda::CudaDevice device("cuda");
+  Tensor out = samples::poisoned({kRows, kCols});
+  Counts before = counts();
+  CHECK(launchAverage(device, in, out) == expectedAverage(in));
+  CHECK(cuda::lastLaunchInfo().cache == jit::CacheSource::compiled);
+  Counts after = counts();
+  CHECK(after.launches == before.launches + 1);
+  CHECK(after.links == before.links + 1);
+  CHECK(after.uploads == before.uploads + 3);   // each tensor, the poisoned output too
+  CHECK(after.downloads == before.downloads + 1);  // the output only
+  // Through run(), the device the samples use.
+  Tensor again = samples::poisoned({kRows, kCols});
+  expectAverage(in.a, in.b, again);
+  CHECK(average().launch(kGrid, in.a, in.b, again, {.device = "cuda"}) == "cuda");
+  CHECK(again.values() == expectedAverage(in));
+}
+
+TEST_CASE("fake cuda: a second process loads the cubin from disk, without LLVM or the driver's linker") {
+  test::ScopedEnv cache("TILEJIT_CACHE_DIR", test::scratchDir("fake_cuda", "cubins").c_str());
+  fs::path dir = std::getenv("TILEJIT_CACHE_DIR");
+  Inputs in;
+  const std::vector<double> expected = expectedAverage(in);
+  cuda::CudaDevice first("cuda"), second("cuda");
+  Counts start = counts();
+  CHECK(launchAverage(first, in, samples::poisoned({kRows, kCols})) == expected);
+  CHECK(cuda::lastLaunchInfo().cache == jit::CacheSource::compiled);
+  CHECK(cubinFiles(dir) == 1);
+  CHECK(launchAverage(first, in, samples::poisoned({kRows, kCols})) == expected);
+  CHECK(cuda::lastLaunchInfo().cache == jit::CacheSource::memory);
+  CHECK(launchAverage(second, in, samples::poisoned({kRows, kCols})) == expected);
+  CHECK(cuda::lastLaunchInfo().cache == jit::CacheSource::disk);
+  Counts end = counts();
+  CHECK(end.links == start.links + 1);
+  CHECK(end.moduleLoads == start.moduleLoads + 2);
+  CHECK(end.launches == start.launches + 3);
+  CHECK(cubinFiles(dir) == 1);
+}
+
+TEST_CASE("fake cuda: a torn cubin entry, or one the driver rejects, is reported, rebuilt and replaced") {
+  test::ScopedEnv cache("TILEJIT_CACHE_DIR", test::scratchDir("fake_cuda", "damaged").c_str());
+  fs::path dir = std::getenv("TILEJIT_CACHE_DIR");
+  Inputs in;
+  const std::vector<double> expected = expectedAverage(in);
+  {
+    cuda::CudaDevice writer("cuda");
+    CHECK(launchAverage(writer, in, samples::poisoned({kRows, kCols})) == expected);
+  }
+  REQUIRE(cubinFiles(dir) == 1);
+  fs::path entry = fs::directory_iterator(dir)->path();
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".cubin") entry = e.path();
+  std::vector<char> bytes = *jit::readRegularFile(entry);
+  // The header holds the key (jit/cache_file.hpp): magic, version, key size, payload size, checksum.
+  uint32_t keySize = 0;
+  std::memcpy(&keySize, bytes.data() + 12, sizeof keySize);
+  const std::string key(bytes.data() + 32, keySize);
+  cuda::CubinBinary good = cuda::decodeCubinBinary(*jit::readCacheEntry(entry, key));
+
+  auto relaunch = [&](const char* warning) {
+    test::CaptureLog log;
+    cuda::CudaDevice reader("cuda");
+    CHECK(launchAverage(reader, in, samples::poisoned({kRows, kCols})) == expected);
+    CHECK(cuda::lastLaunchInfo().cache == jit::CacheSource::compiled);
+    CHECK_MESSAGE(log.text().find(warning) != std::string::npos, log.text());
+    cuda::CudaDevice next("cuda");  // the entry was replaced by a good one
+    CHECK(launchAverage(next, in, samples::poisoned({kRows, kCols})) == expected);
+    CHECK(cuda::lastLaunchInfo().cache == jit::CacheSource::disk);
+  };
+  SUBCASE("torn") {
+    bytes.resize(bytes.size() - 7);
+    std::ofstream(entry, std::ios::binary | std::ios::trunc).write(bytes.data(), std::streamsize(bytes.size()));
+    relaunch("unusable");
+  }
+  SUBCASE("whole, but not a cubin the driver loads") {
+    cuda::CubinBinary bad = good;
+    std::string text = "not a cubin";
+    bad.cubin.assign(text.c_str(), text.c_str() + text.size() + 1);
+    REQUIRE(jit::writeCacheEntry(entry, key, cuda::encodeCubinBinary(bad)));
+    relaunch("the driver rejects kernel 'fake_cuda_average' from the disk cache");
+  }
+}
+
+TEST_CASE("fake cuda: Tensor::on(\"cuda\") keeps tensors in device memory across launches") {
+  Inputs in;
+  const std::vector<double> expected = expectedAverage(in);
+  Tensor out = samples::poisoned({kRows, kCols});
+  Tensor a = in.a.on("cuda"), b = in.b.on("cuda"), o = out.on("cuda");
+  expectAverage(a, b, o);
+  Counts start = counts();
+  for (int launch = 0; launch < 3; ++launch)
+    CHECK(average().launch(kGrid, a, b, o, {.device = "cuda"}) == "cuda");
+  Counts afterLaunches = counts();
+  CHECK(afterLaunches.uploads == start.uploads);  // all three were in device memory already
+  CHECK(afterLaunches.downloads == start.downloads);
+  CHECK(afterLaunches.allocations == start.allocations);  // no temporaries
+  CHECK(out.values() == expected);  // the host reads the device's result once
+  CHECK(out.values() == expected);
+  CHECK(counts().downloads == start.downloads + 1);
+
+  // A host write to an input makes its device copy stale: the next launch uploads it.
+  static_cast<float*>(in.a.data())[5] = 1000.0f;
+  CHECK(average().launch(kGrid, a, b, o, {.device = "cuda"}) == "cuda");
+  CHECK(counts().uploads == afterLaunches.uploads + 1);
+  std::vector<double> changed = out.values();
+  CHECK(changed[5] == double((1000.0f + float(in.bStorage.values()[5 * kRows])) * 0.5f));
+
+  // The CPU reads and writes the host bytes: it downloads the inputs' copies only where newer.
+  Tensor onCpu = samples::poisoned({kRows, kCols});
+  CHECK(average().launch(kGrid, a, b, onCpu, {.device = "cpu"}) == "cpu");
+  CHECK(onCpu.values() == changed);
+}
+
+TEST_CASE("fake cuda: the cubin key names the device, the launch facts and the target") {
+  cuda::DeviceInfo h200 = cuda::deviceInfo(0);
+  layout::Target target = cuda::targetFor(h200);
+  std::string base = cuda::cubinKey(7, h200, target, {true, false}).str();
+  auto differs = [&](cuda::DeviceInfo d, layout::Target t, std::vector<bool> facts) {
+    return cuda::cubinKey(7, d, t, facts).str() != base;
+  };
+  CHECK(!differs(h200, target, {true, false}));
+  CHECK(cuda::cubinKey(8, h200, target, {true, false}).str() != base);
+  CHECK(differs(h200, target, {true, true}));
+  cuda::DeviceInfo d = h200;
+  d.driverVersion += 10;
+  CHECK(differs(d, target, {true, false}));
+  d = h200;
+  d.multiprocessors = 114;
+  CHECK(differs(d, target, {true, false}));
+  d = h200;
+  d.minor = 1;
+  CHECK(differs(d, target, {true, false}));
+  layout::Target fewer = target;
+  fewer.warpsPerProgram = 8;
+  CHECK(differs(h200, fewer, {true, false}));
+}
+
+}  // namespace tj::fakecuda
+
+// The process's driver is the fake, whatever the environment says.
+int main(int argc, char** argv) {
+  setenv("TILEJIT_LIBCUDA", TILEJIT_FAKE_LIBCUDA, 1);
+  return doctest::Context(argc, argv).run();
+}
