@@ -3,6 +3,8 @@
 #include <spdlog/fmt/fmt.h>
 
 #include "devices/cpu/cpu_device.hpp"
+#include "devices/cuda/cuda_device.hpp"
+#include "devices/vulkan/vulkan_device.hpp"
 #include "samples/kernels.hpp"
 
 #include <algorithm>
@@ -11,8 +13,24 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <tuple>
+#include <utility>
 
 namespace tj::samples {
+
+namespace {
+
+// Where the last launch's kernel came from on `device`, which ran it, and the milliseconds that
+// took; no source for the interpreter.
+std::pair<std::string, double> launchCache(const std::string& device) {
+  auto from = [](const auto& info) { return std::pair(std::string(jit::cacheSourceName(info.cache)), info.compileMs); };
+  if (device == "cpu") return from(cpu::lastLaunchInfo());
+  if (device.starts_with("cuda")) return from(cuda::lastLaunchInfo());
+  if (device.starts_with("vulkan")) return from(vulkan::lastLaunchInfo());
+  return {};
+}
+
+}  // namespace
 
 void Report::time(const std::function<std::string()>& f) {
   std::vector<double> runs;
@@ -20,11 +38,7 @@ void Report::time(const std::function<std::string()>& f) {
     auto start = std::chrono::steady_clock::now();
     device = f();
     runs.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-    if (i == 0 && device == "cpu") {
-      const cpu::LaunchInfo& info = cpu::lastLaunchInfo();
-      cache = jit::cacheSourceName(info.cache);
-      compileMs = info.compileMs;
-    }
+    if (i == 0) std::tie(cache, compileMs) = launchCache(device);
   }
   firstMs = runs[0];
   if (runs.size() > 1) runs.erase(runs.begin());

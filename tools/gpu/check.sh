@@ -7,12 +7,14 @@
 #   env          unpack, library resolution, nvidia-smi, the driver, tilejit's CUDA status, ptxas
 #   cuda         tilejit_tests -tc='cuda*'
 #   samples      every sample with --device=cuda --check at odd sizes (RESULT must say device=cuda)
+#   cache        the f16 gemm in two processes over an empty cache folder: traced, lowered, linked
+#                and written in the first (cache=miss), its cubin loaded from disk in the second
 #   conformance  the conformance suite on CUDA alone
 #   speed        each sample at a large size, --repeat=20, against torch where it imports
 # Logs go to $OUT (env.log cuda_tests.log conformance.log samples.log speed.log summary.txt);
 # the summary is printed last. Exit 0 only when every step that ran passed.
 # Knobs (environment):
-#   GPU_CHECK_STEPS=cuda,samples,conformance,speed   which steps run after env
+#   GPU_CHECK_STEPS=cuda,samples,cache,conformance,speed   which steps run after env
 #   GPU_CHECK_BUDGET=360     seconds for the whole script; each step's timeout is cut to fit
 #   GPU_CHECK_GLIBC=auto     host|bundled: run the programs on the machine's glibc or through the
 #                            bundle's loader; auto takes the bundle's only where the machine's is older
@@ -27,7 +29,7 @@ WORK=/tmp/tilejit-gpu-check
 OUT="${OUT:-$WORK/out}"
 BUDGET="${GPU_CHECK_BUDGET:-360}"
 DEADLINE=$((START + BUDGET))
-STEPS=",${GPU_CHECK_STEPS:-cuda,samples,conformance,speed},"
+STEPS=",${GPU_CHECK_STEPS:-cuda,samples,cache,conformance,speed},"
 FORCE="${GPU_CHECK_FORCE:-0}"
 SPEED="${GPU_CHECK_SPEED:-large}"
 mkdir -p "$OUT"
@@ -348,6 +350,28 @@ fi
 
 # The conformance suite on CUDA alone, one process per test case, 8 at a time (LLVM's
 # NVPTX backend and the driver's PTX compiler are the cost: the CPU's cores share it).
+# The cubin disk cache: a cold compile (trace to cubin) in one process, a disk hit in the next.
+if want cache; then
+  if no_cuda; then
+    result cache NO-CUDA "not run: $CUDA_STATUS"
+  else
+    rm -rf "$WORK/cubins"
+    : > "$OUT/cache.log"
+    runs=""
+    for _ in cold disk; do
+      TILEJIT_CACHE_DIR="$WORK/cubins" TILEJIT_AUTOTUNE=0 tj "$(limit 60)" gemm --m=1000 --n=777 --k=515 --dtype=f16 \
+        --device=cuda --check >> "$OUT/cache.log" 2>&1
+      runs+="$(grep '^RESULT' "$OUT/cache.log" | tail -1 | grep -oE ' (device|cache|compile_ms|check)=[^ ]*' | tr -d '\n');"
+    done
+    echo "cache:$runs"
+    if [[ $runs == *"device=cuda check=pass cache=miss"*";"*"device=cuda check=pass cache=disk"* ]]; then
+      result cache PASS "cold then disk:$runs"
+    else
+      result cache FAIL "expected cache=miss, then cache=disk, both on cuda:$runs"
+    fi
+  fi
+fi
+
 if want conformance; then
   if no_cuda; then
     result conformance NO-CUDA "not run: $CUDA_STATUS"
