@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
     DType dtype = samples::parseDTypeOption(dtypeName);
     Tensor q = Tensor::random(shape, 1, dtype), k = Tensor::random(shape, 2, dtype), v = Tensor::random(shape, 3, dtype);
     Tensor o = samples::poisoned(shape);
+    cli.keepOnDevice({&q, &k, &v, &o});
     if (cli.app.count("--block-m") + cli.app.count("--block-n") > 0) {
       r.tune = "off";
     } else {

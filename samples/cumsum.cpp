@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   cli.app.add_option("--cols", cols, "columns")->check(CLI::Range(int64_t{1}, int64_t{1} << 14));
   return cli.main(argc, argv, [&](samples::Report& r) {
     Tensor x = Tensor::random({rows, cols}, 1), out = samples::poisoned({rows, cols});
+    cli.keepOnDevice({&x, &out});
     r.time([&] { return samples::cumsum(x, out, cli.runOptions()); });
     r.dtype = "f32";
     r.shape = std::to_string(rows) + "x" + std::to_string(cols);

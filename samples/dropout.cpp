@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   cli.app.add_option("--seed", seed, "the 64-bit seed");
   return cli.main(argc, argv, [&](samples::Report& r) {
     Tensor x = Tensor::random({n}, 1), out = samples::poisoned({n});
+    cli.keepOnDevice({&x, &out});
     r.time([&] { return samples::dropout(x, out, p, seed, cli.runOptions()); });
     r.dtype = "f32";
     r.shape = std::to_string(n);

@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
     Tensor table = Tensor::random({vocab, dim}, 1), ids = Tensor::random({n}, 2, DType::i32, 0, double(vocab - 1));
     for (int64_t i = 0; i < n; i += 17) ids.setItem(i, -1);
     Tensor out = samples::poisoned({n, dim});
+    cli.keepOnDevice({&table, &ids, &out});
     r.time([&] { return samples::embedding(table, ids, out, cli.runOptions()); });
     r.dtype = "f32";
     r.shape = std::to_string(n) + "x" + std::to_string(dim) + "_of_" + std::to_string(vocab);

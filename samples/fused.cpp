@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   return cli.main(argc, argv, [&](samples::Report& r) {
     Tensor a = Tensor::random({n}, 1), b = Tensor::random({n}, 2), c = Tensor::random({n}, 3);
     Tensor out = samples::poisoned({n});
+    cli.keepOnDevice({&a, &b, &c, &out});
     r.time([&] { return samples::fused(a, b, c, out, cli.runOptions()); });
     r.dtype = "f32";
     r.shape = std::to_string(n);

@@ -44,6 +44,7 @@ void scaledGemm(samples::SampleCli& cli, samples::Report& r, DType dtype, int64_
     samples::quantizeFp8(b32, b, bScale, kScaleBlock, cli.runOptions());
   }
   Tensor c = samples::poisoned({m, n});
+  cli.keepOnDevice({&a, &aScale, &b, &bScale, &c});
   r.tune = "off";
   r.time([&] { return samples::scaledGemm(a, aScale, b, bScale, c, cli.runOptions(), blocks); });
   r.dtype = std::string(dtypeName(dtype)) + (perTensor ? "_tensor_scales" : "_block_scales");
@@ -91,6 +92,7 @@ int main(int argc, char** argv) {
     }
     Tensor a = Tensor::random({m, k}, 1, dtype), b = Tensor::random({k, n}, 2, dtype);
     Tensor c = samples::poisoned({m, n});
+    cli.keepOnDevice({&a, &b, &c});
     if (cli.app.count("--block-m") + cli.app.count("--block-n") + cli.app.count("--block-k") > 0) {
       r.tune = "off";
     } else {

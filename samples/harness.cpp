@@ -69,6 +69,12 @@ SampleCli::SampleCli(std::string sample, const std::string& description)
       ->check(CLI::PositiveNumber);
 }
 
+void SampleCli::keepOnDevice(std::initializer_list<const Tensor*> tensors) const {
+  std::string why;
+  if (!selectDevice(device_).copyOf(1, why)) return;  // host memory; a launch says why it runs elsewhere
+  for (const Tensor* t : tensors) t->on(device_);
+}
+
 int SampleCli::main(int argc, char** argv, const std::function<void(Report&)>& body) {
   try {
     app.parse(argc, argv);

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,9 @@ class SampleCli {
   CLI::App app;
   RunOptions runOptions() const { return {.name = sample_, .device = device_}; }
   bool check() const { return check_; }
+  // Keeps the tensors in the memory of the device the sample runs on, where it has its own
+  // (vulkan, cuda): launches are then timed without copies, as a GPU program's are.
+  void keepOnDevice(std::initializer_list<const Tensor*> tensors) const;
   // Parses arguments, runs body, prints RESULT; returns the exit status
   // (1 on a failed check or an error, 2 on bad arguments).
   int main(int argc, char** argv, const std::function<void(Report&)>& body);

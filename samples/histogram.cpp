@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   return cli.main(argc, argv, [&](samples::Report& r) {
     Tensor values = Tensor::random({n}, 1, DType::i32, -2, double(bins + 1));  // a few outside the bins
     Tensor counts = Tensor::zeros({bins}, DType::i32);
+    cli.keepOnDevice({&values, &counts});
     int runs = 0;
     r.time([&] {
       ++runs;

@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
     const double eps = 1e-5;
     Tensor x = Tensor::random({rows, cols}, 1, f32, -3.0, 5.0);
     Tensor w = Tensor::random({cols}, 2), b = Tensor::random({cols}, 3), y = samples::poisoned({rows, cols});
+    cli.keepOnDevice({&x, &w, &b, &y});
     r.time([&] { return samples::layernorm(x, w, b, y, eps, cli.runOptions()); });
     r.dtype = "f32";
     r.shape = std::to_string(rows) + "x" + std::to_string(cols);

@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
     for (size_t g = 0; g + 1 < offsets.size(); ++g) maxRows = std::max(maxRows, int64_t(offsets[g + 1] - offsets[g]));
     Tensor x = Tensor::random({tokens, k}, 1), w = Tensor::random({experts, k, n}, 2),
            groups = Tensor::from({experts + 1}, offsets, DType::i32), out = samples::poisoned({tokens, n});
+    cli.keepOnDevice({&x, &w, &groups, &out});
     r.time([&] { return samples::moeGemm(x, w, groups, maxRows, out, cli.runOptions()); });
     r.dtype = "f32";
     r.shape = std::to_string(experts) + "x" + std::to_string(tokens) + "x" + std::to_string(k) + "x" + std::to_string(n);

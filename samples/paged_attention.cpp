@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
     Tensor q = Tensor::random({batch, heads, dim}, 1), kCache = Tensor::random({pages, heads, page, dim}, 2),
            vCache = Tensor::random({pages, heads, page, dim}, 3), out = samples::poisoned({batch, heads, dim});
     Tensor blockTable = Tensor::from({batch, maxPages}, table, DType::i32), seqLens = Tensor::from({batch}, lens, DType::i32);
+    cli.keepOnDevice({&q, &kCache, &vCache, &out, &blockTable, &seqLens});
     r.time([&] { return samples::pagedAttention(q, kCache, vCache, blockTable, seqLens, out, cli.runOptions()); });
     r.dtype = "f32";
     r.shape = std::to_string(batch) + "x" + std::to_string(heads) + "x" + std::to_string(dim) + "_page" + std::to_string(page);

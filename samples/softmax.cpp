@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   cli.app.add_option("--cols", cols)->check(CLI::PositiveNumber);
   return cli.main(argc, argv, [&](samples::Report& r) {
     Tensor x = Tensor::random({rows, cols}, 1, f32, -8.0, 8.0), y = samples::poisoned({rows, cols});
+    cli.keepOnDevice({&x, &y});
     r.time([&] { return samples::softmax(x, y, cli.runOptions()); });
     r.dtype = "f32";
     r.shape = std::to_string(rows) + "x" + std::to_string(cols);

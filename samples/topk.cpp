@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
     // Integers in [-50, 50] as floats: many equal elements, so the order among equals is checked too.
     Tensor x = Tensor::from({rows, cols}, Tensor::random({rows, cols}, 1, DType::i32, -50, 50).values());
     Tensor values = samples::poisoned({rows, k}), indices = Tensor::full({rows, k}, -1, DType::i32);
+    cli.keepOnDevice({&x, &values, &indices});
     r.time([&] { return samples::topk(x, k, values, indices, cli.runOptions()); });
     r.dtype = "f32";
     r.shape = std::to_string(rows) + "x" + std::to_string(cols) + " k=" + std::to_string(k);

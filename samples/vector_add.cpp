@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   cli.app.add_option("--n", n, "length")->check(CLI::PositiveNumber);
   return cli.main(argc, argv, [&](samples::Report& r) {
     Tensor a = Tensor::random({n}, 1), b = Tensor::random({n}, 2), out = samples::poisoned({n});
+    cli.keepOnDevice({&a, &b, &out});
     r.time([&] { return samples::vectorAdd(a, b, out, cli.runOptions()); });
     r.dtype = "f32";
     r.shape = std::to_string(n);

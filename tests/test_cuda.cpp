@@ -53,6 +53,7 @@ static_assert(std::is_same_v<tj::cuda::CUmodule, ::CUmodule>);
 static_assert(std::is_same_v<tj::cuda::CUfunction, ::CUfunction>);
 static_assert(std::is_same_v<tj::cuda::CUstream, ::CUstream>);
 static_assert(std::is_same_v<tj::cuda::CUlinkState, ::CUlinkState>);
+static_assert(std::is_same_v<tj::cuda::CUevent, ::CUevent>);
 #define TJ_SAME_VALUE(name) static_assert(int(tj::cuda::name) == int(::name), #name);
 TJ_SAME_VALUE(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)
 TJ_SAME_VALUE(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X)

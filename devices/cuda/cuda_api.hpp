@@ -11,6 +11,7 @@ struct CUmod_st;
 struct CUfunc_st;
 struct CUstream_st;
 struct CUlinkState_st;
+struct CUevent_st;
 
 namespace tj::cuda {
 
@@ -22,6 +23,7 @@ using CUmodule = CUmod_st*;
 using CUfunction = CUfunc_st*;
 using CUstream = CUstream_st*;
 using CUlinkState = CUlinkState_st*;
+using CUevent = CUevent_st*;
 
 inline constexpr CUresult CUDA_SUCCESS = 0;
 
@@ -86,5 +88,9 @@ using PFN_cuLinkAddData_v2 = CUresult (*)(CUlinkState state, CUjitInputType type
                                           void** optionValues);
 using PFN_cuLinkComplete = CUresult (*)(CUlinkState state, void** cubin, size_t* size);
 using PFN_cuLinkDestroy = CUresult (*)(CUlinkState state);
+using PFN_cuEventCreate = CUresult (*)(CUevent* event, unsigned int flags);
+using PFN_cuEventRecord = CUresult (*)(CUevent event, CUstream stream);
+using PFN_cuEventElapsedTime = CUresult (*)(float* milliseconds, CUevent start, CUevent end);
+using PFN_cuEventDestroy_v2 = CUresult (*)(CUevent event);
 
 }  // namespace tj::cuda

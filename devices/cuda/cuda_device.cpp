@@ -147,6 +147,7 @@ struct CudaDevice::State {
   using Key = std::pair<uint64_t, std::vector<bool>>;
   std::map<Key, Compiled> modules;
   std::map<Key, std::string> refused;  // kernels this device cannot run, and why
+  std::unique_ptr<Event> launched, finished;  // around the last launch; made in the context
 
   const Compiled& compile(const ir::Kernel& kernel, const Key& key) {
     if (auto it = modules.find(key); it != modules.end()) {
@@ -301,9 +302,12 @@ struct CudaDevice::State {
     std::vector<uint64_t> values = parameterValues(c, args, buffers);
     std::vector<void*> pointers;
     for (uint64_t& v : values) pointers.push_back(&v);
+    if (!launched) launched = std::make_unique<Event>(), finished = std::make_unique<Event>();
+    launched->record();
     check(functions().cuLaunchKernel(compiled.module->function(), grid[0], grid[1], grid[2], unsigned(c.workgroupSize), 1, 1,
                                      unsigned(compiled.dynamicSharedBytes), nullptr, pointers.data(), nullptr),
           "cuLaunchKernel");
+    finished->record();
     return l;
   }
 
@@ -312,6 +316,7 @@ struct CudaDevice::State {
   void finish(const Launched& l, const ir::Kernel& kernel, const LaunchArgs& args, const std::string& device) {
     if (!l.compiled) return;
     check(functions().cuCtxSynchronize(), "cuCtxSynchronize");
+    gLastLaunch.kernelMs = finished->msSince(*launched);
     std::array<int32_t, gpu::kFaultWords> faults{};
     if (l.faults) l.faults->download(faults.data(), sizeof faults);
     for (size_t n = 0; n < l.tensors.size(); ++n) {

@@ -32,6 +32,7 @@ struct LaunchInfo {
   // built now; with the time loading or building took.
   jit::CacheSource cache = jit::CacheSource::memory;
   double compileMs = 0;
+  double kernelMs = -1;  // the kernel's time on the GPU, from events recorded around it; -1: none ran
 };
 const LaunchInfo& lastLaunchInfo();
 

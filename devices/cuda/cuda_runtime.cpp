@@ -190,6 +190,20 @@ void DeviceMemory::download(void* host, size_t bytes) const {
 
 void DeviceMemory::zero() { check(functions().cuMemsetD8_v2(pointer_, 0, std::max<size_t>(bytes_, 1)), "cuMemsetD8"); }
 
+// ---- Event ----
+
+Event::Event() { check(functions().cuEventCreate(&event_, 0), "cuEventCreate"); }
+
+Event::~Event() { functions().cuEventDestroy_v2(event_); }  // an error here has nowhere to go
+
+void Event::record() { check(functions().cuEventRecord(event_, nullptr), "cuEventRecord"); }
+
+double Event::msSince(const Event& start) const {
+  float ms = 0;
+  check(functions().cuEventElapsedTime(&ms, start.event_, event_), "cuEventElapsedTime");
+  return ms;
+}
+
 // ---- Module ----
 
 std::vector<char> linkPtx(const std::string& ptx) {

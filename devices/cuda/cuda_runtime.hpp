@@ -21,7 +21,7 @@ namespace tj::cuda {
   X(cuDeviceGetName) X(cuDevicePrimaryCtxRetain) X(cuCtxSetCurrent) X(cuCtxSynchronize) X(cuModuleLoadData)      \
   X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncSetAttribute) X(cuLaunchKernel) X(cuMemAlloc_v2)              \
   X(cuMemFree_v2) X(cuMemcpyHtoD_v2) X(cuMemcpyDtoH_v2) X(cuMemsetD8_v2) X(cuLinkCreate_v2) X(cuLinkAddData_v2) \
-  X(cuLinkComplete) X(cuLinkDestroy)
+  X(cuLinkComplete) X(cuLinkDestroy) X(cuEventCreate) X(cuEventRecord) X(cuEventElapsedTime) X(cuEventDestroy_v2)
 
 struct Functions {
 #define TJ_CUDA_DECLARE(name) PFN_##name name = nullptr;
@@ -92,6 +92,21 @@ class DeviceMemory {
  private:
   CUdeviceptr pointer_ = 0;
   size_t bytes_;
+};
+
+// A CUDA event in the current context, for timing work on the GPU.
+class Event {
+ public:
+  Event();
+  ~Event();
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  void record();  // on the default stream
+  // Milliseconds on the GPU from `start`'s record to this one's; both must have completed.
+  double msSince(const Event& start) const;
+
+ private:
+  CUevent event_ = nullptr;
 };
 
 // PTX linked into a cubin by the driver (cuLinkCreate/AddData/Complete) for the current

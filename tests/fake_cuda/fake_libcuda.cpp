@@ -5,6 +5,7 @@
 // pointers and handles, copies past an allocation, cubins it did not make, kernel names the
 // PTX lacks. The tjFakeCuda* functions let a test count calls and act as the kernel.
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -42,6 +43,7 @@ struct Fake {
   std::map<CUmodule, std::string> modules;    // PTX by module
   std::map<CUfunction, std::pair<std::string, std::string>> functions;  // (PTX, entry) by function
   std::map<CUlinkState, std::string> links;   // the PTX added, then the cubin
+  std::map<CUevent, double> events;           // by event: when it was last recorded (ms), or -1
   uintptr_t nextHandle = 0x1000;
 };
 
@@ -239,6 +241,32 @@ CUresult cuLaunchKernel(CUfunction function, unsigned gridX, unsigned gridY, uns
   lock.unlock();
   const unsigned grid[3] = {gridX, gridY, gridZ};
   return kernel ? kernel(text.c_str(), grid, blockX, slots.data(), unsigned(slots.size())) : CUDA_SUCCESS;
+}
+
+CUresult cuEventCreate(CUevent* event, unsigned) {
+  std::lock_guard lock(fake().mutex);
+  *event = newHandle<CUevent>(fake());
+  fake().events[*event] = -1;
+  return CUDA_SUCCESS;
+}
+CUresult cuEventRecord(CUevent event, CUstream) {
+  std::lock_guard lock(fake().mutex);
+  auto it = fake().events.find(event);
+  if (it == fake().events.end()) return kInvalidHandle;
+  it->second = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  return CUDA_SUCCESS;
+}
+CUresult cuEventElapsedTime(float* milliseconds, CUevent start, CUevent end) {
+  std::lock_guard lock(fake().mutex);
+  auto from = fake().events.find(start), to = fake().events.find(end);
+  if (from == fake().events.end() || to == fake().events.end()) return kInvalidHandle;
+  if (from->second < 0 || to->second < 0) return 600;  // CUDA_ERROR_NOT_READY: never recorded
+  *milliseconds = float(to->second - from->second);
+  return CUDA_SUCCESS;
+}
+CUresult cuEventDestroy_v2(CUevent event) {
+  std::lock_guard lock(fake().mutex);
+  return fake().events.erase(event) ? CUDA_SUCCESS : kInvalidHandle;
 }
 
 }  // extern "C"

@@ -163,6 +163,9 @@ TEST_CASE("fake cuda: a launch passes the kernel its memory and parameters: the 
   Counts before = counts();
   CHECK(launchAverage(device, in, out) == expectedAverage(in));
   CHECK(cuda::lastLaunchInfo().cache == jit::CacheSource::compiled);
+  // The fake's events time the simulated kernel on the host: a time, and not a made-up one.
+  CHECK(cuda::lastLaunchInfo().kernelMs > 0);
+  CHECK(cuda::lastLaunchInfo().kernelMs < 60000);
   Counts after = counts();
   CHECK(after.launches == before.launches + 1);
   CHECK(after.links == before.links + 1);
