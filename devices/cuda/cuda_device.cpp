@@ -211,8 +211,6 @@ struct CudaDevice::State {
   }
 
   Compiled load(const ir::Kernel& kernel, CubinBinary binary, jit::CacheSource source, jit::Clock::time_point start) {
-    if (binary.workgroupSize > info.maxThreadsPerBlock)
-      throw Error(fmt::format("cuda: a cached kernel of {} threads per block", binary.workgroupSize));
     Compiled c;
     c.module = std::make_unique<Module>(binary.cubin, binary.entry);
     // Past the static 48 KiB the kernel's shared array is dynamic (lower/ptx): opt in to its
