@@ -1,15 +1,15 @@
 // Tensors: typed, strided views over shared storage in host memory, which may also
 // have a copy on a device.
 //
-// Device residency: `Tensor d = t.on("vulkan")` gives t's storage a copy on the Vulkan
+// Device residency: `Tensor d = t.on("vulkan")` (or "cuda") gives t's storage a copy on the
 // device (uploaded now, once) and returns the same view. Launches on that device then
 // run on the copy without host round trips, and only the tensors a kernel stores to
 // become newer there. Any host access (data(), item(), values(), text(), host())
 // first downloads a newer device copy; data() and setItem() make the host bytes the
 // newer ones, so the next launch there uploads them again, as does a launch on any
-// other device (the CPU, the interpreter, or a Vulkan kernel falling back to the CPU),
+// other device (the CPU, the interpreter, or a GPU kernel falling back to the CPU),
 // which computes on the host bytes. Every view of the storage shares the copy. on("cpu"),
-// on("interp"), and on("vulkan") without a Vulkan device warn, naming why, and return
+// on("interp"), and on("vulkan") or on("cuda") without such a device warn, naming why, and return
 // the tensor as it is, on the host. Like writing its elements, moving a storage with
 // on() must not race with launches or host access through other views on other threads.
 #pragma once

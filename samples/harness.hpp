@@ -23,7 +23,7 @@ struct Report {
 
   int repeat = 1;           // --repeat: runs in all; the first may compile and is left out of ms
   double firstMs = 0;
-  std::string cache;  // how the first run got its kernel on the CPU: miss, memory or disk
+  std::string cache;  // how the first run got its kernel on cpu, vulkan or cuda: miss, memory or disk
   double compileMs = 0;
   std::string tune;   // for samples that autotune: ran, file or off (TuneSource)
 

@@ -159,6 +159,8 @@ int main(int argc, char** argv) {
       t.latentCache = latent, t.ropeKeyCache = ropeKey;
       t.cacheScales = Tensor::from({2}, {latentScale, ropeKeyScale});
     }
+    cli.keepOnDevice({&t.qNope, &t.qPe, &t.ropeCos, &t.ropeSin, &t.wUK, &t.wUV, &t.latentCache, &t.ropeKeyCache,
+                      &t.seqLens, &t.out});
     r.time([&] { return samples::mlaDecode(t, cli.runOptions()); });
     const int64_t tokens = std::accumulate(lengths.begin(), lengths.end(), int64_t{0});
     r.dtype = dtypeOption;

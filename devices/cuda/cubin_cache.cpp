@@ -8,8 +8,8 @@ namespace tj::cuda {
 
 namespace {
 
-// Bumped whenever the encoding below changes (the build id covers ir/, layout/, lower/ and
-// jit/, not this file).
+// Bumped whenever the encoding below, or what the CUDA device records in it, changes (the
+// build id covers ir/, layout/, lower/ and jit/, not devices/).
 constexpr uint32_t kFormat = 1;
 
 }  // namespace

@@ -50,13 +50,30 @@ struct Compiled {
   int64_t dynamicSharedBytes = 0;   // the shared array's size when it is dynamic (past 48 KiB)
 };
 
-// A tensor storage's copy in device memory (Tensor::on("cuda")).
+// A tensor storage's copy in device memory (Tensor::on("cuda")). Any thread may move its
+// bytes or free it, so each call makes its context current first.
 class CudaCopy final : public DeviceCopy {
  public:
-  CudaCopy(const void* owner, size_t bytes) : DeviceCopy(owner), memory(bytes) {}
-  void upload(std::span<const std::byte> host) override { memory.upload(host.data(), host.size()); }
-  void download(std::span<std::byte> host) override { memory.download(host.data(), host.size()); }
-  DeviceMemory memory;
+  CudaCopy(const void* owner, CUcontext context, size_t bytes)
+      : DeviceCopy(owner), context_(current(context)), memory_(bytes) {}
+  ~CudaCopy() override { functions().cuCtxSetCurrent(context_); }  // before memory_ is freed
+  void upload(std::span<const std::byte> host) override {
+    current(context_);
+    memory_.upload(host.data(), host.size());
+  }
+  void download(std::span<std::byte> host) override {
+    current(context_);
+    memory_.download(host.data(), host.size());
+  }
+  CUdeviceptr pointer() const { return memory_.pointer(); }
+
+ private:
+  static CUcontext current(CUcontext context) {
+    check(functions().cuCtxSetCurrent(context), "cuCtxSetCurrent");
+    return context;
+  }
+  CUcontext context_;
+  DeviceMemory memory_;
 };
 
 // One tensor argument's device memory: its storage's device copy (`copy` set), or a
@@ -76,6 +93,7 @@ struct Launched {
   std::vector<Binding> tensors;
   std::vector<DeviceMemory*> prints;
   DeviceMemory* faults = nullptr;
+  bool timed = false;  // events were recorded around it
 };
 
 // The value of each kernel parameter, as lower/llvm_gpu/print_kernel_ir.hpp declares it: a
@@ -89,7 +107,7 @@ std::vector<uint64_t> parameterValues(const CubinBinary& c, const LaunchArgs& ar
     size_t n = param.number;
     auto put = [&](auto value) {
       static_assert(sizeof value <= sizeof(uint64_t));
-      if (sizeof value != parameterBytes(param)) throw Error("cuda: internal: parameter " + param.name + "'s size");
+      if (sizeof value != parameterBytes(param)) throw Error(fmt::format("cuda: internal: parameter {}'s size", p));
       std::memcpy(&slots[p], &value, sizeof value);
     };
     switch (param.kind) {
@@ -147,7 +165,10 @@ struct CudaDevice::State {
   using Key = std::pair<uint64_t, std::vector<bool>>;
   std::map<Key, Compiled> modules;
   std::map<Key, std::string> refused;  // kernels this device cannot run, and why
-  std::unique_ptr<Event> launched, finished;  // around the last launch; made in the context
+  struct Timer {
+    Event launched, finished;
+  };
+  std::unique_ptr<Timer> timer;  // events around the last launch, made in the context
 
   const Compiled& compile(const ir::Kernel& kernel, const Key& key) {
     if (auto it = modules.find(key); it != modules.end()) {
@@ -184,14 +205,16 @@ struct CudaDevice::State {
         try {
           return load(kernel, std::move(*hit), jit::CacheSource::disk, start);
         } catch (const Error& e) {
-          // A cubin from the disk cache that the driver rejects is as untrustworthy as a torn one.
-          spdlog::warn("tilejit: the driver rejects kernel '{}' from the disk cache ({}); building it again",
-                       kernel.name, e.what());
+          // A cubin the driver or the kernel rejects is as untrustworthy as a torn entry.
+          spdlog::warn("tilejit: kernel '{}' from the disk cache cannot be used ({}); building it again", kernel.name,
+                       e.what());
         }
       }
     CubinBinary binary = compileCubin(kernel, key.second);
-    if (!path.empty()) jit::writeCacheEntry(path, keyText, encodeCubinBinary(binary));
-    return load(kernel, std::move(binary), jit::CacheSource::compiled, start);
+    std::vector<char> entry = path.empty() ? std::vector<char>{} : encodeCubinBinary(binary);
+    Compiled c = load(kernel, std::move(binary), jit::CacheSource::compiled, start);
+    if (!path.empty()) jit::writeCacheEntry(path, keyText, entry);  // only what loaded
+    return c;
   }
 
   // Lowers, prints PTX and links it into a cubin.
@@ -210,7 +233,30 @@ struct CudaDevice::State {
     return b;
   }
 
+  // Throws Error where the cubin's interface does not fit `kernel` or this device.
+  void checkInterface(const CubinBinary& b, const ir::Kernel& kernel) const {
+    auto fits = [&](size_t p) {
+      const gpu::KParam& param = b.params[p];
+      bool tensor = param.number < kernel.tensors.size();
+      switch (param.kind) {
+        case gpu::KParam::Kind::buffer:
+          return tensor || int64_t(p) == b.faultParam ||
+                 std::ranges::any_of(b.prints, [&](const gpu::KPrint& print) { return print.param == p; });
+        case gpu::KParam::Kind::size:
+        case gpu::KParam::Kind::stride: return tensor && param.axis < size_t(kernel.tensors[param.number].rank);
+        case gpu::KParam::Kind::scalar: return param.number < kernel.scalars.size();
+      }
+      return false;
+    };
+    for (size_t p = 0; p < b.params.size(); ++p)
+      if (!fits(p)) throw Error(fmt::format("cuda: parameter {} does not fit kernel '{}'", p, kernel.name));
+    if (b.workgroupSize > info.maxThreadsPerBlock)
+      throw Error(fmt::format("cuda: {} threads per block, more than the device's {}", b.workgroupSize,
+                              info.maxThreadsPerBlock));
+  }
+
   Compiled load(const ir::Kernel& kernel, CubinBinary binary, jit::CacheSource source, jit::Clock::time_point start) {
+    checkInterface(binary, kernel);
     Compiled c;
     c.module = std::make_unique<Module>(binary.cubin, binary.entry);
     // Past the static 48 KiB the kernel's shared array is dynamic (lower/ptx): opt in to its
@@ -234,7 +280,7 @@ struct CudaDevice::State {
   Binding bind(const TensorArg& t, Launched& l) {
     if (t.residency && t.residency->copy().owner == this) {
       auto& copy = static_cast<CudaCopy&>(t.residency->toDevice());
-      return {copy.memory.pointer() + residentOffset(t), nullptr, t.residency};
+      return {copy.pointer() + residentOffset(t), nullptr, t.residency};
     }
     Binding b{0, nullptr, nullptr, static_cast<std::byte*>(t.data), size_t(extent(t)) * size_t(dtypeBytes(t.dtype))};
     for (const Binding& other : l.tensors) {
@@ -300,12 +346,12 @@ struct CudaDevice::State {
     std::vector<uint64_t> values = parameterValues(c, args, buffers);
     std::vector<void*> pointers;
     for (uint64_t& v : values) pointers.push_back(&v);
-    if (!launched) launched = std::make_unique<Event>(), finished = std::make_unique<Event>();
-    launched->record();
+    if (!timer) timer = std::make_unique<Timer>();
+    bool timed = timer->launched.record();
     check(functions().cuLaunchKernel(compiled.module->function(), grid[0], grid[1], grid[2], unsigned(c.workgroupSize), 1, 1,
                                      unsigned(compiled.dynamicSharedBytes), nullptr, pointers.data(), nullptr),
           "cuLaunchKernel");
-    finished->record();
+    l.timed = timed && timer->finished.record();  // from here on nothing may throw: the kernel runs
     return l;
   }
 
@@ -314,7 +360,6 @@ struct CudaDevice::State {
   void finish(const Launched& l, const ir::Kernel& kernel, const LaunchArgs& args, const std::string& device) {
     if (!l.compiled) return;
     check(functions().cuCtxSynchronize(), "cuCtxSynchronize");
-    gLastLaunch.kernelMs = finished->msSince(*launched);
     std::array<int32_t, gpu::kFaultWords> faults{};
     if (l.faults) l.faults->download(faults.data(), sizeof faults);
     for (size_t n = 0; n < l.tensors.size(); ++n) {
@@ -333,6 +378,7 @@ struct CudaDevice::State {
       }
       printBuffers(l.compiled->binary.prints, views, args.grid, args.print);
     }
+    if (l.timed) gLastLaunch.kernelMs = timer->finished.msSince(timer->launched);
     throwGpuFaults(kernel, faults, args.grid, device);
   }
 };
@@ -402,8 +448,7 @@ std::unique_ptr<DeviceCopy> CudaDevice::copyOf(size_t bytes, std::string& why) {
   std::lock_guard lock(mutex_);
   try {
     State& s = state();
-    check(functions().cuCtxSetCurrent(s.context), "cuCtxSetCurrent");
-    return std::make_unique<CudaCopy>(&s, bytes);
+    return std::make_unique<CudaCopy>(&s, s.context, bytes);
   } catch (const Error& e) {
     why = e.what();
     return nullptr;

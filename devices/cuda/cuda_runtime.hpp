@@ -94,15 +94,17 @@ class DeviceMemory {
   size_t bytes_;
 };
 
-// A CUDA event in the current context, for timing work on the GPU.
+// A CUDA event in the current context, for timing work on the GPU. Timing is best effort:
+// only creating one throws, so a failed record never turns a launch into an error.
 class Event {
  public:
   Event();
   ~Event();
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;
-  void record();  // on the default stream
-  // Milliseconds on the GPU from `start`'s record to this one's; both must have completed.
+  bool record();  // on the default stream; false where the driver refused
+  // Milliseconds on the GPU from `start`'s record to this one's, both completed; -1 where
+  // the driver cannot tell.
   double msSince(const Event& start) const;
 
  private:

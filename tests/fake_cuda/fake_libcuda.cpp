@@ -260,7 +260,7 @@ CUresult cuEventElapsedTime(float* milliseconds, CUevent start, CUevent end) {
   std::lock_guard lock(fake().mutex);
   auto from = fake().events.find(start), to = fake().events.find(end);
   if (from == fake().events.end() || to == fake().events.end()) return kInvalidHandle;
-  if (from->second < 0 || to->second < 0) return 600;  // CUDA_ERROR_NOT_READY: never recorded
+  if (from->second < 0 || to->second < 0) return kInvalidHandle;  // never recorded, as the driver says
   *milliseconds = float(to->second - from->second);
   return CUDA_SUCCESS;
 }

@@ -51,6 +51,7 @@ struct Launching {
   ir::Kernel kernel;
   std::vector<TensorArg> tensors;
   std::string failure;  // why the last launch did not match, if it did not
+  bool refuse = false;  // fail the launch, as a driver may (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES)
 };
 Launching gLaunching;
 
@@ -58,6 +59,7 @@ Launching gLaunching;
 // and 16-byte facts), checks that its PTX is what the device linked, and simulates it on the
 // launch's memory and parameters.
 int simulateLaunch(const char* ptx, const unsigned grid[3], unsigned block, const uint64_t* slots, unsigned count) {
+  if (gLaunching.refuse) return 701;
   try {
     layout::Target target = cuda::targetFor(cuda::deviceInfo(0));
     gpu::KernelLoweringOptions options;
@@ -239,7 +241,7 @@ TEST_CASE("fake cuda: a torn cubin entry, or one the driver rejects, is reported
     std::string text = "not a cubin";
     bad.cubin.assign(text.c_str(), text.c_str() + text.size() + 1);
     REQUIRE(jit::writeCacheEntry(entry, key, cuda::encodeCubinBinary(bad)));
-    relaunch("the driver rejects kernel 'fake_cuda_average' from the disk cache");
+    relaunch("kernel 'fake_cuda_average' from the disk cache cannot be used");
   }
 }
 
@@ -271,6 +273,34 @@ TEST_CASE("fake cuda: Tensor::on(\"cuda\") keeps tensors in device memory across
   Tensor onCpu = samples::poisoned({kRows, kCols});
   CHECK(average().launch(kGrid, a, b, onCpu, {.device = "cpu"}) == "cpu");
   CHECK(onCpu.values() == changed);
+}
+
+TEST_CASE("fake cuda: a launch the driver refuses runs on the CPU, on the newest bytes of resident tensors") {
+  Inputs in;
+  Tensor mean = samples::poisoned({kRows, kCols}), again = samples::poisoned({kRows, kCols});
+  Tensor a = in.a.on("cuda"), b = in.b.on("cuda"), m = mean.on("cuda"), m2 = again.on("cuda");
+  expectAverage(a, b, m);
+  CHECK(average().launch(kGrid, a, b, m, {.device = "cuda"}) == "cuda");  // m is newer on the device
+  expectAverage(m, a, m2);
+  gLaunching.refuse = true;
+  {
+    test::CaptureLog log;
+    CHECK(average().launch(kGrid, m, a, m2, {.device = "cuda"}) == "cpu");
+    CHECK_MESSAGE(log.text().find("CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (701)") != std::string::npos, log.text());
+  }
+  std::vector<double> av = in.a.values(), mv = expectedAverage(in), expected(mv.size());
+  for (size_t i = 0; i < mv.size(); ++i) expected[i] = double((float(mv[i]) + float(av[i])) * 0.5f);
+  CHECK(again.values() == expected);
+  // The CPU wrote m2 on the host: a launch on cuda reading it uploads it first.
+  gLaunching.refuse = false;
+  Tensor third = samples::poisoned({kRows, kCols});
+  expectAverage(m2, a, third);
+  Counts before = counts();
+  CHECK(average().launch(kGrid, m2, a, third, {.device = "cuda"}) == "cuda");
+  CHECK(counts().uploads == before.uploads + 2);  // m2, and the temporary for third
+  std::vector<double> thirdExpected(mv.size());
+  for (size_t i = 0; i < mv.size(); ++i) thirdExpected[i] = double((float(expected[i]) + float(av[i])) * 0.5f);
+  CHECK(third.values() == thirdExpected);
 }
 
 TEST_CASE("fake cuda: the cubin key names the device, the launch facts and the target") {
