@@ -70,9 +70,10 @@ SampleCli::SampleCli(std::string sample, const std::string& description)
 }
 
 void SampleCli::keepOnDevice(std::initializer_list<const Tensor*> tensors) const {
+  Device& device = selectDevice(device_);
   std::string why;
-  if (!selectDevice(device_).copyOf(1, why)) return;  // host memory; a launch says why it runs elsewhere
-  for (const Tensor* t : tensors) t->on(device_);
+  if (!device.name().starts_with("cuda") || !device.copyOf(1, why)) return;  // a launch says why it runs elsewhere
+  for (const Tensor* t : tensors) t->on(device.name());
 }
 
 int SampleCli::main(int argc, char** argv, const std::function<void(Report&)>& body) {

@@ -41,8 +41,10 @@ class SampleCli {
   CLI::App app;
   RunOptions runOptions() const { return {.name = sample_, .device = device_}; }
   bool check() const { return check_; }
-  // Keeps the tensors in the memory of the device the sample runs on, where it has its own
-  // (vulkan, cuda): launches are then timed without copies, as a GPU program's are.
+  // Keeps the tensors in device memory when the sample runs on cuda: launches are then timed
+  // without copies, as a GPU program's are. On Vulkan they stay on the host, since lavapipe
+  // ends long loops early, and a kernel cut short after writing a device copy in place
+  // could not rerun on the CPU.
   void keepOnDevice(std::initializer_list<const Tensor*> tensors) const;
   // Parses arguments, runs body, prints RESULT; returns the exit status
   // (1 on a failed check or an error, 2 on bad arguments).

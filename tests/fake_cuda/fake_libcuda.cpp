@@ -1,9 +1,10 @@
 // A stand-in for libcuda.so.1 for tests on machines without a GPU (TILEJIT_LIBCUDA names it):
 // one device that reports an H200's attributes, device memory in host memory, a "linker"
-// whose cubin is the PTX behind a marker, and launches that run nothing but record their
-// parameters and call the test's hook. It checks what a real driver would reject: unknown
-// pointers and handles, copies past an allocation, cubins it did not make, kernel names the
-// PTX lacks. The tjFakeCuda* functions let a test count calls and act as the kernel.
+// whose cubin is the PTX behind a marker, and launches that run nothing themselves: they
+// record their parameters and call the test's kernel, failing with CUDA_ERROR_NOT_SUPPORTED
+// where no test set one. It checks what a real driver would reject: unknown pointers and
+// handles, copies past an allocation, cubins it did not make, kernel names the PTX lacks.
+// The tjFakeCuda* functions let a test count calls and act as the kernel.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -240,7 +241,8 @@ CUresult cuLaunchKernel(CUfunction function, unsigned gridX, unsigned gridY, uns
   std::string text = ptx;
   lock.unlock();
   const unsigned grid[3] = {gridX, gridY, gridZ};
-  return kernel ? kernel(text.c_str(), grid, blockX, slots.data(), unsigned(slots.size())) : CUDA_SUCCESS;
+  // Without the test's kernel nothing can run it: the launch fails, as an unsupported one does.
+  return kernel ? kernel(text.c_str(), grid, blockX, slots.data(), unsigned(slots.size())) : 801;
 }
 
 CUresult cuEventCreate(CUevent* event, unsigned) {
