@@ -24,9 +24,9 @@ extern "C" {
 struct TjFakeCudaCounts {
   int links, moduleLoads, launches, allocations, uploads, downloads;
 };
-// The kernel's part: called by each launch with the PTX, the grid, the threads per block and
-// each parameter's 8-byte slot, as the PTX entry declares them.
-using TjFakeCudaKernel = CUresult (*)(const char* ptx, const unsigned grid[3], unsigned block,
+// The kernel's part: called by each launch with the PTX, the grid, the threads per block, the
+// dynamic shared memory and each parameter's 8-byte slot, as the PTX entry declares them.
+using TjFakeCudaKernel = CUresult (*)(const char* ptx, const unsigned grid[3], unsigned block, unsigned sharedBytes,
                                      const std::uint64_t* params, unsigned count);
 
 }  // extern "C"
@@ -43,6 +43,7 @@ struct Fake {
   std::map<CUdeviceptr, size_t> allocations;  // by address: bytes
   std::map<CUmodule, std::string> modules;    // PTX by module
   std::map<CUfunction, std::pair<std::string, std::string>> functions;  // (PTX, entry) by function
+  std::map<CUfunction, int> dynamicShared;  // the opted-in dynamic shared memory, by function
   std::map<CUlinkState, std::string> links;   // the PTX added, then the cubin
   std::map<CUevent, double> events;           // by event: when it was last recorded (ms), or -1
   uintptr_t nextHandle = 0x1000;
@@ -223,16 +224,23 @@ CUresult cuModuleGetFunction(CUfunction* function, CUmodule module, const char* 
   fake().functions[*function] = {it->second, name};
   return CUDA_SUCCESS;
 }
-CUresult cuFuncSetAttribute(CUfunction function, CUfunction_attribute, int) {
+CUresult cuFuncSetAttribute(CUfunction function, CUfunction_attribute attribute, int value) {
   std::lock_guard lock(fake().mutex);
-  return fake().functions.count(function) ? CUDA_SUCCESS : kInvalidHandle;
+  if (!fake().functions.count(function)) return kInvalidHandle;
+  if (attribute != CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES || value < 0 || value > 227 * 1024)
+    return kInvalidValue;
+  fake().dynamicShared[function] = value;
+  return CUDA_SUCCESS;
 }
 CUresult cuLaunchKernel(CUfunction function, unsigned gridX, unsigned gridY, unsigned gridZ, unsigned blockX,
-                        unsigned blockY, unsigned blockZ, unsigned, CUstream, void** params, void** extra) {
+                        unsigned blockY, unsigned blockZ, unsigned sharedBytes, CUstream, void** params,
+                        void** extra) {
   std::unique_lock lock(fake().mutex);
   auto it = fake().functions.find(function);
   if (it == fake().functions.end()) return kInvalidHandle;
-  if (extra || blockY != 1 || blockZ != 1 || !blockX || !gridX || !gridY || !gridZ) return kInvalidValue;
+  if (extra || blockY != 1 || blockZ != 1 || !blockX || blockX > 1024 || !gridX || !gridY || !gridZ) return kInvalidValue;
+  // Dynamic shared memory past 48 KiB needs the function's opt-in, as on the device.
+  if (sharedBytes > 48 * 1024 && int(sharedBytes) > fake().dynamicShared[function]) return kInvalidValue;
   const auto& [ptx, entry] = it->second;
   std::vector<std::uint64_t> slots(parameterCount(ptx, entry));
   for (size_t p = 0; p < slots.size(); ++p) std::memcpy(&slots[p], params[p], sizeof slots[p]);
@@ -242,7 +250,7 @@ CUresult cuLaunchKernel(CUfunction function, unsigned gridX, unsigned gridY, uns
   lock.unlock();
   const unsigned grid[3] = {gridX, gridY, gridZ};
   // Without the test's kernel nothing can run it: the launch fails, as an unsupported one does.
-  return kernel ? kernel(text.c_str(), grid, blockX, slots.data(), unsigned(slots.size())) : 801;
+  return kernel ? kernel(text.c_str(), grid, blockX, sharedBytes, slots.data(), unsigned(slots.size())) : 801;
 }
 
 CUresult cuEventCreate(CUevent* event, unsigned) {

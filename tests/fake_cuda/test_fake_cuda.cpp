@@ -23,6 +23,7 @@
 #include "lower/gpu/spread_over_warps.hpp"
 #include "lower/ptx/nvptx.hpp"
 #include "samples/harness.hpp"
+#include "samples/kernels.hpp"
 #include "tests/kernel_ir_simulator.hpp"
 #include "tests/support.hpp"
 
@@ -51,6 +52,7 @@ struct Launching {
   ir::Kernel kernel;
   std::vector<TensorArg> tensors;
   std::string failure;  // why the last launch did not match, if it did not
+  std::string ptx;      // what the last launch ran
   bool refuse = false;  // fail the launch, as a driver may (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES)
 };
 Launching gLaunching;
@@ -58,7 +60,8 @@ Launching gLaunching;
 // The fake driver's kernel: lowers the expected kernel as the device does (the same target
 // and 16-byte facts), checks that its PTX is what the device linked, and simulates it on the
 // launch's memory and parameters.
-int simulateLaunch(const char* ptx, const unsigned grid[3], unsigned block, const uint64_t* slots, unsigned count) {
+int simulateLaunch(const char* ptx, const unsigned grid[3], unsigned block, unsigned sharedBytes, const uint64_t* slots,
+                   unsigned count) {
   if (gLaunching.refuse) return 701;
   try {
     layout::Target target = cuda::targetFor(cuda::deviceInfo(0));
@@ -66,8 +69,11 @@ int simulateLaunch(const char* ptx, const unsigned grid[3], unsigned block, cons
     for (const TensorArg& t : gLaunching.tensors)
       options.vectorTensors.push_back(gpu::allowsVectorAccess(0, t.dtype, t.shape, t.strides, target.vectorBytes));
     gpu::KernelFunction f = gpu::lowerWithinCodeBudget(gLaunching.kernel, target, options);
+    gLaunching.ptx = ptx;
     if (ptx::printPtx(f, "sm_90") != ptx) throw Error("the PTX launched is not the kernel's lowering");
     if (block != unsigned(f.workgroupSize) || count != f.params.size()) throw Error("threads or parameter count");
+    if (f.sharedBytes() > ptx::kStaticSharedBytes && sharedBytes < f.sharedBytes())
+      throw Error("launched with " + std::to_string(sharedBytes) + " bytes of dynamic shared memory");
     std::vector<gpu::SimTensor> tensors;
     for (const TensorArg& t : gLaunching.tensors) tensors.push_back({nullptr, t.dtype, t.shape, t.strides});
     std::vector<double> scalars;
@@ -114,14 +120,19 @@ struct Inputs {
   Tensor b = bStorage.transpose();
 };
 
+// Makes the fake driver's launches run simulateLaunch.
+void simulateLaunches() {
+  using Kernel = int (*)(const char*, const unsigned*, unsigned, unsigned, const uint64_t*, unsigned);
+  reinterpret_cast<void (*)(Kernel)>(fakeSymbol("tjFakeCudaSetKernel"))(simulateLaunch);
+}
+
 // Makes the fake driver's launches run the average of a and b into out, as devices receive it.
 void expectAverage(const Tensor& a, const Tensor& b, const Tensor& out) {
   CaptureTraces capture;
   average()(kGrid, a, b, out);
   REQUIRE(capture.kernels().size() == 1);
   gLaunching = {capture.kernels()[0], {a.launchArg(), b.launchArg(), out.launchArg()}, ""};
-  using Kernel = int (*)(const char*, const unsigned*, unsigned, const uint64_t*, unsigned);
-  reinterpret_cast<void (*)(Kernel)>(fakeSymbol("tjFakeCudaSetKernel"))(simulateLaunch);
+  simulateLaunches();
 }
 
 std::vector<double> expectedAverage(const Inputs& in) {
@@ -301,6 +312,37 @@ TEST_CASE("fake cuda: a launch the driver refuses runs on the CPU, on the newest
   std::vector<double> thirdExpected(mv.size());
   for (size_t i = 0; i < mv.size(); ++i) thirdExpected[i] = double((float(expected[i]) + float(av[i])) * 0.5f);
   CHECK(third.values() == thirdExpected);
+}
+
+// The fast path as the device builds it: 16-byte cp.async rings in dynamic shared memory past
+// 48 KiB (opted in), ldmatrix, mma.sync and vector stores, run by the simulator from the
+// launch's slots.
+TEST_CASE("fake cuda: the f16 gemm sample kernel through the device: mma.sync, ldmatrix, cp.async") {
+  test::ScopedEnv cache("TILEJIT_CACHE", "0");
+  const int64_t m = 70, n = 72, k = 40;  // rows of 16-byte vectors, not multiples of the blocks
+  Tensor a = Tensor::random({m, k}, 41, f16), b = Tensor::random({k, n}, 42, f16);
+  Tensor expected = samples::poisoned({m, n}), c = samples::poisoned({m, n});
+  // Three stages of 128x64 and 64x128 f16 blocks: 96 KiB of shared memory, past the static 48.
+  samples::GemmBlocks blocks{.m = 128, .n = 128, .k = 64, .stages = 3, .warps = 8};
+  samples::gemm(a, b, expected, {.device = "interp"}, blocks);
+  {
+    CaptureTraces capture;
+    samples::gemm(a, b, c, {}, blocks);
+    REQUIRE(capture.kernels().size() == 1);
+    gLaunching = {capture.kernels()[0], {a.launchArg(), b.launchArg(), c.launchArg()}, ""};
+  }
+  simulateLaunches();
+  cuda::CudaDevice device("cuda");
+  const int64_t grid[] = {cdiv(m, blocks.m), cdiv(n, blocks.n)};
+  device.launch(gLaunching.kernel, {gLaunching.tensors, grid});
+  CHECK_MESSAGE(cuda::lastLaunchInfo().onCuda, cuda::lastLaunchInfo().fallbackReason, " / ", gLaunching.failure);
+  std::vector<double> want = expected.values(), got = c.values();
+  REQUIRE(want.size() == got.size());
+  size_t differ = 0;  // f32 sums in another order; a NaN (an unwritten element) differs too
+  for (size_t i = 0; i < want.size(); ++i) differ += !(std::abs(got[i] - want[i]) <= 1e-5 * (1 + std::abs(want[i])));
+  CHECK_MESSAGE(differ == 0, differ << " elements differ, the first " << got[0] << " vs " << want[0]);
+  for (const char* instruction : {"mma.sync.aligned.m16n8k16", "ldmatrix.sync", "cp.async.cg.shared.global", "st.global.v2.f32", ".extern .shared"})
+    CHECK_MESSAGE(gLaunching.ptx.find(instruction) != std::string::npos, std::string(instruction));
 }
 
 TEST_CASE("fake cuda: the cubin key names the device, the launch facts and the target") {
