@@ -345,6 +345,28 @@ TEST_CASE("fake cuda: the f16 gemm sample kernel through the device: mma.sync, l
     CHECK_MESSAGE(gLaunching.ptx.find(instruction) != std::string::npos, std::string(instruction));
 }
 
+TEST_CASE("fake cuda: the causal f16 attention sample kernel through the device: the interpreter's results") {
+  const Shape shape = {1, 2, 37, 64};
+  Tensor q = Tensor::random(shape, 51, f16), k = Tensor::random(shape, 52, f16), v = Tensor::random(shape, 53, f16);
+  Tensor expected = samples::poisoned(shape), o = samples::poisoned(shape);
+  samples::AttentionBlocks blocks = samples::AttentionBlocks::from(samples::attentionTuneSpace("cuda").at(0));
+  samples::attention(q, k, v, expected, true, {.device = "interp"}, blocks);
+  {
+    CaptureTraces capture;
+    samples::attention(q, k, v, o, true, {}, blocks);
+    REQUIRE(capture.kernels().size() == 1);
+    gLaunching = {capture.kernels()[0], {q.launchArg(), k.launchArg(), v.launchArg(), o.launchArg()}, ""};
+  }
+  simulateLaunches();
+  CHECK(samples::attention(q, k, v, o, true, {.device = "cuda"}, blocks) == "cuda");
+  CHECK_MESSAGE(cuda::lastLaunchInfo().onCuda, cuda::lastLaunchInfo().fallbackReason, " / ", gLaunching.failure);
+  std::vector<double> want = expected.values(), got = o.values();
+  size_t differ = 0;  // exp within an ulp of f32 on both; a NaN (an unwritten element) differs too
+  for (size_t i = 0; i < want.size(); ++i) differ += !(std::abs(got[i] - want[i]) <= 1e-5 * (1 + std::abs(want[i])));
+  CHECK_MESSAGE(differ == 0, differ << " elements differ, the first " << got[0] << " vs " << want[0]);
+  CHECK(gLaunching.ptx.find("mma.sync.aligned.m16n8k16") != std::string::npos);
+}
+
 TEST_CASE("fake cuda: the cubin key names the device, the launch facts and the target") {
   cuda::DeviceInfo h200 = cuda::deviceInfo(0);
   layout::Target target = cuda::targetFor(h200);
