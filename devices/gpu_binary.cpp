@@ -39,6 +39,16 @@ std::span<const char> BinaryReader::take(size_t n) {
 
 void BinaryReader::bad(const std::string& what) const { throw jit::CorruptCacheEntry("the " + what_ + " has " + what); }
 
+void BinaryReader::expectFormat(uint32_t expected) {
+  if (auto format = get<uint32_t>(); format != expected) bad(fmt::format("format {}, not {}", format, expected));
+}
+
+int64_t BinaryReader::getFaultParam(size_t params) {
+  auto p = get<int64_t>();
+  if (p < -1 || p >= int64_t(params)) bad(fmt::format("fault parameter {}", p));
+  return p;
+}
+
 std::vector<char> BinaryReader::getBytes() {
   std::span<const char> data = take(size_t(std::min<uint64_t>(get<uint64_t>(), ~size_t{0})));
   return {data.begin(), data.end()};

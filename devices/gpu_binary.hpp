@@ -40,11 +40,15 @@ class BinaryReader {
     std::memcpy(&value, take(sizeof value).data(), sizeof value);
     return value;
   }
+  // Reads the format number a writer put first; throws unless it is `expected`.
+  void expectFormat(uint32_t expected);
   std::vector<char> getBytes();
   std::string getString();
   std::vector<gpu::KParam> getParams();
   // `params` bounds each print's buffer parameter.
   std::vector<gpu::KPrint> getPrints(size_t params);
+  // The fault words' parameter: an index below `params`, or -1 for none.
+  int64_t getFaultParam(size_t params);
   size_t remaining() const { return bytes_.size(); }
   [[noreturn]] void bad(const std::string& what) const;
 

@@ -10,7 +10,7 @@ namespace {
 
 // Bumped whenever the encoding below, or what the CUDA device records in it, changes (the
 // build id covers ir/, layout/, lower/ and jit/, not devices/).
-constexpr uint32_t kFormat = 1;
+constexpr uint32_t kFormat = 2;
 
 }  // namespace
 
@@ -19,9 +19,9 @@ std::vector<char> encodeCubinBinary(const CubinBinary& b) {
   out.put(kFormat);
   out.put(b.workgroupSize);
   out.put(b.sharedBytes);
-  out.put(b.faultParam);
   out.putParams(b.params);
   out.putPrints(b.prints);
+  out.put(b.faultParam);
   out.putString(b.entry);
   out.putBytes(b.cubin);
   return std::move(out.bytes);
@@ -29,19 +29,17 @@ std::vector<char> encodeCubinBinary(const CubinBinary& b) {
 
 CubinBinary decodeCubinBinary(std::span<const char> bytes) {
   BinaryReader in(bytes, "CUDA kernel");
-  if (auto format = in.get<uint32_t>(); format != kFormat) in.bad(fmt::format("format {}, not {}", format, kFormat));
+  in.expectFormat(kFormat);
   CubinBinary b;
   b.workgroupSize = in.get<int64_t>();
   b.sharedBytes = in.get<int64_t>();
-  b.faultParam = in.get<int64_t>();
   b.params = in.getParams();
   b.prints = in.getPrints(b.params.size());
+  b.faultParam = in.getFaultParam(b.params.size());
   b.entry = in.getString();
   b.cubin = in.getBytes();
   if (b.workgroupSize < 1 || b.sharedBytes < 0) in.bad(fmt::format("{} threads and {} bytes of shared memory",
                                                                     b.workgroupSize, b.sharedBytes));
-  if (b.faultParam < -1 || b.faultParam >= int64_t(b.params.size()))
-    in.bad(fmt::format("fault parameter {}", b.faultParam));
   if (b.entry.empty() || b.cubin.empty() || in.remaining()) in.bad("no kernel name, no cubin or bytes after it");
   return b;
 }

@@ -47,7 +47,11 @@ struct Compiled {
   CubinBinary binary;
   std::unique_ptr<Module> module;
   std::vector<bool> storedTensors;  // by tensor: the kernel stores to it
-  int64_t dynamicSharedBytes = 0;   // the shared array's size when it is dynamic (past 48 KiB)
+  // Past the static 48 KiB the kernel's shared array is dynamic (lower/ptx): its size, passed
+  // at launch; else 0.
+  int64_t dynamicSharedBytes() const {
+    return binary.sharedBytes > ptx::kStaticSharedBytes ? binary.sharedBytes : 0;
+  }
 };
 
 // A tensor storage's copy in device memory (Tensor::on("cuda")). Any thread may move its
@@ -259,16 +263,14 @@ struct CudaDevice::State {
     checkInterface(binary, kernel);
     Compiled c;
     c.module = std::make_unique<Module>(binary.cubin, binary.entry);
-    // Past the static 48 KiB the kernel's shared array is dynamic (lower/ptx): opt in to its
-    // size (the layout target allows up to the device's sharedPerBlockOptin) and pass it at launch.
-    if (binary.sharedBytes > ptx::kStaticSharedBytes) {
-      c.dynamicSharedBytes = binary.sharedBytes;
-      check(functions().cuFuncSetAttribute(c.module->function(), CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                           int(c.dynamicSharedBytes)),
-            "cuFuncSetAttribute");
-    }
     binary.cubin = {};
     c.binary = std::move(binary);
+    // Opt in to a dynamic shared array's size (the layout target allows up to the device's
+    // sharedPerBlockOptin).
+    if (int64_t bytes = c.dynamicSharedBytes())
+      check(functions().cuFuncSetAttribute(c.module->function(), CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                           int(bytes)),
+            "cuFuncSetAttribute");
     c.storedTensors = ir::writtenTensors(kernel);
     gLastLaunch.cache = source;
     gLastLaunch.compileMs = jit::msSince(start);
@@ -349,7 +351,7 @@ struct CudaDevice::State {
     if (!timer) timer = std::make_unique<Timer>();
     bool timed = timer->launched.record();
     check(functions().cuLaunchKernel(compiled.module->function(), grid[0], grid[1], grid[2], unsigned(c.workgroupSize), 1, 1,
-                                     unsigned(compiled.dynamicSharedBytes), nullptr, pointers.data(), nullptr),
+                                     unsigned(compiled.dynamicSharedBytes()), nullptr, pointers.data(), nullptr),
           "cuLaunchKernel");
     l.timed = timed && timer->finished.record();  // from here on nothing may throw: the kernel runs
     return l;

@@ -70,7 +70,7 @@ std::vector<char> encodeKernelBinary(const KernelBinary& b) {
 
 KernelBinary decodeKernelBinary(std::span<const char> bytes) {
   BinaryReader in(bytes, "Vulkan kernel");
-  if (auto format = in.get<uint32_t>(); format != kFormat) in.bad(fmt::format("format {}, not {}", format, kFormat));
+  in.expectFormat(kFormat);
   KernelBinary b;
   b.bufferCount = in.get<uint32_t>();
   b.pushConstantBytes = in.get<uint32_t>();
@@ -79,9 +79,7 @@ KernelBinary decodeKernelBinary(std::span<const char> bytes) {
   b.params = in.getParams();
   for (size_t p = 0; p < b.params.size(); ++p) b.stored.push_back(in.get<uint8_t>() != 0);
   b.prints = in.getPrints(b.params.size());
-  b.faultParam = in.get<int64_t>();
-  if (b.faultParam < -1 || b.faultParam >= int64_t(b.params.size()))
-    in.bad(fmt::format("fault parameter {}", b.faultParam));
+  b.faultParam = in.getFaultParam(b.params.size());
   uint64_t count = in.get<uint64_t>();
   if (count != in.remaining() / 4 || in.remaining() % 4)
     in.bad(fmt::format("{} SPIR-V words in {} bytes", count, in.remaining()));
