@@ -53,6 +53,16 @@ struct TransferCounts {
 };
 TransferCounts transferCounts();
 
+// Which elements of a storage made by Tensor::empty something has written (bit i: the
+// storage's element i, of `elementBytes` from `base`), kept only while some may not be:
+// the sanitizer reports reads of the others.
+struct WrittenElements {
+  const std::byte* base;
+  int elementBytes;
+  std::vector<bool> bits;
+  bool all = false;  // a launch that keeps no record wrote to the storage: assume every element
+};
+
 // One tensor argument: data pointer, element type, sizes and strides (in
 // elements). Matches the kernel's TensorParam of the same position. `residency`
 // is set for a tensor with a device copy; `data` then points into its host bytes,
@@ -63,6 +73,7 @@ struct TensorArg {
   std::vector<int64_t> shape;
   std::vector<int64_t> strides;
   Residency* residency = nullptr;
+  std::shared_ptr<WrittenElements> written;  // null: every element holds a written value
 };
 
 // Receives `p.print` output: the label, the program's grid index and the

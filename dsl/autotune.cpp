@@ -19,6 +19,7 @@
 #include <ctime>
 
 #include "devices/device.hpp"
+#include "devices/interp/sanitizer.hpp"
 #include "dsl/run.hpp"
 #include "ir/passes.hpp"
 #include "jit/cache_file.hpp"
@@ -222,7 +223,7 @@ bool autotuneFromEnvironment() {
 }
 
 // The interpreter's speed says nothing about any real device.
-bool worthTiming(const std::string& device) { return device != "interp"; }
+bool worthTiming(const std::string& device) { return device != "interp" && !interp::sanitizeRequested(); }
 
 std::string fileNameSafe(std::string s) {
   for (char& c : s)

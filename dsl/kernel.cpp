@@ -22,11 +22,13 @@ class KernelCore {
                      std::span<const ScalarArg> scalars, const RunOptions& options, Loc loc) {
     SourceLoc where = SourceLoc::from(loc);
     detail::checkGrid(grid, where, op_);
+    for (size_t i = 0; i < tensors.size(); ++i)
+      tensors[i]->checkDefined(op_ + ": tensor argument " + std::to_string(i), where);
     if (CaptureTraces* capture = detail::activeCapture()) {
       capture->add(*trace(grid.size(), tensors).kernel);
       return "none";
     }
-    Device& device = detail::deviceFor(options.device, where, op_);
+    Device& device = detail::deviceFor(options.device, options.sanitize, where, op_);
     std::shared_ptr<const TracedKernel> traced = find(device, grid.size(), tensors);
     return detail::launchTraced(device, *traced, tensors, grid, scalars);
   }

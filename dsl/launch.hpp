@@ -21,7 +21,8 @@ void checkGrid(std::span<const int64_t> grid, const SourceLoc& loc, std::string_
 TracedKernel finishTrace(Tracer& tracer);
 
 // The device `name` selects ("" = $TILEJIT_DEVICE or the best); a bad name is an Error at `loc`.
-Device& deviceFor(const std::string& name, const SourceLoc& loc, std::string_view op);
+// The sanitizing interpreter instead when `sanitize` or TILEJIT_SANITIZE asks for it.
+Device& deviceFor(const std::string& name, bool sanitize, const SourceLoc& loc, std::string_view op);
 
 // The CaptureTraces active on this thread, or null.
 CaptureTraces* activeCapture();

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "devices/device.hpp"
+#include "devices/interp/sanitizer.hpp"
 #include "dsl/launch.hpp"
 #include "dsl/tracer.hpp"
 #include "ir/passes.hpp"
@@ -105,7 +106,8 @@ TracedKernel finishTrace(Tracer& tracer) {
   return {canonical, tracer.takeTensors(), hash};
 }
 
-Device& deviceFor(const std::string& name, const SourceLoc& loc, std::string_view op) {
+Device& deviceFor(const std::string& name, bool sanitize, const SourceLoc& loc, std::string_view op) {
+  if (sanitize || interp::sanitizeRequested()) return interp::sanitizingInterpreter();
   try {
     return selectDevice(name);
   } catch (const Error& e) {
@@ -115,6 +117,18 @@ Device& deviceFor(const std::string& name, const SourceLoc& loc, std::string_vie
 
 CaptureTraces* activeCapture() { return gCapture; }
 
+namespace {
+
+// A launch that keeps no record of the elements it wrote may have written each element of
+// the tensors it stores to.
+void markWritten(const ir::Kernel& kernel, std::span<const TensorArg> args) {
+  std::vector<bool> stored = ir::writtenTensors(kernel);
+  for (size_t i = 0; i < args.size(); ++i)
+    if (stored[i] && args[i].written) args[i].written->all = true;
+}
+
+}  // namespace
+
 std::string launchTraced(Device& device, const TracedKernel& traced, std::span<const Tensor* const> leading,
                          std::span<const int64_t> grid, std::span<const ScalarArg> scalars) {
   std::vector<TensorArg> args;
@@ -123,6 +137,7 @@ std::string launchTraced(Device& device, const TracedKernel& traced, std::span<c
   for (const Tensor& t : traced.tensors) args.push_back(t.launchArg());
   FallbackWatch fallback;
   device.launch(*traced.kernel, {args, grid, {}, scalars, traced.hash});
+  if (&device != &interp::sanitizingInterpreter()) markWritten(*traced.kernel, args);
   return fallback.ranOn().empty() ? device.name() : fallback.ranOn();
 }
 
@@ -142,7 +157,8 @@ std::string run(const std::vector<int64_t>& grid, const KernelBody& body, const 
     gCapture->add(*traced.kernel);
     return "none";
   }
-  return detail::launchTraced(detail::deviceFor(options.device, SourceLoc::from(loc), "run"), traced, {}, grid);
+  return detail::launchTraced(detail::deviceFor(options.device, options.sanitize, SourceLoc::from(loc), "run"), traced,
+                              {}, grid);
 }
 
 CaptureTraces::CaptureTraces() : previous_(gCapture) { gCapture = this; }

@@ -13,6 +13,9 @@ namespace tj {
 struct RunOptions {
   std::string name = "kernel";  // the kernel's name in IR dumps and logs
   std::string device;           // "" = $TILEJIT_DEVICE or the best available
+  // Run on the sanitizing interpreter, whatever the device (also TILEJIT_SANITIZE=1): races
+  // between programs, mismatched dot operands and reads of unwritten memory become an Error.
+  bool sanitize = false;
 };
 
 // A traced, canonicalized kernel and the tensors bound to its parameters.

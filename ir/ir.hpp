@@ -185,6 +185,8 @@ struct Op {
   std::vector<Attr> attrs;  // kept sorted by name
   std::vector<Block> regions;
   SourceLoc loc;  // the user's file:line that traced this op; not printed or hashed
+  // A load or gather whose fill the user did not give, for the sanitizer; like loc, not printed or hashed.
+  bool defaultFill = false;
 
   const AttrValue* attr(std::string_view name) const;
   int64_t intAttr(std::string_view name) const;  // throws Error when missing

@@ -9,6 +9,7 @@
 #include <optional>
 #include <type_traits>
 
+#include "devices/interp/sanitizer.hpp"
 #include "devices/interp/values.hpp"
 
 namespace tj {
@@ -171,10 +172,12 @@ Value intScalar(int64_t v) {
 // ---- The evaluator: one environment slot per ValueId, reused by every program.
 class Interpreter {
  public:
-  Interpreter(const ir::Kernel& k, const LaunchArgs& args) : kernel_(k), args_(args), env_(k.types.size()) {}
+  Interpreter(const ir::Kernel& k, const LaunchArgs& args, interp::Sanitizer* sanitizer)
+      : kernel_(k), args_(args), env_(k.types.size()), sanitizer_(sanitizer) {}
 
   void runProgram(const ir::Shape& programId) {
     programId_ = programId;
+    if (sanitizer_) sanitizer_->beginProgram(programId);
     runBlock(kernel_.body);
   }
 
@@ -241,11 +244,16 @@ class Interpreter {
   Value readElements(const ir::Op& op, const ir::Type& rt, const TensorArg& t, const OffsetOf& offsetOf);
   void writeElements(const ir::Op& op, const Tile& v, const TensorArg& t, const OffsetOf& offsetOf);
   OffsetOf indirectOffsets(const ir::Op& op, const TensorArg& t, size_t maskAt) const;
+  // The sanitizer's part: operands consumed rather than passed on, and the provenance of
+  // what elementwise ops, selects and dots compute.
+  void useOperands(const ir::Op& op);
+  Value withProvenance(const ir::Op& op, Value v);
 
   const ir::Kernel& kernel_;
   const LaunchArgs& args_;
   std::vector<Value> env_;  // indexed by ValueId
   ir::Shape programId_;
+  interp::Sanitizer* sanitizer_;  // null: not sanitizing
 };
 
 // Whether an op orders u64 values: they are held as their bits, so int64 order is wrong for them.
@@ -269,6 +277,7 @@ Value flipTopBits(const Tile& x) {
 }
 
 void Interpreter::exec(const ir::Op& op) {
+  if (sanitizer_) useOperands(op);
   if (ordersUnsigned64(op, kernel_)) return execInUnsignedOrder(op);
   execOp(op);
 }
@@ -305,7 +314,8 @@ void Interpreter::execOp(const ir::Op& op) {
     default: break;
   }
   if (op.results.size() != 1) unverified(op, "expected one result");
-  env_[static_cast<size_t>(op.results[0])] = compute(op, kernel_.type(op.results[0]));
+  Value v = compute(op, kernel_.type(op.results[0]));
+  env_[static_cast<size_t>(op.results[0])] = sanitizer_ ? withProvenance(op, std::move(v)) : std::move(v);
 }
 
 Value Interpreter::compute(const ir::Op& op, const ir::Type& rt) {
@@ -515,6 +525,10 @@ Value Interpreter::rearrange(const ir::Op& op, const ir::Type& rt, const ir::Sha
   };
   if (out->isFloat()) copy(out->floats, x.data<double>());
   else copy(out->ints, x.data<int64_t>());
+  if (!x.provenance.empty()) {
+    out->provenance.resize(out->floats.size() + out->ints.size());
+    copy(out->provenance, x.provenance);
+  }
   return out;
 }
 
@@ -649,10 +663,14 @@ Value Interpreter::atomic(const ir::Op& op, const ir::Type& rt) {
     if constexpr (std::is_same_v<decltype(a), int64_t>) return intLess(t.dtype, b, a) ? b : a;
     else return minOf(a, b);
   };
+  if (sanitizer_) out->provenance.resize(size_t(rt.numel()));
   auto update = [&](auto& old, const auto& v, const auto* cmp, auto decode, auto encode) {
     forEachIndex(rt.shape, [&](int64_t flat, const ir::Shape& idx) {
       std::optional<int64_t> e = offsetOf(flat, idx);
       if (!e) return;
+      if (sanitizer_)
+        out->provenance[size_t(flat)] = sanitizer_->atomic(op, static_cast<size_t>(op.intAttr("tensor")), *e,
+                                                           value.provenance.empty() ? 0 : value.provenance[size_t(flat)]);
       std::byte* at = base + *e * bytes;
       auto current = decode(at, t.dtype), x = v[flat];
       old[flat] = current;
@@ -674,6 +692,7 @@ Value Interpreter::atomic(const ir::Op& op, const ir::Type& rt) {
       interp::writeInt(p, d, wrapToInt(d, x));
     });
   }
+  if (sanitizer_) sanitizer_->atomicDone();
   return out;
 }
 
@@ -691,11 +710,16 @@ Value Interpreter::join(const ir::Op& op, const ir::Type& rt) {
       const Tile& x = in(op, k);
       int64_t from = 0;
       for (size_t d = 0; d < at.size(); ++d) from = from * x.type.shape[d] + at[d];
-      o[flat] = (x.*data)[static_cast<size_t>(from)];
+      const auto& src = x.*data;
+      o[flat] = src.empty() ? 0 : src[static_cast<size_t>(from)];  // an operand may have no provenance
     });
   };
   if (out->isFloat()) copy(out->floats, &Tile::floats);
   else copy(out->ints, &Tile::ints);
+  if (std::ranges::any_of(op.operands, [&](ir::ValueId v) { return !env_[size_t(v)]->provenance.empty(); })) {
+    out->provenance.resize(size_t(rt.numel()));
+    copy(out->provenance, &Tile::provenance);
+  }
   return out;
 }
 
@@ -741,7 +765,10 @@ void Interpreter::combineScan(const ir::Op& op) {
   int64_t stride = 1;
   for (size_t d = axis + 1; d < t.shape.size(); ++d) stride *= t.shape[d];
   std::vector<std::shared_ptr<Tile>> outs;
-  for (size_t i = 0; i < n; ++i) outs.push_back(std::make_shared<Tile>(in(op, i)));
+  for (size_t i = 0; i < n; ++i) {
+    outs.push_back(std::make_shared<Tile>(in(op, i)));
+    outs.back()->provenance.clear();  // a scan's results are computed, not read
+  }
   auto element = [](const Tile& tile, int64_t flat) {
     auto e = std::make_shared<Tile>(ir::Type{tile.type.dtype, {}});
     if (tile.isFloat()) e->floats[0] = tile.floats[size_t(flat)];
@@ -774,7 +801,10 @@ void Interpreter::sort(const ir::Op& op) {
   int64_t stride = 1, n = t.shape[axis];
   for (size_t d = axis + 1; d < t.shape.size(); ++d) stride *= t.shape[d];
   std::vector<std::shared_ptr<Tile>> outs;
-  for (size_t i = 0; i < op.operands.size(); ++i) outs.push_back(std::make_shared<Tile>(in(op, i)));
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    outs.push_back(std::make_shared<Tile>(in(op, i)));
+    outs.back()->provenance.clear();  // sorted results are computed, not read
+  }
   auto sortLines = [&](const auto& k) {
     auto before = [&](int64_t a, int64_t b) {
       auto x = k[size_t(a)], y = k[size_t(b)];
@@ -835,6 +865,15 @@ Value Interpreter::readElements(const ir::Op& op, const ir::Type& rt, const Tens
   if (out->isFloat()) read(out->floats, roundToFloat(rt.dtype, fill), interp::readFloat);
   else if (const auto* exact = std::get_if<int64_t>(op.attr("fill"))) read(out->ints, wrapToInt(rt.dtype, *exact), interp::readInt);
   else read(out->ints, saturateToInt(rt.dtype, fill), interp::readInt);  // integers stay exact past 2^53
+  if (sanitizer_) {
+    auto tensorIndex = static_cast<size_t>(op.intAttr("tensor"));
+    uint8_t filled = interp::kFromFill | (op.defaultFill ? interp::kFromDefaultFill : 0);
+    out->provenance.resize(size_t(rt.numel()));
+    forEachIndex(rt.shape, [&](int64_t flat, const ir::Shape& idx) {
+      std::optional<int64_t> e = offsetOf(flat, idx);
+      out->provenance[size_t(flat)] = e ? sanitizer_->read(op, tensorIndex, *e) : filled;
+    });
+  }
   return out;
 }
 
@@ -842,9 +881,13 @@ void Interpreter::writeElements(const ir::Op& op, const Tile& v, const TensorArg
   if (v.type.dtype != t.dtype) unverified(op, "value " + v.type.str() + " does not match the " + std::string(dtypeName(t.dtype)) + " tensor");
   auto* base = static_cast<std::byte*>(t.data);
   int bytes = dtypeBytes(t.dtype);
+  auto tensorIndex = static_cast<size_t>(op.intAttr("tensor"));
   auto write = [&](const auto& src, auto encode) {
     forEachIndex(v.type.shape, [&](int64_t flat, const ir::Shape& idx) {
-      if (std::optional<int64_t> e = offsetOf(flat, idx)) encode(base + *e * bytes, t.dtype, src[flat]);
+      std::optional<int64_t> e = offsetOf(flat, idx);
+      if (!e) return;
+      encode(base + *e * bytes, t.dtype, src[flat]);
+      if (sanitizer_) sanitizer_->write(op, tensorIndex, *e, v.provenance.empty() ? 0 : v.provenance[size_t(flat)]);
     });
   };
   if (v.isFloat()) write(v.floats, interp::writeFloat);
@@ -919,11 +962,77 @@ void Interpreter::print(const ir::Op& op) {
   else std::cout << line << '\n';
 }
 
+// Operand i of op passes its value on (its provenance moves to the result, or to memory)
+// rather than being consumed by a computation that reads it.
+bool passesOn(const ir::Op& op, size_t i, const ir::Kernel& k) {
+  switch (op.code) {
+    case OpCode::yield: case OpCode::print: case OpCode::broadcast: case OpCode::reshape: case OpCode::permute:
+    case OpCode::slice: case OpCode::concat: case OpCode::cast: case OpCode::while_: return true;
+    case OpCode::select: return i > 0;
+    case OpCode::fold: return i >= 2;
+    case OpCode::store: return i + 1 == op.operands.size();
+    case OpCode::scatter: case OpCode::atomic:
+      return i == static_cast<size_t>(k.tensors.at(static_cast<size_t>(op.intAttr("tensor"))).rank);
+    default: return ir::isUnaryElementwise(op.code) || ir::isBinaryElementwise(op.code);
+  }
+}
+
+void Interpreter::useOperands(const ir::Op& op) {
+  for (size_t i = 0; i < op.operands.size(); ++i)
+    if (const Tile& x = in(op, i); !x.provenance.empty() && !passesOn(op, i, kernel_)) sanitizer_->use(op, x.provenance);
+}
+
+// A dot's result element is mismatched where its accumulator's was, where a row of a or a
+// column of b it sums was, and where it sums a product of an element read from inside a
+// tensor and one of the other operand's fill.
+std::vector<uint8_t> dotProvenance(const Tile& a, const Tile& b, const Tile* acc) {
+  int64_t m = a.type.shape[0], k = a.type.shape[1], n = b.type.shape[1];
+  auto bit = [](const Tile& t, int64_t i) -> uint8_t { return t.provenance.empty() ? 0 : t.provenance[size_t(i)]; };
+  std::vector<uint8_t> out(size_t(m * n), 0);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      bool mismatched = acc && (bit(*acc, i * n + j) & interp::kMismatchedDot);
+      for (int64_t p = 0; p < k && !mismatched; ++p) {
+        uint8_t x = bit(a, i * k + p), y = bit(b, p * n + j);
+        mismatched = ((x | y) & interp::kMismatchedDot) || ((x & interp::kFromTensor) && (y & interp::kFromFill)) ||
+                     ((x & interp::kFromFill) && (y & interp::kFromTensor));
+      }
+      out[size_t(i * n + j)] = mismatched ? interp::kMismatchedDot : 0;
+    }
+  return out;
+}
+
+Value Interpreter::withProvenance(const ir::Op& op, Value v) {
+  std::vector<const Tile*> xs;
+  for (size_t i = 0; i < op.operands.size(); ++i) xs.push_back(&in(op, i));
+  bool none = std::ranges::all_of(xs, [](const Tile* x) { return x->provenance.empty(); });
+  if (none || std::ranges::any_of(xs, [&](const Tile* x) { return x == v.get(); })) return v;
+  auto out = std::const_pointer_cast<Tile>(v);  // just computed: no one else holds it
+  size_t n = size_t(out->type.numel());
+  auto bit = [](const Tile* t, size_t i) -> uint8_t { return t->provenance.empty() ? 0 : t->provenance[i]; };
+  if (op.code == OpCode::dot) {
+    out->provenance = dotProvenance(*xs[0], *xs[1], xs.size() > 2 ? xs[2] : nullptr);
+  } else if (op.code == OpCode::select) {
+    const std::vector<int64_t>& cond = xs[0]->ints;
+    out->provenance.resize(n);
+    for (size_t i = 0; i < n; ++i) out->provenance[i] = bit(xs[cond[i] ? 1 : 2], i);
+  } else if (ir::isUnaryElementwise(op.code) || ir::isBinaryElementwise(op.code) || op.code == OpCode::cast) {
+    out->provenance.assign(n, 0);
+    for (const Tile* x : xs)
+      for (size_t i = 0; i < n; ++i) out->provenance[i] |= bit(x, i);
+  }
+  return out;
+}
+
 }  // namespace
 
 void interpret(const ir::Kernel& kernel, const LaunchArgs& args) {
   checkLaunchArgs(kernel, args, "interpret");
-  Interpreter interpreter(kernel, args);
+  interpret(kernel, args, nullptr);
+}
+
+void interpret(const ir::Kernel& kernel, const LaunchArgs& args, interp::Sanitizer* sanitizer) {
+  Interpreter interpreter(kernel, args, sanitizer);
   forEachIndex(ir::Shape(args.grid.begin(), args.grid.end()),
                [&](int64_t, const ir::Shape& programId) { interpreter.runProgram(programId); });
 }

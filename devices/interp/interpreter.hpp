@@ -10,4 +10,10 @@ namespace tj {
 // the user's file:line) for runtime faults such as an integer division by zero.
 void interpret(const ir::Kernel& kernel, const LaunchArgs& args);
 
+namespace interp {
+class Sanitizer;
+}
+// The same, keeping `sanitizer`'s shadow state of every tensor element and tile value.
+void interpret(const ir::Kernel& kernel, const LaunchArgs& args, interp::Sanitizer* sanitizer);
+
 }  // namespace tj

@@ -20,6 +20,8 @@ struct Tile {
   ir::Type type;
   std::vector<double> floats;
   std::vector<int64_t> ints;
+  // The sanitizer's Provenance bits per element (devices/interp/sanitizer.hpp); empty: none.
+  std::vector<uint8_t> provenance;
 
   explicit Tile(ir::Type t);  // zero-filled
   bool isFloat() const { return tj::isFloat(type.dtype); }
