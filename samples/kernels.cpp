@@ -280,9 +280,9 @@ std::string embedding(const Tensor& table, const Tensor& ids, const Tensor& out,
   const int64_t cols = std::min<int64_t>(table.dim(1), 1024);
   return run({cdiv(ids.dim(0), rows), cdiv(table.dim(1), cols)}, [&](Program& p) {
     // Each id becomes the block index of its table row: an id outside the table reads the
-    // fill (zeros).
+    // fill, zeros.
     Index i = p.id(0), j = p.id(1);
-    auto rowsOf = p.read(table, {1, cols});
+    auto rowsOf = p.read(table, {1, cols}, 0.0);
     auto into = p.write(out, {1, cols});
     p.loop(i * rows, min((i + 1) * rows, p.read(ids, {1}).size(0)), [&](Index r) {
       into.put(rowsOf.at({p.index(p.gather(ids, {r})), j}), {r, j});
