@@ -142,13 +142,13 @@ TEST_CASE("sanitizer: a default fill stored inside a tensor is reported; a fill 
   CHECK(findings([&] {
           run({1}, [&](Program& p) { p.write(y, {128}).put(p.read(x, {128}, 0.0).at({0}), {0}); }, kSanitize);
         }) == "");
-  // Gathers too: masked-off coordinates read the fill.
+  // Gathers too: masked-off coordinates read the fill (y is tensor 0: put's view comes first).
   CHECK(findings([&] {
           run({1}, [&](Program& p) {
             Tile cols = p.arange(128);
             p.write(y, {128}).put(p.gather(x, {cols}, cols < 50), {0});
           }, kSanitize);
-        }).find("a default fill stored: program (0) stores to tensor 1 element [50]") != std::string::npos);
+        }).find("a default fill stored: program (0) stores to tensor 0 element [50]") != std::string::npos);
 }
 
 TEST_CASE("sanitizer: every distinct finding is listed, not only the first") {
@@ -192,7 +192,7 @@ TEST_CASE("sanitizer: atomics, masked stores, checks and programs ordered throug
   for (double v : x.values()) want += v;
   CHECK(total.item(0) == doctest::Approx(want).epsilon(1e-5));
 
-  SUBCASE("without the counter the same reads race") {
+  SUBCASE("without the counter the same reads race") {  // partial is tensor 0 here
     CHECK(findings([&] {
             run({4}, [&](Program& p) {
               Index i = p.id(0);
@@ -200,7 +200,7 @@ TEST_CASE("sanitizer: atomics, masked stores, checks and programs ordered throug
               p.if_then(p.scalar(i) == 3,
                         [&] { p.write(total, {1}).put(p.read(partial, {4}).at({0}).sum(0, true), {0}); });
             }, kSanitize);
-          }).find("read-write race on tensor 1 element [0]: program (0) writes it") != std::string::npos);
+          }).find("read-write race on tensor 0 element [0]: program (0) writes it") != std::string::npos);
   }
 }
 
