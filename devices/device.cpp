@@ -7,7 +7,10 @@
 #include <bit>
 #include <cmath>
 #include <cstdlib>
+#include <map>
 #include <mutex>
+
+#include <fmt/format.h>
 
 #include "devices/cpu/cpu_device.hpp"
 #include "devices/cuda/cuda_device.hpp"
@@ -181,7 +184,52 @@ InterpreterDevice& interpreterDevice() {
   static InterpreterDevice interp;
   return interp;
 }
+
+// The devices of a GPU kind, as "vulkan:0 (name)"; none where its driver is unavailable.
+std::vector<std::string> listGpuDevices(const std::string& kind) {
+  std::vector<std::string> names;
+  if (kind == "vulkan" && vk::status().available)
+    for (const vk::DeviceInfo& d : vk::listDevices()) names.push_back(fmt::format("vulkan:{} ({})", d.index, d.name));
+  if (kind == "cuda" && cuda::status().available)
+    for (int i = 0; i < cuda::status().devices; ++i) {
+      std::string name = fmt::format("cuda:{}", i);
+      try {
+        name += " (" + cuda::deviceInfo(i).name + ")";
+      } catch (const Error&) {  // the device is there, nameless: the launch says what is wrong
+      }
+      names.push_back(name);
+    }
+  return names;
+}
+
+// listGpuDevices(kind), listed once per process: the runtimes enumerate their devices once.
+const std::vector<std::string>& gpuDevices(const std::string& kind) {
+  static std::mutex mutex;
+  static std::map<std::string, std::vector<std::string>> lists;
+  std::lock_guard lock(mutex);
+  auto [it, added] = lists.try_emplace(kind);
+  if (added) it->second = listGpuDevices(kind);
+  return it->second;
+}
+
+// Throws where `name` asks for a device past those of its kind, naming the ones there are.
+void requireDevice(const std::string& name, uint32_t index, const std::vector<std::string>& existing) {
+  if (index < existing.size()) return;
+  std::string list;
+  for (const std::string& e : existing) list += (list.empty() ? "" : ", ") + e;
+  throw Error(fmt::format("device: no device '{}'; {}: {}", name, existing.size() == 1 ? "there is one" : "there are",
+                          list));
+}
 }  // namespace
+
+uint32_t deviceIndex(std::string_view name, std::string_view kind) {
+  if (name == kind) return 0;
+  std::string_view digits = name.substr(std::min(name.size(), kind.size() + 1));
+  bool ok = name.starts_with(kind) && name.size() > kind.size() && name[kind.size()] == ':' && !digits.empty() &&
+            digits.size() < 6 && std::ranges::all_of(digits, [](char c) { return c >= '0' && c <= '9'; });
+  if (!ok) throw Error(fmt::format("device: '{}' is not '{}' or '{}:N'", name, kind, kind));
+  return static_cast<uint32_t>(std::stoul(std::string(digits)));
+}
 
 Device& hostDevice() {
   return jit::hostTargetSupported() ? static_cast<Device&>(cpu::CpuDevice::instance()) : interpreterDevice();
@@ -195,13 +243,19 @@ Device& selectDevice(const std::string& requested) {
     name = env ? env : "";
   }
   if (name.empty()) return hostDevice();
-  if (name == "interp") return interp;
   std::string base = name.substr(0, name.find(':'));
+  if (base == "interp" || base == "cpu") requireDevice(name, deviceIndex(name, base), {base + ":0"});  // one each
+  if (base == "interp") return interp;
   if (base == "cpu") {
     if (!jit::hostTargetSupported()) throw Error("device: the cpu device cannot run here: LLVM cannot target this host");
     return cpu::CpuDevice::instance();
   }
   // Fall back to the CPU, with a warning, where the driver or a kernel's lowering is missing.
+  // Device 0 exists wherever the driver loads: only others are looked up, and only where it does.
+  if (base == "vulkan" || base == "cuda") {
+    uint32_t index = deviceIndex(name, base);
+    if (index > 0 && !gpuDevices(base).empty()) requireDevice(name, index, gpuDevices(base));
+  }
   if (base == "vulkan") return vulkan::VulkanDevice::instance(name);
   if (base == "cuda") return cuda::CudaDevice::instance(name);
   if (std::find(kPlannedDevices.begin(), kPlannedDevices.end(), base) != kPlannedDevices.end()) {

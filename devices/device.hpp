@@ -153,8 +153,12 @@ class Device {
 int64_t scalarSlot(DType dtype, const ScalarArg& value);
 
 // Device by name ("interp", ...). An empty name means $TILEJIT_DEVICE, else the
-// best available device. Throws Error listing the known devices for a bad name.
+// best available device. Throws Error listing the known devices for a bad name, and the
+// devices of the kind for an index past them ("cpu:7"; "vulkan:N" and "cuda:N" where the
+// driver loads: without it they run on the CPU, saying why).
 Device& selectDevice(const std::string& name = "");
+// The N of "<kind>" (0) or "<kind>:N"; throws Error for anything else.
+uint32_t deviceIndex(std::string_view name, std::string_view kind);
 std::vector<std::string> availableDevices();
 
 // The device that runs what a GPU device cannot: the CPU where LLVM targets the host,

@@ -1,6 +1,8 @@
 #include "jit/cache_file.hpp"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,7 +15,6 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
-#include <fstream>
 #include <string>
 
 namespace tj::jit {
@@ -104,6 +105,55 @@ void removeStaleTemporaries(const fs::path& dir) {
   }
 }
 
+// While one lives, a write past the file size limit (ulimit -f) on this thread fails with
+// EFBIG instead of raising SIGXFSZ, whose default action kills the process. The signal is
+// blocked on this thread only, leaving other threads' handling alone, and what such a
+// write left pending is taken before the old mask returns.
+class FileSizeSignalBlocked {
+ public:
+  FileSizeSignalBlocked() {
+    sigemptyset(&signal_);
+    sigaddset(&signal_, SIGXFSZ);
+    pthread_sigmask(SIG_BLOCK, &signal_, &previous_);
+  }
+  ~FileSizeSignalBlocked() {
+    if (!sigismember(&previous_, SIGXFSZ)) {
+      timespec now{};
+      while (sigtimedwait(&signal_, nullptr, &now) == SIGXFSZ) {
+      }
+    }
+    pthread_sigmask(SIG_SETMASK, &previous_, nullptr);
+  }
+  FileSizeSignalBlocked(const FileSizeSignalBlocked&) = delete;
+  FileSizeSignalBlocked& operator=(const FileSizeSignalBlocked&) = delete;
+
+ private:
+  sigset_t signal_{}, previous_{};
+};
+
+// Creates `path` holding `bytes`. Throws Error with the system's reason ("No space left on
+// device", "File too large").
+void writeNewFile(const fs::path& path, std::span<const char> bytes) {
+  auto failed = [&](const char* what) {
+    return Error("cannot " + std::string(what) + " " + path.string() + ": " + std::strerror(errno));
+  };
+  FileSizeSignalBlocked blocked;
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) throw failed("create");
+  for (size_t done = 0; done < bytes.size();) {
+    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      if (n == 0) errno = EIO;  // no progress on a regular file
+      Error e = failed("write");
+      ::close(fd);
+      throw e;
+    }
+    done += size_t(n);
+  }
+  if (::close(fd) != 0 && errno != EINTR) throw failed("write");  // where a network disk reports a full disk
+}
+
 }  // namespace
 
 std::optional<std::vector<char>> readRegularFile(const fs::path& path) {
@@ -178,10 +228,7 @@ void writeFileAtomically(const fs::path& path, std::span<const char> bytes) {
   try {
     fs::create_directories(path.parent_path());
     removeStaleTemporaries(path.parent_path());
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.close();
-    if (!out) throw std::runtime_error("cannot write " + temp.string());
+    writeNewFile(temp, bytes);
     fs::rename(temp, path);
   } catch (const std::exception&) {
     std::error_code ignored;

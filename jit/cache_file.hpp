@@ -63,7 +63,10 @@ bool writeCacheEntry(const std::filesystem::path& path, std::string_view key, st
 // Writes `bytes` to `path` through a temporary file in the same folder (made if missing),
 // so readers only ever see whole files. The first write into a folder in a process
 // removes the temporaries there older than ten minutes, which writers that died
-// between writing and renaming left behind. Throws std::exception on failure.
+// between writing and renaming left behind. Throws std::exception on failure, naming
+// the system's reason ("No space left on device"); a write past the file size limit
+// (ulimit -f) fails with "File too large" instead of raising SIGXFSZ, which would kill
+// the process.
 void writeFileAtomically(const std::filesystem::path& path, std::span<const char> bytes);
 
 }  // namespace tj::jit

@@ -3,8 +3,12 @@
 // the CPU with the interpreter's results. Where a real driver and GPU are present the same
 // cases check that the launch ran on CUDA instead.
 #include <doctest/doctest.h>
+#include <dlfcn.h>
+#include <link.h>
+#include <sys/stat.h>
 
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -14,6 +18,7 @@
 #include "devices/cuda/cuda_device.hpp"
 #include "devices/cuda/cuda_runtime.hpp"
 #include "devices/device.hpp"
+#include "devices/library_file.hpp"
 #include "dsl/tilejit.hpp"
 #include "ir/error.hpp"
 #include "jit/cache_file.hpp"
@@ -32,6 +37,19 @@
 namespace tj::cudatest {
 
 namespace {
+
+namespace fs = std::filesystem;
+
+// The file of a library this process loaded, e.g. "libc.so.6".
+std::string loadedLibrary(const char* soname) {
+  void* handle = dlopen(soname, RTLD_NOW | RTLD_NOLOAD);
+  REQUIRE(handle);
+  link_map* map = nullptr;
+  REQUIRE(dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0);
+  std::string file = map->l_name;
+  dlclose(handle);
+  return file;
+}
 
 // The toolkit's stub driver, or "" without the toolkit.
 std::string stubLibrary() {
@@ -110,6 +128,41 @@ TEST_CASE("cuda: each way loading fails is named: no library, a missing symbol, 
   CHECK(s.reason == "CUDA not available: cuInit failed: CUDA_ERROR_STUB_LIBRARY (34)");
 }
 
+TEST_CASE("cuda: a truncated driver file is refused before dlopen maps it, and the CPU runs instead") {
+  std::string libc = loadedLibrary("libc.so.6");
+  CHECK(elfFileProblem(libc).empty());
+  fs::path dir = test::scratchDir("cuda", "truncated");
+  std::vector<char> whole = *jit::readRegularFile(libc);
+  auto cut = [&](const std::string& name, size_t bytes) {
+    std::ofstream(dir / name, std::ios::binary).write(whole.data(), std::streamsize(bytes));
+    return (dir / name).string();
+  };
+  // Its headers whole, its segments past the end: dlopen died of SIGBUS on such a file.
+  std::string half = cut("libcuda.so.1", whole.size() / 2);
+  cuda::Status s = cuda::probe(half);
+  CHECK(!s.available);
+  CHECK_MESSAGE(s.reason.starts_with("CUDA not available: " + half + " is truncated: program header "), s.reason);
+  CHECK_MESSAGE(s.reason.ends_with("but the file has " + std::to_string(whole.size() / 2) + " bytes"), s.reason);
+  CHECK(elfFileProblem(cut("header.so", 40)) ==
+        (dir / "header.so").string() + " is truncated: its ELF header takes " + std::to_string(sizeof(ElfW(Ehdr))) +
+            " bytes, but the file has 40 bytes");
+  CHECK(elfFileProblem(cut("table.so", 100)).find("is truncated: its program headers take ") != std::string::npos);
+  CHECK(elfFileProblem(cut("text.so", 0)).empty());  // not ELF: dlopen says so itself
+  REQUIRE(mkfifo((dir / "fifo.so").c_str(), 0644) == 0);  // dlopen would wait for a writer
+  CHECK(cuda::probe((dir / "fifo.so").string()).reason ==
+        "CUDA not available: " + (dir / "fifo.so").string() + " is not a regular file");
+
+  // By name: the truncated libcuda.so.1 is the one $LD_LIBRARY_PATH gives dlopen.
+  test::CommandResult r = test::runCommand("env -u TILEJIT_LIBCUDA LD_LIBRARY_PATH=" + dir.string() + " "
+                                           TILEJIT_BIN_DIR "/gemm --m=37 --n=29 --k=23 --device=cuda --check");
+  CAPTURE(r.output);
+  CHECK(r.status == 0);
+  CHECK(r.output.find("instead of cuda: CUDA not available: " + half + " is truncated") != std::string::npos);
+  CHECK(r.output.find("device=cpu") != std::string::npos);
+  CHECK(r.output.find("check=pass") != std::string::npos);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("cuda: driver errors name the call and the error") {
   CHECK(cuda::errorMessage(2, "cuMemAlloc") == "cuda: cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMORY (2)");
   CHECK(cuda::errorMessage(34, "cuInit") == "cuda: cuInit failed: CUDA_ERROR_STUB_LIBRARY (34)");
@@ -131,8 +184,13 @@ TEST_CASE("cuda: device names are cuda and cuda:N, and hip is still planned") {
   CHECK_THROWS_AS(cuda::deviceIndex("cuda:"), Error);
   CHECK_THROWS_AS(cuda::deviceIndex("cuda:x"), Error);
   CHECK(selectDevice("cuda").name() == "cuda");
-  CHECK(selectDevice("cuda:1").name() == "cuda:1");
-  CHECK(&selectDevice("cuda:1") == &selectDevice("cuda:1"));
+  if (cuda::status().available && cuda::status().devices == 1) {
+    CHECK_THROWS_WITH_AS(selectDevice("cuda:1"), doctest::Contains("no device 'cuda:1'; there is one: cuda:0 ("),
+                         Error);
+  } else {  // without a driver cuda:1 runs on the CPU, saying why
+    CHECK(selectDevice("cuda:1").name() == "cuda:1");
+    CHECK(&selectDevice("cuda:1") == &selectDevice("cuda:1"));
+  }
   CHECK_THROWS_WITH_AS(selectDevice("cuda:one"), doctest::Contains("'cuda:one' is not 'cuda' or 'cuda:N'"), Error);
   CHECK(selectDevice("hip").name() == "interp");
 }

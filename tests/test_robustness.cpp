@@ -1,6 +1,7 @@
 // Inputs that used to kill the process: tiles too big for a thread's stack on the
 // CPU, tensors whose size overflows or does not fit in memory, a thread count no
-// machine can start, a dump folder that is not a folder. Each must run or throw
+// machine can start, a dump folder that is not a folder, a cache write past the file
+// size limit; and a device index that used to be accepted silently. Each must run or throw
 // tj::Error naming what and how much; never a signal or an uncaught exception.
 #include <doctest/doctest.h>
 #include <sys/resource.h>
@@ -9,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <random>
 #include <string>
 #include <vector>
@@ -234,6 +236,41 @@ TEST_CASE("robustness: a TILEJIT_DUMP that is not a folder warns once and the ke
   CHECK(first != std::string::npos);
   CHECK(text.find("/dev/null") != std::string::npos);
   CHECK(text.find("TILEJIT_DUMP", first + 1) == std::string::npos);
+}
+
+TEST_CASE("robustness: a cache write past ulimit -f warns with the system's reason and the kernel still runs") {
+  // The write past the limit raised SIGXFSZ, whose default action killed the process.
+  std::filesystem::path dir = test::scratchDir("robustness", "fsize");
+  test::CommandResult r = test::runCommand("ulimit -f 1; TILEJIT_CACHE_DIR=" + dir.string() + " " TILEJIT_BIN_DIR
+                                           "/vector_add --n=100003 --device=cpu --check");
+  CAPTURE(r.output);
+  CHECK(r.status == 0);
+  CHECK(r.output.find("cannot write kernel cache entry " + dir.string()) != std::string::npos);
+  CHECK(r.output.find(": File too large") != std::string::npos);
+  CHECK(r.output.find("device=cpu") != std::string::npos);
+  CHECK(r.output.find("check=pass") != std::string::npos);
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir))  // no torn entry, no temporary
+    CHECK_MESSAGE(!e.is_regular_file(), e.path().string());
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("robustness: a device index past those of its kind is an Error naming the ones there are") {
+  CHECK(selectDevice("interp:0").name() == "interp");
+  CHECK_THROWS_WITH_AS(selectDevice("interp:1"), "device: no device 'interp:1'; there is one: interp:0", Error);
+  CHECK_THROWS_WITH_AS(selectDevice("cpu:7"), "device: no device 'cpu:7'; there is one: cpu:0", Error);
+  CHECK_THROWS_WITH_AS(selectDevice("cpu:x"), "device: 'cpu:x' is not 'cpu' or 'cpu:N'", Error);
+  CHECK(selectDevice("cpu:0").name() == "cpu");
+  Tensor x = Tensor::random({100}, 11), y = samples::poisoned({100});
+  CHECK_THROWS_WITH_AS(samples::vectorAdd(x, x, y, {.name = "index", .device = "cpu:7"}),
+                       doctest::Contains("no device 'cpu:7'; there is one: cpu:0"), Error);
+  test::CommandResult r = test::runCommand(TILEJIT_BIN_DIR "/vector_add --n=100 --device=cpu:7");
+  CAPTURE(r.output);
+  CHECK(r.status != 0);
+  CHECK(r.output.find("no device 'cpu:7'; there is one: cpu:0") != std::string::npos);
+  if (!test::vulkanAvailable()) return;
+  std::string vulkan0 = "vulkan:0 (" + vk::listDevices().at(0).name + ")";
+  CHECK_THROWS_WITH_AS(selectDevice("vulkan:7"), doctest::Contains("no device 'vulkan:7'; there "), Error);
+  CHECK_THROWS_WITH_AS(selectDevice("vulkan:7"), doctest::Contains(vulkan0.c_str()), Error);
 }
 
 }  // namespace

@@ -11,6 +11,9 @@
 
 #include <fmt/format.h>
 
+#include "devices/device.hpp"
+#include "devices/library_file.hpp"
+
 namespace tj::cuda {
 
 namespace {
@@ -60,6 +63,8 @@ class Driver {
 
  private:
   void load(const std::string& library) {
+    // A truncated file would kill the process inside dlopen (SIGBUS).
+    if (std::string problem = libraryFileProblem(library); !problem.empty()) throw Error(problem);
     lib_ = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!lib_) throw Error("dlopen(" + library + "): " + dlerror());
 #define TJ_CUDA_LOAD(name)                                                               \
@@ -126,14 +131,7 @@ void check(CUresult result, std::string_view call) {
   if (result != CUDA_SUCCESS) throw Error(errorMessage(result, call));
 }
 
-uint32_t deviceIndex(std::string_view name) {
-  if (name == "cuda") return 0;
-  std::string_view digits = name.substr(std::min(name.size(), sizeof("cuda:") - 1));
-  bool ok = name.starts_with("cuda:") && !digits.empty() && digits.size() < 6 &&
-            std::ranges::all_of(digits, [](char c) { return c >= '0' && c <= '9'; });
-  if (!ok) throw Error("device: '" + std::string(name) + "' is not 'cuda' or 'cuda:N'");
-  return static_cast<uint32_t>(std::stoul(std::string(digits)));
-}
+uint32_t deviceIndex(std::string_view name) { return tj::deviceIndex(name, "cuda"); }
 
 DeviceInfo deviceInfo(uint32_t index) {
   const Functions& fn = functions();
@@ -145,7 +143,7 @@ DeviceInfo deviceInfo(uint32_t index) {
   check(fn.cuDeviceGet(&info.device, int(index)), "cuDeviceGet");
   std::array<char, 256> name{};
   check(fn.cuDeviceGetName(name.data(), int(name.size()), info.device), "cuDeviceGetName");
-  info.name = name.data();
+  info.name.assign(name.data(), strnlen(name.data(), name.size()));  // a driver may fill it without a NUL
   auto attribute = [&](CUdevice_attribute a) {
     int value = 0;
     check(fn.cuDeviceGetAttribute(&value, a, info.device), "cuDeviceGetAttribute");

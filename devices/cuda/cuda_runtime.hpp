@@ -30,7 +30,8 @@ struct Functions {
 };
 
 // Whether CUDA can be used here; `reason` is "CUDA not available: ..." when not, naming
-// what failed: loading the library, a missing symbol, cuInit (its error), no devices.
+// what failed: loading the library (a truncated file is refused before dlopen maps it:
+// devices/library_file.hpp), a missing symbol, cuInit (its error), no devices.
 struct Status {
   bool available = false;
   std::string reason;

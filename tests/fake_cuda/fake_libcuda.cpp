@@ -4,7 +4,8 @@
 // record their parameters and call the test's kernel, failing with CUDA_ERROR_NOT_SUPPORTED
 // where no test set one. It checks what a real driver would reject: unknown pointers and
 // handles, copies past an allocation, cubins it did not make, kernel names the PTX lacks.
-// The tjFakeCuda* functions let a test count calls and act as the kernel.
+// The tjFakeCuda* functions let a test count calls, act as the kernel and have device names
+// come without their NUL.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -40,6 +41,7 @@ struct Fake {
   std::mutex mutex;
   TjFakeCudaCounts counts{};
   TjFakeCudaKernel kernel = nullptr;
+  bool unterminatedName = false;  // cuDeviceGetName fills the whole buffer, without a NUL
   std::map<CUdeviceptr, size_t> allocations;  // by address: bytes
   std::map<CUmodule, std::string> modules;    // PTX by module
   std::map<CUfunction, std::pair<std::string, std::string>> functions;  // (PTX, entry) by function
@@ -106,8 +108,15 @@ CUresult cuDeviceGet(CUdevice* device, int ordinal) {
   *device = 0;
   return CUDA_SUCCESS;
 }
+void tjFakeCudaSetNameUnterminated(bool unterminated) {
+  std::lock_guard lock(fake().mutex);
+  fake().unterminatedName = unterminated;
+}
+
 CUresult cuDeviceGetName(char* name, int length, CUdevice) {
-  std::strncpy(name, "NVIDIA H200 (tilejit fake driver)", size_t(length));
+  std::lock_guard lock(fake().mutex);
+  if (fake().unterminatedName) std::memset(name, 'X', size_t(length));
+  else std::strncpy(name, "NVIDIA H200 (tilejit fake driver)", size_t(length));
   return CUDA_SUCCESS;
 }
 CUresult cuDeviceGetAttribute(int* value, CUdevice_attribute attribute, CUdevice) {

@@ -168,6 +168,21 @@ TEST_CASE("fake cuda: the driver is the fake, an H200 at compute capability 9.0"
   CHECK(info.name.find("fake") != std::string::npos);
 }
 
+TEST_CASE("fake cuda: a device name the driver does not end with a NUL is read within its buffer") {
+  auto unterminated = reinterpret_cast<void (*)(bool)>(fakeSymbol("tjFakeCudaSetNameUnterminated"));
+  unterminated(true);
+  std::string name = cuda::deviceInfo(0).name;
+  unterminated(false);
+  CHECK(name == std::string(256, 'X'));
+  CHECK(cuda::deviceInfo(0).name == "NVIDIA H200 (tilejit fake driver)");
+}
+
+TEST_CASE("fake cuda: cuda:N past the driver's devices is an Error naming the one there is") {
+  CHECK(selectDevice("cuda:0").name() == "cuda:0");
+  CHECK_THROWS_WITH_AS(selectDevice("cuda:1"),
+                       "device: no device 'cuda:1'; there is one: cuda:0 (NVIDIA H200 (tilejit fake driver))", Error);
+}
+
 TEST_CASE("fake cuda: a launch passes the kernel its memory and parameters: the interpreter's results") {
   test::ScopedEnv cache("TILEJIT_CACHE", "0");
   Inputs in;
