@@ -1806,7 +1806,8 @@ TEST_CASE("conformance: scatter of a number and of an Index, and duplicate coord
     launch(device, "scatter_dup", {2}, [&](Program& p) {
       p.scatter(marks, {p.arange(16) * 3 - p.id(0) * 2}, 7);  // 0, 3, ... and 1, 4, ..., 22 (-2 dropped)
       p.scatter(marks, {23}, p.id(0) + 100, p.id(0) == 1);    // a rank-0 scatter, from program 1 only
-      p.scatter(dup, {p.arange(64) % 2}, p.arange(64).cast(f32));  // 32 writes each to dup[0] and dup[1]
+      // 32 writes each to dup[0] and dup[1], from program 0 (two programs' would race)
+      p.scatter(dup, {p.arange(64) % 2}, p.arange(64).cast(f32), p.id(0) == 0);
     });
     for (int64_t i = 0; i < 23; ++i) {
       bool written = i % 3 == 0 || (i + 2) % 3 == 0;

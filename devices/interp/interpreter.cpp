@@ -1,7 +1,9 @@
 #include "devices/interp/interpreter.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <iostream>
 #include <limits>
@@ -886,8 +888,13 @@ void Interpreter::writeElements(const ir::Op& op, const Tile& v, const TensorArg
     forEachIndex(v.type.shape, [&](int64_t flat, const ir::Shape& idx) {
       std::optional<int64_t> e = offsetOf(flat, idx);
       if (!e) return;
-      encode(base + *e * bytes, t.dtype, src[flat]);
-      if (sanitizer_) sanitizer_->write(op, tensorIndex, *e, v.provenance.empty() ? 0 : v.provenance[size_t(flat)]);
+      std::byte* at = base + *e * bytes;
+      if (!sanitizer_) return encode(at, t.dtype, src[flat]);
+      std::array<std::byte, 8> before;
+      std::memcpy(before.data(), at, size_t(bytes));
+      encode(at, t.dtype, src[flat]);
+      sanitizer_->write(op, tensorIndex, *e, v.provenance.empty() ? 0 : v.provenance[size_t(flat)],
+                          std::memcmp(before.data(), at, size_t(bytes)) != 0);
     });
   };
   if (v.isFloat()) write(v.floats, interp::writeFloat);

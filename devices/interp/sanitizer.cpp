@@ -208,12 +208,16 @@ uint8_t Sanitizer::read(const ir::Op& op, size_t tensor, int64_t offset) {
   return kFromTensor | (unwritten ? kUnwritten : 0);
 }
 
-void Sanitizer::write(const ir::Op& op, size_t tensor, int64_t offset, uint8_t value) {
-  Element& e = element(tensor, offset, op);
-  conflict("write-write race", e.writer, op, tensor, offset);
-  for (const Access& r : e.readers) conflict("read-write race", r, op, tensor, offset);
-  for (const Access& a : e.atomics) conflict("race between a write and an atomic", a, op, tensor, offset);
-  e.writer = {program_, epoch_, &op};
+void Sanitizer::write(const ir::Op& op, size_t tensor, int64_t offset, uint8_t value, bool changed) {
+  // A store of the bytes an element already holds is invisible to every other access, in any
+  // order: programs that all store one value (a flag, a shared result) do not race.
+  if (changed) {
+    Element& e = element(tensor, offset, op);
+    conflict("write-write race", e.writer, op, tensor, offset);
+    for (const Access& r : e.readers) conflict("read-write race", r, op, tensor, offset);
+    for (const Access& a : e.atomics) conflict("race between a write and an atomic", a, op, tensor, offset);
+    e.writer = {program_, epoch_, &op};
+  }
   recordWritten(args_.tensors[tensor], offset);
   if (value & (kMismatchedDot | kFromDefaultFill | kUnwritten)) stored(op, tensor, offset, value);
 }
