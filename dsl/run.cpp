@@ -4,7 +4,6 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -16,6 +15,7 @@
 #include "dsl/launch.hpp"
 #include "dsl/tracer.hpp"
 #include "ir/passes.hpp"
+#include "jit/cache_file.hpp"
 
 namespace tj {
 
@@ -33,13 +33,12 @@ void dumpKernel(const ir::Kernel& k, uint64_t hash) {
   const char* dir = std::getenv("TILEJIT_DUMP");
   if (!dir || !*dir) return;
   auto path = std::filesystem::path(dir) / (k.name + "-" + ir::hashHex(hash) + ".tir");
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return warnDumpFailed(dir, ec.message());
-  std::ofstream out(path);
-  out << ir::print(k);
-  out.close();
-  if (!out) return warnDumpFailed(dir, "cannot write " + path.string());
+  std::string text = ir::print(k);
+  try {
+    jit::writeFileAtomically(path, text);  // with the system's reason, and no SIGXFSZ past ulimit -f
+  } catch (const std::exception& e) {
+    return warnDumpFailed(dir, e.what());
+  }
   spdlog::debug("tilejit: wrote {}", path.string());
 }
 
