@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 #include <xxh3.h>
 
+#include "devices/library_file.hpp"
 #include "ir/error.hpp"
 #include "jit/cache_file.hpp"
 #include "jit/kernel_cache.hpp"
@@ -113,6 +114,8 @@ class Loader {
 
  private:
   void load() {
+    // A truncated file would kill the process inside dlopen (SIGBUS).
+    if (std::string problem = libraryFileProblem("libvulkan.so.1"); !problem.empty()) throw Error(problem);
     void* lib = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!lib) throw Error(std::string("dlopen(libvulkan.so.1): ") + dlerror());
     auto getProc = reinterpret_cast<PFN_vkGetInstanceProcAddr>(dlsym(lib, "vkGetInstanceProcAddr"));
