@@ -4,6 +4,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <map>
+#include <optional>
+#include <tuple>
 #include <numeric>
 
 #include "dsl/tracer.hpp"
@@ -148,38 +151,65 @@ Tile castTo(const Tile& x, DType to, const SourceLoc& loc) {
   return emitTile(OpCode::cast, {x.value()}, {to, t.shape}, loc);
 }
 
-// replacement's elements where `x pred bound` holds, otherwise's elsewhere (all of x's shape).
-Tile replaceWhere(const Tile& x, const char* pred, double bound, const Tile& replacement, const Tile& otherwise,
+// replacement's elements where `x pred bound` holds, otherwise's elsewhere (all of x's shape;
+// bound a constant of x's dtype and shape).
+Tile replaceWhere(const Tile& x, const char* pred, const Tile& bound, const Tile& replacement, const Tile& otherwise,
                   const SourceLoc& loc) {
-  const ir::Type t = typeOf(x, loc, "cast");
-  Tile b = constant(bound, t.dtype, t.shape, loc, "cast");
-  Tile past = emitTile(OpCode::cmp, {x.value(), b.value()}, {DType::boolean, t.shape}, loc, {{"pred", std::string(pred)}});
+  Tile past = emitTile(OpCode::cmp, {x.value(), bound.value()}, {DType::boolean, typeOf(x, loc, "cast").shape}, loc,
+                       {{"pred", std::string(pred)}});
   return emitTile(OpCode::select, {past.value(), replacement.value(), otherwise.value()}, typeOf(otherwise, loc, "cast"),
                   loc);
 }
 
+// x with its elements past `bound` (pred "gt" or "lt") replaced by it.
+Tile clampPast(const Tile& x, const char* pred, const Tile& bound, const SourceLoc& loc) {
+  return replaceWhere(x, pred, bound, bound, x, loc);
+}
+
 // A cast to float dtype `to` whose values past its largest finite value (infinities too) become
 // that value: clamped before rounding where `from` holds it, else only infinities can overflow.
-Tile saturatingCast(const Tile& x, DType to, const SourceLoc& loc) {
+Tile saturatingFloatCast(const Tile& x, DType to, const SourceLoc& loc) {
   const ir::Type t = typeOf(x, loc, "cast");
-  if (!isFloat(to) || t.dtype == to || t.dtype == DType::f8e4m3) return castTo(x, to, loc);  // 448 fits every float
+  if (t.dtype == DType::f8e4m3) return castTo(x, to, loc);  // 448 fits every float, and it has no infinities
   double largest = maxFinite(to);
   // 8-bit floats, and a bf16 within whose range f16's 65504 falls between two values, compare in
   // f32, exactly (it holds every largest value but f64's).
   bool inexactBound = isFloat(t.dtype) && largest <= maxFinite(t.dtype) && roundToFloat(t.dtype, largest) != largest;
-  if (isFloat8(t.dtype) || inexactBound) return saturatingCast(castTo(x, DType::f32, loc), to, loc);
-  if (isValueOf(largest, t.dtype)) {
-    Tile hi = constant(largest, t.dtype, t.shape, loc, "cast");
-    Tile clamped = replaceWhere(x, "gt", largest, hi, x, loc);
-    if (!isUnsigned(t.dtype))
-      clamped = replaceWhere(x, "lt", -largest, constant(-largest, t.dtype, t.shape, loc, "cast"), clamped, loc);
+  if (isFloat8(t.dtype) || inexactBound) return saturatingFloatCast(castTo(x, DType::f32, loc), to, loc);
+  auto bound = [&](double v, DType dtype) { return constant(v, dtype, t.shape, loc, "cast"); };
+  if (isValueOf(largest, t.dtype)) {  // also where t.dtype is `to`: its infinities become the largest value
+    Tile clamped = clampPast(x, "gt", bound(largest, t.dtype), loc);
+    if (!isUnsigned(t.dtype)) clamped = clampPast(clamped, "lt", bound(-largest, t.dtype), loc);
     return castTo(clamped, to, loc);
   }
   Tile y = castTo(x, to, loc);
   if (!isFloat(t.dtype)) return y;  // every integer of t.dtype is within `to`'s range
   constexpr double inf = std::numeric_limits<double>::infinity();
-  y = replaceWhere(x, "eq", inf, constant(largest, to, t.shape, loc, "cast"), y, loc);
-  return replaceWhere(x, "eq", -inf, constant(-largest, to, t.shape, loc, "cast"), y, loc);
+  y = replaceWhere(x, "eq", bound(inf, t.dtype), bound(largest, to), y, loc);
+  return replaceWhere(x, "eq", bound(-inf, t.dtype), bound(-largest, to), y, loc);
+}
+
+// The smallest and largest values of integer dtype t, the largest as unsigned.
+std::pair<int64_t, uint64_t> intRange(DType t) {
+  int bits = 8 * dtypeBytes(t);
+  uint64_t top = ~uint64_t{0} >> (64 - bits);
+  if (isUnsigned(t)) return {0, top};
+  return {-static_cast<int64_t>(top >> 1) - 1, top >> 1};
+}
+
+// A cast to integer dtype `to` whose values outside its range become its nearest end. Floats
+// saturate as they convert; integers are clamped in their own dtype, which holds the ends of
+// `to`'s range wherever its own range passes them.
+Tile saturatingIntCast(const Tile& x, DType to, const SourceLoc& loc) {
+  const ir::Type t = typeOf(x, loc, "cast");
+  if (!isInteger(t.dtype)) return castTo(x, to, loc);
+  auto [fromLow, fromHigh] = intRange(t.dtype);
+  auto [toLow, toHigh] = intRange(to);
+  auto bound = [&](int64_t v) { return emitTile(OpCode::constant, {}, t, loc, {{"value", v}}); };
+  Tile clamped = x;
+  if (fromHigh > toHigh) clamped = clampPast(clamped, "gt", bound(static_cast<int64_t>(toHigh)), loc);
+  if (fromLow < toLow) clamped = clampPast(clamped, "lt", bound(toLow), loc);
+  return castTo(clamped, to, loc);
 }
 
 // An operand next to a tile of dtype `like`: numbers and indices take that dtype.
@@ -200,8 +230,43 @@ struct BinarySpec {
   const char* pred = nullptr;
 };
 
+Tile binary(const BinarySpec& spec, const Tile& a, const Tile& b, const SourceLoc& loc);
+
+// The integer dtype holding every value of integer dtypes a and b, or none (u64 and a signed one).
+std::optional<DType> commonIntDType(DType a, DType b) {
+  int bytesA = dtypeBytes(a), bytesB = dtypeBytes(b);
+  if (isUnsigned(a) == isUnsigned(b)) return bytesA >= bytesB ? a : b;
+  auto [s, sBytes, uBytes] = isUnsigned(a) ? std::tuple{b, bytesB, bytesA} : std::tuple{a, bytesA, bytesB};
+  if (sBytes > uBytes) return s;
+  if (uBytes < 8) return uBytes < 4 ? DType::i32 : DType::i64;
+  return std::nullopt;
+}
+
+// `a pred b` for integer tiles of different dtypes, by their values: both widen to a dtype
+// holding both; a signed tile against a u64 one is below every u64 where it is negative, and
+// compares as a u64 elsewhere.
+Tile compareIntegers(const BinarySpec& spec, const Tile& a, const Tile& b, const SourceLoc& loc) {
+  DType ta = typeOf(a, loc, spec.name).dtype, tb = typeOf(b, loc, spec.name).dtype;
+  if (std::optional<DType> common = commonIntDType(ta, tb))
+    return binary(spec, castTo(a, *common, loc), castTo(b, *common, loc), loc);
+  const std::string_view pred = spec.pred;
+  if (isUnsigned(ta)) {  // the signed one first: b pred' a
+    static const std::map<std::string_view, const char*> mirrored = {{"lt", "gt"}, {"le", "ge"}, {"gt", "lt"},
+                                                                     {"ge", "le"}, {"eq", "eq"}, {"ne", "ne"}};
+    return compareIntegers({spec.code, spec.name, mirrored.at(pred)}, b, a, loc);
+  }
+  Tile wide = castTo(a, DType::i64, loc);
+  Tile negative = binary({OpCode::cmp, spec.name, "lt"}, wide, constant(0, DType::i64, {}, loc, spec.name), loc);
+  Tile asUnsigned = binary(spec, castTo(wide, DType::u64, loc), b, loc);
+  if (pred == "lt" || pred == "le" || pred == "ne") return binary({OpCode::logical_or, spec.name}, negative, asUnsigned, loc);
+  Tile notNegative = emitTile(OpCode::logical_not, {negative.value()}, typeOf(negative, loc, spec.name), loc);
+  return binary({OpCode::logical_and, spec.name}, notNegative, asUnsigned, loc);
+}
+
 Tile binary(const BinarySpec& spec, const Tile& a, const Tile& b, const SourceLoc& loc) {
   const ir::Type ta = typeOf(a, loc, spec.name), tb = typeOf(b, loc, spec.name);
+  if (ta.dtype != tb.dtype && spec.pred && isInteger(ta.dtype) && isInteger(tb.dtype))
+    return compareIntegers(spec, a, b, loc);
   if (ta.dtype != tb.dtype)
     fail(loc, spec.name, "dtype mismatch: " + describe(ta) + " vs " + describe(tb) + "; cast one side first");
   bool logical = spec.code == OpCode::logical_and || spec.code == OpCode::logical_or || spec.code == OpCode::bit_xor;
@@ -289,6 +354,7 @@ std::vector<ir::ValueId> elementOffsets(const std::vector<Index>& at, size_t ran
 }
 
 void checkBlockShape(const Tensor& t, const Shape& block, const SourceLoc& loc, std::string_view op) {
+  t.checkDefined(op, loc);
   if (block.size() != static_cast<size_t>(t.rank()))
     fail(loc, op, "block shape " + shapeText(block) + " has rank " + std::to_string(block.size()) +
                       " but the tensor " + std::string(dtypeName(t.dtype())) + shapeText(t.shape()) +
@@ -388,7 +454,12 @@ Tile Tile::k(double c, Loc loc) const {
 Tile Tile::cast(DType to, Loc loc) const { return castTo(*this, to, SourceLoc::from(loc)); }
 Tile Tile::cast(DType to, Overflow overflow, Loc loc) const {
   SourceLoc l = SourceLoc::from(loc);
-  return overflow == Overflow::saturate ? saturatingCast(*this, to, l) : castTo(*this, to, l);
+  if (overflow == Overflow::infinity) return castTo(*this, to, l);
+  if (to == DType::boolean)
+    fail(l, "cast", fmt::format("Overflow::saturate needs a float or integer result, not bool (casting {}): a bool "
+                                "has no range to clamp to; cast without it (x != 0)",
+                                describe(typeOf(*this, l, "cast"))));
+  return isFloat(to) ? saturatingFloatCast(*this, to, l) : saturatingIntCast(*this, to, l);
 }
 
 #define TJ_DEFINE_UNARY(NAME, CODE) \
@@ -878,6 +949,7 @@ void Program::scatter(const Tensor& t, const std::vector<Operand>& coords, const
 
 Tile Program::indirectRead(const Tensor& t, const std::vector<Operand>& coords, const Tile* mask, double fill, Loc loc) {
   SourceLoc l = SourceLoc::from(loc);
+  t.checkDefined("gather", l);
   checkFill(t, fill, l, "gather");
   int tensor = tracer_.tensorParam(t, l, "gather");
   std::vector<Tile> extra;
@@ -903,6 +975,7 @@ Tile Program::atomicUpdate(std::string_view fn, const Tensor& t, const std::vect
                            const Operand& value, const Operand* compare, const Tile* mask, Loc loc) {
   SourceLoc l = SourceLoc::from(loc);
   std::string op = "atomic_" + std::string(fn);
+  t.checkDefined("scatter", l);
   if (!ir::atomicSupports(*ir::parseAtomicFn(fn), t.dtype()))
     fail(l, op, fmt::format("not provided for the {} tensor: atomics update i32, i64, u32 and u64 "
                             "tensors, and float ones by all but cas", describe(ir::Type{t.dtype(), t.shape()})));
@@ -915,6 +988,7 @@ Tile Program::atomicUpdate(std::string_view fn, const Tensor& t, const std::vect
   Shape shape = typeOf(operands[0], l, op).shape;
   return emitTile(OpCode::atomic, valuesOf(operands), {t.dtype(), shape}, l,
                   {{"fn", std::string(fn)}, {"tensor", int64_t{tensor}}});
+  t.checkDefined(op, l);
 }
 
 #define TJ_ATOMIC(NAME)                                                                                         \

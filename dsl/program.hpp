@@ -41,10 +41,16 @@ class Index {
   uint64_t trace_;
 };
 
-// What a cast to a float dtype does with values past its largest finite value, infinities among them.
+// What a cast does with values its result dtype cannot hold: past a float's largest finite value
+// (infinities among them), or outside an integer's range.
 enum class Overflow : uint8_t {
-  infinity,  // +-inf, or NaN for f8e4m3 (which has none): IEEE's and OCP's conversion; the default
-  saturate,  // +- the largest finite value, as FP8 quantization wants (NVIDIA's satfinite); NaN stays NaN
+  // Floats: +-inf, or NaN for f8e4m3 (which has none), IEEE's and OCP's conversion. Integers
+  // from integers keep the low bits; from floats they saturate. The default.
+  infinity,
+  // Floats: +- the largest finite value, NaN stays NaN (NVIDIA's satfinite; for f8e4m3 PyTorch's
+  // .to(torch.float8_e4m3fn)). Integers: the nearest end of the range (requantizing an i32
+  // accumulator to i8), NaN becomes 0. Not for bool results.
+  saturate,
 };
 
 // A block of values with a shape and dtype (rank 0 is a scalar).
@@ -57,7 +63,8 @@ class Tile {
   int rank() const { return static_cast<int>(shape().size()); }
 
   Tile k(double constant, Loc loc = Loc::current()) const;  // a constant tile like this one
-  // Floats round to nearest even; float to integer truncates, saturates and takes NaN to 0.
+  // Floats round to nearest even; float to integer truncates, saturates and takes NaN to 0;
+  // integer to integer keeps the low bits (see Overflow).
   Tile cast(DType to, Loc loc = Loc::current()) const;
   Tile cast(DType to, Overflow overflow, Loc loc = Loc::current()) const;
 
@@ -155,6 +162,9 @@ struct IndexOperand {
   Tile operator OP(const ScalarOperand& a, const Tile& b);
 #define TJ_INDEX_OPERATOR(OP, RESULT) RESULT operator OP(const Index& a, const IndexOperand& b);
 TJ_TILE_OPERATOR(+) TJ_TILE_OPERATOR(-) TJ_TILE_OPERATOR(*) TJ_TILE_OPERATOR(/) TJ_TILE_OPERATOR(%)
+// Comparisons of two integer tiles of different dtypes compare their values exactly, signed
+// and unsigned alike (p.scalar(i), an i64, against an i32 read from memory); other operators
+// need one dtype.
 TJ_TILE_OPERATOR(<) TJ_TILE_OPERATOR(<=) TJ_TILE_OPERATOR(>) TJ_TILE_OPERATOR(>=)
 TJ_TILE_OPERATOR(==) TJ_TILE_OPERATOR(!=) TJ_TILE_OPERATOR(&&) TJ_TILE_OPERATOR(||)
 // Bitwise, on integer tiles (& | ^ on bool tiles too, as logical ops): & and | are && and ||.
@@ -172,7 +182,8 @@ TJ_INDEX_OPERATOR(>=, Tile) TJ_INDEX_OPERATOR(==, Tile) TJ_INDEX_OPERATOR(!=, Ti
 // a >> b filling with zeros: a's bits as an unsigned integer of its width (hashes, random bits).
 Tile logical_shift_right(const Tile& a, const Operand& b);
 // The high half of the product of a and b as unsigned integers of their width (Triton's
-// tl.umulhi), for i32 and i64 tiles: the bits of (uint32)a * (uint32)b >> 32 as an i32.
+// tl.umulhi), for i32, i64, u32 and u64 tiles: for 32-bit ones the bits of
+// (uint32)a * (uint32)b >> 32, in their dtype.
 Tile umulhi(const Tile& a, const Operand& b, Loc loc = Loc::current());
 
 // Elementwise max/min of tiles (NaN propagates) and of indices.
@@ -300,9 +311,10 @@ class Program {
   // Atomic updates at computed coordinates (as scatter's, with an optional mask): each element
   // is one atomic read-modify-write of the tensor's element, so duplicates all apply (a
   // histogram: p.atomic_add(counts, {bins}, 1)). The result holds the old values (0 where
-  // nothing was updated). i32 and i64 tensors for every update, f32 for add and xchg;
-  // acquire-release ordering at device scope, as Triton's default. atomic_cas writes `value`
-  // where the old value equals `compare`.
+  // nothing was updated). i32, i64, u32 and u64 tensors for every update (max and min of
+  // unsigned ones are unsigned), f32, f64, f16 and bf16 ones for all but atomic_cas (float
+  // max and min order as max() and min() do); acquire-release ordering at device scope, as
+  // Triton's default. atomic_cas writes `value` where the old value equals `compare`.
   Tile atomic_add(const Tensor& t, const std::vector<Operand>& coords, const Operand& value, Loc loc = Loc::current());
   Tile atomic_add(const Tensor& t, const std::vector<Operand>& coords, const Operand& value, const Tile& mask,
                   Loc loc = Loc::current());
@@ -329,8 +341,10 @@ class Program {
   // Counter-based random numbers (dsl/random.cpp): Philox 4x32 with 10 rounds, computed as
   // Triton's tl.randint4x / randint / rand / randn compute it, so a kernel ported from Triton
   // draws the same numbers from the same seed and offsets, on every device. `seed` is an
-  // integer number, an Index or a rank-0 integer tile (a 64-bit key); `offset` an i32 tile,
-  // one draw per element, whose shape the results take (the counter is (offset, 0, 0, 0)).
+  // integer number, an Index or a rank-0 integer tile (a 64-bit key); `offset` an integer tile,
+  // one draw per element, whose shape the results take. The counter is (offset, 0, 0, 0) for
+  // i32 offsets (narrower ones widen as Triton's .to(tl.uint32)) and (its low word, its high
+  // word, 0, 0) for i64 and u64 ones, as Triton's randint4x has it.
   // The four 32-bit words of a draw, as i32 tiles holding Triton's uint32 bits.
   std::array<Tile, 4> randint4x(const Operand& seed, const Tile& offset, Loc loc = Loc::current());
   Tile randint(const Operand& seed, const Tile& offset, Loc loc = Loc::current());  // the first word

@@ -1,10 +1,11 @@
 // Philox 4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3", SC'11), as
-// Triton's language/random.py computes it. There are no unsigned dtypes: each 32-bit word
-// lives in an i64 tile as a value in [0, 2^32), so a 32x32-bit product is exact in 64 bits
-// and its high word is a logical shift right by 32.
+// Triton's language/random.py computes it. Each 32-bit word lives in an i64 tile as a value
+// in [0, 2^32), so a 32x32-bit product is exact in 64 bits and its high word is a logical
+// shift right by 32.
 #include <fmt/format.h>
 
 #include <cmath>
+#include <optional>
 
 #include "dsl/program.hpp"
 
@@ -22,10 +23,10 @@ class Philox {
  public:
   explicit Philox(Loc loc) : loc_(loc) {}
 
-  // The four words for counter (c0, 0, 0, 0) and key (seed's low word, its high word).
-  std::array<Tile, 4> operator()(const Tile& seed, const Tile& c0) const {
+  // The four words for counter (c0, c1 or 0, 0, 0) and key (seed's low word, its high word).
+  std::array<Tile, 4> operator()(const Tile& seed, const Tile& c0, const std::optional<Tile>& c1) const {
     Tile zero = c0 * at(0);
-    std::array<Tile, 4> c = {c0, zero, zero, zero};
+    std::array<Tile, 4> c = {c0, c1.value_or(zero), zero, zero};
     Tile k0 = word(seed), k1 = logical_shift_right(seed, at(32));
     for (int round = 0; round < kRounds; ++round) {
       Tile productA = c[0] * at(kRoundA), productB = c[2] * at(kRoundB);
@@ -79,16 +80,16 @@ Tile Program::randn(const Operand& seed, const Tile& offset, Loc loc) {
 std::array<Tile, 4> Program::randomWords(std::string_view op, const Operand& seed, const Tile& offset, Loc loc) {
   SourceLoc l = SourceLoc::from(loc);
   DType t = offset.dtype();
-  if (t != DType::i32)
-    fail(l, op,
-         fmt::format("the offset must be an i32 tile (Triton's 32-bit counter), got {}{}", dtypeName(t),
-                     t == DType::i64 ? "; cast it to i32 (64-bit offsets are Triton's Philox 4x64, not provided)"
-                     : isFloat(t)    ? "; offsets are integers"
-                                     : "; cast it to i32"));
+  if (!isInteger(t))
+    fail(l, op, fmt::format("the offset must be an integer tile (i32 as in Triton, or i64 for more than 2^32 draws), "
+                            "got {}", dtypeName(t)));
   Philox r(loc);
-  // The counter's first word: the offset's bits as an unsigned 32-bit number.
-  Tile c0 = r.word(offset.cast(i64, loc));
-  std::array<Tile, 4> words = r(seedTile(op, seed, l, loc), c0);
+  // Triton's randint4x: the counter's first word is offset.to(tl.uint32) (a narrower signed
+  // offset sign-extends, as the cast to i64 does), its second the high word of a 64-bit offset.
+  Tile wide = offset.cast(i64, loc);
+  std::optional<Tile> c1;
+  if (dtypeBytes(t) == 8) c1 = r.high(wide);
+  std::array<Tile, 4> words = r(seedTile(op, seed, l, loc), r.word(wide), c1);
   for (Tile& w : words) w = w.cast(i32, loc);  // wraps: the same 32 bits
   return words;
 }

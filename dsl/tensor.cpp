@@ -20,6 +20,9 @@ struct Tensor::Storage {
   std::byte* bytes;
   size_t size;
   std::unique_ptr<Residency> residency;  // null: only on the host
+  // Which elements were written, for the sanitizer: made by Tensor::empty, dropped once host
+  // code may have written any element (data()) or every one was written.
+  std::shared_ptr<WrittenElements> written;
   explicit Storage(size_t n)
       : bytes(static_cast<std::byte*>(::operator new(std::max<size_t>(n, 1), kAlign))), size(n) {}
   ~Storage() { ::operator delete(bytes, kAlign); }
@@ -105,6 +108,10 @@ Tensor::Tensor(std::shared_ptr<Storage> storage, DType dtype, Shape shape, Shape
     : storage_(std::move(storage)), dtype_(dtype), shape_(std::move(shape)), strides_(std::move(strides)),
       offset_(offset) {}
 
+void Tensor::checkDefined(std::string_view op, const SourceLoc& loc) const {
+  if (!defined()) fail(loc, op, "Tensor is empty (default-constructed): assign it a tensor first");
+}
+
 Tensor Tensor::empty(const Shape& shape, DType dtype, Loc loc) {
   checkShape(shape, "Tensor::empty", loc);
   int64_t bytes = storageBytes(shape, dtype, "Tensor::empty", loc);
@@ -116,6 +123,8 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Loc loc) {
          "out of memory: shape " + shapeText(shape) + " of " + std::string(dtypeName(dtype)) + " needs " +
              std::to_string(bytes) + " bytes");
   }
+  storage->written = std::make_shared<WrittenElements>(
+      WrittenElements{storage->bytes, dtypeBytes(dtype), std::vector<bool>(static_cast<size_t>(elementCount(shape)))});
   return Tensor(std::move(storage), dtype, shape, ir::rowMajorStrides(shape), 0);
 }
 
@@ -123,12 +132,14 @@ Tensor Tensor::zeros(const Shape& shape, DType dtype, Loc loc) { return full(sha
 
 Tensor Tensor::full(const Shape& shape, double value, DType dtype, Loc loc) {
   Tensor t = empty(shape, dtype, loc);
+  t.storage_->written.reset();
   for (int64_t i = 0, n = t.numel(); i < n; ++i) t.setItem(i, value);
   return t;
 }
 
 Tensor Tensor::from(const Shape& shape, const std::vector<double>& values, DType dtype, Loc loc) {
   Tensor t = empty(shape, dtype, loc);
+  t.storage_->written.reset();
   if (static_cast<int64_t>(values.size()) != t.numel())
     fail(SourceLoc::from(loc), "Tensor::from",
          std::to_string(values.size()) + " values for shape " + shapeText(shape) + " of " +
@@ -141,6 +152,7 @@ Tensor Tensor::random(const Shape& shape, uint64_t seed, DType dtype, double lo,
   if (!(lo <= hi))
     fail(SourceLoc::from(loc), "Tensor::random", "empty range [" + std::to_string(lo) + ", " + std::to_string(hi) + ")");
   Tensor t = empty(shape, dtype, loc);
+  t.storage_->written.reset();
   std::mt19937_64 gen(seed);
   for (int64_t i = 0, n = t.numel(); i < n; ++i) {
     double u = static_cast<double>(gen() >> 11) * 0x1.0p-53;
@@ -150,16 +162,44 @@ Tensor Tensor::random(const Shape& shape, uint64_t seed, DType dtype, double lo,
   return t;
 }
 
+DType Tensor::dtype(Loc loc) const {
+  checkDefined("Tensor::dtype", SourceLoc::from(loc));
+  return dtype_;
+}
+
+int Tensor::rank(Loc loc) const {
+  checkDefined("Tensor::rank", SourceLoc::from(loc));
+  return static_cast<int>(shape_.size());
+}
+
+const Shape& Tensor::shape(Loc loc) const {
+  checkDefined("Tensor::shape", SourceLoc::from(loc));
+  return shape_;
+}
+
+const Shape& Tensor::strides(Loc loc) const {
+  checkDefined("Tensor::strides", SourceLoc::from(loc));
+  return strides_;
+}
+
 int64_t Tensor::dim(int axis, Loc loc) const {
-  if (axis < 0 || axis >= rank())
+  checkDefined("Tensor::dim", SourceLoc::from(loc));
+  if (axis < 0 || axis >= rank(loc))
     fail(SourceLoc::from(loc), "Tensor::dim",
          "axis " + std::to_string(axis) + " out of range for shape " + shapeText(shape_));
   return shape_[static_cast<size_t>(axis)];
 }
 
-int64_t Tensor::numel() const { return elementCount(shape_); }
+int64_t Tensor::numel(Loc loc) const {
+  checkDefined("Tensor::numel", SourceLoc::from(loc));
+  return elementCount(shape_);
+}
 
-void* Tensor::data() const { return hostBytes(true) + offset_ * dtypeBytes(dtype_); }
+void* Tensor::data(Loc loc) const {
+  checkDefined("Tensor::data", SourceLoc::from(loc));
+  storage_->written.reset();  // the caller may write any element
+  return hostBytes(true) + offset_ * dtypeBytes(dtype_);
+}
 
 std::byte* Tensor::hostBytes(bool willWrite) const {
   if (storage_->residency) storage_->residency->toHost(willWrite);
@@ -167,6 +207,7 @@ std::byte* Tensor::hostBytes(bool willWrite) const {
 }
 
 Tensor Tensor::on(const std::string& device, Loc loc) const {
+  checkDefined("Tensor::on", SourceLoc::from(loc));
   Device& d = selectDevice(device);
   if (storage_->residency && d.holds(storage_->residency->copy())) return *this;
   std::string why;
@@ -182,16 +223,21 @@ Tensor Tensor::on(const std::string& device, Loc loc) const {
   return *this;
 }
 
-const Tensor& Tensor::host() const {
+const Tensor& Tensor::host(Loc loc) const {
+  checkDefined("Tensor::host", SourceLoc::from(loc));
   hostBytes(false);
   return *this;
 }
 
-TensorArg Tensor::launchArg() const {
-  return {storage_->bytes + offset_ * dtypeBytes(dtype_), dtype_, shape_, strides_, storage_->residency.get()};
+TensorArg Tensor::launchArg(Loc loc) const {
+  checkDefined("launch", SourceLoc::from(loc));
+  if (storage_->written && storage_->written->all) storage_->written.reset();
+  return {storage_->bytes + offset_ * dtypeBytes(dtype_), dtype_, shape_, strides_, storage_->residency.get(),
+          storage_->written};
 }
 
 Tensor Tensor::permute(const std::vector<int>& perm, Loc loc) const {
+  checkDefined("Tensor::permute", SourceLoc::from(loc));
   std::vector<int> sorted(perm);
   std::sort(sorted.begin(), sorted.end());
   bool isPermutation = sorted.size() == shape_.size();
@@ -208,6 +254,7 @@ Tensor Tensor::permute(const std::vector<int>& perm, Loc loc) const {
 }
 
 Tensor Tensor::transpose(int a, int b, Loc loc) const {
+  checkDefined("Tensor::transpose", SourceLoc::from(loc));
   std::vector<int> perm(shape_.size());
   std::iota(perm.begin(), perm.end(), 0);
   if (a < 0 || b < 0 || a >= rank() || b >= rank())
@@ -217,16 +264,23 @@ Tensor Tensor::transpose(int a, int b, Loc loc) const {
   return permute(perm, loc);
 }
 
-Tensor Tensor::contiguous() const {
-  Tensor t = empty(shape_, dtype_);
+Tensor Tensor::contiguous(Loc loc) const {
+  checkDefined("Tensor::contiguous", SourceLoc::from(loc));
+  Tensor t = empty(shape_, dtype_, loc);
   int bytes = dtypeBytes(dtype_);
   const std::byte* from = hostBytes(false);
   for (int64_t i = 0, n = numel(); i < n; ++i)
-    std::memcpy(t.storage_->bytes + i * bytes, from + elementOffset(i) * bytes, static_cast<size_t>(bytes));
+    std::memcpy(t.storage_->bytes + i * bytes, from + elementOffset(i, "Tensor::contiguous", loc) * bytes,
+                static_cast<size_t>(bytes));
   return t;
 }
 
-int64_t Tensor::elementOffset(int64_t flat) const {
+int64_t Tensor::elementOffset(int64_t flat, const char* op, Loc loc) const {
+  checkDefined(op, SourceLoc::from(loc));
+  if (flat < 0 || flat >= numel())
+    fail(SourceLoc::from(loc), op,
+         fmt::format("position {} is outside the {} elements of the {}{} tensor", flat, numel(), dtypeName(dtype_),
+                     shapeText(shape_)));
   int64_t off = offset_;
   for (size_t d = shape_.size(); d-- > 0;) {
     off += (flat % shape_[d]) * strides_[d];
@@ -235,22 +289,27 @@ int64_t Tensor::elementOffset(int64_t flat) const {
   return off;
 }
 
-double Tensor::item(int64_t flat) const {
-  return readElement(hostBytes(false) + elementOffset(flat) * dtypeBytes(dtype_), dtype_);
+double Tensor::item(int64_t flat, Loc loc) const {
+  int64_t at = elementOffset(flat, "Tensor::item", loc);
+  return readElement(hostBytes(false) + at * dtypeBytes(dtype_), dtype_);
 }
 
-void Tensor::setItem(int64_t flat, double value) {
-  writeElement(hostBytes(true) + elementOffset(flat) * dtypeBytes(dtype_), dtype_, value);
+void Tensor::setItem(int64_t flat, double value, Loc loc) {
+  int64_t at = elementOffset(flat, "Tensor::setItem", loc);
+  writeElement(hostBytes(true) + at * dtypeBytes(dtype_), dtype_, value);
+  if (const auto& written = storage_->written) written->bits.at(static_cast<size_t>(at)) = true;
 }
 
-std::vector<double> Tensor::values() const {
+std::vector<double> Tensor::values(Loc loc) const {
+  checkDefined("Tensor::values", SourceLoc::from(loc));
   std::vector<double> v(static_cast<size_t>(numel()));
-  for (int64_t i = 0; i < numel(); ++i) v[static_cast<size_t>(i)] = item(i);
+  for (int64_t i = 0; i < numel(); ++i) v[static_cast<size_t>(i)] = item(i, loc);
   return v;
 }
 
-std::string Tensor::text() const {
-  if (shape_.empty()) return numberText(item(0), dtype_);
+std::string Tensor::text(Loc loc) const {
+  checkDefined("Tensor::text", SourceLoc::from(loc));
+  if (shape_.empty()) return numberText(item(0, loc), dtype_);
   std::string out;
   int64_t flat = 0;
   // Recursive lambda over axes; `flat` walks elements in row-major order.
@@ -258,7 +317,7 @@ std::string Tensor::text() const {
     out += '[';
     for (int64_t i = 0; i < shape_[axis]; ++i) {
       if (i) out += ", ";
-      if (axis + 1 == shape_.size()) out += numberText(item(flat++), dtype_);
+      if (axis + 1 == shape_.size()) out += numberText(item(flat++, loc), dtype_);
       else self(self, axis + 1);
     }
     out += ']';
@@ -267,9 +326,17 @@ std::string Tensor::text() const {
   return out;
 }
 
-bool Tensor::sameView(const Tensor& o) const {
+bool Tensor::sameView(const Tensor& o, Loc loc) const {
+  checkDefined("Tensor::sameView", SourceLoc::from(loc));
+  o.checkDefined("Tensor::sameView", SourceLoc::from(loc));
   return storage_ == o.storage_ && offset_ == o.offset_ && dtype_ == o.dtype_ && shape_ == o.shape_ &&
          strides_ == o.strides_;
+}
+
+bool Tensor::sharesStorage(const Tensor& o, Loc loc) const {
+  checkDefined("Tensor::sharesStorage", SourceLoc::from(loc));
+  o.checkDefined("Tensor::sharesStorage", SourceLoc::from(loc));
+  return storage_ == o.storage_;
 }
 
 int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }

@@ -17,6 +17,7 @@
 #include <memory>
 #include <source_location>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ir/dtype.hpp"
@@ -36,6 +37,14 @@ using Shape = std::vector<int64_t>;
 class Tensor {
  public:
   using Loc = std::source_location;
+  // A tensor with no storage yet, to assign one to later (`Tensor t; if (...) t = ...;`): every
+  // operation on it but assignment and defined() is an Error, launches that pass it too.
+  Tensor() = default;
+  // Whether the tensor holds storage: false for a default-constructed one until assigned.
+  bool defined() const { return storage_ != nullptr; }
+  // Throws Error at `loc`, naming `op`, unless defined().
+  void checkDefined(std::string_view op, const SourceLoc& loc) const;
+
   static Tensor empty(const Shape& shape, DType dtype = f32, Loc loc = Loc::current());
   static Tensor zeros(const Shape& shape, DType dtype = f32, Loc loc = Loc::current());
   static Tensor full(const Shape& shape, double value, DType dtype = f32, Loc loc = Loc::current());
@@ -46,43 +55,44 @@ class Tensor {
   static Tensor random(const Shape& shape, uint64_t seed, DType dtype = f32, double lo = -1.0,
                        double hi = 1.0, Loc loc = Loc::current());
 
-  DType dtype() const { return dtype_; }
-  int rank() const { return static_cast<int>(shape_.size()); }
-  const Shape& shape() const { return shape_; }
-  const Shape& strides() const { return strides_; }  // in elements
+  DType dtype(Loc loc = Loc::current()) const;
+  int rank(Loc loc = Loc::current()) const;
+  const Shape& shape(Loc loc = Loc::current()) const;
+  const Shape& strides(Loc loc = Loc::current()) const;  // in elements
   int64_t dim(int axis, Loc loc = Loc::current()) const;
-  int64_t numel() const;
-  void* data() const;  // the first element of this view, in host memory
+  int64_t numel(Loc loc = Loc::current()) const;
+  void* data(Loc loc = Loc::current()) const;  // the first element of this view, in host memory
 
   // Device residency (see the top of this file). `device` names a device as
   // RunOptions::device does.
   Tensor on(const std::string& device, Loc loc = Loc::current()) const;
-  const Tensor& host() const;  // this view, its host bytes current
+  const Tensor& host(Loc loc = Loc::current()) const;  // this view, its host bytes current
   // This view as a launch argument, its host bytes not brought back (dsl/launch.hpp).
-  TensorArg launchArg() const;
+  TensorArg launchArg(Loc loc = Loc::current()) const;
 
   // Views sharing storage.
   Tensor permute(const std::vector<int>& perm, Loc loc = Loc::current()) const;
   Tensor transpose(int a = 0, int b = 1, Loc loc = Loc::current()) const;
-  Tensor contiguous() const;  // a row-major copy
+  Tensor contiguous(Loc loc = Loc::current()) const;  // a row-major copy
 
   // Elements by row-major position within this view, as float64 (exact for every dtype but
-  // i64 beyond 2^53).
-  double item(int64_t flatIndex) const;
-  void setItem(int64_t flatIndex, double value);
-  std::vector<double> values() const;
-  std::string text() const;  // nested brackets, NumPy style
+  // i64 beyond 2^53); a position outside [0, numel()) is an Error.
+  double item(int64_t flatIndex, Loc loc = Loc::current()) const;
+  void setItem(int64_t flatIndex, double value, Loc loc = Loc::current());
+  std::vector<double> values(Loc loc = Loc::current()) const;
+  std::string text(Loc loc = Loc::current()) const;  // nested brackets, NumPy style
 
   // Whether two tensors are the same view of the same storage.
-  bool sameView(const Tensor& other) const;
+  bool sameView(const Tensor& other, Loc loc = Loc::current()) const;
   // Whether two tensors are views of the same storage.
-  bool sharesStorage(const Tensor& other) const { return storage_ == other.storage_; }
+  bool sharesStorage(const Tensor& other, Loc loc = Loc::current()) const;
 
  private:
   friend class Tracer;
   struct Storage;
   Tensor(std::shared_ptr<Storage> storage, DType dtype, Shape shape, Shape strides, int64_t offset);
-  int64_t elementOffset(int64_t flatIndex) const;
+  // The storage offset of an element by row-major position, checked to be inside the view.
+  int64_t elementOffset(int64_t flatIndex, const char* op, Loc loc) const;
   std::byte* hostBytes(bool willWrite) const;  // the storage's, made current
 
   std::shared_ptr<Storage> storage_;

@@ -75,7 +75,7 @@ float bf16ToFloat(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t
 
 Float8Format float8Format(DType t) {
   if (t == DType::f8e4m3) return {3, 7, 0x7e, 0x7f, 0x7f};
-  return {2, 15, 0x7b, 0x7c, 0x7e};
+  return {2, 15, 0x7b, 0x7c, 0x7f};  // NaN: the code PyTorch writes, so tensors exchanged with it compare equal
 }
 
 uint8_t floatToF8(DType t, float f) {

@@ -16,7 +16,8 @@ std::optional<DType> parseDType(std::string_view s);
 int dtypeBytes(DType t);
 bool isFloat(DType t);                               // f32, f64, f16, bf16 and the 8-bit floats
 // f8e4m3 (OCP's e4m3fn: bias 7, largest 448, no infinities, NaN 0x7f/0xff) and f8e5m2 (bias 15,
-// largest 57344, infinities and NaNs as IEEE). Tiles of them only move and convert values and feed dot.
+// largest 57344, infinities and NaNs as IEEE; a NaN converts to 0x7f/0xff, as in PyTorch). Tiles of
+// them only move and convert values and feed dot.
 bool isFloat8(DType t);
 bool isInteger(DType t);                             // i8, i32, i64 and the unsigned (not bool)
 bool isUnsigned(DType t);                            // u8, u16, u32, u64
@@ -27,7 +28,7 @@ float halfToFloat(uint16_t h);
 uint16_t floatToBF16(float f);
 float bf16ToFloat(uint16_t b);
 // An 8-bit float's fields and the codes (sign bit clear) at its ends; `overflow` is what a value
-// past the largest finite one becomes (NaN for f8e4m3, infinity for f8e5m2).
+// past the largest finite one becomes (NaN for f8e4m3, infinity for f8e5m2), `nan` what a NaN does.
 struct Float8Format {
   int mantissaBits, bias;
   uint32_t largestFinite, overflow, nan;

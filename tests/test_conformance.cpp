@@ -423,6 +423,39 @@ TEST_CASE("conformance: binary ops and comparisons on every pair of edge values,
       }
 }
 
+// An integer element as its exact value (u64 past 2^63 included).
+__int128 exactInt(DType t, const Num& x) {
+  return t == u64 ? __int128(uint64_t(ref::asInt(x))) : __int128(ref::asInt(x));
+}
+
+TEST_CASE("conformance: comparisons of integer tiles of different dtypes compare their exact values") {
+  // Every rule: one signedness (the wider), a narrow unsigned against i8 and i32 (i32), u32
+  // against i32 (i64), and u64 against signed tiles (by sign, then as u64), in both orders.
+  const std::pair<DType, DType> pairs[] = {{i32, i64}, {u32, u8}, {i8, u8},   {u16, i32}, {i32, u32},
+                                           {u32, i64}, {i8, u64}, {u64, i64}, {u64, i32}};
+  const std::vector<std::string_view> ops = {"<", "<=", ">", ">=", "==", "!="};
+  for (const std::string& device : conformanceDevices())
+    for (auto [a, b] : pairs) {
+      INFO(device, ": ", dtypeName(a), "[13, 1] against ", dtypeName(b), "[13]");
+      Tensor x = sample({13, 1}, a, 23, intEdges(a)), y = sample({13}, b, 24, intEdges(b));
+      checkMap(  // the six comparisons as the bits of one i32
+          device, "mixed_compare", {x, y}, {13, 13}, i32,
+          [&](Program&, const std::vector<Tile>& in) {
+            const Tile &l = in[0], &r = in[1];
+            std::vector<Tile> bits = {l < r, l <= r, l > r, l >= r, l == r, l != r};
+            Tile packed = bits[0].cast(i32);
+            for (int k = 1; k < 6; ++k) packed = packed + bits[size_t(k)].cast(i32) * double(1 << k);
+            return packed;
+          },
+          [&](const std::vector<Num>& xs, int64_t, int64_t) -> Num {
+            int64_t packed = 0;
+            for (size_t k = 0; k < ops.size(); ++k)
+              packed |= compare(ops[k], exactInt(a, xs[0]), exactInt(b, xs[1])) << k;
+            return packed;
+          });
+    }
+}
+
 TEST_CASE("conformance: broadcasting between tiles of different shapes and ranks") {
   struct Case {
     Shape a, b, out;
@@ -775,6 +808,56 @@ TEST_CASE("conformance: randint4x, rand and randn draw Triton's Philox stream fr
     }
 }
 
+TEST_CASE("conformance: i64, u64, u32 and i8 offsets draw Triton's stream: counter (low word, high word, 0, 0)") {
+  constexpr int64_t n = 200, block = 64;  // a partial last block
+  constexpr uint64_t seed = 12345678901;
+  struct Case {
+    DType dtype;
+    std::function<Tile(const Tile& e)> offsets;  // of the element numbers e (i64)
+    std::function<uint64_t(uint64_t e)> value;   // the offset's bits, widened as Triton's .to(tl.uint32) / 64 bits
+  };
+  const Case cases[] = {
+      // Past 2^32 and negative: the high word matters.
+      {i64, [](const Tile& e) { return e * 4294967311.0 - 25769803776.0; },
+       [](uint64_t e) { return e * 4294967311u - 25769803776u; }},
+      {u64, [](const Tile& e) { return (e * 4294967311.0).cast(u64) + 18446744069414584320.0; },
+       [](uint64_t e) { return e * 4294967311u + 18446744069414584320u; }},
+      {u32, [](const Tile& e) { return e.cast(u32) * 3000000000.0; },
+       [](uint64_t e) { return uint64_t(uint32_t(e * 3000000000u)); }},
+      {i8, [](const Tile& e) { return e.cast(i8); },  // past 127 negative: sign-extended
+       [](uint64_t e) { return uint64_t(uint32_t(int32_t(int8_t(e)))); }},
+  };
+  for (const std::string& device : conformanceDevices())
+    for (const Case& c : cases) {
+      INFO(device, ": ", dtypeName(c.dtype), " offsets");
+      std::vector<Tensor> words;
+      for (int w = 0; w < 4; ++w) words.push_back(poisoned({n}, i32));
+      Tensor uniform = poisoned({n}, f32);
+      launch(device, "random_offsets", {cdiv(n, block)}, [&](Program& p) {
+        Index i = p.id(0);
+        Tile offset = c.offsets(p.arange(block).cast(i64) + i * block);
+        REQUIRE(offset.dtype() == c.dtype);
+        std::array<Tile, 4> drawn = p.randint4x(double(seed), offset);
+        for (int w = 0; w < 4; ++w) p.write(words[size_t(w)], {block}).put(drawn[size_t(w)], {i});
+        p.write(uniform, {block}).put(p.rand(double(seed), offset), {i});
+      });
+      std::array<Expect, 4> wordsWant;
+      Expect uniformWant;
+      for (int64_t e = 0; e < n; ++e) {
+        uint64_t offset = c.value(uint64_t(e));
+        std::array<uint32_t, 4> r =
+            philox4x32({uint32_t(offset), uint32_t(offset >> 32), 0, 0}, {uint32_t(seed), uint32_t(seed >> 32)});
+        for (int w = 0; w < 4; ++w) wordsWant[size_t(w)].want.push_back(int64_t(int32_t(r[size_t(w)])));
+        uniformWant.want.push_back(double(uniformOf(r[0])));
+      }
+      for (int w = 0; w < 4; ++w) {
+        INFO("word ", w);
+        checkElements(words[size_t(w)], wordsWant[size_t(w)]);
+      }
+      checkElements(uniform, uniformWant);
+    }
+}
+
 // ---- Casts
 
 // Values that probe rounding, truncation, saturation and wrapping, per source dtype.
@@ -829,7 +912,7 @@ TEST_CASE("conformance: saturating casts clamp to the largest finite value, infi
                                            {bf16, f8e5m2}, {f8e5m2, f8e4m3}, {f8e4m3, f8e5m2}, {f64, f32},
                                            {f32, f16}, {f16, f32}, {i32, f8e4m3}, {u16, f8e5m2},
                                            {i64, f16}, {i8, f8e4m3},   {bf16, f16},   {f16, bf16},
-                                           {f32, f64}};
+                                           {f32, f64}, {f32, f32},  {f16, f16},     {f8e5m2, f8e5m2}};
   for (const std::string& device : conformanceDevices())
     for (auto [from, to] : pairs) {
       INFO(device, ": saturating cast ", dtypeName(from), " -> ", dtypeName(to));
@@ -844,6 +927,63 @@ TEST_CASE("conformance: saturating casts clamp to the largest finite value, infi
             return roundToFloat(to, std::clamp(v, -largest, largest));
           });
     }
+}
+
+TEST_CASE("conformance: saturating casts to integers clamp to the result's range; floats saturate and take NaN to 0") {
+  const std::pair<DType, DType> pairs[] = {{i32, i8},  {i64, i32}, {i64, u8},  {u32, i32}, {u64, i64}, {i8, u32},
+                                           {i64, u64}, {u64, u16}, {i8, u8},   {u8, i8},   {i32, i64}, {f32, i8},
+                                           {f64, u32}, {f16, i64}, {boolean, u8}};
+  for (const std::string& device : conformanceDevices())
+    for (auto [from, to] : pairs) {
+      INFO(device, ": saturating cast ", dtypeName(from), " -> ", dtypeName(to));
+      Tensor x = sample({4, 13}, from, 74, castInputs(from));
+      checkMap(
+          device, "cast_saturate_int", {x}, {4, 13}, to,
+          [&](Program&, const std::vector<Tile>& in) { return in[0].cast(to, Overflow::saturate); },
+          [&](const std::vector<Num>& xs, int64_t, int64_t) -> Num {
+            if (!isInteger(from)) return castRef(from, to, xs[0]);  // float to integer saturates anyway
+            auto [low, high] = ref::intRange(to);
+            __int128 top = to == u64 ? __int128(~uint64_t{0}) : __int128(high);
+            __int128 v = std::clamp(exactInt(from, xs[0]), __int128(low), top);
+            return int64_t(uint64_t(v));  // a u64 as its bits
+          });
+    }
+}
+
+TEST_CASE("conformance: 8-bit float NaN codes are PyTorch's, and a saturating cast to f8e4m3 is torch's") {
+  const double nan = ref::nan(), inf = ref::inf();
+  Tensor x = Tensor::from({8}, {nan, -nan, 500.0, -500.0, inf, -inf, 1.0, 448.0}, f32);
+  struct Case {
+    DType to;
+    bool saturate;
+    std::array<uint8_t, 8> codes;
+  };
+  const Case cases[] = {
+      {f8e5m2, false, {0x7f, 0xff, 0x60, 0xe0, 0x7c, 0xfc, 0x3c, 0x5f}},  // torch writes these e5m2 NaNs
+      {f8e4m3, false, {0x7f, 0xff, 0x7f, 0xff, 0x7f, 0xff, 0x38, 0x7e}},  // OCP: overflow is NaN
+      {f8e4m3, true, {0x7f, 0xff, 0x7e, 0xfe, 0x7e, 0xfe, 0x38, 0x7e}},   // torch's .to(float8_e4m3fn)
+  };
+  auto bytes = [](const Tensor& t) {
+    const auto* b = static_cast<const uint8_t*>(t.data());
+    return std::vector<uint8_t>(b, b + t.numel());
+  };
+  for (const Case& c : cases) {
+    INFO(dtypeName(c.to), c.saturate ? " saturating" : "");
+    std::vector<uint8_t> want(c.codes.begin(), c.codes.end());
+    if (!c.saturate) CHECK(bytes(Tensor::from({8}, x.values(), c.to)) == want);  // the host's conversion
+    for (const std::string& device : conformanceDevices()) {
+      INFO(device);
+      Tensor cast = Tensor::zeros({8}, c.to), stored = Tensor::zeros({8}, c.to);
+      launch(device, "f8_codes", {1}, [&](Program& p) {
+        Tile v = p.read(x, {8}).at({0});
+        p.write(cast, {8}).put(c.saturate ? v.cast(c.to, Overflow::saturate) : v.cast(c.to), {0});
+        // put converts an f32 tile; the saturating cast from f16 clamps there first
+        p.write(stored, {8}).put(c.saturate ? v.cast(f16).cast(c.to, Overflow::saturate) : v, {0});
+      });
+      CHECK(bytes(cast) == want);
+      CHECK(bytes(stored) == want);
+    }
+  }
 }
 
 TEST_CASE("conformance: f8 tiles move exactly through where, slice, cat, a fold and transpose") {
@@ -2398,6 +2538,22 @@ TEST_CASE("conformance: exit_if stops a program where a value read from memory s
     checkElements(out, o);
     checkElements(started, s);
     checkElements(finished, f);
+  }
+}
+
+TEST_CASE("conformance: the README's ragged exit_if: an i64 Index scalar against an i32 length read from memory") {
+  for (const std::string& device : conformanceDevices()) {
+    INFO(device);
+    Tensor lengths = Tensor::from({3}, {0, 100, 256}, i32), out = poisoned({3, 256}, f32);
+    launch(device, "ragged", {3, 4}, [&](Program& p) {
+      p.exit_if(p.scalar(p.id(1) * 64) >= p.gather(lengths, {p.id(0)}));
+      p.write(out, {1, 64}).put(p.zeros({1, 64}) + 1.0, {p.id(0), p.id(1)});
+    });
+    Expect e;
+    for (int64_t b = 0; b < 3; ++b)
+      for (int64_t c = 0; c < 256; ++c)  // a block runs where it starts before the length
+        e.want.push_back(c / 64 * 64 < ref::asInt(ref::element(lengths, b)) ? Num(1.0) : Num(ref::nan()));
+    checkElements(out, e);
   }
 }
 
