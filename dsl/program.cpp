@@ -370,13 +370,23 @@ void checkFill(const Tensor& t, double fill, const SourceLoc& loc, std::string_v
                               describe(ir::Type{t.dtype(), t.shape()})));
 }
 
-Tile load(int tensor, const Shape& block, double fill, std::vector<ir::ValueId> offsets, const SourceLoc& loc) {
-  Tracer& t = tracer(loc, "read");
+// A load or gather of `tensor` with its fill (the check of a constant: an integer tensor needs an
+// integer), marked for the sanitizer when the user gave none.
+Tile emitRead(OpCode code, int tensor, std::vector<ir::ValueId> operands, const Shape& shape,
+              std::optional<double> fill, const SourceLoc& loc) {
+  Tracer& t = tracer(loc, ir::opName(code));
+  for (ir::ValueId v : operands) t.checkInScope(v, loc, ir::opName(code));
   DType dtype = t.kernel().tensors[static_cast<size_t>(tensor)].dtype;
-  // The fill goes through the same check as a constant: an integer tensor needs an integer.
-  ir::AttrValue fillAttr = constantAttr(fill, dtype, loc, "read");
-  return emitTile(OpCode::load, std::move(offsets), {dtype, block}, loc,
-                  {{"fill", fillAttr}, {"tensor", int64_t{tensor}}});
+  ir::Op op{code, std::move(operands), {}, {}, {}, loc};
+  op.setAttr("fill", constantAttr(fill.value_or(0.0), dtype, loc, code == OpCode::load ? "read" : "gather"));
+  op.setAttr("tensor", int64_t{tensor});
+  op.defaultFill = !fill;
+  return emitTiles(t, std::move(op), {{dtype, shape}})[0];
+}
+
+Tile load(int tensor, const Shape& block, std::optional<double> fill, std::vector<ir::ValueId> offsets,
+          const SourceLoc& loc) {
+  return emitRead(OpCode::load, tensor, std::move(offsets), block, fill, loc);
 }
 
 void store(int tensor, const Shape& block, const Tile& tile, std::vector<ir::ValueId> offsets, const SourceLoc& loc) {
@@ -829,10 +839,10 @@ Index Program::num(int axis, Loc loc) {
   return gridIndex(OpCode::num_programs, "num", axis, tracer_.kernel().gridRank, loc);
 }
 
-ReadView Program::read(const Tensor& t, const Shape& block, double fill, Loc loc) {
+ReadView Program::read(const Tensor& t, const Shape& block, std::optional<double> fill, Loc loc) {
   SourceLoc l = SourceLoc::from(loc);
   checkBlockShape(t, block, l, "read");
-  checkFill(t, fill, l, "read");
+  checkFill(t, fill.value_or(0.0), l, "read");
   return ReadView(tracer_, tracer_.tensorParam(t, l, "read"), block, fill);
 }
 
@@ -930,11 +940,12 @@ std::vector<ir::ValueId> valuesOf(const std::vector<Tile>& tiles) {
 
 }  // namespace
 
-Tile Program::gather(const Tensor& t, const std::vector<Operand>& coords, double fill, Loc loc) {
+Tile Program::gather(const Tensor& t, const std::vector<Operand>& coords, std::optional<double> fill, Loc loc) {
   return indirectRead(t, coords, nullptr, fill, loc);
 }
 
-Tile Program::gather(const Tensor& t, const std::vector<Operand>& coords, const Tile& mask, double fill, Loc loc) {
+Tile Program::gather(const Tensor& t, const std::vector<Operand>& coords, const Tile& mask, std::optional<double> fill,
+                     Loc loc) {
   return indirectRead(t, coords, &mask, fill, loc);
 }
 
@@ -947,22 +958,23 @@ void Program::scatter(const Tensor& t, const std::vector<Operand>& coords, const
   indirectWrite(t, coords, value, &mask, loc);
 }
 
-Tile Program::indirectRead(const Tensor& t, const std::vector<Operand>& coords, const Tile* mask, double fill, Loc loc) {
+Tile Program::indirectRead(const Tensor& t, const std::vector<Operand>& coords, const Tile* mask,
+                           std::optional<double> fill, Loc loc) {
   SourceLoc l = SourceLoc::from(loc);
   t.checkDefined("gather", l);
-  checkFill(t, fill, l, "gather");
+  checkFill(t, fill.value_or(0.0), l, "gather");
   int tensor = tracer_.tensorParam(t, l, "gather");
   std::vector<Tile> extra;
   if (mask) extra.push_back(maskTile(*mask, l, "gather"));
   std::vector<Tile> operands = indirectOperands(t, coords, extra, l, "gather");
   Shape shape = typeOf(operands[0], l, "gather").shape;
-  return emitTile(OpCode::gather, valuesOf(operands), {t.dtype(), shape}, l,
-                  {{"fill", constantAttr(fill, t.dtype(), l, "gather")}, {"tensor", int64_t{tensor}}});
+  return emitRead(OpCode::gather, tensor, valuesOf(operands), shape, fill, l);
 }
 
 void Program::indirectWrite(const Tensor& t, const std::vector<Operand>& coords, const Operand& value, const Tile* mask,
                             Loc loc) {
   SourceLoc l = SourceLoc::from(loc);
+  t.checkDefined("scatter", l);
   int tensor = tracer_.tensorParam(t, l, "scatter");
   // A tile of another dtype converts to the tensor's, as put does; a number must be one of its values.
   std::vector<Tile> extra{castTo(materialize(value, t.dtype(), l, "scatter"), t.dtype(), l)};
@@ -975,7 +987,7 @@ Tile Program::atomicUpdate(std::string_view fn, const Tensor& t, const std::vect
                            const Operand& value, const Operand* compare, const Tile* mask, Loc loc) {
   SourceLoc l = SourceLoc::from(loc);
   std::string op = "atomic_" + std::string(fn);
-  t.checkDefined("scatter", l);
+  t.checkDefined(op, l);
   if (!ir::atomicSupports(*ir::parseAtomicFn(fn), t.dtype()))
     fail(l, op, fmt::format("not provided for the {} tensor: atomics update i32, i64, u32 and u64 "
                             "tensors, and float ones by all but cas", describe(ir::Type{t.dtype(), t.shape()})));
@@ -988,7 +1000,6 @@ Tile Program::atomicUpdate(std::string_view fn, const Tensor& t, const std::vect
   Shape shape = typeOf(operands[0], l, op).shape;
   return emitTile(OpCode::atomic, valuesOf(operands), {t.dtype(), shape}, l,
                   {{"fn", std::string(fn)}, {"tensor", int64_t{tensor}}});
-  t.checkDefined(op, l);
 }
 
 #define TJ_ATOMIC(NAME)                                                                                         \

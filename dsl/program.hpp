@@ -252,11 +252,12 @@ class ReadView {
 
  private:
   friend class Program;
-  ReadView(Tracer& t, int tensor, Shape block, double fill) : tracer_(&t), tensor_(tensor), block_(std::move(block)), fill_(fill) {}
+  ReadView(Tracer& t, int tensor, Shape block, std::optional<double> fill)
+      : tracer_(&t), tensor_(tensor), block_(std::move(block)), fill_(fill) {}
   Tracer* tracer_;
   int tensor_;
   Shape block_;
-  double fill_;
+  std::optional<double> fill_;  // none: 0, and the sanitizer reports it reaching a store
 };
 
 // A tensor seen as a grid of blocks, for writing. Out-of-range elements are dropped;
@@ -282,7 +283,9 @@ class Program {
   Index id(int axis, Loc loc = Loc::current());   // this program's block on a grid axis
   Index num(int axis, Loc loc = Loc::current());  // the grid size on an axis
 
-  ReadView read(const Tensor& t, const Shape& block, double fill = 0.0, Loc loc = Loc::current());
+  // Elements outside the tensor read `fill`; without one they read 0, and TILEJIT_SANITIZE reports
+  // such a default fill that reaches a store inside a tensor (pass the fill you mean).
+  ReadView read(const Tensor& t, const Shape& block, std::optional<double> fill = {}, Loc loc = Loc::current());
   WriteView write(const Tensor& t, const Shape& block, Loc loc = Loc::current());
 
   Tile zeros(const Shape& shape, DType dtype = f32, Loc loc = Loc::current());
@@ -301,8 +304,9 @@ class Program {
   // several writes to one element, one is written whole: on the CPU the last in row-major order,
   // on GPUs any one of them.
   //   Tile rows = p.gather(table, {ids.expand_dims(1), p.arange(64).expand_dims(0)});  // embedding
-  Tile gather(const Tensor& t, const std::vector<Operand>& coords, double fill = 0.0, Loc loc = Loc::current());
-  Tile gather(const Tensor& t, const std::vector<Operand>& coords, const Tile& mask, double fill = 0.0,
+  Tile gather(const Tensor& t, const std::vector<Operand>& coords, std::optional<double> fill = {},
+              Loc loc = Loc::current());
+  Tile gather(const Tensor& t, const std::vector<Operand>& coords, const Tile& mask, std::optional<double> fill = {},
               Loc loc = Loc::current());
   void scatter(const Tensor& t, const std::vector<Operand>& coords, const Operand& value, Loc loc = Loc::current());
   void scatter(const Tensor& t, const std::vector<Operand>& coords, const Operand& value, const Tile& mask,
@@ -426,7 +430,8 @@ class Program {
                      const std::function<Carried(const Carried&)>& body, Loc loc);
   Carried branchTiles(const Tile& cond, const std::function<Carried()>& then, const std::function<Carried()>& otherwise,
                       Loc loc);
-  Tile indirectRead(const Tensor& t, const std::vector<Operand>& coords, const Tile* mask, double fill, Loc loc);
+  Tile indirectRead(const Tensor& t, const std::vector<Operand>& coords, const Tile* mask, std::optional<double> fill,
+                    Loc loc);
   void indirectWrite(const Tensor& t, const std::vector<Operand>& coords, const Operand& value, const Tile* mask, Loc loc);
   Tile atomicUpdate(std::string_view fn, const Tensor& t, const std::vector<Operand>& coords, const Operand& value,
                     const Operand* compare, const Tile* mask, Loc loc);
