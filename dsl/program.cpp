@@ -79,6 +79,14 @@ Index emitIndex(OpCode code, std::vector<ir::ValueId> operands, const SourceLoc&
   return t.index(t.emit(code, std::move(operands), kIndexType, std::move(attrs), loc));
 }
 
+// The smallest and largest values of integer dtype t, the largest as unsigned.
+std::pair<int64_t, uint64_t> intRange(DType t) {
+  int bits = 8 * dtypeBytes(t);
+  uint64_t top = ~uint64_t{0} >> (64 - bits);
+  if (isUnsigned(t)) return {0, top};
+  return {-static_cast<int64_t>(top >> 1) - 1, top >> 1};
+}
+
 // Why `value` is not a value of `dtype` (ir's isValueOf), or "" when it is.
 std::string unrepresentable(double value, DType dtype) {
   if (isValueOf(value, dtype)) return "";
@@ -86,10 +94,8 @@ std::string unrepresentable(double value, DType dtype) {
   if (isFloat(dtype)) return fmt::format("is past the largest finite {} ({})", dtypeName(dtype), maxFinite(dtype));
   if (std::trunc(value) != value) return "is not an integer";
   if (dtype == DType::boolean) return "is neither 0 nor 1";
-  int bits = 8 * dtypeBytes(dtype);
-  uint64_t top = ~uint64_t{0} >> (64 - bits);  // the largest unsigned value of the width
-  if (isUnsigned(dtype)) return fmt::format("is outside the {} range [0, {}]", dtypeName(dtype), top);
-  return fmt::format("is outside the {} range [{}, {}]", dtypeName(dtype), -int64_t(top >> 1) - 1, int64_t(top >> 1));
+  auto [low, high] = intRange(dtype);
+  return fmt::format("is outside the {} range [{}, {}]", dtypeName(dtype), low, high);
 }
 
 // A number as the attribute of a constant of `dtype`; it must be a value of that dtype.
@@ -187,14 +193,6 @@ Tile saturatingFloatCast(const Tile& x, DType to, const SourceLoc& loc) {
   constexpr double inf = std::numeric_limits<double>::infinity();
   y = replaceWhere(x, "eq", bound(inf, t.dtype), bound(largest, to), y, loc);
   return replaceWhere(x, "eq", bound(-inf, t.dtype), bound(-largest, to), y, loc);
-}
-
-// The smallest and largest values of integer dtype t, the largest as unsigned.
-std::pair<int64_t, uint64_t> intRange(DType t) {
-  int bits = 8 * dtypeBytes(t);
-  uint64_t top = ~uint64_t{0} >> (64 - bits);
-  if (isUnsigned(t)) return {0, top};
-  return {-static_cast<int64_t>(top >> 1) - 1, top >> 1};
 }
 
 // A cast to integer dtype `to` whose values outside its range become its nearest end. Floats
