@@ -929,7 +929,7 @@ TEST_CASE("conformance: saturating casts clamp to the largest finite value, infi
     }
 }
 
-TEST_CASE("conformance: saturating casts to integers clamp to the result's range; floats saturate and take NaN to 0") {
+TEST_CASE("conformance: saturating casts to integers clamp to the result's range, floats saturate and take NaN to 0") {
   const std::pair<DType, DType> pairs[] = {{i32, i8},  {i64, i32}, {i64, u8},  {u32, i32}, {u64, i64}, {i8, u32},
                                            {i64, u64}, {u64, u16}, {i8, u8},   {u8, i8},   {i32, i64}, {f32, i8},
                                            {f64, u32}, {f16, i64}, {boolean, u8}};

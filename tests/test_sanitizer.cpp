@@ -131,7 +131,7 @@ TEST_CASE("sanitizer: Tensor::empty memory read before anything wrote it is repo
   }
 }
 
-TEST_CASE("sanitizer: a default fill stored inside a tensor is reported; a fill the user gave is not") {
+TEST_CASE("sanitizer: a default fill stored inside a tensor is reported, a fill the user gave is not") {
   Tensor x = Tensor::random({100}, 7), y = Tensor::zeros({128});
   int line = 0;
   std::string report = findings([&] {
