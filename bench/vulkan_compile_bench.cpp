@@ -1,18 +1,25 @@
 // vulkan-compile-bench: the cold compile time of every sample's kernel on the Vulkan
 // device, with Mesa's shader cache off and no kernel or pipeline cache: our lowering
 // (layouts, kernel IR, SPIR-V) and the driver's (pipeline creation and first dispatch,
-// where lavapipe compiles), and the module's size.
-// Prints a row per sample and `FIGURE vulkan_cold_compile.<sample> <ms> ms`.
+// where lavapipe compiles), the process's CPU time for both, and the module's size.
+// Then kernels of scans and sorts over [37, 131] tiles (one program each), where lavapipe's
+// compile time grows fastest with the tile. Arguments: only the rows whose names contain one.
+// Prints a row per kernel, `FIGURE vulkan_cold_compile.<name> <ms> ms` (wall) and
+// `FIGURE vulkan_cold_compile_cpu.<name> <ms> ms`.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
+#include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "devices/vulkan/kernel_binary.hpp"
 #include "devices/vulkan/vulkan_device.hpp"
 #include "devices/vulkan/vulkan_runtime.hpp"
+#include "dsl/run.hpp"
 #include "samples/kernels.hpp"
 
 namespace {
@@ -22,11 +29,58 @@ using namespace tj;
 double msSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
+// The process's CPU time in ms, all threads (lavapipe's included): unlike the wall time, it
+// does not grow when other processes share the cores.
+double cpuMs() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return double(t.tv_sec) * 1e3 + double(t.tv_nsec) / 1e6;
+}
 
-// One sample's kernel, built and given to the driver; prints its row and figure.
-void measure(vk::Gpu& gpu, const vk::DeviceInfo& info, const std::string& name) {
-  ir::Kernel kernel = samples::traceSample(name, "vulkan");
+// One program over tiles of a [37, 131] f32 tensor (37 lines of 131 along axis 1, 131 of 37
+// along axis 0).
+ir::Kernel traceTiles(const std::string& name, const std::function<void(Program&, const Tensor&, const Tensor&)>& body) {
+  Tensor x = Tensor::zeros({37, 131}), out = Tensor::zeros({37, 131});
+  return *trace({1}, [&](Program& p) { body(p, x, out); }, name).kernel;
+}
+Tile whole(Program& p, const Tensor& x) { return p.read(x, {37, 131}).at({0, 0}); }
+
+// The kernels measured after the samples.
+std::vector<std::pair<std::string, ir::Kernel>> scanAndSortKernels() {
+  std::vector<std::pair<std::string, ir::Kernel>> out;
+  out.emplace_back("cumsum_37x131", traceTiles("cumsum_37x131", [](Program& p, const Tensor& x, const Tensor& o) {
+    p.write(o, {37, 131}).put(whole(p, x).cumsum(1), {0, 0});
+  }));
+  // The elementwise reference: the tile's loads and stores alone.
+  out.emplace_back("add_37x131", traceTiles("add_37x131", [](Program& p, const Tensor& x, const Tensor& o) {
+    p.write(o, {37, 131}).put(whole(p, x) + 1.0f, {0, 0});
+  }));
+  // Twelve scans: each fn along each axis, three times over different inputs.
+  out.emplace_back("scans12_37x131", traceTiles("scans12_37x131", [](Program& p, const Tensor& x, const Tensor& o) {
+    Tile v = whole(p, x), acc = p.zeros({37, 131});
+    for (int i = 0; i < 3; ++i) {
+      Tile in = v * float(i + 1);
+      acc = acc + in.cumsum(i % 2) + in.cumprod(1 - i % 2) + in.cummax(i % 2) + in.cummin(1 - i % 2);
+    }
+    p.write(o, {37, 131}).put(acc, {0, 0});
+  }));
+  // Sorts of 8 lines (lavapipe's 32 KiB of workgroup memory hold keys and origins of [8, 256]).
+  auto eightLines = [](Program& p, const Tensor& x) { return p.read(x, {8, 131}).at({0, 0}); };
+  out.emplace_back("argsort_8x131", traceTiles("argsort_8x131", [&](Program& p, const Tensor& x, const Tensor& o) {
+    auto [keys, order] = sort(eightLines(p, x), p.iota({8, 131}, 1), 1);
+    p.write(o, {8, 131}).put(keys + order.cast(f32), {0, 0});
+  }));
+  out.emplace_back("topk5_8x131", traceTiles("topk5_8x131", [&](Program& p, const Tensor& x, const Tensor& o) {
+    auto [largest, at] = topk(eightLines(p, x), 5, 1);
+    p.write(o, {8, 5}).put(largest + at.cast(f32), {0, 0});
+  }));
+  return out;
+}
+
+// A kernel built and given to the driver; prints its row and figure.
+void measure(vk::Gpu& gpu, const vk::DeviceInfo& info, const std::string& name, const ir::Kernel& kernel) {
   auto start = std::chrono::steady_clock::now();
+  double cpuStart = cpuMs();
   vulkan::KernelBinary binary;
   try {
     binary = vulkan::buildKernelBinary(kernel, vulkan::targetFor(info));
@@ -49,15 +103,21 @@ void measure(vk::Gpu& gpu, const vk::DeviceInfo& info, const std::string& name) 
   }
   std::vector<std::byte> zeros(binary.pushConstantBytes);
   gpu.dispatch(pipeline, bound, zeros, 1, 1, 1);
-  double driver = msSince(start);
-  std::printf("%-18s %4ld threads %8zu words %9.1f ms lowering %10.1f ms driver\n", name.c_str(),
-              long(binary.workgroupSize), binary.spirv->size(), lowering, driver);
+  double driver = msSince(start), cpu = cpuMs() - cpuStart;
+  std::printf("%-18s %4ld threads %8zu words %9.1f ms lowering %10.1f ms driver %10.1f ms cpu\n", name.c_str(),
+              long(binary.workgroupSize), binary.spirv->size(), lowering, driver, cpu);
   std::printf("FIGURE vulkan_cold_compile.%s %.1f ms\n", name.c_str(), lowering + driver);
+  std::printf("FIGURE vulkan_cold_compile_cpu.%s %.1f ms\n", name.c_str(), cpu);
 }
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  auto wanted = [&](const std::string& name) {
+    for (int i = 1; i < argc; ++i)
+      if (name.find(argv[i]) != std::string::npos) return true;
+    return argc == 1;
+  };
   setenv("MESA_SHADER_CACHE_DISABLE", "true", 1);  // before the driver loads
   if (!vk::status().available) {
     std::printf("vulkan-compile-bench: Vulkan not available: %s\n", vk::status().reason.c_str());
@@ -67,5 +127,8 @@ int main() {
   vk::DeviceInfo info = vk::listDevices().at(index);
   vk::Gpu gpu(index, {});
   std::printf("cold compiles on %s (Mesa shader cache off)\n", info.name.c_str());
-  for (const std::string& name : samples::sampleNames()) measure(gpu, info, name);
+  for (const std::string& name : samples::sampleNames())
+    if (wanted(name)) measure(gpu, info, name, samples::traceSample(name, "vulkan"));
+  for (const auto& [name, kernel] : scanAndSortKernels())
+    if (wanted(name)) measure(gpu, info, name, kernel);
 }

@@ -1032,47 +1032,172 @@ class Lowering {
     moveThroughMemory(op, k_.type(op.results[0]).shape, shifts, 0);
   }
 
-  // An inclusive scan through workgroup memory (Hillis and Steele): in step s every element
-  // combines the element 2^s before it along the axis, log2(n) steps in all. Elements sit at
-  // their row-major positions, padding in a scratch slot past them; copies store equal values.
-  // Several tiles scanned together (a combine region) take one allocation each.
+  // An inclusive scan in workgroup memory: every element goes to its row-major slot (padding
+  // to a scratch slot past them), the lines along the axis are scanned there by loops, and each
+  // register reads its slot back. The code is the same few loops for any tile (lavapipe
+  // compiles unrolled steps per register slowly). Where there are more threads than lines, a
+  // line is cut into chunks (ScanPlan); otherwise each thread scans whole lines left to right,
+  // in the interpreter's order. Several tiles scanned together (a combine region) take one
+  // allocation each.
   void scan(const ir::Op& op) {
     const ir::Shape& shape = k_.type(op.results[0]).shape;
-    size_t axis = size_t(op.intAttr("axis")), n = op.operands.size();
-    int64_t count = k_.type(op.results[0]).numel(), stride = 1;
-    for (size_t d = axis + 1; d < shape.size(); ++d) stride *= shape[d];
+    ScanPlan s = planScan(shape, size_t(op.intAttr("axis")));
     LinearLayout lin = linear(op.results[0]);
-    std::vector<std::vector<Reg>> values;
     std::vector<DType> types;
-    for (size_t i = 0; i < n; ++i) {
-      values.push_back(operand(op, int(i)));
-      types.push_back(dtypeOf(op.operands[i]));
+    for (ir::ValueId v : op.operands) types.push_back(dtypeOf(v));
+    // A slot per thread past the elements: where a thread's loops point when it has no element.
+    s.allocs = allocSharedTogether(types, s.count + f_.workgroupSize, "row-major, then a scratch slot per thread");
+    s.scratch = b_.binary("add", b_.emit(KOp::thread_id, DType::i32), b_.constant(DType::i32, double(s.count)));
+    std::vector<Reg> flat;
+    for (int64_t r = 0; r < registerCount(lin); ++r) flat.push_back(slotOf(lin, r, coords(lin, r), shape, shape));
+    b_.effect(KOp::barrier);  // an aliased buffer's readers are done
+    for (size_t i = 0; i < op.operands.size(); ++i) {
+      std::vector<Reg> values = operand(op, int(i));
+      for (size_t r = 0; r < flat.size(); ++r) b_.effect(KOp::store_shared, {flat[r], values[r]}, {{"alloc", s.allocs[i]}});
     }
-    std::vector<int64_t> allocs = allocSharedTogether(types, count + 1, "row-major, then a scratch slot for padding");
-    std::vector<Reg> flat, along;
-    for (int64_t r = 0; r < registerCount(lin); ++r) {
-      std::vector<Reg> at = coords(lin, r);
-      flat.push_back(slotOf(lin, r, at, shape, shape));
-      along.push_back(at[axis]);
-    }
-    for (int64_t step = 1; step < shape[axis]; step *= 2) {
-      b_.effect(KOp::barrier);  // the previous step's (or an aliased buffer's) loads are done
-      for (size_t i = 0; i < n; ++i)
-        for (size_t r = 0; r < flat.size(); ++r) b_.effect(KOp::store_shared, {flat[r], values[i][r]}, {{"alloc", allocs[i]}});
+    b_.effect(KOp::barrier);
+    scanChunks(op, s);
+    if (s.chunks > 1) {
       b_.effect(KOp::barrier);
-      for (size_t r = 0; r < flat.size(); ++r) {
-        Reg has = b_.cmp("ge", along[r], b_.constant(DType::i32, double(step)));
-        Reg from = b_.select(has, b_.binary("sub", flat[r], b_.constant(DType::i32, double(step * stride))), flat[r]);
-        std::vector<Reg> earlier, later;
-        for (size_t i = 0; i < n; ++i) {
-          earlier.push_back(b_.emit(KOp::load_shared, types[i], {from}, {{"alloc", allocs[i]}}));
-          later.push_back(values[i][r]);
-        }
-        std::vector<Reg> combined = combine(op, earlier, later);
-        for (size_t i = 0; i < n; ++i) values[i][r] = b_.select(has, combined[i], values[i][r]);
-      }
+      carryAcrossChunks(op, s);
+      b_.effect(KOp::barrier);
+      addCarries(op, s);
     }
-    for (size_t i = 0; i < n; ++i) define(op.results[i], values[i]);
+    b_.effect(KOp::barrier);
+    for (size_t i = 0; i < op.operands.size(); ++i) {
+      std::vector<Reg> out;
+      for (Reg at : flat) out.push_back(b_.emit(KOp::load_shared, types[i], {at}, {{"alloc", s.allocs[i]}}));
+      define(op.results[i], out);
+    }
+  }
+  // How a scan's lines (of `length` elements `stride` apart in the row-major tile) are shared
+  // by the workgroup's threads: each line is cut into `chunks` pieces of `chunkLength` (the
+  // last may be shorter), and work item t (chunk t % chunks of line t / chunks) belongs to
+  // thread t % threads. With one chunk a line is scanned left to right; with more, each chunk
+  // is scanned, then the chunks' last elements along the line, then each later chunk's other
+  // elements combine the (final) last element of the chunk before. Chunks are few enough that
+  // the second pass stays short: about the square root of the length.
+  struct ScanPlan {
+    int64_t count = 1, length = 1, stride = 1, lines = 1, chunks = 1, chunkLength = 1;
+    std::vector<int64_t> allocs;
+    Reg scratch = -1;  // this thread's scratch slot
+  };
+  ScanPlan planScan(const ir::Shape& shape, size_t axis) const {
+    ScanPlan s;
+    s.count = ir::Type{DType::i32, shape}.numel();
+    s.length = shape[axis];
+    for (size_t d = axis + 1; d < shape.size(); ++d) s.stride *= shape[d];
+    s.lines = s.count / std::max<int64_t>(1, s.length);
+    int64_t root = int64_t(std::ceil(std::sqrt(double(s.length))));
+    int64_t chunks = std::clamp<int64_t>(f_.workgroupSize / std::max<int64_t>(1, s.lines), 1, root);
+    s.chunkLength = (s.length + chunks - 1) / chunks;
+    s.chunks = (s.length + s.chunkLength - 1) / s.chunkLength;
+    return s;
+  }
+  // Runs body(i) for i in [0, n): a loop, or the body itself on a constant when n is 1.
+  std::vector<Reg> forEach(int64_t n, const std::vector<Reg>& inits,
+                           const std::function<std::vector<Reg>(Reg, const std::vector<Reg>&)>& body) {
+    if (n <= 0) return inits;
+    if (n == 1) return body(b_.constant(DType::i32, 0), inits);
+    std::vector<DType> types;
+    for (Reg r : inits) types.push_back(b_.type(r));
+    std::vector<Reg> operands = {b_.constant(DType::i32, 0), b_.constant(DType::i32, double(n))};
+    operands.insert(operands.end(), inits.begin(), inits.end());
+    std::vector<Reg> results = b_.emitMulti(KOp::for_loop, types, operands, {});
+    types.insert(types.begin(), DType::i32);
+    std::vector<Reg> args = b_.openRegion(types);
+    b_.effect(KOp::yield, body(args[0], std::vector<Reg>(args.begin() + 1, args.end())));
+    b_.closeRegion();
+    return results;
+  }
+  // This thread's work item `i` (of those the plan gives it): whether it exists, its line's
+  // slot of element 0 and its chunk.
+  struct ScanItem {
+    Reg real, line, chunk;
+  };
+  ScanItem scanItem(const ScanPlan& s, Reg i, int64_t items) {
+    Reg threads = b_.constant(DType::i32, double(f_.workgroupSize));
+    Reg item = b_.binary("add", b_.emit(KOp::thread_id, DType::i32), b_.binary("mul", i, threads));
+    Reg real = items % f_.workgroupSize == 0 ? -1 : b_.cmp("lt", item, b_.constant(DType::i32, double(items)));
+    Reg chunks = b_.constant(DType::i32, double(s.chunks));
+    Reg line = s.chunks == 1 ? item : b_.binary("div", item, chunks);
+    Reg chunk = s.chunks == 1 ? b_.constant(DType::i32, 0) : b_.binary("rem", item, chunks);
+    // Line l starts at (l / stride) * length * stride + l % stride.
+    Reg stride = b_.constant(DType::i32, double(s.stride));
+    Reg start = s.stride == 1 ? b_.binary("mul", line, b_.constant(DType::i32, double(s.length)))
+                              : b_.binary("add", b_.binary("mul", b_.binary("div", line, stride), b_.constant(DType::i32, double(s.length * s.stride))),
+                                          b_.binary("rem", line, stride));
+    return {real, start, chunk};
+  }
+  // The slot of element `along` of a line starting at `start` where `ok` (-1: always), else
+  // this thread's scratch slot.
+  Reg scanSlot(const ScanPlan& s, Reg start, Reg along, Reg ok) {
+    Reg at = b_.binary("add", start, b_.binary("mul", along, b_.constant(DType::i32, double(s.stride))));
+    return ok < 0 ? at : b_.select(ok, at, s.scratch);
+  }
+  std::vector<Reg> loadScan(const ir::Op& op, const ScanPlan& s, Reg at) {
+    std::vector<Reg> out;
+    for (size_t i = 0; i < s.allocs.size(); ++i)
+      out.push_back(b_.emit(KOp::load_shared, dtypeOf(op.operands[i]), {at}, {{"alloc", s.allocs[i]}}));
+    return out;
+  }
+  void storeScan(const ScanPlan& s, Reg at, const std::vector<Reg>& values) {
+    for (size_t i = 0; i < s.allocs.size(); ++i) b_.effect(KOp::store_shared, {at, values[i]}, {{"alloc", s.allocs[i]}});
+  }
+  // Pass 1: each chunk left to right, its running value carried in registers.
+  void scanChunks(const ir::Op& op, const ScanPlan& s) {
+    int64_t items = s.lines * s.chunks;
+    forEach((items + f_.workgroupSize - 1) / f_.workgroupSize, {}, [&](Reg i, const std::vector<Reg>&) {
+      ScanItem item = scanItem(s, i, items);
+      Reg first = b_.binary("mul", item.chunk, b_.constant(DType::i32, double(s.chunkLength)));
+      std::vector<Reg> running = loadScan(op, s, scanSlot(s, item.line, first, item.real));
+      forEach(s.chunkLength - 1, running, [&](Reg k, const std::vector<Reg>& earlier) {
+        Reg along = b_.binary("add", first, b_.binary("add", k, b_.constant(DType::i32, 1)));
+        Reg ok = s.length % s.chunkLength == 0 ? item.real
+                                               : both(item.real, b_.cmp("lt", along, b_.constant(DType::i32, double(s.length))));
+        Reg at = scanSlot(s, item.line, along, ok);
+        std::vector<Reg> combined = combine(op, earlier, loadScan(op, s, at));
+        storeScan(s, at, combined);
+        return combined;
+      });
+      return std::vector<Reg>{};
+    });
+  }
+  // Pass 2: along each line (one per thread: chunks > 1 only where lines < threads), the
+  // chunks' last elements become final.
+  void carryAcrossChunks(const ir::Op& op, const ScanPlan& s) {
+    ScanItem line = scanItem(s, b_.constant(DType::i32, 0), s.lines * s.chunks);  // thread t's item t: chunk 0 of line t / chunks
+    Reg real = both(line.real, b_.cmp("eq", line.chunk, b_.constant(DType::i32, 0)));
+    Reg chunkLength = b_.constant(DType::i32, double(s.chunkLength)), one = b_.constant(DType::i32, 1);
+    std::vector<Reg> running = loadScan(op, s, scanSlot(s, line.line, b_.binary("sub", chunkLength, one), real));
+    forEach(s.chunks - 1, running, [&](Reg c, const std::vector<Reg>& earlier) {
+      // The last element of chunk c + 1: min((c + 2) * chunkLength, length) - 1.
+      Reg end = b_.binary("mul", b_.binary("add", c, b_.constant(DType::i32, 2)), chunkLength);
+      Reg last = b_.binary("sub", b_.binary("min", end, b_.constant(DType::i32, double(s.length))), one);
+      Reg at = scanSlot(s, line.line, last, real);
+      std::vector<Reg> combined = combine(op, earlier, loadScan(op, s, at));
+      storeScan(s, at, combined);
+      return combined;
+    });
+  }
+  // Pass 3: every element of a later chunk but its last combines the last element of the chunk
+  // before.
+  void addCarries(const ir::Op& op, const ScanPlan& s) {
+    int64_t items = s.lines * s.chunks;
+    forEach((items + f_.workgroupSize - 1) / f_.workgroupSize, {}, [&](Reg i, const std::vector<Reg>&) {
+      ScanItem item = scanItem(s, i, items);
+      Reg real = both(item.real, b_.cmp("gt", item.chunk, b_.constant(DType::i32, 0)));
+      Reg first = b_.binary("mul", item.chunk, b_.constant(DType::i32, double(s.chunkLength)));
+      Reg one = b_.constant(DType::i32, 1);
+      std::vector<Reg> carry = loadScan(op, s, scanSlot(s, item.line, b_.binary("sub", first, one), real));
+      forEach(s.chunkLength - 1, {}, [&](Reg k, const std::vector<Reg>&) {
+        Reg along = b_.binary("add", first, k);
+        Reg at = scanSlot(s, item.line, along, both(real, b_.cmp("lt", along, b_.constant(DType::i32, double(s.length - 1)))));
+        storeScan(s, at, combine(op, carry, loadScan(op, s, at)));
+        return std::vector<Reg>{};
+      });
+      return std::vector<Reg>{};
+    });
   }
   // A scan's combine of an earlier and a later element: its fn, or its region's ops lowered
   // on these registers.
@@ -1089,19 +1214,18 @@ class Lowering {
     return out;
   }
 
-  // A bitonic sort through workgroup memory over the axis's power-of-two padding, which sorts
-  // last. In each compare-exchange step every element is stored with its origin (its position
-  // along the axis before the sort), and takes the one at its partner's position i ^ j where the
-  // network says so. Equal keys order by origin, so the order is the stable one. Positions in
-  // the padded shape are bitwise concatenations, so the partner's slot is the own slot ^ j*stride.
-  // Where j along the axis is one of the layout's register bases, each partner is another
-  // register of the same thread: that step exchanges registers, with no memory or barrier.
+  // A bitonic sort in workgroup memory over the axis's power-of-two padding, which sorts last.
+  // Every element goes to its row-major slot with its origin (its position along the axis
+  // before the sort; equal keys order by origin, so the order is the stable one), the network
+  // runs there as loops over its steps, and each register reads its slot back: the same code for
+  // any tile (lavapipe compiles unrolled steps per register slowly). In step (k, j) each thread
+  // compare-exchanges its pairs (i, i + j*stride), where i has the axis bit j clear: positions in
+  // the padded shape are bitwise concatenations.
   struct SortLines {
-    int64_t length = 1, stride = 1;    // along the padded axis; between its neighbours in memory
-    std::vector<Reg> slot, along;      // per register: its row-major slot and position on the axis
-    std::vector<std::vector<Reg>> values;  // the keys, their origins, then the payload
-    std::vector<DType> types;
+    int64_t length = 1, stride = 1, pairs = 1;  // along the padded axis; between neighbours; pairs per step
+    std::vector<DType> types;                  // the keys, their origins, then the payload
     std::vector<int64_t> allocs;
+    Reg scratch = -1;                          // this thread's slot, for a pair past the last
   };
   void sort(const ir::Op& op) {
     ir::Shape padded = layout::paddedShape(k_.type(op.results[0]).shape);
@@ -1109,62 +1233,88 @@ class Lowering {
     SortLines s;
     s.length = padded[axis];
     for (size_t d = axis + 1; d < padded.size(); ++d) s.stride *= padded[d];
+    int64_t count = ir::Type{DType::i32, padded}.numel();
+    s.pairs = count / 2;
     LinearLayout lin = linear(op.results[0]);
+    std::vector<Reg> slot, along;
     for (int64_t r = 0; r < registerCount(lin); ++r) {
       std::vector<Reg> at = coords(lin, r);
-      s.slot.push_back(rowMajor(at, padded));
-      s.along.push_back(at[axis]);
+      slot.push_back(rowMajor(at, padded));
+      along.push_back(at[axis]);
     }
-    s.values = {operand(op, 0), s.along};
+    std::vector<std::vector<Reg>> values = {operand(op, 0), along};
     s.types = {dtypeOf(op.operands[0]), DType::i32};
     if (op.operands.size() == 2) {
-      s.values.push_back(operand(op, 1));
+      values.push_back(operand(op, 1));
       s.types.push_back(dtypeOf(op.operands[1]));
     }
-    s.allocs = allocSharedTogether(s.types, ir::Type{DType::i32, padded}.numel(), "row-major over the padded shape");
-    const std::vector<Basis>& registerBases = bases(lin, layout::kRegister);
-    for (int64_t k = 2; k <= s.length; k *= 2)
-      for (int64_t j = k / 2; j >= 1; j /= 2) {
-        Basis distance(padded.size(), 0);
-        distance[axis] = j;
-        auto inThread = std::find(registerBases.begin(), registerBases.end(), distance);
-        if (inThread != registerBases.end()) {
-          int64_t bit = int64_t{1} << (inThread - registerBases.begin());
-          std::vector<std::vector<Reg>> before = s.values;
-          for (size_t r = 0; r < s.slot.size(); ++r) {
-            std::vector<Reg> theirs;
-            for (const std::vector<Reg>& v : before) theirs.push_back(v[size_t(int64_t(r) ^ bit)]);
-            compareExchange(op, s, r, k, j, theirs);
-          }
-          continue;
-        }
-        b_.effect(KOp::barrier);  // the previous step's (or an aliased buffer's) loads are done
-        for (size_t v = 0; v < s.values.size(); ++v)
-          for (size_t r = 0; r < s.slot.size(); ++r)
-            b_.effect(KOp::store_shared, {s.slot[r], s.values[v][r]}, {{"alloc", s.allocs[v]}});
-        b_.effect(KOp::barrier);
-        for (size_t r = 0; r < s.slot.size(); ++r) {
-          Reg from = b_.binary("xor", s.slot[r], b_.constant(DType::i32, double(j * s.stride)));
-          std::vector<Reg> theirs;
-          for (size_t v = 0; v < s.values.size(); ++v)
-            theirs.push_back(b_.emit(KOp::load_shared, s.types[v], {from}, {{"alloc", s.allocs[v]}}));
-          compareExchange(op, s, r, k, j, theirs);
-        }
-      }
-    define(op.results[0], s.values[0]);
-    if (s.values.size() == 3) define(op.results[1], s.values[2]);
+    bool idle = s.pairs % f_.workgroupSize != 0;  // some threads have no pair in a step's last round
+    s.allocs = allocSharedTogether(s.types, count + (idle ? f_.workgroupSize : 0),
+                                   idle ? "row-major over the padded shape, then a scratch slot per thread"
+                                        : "row-major over the padded shape");
+    if (idle) s.scratch = b_.binary("add", b_.emit(KOp::thread_id, DType::i32), b_.constant(DType::i32, double(count)));
+    b_.effect(KOp::barrier);  // an aliased buffer's readers are done
+    for (size_t v = 0; v < values.size(); ++v)
+      for (size_t r = 0; r < slot.size(); ++r) b_.effect(KOp::store_shared, {slot[r], values[v][r]}, {{"alloc", s.allocs[v]}});
+    // Stage t (k = 2^t) has steps j = k/2 .. 1: step u of it is j = 2^(t - 1 - u).
+    int64_t stages = std::countr_zero(uint64_t(s.length));
+    Reg one = b_.constant(DType::i32, 1);
+    forEach(stages, {}, [&](Reg stage, const std::vector<Reg>&) {
+      Reg t = b_.binary("add", stage, one);
+      Reg k = b_.binary("shl", one, t);
+      forRange(t, [&](Reg u) {
+        Reg j = b_.binary("shl", one, b_.binary("sub", b_.binary("sub", t, one), u));
+        b_.effect(KOp::barrier);  // the previous step's stores are done
+        forEach((s.pairs + f_.workgroupSize - 1) / f_.workgroupSize, {}, [&](Reg round, const std::vector<Reg>&) {
+          compareExchange(op, s, round, k, j);
+          return std::vector<Reg>{};
+        });
+      });
+      return std::vector<Reg>{};
+    });
+    b_.effect(KOp::barrier);
+    for (size_t v : {size_t(0), size_t(2)}) {
+      if (v >= values.size()) continue;
+      std::vector<Reg> out;
+      for (Reg at : slot) out.push_back(b_.emit(KOp::load_shared, s.types[v], {at}, {{"alloc", s.allocs[v]}}));
+      define(op.results[v == 0 ? 0 : 1], out);
+    }
   }
-  // Register r's step (k, j) of the network: its element stays or takes its partner's (`theirs`:
-  // key, origin, payload).
-  void compareExchange(const ir::Op& op, SortLines& s, size_t r, int64_t k, int64_t j, const std::vector<Reg>& theirs) {
-    auto bitClear = [&](int64_t bit) {
-      return b_.cmp("eq", b_.binary("and", s.along[r], b_.constant(DType::i32, double(bit))), b_.constant(DType::i32, 0));
-    };
-    // The lower position of a pair keeps the first element in the network's ascending runs.
-    Reg keepFirst = bitClear(j);
-    if (k < s.length) keepFirst = b_.cmp("eq", keepFirst, bitClear(k));
-    Reg take = b_.cmp("eq", keepFirst, sortsBefore(op, theirs[0], theirs[1], s.values[0][r], s.values[1][r]));
-    for (size_t v = 0; v < s.values.size(); ++v) s.values[v][r] = b_.select(take, theirs[v], s.values[v][r]);
+  // Runs body(i) for i in [0, n) with n a (uniform) register.
+  void forRange(Reg n, const std::function<void(Reg)>& body) {
+    b_.emitMulti(KOp::for_loop, {}, {b_.constant(DType::i32, 0), n}, {});
+    std::vector<Reg> args = b_.openRegion({DType::i32});
+    body(args[0]);
+    b_.effect(KOp::yield, {});
+    b_.closeRegion();
+  }
+  // This thread's pair of round `round` in step (k, j): the one at i stays or swaps with the one
+  // at i + j*stride, so the lower position holds the first of the two in the network's ascending
+  // runs (axis bit k of i clear) and the second in its descending ones.
+  void compareExchange(const ir::Op& op, const SortLines& s, Reg round, Reg k, Reg j) {
+    auto i32 = [&](int64_t v) { return b_.constant(DType::i32, double(v)); };
+    Reg q = b_.binary("add", b_.emit(KOp::thread_id, DType::i32), b_.binary("mul", round, i32(f_.workgroupSize)));
+    Reg distance = b_.binary("mul", j, i32(s.stride));
+    Reg low = b_.binary("and", q, b_.binary("sub", distance, i32(1)));
+    Reg first = b_.binary("add", b_.binary("mul", b_.binary("sub", q, low), i32(2)), low);
+    Reg second = b_.binary("add", first, distance);
+    if (s.scratch >= 0) {
+      Reg real = b_.cmp("lt", q, i32(s.pairs));
+      first = b_.select(real, first, s.scratch);
+      second = b_.select(real, second, s.scratch);
+    }
+    std::vector<Reg> a, b;
+    for (size_t v = 0; v < s.allocs.size(); ++v) {
+      a.push_back(b_.emit(KOp::load_shared, s.types[v], {first}, {{"alloc", s.allocs[v]}}));
+      b.push_back(b_.emit(KOp::load_shared, s.types[v], {second}, {{"alloc", s.allocs[v]}}));
+    }
+    Reg position = b_.binary("and", b_.binary("div", first, i32(s.stride)), i32(s.length - 1));
+    Reg ascending = b_.cmp("eq", b_.binary("and", position, k), i32(0));
+    Reg swap = b_.cmp("eq", sortsBefore(op, b[0], b[1], a[0], a[1]), ascending);
+    for (size_t v = 0; v < s.allocs.size(); ++v) {
+      b_.effect(KOp::store_shared, {first, b_.select(swap, b[v], a[v])}, {{"alloc", s.allocs[v]}});
+      b_.effect(KOp::store_shared, {second, b_.select(swap, a[v], b[v])}, {{"alloc", s.allocs[v]}});
+    }
   }
   // Whether the element (key a, origin i) comes before (b, o): padding last, then the keys'
   // order (NaN past every number), then the origins'.
