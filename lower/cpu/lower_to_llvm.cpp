@@ -1,11 +1,13 @@
 #include "lower/cpu/lower_to_llvm.hpp"
 
+#include <llvm/Analysis/ValueTracking.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
+#include <llvm/Transforms/Utils/CodeExtractor.h>
 
 #include <algorithm>
 #include <cmath>
@@ -97,7 +99,7 @@ class KernelLowering {
  public:
   KernelLowering(const ir::Kernel& kernel, llvm::Module& module, const CpuLoweringOptions& options)
       : kernel_(kernel), module_(module), options_(options), ctx_(module.getContext()), b_(ctx_), info_(kernel),
-        scalars_(kernel.types.size()), buffers_(kernel.types.size()) {}
+        scalars_(kernel.types.size()), buffers_(kernel.types.size()), fusedLoads_(kernel.types.size()) {}
 
   void lower(const std::string& entryName);
 
@@ -111,6 +113,13 @@ class KernelLowering {
   // ---- entry, program loop, kernel arguments
   void emitPrologue(llvm::Function* fn);
   void emitProgramIds(llvm::Value* linearId);
+
+  // ---- a program's body, in chunks when it is long
+  void lowerProgramBody();
+  void beginChunk();
+  void outlineChunks(llvm::Function* fn);
+  void localizeInputs(const std::vector<llvm::BasicBlock*>& blocks);
+  void markBuffersNoAlias(llvm::CallInst& call);
 
   // ---- ops
   void lowerBlock(const ir::Block& block);
@@ -173,6 +182,7 @@ class KernelLowering {
                     llvm::Value* col0);
   void lowerReduction(const ir::Op& op);
   bool needsBuffer(ValueId v) const;
+  int countFusedLoads(const ir::Op& op);
 
   // ---- elements: the register value of element `idx` of `v`
   llvm::Value* element(ValueId v, const Indices& idx);
@@ -269,6 +279,8 @@ class KernelLowering {
   UseInfo info_;
   std::vector<llvm::Value*> scalars_;  // rank-0 values, computed where defined
   std::vector<llvm::Value*> buffers_;  // tiles that live in memory
+  std::vector<int> fusedLoads_;        // per tile without a buffer: the loads its expression stages
+  std::vector<llvm::BasicBlock*> chunkStarts_;  // see lowerProgramBody; the last one ends the last chunk
   std::vector<TensorView> tensors_;
   Indices grid_, programIds_, scalarParams_;
   llvm::Value* args_ = nullptr;
@@ -280,6 +292,7 @@ class KernelLowering {
   // Tiles past kStackBudget share one heap block per entry call: `heap_` (aligned_alloc in the
   // entry block, its size set once every buffer is known) and freed at the return.
   llvm::CallInst* heap_ = nullptr;
+  std::set<const llvm::Value*> heapBuffers_;  // the tiles' parts of it
   int64_t stackBytes_ = 0, heapBytes_ = 0;
   // The loads the nest being emitted reads through a view (see stageLoad), unmasked.
   std::map<const ir::Op*, BlockView> stagedLoads_;
@@ -320,9 +333,10 @@ void KernelLowering::lower(const std::string& entryName) {
   emitLoop(b_, begin, end, [&](llvm::Value* linearId) {
     programLinear_ = linearId;
     emitProgramIds(linearId);
-    lowerBlock(kernel_.body);
+    lowerProgramBody();
   });
   finishHeap(fn, b_.CreateRetVoid());
+  outlineChunks(fn);
   std::string error;
   llvm::raw_string_ostream os(error);
   if (llvm::verifyModule(module_, &os)) throw Error("lower/cpu: generated invalid LLVM IR for kernel '" + kernel_.name + "': " + error);
@@ -370,6 +384,109 @@ void KernelLowering::emitProgramIds(llvm::Value* linearId) {
                    b_.CreateConstInBoundsGEP2_32(llvm::ArrayType::get(b_.getInt64Ty(), kMaxGridRank), programIdArray_, 0, d));
 }
 
+// ---------------------------------------------------------------- chunks
+
+// LLVM's optimizer and code generator take time superlinear in a function's size, and a loop
+// around everything (the programs') makes it worse. A body of N block reads (a C++ loop
+// unrolled by the trace) compiled in 2.5 s at 500 reads, 9.1 s at 1000 and 35 s at 2000 (CPU
+// time, docs/benchmarks.md): InstCombine asked, for a tensor's shape, every branch on it (each
+// read's edge test) whether it dominates the use; LICM hoisted each read's column bounds out of
+// the program loop, and the register allocator split those O(N) live ranges over O(N) blocks.
+// A body of more than kChunkedBodyOps ops (counting those in regions; no sample has more than
+// 200) is therefore lowered in chunks of about kChunkOps ops, each outlined into a function of
+// its own: the cost per chunk is bounded, the total linear (chunks of 128 to 256 ops compiled
+// fastest, 64 and 512 a fifth slower).
+constexpr int64_t kChunkOps = 256, kChunkedBodyOps = 1024;
+
+int64_t countOps(const ir::Op& op) {
+  int64_t n = 1;
+  for (const ir::Block& region : op.regions) ir::forEachOp(region, [&](const ir::Op&) { ++n; });
+  return n;
+}
+
+void KernelLowering::lowerProgramBody() {
+  int64_t total = 0;
+  for (const ir::Op& op : kernel_.body.ops) total += countOps(op);
+  if (total <= kChunkedBodyOps) return lowerBlock(kernel_.body);
+  int64_t inChunk = kChunkOps;
+  for (const ir::Op& op : kernel_.body.ops) {
+    if (inChunk >= kChunkOps) {
+      beginChunk();
+      inChunk = 0;
+    }
+    lowerOp(op);
+    inChunk += countOps(op);
+  }
+  beginChunk();
+}
+
+// Between two of the body's ops every branch has joined again: a chunk's blocks are those
+// reached from its first block before the next chunk's.
+void KernelLowering::beginChunk() {
+  auto* block = llvm::BasicBlock::Create(ctx_, "chunk", b_.GetInsertBlock()->getParent());
+  b_.CreateBr(block);
+  b_.SetInsertPoint(block);
+  chunkStarts_.push_back(block);
+}
+
+// Each chunk becomes a function called where it was (its inputs as arguments, the values later
+// chunks use returned through pointers), never inlined back.
+void KernelLowering::outlineChunks(llvm::Function* fn) {
+  std::vector<std::vector<llvm::BasicBlock*>> chunks;
+  for (size_t c = 0; c + 1 < chunkStarts_.size(); ++c) {
+    std::vector<llvm::BasicBlock*>& blocks = chunks.emplace_back(1, chunkStarts_[c]);
+    std::set<llvm::BasicBlock*> seen = {chunkStarts_[c], chunkStarts_[c + 1]};
+    for (size_t i = 0; i < blocks.size(); ++i)
+      for (llvm::BasicBlock* next : llvm::successors(blocks[i]))
+        if (seen.insert(next).second) blocks.push_back(next);
+    localizeInputs(blocks);
+  }
+  if (chunks.empty()) return;
+  llvm::CodeExtractorAnalysisCache cache(*fn);
+  for (const std::vector<llvm::BasicBlock*>& blocks : chunks) {
+    llvm::CodeExtractor extractor(blocks, nullptr, false, nullptr, nullptr, nullptr, false, false, nullptr, "chunk");
+    llvm::Function* chunk = extractor.extractCodeRegion(cache);
+    if (!chunk) throw Error("lower/cpu: kernel '" + kernel_.name + "': cannot outline a chunk of its body");
+    chunk->addFnAttr(llvm::Attribute::NoInline);
+    markBuffersNoAlias(*llvm::cast<llvm::CallInst>(chunk->user_back()));
+  }
+}
+
+// Routes the chunk's every use of a value from outside it through one copy at its start (a
+// `select true` that folds away once outlined). The extractor walks every use of an input in
+// the whole function, and the values every chunk reads (a tensor's shape, a block index) made
+// that quadratic: lowering 8000 reads took 4.6 s, over half of it there; 0.4 s with the copies.
+void KernelLowering::localizeInputs(const std::vector<llvm::BasicBlock*>& blocks) {
+  const std::set<const llvm::BasicBlock*> inside(blocks.begin(), blocks.end());
+  std::map<llvm::Value*, llvm::Value*> copies;
+  llvm::IRBuilder<> start(blocks[0], blocks[0]->getFirstInsertionPt());
+  for (llvm::BasicBlock* block : blocks)
+    for (llvm::Instruction& inst : *block)
+      for (llvm::Use& use : inst.operands()) {
+        auto* def = llvm::dyn_cast<llvm::Instruction>(use.get());
+        if (!(def && !inside.count(def->getParent())) && !llvm::isa<llvm::Argument>(use.get())) continue;
+        llvm::Value*& copy = copies[use.get()];
+        if (!copy) copy = start.CreateSelect(start.getTrue(), use.get(), use.get());
+        use.set(copy);
+      }
+}
+
+// A buffer passed to a chunk whole (an alloca, or a tile's part of the heap block) overlaps no
+// tensor and no other buffer. Unsaid, LLVM vectorized every nest that stores to one behind alias
+// checks and kept a scalar copy (1000 reads: 30.5k optimized instructions against 21k, and half
+// again the compile time). A buffer that another argument points into is left alone.
+void KernelLowering::markBuffersNoAlias(llvm::CallInst& call) {
+  auto root = [&](const llvm::Value* v) -> const llvm::Value* {
+    return llvm::isa<llvm::AllocaInst>(v) ? v : heapBuffers_.count(v) ? heap_ : nullptr;
+  };
+  std::set<const llvm::Value*> pointedInto;
+  for (const llvm::Value* arg : call.args())
+    if (arg->getType()->isPointerTy() && !root(arg)) pointedInto.insert(llvm::getUnderlyingObject(arg));
+  for (unsigned a = 0; a < call.arg_size(); ++a)
+    if (const llvm::Value* r = root(call.getArgOperand(a)); r && !pointedInto.count(r))
+      call.getCalledFunction()->addParamAttr(a, llvm::Attribute::NoAlias);
+}
+
 // ---------------------------------------------------------------- ops
 
 void KernelLowering::lowerBlock(const ir::Block& block) {
@@ -385,6 +502,22 @@ bool KernelLowering::needsBuffer(ValueId v) const {
   if (ir::readsTensor(op->code) && info_.storedTensors.count(op->intAttr("tensor"))) return true;
   if (isCheap(op->code)) return false;
   return info_.uses[v] > 1 || info_.usedDeeper[v];
+}
+
+// A nest reads each block its expression loads through a view of its own (a base and a row
+// stride held across the nest, an edge test before it). A sum of N reads fused into one nest
+// was N times that code in a single op, which no chunk boundary splits, with 2N values live in
+// one loop: a tile whose expression would stage more than kMaxFusedLoads blocks gets a buffer
+// instead (nests of 8 to 32 reads compiled alike, 64 a fifth slower; no sample stages more than
+// a few).
+constexpr int kMaxFusedLoads = 16;
+
+// The loads a tile's fused expression stages (buffered operands stage none).
+int KernelLowering::countFusedLoads(const ir::Op& op) {
+  int loads = op.code == OpCode::load ? 1 : 0;
+  for (ValueId o : op.operands)
+    if (!buffers_[o]) loads += fusedLoads_[o];
+  return fusedLoads_[op.results[0]] = loads;
 }
 
 void KernelLowering::lowerOp(const ir::Op& op) {
@@ -407,7 +540,7 @@ void KernelLowering::lowerOp(const ir::Op& op) {
   ValueId r = op.results.at(0);
   if (type(r).isScalar()) {
     scalars_[r] = computeElement(op, {});
-  } else if (needsBuffer(r)) {
+  } else if (needsBuffer(r) || countFusedLoads(op) > kMaxFusedLoads) {
     bool widen = storedWidened(r);
     llvm::Value* buffer = allocateBuffer({widen ? DType::f32 : type(r).dtype, type(r).shape});
     if (widen) widened_.insert(r);
@@ -1685,6 +1818,7 @@ llvm::Value* KernelLowering::allocateBuffer(const ir::Type& t) {
   // Addressed from the heap block right after it is allocated, so every use is dominated.
   llvm::IRBuilder<> entry(heap_->getParent(), std::next(heap_->getIterator()));
   llvm::Value* buffer = entry.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), heap_, static_cast<uint64_t>(heapBytes_));
+  heapBuffers_.insert(buffer);
   heapBytes_ += bytes;
   return buffer;
 }
