@@ -3,6 +3,7 @@
 // atomics, masks, checks and fills on purpose are not.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <string>
@@ -123,7 +124,8 @@ TEST_CASE("sanitizer: Tensor::empty memory read before anything wrote it is repo
     Tensor filled = Tensor::empty({100});
     run({1}, [&](Program& p) { p.write(filled, {128}).put(p.zeros({128}), {0}); }, {.device = "interp"});
     Tensor hostWritten = Tensor::empty({100});
-    static_cast<float*>(hostWritten.data())[0] = 1;
+    float* host = static_cast<float*>(hostWritten.data());
+    std::fill(host, host + 100, 1.0f);
     for (const Tensor* t : {&filled, &hostWritten})
       CHECK(findings([&] {
               run({1}, [&](Program& p) { p.write(out, {128}).put(p.read(*t, {128}, 0.0).at({0}), {0}); }, kSanitize);

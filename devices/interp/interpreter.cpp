@@ -894,7 +894,7 @@ void Interpreter::writeElements(const ir::Op& op, const Tile& v, const TensorArg
       std::memcpy(before.data(), at, size_t(bytes));
       encode(at, t.dtype, src[flat]);
       sanitizer_->write(op, tensorIndex, *e, v.provenance.empty() ? 0 : v.provenance[size_t(flat)],
-                          std::memcmp(before.data(), at, size_t(bytes)) != 0);
+                        std::span(before.data(), size_t(bytes)));
     });
   };
   if (v.isFloat()) write(v.floats, interp::writeFloat);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <numeric>
 
@@ -208,11 +209,16 @@ uint8_t Sanitizer::read(const ir::Op& op, size_t tensor, int64_t offset) {
   return kFromTensor | (unwritten ? kUnwritten : 0);
 }
 
-void Sanitizer::write(const ir::Op& op, size_t tensor, int64_t offset, uint8_t value, bool changed) {
+void Sanitizer::write(const ir::Op& op, size_t tensor, int64_t offset, uint8_t value,
+                      std::span<const std::byte> before) {
   // A store of the bytes an element already holds is invisible to every other access, in any
   // order: programs that all store one value (a flag, a shared result) do not race.
-  if (changed) {
-    Element& e = element(tensor, offset, op);
+  const TensorArg& t = args_.tensors[tensor];
+  Element& e = element(tensor, offset, op);
+  const std::byte* now = static_cast<const std::byte*>(t.data) + offset * dtypeBytes(t.dtype);
+  // Bytes that were never a value (before, or stored now) compare equal to nothing.
+  bool values = (e.touched() || wasWritten(t, offset)) && !(value & kUnwritten);
+  if (!values || std::memcmp(before.data(), now, before.size()) != 0) {
     conflict("write-write race", e.writer, op, tensor, offset);
     for (const Access& r : e.readers) conflict("read-write race", r, op, tensor, offset);
     for (const Access& a : e.atomics) conflict("race between a write and an atomic", a, op, tensor, offset);

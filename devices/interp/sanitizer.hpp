@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <span>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,8 +43,8 @@ class Sanitizer {
   // A plain read or write by `op` of element `offset` (in elements from its data) of tensor
   // argument `tensor`. read returns the element's provenance; write takes the value's.
   uint8_t read(const ir::Op& op, size_t tensor, int64_t offset);
-  // A write that `changed` no byte of the element races with nothing.
-  void write(const ir::Op& op, size_t tensor, int64_t offset, uint8_t value, bool changed);
+  // `before`: the element's bytes before the write; a write that left them as they were races with nothing.
+  void write(const ir::Op& op, size_t tensor, int64_t offset, uint8_t value, std::span<const std::byte> before);
   // An atomic update: a read and write that races with plain accesses only, and orders the
   // accesses its program made after it behind those of the programs that updated the element before.
   uint8_t atomic(const ir::Op& op, size_t tensor, int64_t offset, uint8_t value);
