@@ -55,15 +55,21 @@ std::vector<std::pair<std::string, ir::Kernel>> scanAndSortKernels() {
   out.emplace_back("add_37x131", traceTiles("add_37x131", [](Program& p, const Tensor& x, const Tensor& o) {
     p.write(o, {37, 131}).put(whole(p, x) + 1.0f, {0, 0});
   }));
-  // Twelve scans: each fn along each axis, three times over different inputs.
-  out.emplace_back("scans12_37x131", traceTiles("scans12_37x131", [](Program& p, const Tensor& x, const Tensor& o) {
-    Tile v = whole(p, x), acc = p.zeros({37, 131});
-    for (int i = 0; i < 3; ++i) {
-      Tile in = v * float(i + 1);
-      acc = acc + in.cumsum(i % 2) + in.cumprod(1 - i % 2) + in.cummax(i % 2) + in.cummin(1 - i % 2);
-    }
-    p.write(o, {37, 131}).put(acc, {0, 0});
-  }));
+  // Twelve scans: each fn three times over different inputs, along axis 1 (within subgroups)
+  // or alternating axes (along axis 0 the subgroups of lavapipe's spread layout split the lines,
+  // so those scans go through workgroup memory).
+  for (bool mixed : {false, true}) {
+    std::string name = mixed ? "scans12_mixed_37x131" : "scans12_37x131";
+    out.emplace_back(name, traceTiles(name, [mixed](Program& p, const Tensor& x, const Tensor& o) {
+      Tile v = whole(p, x), acc = p.zeros({37, 131});
+      for (int i = 0; i < 3; ++i) {
+        Tile in = v * float(i + 1);
+        int a = mixed ? i % 2 : 1, b = mixed ? 1 - i % 2 : 1;
+        acc = acc + in.cumsum(a) + in.cumprod(b) + in.cummax(a) + in.cummin(b);
+      }
+      p.write(o, {37, 131}).put(acc, {0, 0});
+    }));
+  }
   // Sorts of 8 lines (lavapipe's 32 KiB of workgroup memory hold keys and origins of [8, 256]).
   auto eightLines = [](Program& p, const Tensor& x) { return p.read(x, {8, 131}).at({0, 0}); };
   out.emplace_back("argsort_8x131", traceTiles("argsort_8x131", [&](Program& p, const Tensor& x, const Tensor& o) {

@@ -214,6 +214,31 @@ TEST_CASE("kernel ir: sorts, scans of several tiles and histograms move elements
                             target, {1}, 0);
 }
 
+// A [37, 131] tile's scan along axis 1 of its default layout stays in its subgroups; along axis 0
+// (split by the warps) its code is the tile's stores and loads and loops that do not grow.
+TEST_CASE("kernel ir: a scan within subgroups uses no workgroup memory; across subgroups, loops over it") {
+  auto scanKernel = [](int axis, const std::string& shape) {
+    return ir::canonicalize(ir::parse("kernel @scan(t0: tensor<f32, 2>, t1: tensor<f32, 2>) grid 1 {\n"
+                                      "  %0 = constant() {value = 0} : i64\n"
+                                      "  %1 = load(%0, %0) {fill = 0.0, tensor = 0} : tile<" + shape + "xf32>\n"
+                                      "  %2 = scan(%1) {axis = " + std::to_string(axis) + ", fn = \"add\"} : tile<" + shape + "xf32>\n"
+                                      "  store(%0, %0, %2) {tensor = 1}\n}"));
+  };
+  layout::Target target = layout::targetByName("vulkan");
+  target.warpsPerProgram = 32;  // lavapipe's spread: 64 registers a thread
+  KernelFunction along = lowerToKernelIR(scanKernel(1, "37x131"), layout::inferLayouts(scanKernel(1, "37x131"), target), target);
+  CHECK(countOps(along.body, KOp::barrier) == 0);
+  CHECK(countOps(along.body, KOp::load_shared) + countOps(along.body, KOp::store_shared) == 0);
+  KernelFunction across = lowerToKernelIR(scanKernel(0, "37x131"), layout::inferLayouts(scanKernel(0, "37x131"), target), target);
+  int64_t registers = countOps(across.body, KOp::load_global);
+  CHECK(countOps(across.body, KOp::for_loop) >= 1);
+  CHECK(countOps(across.body, KOp::load_shared) <= registers + 4);
+  CHECK(countOps(across.body, KOp::store_shared) <= registers + 4);
+  for (int axis : {0, 1})
+    for (const std::string t : {"vulkan", "sm_80"})
+      checkAgainstInterpreter(scanKernel(axis, "13x37"), {{13, 37}, {13, 37}}, t, {1}, 1e-5);
+}
+
 TEST_CASE("kernel ir: an if runs one side as a loop of at most one iteration, results carried through both") {
   std::string text = R"(kernel @branch(t0: tensor<f32, 2>, t1: tensor<f32, 2>) grid 1 {
   %0 = constant() {value = 0} : i64

@@ -1040,6 +1040,7 @@ class Lowering {
   // in the interpreter's order. Several tiles scanned together (a combine region) take one
   // allocation each.
   void scan(const ir::Op& op) {
+    if (scanInSubgroups(op)) return;
     const ir::Shape& shape = k_.type(op.results[0]).shape;
     ScanPlan s = planScan(shape, size_t(op.intAttr("axis")));
     LinearLayout lin = linear(op.results[0]);
@@ -1069,6 +1070,92 @@ class Lowering {
       for (Reg at : flat) out.push_back(b_.emit(KOp::load_shared, types[i], {at}, {{"alloc", s.allocs[i]}}));
       define(op.results[i], out);
     }
+  }
+  // A scan whose lines each lie within one subgroup (every register and lane basis that moves
+  // along the axis is one power of two on it, and no warp basis does), without workgroup
+  // memory or barriers; false where the layout is not such. The axis position's bits are taken
+  // from the lowest: with each one, every element's block (the elements sharing its higher
+  // bits) doubles, holding S, the element's inclusive scan within its block, and T, the
+  // block's total; the upper half of a block combines the lower half's T before its own. The
+  // lower half's T is another register's for a register bit and another lane's (a shuffle)
+  // for a lane bit. Registers of one block compute the same T once (value numbering).
+  bool scanInSubgroups(const ir::Op& op) {
+    size_t axis = size_t(op.intAttr("axis"));
+    LinearLayout lin = linear(op.results[0]);
+    int64_t length = layout::paddedShape(k_.type(op.results[0]).shape)[axis];
+    std::vector<std::pair<const std::string*, size_t>> bitFrom(size_t(std::countr_zero(uint64_t(length))), {nullptr, 0});
+    static const std::string kIds[] = {layout::kRegister, layout::kLane, layout::kWarp};
+    for (const std::string& id : kIds)
+      for (size_t i = 0; i < bases(lin, id).size(); ++i) {
+        const Basis& b = bases(lin, id)[i];
+        if (b[axis] == 0) continue;
+        bool single = std::has_single_bit(uint64_t(b[axis])) &&
+                      std::count(b.begin(), b.end(), 0) == std::ptrdiff_t(b.size()) - 1;
+        size_t bit = size_t(std::countr_zero(uint64_t(b[axis])));
+        if (&id == &kIds[2] || !single || bit >= bitFrom.size() || bitFrom[bit].first) return false;
+        bitFrom[bit] = {&id, i};
+      }
+    if (std::ranges::any_of(bitFrom, [](const auto& f) { return f.first == nullptr; })) return false;
+    size_t n = op.operands.size();
+    std::vector<std::vector<Reg>> S, T;  // [register][operand]
+    for (int64_t r = 0; r < registerCount(lin); ++r) {
+      S.emplace_back();
+      for (size_t i = 0; i < n; ++i) S.back().push_back(operand(op, int(i)).at(size_t(r)));
+    }
+    T = S;
+    // Along a run of lane bits each block also carries E, the combined totals of the lanes'
+    // blocks before its own in the run (where `has`), which S takes at the run's end.
+    std::vector<std::vector<Reg>> E;
+    Reg has = -1;  // -1: no lane bit of the run is set
+    auto endLaneRun = [&] {
+      if (E.empty()) return;
+      for (size_t r = 0; r < S.size(); ++r) {
+        std::vector<Reg> withEarlier = combine(op, E[r], S[r]);
+        for (size_t v = 0; v < n; ++v) S[r][v] = b_.select(has, withEarlier[v], S[r][v]);
+      }
+      E.clear();
+      has = -1;
+    };
+    for (const auto& [id, i] : bitFrom) {
+      if (*id == layout::kRegister) {
+        endLaneRun();
+        std::vector<std::vector<Reg>> before = T;
+        for (size_t r = 0; r < T.size(); ++r) {
+          size_t low = r & ~(size_t{1} << i), high = r | (size_t{1} << i);
+          T[r] = combine(op, before[low], before[high]);  // the same registers for both halves
+          if (r != low) S[r] = combine(op, before[low], S[r]);
+        }
+        continue;
+      }
+      if (E.empty()) E = T;  // a placeholder until `has`
+      Reg bit = b_.binary("and", b_.binary("shr", b_.emit(KOp::lane_id, DType::i32), b_.constant(DType::i32, double(i))),
+                          b_.constant(DType::i32, 1));
+      Reg upper = b_.cmp("ne", bit, b_.constant(DType::i32, 0));
+      std::map<Reg, Reg> moved;  // each block's T crosses lanes once
+      for (size_t r = 0; r < T.size(); ++r) {
+        std::vector<Reg> partner;
+        for (Reg t : T[r]) {
+          auto [it, fresh] = moved.try_emplace(t, -1);
+          if (fresh) it->second = b_.emit(KOp::shuffle_xor, b_.type(t), {t}, {{"mask", int64_t{1} << i}});
+          partner.push_back(it->second);
+        }
+        // The partner's block is the lower half where this lane is the upper one.
+        std::vector<Reg> upperT = combine(op, partner, T[r]), lowerT = combine(op, T[r], partner);
+        std::vector<Reg> earlier = has < 0 ? partner : combine(op, partner, E[r]);
+        for (size_t v = 0; v < n; ++v) {
+          E[r][v] = b_.select(upper, has < 0 ? partner[v] : b_.select(has, earlier[v], partner[v]), E[r][v]);
+          T[r][v] = b_.select(upper, upperT[v], lowerT[v]);
+        }
+      }
+      has = has < 0 ? upper : b_.binary("or", has, upper);
+    }
+    endLaneRun();
+    for (size_t v = 0; v < n; ++v) {
+      std::vector<Reg> out;
+      for (const std::vector<Reg>& regs : S) out.push_back(regs[v]);
+      define(op.results[v], out);
+    }
+    return true;
   }
   // How a scan's lines (of `length` elements `stride` apart in the row-major tile) are shared
   // by the workgroup's threads: each line is cut into `chunks` pieces of `chunkLength` (the
