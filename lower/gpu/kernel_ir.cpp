@@ -76,6 +76,21 @@ int64_t instructionCount(const KBlock& b) {
   return n;
 }
 
+int64_t memoryAccessCount(const KBlock& b) {
+  int64_t n = 0;
+  for (const KInst& i : b.insts) {
+    switch (i.op) {
+      case KOp::load_global: case KOp::store_global: case KOp::atomic_global: case KOp::load_shared:
+      case KOp::store_shared: case KOp::atomic_shared: case KOp::ldmatrix: case KOp::async_copy:
+        ++n;
+        break;
+      default: break;
+    }
+    for (const KBlock& r : i.regions) n += memoryAccessCount(r);
+  }
+  return n;
+}
+
 // ---- building ----
 
 KBuilder::KBuilder(KernelFunction& f, int64_t maxInstructions)

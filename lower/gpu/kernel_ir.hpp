@@ -202,5 +202,8 @@ std::string print(const KernelFunction& f);
 int64_t countOps(const KBlock& b, KOp op);
 // Counts every instruction, nested regions included: the size of a thread's code.
 int64_t instructionCount(const KBlock& b);
+// Counts the accesses to global and workgroup memory (loads, stores, atomics, copies), nested
+// regions included.
+int64_t memoryAccessCount(const KBlock& b);
 
 }  // namespace tj::gpu
