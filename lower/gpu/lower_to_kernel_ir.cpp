@@ -1077,8 +1077,9 @@ class Lowering {
   // from the lowest: with each one, every element's block (the elements sharing its higher
   // bits) doubles, holding S, the element's inclusive scan within its block, and T, the
   // block's total; the upper half of a block combines the lower half's T before its own. The
-  // lower half's T is another register's for a register bit and another lane's (a shuffle)
-  // for a lane bit. Registers of one block compute the same T once (value numbering).
+  // lower half's T is another lane's (a shuffle) for a lane bit; consecutive register bits
+  // take their blocks in order in each thread. Registers of one block compute the same T once
+  // (value numbering).
   bool scanInSubgroups(const ir::Op& op) {
     size_t axis = size_t(op.intAttr("axis"));
     LinearLayout lin = linear(op.results[0]);
@@ -1116,17 +1117,38 @@ class Lowering {
       E.clear();
       has = -1;
     };
+    // A run of register bits takes its 2^m blocks in order, carrying their combined totals.
+    std::vector<size_t> registerRun;
+    auto endRegisterRun = [&] {
+      if (registerRun.empty()) return;
+      size_t runMask = 0;
+      for (size_t i : registerRun) runMask |= size_t{1} << i;
+      std::vector<std::vector<Reg>> before = T;
+      for (size_t first = 0; first < T.size(); ++first) {
+        if (first & runMask) continue;
+        auto member = [&](size_t j) {  // the register of block j of the run, with first's other bits
+          size_t r = first;
+          for (size_t t = 0; t < registerRun.size(); ++t)
+            if ((j >> t) & 1) r |= size_t{1} << registerRun[t];
+          return r;
+        };
+        size_t blocks = size_t{1} << registerRun.size();
+        std::vector<Reg> carry = before[first];
+        for (size_t j = 1; j < blocks; ++j) {
+          S[member(j)] = combine(op, carry, S[member(j)]);
+          carry = combine(op, carry, before[member(j)]);
+        }
+        for (size_t j = 0; j < blocks; ++j) T[member(j)] = carry;
+      }
+      registerRun.clear();
+    };
     for (const auto& [id, i] : bitFrom) {
       if (*id == layout::kRegister) {
         endLaneRun();
-        std::vector<std::vector<Reg>> before = T;
-        for (size_t r = 0; r < T.size(); ++r) {
-          size_t low = r & ~(size_t{1} << i), high = r | (size_t{1} << i);
-          T[r] = combine(op, before[low], before[high]);  // the same registers for both halves
-          if (r != low) S[r] = combine(op, before[low], S[r]);
-        }
+        registerRun.push_back(i);
         continue;
       }
+      endRegisterRun();
       if (E.empty()) E = T;  // a placeholder until `has`
       Reg bit = b_.binary("and", b_.binary("shr", b_.emit(KOp::lane_id, DType::i32), b_.constant(DType::i32, double(i))),
                           b_.constant(DType::i32, 1));
@@ -1140,15 +1162,17 @@ class Lowering {
           partner.push_back(it->second);
         }
         // The partner's block is the lower half where this lane is the upper one.
-        std::vector<Reg> upperT = combine(op, partner, T[r]), lowerT = combine(op, T[r], partner);
+        std::vector<Reg> upperT = combine(op, partner, T[r]);
+        std::vector<Reg> lowerT = commutes(op) ? upperT : combine(op, T[r], partner);
         std::vector<Reg> earlier = has < 0 ? partner : combine(op, partner, E[r]);
         for (size_t v = 0; v < n; ++v) {
           E[r][v] = b_.select(upper, has < 0 ? partner[v] : b_.select(has, earlier[v], partner[v]), E[r][v]);
-          T[r][v] = b_.select(upper, upperT[v], lowerT[v]);
+          T[r][v] = upperT[v] == lowerT[v] ? upperT[v] : b_.select(upper, upperT[v], lowerT[v]);
         }
       }
       has = has < 0 ? upper : b_.binary("or", has, upper);
     }
+    endRegisterRun();
     endLaneRun();
     for (size_t v = 0; v < n; ++v) {
       std::vector<Reg> out;
@@ -1285,6 +1309,13 @@ class Lowering {
       });
       return std::vector<Reg>{};
     });
+  }
+  // Whether a scan's combine gives the same bits in either order: sums and products, and
+  // integer maxima and minima (a float's may keep either zero or NaN).
+  bool commutes(const ir::Op& op) const {
+    if (!op.regions.empty()) return false;
+    const std::string& fn = op.stringAttr("fn");
+    return fn == "add" || fn == "mul" || (!isFloat(dtypeOf(op.operands[0])) && (fn == "max" || fn == "min"));
   }
   // A scan's combine of an earlier and a later element: its fn, or its region's ops lowered
   // on these registers.
