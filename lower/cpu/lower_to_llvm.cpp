@@ -114,9 +114,8 @@ class KernelLowering {
   void emitPrologue(llvm::Function* fn);
   void emitProgramIds(llvm::Value* linearId);
 
-  // ---- a program's body, in chunks when it is long
-  void lowerProgramBody();
-  void beginChunk();
+  // ---- long blocks, in chunks
+  llvm::BasicBlock* beginChunk();
   void outlineChunks(llvm::Function* fn);
   void localizeInputs(const std::vector<llvm::BasicBlock*>& blocks);
   void markBuffersNoAlias(llvm::CallInst& call);
@@ -280,7 +279,9 @@ class KernelLowering {
   std::vector<llvm::Value*> scalars_;  // rank-0 values, computed where defined
   std::vector<llvm::Value*> buffers_;  // tiles that live in memory
   std::vector<int> fusedLoads_;        // per tile without a buffer: the loads its expression stages
-  std::vector<llvm::BasicBlock*> chunkStarts_;  // see lowerProgramBody; the last one ends the last chunk
+  // Per chunked block (see lowerBlock), inner ones first: its chunks' first blocks and the block
+  // after its last chunk.
+  std::vector<std::vector<llvm::BasicBlock*>> chunkStarts_;
   std::vector<TensorView> tensors_;
   Indices grid_, programIds_, scalarParams_;
   llvm::Value* args_ = nullptr;
@@ -333,7 +334,7 @@ void KernelLowering::lower(const std::string& entryName) {
   emitLoop(b_, begin, end, [&](llvm::Value* linearId) {
     programLinear_ = linearId;
     emitProgramIds(linearId);
-    lowerProgramBody();
+    lowerBlock(kernel_.body);
   });
   finishHeap(fn, b_.CreateRetVoid());
   outlineChunks(fn);
@@ -392,10 +393,11 @@ void KernelLowering::emitProgramIds(llvm::Value* linearId) {
 // time, docs/benchmarks.md): InstCombine asked, for a tensor's shape, every branch on it (each
 // read's edge test) whether it dominates the use; LICM hoisted each read's column bounds out of
 // the program loop, and the register allocator split those O(N) live ranges over O(N) blocks.
-// A body of more than kChunkedBodyOps ops (counting those in regions; no sample has more than
-// 200) is therefore lowered in chunks of about kChunkOps ops, each outlined into a function of
-// its own: the cost per chunk is bounded, the total linear (chunks of 128 to 256 ops compiled
-// fastest, 64 and 512 a fifth slower).
+// A block (the body, or a region: the rest of a body after `exit_if` is one) of more than
+// kChunkedBodyOps ops (counting those in regions; no sample has more than 200) is therefore
+// lowered in chunks of about kChunkOps ops, each outlined into a function of its own: the cost
+// per chunk is bounded, the total linear (chunks of 128 to 256 ops compiled fastest, 64 and 512
+// a fifth slower).
 constexpr int64_t kChunkOps = 256, kChunkedBodyOps = 1024;
 
 int64_t countOps(const ir::Op& op) {
@@ -404,52 +406,41 @@ int64_t countOps(const ir::Op& op) {
   return n;
 }
 
-void KernelLowering::lowerProgramBody() {
-  int64_t total = 0;
-  for (const ir::Op& op : kernel_.body.ops) total += countOps(op);
-  if (total <= kChunkedBodyOps) return lowerBlock(kernel_.body);
-  int64_t inChunk = kChunkOps;
-  for (const ir::Op& op : kernel_.body.ops) {
-    if (inChunk >= kChunkOps) {
-      beginChunk();
-      inChunk = 0;
-    }
-    lowerOp(op);
-    inChunk += countOps(op);
-  }
-  beginChunk();
-}
-
-// Between two of the body's ops every branch has joined again: a chunk's blocks are those
-// reached from its first block before the next chunk's.
-void KernelLowering::beginChunk() {
+// Between two of a block's ops every branch has joined again (see chunkBlocks).
+llvm::BasicBlock* KernelLowering::beginChunk() {
   auto* block = llvm::BasicBlock::Create(ctx_, "chunk", b_.GetInsertBlock()->getParent());
   b_.CreateBr(block);
   b_.SetInsertPoint(block);
-  chunkStarts_.push_back(block);
+  return block;
+}
+
+// A chunk's blocks: those reached from its first block before the next chunk's.
+std::vector<llvm::BasicBlock*> chunkBlocks(llvm::BasicBlock* first, llvm::BasicBlock* next) {
+  std::vector<llvm::BasicBlock*> blocks = {first};
+  std::set<llvm::BasicBlock*> seen = {first, next};
+  for (size_t i = 0; i < blocks.size(); ++i)
+    for (llvm::BasicBlock* successor : llvm::successors(blocks[i]))
+      if (seen.insert(successor).second) blocks.push_back(successor);
+  return blocks;
 }
 
 // Each chunk becomes a function called where it was (its inputs as arguments, the values later
-// chunks use returned through pointers), never inlined back.
+// chunks use returned through pointers), never inlined back. The chunks of blocks inside a
+// chunk go first, so that the chunk calls them.
 void KernelLowering::outlineChunks(llvm::Function* fn) {
-  std::vector<std::vector<llvm::BasicBlock*>> chunks;
-  for (size_t c = 0; c + 1 < chunkStarts_.size(); ++c) {
-    std::vector<llvm::BasicBlock*>& blocks = chunks.emplace_back(1, chunkStarts_[c]);
-    std::set<llvm::BasicBlock*> seen = {chunkStarts_[c], chunkStarts_[c + 1]};
-    for (size_t i = 0; i < blocks.size(); ++i)
-      for (llvm::BasicBlock* next : llvm::successors(blocks[i]))
-        if (seen.insert(next).second) blocks.push_back(next);
-    localizeInputs(blocks);
-  }
-  if (chunks.empty()) return;
+  if (chunkStarts_.empty()) return;
+  for (const std::vector<llvm::BasicBlock*>& starts : chunkStarts_)
+    for (size_t c = 0; c + 1 < starts.size(); ++c) localizeInputs(chunkBlocks(starts[c], starts[c + 1]));
   llvm::CodeExtractorAnalysisCache cache(*fn);
-  for (const std::vector<llvm::BasicBlock*>& blocks : chunks) {
-    llvm::CodeExtractor extractor(blocks, nullptr, false, nullptr, nullptr, nullptr, false, false, nullptr, "chunk");
-    llvm::Function* chunk = extractor.extractCodeRegion(cache);
-    if (!chunk) throw Error("lower/cpu: kernel '" + kernel_.name + "': cannot outline a chunk of its body");
-    chunk->addFnAttr(llvm::Attribute::NoInline);
-    markBuffersNoAlias(*llvm::cast<llvm::CallInst>(chunk->user_back()));
-  }
+  for (const std::vector<llvm::BasicBlock*>& starts : chunkStarts_)
+    for (size_t c = 0; c + 1 < starts.size(); ++c) {
+      llvm::CodeExtractor extractor(chunkBlocks(starts[c], starts[c + 1]), nullptr, false, nullptr, nullptr, nullptr,
+                                    false, false, nullptr, "chunk");
+      llvm::Function* chunk = extractor.extractCodeRegion(cache);
+      if (!chunk) throw Error("lower/cpu: kernel '" + kernel_.name + "': cannot outline a chunk of its body");
+      chunk->addFnAttr(llvm::Attribute::NoInline);
+      markBuffersNoAlias(*llvm::cast<llvm::CallInst>(chunk->user_back()));
+    }
 }
 
 // Routes the chunk's every use of a value from outside it through one copy at its start (a
@@ -471,17 +462,26 @@ void KernelLowering::localizeInputs(const std::vector<llvm::BasicBlock*>& blocks
       }
 }
 
+// The value localizeInputs' copies (an enclosing chunk's, then this one's) stand for.
+const llvm::Value* uncopied(const llvm::Value* v) {
+  while (auto* copy = llvm::dyn_cast<llvm::SelectInst>(v))
+    if (copy->getTrueValue() == copy->getFalseValue()) v = copy->getTrueValue();
+    else break;
+  return v;
+}
+
 // A buffer passed to a chunk whole (an alloca, or a tile's part of the heap block) overlaps no
 // tensor and no other buffer. Unsaid, LLVM vectorized every nest that stores to one behind alias
 // checks and kept a scalar copy (1000 reads: 30.5k optimized instructions against 21k, and half
 // again the compile time). A buffer that another argument points into is left alone.
 void KernelLowering::markBuffersNoAlias(llvm::CallInst& call) {
   auto root = [&](const llvm::Value* v) -> const llvm::Value* {
+    v = uncopied(v);
     return llvm::isa<llvm::AllocaInst>(v) ? v : heapBuffers_.count(v) ? heap_ : nullptr;
   };
   std::set<const llvm::Value*> pointedInto;
   for (const llvm::Value* arg : call.args())
-    if (arg->getType()->isPointerTy() && !root(arg)) pointedInto.insert(llvm::getUnderlyingObject(arg));
+    if (arg->getType()->isPointerTy() && !root(arg)) pointedInto.insert(llvm::getUnderlyingObject(uncopied(arg)));
   for (unsigned a = 0; a < call.arg_size(); ++a)
     if (const llvm::Value* r = root(call.getArgOperand(a)); r && !pointedInto.count(r))
       call.getCalledFunction()->addParamAttr(a, llvm::Attribute::NoAlias);
@@ -490,7 +490,26 @@ void KernelLowering::markBuffersNoAlias(llvm::CallInst& call) {
 // ---------------------------------------------------------------- ops
 
 void KernelLowering::lowerBlock(const ir::Block& block) {
-  for (const ir::Op& op : block.ops) lowerOp(op);
+  int64_t total = 0;
+  for (const ir::Op& op : block.ops) total += countOps(op);
+  if (total <= kChunkedBodyOps) {
+    for (const ir::Op& op : block.ops) lowerOp(op);
+    return;
+  }
+  std::vector<llvm::BasicBlock*> starts;
+  int64_t inChunk = kChunkOps;
+  for (const ir::Op& op : block.ops) {
+    if (inChunk >= kChunkOps) {
+      starts.push_back(beginChunk());
+      inChunk = 0;
+    }
+    lowerOp(op);
+    inChunk += countOps(op);
+  }
+  starts.push_back(beginChunk());
+  // After those of the blocks inside it; one chunk (a block long for the ops in its regions)
+  // would gain nothing.
+  if (starts.size() > 2) chunkStarts_.push_back(std::move(starts));
 }
 
 bool KernelLowering::needsBuffer(ValueId v) const {
