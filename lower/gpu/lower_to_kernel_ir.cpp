@@ -1362,7 +1362,9 @@ class Lowering {
     }
     std::vector<std::vector<Reg>> values = {operand(op, 0), along};
     s.types = {dtypeOf(op.operands[0]), DType::i32};
-    if (op.operands.size() == 2) {
+    // A payload of the positions along the axis (an argsort, a topk) is the origins.
+    bool payloadIsOrigin = op.operands.size() == 2 && operand(op, 1) == along;
+    if (op.operands.size() == 2 && !payloadIsOrigin) {
       values.push_back(operand(op, 1));
       s.types.push_back(dtypeOf(op.operands[1]));
     }
@@ -1391,11 +1393,11 @@ class Lowering {
       return std::vector<Reg>{};
     });
     b_.effect(KOp::barrier);
-    for (size_t v : {size_t(0), size_t(2)}) {
-      if (v >= values.size()) continue;
+    for (size_t result = 0; result < op.results.size(); ++result) {
+      size_t v = result == 0 ? 0 : payloadIsOrigin ? 1 : 2;
       std::vector<Reg> out;
       for (Reg at : slot) out.push_back(b_.emit(KOp::load_shared, s.types[v], {at}, {{"alloc", s.allocs[v]}}));
-      define(op.results[v == 0 ? 0 : 1], out);
+      define(op.results[result], out);
     }
   }
   // Runs body(i) for i in [0, n) with n a (uniform) register.
