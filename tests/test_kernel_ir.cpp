@@ -235,8 +235,21 @@ TEST_CASE("kernel ir: a scan within subgroups uses no workgroup memory; across s
   CHECK(countOps(across.body, KOp::load_shared) <= registers + 4);
   CHECK(countOps(across.body, KOp::store_shared) <= registers + 4);
   for (int axis : {0, 1})
-    for (const std::string t : {"vulkan", "sm_80"})
+    for (const std::string t : {"vulkan", "sm_80", "gfx942"})
       checkAgainstInterpreter(scanKernel(axis, "13x37"), {{13, 37}, {13, 37}}, t, {1}, 1e-5);
+  // A scan takes its operand's layout: here a matrix unit's accumulators (registers and lanes
+  // on both axes, warps on one).
+  for (int axis : {0, 1}) {
+    ir::Kernel dotScan = ir::canonicalize(ir::parse(
+        "kernel @dot_scan(t0: tensor<f16, 2>, t1: tensor<f16, 2>, t2: tensor<f32, 2>) grid 1 {\n"
+        "  %0 = constant() {value = 0} : i64\n"
+        "  %1 = load(%0, %0) {fill = 0.0, tensor = 0} : tile<32x16xf16>\n"
+        "  %2 = load(%0, %0) {fill = 0.0, tensor = 1} : tile<16x32xf16>\n"
+        "  %3 = dot(%1, %2) : tile<32x32xf32>\n"
+        "  %4 = scan(%3) {axis = " + std::to_string(axis) + ", fn = \"max\"} : tile<32x32xf32>\n"
+        "  store(%0, %0, %4) {tensor = 2}\n}"));
+    checkAgainstInterpreter(dotScan, {{32, 16}, {16, 32}, {32, 32}}, "sm_80", {1}, 1e-6);
+  }
 }
 
 TEST_CASE("kernel ir: an if runs one side as a loop of at most one iteration, results carried through both") {
