@@ -35,6 +35,9 @@ struct Target {
   // fewer registers of every tile. For drivers whose compile time grows faster than a
   // thread's code (lavapipe). 0: always warpsPerProgram.
   int64_t codeBudget = 0;
+  // Workgroup-memory accesses per thread a program should stay within (0: no limit); past it
+  // the lowering spreads too. Lavapipe compiles each access as a loop over the lanes.
+  int64_t sharedAccessBudget = 0;
   // PTX's ldmatrix: 16-bit matrix operands leave workgroup memory 8x8 at a time.
   bool ldmatrix = false;
   // The widest global memory access of one thread in bytes (16: ld.global.v4.b32); 0: one

@@ -461,6 +461,30 @@ TEST_CASE("kernel ir: a kernel past the target's code budget spreads over more w
   checkAgainstInterpreter(k, sampleShapes("attention"), spread, {1, 2}, 1e-5);
 }
 
+TEST_CASE("kernel ir: a kernel past the target's workgroup-memory access budget spreads too") {
+  // A sort of [8, 131] moves 2 values (keys, origins) in and out of workgroup memory per register.
+  ir::Kernel k = ir::canonicalize(ir::parse(R"(kernel @argsort(t0: tensor<f32, 2>, t1: tensor<i32, 2>) grid 1 {
+  %0 = constant() {value = 0} : i64
+  %1 = load(%0, %0) {fill = 0.0, tensor = 0} : tile<8x131xf32>
+  %2 = iota() {axis = 1} : tile<8x131xi32>
+  %3, %4 = sort(%1, %2) {axis = 1, descending = 0} : tile<8x131xf32>, tile<8x131xi32>
+  store(%0, %0, %4) {tensor = 1}
+})"));
+  auto sharedAccesses = [](const KernelFunction& f) {
+    return countOps(f.body, KOp::load_shared) + countOps(f.body, KOp::store_shared);
+  };
+  layout::Target t = layout::targetByName("vulkan");
+  t.codeBudget = 1500;
+  KernelFunction narrow = lowerWithinCodeBudget(k, t);
+  CHECK(narrow.workgroupSize == 32);  // within the instructions
+  CHECK(sharedAccesses(narrow) > 200);
+  t.sharedAccessBudget = 200;
+  KernelFunction spread = lowerWithinCodeBudget(k, t);
+  CHECK(spread.workgroupSize > 32);
+  CHECK(sharedAccesses(spread) <= 200);
+  checkAgainstInterpreter(k, {{8, 131}, {8, 131}}, spread, {1}, 0);
+}
+
 TEST_CASE("kernel ir: the widest spread is bounded by the instruction limit only, and past it names the threads") {
   ir::Kernel k = samples::traceSample("attention", "vulkan");
   layout::Target t = layout::targetByName("vulkan");

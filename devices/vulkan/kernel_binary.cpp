@@ -90,9 +90,9 @@ KernelBinary decodeKernelBinary(std::span<const char> bytes) {
 }
 
 jit::CacheKey kernelBinaryKey(uint64_t irHash, const std::string& deviceFeatures, const layout::Target& t) {
-  std::string options = fmt::format("spirv target={} sg={} warps={} threads={} shared={} loops={} budget={}", t.name,
+  std::string options = fmt::format("spirv target={} sg={} warps={} threads={} shared={} loops={} budget={}/{}", t.name,
                                     t.subgroupSize, t.warpsPerProgram, t.maxWorkgroupThreads, t.sharedBytes,
-                                    t.loopIterationLimit, t.codeBudget);
+                                    t.loopIterationLimit, t.codeBudget, t.sharedAccessBudget);
   return {irHash, deviceFeatures, options};
 }
 

@@ -24,19 +24,25 @@ KernelFunction lowerWithinCodeBudget(const ir::Kernel& k, const layout::Target& 
                               target.subgroupSize, target.maxWorkgroupThreads, target.name));
     return lowerOn(k, target, k.warps, options);
   }
-  if (target.codeBudget <= 0) return lowerOn(k, target, target.warpsPerProgram, options);
+  if (target.codeBudget <= 0 && target.sharedAccessBudget <= 0) return lowerOn(k, target, target.warpsPerProgram, options);
+  // How far past the budgets a lowering is: 0 within both.
+  auto excess = [&](const KernelFunction& f) {
+    auto over = [](int64_t size, int64_t budget) { return budget > 0 ? std::max<int64_t>(0, size - budget) : 0; };
+    int64_t shared = countOps(f.body, KOp::load_shared) + countOps(f.body, KOp::store_shared);
+    return over(instructionCount(f.body), target.codeBudget) + over(shared, target.sharedAccessBudget);
+  };
   const int64_t widest = std::max<int64_t>(target.warpsPerProgram, target.maxWorkgroupThreads / target.subgroupSize);
-  std::optional<KernelFunction> smallest;  // of the lowerings past the budget, the one with the least code
+  std::optional<KernelFunction> smallest;  // of the lowerings past the budgets, the one least past them
   for (int64_t warps = target.warpsPerProgram; warps <= widest; warps *= 2) {
     try {
       KernelFunction f = lowerOn(k, target, warps, options);
-      int64_t size = instructionCount(f.body);
-      if (size <= target.codeBudget) {
+      if (excess(f) == 0) {
         if (warps != target.warpsPerProgram)
-          spdlog::debug("tilejit: kernel {} spread over {} warps: {} instructions per thread", k.name, warps, size);
+          spdlog::debug("tilejit: kernel {} spread over {} warps: {} instructions per thread", k.name, warps,
+                        instructionCount(f.body));
         return f;
       }
-      if (!smallest || size < instructionCount(smallest->body)) smallest = std::move(f);
+      if (!smallest || excess(f) < excess(*smallest)) smallest = std::move(f);
     } catch (const CodeOverBudget&) {
       if (warps * 2 > widest && !smallest) throw;
     } catch (const Error&) {

@@ -1,5 +1,5 @@
-// Lowers a canonical kernel for a GPU target within the target's code budget, spreading
-// each program over more warps while its per-thread code is past the budget.
+// Lowers a canonical kernel for a GPU target within the target's code budgets, spreading
+// each program over more warps while its per-thread code is past them.
 #pragma once
 #include "ir/ir.hpp"
 #include "layout/infer_layouts.hpp"
@@ -9,12 +9,12 @@ namespace tj::gpu {
 
 // Infers layouts and lowers at the kernel's warps (p.warps) when it sets them: an Error when
 // they pass target.maxWorkgroupThreads. Otherwise at target.warpsPerProgram; while the kernel IR passes
-// target.codeBudget instructions per thread, doubles the warps (up to
-// target.maxWorkgroupThreads). A thread's code shrinks with its share of each tile, and
-// drivers like lavapipe compile in time that grows faster than the code. When no width
-// is within the budget, the lowering with the least code (each is bounded by
-// options.maxInstructions); a width that needs more workgroup memory than the target has
-// ends the search. Throws what lowerToKernelIR throws when no width lowers.
+// target.codeBudget instructions or target.sharedAccessBudget workgroup-memory accesses per
+// thread, doubles the warps (up to target.maxWorkgroupThreads). A thread's code shrinks with
+// its share of each tile, and drivers like lavapipe compile in time that grows faster than
+// the code. When no width is within the budgets, the lowering least past them (each is
+// bounded by options.maxInstructions); a width that needs more workgroup memory than the
+// target has ends the search. Throws what lowerToKernelIR throws when no width lowers.
 KernelFunction lowerWithinCodeBudget(const ir::Kernel& k, const layout::Target& target,
                                      const KernelLoweringOptions& options = {});
 
