@@ -216,7 +216,7 @@ TEST_CASE("kernel ir: sorts, scans of several tiles and histograms move elements
 
 // A [37, 131] tile's scan along axis 1 of its default layout stays in its subgroups; along axis 0
 // (split by the warps) its code is the tile's stores and loads and loops that do not grow.
-TEST_CASE("kernel ir: a scan within subgroups uses no workgroup memory; across subgroups, loops over it") {
+TEST_CASE("kernel ir: a scan within subgroups uses no workgroup memory, across subgroups loops over it") {
   auto scanKernel = [](int axis, const std::string& shape) {
     return ir::canonicalize(ir::parse("kernel @scan(t0: tensor<f32, 2>, t1: tensor<f32, 2>) grid 1 {\n"
                                       "  %0 = constant() {value = 0} : i64\n"
