@@ -50,6 +50,16 @@ inline std::vector<CommandResult> runConcurrently(const std::vector<std::string>
 
 inline CommandResult runCommand(const std::string& command) { return runConcurrently({command})[0]; }
 
+// The message of the tj::Error that f throws, or "" when it throws none.
+inline std::string errorOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
 // Sets an environment variable (nullptr: unsets it) until destroyed.
 class ScopedEnv {
  public:

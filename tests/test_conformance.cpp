@@ -2170,15 +2170,7 @@ TEST_CASE("conformance: atomic_cas lets exactly one element per slot win: a rank
 
 // ---- Device assertions
 
-// The message of the tj::Error that f throws, or "" when it throws none.
-std::string errorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::errorOf;
 
 TEST_CASE("conformance: check reports its message, line, program and element, and passes quietly when true") {
   for (const std::string& device : conformanceDevices()) {

@@ -18,14 +18,7 @@ namespace {
 const RunOptions kSanitize{.name = "seeded", .sanitize = true};
 
 // The sanitizer's Error text for a run, "" when it ran clean.
-std::string findings(const std::function<void()>& launch) {
-  try {
-    launch();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+const auto findings = test::errorOf;
 
 std::string here(int line) { return std::string(__FILE__) + ":" + std::to_string(line); }
 

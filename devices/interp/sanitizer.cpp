@@ -137,11 +137,10 @@ void Sanitizer::beginProgram(const ir::Shape& programId) {
   acquired_.clear();
 }
 
-Sanitizer::Element& Sanitizer::element(size_t tensor, int64_t offset, const ir::Op& op) {
+Sanitizer::Element& Sanitizer::element(size_t tensor, int64_t offset) {
   const TensorArg& t = args_.tensors[tensor];
   auto [regionIndex, dataAt] = tensorRegion_.at(tensor);
-  if (regions_.empty()) fail(op.loc, ir::opName(op.code), "sanitizer: an access to a tensor without elements");
-  Region& r = regions_[regionIndex];
+  Region& r = regions_.at(regionIndex);
   auto index = static_cast<size_t>((static_cast<int64_t>(dataAt) + offset * dtypeBytes(t.dtype)) / r.granularity);
   auto& page = r.pages.at(index / kPageElements);
   if (!page) page = std::make_unique<Element[]>(kPageElements);
@@ -201,7 +200,7 @@ void Sanitizer::remember(Access (&slots)[2], const Access& a) {
 }
 
 uint8_t Sanitizer::read(const ir::Op& op, size_t tensor, int64_t offset) {
-  Element& e = element(tensor, offset, op);
+  Element& e = element(tensor, offset);
   conflict("read-write race", e.writer, op, tensor, offset);
   for (const Access& a : e.atomics) conflict("race between a read and an atomic", a, op, tensor, offset);
   bool unwritten = !e.touched() && !wasWritten(args_.tensors[tensor], offset);
@@ -214,7 +213,7 @@ void Sanitizer::write(const ir::Op& op, size_t tensor, int64_t offset, uint8_t v
   // A store of the bytes an element already holds is invisible to every other access, in any
   // order: programs that all store one value (a flag, a shared result) do not race.
   const TensorArg& t = args_.tensors[tensor];
-  Element& e = element(tensor, offset, op);
+  Element& e = element(tensor, offset);
   const std::byte* now = static_cast<const std::byte*>(t.data) + offset * dtypeBytes(t.dtype);
   // Bytes that were never a value (before, or stored now) compare equal to nothing.
   bool values = (e.touched() || wasWritten(t, offset)) && !(value & kUnwritten);
@@ -246,7 +245,7 @@ void Sanitizer::stored(const ir::Op& op, size_t tensor, int64_t offset, uint8_t 
 }
 
 uint8_t Sanitizer::atomic(const ir::Op& op, size_t tensor, int64_t offset, uint8_t value) {
-  Element& e = element(tensor, offset, op);
+  Element& e = element(tensor, offset);
   conflict("race between an atomic and a write", e.writer, op, tensor, offset);
   for (const Access& r : e.readers) conflict("race between an atomic and a read", r, op, tensor, offset);
   bool unwritten = !e.touched() && !wasWritten(args_.tensors[tensor], offset);

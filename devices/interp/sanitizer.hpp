@@ -60,7 +60,7 @@ class Sanitizer {
   struct Region;
   struct Finding;
   static void remember(Access (&slots)[2], const Access& a);
-  Element& element(size_t tensor, int64_t offset, const ir::Op& op);
+  Element& element(size_t tensor, int64_t offset);
   bool ordered(const Access& earlier) const;
   void conflict(const char* what, const Access& earlier, const ir::Op& op, size_t tensor, int64_t offset);
   void usedUnwritten(const ir::Op& op);
