@@ -1,26 +1,20 @@
 #include "jit/kernel_cache.hpp"
 
-#include <llvm/Config/llvm-config.h>
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
-#include <xxh3.h>
 
 #include <chrono>
 #include <cstdlib>
 
 #include "ir/passes.hpp"
-#include "jit/cache_file.hpp"
 #include "jit/cpu_jit.hpp"
 #include "jit/timing.hpp"
-
-#include "tilejit_source_hash.hpp"  // generated: a hash of ir/, layout/, lower/ and jit/ sources
 
 namespace tj::jit {
 
 namespace fs = std::filesystem;
 
 namespace {
-
 
 std::mutex gStatsMutex;
 CacheStats gStats;
@@ -48,25 +42,6 @@ void record(const CacheLookup& r, uint64_t irHash) {
 
 }  // namespace
 
-std::string_view cacheSourceName(CacheSource s) {
-  switch (s) {
-    case CacheSource::memory: return "memory";
-    case CacheSource::disk: return "disk";
-    case CacheSource::compiled: return "miss";
-  }
-  return "?";
-}
-
-const std::string& compilerBuildId() {
-  static const std::string id = std::string("tilejit-") + TILEJIT_VERSION + " llvm-" + LLVM_VERSION_STRING +
-                                " sources-" + TILEJIT_SOURCE_HASH;
-  return id;
-}
-
-std::string CacheKey::str() const {
-  return "ir=" + ir::hashHex(irHash) + " device=" + device + " options=" + options + " build=" + buildId;
-}
-
 CacheStats cacheStats() {
   std::lock_guard lock(gStatsMutex);
   return gStats;
@@ -78,7 +53,7 @@ void resetCacheStats() {
 }
 
 KernelCache::KernelCache(CompileFn compile, fs::path diskDir)
-    : compile_(std::move(compile)), diskDir_(std::move(diskDir)) {}
+    : compile_(std::move(compile)), store_(std::move(diskDir)) {}
 
 fs::path KernelCache::diskDirFromEnvironment() {
   const char* enabled = std::getenv("TILEJIT_CACHE");
@@ -88,20 +63,14 @@ fs::path KernelCache::diskDirFromEnvironment() {
   return {};
 }
 
-std::string cacheFileName(std::string_view keyText, std::string_view extension) {
-  return ir::hashHex(XXH3_64bits(keyText.data(), keyText.size())) + std::string(extension);
-}
-
-fs::path KernelCache::entryPath(const std::string& keyText) const { return diskDir_ / cacheFileName(keyText, ".tjk"); }
-
-CacheLookup KernelCache::lookup(const ir::Kernel& kernel, const CacheKey& key) {
+CacheLookup KernelCache::lookup(const ir::Kernel& kernel, const ArtifactKey& key) {
   std::string keyText = key.str();
   std::shared_ptr<Slot> s = slot(keyText);
   std::lock_guard lock(s->mutex);
   CacheLookup r{s->entry, CacheSource::memory};
   if (!r.entry) {
-    std::optional<CacheLookup> loaded = diskDir_.empty() ? std::nullopt : loadFromDisk(key, keyText);
-    r = loaded ? *loaded : compile(kernel, key, keyText);
+    std::optional<CacheLookup> loaded = loadFromDisk(key);
+    r = loaded ? *loaded : compile(kernel, key);
     s->entry = r.entry;
   }
   record(r, key.irHash);
@@ -115,21 +84,21 @@ std::shared_ptr<KernelCache::Slot> KernelCache::slot(const std::string& keyText)
   return s;
 }
 
-std::optional<CacheLookup> KernelCache::loadFromDisk(const CacheKey& key, const std::string& keyText) {
+std::optional<CacheLookup> KernelCache::loadFromDisk(const ArtifactKey& key) {
   auto start = Clock::now();
-  return loadCacheEntry(entryPath(keyText), keyText, [&](const std::vector<char>& object) {
+  return store_.load(key, [&](const std::vector<char>& object) {
     cpu::KernelEntry entry = loadKernel(object, cpu::entrySymbol(key.irHash));
     return CacheLookup{entry, CacheSource::disk, 0, msSince(start)};
   });
 }
 
-CacheLookup KernelCache::compile(const ir::Kernel& kernel, const CacheKey& key, const std::string& keyText) {
+CacheLookup KernelCache::compile(const ir::Kernel& kernel, const ArtifactKey& key) {
   std::string entryName = cpu::entrySymbol(key.irHash);
   auto start = Clock::now();
   ObjectCode code = compile_(kernel, entryName);
   cpu::KernelEntry entry = loadKernel(code.bytes, entryName);
   double ms = msSince(start);
-  if (!diskDir_.empty()) writeCacheEntry(entryPath(keyText), keyText, code.bytes);
+  store_.write(key, code.bytes);
   return {entry, CacheSource::compiled, ms, 0};
 }
 

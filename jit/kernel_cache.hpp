@@ -3,9 +3,9 @@
 // A kernel is keyed by its semantic IR hash, the device feature string, the
 // compile options and the compiler build id. In memory a repeated lookup does
 // no LLVM work; on disk ($TILEJIT_CACHE_DIR, default $HOME/.cache/tilejit;
-// TILEJIT_CACHE=0 turns it off) one file per key holds the object code (see
-// jit/cache_file.hpp). A corrupt entry is reported, recompiled and replaced.
-// The Vulkan device keeps its SPIR-V in the same folder (devices/vulkan/kernel_binary.hpp).
+// TILEJIT_CACHE=0 turns it off) the object code is an artifact of the one cache
+// that the GPU devices share (jit/artifact_cache.hpp). A corrupt entry is
+// reported, recompiled and replaced.
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -18,29 +18,11 @@
 #include <unordered_map>
 
 #include "ir/ir.hpp"
+#include "jit/artifact_cache.hpp"
 #include "jit/cpu_compiler.hpp"
 #include "lower/cpu/abi.hpp"
 
 namespace tj::jit {
-
-// Which path served a lookup.
-enum class CacheSource { memory, disk, compiled };
-std::string_view cacheSourceName(CacheSource s);  // "memory", "disk", "miss"
-
-// tilejit version, LLVM version and a hash of the CPU lowering's version:
-// whatever changes generated code for the same IR.
-const std::string& compilerBuildId();
-
-// A disk entry's file name: the hex xxh3 of its full key text, then `extension`.
-std::string cacheFileName(std::string_view keyText, std::string_view extension);
-
-struct CacheKey {
-  uint64_t irHash = 0;  // ir::semanticHash
-  std::string device;   // CpuTarget::deviceFeatures
-  std::string options;  // compile options that change the code
-  std::string buildId = compilerBuildId();
-  std::string str() const;  // the full key, as stored in a disk entry
-};
 
 // Process-wide counters over every KernelCache.
 struct CacheStats {
@@ -74,11 +56,9 @@ class KernelCache {
   static std::filesystem::path diskDirFromEnvironment();
 
   // The kernel's entry from memory, else disk, else compiled and written to
-  // disk. Thread-safe; concurrent lookups of one key compile it once.
-  CacheLookup lookup(const ir::Kernel& kernel, const CacheKey& key);
-
-  // The disk entry for `key`: the hex xxh3 of key.str().
-  std::filesystem::path entryPath(const std::string& keyText) const;
+  // disk. `key` is of kind cpuObject, its device CpuTarget::deviceFeatures.
+  // Thread-safe; concurrent lookups of one key compile it once.
+  CacheLookup lookup(const ir::Kernel& kernel, const ArtifactKey& key);
 
  private:
   struct Slot {
@@ -86,11 +66,11 @@ class KernelCache {
     cpu::KernelEntry entry = nullptr;
   };
   std::shared_ptr<Slot> slot(const std::string& keyText);
-  std::optional<CacheLookup> loadFromDisk(const CacheKey& key, const std::string& keyText);
-  CacheLookup compile(const ir::Kernel& kernel, const CacheKey& key, const std::string& keyText);
+  std::optional<CacheLookup> loadFromDisk(const ArtifactKey& key);
+  CacheLookup compile(const ir::Kernel& kernel, const ArtifactKey& key);
 
   CompileFn compile_;
-  std::filesystem::path diskDir_;
+  ArtifactStore store_;
   std::mutex mutex_;
   std::unordered_map<std::string, std::shared_ptr<Slot>> slots_;
 };

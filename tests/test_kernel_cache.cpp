@@ -26,7 +26,7 @@
 
 #include "devices/cpu/thread_pool.hpp"
 #include "ir/passes.hpp"
-#include "jit/cache_file.hpp"
+#include "jit/artifact_cache.hpp"
 #include "jit/cpu_target.hpp"
 #include "jit/kernel_cache.hpp"
 
@@ -45,7 +45,9 @@ using test::ScopedEnv;
 namespace fs = std::filesystem;
 using jit::CacheSource;
 
-jit::CacheKey idsKey() { return {ir::semanticHash(cputest::idsKernel()), jit::hostTarget().deviceFeatures, "test"}; }
+jit::ArtifactKey idsKey() {
+  return {jit::ArtifactKind::cpuObject, ir::semanticHash(cputest::idsKernel()), jit::hostTarget().deviceFeatures, "test"};
+}
 
 // The ids compiler, counting its calls.
 struct CountingCompiler {
@@ -95,10 +97,11 @@ TEST_CASE("kernel cache: child process") {
     std::printf("child: cache=%s compiles=%d\n", std::string(jit::cacheSourceName(source)).c_str(), compiles);
   } else {
     char id = std::getenv("TILEJIT_CACHE_CHILD_ID")[0];
-    fs::path path = fs::path(std::getenv("TILEJIT_CACHE_DIR")) / "hammer.tjk";
+    jit::ArtifactStore store(std::getenv("TILEJIT_CACHE_DIR"));
+    jit::ArtifactKey hammer{jit::ArtifactKind::cpuObject, 0, "hammer"};
     for (int i = 0; i < 1000; ++i) {
-      REQUIRE(jit::writeCacheEntry(path, "hammer", hammerPayload(id)));
-      std::vector<char> got = jit::readCacheEntry(path, "hammer").value();
+      REQUIRE(store.write(hammer, hammerPayload(id)));
+      std::vector<char> got = store.read(hammer).value();
       REQUIRE((got == hammerPayload('A') || got == hammerPayload('B')));
     }
     std::printf("child: hammer ok\n");
@@ -119,7 +122,7 @@ TEST_CASE("kernel cache: a second lookup is a memory hit that does no compiling"
   CHECK(compiler.calls == 1);
   cputest::runIds(second.entry, 100, cpu::ThreadPool::global());
 
-  jit::CacheKey other = idsKey();
+  jit::ArtifactKey other = idsKey();
   other.options = "other";
   CHECK(cache.lookup(k, other).source == CacheSource::compiled);
   jit::CacheStats stats = jit::cacheStats();
@@ -135,8 +138,8 @@ TEST_CASE("kernel cache: a fresh cache loads the entry from disk without compili
   fs::path dir = test::scratchDir("cache", "disk");
   jit::resetCacheStats();
   CHECK(freshLookup(dir) == kCompiled);
-  jit::KernelCache cache({}, dir);
-  fs::path entry = cache.entryPath(idsKey().str());
+  jit::ArtifactStore store(dir);
+  fs::path entry = store.path(idsKey());
   CHECK(fs::exists(entry));
   CHECK(entry.parent_path() == dir);
   CHECK(entry.filename().string().size() == 16 + 4);
@@ -146,12 +149,12 @@ TEST_CASE("kernel cache: a fresh cache loads the entry from disk without compili
   CHECK(stats.misses == 1);
   CHECK(stats.lastDiskLoadMs > 0);
   // Every part of the key separates entries.
-  for (auto change : std::vector<std::function<void(jit::CacheKey&)>>{
-           [](jit::CacheKey& k) { ++k.irHash; }, [](jit::CacheKey& k) { k.device += "+x"; },
-           [](jit::CacheKey& k) { k.options += "x"; }, [](jit::CacheKey& k) { k.buildId += "x"; }}) {
-    jit::CacheKey key = idsKey();
+  for (auto change : std::vector<std::function<void(jit::ArtifactKey&)>>{
+           [](jit::ArtifactKey& k) { ++k.irHash; }, [](jit::ArtifactKey& k) { k.device += "+x"; },
+           [](jit::ArtifactKey& k) { k.options += "x"; }, [](jit::ArtifactKey& k) { k.buildId += "x"; }}) {
+    jit::ArtifactKey key = idsKey();
     change(key);
-    CHECK(cache.entryPath(key.str()) != entry);
+    CHECK(store.path(key) != entry);
   }
   fs::remove_all(dir);
 }
@@ -167,7 +170,8 @@ TEST_CASE("kernel cache: another process hits the disk cache") {
 
 TEST_CASE("kernel cache: a corrupt entry is reported, recompiled and replaced") {
   fs::path dir = test::scratchDir("cache", "corrupt");
-  fs::path path = jit::KernelCache({}, dir).entryPath(idsKey().str());
+  jit::ArtifactStore store(dir);
+  fs::path path = store.path(idsKey());
   auto flipByte = [&](std::streamoff at) {
     std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
     f.seekg(at >= 0 ? at : static_cast<std::streamoff>(fs::file_size(path)) + at);
@@ -175,7 +179,12 @@ TEST_CASE("kernel cache: a corrupt entry is reported, recompiled and replaced") 
     f.seekp(f.tellg());
     f.put(c);
   };
-  auto payload = [&] { return jit::readCacheEntry(path, idsKey().str()).value(); };
+  auto payload = [&] { return store.read(idsKey()).value(); };
+  // An entry for `key`, moved to the ids kernel's file.
+  auto writeAs = [&](const jit::ArtifactKey& key, const std::vector<char>& bytes) {
+    REQUIRE(store.write(key, bytes));
+    fs::rename(store.path(key), path);
+  };
   struct Corruption {
     const char* name;
     std::function<void()> apply;
@@ -188,8 +197,9 @@ TEST_CASE("kernel cache: a corrupt entry is reported, recompiled and replaced") 
       {"a truncated payload", [&] { fs::resize_file(path, fs::file_size(path) - 10); }, "size mismatch"},
       {"a truncated header", [&] { fs::resize_file(path, 5); }, "truncated header: 5 bytes"},
       {"an empty file", [&] { fs::resize_file(path, 0); }, "truncated header: 0 bytes"},
-      {"another key", [&] { jit::writeCacheEntry(path, "another key", payload()); }, "key mismatch"},
-      {"an object that does not link", [&] { jit::writeCacheEntry(path, idsKey().str(), std::vector<char>(64, 7)); },
+      {"another key", [&] { writeAs({jit::ArtifactKind::cpuObject, 0, "another key"}, payload()); }, "key mismatch"},
+      {"another kind", [&] { writeAs({jit::ArtifactKind::cubin, 0, "cubin"}, payload()); }, "kind 3, expected 1"},
+      {"an object that does not link", [&] { store.write(idsKey(), std::vector<char>(64, 7)); },
        "cpu jit"},
   };
   for (const Corruption& c : corruptions) {
@@ -212,7 +222,7 @@ TEST_CASE("kernel cache: a corrupt entry is reported, recompiled and replaced") 
 
 TEST_CASE("kernel cache: an entry that is a directory or a FIFO is reported and compiled around") {
   fs::path dir = test::scratchDir("cache", "special");
-  fs::path path = jit::KernelCache({}, dir).entryPath(idsKey().str());
+  fs::path path = jit::ArtifactStore(dir).path(idsKey());
   fs::create_directory(path);
   {
     CaptureLog log;
@@ -249,11 +259,13 @@ TEST_CASE("kernel cache: temporaries left by writers that died are removed when 
   touch("4567.tjk.tmp." + std::to_string(getpid()) + ".9", std::chrono::minutes(0));  // being written now
   touch("notes.tmp.txt", std::chrono::minutes(60));                     // not a temporary of ours
   touch("89ab.tjk", std::chrono::minutes(60));                          // an entry
-  REQUIRE(jit::writeCacheEntry(dir / "new.tjk", "key", std::vector<char>(10, 'x')));
+  jit::ArtifactStore store(dir);
+  jit::ArtifactKey key{jit::ArtifactKind::cpuObject, 0, "key"};
+  REQUIRE(store.write(key, std::vector<char>(10, 'x')));
   std::set<std::string> left;
   for (const fs::directory_entry& e : fs::directory_iterator(dir)) left.insert(e.path().filename().string());
   CHECK(left == std::set<std::string>{"4567.tjk.tmp." + std::to_string(getpid()) + ".9", "notes.tmp.txt", "89ab.tjk",
-                                      "new.tjk"});
+                                      store.path(key).filename().string()});
   fs::remove_all(dir);
 }
 

@@ -15,7 +15,7 @@
 #include "devices/vulkan/vulkan_device.hpp"
 #include "devices/vulkan/vulkan_runtime.hpp"
 #include "dsl/tilejit.hpp"
-#include "jit/cache_file.hpp"
+#include "jit/artifact_cache.hpp"
 #include "lower/spirv/spirv_builder.hpp"
 #include "samples/kernels.hpp"
 #include "tests/support.hpp"
@@ -183,6 +183,11 @@ TEST_CASE("vulkan cache: the encoding round-trips and rejects damage") {
   CHECK_THROWS_WITH_AS(vulkan::decodeKernelBinary(bytes), doctest::Contains("format 99"), jit::CorruptCacheEntry);
 }
 
+// The pipeline cache's entry: the driver's data for the device, whatever the compiler build.
+jit::ArtifactKey pipelineCacheKey(const vk::Gpu& gpu) {
+  return {jit::ArtifactKind::pipelineCache, 0, gpu.info().featureKey(), "", ""};
+}
+
 TEST_CASE("vulkan cache: the pipeline cache file is loaded at startup, saved when it changed, replaced when corrupt") {
   if (!test::vulkanAvailable()) return;
   fs::path dir = test::scratchDir("vkcache", "pipelines");
@@ -198,7 +203,7 @@ TEST_CASE("vulkan cache: the pipeline cache file is loaded at startup, saved whe
     CHECK(gpu.savePipelineCache());
     CHECK(!gpu.savePipelineCache());  // unchanged
     // The payload is the driver's data, which starts with its own header.
-    saved = jit::readCacheEntry(file, "vulkan pipeline cache " + gpu.info().featureKey()).value();
+    saved = jit::ArtifactStore(dir).read(pipelineCacheKey(gpu)).value();
     REQUIRE(saved.size() >= 16 + VK_UUID_SIZE);
     uint32_t header[4];
     std::memcpy(header, saved.data(), sizeof header);
@@ -219,7 +224,7 @@ TEST_CASE("vulkan cache: the pipeline cache file is loaded at startup, saved whe
   CHECK(gpu.pipelineCacheLoadedBytes() == 0);
   vk::Pipeline pipeline(gpu, words, 3, 4);
   CHECK(gpu.savePipelineCache());
-  CHECK(jit::readCacheEntry(file, "vulkan pipeline cache " + gpu.info().featureKey()).has_value());
+  CHECK(jit::ArtifactStore(dir).read(pipelineCacheKey(gpu)).has_value());
 }
 
 namespace {
@@ -292,12 +297,14 @@ TEST_CASE("vulkan cache: an entry with a good checksum that the device rejects i
     p.write(c, {256}).put(p.read(a, {256}).at({i}) + p.read(b, {256}).at({i}), {i});
   });
   vk::DeviceInfo info = vk::listDevices().at(vk::deviceIndex("vulkan"));
-  std::string key = vulkan::kernelBinaryKey(t.hash, info.featureKey(), vulkan::targetFor(info)).str();
-  std::optional<std::vector<char>> payload = jit::readCacheEntry(entries[0], key);
+  jit::ArtifactKey key = vulkan::kernelBinaryKey(t.hash, info.featureKey(), vulkan::targetFor(info));
+  jit::ArtifactStore store(dir);
+  REQUIRE(store.path(key) == entries[0]);
+  std::optional<std::vector<char>> payload = store.read(key);
   REQUIRE(payload);
   vulkan::KernelBinary binary = vulkan::decodeKernelBinary(*payload);
   binary.subgroupSize = 3;
-  REQUIRE(jit::writeCacheEntry(entries[0], key, vulkan::encodeKernelBinary(binary)));
+  REQUIRE(store.write(key, vulkan::encodeKernelBinary(binary)));
   {
     test::CaptureLog log;
     CHECK(freshAdd() == CacheSource::compiled);

@@ -84,7 +84,7 @@ void CpuDevice::launch(const ir::Kernel& kernel, const LaunchArgs& args) {
   checkLaunchArgs(kernel, args, "cpu");
   static const std::string options = jit::compileOptions();
   uint64_t hash = args.kernelHash ? args.kernelHash : ir::semanticHash(kernel);
-  jit::CacheKey key{hash, jit::hostTarget().deviceFeatures, options};
+  jit::ArtifactKey key{jit::ArtifactKind::cpuObject, hash, jit::hostTarget().deviceFeatures, options};
   jit::CacheLookup found = cache_.lookup(kernel, key);
   gLastLaunch = {found.source, found.compileMs, found.loadMs};
 

@@ -15,12 +15,12 @@ constexpr uint32_t kFormat = 2;
 }  // namespace
 
 std::vector<char> encodeCubinBinary(const CubinBinary& b) {
-  BinaryWriter out;
+  jit::FieldWriter out;
   out.put(kFormat);
   out.put(b.workgroupSize);
   out.put(b.sharedBytes);
-  out.putParams(b.params);
-  out.putPrints(b.prints);
+  putParams(out, b.params);
+  putPrints(out, b.prints);
   out.put(b.faultParam);
   out.putString(b.entry);
   out.putBytes(b.cubin);
@@ -28,14 +28,14 @@ std::vector<char> encodeCubinBinary(const CubinBinary& b) {
 }
 
 CubinBinary decodeCubinBinary(std::span<const char> bytes) {
-  BinaryReader in(bytes, "CUDA kernel");
+  jit::FieldReader in(bytes, "CUDA kernel");
   in.expectFormat(kFormat);
   CubinBinary b;
   b.workgroupSize = in.get<int64_t>();
   b.sharedBytes = in.get<int64_t>();
-  b.params = in.getParams();
-  b.prints = in.getPrints(b.params.size());
-  b.faultParam = in.getFaultParam(b.params.size());
+  b.params = getParams(in);
+  b.prints = getPrints(in, b.params.size());
+  b.faultParam = getFaultParam(in, b.params.size());
   b.entry = in.getString();
   b.cubin = in.getBytes();
   if (b.workgroupSize < 1 || b.sharedBytes < 0) in.bad(fmt::format("{} threads and {} bytes of shared memory",
@@ -44,7 +44,7 @@ CubinBinary decodeCubinBinary(std::span<const char> bytes) {
   return b;
 }
 
-jit::CacheKey cubinKey(uint64_t irHash, const DeviceInfo& d, const layout::Target& t,
+jit::ArtifactKey cubinKey(uint64_t irHash, const DeviceInfo& d, const layout::Target& t,
                        const std::vector<bool>& vectorTensors) {
   std::string facts;
   for (bool v : vectorTensors) facts += v ? '1' : '0';
@@ -52,7 +52,7 @@ jit::CacheKey cubinKey(uint64_t irHash, const DeviceInfo& d, const layout::Targe
   std::string options = fmt::format("ptx target={} warps={} threads={} shared={} loops={} budget={} vector={}", t.name,
                                     t.warpsPerProgram, t.maxWorkgroupThreads, t.sharedBytes, t.loopIterationLimit,
                                     t.codeBudget, facts);
-  return {irHash, device, options};
+  return {jit::ArtifactKind::cubin, irHash, device, options};
 }
 
 }  // namespace tj::cuda

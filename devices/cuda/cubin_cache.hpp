@@ -3,8 +3,8 @@
 // A CubinBinary is the cubin the driver linked from the kernel's PTX plus the kernel IR's
 // launch interface (parameters, prints, fault flag, threads, workgroup memory), so that a
 // kernel found on disk is loaded by cuModuleLoadData without layout inference, lowering,
-// LLVM or the driver's PTX compiler. Entries are checksummed files (jit/cache_file.hpp) in
-// the kernel cache's folder ($TILEJIT_CACHE_DIR; TILEJIT_CACHE=0 turns it off), keyed by the
+// LLVM or the driver's PTX compiler. It is the cubin artifact of the one cache
+// (jit/artifact_cache.hpp; $TILEJIT_CACHE_DIR, TILEJIT_CACHE=0 turns it off), keyed by the
 // IR's semantic hash, the device (name, compute capability, SM count, driver version), the
 // launch facts (which tensors allow 16-byte accesses), the layout target and the compiler
 // build id. A corrupt entry, or one the driver rejects, is reported, rebuilt and replaced.
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "devices/cuda/cuda_runtime.hpp"
-#include "jit/kernel_cache.hpp"
+#include "jit/artifact_cache.hpp"
 #include "layout/infer_layouts.hpp"
 #include "lower/gpu/kernel_ir.hpp"
 
@@ -35,9 +35,9 @@ std::vector<char> encodeCubinBinary(const CubinBinary& binary);
 // Throws jit::CorruptCacheEntry for bytes encodeCubinBinary did not make.
 CubinBinary decodeCubinBinary(std::span<const char> bytes);
 
-// The cache key of a kernel (by its semantic hash) on `device`, lowered for `target` with
+// The cache key (kind cubin) of a kernel (by its semantic hash) on `device`, lowered for `target` with
 // the launch facts `vectorTensors`.
-jit::CacheKey cubinKey(uint64_t irHash, const DeviceInfo& device, const layout::Target& target,
+jit::ArtifactKey cubinKey(uint64_t irHash, const DeviceInfo& device, const layout::Target& target,
                        const std::vector<bool>& vectorTensors);
 
 }  // namespace tj::cuda

@@ -15,7 +15,7 @@
 #include "devices/print_buffers.hpp"
 #include "ir/error.hpp"
 #include "ir/passes.hpp"
-#include "jit/cache_file.hpp"
+#include "jit/artifact_cache.hpp"
 #include "jit/timing.hpp"
 #include "lower/gpu/spread_over_warps.hpp"
 #include "lower/ptx/nvptx.hpp"
@@ -160,11 +160,11 @@ layout::Target targetFor(const DeviceInfo& d) {
 struct CudaDevice::State {
   State(uint32_t index, std::filesystem::path cacheDir)
       : info(deviceInfo(index)), target(targetFor(info)), context(primaryContext(info.device)),
-        cacheDir(std::move(cacheDir)) {}
+        store(std::move(cacheDir)) {}
   DeviceInfo info;
   layout::Target target;
   CUcontext context;
-  std::filesystem::path cacheDir;  // of cubins; empty: none
+  jit::ArtifactStore store;  // of cubins
   // A kernel per semantic hash and launch facts: which tensors allow 16-byte accesses.
   using Key = std::pair<uint64_t, std::vector<bool>>;
   std::map<Key, Compiled> modules;
@@ -201,23 +201,16 @@ struct CudaDevice::State {
   // there). Throws Error for what this device cannot run.
   Compiled build(const ir::Kernel& kernel, const Key& key) {
     auto start = jit::Clock::now();
-    jit::CacheKey cacheKey = cubinKey(key.first, info, target, key.second);
-    std::string keyText = cacheKey.str();
-    std::filesystem::path path = cacheDir.empty() ? "" : cacheDir / jit::cacheFileName(keyText, ".cubin");
-    if (!path.empty())
-      if (auto hit = jit::loadCacheEntry(path, keyText, decodeCubinBinary)) {
-        try {
-          return load(kernel, std::move(*hit), jit::CacheSource::disk, start);
-        } catch (const Error& e) {
-          // A cubin the driver or the kernel rejects is as untrustworthy as a torn entry.
-          spdlog::warn("tilejit: kernel '{}' from the disk cache cannot be used ({}); building it again", kernel.name,
-                       e.what());
-        }
-      }
+    jit::ArtifactKey cacheKey = cubinKey(key.first, info, target, key.second);
+    // A cubin the driver or the kernel rejects is as untrustworthy as a torn entry: rebuilt.
+    if (auto hit = store.load(cacheKey, [&](const std::vector<char>& bytes) {
+          return load(kernel, decodeCubinBinary(bytes), jit::CacheSource::disk, start);
+        }))
+      return std::move(*hit);
     CubinBinary binary = compileCubin(kernel, key.second);
-    std::vector<char> entry = path.empty() ? std::vector<char>{} : encodeCubinBinary(binary);
+    std::vector<char> entry = store.enabled() ? encodeCubinBinary(binary) : std::vector<char>{};
     Compiled c = load(kernel, std::move(binary), jit::CacheSource::compiled, start);
-    if (!path.empty()) jit::writeCacheEntry(path, keyText, entry);  // only what loaded
+    store.write(cacheKey, entry);  // only what loaded
     return c;
   }
 

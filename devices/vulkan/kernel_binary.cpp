@@ -6,7 +6,6 @@
 #include <optional>
 
 #include "devices/gpu_binary.hpp"
-#include "jit/cache_file.hpp"
 #include "jit/timing.hpp"
 #include "lower/gpu/spread_over_warps.hpp"
 #include "lower/spirv/print_kernel_ir.hpp"
@@ -29,11 +28,6 @@ void storedBuffers(const gpu::KBlock& b, std::vector<bool>& stored) {
   }
 }
 
-// Where the reason this device cannot run a kernel is kept, beside where its binary would be.
-std::filesystem::path refusalPath(const std::filesystem::path& dir, const std::string& keyText) {
-  return dir / jit::cacheFileName(keyText, ".spvno");
-}
-
 using jit::Clock;
 using jit::msSince;
 
@@ -53,15 +47,15 @@ KernelBinary buildKernelBinary(const ir::Kernel& kernel, const layout::Target& t
 }
 
 std::vector<char> encodeKernelBinary(const KernelBinary& b) {
-  BinaryWriter out;
+  jit::FieldWriter out;
   out.put(kFormat);
   out.put(b.bufferCount);
   out.put(b.pushConstantBytes);
   out.put(b.workgroupSize);
   out.put(b.subgroupSize);
-  out.putParams(b.params);
+  putParams(out, b.params);
   for (bool stored : b.stored) out.put(uint8_t(stored));
-  out.putPrints(b.prints);
+  putPrints(out, b.prints);
   out.put(b.faultParam);
   out.put(uint64_t(b.spirv->size()));
   for (uint32_t w : *b.spirv) out.put(w);
@@ -69,17 +63,17 @@ std::vector<char> encodeKernelBinary(const KernelBinary& b) {
 }
 
 KernelBinary decodeKernelBinary(std::span<const char> bytes) {
-  BinaryReader in(bytes, "Vulkan kernel");
+  jit::FieldReader in(bytes, "Vulkan kernel");
   in.expectFormat(kFormat);
   KernelBinary b;
   b.bufferCount = in.get<uint32_t>();
   b.pushConstantBytes = in.get<uint32_t>();
   b.workgroupSize = in.get<int64_t>();
   b.subgroupSize = in.get<int64_t>();
-  b.params = in.getParams();
+  b.params = getParams(in);
   for (size_t p = 0; p < b.params.size(); ++p) b.stored.push_back(in.get<uint8_t>() != 0);
-  b.prints = in.getPrints(b.params.size());
-  b.faultParam = in.getFaultParam(b.params.size());
+  b.prints = getPrints(in, b.params.size());
+  b.faultParam = getFaultParam(in, b.params.size());
   uint64_t count = in.get<uint64_t>();
   if (count != in.remaining() / 4 || in.remaining() % 4)
     in.bad(fmt::format("{} SPIR-V words in {} bytes", count, in.remaining()));
@@ -89,35 +83,30 @@ KernelBinary decodeKernelBinary(std::span<const char> bytes) {
   return b;
 }
 
-jit::CacheKey kernelBinaryKey(uint64_t irHash, const std::string& deviceFeatures, const layout::Target& t) {
+jit::ArtifactKey kernelBinaryKey(uint64_t irHash, const std::string& deviceFeatures, const layout::Target& t) {
   std::string options = fmt::format("spirv target={} sg={} warps={} threads={} shared={} loops={} budget={}/{}", t.name,
                                     t.subgroupSize, t.warpsPerProgram, t.maxWorkgroupThreads, t.sharedBytes,
                                     t.loopIterationLimit, t.codeBudget, t.sharedAccessBudget);
-  return {irHash, deviceFeatures, options};
+  return {jit::ArtifactKind::spirvKernel, irHash, deviceFeatures, options};
 }
 
-LoadedBinary loadOrBuildKernelBinary(const ir::Kernel& kernel, const jit::CacheKey& key, const layout::Target& target,
-                                     const std::filesystem::path& dir, bool rebuild) {
+LoadedBinary loadOrBuildKernelBinary(const ir::Kernel& kernel, const jit::ArtifactKey& key,
+                                     const layout::Target& target, const jit::ArtifactStore& store, bool rebuild) {
   auto start = Clock::now();
-  std::string keyText = key.str();
-  std::filesystem::path path = dir / jit::cacheFileName(keyText, ".spvk");
-  if (!dir.empty() && !rebuild) {
-    if (auto reason = jit::loadCacheEntry(refusalPath(dir, keyText), keyText, [](std::vector<char> r) {
-          return std::string(r.begin(), r.end());
-        }))
+  if (!rebuild) {
+    if (std::optional<std::string> reason = store.refusal(key))
       throw KernelRefused(*reason, jit::CacheSource::disk, msSince(start));
-    if (auto hit = jit::loadCacheEntry(path, keyText, decodeKernelBinary))
-      return {std::move(*hit), jit::CacheSource::disk, msSince(start)};
+    if (auto hit = store.load(key, decodeKernelBinary)) return {std::move(*hit), jit::CacheSource::disk, msSince(start)};
   }
   std::optional<KernelBinary> binary;
   try {
     binary = buildKernelBinary(kernel, target);
   } catch (const Error& e) {
-    if (!dir.empty()) jit::writeCacheEntry(refusalPath(dir, keyText), keyText, std::string_view(e.what()));
+    store.refuse(key, e.what());
     throw KernelRefused(e.what(), jit::CacheSource::compiled, msSince(start));
   }
   LoadedBinary built{std::move(*binary), jit::CacheSource::compiled, msSince(start)};
-  if (!dir.empty()) jit::writeCacheEntry(path, keyText, encodeKernelBinary(built.binary));
+  if (store.enabled()) store.write(key, encodeKernelBinary(built.binary));
   return built;
 }
 

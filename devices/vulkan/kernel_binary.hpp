@@ -2,21 +2,19 @@
 //
 // A KernelBinary is the SPIR-V plus the kernel IR's interface (parameters, stored
 // buffers, workgroup and subgroup size), so that a kernel loaded from disk launches
-// without layout inference, lowering or printing. Entries are checksummed files
-// (jit/cache_file.hpp) in the CPU kernel cache's folder ($TILEJIT_CACHE_DIR;
-// TILEJIT_CACHE=0 turns both off), keyed by the IR's semantic hash, the device's
-// featureKey(), the layout target and the compiler build id. A corrupt entry is
-// reported, rebuilt and replaced.
+// without layout inference, lowering or printing. It is the spirvKernel artifact of the
+// one cache (jit/artifact_cache.hpp; $TILEJIT_CACHE_DIR, TILEJIT_CACHE=0 turns it off),
+// keyed by the IR's semantic hash, the device's featureKey(), the layout target and the
+// compiler build id. A corrupt entry is reported, rebuilt and replaced.
 #pragma once
 #include <cstdint>
-#include <filesystem>
 #include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "ir/ir.hpp"
-#include "jit/kernel_cache.hpp"
+#include "jit/artifact_cache.hpp"
 #include "layout/infer_layouts.hpp"
 #include "lower/gpu/kernel_ir.hpp"
 
@@ -41,8 +39,8 @@ std::vector<char> encodeKernelBinary(const KernelBinary& binary);
 // Throws jit::CorruptCacheEntry for bytes encodeKernelBinary did not make.
 KernelBinary decodeKernelBinary(std::span<const char> bytes);
 
-// The cache key of `kernel` (by its semantic hash) on a device and layout target.
-jit::CacheKey kernelBinaryKey(uint64_t irHash, const std::string& deviceFeatures, const layout::Target& target);
+// The cache key (kind spirvKernel) of `kernel` (by its semantic hash) on a device and layout target.
+jit::ArtifactKey kernelBinaryKey(uint64_t irHash, const std::string& deviceFeatures, const layout::Target& target);
 
 struct LoadedBinary {
   KernelBinary binary;
@@ -51,7 +49,8 @@ struct LoadedBinary {
 };
 
 // Why a device cannot run a kernel, decided once per cache key: remembered in the cache
-// folder, so that later launches and processes fall back without lowering it again.
+// (ArtifactStore::refuse), so that later launches and processes fall back without lowering
+// it again.
 struct KernelRefused : Error {
   KernelRefused(const std::string& reason, jit::CacheSource source, double ms)
       : Error(reason), source(source), ms(ms) {}
@@ -59,10 +58,11 @@ struct KernelRefused : Error {
   double ms;                // deciding it or reading the decision
 };
 
-// The entry for `key` in `dir` (empty: none), else built for `target` and written there
-// (`rebuild`: built whatever the folder holds, replacing it). Throws KernelRefused when
-// the kernel cannot be built for the target, now or in an earlier build.
-LoadedBinary loadOrBuildKernelBinary(const ir::Kernel& kernel, const jit::CacheKey& key, const layout::Target& target,
-                                     const std::filesystem::path& dir, bool rebuild = false);
+// The entry for `key` in `store`, else built for `target` and written there (`rebuild`:
+// built whatever the store holds, replacing it). Throws KernelRefused when the kernel
+// cannot be built for the target, now or in an earlier build.
+LoadedBinary loadOrBuildKernelBinary(const ir::Kernel& kernel, const jit::ArtifactKey& key,
+                                     const layout::Target& target, const jit::ArtifactStore& store,
+                                     bool rebuild = false);
 
 }  // namespace tj::vulkan

@@ -187,9 +187,9 @@ vk::SubgroupRequest subgroupRequest(const vk::DeviceInfo& d, int64_t size, int64
 }
 
 struct VulkanDevice::State {
-  State(uint32_t index, const std::filesystem::path& cacheDir) : gpu(index, cacheDir), cacheDir(cacheDir) {}
+  State(uint32_t index, const std::filesystem::path& cacheDir) : gpu(index, cacheDir), store(cacheDir) {}
   vk::Gpu gpu;
-  std::filesystem::path cacheDir;          // of kernels and the pipeline cache; empty: none
+  jit::ArtifactStore store;                // of kernels and refusals
   std::map<uint64_t, Compiled> pipelines;  // by semantic hash; one State per physical device
   std::map<uint64_t, std::string> refused;  // kernels this device cannot run, and why
 
@@ -214,8 +214,8 @@ struct VulkanDevice::State {
   // transient (out of memory), unlike a kernel the lowering cannot build.
   Compiled build(const ir::Kernel& kernel, uint64_t hash) {
     layout::Target target = targetFor(gpu.info());
-    jit::CacheKey key = kernelBinaryKey(hash, gpu.info().featureKey(), target);
-    LoadedBinary loaded = loadOrBuildKernelBinary(kernel, key, target, cacheDir);
+    jit::ArtifactKey key = kernelBinaryKey(hash, gpu.info().featureKey(), target);
+    LoadedBinary loaded = loadOrBuildKernelBinary(kernel, key, target, store);
     try {
       return pipelineFor(loaded);
     } catch (const Error& e) {
@@ -224,7 +224,7 @@ struct VulkanDevice::State {
       spdlog::warn("tilejit: the driver rejects kernel '{}' from the disk cache ({}); building it again", kernel.name,
                    e.what());
     }
-    loaded = loadOrBuildKernelBinary(kernel, key, target, cacheDir, /*rebuild=*/true);
+    loaded = loadOrBuildKernelBinary(kernel, key, target, store, /*rebuild=*/true);
     try {
       return pipelineFor(loaded);
     } catch (const Error& e) {

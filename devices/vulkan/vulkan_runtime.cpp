@@ -13,8 +13,7 @@
 
 #include "devices/library_file.hpp"
 #include "ir/error.hpp"
-#include "jit/cache_file.hpp"
-#include "jit/kernel_cache.hpp"
+#include "jit/artifact_cache.hpp"
 
 // Vulkan's create-info structs are meant to be filled by designated
 // initializers with the rest zeroed; -Wextra would flag every one.
@@ -311,10 +310,9 @@ void checkSpirvStructure(std::span<const uint32_t> words) {
   }
 }
 
-std::string pipelineCacheKey(const DeviceInfo& info) { return "vulkan pipeline cache " + info.featureKey(); }
-
-std::filesystem::path pipelineCacheFileName(const DeviceInfo& info) {
-  return jit::cacheFileName(pipelineCacheKey(info), ".vkpc");
+// The driver checks its data's own header (vendor, device, cache UUID): no IR and no build id.
+jit::ArtifactKey pipelineCacheKey(const DeviceInfo& info) {
+  return {jit::ArtifactKind::pipelineCache, 0, info.featureKey(), "", ""};
 }
 
 
@@ -497,7 +495,7 @@ Gpu::Gpu(uint32_t index, std::filesystem::path pipelineCacheDir) : fn_(&loader()
                             physical.size()));
   info_ = describe(*fn_, physical[index], index);
   fn_->vkGetPhysicalDeviceMemoryProperties(physical[index], &memory_);
-  if (!pipelineCacheDir.empty()) cachePath_ = pipelineCacheDir / pipelineCacheFileName(info_);
+  if (!pipelineCacheDir.empty()) cachePath_ = jit::ArtifactStore(pipelineCacheDir).path(pipelineCacheKey(info_));
   try {
     createDevice(physical[index]);
   } catch (...) {
@@ -587,7 +585,7 @@ void Gpu::createPipelineCache() {
   std::vector<char> saved;
   if (!cachePath_.empty()) {
     try {
-      saved = jit::readCacheEntry(cachePath_, pipelineCacheKey(info_)).value_or(std::vector<char>{});
+      saved = jit::ArtifactStore(cachePath_.parent_path()).read(pipelineCacheKey(info_)).value_or(std::vector<char>{});
     } catch (const jit::CorruptCacheEntry& e) {
       spdlog::warn("tilejit: Vulkan pipeline cache {} is unusable ({}); starting empty", cachePath_.string(), e.what());
     }
@@ -605,7 +603,7 @@ bool Gpu::savePipelineCache() {
   uint64_t hash = XXH3_64bits(data.data(), data.size());
   if (hash == cacheSavedHash_) return false;
   auto chars = std::span(reinterpret_cast<const char*>(data.data()), data.size());
-  if (!jit::writeCacheEntry(cachePath_, pipelineCacheKey(info_), chars)) return false;
+  if (!jit::ArtifactStore(cachePath_.parent_path()).write(pipelineCacheKey(info_), chars)) return false;
   cacheSavedHash_ = hash;
   return true;
 }

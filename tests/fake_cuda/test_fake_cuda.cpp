@@ -19,6 +19,7 @@
 #include "devices/cuda/cuda_device.hpp"
 #include "devices/cuda/cuda_runtime.hpp"
 #include "dsl/tilejit.hpp"
+#include "ir/passes.hpp"
 #include "jit/cache_file.hpp"
 #include "lower/gpu/spread_over_warps.hpp"
 #include "lower/ptx/nvptx.hpp"
@@ -57,6 +58,14 @@ struct Launching {
 };
 Launching gLaunching;
 
+// Which of the launch's tensors allow 16-byte accesses, as the device decides it.
+std::vector<bool> vectorFacts(const layout::Target& target) {
+  std::vector<bool> facts;
+  for (const TensorArg& t : gLaunching.tensors)
+    facts.push_back(gpu::allowsVectorAccess(0, t.dtype, t.shape, t.strides, target.vectorBytes));
+  return facts;
+}
+
 // The fake driver's kernel: lowers the expected kernel as the device does (the same target
 // and 16-byte facts), checks that its PTX is what the device linked, and simulates it on the
 // launch's memory and parameters.
@@ -66,8 +75,7 @@ int simulateLaunch(const char* ptx, const unsigned grid[3], unsigned block, unsi
   try {
     layout::Target target = cuda::targetFor(cuda::deviceInfo(0));
     gpu::KernelLoweringOptions options;
-    for (const TensorArg& t : gLaunching.tensors)
-      options.vectorTensors.push_back(gpu::allowsVectorAccess(0, t.dtype, t.shape, t.strides, target.vectorBytes));
+    options.vectorTensors = vectorFacts(target);
     gpu::KernelFunction f = gpu::lowerWithinCodeBudget(gLaunching.kernel, target, options);
     gLaunching.ptx = ptx;
     if (ptx::printPtx(f, "sm_90") != ptx) throw Error("the PTX launched is not the kernel's lowering");
@@ -241,11 +249,12 @@ TEST_CASE("fake cuda: a torn cubin entry, or one the driver rejects, is reported
   for (const auto& e : fs::directory_iterator(dir))
     if (e.path().extension() == ".cubin") entry = e.path();
   std::vector<char> bytes = *jit::readRegularFile(entry);
-  // The header holds the key (jit/cache_file.hpp): magic, version, key size, payload size, checksum.
-  uint32_t keySize = 0;
-  std::memcpy(&keySize, bytes.data() + 12, sizeof keySize);
-  const std::string key(bytes.data() + 32, keySize);
-  cuda::CubinBinary good = cuda::decodeCubinBinary(*jit::readCacheEntry(entry, key));
+  cuda::DeviceInfo info = cuda::deviceInfo(0);
+  layout::Target target = cuda::targetFor(info);
+  jit::ArtifactStore store(dir);
+  jit::ArtifactKey key = cuda::cubinKey(ir::semanticHash(gLaunching.kernel), info, target, vectorFacts(target));
+  REQUIRE(store.path(key) == entry);
+  cuda::CubinBinary good = cuda::decodeCubinBinary(*store.read(key));
 
   auto relaunch = [&](const char* warning) {
     test::CaptureLog log;
@@ -266,8 +275,8 @@ TEST_CASE("fake cuda: a torn cubin entry, or one the driver rejects, is reported
     cuda::CubinBinary bad = good;
     std::string text = "not a cubin";
     bad.cubin.assign(text.c_str(), text.c_str() + text.size() + 1);
-    REQUIRE(jit::writeCacheEntry(entry, key, cuda::encodeCubinBinary(bad)));
-    relaunch("kernel 'fake_cuda_average' from the disk cache cannot be used");
+    REQUIRE(store.write(key, cuda::encodeCubinBinary(bad)));
+    relaunch("is unusable (cuda: ");
   }
 }
 
