@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
 #include <optional>
 
 #include "devices/gpu_binary.hpp"
@@ -28,7 +27,6 @@ void storedBuffers(const gpu::KBlock& b, std::vector<bool>& stored) {
   }
 }
 
-using jit::Clock;
 using jit::msSince;
 
 }  // namespace
@@ -90,14 +88,9 @@ jit::ArtifactKey kernelBinaryKey(uint64_t irHash, const std::string& deviceFeatu
   return {jit::ArtifactKind::spirvKernel, irHash, deviceFeatures, options};
 }
 
-LoadedBinary loadOrBuildKernelBinary(const ir::Kernel& kernel, const jit::ArtifactKey& key,
-                                     const layout::Target& target, const jit::ArtifactStore& store, bool rebuild) {
-  auto start = Clock::now();
-  if (!rebuild) {
-    if (std::optional<std::string> reason = store.refusal(key))
-      throw KernelRefused(*reason, jit::CacheSource::disk, msSince(start));
-    if (auto hit = store.load(key, decodeKernelBinary)) return {std::move(*hit), jit::CacheSource::disk, msSince(start)};
-  }
+LoadedBinary buildStoredKernelBinary(const ir::Kernel& kernel, const jit::ArtifactKey& key,
+                                     const layout::Target& target, const jit::ArtifactStore& store,
+                                     jit::Clock::time_point start) {
   std::optional<KernelBinary> binary;
   try {
     binary = buildKernelBinary(kernel, target);

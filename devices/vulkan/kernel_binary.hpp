@@ -9,12 +9,15 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <utility>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "ir/ir.hpp"
 #include "jit/artifact_cache.hpp"
+#include "jit/timing.hpp"
 #include "layout/infer_layouts.hpp"
 #include "lower/gpu/kernel_ir.hpp"
 
@@ -58,11 +61,34 @@ struct KernelRefused : Error {
   double ms;                // deciding it or reading the decision
 };
 
-// The entry for `key` in `store`, else built for `target` and written there (`rebuild`:
-// built whatever the store holds, replacing it). Throws KernelRefused when the kernel
-// cannot be built for the target, now or in an earlier build.
-LoadedBinary loadOrBuildKernelBinary(const ir::Kernel& kernel, const jit::ArtifactKey& key,
+// Built for `target` and written to `store`, timed from `start`. Throws KernelRefused when
+// the kernel cannot be built for the target, and remembers why in `store`.
+LoadedBinary buildStoredKernelBinary(const ir::Kernel& kernel, const jit::ArtifactKey& key,
                                      const layout::Target& target, const jit::ArtifactStore& store,
-                                     bool rebuild = false);
+                                     jit::Clock::time_point start);
+
+// What `use` (a pipeline) makes of the kernel for `key`: from `store` where it holds an entry
+// that `use` accepts (one it rejects with an Error is reported and rebuilt, as a torn one),
+// else built for `target` and written there. Throws KernelRefused when the kernel cannot be
+// built for the target, now or in an earlier build, or `use` rejects the binary built now
+// (not remembered: a driver's rejection may be transient).
+template <class Use>
+auto loadOrBuildKernel(const ir::Kernel& kernel, const jit::ArtifactKey& key, const layout::Target& target,
+                       const jit::ArtifactStore& store, Use use) -> decltype(use(std::declval<LoadedBinary&>())) {
+  auto start = jit::Clock::now();
+  if (std::optional<std::string> reason = store.refusal(key))
+    throw KernelRefused(*reason, jit::CacheSource::disk, jit::msSince(start));
+  auto fromDisk = [&](const std::vector<char>& bytes) {
+    LoadedBinary loaded{decodeKernelBinary(bytes), jit::CacheSource::disk, jit::msSince(start)};
+    return use(loaded);
+  };
+  if (auto hit = store.load(key, fromDisk)) return std::move(*hit);
+  LoadedBinary built = buildStoredKernelBinary(kernel, key, target, store, start);
+  try {
+    return use(built);
+  } catch (const Error& e) {
+    throw KernelRefused(e.what(), built.source, built.ms);
+  }
+}
 
 }  // namespace tj::vulkan

@@ -215,21 +215,7 @@ struct VulkanDevice::State {
   Compiled build(const ir::Kernel& kernel, uint64_t hash) {
     layout::Target target = targetFor(gpu.info());
     jit::ArtifactKey key = kernelBinaryKey(hash, gpu.info().featureKey(), target);
-    LoadedBinary loaded = loadOrBuildKernelBinary(kernel, key, target, store);
-    try {
-      return pipelineFor(loaded);
-    } catch (const Error& e) {
-      if (loaded.source != jit::CacheSource::disk) throw KernelRefused(e.what(), loaded.source, loaded.ms);
-      // A module from the disk cache that the driver rejects is as untrustworthy as a torn one.
-      spdlog::warn("tilejit: the driver rejects kernel '{}' from the disk cache ({}); building it again", kernel.name,
-                   e.what());
-    }
-    loaded = loadOrBuildKernelBinary(kernel, key, target, store, /*rebuild=*/true);
-    try {
-      return pipelineFor(loaded);
-    } catch (const Error& e) {
-      throw KernelRefused(e.what(), loaded.source, loaded.ms);
-    }
+    return loadOrBuildKernel(kernel, key, target, store, [&](LoadedBinary& loaded) { return pipelineFor(loaded); });
   }
 
   Compiled pipelineFor(LoadedBinary& loaded) {
