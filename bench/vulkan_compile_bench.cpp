@@ -49,9 +49,13 @@ Tile whole(Program& p, const Tensor& x) { return p.read(x, {37, 131}).at({0, 0})
 // The kernels measured after the samples.
 std::vector<std::pair<std::string, ir::Kernel>> scanAndSortKernels() {
   std::vector<std::pair<std::string, ir::Kernel>> out;
-  out.emplace_back("cumsum_37x131", traceTiles("cumsum_37x131", [](Program& p, const Tensor& x, const Tensor& o) {
-    p.write(o, {37, 131}).put(whole(p, x).cumsum(1), {0, 0});
-  }));
+  // One cumsum along each axis: along axis 0 the warps split the lines.
+  for (int axis : {1, 0}) {
+    std::string name = axis == 1 ? "cumsum_37x131" : "cumsum_axis0_37x131";
+    out.emplace_back(name, traceTiles(name, [axis](Program& p, const Tensor& x, const Tensor& o) {
+      p.write(o, {37, 131}).put(whole(p, x).cumsum(axis), {0, 0});
+    }));
+  }
   // The elementwise reference: the tile's loads and stores alone.
   out.emplace_back("add_37x131", traceTiles("add_37x131", [](Program& p, const Tensor& x, const Tensor& o) {
     p.write(o, {37, 131}).put(whole(p, x) + 1.0f, {0, 0});
