@@ -495,7 +495,8 @@ Gpu::Gpu(uint32_t index, std::filesystem::path pipelineCacheDir) : fn_(&loader()
                             physical.size()));
   info_ = describe(*fn_, physical[index], index);
   fn_->vkGetPhysicalDeviceMemoryProperties(physical[index], &memory_);
-  if (!pipelineCacheDir.empty()) cachePath_ = jit::ArtifactStore(pipelineCacheDir).path(pipelineCacheKey(info_));
+  pipelineCache_ = jit::ArtifactStore(std::move(pipelineCacheDir));
+  pipelineCacheKey_ = pipelineCacheKey(info_);
   try {
     createDevice(physical[index]);
   } catch (...) {
@@ -583,12 +584,11 @@ uint32_t Gpu::memoryType(uint32_t allowedTypes, VkMemoryPropertyFlags required) 
 // catches what a torn or damaged file would otherwise feed it.
 void Gpu::createPipelineCache() {
   std::vector<char> saved;
-  if (!cachePath_.empty()) {
-    try {
-      saved = jit::ArtifactStore(cachePath_.parent_path()).read(pipelineCacheKey(info_)).value_or(std::vector<char>{});
-    } catch (const jit::CorruptCacheEntry& e) {
-      spdlog::warn("tilejit: Vulkan pipeline cache {} is unusable ({}); starting empty", cachePath_.string(), e.what());
-    }
+  try {
+    saved = pipelineCache_.read(pipelineCacheKey_).value_or(std::vector<char>{});
+  } catch (const jit::CorruptCacheEntry& e) {
+    spdlog::warn("tilejit: Vulkan pipeline cache {} is unusable ({}); starting empty", pipelineCachePath().string(),
+                 e.what());
   }
   VkPipelineCacheCreateInfo cache{.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO,
                                   .initialDataSize = saved.size(), .pInitialData = saved.data()};
@@ -598,12 +598,12 @@ void Gpu::createPipelineCache() {
 }
 
 bool Gpu::savePipelineCache() {
-  if (cachePath_.empty()) return false;
+  if (!pipelineCache_.enabled()) return false;
   std::vector<std::byte> data = pipelineCacheData();
   uint64_t hash = XXH3_64bits(data.data(), data.size());
   if (hash == cacheSavedHash_) return false;
   auto chars = std::span(reinterpret_cast<const char*>(data.data()), data.size());
-  if (!jit::ArtifactStore(cachePath_.parent_path()).write(pipelineCacheKey(info_), chars)) return false;
+  if (!pipelineCache_.write(pipelineCacheKey_, chars)) return false;
   cacheSavedHash_ = hash;
   return true;
 }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "ir/error.hpp"
+#include "jit/artifact_cache.hpp"
 
 namespace tj::vk {
 
@@ -153,7 +154,9 @@ class Gpu {
   // The pipeline cache's contents, for saving across runs.
   std::vector<std::byte> pipelineCacheData() const;
   // Empty without a pipelineCacheDir.
-  const std::filesystem::path& pipelineCachePath() const { return cachePath_; }
+  std::filesystem::path pipelineCachePath() const {
+    return pipelineCache_.enabled() ? pipelineCache_.path(pipelineCacheKey_) : std::filesystem::path{};
+  }
   size_t pipelineCacheLoadedBytes() const { return cacheLoadedBytes_; }
   // Writes the cache's contents when they changed since loaded or last saved;
   // returns whether it wrote. A failed write only warns.
@@ -185,7 +188,8 @@ class Gpu {
   VkPipelineCache cache_ = VK_NULL_HANDLE;
   VkQueryPool queries_ = VK_NULL_HANDLE;
   VkFence fence_ = VK_NULL_HANDLE;
-  std::filesystem::path cachePath_;
+  jit::ArtifactStore pipelineCache_{std::filesystem::path{}};  // disabled without a pipelineCacheDir
+  jit::ArtifactKey pipelineCacheKey_;
   size_t cacheLoadedBytes_ = 0;
   uint64_t cacheSavedHash_ = 0;  // of the contents last loaded or saved
 };
