@@ -39,7 +39,7 @@ const std::vector<Target>& targets() {
     return t;
   };
   static const std::vector<Target> all = {
-      {"vulkan", 8, 4, 256, 32 * 1024, {}},  // lavapipe: 8-wide subgroups, no matrix unit
+      {"vulkan", 8, 4, 1024, 32 * 1024, {}},  // lavapipe: 8-wide subgroups, no matrix unit
       nvidia({"sm_80", 32, 4, 1024, 48 * 1024, {mma, mmaI8}}),
       nvidia({"sm_89", 32, 4, 1024, 99 * 1024, {mma, mmaBytes}}),  // Ada: FP8 on QMMA
       nvidia({"sm_90", 32, 4, 1024, 228 * 1024, {mma, mmaBytes}}),

@@ -485,6 +485,36 @@ TEST_CASE("kernel ir: a kernel past the target's workgroup-memory access budget 
   checkAgainstInterpreter(k, {{8, 131}, {8, 131}}, spread, {1}, 0);
 }
 
+TEST_CASE("kernel ir: a spread stops before more warps split the scanned lines over workgroup memory") {
+  // Three scans along the 131 columns: up to 64 warps a line stays in one subgroup; at 128 the
+  // subgroups split the lines, and every scan would exchange through workgroup memory.
+  ir::Kernel k = ir::canonicalize(ir::parse(R"(kernel @scans(t0: tensor<f32, 2>, t1: tensor<f32, 2>) grid 1 {
+  %0 = constant() {value = 0} : i64
+  %1 = load(%0, %0) {fill = 0.0, tensor = 0} : tile<37x131xf32>
+  %2 = scan(%1) {axis = 1, fn = "add"} : tile<37x131xf32>
+  %3 = scan(%1) {axis = 1, fn = "max"} : tile<37x131xf32>
+  %4 = scan(%1) {axis = 1, fn = "mul"} : tile<37x131xf32>
+  %5 = add(%2, %3) : tile<37x131xf32>
+  %6 = add(%5, %4) : tile<37x131xf32>
+  store(%0, %0, %6) {tensor = 1}
+})"));
+  auto sharedAccesses = [](const KernelFunction& f) {
+    return countOps(f.body, KOp::load_shared) + countOps(f.body, KOp::store_shared);
+  };
+  layout::Target t = layout::targetByName("vulkan");
+  t.warpsPerProgram = 128;
+  KernelFunction widest = lowerWithinCodeBudget(k, t);
+  CHECK(sharedAccesses(widest) > 0);
+  t.warpsPerProgram = 4;
+  t.codeBudget = 100;  // past it at every width
+  t.sharedAccessBudget = 200;
+  KernelFunction f = lowerWithinCodeBudget(k, t);
+  CHECK(f.workgroupSize == 512);
+  CHECK(sharedAccesses(f) == 0);
+  CHECK(instructionCount(f.body) > instructionCount(widest.body));
+  checkAgainstInterpreter(k, {{37, 131}, {37, 131}}, f, {1}, 1e-5);
+}
+
 TEST_CASE("kernel ir: the widest spread is bounded by the instruction limit only, and past it names the threads") {
   ir::Kernel k = samples::traceSample("attention", "vulkan");
   layout::Target t = layout::targetByName("vulkan");
@@ -493,7 +523,7 @@ TEST_CASE("kernel ir: the widest spread is bounded by the instruction limit only
   KernelLoweringOptions tight;
   tight.maxInstructions = 200;
   CHECK_THROWS_WITH_AS(lowerWithinCodeBudget(k, t, tight),
-                       doctest::Contains("takes the kernel past 200 instructions per thread on 256 threads"),
+                       doctest::Contains("takes the kernel past 200 instructions per thread on 1024 threads"),
                        CodeOverBudget);
 }
 

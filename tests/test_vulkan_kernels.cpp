@@ -154,7 +154,9 @@ TEST_CASE("vulkan kernels: pipelines require the kernel IR's subgroup size, with
                                    << device.maxSubgroupSize << "], full subgroups " << device.computeFullSubgroups
                                    << "; requested " << launch.subgroups.size
                                    << std::string(launch.subgroups.full ? " full" : ""));
-  CHECK(launch.subgroups.size == (device.subgroupSizeControl ? device.subgroupSize : 0));
+  // A device of one subgroup size is not asked for it (the request would bound its workgroups).
+  bool oneSize = device.minSubgroupSize == device.maxSubgroupSize;
+  CHECK(launch.subgroups.size == (device.subgroupSizeControl && !oneSize ? device.subgroupSize : 0));
   CHECK(launch.subgroups.full == (device.subgroupSizeControl && device.computeFullSubgroups));
 }
 
@@ -406,20 +408,20 @@ std::pair<std::string, int64_t> expOfBlocks(int64_t block) {
 
 TEST_CASE("vulkan kernels: a block past lavapipe's code budget spreads over more subgroups and runs on Vulkan") {
   if (!test::vulkanAvailable()) return;
-  auto [ran, worst] = expOfBlocks(65536);  // 2K registers per thread on 4 subgroups, 256 on 32
+  auto [ran, worst] = expOfBlocks(65536);  // 2K registers per thread on 4 subgroups, 128 on 64
   CHECK(ran == "vulkan");
   CHECK(worst <= 2);
   if (vk::listDevices().at(vk::deviceIndex("vulkan")).driverId == VK_DRIVER_ID_MESA_LLVMPIPE)
-    CHECK(localSize(*vulkan::lastLaunchInfo().spirv) == 256);
+    CHECK(localSize(*vulkan::lastLaunchInfo().spirv) == 512);
 }
 
 TEST_CASE("vulkan kernels: a block past the instruction budget runs on the CPU, naming the op and the budget") {
   if (!test::vulkanAvailable()) return;
-  auto [ran, worst] = expOfBlocks(262144);
+  auto [ran, worst] = expOfBlocks(1 << 20);  // 1K registers per thread on 1024 threads
   CHECK(ran == "cpu");
   const std::string& why = vulkan::lastLaunchInfo().fallbackReason;
   CHECK_MESSAGE(why.find("8192 instructions per thread") != std::string::npos, why);
-  CHECK_MESSAGE(why.find("tile<262144xf32> at ") != std::string::npos, why);
+  CHECK_MESSAGE(why.find("tile<1048576xf32> at ") != std::string::npos, why);
   CHECK(worst <= 2);
 }
 

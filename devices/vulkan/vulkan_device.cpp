@@ -180,10 +180,14 @@ vk::SubgroupRequest subgroupRequest(const vk::DeviceInfo& d, int64_t size, int64
   if (size < d.minSubgroupSize || size > d.maxSubgroupSize)
     unsupported(fmt::format("the kernel assumes subgroups of {}, outside the device's [{}, {}]", size,
                             d.minSubgroupSize, d.maxSubgroupSize));
+  bool full = d.computeFullSubgroups && workgroupSize % size == 0;
+  // A device of one subgroup size runs every workgroup in it; asking for that size would
+  // bound the workgroup by maxComputeWorkgroupSubgroups (256 threads on lavapipe) for nothing.
+  if (d.minSubgroupSize == d.maxSubgroupSize) return {0, full};
   if (workgroupSize > size * d.maxComputeWorkgroupSubgroups)
     unsupported(fmt::format("{} threads are more than {} subgroups of {}", workgroupSize,
                             d.maxComputeWorkgroupSubgroups, size));
-  return {uint32_t(size), d.computeFullSubgroups && workgroupSize % size == 0};
+  return {uint32_t(size), full};
 }
 
 struct VulkanDevice::State {

@@ -14,7 +14,8 @@ namespace tj::gpu {
 // its share of each tile, and drivers like lavapipe compile in time that grows faster than
 // the code. When no width is within the budgets, the lowering least past them (each is
 // bounded by options.maxInstructions); a width that needs more workgroup memory than the
-// target has ends the search. Throws what lowerToKernelIR throws when no width lowers.
+// target has, or more workgroup-memory accesses per thread than half as many warps, ends
+// the search. Throws what lowerToKernelIR throws when no width lowers.
 KernelFunction lowerWithinCodeBudget(const ir::Kernel& k, const layout::Target& target,
                                      const KernelLoweringOptions& options = {});
 
