@@ -476,6 +476,7 @@ bool straightLineSection() {
   for (int reads : {1000, 2000, 4000}) {
     Tensor x = Tensor::random({reads * kBlock}, 7), y = Tensor::empty({kBlock});
     double firstMs = 0;
+    LaunchWatch launches;
     const double cpuMs = threadCpuMs([&] {
       firstMs = secondsOf([&] {
         onCpu(run({1}, [&](Program& p) {
@@ -487,7 +488,7 @@ bool straightLineSection() {
         }, cpuRun()));
       }) * 1e3;
     });
-    const cpu::LaunchInfo& launch = cpu::lastLaunchInfo();
+    const LaunchReport& launch = launches.last();
     std::vector<double> want(kBlock);
     const std::vector<double> xs = x.values(), got = y.values();
     for (int64_t e = 0; e < reads * kBlock; ++e) want[size_t(e % kBlock)] += xs[size_t(e)];
@@ -521,9 +522,10 @@ bool compileChild(bool cold) {
   const jit::CacheSource expected = cold ? jit::CacheSource::compiled : jit::CacheSource::disk;
   bool ok = true;
   for (const auto& s : specs) {
+    LaunchWatch launches;
     double first = secondsOf([&] { onCpu(s.run()); }) * 1e3;
-    const cpu::LaunchInfo& launch = cpu::lastLaunchInfo();
-    double ms = cold ? launch.compileMs : launch.loadMs;
+    const LaunchReport& launch = launches.last();
+    double ms = launch.compileMs;  // compiling cold, loading warm
     std::string source(jit::cacheSourceName(launch.cache));
     if (launch.cache != expected) {
       std::fprintf(stderr, "cpu-bench: %s came from the %s cache, expected %s\n", s.name, source.c_str(),

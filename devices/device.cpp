@@ -12,24 +12,12 @@
 
 #include <fmt/format.h>
 
-#include "devices/cpu/cpu_device.hpp"
-#include "devices/cuda/cuda_device.hpp"
+#include "devices/registry.hpp"
 #include "lower/gpu/kernel_ir.hpp"
-#include "devices/cuda/cuda_runtime.hpp"
-#include "devices/interp/interpreter.hpp"
-#include "devices/vulkan/vulkan_device.hpp"
-#include "devices/vulkan/vulkan_runtime.hpp"
-#include "jit/cpu_target.hpp"
 
 namespace tj {
 
 namespace {
-
-class InterpreterDevice final : public Device {
- public:
-  std::string name() const override { return "interp"; }
-  void launch(const ir::Kernel& kernel, const LaunchArgs& args) override { interpret(kernel, args); }
-};
 
 // Devices the design names whose backends are not in this build yet.
 const std::vector<std::string> kPlannedDevices = {"hip"};
@@ -84,17 +72,6 @@ bool Device::holds(const DeviceCopy&) const { return false; }
 std::unique_ptr<DeviceCopy> Device::copyOf(size_t, std::string& why) {
   why = "the " + name() + " device computes on host memory";
   return nullptr;
-}
-
-namespace {
-thread_local FallbackWatch* gFallbackWatch = nullptr;
-}  // namespace
-
-FallbackWatch::FallbackWatch() : previous_(gFallbackWatch) { gFallbackWatch = this; }
-FallbackWatch::~FallbackWatch() { gFallbackWatch = previous_; }
-void FallbackWatch::note(const std::string& reason, const std::string& ranOn) {
-  for (FallbackWatch* w = gFallbackWatch; w; w = w->previous_)
-    if (w->reason_.empty()) w->reason_ = reason, w->ranOn_ = ranOn;
 }
 
 void throwDivisionByZero(const ir::Kernel& k, std::string_view device) {
@@ -172,43 +149,19 @@ void checkLaunchArgs(const ir::Kernel& k, const LaunchArgs& args, std::string_vi
 
 std::vector<std::string> availableDevices() {
   std::vector<std::string> names;
-  if (jit::hostTargetSupported()) names.push_back("cpu");
-  names.push_back("interp");
-  if (vk::status().available) names.push_back("vulkan");
-  if (cuda::status().available) names.push_back("cuda");
+  for (const DeviceKind& kind : deviceKinds())
+    if (kind.unavailableReason().empty()) names.push_back(kind.name);
   return names;
 }
 
 namespace {
-InterpreterDevice& interpreterDevice() {
-  static InterpreterDevice interp;
-  return interp;
-}
-
-// The devices of a GPU kind, as "vulkan:0 (name)"; none where its driver is unavailable.
-std::vector<std::string> listGpuDevices(const std::string& kind) {
-  std::vector<std::string> names;
-  if (kind == "vulkan" && vk::status().available)
-    for (const vk::DeviceInfo& d : vk::listDevices()) names.push_back(fmt::format("vulkan:{} ({})", d.index, d.name));
-  if (kind == "cuda" && cuda::status().available)
-    for (int i = 0; i < cuda::status().devices; ++i) {
-      std::string name = fmt::format("cuda:{}", i);
-      try {
-        name += " (" + cuda::deviceInfo(i).name + ")";
-      } catch (const Error&) {  // the device is there, nameless: the launch says what is wrong
-      }
-      names.push_back(name);
-    }
-  return names;
-}
-
-// listGpuDevices(kind), listed once per process: the runtimes enumerate their devices once.
-const std::vector<std::string>& gpuDevices(const std::string& kind) {
+// kind.devices(), listed once per process: the runtimes enumerate their devices once.
+const std::vector<std::string>& devicesOf(const DeviceKind& kind) {
   static std::mutex mutex;
   static std::map<std::string, std::vector<std::string>> lists;
   std::lock_guard lock(mutex);
-  auto [it, added] = lists.try_emplace(kind);
-  if (added) it->second = listGpuDevices(kind);
+  auto [it, added] = lists.try_emplace(kind.name);
+  if (added) it->second = kind.devices();
   return it->second;
 }
 
@@ -219,6 +172,23 @@ void requireDevice(const std::string& name, uint32_t index, const std::vector<st
   for (const std::string& e : existing) list += (list.empty() ? "" : ", ") + e;
   throw Error(fmt::format("device: no device '{}'; {}: {}", name, existing.size() == 1 ? "there is one" : "there are",
                           list));
+}
+
+// A device the design names without a backend in this build runs on the interpreter, with a
+// warning; any other name is an Error listing the known ones.
+Device& plannedOrUnknown(const std::string& name) {
+  std::string base = name.substr(0, name.find(':'));
+  if (std::ranges::find(kPlannedDevices, base) != kPlannedDevices.end()) {
+    static std::once_flag warned;
+    std::call_once(warned, [&] {
+      spdlog::warn("tilejit: device '{}' has no backend in this build; running on interp instead", name);
+    });
+    return findDeviceKind("interp")->open("interp");
+  }
+  std::string known;
+  for (const DeviceKind& kind : deviceKinds()) known += (known.empty() ? "" : ", ") + kind.name;
+  for (const std::string& planned : kPlannedDevices) known += ", " + planned;
+  throw Error("device: unknown device '" + name + "'; known devices: " + known);
 }
 }  // namespace
 
@@ -232,42 +202,37 @@ uint32_t deviceIndex(std::string_view name, std::string_view kind) {
 }
 
 Device& hostDevice() {
-  return jit::hostTargetSupported() ? static_cast<Device&>(cpu::CpuDevice::instance()) : interpreterDevice();
+  for (const DeviceKind& kind : deviceKinds())  // the first on the host that runs here: cpu, else interp
+    if (!kind.fallsBackToHost && kind.unavailableReason().empty()) return kind.open(kind.name);
+  throw Error("device: no host device is registered");
+}
+
+LaunchReport runOnHostInstead(LaunchReport report, const ir::Kernel& kernel, const LaunchArgs& args,
+                              const std::string& reason) {
+  Device& host = hostDevice();
+  if (firstTime(report.device + " fallback of " + kernel.name + ": " + reason))
+    spdlog::warn("tilejit: kernel '{}' runs on {} instead of {}: {}", kernel.name, host.name(), report.device, reason);
+  host.launch(kernel, args);
+  report.device = host.name();
+  report.fallbackReason = reason;
+  return report;
 }
 
 Device& selectDevice(const std::string& requested) {
-  Device& interp = interpreterDevice();
   std::string name = requested;
   if (name.empty()) {
     const char* env = std::getenv("TILEJIT_DEVICE");
     name = env ? env : "";
   }
   if (name.empty()) return hostDevice();
-  std::string base = name.substr(0, name.find(':'));
-  if (base == "interp" || base == "cpu") requireDevice(name, deviceIndex(name, base), {base + ":0"});  // one each
-  if (base == "interp") return interp;
-  if (base == "cpu") {
-    if (!jit::hostTargetSupported()) throw Error("device: the cpu device cannot run here: LLVM cannot target this host");
-    return cpu::CpuDevice::instance();
-  }
-  // Fall back to the CPU, with a warning, where the driver or a kernel's lowering is missing.
-  // Device 0 exists wherever the driver loads: only others are looked up, and only where it does.
-  if (base == "vulkan" || base == "cuda") {
-    uint32_t index = deviceIndex(name, base);
-    if (index > 0 && !gpuDevices(base).empty()) requireDevice(name, index, gpuDevices(base));
-  }
-  if (base == "vulkan") return vulkan::VulkanDevice::instance(name);
-  if (base == "cuda") return cuda::CudaDevice::instance(name);
-  if (std::find(kPlannedDevices.begin(), kPlannedDevices.end(), base) != kPlannedDevices.end()) {
-    static std::once_flag warned;
-    std::call_once(warned, [&] {
-      spdlog::warn("tilejit: device '{}' has no backend in this build; running on interp instead", name);
-    });
-    return interp;
-  }
-  std::string known = "interp, cpu, vulkan, cuda";
-  for (const std::string& planned : kPlannedDevices) known += ", " + planned;
-  throw Error("device: unknown device '" + name + "'; known devices: " + known);
+  const DeviceKind* kind = findDeviceKind(name);
+  if (!kind) return plannedOrUnknown(name);
+  uint32_t index = deviceIndex(name, kind->name);
+  // A GPU kind's device 0 exists wherever its driver loads (elsewhere it runs kernels on the
+  // host, saying why): only others are looked up, and only where the driver loads.
+  if (!kind->fallsBackToHost || (index > 0 && !devicesOf(*kind).empty()))
+    requireDevice(name, index, devicesOf(*kind));
+  return kind->open(name);
 }
 
 int64_t scalarSlot(DType t, const ScalarArg& s) {

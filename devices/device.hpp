@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ir/ir.hpp"
+#include "jit/artifact_cache.hpp"
 
 namespace tj {
 
@@ -117,29 +118,31 @@ void throwGpuFaults(const ir::Kernel& kernel, std::span<const int32_t> faults, s
 [[noreturn]] void throwCheckFailed(const ir::Kernel& kernel, int64_t check, int64_t program,
                                    std::span<const int64_t> grid, int64_t element, std::string_view device);
 
-// While one lives on a thread, a device that runs a launch elsewhere than asked (the
-// Vulkan device's CPU fallback) records where and why in it: run() reports the device
-// that ran, and the tuner skips such candidates.
-class FallbackWatch {
- public:
-  FallbackWatch();
-  ~FallbackWatch();
-  FallbackWatch(const FallbackWatch&) = delete;
-  FallbackWatch& operator=(const FallbackWatch&) = delete;
-  const std::string& reason() const { return reason_; }  // the first fallback's; "" if none
-  const std::string& ranOn() const { return ranOn_; }    // the device it ran on instead; "" if none
-  static void note(const std::string& reason, const std::string& ranOn);  // devices call it when they fall back
-
- private:
-  FallbackWatch* previous_;
-  std::string reason_, ranOn_;
+// What one launch did: the device that ran its programs and, for a compiled kernel, where
+// the kernel came from and what it cost. Device::launch returns it; run() hands it to
+// every LaunchWatch of the thread.
+struct LaunchReport {
+  std::string device;          // the device that ran the programs: "cpu", "interp", "vulkan:1"...
+  std::string fallbackReason;  // why that is not the device launched on; "" when it is
+  // The rest is the launched-on device's: where its kernel (or its refusal of the kernel)
+  // came from, and the milliseconds loading (from disk) or building (a miss) took.
+  jit::CacheSource cache = jit::CacheSource::memory;
+  double compileMs = 0;
+  double driverMs = 0;   // the driver's compile of the code (a Vulkan pipeline), when not from memory
+  double kernelMs = -1;  // the kernel's time on the GPU, from events around it; -1: not timed
+  std::string target;    // the GPU code's target ("sm_90", "vulkan"); "" for the host
+  int64_t threadsPerProgram = 0;                  // a GPU kernel's workgroup; 0 on the host
+  uint32_t requiredSubgroupSize = 0;              // what the pipeline asks the driver for; 0: nothing
+  bool fullSubgroups = false;                     // whether it asks for full subgroups
+  std::shared_ptr<const std::vector<uint32_t>> spirv;  // the module a Vulkan launch dispatched
+  bool fellBack() const { return !fallbackReason.empty(); }
 };
 
 class Device {
  public:
   virtual ~Device() = default;
   virtual std::string name() const = 0;  // "interp", "cpu", "vulkan", ...
-  virtual void launch(const ir::Kernel& kernel, const LaunchArgs& args) = 0;
+  virtual LaunchReport launch(const ir::Kernel& kernel, const LaunchArgs& args) = 0;
   // Room on this device for a copy of `bytes` host bytes (Tensor::on); null, with
   // `why` set, where the device keeps tensors in host memory.
   virtual std::unique_ptr<DeviceCopy> copyOf(size_t bytes, std::string& why);
@@ -164,5 +167,11 @@ std::vector<std::string> availableDevices();
 // The device that runs what a GPU device cannot: the CPU where LLVM targets the host,
 // else the interpreter.
 Device& hostDevice();
+
+// Runs on hostDevice() a launch that `report.device` cannot run, with a warning naming the
+// reason (once per device, kernel and reason); returns `report` saying so. Only for
+// failures before anything was written to the arguments.
+LaunchReport runOnHostInstead(LaunchReport report, const ir::Kernel& kernel, const LaunchArgs& args,
+                              const std::string& reason);
 
 }  // namespace tj

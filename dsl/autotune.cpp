@@ -317,11 +317,12 @@ class Timing {
     for (Pending& p : pending_) {
       if (timed ? !wantsMore(p) : !alive(p)) continue;
       try {
-        FallbackWatch fallback;
+        LaunchWatch launches;
         auto start = Clock::now();
         ++calls_;
         body_(p.record->config);
-        if (!fallback.reason().empty()) p.record->error = kRanElsewhere + fallback.reason();
+        if (const LaunchReport* fallback = launches.firstFallback())
+          p.record->error = kRanElsewhere + fallback->fallbackReason;
         else if (timed) p.runs.push_back(msSince(start));
       } catch (const std::exception& e) {
         p.record->error = e.what();

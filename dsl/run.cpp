@@ -23,6 +23,7 @@ namespace tj {
 namespace {
 
 thread_local CaptureTraces* gCapture = nullptr;
+thread_local LaunchWatch* gLaunchWatch = nullptr;
 
 // A dump is a debugging aid: one that cannot be written is skipped, with one
 // warning per TILEJIT_DUMP value rather than one per kernel.
@@ -147,13 +148,30 @@ std::string launchTraced(Device& device, const TracedKernel& traced, std::span<c
   args.reserve(leading.size() + traced.tensors.size());
   for (const Tensor* t : leading) args.push_back(t->launchArg());
   for (const Tensor& t : traced.tensors) args.push_back(t.launchArg());
-  FallbackWatch fallback;
-  device.launch(*traced.kernel, {args, grid, {}, scalars, traced.hash});
+  LaunchReport report = device.launch(*traced.kernel, {args, grid, {}, scalars, traced.hash});
   if (&device != &interp::sanitizingInterpreter()) markWritten(*traced.kernel, args);
-  return fallback.ranOn().empty() ? device.name() : fallback.ranOn();
+  LaunchWatch::record(report);
+  return report.device;
 }
 
 }  // namespace detail
+
+LaunchWatch::LaunchWatch() : previous_(gLaunchWatch) { gLaunchWatch = this; }
+LaunchWatch::~LaunchWatch() { gLaunchWatch = previous_; }
+
+const LaunchReport& LaunchWatch::last() const {
+  if (reports_.empty()) throw Error("LaunchWatch: no kernel was launched while it watched");
+  return reports_.back();
+}
+
+const LaunchReport* LaunchWatch::firstFallback() const {
+  auto it = std::ranges::find_if(reports_, &LaunchReport::fellBack);
+  return it == reports_.end() ? nullptr : &*it;
+}
+
+void LaunchWatch::record(const LaunchReport& report) {
+  for (LaunchWatch* w = gLaunchWatch; w; w = w->previous_) w->reports_.push_back(report);
+}
 
 TracedKernel trace(const std::vector<int64_t>& grid, const KernelBody& body, const std::string& name, Loc loc) {
   detail::checkGrid(grid, SourceLoc::from(loc), "run");

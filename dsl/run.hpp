@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "devices/device.hpp"
 #include "dsl/program.hpp"
 #include "ir/ir.hpp"
 
@@ -50,6 +51,26 @@ class CaptureTraces {
  private:
   std::vector<ir::Kernel> kernels_;
   CaptureTraces* previous_;
+};
+
+// While one lives on a thread, it keeps the LaunchReport of every kernel that run() and
+// Kernel handles launch on the thread: the device that ran it, whether and why it fell
+// back, where its compiled kernel came from and what that cost.
+class LaunchWatch {
+ public:
+  LaunchWatch();
+  ~LaunchWatch();
+  LaunchWatch(const LaunchWatch&) = delete;
+  LaunchWatch& operator=(const LaunchWatch&) = delete;
+  const std::vector<LaunchReport>& reports() const { return reports_; }
+  const LaunchReport& last() const;            // throws Error when nothing was launched
+  const LaunchReport* firstFallback() const;  // null when every launch ran where asked
+  // Gives `report` to every watch of the thread (run() and Kernel handles do, for each launch).
+  static void record(const LaunchReport& report);
+
+ private:
+  std::vector<LaunchReport> reports_;
+  LaunchWatch* previous_;
 };
 
 }  // namespace tj

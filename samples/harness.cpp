@@ -2,9 +2,7 @@
 
 #include <spdlog/fmt/fmt.h>
 
-#include "devices/cpu/cpu_device.hpp"
-#include "devices/cuda/cuda_device.hpp"
-#include "devices/vulkan/vulkan_device.hpp"
+#include "devices/cpu/thread_pool.hpp"
 #include "samples/kernels.hpp"
 
 #include <algorithm>
@@ -13,32 +11,22 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
-#include <tuple>
 #include <utility>
 
 namespace tj::samples {
 
-namespace {
-
-// Where the last launch's kernel came from on `device`, which ran it, and the milliseconds that
-// took; no source for the interpreter.
-std::pair<std::string, double> launchCache(const std::string& device) {
-  auto from = [](const auto& info) { return std::pair(std::string(jit::cacheSourceName(info.cache)), info.compileMs); };
-  if (device == "cpu") return from(cpu::lastLaunchInfo());
-  if (device.starts_with("cuda")) return from(cuda::lastLaunchInfo());
-  if (device.starts_with("vulkan")) return from(vulkan::lastLaunchInfo());
-  return {};
-}
-
-}  // namespace
-
 void Report::time(const std::function<std::string()>& f) {
   std::vector<double> runs;
   for (int i = 0; i < std::max(repeat, 1); ++i) {
+    LaunchWatch launches;
     auto start = std::chrono::steady_clock::now();
     device = f();
     runs.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-    if (i == 0) std::tie(cache, compileMs) = launchCache(device);
+    // Where the last launch's kernel came from, and what that took; none on the interpreter.
+    if (i == 0 && !launches.reports().empty() && device != "interp") {
+      cache = jit::cacheSourceName(launches.last().cache);
+      compileMs = launches.last().compileMs;
+    }
   }
   firstMs = runs[0];
   if (runs.size() > 1) runs.erase(runs.begin());

@@ -70,7 +70,7 @@ struct AddProblem {
     if (device == "none") return;  // traced by tune(), not run
     ++deviceRuns[b];
     if (failure.count(b)) throw Error(failure[b]);
-    if (fallback.count(b)) FallbackWatch::note(fallback[b], "interp");
+    if (fallback.count(b)) LaunchWatch::record({.device = "interp", .fallbackReason = fallback[b]});
     if (delayMs.count(b)) std::this_thread::sleep_for(std::chrono::milliseconds(delayMs[b]));
   }
 

@@ -104,11 +104,12 @@ void checkPtx(const std::vector<int64_t>& grid, const KernelBody& body, const st
 void launch(const std::string& device, const std::string& name, const std::vector<int64_t>& grid,
             const KernelBody& body) {
   if (device == "interp" && !std::getenv("TILEJIT_TEST_SKIP_PTX")) checkPtx(grid, body, name);
+  LaunchWatch launches;
   std::string ran = run(grid, body, RunOptions{.name = name, .device = device});
   CHECK_MESSAGE(ran == device, name << " ran on " << ran << " instead of " << device);
   if (device != "vulkan" || ran != device) return;
   ++gVulkanRuns;
-  test::checkSpirvValid(*vulkan::lastLaunchInfo().spirv);
+  test::checkSpirvValid(*launches.last().spirv);
 }
 
 // A value no correct kernel writes where these tests look (NaN for floats).

@@ -329,12 +329,13 @@ TEST_CASE("cpu device: launches through the cache and prints like the interprete
     std::vector<int64_t> grid{n};
     std::mutex m;
     std::multiset<std::string> gotLines, wantLines;
-    device.launch(k, {gotArgs, grid, [&](const std::string& line) {
-                        std::lock_guard lock(m);
-                        gotLines.insert(line);
-                      }});
-    CHECK(cpu::lastLaunchInfo().cache == expected);
-    CHECK((cpu::lastLaunchInfo().compileMs > 0) == (expected == jit::CacheSource::compiled));
+    LaunchReport report = device.launch(k, {gotArgs, grid, [&](const std::string& line) {
+                                          std::lock_guard lock(m);
+                                          gotLines.insert(line);
+                                        }});
+    CHECK(report.device == "cpu");
+    CHECK(report.cache == expected);
+    CHECK((report.compileMs > 0) == (expected == jit::CacheSource::compiled));
     got.check();
     interpret(k, {wantArgs, grid, [&](const std::string& line) { wantLines.insert(line); }});
     CHECK(got.ids == want.ids);

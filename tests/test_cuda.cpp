@@ -233,24 +233,24 @@ TEST_CASE("cuda: a launch without a driver runs on the CPU with the interpreter'
   Tensor expected = samples::poisoned({n}), actual = samples::poisoned({n});
   CHECK(average(expected, "interp") == "interp");
   std::string ran, log;
-  FallbackWatch watch;
+  LaunchWatch watch;
   {
     test::CaptureLog capture;
     ran = average(actual, "cuda");
     log = capture.text();
   }
-  const cuda::LaunchInfo& info = cuda::lastLaunchInfo();
+  const LaunchReport& info = watch.last();
+  CHECK(info.device == ran);
   if (cuda::status().available) {
     CHECK_MESSAGE(ran == "cuda", info.fallbackReason);
-    CHECK(info.onCuda);
-    CHECK(watch.reason().empty());
+    CHECK(!info.fellBack());
+    CHECK(watch.firstFallback() == nullptr);
   } else {
     const std::string& reason = cuda::status().reason;
     CHECK(ran == hostDevice().name());
-    CHECK(!info.onCuda);
     CHECK(info.fallbackReason == reason);
-    CHECK(watch.reason() == reason);
-    CHECK(watch.ranOn() == hostDevice().name());
+    REQUIRE(watch.firstFallback() != nullptr);
+    CHECK(watch.firstFallback()->device == hostDevice().name());
     CHECK_MESSAGE(log.find("kernel 'cuda_test_average' runs on " + hostDevice().name() + " instead of cuda: " +
                            reason) != std::string::npos,
                   log);
@@ -306,8 +306,9 @@ TEST_CASE("cuda: parameters are passed as the PTX entry declares them") {
     CHECK_MESSAGE(declared == passed, list);
   }
   if (!cuda::status().available) return;
+  LaunchWatch launches;
   scalars.launch({1}, floats, ints, 1 + 0x1p-40, 0.1, 0.1, wide, {.device = "cuda"});
-  CHECK_MESSAGE(cuda::lastLaunchInfo().onCuda, cuda::lastLaunchInfo().fallbackReason);
+  CHECK_MESSAGE(!launches.last().fellBack(), launches.last().fallbackReason);
   CHECK(floats.values() == std::vector<double>{1.0, double(0.1f), 0.0999755859375});
   CHECK(ints.values() == std::vector<double>{double(wide)});
 }

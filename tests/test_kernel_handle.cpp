@@ -82,6 +82,7 @@ TEST_CASE("kernel handle: new scalar values neither retrace nor recompile") {
   const int64_t n = 300;
   Tensor x = Tensor::random({n}, 3, f32), y = Tensor::random({n}, 4, f32);
   jit::CacheStats before = jit::cacheStats();
+  LaunchWatch launches;
   for (double alpha : {0.5, -1.25, 3.0e7}) {
     CAPTURE(alpha);
     Tensor out = poisoned(n);
@@ -94,7 +95,7 @@ TEST_CASE("kernel handle: new scalar values neither retrace nor recompile") {
   // previous test); the others hit the in-memory cache.
   CHECK(after.misses + after.diskHits - before.misses - before.diskHits <= 1);
   CHECK(after.memoryHits - before.memoryHits >= 2);
-  CHECK(cpu::lastLaunchInfo().cache == jit::CacheSource::memory);
+  CHECK(launches.last().cache == jit::CacheSource::memory);
 }
 
 TEST_CASE("kernel handle: a new dtype, shape, grid rank or device retraces, and the same signature does not") {

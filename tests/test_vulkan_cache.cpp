@@ -38,6 +38,8 @@ std::vector<fs::path> filesWithExtension(const fs::path& dir, const std::string&
   return found;
 }
 
+LaunchReport gLastReport;  // what the last addOn or bigDotOn launch did
+
 // c = a + b on `device`, traced for n elements; returns whether every element is right.
 bool addOn(Device& device, int64_t n) {
   Tensor a = Tensor::random({n}, 1), b = Tensor::random({n}, 2);
@@ -49,7 +51,7 @@ bool addOn(Device& device, int64_t n) {
   std::vector<TensorArg> args;
   for (const Tensor& x : t.tensors) args.push_back({x.data(), x.dtype(), x.shape(), x.strides()});
   int64_t grid = cdiv(n, 256);
-  device.launch(*t.kernel, {.tensors = args, .grid = std::span(&grid, 1), .kernelHash = t.hash});
+  gLastReport = device.launch(*t.kernel, {.tensors = args, .grid = std::span(&grid, 1), .kernelHash = t.hash});
   for (int64_t i = 0; i < n; ++i)
     if (c.item(i) != float(a.item(i) + b.item(i))) return false;
   return true;
@@ -59,9 +61,8 @@ bool addOn(Device& device, int64_t n) {
 CacheSource freshAdd() {
   vulkan::VulkanDevice device("vulkan");
   CHECK(addOn(device, 1000));
-  const vulkan::LaunchInfo& info = vulkan::lastLaunchInfo();
-  CHECK_MESSAGE(info.onVulkan, info.fallbackReason);
-  return info.cache;
+  CHECK_MESSAGE(!gLastReport.fellBack(), gLastReport.fallbackReason);
+  return gLastReport.cache;
 }
 
 std::string childCommand(const fs::path& dir) {
@@ -76,11 +77,12 @@ std::string childCommand(const fs::path& dir) {
 TEST_CASE("vulkan cache: child process") {
   if (!std::getenv("TILEJIT_VKCACHE_CHILD")) return;
   Tensor a = Tensor::random({1001}, 3), b = Tensor::random({1001}, 4), c = Tensor::zeros({1001});
+  LaunchWatch launches;
   samples::vectorAdd(a, b, c, {.device = "vulkan"});
   bool ok = true;
   for (int64_t i = 0; i < 1001; ++i) ok = ok && c.item(i) == float(a.item(i) + b.item(i));
-  const vulkan::LaunchInfo& info = vulkan::lastLaunchInfo();
-  std::printf("child: vulkan=%d cache=%s ms=%.3f ok=%d\n", int(info.onVulkan),
+  const LaunchReport& info = launches.last();
+  std::printf("child: vulkan=%d cache=%s ms=%.3f ok=%d\n", int(!info.fellBack()),
               std::string(jit::cacheSourceName(info.cache)).c_str(), info.compileMs, int(ok));
 }
 
@@ -116,9 +118,9 @@ TEST_CASE("vulkan cache: fresh devices hit memory, then disk: a corrupt entry is
   {
     vulkan::VulkanDevice device("vulkan");
     CHECK(addOn(device, 1000));
-    CHECK(vulkan::lastLaunchInfo().cache == CacheSource::compiled);
+    CHECK(gLastReport.cache == CacheSource::compiled);
     CHECK(addOn(device, 999));  // same kernel: sizes are arguments
-    CHECK(vulkan::lastLaunchInfo().cache == CacheSource::memory);
+    CHECK(gLastReport.cache == CacheSource::memory);
   }
   CHECK(freshAdd() == CacheSource::disk);
   std::vector<fs::path> entries = filesWithExtension(dir, ".spvk");
@@ -238,9 +240,8 @@ std::string bigDotOn(Device& device, const Tensor& a, const Tensor& b, const Ten
   std::vector<TensorArg> args;
   for (const Tensor& x : t.tensors) args.push_back(x.launchArg());
   int64_t grid = 1;
-  FallbackWatch watch;
-  device.launch(*t.kernel, {.tensors = args, .grid = std::span(&grid, 1), .kernelHash = t.hash});
-  return watch.ranOn().empty() ? device.name() : watch.ranOn();
+  gLastReport = device.launch(*t.kernel, {.tensors = args, .grid = std::span(&grid, 1), .kernelHash = t.hash});
+  return gLastReport.device;
 }
 
 }  // namespace
@@ -262,7 +263,7 @@ TEST_CASE("vulkan cache: a kernel the device cannot run is decided once: one war
       Tensor c = Tensor::zeros({128, 128});
       CHECK(bigDotOn(device, a, b, c) == "cpu");
       CHECK(c.item(0) != 0);
-      const vulkan::LaunchInfo& info = vulkan::lastLaunchInfo();
+      const LaunchReport& info = gLastReport;
       CHECK(info.fallbackReason.find("unsupported") != std::string::npos);
       if (launch == 0) reason = info.fallbackReason;
       CHECK(info.fallbackReason == reason);
@@ -279,8 +280,8 @@ TEST_CASE("vulkan cache: a kernel the device cannot run is decided once: one war
   vulkan::VulkanDevice fresh("vulkan");
   Tensor c = Tensor::zeros({128, 128});
   CHECK(bigDotOn(fresh, a, b, c) == "cpu");
-  CHECK(vulkan::lastLaunchInfo().cache == CacheSource::disk);
-  CHECK(vulkan::lastLaunchInfo().fallbackReason == reason);
+  CHECK(gLastReport.cache == CacheSource::disk);
+  CHECK(gLastReport.fallbackReason == reason);
 }
 
 TEST_CASE("vulkan cache: an entry with a good checksum that the device rejects is rebuilt and replaced") {

@@ -36,11 +36,12 @@ void compareWithInterpreter(const Shape& outShape, int64_t maxUlps,
                             const std::function<std::string(const Tensor& out, const RunOptions&)>& sample) {
   Tensor expected = samples::poisoned(outShape), actual = samples::poisoned(outShape);
   sample(expected, {.device = "interp"});
+  LaunchWatch launches;
   std::string ran = sample(actual, {.device = "vulkan"});
-  const vulkan::LaunchInfo& info = vulkan::lastLaunchInfo();
-  CHECK_MESSAGE(info.onVulkan, info.fallbackReason);
-  CHECK(ran == (info.onVulkan ? "vulkan" : "cpu"));
-  if (info.onVulkan) {
+  const LaunchReport& info = launches.last();
+  CHECK_MESSAGE(!info.fellBack(), info.fallbackReason);
+  CHECK(ran == info.device);
+  if (!info.fellBack()) {
     ++gRanOnVulkan;
     REQUIRE(info.spirv);
     test::checkSpirvValid(*info.spirv);
@@ -80,10 +81,11 @@ TEST_CASE("vulkan kernels: an unsupported kernel falls back to the CPU with the 
   Tensor a = Tensor::random({64, 48}, 7), b = Tensor::random({48, 40}, 8);
   Tensor expected = samples::poisoned({64, 40}), actual = samples::poisoned({64, 40});
   samples::gemm(a, b, expected, {.device = "interp"});
+  LaunchWatch launches;
   std::string ran = samples::gemm(a, b, actual, {.device = "vulkan"});
   CHECK(ran != "vulkan");
-  CHECK(!vulkan::lastLaunchInfo().onVulkan);
-  MESSAGE("gemm ran on " << ran << ": " << vulkan::lastLaunchInfo().fallbackReason);
+  CHECK(launches.last().fellBack());
+  MESSAGE("gemm ran on " << ran << ": " << launches.last().fallbackReason);
   std::vector<double> e = expected.values(), v = actual.values();
   for (size_t i = 0; i < e.size(); ++i) REQUIRE(std::abs(e[i] - v[i]) <= 1e-4 * (1 + std::abs(e[i])));
 }
@@ -95,7 +97,6 @@ TEST_CASE("vulkan kernels: integer division by zero is the CPU's error, raised o
   auto divide = [&](Program& p) { p.write(out, {5}).put(p.read(a, {5}).at({0}) % p.read(b, {5}).at({0}), {0}); };
   CHECK_THROWS_WITH_AS(run({1}, divide, {.name = "divide", .device = "vulkan"}),
                        doctest::Contains("vulkan: kernel 'divide': integer division or remainder by zero (at "), Error);
-  CHECK(vulkan::lastLaunchInfo().onVulkan);
   b.setItem(2, 3);
   CHECK(run({1}, divide, {.name = "divide", .device = "vulkan"}) == "vulkan");
   CHECK(out.values() == std::vector<double>{0, 0, 0, 2, 1});
@@ -122,7 +123,6 @@ TEST_CASE("vulkan kernels: an error after the dispatch propagates: the kernel is
   auto failingSink = [](const std::string&) { throw Error("the print sink failed"); };
   CHECK_THROWS_WITH_AS(vulkan::VulkanDevice::instance("vulkan").launch(*traced.kernel, {args, grid, failingSink}),
                        "the print sink failed", Error);
-  CHECK(vulkan::lastLaunchInfo().onVulkan);
   CHECK_MESSAGE(t.values() == std::vector<double>(5, 2.0), t.text());  // incremented once: no CPU rerun
 }
 
@@ -146,18 +146,19 @@ TEST_CASE("vulkan kernels: every sample that lowers prints a module spirv-val ac
 TEST_CASE("vulkan kernels: pipelines require the kernel IR's subgroup size, with full subgroups") {
   if (!test::vulkanAvailable()) return;
   Tensor x = Tensor::random({33, 29}, 9), out = samples::poisoned({33, 29});
+  LaunchWatch launches;
   samples::softmax(x, out, {.device = "vulkan"});
-  const vulkan::LaunchInfo& launch = vulkan::lastLaunchInfo();
-  REQUIRE_MESSAGE(launch.onVulkan, launch.fallbackReason);
+  const LaunchReport& launch = launches.last();
+  REQUIRE_MESSAGE(!launch.fellBack(), launch.fallbackReason);
   vk::DeviceInfo device = vk::listDevices().at(0);
   MESSAGE("subgroup size control " << device.subgroupSizeControl << " [" << device.minSubgroupSize << ", "
                                    << device.maxSubgroupSize << "], full subgroups " << device.computeFullSubgroups
-                                   << "; requested " << launch.subgroups.size
-                                   << std::string(launch.subgroups.full ? " full" : ""));
+                                   << "; requested " << launch.requiredSubgroupSize
+                                   << std::string(launch.fullSubgroups ? " full" : ""));
   // A device of one subgroup size is not asked for it (the request would bound its workgroups).
   bool oneSize = device.minSubgroupSize == device.maxSubgroupSize;
-  CHECK(launch.subgroups.size == (device.subgroupSizeControl && !oneSize ? device.subgroupSize : 0));
-  CHECK(launch.subgroups.full == (device.subgroupSizeControl && device.computeFullSubgroups));
+  CHECK(launch.requiredSubgroupSize == (device.subgroupSizeControl && !oneSize ? device.subgroupSize : 0));
+  CHECK(launch.fullSubgroups == (device.subgroupSizeControl && device.computeFullSubgroups));
 }
 
 TEST_CASE("vulkan: a module needing what the device lacks is unsupported, before any driver sees it") {
@@ -226,8 +227,9 @@ TEST_CASE("vulkan kernels: scalar parameters of every kind arrive whole") {
   });
   const int64_t wide = std::numeric_limits<int64_t>::min() + 5;
   Tensor floats = samples::poisoned({3}), ints = Tensor::zeros({1}, i64);
+  LaunchWatch launches;
   scalars.launch({1}, floats, ints, 1 + 0x1p-40, 0.1, 0.1, wide, {.device = "vulkan"});
-  CHECK_MESSAGE(vulkan::lastLaunchInfo().onVulkan, vulkan::lastLaunchInfo().fallbackReason);
+  CHECK_MESSAGE(!launches.last().fellBack(), launches.last().fallbackReason);
   CHECK(floats.values() == std::vector<double>{1.0, double(0.1f), 0.0999755859375});
   CHECK(ints.values() == std::vector<double>{double(wide)});
 }
@@ -284,6 +286,7 @@ TEST_CASE("vulkan tensors: host writes and other devices see the newest bytes") 
   CHECK(transferCounts().uploads == relaunch.uploads + 1);  // only x: the interpreter only read y and out
   // A kernel Vulkan cannot run (a print inside a fold) falls back to the CPU on the host bytes.
   Tensor twice = samples::poisoned({n}).on("vulkan");
+  LaunchWatch launches;
   std::string ran = run({cdiv(n, 64)}, [&](Program& p) {
     Index i = p.id(0);
     Tile sum = p.fold(0, 2, p.zeros({64}), [&](Index, Tile acc) {
@@ -294,7 +297,7 @@ TEST_CASE("vulkan tensors: host writes and other devices see the newest bytes") 
   }, {.name = "twice", .device = "vulkan"});
   CHECK(ran == hostDevice().name());
   CHECK(selectDevice("vulkan").name() == "vulkan");  // the device stays the one asked for
-  CHECK(vulkan::lastLaunchInfo().fallbackReason.find("print") != std::string::npos);
+  CHECK(launches.last().fallbackReason.find("print") != std::string::npos);
   for (int64_t i = 0; i < n; ++i) REQUIRE(twice.item(i) == 2 * out.item(i));
 }
 
@@ -332,6 +335,7 @@ TEST_CASE("vulkan kernels: a fold of dots past lavapipe's loop limit sums every 
     // Small integers keep every sum exact in f32, whatever order the device adds in.
     Tensor q = smallIntegers({8, c.depth}, 11), kv = smallIntegers({c.rows * c.iters, c.depth}, 12);
     Tensor out = samples::poisoned({8, 1});
+    LaunchWatch launches;
     std::string ran = run({1}, [&](Program& p) {
       auto Q = p.read(q, {8, c.depth});
       auto KV = p.read(kv, {c.rows, c.depth});
@@ -340,9 +344,9 @@ TEST_CASE("vulkan kernels: a fold of dots past lavapipe's loop limit sums every 
                         [&](Index j, Tile acc) { return acc + dot(qb, KV.at({j, 0}).transpose()).sum(1, true); });
       p.write(out, {8, 1}).put(acc, {0, 0});
     }, {.name = "fold_of_dots", .device = "vulkan"});
-    const vulkan::LaunchInfo& info = vulkan::lastLaunchInfo();
-    if (!info.onVulkan) CHECK_MESSAGE(info.fallbackReason.find("65535") != std::string::npos, info.fallbackReason);
-    MESSAGE("ran on " << ran << (info.onVulkan ? "" : ": " + info.fallbackReason));
+    const LaunchReport& info = launches.last();
+    if (info.fellBack()) CHECK_MESSAGE(info.fallbackReason.find("65535") != std::string::npos, info.fallbackReason);
+    MESSAGE("ran on " << ran << (info.fellBack() ? ": " + info.fallbackReason : ""));
     std::vector<double> qv = q.values(), kvv = kv.values(), got = out.values();
     std::vector<double> columnSums(size_t(c.depth), 0.0);
     for (size_t r = 0; r < size_t(c.rows * c.iters); ++r)
@@ -366,12 +370,13 @@ TEST_CASE("vulkan kernels: float remainders past lavapipe's loop limit are exact
   Tensor x = Tensor::from({int64_t(xs.size())}, xs), y = Tensor::from({int64_t(ys.size())}, ys);
   auto remainders = [&](const std::string& device) {
     Tensor out = samples::poisoned({4096});
+    LaunchWatch launches;
     std::string ran = run({1}, [&](Program& p) {
       auto X = p.read(x, {4096}), Y = p.read(y, {4096});
       Tile sum = p.fold(0, X.blocks(0), p.zeros({4096}), [&](Index j, Tile acc) { return acc + X.at({j}) % Y.at({j}); });
       p.write(out, {4096}).put(sum, {0});
     }, {.name = "remainders", .device = device});
-    if (device == "vulkan") MESSAGE("ran on " << ran << ": " << vulkan::lastLaunchInfo().fallbackReason);
+    if (device == "vulkan") MESSAGE("ran on " << ran << ": " << launches.last().fallbackReason);
     return out.values();
   };
   std::vector<double> expected = remainders("interp"), actual = remainders("vulkan");
@@ -387,9 +392,9 @@ int64_t localSize(const std::vector<uint32_t>& spirv) {
   return 0;
 }
 
-// exp over two blocks of `block` elements, on the interpreter and on Vulkan: the device
-// that ran, and the worst distance in ulps.
-std::pair<std::string, int64_t> expOfBlocks(int64_t block) {
+// exp over two blocks of `block` elements, on the interpreter and on Vulkan: what the Vulkan
+// launch did, and the worst distance in ulps.
+std::pair<LaunchReport, int64_t> expOfBlocks(int64_t block) {
   Tensor x = Tensor::random({block + 3}, 21, f32, -10, 10);
   Tensor expected = samples::poisoned({block + 3}), actual = samples::poisoned({block + 3});
   auto expOf = [&](const Tensor& out, const std::string& device) {
@@ -399,27 +404,30 @@ std::pair<std::string, int64_t> expOfBlocks(int64_t block) {
     }, {.name = "big_exp", .device = device});
   };
   expOf(expected, "interp");
-  std::string ran = expOf(actual, "vulkan");
+  LaunchWatch launches;
+  expOf(actual, "vulkan");
   std::vector<double> e = expected.values(), a = actual.values();
   int64_t worst = 0;
   for (size_t i = 0; i < e.size(); ++i) worst = std::max(worst, ref::ulpDistance(f32, e[i], a[i]));
-  return {ran, worst};
+  return {launches.last(), worst};
 }
 
 TEST_CASE("vulkan kernels: a block past lavapipe's code budget spreads over more subgroups and runs on Vulkan") {
   if (!test::vulkanAvailable()) return;
-  auto [ran, worst] = expOfBlocks(65536);  // 2K registers per thread on 4 subgroups, 128 on 64
-  CHECK(ran == "vulkan");
+  auto [launch, worst] = expOfBlocks(65536);  // 2K registers per thread on 4 subgroups, 128 on 64
+  CHECK(launch.device == "vulkan");
   CHECK(worst <= 2);
-  if (vk::listDevices().at(vk::deviceIndex("vulkan")).driverId == VK_DRIVER_ID_MESA_LLVMPIPE)
-    CHECK(localSize(*vulkan::lastLaunchInfo().spirv) == 512);
+  if (vk::listDevices().at(vk::deviceIndex("vulkan")).driverId == VK_DRIVER_ID_MESA_LLVMPIPE) {
+    CHECK(launch.threadsPerProgram == 512);
+    CHECK(localSize(*launch.spirv) == 512);
+  }
 }
 
 TEST_CASE("vulkan kernels: a block past the instruction budget runs on the CPU, naming the op and the budget") {
   if (!test::vulkanAvailable()) return;
-  auto [ran, worst] = expOfBlocks(1 << 20);  // 1K registers per thread on 1024 threads
-  CHECK(ran == "cpu");
-  const std::string& why = vulkan::lastLaunchInfo().fallbackReason;
+  auto [launch, worst] = expOfBlocks(1 << 20);  // 1K registers per thread on 1024 threads
+  CHECK(launch.device == "cpu");
+  const std::string& why = launch.fallbackReason;
   CHECK_MESSAGE(why.find("8192 instructions per thread") != std::string::npos, why);
   CHECK_MESSAGE(why.find("tile<1048576xf32> at ") != std::string::npos, why);
   CHECK(worst <= 2);

@@ -151,6 +151,7 @@ TEST_CASE("vulkan math: f32 unary functions stay within their ulp bounds over de
     CAPTURE(std::string(f.name));
     std::vector<double> xs = sweep<float, uint32_t>(f, size_t(n));
     Tensor x = Tensor::from({n}, xs), y = Tensor::full({n}, -7777.0);
+    LaunchWatch launches;
     std::string ran = run(
         {n / kTile},
         [&](Program& p) {
@@ -159,7 +160,7 @@ TEST_CASE("vulkan math: f32 unary functions stay within their ulp bounds over de
         },
         RunOptions{.name = std::string("math_sweep_") + f.name, .device = "vulkan"});
     REQUIRE(ran == "vulkan");
-    const std::vector<uint32_t>& spirv = *vulkan::lastLaunchInfo().spirv;
+    const std::vector<uint32_t>& spirv = *launches.last().spirv;
     test::checkSpirvValid(spirv);
     CHECK(declaresFloat64(spirv) == !f.native32);
     report<float, uint32_t>(f, xs, y.values(), f.ulps32);

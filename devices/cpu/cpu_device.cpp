@@ -15,8 +15,6 @@ namespace tj::cpu {
 
 namespace {
 
-thread_local LaunchInfo gLastLaunch;
-
 // The ABI's fixed-size arrays bound the ranks a CPU kernel can take.
 void checkAbiLimits(const ir::Kernel& k) {
   auto bad = [&](const std::string& what) { fail(SourceLoc{}, "cpu", "kernel '" + k.name + "': " + what); };
@@ -72,21 +70,30 @@ void printTile(void* context, const char* label, int32_t dtype, int32_t rank, co
 
 }  // namespace
 
-const LaunchInfo& lastLaunchInfo() { return gLastLaunch; }
+DeviceKind deviceKind() {
+  return {.name = "cpu",
+          .unavailableReason = [] { return std::string(jit::hostTargetSupported() ? "" : "LLVM cannot target this host"); },
+          .devices = [] { return std::vector<std::string>{"cpu:0"}; },
+          .open = [](const std::string&) -> Device& {
+            if (!jit::hostTargetSupported()) throw Error("device: the cpu device cannot run here: LLVM cannot target this host");
+            return CpuDevice::instance();
+          }};
+}
 
 CpuDevice& CpuDevice::instance() {
   static CpuDevice device(jit::kernelCache(), ThreadPool::global());
   return device;
 }
 
-void CpuDevice::launch(const ir::Kernel& kernel, const LaunchArgs& args) {
+LaunchReport CpuDevice::launch(const ir::Kernel& kernel, const LaunchArgs& args) {
   checkAbiLimits(kernel);
   checkLaunchArgs(kernel, args, "cpu");
   static const std::string options = jit::compileOptions();
   uint64_t hash = args.kernelHash ? args.kernelHash : ir::semanticHash(kernel);
   jit::ArtifactKey key{jit::ArtifactKind::cpuObject, hash, jit::hostTarget().deviceFeatures, options};
   jit::CacheLookup found = cache_.lookup(kernel, key);
-  gLastLaunch = {found.source, found.compileMs, found.loadMs};
+  LaunchReport report{.device = name(), .cache = found.source,
+                      .compileMs = found.source == jit::CacheSource::disk ? found.loadMs : found.compileMs};
 
   std::vector<TensorDesc> tensors;
   tensors.reserve(args.tensors.size());
@@ -108,6 +115,7 @@ void CpuDevice::launch(const ir::Kernel& kernel, const LaunchArgs& args) {
                                  std::to_string(faults.scratchBytes) + " bytes of heap per thread, which could not be allocated");
   if (faults.bits & kFaultIntegerDivideByZero) throwDivisionByZero(kernel, "cpu");
   if (faults.check) throwCheckFailed(kernel, faults.check - 1, faults.checkProgram, args.grid, faults.checkElement, "cpu");
+  return report;
 }
 
 }  // namespace tj::cpu

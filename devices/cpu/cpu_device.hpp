@@ -3,17 +3,13 @@
 #pragma once
 #include "devices/cpu/thread_pool.hpp"
 #include "devices/device.hpp"
+#include "devices/registry.hpp"
 #include "jit/kernel_cache.hpp"
 
 namespace tj::cpu {
 
-// How the calling thread's last CPU launch got its kernel.
-struct LaunchInfo {
-  jit::CacheSource cache = jit::CacheSource::memory;
-  double compileMs = 0;  // when compiled
-  double loadMs = 0;     // when loaded from the disk cache
-};
-const LaunchInfo& lastLaunchInfo();
+// "cpu": one device, where LLVM targets the host.
+DeviceKind deviceKind();
 
 class CpuDevice final : public Device {
  public:
@@ -25,7 +21,7 @@ class CpuDevice final : public Device {
   // Checks the arguments against the kernel (throwing Error naming the
   // tensor), gets the compiled kernel and runs every program. Prints from
   // different programs may interleave by line, in any order.
-  void launch(const ir::Kernel& kernel, const LaunchArgs& args) override;
+  LaunchReport launch(const ir::Kernel& kernel, const LaunchArgs& args) override;
 
  private:
   jit::KernelCache& cache_;

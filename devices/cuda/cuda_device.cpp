@@ -24,7 +24,6 @@ namespace tj::cuda {
 
 namespace {
 
-thread_local LaunchInfo gLastLaunch;
 
 // Programs' print output beyond this runs on the CPU instead (which prints as it goes).
 constexpr size_t kMaxPrintBytes = size_t{256} << 20;
@@ -174,14 +173,11 @@ struct CudaDevice::State {
   };
   std::unique_ptr<Timer> timer;  // events around the last launch, made in the context
 
-  const Compiled& compile(const ir::Kernel& kernel, const Key& key) {
-    if (auto it = modules.find(key); it != modules.end()) {
-      gLastLaunch.cache = jit::CacheSource::memory;
-      return it->second;
-    }
+  const Compiled& compile(const ir::Kernel& kernel, const Key& key, LaunchReport& report) {
+    if (auto it = modules.find(key); it != modules.end()) return it->second;
     if (auto it = refused.find(key); it != refused.end()) throw Error(it->second);
     try {
-      return modules.emplace(key, build(kernel, key)).first->second;
+      return modules.emplace(key, build(kernel, key, report)).first->second;
     } catch (const Error& e) {
       refused.emplace(key, e.what());
       throw;
@@ -199,17 +195,17 @@ struct CudaDevice::State {
 
   // The cubin from the disk cache, else lowered, printed as PTX and linked now (and written
   // there). Throws Error for what this device cannot run.
-  Compiled build(const ir::Kernel& kernel, const Key& key) {
+  Compiled build(const ir::Kernel& kernel, const Key& key, LaunchReport& report) {
     auto start = jit::Clock::now();
     jit::ArtifactKey cacheKey = cubinKey(key.first, info, target, key.second);
     // A cubin the driver or the kernel rejects is as untrustworthy as a torn entry: rebuilt.
     if (auto hit = store.load(cacheKey, [&](const std::vector<char>& bytes) {
-          return load(kernel, decodeCubinBinary(bytes), jit::CacheSource::disk, start);
+          return load(kernel, decodeCubinBinary(bytes), jit::CacheSource::disk, start, report);
         }))
       return std::move(*hit);
     CubinBinary binary = compileCubin(kernel, key.second);
     std::vector<char> entry = store.enabled() ? encodeCubinBinary(binary) : std::vector<char>{};
-    Compiled c = load(kernel, std::move(binary), jit::CacheSource::compiled, start);
+    Compiled c = load(kernel, std::move(binary), jit::CacheSource::compiled, start, report);
     store.write(cacheKey, entry);  // only what loaded
     return c;
   }
@@ -252,7 +248,8 @@ struct CudaDevice::State {
                               info.maxThreadsPerBlock));
   }
 
-  Compiled load(const ir::Kernel& kernel, CubinBinary binary, jit::CacheSource source, jit::Clock::time_point start) {
+  Compiled load(const ir::Kernel& kernel, CubinBinary binary, jit::CacheSource source, jit::Clock::time_point start,
+                LaunchReport& report) {
     checkInterface(binary, kernel);
     Compiled c;
     c.module = std::make_unique<Module>(binary.cubin, binary.entry);
@@ -265,8 +262,8 @@ struct CudaDevice::State {
                                            int(bytes)),
             "cuFuncSetAttribute");
     c.storedTensors = ir::writtenTensors(kernel);
-    gLastLaunch.cache = source;
-    gLastLaunch.compileMs = jit::msSince(start);
+    report.cache = source;
+    report.compileMs = jit::msSince(start);
     return c;
   }
 
@@ -305,9 +302,9 @@ struct CudaDevice::State {
 
   // Compiles (or finds) the kernel, copies its arguments and launches it. Throws Error for
   // what this device cannot run; nothing is written to the arguments.
-  Launched start(const ir::Kernel& kernel, const LaunchArgs& args) {
+  Launched start(const ir::Kernel& kernel, const LaunchArgs& args, LaunchReport& report) {
     check(functions().cuCtxSetCurrent(context), "cuCtxSetCurrent");
-    gLastLaunch.arch = info.arch();
+    report.target = info.arch();
     if (args.grid.size() > 3) unsupported("grid rank " + std::to_string(args.grid.size()));
     unsigned grid[3] = {1, 1, 1};
     for (size_t a = 0; a < args.grid.size(); ++a) {
@@ -315,8 +312,9 @@ struct CudaDevice::State {
       grid[a] = unsigned(args.grid[a]);
     }
     const Compiled& compiled =
-        compile(kernel, {args.kernelHash ? args.kernelHash : ir::semanticHash(kernel), vectorFacts(args)});
+        compile(kernel, {args.kernelHash ? args.kernelHash : ir::semanticHash(kernel), vectorFacts(args)}, report);
     const CubinBinary& c = compiled.binary;
+    report.threadsPerProgram = c.workgroupSize;
     Launched l;
     if (std::ranges::any_of(args.grid, [](int64_t g) { return g == 0; })) return l;
     l.compiled = &compiled;
@@ -352,7 +350,7 @@ struct CudaDevice::State {
 
   // Waits for the kernel, writes back what it stored, prints its prints; then raises a
   // fault it reported. Errors here propagate: the kernel ran.
-  void finish(const Launched& l, const ir::Kernel& kernel, const LaunchArgs& args, const std::string& device) {
+  void finish(const Launched& l, const ir::Kernel& kernel, const LaunchArgs& args, LaunchReport& report) {
     if (!l.compiled) return;
     check(functions().cuCtxSynchronize(), "cuCtxSynchronize");
     std::array<int32_t, gpu::kFaultWords> faults{};
@@ -373,10 +371,30 @@ struct CudaDevice::State {
       }
       printBuffers(l.compiled->binary.prints, views, args.grid, args.print);
     }
-    if (l.timed) gLastLaunch.kernelMs = timer->finished.msSince(timer->launched);
-    throwGpuFaults(kernel, faults, args.grid, device);
+    if (l.timed) report.kernelMs = timer->finished.msSince(timer->launched);
+    throwGpuFaults(kernel, faults, args.grid, report.device);
   }
 };
+
+DeviceKind deviceKind() {
+  return {.name = "cuda",
+          .fallsBackToHost = true,
+          .unavailableReason = [] { return status().available ? std::string() : status().reason; },
+          .devices =
+              [] {
+                std::vector<std::string> names;
+                for (int i = 0; status().available && i < status().devices; ++i) {
+                  std::string name = fmt::format("cuda:{}", i);
+                  try {
+                    name += " (" + deviceInfo(i).name + ")";
+                  } catch (const Error&) {  // the device is there, nameless: the launch says what is wrong
+                  }
+                  names.push_back(name);
+                }
+                return names;
+              },
+          .open = [](const std::string& name) -> Device& { return CudaDevice::instance(name); }};
+}
 
 CudaDevice::CudaDevice(std::string name) : name_(std::move(name)) { deviceIndex(name_); }
 CudaDevice::~CudaDevice() = default;
@@ -391,33 +409,20 @@ CudaDevice& CudaDevice::instance(const std::string& name) {
   return *d;
 }
 
-const LaunchInfo& lastLaunchInfo() { return gLastLaunch; }
-
 std::string CudaDevice::name() const { return name_; }
 
-void CudaDevice::launch(const ir::Kernel& kernel, const LaunchArgs& args) {
+LaunchReport CudaDevice::launch(const ir::Kernel& kernel, const LaunchArgs& args) {
   std::lock_guard lock(mutex_);
   checkLaunchArgs(kernel, args, "cuda", state_.get());
-  gLastLaunch = {};
+  LaunchReport report{.device = name_};
   std::optional<Launched> launched;
   try {
-    launched = state().start(kernel, args);
-  } catch (const Error& e) {
-    return fallBack(kernel, args, e.what());
+    launched = state().start(kernel, args, report);
+  } catch (const Error& e) {  // nothing was written to the arguments yet: the host runs them as they are
+    return runOnHostInstead(std::move(report), kernel, args, e.what());
   }
-  gLastLaunch.onCuda = true;
-  state_->finish(*launched, kernel, args, name_);
-}
-
-// Nothing is written to the arguments before the kernel finished, so any failure before
-// it leaves them as they were for the fallback.
-void CudaDevice::fallBack(const ir::Kernel& kernel, const LaunchArgs& args, const std::string& reason) {
-  Device& host = hostDevice();
-  if (firstTime(name_ + " fallback of " + kernel.name + ": " + reason))
-    spdlog::warn("tilejit: kernel '{}' runs on {} instead of {}: {}", kernel.name, host.name(), name_, reason);
-  gLastLaunch.fallbackReason = reason;
-  FallbackWatch::note(reason, host.name());
-  host.launch(kernel, args);
+  state_->finish(*launched, kernel, args, report);
+  return report;
 }
 
 CudaDevice::State& CudaDevice::state() {

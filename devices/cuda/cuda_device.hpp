@@ -2,7 +2,7 @@
 // capability, printed as PTX (lower/ptx), linked into a cubin by the driver and launched
 // with the CUDA Driver API (cuda_runtime.hpp). A machine without a usable driver, or a
 // kernel this path cannot run yet, runs on the CPU device instead, with a warning naming
-// why (and a FallbackWatch note, by which run() reports the device that ran).
+// why (and its LaunchReport says so).
 //
 // Loaded modules are kept in memory per kernel hash and launch facts, and their cubins on
 // disk (cubin_cache.hpp), so another process loads them without LLVM or the driver's PTX
@@ -17,24 +17,15 @@
 
 #include "devices/cuda/cuda_runtime.hpp"
 #include "devices/device.hpp"
+#include "devices/registry.hpp"
 #include "jit/kernel_cache.hpp"
 #include "layout/infer_layouts.hpp"
 #include "lower/gpu/kernel_ir.hpp"
 
 namespace tj::cuda {
 
-// What the calling thread's last CUDA-device launch did.
-struct LaunchInfo {
-  bool onCuda = false;
-  std::string fallbackReason;  // why it ran elsewhere, when it did
-  std::string arch;            // the PTX target, "sm_90"
-  // Where the kernel came from: this device's memory, the disk cache (cubin_cache.hpp) or
-  // built now; with the time loading or building took.
-  jit::CacheSource cache = jit::CacheSource::memory;
-  double compileMs = 0;
-  double kernelMs = -1;  // the kernel's time on the GPU, from events recorded around it; -1: none ran
-};
-const LaunchInfo& lastLaunchInfo();
+// "cuda" and "cuda:N": the driver's devices.
+DeviceKind deviceKind();
 
 // The layout target for a device: sm_80's table for compute capability 8.x, sm_90's for
 // 9.x, with the device's warp size, threads and (opt-in) shared memory per block. Throws
@@ -55,14 +46,13 @@ class CudaDevice final : public Device {
   static CudaDevice& instance(const std::string& name);
 
   std::string name() const override;
-  void launch(const ir::Kernel& kernel, const LaunchArgs& args) override;
+  LaunchReport launch(const ir::Kernel& kernel, const LaunchArgs& args) override;
   std::unique_ptr<DeviceCopy> copyOf(size_t bytes, std::string& why) override;
   bool holds(const DeviceCopy& copy) const override;
 
  private:
   struct State;  // the context and the loaded modules, created on first use
   State& state();  // throws Error where CUDA is not available
-  void fallBack(const ir::Kernel& kernel, const LaunchArgs& args, const std::string& reason);
 
   std::string name_;
   mutable std::mutex mutex_;  // one launch at a time

@@ -291,13 +291,14 @@ namespace {
 class SanitizingInterpreter final : public Device {
  public:
   std::string name() const override { return "interp"; }
-  void launch(const ir::Kernel& kernel, const LaunchArgs& args) override {
+  LaunchReport launch(const ir::Kernel& kernel, const LaunchArgs& args) override {
     if (firstTime("sanitizer"))
       spdlog::info("tilejit: sanitizer on: kernels run on the interpreter with shadow state per tensor element");
     checkLaunchArgs(kernel, args, "sanitize");
     Sanitizer sanitizer(kernel, args);
     interpret(kernel, args, &sanitizer);
     sanitizer.report();
+    return {.device = name()};
   }
 };
 

@@ -12,18 +12,14 @@
 #include <map>
 #include <optional>
 
-#include "devices/cpu/cpu_device.hpp"
 #include "devices/print_buffers.hpp"
 #include "devices/vulkan/kernel_binary.hpp"
 #include "ir/error.hpp"
 #include "ir/passes.hpp"
-#include "jit/cpu_target.hpp"
 
 namespace tj::vulkan {
 
 namespace {
-
-thread_local LaunchInfo gLastLaunch;
 
 // Mesa's llvmpipe ends every loop of a shader once its loops ran this many iterations in
 // total (LP_MAX_TGSI_LOOP_ITERATIONS), silently; kernels count theirs (lower/spirv).
@@ -199,16 +195,16 @@ struct VulkanDevice::State {
 
   // Kernels reach devices canonical (run() and Kernel handles canonicalize them). What
   // cannot be built is decided once, here and in the cache folder.
-  Compiled& compile(const ir::Kernel& kernel, uint64_t hash) {
+  Compiled& compile(const ir::Kernel& kernel, uint64_t hash, LaunchReport& report) {
     if (auto it = pipelines.find(hash); it != pipelines.end()) return it->second;
     if (auto it = refused.find(hash); it != refused.end()) throw KernelRefused(it->second, jit::CacheSource::memory, 0);
     try {
-      Compiled& c = pipelines.emplace(hash, build(kernel, hash)).first->second;
+      Compiled& c = pipelines.emplace(hash, build(kernel, hash, report)).first->second;
       gpu.savePipelineCache();
       return c;
     } catch (const KernelRefused& e) {
-      gLastLaunch.cache = e.source;
-      gLastLaunch.compileMs = e.ms;
+      report.cache = e.source;
+      report.compileMs = e.ms;
       refused.emplace(hash, e.what());
       throw;
     }
@@ -216,15 +212,16 @@ struct VulkanDevice::State {
 
   // A pipeline the driver rejects is refused for this process only: the rejection may be
   // transient (out of memory), unlike a kernel the lowering cannot build.
-  Compiled build(const ir::Kernel& kernel, uint64_t hash) {
+  Compiled build(const ir::Kernel& kernel, uint64_t hash, LaunchReport& report) {
     layout::Target target = targetFor(gpu.info());
     jit::ArtifactKey key = kernelBinaryKey(hash, gpu.info().featureKey(), target);
-    return loadOrBuildKernel(kernel, key, target, store, [&](LoadedBinary& loaded) { return pipelineFor(loaded); });
+    return loadOrBuildKernel(kernel, key, target, store,
+                             [&](LoadedBinary& loaded) { return pipelineFor(loaded, report); });
   }
 
-  Compiled pipelineFor(LoadedBinary& loaded) {
-    gLastLaunch.cache = loaded.source;
-    gLastLaunch.compileMs = loaded.ms;
+  Compiled pipelineFor(LoadedBinary& loaded, LaunchReport& report) {
+    report.cache = loaded.source;
+    report.compileMs = loaded.ms;
     Compiled c{loaded.binary, {}, {}, {}};
     c.storedTensors = storedTensors(c.binary);
     c.subgroups = subgroupRequest(gpu.info(), c.binary.subgroupSize, c.binary.workgroupSize);
@@ -232,7 +229,7 @@ struct VulkanDevice::State {
     c.pipeline = std::make_unique<vk::Pipeline>(gpu, *c.binary.spirv, c.binary.bufferCount,
                                                 c.binary.pushConstantBytes, c.subgroups);
     std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
-    gLastLaunch.pipelineMs = took.count();
+    report.driverMs = took.count();
     return c;
   }
 
@@ -267,16 +264,18 @@ struct VulkanDevice::State {
 
   // Compiles (or finds) the kernel, binds its buffers and runs it. Throws Error for what
   // this device cannot run, before anything is written to the arguments.
-  Dispatched dispatch(const ir::Kernel& kernel, const LaunchArgs& args) {
+  Dispatched dispatch(const ir::Kernel& kernel, const LaunchArgs& args, LaunchReport& report) {
     if (args.grid.size() > 3) unsupported("grid rank " + std::to_string(args.grid.size()));
     uint32_t groups[3] = {1, 1, 1};
     for (size_t a = 0; a < args.grid.size(); ++a) {
       if (args.grid[a] > gpu.info().maxWorkgroupCount[a]) unsupported("grid size " + std::to_string(args.grid[a]));
       groups[a] = uint32_t(args.grid[a]);
     }
-    const Compiled& c = compile(kernel, args.kernelHash ? args.kernelHash : ir::semanticHash(kernel));
-    gLastLaunch.spirv = c.binary.spirv;
-    gLastLaunch.subgroups = c.subgroups;
+    const Compiled& c = compile(kernel, args.kernelHash ? args.kernelHash : ir::semanticHash(kernel), report);
+    report.threadsPerProgram = c.binary.workgroupSize;
+    report.requiredSubgroupSize = c.subgroups.size;
+    report.fullSubgroups = c.subgroups.full;
+    report.spirv = c.binary.spirv;
     Dispatched d;
     int64_t programs = groups[0] * int64_t(groups[1]) * groups[2];
     if (std::ranges::any_of(args.grid, [](int64_t g) { return g == 0; })) return d;
@@ -339,6 +338,21 @@ struct VulkanDevice::State {
   }
 };
 
+DeviceKind deviceKind() {
+  return {.name = "vulkan",
+          .fallsBackToHost = true,
+          .unavailableReason = [] { return vk::status().available ? std::string() : vk::status().reason; },
+          .devices =
+              [] {
+                std::vector<std::string> names;
+                if (vk::status().available)
+                  for (const vk::DeviceInfo& d : vk::listDevices())
+                    names.push_back(fmt::format("vulkan:{} ({})", d.index, d.name));
+                return names;
+              },
+          .open = [](const std::string& name) -> Device& { return VulkanDevice::instance(name); }};
+}
+
 VulkanDevice::VulkanDevice(std::string name) : name_(std::move(name)) { vk::deviceIndex(name_); }
 VulkanDevice::~VulkanDevice() = default;
 
@@ -352,34 +366,33 @@ VulkanDevice& VulkanDevice::instance(const std::string& name) {
   return *d;
 }
 
-const LaunchInfo& lastLaunchInfo() { return gLastLaunch; }
-
 std::string VulkanDevice::name() const { return name_; }
 
-void VulkanDevice::launch(const ir::Kernel& kernel, const LaunchArgs& args) {
+LaunchReport VulkanDevice::launch(const ir::Kernel& kernel, const LaunchArgs& args) {
   std::lock_guard lock(mutex_);
   checkLaunchArgs(kernel, args, "vulkan", state_.get());
-  gLastLaunch = {};
+  LaunchReport report{.device = name_, .target = "vulkan"};
   std::optional<Dispatched> dispatched;
   try {
-    dispatched = state().dispatch(kernel, args);
+    dispatched = state().dispatch(kernel, args, report);
   } catch (const vk::SubmittedError&) {
     throw;  // it may have written: running again elsewhere could apply it twice
-  } catch (const Error& e) {
-    return fallBack(kernel, args, e.what());
+  } catch (const Error& e) {  // nothing was written to the arguments yet: the host runs them as they are
+    return runOnHostInstead(std::move(report), kernel, args, e.what());
   }
-  gLastLaunch.onVulkan = true;
   Faults faults = State::faults(*dispatched);
-  if (faults[size_t(gpu::FaultWord::loopLimit)]) return rerunCutShort(kernel, args, State::storedDeviceCopy(*dispatched));
+  if (faults[size_t(gpu::FaultWord::loopLimit)])
+    return rerunCutShort(std::move(report), kernel, args, State::storedDeviceCopy(*dispatched));
   // From here on the arguments are written: errors propagate; running again would apply twice.
   State::collect(*dispatched, args);
   throwGpuFaults(kernel, faults, args.grid, name_);
+  return report;
 }
 
 // The driver ended the kernel's loops early. Nothing was written back to host memory, so
 // the CPU runs it again, unless it stored into a device copy in place.
-void VulkanDevice::rerunCutShort(const ir::Kernel& kernel, const LaunchArgs& args, int64_t storedDeviceCopy) {
-  gLastLaunch.onVulkan = false;
+LaunchReport VulkanDevice::rerunCutShort(LaunchReport report, const ir::Kernel& kernel, const LaunchArgs& args,
+                                         int64_t storedDeviceCopy) {
   const vk::DeviceInfo& info = state().gpu.info();
   std::string reason = fmt::format("its loops ran past the {} iterations per thread after which this driver ({}) "
                                    "ends them early",
@@ -388,18 +401,7 @@ void VulkanDevice::rerunCutShort(const ir::Kernel& kernel, const LaunchArgs& arg
     throw Error(fmt::format("vulkan: kernel '{}': {}, and it wrote tensor {} in place on the device, so its result "
                             "is lost; run it with device=cpu or larger blocks",
                             kernel.name, reason, storedDeviceCopy));
-  fallBack(kernel, args, reason);
-}
-
-// Nothing is written to the arguments before the dispatch finished, so any failure
-// before it leaves them as they were for the fallback.
-void VulkanDevice::fallBack(const ir::Kernel& kernel, const LaunchArgs& args, const std::string& reason) {
-  Device& host = hostDevice();
-  if (firstTime(name_ + " fallback of " + kernel.name + ": " + reason))
-    spdlog::warn("tilejit: kernel '{}' runs on {} instead of {}: {}", kernel.name, host.name(), name_, reason);
-  gLastLaunch.fallbackReason = reason;
-  FallbackWatch::note(reason, host.name());
-  host.launch(kernel, args);
+  return runOnHostInstead(std::move(report), kernel, args, reason);
 }
 
 VulkanDevice::State& VulkanDevice::state() {

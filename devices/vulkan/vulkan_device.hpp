@@ -1,7 +1,7 @@
 // The Vulkan device: tile kernels lowered to per-thread kernel IR, printed as SPIR-V
 // and dispatched on a Vulkan GPU (lavapipe in CI). A kernel the Vulkan path cannot
 // run yet, or a machine without Vulkan, runs on the CPU device instead, with a warning
-// naming why (and a FallbackWatch note, by which run() reports the device that ran).
+// naming why (and a LaunchReport saying so).
 //
 // Kernels are kept in memory per device and on disk (kernel_binary.hpp), so another
 // process skips layout inference, lowering and printing; the VkPipelineCache is saved
@@ -15,25 +15,15 @@
 #include <vector>
 
 #include "devices/device.hpp"
+#include "devices/registry.hpp"
 #include "devices/vulkan/vulkan_runtime.hpp"
 #include "jit/kernel_cache.hpp"
 #include "layout/infer_layouts.hpp"
 
 namespace tj::vulkan {
 
-// What the calling thread's last Vulkan-device launch did.
-struct LaunchInfo {
-  bool onVulkan = false;
-  std::string fallbackReason;   // why it ran elsewhere, when it did
-  std::shared_ptr<const std::vector<uint32_t>> spirv;  // the module dispatched
-  // Where the kernel came from: this device's memory, the disk cache
-  // (kernel_binary.hpp) or built now; with the time loading or building took.
-  jit::CacheSource cache = jit::CacheSource::memory;
-  double compileMs = 0;
-  double pipelineMs = 0;  // creating its VkPipeline (the driver's compile), when not from memory
-  vk::SubgroupRequest subgroups;  // what its pipeline requires
-};
-const LaunchInfo& lastLaunchInfo();
+// "vulkan" and "vulkan:N": the Vulkan devices of the loader's list.
+DeviceKind deviceKind();
 
 // The vulkan layout target with this device's subgroup size, workgroup memory and loop limit.
 layout::Target targetFor(const vk::DeviceInfo& device);
@@ -51,7 +41,7 @@ class VulkanDevice final : public Device {
   static VulkanDevice& instance(const std::string& name);
 
   std::string name() const override;  // "vulkan" or "vulkan:N", as requested
-  void launch(const ir::Kernel& kernel, const LaunchArgs& args) override;
+  LaunchReport launch(const ir::Kernel& kernel, const LaunchArgs& args) override;
   // A Vulkan buffer; launches here bind it instead of copying (Tensor::on).
   std::unique_ptr<DeviceCopy> copyOf(size_t bytes, std::string& why) override;
   bool holds(const DeviceCopy& copy) const override;
@@ -59,8 +49,8 @@ class VulkanDevice final : public Device {
  private:
   struct State;  // the Gpu and its compiled pipelines, created on first use
   State& state();  // throws Error where Vulkan is not available
-  void fallBack(const ir::Kernel& kernel, const LaunchArgs& args, const std::string& reason);
-  void rerunCutShort(const ir::Kernel& kernel, const LaunchArgs& args, int64_t storedDeviceCopy);
+  LaunchReport rerunCutShort(LaunchReport report, const ir::Kernel& kernel, const LaunchArgs& args,
+                             int64_t storedDeviceCopy);
 
   std::string name_;
   mutable std::mutex mutex_;  // one launch at a time: the Gpu is single-threaded

@@ -149,14 +149,15 @@ std::vector<double> expectedAverage(const Inputs& in) {
   return out.values();
 }
 
+LaunchReport gAverageReport;  // what the last launchAverage did
+
 // Launches the average on `device` directly (each CudaDevice object is a process's worth of
 // state: its own modules, the disk cache shared); the result, or a failure naming why.
 std::vector<double> launchAverage(cuda::CudaDevice& device, const Inputs& in, const Tensor& out) {
   expectAverage(in.a, in.b, out);
-  device.launch(gLaunching.kernel, {gLaunching.tensors, kGrid});
-  const cuda::LaunchInfo& info = cuda::lastLaunchInfo();
-  CHECK_MESSAGE(info.onCuda, info.fallbackReason, " / ", gLaunching.failure);
-  CHECK(info.arch == "sm_90");
+  gAverageReport = device.launch(gLaunching.kernel, {gLaunching.tensors, kGrid});
+  CHECK_MESSAGE(!gAverageReport.fellBack(), gAverageReport.fallbackReason, " / ", gLaunching.failure);
+  CHECK(gAverageReport.target == "sm_90");
   return out.values();
 }
 
@@ -198,10 +199,10 @@ TEST_CASE("fake cuda: a launch passes the kernel its memory and parameters: the 
   Tensor out = samples::poisoned({kRows, kCols});
   Counts before = counts();
   CHECK(launchAverage(device, in, out) == expectedAverage(in));
-  CHECK(cuda::lastLaunchInfo().cache == jit::CacheSource::compiled);
+  CHECK(gAverageReport.cache == jit::CacheSource::compiled);
   // The fake's events time the simulated kernel on the host: a time, and not a made-up one.
-  CHECK(cuda::lastLaunchInfo().kernelMs > 0);
-  CHECK(cuda::lastLaunchInfo().kernelMs < 60000);
+  CHECK(gAverageReport.kernelMs > 0);
+  CHECK(gAverageReport.kernelMs < 60000);
   Counts after = counts();
   CHECK(after.launches == before.launches + 1);
   CHECK(after.links == before.links + 1);
@@ -222,12 +223,12 @@ TEST_CASE("fake cuda: a second process loads the cubin from disk, without LLVM o
   cuda::CudaDevice first("cuda"), second("cuda");
   Counts start = counts();
   CHECK(launchAverage(first, in, samples::poisoned({kRows, kCols})) == expected);
-  CHECK(cuda::lastLaunchInfo().cache == jit::CacheSource::compiled);
+  CHECK(gAverageReport.cache == jit::CacheSource::compiled);
   CHECK(cubinFiles(dir) == 1);
   CHECK(launchAverage(first, in, samples::poisoned({kRows, kCols})) == expected);
-  CHECK(cuda::lastLaunchInfo().cache == jit::CacheSource::memory);
+  CHECK(gAverageReport.cache == jit::CacheSource::memory);
   CHECK(launchAverage(second, in, samples::poisoned({kRows, kCols})) == expected);
-  CHECK(cuda::lastLaunchInfo().cache == jit::CacheSource::disk);
+  CHECK(gAverageReport.cache == jit::CacheSource::disk);
   Counts end = counts();
   CHECK(end.links == start.links + 1);
   CHECK(end.moduleLoads == start.moduleLoads + 2);
@@ -260,11 +261,11 @@ TEST_CASE("fake cuda: a torn cubin entry, or one the driver rejects, is reported
     test::CaptureLog log;
     cuda::CudaDevice reader("cuda");
     CHECK(launchAverage(reader, in, samples::poisoned({kRows, kCols})) == expected);
-    CHECK(cuda::lastLaunchInfo().cache == jit::CacheSource::compiled);
+    CHECK(gAverageReport.cache == jit::CacheSource::compiled);
     CHECK_MESSAGE(log.text().find(warning) != std::string::npos, log.text());
     cuda::CudaDevice next("cuda");  // the entry was replaced by a good one
     CHECK(launchAverage(next, in, samples::poisoned({kRows, kCols})) == expected);
-    CHECK(cuda::lastLaunchInfo().cache == jit::CacheSource::disk);
+    CHECK(gAverageReport.cache == jit::CacheSource::disk);
   };
   SUBCASE("torn") {
     bytes.resize(bytes.size() - 7);
@@ -358,8 +359,8 @@ TEST_CASE("fake cuda: the f16 gemm sample kernel through the device: mma.sync, l
   simulateLaunches();
   cuda::CudaDevice device("cuda");
   const int64_t grid[] = {cdiv(m, blocks.m), cdiv(n, blocks.n)};
-  device.launch(gLaunching.kernel, {gLaunching.tensors, grid});
-  CHECK_MESSAGE(cuda::lastLaunchInfo().onCuda, cuda::lastLaunchInfo().fallbackReason, " / ", gLaunching.failure);
+  LaunchReport report = device.launch(gLaunching.kernel, {gLaunching.tensors, grid});
+  CHECK_MESSAGE(!report.fellBack(), report.fallbackReason, " / ", gLaunching.failure);
   std::vector<double> want = expected.values(), got = c.values();
   REQUIRE(want.size() == got.size());
   size_t differ = 0;  // f32 sums in another order; a NaN (an unwritten element) differs too
@@ -382,8 +383,9 @@ TEST_CASE("fake cuda: the causal f16 attention sample kernel through the device:
     gLaunching = {capture.kernels()[0], {q.launchArg(), k.launchArg(), v.launchArg(), o.launchArg()}, ""};
   }
   simulateLaunches();
+  LaunchWatch launches;
   CHECK(samples::attention(q, k, v, o, true, {.device = "cuda"}, blocks) == "cuda");
-  CHECK_MESSAGE(cuda::lastLaunchInfo().onCuda, cuda::lastLaunchInfo().fallbackReason, " / ", gLaunching.failure);
+  CHECK_MESSAGE(!launches.last().fellBack(), launches.last().fallbackReason, " / ", gLaunching.failure);
   std::vector<double> want = expected.values(), got = o.values();
   size_t differ = 0;  // exp within an ulp of f32 on both; a NaN (an unwritten element) differs too
   for (size_t i = 0; i < want.size(); ++i) differ += !(std::abs(got[i] - want[i]) <= 1e-5 * (1 + std::abs(want[i])));
