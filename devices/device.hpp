@@ -122,19 +122,19 @@ void throwGpuFaults(const ir::Kernel& kernel, std::span<const int32_t> faults, s
 // the kernel came from and what it cost. Device::launch returns it; run() hands it to
 // every LaunchWatch of the thread.
 struct LaunchReport {
-  std::string device;          // the device that ran the programs: "cpu", "interp", "vulkan:1"...
-  std::string fallbackReason;  // why that is not the device launched on; "" when it is
+  std::string device{};          // the device that ran the programs: "cpu", "interp", "vulkan:1"...
+  std::string fallbackReason{};  // why that is not the device launched on; "" when it is
   // The rest is the launched-on device's: where its kernel (or its refusal of the kernel)
   // came from, and the milliseconds loading (from disk) or building (a miss) took.
   jit::CacheSource cache = jit::CacheSource::memory;
   double compileMs = 0;
   double driverMs = 0;   // the driver's compile of the code (a Vulkan pipeline), when not from memory
   double kernelMs = -1;  // the kernel's time on the GPU, from events around it; -1: not timed
-  std::string target;    // the GPU code's target ("sm_90", "vulkan"); "" for the host
+  std::string target{};  // the GPU code's target ("sm_90", "vulkan"); "" for the host
   int64_t threadsPerProgram = 0;                  // a GPU kernel's workgroup; 0 on the host
   uint32_t requiredSubgroupSize = 0;              // what the pipeline asks the driver for; 0: nothing
   bool fullSubgroups = false;                     // whether it asks for full subgroups
-  std::shared_ptr<const std::vector<uint32_t>> spirv;  // the module a Vulkan launch dispatched
+  std::shared_ptr<const std::vector<uint32_t>> spirv{};  // the module a Vulkan launch dispatched
   bool fellBack() const { return !fallbackReason.empty(); }
 };
 
@@ -154,6 +154,13 @@ class Device {
 // as the f32 bits in the low word (rounded to odd for f16/bf16, so the device's rounding to
 // them is exact), integers as i64.
 int64_t scalarSlot(DType dtype, const ScalarArg& value);
+
+// A failure after a kernel reached the device: it may have written its arguments, so the
+// launch must not run again elsewhere.
+class SubmittedError : public Error {
+ public:
+  using Error::Error;
+};
 
 // Device by name ("interp", ...). An empty name means $TILEJIT_DEVICE, else the
 // best available device. Throws Error listing the known devices for a bad name, and the

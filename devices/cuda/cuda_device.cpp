@@ -89,14 +89,22 @@ struct Binding {
   size_t bytes = 0;
 };
 
+// Events recorded around a launch, made in the device's context.
+struct Timer {
+  Event launched, finished;
+};
+
 // A launched kernel whose arguments are not written yet: its device memory.
-struct Launched {
+class Launched final : public StartedLaunch {
+ public:
+  LaunchReport finish(const ir::Kernel& kernel, const LaunchArgs& args, LaunchReport report) override;
+
   const Compiled* compiled = nullptr;  // null: an empty grid, nothing ran
   std::vector<std::unique_ptr<DeviceMemory>> owned;
   std::vector<Binding> tensors;
   std::vector<DeviceMemory*> prints;
   DeviceMemory* faults = nullptr;
-  bool timed = false;  // events were recorded around it
+  const Timer* timer = nullptr;  // its events, when both were recorded
 };
 
 // The value of each kernel parameter, as lower/llvm_gpu/print_kernel_ir.hpp declares it: a
@@ -156,10 +164,22 @@ layout::Target targetFor(const DeviceInfo& d) {
   return t;
 }
 
-struct CudaDevice::State {
-  State(uint32_t index, std::filesystem::path cacheDir)
+namespace {
+
+// A CUDA device once set up: its context and loaded modules.
+class Context final : public GpuContext {
+ public:
+  Context(uint32_t index, std::filesystem::path cacheDir)
       : info(deviceInfo(index)), target(targetFor(info)), context(primaryContext(info.device)),
         store(std::move(cacheDir)) {}
+  std::unique_ptr<StartedLaunch> start(const ir::Kernel& kernel, const LaunchArgs& args, LaunchReport& report) override {
+    return launch(kernel, args, report);
+  }
+  std::unique_ptr<DeviceCopy> copyOf(size_t bytes) override { return std::make_unique<CudaCopy>(owner(), context, bytes); }
+
+ private:
+  const void* owner() const { return static_cast<const GpuContext*>(this); }
+
   DeviceInfo info;
   layout::Target target;
   CUcontext context;
@@ -168,9 +188,6 @@ struct CudaDevice::State {
   using Key = std::pair<uint64_t, std::vector<bool>>;
   std::map<Key, Compiled> modules;
   std::map<Key, std::string> refused;  // kernels this device cannot run, and why
-  struct Timer {
-    Event launched, finished;
-  };
   std::unique_ptr<Timer> timer;  // events around the last launch, made in the context
 
   const Compiled& compile(const ir::Kernel& kernel, const Key& key, LaunchReport& report) {
@@ -270,7 +287,7 @@ struct CudaDevice::State {
   // The tensor's device copy where it has one here, else a temporary from the host bytes,
   // shared by arguments over the same bytes (a tensor passed twice).
   Binding bind(const TensorArg& t, Launched& l) {
-    if (t.residency && t.residency->copy().owner == this) {
+    if (t.residency && t.residency->copy().owner == owner()) {
       auto& copy = static_cast<CudaCopy&>(t.residency->toDevice());
       return {copy.pointer() + residentOffset(t), nullptr, t.residency};
     }
@@ -290,7 +307,7 @@ struct CudaDevice::State {
 
   // Where a view of a storage with a copy here starts in that copy, in bytes; 0 otherwise.
   uintptr_t residentOffset(const TensorArg& t) const {
-    if (!t.residency || t.residency->copy().owner != this) return 0;
+    if (!t.residency || t.residency->copy().owner != owner()) return 0;
     return uintptr_t(static_cast<const std::byte*>(t.data) - t.residency->host().data());
   }
 
@@ -302,7 +319,7 @@ struct CudaDevice::State {
 
   // Compiles (or finds) the kernel, copies its arguments and launches it. Throws Error for
   // what this device cannot run; nothing is written to the arguments.
-  Launched start(const ir::Kernel& kernel, const LaunchArgs& args, LaunchReport& report) {
+  std::unique_ptr<Launched> launch(const ir::Kernel& kernel, const LaunchArgs& args, LaunchReport& report) {
     check(functions().cuCtxSetCurrent(context), "cuCtxSetCurrent");
     report.target = info.arch();
     if (args.grid.size() > 3) unsupported("grid rank " + std::to_string(args.grid.size()));
@@ -315,8 +332,9 @@ struct CudaDevice::State {
         compile(kernel, {args.kernelHash ? args.kernelHash : ir::semanticHash(kernel), vectorFacts(args)}, report);
     const CubinBinary& c = compiled.binary;
     report.threadsPerProgram = c.workgroupSize;
-    Launched l;
-    if (std::ranges::any_of(args.grid, [](int64_t g) { return g == 0; })) return l;
+    auto launched = std::make_unique<Launched>();
+    Launched& l = *launched;
+    if (std::ranges::any_of(args.grid, [](int64_t g) { return g == 0; })) return launched;
     l.compiled = &compiled;
     int64_t programs = int64_t(grid[0]) * grid[1] * grid[2];
     std::vector<CUdeviceptr> buffers(c.params.size(), 0);  // by parameter
@@ -344,37 +362,40 @@ struct CudaDevice::State {
     check(functions().cuLaunchKernel(compiled.module->function(), grid[0], grid[1], grid[2], unsigned(c.workgroupSize), 1, 1,
                                      unsigned(compiled.dynamicSharedBytes()), nullptr, pointers.data(), nullptr),
           "cuLaunchKernel");
-    l.timed = timed && timer->finished.record();  // from here on nothing may throw: the kernel runs
-    return l;
-  }
-
-  // Waits for the kernel, writes back what it stored, prints its prints; then raises a
-  // fault it reported. Errors here propagate: the kernel ran.
-  void finish(const Launched& l, const ir::Kernel& kernel, const LaunchArgs& args, LaunchReport& report) {
-    if (!l.compiled) return;
-    check(functions().cuCtxSynchronize(), "cuCtxSynchronize");
-    std::array<int32_t, gpu::kFaultWords> faults{};
-    if (l.faults) l.faults->download(faults.data(), sizeof faults);
-    for (size_t n = 0; n < l.tensors.size(); ++n) {
-      const Binding& b = l.tensors[n];
-      if (!l.compiled->storedTensors.at(n)) continue;
-      if (b.copy) b.copy->deviceWrote();
-      else b.memory->download(b.host, b.bytes);
-    }
-    if (!l.prints.empty()) {
-      std::vector<std::vector<std::byte>> bytes;
-      std::vector<std::span<const std::byte>> views;
-      for (DeviceMemory* m : l.prints) {
-        bytes.emplace_back(m->size());
-        m->download(bytes.back().data(), m->size());
-        views.push_back(bytes.back());
-      }
-      printBuffers(l.compiled->binary.prints, views, args.grid, args.print);
-    }
-    if (l.timed) report.kernelMs = timer->finished.msSince(timer->launched);
-    throwGpuFaults(kernel, faults, args.grid, report.device);
+    if (timed && timer->finished.record()) l.timer = timer.get();  // from here on nothing may throw: the kernel runs
+    return launched;
   }
 };
+
+}  // namespace
+
+// Waits for the kernel, writes back what it stored (a device copy is marked newer instead),
+// prints its prints; then raises a fault it reported.
+LaunchReport Launched::finish(const ir::Kernel& kernel, const LaunchArgs& args, LaunchReport report) {
+  if (!compiled) return report;
+  check(functions().cuCtxSynchronize(), "cuCtxSynchronize");
+  std::array<int32_t, gpu::kFaultWords> words{};
+  if (faults) faults->download(words.data(), sizeof words);
+  for (size_t n = 0; n < tensors.size(); ++n) {
+    const Binding& b = tensors[n];
+    if (!compiled->storedTensors.at(n)) continue;
+    if (b.copy) b.copy->deviceWrote();
+    else b.memory->download(b.host, b.bytes);
+  }
+  if (!prints.empty()) {
+    std::vector<std::vector<std::byte>> bytes;
+    std::vector<std::span<const std::byte>> views;
+    for (DeviceMemory* m : prints) {
+      bytes.emplace_back(m->size());
+      m->download(bytes.back().data(), m->size());
+      views.push_back(bytes.back());
+    }
+    printBuffers(compiled->binary.prints, views, args.grid, args.print);
+  }
+  if (timer) report.kernelMs = timer->finished.msSince(timer->launched);
+  throwGpuFaults(kernel, words, args.grid, report.device);
+  return report;
+}
 
 DeviceKind deviceKind() {
   return {.name = "cuda",
@@ -396,63 +417,14 @@ DeviceKind deviceKind() {
           .open = [](const std::string& name) -> Device& { return CudaDevice::instance(name); }};
 }
 
-CudaDevice::CudaDevice(std::string name) : name_(std::move(name)) { deviceIndex(name_); }
-CudaDevice::~CudaDevice() = default;
+CudaDevice::CudaDevice(std::string name) : GpuDevice(std::move(name), "cuda") { deviceIndex(this->name()); }
 
-CudaDevice& CudaDevice::instance(const std::string& name) {
-  static std::mutex mutex;
-  // Never destroyed: at exit the driver may be gone before the modules.
-  static auto* devices = new std::map<std::string, CudaDevice*>;
-  std::lock_guard lock(mutex);
-  CudaDevice*& d = (*devices)[name];
-  if (!d) d = new CudaDevice(name);
-  return *d;
-}
+CudaDevice& CudaDevice::instance(const std::string& name) { return deviceNamed<CudaDevice>(name); }
 
-std::string CudaDevice::name() const { return name_; }
-
-LaunchReport CudaDevice::launch(const ir::Kernel& kernel, const LaunchArgs& args) {
-  std::lock_guard lock(mutex_);
-  checkLaunchArgs(kernel, args, "cuda", state_.get());
-  LaunchReport report{.device = name_};
-  std::optional<Launched> launched;
-  try {
-    launched = state().start(kernel, args, report);
-  } catch (const Error& e) {  // nothing was written to the arguments yet: the host runs them as they are
-    return runOnHostInstead(std::move(report), kernel, args, e.what());
-  }
-  state_->finish(*launched, kernel, args, report);
-  return report;
-}
-
-CudaDevice::State& CudaDevice::state() {
+// No such device, or no layout target for it: decided once.
+std::unique_ptr<GpuContext> CudaDevice::open() {
   if (!status().available) throw Error(status().reason);
-  if (!unusable_.empty()) throw Error(unusable_);
-  if (!state_) {
-    try {
-      state_ = std::make_unique<State>(deviceIndex(name_), jit::KernelCache::diskDirFromEnvironment());
-    } catch (const Error& e) {
-      unusable_ = e.what();  // no such device, or no layout target for it: decided once
-      throw;
-    }
-  }
-  return *state_;
-}
-
-bool CudaDevice::holds(const DeviceCopy& copy) const {
-  std::lock_guard lock(mutex_);
-  return state_ && copy.owner == state_.get();
-}
-
-std::unique_ptr<DeviceCopy> CudaDevice::copyOf(size_t bytes, std::string& why) {
-  std::lock_guard lock(mutex_);
-  try {
-    State& s = state();
-    return std::make_unique<CudaCopy>(&s, s.context, bytes);
-  } catch (const Error& e) {
-    why = e.what();
-    return nullptr;
-  }
+  return std::make_unique<Context>(deviceIndex(name()), jit::KernelCache::diskDirFromEnvironment());
 }
 
 }  // namespace tj::cuda

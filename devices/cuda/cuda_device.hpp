@@ -17,6 +17,7 @@
 
 #include "devices/cuda/cuda_runtime.hpp"
 #include "devices/device.hpp"
+#include "devices/gpu_device.hpp"
 #include "devices/registry.hpp"
 #include "jit/kernel_cache.hpp"
 #include "layout/infer_layouts.hpp"
@@ -38,26 +39,15 @@ std::string ptxEntryName(const std::string& ptx);
 // float scalar other than f64 (a float), else 8 (a pointer, an i64 or a double).
 size_t parameterBytes(const gpu::KParam& param);
 
-class CudaDevice final : public Device {
+// Device copies are device allocations: launches use them in place (Tensor::on("cuda")).
+class CudaDevice final : public GpuDevice {
  public:
   explicit CudaDevice(std::string name);  // "cuda" or "cuda:N"
-  ~CudaDevice() override;
   // One per device name, for the process.
   static CudaDevice& instance(const std::string& name);
 
-  std::string name() const override;
-  LaunchReport launch(const ir::Kernel& kernel, const LaunchArgs& args) override;
-  std::unique_ptr<DeviceCopy> copyOf(size_t bytes, std::string& why) override;
-  bool holds(const DeviceCopy& copy) const override;
-
  private:
-  struct State;  // the context and the loaded modules, created on first use
-  State& state();  // throws Error where CUDA is not available
-
-  std::string name_;
-  mutable std::mutex mutex_;  // one launch at a time
-  std::unique_ptr<State> state_;
-  std::string unusable_;  // why this device cannot be set up, once that failed
+  std::unique_ptr<GpuContext> open() override;  // its primary context and the cubin store
 };
 
 }  // namespace tj::cuda

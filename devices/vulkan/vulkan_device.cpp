@@ -109,12 +109,23 @@ struct Binding {
 
 // A dispatched launch, before anything is written to its arguments: its buffers by
 // binding (tensors, prints, the fault flag, then the params buffer).
-struct Dispatched {
+class Dispatched final : public StartedLaunch {
+ public:
+  explicit Dispatched(const vk::DeviceInfo& device) : device(device) {}
+  LaunchReport finish(const ir::Kernel& kernel, const LaunchArgs& args, LaunchReport report) override;
+
+  const vk::DeviceInfo& device;
   const Compiled* compiled = nullptr;  // null: an empty grid, nothing ran
   std::vector<std::unique_ptr<vk::Buffer>> temporaries;
   std::vector<Binding> tensors;
   std::vector<vk::Buffer*> bound, prints;
   vk::Buffer* faults = nullptr;
+
+ private:
+  Faults faultWords() const;
+  void collect(const LaunchArgs& args) const;
+  int64_t storedDeviceCopy() const;
+  LaunchReport rerunCutShort(const ir::Kernel& kernel, const LaunchArgs& args, LaunchReport report) const;
 };
 
 // Downloads the print buffers and prints them as the CPU device would.
@@ -186,8 +197,20 @@ vk::SubgroupRequest subgroupRequest(const vk::DeviceInfo& d, int64_t size, int64
   return {uint32_t(size), full};
 }
 
-struct VulkanDevice::State {
-  State(uint32_t index, const std::filesystem::path& cacheDir) : gpu(index, cacheDir), store(cacheDir) {}
+namespace {
+
+// A Vulkan device once set up: its Gpu, kernels and refusals.
+class Context final : public GpuContext {
+ public:
+  Context(uint32_t index, const std::filesystem::path& cacheDir) : gpu(index, cacheDir), store(cacheDir) {}
+  std::unique_ptr<StartedLaunch> start(const ir::Kernel& kernel, const LaunchArgs& args, LaunchReport& report) override {
+    return dispatch(kernel, args, report);
+  }
+  std::unique_ptr<DeviceCopy> copyOf(size_t bytes) override { return std::make_unique<VulkanCopy>(owner(), gpu, bytes); }
+
+ private:
+  const void* owner() const { return static_cast<const GpuContext*>(this); }
+
   vk::Gpu gpu;
   jit::ArtifactStore store;                // of kernels and refusals
   std::map<uint64_t, Compiled> pipelines;  // by semantic hash; one State per physical device
@@ -236,7 +259,7 @@ struct VulkanDevice::State {
   // The tensor's device copy where it has one here, else a temporary from the host bytes,
   // shared by arguments over the same bytes (a tensor passed twice, or its transpose).
   Binding bind(const TensorArg& t, Dispatched& d) {
-    if (t.residency && t.residency->copy().owner == this) {
+    if (t.residency && t.residency->copy().owner == owner()) {
       // Tensor views all start at their storage's first element; one further in would
       // need an aligned descriptor offset.
       if (t.data != t.residency->host().data()) unsupported("a device-resident view not at its storage's start");
@@ -264,7 +287,8 @@ struct VulkanDevice::State {
 
   // Compiles (or finds) the kernel, binds its buffers and runs it. Throws Error for what
   // this device cannot run, before anything is written to the arguments.
-  Dispatched dispatch(const ir::Kernel& kernel, const LaunchArgs& args, LaunchReport& report) {
+  std::unique_ptr<Dispatched> dispatch(const ir::Kernel& kernel, const LaunchArgs& args, LaunchReport& report) {
+    report.target = "vulkan";
     if (args.grid.size() > 3) unsupported("grid rank " + std::to_string(args.grid.size()));
     uint32_t groups[3] = {1, 1, 1};
     for (size_t a = 0; a < args.grid.size(); ++a) {
@@ -276,9 +300,10 @@ struct VulkanDevice::State {
     report.requiredSubgroupSize = c.subgroups.size;
     report.fullSubgroups = c.subgroups.full;
     report.spirv = c.binary.spirv;
-    Dispatched d;
+    auto launch = std::make_unique<Dispatched>(gpu.info());
+    Dispatched& d = *launch;
     int64_t programs = groups[0] * int64_t(groups[1]) * groups[2];
-    if (std::ranges::any_of(args.grid, [](int64_t g) { return g == 0; })) return d;
+    if (std::ranges::any_of(args.grid, [](int64_t g) { return g == 0; })) return launch;
     d.compiled = &c;
     d.bound.assign(c.binary.bufferCount, nullptr);
     for (size_t n = 0; n < args.tensors.size(); ++n) {
@@ -304,39 +329,62 @@ struct VulkanDevice::State {
       d.bound.back() = d.temporaries.back().get();
     }
     gpu.dispatch(*c.pipeline, d.bound, pushed, groups[0], groups[1], groups[2]);
-    return d;
-  }
-
-  // The fault words the kernel set (gpu::FaultWord).
-  static Faults faults(const Dispatched& d) {
-    Faults words{};
-    if (d.faults) d.faults->download(std::span<int32_t>(words));
-    return words;
-  }
-
-  // Writes back what the kernel stored, prints its prints.
-  static void collect(const Dispatched& d, const LaunchArgs& args) {
-    if (!d.compiled) return;
-    const std::vector<bool>& stored = d.compiled->storedTensors;
-    for (size_t n = 0; n < args.tensors.size(); ++n)
-      if (n < stored.size() && stored[n]) writeBack(args.tensors[n], d.tensors[n]);
-    if (!d.prints.empty()) printAll(d.compiled->binary.prints, d.prints, args);
-  }
-
-  // A stored tensor whose device copy the kernel wrote in place, or -1: a kernel cut short
-  // may have left it half written, so it cannot run again elsewhere.
-  static int64_t storedDeviceCopy(const Dispatched& d) {
-    const std::vector<bool>& stored = d.compiled->storedTensors;
-    for (size_t n = 0; n < d.tensors.size(); ++n)
-      if (n < stored.size() && stored[n] && d.tensors[n].copy) return int64_t(n);
-    return -1;
-  }
-
-  static void writeBack(const TensorArg& t, const Binding& b) {
-    if (b.copy) b.copy->deviceWrote();
-    else if (b.bytes) b.buffer->download(std::span(static_cast<std::byte*>(t.data), b.bytes));
+    return launch;
   }
 };
+
+LaunchReport Dispatched::finish(const ir::Kernel& kernel, const LaunchArgs& args, LaunchReport report) {
+  Faults words = faultWords();
+  if (words[size_t(gpu::FaultWord::loopLimit)]) return rerunCutShort(kernel, args, std::move(report));
+  // From here on the arguments are written: errors propagate; running again would apply twice.
+  collect(args);
+  throwGpuFaults(kernel, words, args.grid, report.device);
+  return report;
+}
+
+// The fault words the kernel set (gpu::FaultWord).
+Faults Dispatched::faultWords() const {
+  Faults words{};
+  if (faults) faults->download(std::span<int32_t>(words));
+  return words;
+}
+
+// Writes back what the kernel stored (a device copy is marked newer instead), prints its prints.
+void Dispatched::collect(const LaunchArgs& args) const {
+  if (!compiled) return;
+  const std::vector<bool>& stored = compiled->storedTensors;
+  for (size_t n = 0; n < args.tensors.size(); ++n) {
+    if (n >= stored.size() || !stored[n]) continue;
+    const Binding& b = tensors[n];
+    if (b.copy) b.copy->deviceWrote();
+    else if (b.bytes) b.buffer->download(std::span(static_cast<std::byte*>(args.tensors[n].data), b.bytes));
+  }
+  if (!prints.empty()) printAll(compiled->binary.prints, prints, args);
+}
+
+// A stored tensor whose device copy the kernel wrote in place, or -1: a kernel cut short
+// may have left it half written, so it cannot run again elsewhere.
+int64_t Dispatched::storedDeviceCopy() const {
+  const std::vector<bool>& stored = compiled->storedTensors;
+  for (size_t n = 0; n < tensors.size(); ++n)
+    if (n < stored.size() && stored[n] && tensors[n].copy) return int64_t(n);
+  return -1;
+}
+
+// The driver ended the kernel's loops early. Nothing was written back to host memory, so
+// the CPU runs it again, unless it stored into a device copy in place.
+LaunchReport Dispatched::rerunCutShort(const ir::Kernel& kernel, const LaunchArgs& args, LaunchReport report) const {
+  std::string reason = fmt::format("its loops ran past the {} iterations per thread after which this driver ({}) "
+                                   "ends them early",
+                                   targetFor(device).loopIterationLimit, device.name);
+  if (int64_t tensor = storedDeviceCopy(); tensor >= 0)
+    throw Error(fmt::format("vulkan: kernel '{}': {}, and it wrote tensor {} in place on the device, so its result "
+                            "is lost; run it with device=cpu or larger blocks",
+                            kernel.name, reason, tensor));
+  return runOnHostInstead(std::move(report), kernel, args, reason);
+}
+
+}  // namespace
 
 DeviceKind deviceKind() {
   return {.name = "vulkan",
@@ -353,77 +401,13 @@ DeviceKind deviceKind() {
           .open = [](const std::string& name) -> Device& { return VulkanDevice::instance(name); }};
 }
 
-VulkanDevice::VulkanDevice(std::string name) : name_(std::move(name)) { vk::deviceIndex(name_); }
-VulkanDevice::~VulkanDevice() = default;
+VulkanDevice::VulkanDevice(std::string name) : GpuDevice(std::move(name), "vulkan") { vk::deviceIndex(this->name()); }
 
-VulkanDevice& VulkanDevice::instance(const std::string& name) {
-  static std::mutex mutex;
-  // Never destroyed: at exit the Vulkan instance may be gone before the pipelines.
-  static auto* devices = new std::map<std::string, VulkanDevice*>;
-  std::lock_guard lock(mutex);
-  VulkanDevice*& d = (*devices)[name];
-  if (!d) d = new VulkanDevice(name);
-  return *d;
-}
+VulkanDevice& VulkanDevice::instance(const std::string& name) { return deviceNamed<VulkanDevice>(name); }
 
-std::string VulkanDevice::name() const { return name_; }
-
-LaunchReport VulkanDevice::launch(const ir::Kernel& kernel, const LaunchArgs& args) {
-  std::lock_guard lock(mutex_);
-  checkLaunchArgs(kernel, args, "vulkan", state_.get());
-  LaunchReport report{.device = name_, .target = "vulkan"};
-  std::optional<Dispatched> dispatched;
-  try {
-    dispatched = state().dispatch(kernel, args, report);
-  } catch (const vk::SubmittedError&) {
-    throw;  // it may have written: running again elsewhere could apply it twice
-  } catch (const Error& e) {  // nothing was written to the arguments yet: the host runs them as they are
-    return runOnHostInstead(std::move(report), kernel, args, e.what());
-  }
-  Faults faults = State::faults(*dispatched);
-  if (faults[size_t(gpu::FaultWord::loopLimit)])
-    return rerunCutShort(std::move(report), kernel, args, State::storedDeviceCopy(*dispatched));
-  // From here on the arguments are written: errors propagate; running again would apply twice.
-  State::collect(*dispatched, args);
-  throwGpuFaults(kernel, faults, args.grid, name_);
-  return report;
-}
-
-// The driver ended the kernel's loops early. Nothing was written back to host memory, so
-// the CPU runs it again, unless it stored into a device copy in place.
-LaunchReport VulkanDevice::rerunCutShort(LaunchReport report, const ir::Kernel& kernel, const LaunchArgs& args,
-                                         int64_t storedDeviceCopy) {
-  const vk::DeviceInfo& info = state().gpu.info();
-  std::string reason = fmt::format("its loops ran past the {} iterations per thread after which this driver ({}) "
-                                   "ends them early",
-                                   targetFor(info).loopIterationLimit, info.name);
-  if (storedDeviceCopy >= 0)
-    throw Error(fmt::format("vulkan: kernel '{}': {}, and it wrote tensor {} in place on the device, so its result "
-                            "is lost; run it with device=cpu or larger blocks",
-                            kernel.name, reason, storedDeviceCopy));
-  return runOnHostInstead(std::move(report), kernel, args, reason);
-}
-
-VulkanDevice::State& VulkanDevice::state() {
+std::unique_ptr<GpuContext> VulkanDevice::open() {
   if (!vk::status().available) throw Error(vk::status().reason);
-  if (!state_) state_ = std::make_unique<State>(vk::deviceIndex(name_), jit::KernelCache::diskDirFromEnvironment());
-  return *state_;
-}
-
-bool VulkanDevice::holds(const DeviceCopy& copy) const {
-  std::lock_guard lock(mutex_);
-  return state_ && copy.owner == state_.get();
-}
-
-std::unique_ptr<DeviceCopy> VulkanDevice::copyOf(size_t bytes, std::string& why) {
-  std::lock_guard lock(mutex_);
-  try {
-    State& s = state();
-    return std::make_unique<VulkanCopy>(&s, s.gpu, bytes);
-  } catch (const Error& e) {
-    why = e.what();
-    return nullptr;
-  }
+  return std::make_unique<Context>(vk::deviceIndex(name()), jit::KernelCache::diskDirFromEnvironment());
 }
 
 }  // namespace tj::vulkan

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "devices/device.hpp"
+#include "devices/gpu_device.hpp"
 #include "devices/registry.hpp"
 #include "devices/vulkan/vulkan_runtime.hpp"
 #include "jit/kernel_cache.hpp"
@@ -33,28 +34,15 @@ layout::Target targetFor(const vk::DeviceInfo& device);
 // Throws Error("vulkan: unsupported: ...") where the device cannot guarantee the size.
 vk::SubgroupRequest subgroupRequest(const vk::DeviceInfo& device, int64_t subgroupSize, int64_t workgroupSize);
 
-class VulkanDevice final : public Device {
+// Device copies are Vulkan buffers: launches bind them instead of copying (Tensor::on).
+class VulkanDevice final : public GpuDevice {
  public:
   explicit VulkanDevice(std::string name);  // "vulkan" or "vulkan:N"
-  ~VulkanDevice() override;
   // One per device name, for the process.
   static VulkanDevice& instance(const std::string& name);
 
-  std::string name() const override;  // "vulkan" or "vulkan:N", as requested
-  LaunchReport launch(const ir::Kernel& kernel, const LaunchArgs& args) override;
-  // A Vulkan buffer; launches here bind it instead of copying (Tensor::on).
-  std::unique_ptr<DeviceCopy> copyOf(size_t bytes, std::string& why) override;
-  bool holds(const DeviceCopy& copy) const override;
-
  private:
-  struct State;  // the Gpu and its compiled pipelines, created on first use
-  State& state();  // throws Error where Vulkan is not available
-  LaunchReport rerunCutShort(LaunchReport report, const ir::Kernel& kernel, const LaunchArgs& args,
-                             int64_t storedDeviceCopy);
-
-  std::string name_;
-  mutable std::mutex mutex_;  // one launch at a time: the Gpu is single-threaded
-  std::unique_ptr<State> state_;
+  std::unique_ptr<GpuContext> open() override;  // its Gpu, pipelines and kernel store
 };
 
 }  // namespace tj::vulkan

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "devices/device.hpp"
 #include "ir/error.hpp"
 #include "jit/artifact_cache.hpp"
 
@@ -28,12 +29,8 @@ struct Status {
   bool available = false;
   std::string reason;
 };
-// A failure after work reached the queue: the device may have written its buffers, so
-// the launch must not run again elsewhere.
-class SubmittedError : public Error {
- public:
-  using Error::Error;
-};
+// A failure after work reached the queue (the device may have written its buffers).
+using tj::SubmittedError;
 
 const Status& status();
 

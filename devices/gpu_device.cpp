@@ -1,0 +1,48 @@
+#include "devices/gpu_device.hpp"
+
+namespace tj {
+
+LaunchReport GpuDevice::launch(const ir::Kernel& kernel, const LaunchArgs& args) {
+  std::lock_guard lock(mutex_);
+  checkLaunchArgs(kernel, args, kind_, context_.get());
+  LaunchReport report{.device = name_};
+  std::unique_ptr<StartedLaunch> started;
+  try {
+    started = context().start(kernel, args, report);
+  } catch (const SubmittedError&) {
+    throw;
+  } catch (const Error& e) {  // nothing was written to the arguments yet: the host runs them as they are
+    return runOnHostInstead(std::move(report), kernel, args, e.what());
+  }
+  return started->finish(kernel, args, std::move(report));
+}
+
+GpuContext& GpuDevice::context() {
+  if (!unusable_.empty()) throw Error(unusable_);
+  if (!context_) {
+    try {
+      context_ = open();
+    } catch (const Error& e) {
+      unusable_ = e.what();
+      throw;
+    }
+  }
+  return *context_;
+}
+
+bool GpuDevice::holds(const DeviceCopy& copy) const {
+  std::lock_guard lock(mutex_);
+  return context_ && copy.owner == context_.get();
+}
+
+std::unique_ptr<DeviceCopy> GpuDevice::copyOf(size_t bytes, std::string& why) {
+  std::lock_guard lock(mutex_);
+  try {
+    return context().copyOf(bytes);
+  } catch (const Error& e) {
+    why = e.what();
+    return nullptr;
+  }
+}
+
+}  // namespace tj
