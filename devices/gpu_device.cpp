@@ -2,6 +2,16 @@
 
 namespace tj {
 
+int64_t viewExtent(const TensorArg& t, std::string_view device) {
+  int64_t last = 0;
+  for (size_t a = 0; a < t.shape.size(); ++a) {
+    if (t.shape[a] == 0) return 0;
+    if (t.strides[a] < 0) throw Error(std::string(device) + ": unsupported: negative strides");
+    last += (t.shape[a] - 1) * t.strides[a];
+  }
+  return last + 1;
+}
+
 LaunchReport GpuDevice::launch(const ir::Kernel& kernel, const LaunchArgs& args) {
   std::lock_guard lock(mutex_);
   checkLaunchArgs(kernel, args, kind_, context_.get());

@@ -7,10 +7,18 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 
 #include "devices/device.hpp"
 
 namespace tj {
+
+// Programs' print output beyond this runs on the host instead (which prints as it goes).
+constexpr size_t kMaxGpuPrintBytes = size_t{256} << 20;
+
+// Elements from a view's first element to its last, inclusive: what a launch copies to the
+// device. Throws Error("<device>: unsupported: negative strides").
+int64_t viewExtent(const TensorArg& t, std::string_view device);
 
 // A kernel running on a GPU, nothing written to its arguments yet.
 class StartedLaunch {

@@ -24,22 +24,7 @@ namespace tj::cuda {
 
 namespace {
 
-
-// Programs' print output beyond this runs on the CPU instead (which prints as it goes).
-constexpr size_t kMaxPrintBytes = size_t{256} << 20;
-
 [[noreturn]] void unsupported(const std::string& what) { throw Error("cuda: unsupported: " + what); }
-
-// Elements from a view's first element to its last, inclusive; strides must be non-negative.
-int64_t extent(const TensorArg& t) {
-  int64_t last = 0;
-  for (size_t a = 0; a < t.shape.size(); ++a) {
-    if (t.shape[a] == 0) return 0;
-    if (t.strides[a] < 0) unsupported("negative strides");
-    last += (t.shape[a] - 1) * t.strides[a];
-  }
-  return last + 1;
-}
 
 // A loaded kernel and the interface its launches need (its cubin dropped once loaded).
 struct Compiled {
@@ -291,7 +276,7 @@ class Context final : public GpuContext {
       auto& copy = static_cast<CudaCopy&>(t.residency->toDevice());
       return {copy.pointer() + residentOffset(t), nullptr, t.residency};
     }
-    Binding b{0, nullptr, nullptr, static_cast<std::byte*>(t.data), size_t(extent(t)) * size_t(dtypeBytes(t.dtype))};
+    Binding b{0, nullptr, nullptr, static_cast<std::byte*>(t.data), size_t(viewExtent(t, "cuda")) * size_t(dtypeBytes(t.dtype))};
     for (const Binding& other : l.tensors) {
       if (other.copy || !b.bytes || !other.bytes) continue;
       if (other.host == b.host && other.bytes == b.bytes) return other;
@@ -344,9 +329,9 @@ class Context final : public GpuContext {
         buffers[p] = l.tensors[c.params[p].number].address;
     for (const gpu::KPrint& p : c.prints) {
       size_t bytes = printBufferBytes(p, programs);
-      if (bytes > kMaxPrintBytes)
+      if (bytes > kMaxGpuPrintBytes)
         unsupported(fmt::format("print '{}' over {} programs needs more than {} MiB", p.label, programs,
-                                kMaxPrintBytes >> 20));
+                                kMaxGpuPrintBytes >> 20));
       l.prints.push_back(scratch(l, bytes));
       buffers.at(p.param) = l.prints.back()->pointer();
     }

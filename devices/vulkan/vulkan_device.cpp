@@ -32,22 +32,7 @@ constexpr int64_t kLavapipeCodeBudget = 1500;
 // of [8, 131] (264 accesses per thread on 4 warps) took 2.5 s, 1.0 s on 8 (136); attention's
 // 152 on 16 warps stay.
 constexpr int64_t kLavapipeSharedAccessBudget = 200;
-
-// Programs' print output beyond this runs on the CPU instead (which prints as it goes).
-constexpr size_t kMaxPrintBytes = size_t{256} << 20;
-
 [[noreturn]] void unsupported(const std::string& what) { throw Error("vulkan: unsupported: " + what); }
-
-// Elements from a view's first element to its last, inclusive; strides must be non-negative.
-int64_t extent(const TensorArg& t) {
-  int64_t last = 0;
-  for (size_t a = 0; a < t.shape.size(); ++a) {
-    if (t.shape[a] == 0) return 0;
-    if (t.strides[a] < 0) unsupported("negative strides");
-    last += (t.shape[a] - 1) * t.strides[a];
-  }
-  return last + 1;
-}
 
 // The params buffer: one i64 slot per kernel parameter.
 std::vector<int64_t> paramSlots(const KernelBinary& b, const LaunchArgs& args) {
@@ -265,7 +250,7 @@ class Context final : public GpuContext {
       if (t.data != t.residency->host().data()) unsupported("a device-resident view not at its storage's start");
       return {&static_cast<VulkanCopy&>(t.residency->toDevice()).buffer, t.residency};
     }
-    Binding b{nullptr, nullptr, static_cast<const std::byte*>(t.data), size_t(extent(t)) * size_t(dtypeBytes(t.dtype))};
+    Binding b{nullptr, nullptr, static_cast<const std::byte*>(t.data), size_t(viewExtent(t, "vulkan")) * size_t(dtypeBytes(t.dtype))};
     for (const Binding& other : d.tensors) {
       if (other.copy || !b.bytes || !other.bytes) continue;
       if (other.host == b.host && other.bytes == b.bytes) return other;
@@ -311,8 +296,8 @@ class Context final : public GpuContext {
       d.bound[n] = d.tensors.back().buffer;
     }
     for (const gpu::KPrint& p : c.binary.prints) {
-      if (printBufferBytes(p, programs) > kMaxPrintBytes)
-        unsupported(fmt::format("print '{}' over {} programs needs more than {} MiB", p.label, programs, kMaxPrintBytes >> 20));
+      if (printBufferBytes(p, programs) > kMaxGpuPrintBytes)
+        unsupported(fmt::format("print '{}' over {} programs needs more than {} MiB", p.label, programs, kMaxGpuPrintBytes >> 20));
       d.prints.push_back(extraBuffer(d, p.param, printBufferBytes(p, programs)));
     }
     if (c.binary.faultParam >= 0) {
