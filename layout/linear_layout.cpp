@@ -1,5 +1,6 @@
 #include "layout/linear_layout.hpp"
 
+#include <algorithm>
 #include <bit>
 
 #include "ir/error.hpp"
@@ -12,22 +13,23 @@ int log2Exact(int64_t n) {
   return std::countr_zero(static_cast<uint64_t>(n));
 }
 
-namespace {
-
-// The rank of a set of GF(2) vectors (Gaussian elimination on the highest bit).
-int rankOf(std::vector<uint64_t> vs) {
-  int rank = 0;
-  for (size_t i = 0; i < vs.size(); ++i) {
-    if (vs[i] == 0) continue;
-    ++rank;
-    uint64_t pivot = std::bit_floor(vs[i]);
-    for (size_t j = i + 1; j < vs.size(); ++j)
-      if (vs[j] & pivot) vs[j] ^= vs[i];
+std::optional<uint64_t> solveGF2(const std::vector<uint64_t>& vectors, uint64_t target) {
+  if (vectors.size() > 64) throw Error("linear layout: more than 64 vectors to combine");
+  std::vector<std::pair<uint64_t, uint64_t>> pivots;  // (reduced vector, the combination it is)
+  for (size_t i = 0; i < vectors.size(); ++i) {
+    std::pair<uint64_t, uint64_t> v{vectors[i], uint64_t{1} << i};
+    for (const auto& [p, combo] : pivots)
+      if (v.first & std::bit_floor(p)) v.first ^= p, v.second ^= combo;
+    if (!v.first) continue;  // in the span of the vectors before it
+    auto at = std::find_if(pivots.begin(), pivots.end(), [&](const auto& p) { return p.first < v.first; });
+    pivots.insert(at, v);  // by leading bit, highest first: each reduction keeps the ones before
   }
-  return rank;
+  uint64_t combo = 0;
+  for (const auto& [p, c] : pivots)
+    if (target & std::bit_floor(p)) target ^= p, combo ^= c;
+  if (target != 0) return std::nullopt;
+  return combo;
 }
-
-}  // namespace
 
 LinearLayout::LinearLayout(std::vector<InDim> ins, std::vector<OutDim> outs) : ins_(std::move(ins)), outs_(std::move(outs)) {
   int outBits = 0;
@@ -97,19 +99,14 @@ std::optional<LinearLayout> LinearLayout::invert() const {
   std::vector<uint64_t> cols = flatBases(names);
   int outBits = 0;
   for (const OutDim& o : outs_) outBits += log2Exact(o.size);
-  if (static_cast<int>(cols.size()) != outBits || rankOf(cols) != outBits) return std::nullopt;
-  // Gauss-Jordan: track, for each reduced vector, which input bits XOR to it.
-  std::vector<uint64_t> vec = cols, comb(cols.size());
-  for (size_t i = 0; i < cols.size(); ++i) comb[i] = uint64_t{1} << i;
-  for (size_t i = 0; i < vec.size(); ++i) {
-    size_t p = i;
-    while (p < vec.size() && !(vec[p] & (uint64_t{1} << i))) ++p;  // pivot on output bit i
-    std::swap(vec[i], vec[p]);
-    std::swap(comb[i], comb[p]);
-    for (size_t j = 0; j < vec.size(); ++j)
-      if (j != i && (vec[j] & (uint64_t{1} << i))) vec[j] ^= vec[i], comb[j] ^= comb[i];
-  }
+  if (static_cast<int>(cols.size()) != outBits) return std::nullopt;
   // Output bit i is produced by the input bits comb[i]; split those per input dimension.
+  std::vector<uint64_t> comb;
+  for (int i = 0; i < outBits; ++i) {
+    std::optional<uint64_t> c = solveGF2(cols, uint64_t{1} << i);
+    if (!c) return std::nullopt;  // not onto, so not a bijection
+    comb.push_back(*c);
+  }
   std::vector<InDim> ins;
   std::vector<OutDim> outs;
   for (const InDim& d : ins_) outs.push_back({d.name, int64_t{1} << d.bases.size()});
@@ -131,9 +128,13 @@ std::optional<LinearLayout> LinearLayout::invert() const {
 bool LinearLayout::spans(const std::vector<std::string>& names, const LinearLayout& other,
                          const std::vector<std::string>& otherNames) const {
   if (other.outs_ != outs_) return false;
-  std::vector<uint64_t> mine = flatBases(names), both = mine, theirs = other.flatBases(otherNames);
-  both.insert(both.end(), theirs.begin(), theirs.end());
-  return rankOf(mine) == rankOf(both);
+  std::vector<uint64_t> mine = flatBases(names);
+  return std::ranges::all_of(other.flatBases(otherNames), [&](uint64_t v) { return solveGF2(mine, v).has_value(); });
+}
+
+std::optional<uint64_t> LinearLayout::combinationOf(const std::vector<std::string>& names, const Basis& target) const {
+  if (target.size() != outs_.size()) throw Error("linear layout: a target of the wrong rank");
+  return solveGF2(flatBases(names), flatten(target));
 }
 
 }  // namespace tj::layout

@@ -41,6 +41,9 @@ class LinearLayout {
   // Whether the bases of `names` span every basis of `other`'s `otherNames` (as flat bit vectors).
   bool spans(const std::vector<std::string>& names, const LinearLayout& other,
              const std::vector<std::string>& otherNames) const;
+  // Which bases of `names` (every bit of each, in order) XOR to the coordinates `target`: bit
+  // i of the result is the i-th basis. nullopt when `target` is outside their span.
+  std::optional<uint64_t> combinationOf(const std::vector<std::string>& names, const Basis& target) const;
 
   bool operator==(const LinearLayout&) const = default;
 
@@ -54,5 +57,10 @@ class LinearLayout {
 };
 
 int log2Exact(int64_t n);  // throws Error unless n is a power of two
+
+// Which of `vectors` (at most 64) XOR to `target`, over GF(2): bit i of the result is
+// vectors[i]. A vector in the span of those before it is never used, so the answer is unique;
+// nullopt when `target` is outside their span. The one solver of the layouts and lowerings.
+std::optional<uint64_t> solveGF2(const std::vector<uint64_t>& vectors, uint64_t target);
 
 }  // namespace tj::layout

@@ -110,6 +110,31 @@ TEST_CASE("layout: inverses and compositions of linear layouts") {
   CHECK(mem.invert()->apply({1, 0}) == std::vector<int64_t>{6});
 }
 
+TEST_CASE("layout: one GF(2) solver: combinations are unique, and never use a vector its predecessors span") {
+  // 0b011 = 0b001 ^ 0b010; the third vector repeats the first two's span and is never used.
+  CHECK(solveGF2({0b001, 0b010, 0b011, 0b100}, 0b011) == uint64_t{0b0011});
+  CHECK(solveGF2({0b001, 0b010, 0b011, 0b100}, 0b111) == uint64_t{0b1011});
+  CHECK(solveGF2({0b110, 0b011}, 0b101) == uint64_t{0b11});
+  CHECK_FALSE(solveGF2({0b001, 0b011}, 0b100));
+  CHECK(solveGF2({0, 0b001}, 0) == uint64_t{0});
+  // Each element of a blocked layout as the register, lane and warp bits that hold it.
+  LinearLayout lin = toLinear(blocked({1, 2}, {2, 2}, {2, 1}, {1, 0}), {4, 4});
+  for (int64_t r = 0; r < 4; ++r)
+    for (int64_t c = 0; c < 4; ++c) {
+      std::optional<uint64_t> combo = lin.combinationOf({kRegister, kLane, kWarp}, {r, c});
+      REQUIRE(combo);
+      std::vector<int64_t> inputs;  // the combination's bits, split per input dimension
+      int first = 0;
+      for (const std::string& name : {kRegister, kLane, kWarp}) {
+        int bits = int(lin.in(name).bases.size());
+        inputs.push_back(int64_t(*combo >> first & ((uint64_t{1} << bits) - 1)));
+        first += bits;
+      }
+      CHECK(lin.apply(inputs) == std::vector<int64_t>{r, c});
+    }
+  CHECK_FALSE(toLinear(blocked({1, 2}, {2, 2}, {2, 1}, {1, 0}), {2, 4}).combinationOf({kRegister}, {1, 0}));
+}
+
 TEST_CASE("layout: conversion kinds come from the linear layouts alone") {
   Layout rowMajor = blocked({1, 4}, {4, 8}, {4, 1}, {1, 0});
   CHECK(conversionKind(rowMajor, rowMajor, {16, 32}) == ConversionKind::none);

@@ -285,19 +285,19 @@ class Lowering {
   // not depend on the lane and warps map alike; nullopt otherwise (the caller goes through memory).
   std::optional<std::vector<Reg>> throughShuffles(const std::vector<Reg>& src, const LinearLayout& from,
                                                   const LinearLayout& to) {
-    std::vector<uint64_t> flat;  // the source's nonzero bases, flattened coordinates
-    std::vector<std::pair<int, size_t>> column;  // (0 register / 1 lane / 2 warp, bit) of each
-    const std::string ids[3] = {layout::kRegister, layout::kLane, layout::kWarp};
-    for (int id = 0; id < 3; ++id)
-      for (size_t i = 0; i < bases(from, ids[id]).size(); ++i)
-        if (uint64_t f = flatten(from, bases(from, ids[id])[i])) flat.push_back(f), column.push_back({id, i});
+    const std::vector<std::string> ids = {layout::kRegister, layout::kLane, layout::kWarp};
+    std::vector<std::string> present;  // those the source has: the others add no bits
+    for (const std::string& id : ids)
+      if (!bases(from, id).empty()) present.push_back(id);
     // Per destination bit: the source register, lane and warp bits whose bases XOR to its basis.
     auto solve = [&](const Basis& b) -> std::optional<std::array<int64_t, 3>> {
-      std::optional<uint64_t> combo = solveGF2(flat, flatten(to, b));
+      std::optional<uint64_t> combo = from.combinationOf(present, b);
       if (!combo) return std::nullopt;
       std::array<int64_t, 3> parts{0, 0, 0};
-      for (size_t c = 0; c < column.size(); ++c)
-        if (*combo >> c & 1) parts[size_t(column[c].first)] ^= int64_t{1} << column[c].second;
+      size_t column = 0;  // bit of the combination: the source's bases in ids order
+      for (size_t id = 0; id < ids.size(); ++id)
+        for (size_t i = 0; i < bases(from, ids[id]).size(); ++i, ++column)
+          if (*combo >> column & 1) parts[id] ^= int64_t{1} << i;
       return parts;
     };
     std::vector<std::array<int64_t, 3>> regBits, laneBits;
@@ -338,32 +338,6 @@ class Lowering {
       out.push_back(value);
     }
     return out;
-  }
-  static uint64_t flatten(const LinearLayout& lin, const Basis& b) {
-    uint64_t bits = 0;
-    int shift = 0;
-    for (size_t d = 0; d < b.size(); ++d) {
-      bits |= uint64_t(b[d]) << shift;
-      shift += layout::log2Exact(lin.outs()[d].size);
-    }
-    return bits;
-  }
-  // Which of `vectors` XOR to `target` (a bit mask over them), by Gaussian elimination.
-  static std::optional<uint64_t> solveGF2(const std::vector<uint64_t>& vectors, uint64_t target) {
-    std::vector<std::pair<uint64_t, uint64_t>> pivots;  // (reduced vector, the combination it is)
-    for (size_t i = 0; i < vectors.size(); ++i) {
-      std::pair<uint64_t, uint64_t> v{vectors[i], uint64_t{1} << i};
-      for (const auto& [p, combo] : pivots)
-        if (v.first & std::bit_floor(p)) v.first ^= p, v.second ^= combo;
-      if (!v.first) continue;
-      auto at = std::find_if(pivots.begin(), pivots.end(), [&](const auto& p) { return p.first < v.first; });
-      pivots.insert(at, v);  // by leading bit, highest first: each reduction keeps the ones before
-    }
-    uint64_t combo = 0;
-    for (const auto& [p, c] : pivots)
-      if (target & std::bit_floor(p)) target ^= p, combo ^= c;
-    if (target != 0) return std::nullopt;
-    return combo;
   }
   layout::Layout plainShared(ir::ValueId v) const {
     return layout::Layout{layout::Shared{1, 1, 1, layout::rowMajorOrder(k_.type(v).shape.size())}};
