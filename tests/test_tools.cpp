@@ -124,6 +124,21 @@ TEST_CASE("tile-ir --stage=spirv disassembles the Vulkan shader of a sample") {
   CHECK(r.output.find("OpStore") != std::string::npos);
 }
 
+TEST_CASE("tile-ir --warps=N lowers on N warps per program, as a spread over lavapipe's budget does, and rejects others") {
+  CommandResult four = runCommand(tileIr("--sample cumsum --stage=kernel --target=vulkan"));
+  REQUIRE(four.status == 0);
+  CHECK(four.output.find("workgroup 32 subgroup 8") != std::string::npos);
+  CommandResult wide = runCommand(tileIr("--sample cumsum --stage=kernel --target=vulkan --warps=64"));
+  REQUIRE(wide.status == 0);
+  CHECK(wide.output.find("workgroup 512 subgroup 8") != std::string::npos);
+  CommandResult layout = runCommand(tileIr("--sample cumsum --stage=layout --target=vulkan --warps=64"));
+  CHECK(layout.status == 0);
+  CHECK(layout.output != runCommand(tileIr("--sample cumsum --stage=layout --target=vulkan")).output);
+  CommandResult bad = runCommand(tileIr("--sample cumsum --stage=kernel --target=vulkan --warps=3"));
+  CHECK(bad.status == 1);
+  CHECK(bad.output.find("--warps=3 is not a power of two from 1 to 128 (vulkan's workgroups)") != std::string::npos);
+}
+
 TEST_CASE("tile-ir --stage=ptx shows the f16 gemm's main loop on cp.async, ldmatrix and mma.sync: --general does not read ahead") {
   CommandResult r = runCommand(tileIr("--sample gemm_f16 --stage=ptx --target=sm_90"));
   REQUIRE(r.status == 0);

@@ -7,8 +7,11 @@
 //   tile-ir --stage=kernel --target=T ...  the per-thread GPU kernel IR on target T
 //   tile-ir --stage=spirv ...   the Vulkan compute shader, disassembled by spirv-dis (spirv-tools)
 //   tile-ir --stage=ptx --target=sm_90 ...  the PTX for an NVIDIA target (--stage=llvm: its LLVM IR)
+//   tile-ir --warps=N ...       GPU stages on N warps (subgroups) per program, as p.warps,
+//                               TILEJIT_VULKAN_WARPS or a spread over lavapipe's code budget give
 #include <CLI/CLI.hpp>
 
+#include <bit>
 #include <cstdio>
 #include <filesystem>
 #include <unistd.h>
@@ -29,10 +32,21 @@ namespace {
 
 const std::vector<std::string> kStages = {"parsed", "canonical", "llvm", "layout", "kernel", "spirv", "ptx"};
 
+// The layout target `name` on `warps` warps per program (0: its default).
+tj::layout::Target targetOn(const std::string& name, int64_t warps) {
+  tj::layout::Target t = tj::layout::targetByName(name);
+  if (warps == 0) return t;
+  if (!std::has_single_bit(uint64_t(warps)) || warps * t.subgroupSize > t.maxWorkgroupThreads)
+    throw tj::Error("tile-ir: --warps=" + std::to_string(warps) + " is not a power of two from 1 to " +
+                    std::to_string(t.maxWorkgroupThreads / t.subgroupSize) + " (" + name + "'s workgroups)");
+  t.warpsPerProgram = warps;
+  return t;
+}
+
 // Lowered as a launch would lower it: for tensors that allow the target's widest accesses
 // (contiguous, 16-byte-aligned rows), unless `general` asks for the kernel every launch can run.
-tj::gpu::KernelFunction kernelIR(const tj::ir::Kernel& k, const std::string& target, bool general) {
-  const tj::layout::Target& t = tj::layout::targetByName(target);
+tj::gpu::KernelFunction kernelIR(const tj::ir::Kernel& k, const std::string& target, int64_t warps, bool general) {
+  const tj::layout::Target t = targetOn(target, warps);
   tj::gpu::KernelLoweringOptions options;
   options.vectorTensors.assign(k.tensors.size(), !general);
   return tj::gpu::lowerToKernelIR(k, tj::layout::inferLayouts(k, t), t, options);
@@ -83,6 +97,7 @@ int main(int argc, char** argv) {
   CLI::App app("Reads, checks, canonicalizes and prints tilejit tile IR", "tile-ir");
   std::string file, sample, stage = "canonical", target = "cpu";
   bool hash = false, general = false;
+  int64_t warps = 0;
   app.add_option("file", file, "a .tir file");
   app.add_option("--sample", sample, "print a sample kernel's IR instead of a file")
       ->check(CLI::IsMember(tj::samples::sampleNames()));
@@ -92,6 +107,7 @@ int main(int argc, char** argv) {
                "GPU stages: the kernel for any tensor arguments (by default, for contiguous tensors whose rows are "
                "aligned to 16 bytes, which load and store whole vectors)");
   app.add_option("--target", target, "the target of --stage=layout, kernel, llvm and ptx (vulkan, sm_80, sm_89, sm_90, gfx1100, gfx942, cpu)");
+  app.add_option("--warps", warps, "GPU stages: warps (subgroups) per program, a power of two (default: the target's 4)");
   CLI11_PARSE(app, argc, argv);
   if (file.empty() == sample.empty()) {
     std::fprintf(stderr, "tile-ir: give exactly one of FILE or --sample NAME\n");
@@ -101,12 +117,12 @@ int main(int argc, char** argv) {
     tj::ir::Kernel k = sample.empty() ? readFile(file, stage != "parsed") : tj::samples::traceSample(sample);
     if (hash) std::cout << tj::ir::hashHex(tj::ir::semanticHash(k)) << "\n";
     else if (stage == "llvm" && target == "cpu") std::cout << tj::cpu::lowerToLLVMText(k, tj::jit::loweringOptions());
-    else if (stage == "llvm") std::cout << tj::ptx::printNvptxLlvm(kernelIR(k, target, general), nvidiaTarget(target, stage));
-    else if (stage == "ptx") std::cout << tj::ptx::printPtx(kernelIR(k, target, general), nvidiaTarget(target, stage));
-    else if (stage == "layout")
-      std::cout << tj::layout::printWithLayouts(k, tj::layout::inferLayouts(k, tj::layout::targetByName(target)));
-    else if (stage == "kernel") std::cout << tj::gpu::print(kernelIR(k, target, general));
-    else if (stage == "spirv") std::cout << disassemble(tj::spirv::printSpirv(kernelIR(k, "vulkan", general)));
+    else if (stage == "llvm")
+      std::cout << tj::ptx::printNvptxLlvm(kernelIR(k, nvidiaTarget(target, stage), warps, general), target);
+    else if (stage == "ptx") std::cout << tj::ptx::printPtx(kernelIR(k, nvidiaTarget(target, stage), warps, general), target);
+    else if (stage == "layout") std::cout << tj::layout::printWithLayouts(k, tj::layout::inferLayouts(k, targetOn(target, warps)));
+    else if (stage == "kernel") std::cout << tj::gpu::print(kernelIR(k, target, warps, general));
+    else if (stage == "spirv") std::cout << disassemble(tj::spirv::printSpirv(kernelIR(k, "vulkan", warps, general)));
     else std::cout << tj::ir::print(k);
   } catch (const tj::Error& e) {
     std::fprintf(stderr, "%s\n", e.what());
