@@ -1,0 +1,362 @@
+// The kernel-IR lowering's control flow (folds, whiles, branches), the read-ahead of a
+// fold's dot operands into rings, and dots.
+#include "lower/gpu/lowering.hpp"
+
+namespace tj::gpu::detail {
+
+auto Lowering::carried(const ir::Op& op, size_t first) -> Carried {
+  Carried c;
+  for (size_t i = first; i < op.operands.size(); ++i) {
+    std::vector<Reg> init = operand(op, int(i));
+    c.regs.insert(c.regs.end(), init.begin(), init.end());
+    c.counts.push_back(init.size());
+    c.types.insert(c.types.end(), init.size(), dtypeOf(op.operands[i]));
+  }
+  return c;
+}
+
+void Lowering::fold(const ir::Op& op) {
+  auto [inits, types, counts] = carried(op, 2);
+  std::vector<Reg> operands = {regs_.at(op.operands[0]).at(0), regs_.at(op.operands[1]).at(0)};
+  operands.insert(operands.end(), inits.begin(), inits.end());
+  const ir::Block& body = op.regions.at(0);
+  int64_t stages = std::min(options_.maxStages, op.attr("stages") ? op.intAttr("stages") : t_.defaultStages);
+  int64_t floor = sharedFloor_;
+  std::vector<ir::ValueId> ahead = t_.asyncCopy && stages > 1 ? planReadAhead(body, stages) : std::vector<ir::ValueId>{};
+  if (!ahead.empty()) readAheadPrologue(body, ahead, stages, operands[0], operands[1]);
+  std::vector<Reg> results = b_.emitMulti(KOp::for_loop, types, operands, {});
+  std::vector<DType> argTypes = types;
+  argTypes.insert(argTypes.begin(), DType::i64);  // k
+  std::vector<Reg> args = b_.openRegion(argTypes);
+  define(body.args[0], {args[0]});
+  splitInto(body.args, 1, std::vector<Reg>(args.begin() + 1, args.end()), counts);
+  if (!ahead.empty()) readAheadIteration(body, ahead, stages, operands[0], operands[1], args[0]);
+  ++regionDepth_;
+  block(body);
+  --regionDepth_;
+  b_.closeRegion();
+  splitInto(op.results, 0, results, counts);
+  if (!ahead.empty()) b_.effect(KOp::async_wait, {}, {{"pending", int64_t{0}}});  // nothing lands on later allocations
+  for (ir::ValueId v : ahead) {
+    for (ir::ValueId view : readAhead_.at(v).views) readAheadViews_.erase(view);
+    readAhead_.erase(v);
+  }
+  sharedFloor_ = floor;
+}
+
+void Lowering::readAheadPrologue(const ir::Block& body, const std::vector<ir::ValueId>& ahead, int64_t stages,
+                                 Reg start, Reg end) {
+  stagesUsed_ = std::max(stagesUsed_, stages);
+  b_.effect(KOp::barrier);  // the rings alias earlier allocations: their readers are done
+  for (int64_t s = 0; s + 1 < stages; ++s) {
+    Reg k = b_.binary("add", start, b_.constant(DType::i64, double(s)));
+    issueReadAhead(body, ahead, k, b_.constant(DType::i64, double(s)), b_.cmp("lt", k, end));
+  }
+}
+
+void Lowering::readAheadIteration(const ir::Block& body, const std::vector<ir::ValueId>& ahead, int64_t stages,
+                                  Reg start, Reg end, Reg k) {
+  b_.effect(KOp::async_wait, {}, {{"pending", stages - 2}});
+  b_.effect(KOp::barrier);
+  Reg step = b_.binary("sub", k, start), S = b_.constant(DType::i64, double(stages));
+  Reg distance = b_.constant(DType::i64, double(stages - 1));  // how far the copies run ahead
+  Reg later = b_.binary("add", k, distance);
+  issueReadAhead(body, ahead, later, b_.binary("rem", b_.binary("add", step, distance), S), b_.cmp("lt", later, end));
+  Reg stage = b_.binary("rem", step, S);
+  for (ir::ValueId v : ahead) readAhead_.at(v).staged.base = stageOffset(readAhead_.at(v), stage);
+}
+
+void Lowering::whileLoop(const ir::Op& op) {
+  auto [inits, types, counts] = carried(op, 0);
+  std::vector<Reg> results = b_.emitMulti(KOp::while_loop, types, inits, {});
+  for (const ir::Block& region : op.regions) {
+    splitInto(region.args, 0, b_.openRegion(types), counts);
+    ++regionDepth_;
+    block(region);
+    --regionDepth_;
+    b_.closeRegion();
+  }
+  splitInto(op.results, 0, results, counts);
+}
+
+void Lowering::branch(const ir::Op& op) {
+  Reg cond = regs_.at(op.operands[0]).at(0);
+  std::vector<DType> types;
+  std::vector<size_t> counts;
+  std::vector<Reg> carried;
+  for (ir::ValueId r : op.results) {
+    counts.push_back(size_t(countOf(r)));
+    types.insert(types.end(), counts.back(), dtypeOf(r));
+    carried.insert(carried.end(), counts.back(), b_.constant(dtypeOf(r), 0));
+  }
+  std::vector<DType> argTypes = types;
+  argTypes.insert(argTypes.begin(), DType::i64);
+  Reg zero = b_.constant(DType::i64, 0), one = b_.constant(DType::i64, 1);
+  for (size_t side = 0; side < 2; ++side) {
+    std::vector<Reg> operands{zero, side == 0 ? b_.select(cond, one, zero) : b_.select(cond, zero, one)};
+    operands.insert(operands.end(), carried.begin(), carried.end());
+    carried = b_.emitMulti(KOp::for_loop, types, operands, {});
+    b_.openRegion(argTypes);
+    ++regionDepth_;
+    block(op.regions[side]);
+    --regionDepth_;
+    b_.closeRegion();
+  }
+  splitInto(op.results, 0, carried, counts);
+}
+
+void Lowering::splitInto(const std::vector<ir::ValueId>& values, size_t first, const std::vector<Reg>& flat,
+                         const std::vector<size_t>& counts) {
+  size_t at = 0;
+  for (size_t i = 0; i < counts.size(); ++i) {
+    define(values[first + i], std::vector<Reg>(flat.begin() + std::ptrdiff_t(at), flat.begin() + std::ptrdiff_t(at + counts[i])));
+    at += counts[i];
+  }
+}
+
+void Lowering::yield(const ir::Op& op) {
+  std::vector<Reg> flat;
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    std::vector<Reg> v = operand(op, int(i));
+    flat.insert(flat.end(), v.begin(), v.end());
+  }
+  b_.effect(KOp::yield, flat);
+}
+
+auto Lowering::planReadAhead(const ir::Block& body, int64_t stages) -> std::vector<ir::ValueId> {
+  auto usedOnce = [&](ir::ValueId v) { return uses_.count(v) && uses_.at(v) == 1; };
+  std::vector<ir::ValueId> planned;
+  for (const ir::Op& dot : body.ops) {
+    if (dot.code != ir::OpCode::dot || !a_.of(dot.results[0]).as<layout::MatrixAcc>()) continue;
+    for (int i = 0; i < 2; ++i) {
+      ir::ValueId v = dot.operands[size_t(i)];
+      const layout::Conversion* c = conversionOf(dot, i);
+      if (!c || c->kind != layout::ConversionKind::shared_memory) continue;
+      std::vector<ir::ValueId> views = {v};
+      CoordMap toLoad = [](const Coord& x) { return x; };
+      const ir::Op* load = producerIn(body, v);
+      while (load && load->code != ir::OpCode::load && load->code != ir::OpCode::broadcast && usedOnce(views.front())) {
+        std::optional<CoordMap> map = viewMap(*load);
+        if (!map) break;
+        toLoad = [inner = *map, outer = toLoad](const Coord& x) { return inner(outer(x)); };
+        views.insert(views.begin(), load->operands[0]);
+        load = producerIn(body, load->operands[0]);
+      }
+      if (!load || load->code != ir::OpCode::load || !usedOnce(views.front()) || !zeroFill(*load)) continue;
+      std::optional<std::vector<const ir::Op*>> offsetOps = offsetSlice(body, *load);
+      if (!offsetOps) continue;
+      layout::Layout mem = c->via ? layout::Layout{*c->via} : plainShared(v);
+      std::optional<LinearLayout> offsetOf = layout::toLinear(mem, k_.type(v).shape).invert();
+      if (!offsetOf) continue;
+      DType dt = k_.type(v).dtype;
+      LinearLayout from = linear(v), storeAt = offsetOf->compose(from), loadAt = offsetOf->compose(linear(*c->to, v));
+      LinearLayout at = mapped(from, toLoad, k_.type(load->results[0]).shape);
+      int64_t stageBytes = alignTo16(paddedNumel(v) * dtypeBytes(dt));
+      int64_t ring = allocShared(stages * stageBytes, dt, layout::str(mem) + ", a read-ahead ring of " + std::to_string(stages));
+      int64_t vec = std::min(vectorWidth(*load, load->intAttr("tensor"), at, k_.type(load->results[0]).shape),
+                             sharedVectorWidth(storeAt, dt, ring));
+      if (int64_t bytes = vec * dtypeBytes(dt); bytes != 4 && bytes != 8 && bytes != 16) {
+        f_.shared.pop_back();
+        continue;
+      }
+      sharedFloor_ = f_.shared[size_t(ring)].offset + stages * stageBytes;
+      readAhead_.emplace(v, ReadAhead{load, views, *offsetOps, at, storeAt, vec, stageBytes / dtypeBytes(dt),
+                                      {ring, loadAt, matrixLoad(loadAt, dt, ring)}});
+      readAheadViews_.insert(views.begin(), views.end());
+      planned.push_back(v);
+    }
+  }
+  return planned;
+}
+
+auto Lowering::mapped(const LinearLayout& lin, const CoordMap& map, const ir::Shape& shape) -> LinearLayout {
+  std::vector<LinearLayout::InDim> ins;
+  for (const LinearLayout::InDim& in : lin.ins()) {
+    ins.push_back({in.name, {}});
+    for (const Basis& b : in.bases) ins.back().bases.push_back(map(b));
+  }
+  std::vector<LinearLayout::OutDim> outs;
+  ir::Shape padded = layout::paddedShape(shape);
+  for (size_t d = 0; d < padded.size(); ++d) outs.push_back({"dim" + std::to_string(d), padded[d]});
+  return LinearLayout(ins, outs);
+}
+
+auto Lowering::producerIn(const ir::Block& body, ir::ValueId v) -> const ir::Op* {
+  for (const ir::Op& o : body.ops)
+    if (std::ranges::count(o.results, v)) return &o;
+  return nullptr;
+}
+
+auto Lowering::zeroFill(const ir::Op& load) -> bool {
+  const ir::AttrValue* fill = load.attr("fill");
+  if (!fill) return true;
+  if (std::holds_alternative<int64_t>(*fill)) return std::get<int64_t>(*fill) == 0;
+  return std::bit_cast<uint64_t>(std::get<double>(*fill)) == 0;
+}
+
+auto Lowering::offsetSlice(const ir::Block& body, const ir::Op& load) -> std::optional<std::vector<const ir::Op*>> {
+  std::set<const ir::Op*> needed;
+  std::function<bool(ir::ValueId)> need = [&](ir::ValueId v) {
+    if (v == body.args[0]) return true;
+    if (std::ranges::count(body.args, v)) return false;  // a carried value
+    const ir::Op* o = producerIn(body, v);
+    if (!o) return true;  // from outside the body
+    if (needed.count(o)) return true;
+    bool scalar = o->regions.empty() && !ir::readsTensor(o->code) && !ir::writesTensor(o->code) &&
+                  o->code != ir::OpCode::check && o->code != ir::OpCode::print && k_.type(v).rank() == 0;
+    if (!scalar || !std::ranges::all_of(o->operands, need)) return false;
+    needed.insert(o);
+    return true;
+  };
+  for (size_t d = 0; d < load.operands.size(); ++d)
+    if (!need(load.operands[d])) return std::nullopt;
+  std::vector<const ir::Op*> ordered;
+  for (const ir::Op& o : body.ops)
+    if (needed.count(&o)) ordered.push_back(&o);
+  return ordered;
+}
+
+void Lowering::issueReadAhead(const ir::Block& body, const std::vector<ir::ValueId>& ahead, Reg k, Reg stage, Reg live) {
+  std::map<ir::ValueId, std::optional<std::vector<Reg>>> saved;
+  auto save = [&](ir::ValueId v) {
+    auto it = regs_.find(v);
+    saved.try_emplace(v, it == regs_.end() ? std::nullopt : std::optional(it->second));
+  };
+  save(body.args[0]);
+  define(body.args[0], {k});
+  for (ir::ValueId v : ahead) {
+    const ReadAhead& r = readAhead_.at(v);
+    for (const ir::Op* o : r.offsetOps) {
+      for (ir::ValueId res : o->results) save(res);
+      lower(*o);
+    }
+    int64_t tensor = r.load->intAttr("tensor");
+    DType dt = k_.type(v).dtype;
+    Reg base = stageOffset(r, stage);
+    for (int64_t reg = 0; reg < registerCount(r.at); reg += r.vec) {
+      auto [addr, pred] = blockAddress(*r.load, tensor, coords(r.at, reg));
+      b_.effect(KOp::async_copy, {addr, b_.binary("and", pred, live), b_.binary("add", coords(r.storeAt, reg)[0], base)},
+                {{"buffer", paramIndex(tensorName(tensor))}, {"alloc", r.staged.alloc}, {"bytes", r.vec * dtypeBytes(dt)}});
+    }
+  }
+  b_.effect(KOp::async_commit);
+  for (auto& [v, regs] : saved) {
+    if (regs) regs_[v] = *regs;
+    else regs_.erase(v);
+  }
+}
+
+void Lowering::dot(const ir::Op& op) {
+  const layout::Layout& result = a_.of(op.results[0]);
+  if (k_.type(op.results[0]).rank() != 2) unsupported(op, "of rank " + std::to_string(k_.type(op.results[0]).rank()));
+  if (result.as<layout::Blocked>()) return fmaDot(op);
+  const layout::MatrixAcc* acc = result.as<layout::MatrixAcc>();
+  const layout::MatrixUnit* found = acc ? t_.matrixOf(acc->instr) : nullptr;
+  if (!found) unsupported(op, "with layout " + layout::str(result));
+  const layout::MatrixUnit& unit = *found;  // inference keeps padded shapes off matrix units
+  // The accumulator first, its conversion done; then a and b, live together in workgroup memory.
+  LinearLayout cLin = linear(op.results[0]);
+  std::vector<Reg> c = op.operands.size() == 3
+                           ? operand(op, 2)
+                           : std::vector<Reg>(size_t(registerCount(cLin)), b_.constant(dtypeOf(op.results[0]), 0.0));
+  Operand a = lazyOperand(op, 0, 0);
+  Operand b = lazyOperand(op, 1, alignTo16(a.sharedEnd()));
+  // Each operand's registers by instruction tile (row, column), in fragment order.
+  auto fragments = [&](int i, int64_t rows, int64_t cols) {
+    LinearLayout lin = layout::toLinear(operandLayout(op, i), k_.type(op.operands[size_t(i)]).shape);
+    std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> tiles;
+    for (int64_t r = 0; r < registerCount(lin); ++r) {
+      Coord x = input(lin, layout::kRegister, r);
+      tiles[{x[0] / rows, x[1] / cols}].push_back(r);
+    }
+    return tiles;
+  };
+  auto aTiles = fragments(0, unit.m, unit.k), bTiles = fragments(1, unit.k, unit.n);
+  std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> cTiles;  // tile -> register indices
+  for (int64_t r = 0; r < registerCount(cLin); ++r) {
+    Coord x = input(cLin, layout::kRegister, r);
+    cTiles[{x[0] / unit.m, x[1] / unit.n}].push_back(r);
+  }
+  // f16/bf16 products accumulate in f32 across the k tiles and round once (the dot's semantics).
+  DType resultT = dtypeOf(op.results[0]);
+  DType accT = resultT == DType::f16 || resultT == DType::bf16 ? DType::f32 : resultT;
+  std::vector<KAttr> attrs = {{"instr", std::string(layout::instrName(unit.instr))},
+                              {"m", unit.m}, {"n", unit.n}, {"k", unit.k},
+                              {"a", std::string(dtypeName(dtypeOf(op.operands[0])))},
+                              {"b", std::string(dtypeName(dtypeOf(op.operands[1])))},
+                              {"c", std::string(dtypeName(accT))}};
+  std::map<std::pair<int64_t, int64_t>, std::vector<Reg>> d;  // each result tile's running sum
+  for (const auto& [tile, indices] : cTiles)
+    for (int64_t r : indices) d[tile].push_back(castTo(c.at(size_t(r)), accT));
+  // k outermost: a step's fragments are loaded just before its instructions and die after them.
+  std::set<int64_t> kSteps;
+  for (const auto& [tile, regs] : aTiles) kSteps.insert(tile.second);
+  for (int64_t kk : kSteps)
+    for (auto& [tile, sum] : d) {
+      auto aIt = aTiles.find({tile.first, kk}), bIt = bTiles.find({kk, tile.second});
+      if (aIt == aTiles.end() || bIt == bTiles.end())
+        unsupported(op, "with layout " + layout::str(result) + ": operand fragments do not pair");
+      std::vector<Reg> operands;
+      for (int64_t r : aIt->second) operands.push_back(a.get(r));
+      for (int64_t r : bIt->second) operands.push_back(b.get(r));
+      operands.insert(operands.end(), sum.begin(), sum.end());
+      sum = b_.emitMulti(KOp::mma, std::vector<DType>(sum.size(), accT), operands, attrs);
+    }
+  for (const auto& [tile, indices] : cTiles)
+    for (size_t i = 0; i < indices.size(); ++i) c.at(size_t(indices[i])) = castTo(d[tile][i], resultT);
+  define(op.results[0], c);
+}
+
+void Lowering::fmaDot(const ir::Op& op) {
+  int64_t K = k_.type(op.operands[0]).shape[1];  // the loop stays inside k; rows are padded
+  int64_t Kp = layout::paddedShape({K})[0], Np = layout::paddedShape(k_.type(op.operands[1]).shape)[1];
+  DType resultT = dtypeOf(op.results[0]);
+  DType accT = resultT == DType::f16 || resultT == DType::bf16 ? DType::f32 : resultT;
+  // The accumulator first: converting it may go through workgroup memory, where a and b go next.
+  std::optional<std::vector<Reg>> acc;
+  if (op.operands.size() == 3) acc = operand(op, 2);
+  b_.effect(KOp::barrier);  // earlier readers of the aliased buffer are done
+  int64_t aAlloc = stageRowMajor(op.operands[0], 0);
+  int64_t bAlloc = stageRowMajor(op.operands[1], f_.shared[size_t(aAlloc)].bytes);  // live with a
+  b_.effect(KOp::barrier);
+  LinearLayout cLin = linear(op.results[0]);
+  std::vector<std::vector<Reg>> at;  // each result register's (row, column), hoisted out of the loop
+  for (int64_t r = 0; r < registerCount(cLin); ++r) at.push_back(coords(cLin, r));
+  std::vector<Reg> c = acc ? *acc : std::vector<Reg>(at.size(), b_.constant(resultT, 0.0));
+  std::vector<Reg> inits = {b_.constant(DType::i32, 0), b_.constant(DType::i32, double(K))};
+  for (Reg r : c) inits.push_back(b_.type(r) == accT ? r : b_.emit(KOp::cast, accT, {r}));
+  std::vector<Reg> sums = b_.emitMulti(KOp::for_loop, std::vector<DType>(c.size(), accT), inits, {});
+  std::vector<Reg> args = b_.openRegion([&] { std::vector<DType> t(c.size() + 1, accT); t[0] = DType::i32; return t; }());
+  Reg kk = args[0];
+  // Registers of one row (column) of the result read the same element of a (b): once each.
+  std::map<std::pair<int64_t, Reg>, Reg> loaded;
+  auto load = [&](int64_t alloc, Reg index) {
+    auto [it, fresh] = loaded.try_emplace({alloc, index}, -1);
+    if (fresh) it->second = castTo(b_.emit(KOp::load_shared, f_.shared[size_t(alloc)].dtype, {index}, {{"alloc", alloc}}), accT);
+    return it->second;
+  };
+  std::vector<Reg> next;
+  for (size_t r = 0; r < c.size(); ++r) {
+    Reg aIndex = b_.binary("add", b_.binary("mul", at[r][0], b_.constant(DType::i32, double(Kp))), kk);
+    Reg bIndex = b_.binary("add", b_.binary("mul", kk, b_.constant(DType::i32, double(Np))), at[r][1]);
+    Reg a = load(aAlloc, aIndex), b = load(bAlloc, bIndex);
+    next.push_back(b_.binary("add", args[r + 1], b_.binary("mul", a, b)));
+  }
+  b_.effect(KOp::yield, next);
+  b_.closeRegion();
+  for (Reg& r : sums) r = castTo(r, resultT);
+  define(op.results[0], sums);
+}
+
+auto Lowering::stageRowMajor(ir::ValueId v, int64_t offset) -> int64_t {
+  DType dt = k_.type(v).dtype;
+  int64_t alloc = allocShared(paddedNumel(v) * dtypeBytes(dt), dt, "row-major", offset);
+  LinearLayout lin = linear(v);
+  for (int64_t r = 0; r < registerCount(lin); ++r) {
+    Reg index = rowMajor(coords(lin, r), layout::paddedShape(k_.type(v).shape));
+    b_.effect(KOp::store_shared, {index, regs_.at(v).at(size_t(r))}, {{"alloc", alloc}});
+  }
+  return alloc;
+}
+
+}  // namespace tj::gpu::detail

@@ -1,0 +1,214 @@
+// The kernel-IR lowering's layout conversions: register renames, warp shuffles solved over
+// GF(2), and tiles staged through workgroup memory (ldmatrix where it fits).
+#include "lower/gpu/lowering.hpp"
+
+namespace tj::gpu::detail {
+
+auto Lowering::conversionOf(const ir::Op& op, int i) const -> const layout::Conversion* {
+  for (const layout::Conversion& c : a_.conversions)
+    if (c.user == &op && c.operand == i) return &c;
+  return nullptr;
+}
+
+auto Lowering::lazyOperand(const ir::Op& op, int i, int64_t sharedOffset) -> Operand {
+  ir::ValueId v = op.operands[size_t(i)];
+  if (auto ahead = readAhead_.find(v); ahead != readAhead_.end()) return Operand(*this, ahead->second.staged);
+  const layout::Conversion* c = conversionOf(op, i);
+  const std::vector<Reg>& src = regs_.at(v);
+  if (!c || c->kind == layout::ConversionKind::none) return Operand(*this, src);
+  LinearLayout from = linear(*c->from, v), to = linear(*c->to, v);
+  if (c->kind == layout::ConversionKind::register_permute)
+    return Operand(*this, remap(src, from, to, [](const Coord& x) { return x; }, op, *c->to));
+  if (c->kind == layout::ConversionKind::warp_shuffle)
+    if (std::optional<std::vector<Reg>> moved = throughShuffles(src, from, to)) return Operand(*this, *moved);
+  return Operand(*this, stageInShared(v, src, from, to, c->via ? layout::Layout{*c->via} : plainShared(v), sharedOffset));
+}
+
+auto Lowering::throughShuffles(const std::vector<Reg>& src, const LinearLayout& from, const LinearLayout& to)
+    -> std::optional<std::vector<Reg>> {
+  const std::vector<std::string> ids = {layout::kRegister, layout::kLane, layout::kWarp};
+  std::vector<std::string> present;  // those the source has: the others add no bits
+  for (const std::string& id : ids)
+    if (!bases(from, id).empty()) present.push_back(id);
+  // Per destination bit: the source register, lane and warp bits whose bases XOR to its basis.
+  auto solve = [&](const Basis& b) -> std::optional<std::array<int64_t, 3>> {
+    std::optional<uint64_t> combo = from.combinationOf(present, b);
+    if (!combo) return std::nullopt;
+    std::array<int64_t, 3> parts{0, 0, 0};
+    size_t column = 0;  // bit of the combination: the source's bases in ids order
+    for (size_t id = 0; id < ids.size(); ++id)
+      for (size_t i = 0; i < bases(from, ids[id]).size(); ++i, ++column)
+        if (*combo >> column & 1) parts[id] ^= int64_t{1} << i;
+    return parts;
+  };
+  std::vector<std::array<int64_t, 3>> regBits, laneBits;
+  for (const Basis& b : bases(to, layout::kRegister)) regBits.push_back(solve(b).value_or(std::array<int64_t, 3>{-1, 0, 0}));
+  for (const Basis& b : bases(to, layout::kLane)) laneBits.push_back(solve(b).value_or(std::array<int64_t, 3>{-1, 0, 0}));
+  for (const auto& p : regBits) if (p[0] < 0 || p[2] != 0) return std::nullopt;
+  for (const auto& p : laneBits) if (p[0] < 0 || p[2] != 0) return std::nullopt;
+  for (size_t i = 0; i < bases(to, layout::kWarp).size(); ++i) {
+    auto p = solve(bases(to, layout::kWarp)[i]);
+    if (!p || (*p)[0] != 0 || (*p)[1] != 0 || (*p)[2] != (int64_t{1} << i)) return std::nullopt;
+  }
+  // This lane's bits -> the source lane, and -> the source register offset (when the register
+  // depends on the lane, every lane reads each candidate register and selects its own).
+  std::vector<Basis> laneMap, regMap;
+  std::set<int64_t> offsets = {0};
+  for (const auto& p : laneBits) {
+    laneMap.push_back({p[1]});
+    regMap.push_back({p[0]});
+    for (int64_t o : std::set<int64_t>(offsets)) offsets.insert(o ^ p[0]);
+  }
+  if (int64_t(offsets.size()) > options_.maxShuffleCandidates) return std::nullopt;
+  Reg regOffset = offsets.size() > 1 ? idBits(KOp::lane_id, regMap, 0, -1) : -1;
+  std::vector<Reg> out;
+  for (int64_t r = 0; r < registerCount(to); ++r) {
+    int64_t base = 0, srcLane = 0;
+    for (size_t i = 0; i < regBits.size(); ++i)
+      if (r >> i & 1) base ^= regBits[i][0], srcLane ^= regBits[i][1];
+    Reg lane = idBits(KOp::lane_id, laneMap, 0, -1);
+    Reg c = b_.constant(DType::i32, double(srcLane));
+    lane = lane < 0 ? c : srcLane == 0 ? lane : b_.binary("xor", lane, c);
+    Reg value = -1;
+    for (int64_t o : offsets) {
+      Reg x = src.at(size_t(base ^ o));
+      Reg moved = b_.emit(KOp::shuffle_idx, b_.type(x), {x, lane});
+      Reg mine = value < 0 ? -1 : b_.cmp("eq", regOffset, b_.constant(DType::i32, double(o)));
+      value = value < 0 ? moved : b_.select(mine, moved, value);
+    }
+    out.push_back(value);
+  }
+  return out;
+}
+
+auto Lowering::stageInShared(ir::ValueId v, const std::vector<Reg>& src, const LinearLayout& from,
+                             const LinearLayout& to, const layout::Layout& mem, int64_t offset)
+    -> Staged {
+  std::optional<LinearLayout> offsetOf = layout::toLinear(mem, k_.type(v).shape).invert();
+  if (!offsetOf) throw Error("kernel ir: unsupported: a non-invertible workgroup-memory layout " + layout::str(mem));
+  DType dt = k_.type(v).dtype;
+  int64_t alloc = allocShared(paddedNumel(v) * dtypeBytes(dt), dt, layout::str(mem), offset);
+  LinearLayout storeAt = offsetOf->compose(from), loadAt = offsetOf->compose(to);
+  b_.effect(KOp::barrier);  // earlier readers of the aliased buffer are done
+  int64_t vec = sharedVectorWidth(storeAt, dt, alloc);
+  for (int64_t r = 0; r < registerCount(from); r += vec) {
+    std::vector<Reg> operands = {coords(storeAt, r)[0]};
+    operands.insert(operands.end(), src.begin() + r, src.begin() + r + vec);
+    b_.effect(KOp::store_shared, operands, {{"alloc", alloc}});
+  }
+  b_.effect(KOp::barrier);
+  return {alloc, loadAt, matrixLoad(loadAt, dt, alloc)};
+}
+
+auto Lowering::sharedVectorWidth(const LinearLayout& at, DType dt, int64_t alloc) const -> int64_t {
+  if (t_.vectorBytes == 0 || f_.shared[size_t(alloc)].offset % t_.vectorBytes != 0) return 1;
+  int64_t vec = runAlong(at, 0, t_.vectorBytes / dtypeBytes(dt));
+  const std::vector<Basis>& regs = bases(at, layout::kRegister);
+  auto aligned = [&](const Basis& b) { return b[0] % vec == 0; };
+  bool others = std::all_of(regs.begin() + std::countr_zero(uint64_t(vec)), regs.end(), aligned) &&
+                std::ranges::all_of(bases(at, layout::kLane), aligned) && std::ranges::all_of(bases(at, layout::kWarp), aligned);
+  return others ? vec : 1;
+}
+
+auto Lowering::runAlong(const LinearLayout& lin, size_t axis, int64_t most) -> int64_t {
+  const std::vector<Basis>& regs = bases(lin, layout::kRegister);
+  int64_t vec = 1;
+  for (size_t bit = 0; vec < most && bit < regs.size(); ++bit, vec *= 2) {
+    Basis step(lin.outs().size(), 0);
+    step[axis] = vec;
+    if (regs[bit] != step) break;
+  }
+  return vec;
+}
+
+void Lowering::loadStaged(const Staged& s, int64_t r, std::vector<Reg>& regs) {
+  if (s.matrices) return loadMatrices(*s.matrices, s, r, regs);
+  DType dt = f_.shared[size_t(s.alloc)].dtype;
+  regs.at(size_t(r)) = b_.emit(KOp::load_shared, dt, {plus(coords(s.loadAt, r)[0], s.base)}, {{"alloc", s.alloc}});
+}
+
+auto Lowering::matrixLoad(const LinearLayout& loadAt, DType dt, int64_t alloc) const -> std::optional<MatrixLoad> {
+  int64_t width = dtypeBytes(dt);
+  if (!t_.ldmatrix || (width != 1 && width != 2) || f_.shared[size_t(alloc)].offset % 16 != 0) return std::nullopt;
+  auto offsets = [&](const std::string& id) {
+    std::vector<int64_t> o;
+    for (const Basis& b : bases(loadAt, id)) o.push_back(b[0]);
+    return o;
+  };
+  std::vector<int64_t> reg = offsets(layout::kRegister), lane = offsets(layout::kLane);
+  // 8-bit elements go two to a 16-bit one: a register bit must step to the next byte, and
+  // ldmatrix cannot transpose within the pairs.
+  int64_t byteBit = width == 1 ? std::ranges::find(reg, 1) - reg.begin() : -1;
+  if (byteBit == int64_t(reg.size())) return std::nullopt;
+  auto halves = [&](int64_t o) { return width == 1 ? (o % 2 == 0 ? o / 2 : -1) : o; };  // in 16-bit elements
+  auto wholeRows = [&](int64_t o) { return halves(o) >= 0 && halves(o) % 8 == 0; };
+  if (lane.size() != 5 || !std::ranges::all_of(offsets(layout::kWarp), wholeRows)) return std::nullopt;
+  for (bool trans : {false, true}) {
+    if (trans && width == 1) break;
+    bool lanesFit = trans ? halves(lane[2]) == 1 && halves(lane[3]) == 2 && halves(lane[4]) == 4 && wholeRows(lane[0]) &&
+                                wholeRows(lane[1])
+                          : halves(lane[0]) == 2 && halves(lane[1]) == 4 && wholeRows(lane[2]) && wholeRows(lane[3]) &&
+                                wholeRows(lane[4]);
+    int64_t pair = -1;
+    for (int64_t bit = 0; bit < int64_t(reg.size()) && pair < 0; ++bit)
+      if (bit != byteBit && (trans ? wholeRows(reg[size_t(bit)]) : halves(reg[size_t(bit)]) == 1)) pair = bit;
+    if (!lanesFit || pair < 0) continue;
+    MatrixLoad m{trans, pair, byteBit, {}, {}};
+    bool rowsFit = true;
+    for (int64_t bit = 0; bit < int64_t(reg.size()); ++bit) {
+      if (bit == m.pairBit || bit == byteBit) continue;
+      rowsFit = rowsFit && wholeRows(reg[size_t(bit)]);
+      if (m.matrixBits.size() < 2) m.matrixBits.push_back(bit);
+    }
+    if (!rowsFit) continue;
+    // Lane l supplies row l % 8 of matrix l / 8.
+    std::vector<int64_t> rowLanes = trans ? std::vector<int64_t>{reg[size_t(m.pairBit)], lane[0], lane[1]}
+                                          : std::vector<int64_t>{lane[2], lane[3], lane[4]};
+    for (int64_t bit : m.matrixBits) rowLanes.push_back(reg[size_t(bit)]);
+    for (int64_t o : rowLanes) m.rowOf.push_back({o});
+    return m;
+  }
+  return std::nullopt;
+}
+
+void Lowering::loadMatrices(const MatrixLoad& m, const Staged& s, int64_t r, std::vector<Reg>& out) {
+  const LinearLayout& loadAt = s.loadAt;
+  int64_t alloc = s.alloc;
+  int64_t spanned = int64_t{1} << m.pairBit, num = int64_t{1} << m.matrixBits.size();
+  for (int64_t bit : m.matrixBits) spanned |= int64_t{1} << bit;
+  if (m.byteBit >= 0) spanned |= int64_t{1} << m.byteBit;
+  int64_t first = r & ~spanned;
+  Reg rows = idBits(KOp::warp_id, bases(loadAt, layout::kWarp), 0, idBits(KOp::lane_id, m.rowOf, 0, -1));
+  Reg at = b_.constant(DType::i32, double(input(loadAt, layout::kRegister, first)[0]));
+  at = plus(rows < 0 ? at : b_.binary("xor", rows, at), s.base);
+  DType dt = f_.shared[size_t(alloc)].dtype;
+  int64_t perWord = 4 / dtypeBytes(dt);  // elements per 32-bit result register
+  std::vector<Reg> loaded = b_.emitMulti(KOp::ldmatrix, std::vector<DType>(size_t(perWord * num), dt), {at},
+                                         {{"alloc", alloc}, {"num", num}, {"trans", int64_t{m.trans}}});
+  for (int64_t e = 0; e < int64_t(loaded.size()); ++e) {  // word j's pair element, then byte
+    int64_t x = first, j = e / perWord, inWord = e % perWord;
+    for (size_t b = 0; b < m.matrixBits.size(); ++b)
+      if (j >> b & 1) x |= int64_t{1} << m.matrixBits[b];
+    if (inWord / (perWord / 2)) x |= int64_t{1} << m.pairBit;
+    if (perWord == 4 && inWord % 2) x |= int64_t{1} << m.byteBit;
+    out.at(size_t(x)) = loaded[size_t(e)];
+  }
+}
+
+auto Lowering::paddedNumel(ir::ValueId v) const -> int64_t {
+  int64_t n = 1;
+  for (int64_t d : layout::paddedShape(k_.type(v).shape)) n *= d;
+  return n;
+}
+
+auto Lowering::allocSharedTogether(const std::vector<DType>& types, int64_t elements, const std::string& what)
+    -> std::vector<int64_t> {
+  std::vector<int64_t> allocs;
+  for (int64_t offset = 0; DType dt : types) {
+    allocs.push_back(allocShared(alignTo16(elements * dtypeBytes(dt)), dt, what, offset));
+    offset += f_.shared.back().bytes;
+  }
+  return allocs;
+}
+
+}  // namespace tj::gpu::detail

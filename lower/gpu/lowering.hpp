@@ -1,0 +1,542 @@
+// The kernel-IR lowering (lowerToKernelIR): one class, Lowering, whose steps live in
+// lower_to_kernel_ir.cpp (parameters, coordinates, padding, elementwise ops, checks) and
+// kernel_ir_{conversions,memory,reductions,control}.cpp. Internal to lower/gpu.
+#pragma once
+#include "lower/gpu/lower_to_kernel_ir.hpp"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "ir/divisibility.hpp"
+#include "ir/error.hpp"
+
+namespace tj::gpu::detail {
+
+using layout::LinearLayout;
+using Basis = LinearLayout::Basis;
+using Coord = std::vector<int64_t>;
+
+[[noreturn]] inline void unsupported(const ir::Op& op, const std::string& what) {
+  throw Error("kernel ir: unsupported: " + std::string(ir::opName(op.code)) + " " + what);
+}
+
+inline Basis input(const LinearLayout& lin, const std::string& name, int64_t value) {
+  std::vector<int64_t> inputs;
+  for (const auto& in : lin.ins()) inputs.push_back(in.name == name ? value : 0);
+  return lin.apply(inputs);
+}
+inline const std::vector<Basis>& bases(const LinearLayout& lin, const std::string& name) {
+  static const std::vector<Basis> none;
+  for (const auto& in : lin.ins())
+    if (in.name == name) return in.bases;
+  return none;
+}
+inline int64_t registerCount(const LinearLayout& lin) {
+  for (const auto& in : lin.ins())
+    if (in.name == layout::kRegister) return int64_t{1} << in.bases.size();
+  return 1;
+}
+
+// A linear map of coordinates between two shapes (broadcast, reshape, permute).
+using CoordMap = std::function<Coord(const Coord&)>;
+
+inline std::string_view combineFn(ir::OpCode c) {
+  if (c == ir::OpCode::reduce_sum) return "add";
+  return c == ir::OpCode::reduce_max ? "max" : "min";
+}
+
+// Whether a printer may emit a loop for `f`: its fors and whiles, C's fmod for a float
+// remainder, and the compare-exchange loops of float atomics. Nested ones sit inside a
+// top-level loop.
+inline bool hasLoops(const KernelFunction& f) {
+  const KAttr floatRem{"fn", std::string("rem")};
+  return std::ranges::any_of(f.body.insts, [&](const KInst& i) {
+    bool floatResult = !i.results.empty() && isFloat(f.regTypes.at(size_t(i.results[0])));
+    return i.op == KOp::for_loop || i.op == KOp::while_loop || (i.op == KOp::atomic_global && floatResult) ||
+           (i.op == KOp::binary && floatResult && std::ranges::find(i.attrs, floatRem) != i.attrs.end());
+  });
+}
+
+class Lowering {
+ public:
+  Lowering(const ir::Kernel& k, const layout::LayoutAssignment& a, const layout::Target& t, KernelLoweringOptions o)
+      : k_(k), a_(a), t_(t), options_(o), b_(f_, o.maxInstructions) {
+    f_.name = k.name;
+    f_.target = t.name;
+    f_.subgroupSize = t.subgroupSize;
+    f_.workgroupSize = t.subgroupSize * t.warpsPerProgram;
+    declareParams();
+    ir::forEachOp(k.body, [&](const ir::Op& op) { for (ir::ValueId v : op.operands) ++uses_[v]; });
+    divisors_ = ir::knownDivisors(k);
+  }
+
+  KernelFunction run();
+  struct SharedOverBudget : Error {
+    SharedOverBudget(const std::string& what, int64_t stages) : Error(what), stages(stages) {}
+    int64_t stages;  // the most stages a fold read ahead with
+  };
+
+ private:
+  // ---- parameters: per tensor its buffer, sizes and strides; then the scalars ----
+  void declareParams();
+  int64_t paramIndex(const std::string& name) const;
+  Reg param(const std::string& name) {
+    int64_t i = paramIndex(name);
+    return b_.emit(KOp::param, f_.params[size_t(i)].dtype, {}, {{"index", i}});
+  }
+  static std::string tensorName(int64_t tensor) { return std::string("t").append(std::to_string(tensor)); }
+  Reg tensorParam(int64_t tensor, const char* what, int64_t axis) {
+    return param(tensorName(tensor).append(".").append(what).append(std::to_string(axis)));
+  }
+
+  // ---- layouts and coordinates ----
+  LinearLayout linear(const layout::Layout& l, ir::ValueId v) const { return layout::toLinear(l, k_.type(v).shape); }
+  LinearLayout linear(ir::ValueId v) const { return linear(a_.of(v), v); }
+
+  // Bits of a thread id (lane or warp) times their bases, XORed: the runtime part of a coordinate.
+  Reg idBits(KOp id, const std::vector<Basis>& bs, size_t dim, Reg acc);
+  // The i32 coordinates of register `reg` of this thread.
+  std::vector<Reg> coords(const LinearLayout& lin, int64_t reg);
+
+  // The row-major position of a coordinate (i32 registers, at least one) in `shape`.
+  Reg rowMajor(const std::vector<Reg>& at, const ir::Shape& shape);
+  // A workgroup-memory slot for register r of a tile of `shape`: `at` (its coordinates, maybe
+  // shifted) row-major in `space`, or the scratch slot past space's elements for padding.
+  Reg slotOf(const LinearLayout& lin, int64_t r, const std::vector<Reg>& at, const ir::Shape& shape,
+             const ir::Shape& space);
+  Reg firstThread() { return b_.cmp("eq", b_.emit(KOp::thread_id, DType::i32), b_.constant(DType::i32, 0)); }
+
+  // ---- padding: a tile is laid out over its power-of-two padding (layout::paddedShape) ----
+  // Whether register `reg`'s coordinate `c` on dimension d is inside `shape`: -1 when it
+  // always is (d is a power of two or the register never reaches the padding), else a bool.
+  Reg insideAlong(const LinearLayout& lin, int64_t reg, Reg c, size_t d, const ir::Shape& shape);
+  // Whether the register holds a real element (every dimension inside); -1 when it always does.
+  Reg inside(const LinearLayout& lin, int64_t reg, const std::vector<Reg>& coord, const ir::Shape& shape);
+  // x where the register's coordinate c on dimension d is inside, padding() elsewhere.
+  Reg maskAlong(const LinearLayout& lin, int64_t reg, Reg c, size_t d, const ir::Shape& shape, Reg x,
+                const std::function<Reg()>& padding);
+
+  // For each register of `to`, the register of `from` holding the element `map` sends it to;
+  // lanes and warps must already agree (otherwise data moves between threads).
+  std::vector<Reg> remap(const std::vector<Reg>& src, const LinearLayout& from, const LinearLayout& to,
+                         const CoordMap& map, const ir::Op& op, const layout::Layout& toLayout);
+
+  // ---- operands and conversions ----
+  // How ldmatrix reads a layout's registers from workgroup memory (loadAt: register, lane,
+  // warp -> element offset). Each 8x8 matrix is 8 rows of 16 bytes, each row's address given
+  // by one lane; a lane receives pairs: a row's two neighbours (or, transposed, one column's
+  // two neighbouring rows). So lanes 0-1 and one register bit must step within a row and
+  // lanes 2-4 across rows (transposed: the reverse); every other bit moves whole rows.
+  struct MatrixLoad {
+    bool trans;
+    int64_t pairBit;                  // the register bit of a pair's second element
+    int64_t byteBit;                  // 8-bit elements: the register bit of a 16-bit element's high byte; else -1
+    std::vector<int64_t> matrixBits;  // register bits choosing among the loaded matrices
+    std::vector<Basis> rowOf;         // lane bit -> the offset of the row that lane supplies
+  };
+  // A tile stored in workgroup memory, each register of another layout read on demand.
+  struct Staged {
+    int64_t alloc;
+    LinearLayout loadAt;  // register, lane, warp -> element offset
+    std::optional<MatrixLoad> matrices;
+    Reg base = -1;  // an element offset added to every load (a read-ahead ring's stage); -1: none
+  };
+  // An operand's registers: at hand, or loaded from where stageInShared put them.
+  class Operand {
+   public:
+    Operand(Lowering& l, std::vector<Reg> regs) : l_(l), regs_(std::move(regs)) {}
+    Operand(Lowering& l, Staged s) : l_(l), regs_(size_t(registerCount(s.loadAt)), -1), staged_(std::move(s)) {}
+    Reg get(int64_t r) {
+      if (regs_.at(size_t(r)) < 0) l_.loadStaged(*staged_, r, regs_);
+      return regs_[size_t(r)];
+    }
+    std::vector<Reg> all() {
+      for (int64_t r = 0; r < int64_t(regs_.size()); ++r) get(r);
+      return regs_;
+    }
+    // Where its workgroup memory ends (bytes past the allocations' floor), 0 when it has none
+    // there (a read-ahead ring lies below the floor).
+    int64_t sharedEnd() const {
+      if (!staged_ || staged_->base >= 0) return 0;
+      const SharedAlloc& s = l_.f_.shared[size_t(staged_->alloc)];
+      return s.offset + s.bytes - l_.sharedFloor_;
+    }
+
+   private:
+    Lowering& l_;
+    std::vector<Reg> regs_;  // -1 until loaded
+    std::optional<Staged> staged_;
+  };
+  const layout::Conversion* conversionOf(const ir::Op& op, int i) const;
+  const layout::Layout& operandLayout(const ir::Op& op, int i) const {
+    const layout::Conversion* c = conversionOf(op, i);
+    return c ? *c->to : a_.of(op.operands[size_t(i)]);
+  }
+  std::vector<Reg> operand(const ir::Op& op, int i) { return lazyOperand(op, i, 0).all(); }
+  // An operand in its user's layout. A conversion through workgroup memory (at byte
+  // `sharedOffset`) stores at once and loads registers on demand, so a dot loads each
+  // fragment just before the instructions that read it.
+  Operand lazyOperand(const ir::Op& op, int i, int64_t sharedOffset);
+
+  // A conversion within warps as one shuffle per register: solves, over GF(2), which source
+  // (register, lane) holds each destination bit's element. Only when the source register does
+  // not depend on the lane and warps map alike; nullopt otherwise (the caller goes through memory).
+  std::optional<std::vector<Reg>> throughShuffles(const std::vector<Reg>& src, const LinearLayout& from,
+                                                  const LinearLayout& to);
+  layout::Layout plainShared(ir::ValueId v) const {
+    return layout::Layout{layout::Shared{1, 1, 1, layout::rowMajorOrder(k_.type(v).shape.size())}};
+  }
+
+  // Stores every register at its (swizzled) offset (from `offset` bytes on); loads come later.
+  Staged stageInShared(ir::ValueId v, const std::vector<Reg>& src, const LinearLayout& from, const LinearLayout& to,
+                       const layout::Layout& mem, int64_t offset);
+  // How many registers one store to workgroup memory writes (at offsets `at`: register, lane,
+  // warp -> element): up to the target's widest access, where the lowest register bits step
+  // 1, 2, 4... elements and every other bit keeps the vector aligned.
+  int64_t sharedVectorWidth(const LinearLayout& at, DType dt, int64_t alloc) const;
+  // How many elements (a power of two up to `most`) the lowest register bits of `lin` step
+  // through consecutively along `axis`: bit i must move 2^i along it and nowhere else.
+  static int64_t runAlong(const LinearLayout& lin, size_t axis, int64_t most);
+  // Loads register r of a staged tile (with the others of its ldmatrix) into `regs`.
+  void loadStaged(const Staged& s, int64_t r, std::vector<Reg>& regs);
+  Reg plus(Reg a, Reg b) { return b < 0 ? a : b_.binary("add", a, b); }
+
+  std::optional<MatrixLoad> matrixLoad(const LinearLayout& loadAt, DType dt, int64_t alloc) const;
+  // The ldmatrix that reads register r with the others its pair and matrix bits span, into `out`.
+  void loadMatrices(const MatrixLoad& m, const Staged& s, int64_t r, std::vector<Reg>& out);
+  static int64_t alignTo16(int64_t bytes) { return (bytes + 15) / 16 * 16; }
+  int64_t paddedNumel(ir::ValueId v) const;
+  // `offset` bytes above the floor: below it lie the read-ahead rings of the folds being lowered.
+  int64_t allocShared(int64_t bytes, DType dt, std::string what, int64_t offset = 0) {
+    f_.shared.push_back({sharedFloor_ + offset, bytes, dt, std::move(what)});
+    return static_cast<int64_t>(f_.shared.size() - 1);
+  }
+  // Allocations live together (each step reads them all): `elements` of each dtype, one after another.
+  std::vector<int64_t> allocSharedTogether(const std::vector<DType>& types, int64_t elements, const std::string& what);
+
+  // ---- ops ----
+  void block(const ir::Block& b);
+  void define(ir::ValueId v, std::vector<Reg> r) { regs_[v] = std::move(r); }
+  DType dtypeOf(ir::ValueId v) const { return k_.type(v).dtype; }
+  int64_t countOf(ir::ValueId v) const { return registerCount(linear(v)); }
+
+  void lower(const ir::Op& op);
+
+  bool isNonzeroConstant(ir::ValueId v) const;
+
+  Reg constantOf(const ir::Op& op, DType t) { return b_.constant(t, *op.attr("value")); }
+
+  void iota(const ir::Op& op);
+
+  void elementwise(const ir::Op& op);
+
+  // broadcast, permute and reshapes of unit dimensions move no data when the layouts agree:
+  // a renaming of registers. Other reshapes move elements between threads.
+  void reshape(const ir::Op& op);
+  // Where a broadcast, permute or reshape finds each result coordinate in its operand; nullopt
+  // for a reshape that moves elements (one that is not only adding or dropping unit dimensions).
+  std::optional<CoordMap> viewMap(const ir::Op& op) const;
+  // The dimensions of `shape` that are not 1, in order.
+  static std::vector<size_t> sizedDims(const ir::Shape& shape);
+  // A reshape whose elements change threads: each real element goes to workgroup memory at
+  // its row-major position and comes back in the result's layout. Padding elements all
+  // store to (and load from) one scratch slot past the real ones; nothing reads it for a value.
+  void reshapeThroughMemory(const ir::Op& op);
+
+  // ---- reductions: registers, then lanes (shuffles), then warps (workgroup memory) ----
+  static bool mixes(const Basis& b, size_t axis);
+  static bool isArg(ir::OpCode c) { return c == ir::OpCode::argmax || c == ir::OpCode::argmin; }
+
+  // A partial reduction: its value and, for argmax/argmin, the index it came from.
+  struct Partial {
+    Reg value, index = -1;
+  };
+
+  void reduce(const ir::Op& op);
+  // Register r of the reduced operand as a partial: padding along the axis becomes the
+  // identity (with an index past every real one); bools compare as i32.
+  Partial element(const ir::Op& op, const LinearLayout& src, int64_t r, Reg x, const ir::Shape& shape);
+  Reg identity(ir::OpCode code, DType t);
+  // a and b combined; for argmax/argmin as the interpreter's scan (the first NaN, else the
+  // first best), so the result does not depend on the order partials meet in.
+  Partial combine(ir::OpCode code, const Partial& a, const Partial& b);
+  Partial shuffleXor(const Partial& x, int64_t mask) {
+    auto move = [&](Reg r) { return r < 0 ? r : b_.emit(KOp::shuffle_xor, b_.type(r), {r}, {{"mask", mask}}); };
+    return {move(x.value), move(x.index)};
+  }
+  // A subgroup reduction over clusters when the reduced lane bits are the low ones; butterflies otherwise.
+  Partial acrossLanes(ir::OpCode code, Partial x, const std::vector<Basis>& lanes, size_t axis);
+  // Each warp writes its partials per (group, warp, lane); every warp then combines the
+  // warps that share its other coordinates, in one fixed order so all agree bit for bit.
+  void acrossWarps(ir::OpCode code, std::map<Coord, Partial>& groups, const std::vector<Basis>& warps, size_t axis);
+
+  // ---- memory ----
+  // Per register: the element index (offset + coordinate) per axis, the in-bounds predicate and the address.
+  // The element at i64 indices of `tensor` and whether it is inside (0 <= index < size per axis).
+  std::pair<Reg, Reg> address(int64_t tensor, const std::vector<Reg>& index);
+  // A block's element: the op's offsets plus a register's coordinates.
+  std::pair<Reg, Reg> blockAddress(const ir::Op& op, int64_t tensor, const std::vector<Reg>& coord);
+  // A gather's or scatter's element r: its coordinates' registers r, and the mask's (operand maskAt) where there is one.
+  std::pair<Reg, Reg> indirectAddress(const ir::Op& op, const std::vector<std::vector<Reg>>& in, size_t r, size_t maskAt);
+  std::vector<std::vector<Reg>> operands(const ir::Op& op);
+  KAttrValue fillOf(const ir::Op& op) const;
+  void load(const ir::Op& op);
+  void store(const ir::Op& op);
+  // vec consecutive elements from buffer[addr] if pred, else the load's fill.
+  std::vector<Reg> loadGlobal(const ir::Op& op, Reg addr, Reg pred, int64_t vec) {
+    return b_.emitMulti(KOp::load_global, std::vector<DType>(size_t(vec), dtypeOf(op.results[0])), {addr, pred},
+                        {{"buffer", paramIndex(tensorName(op.intAttr("tensor")))}, {"fill", fillOf(op)}, {"vec", vec}});
+  }
+  void storeGlobal(int64_t tensor, Reg addr, Reg pred, const std::vector<Reg>& values);
+  // How many consecutive elements one access of a block load or store moves: the target's
+  // widest access where the tensor's launch facts allow it (options_.vectorTensors), the
+  // layout's lowest register bits step 1, 2, 4... along the last axis, and the block's
+  // last offset and size keep each vector wholly inside or outside the tensor and the tile.
+  int64_t vectorWidth(const ir::Op& op, int64_t tensor, const LinearLayout& lin, const ir::Shape& shape) const;
+  // pred, and that register r of a stored tile is a real element (not padding) and this thread's copy of it.
+  // (pred: -1 for true; so is the result where nothing limits it)
+  Reg ownedElement(const LinearLayout& lin, int64_t r, const std::vector<Reg>& at, const ir::Shape& shape, Reg owner, Reg pred) {
+    return both(both(pred, inside(lin, r, at, shape)), owner);  // never padding
+  }
+  Reg both(Reg a, Reg b) { return a < 0 ? b : b < 0 ? a : b_.binary("and", a, b); }
+
+  // ---- gather and scatter: coordinates from registers, in the layout of the result / value ----
+  void gather(const ir::Op& op);
+  // Of elements with the same coordinates, whichever thread stores last wins.
+  void scatter(const ir::Op& op);
+
+  // Each element is updated once, by the thread and register holding its stored copy (as a
+  // store); a register copy takes its owner's old value, and copies in other threads get it
+  // through workgroup memory when the old values are read.
+  void atomic(const ir::Op& op);
+  // A register holding element `flat` (row-major; padding: the scratch slot n), `owns` whether
+  // this thread's copy is the one written (-1: always), `value` its value there.
+  struct Owned {
+    Reg flat, owns, value;
+  };
+  // Every element's owned value, read back by each of `regs`' threads at the same flat
+  // positions: owners store to workgroup memory, the rest to a scratch slot past the n real
+  // ones, and after a barrier every thread loads its positions.
+  std::vector<Reg> shareOwned(DType dt, const std::vector<Owned>& regs, int64_t n);
+
+  // ---- print: into a buffer of its own, printed by the device after the launch ----
+  void print(const ir::Op& op);
+  // Operand i's real elements go to workgroup memory at their coordinates shifted by
+  // storeShift[i] along the axis, row-major in `space`; after a barrier each register of the
+  // result loads its coordinates shifted by loadShift. Padding uses a scratch slot past `space`.
+  void moveThroughMemory(const ir::Op& op, const ir::Shape& space, const std::vector<int64_t>& storeShift, int64_t loadShift);
+  void concat(const ir::Op& op);
+
+  // An inclusive scan in workgroup memory: every element goes to its row-major slot (padding
+  // to a scratch slot past them), the lines along the axis are scanned there by loops, and each
+  // register reads its slot back. The code is the same few loops for any tile (lavapipe
+  // compiles unrolled steps per register slowly). Where there are more threads than lines, a
+  // line is cut into chunks (ScanPlan); otherwise each thread scans whole lines left to right,
+  // in the interpreter's order. Several tiles scanned together (a combine region) take one
+  // allocation each.
+  void scan(const ir::Op& op);
+  // A scan whose lines each lie within one subgroup (every register and lane basis that moves
+  // along the axis is one power of two on it, and no warp basis does), without workgroup
+  // memory or barriers; false where the layout is not such. The axis position's bits are taken
+  // from the lowest: with each one, every element's block (the elements sharing its higher
+  // bits) doubles, holding S, the element's inclusive scan within its block, and T, the
+  // block's total; the upper half of a block combines the lower half's T before its own. The
+  // lower half's T is another lane's (a shuffle) for a lane bit; consecutive register bits
+  // take their blocks in order in each thread. Registers of one block compute the same T once
+  // (value numbering).
+  bool scanInSubgroups(const ir::Op& op);
+  // How a scan's lines (of `length` elements `stride` apart in the row-major tile) are shared
+  // by the workgroup's threads: each line is cut into `chunks` pieces of `chunkLength` (the
+  // last may be shorter), and work item t (chunk t % chunks of line t / chunks) belongs to
+  // thread t % threads. With one chunk a line is scanned left to right; with more, each chunk
+  // is scanned, then the chunks' last elements along the line, then each later chunk's other
+  // elements combine the (final) last element of the chunk before. Chunks are few enough that
+  // the second pass stays short: about the square root of the length.
+  struct ScanPlan {
+    int64_t count = 1, length = 1, stride = 1, lines = 1, chunks = 1, chunkLength = 1;
+    std::vector<int64_t> allocs;
+    Reg scratch = -1;  // this thread's scratch slot
+  };
+  ScanPlan planScan(const ir::Shape& shape, size_t axis) const;
+  // Runs body(i) for i in [0, n): a loop, or the body itself on a constant when n is 1.
+  std::vector<Reg> forEach(int64_t n, const std::vector<Reg>& inits,
+                           const std::function<std::vector<Reg>(Reg, const std::vector<Reg>&)>& body);
+  // This thread's work item `i` (of those the plan gives it): whether it exists, its line's
+  // slot of element 0 and its chunk.
+  struct ScanItem {
+    Reg real, line, chunk;
+  };
+  ScanItem scanItem(const ScanPlan& s, Reg i, int64_t items);
+  // The slot of element `along` of a line starting at `start` where `ok` (-1: always), else
+  // this thread's scratch slot.
+  Reg scanSlot(const ScanPlan& s, Reg start, Reg along, Reg ok) {
+    Reg at = b_.binary("add", start, b_.binary("mul", along, b_.constant(DType::i32, double(s.stride))));
+    return ok < 0 ? at : b_.select(ok, at, s.scratch);
+  }
+  std::vector<Reg> loadScan(const ir::Op& op, const ScanPlan& s, Reg at);
+  void storeScan(const ScanPlan& s, Reg at, const std::vector<Reg>& values) {
+    for (size_t i = 0; i < s.allocs.size(); ++i) b_.effect(KOp::store_shared, {at, values[i]}, {{"alloc", s.allocs[i]}});
+  }
+  // Pass 1: each chunk left to right, its running value carried in registers.
+  void scanChunks(const ir::Op& op, const ScanPlan& s);
+  // Pass 2: along each line (one per thread: chunks > 1 only where lines < threads), the
+  // chunks' last elements become final.
+  void carryAcrossChunks(const ir::Op& op, const ScanPlan& s);
+  // Pass 3: every element of a later chunk but its last combines the last element of the chunk
+  // before.
+  void addCarries(const ir::Op& op, const ScanPlan& s);
+  // Whether a scan's combine gives the same bits in either order: sums and products, and
+  // integer maxima and minima (a float's may keep either zero or NaN).
+  bool commutes(const ir::Op& op) const;
+  // A scan's combine of an earlier and a later element: its fn, or its region's ops lowered
+  // on these registers.
+  std::vector<Reg> combine(const ir::Op& op, const std::vector<Reg>& earlier, const std::vector<Reg>& later);
+
+  // A bitonic sort in workgroup memory over the axis's power-of-two padding, which sorts last.
+  // Every element goes to its row-major slot with its origin (its position along the axis
+  // before the sort; equal keys order by origin, so the order is the stable one), the network
+  // runs there as loops over its steps, and each register reads its slot back: the same code for
+  // any tile (lavapipe compiles unrolled steps per register slowly). In step (k, j) each thread
+  // compare-exchanges its pairs (i, i + j*stride), where i has the axis bit j clear: positions in
+  // the padded shape are bitwise concatenations.
+  struct SortLines {
+    int64_t length = 1, stride = 1, pairs = 1;  // along the padded axis; between neighbours; pairs per step
+    std::vector<DType> types;                  // the keys, their origins, then the payload
+    std::vector<int64_t> allocs;
+    Reg scratch = -1;                          // this thread's slot, for a pair past the last
+  };
+  void sort(const ir::Op& op);
+  // Runs body(i) for i in [0, n) with n a (uniform) register.
+  void forRange(Reg n, const std::function<void(Reg)>& body);
+  // This thread's pair of round `round` in step (k, j): the one at i stays or swaps with the one
+  // at i + j*stride, so the lower position holds the first of the two in the network's ascending
+  // runs (axis bit k of i clear) and the second in its descending ones.
+  void compareExchange(const ir::Op& op, const SortLines& s, Reg round, Reg k, Reg j);
+  // Whether the element (key a, origin i) comes before (b, o): padding last, then the keys'
+  // order (NaN past every number), then the origins'.
+  Reg sortsBefore(const ir::Op& op, Reg a, Reg i, Reg b, Reg o);
+
+  // Counts in workgroup memory over the result's padded shape: zeroed, then each real element
+  // (its one copy) adds 1 to its bin atomically (an element outside the bins adds 0 to bin 0),
+  // then each thread reads its registers' bins.
+  void histogram(const ir::Op& op);
+
+  // A failed check: each thread finds one of its real elements where cond is false, and the
+  // first thread to claim the fault word records its program and that element.
+  void check(const ir::Op& op);
+
+  // Integer division or remainder by zero in a real element sets the fault buffer, which the
+  // device turns into the error the CPU reports (the interpreter's: division of fill values too).
+  void checkDivisor(const LinearLayout& lin, int64_t reg, Reg divisor, const ir::Shape& shape);
+
+  // This program's position in row-major grid order.
+  Reg programIndex();
+
+  // ---- replicated elements: bits of a layout whose basis is zero hold copies ----
+  // Each element is stored once, by its copy whose copy bits are 0: a program that reads
+  // and writes the same elements (y = x + y) would otherwise race with its own copies.
+  // The register bits whose basis is zero: a register with any of them set copies another.
+  static int64_t copyBits(const LinearLayout& lin);
+  static bool isCopy(const LinearLayout& lin, int64_t reg) { return (reg & copyBits(lin)) != 0; }
+  // Whether this thread holds the stored copy of its elements; -1 when no bit copies. Thread
+  // bits a layout lacks (a Uniform value's) copy too.
+  Reg ownsCopies(const LinearLayout& lin);
+
+  // ---- control ----
+  // A loop's carried values from operand `first` on, as registers: all of them, their types,
+  // and how many each value has.
+  struct Carried {
+    std::vector<Reg> regs;
+    std::vector<DType> types;
+    std::vector<size_t> counts;
+  };
+  Carried carried(const ir::Op& op, size_t first);
+  void fold(const ir::Op& op);
+  // Before the loop: copies of iterations start .. start + stages - 2 into stages 0 .. stages - 2.
+  void readAheadPrologue(const ir::Block& body, const std::vector<ir::ValueId>& ahead, int64_t stages, Reg start, Reg end);
+  // At the top of iteration k: its copies have landed (stages - 2 later ones may still fly)
+  // and every thread is done with iteration k - 1's stage, which the copies for
+  // k + stages - 1 now refill; the dots read stage (k - start) % stages.
+  void readAheadIteration(const ir::Block& body, const std::vector<ir::ValueId>& ahead, int64_t stages, Reg start,
+                          Reg end, Reg k);
+  // The tile IR's while: each region's arguments are the carried registers.
+  void whileLoop(const ir::Op& op);
+  // An if as two loops of at most one iteration, the kernel IR's structured control flow: the
+  // then side runs where the (uniform) condition holds, the else side otherwise; the results
+  // pass through both as carried registers.
+  void branch(const ir::Op& op);
+  void splitInto(const std::vector<ir::ValueId>& values, size_t first, const std::vector<Reg>& flat,
+                 const std::vector<size_t>& counts);
+  void yield(const ir::Op& op);
+
+  // ---- read-ahead: a fold's dot operands copied asynchronously into rings of stages ----
+  struct ReadAhead {
+    const ir::Op* load;
+    std::vector<ir::ValueId> views;        // the load's result, then the views between it and the dot
+    std::vector<const ir::Op*> offsetOps;  // the body's ops its offsets need, in order
+    LinearLayout at;                       // the dot operand's layout, in the load's coordinates
+    LinearLayout storeAt;                  // the dot operand's layout -> element offset in a stage
+    int64_t vec, stageElements;
+    Staged staged;  // the dot's view of the ring; base: the current iteration's stage
+  };
+
+  // The dot operands of `body` that can be read ahead, each given a ring of `stages` buffers
+  // below a raised allocation floor: a block load with zero fill, seen through views (permutes,
+  // unit-dimension reshapes) each used once, read by a matrix-unit dot through workgroup
+  // memory, at offsets computed from k and values from outside the body, in copies of 4, 8
+  // or 16 bytes.
+  std::vector<ir::ValueId> planReadAhead(const ir::Block& body, int64_t stages);
+  // `lin` with each basis sent through `map` into coordinates of `shape` (padded).
+  static LinearLayout mapped(const LinearLayout& lin, const CoordMap& map, const ir::Shape& shape);
+  static const ir::Op* producerIn(const ir::Block& body, ir::ValueId v);
+  // Whether a load's fill is what zero-filling copies write: +0 (or integer 0).
+  static bool zeroFill(const ir::Op& load);
+  // The body's ops a load's offsets are computed by, when they read only k, values from outside
+  // the body and each other (scalar ops that neither read nor write memory); nullopt otherwise.
+  std::optional<std::vector<const ir::Op*>> offsetSlice(const ir::Block& body, const ir::Op& load);
+  // Starts the copies of iteration k (i64) into stage `stage` (i64) of each ring, where `live`;
+  // then closes their group. The loads' offsets are computed again for this k.
+  void issueReadAhead(const ir::Block& body, const std::vector<ir::ValueId>& ahead, Reg k, Reg stage, Reg live);
+
+  // The i32 element offset of stage `stage` (i64) in a ring.
+  Reg stageOffset(const ReadAhead& r, Reg stage) {
+    return castTo(b_.binary("mul", stage, b_.constant(DType::i64, double(r.stageElements))), DType::i32);
+  }
+
+  // ---- dot ----
+  void dot(const ir::Op& op);
+
+  // An FMA dot: a and b go to workgroup memory row-major from the layouts they were computed in
+  // (instead of the operand layouts inference chose: those hold all of k in registers); then
+  // a loop over k multiplies and adds into each result register.
+  void fmaDot(const ir::Op& op);
+  Reg castTo(Reg r, DType t) { return b_.type(r) == t ? r : b_.emit(KOp::cast, t, {r}); }
+  // Stores a tile's registers (in the layout it was computed in) row-major over its
+  // padded shape; the caller brackets the stores with barriers.
+  int64_t stageRowMajor(ir::ValueId v, int64_t offset);
+
+  const ir::Kernel& k_;
+  const layout::LayoutAssignment& a_;
+  const layout::Target& t_;
+  KernelLoweringOptions options_;
+  KernelFunction f_;
+  KBuilder b_;
+  std::map<ir::ValueId, std::vector<Reg>> regs_;
+  std::map<ir::ValueId, const ir::Op*> producers_;
+  std::vector<int64_t> divisors_;  // ir::knownDivisors: what keeps block offsets aligned
+  std::map<ir::ValueId, ReadAhead> readAhead_;  // the dot operands of the folds being lowered read ahead
+  std::set<ir::ValueId> readAheadViews_;        // their loads and views, never in registers
+  int64_t sharedFloor_ = 0;  // allocations start here: below lie those folds' rings
+  int64_t stagesUsed_ = 1;   // the most stages a fold read ahead with
+  std::map<ir::ValueId, int> uses_;  // how many operands read each value
+  int64_t checks_ = 0;           // check ops lowered so far: the next one's number
+  int regionDepth_ = 0;
+};
+
+}  // namespace tj::gpu::detail
