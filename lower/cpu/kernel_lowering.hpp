@@ -1,0 +1,337 @@
+// The CPU lowering (lowerToLLVM): one class, KernelLowering, whose steps live in
+// lower_to_llvm.cpp (entry, program loop, chunks) and lower_{ops,dots,elements,buffers}.cpp.
+// Internal to lower/cpu.
+#pragma once
+#include "lower/cpu/lower_to_llvm.hpp"
+
+#include <llvm/Analysis/ValueTracking.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsX86.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Transforms/Utils/CodeExtractor.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "lower/cpu/abi.hpp"
+#include "lower/cpu/codegen_util.hpp"
+#include "lower/llvm_atomic.hpp"
+#include "lower/llvm_dtype.hpp"
+
+namespace tj::cpu::detail {
+
+using ir::OpCode;
+using ir::ValueId;
+using Indices = std::vector<llvm::Value*>;
+
+// Ops whose element is cheap to recompute at every use.
+inline bool isCheap(OpCode c) {
+  return c == OpCode::constant || c == OpCode::iota || c == OpCode::broadcast || c == OpCode::reshape ||
+         c == OpCode::permute || c == OpCode::program_id || c == OpCode::num_programs || c == OpCode::tensor_dim;
+}
+
+// Ops computed element by element wherever they are used (fused into the consumer's loop nest).
+inline bool isFusable(OpCode c) {
+  return isCheap(c) || ir::isUnaryElementwise(c) || ir::isBinaryElementwise(c) || c == OpCode::select ||
+         c == OpCode::cast || c == OpCode::load || c == OpCode::gather || c == OpCode::slice || c == OpCode::concat;
+}
+
+// Where each value is defined and how it is used, to decide what gets a buffer.
+struct UseInfo {
+  std::vector<const ir::Op*> def;  // null for block arguments
+  std::vector<int> uses, defDepth;
+  std::vector<bool> usedDeeper, printed;
+  std::vector<const ir::Op*> dotUser;  // the dot that multiplies the value, if one does
+  std::vector<ValueId> yieldedInto;  // for a value a loop body yields: the block argument it replaces
+  std::vector<const ir::Op*> storer;  // the store that writes the value, if one does
+  std::set<int64_t> storedTensors;
+  std::map<int64_t, int> tensorOps;  // how many ops read or write each tensor
+
+  explicit UseInfo(const ir::Kernel& k)
+      : def(k.types.size()), uses(k.types.size()), defDepth(k.types.size()), usedDeeper(k.types.size()),
+        printed(k.types.size()), dotUser(k.types.size()), yieldedInto(k.types.size(), -1), storer(k.types.size()) {
+    walk(k.body, 0, -1);
+  }
+
+  // Where a region's loop-carried arguments start (a fold's after k, a while body's at 0); -1
+  // for regions whose yields replace no arguments.
+  static int firstCarried(const ir::Op& op, size_t region) {
+    if (op.code == OpCode::fold) return 1;
+    return op.code == OpCode::while_ && region == 1 ? 0 : -1;
+  }
+
+  void walk(const ir::Block& block, int depth, int carriedFrom) {
+    for (ValueId a : block.args) defDepth[a] = depth;
+    for (const ir::Op& op : block.ops) {
+      for (size_t i = 0; i < op.operands.size(); ++i) {
+        ValueId v = op.operands[i];
+        ++uses[v];
+        if (depth > defDepth[v]) usedDeeper[v] = true;
+        if (op.code == OpCode::dot && i < 2) dotUser[v] = &op;
+        if (op.code == OpCode::print) printed[v] = true;
+      }
+      if (ir::writesTensor(op.code)) storedTensors.insert(op.intAttr("tensor"));
+      if (op.code == OpCode::store) storer[op.operands.back()] = &op;
+      if (op.attr("tensor") && op.code != OpCode::tensor_dim) ++tensorOps[op.intAttr("tensor")];
+      for (ValueId r : op.results) {
+        def[r] = &op;
+        defDepth[r] = depth;
+      }
+      for (size_t r = 0; r < op.regions.size(); ++r) walk(op.regions[r], depth + 1, firstCarried(op, r));
+      if (op.code == OpCode::yield && carriedFrom >= 0)
+        for (size_t i = 0; i < op.operands.size(); ++i) yieldedInto[op.operands[i]] = block.args[size_t(carriedFrom) + i];
+    }
+  }
+};
+
+// A worker's whole stack is 8 MiB by default; a kernel keeps its tiles there only
+// up to this many bytes (every sample's blocks fit), the rest on the heap.
+constexpr int64_t kStackBudget = int64_t{1} << 20;
+// Buffers start on cache lines, which is also the widest vector's alignment.
+constexpr int64_t kBufferAlign = 64;
+
+// LLVM's optimizer and code generator take time superlinear in a function's size, and a loop
+// around everything (the programs') makes it worse. A body of N block reads (a C++ loop
+// unrolled by the trace) compiled in 2.5 s at 500 reads, 9.1 s at 1000 and 35 s at 2000 (CPU
+// time, docs/benchmarks.md): InstCombine asked, for a tensor's shape, every branch on it (each
+// read's edge test) whether it dominates the use; LICM hoisted each read's column bounds out of
+// the program loop, and the register allocator split those O(N) live ranges over O(N) blocks.
+// A block (the body, or a region: the rest of a body after `exit_if` is one) of more than
+// kChunkedBodyOps ops (counting those in regions; no sample has more than 200) is therefore
+// lowered in chunks of about kChunkOps ops, each outlined into a function of its own: the cost
+// per chunk is bounded, the total linear (chunks of 128 to 256 ops compiled fastest, 64 and 512
+// a fifth slower).
+constexpr int64_t kChunkOps = 256, kChunkedBodyOps = 1024;
+
+inline int64_t countOps(const ir::Op& op) {
+  int64_t n = 1;
+  for (const ir::Block& region : op.regions) ir::forEachOp(region, [&](const ir::Op&) { ++n; });
+  return n;
+}
+
+class KernelLowering {
+ public:
+  KernelLowering(const ir::Kernel& kernel, llvm::Module& module, const CpuLoweringOptions& options)
+      : kernel_(kernel), module_(module), options_(options), ctx_(module.getContext()), b_(ctx_), info_(kernel),
+        scalars_(kernel.types.size()), buffers_(kernel.types.size()), fusedLoads_(kernel.types.size()) {}
+
+  void lower(const std::string& entryName);
+
+ private:
+  struct TensorView {
+    llvm::Value* desc;  // its TensorDesc
+    llvm::Value* data;
+    Indices shape, strides;
+  };
+
+  // ---- entry, program loop, kernel arguments
+  void emitPrologue(llvm::Function* fn);
+  void emitProgramIds(llvm::Value* linearId);
+
+  // ---- long blocks, in chunks
+  llvm::BasicBlock* beginChunk();
+  void outlineChunks(llvm::Function* fn);
+  void localizeInputs(const std::vector<llvm::BasicBlock*>& blocks);
+  void markBuffersNoAlias(llvm::CallInst& call);
+
+  // ---- ops
+  void lowerBlock(const ir::Block& block);
+  void lowerOp(const ir::Op& op);
+  void lowerFold(const ir::Op& op);
+  void lowerIf(const ir::Op& op);
+  void lowerWhile(const ir::Op& op);
+  void bindCarried(const ir::Block& region, size_t firstArg, const std::vector<llvm::Value*>& carried);
+  void storeCarried(const ir::Block& region, size_t firstArg, const std::vector<llvm::Value*>& carried);
+  void lowerStore(const ir::Op& op);
+  void lowerScatter(const ir::Op& op);
+  void lowerPrint(const ir::Op& op);
+  void lowerCheck(const ir::Op& op);
+  void lowerScan(const ir::Op& op);
+  void lowerCombineScan(const ir::Op& op);
+  void lowerSort(const ir::Op& op);
+  void lowerHistogram(const ir::Op& op);
+  llvm::Value* sortsBefore(const ir::Op& op, llvm::Value* a, llvm::Value* b);
+  llvm::Value* floatExtremum(OpCode code, DType t, const std::function<llvm::Value*(llvm::Value*)>& at,
+                             int64_t length, llvm::Value* accSlot);
+  llvm::StructType* faultsType();
+  void lowerDot(const ir::Op& op);
+  ValueId inPlaceAccumulator(const ir::Op& dot) const;
+  void emitDotLoops(const ir::Op& op, llvm::Value* c, DType accType);
+  // Where a dot writes its result and whether it starts from zero rather than from C (an output
+  // accumulator's first and last steps, see outputAccumulatorStore); by default C, read.
+  struct CTarget {
+    llvm::Value *out, *outRowStride, *startsAtZero;
+  };
+  bool emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType accType, CTarget target = {nullptr, nullptr, nullptr});
+  const ir::Op* outputAccumulatorStore(const ir::Op& fold, size_t i) const;
+  void beginOutputAccumulator(const ir::Op& store, ValueId carried);
+  bool microKernelApplies(const ir::Op& dot) const;
+  bool usesPairProducts(const ir::Op& dot) const;
+  bool widensOperands(const ir::Op& dot) const;
+  bool storedWidened(ValueId v) const;
+  bool readsInPlace(ValueId v) const;
+  void lowerInPlaceOperand(const ir::Op& load, llvm::Value* buffer);
+  // A micro-tile of C: rows x (vectors * lanes) accumulators, and B in (k, k+1) pairs
+  // when the product uses pair instructions.
+  struct MicroTile {
+    int64_t lanes, vectors, rows;
+    DType accType;      // f32, or i32 for i8 operands
+    DType operandType;  // of what a and b point at: buffers, or A's tensor when it is read in place
+    llvm::Value *a, *b;
+    llvm::Value* aRowStride;  // in elements: A's row length in a buffer, its tensor's row stride in place
+    llvm::Value* packedB;
+    std::vector<llvm::Value*> acc;
+    CTarget target = {nullptr, nullptr, nullptr};  // in the micro-kernel function: its arguments
+  };
+  llvm::Function* microKernelFunction(const ir::Op& op, const MicroTile& tile);
+  void emitMicroTileRow(const ir::Op& op, llvm::Value* c, const MicroTile& tile, llvm::Value* row0);
+  llvm::Value* aAddress(const MicroTile& tile, llvm::Value* row, llvm::Value* col) {
+    return b_.CreateInBoundsGEP(storageType(ctx_, tile.operandType), tile.a,
+                                b_.CreateAdd(b_.CreateMul(row, tile.aRowStride), col));
+  }
+  llvm::Value* packPairs(llvm::Value* b, DType dtype, int64_t k, int64_t n, int64_t lanes);
+  llvm::Value* widenToF32(llvm::Value* buffer, const ir::Type& t);
+  void emitPairStep(const ir::Op& op, const MicroTile& tile, llvm::Value* pairIndex, llvm::Value* row0,
+                    llvm::Value* col0);
+  void lowerReduction(const ir::Op& op);
+  bool needsBuffer(ValueId v) const;
+  int countFusedLoads(const ir::Op& op);
+
+  // ---- elements: the register value of element `idx` of `v`
+  llvm::Value* element(ValueId v, const Indices& idx);
+  llvm::Value* computeElement(const ir::Op& op, const Indices& idx);
+  llvm::Value* unary(const ir::Op& op, llvm::Value* x);
+  llvm::Value* binary(const ir::Op& op, llvm::Value* x, llvm::Value* y);
+  llvm::Value* compare(const ir::Op& op, llvm::Value* x, llvm::Value* y);
+  llvm::Value* cast(llvm::Value* x, DType from, DType to);
+  llvm::Value* stickyToDouble(llvm::Value* x, bool isUnsigned);
+  llvm::Value* unsignedDivide(const ir::Op& op, llvm::Value* x, llvm::Value* y);
+  llvm::Value* atomicHalf(ir::AtomicFn fn, DType dtype, llvm::Value* at, llvm::Value* value);
+  llvm::Value* loadElement(const ir::Op& op, const Indices& idx);
+  llvm::Value* gatherElement(const ir::Op& op, const Indices& idx);
+  llvm::Value* concatElement(const ir::Op& op, const Indices& idx);
+  llvm::Value* atomicElement(const ir::Op& op, const Indices& idx);
+  std::pair<llvm::Value*, llvm::Value*> indirectAddress(const ir::Op& op, size_t maskAt, const Indices& idx);
+  llvm::Value* readElement(int64_t tensor, llvm::Value* linear, llvm::Value* inside, const ir::AttrValue& fill);
+  void writeElement(int64_t tensor, llvm::Value* linear, llvm::Value* v);
+  llvm::Value* libm(const char* name, llvm::Value* x);
+  llvm::Value* constant(DType t, double value);
+  llvm::Value* constant(DType t, const ir::AttrValue& value);  // an integer attribute exactly
+  Indices operandIndices(const ir::Op& op, const Indices& idx);
+
+  // ---- buffers and loop nests
+  llvm::Value* allocateBuffer(const ir::Type& t);
+  void finishHeap(llvm::Function* fn, llvm::ReturnInst* ret);
+  void emitFault(Fault bit, int64_t scratchBytes = 0);
+  void withFaults(const std::function<void(llvm::Value*)>& body);
+  llvm::Value* bufferAddress(llvm::Value* buffer, const ir::Type& t, const Indices& idx);
+  llvm::Value* bufferElement(llvm::Value* buffer, const ir::Type& t, const Indices& idx);  // in compute form
+  void storeToBuffer(llvm::Value* buffer, const ir::Type& t, const Indices& idx, llvm::Value* v);
+  // Writes every element of v into buffer, stored as v's type or, given, as another dtype.
+  void materialize(ValueId v, llvm::Value* buffer, std::optional<DType> as = std::nullopt);
+  bool materializeTranspose(ValueId v, llvm::Value* buffer, const ir::Type& as);
+  void emitNest(const ir::Shape& shape, const std::vector<ValueId>& roots,
+                const std::function<void(const Indices&)>& body);
+  void emitFastOrGeneral(const std::vector<ValueId>& roots, const std::function<void()>& fast,
+                         const std::function<void()>& general);
+  void emitNestLevels(const ir::Shape& shape, size_t level, Indices& idx,
+                      const std::function<void(const Indices&)>& body);
+  unsigned innermostInterleave(int64_t length) const;
+  // What a nest's expressions read: the loads it stages (stageLoad), and the index masks
+  // (`cols < n`, `cols <= rows`) its fast copy assumes all true.
+  struct NestReads {
+    std::vector<const ir::Op*> loads, masks;
+  };
+  // An i32 tile whose elements form a known range: an iota along an axis, plus perhaps one
+  // broadcast value (`iota + c`), or one broadcast value alone.
+  struct IndexRange {
+    const ir::Op* iota = nullptr;  // null: the value alone
+    const ir::Op* offset = nullptr;  // null: no offset
+  };
+  void collectFacts(ValueId v, NestReads& facts, std::set<ValueId>& seen) const;
+  std::optional<IndexRange> indexRange(ValueId v) const;
+  const ir::Op* broadcastScalar(ValueId v) const;
+  bool isIndexMask(const ir::Op& cmp) const;
+  llvm::Value* indexMaskHolds(const ir::Op& cmp);
+  llvm::Value* masksHold(const std::vector<const ir::Op*>& masks);
+  llvm::Value* blockInside(int64_t tensor, const Indices& firsts, const ir::Shape& block);
+  // A block of a tensor, or of a stand-in for it on the stack: its first element and the
+  // distance between neighbours along each axis, in elements (the innermost is 1).
+  struct BlockView {
+    llvm::Value* base;
+    Indices strides;
+  };
+  BlockView blockView(int64_t tensor, const Indices& firsts, llvm::Value* inside, llvm::Value* stagingBuffer,
+                      const ir::Shape& block);
+  BlockView stageLoad(const ir::Op& load, llvm::Value* stagingBuffer);
+  // A stored block (see stageStore): written through `view`, then scattered unless `inside`.
+  struct StagedStore {
+    Indices offsets;
+    llvm::Value *inside, *stagingBuffer;
+    BlockView view;
+  };
+  StagedStore stageStore(const ir::Op& store);
+  static constexpr int kGatherBlock = 6, kScatterBlock = 7;  // KernelArgs' fields
+  void copyBlock(int field, int64_t tensor, const Indices& firsts, const ir::Shape& block, llvm::Value* stagingBuffer,
+                 llvm::Value* fillBits = nullptr);
+  llvm::Value* viewAddress(DType dtype, const BlockView& view, const Indices& idx);
+  llvm::Value* inBounds(int64_t tensor, const Indices& coords);
+
+  const ir::Type& type(ValueId v) const { return kernel_.type(v); }
+  llvm::Value* i64(int64_t v) { return b_.getInt64(static_cast<uint64_t>(v)); }
+  llvm::Type* compute(DType t) { return computeType(ctx_, t); }
+  [[noreturn]] void unsupported(const ir::Op& op, const std::string& why) {
+    fail(op.loc, ir::opName(op.code), "the CPU backend cannot lower this op: " + why);
+  }
+
+  const ir::Kernel& kernel_;
+  llvm::Module& module_;
+  CpuLoweringOptions options_;
+  llvm::LLVMContext& ctx_;
+  llvm::IRBuilder<> b_;
+  UseInfo info_;
+  std::vector<llvm::Value*> scalars_;  // rank-0 values, computed where defined
+  std::vector<llvm::Value*> buffers_;  // tiles that live in memory
+  std::vector<int> fusedLoads_;        // per tile without a buffer: the loads its expression stages
+  // Per chunked block (see lowerBlock), inner ones first: its chunks' first blocks and the block
+  // after its last chunk.
+  std::vector<std::vector<llvm::BasicBlock*>> chunkStarts_;
+  std::vector<TensorView> tensors_;
+  Indices grid_, programIds_, scalarParams_;
+  llvm::Value* args_ = nullptr;
+  llvm::Value* programIdArray_ = nullptr;
+  llvm::BasicBlock* allocaBlock_ = nullptr;
+  llvm::Value* programLinear_ = nullptr;  // this program's row-major id
+  int64_t checks_ = 0;                    // check ops lowered so far: the next one's number
+  llvm::StructType* argsType_ = nullptr;
+  // Tiles past kStackBudget share one heap block per entry call: `heap_` (aligned_alloc in the
+  // entry block, its size set once every buffer is known) and freed at the return.
+  llvm::CallInst* heap_ = nullptr;
+  std::set<const llvm::Value*> heapBuffers_;  // the tiles' parts of it
+  int64_t stackBytes_ = 0, heapBytes_ = 0;
+  // The loads the nest being emitted reads through a view (see stageLoad), unmasked.
+  std::map<const ir::Op*, BlockView> stagedLoads_;
+  llvm::Value* blockFirsts_ = nullptr;  // copyBlock's argument: i64[kMaxRank]
+  std::map<ir::Shape, llvm::GlobalVariable*> blockShapes_;  // copyBlock's other argument, by shape
+  std::map<ValueId, BlockView> inPlaceOperands_;  // dot left operands read where they lie (lowerInPlaceOperand)
+  std::set<ValueId> widened_;  // 16- and 8-bit float dot operands whose buffers hold f32 (see storedWidened)
+  std::set<const ir::Op*> trueMasks_;  // the masks the current fast path knows to be all true
+  std::map<std::string, llvm::Function*> microKernels_;  // by what their code depends on (microKernelFunction)
+  // A fold's tile that accumulates in its store's block of the output (beginOutputAccumulator).
+  struct OutputAccumulator {
+    ValueId carried;
+    StagedStore block;
+    llvm::Value *firstStep = nullptr, *lastStep = nullptr;  // in the fold's body: which iteration this is
+  };
+  std::map<const ir::Op*, OutputAccumulator> outputAccumulators_;  // by their store
+  const OutputAccumulator* outputAccumulatorOf(ValueId carried) const;
+};
+
+}  // namespace tj::cpu::detail

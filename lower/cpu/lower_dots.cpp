@@ -1,0 +1,489 @@
+// The CPU lowering of dots (loops, the micro-kernels, in-place operands) and reductions.
+#include "lower/cpu/kernel_lowering.hpp"
+
+namespace tj::cpu::detail {
+
+// C = acc + A·B. The product accumulates in place into a loop-carried tile when the next
+// value of that tile is this dot and the tile is read only by the accumulator: either the
+// accumulator is the tile itself, or one elementwise op of it (flash attention's rescale
+// `acc * s + p·v`), which then runs over the tile's buffer first. No copies in and out of the
+// loop state.
+void KernelLowering::lowerDot(const ir::Op& op) {
+  ValueId r = op.results[0];
+  const ir::Type& rt = type(r);
+  DType accType = isFloat(rt.dtype) ? (rt.dtype == DType::f64 ? DType::f64 : DType::f32) : rt.dtype;
+  ir::Type accTile{accType, rt.shape};
+  bool hasAcc = op.operands.size() == 3;
+  if (hasAcc && accType == rt.dtype) {
+    if (ValueId carried = inPlaceAccumulator(op); carried >= 0) {
+      llvm::Value* c = buffers_[carried];
+      if (carried != op.operands[2])
+        emitNest(rt.shape, {op.operands[2]}, [&](const Indices& idx) { storeToBuffer(c, rt, idx, element(op.operands[2], idx)); });
+      if (const OutputAccumulator* output = outputAccumulatorOf(carried)) {
+        const BlockView& view = output->block.view;
+        CTarget target{b_.CreateSelect(output->lastStep, view.base, c),
+                       b_.CreateSelect(output->lastStep, view.strides[0], i64(rt.shape[1])), output->firstStep};
+        if (!emitDotMicroKernel(op, c, accType, target))
+          throw Error("lower/cpu: an output accumulator's dot has no micro-kernel");
+      } else if (!emitDotMicroKernel(op, c, accType)) {
+        emitDotLoops(op, c, accType);
+      }
+      buffers_[r] = c;
+      return;
+    }
+  }
+  llvm::Value* c = allocateBuffer(accTile);
+  emitNest(rt.shape, hasAcc ? std::vector<ValueId>{op.operands[2]} : std::vector<ValueId>{}, [&](const Indices& idx) {
+    llvm::Value* init = hasAcc ? cast(element(op.operands[2], idx), rt.dtype, accType) : llvm::Constant::getNullValue(compute(accType));
+    storeToBuffer(c, accTile, idx, init);
+  });
+  if (!emitDotMicroKernel(op, c, accType)) emitDotLoops(op, c, accType);
+  if (accType == rt.dtype) {
+    buffers_[r] = c;
+    return;
+  }
+  llvm::Value* out = allocateBuffer(rt);
+  emitNest(rt.shape, {}, [&](const Indices& idx) {
+    llvm::Value* v = b_.CreateLoad(compute(accType), bufferAddress(c, accTile, idx));
+    storeToBuffer(out, rt, idx, cast(v, accType, rt.dtype));
+  });
+  buffers_[r] = out;
+}
+
+// The loop-carried tile a dot may accumulate into in place (see lowerDot), or -1.
+ValueId KernelLowering::inPlaceAccumulator(const ir::Op& dot) const {
+  ValueId acc = dot.operands[2], carried = acc;
+  if (const ir::Op* update = info_.def[acc]) {
+    // One elementwise op reading the tile once, fused (not buffered) and read only here.
+    bool elementwise = ir::isUnaryElementwise(update->code) || ir::isBinaryElementwise(update->code);
+    if (!elementwise || buffers_[acc] || info_.uses[acc] != 1) return -1;
+    auto it = std::find_if(update->operands.begin(), update->operands.end(),
+                           [&](ValueId o) { return !info_.def[o] && buffers_[o] && type(o) == type(acc); });
+    if (it == update->operands.end()) return -1;
+    carried = *it;
+  }
+  bool ownsTile = !info_.def[carried] && buffers_[carried] && info_.uses[carried] == 1;
+  return ownsTile && info_.yieldedInto[dot.results[0]] == carried ? carried : -1;
+}
+
+// c += A·B, row by row: for m, for k, c[m, :] += A[m, k] * B[k, :]; the inner loop is
+// contiguous in B and c so it vectorizes.
+void KernelLowering::emitDotLoops(const ir::Op& op, llvm::Value* c, DType accType) {
+  ValueId a = op.operands[0], bv = op.operands[1];
+  const ir::Type& at = type(a);
+  const ir::Type& rt = type(op.results[0]);
+  ir::Type accTile{accType, rt.shape};
+  llvm::Type* acc = compute(accType);
+  emitLoop(b_, i64(0), i64(rt.shape[0]), [&](llvm::Value* mi) {
+    emitLoop(b_, i64(0), i64(at.shape[1]), [&](llvm::Value* ki) {
+      llvm::Value* av = cast(element(a, {mi, ki}), at.dtype, accType);
+      emitLoop(b_, i64(0), i64(rt.shape[1]), [&](llvm::Value* ni) {
+        llvm::Value* bvv = cast(element(bv, {ki, ni}), at.dtype, accType);
+        llvm::Value* address = bufferAddress(c, accTile, {mi, ni});
+        llvm::Value* old = b_.CreateLoad(acc, address);
+        llvm::Value* sum = isFloat(accType) ? b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {acc}, {av, bvv, old})
+                                            : b_.CreateAdd(old, b_.CreateMul(av, bvv));
+        b_.CreateStore(sum, address);
+      });
+    });
+  });
+}
+
+// The value a sum, max or min leaves every element unchanged by (-0.0 for float sums, so a
+// sum of -0.0s stays -0.0).
+llvm::Value* reductionIdentity(OpCode code, DType t, llvm::Type* type) {
+  if (code == OpCode::reduce_sum) return isFloat(t) ? llvm::ConstantFP::getNegativeZero(type) : llvm::ConstantInt::get(type, 0);
+  bool isMax = code == OpCode::reduce_max;
+  if (isFloat(t)) return llvm::ConstantFP::getInfinity(type, isMax);
+  unsigned bits = type->getIntegerBitWidth();
+  if (isUnsigned(t)) return llvm::ConstantInt::get(type, isMax ? llvm::APInt::getMinValue(bits) : llvm::APInt::getMaxValue(bits));
+  return llvm::ConstantInt::get(type, isMax ? llvm::APInt::getSignedMinValue(bits) : llvm::APInt::getSignedMaxValue(bits));
+}
+
+void KernelLowering::lowerReduction(const ir::Op& op) {
+  ValueId x = op.operands[0], r = op.results[0];
+  const ir::Type& xt = type(x);
+  const ir::Type& rt = type(r);
+  size_t axis = static_cast<size_t>(op.intAttr("axis"));
+  bool isArg = op.code == OpCode::argmax || op.code == OpCode::argmin;
+  // Float sums run in the compute type (float for the 16-bit floats), reassociated so
+  // the loop vectorizes: within the (n + 1) u sum bound every device is held to, at
+  // twice the lanes of summing in double.
+  llvm::Type* accTy = compute(xt.dtype);
+  llvm::Value* out = rt.isScalar() ? nullptr : allocateBuffer(rt);
+  llvm::IRBuilder<> entry(allocaBlock_, allocaBlock_->begin());
+  llvm::Value* accSlot = entry.CreateAlloca(accTy);
+  llvm::Value* argSlot = entry.CreateAlloca(b_.getInt64Ty());
+  llvm::Value* result = nullptr;
+  auto reduceLane = [&](const Indices& outIdx) {
+    auto at = [&](llvm::Value* k) {
+      Indices idx(outIdx);
+      idx.insert(idx.begin() + static_cast<std::ptrdiff_t>(axis), k);
+      return element(x, idx);
+    };
+    llvm::Value* value = nullptr;
+    auto step = [&](llvm::Value* k) {
+      llvm::Value* v = at(k);
+      llvm::Value* best = b_.CreateLoad(accTy, accSlot);
+      if (isArg) {
+        bool isMax = op.code == OpCode::argmax;
+        llvm::Value* better = isFloat(xt.dtype) ? (isMax ? b_.CreateFCmpOGT(v, best) : b_.CreateFCmpOLT(v, best))
+                                                : b_.CreateICmp(intPredicate(isMax ? llvm::CmpInst::ICMP_SGT : llvm::CmpInst::ICMP_SLT, xt.dtype), v, best);
+        if (isFloat(xt.dtype))  // the first NaN wins and stays
+          better = b_.CreateAnd(b_.CreateOr(better, b_.CreateFCmpUNO(v, v)), b_.CreateFCmpORD(best, best));
+        b_.CreateStore(b_.CreateSelect(better, v, best), accSlot);
+        b_.CreateStore(b_.CreateSelect(better, k, b_.CreateLoad(b_.getInt64Ty(), argSlot)), argSlot);
+        return;
+      }
+      llvm::Value* next = nullptr;
+      bool isF = isFloat(xt.dtype);
+      switch (op.code) {
+        case OpCode::reduce_sum:
+          next = isF ? b_.CreateFAdd(best, v) : b_.CreateAdd(best, v);
+          if (isF) llvm::cast<llvm::Instruction>(next)->setHasAllowReassoc(true);
+          break;
+        case OpCode::reduce_max:
+          next = b_.CreateBinaryIntrinsic(intMax(xt.dtype), best, v);
+          break;
+        default:
+          next = b_.CreateBinaryIntrinsic(intMin(xt.dtype), best, v);
+          break;
+      }
+      b_.CreateStore(next, accSlot);
+    };
+    if (isFloat(xt.dtype) && !isArg && op.code != OpCode::reduce_sum) {
+      value = floatExtremum(op.code, xt.dtype, at, xt.shape[axis], accSlot);
+    } else {
+      // Sums (and integer extrema) start from their identity so the loop covers the whole axis:
+      // no scalar remainder when its length is a multiple of the vector. argmax/argmin start
+      // from element 0 and its index.
+      b_.CreateStore(isArg ? at(i64(0)) : reductionIdentity(op.code, xt.dtype, accTy), accSlot);
+      b_.CreateStore(i64(0), argSlot);
+      emitLoop(b_, i64(isArg ? 1 : 0), i64(xt.shape[axis]), step);
+      value = isArg ? b_.CreateTrunc(b_.CreateLoad(b_.getInt64Ty(), argSlot), b_.getInt32Ty())
+                    : b_.CreateLoad(accTy, accSlot);
+    }
+    if (op.code == OpCode::reduce_sum && isFloat(xt.dtype)) value = roundToDType(b_, value, rt.dtype);
+    if (out) storeToBuffer(out, rt, outIdx, value);
+    else result = value;
+  };
+  if (rt.isScalar()) {
+    reduceLane({});
+    scalars_[r] = result;
+  } else {
+    emitNest(rt.shape, {x}, reduceLane);
+    buffers_[r] = out;
+  }
+}
+
+// A float max or min with maximum/minimum's meaning (NaN wins; +0 > -0), fast: the loop takes
+// maxnum/minnum with no-NaN and no-signed-zero flags (a plain vmaxps that vectorizes, where
+// maximum costs three blends per vector) and ORs isnan(x) on the side. Only a zero result,
+// whose sign those flags leave open, is recomputed exactly.
+llvm::Value* KernelLowering::floatExtremum(OpCode code, DType t, const std::function<llvm::Value*(llvm::Value*)>& at,
+                                           int64_t length, llvm::Value* accSlot) {
+  bool isMax = code == OpCode::reduce_max;
+  llvm::Type* ty = llvm::cast<llvm::AllocaInst>(accSlot)->getAllocatedType();
+  llvm::IRBuilder<> entry(allocaBlock_, allocaBlock_->begin());
+  llvm::Value* nanSlot = entry.CreateAlloca(b_.getInt1Ty());
+  auto reduce = [&](llvm::Intrinsic::ID fn, bool fast) {
+    b_.CreateStore(reductionIdentity(code, t, ty), accSlot);
+    emitLoop(b_, i64(0), i64(length), [&](llvm::Value* k) {
+      llvm::Value* v = at(k);
+      llvm::Value* next = b_.CreateBinaryIntrinsic(fn, b_.CreateLoad(ty, accSlot), v);
+      if (fast) {
+        auto* call = llvm::cast<llvm::Instruction>(next);
+        call->setHasNoNaNs(true);
+        call->setHasNoSignedZeros(true);
+        b_.CreateStore(b_.CreateOr(b_.CreateLoad(b_.getInt1Ty(), nanSlot), b_.CreateFCmpUNO(v, v)), nanSlot);
+      }
+      b_.CreateStore(next, accSlot);
+    });
+  };
+  b_.CreateStore(b_.getFalse(), nanSlot);
+  reduce(isMax ? llvm::Intrinsic::maxnum : llvm::Intrinsic::minnum, true);
+  llvm::Value* sawNaN = b_.CreateLoad(b_.getInt1Ty(), nanSlot);
+  // A logical and: with a NaN seen the fast result is poison and must not reach a branch.
+  llvm::Value* zero = b_.CreateLogicalAnd(b_.CreateNot(sawNaN), b_.CreateFCmpOEQ(b_.CreateLoad(ty, accSlot), llvm::ConstantFP::get(ty, 0.0)));
+  emitIf(b_, zero, [&] { reduce(isMax ? llvm::Intrinsic::maximum : llvm::Intrinsic::minimum, false); });
+  return b_.CreateSelect(sawNaN, llvm::ConstantFP::getNaN(ty), b_.CreateLoad(ty, accSlot));
+}
+
+// Whether a dot runs on the register micro-kernel: f32 accumulators (i32 for i8 operands)
+// and rows of B a whole number of vectors long.
+bool KernelLowering::microKernelApplies(const ir::Op& dot) const {
+  const ir::Type& at = type(dot.operands[0]);
+  DType resultType = type(dot.results[0]).dtype;
+  bool f32Acc = isFloat(resultType) && resultType != DType::f64;
+  bool integer = resultType == DType::i32 && at.dtype == DType::i8;
+  return (f32Acc || integer) && type(dot.operands[1]).shape[1] % (options_.vectorBytes / 4) == 0;
+}
+
+// With vdpbf16ps (bf16) or pmaddwd (i8 on x86) a step covers two k: B is repacked once so
+// rows k and k+1 sit interleaved as (k, k+1) pairs per column, and A's pair is broadcast to
+// every lane.
+bool KernelLowering::usesPairProducts(const ir::Op& dot) const {
+  DType operand = type(dot.operands[0]).dtype;
+  bool bf16Pairs = options_.bf16DotProduct && operand == DType::bf16 && options_.vectorBytes == 64;
+  bool i8Pairs = operand == DType::i8 && type(dot.results[0]).dtype == DType::i32 && options_.i16PairProducts;
+  return (bf16Pairs || i8Pairs) && type(dot.operands[0]).shape[1] % 2 == 0;
+}
+
+// Whether the micro-kernel runs a dot of 16- or 8-bit floats on f32 copies of its operands.
+bool KernelLowering::widensOperands(const ir::Op& dot) const {
+  DType operand = type(dot.operands[0]).dtype;
+  bool narrowFloat = operand == DType::f16 || operand == DType::bf16 || isFloat8(operand);
+  return narrowFloat && microKernelApplies(dot) && !usesPairProducts(dot);
+}
+
+// Whether v, a dot operand read by nothing else, is written straight into an f32 buffer (the
+// f32 form its elements are computed in, exact), sparing the micro-kernel a pass that widens it:
+// bf16 (bf16 attention 29.2 -> 27.6 ms) and 8-bit floats (scaled f8e4m3 GEMM 113 -> 140
+// GFLOP/s). Not an f16 block loaded as it is, whose conversion LLVM's vectorizer runs at half
+// width in the copy loop (f16 GEMM 158 -> 150 GFLOP/s); the widening pass does it at full width.
+bool KernelLowering::storedWidened(ValueId v) const {
+  const ir::Op* dot = info_.dotUser[v];
+  if (!dot || info_.uses[v] != 1 || !widensOperands(*dot)) return false;
+  return !(type(v).dtype == DType::f16 && info_.def[v] && info_.def[v]->code == OpCode::load);
+}
+
+// A register-blocked product in f32 (or i32 for i8 operands): C is cut into rows x (vectors * lanes)
+// micro-tiles whose accumulators stay in SIMD registers across the whole K
+// loop; each step broadcasts one A element per row and loads B's row once.
+// The tallest tile the register file holds (8 rows of 2 vectors in 32 AVX-512
+// registers, 6 in 16) covers C's rows; a shorter band finishes what is left.
+// Returns false (and emits nothing) when the columns do not fit the blocking.
+bool KernelLowering::emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType accType, CTarget target) {
+  const ir::Type& at = type(op.operands[0]);
+  const ir::Type& bt = type(op.operands[1]);
+  int64_t lanes = options_.vectorBytes / 4;
+  int64_t m = at.shape[0], k = at.shape[1], n = bt.shape[1];
+  if (!microKernelApplies(op) || !buffers_[op.operands[0]] || !buffers_[op.operands[1]]) return false;
+  int64_t vectors = n % (2 * lanes) == 0 ? 2 : 1;
+  int64_t rows = std::min(m, lanes >= 16 ? int64_t{8} : int64_t{6});
+  bool pairs = usesPairProducts(op);
+  MicroTile tile{.lanes = lanes, .vectors = vectors, .rows = rows, .accType = accType,
+                 .operandType = at.dtype, .a = buffers_[op.operands[0]], .b = buffers_[op.operands[1]],
+                 .aRowStride = i64(k),
+                 .packedB = pairs ? packPairs(buffers_[op.operands[1]], bt.dtype, k, n, lanes) : nullptr, .acc = {}};
+  if (auto view = inPlaceOperands_.find(op.operands[0]); view != inPlaceOperands_.end()) {
+    // widenToF32 reads A as a contiguous block: readsInPlace admits f32 alone.
+    if (widensOperands(op)) throw Error("lower/cpu: a widened dot operand cannot be read in place");
+    tile.a = view->second.base;
+    tile.aRowStride = view->second.strides[0];
+  }
+  // 16- and 8-bit floats without pair products are widened to f32 once, not at every use in
+  // the K loop (most were written as f32 already: see storedWidened).
+  if (widensOperands(op)) {
+    if (!widened_.count(op.operands[0])) tile.a = widenToF32(tile.a, at);
+    if (!widened_.count(op.operands[1])) tile.b = widenToF32(tile.b, bt);
+    tile.operandType = DType::f32;
+  }
+  b_.CreateCall(microKernelFunction(op, tile), {tile.a, tile.aRowStride, tile.packedB ? tile.packedB : tile.b, c,
+                                                target.out ? target.out : c, target.out ? target.outRowStride : i64(n),
+                                                target.startsAtZero ? target.startsAtZero : b_.getFalse()});
+  return true;
+}
+
+// The micro-kernels of a dot, band by band, as a function
+// `void(a, aRowStride, b or packedB, c, out, outRowStride, startsAtZero)`
+// that the kernel's dots of the same shapes and types share (attention's two: sharing took its
+// cold compile from 163 to 142 ms).
+llvm::Function* KernelLowering::microKernelFunction(const ir::Op& op, const MicroTile& tile) {
+  const ir::Type& at = type(op.operands[0]);
+  const ir::Type& bt = type(op.operands[1]);
+  int64_t m = at.shape[0];
+  std::string key = at.str() + " " + bt.str() + " " + std::string(dtypeName(tile.accType)) + " " +
+                    std::string(dtypeName(tile.operandType)) + (tile.packedB ? " pairs " : " ") + std::to_string(tile.lanes) + "x" +
+                    std::to_string(tile.vectors) + "x" + std::to_string(tile.rows);
+  if (auto known = microKernels_.find(key); known != microKernels_.end()) return known->second;
+  llvm::Type* ptr = b_.getPtrTy();
+  auto* fnType = llvm::FunctionType::get(b_.getVoidTy(), {ptr, b_.getInt64Ty(), ptr, ptr, ptr, b_.getInt64Ty(), b_.getInt1Ty()}, false);
+  auto* fn = llvm::Function::Create(fnType, llvm::Function::InternalLinkage, "tj_dot_" + std::to_string(microKernels_.size()), module_);
+  fn->copyAttributesFrom(b_.GetInsertBlock()->getParent());
+  fn->setDSOLocal(true);
+  fn->addFnAttr(llvm::Attribute::NoInline);
+  // B is the dot's own copy; A may be a tensor's rows, and c and out (which may be c) are written.
+  fn->addParamAttr(2, llvm::Attribute::NoAlias);
+  microKernels_.emplace(key, fn);
+  llvm::IRBuilderBase::InsertPointGuard resume(b_);
+  llvm::BasicBlock* kernelAllocas = std::exchange(allocaBlock_, llvm::BasicBlock::Create(ctx_, "entry", fn));
+  b_.SetInsertPoint(allocaBlock_);
+  MicroTile local = tile;
+  local.a = fn->getArg(0);
+  local.aRowStride = fn->getArg(1);
+  (tile.packedB ? local.packedB : local.b) = fn->getArg(2);
+  local.target = {fn->getArg(4), fn->getArg(5), fn->getArg(6)};
+  // Accumulators live in allocas that mem2reg turns into registers.
+  auto* vecTy = llvm::FixedVectorType::get(compute(tile.accType), static_cast<unsigned>(tile.lanes));
+  for (int64_t i = 0; i < tile.rows * tile.vectors; ++i) local.acc.push_back(b_.CreateAlloca(vecTy));
+  emitLoop(b_, i64(0), i64(m / tile.rows), [&](llvm::Value* band) {
+    emitMicroTileRow(op, fn->getArg(3), local, b_.CreateMul(band, i64(tile.rows)));
+  });
+  if (m % tile.rows != 0) {
+    local.rows = m % tile.rows;
+    emitMicroTileRow(op, fn->getArg(3), local, i64(m - m % tile.rows));
+  }
+  b_.CreateRetVoid();
+  allocaBlock_ = kernelAllocas;
+  return fn;
+}
+
+// Whether v, a block loaded for a dot's left operand alone, may be read where it lies
+// instead of copied: an f32 micro-kernel reads A one element at a time (broadcast), so its
+// rows need no copy (B's rows, read as vectors, are copied: rows a large power of two apart
+// would share cache sets).
+bool KernelLowering::readsInPlace(ValueId v) const {
+  const ir::Op* load = info_.def[v];
+  const ir::Op* dot = info_.dotUser[v];
+  if (!load || load->code != OpCode::load || !dot || info_.uses[v] != 1 || dot->operands[0] != v) return false;
+  const ir::Type& t = type(v);
+  return t.dtype == DType::f32 && t.shape.size() == 2 && microKernelApplies(*dot) &&
+         !info_.storedTensors.count(load->intAttr("tensor"));
+}
+
+// A block for readsInPlace: its tensor's rows where the block lies inside with unit columns,
+// else the buffer, which the runtime's gather fills.
+void KernelLowering::lowerInPlaceOperand(const ir::Op& load, llvm::Value* buffer) {
+  inPlaceOperands_.emplace(load.results[0], stageLoad(load, buffer));
+}
+
+// One band of `tile.rows` rows of C from row0, micro-tile by micro-tile.
+void KernelLowering::emitMicroTileRow(const ir::Op& op, llvm::Value* c, const MicroTile& tile, llvm::Value* row0) {
+  const ir::Type& at = type(op.operands[0]);
+  const ir::Type& bt = type(op.operands[1]);
+  int64_t m = at.shape[0], k = at.shape[1], n = bt.shape[1];
+  int64_t lanes = tile.lanes, vectors = tile.vectors, rows = tile.rows;
+  bool integer = tile.accType == DType::i32;
+  const std::vector<llvm::Value*>& acc = tile.acc;
+  auto* vecTy = llvm::FixedVectorType::get(compute(tile.accType), static_cast<unsigned>(lanes));
+  auto* bVecTy = llvm::FixedVectorType::get(storageType(ctx_, tile.operandType), static_cast<unsigned>(lanes));
+  const ir::Type bTile{tile.operandType, bt.shape};
+  ir::Type accTile{tile.accType, {m, n}};
+  auto cAddress = [&](llvm::Value* row, llvm::Value* col) { return bufferAddress(c, accTile, {row, col}); };
+  const BlockView out{tile.target.out, {tile.target.outRowStride, i64(1)}};
+  emitLoop(b_, i64(0), i64(n / (vectors * lanes)), [&](llvm::Value* tileCol) {
+    llvm::Value* col0 = b_.CreateMul(tileCol, i64(vectors * lanes));
+    auto each = [&](const std::function<void(int64_t r, int64_t v, llvm::Value* row, llvm::Value* col)>& f) {
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t v = 0; v < vectors; ++v) f(r, v, b_.CreateAdd(row0, i64(r)), b_.CreateAdd(col0, i64(v * lanes)));
+    };
+    emitIf(b_, tile.target.startsAtZero, [&] {
+      each([&](int64_t r, int64_t v, llvm::Value*, llvm::Value*) { b_.CreateStore(llvm::Constant::getNullValue(vecTy), acc[r * vectors + v]); });
+    }, [&] {
+      each([&](int64_t r, int64_t v, llvm::Value* row, llvm::Value* col) {
+        b_.CreateStore(b_.CreateAlignedLoad(vecTy, cAddress(row, col), llvm::Align(4)), acc[r * vectors + v]);
+      });
+    });
+    emitLoop(b_, i64(0), i64(tile.packedB ? k / 2 : k), [&](llvm::Value* step) {
+      if (tile.packedB) return emitPairStep(op, tile, step, row0, col0);
+      std::vector<llvm::Value*> bRow(static_cast<size_t>(vectors));
+      for (int64_t v = 0; v < vectors; ++v) {
+        llvm::Value* address = bufferAddress(tile.b, bTile, {step, b_.CreateAdd(col0, i64(v * lanes))});
+        llvm::Value* raw = b_.CreateAlignedLoad(bVecTy, address, llvm::Align(dtypeBytes(tile.operandType)));
+        bRow[v] = integer ? b_.CreateSExt(raw, vecTy) : fromStorage(b_, raw, tile.operandType);
+      }
+      for (int64_t r = 0; r < rows; ++r) {
+        llvm::Value* aRaw = b_.CreateLoad(storageType(ctx_, tile.operandType), aAddress(tile, b_.CreateAdd(row0, i64(r)), step));
+        llvm::Value* aValue = cast(fromStorage(b_, aRaw, tile.operandType), tile.operandType, tile.accType);
+        llvm::Value* aSplat = b_.CreateVectorSplat(static_cast<unsigned>(lanes), aValue);
+        for (int64_t v = 0; v < vectors; ++v) {
+          llvm::Value* slot = acc[r * vectors + v];
+          llvm::Value* old = b_.CreateLoad(vecTy, slot);
+          b_.CreateStore(integer ? b_.CreateAdd(old, b_.CreateMul(aSplat, bRow[v]))
+                                 : b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {vecTy}, {aSplat, bRow[v], old}),
+                         slot);
+        }
+      }
+    }, {.unroll = 2});
+    each([&](int64_t r, int64_t v, llvm::Value* row, llvm::Value* col) {
+      b_.CreateAlignedStore(b_.CreateLoad(vecTy, acc[r * vectors + v]), viewAddress(tile.accType, out, {row, col}), llvm::Align(4));
+    });
+  });
+}
+
+// A copy of a 16- or 8-bit float buffer in f32, a vector at a time.
+llvm::Value* KernelLowering::widenToF32(llvm::Value* buffer, const ir::Type& t) {
+  llvm::Value* wide = allocateBuffer({DType::f32, t.shape});
+  int64_t count = t.numel(), lanes = options_.vectorBytes / 4;
+  llvm::Type* storage = storageType(ctx_, t.dtype);
+  auto* vecTy = llvm::FixedVectorType::get(storage, static_cast<unsigned>(lanes));
+  auto widen = [&](llvm::Type* from, llvm::Value* at) {
+    llvm::Value* raw = b_.CreateAlignedLoad(from, b_.CreateInBoundsGEP(storage, buffer, at), llvm::Align(dtypeBytes(t.dtype)));
+    b_.CreateAlignedStore(fromStorage(b_, raw, t.dtype), b_.CreateInBoundsGEP(b_.getFloatTy(), wide, at), llvm::Align(4));
+  };
+  emitLoop(b_, i64(0), i64(count / lanes), [&](llvm::Value* chunk) { widen(vecTy, b_.CreateMul(chunk, i64(lanes))); });
+  emitLoop(b_, i64(count / lanes * lanes), i64(count), [&](llvm::Value* i) { widen(storage, i); });
+  return wide;
+}
+
+// B [k, n] -> [k/2, n, 2] of 16-bit values (bf16 bits, or i8 sign-extended): element
+// (2p + i, j) at (p * n + j) * 2 + i. `lanes` columns at a time: two row loads, one
+// interleaving shuffle, one store.
+llvm::Value* KernelLowering::packPairs(llvm::Value* b, DType dtype, int64_t k, int64_t n, int64_t lanes) {
+  llvm::Value* packed = allocateBuffer({DType::bf16, {k, n}});
+  llvm::Type* i16 = b_.getInt16Ty();
+  llvm::Type* storage = storageType(ctx_, dtype);
+  auto* rowTy = llvm::FixedVectorType::get(storage, static_cast<unsigned>(lanes));
+  auto* wideTy = llvm::FixedVectorType::get(i16, static_cast<unsigned>(lanes));
+  std::vector<int> interleave;
+  for (int i = 0; i < lanes; ++i) interleave.insert(interleave.end(), {i, static_cast<int>(lanes) + i});
+  emitLoop(b_, i64(0), i64(k / 2), [&](llvm::Value* p) {
+    emitLoop(b_, i64(0), i64(n / lanes), [&](llvm::Value* chunk) {
+      llvm::Value* col = b_.CreateMul(chunk, i64(lanes));
+      auto row = [&](int64_t i) {
+        llvm::Value* r = b_.CreateAdd(b_.CreateMul(p, i64(2)), i64(i));
+        llvm::Value* at = b_.CreateInBoundsGEP(storage, b, b_.CreateAdd(b_.CreateMul(r, i64(n)), col));
+        return b_.CreateSExtOrBitCast(b_.CreateAlignedLoad(rowTy, at, llvm::Align(1)), wideTy);
+      };
+      llvm::Value* pairs = b_.CreateShuffleVector(row(0), row(1), interleave);
+      llvm::Value* to = b_.CreateMul(b_.CreateAdd(b_.CreateMul(p, i64(n)), col), i64(2));
+      b_.CreateAlignedStore(pairs, b_.CreateInBoundsGEP(i16, packed, to), llvm::Align(4));
+    });
+  });
+  return packed;
+}
+
+// One step of the micro-kernel over k = 2p and 2p + 1 on pair products: vdpbf16ps for bf16
+// (it treats subnormal inputs as zero; products are exact and summed in f32), or pmaddwd
+// for i8 widened to i16 (exact: a pair of i8 products fits i32).
+void KernelLowering::emitPairStep(const ir::Op& op, const MicroTile& tile, llvm::Value* pairIndex,
+                                  llvm::Value* row0, llvm::Value* col0) {
+  int64_t n = type(op.operands[1]).shape[1], lanes = tile.lanes, vectors = tile.vectors;
+  bool integer = tile.accType == DType::i32;
+  auto* accTy = llvm::FixedVectorType::get(compute(tile.accType), static_cast<unsigned>(lanes));
+  auto* pairTy = llvm::FixedVectorType::get(integer ? b_.getInt16Ty() : b_.getBFloatTy(), static_cast<unsigned>(2 * lanes));
+  std::vector<llvm::Value*> bPairs(static_cast<size_t>(vectors));
+  for (int64_t v = 0; v < vectors; ++v) {
+    llvm::Value* col = b_.CreateAdd(col0, i64(v * lanes));
+    llvm::Value* offset = b_.CreateMul(b_.CreateAdd(b_.CreateMul(pairIndex, i64(n)), col), i64(2));
+    bPairs[v] = b_.CreateAlignedLoad(pairTy, b_.CreateInBoundsGEP(b_.getInt16Ty(), tile.packedB, offset), llvm::Align(4));
+  }
+  llvm::Value* k0 = b_.CreateMul(pairIndex, i64(2));
+  // A's (k0, k0 + 1) as one 32-bit pair of 16-bit values, i8 sign-extended.
+  auto* i8Pair = llvm::FixedVectorType::get(b_.getInt8Ty(), 2);
+  auto* i16Pair = llvm::FixedVectorType::get(b_.getInt16Ty(), 2);
+  for (int64_t r = 0; r < tile.rows; ++r) {
+    llvm::Value* address = aAddress(tile, b_.CreateAdd(row0, i64(r)), k0);
+    llvm::Value* pair = integer ? b_.CreateSExt(b_.CreateAlignedLoad(i8Pair, address, llvm::Align(1)), i16Pair)
+                                : b_.CreateAlignedLoad(i16Pair, address, llvm::Align(2));
+    pair = b_.CreateBitCast(pair, b_.getInt32Ty());
+    llvm::Value* aPairs = b_.CreateBitCast(b_.CreateVectorSplat(static_cast<unsigned>(lanes), pair), pairTy);
+    for (int64_t v = 0; v < vectors; ++v) {
+      llvm::Value* slot = tile.acc[static_cast<size_t>(r * vectors + v)];
+      llvm::Value* old = b_.CreateLoad(accTy, slot);
+      llvm::Value* sum = nullptr;
+      if (!integer) {
+        sum = b_.CreateIntrinsic(llvm::Intrinsic::x86_avx512bf16_dpbf16ps_512, {}, {old, aPairs, bPairs[v]});
+      } else {
+        auto pmadd = lanes == 16 ? llvm::Intrinsic::x86_avx512_pmaddw_d_512
+                     : lanes == 8 ? llvm::Intrinsic::x86_avx2_pmadd_wd
+                                  : llvm::Intrinsic::x86_sse2_pmadd_wd;
+        sum = b_.CreateAdd(old, b_.CreateIntrinsic(pmadd, {}, {aPairs, bPairs[v]}));
+      }
+      b_.CreateStore(sum, slot);
+    }
+  }
+}
+
+}  // namespace tj::cpu::detail
