@@ -3,6 +3,7 @@
 #include <spdlog/fmt/fmt.h>
 
 #include "devices/cpu/thread_pool.hpp"
+#include "devices/registry.hpp"
 #include "samples/kernels.hpp"
 
 #include <algorithm>
@@ -60,7 +61,8 @@ SampleCli::SampleCli(std::string sample, const std::string& description)
 void SampleCli::keepOnDevice(std::initializer_list<const Tensor*> tensors) const {
   Device& device = selectDevice(device_);
   std::string why;
-  if (!device.name().starts_with("cuda") || !device.copyOf(1, why)) return;  // a launch says why it runs elsewhere
+  const DeviceKind* kind = findDeviceKind(device.name());
+  if (!kind || kind->name != "cuda" || !device.copyOf(1, why)) return;  // a launch says why it runs elsewhere
   for (const Tensor* t : tensors) t->on(device.name());
 }
 

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "devices/device.hpp"
+#include "devices/registry.hpp"
 
 namespace tj::samples {
 
@@ -18,15 +19,22 @@ int64_t nextPow2(int64_t n) { return static_cast<int64_t>(std::bit_ceil(static_c
 
 std::string deviceName(const RunOptions& opts) { return selectDevice(opts.device).name(); }
 
+// The kind of a device name ("vulkan" of "vulkan:1"), as the registry knows it; "" for none.
+std::string kindOf(const std::string& device) {
+  const DeviceKind* kind = findDeviceKind(device);
+  return kind ? kind->name : "";
+}
+
 // The candidates for a device, the first being its default. Other devices (the
 // interpreter) get only the default: timing them means nothing.
 template <class Blocks>
 std::vector<TuneConfig> space(const std::string& device, const std::vector<Blocks>& cpuSweep,
                               const std::vector<Blocks>& vulkanSweep, const std::vector<Blocks>& cudaSweep) {
-  const std::vector<Blocks>* sweep = device == "cpu"                     ? &cpuSweep
-                                     : device.rfind("vulkan", 0) == 0 ? &vulkanSweep
-                                     : device.rfind("cuda", 0) == 0   ? &cudaSweep
-                                                                      : nullptr;
+  const std::string kind = kindOf(device);
+  const std::vector<Blocks>* sweep = kind == "cpu"      ? &cpuSweep
+                                     : kind == "vulkan" ? &vulkanSweep
+                                     : kind == "cuda"   ? &cudaSweep
+                                                        : nullptr;
   if (!sweep) return {Blocks{}.config()};
   std::vector<TuneConfig> configs;
   for (const Blocks& b : *sweep) configs.push_back(b.config());
@@ -323,7 +331,7 @@ MlaBlocks MlaBlocks::forDevice(const std::string& device, int64_t latent) {
   // The CPU takes whole latent rows for 64 heads; lavapipe's 32 KB of workgroup memory holds an
   // [8, 128] ctx slice and [16, 64] chunks; NVIDIA gets heads enough for mma tiles.
   if (device == "cpu") return {64, 32, latent, latent};
-  if (device.rfind("cuda", 0) == 0) return {16, 32, 64, 256};
+  if (kindOf(device) == "cuda") return {16, 32, 64, 256};
   return {8, 16, 64, 128};
 }
 
