@@ -202,9 +202,12 @@ uint32_t deviceIndex(std::string_view name, std::string_view kind) {
 }
 
 Device& hostDevice() {
-  for (const DeviceKind& kind : deviceKinds())  // the first on the host that runs here: cpu, else interp
-    if (!kind.fallsBackToHost && kind.unavailableReason().empty()) return kind.open(kind.name);
-  throw Error("device: no host device is registered");
+  static Device& host = [&]() -> Device& {
+    for (const DeviceKind& kind : deviceKinds())  // the first on the host that runs here: cpu, else interp
+      if (!kind.fallsBackToHost && kind.unavailableReason().empty()) return kind.open(kind.name);
+    throw Error("device: no host device is registered");
+  }();
+  return host;
 }
 
 LaunchReport runOnHostInstead(LaunchReport report, const ir::Kernel& kernel, const LaunchArgs& args,
@@ -230,8 +233,13 @@ Device& selectDevice(const std::string& requested) {
   uint32_t index = deviceIndex(name, kind->name);
   // A GPU kind's device 0 exists wherever its driver loads (elsewhere it runs kernels on the
   // host, saying why): only others are looked up, and only where the driver loads.
-  if (!kind->fallsBackToHost || (index > 0 && !devicesOf(*kind).empty()))
+  if (kind->fallsBackToHost) {
+    if (index > 0 && !devicesOf(*kind).empty()) requireDevice(name, index, devicesOf(*kind));
+  } else {
     requireDevice(name, index, devicesOf(*kind));
+    if (std::string why = kind->unavailableReason(); !why.empty())
+      throw Error("device: the " + kind->name + " device cannot run here: " + why);
+  }
   return kind->open(name);
 }
 

@@ -14,7 +14,7 @@ int64_t viewExtent(const TensorArg& t, std::string_view device) {
 
 LaunchReport GpuDevice::launch(const ir::Kernel& kernel, const LaunchArgs& args) {
   std::lock_guard lock(mutex_);
-  checkLaunchArgs(kernel, args, kind_, context_.get());
+  checkLaunchArgs(kernel, args, std::string_view(name_).substr(0, name_.find(':')), context_.get());
   LaunchReport report{.device = name_};
   std::unique_ptr<StartedLaunch> started;
   try {

@@ -42,6 +42,9 @@ class GpuContext {
                                                LaunchReport& report) = 0;
   // Room for a copy of `bytes` host bytes in device memory; throws Error where there is none.
   virtual std::unique_ptr<DeviceCopy> copyOf(size_t bytes) = 0;
+
+ protected:
+  const void* owner() const { return this; }  // of this context's device copies
 };
 
 class GpuDevice : public Device {
@@ -52,8 +55,7 @@ class GpuDevice : public Device {
   bool holds(const DeviceCopy& copy) const final;
 
  protected:
-  // `name`: "<kind>" or "<kind>:N"; `kind` names the device in argument errors.
-  GpuDevice(std::string name, std::string kind) : name_(std::move(name)), kind_(std::move(kind)) {}
+  explicit GpuDevice(std::string name) : name_(std::move(name)) {}  // "<kind>" or "<kind>:N"
   // Sets the device up: throws Error where it cannot be (no driver, no such device), which
   // is decided once.
   virtual std::unique_ptr<GpuContext> open() = 0;
@@ -61,7 +63,7 @@ class GpuDevice : public Device {
  private:
   GpuContext& context();
 
-  std::string name_, kind_;
+  std::string name_;
   std::string unusable_;  // why open() failed, once it did
   mutable std::mutex mutex_;  // one launch at a time: the driver contexts are single-threaded
   std::unique_ptr<GpuContext> context_;

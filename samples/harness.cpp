@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <utility>
 
 namespace tj::samples {
@@ -19,14 +20,14 @@ namespace tj::samples {
 void Report::time(const std::function<std::string()>& f) {
   std::vector<double> runs;
   for (int i = 0; i < std::max(repeat, 1); ++i) {
-    LaunchWatch launches;
+    std::optional<LaunchWatch> launches;  // of the first run: where its last kernel came from
+    if (i == 0) launches.emplace();
     auto start = std::chrono::steady_clock::now();
     device = f();
     runs.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-    // Where the last launch's kernel came from, and what that took; none on the interpreter.
-    if (i == 0 && !launches.reports().empty() && device != "interp") {
-      cache = jit::cacheSourceName(launches.last().cache);
-      compileMs = launches.last().compileMs;
+    if (launches && !launches->reports().empty() && device != "interp") {  // nothing compiles on the interpreter
+      cache = jit::cacheSourceName(launches->last().cache);
+      compileMs = launches->last().compileMs;
     }
   }
   firstMs = runs[0];

@@ -228,7 +228,7 @@ TEST_CASE("kernel ir: a scan within subgroups uses no workgroup memory, across s
   target.warpsPerProgram = 32;  // lavapipe's spread: 64 registers a thread
   KernelFunction along = lowerToKernelIR(scanKernel(1, "37x131"), layout::inferLayouts(scanKernel(1, "37x131"), target), target);
   CHECK(countOps(along.body, KOp::barrier) == 0);
-  CHECK(countOps(along.body, KOp::load_shared) + countOps(along.body, KOp::store_shared) == 0);
+  CHECK(sharedAccessCount(along.body) == 0);
   KernelFunction across = lowerToKernelIR(scanKernel(0, "37x131"), layout::inferLayouts(scanKernel(0, "37x131"), target), target);
   int64_t registers = countOps(across.body, KOp::load_global);
   CHECK(countOps(across.body, KOp::for_loop) >= 1);
@@ -470,18 +470,15 @@ TEST_CASE("kernel ir: a kernel past the target's workgroup-memory access budget 
   %3, %4 = sort(%1, %2) {axis = 1, descending = 0} : tile<8x131xf32>, tile<8x131xi32>
   store(%0, %0, %4) {tensor = 1}
 })"));
-  auto sharedAccesses = [](const KernelFunction& f) {
-    return countOps(f.body, KOp::load_shared) + countOps(f.body, KOp::store_shared);
-  };
   layout::Target t = layout::targetByName("vulkan");
   t.codeBudget = 1500;
   KernelFunction narrow = lowerWithinCodeBudget(k, t);
   CHECK(narrow.workgroupSize == 32);  // within the instructions
-  CHECK(sharedAccesses(narrow) > 200);
+  CHECK(sharedAccessCount(narrow.body) > 200);
   t.sharedAccessBudget = 200;
   KernelFunction spread = lowerWithinCodeBudget(k, t);
   CHECK(spread.workgroupSize > 32);
-  CHECK(sharedAccesses(spread) <= 200);
+  CHECK(sharedAccessCount(spread.body) <= 200);
   checkAgainstInterpreter(k, {{8, 131}, {8, 131}}, spread, {1}, 0);
 }
 
@@ -498,19 +495,16 @@ TEST_CASE("kernel ir: a spread stops before more warps split the scanned lines o
   %6 = add(%5, %4) : tile<37x131xf32>
   store(%0, %0, %6) {tensor = 1}
 })"));
-  auto sharedAccesses = [](const KernelFunction& f) {
-    return countOps(f.body, KOp::load_shared) + countOps(f.body, KOp::store_shared);
-  };
   layout::Target t = layout::targetByName("vulkan");
   t.warpsPerProgram = 128;
   KernelFunction widest = lowerWithinCodeBudget(k, t);
-  CHECK(sharedAccesses(widest) > 0);
+  CHECK(sharedAccessCount(widest.body) > 0);
   t.warpsPerProgram = 4;
   t.codeBudget = 100;  // past it at every width
   t.sharedAccessBudget = 200;
   KernelFunction f = lowerWithinCodeBudget(k, t);
   CHECK(f.workgroupSize == 512);
-  CHECK(sharedAccesses(f) == 0);
+  CHECK(sharedAccessCount(f.body) == 0);
   CHECK(instructionCount(f.body) > instructionCount(widest.body));
   checkAgainstInterpreter(k, {{37, 131}, {37, 131}}, f, {1}, 1e-5);
 }

@@ -163,8 +163,6 @@ class Context final : public GpuContext {
   std::unique_ptr<DeviceCopy> copyOf(size_t bytes) override { return std::make_unique<CudaCopy>(owner(), context, bytes); }
 
  private:
-  const void* owner() const { return static_cast<const GpuContext*>(this); }
-
   DeviceInfo info;
   layout::Target target;
   CUcontext context;
@@ -402,7 +400,7 @@ DeviceKind deviceKind() {
           .open = [](const std::string& name) -> Device& { return CudaDevice::instance(name); }};
 }
 
-CudaDevice::CudaDevice(std::string name) : GpuDevice(std::move(name), "cuda") { deviceIndex(this->name()); }
+CudaDevice::CudaDevice(std::string name) : GpuDevice(std::move(name)) { deviceIndex(this->name()); }
 
 CudaDevice& CudaDevice::instance(const std::string& name) { return deviceNamed<CudaDevice>(name); }
 

@@ -194,8 +194,6 @@ class Context final : public GpuContext {
   std::unique_ptr<DeviceCopy> copyOf(size_t bytes) override { return std::make_unique<VulkanCopy>(owner(), gpu, bytes); }
 
  private:
-  const void* owner() const { return static_cast<const GpuContext*>(this); }
-
   vk::Gpu gpu;
   jit::ArtifactStore store;                // of kernels and refusals
   std::map<uint64_t, Compiled> pipelines;  // by semantic hash; one State per physical device
@@ -386,7 +384,7 @@ DeviceKind deviceKind() {
           .open = [](const std::string& name) -> Device& { return VulkanDevice::instance(name); }};
 }
 
-VulkanDevice::VulkanDevice(std::string name) : GpuDevice(std::move(name), "vulkan") { vk::deviceIndex(this->name()); }
+VulkanDevice::VulkanDevice(std::string name) : GpuDevice(std::move(name)) { vk::deviceIndex(this->name()); }
 
 VulkanDevice& VulkanDevice::instance(const std::string& name) { return deviceNamed<VulkanDevice>(name); }
 

@@ -29,8 +29,6 @@ struct Status {
   bool available = false;
   std::string reason;
 };
-// A failure after work reached the queue (the device may have written its buffers).
-using tj::SubmittedError;
 
 const Status& status();
 

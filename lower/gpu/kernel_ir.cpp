@@ -76,6 +76,8 @@ int64_t instructionCount(const KBlock& b) {
   return n;
 }
 
+int64_t sharedAccessCount(const KBlock& b) { return countOps(b, KOp::load_shared) + countOps(b, KOp::store_shared); }
+
 int64_t memoryAccessCount(const KBlock& b) {
   int64_t n = 0;
   for (const KInst& i : b.insts) {

@@ -205,5 +205,7 @@ int64_t instructionCount(const KBlock& b);
 // Counts the accesses to global and workgroup memory (loads, stores, atomics, copies), nested
 // regions included.
 int64_t memoryAccessCount(const KBlock& b);
+// Counts the loads and stores of workgroup memory, nested regions included.
+int64_t sharedAccessCount(const KBlock& b);
 
 }  // namespace tj::gpu

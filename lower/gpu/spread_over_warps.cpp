@@ -25,13 +25,10 @@ KernelFunction lowerWithinCodeBudget(const ir::Kernel& k, const layout::Target& 
     return lowerOn(k, target, k.warps, options);
   }
   if (target.codeBudget <= 0 && target.sharedAccessBudget <= 0) return lowerOn(k, target, target.warpsPerProgram, options);
-  auto sharedAccesses = [](const KernelFunction& f) {
-    return countOps(f.body, KOp::load_shared) + countOps(f.body, KOp::store_shared);
-  };
   // How far past the budgets a lowering is: 0 within both.
   auto excess = [&](const KernelFunction& f) {
     auto over = [](int64_t size, int64_t budget) { return budget > 0 ? std::max<int64_t>(0, size - budget) : 0; };
-    return over(instructionCount(f.body), target.codeBudget) + over(sharedAccesses(f), target.sharedAccessBudget);
+    return over(instructionCount(f.body), target.codeBudget) + over(sharedAccessCount(f.body), target.sharedAccessBudget);
   };
   const int64_t widest = std::max<int64_t>(target.warpsPerProgram, target.maxWorkgroupThreads / target.subgroupSize);
   std::optional<KernelFunction> smallest;  // of the lowerings past the budgets, the one least past them
@@ -41,8 +38,9 @@ KernelFunction lowerWithinCodeBudget(const ir::Kernel& k, const layout::Target& 
       KernelFunction f = lowerOn(k, target, warps, options);
       // More warps split a scan's or reduction's lines once they outnumber them, and the
       // exchange through workgroup memory that follows costs the driver more than it saves.
-      if (narrowerShared && sharedAccesses(f) > *narrowerShared) break;
-      narrowerShared = sharedAccesses(f);
+      int64_t shared = sharedAccessCount(f.body);
+      if (narrowerShared && shared > *narrowerShared) break;
+      narrowerShared = shared;
       if (excess(f) == 0) {
         if (warps != target.warpsPerProgram)
           spdlog::debug("tilejit: kernel {} spread over {} warps: {} instructions per thread", k.name, warps,
