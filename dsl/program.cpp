@@ -173,7 +173,9 @@ Tile clampPast(const Tile& x, const char* pred, const Tile& bound, const SourceL
 }
 
 // A cast to float dtype `to` whose values past its largest finite value (infinities too) become
-// that value: clamped before rounding where `from` holds it, else only infinities can overflow.
+// that value: compared in `from` where it holds that value, else only infinities can overflow.
+// The result is selected from the rounded value, never from x itself: ptxas turns a compare and
+// select of one value into FMNMX.NAN, whose NaN is the canonical one (a -NaN would lose its sign).
 Tile saturatingFloatCast(const Tile& x, DType to, const SourceLoc& loc) {
   const ir::Type t = typeOf(x, loc, "cast");
   if (t.dtype == DType::f8e4m3) return castTo(x, to, loc);  // 448 fits every float, and it has no infinities
@@ -183,12 +185,11 @@ Tile saturatingFloatCast(const Tile& x, DType to, const SourceLoc& loc) {
   bool inexactBound = isFloat(t.dtype) && largest <= maxFinite(t.dtype) && roundToFloat(t.dtype, largest) != largest;
   if (isFloat8(t.dtype) || inexactBound) return saturatingFloatCast(castTo(x, DType::f32, loc), to, loc);
   auto bound = [&](double v, DType dtype) { return constant(v, dtype, t.shape, loc, "cast"); };
-  if (isValueOf(largest, t.dtype)) {  // also where t.dtype is `to`: its infinities become the largest value
-    Tile clamped = clampPast(x, "gt", bound(largest, t.dtype), loc);
-    if (!isUnsigned(t.dtype)) clamped = clampPast(clamped, "lt", bound(-largest, t.dtype), loc);
-    return castTo(clamped, to, loc);
-  }
   Tile y = castTo(x, to, loc);
+  if (t.dtype != to && isValueOf(largest, t.dtype)) {
+    y = replaceWhere(x, "gt", bound(largest, t.dtype), bound(largest, to), y, loc);
+    return isUnsigned(t.dtype) ? y : replaceWhere(x, "lt", bound(-largest, t.dtype), bound(-largest, to), y, loc);
+  }
   if (!isFloat(t.dtype)) return y;  // every integer of t.dtype is within `to`'s range
   constexpr double inf = std::numeric_limits<double>::infinity();
   y = replaceWhere(x, "eq", bound(inf, t.dtype), bound(largest, to), y, loc);

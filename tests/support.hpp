@@ -183,6 +183,10 @@ inline std::string nvdisasm() {
   return "";
 }
 
+// The folder of this test program, where the samples and tools are built too (and where the
+// GPU check's bundle, which moves them all, puts them).
+inline std::string binDir() { return std::filesystem::read_symlink("/proc/self/exe").parent_path().string(); }
+
 // Skipped with a message, or a failure when the variable `require` is 1 (as in CI).
 inline void missingTool(const char* require, const std::string& what) {
   const char* required = std::getenv(require);

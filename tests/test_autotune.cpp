@@ -392,7 +392,7 @@ TEST_CASE("autotune: two processes tuning at once both land in the file") {
   fs::path file = dir / "t.json";
   auto child = [&](const std::string& kernel) {
     return "TILEJIT_TUNE_CHILD=" + kernel + " TILEJIT_TUNE_FILE='" + file.string() + "' TILEJIT_CACHE_DIR='" +
-           dir.string() + "/kernels' " TILEJIT_BIN_DIR "/tilejit_tests -tc='autotune: child process'";
+           dir.string() + "/kernels' " + test::binDir() + "/tilejit_tests -tc='autotune: child process'";
   };
   for (const test::CommandResult& r : test::runConcurrently({child("first"), child("second")})) {
     CHECK_MESSAGE(r.status == 0, r.output);
@@ -489,7 +489,7 @@ TEST_CASE("autotune: tile-tune lists, shows and clears entries") {
   fs::path file = dir / "t.json";
   saveTunings(file, {{"gemm/100x7/f32,bf16", sampleEntry("gemm", 100)}, {"attention/3x7/f32,bf16", sampleEntry("attention", 3)}});
   auto tileTune = [&](const std::string& args) {
-    return test::runConcurrently({TILEJIT_BIN_DIR "/tile-tune --file '" + file.string() + "' " + args})[0];
+    return test::runConcurrently({test::binDir() + "/tile-tune --file '" + file.string() + "' " + args})[0];
   };
   test::CommandResult list = tileTune("list");
   CHECK(list.status == 0);

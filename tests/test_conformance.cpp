@@ -4,6 +4,7 @@
 // tests/reference.hpp). Outputs are poisoned before each run so unwritten
 // elements show up.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
@@ -964,13 +965,15 @@ TEST_CASE("conformance: 8-bit float NaN codes are PyTorch's, and a saturating ca
       {f8e4m3, false, {0x7f, 0xff, 0x7f, 0xff, 0x7f, 0xff, 0x38, 0x7e}},  // OCP: overflow is NaN
       {f8e4m3, true, {0x7f, 0xff, 0x7e, 0xfe, 0x7e, 0xfe, 0x38, 0x7e}},   // torch's .to(float8_e4m3fn)
   };
-  auto bytes = [](const Tensor& t) {
-    const auto* b = static_cast<const uint8_t*>(t.data());
-    return std::vector<uint8_t>(b, b + t.numel());
+  auto bytes = [](const Tensor& t) {  // the codes in hex, as the failure shows them
+    std::string hex;
+    for (int64_t i = 0; i < t.numel(); ++i) hex += fmt::format(" {:02x}", static_cast<const uint8_t*>(t.data())[i]);
+    return hex;
   };
   for (const Case& c : cases) {
-    INFO(dtypeName(c.to), c.saturate ? " saturating" : "");
-    std::vector<uint8_t> want(c.codes.begin(), c.codes.end());
+    INFO(dtypeName(c.to), std::string(c.saturate ? " saturating" : ""));
+    std::string want;
+    for (uint8_t code : c.codes) want += fmt::format(" {:02x}", code);
     if (!c.saturate) CHECK(bytes(Tensor::from({8}, x.values(), c.to)) == want);  // the host's conversion
     for (const std::string& device : conformanceDevices()) {
       INFO(device);

@@ -152,9 +152,11 @@ TEST_CASE("cuda: a truncated driver file is refused before dlopen maps it, and t
   CHECK(cuda::probe((dir / "fifo.so").string()).reason ==
         "CUDA not available: " + (dir / "fifo.so").string() + " is not a regular file");
 
-  // By name: the truncated libcuda.so.1 is the one $LD_LIBRARY_PATH gives dlopen.
-  test::CommandResult r = test::runCommand("env -u TILEJIT_LIBCUDA LD_LIBRARY_PATH=" + dir.string() + " "
-                                           TILEJIT_BIN_DIR "/gemm --m=37 --n=29 --k=23 --device=cuda --check");
+  // By name: the truncated libcuda.so.1 is the one $LD_LIBRARY_PATH gives dlopen first (the
+  // folders after it still find the program's own libraries, as in the GPU check's bundle).
+  test::CommandResult r = test::runCommand("env -u TILEJIT_LIBCUDA LD_LIBRARY_PATH=" + dir.string() +
+                                           "${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} " + test::binDir() +
+                                           "/gemm --m=37 --n=29 --k=23 --device=cuda --check");
   CAPTURE(r.output);
   CHECK(r.status == 0);
   CHECK(r.output.find("instead of cuda: CUDA not available: " + half + " is truncated") != std::string::npos);

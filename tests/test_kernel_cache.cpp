@@ -79,7 +79,7 @@ const std::pair<CacheSource, int> kCompiled{CacheSource::compiled, 1};
 // This test binary running the child case below in `mode`.
 std::string childCommand(const std::string& mode, const fs::path& dir, const std::string& extraEnv = "") {
   return "TILEJIT_CACHE_CHILD=" + mode + " TILEJIT_CACHE_DIR='" + dir.string() + "' " + extraEnv + " " +
-         TILEJIT_BIN_DIR "/tilejit_tests -tc='kernel cache: child process'";
+         test::binDir() + "/tilejit_tests -tc='kernel cache: child process'";
 }
 
 std::vector<char> hammerPayload(char id) { return std::vector<char>(1000 + (id - 'A') * 777, id); }

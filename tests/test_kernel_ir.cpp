@@ -801,7 +801,7 @@ TEST_CASE("kernel ir: what is not lowered yet fails with a clear error") {
 }
 
 TEST_CASE("kernel ir: tile-ir --stage=kernel prints the library's text and fails on what is unsupported") {
-  auto tileIr = [](const std::string& args) { return test::runCommand(std::string(TILEJIT_BIN_DIR) + "/tile-ir " + args); };
+  auto tileIr = [](const std::string& args) { return test::runCommand(test::binDir() + "/tile-ir " + args); };
   test::CommandResult r = tileIr("--sample softmax --stage=kernel --target=vulkan");
   CHECK(r.status == 0);
   CHECK(r.output == print(lowered("softmax", "vulkan")));

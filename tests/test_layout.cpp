@@ -48,7 +48,7 @@ ir::Kernel kernelNamed(const std::string& name) {
 }
 
 std::string runTool(const std::string& args, int& status) {
-  test::CommandResult r = test::runCommand(std::string(TILEJIT_BIN_DIR) + "/tile-ir " + args);
+  test::CommandResult r = test::runCommand(test::binDir() + "/tile-ir " + args);
   status = r.status;
   return r.output;
 }

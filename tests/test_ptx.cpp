@@ -6,6 +6,7 @@
 
 #include <cstdio>
 
+#include "dsl/tilejit.hpp"
 #include "ir/passes.hpp"
 #include "layout/infer_layouts.hpp"
 #include "lower/gpu/lower_to_kernel_ir.hpp"
@@ -109,6 +110,27 @@ TEST_CASE("ptx: an 8-bit float gemm runs on mma.sync m16n8k32 e4m3 x e5m2 into f
   if (!ada.sass.empty()) CHECK(sassCount(ada.sass, "QMMA.16832.F32.E4M3.E5M2") > 0);
   CHECK(contiguousPtxOf(k, "sm_80").find("mma.sync") == std::string::npos);  // FMA dot: no FP8 unit before sm_89
   test::assemble(contiguousPtxOf(k, "sm_80"), "sm_80", false);  // ptxas accepts it
+}
+
+// Two folds of ptxas 13.0 (the H200's driver compiles PTX with the same) that lost a sign on
+// the GPU: a cvt.rn.f32.u32 of an abs.s32 became a signed I2FP, which made -2^31 positive, and a
+// compare and select of one float became FMNMX.NAN, whose NaN is the canonical one.
+TEST_CASE("ptx: i32 casts to bf16 and f8 convert the signed value, and a saturating f8 cast keeps a NaN's sign") {
+  Tensor ints = Tensor::zeros({64}, i32), floats = Tensor::zeros({64}, f32);
+  Tensor bf = Tensor::zeros({64}, bf16), e5m2 = Tensor::zeros({64}, f8e5m2), e4m3 = Tensor::zeros({64}, f8e4m3);
+  TracedKernel traced = tj::trace({1}, [&](Program& p) {
+    Tile i = p.read(ints, {64}).at({0});
+    p.write(bf, {64}).put(i.cast(bf16), {0});
+    p.write(e5m2, {64}).put(i.cast(f8e5m2), {0});
+    p.write(e4m3, {64}).put(p.read(floats, {64}).at({0}).cast(f8e4m3, Overflow::saturate), {0});
+  });
+  std::string ptx = ptxOf(*traced.kernel, "sm_90");
+  CHECK(ptx.find("abs.s32") == std::string::npos);
+  test::Assembled a = test::assemble(ptx, "sm_90", true);
+  if (a.sass.empty()) return;
+  CAPTURE(a.sass);
+  CHECK(sassCount(a.sass, "IABS") == 0);
+  CHECK(sassCount(a.sass, "FMNMX.NAN") == 0);
 }
 
 TEST_CASE("ptx: past 48 KiB the shared array is dynamic, sized at launch: within it, static") {

@@ -33,7 +33,7 @@ const RunOptions kCpu{.name = "big", .device = "cpu"};
 // This test binary running the child case below in `mode`, with `shell` run first (e.g. a ulimit).
 test::CommandResult runChild(const std::string& mode, const std::string& shell = "") {
   return test::runCommand(shell + (shell.empty() ? "" : "; ") + "TILEJIT_ROBUSTNESS_CHILD=" + mode + " " +
-                          TILEJIT_BIN_DIR "/tilejit_tests -tc='robustness: child process'");
+                          test::binDir() + "/tilejit_tests -tc='robustness: child process'");
 }
 
 // c = a·b for one program of [block, block] tiles, with the K loop in a fold or as one dot.
@@ -184,7 +184,7 @@ TEST_CASE("robustness: threads that cannot be created leave a smaller pool that 
 }
 
 TEST_CASE("robustness: TILEJIT_THREADS beyond any use is clamped with a warning") {
-  test::CommandResult r = test::runCommand("TILEJIT_THREADS=100000 " TILEJIT_BIN_DIR
+  test::CommandResult r = test::runCommand("TILEJIT_THREADS=100000 " + test::binDir() +
                                            "/vector_add --n=100003 --device=cpu --check");
   CAPTURE(r.output);
   CHECK(r.status == 0);
@@ -195,7 +195,7 @@ TEST_CASE("robustness: TILEJIT_THREADS beyond any use is clamped with a warning"
 TEST_CASE("robustness: TILEJIT_VULKAN_WARPS that is not a power of two the device allows is ignored with a warning") {
   if (!test::vulkanAvailable()) return;
   for (const char* bad : {"3", "0", "x", "4096"}) {
-    test::CommandResult r = test::runCommand(std::string("TILEJIT_VULKAN_WARPS=") + bad + " " TILEJIT_BIN_DIR
+    test::CommandResult r = test::runCommand(std::string("TILEJIT_VULKAN_WARPS=") + bad + " " + test::binDir() +
                                              "/softmax --rows=37 --cols=301 --device=vulkan --check");
     CAPTURE(r.output);
     CHECK(r.status == 0);
@@ -214,7 +214,7 @@ TEST_CASE("robustness: tensor sizes that overflow or exceed memory are Errors na
                        Error);
   CHECK(Tensor::empty({0, huge}).numel() == 0);  // no elements: no overflow, whatever the other sizes
 
-  test::CommandResult r = test::runCommand(TILEJIT_BIN_DIR "/gemm --m=4611686018427387904 --n=1 --k=1");
+  test::CommandResult r = test::runCommand(test::binDir() + "/gemm --m=4611686018427387904 --n=1 --k=1");
   CAPTURE(r.output);
   CHECK(r.status == 1);
   CHECK(r.output.find("gemm: error: ") != std::string::npos);
@@ -241,7 +241,7 @@ TEST_CASE("robustness: a TILEJIT_DUMP that is not a folder warns once and the ke
 TEST_CASE("robustness: a cache write past ulimit -f warns with the system's reason and the kernel still runs") {
   // The write past the limit raised SIGXFSZ, whose default action killed the process.
   std::filesystem::path dir = test::scratchDir("robustness", "fsize");
-  test::CommandResult r = test::runCommand("ulimit -f 1; TILEJIT_CACHE_DIR=" + dir.string() + " " TILEJIT_BIN_DIR
+  test::CommandResult r = test::runCommand("ulimit -f 1; TILEJIT_CACHE_DIR=" + dir.string() + " " + test::binDir() +
                                            "/vector_add --n=100003 --device=cpu --check");
   CAPTURE(r.output);
   CHECK(r.status == 0);
@@ -263,7 +263,7 @@ TEST_CASE("robustness: a device index past those of its kind is an Error naming 
   Tensor x = Tensor::random({100}, 11), y = samples::poisoned({100});
   CHECK_THROWS_WITH_AS(samples::vectorAdd(x, x, y, {.name = "index", .device = "cpu:7"}),
                        doctest::Contains("no device 'cpu:7'; there is one: cpu:0"), Error);
-  test::CommandResult r = test::runCommand(TILEJIT_BIN_DIR "/vector_add --n=100 --device=cpu:7");
+  test::CommandResult r = test::runCommand(test::binDir() + "/vector_add --n=100 --device=cpu:7");
   CAPTURE(r.output);
   CHECK(r.status != 0);
   CHECK(r.output.find("no device 'cpu:7'; there is one: cpu:0") != std::string::npos);

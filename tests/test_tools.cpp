@@ -22,7 +22,7 @@ using test::CommandResult;
 using test::runCommand;
 
 
-std::string tileIr(const std::string& args) { return std::string(TILEJIT_BIN_DIR) + "/tile-ir " + args; }
+std::string tileIr(const std::string& args) { return test::binDir() + "/tile-ir " + args; }
 
 }  // namespace
 

@@ -66,7 +66,7 @@ CacheSource freshAdd() {
 }
 
 std::string childCommand(const fs::path& dir) {
-  return "TILEJIT_VKCACHE_CHILD=1 TILEJIT_CACHE_DIR='" + dir.string() + "' " TILEJIT_BIN_DIR
+  return "TILEJIT_VKCACHE_CHILD=1 TILEJIT_CACHE_DIR='" + dir.string() + "' " + test::binDir() +
          "/tilejit_tests -tc='vulkan cache: child process'";
 }
 

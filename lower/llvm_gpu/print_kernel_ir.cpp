@@ -137,8 +137,8 @@ class Printer {
   }
   // An f32 rounded to 8-bit float t, held in an f32.
   Value* roundFloat8(DType t, Value* f) { return fromMemory(t, toMemory(t, f)); }
-  // f rounded to odd instead of to nearest, given whether it was inexact and rounded away
-  // from zero: a later rounding to 16 bits is then the only one.
+  // f (of either sign) rounded to odd instead of to nearest, given whether it was inexact and
+  // rounded away from zero: a later rounding to 16 bits is then the only one.
   Value* nudgeToOdd(Value* f, Value* inexact, Value* roundedAway) {
     Value* bits = b_.CreateBitCast(f, b_.getInt32Ty());
     Value* even = b_.CreateICmpEQ(b_.CreateAnd(bits, 1), b_.getInt32(0));
@@ -152,7 +152,20 @@ class Printer {
                                    b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, d));
     return nudgeToOdd(f, b_.CreateFCmpONE(back, d), away);
   }
+  // Below 64 bits the f32 converts back exactly into an i64, so the signed value converts as
+  // it is. (Converting its magnitude instead, ptxas 13.0 compiles the cvt.rn.f32.u32 of an
+  // abs.s32 as I2FP.F32.S32, which makes -2^31 positive.)
   Value* intToOddF32(Value* x, bool isUnsignedInt) {
+    if (x->getType()->getIntegerBitWidth() == 64) return int64ToOddF32(x, isUnsignedInt);
+    llvm::Type* i64 = b_.getInt64Ty();
+    Value* f = isUnsignedInt ? b_.CreateUIToFP(x, b_.getFloatTy()) : b_.CreateSIToFP(x, b_.getFloatTy());
+    Value* wide = isUnsignedInt ? b_.CreateZExt(x, i64) : b_.CreateSExt(x, i64);
+    Value* back = b_.CreateFPToSI(f, i64);
+    Value* negative = b_.CreateICmpSLT(wide, b_.getInt64(0));
+    Value* away = b_.CreateSelect(negative, b_.CreateICmpSLT(back, wide), b_.CreateICmpSGT(back, wide));
+    return nudgeToOdd(f, b_.CreateICmpNE(back, wide), away);
+  }
+  Value* int64ToOddF32(Value* x, bool isUnsignedInt) {
     Value* negative = isUnsignedInt ? b_.getFalse() : b_.CreateICmpSLT(x, llvm::ConstantInt::get(x->getType(), 0));
     Value* magnitude = b_.CreateSelect(negative, b_.CreateNeg(x), x);
     Value* f = b_.CreateUIToFP(magnitude, b_.getFloatTy());
