@@ -142,6 +142,8 @@ class Device {
  public:
   virtual ~Device() = default;
   virtual std::string name() const = 0;  // "interp", "cpu", "vulkan", ...
+  // Runs the kernel here, or where this device cannot (Unsupported) and is a GPU, on the host,
+  // the reason in the report. Throws Error for bad arguments and InternalError for a bug.
   virtual LaunchReport launch(const ir::Kernel& kernel, const LaunchArgs& args) = 0;
   // Room on this device for a copy of `bytes` host bytes (Tensor::on); null, with
   // `why` set, where the device keeps tensors in host memory.

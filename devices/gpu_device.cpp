@@ -6,7 +6,7 @@ int64_t viewExtent(const TensorArg& t, std::string_view device) {
   int64_t last = 0;
   for (size_t a = 0; a < t.shape.size(); ++a) {
     if (t.shape[a] == 0) return 0;
-    if (t.strides[a] < 0) throw Error(std::string(device) + ": unsupported: negative strides");
+    if (t.strides[a] < 0) throw Unsupported(std::string(device) + ": unsupported: negative strides");
     last += (t.shape[a] - 1) * t.strides[a];
   }
   return last + 1;
@@ -19,22 +19,22 @@ LaunchReport GpuDevice::launch(const ir::Kernel& kernel, const LaunchArgs& args)
   std::unique_ptr<StartedLaunch> started;
   try {
     started = context().start(kernel, args, report);
-  } catch (const SubmittedError&) {
-    throw;
-  } catch (const Error& e) {  // nothing was written to the arguments yet: the host runs them as they are
+  } catch (const Unsupported& e) {  // nothing was written to the arguments yet: the host runs them as they are
     return runOnHostInstead(std::move(report), kernel, args, e.what());
   }
   return started->finish(kernel, args, std::move(report));
 }
 
 GpuContext& GpuDevice::context() {
-  if (!unusable_.empty()) throw Error(unusable_);
+  if (!unusable_.empty()) throw Unsupported(unusable_);
   if (!context_) {
     try {
       context_ = open();
-    } catch (const Error& e) {
-      unusable_ = e.what();
+    } catch (const InternalError&) {
       throw;
+    } catch (const Error& e) {  // no driver, no such device, no target for it: the host runs its kernels
+      unusable_ = e.what();
+      throw Unsupported(unusable_);
     }
   }
   return *context_;
@@ -49,7 +49,7 @@ std::unique_ptr<DeviceCopy> GpuDevice::copyOf(size_t bytes, std::string& why) {
   std::lock_guard lock(mutex_);
   try {
     return context().copyOf(bytes);
-  } catch (const Error& e) {
+  } catch (const Unsupported& e) {
     why = e.what();
     return nullptr;
   }

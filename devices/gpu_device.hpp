@@ -17,7 +17,7 @@ namespace tj {
 constexpr size_t kMaxGpuPrintBytes = size_t{256} << 20;
 
 // Elements from a view's first element to its last, inclusive: what a launch copies to the
-// device. Throws Error("<device>: unsupported: negative strides").
+// device. Throws Unsupported("<device>: unsupported: negative strides").
 int64_t viewExtent(const TensorArg& t, std::string_view device);
 
 // A kernel running on a GPU, nothing written to its arguments yet.
@@ -36,11 +36,12 @@ class GpuContext {
  public:
   virtual ~GpuContext() = default;
   // Compiles (or finds) the kernel, binds its arguments and starts it, filling `report`'s
-  // compile facts. Throws Error for what the device cannot run, before anything was written
-  // to the arguments, or SubmittedError once the device may have written them.
+  // compile facts. Throws Unsupported for what the device cannot run, before anything was
+  // written to the arguments (the host runs it instead), SubmittedError once the device may
+  // have written them, and InternalError for a bug.
   virtual std::unique_ptr<StartedLaunch> start(const ir::Kernel& kernel, const LaunchArgs& args,
                                                LaunchReport& report) = 0;
-  // Room for a copy of `bytes` host bytes in device memory; throws Error where there is none.
+  // Room for a copy of `bytes` host bytes in device memory; throws Unsupported where there is none.
   virtual std::unique_ptr<DeviceCopy> copyOf(size_t bytes) = 0;
 
  protected:
@@ -57,7 +58,7 @@ class GpuDevice : public Device {
  protected:
   explicit GpuDevice(std::string name) : name_(std::move(name)) {}  // "<kind>" or "<kind>:N"
   // Sets the device up: throws Error where it cannot be (no driver, no such device), which
-  // is decided once.
+  // is decided once and makes its launches run on the host.
   virtual std::unique_ptr<GpuContext> open() = 0;
 
  private:

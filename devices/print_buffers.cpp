@@ -27,7 +27,7 @@ void printBuffers(const std::vector<gpu::KPrint>& prints, const std::vector<std:
   for (int64_t g : grid) programs *= g;
   for (size_t i = 0; i < prints.size(); ++i)
     if (buffers.at(i).size() < printBufferBytes(prints[i], programs))
-      throw Error("print: the buffer of '" + prints[i].label + "' is smaller than the grid's prints");
+      throw InternalError("print", "the buffer of '" + prints[i].label + "' is smaller than the grid's prints");
   std::vector<int64_t> id(grid.size(), 0);
   for (int64_t program = 0; program < programs; ++program) {
     for (size_t d = grid.size(), rest = size_t(program); d-- > 0; rest /= size_t(grid[d])) id[d] = int64_t(rest % size_t(grid[d]));

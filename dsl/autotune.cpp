@@ -324,6 +324,8 @@ class Timing {
         if (const LaunchReport* fallback = launches.firstFallback())
           p.record->error = kRanElsewhere + fallback->fallbackReason;
         else if (timed) p.runs.push_back(msSince(start));
+      } catch (const InternalError&) {
+        throw;  // a bug: not a config to skip and remember in the tuning file
       } catch (const std::exception& e) {
         p.record->error = e.what();
       }

@@ -31,17 +31,31 @@ void warnDumpFailed(const std::string& dir, const std::string& why) {
   if (firstTime("TILEJIT_DUMP=" + dir)) spdlog::warn("tilejit: TILEJIT_DUMP={}: cannot write kernels there ({}); not dumping", dir, why);
 }
 
+std::filesystem::path writeKernelText(const std::filesystem::path& dir, const ir::Kernel& k, uint64_t hash) {
+  auto path = dir / (k.name + "-" + ir::hashHex(hash) + ".tir");
+  jit::writeFileAtomically(path, ir::print(k));  // with the system's reason, and no SIGXFSZ past ulimit -f
+  return path;
+}
+
 void dumpKernel(const ir::Kernel& k, uint64_t hash) {
   const char* dir = std::getenv("TILEJIT_DUMP");
   if (!dir || !*dir) return;
-  auto path = std::filesystem::path(dir) / (k.name + "-" + ir::hashHex(hash) + ".tir");
-  std::string text = ir::print(k);
   try {
-    jit::writeFileAtomically(path, text);  // with the system's reason, and no SIGXFSZ past ulimit -f
+    spdlog::debug("tilejit: wrote {}", writeKernelText(dir, k, hash).string());
   } catch (const std::exception& e) {
-    return warnDumpFailed(dir, e.what());
+    warnDumpFailed(dir, e.what());
   }
-  spdlog::debug("tilejit: wrote {}", path.string());
+}
+
+// The internal error with the kernel's IR kept for its report: in TILEJIT_DUMP when set, else
+// in the temporary folder (where that fails, the error as it is).
+InternalError withKernelKept(const InternalError& e, const ir::Kernel& k, uint64_t hash) {
+  const char* dump = std::getenv("TILEJIT_DUMP");
+  try {
+    return e.withIrAt(writeKernelText(dump && *dump ? dump : std::filesystem::temp_directory_path(), k, hash).string());
+  } catch (const std::exception&) {
+    return e;
+  }
 }
 
 }  // namespace
@@ -148,7 +162,12 @@ std::string launchTraced(Device& device, const TracedKernel& traced, std::span<c
   args.reserve(leading.size() + traced.tensors.size());
   for (const Tensor* t : leading) args.push_back(t->launchArg());
   for (const Tensor& t : traced.tensors) args.push_back(t.launchArg());
-  LaunchReport report = device.launch(*traced.kernel, {args, grid, {}, scalars, traced.hash});
+  LaunchReport report;
+  try {
+    report = device.launch(*traced.kernel, {args, grid, {}, scalars, traced.hash});
+  } catch (const InternalError& e) {
+    throw withKernelKept(e, *traced.kernel, traced.hash);
+  }
   if (&device != &interp::sanitizingInterpreter()) markWritten(*traced.kernel, args);
   LaunchWatch::record(report);
   return report.device;

@@ -1,4 +1,5 @@
-// The one exception type tilejit throws for user mistakes and bad input.
+// What tilejit throws, by whose fault it is: Error is the user's (bad code or input), and the
+// base of the two other kinds, so that `catch (const tj::Error&)` sees every one.
 #pragma once
 #include <source_location>
 #include <stdexcept>
@@ -23,6 +24,30 @@ struct SourceLoc {
 class Error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+};
+
+// This device cannot run this kernel: an op, a size or a feature it lacks, or a driver that
+// refuses it. The only error on which a GPU device runs the kernel on the host instead (saying
+// why), and the only one a device remembers as its refusal of the kernel.
+class Unsupported : public Error {
+ public:
+  using Error::Error;
+};
+
+// A bug in tilejit: a stage found its own invariant broken. Never a fallback and never
+// remembered; the launch adds where it kept the kernel's IR for the report.
+class InternalError : public Error {
+ public:
+  // "internal error in <stage>: <message>" and how to report it.
+  InternalError(std::string_view stage, const std::string& message);
+  // The same error, the path of the kernel's IR added (once).
+  InternalError withIrAt(const std::string& path) const;
+  const std::string& stage() const { return stage_; }
+  const std::string& message() const { return message_; }
+
+ private:
+  InternalError(std::string stage, std::string message, std::string irPath);
+  std::string stage_, message_, irPath_;
 };
 
 // Throws Error("file:line: op: message"), dropping the location when unknown.

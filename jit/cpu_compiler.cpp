@@ -60,7 +60,7 @@ std::vector<char> emitObject(llvm::Module& module, llvm::TargetMachine& tm) {
   llvm::raw_svector_ostream os(buffer);
   llvm::legacy::PassManager pm;
   if (tm.addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile))
-    throw Error("cpu: the target machine cannot emit object files");
+    throw InternalError("cpu", "the target machine cannot emit object files");
   pm.run(module);
   return {buffer.begin(), buffer.end()};
 }
@@ -74,7 +74,7 @@ ObjectCode compileModule(llvm::Module& module, const CpuTarget& target) {
   std::string problems;
   llvm::raw_string_ostream problemStream(problems);
   if (llvm::verifyModule(module, &problemStream))
-    throw Error("cpu: invalid LLVM module '" + module.getModuleIdentifier() + "': " + problems);
+    throw InternalError("cpu", "invalid LLVM module '" + module.getModuleIdentifier() + "': " + problems);
   ObjectCode code;
   auto start = Clock::now();
   optimize(module, *tm);

@@ -77,7 +77,7 @@ Fragment fragment(MatrixInstr instr, int role) {
       if (role == 1) return {{8, 32}, {{1, 0}, {2, 0}}, {{0, 1}, {0, 2}, {0, 4}, {0, 8}, {0, 16}, {4, 0}}, 4};
       return {{32, 32}, {{1, 0}, {2, 0}, {8, 0}, {16, 0}}, {{0, 1}, {0, 2}, {0, 4}, {0, 8}, {0, 16}, {4, 0}}, 1};
   }
-  throw Error("layout: unknown matrix instruction");
+  throw InternalError("layout", "unknown matrix instruction");
 }
 
 // Builds a register layout: a per-warp pattern, then warps, then repeats in
@@ -140,7 +140,7 @@ class Builder {
 };
 
 LinearLayout blockedLinear(const Blocked& b, const Shape& shape) {
-  if (b.order.size() != shape.size()) throw Error("layout: " + str(Layout{b}) + " does not fit a rank-" + std::to_string(shape.size()) + " tile");
+  if (b.order.size() != shape.size()) throw InternalError("layout", str(Layout{b}) + " does not fit a rank-" + std::to_string(shape.size()) + " tile");
   Builder builder(shape);
   for (const auto& [in, sizes] : {std::pair{0, &b.sizePerThread}, {1, &b.threadsPerWarp}, {2, &b.warpsPerCTA}})
     for (int64_t d : b.order) builder.add(in, static_cast<size_t>(d), (*sizes)[static_cast<size_t>(d)]);
@@ -151,7 +151,7 @@ LinearLayout blockedLinear(const Blocked& b, const Shape& shape) {
 // Warps tile the last two dims, N first; an operand replicates over the warps of the
 // dimension it lacks (a over N, b over M).
 LinearLayout matrixLinear(const MatrixAcc& acc, int role, const Shape& shape) {
-  if (acc.warpsPerCTA.size() != shape.size()) throw Error("layout: " + str(Layout{acc}) + " does not fit the tile");
+  if (acc.warpsPerCTA.size() != shape.size()) throw InternalError("layout", str(Layout{acc}) + " does not fit the tile");
   Builder builder(shape);
   builder.pattern(fragment(acc.instr, role));
   size_t rank = shape.size();
@@ -253,10 +253,10 @@ LinearLayout toLinear(const Layout& l, const Shape& shape) {
     LinearLayout operator()(const Blocked& b) const { return blockedLinear(b, shape); }
     LinearLayout operator()(const MatrixAcc& m) const { return matrixLinear(m, 2, shape); }
     LinearLayout operator()(const DotOperand& d) const {
-      if (shape.size() != 2) throw Error("layout: a dot operand is a rank-2 tile");
+      if (shape.size() != 2) throw InternalError("layout", "a dot operand is a rank-2 tile");
       if (const auto* acc = d.parent->as<MatrixAcc>()) return matrixLinear(*acc, d.opIdx, shape);
       if (const auto* b = d.parent->as<Blocked>()) return blockedOperandLinear(*b, d.opIdx, shape);
-      throw Error("layout: a dot operand's parent must be a matrix or blocked layout");
+      throw InternalError("layout", "a dot operand's parent must be a matrix or blocked layout");
     }
     LinearLayout operator()(const Slice& s) const { return sliceLinear(s, shape); }
     LinearLayout operator()(const Shared& s) const { return sharedLinear(s, shape); }

@@ -9,12 +9,12 @@ namespace tj::layout {
 
 int log2Exact(int64_t n) {
   if (n <= 0 || !std::has_single_bit(static_cast<uint64_t>(n)))
-    throw Error("linear layout: size " + std::to_string(n) + " is not a power of two");
+    throw InternalError("linear layout", "size " + std::to_string(n) + " is not a power of two");
   return std::countr_zero(static_cast<uint64_t>(n));
 }
 
 std::optional<uint64_t> solveGF2(const std::vector<uint64_t>& vectors, uint64_t target) {
-  if (vectors.size() > 64) throw Error("linear layout: more than 64 vectors to combine");
+  if (vectors.size() > 64) throw InternalError("linear layout", "more than 64 vectors to combine");
   std::vector<std::pair<uint64_t, uint64_t>> pivots;  // (reduced vector, the combination it is)
   for (size_t i = 0; i < vectors.size(); ++i) {
     std::pair<uint64_t, uint64_t> v{vectors[i], uint64_t{1} << i};
@@ -34,16 +34,16 @@ std::optional<uint64_t> solveGF2(const std::vector<uint64_t>& vectors, uint64_t 
 LinearLayout::LinearLayout(std::vector<InDim> ins, std::vector<OutDim> outs) : ins_(std::move(ins)), outs_(std::move(outs)) {
   int outBits = 0;
   for (const OutDim& o : outs_) outBits += log2Exact(o.size);
-  if (outBits > 63) throw Error("linear layout: more than 63 output bits");
+  if (outBits > 63) throw InternalError("linear layout", "more than 63 output bits");
   for (const InDim& d : ins_)
     for (const Basis& b : d.bases)
-      if (b.size() != outs_.size()) throw Error("linear layout: basis of " + d.name + " has the wrong rank");
+      if (b.size() != outs_.size()) throw InternalError("linear layout", "basis of " + d.name + " has the wrong rank");
 }
 
 const LinearLayout::InDim& LinearLayout::in(const std::string& name) const {
   for (const InDim& d : ins_)
     if (d.name == name) return d;
-  throw Error("linear layout: no input dimension '" + name + "'");
+  throw InternalError("linear layout", "no input dimension '" + name + "'");
 }
 
 // Bits of the last output dimension are the lowest (row-major).
@@ -74,7 +74,7 @@ std::vector<uint64_t> LinearLayout::flatBases(const std::vector<std::string>& na
 }
 
 std::vector<int64_t> LinearLayout::apply(const std::vector<int64_t>& inputs) const {
-  if (inputs.size() != ins_.size()) throw Error("linear layout: expected one input per input dimension");
+  if (inputs.size() != ins_.size()) throw InternalError("linear layout", "expected one input per input dimension");
   uint64_t out = 0;
   for (size_t d = 0; d < ins_.size(); ++d)
     for (size_t bit = 0; bit < ins_[d].bases.size(); ++bit)
@@ -83,7 +83,7 @@ std::vector<int64_t> LinearLayout::apply(const std::vector<int64_t>& inputs) con
 }
 
 LinearLayout LinearLayout::compose(const LinearLayout& inner) const {
-  if (inner.outs_.size() != ins_.size()) throw Error("linear layout: cannot compose, dimensions differ");
+  if (inner.outs_.size() != ins_.size()) throw InternalError("linear layout", "cannot compose, dimensions differ");
   std::vector<InDim> ins;
   for (const InDim& d : inner.ins_) {
     InDim composed{d.name, {}};
@@ -133,7 +133,7 @@ bool LinearLayout::spans(const std::vector<std::string>& names, const LinearLayo
 }
 
 std::optional<uint64_t> LinearLayout::combinationOf(const std::vector<std::string>& names, const Basis& target) const {
-  if (target.size() != outs_.size()) throw Error("linear layout: a target of the wrong rank");
+  if (target.size() != outs_.size()) throw InternalError("linear layout", "a target of the wrong rank");
   return solveGF2(flatBases(names), flatten(target));
 }
 

@@ -26,6 +26,7 @@ using CUlinkState = CUlinkState_st*;
 using CUevent = CUevent_st*;
 
 inline constexpr CUresult CUDA_SUCCESS = 0;
+inline constexpr CUresult CUDA_ERROR_INVALID_PTX = 218;
 
 enum CUdevice_attribute : int {
   CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1,

@@ -24,7 +24,7 @@ namespace tj::cuda {
 
 namespace {
 
-[[noreturn]] void unsupported(const std::string& what) { throw Error("cuda: unsupported: " + what); }
+[[noreturn]] void unsupported(const std::string& what) { throw Unsupported("cuda: unsupported: " + what); }
 
 // A loaded kernel and the interface its launches need (its cubin dropped once loaded).
 struct Compiled {
@@ -103,12 +103,12 @@ std::vector<uint64_t> parameterValues(const CubinBinary& c, const LaunchArgs& ar
     size_t n = param.number;
     auto put = [&](auto value) {
       static_assert(sizeof value <= sizeof(uint64_t));
-      if (sizeof value != parameterBytes(param)) throw Error(fmt::format("cuda: internal: parameter {}'s size", p));
+      if (sizeof value != parameterBytes(param)) throw InternalError("cuda", fmt::format("parameter {}'s size", p));
       std::memcpy(&slots[p], &value, sizeof value);
     };
     switch (param.kind) {
       case gpu::KParam::Kind::buffer:
-        if (!buffers.at(p)) throw Error(fmt::format("cuda: internal: buffer parameter {} has no memory", p));
+        if (!buffers.at(p)) throw InternalError("cuda", fmt::format("buffer parameter {} has no memory", p));
         put(buffers[p]);
         break;
       case gpu::KParam::Kind::size: put(int64_t(args.tensors[n].shape.at(param.axis))); break;
@@ -127,7 +127,7 @@ std::vector<uint64_t> parameterValues(const CubinBinary& c, const LaunchArgs& ar
 
 std::string ptxEntryName(const std::string& ptx) {
   size_t at = ptx.find(".entry ");
-  if (at == std::string::npos) throw Error("cuda: the PTX has no .entry");
+  if (at == std::string::npos) throw InternalError("cuda", "the PTX has no .entry");
   at = ptx.find_first_not_of(' ', at + sizeof(".entry ") - 1);
   size_t end = ptx.find_first_of("( \n", at);
   return ptx.substr(at, end == std::string::npos ? std::string::npos : end - at);
@@ -175,10 +175,10 @@ class Context final : public GpuContext {
 
   const Compiled& compile(const ir::Kernel& kernel, const Key& key, LaunchReport& report) {
     if (auto it = modules.find(key); it != modules.end()) return it->second;
-    if (auto it = refused.find(key); it != refused.end()) throw Error(it->second);
+    if (auto it = refused.find(key); it != refused.end()) throw Unsupported(it->second);
     try {
       return modules.emplace(key, build(kernel, key, report)).first->second;
-    } catch (const Error& e) {
+    } catch (const Unsupported& e) {
       refused.emplace(key, e.what());
       throw;
     }
@@ -242,9 +242,9 @@ class Context final : public GpuContext {
       return false;
     };
     for (size_t p = 0; p < b.params.size(); ++p)
-      if (!fits(p)) throw Error(fmt::format("cuda: parameter {} does not fit kernel '{}'", p, kernel.name));
+      if (!fits(p)) throw InternalError("cuda", fmt::format("parameter {} does not fit kernel '{}'", p, kernel.name));
     if (b.workgroupSize > info.maxThreadsPerBlock)
-      throw Error(fmt::format("cuda: {} threads per block, more than the device's {}", b.workgroupSize,
+      throw Unsupported(fmt::format("cuda: {} threads per block, more than the device's {}", b.workgroupSize,
                               info.maxThreadsPerBlock));
   }
 
@@ -406,7 +406,7 @@ CudaDevice& CudaDevice::instance(const std::string& name) { return deviceNamed<C
 
 // No such device, or no layout target for it: decided once.
 std::unique_ptr<GpuContext> CudaDevice::open() {
-  if (!status().available) throw Error(status().reason);
+  if (!status().available) throw Unsupported(status().reason);
   return std::make_unique<Context>(deviceIndex(name()), jit::KernelCache::diskDirFromEnvironment());
 }
 

@@ -121,14 +121,14 @@ Status probe(const std::string& library) {
 
 const Functions& functions() {
   const Driver& d = driver();
-  if (!d.status().available) throw Error(d.status().reason);
+  if (!d.status().available) throw Unsupported(d.status().reason);
   return d.fn();
 }
 
 std::string errorMessage(CUresult result, std::string_view call) { return "cuda: " + driver().errorText(result, call); }
 
 void check(CUresult result, std::string_view call) {
-  if (result != CUDA_SUCCESS) throw Error(errorMessage(result, call));
+  if (result != CUDA_SUCCESS) throw Unsupported(errorMessage(result, call));
 }
 
 uint32_t deviceIndex(std::string_view name) { return tj::deviceIndex(name, "cuda"); }
@@ -214,7 +214,9 @@ std::vector<char> linkPtx(const std::string& ptx) {
     if (r == CUDA_SUCCESS) return;
     std::string text(log.data(), strnlen(log.data(), log.size()));
     fn.cuLinkDestroy(link);
-    throw Error(errorMessage(r, call) + (text.empty() ? "" : ": " + text));
+    std::string message = errorMessage(r, call) + (text.empty() ? "" : ": " + text);
+    if (r == CUDA_ERROR_INVALID_PTX) throw InternalError("cuda", message);  // PTX the NVPTX backend printed
+    throw Unsupported(message);  // e.g. a driver older than the PTX ISA
   };
   // The PTX with its terminating NUL, as the driver wants text.
   withLog(fn.cuLinkAddData_v2(link, CU_JIT_INPUT_PTX, const_cast<char*>(ptx.c_str()), ptx.size() + 1, "kernel.ptx", 0,
@@ -235,7 +237,7 @@ Module::Module(std::span<const char> cubin, const std::string& kernelName) {
   CUresult found = fn.cuModuleGetFunction(&function_, module_, kernelName.c_str());
   if (found != CUDA_SUCCESS) {
     fn.cuModuleUnload(module_);
-    throw Error(errorMessage(found, "cuModuleGetFunction") + " for kernel '" + kernelName + "'");
+    throw InternalError("cuda", errorMessage(found, "cuModuleGetFunction") + " for kernel '" + kernelName + "'");
   }
 }
 

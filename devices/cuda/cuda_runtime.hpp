@@ -52,7 +52,8 @@ const Functions& functions();
 // "cuda: <call> failed: <error name> (<code>)"; the name from the driver where it knows
 // it, else from our own table, else "CUDA_ERROR_UNKNOWN".
 std::string errorMessage(CUresult result, std::string_view call);
-// Throws Error(errorMessage(result, call)) unless result is CUDA_SUCCESS.
+// Throws Unsupported(errorMessage(result, call)) unless result is CUDA_SUCCESS: the driver
+// refused (no memory, a PTX ISA newer than it, ...).
 void check(CUresult result, std::string_view call);
 
 // The N of "cuda" (0) or "cuda:N"; throws Error for anything else.
@@ -113,7 +114,8 @@ class Event {
 };
 
 // PTX linked into a cubin by the driver (cuLinkCreate/AddData/Complete) for the current
-// context's device. Link errors carry the driver's log.
+// context's device. Link errors carry the driver's log: InternalError for PTX the driver calls
+// invalid (the NVPTX backend printed it), Unsupported for the rest (e.g. an older driver).
 std::vector<char> linkPtx(const std::string& ptx);
 
 // A cubin loaded into the current context, with one of its kernels.

@@ -79,12 +79,12 @@ double readFloat(const std::byte* p, DType t) {
     case DType::f16: return halfToFloat(loadAs<uint16_t>(p));
     case DType::bf16: return bf16ToFloat(loadAs<uint16_t>(p));
     case DType::f8e4m3: case DType::f8e5m2: return f8ToFloat(t, loadAs<uint8_t>(p));
-    default: throw Error("interpreter: " + std::string(dtypeName(t)) + " read as a float");
+    default: throw InternalError("interpreter", std::string(dtypeName(t)) + " read as a float");
   }
 }
 
 int64_t readInt(const std::byte* p, DType t) {
-  if (isFloat(t)) throw Error("interpreter: " + std::string(dtypeName(t)) + " read as an integer");
+  if (isFloat(t)) throw InternalError("interpreter", std::string(dtypeName(t)) + " read as an integer");
   return loadInt(p, t);
 }
 
@@ -95,12 +95,12 @@ void writeFloat(std::byte* p, DType t, double v) {
     case DType::f16: return storeAs(p, floatToHalf(static_cast<float>(v)));
     case DType::bf16: return storeAs(p, floatToBF16(static_cast<float>(v)));
     case DType::f8e4m3: case DType::f8e5m2: return storeAs(p, floatToF8(t, static_cast<float>(v)));
-    default: throw Error("interpreter: " + std::string(dtypeName(t)) + " written as a float");
+    default: throw InternalError("interpreter", std::string(dtypeName(t)) + " written as a float");
   }
 }
 
 void writeInt(std::byte* p, DType t, int64_t v) {
-  if (isFloat(t)) throw Error("interpreter: " + std::string(dtypeName(t)) + " written as an integer");
+  if (isFloat(t)) throw InternalError("interpreter", std::string(dtypeName(t)) + " written as an integer");
   storeInt(p, t, v);
 }
 

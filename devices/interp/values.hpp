@@ -38,8 +38,8 @@ std::vector<T>& Tile::data() {
   constexpr bool wantFloat = std::is_same_v<T, double>;
   static_assert(wantFloat || std::is_same_v<T, int64_t>);
   if (isFloat() != wantFloat)
-    throw Error("interpreter: a " + type.str() + " value used as " + (wantFloat ? "float" : "integer") +
-                " data; was the kernel verified?");
+    throw InternalError("interpreter", "a " + type.str() + " value used as " + (wantFloat ? "float" : "integer") +
+                                           " data; was the kernel verified?");
   if constexpr (wantFloat) return floats;
   else return ints;
 }

@@ -94,7 +94,7 @@ LoadedBinary buildStoredKernelBinary(const ir::Kernel& kernel, const jit::Artifa
   std::optional<KernelBinary> binary;
   try {
     binary = buildKernelBinary(kernel, target);
-  } catch (const Error& e) {
+  } catch (const Unsupported& e) {
     store.refuse(key, e.what());
     throw KernelRefused(e.what(), jit::CacheSource::compiled, msSince(start));
   }

@@ -54,9 +54,9 @@ struct LoadedBinary {
 // Why a device cannot run a kernel, decided once per cache key: remembered in the cache
 // (ArtifactStore::refuse), so that later launches and processes fall back without lowering
 // it again.
-struct KernelRefused : Error {
+struct KernelRefused : Unsupported {
   KernelRefused(const std::string& reason, jit::CacheSource source, double ms)
-      : Error(reason), source(source), ms(ms) {}
+      : Unsupported(reason), source(source), ms(ms) {}
   jit::CacheSource source;  // decided now (compiled) or read from the disk cache
   double ms;                // deciding it or reading the decision
 };
@@ -86,7 +86,7 @@ auto loadOrBuildKernel(const ir::Kernel& kernel, const jit::ArtifactKey& key, co
   LoadedBinary built = buildStoredKernelBinary(kernel, key, target, store, start);
   try {
     return use(built);
-  } catch (const Error& e) {
+  } catch (const Unsupported& e) {
     throw KernelRefused(e.what(), built.source, built.ms);
   }
 }

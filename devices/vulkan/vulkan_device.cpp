@@ -32,7 +32,7 @@ constexpr int64_t kLavapipeCodeBudget = 1500;
 // of [8, 131] (264 accesses per thread on 4 warps) took 2.5 s, 1.0 s on 8 (136); attention's
 // 152 on 16 warps stay.
 constexpr int64_t kLavapipeSharedAccessBudget = 200;
-[[noreturn]] void unsupported(const std::string& what) { throw Error("vulkan: unsupported: " + what); }
+[[noreturn]] void unsupported(const std::string& what) { throw Unsupported("vulkan: unsupported: " + what); }
 
 // The params buffer: one i64 slot per kernel parameter.
 std::vector<int64_t> paramSlots(const KernelBinary& b, const LaunchArgs& args) {
@@ -389,7 +389,7 @@ VulkanDevice::VulkanDevice(std::string name) : GpuDevice(std::move(name)) { vk::
 VulkanDevice& VulkanDevice::instance(const std::string& name) { return deviceNamed<VulkanDevice>(name); }
 
 std::unique_ptr<GpuContext> VulkanDevice::open() {
-  if (!vk::status().available) throw Error(vk::status().reason);
+  if (!vk::status().available) throw Unsupported(vk::status().reason);
   return std::make_unique<Context>(vk::deviceIndex(name()), jit::KernelCache::diskDirFromEnvironment());
 }
 

@@ -73,7 +73,7 @@ const char* resultName(VkResult r) {
 }
 
 void check(VkResult r, const char* call) {
-  if (r != VK_SUCCESS) throw Error(fmt::format("vulkan: {} failed: {} ({})", call, resultName(r), static_cast<int>(r)));
+  if (r != VK_SUCCESS) throw Unsupported(fmt::format("vulkan: {} failed: {} ({})", call, resultName(r), static_cast<int>(r)));
 }
 
 // Runs a clean-up when the scope ends, however it ends.
@@ -300,7 +300,7 @@ DeviceInfo describe(const Functions& fn, VkPhysicalDevice d, uint32_t index) {
 // Cheap structural checks, so words that are not SPIR-V give an Error rather
 // than reach a driver that may not survive them.
 void checkSpirvStructure(std::span<const uint32_t> words) {
-  auto bad = [](const std::string& why) { throw Error("vulkan: invalid SPIR-V: " + why); };
+  auto bad = [](const std::string& why) { throw InternalError("vulkan", "invalid SPIR-V: " + why); };
   if (words.size() < 5) bad("shorter than its 5-word header");
   if (words[0] != 0x07230203u) bad(fmt::format("magic number {:#x}, not 0x07230203", words[0]));
   for (size_t at = 5; at < words.size();) {
@@ -326,7 +326,7 @@ void checkCapabilities(std::span<const uint32_t> words, const DeviceInfo& info) 
       {12, {info.int64Atomics, "Int64Atomics"}}, {6033, {info.float32AtomicAdd, "AtomicFloat32AddEXT"}},
       {22, {info.int16, "Int16"}}, {39, {info.int8, "Int8"}},
       {4433, {info.storage16, "StorageBuffer16BitAccess"}}, {4448, {info.storage8, "StorageBuffer8BitAccess"}}};
-  auto lacks = [](const std::string& what) { throw Error("vulkan: unsupported: the device lacks " + what); };
+  auto lacks = [](const std::string& what) { throw Unsupported("vulkan: unsupported: the device lacks " + what); };
   std::map<uint32_t, uint32_t> widths;  // of the module's int and float types, by id
   for (size_t at = 5; at + 1 < words.size(); at += words[at] >> 16) {
     uint32_t op = words[at] & 0xffff;
@@ -414,13 +414,13 @@ void Buffer::release() {
 
 void Buffer::upload(std::span<const std::byte> data, size_t offset) {
   if (offset + data.size() > bytes_)
-    throw Error(fmt::format("vulkan: upload of {} bytes at {} overruns a {}-byte buffer", data.size(), offset, bytes_));
+    throw InternalError("vulkan", fmt::format("upload of {} bytes at {} overruns a {}-byte buffer", data.size(), offset, bytes_));
   std::memcpy(mapped_ + offset, data.data(), data.size());
 }
 
 void Buffer::download(std::span<std::byte> data, size_t offset) const {
   if (offset + data.size() > bytes_)
-    throw Error(fmt::format("vulkan: download of {} bytes at {} overruns a {}-byte buffer", data.size(), offset, bytes_));
+    throw InternalError("vulkan", fmt::format("download of {} bytes at {} overruns a {}-byte buffer", data.size(), offset, bytes_));
   std::memcpy(data.data(), mapped_ + offset, data.size());
 }
 
@@ -576,7 +576,7 @@ uint32_t Gpu::memoryType(uint32_t allowedTypes, VkMemoryPropertyFlags required) 
   for (VkMemoryPropertyFlags wanted : {required | VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, required})
     for (uint32_t i = 0; i < memory_.memoryTypeCount; ++i)
       if ((allowedTypes >> i & 1) && (memory_.memoryTypes[i].propertyFlags & wanted) == wanted) return i;
-  throw Error("vulkan: no host-visible, host-coherent memory type for a storage buffer");
+  throw Unsupported("vulkan: no host-visible, host-coherent memory type for a storage buffer");
 }
 
 // Starts from the saved file where there is one. The driver checks the data's header
@@ -692,15 +692,15 @@ double Gpu::elapsedNs() {
 double Gpu::dispatch(const Pipeline& pipeline, std::span<Buffer* const> buffers,
                      std::span<const std::byte> pushConstants, uint32_t x, uint32_t y, uint32_t z) {
   if (buffers.size() != pipeline.bufferCount())
-    throw Error(fmt::format("vulkan: dispatch got {} buffers but the pipeline binds {}", buffers.size(),
+    throw InternalError("vulkan", fmt::format("dispatch got {} buffers but the pipeline binds {}", buffers.size(),
                             pipeline.bufferCount()));
   if (pushConstants.size() != pipeline.pushConstantBytes())
-    throw Error(fmt::format("vulkan: dispatch got {} bytes of push constants but the pipeline takes {}",
+    throw InternalError("vulkan", fmt::format("dispatch got {} bytes of push constants but the pipeline takes {}",
                             pushConstants.size(), pipeline.pushConstantBytes()));
   uint32_t groups[3] = {x, y, z};
   for (int axis = 0; axis < 3; ++axis)
     if (groups[axis] > info_.maxWorkgroupCount[axis])
-      throw Error(fmt::format("vulkan: {} workgroups on axis {} exceed the device's {}", groups[axis], axis,
+      throw Unsupported(fmt::format("vulkan: {} workgroups on axis {} exceed the device's {}", groups[axis], axis,
                               info_.maxWorkgroupCount[axis]));
   if (x == 0 || y == 0 || z == 0) return 0;
 

@@ -24,7 +24,7 @@ void KernelLowering::lowerDot(const ir::Op& op) {
         CTarget target{b_.CreateSelect(output->lastStep, view.base, c),
                        b_.CreateSelect(output->lastStep, view.strides[0], i64(rt.shape[1])), output->firstStep};
         if (!emitDotMicroKernel(op, c, accType, target))
-          throw Error("lower/cpu: an output accumulator's dot has no micro-kernel");
+          throw InternalError("lower/cpu", "an output accumulator's dot has no micro-kernel");
       } else if (!emitDotMicroKernel(op, c, accType)) {
         emitDotLoops(op, c, accType);
       }
@@ -268,7 +268,7 @@ bool KernelLowering::emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType 
                  .packedB = pairs ? packPairs(buffers_[op.operands[1]], bt.dtype, k, n, lanes) : nullptr, .acc = {}};
   if (auto view = inPlaceOperands_.find(op.operands[0]); view != inPlaceOperands_.end()) {
     // widenToF32 reads A as a contiguous block: readsInPlace admits f32 alone.
-    if (widensOperands(op)) throw Error("lower/cpu: a widened dot operand cannot be read in place");
+    if (widensOperands(op)) throw InternalError("lower/cpu", "a widened dot operand cannot be read in place");
     tile.a = view->second.base;
     tile.aRowStride = view->second.strides[0];
   }

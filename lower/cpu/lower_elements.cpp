@@ -10,7 +10,7 @@ llvm::Value* KernelLowering::element(ValueId v, const Indices& idx) {
   if (buffers_[v]) return bufferElement(buffers_[v], type(v), idx);
   if (!trueMasks_.empty() && trueMasks_.count(info_.def[v])) return b_.getTrue();
   if (type(v).isScalar()) {
-    if (!scalars_[v]) throw Error("lower/cpu: value %" + std::to_string(v) + " used before it was computed");
+    if (!scalars_[v]) throw InternalError("lower/cpu", "value %" + std::to_string(v) + " used before it was computed");
     return scalars_[v];
   }
   return computeElement(*info_.def[v], idx);

@@ -183,7 +183,7 @@ void KernelLowering::storeCarried(const ir::Block& region, size_t firstArg, cons
     ValueId y = yield.operands[i];
     if (y == region.args[firstArg + i] || buffers_[y] == carried[i]) continue;
     if (outputAccumulatorOf(region.args[firstArg + i]))
-      throw Error("lower/cpu: an output accumulator's dot did not accumulate in place");
+      throw InternalError("lower/cpu", "an output accumulator's dot did not accumulate in place");
     next[i] = allocateBuffer(type(y));
     materialize(y, next[i]);
   }

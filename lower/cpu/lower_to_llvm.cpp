@@ -1,5 +1,6 @@
 #include "lower/cpu/lower_to_llvm.hpp"
 
+#include "ir/fault_injection.hpp"
 #include "lower/cpu/kernel_lowering.hpp"
 
 namespace tj::cpu {
@@ -33,7 +34,7 @@ void KernelLowering::lower(const std::string& entryName) {
   outlineChunks(fn);
   std::string error;
   llvm::raw_string_ostream os(error);
-  if (llvm::verifyModule(module_, &os)) throw Error("lower/cpu: generated invalid LLVM IR for kernel '" + kernel_.name + "': " + error);
+  if (llvm::verifyModule(module_, &os)) throw InternalError("lower/cpu", "generated invalid LLVM IR for kernel '" + kernel_.name + "': " + error);
 }
 
 void KernelLowering::emitPrologue(llvm::Function* fn) {
@@ -111,7 +112,7 @@ void KernelLowering::outlineChunks(llvm::Function* fn) {
       llvm::CodeExtractor extractor(chunkBlocks(starts[c], starts[c + 1]), nullptr, false, nullptr, nullptr, nullptr,
                                     false, false, nullptr, "chunk");
       llvm::Function* chunk = extractor.extractCodeRegion(cache);
-      if (!chunk) throw Error("lower/cpu: kernel '" + kernel_.name + "': cannot outline a chunk of its body");
+      if (!chunk) throw InternalError("lower/cpu", "kernel '" + kernel_.name + "': cannot outline a chunk of its body");
       chunk->addFnAttr(llvm::Attribute::NoInline);
       markBuffersNoAlias(*llvm::cast<llvm::CallInst>(chunk->user_back()));
     }
@@ -167,6 +168,7 @@ using detail::KernelLowering;
 
 std::unique_ptr<llvm::Module> lowerToLLVM(const ir::Kernel& kernel, llvm::LLVMContext& context,
                                           const std::string& entryName, const CpuLoweringOptions& options) {
+  testing::raiseArmedFault("lower/cpu", kernel.name);
   auto module = std::make_unique<llvm::Module>("tilejit." + kernel.name, context);
   KernelLowering(kernel, *module, options).lower(entryName);
   return module;

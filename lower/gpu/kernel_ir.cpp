@@ -59,7 +59,7 @@ int64_t countOps(const KBlock& b, KOp op) {
 const KAttrValue& attr(const KInst& i, std::string_view name) {
   for (const KAttr& a : i.attrs)
     if (a.name == name) return a.value;
-  throw Error("kernel ir: " + std::string(kopName(i.op)) + " without attribute " + std::string(name));
+  throw InternalError("kernel ir", std::string(kopName(i.op)) + " without attribute " + std::string(name));
 }
 int64_t intAttr(const KInst& i, std::string_view name) { return std::get<int64_t>(attr(i, name)); }
 const std::string& strAttr(const KInst& i, std::string_view name) { return std::get<std::string>(attr(i, name)); }
@@ -172,7 +172,7 @@ std::vector<Reg> KBuilder::openRegion(const std::vector<DType>& types) {
 }
 
 void KBuilder::closeRegion() {
-  if (open_.size() <= 1) throw Error("kernel ir: no open region to close");
+  if (open_.size() <= 1) throw InternalError("kernel ir", "no open region to close");
   open_.pop_back();
   numbered_.pop_back();
 }

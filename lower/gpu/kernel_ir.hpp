@@ -159,8 +159,8 @@ class KBuilder {
   // Past `maxInstructions` appended instructions (0: no limit) an append throws OverBudget,
   // whose what() is "<maxInstructions> instructions per thread".
   explicit KBuilder(KernelFunction& f, int64_t maxInstructions = 0);
-  struct OverBudget : Error {
-    using Error::Error;
+  struct OverBudget : Unsupported {
+    using Unsupported::Unsupported;
   };
 
   Reg emit(KOp op, DType type, std::vector<Reg> operands = {}, std::vector<KAttr> attrs = {});

@@ -85,7 +85,7 @@ auto Lowering::stageInShared(ir::ValueId v, const std::vector<Reg>& src, const L
                              const LinearLayout& to, const layout::Layout& mem, int64_t offset)
     -> Staged {
   std::optional<LinearLayout> offsetOf = layout::toLinear(mem, k_.type(v).shape).invert();
-  if (!offsetOf) throw Error("kernel ir: unsupported: a non-invertible workgroup-memory layout " + layout::str(mem));
+  if (!offsetOf) throw Unsupported("kernel ir: unsupported: a non-invertible workgroup-memory layout " + layout::str(mem));
   DType dt = k_.type(v).dtype;
   int64_t alloc = allocShared(paddedNumel(v) * dtypeBytes(dt), dt, layout::str(mem), offset);
   LinearLayout storeAt = offsetOf->compose(from), loadAt = offsetOf->compose(to);

@@ -2,6 +2,7 @@
 // (lowering.hpp) and its parameters, coordinates, padding, elementwise ops and checks.
 #include "lower/gpu/lower_to_kernel_ir.hpp"
 
+#include "ir/fault_injection.hpp"
 #include "lower/gpu/lowering.hpp"
 
 namespace tj::gpu {
@@ -36,7 +37,7 @@ void Lowering::declareParams() {
 auto Lowering::paramIndex(const std::string& name) const -> int64_t {
   for (size_t i = 0; i < f_.params.size(); ++i)
     if (f_.params[i].name == name) return static_cast<int64_t>(i);
-  throw Error("kernel ir: no parameter " + name);
+  throw InternalError("kernel ir", "no parameter " + name);
 }
 
 auto Lowering::idBits(KOp id, const std::vector<Basis>& bs, size_t dim, Reg acc) -> Reg {
@@ -341,6 +342,7 @@ bool allowsVectorAccess(uintptr_t address, DType t, const std::vector<int64_t>& 
 KernelFunction lowerToKernelIR(const ir::Kernel& k, const layout::LayoutAssignment& a, const layout::Target& t,
                                const KernelLoweringOptions& options) {
   if (t.name == "cpu") throw Error("kernel ir: unsupported: target cpu (one thread per program; use the llvm stage)");
+  testing::raiseArmedFault("kernel ir", k.name);
   KernelLoweringOptions tried = options;
   while (true) {
     try {

@@ -34,10 +34,10 @@ struct KernelLoweringOptions {
 bool allowsVectorAccess(uintptr_t address, DType t, const std::vector<int64_t>& sizes,
                         const std::vector<int64_t>& strides, int64_t bytes);
 
-// The kernel passes options.maxInstructions: an Error naming the op that did, its tile
+// The kernel passes options.maxInstructions: Unsupported, naming the op that did, its tile
 // and its file:line.
-struct CodeOverBudget : Error {
-  using Error::Error;
+struct CodeOverBudget : Unsupported {
+  using Unsupported::Unsupported;
 };
 
 KernelFunction lowerToKernelIR(const ir::Kernel& k, const layout::LayoutAssignment& a, const layout::Target& t,

@@ -23,7 +23,7 @@ using Basis = LinearLayout::Basis;
 using Coord = std::vector<int64_t>;
 
 [[noreturn]] inline void unsupported(const ir::Op& op, const std::string& what) {
-  throw Error("kernel ir: unsupported: " + std::string(ir::opName(op.code)) + " " + what);
+  throw Unsupported("kernel ir: unsupported: " + std::string(ir::opName(op.code)) + " " + what);
 }
 
 inline Basis input(const LinearLayout& lin, const std::string& name, int64_t value) {
@@ -77,8 +77,8 @@ class Lowering {
   }
 
   KernelFunction run();
-  struct SharedOverBudget : Error {
-    SharedOverBudget(const std::string& what, int64_t stages) : Error(what), stages(stages) {}
+  struct SharedOverBudget : Unsupported {
+    SharedOverBudget(const std::string& what, int64_t stages) : Unsupported(what), stages(stages) {}
     int64_t stages;  // the most stages a fold read ahead with
   };
 

@@ -20,7 +20,7 @@ KernelFunction lowerWithinCodeBudget(const ir::Kernel& k, const layout::Target& 
                                      const KernelLoweringOptions& options) {
   if (k.warps > 0) {  // the kernel's own choice (p.warps) stands
     if (k.warps * target.subgroupSize > target.maxWorkgroupThreads)
-      throw Error(fmt::format("kernel ir: {} warps of {} threads pass the {} threads a workgroup of {} may have", k.warps,
+      throw Unsupported(fmt::format("kernel ir: {} warps of {} threads pass the {} threads a workgroup of {} may have", k.warps,
                               target.subgroupSize, target.maxWorkgroupThreads, target.name));
     return lowerOn(k, target, k.warps, options);
   }
@@ -50,7 +50,7 @@ KernelFunction lowerWithinCodeBudget(const ir::Kernel& k, const layout::Target& 
       if (!smallest || excess(f) < excess(*smallest)) smallest = std::move(f);
     } catch (const CodeOverBudget&) {
       if (warps * 2 > widest && !smallest) throw;
-    } catch (const Error&) {
+    } catch (const Unsupported&) {
       if (!smallest) throw;
       break;  // more warps need more workgroup memory, not less
     }

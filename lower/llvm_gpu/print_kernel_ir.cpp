@@ -38,7 +38,7 @@ using gpu::Reg;
 using llvm::Value;
 using math::LlvmMath;
 
-[[noreturn]] void unsupported(const std::string& what) { throw Error("llvm gpu: unsupported: " + what); }
+[[noreturn]] void unsupported(const std::string& what) { throw Unsupported("llvm gpu: unsupported: " + what); }
 
 
 class Printer {
@@ -60,7 +60,7 @@ class Printer {
     b_.CreateRetVoid();
     std::string problems;
     llvm::raw_string_ostream out(problems);
-    if (llvm::verifyModule(*m_, &out)) throw Error("llvm gpu: the printed module is invalid: " + problems);
+    if (llvm::verifyModule(*m_, &out)) throw InternalError("llvm gpu", "the printed module is invalid: " + problems);
     return std::move(m_);
   }
 
@@ -758,16 +758,16 @@ class Printer {
 }  // namespace
 
 std::vector<llvm::Value*> LlvmGpuTarget::loadMatrix(llvm::IRBuilderBase&, llvm::Value*, int64_t, bool) const {
-  throw Error("llvm gpu: unsupported: ldmatrix on " + triple());
+  throw Unsupported("llvm gpu: unsupported: ldmatrix on " + triple());
 }
 void LlvmGpuTarget::asyncCopy(llvm::IRBuilderBase&, llvm::Value*, llvm::Value*, int64_t, llvm::Value*) const {
-  throw Error("llvm gpu: unsupported: async_copy on " + triple());
+  throw Unsupported("llvm gpu: unsupported: async_copy on " + triple());
 }
 void LlvmGpuTarget::asyncCommit(llvm::IRBuilderBase&) const {
-  throw Error("llvm gpu: unsupported: async_commit on " + triple());
+  throw Unsupported("llvm gpu: unsupported: async_commit on " + triple());
 }
 void LlvmGpuTarget::asyncWait(llvm::IRBuilderBase&, int64_t) const {
-  throw Error("llvm gpu: unsupported: async_wait on " + triple());
+  throw Unsupported("llvm gpu: unsupported: async_wait on " + triple());
 }
 
 std::string entryName(const std::string& name) {

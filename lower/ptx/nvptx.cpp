@@ -84,7 +84,7 @@ class NvptxTarget final : public llvmgpu::LlvmGpuTarget {
     bool float8 = bytes && isFloat8(a) && isFloat8(bType);
     bytes = bytes && (float8 || a == DType::i8);
     if ((a != bType && !float8) || (!half && !bytes) || cRegs.size() != 4)
-      throw Error("llvm gpu: unsupported: mma " + instr + " of " + std::string(dtypeName(a)) + " on NVPTX");
+      throw Unsupported("llvm gpu: unsupported: mma " + instr + " of " + std::string(dtypeName(a)) + " on NVPTX");
     auto packed = [&](const std::vector<Value*>& regs) {
       std::vector<Value*> out;
       size_t per = half ? 2 : 4;
@@ -130,7 +130,7 @@ class NvptxTarget final : public llvmgpu::LlvmGpuTarget {
     static constexpr I transposed[] = {llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x1_trans_b16,
                                        llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x2_trans_b16,
                                        llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_trans_b16};
-    if (num != 1 && num != 2 && num != 4) throw Error("llvm gpu: unsupported: ldmatrix of " + std::to_string(num) + " matrices");
+    if (num != 1 && num != 2 && num != 4) throw Unsupported("llvm gpu: unsupported: ldmatrix of " + std::to_string(num) + " matrices");
     size_t which = size_t(std::countr_zero(uint64_t(num)));
     Value* d = b.CreateIntrinsic((trans ? transposed : plain)[which], {row->getType()}, {row});
     if (num == 1) return {d};
@@ -145,7 +145,7 @@ class NvptxTarget final : public llvmgpu::LlvmGpuTarget {
     I id = bytes == 16 ? llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16_s
            : bytes == 8 ? llvm::Intrinsic::nvvm_cp_async_ca_shared_global_8_s
            : bytes == 4 ? llvm::Intrinsic::nvvm_cp_async_ca_shared_global_4_s
-                        : throw Error("llvm gpu: unsupported: async_copy of " + std::to_string(bytes) + " bytes");
+                        : throw Unsupported("llvm gpu: unsupported: async_copy of " + std::to_string(bytes) + " bytes");
     b.CreateIntrinsic(id, {}, {to, from, fromBytes});
   }
   bool dynamicShared(int64_t bytes) const override { return bytes > kStaticSharedBytes; }
@@ -158,7 +158,7 @@ class NvptxTarget final : public llvmgpu::LlvmGpuTarget {
 
  private:
   static size_t checkedAxis(int axis) {
-    if (axis < 0 || axis > 2) throw Error("llvm gpu: unsupported: grid axis " + std::to_string(axis));
+    if (axis < 0 || axis > 2) throw Unsupported("llvm gpu: unsupported: grid axis " + std::to_string(axis));
     return size_t(axis);
   }
   // shfl.sync's c operand: the segment mask (32 - width) << 8 | the clamp 31.
@@ -193,7 +193,7 @@ std::unique_ptr<llvm::TargetMachine> machineFor(const std::string& arch) {
   if (arch.rfind("sm_", 0) != 0) throw Error("ptx: unknown target '" + arch + "' (sm_80, sm_86, sm_89, sm_90)");
   std::string error;
   const llvm::Target* target = llvm::TargetRegistry::lookupTarget(kTriple, error);
-  if (!target) throw Error("ptx: LLVM has no NVPTX target: " + error);
+  if (!target) throw Unsupported("ptx: LLVM has no NVPTX target: " + error);
   return std::unique_ptr<llvm::TargetMachine>(
       target->createTargetMachine(kTriple, arch, "+ptx84", llvm::TargetOptions(), std::nullopt, std::nullopt,
                                   llvm::CodeGenOptLevel::Aggressive));
@@ -237,7 +237,7 @@ std::string printPtx(const gpu::KernelFunction& f, const std::string& arch) {
   llvm::raw_svector_ostream out(ptx);
   llvm::legacy::PassManager pm;
   if (tm->addPassesToEmitFile(pm, out, nullptr, llvm::CodeGenFileType::AssemblyFile))
-    throw Error("ptx: the NVPTX backend cannot emit assembly");
+    throw InternalError("ptx", "the NVPTX backend cannot emit assembly");
   pm.run(*m);
   return std::string(ptx.str());
 }

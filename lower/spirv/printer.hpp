@@ -29,7 +29,7 @@ using gpu::KInst;
 using gpu::KOp;
 using gpu::Reg;
 
-[[noreturn]] inline void unsupported(const std::string& what) { throw Error("spirv: unsupported: " + what); }
+[[noreturn]] inline void unsupported(const std::string& what) { throw Unsupported("spirv: unsupported: " + what); }
 
 // The bit layout of the float types computed in (f16 and bf16 compute in f32 for fmod).
 struct FloatFormat {

@@ -19,6 +19,7 @@
 #include "devices/cuda/cuda_device.hpp"
 #include "devices/cuda/cuda_runtime.hpp"
 #include "dsl/tilejit.hpp"
+#include "ir/fault_injection.hpp"
 #include "ir/passes.hpp"
 #include "jit/cache_file.hpp"
 #include "lower/gpu/spread_over_warps.hpp"
@@ -337,6 +338,35 @@ TEST_CASE("fake cuda: a launch the driver refuses runs on the CPU, on the newest
   std::vector<double> thirdExpected(mv.size());
   for (size_t i = 0; i < mv.size(); ++i) thirdExpected[i] = double((float(expected[i]) + float(av[i])) * 0.5f);
   CHECK(third.values() == thirdExpected);
+}
+
+TEST_CASE("fake cuda: a bug in the lowering fails the launch and is not remembered; what the device cannot run, runs on the CPU") {
+  test::ScopedEnv cache("TILEJIT_CACHE", "0");
+  Inputs in;
+  std::vector<double> expected = expectedAverage(in);
+  {
+    cuda::CudaDevice device("cuda");
+    Tensor out = samples::poisoned({kRows, kCols});
+    expectAverage(in.a, in.b, out);
+    {
+      testing::ScopedFault fault("kernel ir", "fake_cuda_average", testing::FaultKind::internal);
+      CHECK_THROWS_AS(device.launch(gLaunching.kernel, {gLaunching.tensors, kGrid}), InternalError);
+    }
+    CHECK(launchAverage(device, in, out) == expected);  // the same device object: nothing refused
+  }
+  cuda::CudaDevice device("cuda");
+  Tensor out = samples::poisoned({kRows, kCols});
+  expectAverage(in.a, in.b, out);
+  {
+    testing::ScopedFault fault("kernel ir", "fake_cuda_average", testing::FaultKind::unsupported);
+    LaunchReport report = device.launch(gLaunching.kernel, {gLaunching.tensors, kGrid});
+    CHECK(report.device == "cpu");
+    CHECK(report.fallbackReason == "kernel ir: unsupported: a fault armed by a test");
+  }
+  CHECK(out.values() == expected);
+  // Refused once, for the life of the device (and its disk cache, were it on).
+  LaunchReport again = device.launch(gLaunching.kernel, {gLaunching.tensors, kGrid});
+  CHECK(again.fallbackReason == "kernel ir: unsupported: a fault armed by a test");
 }
 
 // The fast path as the device builds it: 16-byte cp.async rings in dynamic shared memory past
