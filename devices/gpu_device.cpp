@@ -1,5 +1,7 @@
 #include "devices/gpu_device.hpp"
 
+#include "ir/passes.hpp"
+
 namespace tj {
 
 int64_t viewExtent(const TensorArg& t, std::string_view device) {
@@ -18,11 +20,26 @@ LaunchReport GpuDevice::launch(const ir::Kernel& kernel, const LaunchArgs& args)
   LaunchReport report{.device = name_};
   std::unique_ptr<StartedLaunch> started;
   try {
-    started = context().start(kernel, args, report);
+    GpuContext& c = context();
+    report.target = c.targetName();
+    started = c.start(loadOnce(c, kernel, args, report), kernel, args, report);
   } catch (const Unsupported& e) {  // nothing was written to the arguments yet: the host runs them as they are
     return runOnHostInstead(std::move(report), kernel, args, e.what());
   }
   return started->finish(kernel, args, std::move(report));
+}
+
+const LoadedKernel& GpuDevice::loadOnce(GpuContext& c, const ir::Kernel& kernel, const LaunchArgs& args,
+                                        LaunchReport& report) {
+  KernelKey key{args.kernelHash ? args.kernelHash : ir::semanticHash(kernel), c.launchFacts(args)};
+  if (auto it = loaded_.find(key); it != loaded_.end()) return *it->second;
+  if (auto it = refused_.find(key); it != refused_.end()) throw Unsupported(it->second);
+  try {
+    return *loaded_.emplace(key, c.load(kernel, key.first, args, report)).first->second;
+  } catch (const Unsupported& e) {
+    refused_.emplace(key, e.what());
+    throw;
+  }
 }
 
 GpuContext& GpuDevice::context() {

@@ -1,7 +1,7 @@
 // What the GPU devices share: one device object per name, one launch at a time, the launch
-// skeleton (check the arguments, start the kernel, run it on the host instead when the
-// device cannot start it, finish it) and device copies (Tensor::on). A backend supplies its
-// GpuContext (driver context, loaded kernels) and its StartedLaunch.
+// skeleton (check the arguments, load the kernel once, start it, run it on the host instead
+// when the device cannot, finish it) and device copies (Tensor::on). A backend supplies its
+// GpuContext (driver context: load and start), its LoadedKernel and its StartedLaunch.
 #pragma once
 #include <map>
 #include <memory>
@@ -30,17 +30,31 @@ class StartedLaunch {
   virtual LaunchReport finish(const ir::Kernel& kernel, const LaunchArgs& args, LaunchReport report) = 0;
 };
 
-// A GPU device once set up: its driver context and the kernels loaded there. It owns the
-// device copies made from it (DeviceCopy::owner).
+// A kernel loaded into a GPU context (a module, a pipeline) with its launch interface.
+class LoadedKernel {
+ public:
+  virtual ~LoadedKernel() = default;
+};
+
+// A GPU device once set up: its driver context, where kernels load and run. It owns the
+// device copies made from it (DeviceCopy::owner). Its errors: Unsupported for what the device
+// cannot run, before anything was written to the arguments (the host runs it instead);
+// SubmittedError once the device may have written them; InternalError for a bug.
 class GpuContext {
  public:
   virtual ~GpuContext() = default;
-  // Compiles (or finds) the kernel, binds its arguments and starts it, filling `report`'s
-  // compile facts. Throws Unsupported for what the device cannot run, before anything was
-  // written to the arguments (the host runs it instead), SubmittedError once the device may
-  // have written them, and InternalError for a bug.
-  virtual std::unique_ptr<StartedLaunch> start(const ir::Kernel& kernel, const LaunchArgs& args,
-                                               LaunchReport& report) = 0;
+  // The code's target, as reports name it ("sm_90", "vulkan").
+  virtual std::string targetName() const = 0;
+  // What of a launch besides its kernel the compiled code depends on ("" where nothing does):
+  // with the kernel's hash, the key its loaded kernel is kept under.
+  virtual std::string launchFacts(const LaunchArgs&) const { return {}; }
+  // The kernel's artifact, from the artifact cache or compiled now (and written there),
+  // loaded into the driver; fills `report`'s cache and compile facts.
+  virtual std::unique_ptr<LoadedKernel> load(const ir::Kernel& kernel, uint64_t hash, const LaunchArgs& args,
+                                             LaunchReport& report) = 0;
+  // Binds the arguments and starts the kernel `loaded` (one of this context's).
+  virtual std::unique_ptr<StartedLaunch> start(const LoadedKernel& loaded, const ir::Kernel& kernel,
+                                               const LaunchArgs& args, LaunchReport& report) = 0;
   // Room for a copy of `bytes` host bytes in device memory; throws Unsupported where there is none.
   virtual std::unique_ptr<DeviceCopy> copyOf(size_t bytes) = 0;
 
@@ -62,12 +76,18 @@ class GpuDevice : public Device {
   virtual std::unique_ptr<GpuContext> open() = 0;
 
  private:
+  using KernelKey = std::pair<uint64_t, std::string>;  // semantic hash, launch facts
+
   GpuContext& context();
+  const LoadedKernel& loadOnce(GpuContext& c, const ir::Kernel& kernel, const LaunchArgs& args, LaunchReport& report);
 
   std::string name_;
   std::string unusable_;  // why open() failed, once it did
   mutable std::mutex mutex_;  // one launch at a time: the driver contexts are single-threaded
   std::unique_ptr<GpuContext> context_;
+  // Each kernel loaded, or refused, once: declared after the context, so destroyed before it.
+  std::map<KernelKey, std::unique_ptr<LoadedKernel>> loaded_;
+  std::map<KernelKey, std::string> refused_;  // kernels the device cannot run, and why
 };
 
 // The process's one `D` named `name`, created on first use and never destroyed (at exit the

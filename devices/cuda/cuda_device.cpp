@@ -7,7 +7,6 @@
 #include <array>
 #include <bit>
 #include <cstring>
-#include <map>
 #include <filesystem>
 #include <optional>
 
@@ -27,7 +26,7 @@ namespace {
 [[noreturn]] void unsupported(const std::string& what) { throw Unsupported("cuda: unsupported: " + what); }
 
 // A loaded kernel and the interface its launches need (its cubin dropped once loaded).
-struct Compiled {
+struct Compiled final : LoadedKernel {
   CubinBinary binary;
   std::unique_ptr<Module> module;
   std::vector<bool> storedTensors;  // by tensor: the kernel stores to it
@@ -151,14 +150,27 @@ layout::Target targetFor(const DeviceInfo& d) {
 
 namespace {
 
-// A CUDA device once set up: its context and loaded modules.
+// A CUDA device once set up: its context and artifact store.
 class Context final : public GpuContext {
  public:
   Context(uint32_t index, std::filesystem::path cacheDir)
       : info(deviceInfo(index)), target(targetFor(info)), context(primaryContext(info.device)),
         store(std::move(cacheDir)) {}
-  std::unique_ptr<StartedLaunch> start(const ir::Kernel& kernel, const LaunchArgs& args, LaunchReport& report) override {
-    return launch(kernel, args, report);
+  std::string targetName() const override { return info.arch(); }
+  // The code depends on which tensors allow 16-byte accesses: one '0' or '1' each.
+  std::string launchFacts(const LaunchArgs& args) const override {
+    std::string facts;
+    for (bool vector : vectorFacts(args)) facts += vector ? '1' : '0';
+    return facts;
+  }
+  std::unique_ptr<LoadedKernel> load(const ir::Kernel& kernel, uint64_t hash, const LaunchArgs& args,
+                                     LaunchReport& report) override {
+    check(functions().cuCtxSetCurrent(context), "cuCtxSetCurrent");
+    return std::make_unique<Compiled>(build(kernel, hash, vectorFacts(args), report));
+  }
+  std::unique_ptr<StartedLaunch> start(const LoadedKernel& loaded, const ir::Kernel&, const LaunchArgs& args,
+                                       LaunchReport& report) override {
+    return launch(static_cast<const Compiled&>(loaded), args, report);
   }
   std::unique_ptr<DeviceCopy> copyOf(size_t bytes) override { return std::make_unique<CudaCopy>(owner(), context, bytes); }
 
@@ -167,22 +179,7 @@ class Context final : public GpuContext {
   layout::Target target;
   CUcontext context;
   jit::ArtifactStore store;  // of cubins
-  // A kernel per semantic hash and launch facts: which tensors allow 16-byte accesses.
-  using Key = std::pair<uint64_t, std::vector<bool>>;
-  std::map<Key, Compiled> modules;
-  std::map<Key, std::string> refused;  // kernels this device cannot run, and why
   std::unique_ptr<Timer> timer;  // events around the last launch, made in the context
-
-  const Compiled& compile(const ir::Kernel& kernel, const Key& key, LaunchReport& report) {
-    if (auto it = modules.find(key); it != modules.end()) return it->second;
-    if (auto it = refused.find(key); it != refused.end()) throw Unsupported(it->second);
-    try {
-      return modules.emplace(key, build(kernel, key, report)).first->second;
-    } catch (const Unsupported& e) {
-      refused.emplace(key, e.what());
-      throw;
-    }
-  }
 
   // A launch copies each tensor's bytes to the start of a device allocation (bind), whose
   // address cuMemAlloc aligns to 256 bytes; a device copy's view starts at its offset there.
@@ -194,16 +191,16 @@ class Context final : public GpuContext {
   }
 
   // The cubin from the disk cache, else lowered, printed as PTX and linked now (and written
-  // there). Throws Error for what this device cannot run.
-  Compiled build(const ir::Kernel& kernel, const Key& key, LaunchReport& report) {
+  // there). Throws Unsupported for what this device cannot run.
+  Compiled build(const ir::Kernel& kernel, uint64_t hash, const std::vector<bool>& vectorTensors, LaunchReport& report) {
     auto start = jit::Clock::now();
-    jit::ArtifactKey cacheKey = cubinKey(key.first, info, target, key.second);
+    jit::ArtifactKey cacheKey = cubinKey(hash, info, target, vectorTensors);
     // A cubin the driver or the kernel rejects is as untrustworthy as a torn entry: rebuilt.
     if (auto hit = store.load(cacheKey, [&](const std::vector<char>& bytes) {
           return load(kernel, decodeCubinBinary(bytes), jit::CacheSource::disk, start, report);
         }))
       return std::move(*hit);
-    CubinBinary binary = compileCubin(kernel, key.second);
+    CubinBinary binary = compileCubin(kernel, vectorTensors);
     std::vector<char> entry = store.enabled() ? encodeCubinBinary(binary) : std::vector<char>{};
     Compiled c = load(kernel, std::move(binary), jit::CacheSource::compiled, start, report);
     store.write(cacheKey, entry);  // only what loaded
@@ -300,19 +297,16 @@ class Context final : public GpuContext {
     return l.owned.back().get();
   }
 
-  // Compiles (or finds) the kernel, copies its arguments and launches it. Throws Error for
-  // what this device cannot run; nothing is written to the arguments.
-  std::unique_ptr<Launched> launch(const ir::Kernel& kernel, const LaunchArgs& args, LaunchReport& report) {
+  // Copies the kernel's arguments and launches it. Throws Unsupported for what this device
+  // cannot run; nothing is written to the arguments.
+  std::unique_ptr<Launched> launch(const Compiled& compiled, const LaunchArgs& args, LaunchReport& report) {
     check(functions().cuCtxSetCurrent(context), "cuCtxSetCurrent");
-    report.target = info.arch();
     if (args.grid.size() > 3) unsupported("grid rank " + std::to_string(args.grid.size()));
     unsigned grid[3] = {1, 1, 1};
     for (size_t a = 0; a < args.grid.size(); ++a) {
       if (args.grid[a] > info.maxGrid[a]) unsupported(fmt::format("grid size {} on axis {}", args.grid[a], a));
       grid[a] = unsigned(args.grid[a]);
     }
-    const Compiled& compiled =
-        compile(kernel, {args.kernelHash ? args.kernelHash : ir::semanticHash(kernel), vectorFacts(args)}, report);
     const CubinBinary& c = compiled.binary;
     report.threadsPerProgram = c.workgroupSize;
     auto launched = std::make_unique<Launched>();

@@ -9,13 +9,11 @@
 #include <charconv>
 #include <chrono>
 #include <cmath>
-#include <map>
 #include <optional>
 
 #include "devices/print_buffers.hpp"
 #include "devices/vulkan/kernel_binary.hpp"
 #include "ir/error.hpp"
-#include "ir/passes.hpp"
 
 namespace tj::vulkan {
 
@@ -50,7 +48,7 @@ std::vector<int64_t> paramSlots(const KernelBinary& b, const LaunchArgs& args) {
   return slots;
 }
 
-struct Compiled {
+struct Compiled final : LoadedKernel {
   KernelBinary binary;
   vk::SubgroupRequest subgroups;
   std::unique_ptr<vk::Pipeline> pipeline;
@@ -184,37 +182,34 @@ vk::SubgroupRequest subgroupRequest(const vk::DeviceInfo& d, int64_t size, int64
 
 namespace {
 
-// A Vulkan device once set up: its Gpu, kernels and refusals.
+// A Vulkan device once set up: its Gpu and artifact store.
 class Context final : public GpuContext {
  public:
   Context(uint32_t index, const std::filesystem::path& cacheDir) : gpu(index, cacheDir), store(cacheDir) {}
-  std::unique_ptr<StartedLaunch> start(const ir::Kernel& kernel, const LaunchArgs& args, LaunchReport& report) override {
-    return dispatch(kernel, args, report);
-  }
-  std::unique_ptr<DeviceCopy> copyOf(size_t bytes) override { return std::make_unique<VulkanCopy>(owner(), gpu, bytes); }
-
- private:
-  vk::Gpu gpu;
-  jit::ArtifactStore store;                // of kernels and refusals
-  std::map<uint64_t, Compiled> pipelines;  // by semantic hash; one State per physical device
-  std::map<uint64_t, std::string> refused;  // kernels this device cannot run, and why
-
-  // Kernels reach devices canonical (run() and Kernel handles canonicalize them). What
-  // cannot be built is decided once, here and in the cache folder.
-  Compiled& compile(const ir::Kernel& kernel, uint64_t hash, LaunchReport& report) {
-    if (auto it = pipelines.find(hash); it != pipelines.end()) return it->second;
-    if (auto it = refused.find(hash); it != refused.end()) throw KernelRefused(it->second, jit::CacheSource::memory, 0);
+  std::string targetName() const override { return "vulkan"; }
+  // Kernels reach devices canonical (run() and Kernel handles canonicalize them). What the
+  // lowering cannot build is also remembered in the cache folder.
+  std::unique_ptr<LoadedKernel> load(const ir::Kernel& kernel, uint64_t hash, const LaunchArgs&,
+                                     LaunchReport& report) override {
     try {
-      Compiled& c = pipelines.emplace(hash, build(kernel, hash, report)).first->second;
+      auto c = std::make_unique<Compiled>(build(kernel, hash, report));
       gpu.savePipelineCache();
       return c;
     } catch (const KernelRefused& e) {
       report.cache = e.source;
       report.compileMs = e.ms;
-      refused.emplace(hash, e.what());
       throw;
     }
   }
+  std::unique_ptr<StartedLaunch> start(const LoadedKernel& loaded, const ir::Kernel&, const LaunchArgs& args,
+                                       LaunchReport& report) override {
+    return dispatch(static_cast<const Compiled&>(loaded), args, report);
+  }
+  std::unique_ptr<DeviceCopy> copyOf(size_t bytes) override { return std::make_unique<VulkanCopy>(owner(), gpu, bytes); }
+
+ private:
+  vk::Gpu gpu;
+  jit::ArtifactStore store;  // of kernels and refusals
 
   // A pipeline the driver rejects is refused for this process only: the rejection may be
   // transient (out of memory), unlike a kernel the lowering cannot build.
@@ -228,7 +223,8 @@ class Context final : public GpuContext {
   Compiled pipelineFor(LoadedBinary& loaded, LaunchReport& report) {
     report.cache = loaded.source;
     report.compileMs = loaded.ms;
-    Compiled c{loaded.binary, {}, {}, {}};
+    Compiled c;
+    c.binary = loaded.binary;
     c.storedTensors = storedTensors(c.binary);
     c.subgroups = subgroupRequest(gpu.info(), c.binary.subgroupSize, c.binary.workgroupSize);
     auto start = std::chrono::steady_clock::now();
@@ -268,17 +264,15 @@ class Context final : public GpuContext {
     return d.temporaries.back().get();
   }
 
-  // Compiles (or finds) the kernel, binds its buffers and runs it. Throws Error for what
-  // this device cannot run, before anything is written to the arguments.
-  std::unique_ptr<Dispatched> dispatch(const ir::Kernel& kernel, const LaunchArgs& args, LaunchReport& report) {
-    report.target = "vulkan";
+  // Binds the kernel's buffers and runs it. Throws Unsupported for what this device cannot
+  // run, before anything is written to the arguments.
+  std::unique_ptr<Dispatched> dispatch(const Compiled& c, const LaunchArgs& args, LaunchReport& report) {
     if (args.grid.size() > 3) unsupported("grid rank " + std::to_string(args.grid.size()));
     uint32_t groups[3] = {1, 1, 1};
     for (size_t a = 0; a < args.grid.size(); ++a) {
       if (args.grid[a] > gpu.info().maxWorkgroupCount[a]) unsupported("grid size " + std::to_string(args.grid[a]));
       groups[a] = uint32_t(args.grid[a]);
     }
-    const Compiled& c = compile(kernel, args.kernelHash ? args.kernelHash : ir::semanticHash(kernel), report);
     report.threadsPerProgram = c.binary.workgroupSize;
     report.requiredSubgroupSize = c.subgroups.size;
     report.fullSubgroups = c.subgroups.full;
