@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "ir/passes.hpp"
+#include "lower/cpu/lower_to_llvm.hpp"
 #include "samples/kernels.hpp"
 
 namespace fs = std::filesystem;
@@ -40,6 +41,30 @@ TEST_CASE("every sample's IR round-trips through text and matches its golden fil
     if (std::getenv("TILEJIT_UPDATE_GOLDEN")) std::ofstream(golden) << text;
     CHECK(test::readText(golden) == text);
   }
+}
+
+// The CPU lowering's unoptimized LLVM IR at fixed x86 levels, which tile-ir prints too: a
+// change to what the lowering emits shows in these files' diffs.
+TEST_CASE("the CPU lowering of samples at fixed ISA levels matches its golden files, as tile-ir --cpu prints it") {
+  fs::path dir = fs::path(TILEJIT_SOURCE_DIR) / "tests" / "golden" / "cpu";
+  bool update = std::getenv("TILEJIT_UPDATE_GOLDEN") != nullptr;
+  if (update) fs::create_directories(dir);
+  const std::pair<const char*, const char*> cases[] = {
+      {"vector_add", "sse4.2"}, {"softmax", "avx2"}, {"gemm", "avx2"}, {"gemm_f16", "avx512"}};
+  for (const auto& [name, isa] : cases) {
+    CAPTURE(name);
+    CAPTURE(isa);
+    std::string text = cpu::lowerToLLVMText(samples::traceSample(name), cpu::loweringOptionsForIsa(isa));
+    fs::path golden = dir / (std::string(name) + "." + isa + ".ll");
+    if (update) std::ofstream(golden) << text;
+    CHECK(test::readText(golden) == text);
+  }
+  CommandResult printed = runCommand(tileIr("--sample softmax --stage=llvm --target=cpu --cpu=avx2"));
+  CHECK(printed.status == 0);
+  CHECK(printed.output == test::readText(dir / "softmax.avx2.ll"));
+  CommandResult unknown = runCommand(tileIr("--sample softmax --stage=llvm --target=cpu --cpu=avx3"));
+  CHECK(unknown.status == 1);
+  CHECK(unknown.output.find("cpu: unknown ISA level 'avx3' (sse4.2, avx2, avx512, avx512bf16)") != std::string::npos);
 }
 
 TEST_CASE("tile-ir prints the same IR and hash as the library, and the hash is equal across processes") {

@@ -174,6 +174,14 @@ std::unique_ptr<llvm::Module> lowerToLLVM(const ir::Kernel& kernel, llvm::LLVMCo
   return module;
 }
 
+CpuLoweringOptions loweringOptionsForIsa(std::string_view isa) {
+  if (isa == "sse4.2") return {.vectorBytes = 16, .i16PairProducts = true};
+  if (isa == "avx2") return {.vectorBytes = 32, .i16PairProducts = true};
+  if (isa == "avx512") return {.vectorBytes = 64, .i16PairProducts = true};
+  if (isa == "avx512bf16") return {.vectorBytes = 64, .bf16DotProduct = true, .i16PairProducts = true};
+  throw Error("cpu: unknown ISA level '" + std::string(isa) + "' (sse4.2, avx2, avx512, avx512bf16)");
+}
+
 std::string lowerToLLVMText(const ir::Kernel& kernel, const CpuLoweringOptions& options) {
   llvm::LLVMContext context;
   std::string text;

@@ -2,6 +2,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "ir/ir.hpp"
 
@@ -17,6 +18,11 @@ struct CpuLoweringOptions {
   bool bf16DotProduct = false;  // AVX512-BF16's vdpbf16ps for bf16 x bf16 -> f32 products
   bool i16PairProducts = false;  // pmaddwd at the vector width, for i8 x i8 -> i32 products
 };
+
+// The options the JIT chooses on an x86 host of a named level: "sse4.2", "avx2",
+// "avx512" (F and BW) or "avx512bf16"; for output that must not depend on the host (tile-ir
+// --cpu, golden files). Throws Error naming the levels for another name.
+CpuLoweringOptions loweringOptionsForIsa(std::string_view isa);
 
 // Builds a module with one external function `entryName` of type KernelEntry
 // (lower/cpu/abi.hpp). Elementwise chains are fused into the loop nest of

@@ -5,12 +5,12 @@ through PyTorch on the GPU, one RATIO line per case.
 
 SPEED_TSV has one line per sample run: name, device, ms, first_ms, rate, peer spec
 ("gemm f16 4096 4096 4096", "attention f32 B H S D causal", "softmax R C", "layernorm R C",
-"add N", "fused N", "dropout N P"). A tilejit launch on cuda takes host tensors: its ms
-(the median of --repeat=20 launches after the first) includes copying every tensor to the
-GPU and the written ones back. So each peer is timed twice: torch_ms, the operation alone on
-tensors already on the GPU (CUDA events), and torch_copy_ms, host tensors copied in, the
-operation, the result copied back (wall clock after a synchronize). ratio = tilejit_ms /
-torch_ms and ratio_copy = tilejit_ms / torch_copy_ms: above 1, tilejit is slower.
+"add N", "fused N", "dropout N P"). On cuda the samples keep their tensors in device
+memory, so tilejit's ms (the median of --repeat=20 launches after the first) is a launch on
+resident tensors. Each peer is timed twice: torch_ms, the operation alone on tensors already
+on the GPU (CUDA events), and torch_copy_ms, host tensors copied in, the operation, the
+result copied back (wall clock after a synchronize). ratio = tilejit_ms / torch_ms (the
+like-for-like figure) and ratio_copy = tilejit_ms / torch_copy_ms: above 1, tilejit is slower.
 """
 import statistics
 import sys

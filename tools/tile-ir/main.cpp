@@ -3,6 +3,7 @@
 //   tile-ir --sample gemm       the traced IR of a sample kernel
 //   tile-ir --hash ...          the semantic hash instead of the text
 //   tile-ir --stage=NAME ...    the IR after a pipeline stage (parsed, canonical, llvm)
+//   tile-ir --stage=llvm --cpu=avx2 ...  the CPU lowering for an x86 level, not this host's
 //   tile-ir --stage=layout --target=T ...  the canonical IR with each value's layout on target T
 //   tile-ir --stage=kernel --target=T ...  the per-thread GPU kernel IR on target T
 //   tile-ir --stage=spirv ...   the Vulkan compute shader, disassembled by spirv-dis (spirv-tools)
@@ -95,7 +96,7 @@ tj::ir::Kernel readFile(const std::string& path, bool canonical) {
 
 int main(int argc, char** argv) {
   CLI::App app("Reads, checks, canonicalizes and prints tilejit tile IR", "tile-ir");
-  std::string file, sample, stage = "canonical", target = "cpu";
+  std::string file, sample, stage = "canonical", target = "cpu", cpu = "host";
   bool hash = false, general = false;
   int64_t warps = 0;
   app.add_option("file", file, "a .tir file");
@@ -107,6 +108,9 @@ int main(int argc, char** argv) {
                "GPU stages: the kernel for any tensor arguments (by default, for contiguous tensors whose rows are "
                "aligned to 16 bytes, which load and store whole vectors)");
   app.add_option("--target", target, "the target of --stage=layout, kernel, llvm and ptx (vulkan, sm_80, sm_89, sm_90, gfx1100, gfx942, cpu)");
+  app.add_option("--cpu", cpu,
+                 "--stage=llvm --target=cpu: the x86 level to lower for (host, sse4.2, avx2, avx512, avx512bf16), "
+                 "so that the output does not depend on this machine");
   app.add_option("--warps", warps, "GPU stages: warps (subgroups) per program, a power of two (default: the target's 4)");
   CLI11_PARSE(app, argc, argv);
   if (file.empty() == sample.empty()) {
@@ -116,7 +120,8 @@ int main(int argc, char** argv) {
   try {
     tj::ir::Kernel k = sample.empty() ? readFile(file, stage != "parsed") : tj::samples::traceSample(sample);
     if (hash) std::cout << tj::ir::hashHex(tj::ir::semanticHash(k)) << "\n";
-    else if (stage == "llvm" && target == "cpu") std::cout << tj::cpu::lowerToLLVMText(k, tj::jit::loweringOptions());
+    else if (stage == "llvm" && target == "cpu")
+      std::cout << tj::cpu::lowerToLLVMText(k, cpu == "host" ? tj::jit::loweringOptions() : tj::cpu::loweringOptionsForIsa(cpu));
     else if (stage == "llvm")
       std::cout << tj::ptx::printNvptxLlvm(kernelIR(k, nvidiaTarget(target, stage), warps, general), target);
     else if (stage == "ptx") std::cout << tj::ptx::printPtx(kernelIR(k, nvidiaTarget(target, stage), warps, general), target);
