@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 
+#include "ir/op_cases.hpp"
+
 namespace tj::ir {
 
 namespace {
@@ -20,6 +22,7 @@ constexpr std::array<std::string_view, kNumOpCodes> kOpNames = {
     "slice", "concat",
     "sort", "if", "histogram", "while",
 };
+static_assert(!kOpNames.back().empty(), "every OpCode has its name here, in the enum's order");
 }  // namespace
 
 int64_t Type::numel() const {
@@ -54,11 +57,24 @@ std::optional<OpCode> parseOpName(std::string_view s) {
   return static_cast<OpCode>(it - kOpNames.begin());
 }
 
-bool isUnaryElementwise(OpCode c) { return c >= OpCode::neg && c <= OpCode::logical_not; }
-bool isBinaryElementwise(OpCode c) {
-  return (c >= OpCode::add && c <= OpCode::cmp) || (c >= OpCode::bit_xor && c <= OpCode::shru);
+bool isUnaryElementwise(OpCode c) {
+  switch (c) {
+    TJ_UNARY_ELEMENTWISE_OPS: return true;
+    default: return false;
+  }
 }
-bool isReduction(OpCode c) { return c >= OpCode::reduce_sum && c <= OpCode::argmin; }
+bool isBinaryElementwise(OpCode c) {
+  switch (c) {
+    TJ_BINARY_ELEMENTWISE_OPS: return true;
+    default: return false;
+  }
+}
+bool isReduction(OpCode c) {
+  switch (c) {
+    TJ_REDUCTION_OPS: return true;
+    default: return false;
+  }
+}
 bool hasSideEffects(OpCode c) { return writesTensor(c) || c == OpCode::print || c == OpCode::check || c == OpCode::yield; }
 bool readsTensor(OpCode c) { return c == OpCode::load || c == OpCode::gather || c == OpCode::atomic; }
 bool writesTensor(OpCode c) { return c == OpCode::store || c == OpCode::scatter || c == OpCode::atomic; }

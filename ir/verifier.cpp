@@ -8,7 +8,11 @@
 #include <limits>
 #include <numeric>
 
+#include "ir/op_cases.hpp"
 #include "ir/passes.hpp"
+
+// A switch over OpCode that leaves out an op is an error here (ir/op_cases.hpp).
+#pragma GCC diagnostic error "-Wswitch"
 
 namespace tj::ir {
 
@@ -228,10 +232,10 @@ class Verifier {
   void signature(const Op& op, const Op* parent) const {
     if (std::optional<DType> f8 = unacceptedFloat8(op, k_.types))
       error(op, "takes no " + std::string(dtypeName(*f8)) + " values; cast them to f16, bf16 or f32 first");
-    if (isUnaryElementwise(op.code)) return unary(op);
-    if (isBinaryElementwise(op.code)) return binary(op);
-    if (isReduction(op.code)) return reduction(op);
     switch (op.code) {
+      TJ_UNARY_ELEMENTWISE_OPS: return unary(op);
+      TJ_BINARY_ELEMENTWISE_OPS: return binary(op);
+      TJ_REDUCTION_OPS: return reduction(op);
       case OpCode::program_id: case OpCode::num_programs: return gridQuery(op);
       case OpCode::tensor_dim: return tensorDim(op);
       case OpCode::constant: return constant(op);
@@ -259,7 +263,6 @@ class Verifier {
       case OpCode::yield: return yield(op, *parent);
       case OpCode::print: return print(op);
       case OpCode::scalar_param: return scalarParam(op);
-      default: return;  // the elementwise ops and reductions, above
     }
   }
 

@@ -17,6 +17,10 @@
 #include <bit>
 
 #include "ir/error.hpp"
+#include "ir/op_cases.hpp"
+
+// A switch over OpCode that leaves out an op is an error here (ir/op_cases.hpp).
+#pragma GCC diagnostic error "-Wswitch"
 
 namespace tj::layout {
 
@@ -276,15 +280,30 @@ class Inference {
       if (ir::writesTensor(op.code)) visitWrite(op);
       return;  // scalars are uniform
     }
+    visitTileOp(op);
+  }
+
+  // An op whose first result is a tile.
+  void visitTileOp(const Op& op) {
     ValueId r = op.results[0];
-    if (op.code == OpCode::load && !onlyBroadcast(r)) at(r) = defaultLayout(r);
-    else if (op.code == OpCode::dot) visitDot(op);
-    else if (op.code == OpCode::sort || (op.code == OpCode::scan && !op.regions.empty())) visitLines(op);
-    else if (op.code == OpCode::histogram) visitHistogram(op);
-    else if (isElementwise(op.code)) visitElementwise(op);
-    else if (ir::isReduction(op.code)) visitReduction(op);
-    else if (op.code == OpCode::broadcast || op.code == OpCode::reshape || op.code == OpCode::permute) visitShape(op);
-    // constant and iota stay free
+    switch (op.code) {
+      case OpCode::load:
+        if (!onlyBroadcast(r)) at(r) = defaultLayout(r);
+        return;
+      case OpCode::dot: return visitDot(op);
+      case OpCode::sort: return visitLines(op);
+      case OpCode::scan: return op.regions.empty() ? visitElementwise(op) : visitLines(op);
+      case OpCode::histogram: return visitHistogram(op);
+      TJ_UNARY_ELEMENTWISE_OPS: TJ_BINARY_ELEMENTWISE_OPS: case OpCode::select: case OpCode::cast:
+      case OpCode::gather: case OpCode::atomic: return visitElementwise(op);
+      TJ_REDUCTION_OPS: return visitReduction(op);
+      TJ_SHAPE_OPS: return visitShape(op);
+      case OpCode::constant: case OpCode::iota: case OpCode::slice: case OpCode::concat: return;  // they stay free
+      // Scalars, ops without results and the control flow visited above.
+      case OpCode::program_id: case OpCode::num_programs: case OpCode::tensor_dim: case OpCode::scalar_param:
+      case OpCode::store: case OpCode::scatter: case OpCode::print: case OpCode::check: case OpCode::yield:
+      case OpCode::fold: case OpCode::while_: case OpCode::if_: return;
+    }
   }
 
   // Stores write from the value's own layout; a scatter reads its coordinates and mask in it.

@@ -13,6 +13,10 @@
 
 #include "devices/interp/sanitizer.hpp"
 #include "devices/interp/values.hpp"
+#include "ir/op_cases.hpp"
+
+// A switch over OpCode that leaves out an op is an error here (ir/op_cases.hpp).
+#pragma GCC diagnostic error "-Wswitch"
 
 namespace tj {
 
@@ -331,7 +335,6 @@ Value Interpreter::compute(const ir::Op& op, const ir::Type& rt) {
     case OpCode::constant: return constant(op, rt);
     case OpCode::scalar_param: return scalarParam(op, rt);
     case OpCode::iota: return iota(op, rt);
-    case OpCode::cmp: return compare(op, rt);
     case OpCode::select: return select(op, rt);
     case OpCode::cast: return cast(op, rt);
     case OpCode::broadcast: return broadcast(op, rt);
@@ -344,12 +347,13 @@ Value Interpreter::compute(const ir::Op& op, const ir::Type& rt) {
     case OpCode::scan: return scan(op, rt);
     case OpCode::histogram: return histogram(op, rt);
     case OpCode::slice: case OpCode::concat: return join(op, rt);
-    default:
-      if (ir::isUnaryElementwise(op.code)) return unary(op, rt);
-      if (ir::isBinaryElementwise(op.code)) return binary(op, rt);
-      if (ir::isReduction(op.code)) return reduce(op, rt);
-      unverified(op, "not a value-producing op");
+    TJ_UNARY_ELEMENTWISE_OPS: return unary(op, rt);
+    TJ_BINARY_ELEMENTWISE_OPS: return op.code == OpCode::cmp ? compare(op, rt) : binary(op, rt);
+    TJ_REDUCTION_OPS: return reduce(op, rt);
+    case OpCode::store: case OpCode::scatter: case OpCode::print: case OpCode::check: case OpCode::fold:
+    case OpCode::while_: case OpCode::sort: case OpCode::if_: case OpCode::yield: break;  // execOp runs them
   }
+  unverified(op, "not a value-producing op");
 }
 
 const Value& Interpreter::operand(const ir::Op& op, size_t i) const {

@@ -2,6 +2,11 @@
 // checks and prints.
 #include "lower/cpu/kernel_lowering.hpp"
 
+#include "ir/op_cases.hpp"
+
+// A switch over OpCode that leaves out an op is an error here (ir/op_cases.hpp).
+#pragma GCC diagnostic error "-Wswitch"
+
 namespace tj::cpu::detail {
 
 // ---------------------------------------------------------------- ops
@@ -70,9 +75,13 @@ void KernelLowering::lowerOp(const ir::Op& op) {
     case OpCode::histogram: return lowerHistogram(op);
     case OpCode::dot: return lowerDot(op);
     case OpCode::yield: return;  // handled by lowerFold
-    default: break;
+    TJ_REDUCTION_OPS: return lowerReduction(op);
+    // Values: computed per element where they are used (fused), or into a buffer here.
+    TJ_UNARY_ELEMENTWISE_OPS: TJ_BINARY_ELEMENTWISE_OPS: TJ_SHAPE_OPS:
+    case OpCode::program_id: case OpCode::num_programs: case OpCode::tensor_dim: case OpCode::scalar_param:
+    case OpCode::constant: case OpCode::iota: case OpCode::select: case OpCode::cast: case OpCode::load:
+    case OpCode::gather: case OpCode::atomic: case OpCode::slice: case OpCode::concat: break;
   }
-  if (ir::isReduction(op.code)) return lowerReduction(op);
   ValueId r = op.results.at(0);
   if (type(r).isScalar()) {
     scalars_[r] = computeElement(op, {});

@@ -3,7 +3,11 @@
 #include "lower/gpu/lower_to_kernel_ir.hpp"
 
 #include "ir/fault_injection.hpp"
+#include "ir/op_cases.hpp"
 #include "lower/gpu/lowering.hpp"
+
+// A switch over OpCode that leaves out an op is an error here (ir/op_cases.hpp).
+#pragma GCC diagnostic error "-Wswitch"
 
 namespace tj::gpu {
 
@@ -146,9 +150,9 @@ void Lowering::lower(const ir::Op& op) {
     case OpCode::scalar_param: return define(res, {param("s" + std::to_string(op.intAttr("index")))});
     case OpCode::constant: return define(res, std::vector<Reg>(size_t(countOf(res)), constantOf(op, dtypeOf(res))));
     case OpCode::iota: return iota(op);
-    case OpCode::broadcast: case OpCode::reshape: case OpCode::permute: return reshape(op);
-    case OpCode::reduce_sum: case OpCode::reduce_max: case OpCode::reduce_min:
-    case OpCode::argmax: case OpCode::argmin: return reduce(op);
+    TJ_SHAPE_OPS: return reshape(op);
+    TJ_REDUCTION_OPS: return reduce(op);
+    TJ_UNARY_ELEMENTWISE_OPS: TJ_BINARY_ELEMENTWISE_OPS: case OpCode::select: case OpCode::cast: return elementwise(op);
     case OpCode::dot: return dot(op);
     case OpCode::load: return load(op);
     case OpCode::store: return store(op);
@@ -166,12 +170,7 @@ void Lowering::lower(const ir::Op& op) {
     case OpCode::if_: return branch(op);
     case OpCode::print: return print(op);
     case OpCode::yield: return yield(op);
-    default: break;
   }
-  if (ir::isUnaryElementwise(op.code) || ir::isBinaryElementwise(op.code) || op.code == OpCode::select ||
-      op.code == OpCode::cast)
-    return elementwise(op);
-  unsupported(op, "with layout " + (res >= 0 ? layout::str(a_.of(res)) : std::string("none")));
 }
 
 auto Lowering::isNonzeroConstant(ir::ValueId v) const -> bool {
