@@ -12,6 +12,7 @@
 
 #include "ir/passes.hpp"
 #include "lower/cpu/lower_to_llvm.hpp"
+#include "lower/cpu/plan_buffers.hpp"
 #include "samples/kernels.hpp"
 
 namespace fs = std::filesystem;
@@ -65,6 +66,27 @@ TEST_CASE("the CPU lowering of samples at fixed ISA levels matches its golden fi
   CommandResult unknown = runCommand(tileIr("--sample softmax --stage=llvm --target=cpu --cpu=avx3"));
   CHECK(unknown.status == 1);
   CHECK(unknown.output.find("cpu: unknown ISA level 'avx3' (sse4.2, avx2, avx512, avx512bf16)") != std::string::npos);
+}
+
+// The CPU lowering's first step: where each value lives (fused into its users' loops, a buffer,
+// an f32 buffer for a narrow-float dot operand, read in place by a dot).
+TEST_CASE("the CPU buffer plans of samples match their golden files, as tile-ir --stage=buffers prints them") {
+  fs::path dir = fs::path(TILEJIT_SOURCE_DIR) / "tests" / "golden" / "cpu";
+  bool update = std::getenv("TILEJIT_UPDATE_GOLDEN") != nullptr;
+  const std::pair<const char*, const char*> cases[] = {{"gemm", "avx2"}, {"attention_f16", "avx512"}, {"softmax", "avx2"}};
+  for (const auto& [name, isa] : cases) {
+    CAPTURE(name);
+    ir::Kernel k = samples::traceSample(name);
+    std::string text = cpu::printWithBuffers(k, cpu::planBuffers(k, cpu::UseInfo(k), cpu::loweringOptionsForIsa(isa)));
+    fs::path golden = dir / (std::string(name) + "." + isa + ".buffers");
+    if (update) std::ofstream(golden) << text;
+    CHECK(test::readText(golden) == text);
+    CommandResult printed = runCommand(tileIr("--sample " + std::string(name) + " --stage=buffers --cpu=" + isa));
+    CHECK(printed.status == 0);
+    CHECK(printed.output == text);
+  }
+  CHECK(test::readText(dir / "gemm.avx2.buffers").find("// read in place") != std::string::npos);
+  CHECK(test::readText(dir / "attention_f16.avx512.buffers").find("// buffer of f32") != std::string::npos);
 }
 
 TEST_CASE("tile-ir prints the same IR and hash as the library, and the hash is equal across processes") {

@@ -22,6 +22,7 @@
 
 #include "lower/cpu/abi.hpp"
 #include "lower/cpu/codegen_util.hpp"
+#include "lower/cpu/plan_buffers.hpp"
 #include "lower/llvm_atomic.hpp"
 #include "lower/llvm_dtype.hpp"
 
@@ -31,65 +32,6 @@ using ir::OpCode;
 using ir::ValueId;
 using Indices = std::vector<llvm::Value*>;
 
-// Ops whose element is cheap to recompute at every use.
-inline bool isCheap(OpCode c) {
-  return c == OpCode::constant || c == OpCode::iota || c == OpCode::broadcast || c == OpCode::reshape ||
-         c == OpCode::permute || c == OpCode::program_id || c == OpCode::num_programs || c == OpCode::tensor_dim;
-}
-
-// Ops computed element by element wherever they are used (fused into the consumer's loop nest).
-inline bool isFusable(OpCode c) {
-  return isCheap(c) || ir::isUnaryElementwise(c) || ir::isBinaryElementwise(c) || c == OpCode::select ||
-         c == OpCode::cast || c == OpCode::load || c == OpCode::gather || c == OpCode::slice || c == OpCode::concat;
-}
-
-// Where each value is defined and how it is used, to decide what gets a buffer.
-struct UseInfo {
-  std::vector<const ir::Op*> def;  // null for block arguments
-  std::vector<int> uses, defDepth;
-  std::vector<bool> usedDeeper, printed;
-  std::vector<const ir::Op*> dotUser;  // the dot that multiplies the value, if one does
-  std::vector<ValueId> yieldedInto;  // for a value a loop body yields: the block argument it replaces
-  std::vector<const ir::Op*> storer;  // the store that writes the value, if one does
-  std::set<int64_t> storedTensors;
-  std::map<int64_t, int> tensorOps;  // how many ops read or write each tensor
-
-  explicit UseInfo(const ir::Kernel& k)
-      : def(k.types.size()), uses(k.types.size()), defDepth(k.types.size()), usedDeeper(k.types.size()),
-        printed(k.types.size()), dotUser(k.types.size()), yieldedInto(k.types.size(), -1), storer(k.types.size()) {
-    walk(k.body, 0, -1);
-  }
-
-  // Where a region's loop-carried arguments start (a fold's after k, a while body's at 0); -1
-  // for regions whose yields replace no arguments.
-  static int firstCarried(const ir::Op& op, size_t region) {
-    if (op.code == OpCode::fold) return 1;
-    return op.code == OpCode::while_ && region == 1 ? 0 : -1;
-  }
-
-  void walk(const ir::Block& block, int depth, int carriedFrom) {
-    for (ValueId a : block.args) defDepth[a] = depth;
-    for (const ir::Op& op : block.ops) {
-      for (size_t i = 0; i < op.operands.size(); ++i) {
-        ValueId v = op.operands[i];
-        ++uses[v];
-        if (depth > defDepth[v]) usedDeeper[v] = true;
-        if (op.code == OpCode::dot && i < 2) dotUser[v] = &op;
-        if (op.code == OpCode::print) printed[v] = true;
-      }
-      if (ir::writesTensor(op.code)) storedTensors.insert(op.intAttr("tensor"));
-      if (op.code == OpCode::store) storer[op.operands.back()] = &op;
-      if (op.attr("tensor") && op.code != OpCode::tensor_dim) ++tensorOps[op.intAttr("tensor")];
-      for (ValueId r : op.results) {
-        def[r] = &op;
-        defDepth[r] = depth;
-      }
-      for (size_t r = 0; r < op.regions.size(); ++r) walk(op.regions[r], depth + 1, firstCarried(op, r));
-      if (op.code == OpCode::yield && carriedFrom >= 0)
-        for (size_t i = 0; i < op.operands.size(); ++i) yieldedInto[op.operands[i]] = block.args[size_t(carriedFrom) + i];
-    }
-  }
-};
 
 // A worker's whole stack is 8 MiB by default; a kernel keeps its tiles there only
 // up to this many bytes (every sample's blocks fit), the rest on the heap.
@@ -120,7 +62,7 @@ class KernelLowering {
  public:
   KernelLowering(const ir::Kernel& kernel, llvm::Module& module, const CpuLoweringOptions& options)
       : kernel_(kernel), module_(module), options_(options), ctx_(module.getContext()), b_(ctx_), info_(kernel),
-        scalars_(kernel.types.size()), buffers_(kernel.types.size()), fusedLoads_(kernel.types.size()) {}
+        plan_(planBuffers(kernel, info_, options)), scalars_(kernel.types.size()), buffers_(kernel.types.size()) {}
 
   void lower(const std::string& entryName);
 
@@ -172,11 +114,6 @@ class KernelLowering {
   bool emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType accType, CTarget target = {nullptr, nullptr, nullptr});
   const ir::Op* outputAccumulatorStore(const ir::Op& fold, size_t i) const;
   void beginOutputAccumulator(const ir::Op& store, ValueId carried);
-  bool microKernelApplies(const ir::Op& dot) const;
-  bool usesPairProducts(const ir::Op& dot) const;
-  bool widensOperands(const ir::Op& dot) const;
-  bool storedWidened(ValueId v) const;
-  bool readsInPlace(ValueId v) const;
   void lowerInPlaceOperand(const ir::Op& load, llvm::Value* buffer);
   // A micro-tile of C: rows x (vectors * lanes) accumulators, and B in (k, k+1) pairs
   // when the product uses pair instructions.
@@ -201,8 +138,6 @@ class KernelLowering {
   void emitPairStep(const ir::Op& op, const MicroTile& tile, llvm::Value* pairIndex, llvm::Value* row0,
                     llvm::Value* col0);
   void lowerReduction(const ir::Op& op);
-  bool needsBuffer(ValueId v) const;
-  int countFusedLoads(const ir::Op& op);
 
   // ---- elements: the register value of element `idx` of `v`
   llvm::Value* element(ValueId v, const Indices& idx);
@@ -297,9 +232,9 @@ class KernelLowering {
   llvm::LLVMContext& ctx_;
   llvm::IRBuilder<> b_;
   UseInfo info_;
+  BufferPlan plan_;  // where each value lives: planned before anything is emitted
   std::vector<llvm::Value*> scalars_;  // rank-0 values, computed where defined
   std::vector<llvm::Value*> buffers_;  // tiles that live in memory
-  std::vector<int> fusedLoads_;        // per tile without a buffer: the loads its expression stages
   // Per chunked block (see lowerBlock), inner ones first: its chunks' first blocks and the block
   // after its last chunk.
   std::vector<std::vector<llvm::BasicBlock*>> chunkStarts_;
@@ -321,7 +256,7 @@ class KernelLowering {
   llvm::Value* blockFirsts_ = nullptr;  // copyBlock's argument: i64[kMaxRank]
   std::map<ir::Shape, llvm::GlobalVariable*> blockShapes_;  // copyBlock's other argument, by shape
   std::map<ValueId, BlockView> inPlaceOperands_;  // dot left operands read where they lie (lowerInPlaceOperand)
-  std::set<ValueId> widened_;  // 16- and 8-bit float dot operands whose buffers hold f32 (see storedWidened)
+  std::set<ValueId> widened_;  // 16- and 8-bit float dot operands whose buffers hold f32 (Placement::widened)
   std::set<const ir::Op*> trueMasks_;  // the masks the current fast path knows to be all true
   std::map<std::string, llvm::Function*> microKernels_;  // by what their code depends on (microKernelFunction)
   // A fold's tile that accumulates in its store's block of the output (beginOutputAccumulator).

@@ -209,44 +209,6 @@ llvm::Value* KernelLowering::floatExtremum(OpCode code, DType t, const std::func
   return b_.CreateSelect(sawNaN, llvm::ConstantFP::getNaN(ty), b_.CreateLoad(ty, accSlot));
 }
 
-// Whether a dot runs on the register micro-kernel: f32 accumulators (i32 for i8 operands)
-// and rows of B a whole number of vectors long.
-bool KernelLowering::microKernelApplies(const ir::Op& dot) const {
-  const ir::Type& at = type(dot.operands[0]);
-  DType resultType = type(dot.results[0]).dtype;
-  bool f32Acc = isFloat(resultType) && resultType != DType::f64;
-  bool integer = resultType == DType::i32 && at.dtype == DType::i8;
-  return (f32Acc || integer) && type(dot.operands[1]).shape[1] % (options_.vectorBytes / 4) == 0;
-}
-
-// With vdpbf16ps (bf16) or pmaddwd (i8 on x86) a step covers two k: B is repacked once so
-// rows k and k+1 sit interleaved as (k, k+1) pairs per column, and A's pair is broadcast to
-// every lane.
-bool KernelLowering::usesPairProducts(const ir::Op& dot) const {
-  DType operand = type(dot.operands[0]).dtype;
-  bool bf16Pairs = options_.bf16DotProduct && operand == DType::bf16 && options_.vectorBytes == 64;
-  bool i8Pairs = operand == DType::i8 && type(dot.results[0]).dtype == DType::i32 && options_.i16PairProducts;
-  return (bf16Pairs || i8Pairs) && type(dot.operands[0]).shape[1] % 2 == 0;
-}
-
-// Whether the micro-kernel runs a dot of 16- or 8-bit floats on f32 copies of its operands.
-bool KernelLowering::widensOperands(const ir::Op& dot) const {
-  DType operand = type(dot.operands[0]).dtype;
-  bool narrowFloat = operand == DType::f16 || operand == DType::bf16 || isFloat8(operand);
-  return narrowFloat && microKernelApplies(dot) && !usesPairProducts(dot);
-}
-
-// Whether v, a dot operand read by nothing else, is written straight into an f32 buffer (the
-// f32 form its elements are computed in, exact), sparing the micro-kernel a pass that widens it:
-// bf16 (bf16 attention 29.2 -> 27.6 ms) and 8-bit floats (scaled f8e4m3 GEMM 113 -> 140
-// GFLOP/s). Not an f16 block loaded as it is, whose conversion LLVM's vectorizer runs at half
-// width in the copy loop (f16 GEMM 158 -> 150 GFLOP/s); the widening pass does it at full width.
-bool KernelLowering::storedWidened(ValueId v) const {
-  const ir::Op* dot = info_.dotUser[v];
-  if (!dot || info_.uses[v] != 1 || !widensOperands(*dot)) return false;
-  return !(type(v).dtype == DType::f16 && info_.def[v] && info_.def[v]->code == OpCode::load);
-}
-
 // A register-blocked product in f32 (or i32 for i8 operands): C is cut into rows x (vectors * lanes)
 // micro-tiles whose accumulators stay in SIMD registers across the whole K
 // loop; each step broadcasts one A element per row and loads B's row once.
@@ -258,23 +220,23 @@ bool KernelLowering::emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType 
   const ir::Type& bt = type(op.operands[1]);
   int64_t lanes = options_.vectorBytes / 4;
   int64_t m = at.shape[0], k = at.shape[1], n = bt.shape[1];
-  if (!microKernelApplies(op) || !buffers_[op.operands[0]] || !buffers_[op.operands[1]]) return false;
+  if (!microKernelApplies(kernel_, op, options_) || !buffers_[op.operands[0]] || !buffers_[op.operands[1]]) return false;
   int64_t vectors = n % (2 * lanes) == 0 ? 2 : 1;
   int64_t rows = std::min(m, lanes >= 16 ? int64_t{8} : int64_t{6});
-  bool pairs = usesPairProducts(op);
+  bool pairs = usesPairProducts(kernel_, op, options_);
   MicroTile tile{.lanes = lanes, .vectors = vectors, .rows = rows, .accType = accType,
                  .operandType = at.dtype, .a = buffers_[op.operands[0]], .b = buffers_[op.operands[1]],
                  .aRowStride = i64(k),
                  .packedB = pairs ? packPairs(buffers_[op.operands[1]], bt.dtype, k, n, lanes) : nullptr, .acc = {}};
   if (auto view = inPlaceOperands_.find(op.operands[0]); view != inPlaceOperands_.end()) {
-    // widenToF32 reads A as a contiguous block: readsInPlace admits f32 alone.
-    if (widensOperands(op)) throw InternalError("lower/cpu", "a widened dot operand cannot be read in place");
+    // widenToF32 reads A as a contiguous block: the plan reads only f32 operands in place.
+    if (widensOperands(kernel_, op, options_)) throw InternalError("lower/cpu", "a widened dot operand cannot be read in place");
     tile.a = view->second.base;
     tile.aRowStride = view->second.strides[0];
   }
   // 16- and 8-bit floats without pair products are widened to f32 once, not at every use in
-  // the K loop (most were written as f32 already: see storedWidened).
-  if (widensOperands(op)) {
+  // the K loop (most were written as f32 already: Placement::widened).
+  if (widensOperands(kernel_, op, options_)) {
     if (!widened_.count(op.operands[0])) tile.a = widenToF32(tile.a, at);
     if (!widened_.count(op.operands[1])) tile.b = widenToF32(tile.b, bt);
     tile.operandType = DType::f32;
@@ -329,20 +291,7 @@ llvm::Function* KernelLowering::microKernelFunction(const ir::Op& op, const Micr
   return fn;
 }
 
-// Whether v, a block loaded for a dot's left operand alone, may be read where it lies
-// instead of copied: an f32 micro-kernel reads A one element at a time (broadcast), so its
-// rows need no copy (B's rows, read as vectors, are copied: rows a large power of two apart
-// would share cache sets).
-bool KernelLowering::readsInPlace(ValueId v) const {
-  const ir::Op* load = info_.def[v];
-  const ir::Op* dot = info_.dotUser[v];
-  if (!load || load->code != OpCode::load || !dot || info_.uses[v] != 1 || dot->operands[0] != v) return false;
-  const ir::Type& t = type(v);
-  return t.dtype == DType::f32 && t.shape.size() == 2 && microKernelApplies(*dot) &&
-         !info_.storedTensors.count(load->intAttr("tensor"));
-}
-
-// A block for readsInPlace: its tensor's rows where the block lies inside with unit columns,
+// A block read in place (Placement::inPlace): its tensor's rows where the block lies inside with unit columns,
 // else the buffer, which the runtime's gather fills.
 void KernelLowering::lowerInPlaceOperand(const ir::Op& load, llvm::Value* buffer) {
   inPlaceOperands_.emplace(load.results[0], stageLoad(load, buffer));

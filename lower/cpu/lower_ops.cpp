@@ -34,33 +34,6 @@ void KernelLowering::lowerBlock(const ir::Block& block) {
   if (starts.size() > 2) chunkStarts_.push_back(std::move(starts));
 }
 
-bool KernelLowering::needsBuffer(ValueId v) const {
-  const ir::Op* op = info_.def[v];
-  if (!op || type(v).isScalar()) return false;
-  if (!isFusable(op->code)) return true;
-  if (info_.dotUser[v] || info_.printed[v]) return true;
-  // A read must read memory before any later write to the same tensor can change it.
-  if (ir::readsTensor(op->code) && info_.storedTensors.count(op->intAttr("tensor"))) return true;
-  if (isCheap(op->code)) return false;
-  return info_.uses[v] > 1 || info_.usedDeeper[v];
-}
-
-// A nest reads each block its expression loads through a view of its own (a base and a row
-// stride held across the nest, an edge test before it). A sum of N reads fused into one nest
-// was N times that code in a single op, which no chunk boundary splits, with 2N values live in
-// one loop: a tile whose expression would stage more than kMaxFusedLoads blocks gets a buffer
-// instead (nests of 8 to 32 reads compiled alike, 64 a fifth slower; no sample stages more than
-// a few).
-constexpr int kMaxFusedLoads = 16;
-
-// The loads a tile's fused expression stages (buffered operands stage none).
-int KernelLowering::countFusedLoads(const ir::Op& op) {
-  int loads = op.code == OpCode::load ? 1 : 0;
-  for (ValueId o : op.operands)
-    if (!buffers_[o]) loads += fusedLoads_[o];
-  return fusedLoads_[op.results[0]] = loads;
-}
-
 void KernelLowering::lowerOp(const ir::Op& op) {
   switch (op.code) {
     case OpCode::fold: return lowerFold(op);
@@ -83,13 +56,14 @@ void KernelLowering::lowerOp(const ir::Op& op) {
     case OpCode::gather: case OpCode::atomic: case OpCode::slice: case OpCode::concat: break;
   }
   ValueId r = op.results.at(0);
-  if (type(r).isScalar()) {
+  Placement placed = plan_.of[size_t(r)];
+  if (placed == Placement::scalar) {
     scalars_[r] = computeElement(op, {});
-  } else if (needsBuffer(r) || countFusedLoads(op) > kMaxFusedLoads) {
-    bool widen = storedWidened(r);
+  } else if (plan_.buffered(r)) {
+    bool widen = placed == Placement::widened;
     llvm::Value* buffer = allocateBuffer({widen ? DType::f32 : type(r).dtype, type(r).shape});
     if (widen) widened_.insert(r);
-    if (readsInPlace(r)) lowerInPlaceOperand(op, buffer);
+    if (placed == Placement::inPlace) lowerInPlaceOperand(op, buffer);
     else materialize(r, buffer, widen ? std::optional{DType::f32} : std::nullopt);
     buffers_[r] = buffer;
   }
@@ -151,7 +125,7 @@ const ir::Op* KernelLowering::outputAccumulatorStore(const ir::Op& fold, size_t 
       (dtype != DType::f32 && dtype != DType::i32) ||
       !init || init->code != OpCode::constant || !dot || dot->code != OpCode::dot || dot->operands.size() != 3 ||
       dot->operands[2] != carried || info_.uses[carried] != 1 || info_.uses[dot->results[0]] != 1 ||
-      !microKernelApplies(*dot) ||
+      !microKernelApplies(kernel_, *dot, options_) ||
       info_.tensorOps.at(store->intAttr("tensor")) != 1)
     return nullptr;
   const ir::AttrValue& value = *init->attr("value");

@@ -4,6 +4,7 @@
 //   tile-ir --hash ...          the semantic hash instead of the text
 //   tile-ir --stage=NAME ...    the IR after a pipeline stage (parsed, canonical, llvm)
 //   tile-ir --stage=llvm --cpu=avx2 ...  the CPU lowering for an x86 level, not this host's
+//   tile-ir --stage=buffers [--cpu=L] ...  where the CPU lowering keeps each value (fused, buffer...)
 //   tile-ir --stage=layout --target=T ...  the canonical IR with each value's layout on target T
 //   tile-ir --stage=kernel --target=T ...  the per-thread GPU kernel IR on target T
 //   tile-ir --stage=spirv ...   the Vulkan compute shader, disassembled by spirv-dis (spirv-tools)
@@ -24,6 +25,7 @@
 #include "jit/cpu_compiler.hpp"
 #include "layout/infer_layouts.hpp"
 #include "lower/cpu/lower_to_llvm.hpp"
+#include "lower/cpu/plan_buffers.hpp"
 #include "lower/gpu/lower_to_kernel_ir.hpp"
 #include "lower/ptx/nvptx.hpp"
 #include "lower/spirv/print_kernel_ir.hpp"
@@ -31,7 +33,7 @@
 
 namespace {
 
-const std::vector<std::string> kStages = {"parsed", "canonical", "llvm", "layout", "kernel", "spirv", "ptx"};
+const std::vector<std::string> kStages = {"parsed", "canonical", "buffers", "llvm", "layout", "kernel", "spirv", "ptx"};
 
 // The layout target `name` on `warps` warps per program (0: its default).
 tj::layout::Target targetOn(const std::string& name, int64_t warps) {
@@ -51,6 +53,11 @@ tj::gpu::KernelFunction kernelIR(const tj::ir::Kernel& k, const std::string& tar
   tj::gpu::KernelLoweringOptions options;
   options.vectorTensors.assign(k.tensors.size(), !general);
   return tj::gpu::lowerToKernelIR(k, tj::layout::inferLayouts(k, t), t, options);
+}
+
+// The CPU lowering's options for an x86 level, or this host's.
+tj::cpu::CpuLoweringOptions cpuOptions(const std::string& isa) {
+  return isa == "host" ? tj::jit::loweringOptions() : tj::cpu::loweringOptionsForIsa(isa);
 }
 
 // The NVIDIA target of --stage=ptx and of --stage=llvm on a GPU target.
@@ -109,7 +116,7 @@ int main(int argc, char** argv) {
                "aligned to 16 bytes, which load and store whole vectors)");
   app.add_option("--target", target, "the target of --stage=layout, kernel, llvm and ptx (vulkan, sm_80, sm_89, sm_90, gfx1100, gfx942, cpu)");
   app.add_option("--cpu", cpu,
-                 "--stage=llvm --target=cpu: the x86 level to lower for (host, sse4.2, avx2, avx512, avx512bf16), "
+                 "--stage=buffers, and llvm with --target=cpu: the x86 level to lower for (host, sse4.2, avx2, avx512, avx512bf16), "
                  "so that the output does not depend on this machine");
   app.add_option("--warps", warps, "GPU stages: warps (subgroups) per program, a power of two (default: the target's 4)");
   CLI11_PARSE(app, argc, argv);
@@ -120,8 +127,8 @@ int main(int argc, char** argv) {
   try {
     tj::ir::Kernel k = sample.empty() ? readFile(file, stage != "parsed") : tj::samples::traceSample(sample);
     if (hash) std::cout << tj::ir::hashHex(tj::ir::semanticHash(k)) << "\n";
-    else if (stage == "llvm" && target == "cpu")
-      std::cout << tj::cpu::lowerToLLVMText(k, cpu == "host" ? tj::jit::loweringOptions() : tj::cpu::loweringOptionsForIsa(cpu));
+    else if (stage == "buffers") std::cout << tj::cpu::printWithBuffers(k, tj::cpu::planBuffers(k, tj::cpu::UseInfo(k), cpuOptions(cpu)));
+    else if (stage == "llvm" && target == "cpu") std::cout << tj::cpu::lowerToLLVMText(k, cpuOptions(cpu));
     else if (stage == "llvm")
       std::cout << tj::ptx::printNvptxLlvm(kernelIR(k, nvidiaTarget(target, stage), warps, general), target);
     else if (stage == "ptx") std::cout << tj::ptx::printPtx(kernelIR(k, nvidiaTarget(target, stage), warps, general), target);

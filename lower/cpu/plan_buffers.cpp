@@ -1,0 +1,162 @@
+#include "lower/cpu/plan_buffers.hpp"
+
+#include "ir/op_cases.hpp"
+#include "ir/print_annotated.hpp"
+
+// A switch over OpCode that leaves out an op is an error here (ir/op_cases.hpp).
+#pragma GCC diagnostic error "-Wswitch"
+
+namespace tj::cpu {
+
+namespace {
+
+// A nest reads each block its expression loads through a view of its own (a base and a row
+// stride held across the nest, an edge test before it). A sum of N reads fused into one nest
+// was N times that code in a single op, which no chunk boundary splits, with 2N values live in
+// one loop: a tile whose expression would stage more than kMaxFusedLoads blocks gets a buffer
+// instead (nests of 8 to 32 reads compiled alike, 64 a fifth slower; no sample stages more than
+// a few).
+constexpr int kMaxFusedLoads = 16;
+
+class Planner {
+ public:
+  Planner(const ir::Kernel& k, const UseInfo& info, const CpuLoweringOptions& options)
+      : k_(k), info_(info), options_(options), fusedLoads_(k.types.size()) {
+    // Block arguments hold scalars or loop-carried tiles, which live in buffers.
+    for (size_t v = 0; v < k.types.size(); ++v)
+      plan_.of.push_back(k.types[v].isScalar() ? Placement::scalar : Placement::buffer);
+  }
+
+  BufferPlan run() {
+    visit(k_.body);
+    return std::move(plan_);
+  }
+
+ private:
+  const ir::Type& type(ValueId v) const { return k_.type(v); }
+
+  void visit(const ir::Block& b) {
+    for (const ir::Op& op : b.ops) {
+      place(op);
+      for (const ir::Block& region : op.regions) visit(region);
+    }
+  }
+
+  // The tiles of ops with code of their own (loops, dots, reductions, scans...) keep their
+  // buffers; a value is fused or buffered here.
+  void place(const ir::Op& op) {
+    switch (op.code) {
+      case OpCode::fold: case OpCode::while_: case OpCode::if_: case OpCode::store: case OpCode::scatter:
+      case OpCode::print: case OpCode::check: case OpCode::scan: case OpCode::sort: case OpCode::histogram:
+      case OpCode::dot: case OpCode::yield:
+      TJ_REDUCTION_OPS:
+        return;
+      TJ_UNARY_ELEMENTWISE_OPS: TJ_BINARY_ELEMENTWISE_OPS: TJ_SHAPE_OPS:
+      case OpCode::program_id: case OpCode::num_programs: case OpCode::tensor_dim: case OpCode::scalar_param:
+      case OpCode::constant: case OpCode::iota: case OpCode::select: case OpCode::cast: case OpCode::load:
+      case OpCode::gather: case OpCode::atomic: case OpCode::slice: case OpCode::concat:
+        return placeValue(op.results.at(0));
+    }
+  }
+
+  void placeValue(ValueId r) {
+    if (type(r).isScalar()) return;
+    if (!needsBuffer(r) && countFusedLoads(*info_.def[r]) <= kMaxFusedLoads) {
+      plan_.of[size_t(r)] = Placement::fused;
+      return;
+    }
+    plan_.of[size_t(r)] = storedWidened(r) ? Placement::widened : readsInPlace(r) ? Placement::inPlace : Placement::buffer;
+  }
+
+  bool needsBuffer(ValueId v) const {
+    const ir::Op* op = info_.def[v];
+    if (!isFusable(op->code)) return true;
+    if (info_.dotUser[v] || info_.printed[v]) return true;
+    // A read must read memory before any later write to the same tensor can change it.
+    if (ir::readsTensor(op->code) && info_.storedTensors.count(op->intAttr("tensor"))) return true;
+    if (isCheap(op->code)) return false;
+    return info_.uses[v] > 1 || info_.usedDeeper[v];
+  }
+
+  // The loads a tile's fused expression stages (buffered operands stage none).
+  int countFusedLoads(const ir::Op& op) {
+    int loads = op.code == OpCode::load ? 1 : 0;
+    for (ValueId o : op.operands)
+      if (!plan_.buffered(o)) loads += fusedLoads_[size_t(o)];
+    return fusedLoads_[size_t(op.results[0])] = loads;
+  }
+
+  // Whether v, a dot operand read by nothing else, is written straight into an f32 buffer (the
+  // f32 form its elements are computed in, exact), sparing the micro-kernel a pass that widens
+  // it: bf16 (bf16 attention 29.2 -> 27.6 ms) and 8-bit floats (scaled f8e4m3 GEMM 113 -> 140
+  // GFLOP/s). Not an f16 block loaded as it is, whose conversion LLVM's vectorizer runs at half
+  // width in the copy loop (f16 GEMM 158 -> 150 GFLOP/s); the widening pass does it at full width.
+  bool storedWidened(ValueId v) const {
+    const ir::Op* dot = info_.dotUser[v];
+    if (!dot || info_.uses[v] != 1 || !widensOperands(k_, *dot, options_)) return false;
+    return !(type(v).dtype == DType::f16 && info_.def[v] && info_.def[v]->code == OpCode::load);
+  }
+
+  // Whether v, a block loaded for a dot's left operand alone, may be read where it lies
+  // instead of copied: an f32 micro-kernel reads A one element at a time (broadcast), so its
+  // rows need no copy (B's rows, read as vectors, are copied: rows a large power of two apart
+  // would share cache sets).
+  bool readsInPlace(ValueId v) const {
+    const ir::Op* load = info_.def[v];
+    const ir::Op* dot = info_.dotUser[v];
+    if (!load || load->code != OpCode::load || !dot || info_.uses[v] != 1 || dot->operands[0] != v) return false;
+    const ir::Type& t = type(v);
+    return t.dtype == DType::f32 && t.shape.size() == 2 && microKernelApplies(k_, *dot, options_) &&
+           !info_.storedTensors.count(load->intAttr("tensor"));
+  }
+
+  const ir::Kernel& k_;
+  const UseInfo& info_;
+  const CpuLoweringOptions& options_;
+  BufferPlan plan_;
+  std::vector<int> fusedLoads_;  // per fused tile: the loads its expression stages
+};
+
+}  // namespace
+
+std::string_view placementName(Placement p) {
+  switch (p) {
+    case Placement::scalar: return "scalar";
+    case Placement::fused: return "fused";
+    case Placement::buffer: return "buffer";
+    case Placement::widened: return "buffer of f32";
+    case Placement::inPlace: return "read in place";
+  }
+  return "?";
+}
+
+bool microKernelApplies(const ir::Kernel& k, const ir::Op& dot, const CpuLoweringOptions& options) {
+  const ir::Type& at = k.type(dot.operands[0]);
+  DType resultType = k.type(dot.results[0]).dtype;
+  bool f32Acc = isFloat(resultType) && resultType != DType::f64;
+  bool integer = resultType == DType::i32 && at.dtype == DType::i8;
+  return (f32Acc || integer) && k.type(dot.operands[1]).shape[1] % (options.vectorBytes / 4) == 0;
+}
+
+bool usesPairProducts(const ir::Kernel& k, const ir::Op& dot, const CpuLoweringOptions& options) {
+  DType operand = k.type(dot.operands[0]).dtype;
+  bool bf16Pairs = options.bf16DotProduct && operand == DType::bf16 && options.vectorBytes == 64;
+  bool i8Pairs = operand == DType::i8 && k.type(dot.results[0]).dtype == DType::i32 && options.i16PairProducts;
+  return (bf16Pairs || i8Pairs) && k.type(dot.operands[0]).shape[1] % 2 == 0;
+}
+
+bool widensOperands(const ir::Kernel& k, const ir::Op& dot, const CpuLoweringOptions& options) {
+  DType operand = k.type(dot.operands[0]).dtype;
+  bool narrowFloat = operand == DType::f16 || operand == DType::bf16 || isFloat8(operand);
+  return narrowFloat && microKernelApplies(k, dot, options) && !usesPairProducts(k, dot, options);
+}
+
+BufferPlan planBuffers(const ir::Kernel& kernel, const UseInfo& info, const CpuLoweringOptions& options) {
+  return Planner(kernel, info, options).run();
+}
+
+std::string printWithBuffers(const ir::Kernel& kernel, const BufferPlan& plan) {
+  return ir::printAnnotated(kernel, [&](ValueId v) { return std::string(placementName(plan.of[size_t(v)])); });
+}
+
+}  // namespace tj::cpu
