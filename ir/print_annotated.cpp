@@ -45,7 +45,8 @@ std::string printAnnotated(const Kernel& k, const std::function<std::string(Valu
   std::string out;
   for (std::string line; std::getline(in, line);) {
     std::string comment;
-    for (int n : definedNumbers(line)) comment += (comment.empty() ? "  // " : "; ") + note(byNumber.at(size_t(n)));
+    for (int n : definedNumbers(line))
+      if (std::string text = note(byNumber.at(size_t(n))); !text.empty()) comment += (comment.empty() ? "  // " : "; ") + text;
     out += line + comment + "\n";
   }
   return out;

@@ -14,7 +14,7 @@ namespace tj::ir {
 std::vector<ValueId> printedNumbering(const Block& body);
 
 // ir::print(k), each line that defines values followed by "  // " and `note` of each, "; "
-// between them.
+// between them (empty notes left out).
 std::string printAnnotated(const Kernel& k, const std::function<std::string(ValueId)>& note);
 
 }  // namespace tj::ir

@@ -18,6 +18,7 @@
 #include "ir/passes.hpp"
 #include "layout/infer_layouts.hpp"
 #include "lower/gpu/lower_to_kernel_ir.hpp"
+#include "lower/gpu/plan_read_ahead.hpp"
 #include "lower/gpu/spread_over_warps.hpp"
 #include "tests/kernel_ir_simulator.hpp"
 #include "samples/kernels.hpp"
@@ -825,6 +826,24 @@ TEST_CASE("kernel ir: the samples' kernel IR matches the golden files") {
     if (update) std::ofstream(golden) << text;
     CHECK(test::readText(golden) == text);
   }
+}
+
+TEST_CASE("kernel ir: the read-ahead plans of the samples' folds match the golden files, as tile-ir prints them") {
+  fs::path dir = fs::path(TILEJIT_SOURCE_DIR) / "tests" / "golden" / "kernel";
+  bool update = std::getenv("TILEJIT_UPDATE_GOLDEN") != nullptr;
+  for (const char* name : {"gemm_f16", "attention_f16"}) {
+    CAPTURE(name);
+    ir::Kernel k = samples::traceSample(name);
+    std::string text = printReadAhead(k, planReadAhead(k, layout::inferLayouts(k, layout::targetByName("sm_90"))));
+    fs::path golden = dir / (std::string(name) + ".sm_90.readahead");
+    if (update) std::ofstream(golden) << text;
+    CHECK(test::readText(golden) == text);
+    test::CommandResult r = test::runCommand(test::binDir() + "/tile-ir --sample " + name + " --stage=readahead --target=sm_90");
+    CHECK(r.status == 0);
+    CHECK(r.output == text);
+  }
+  // Both operands of the gemm's dot come from zero-filled loads: both are read ahead.
+  CHECK(test::readText(dir / "gemm_f16.sm_90.readahead").find("read-ahead candidate") != std::string::npos);
 }
 
 TEST_CASE("kernel ir: the samples' CUDA tune spaces sweep stages, which reach the fold and its read-ahead") {

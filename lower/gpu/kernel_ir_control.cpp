@@ -22,7 +22,7 @@ void Lowering::fold(const ir::Op& op) {
   const ir::Block& body = op.regions.at(0);
   int64_t stages = std::min(options_.maxStages, op.attr("stages") ? op.intAttr("stages") : t_.defaultStages);
   int64_t floor = sharedFloor_;
-  std::vector<ir::ValueId> ahead = t_.asyncCopy && stages > 1 ? planReadAhead(body, stages) : std::vector<ir::ValueId>{};
+  std::vector<ir::ValueId> ahead = t_.asyncCopy && stages > 1 ? giveRings(op, stages) : std::vector<ir::ValueId>{};
   if (!ahead.empty()) readAheadPrologue(body, ahead, stages, operands[0], operands[1]);
   std::vector<Reg> results = b_.emitMulti(KOp::for_loop, types, operands, {});
   std::vector<DType> argTypes = types;
@@ -123,50 +123,32 @@ void Lowering::yield(const ir::Op& op) {
   b_.effect(KOp::yield, flat);
 }
 
-auto Lowering::planReadAhead(const ir::Block& body, int64_t stages) -> std::vector<ir::ValueId> {
-  auto usedOnce = [&](ir::ValueId v) { return uses_.count(v) && uses_.at(v) == 1; };
-  std::vector<ir::ValueId> planned;
-  for (const ir::Op& dot : body.ops) {
-    if (dot.code != ir::OpCode::dot || !a_.of(dot.results[0]).as<layout::MatrixAcc>()) continue;
-    for (int i = 0; i < 2; ++i) {
-      ir::ValueId v = dot.operands[size_t(i)];
-      const layout::Conversion* c = conversionOf(dot, i);
-      if (!c || c->kind != layout::ConversionKind::shared_memory) continue;
-      std::vector<ir::ValueId> views = {v};
-      CoordMap toLoad = [](const Coord& x) { return x; };
-      const ir::Op* load = producerIn(body, v);
-      while (load && load->code != ir::OpCode::load && load->code != ir::OpCode::broadcast && usedOnce(views.front())) {
-        std::optional<CoordMap> map = viewMap(*load);
-        if (!map) break;
-        toLoad = [inner = *map, outer = toLoad](const Coord& x) { return inner(outer(x)); };
-        views.insert(views.begin(), load->operands[0]);
-        load = producerIn(body, load->operands[0]);
-      }
-      if (!load || load->code != ir::OpCode::load || !usedOnce(views.front()) || !zeroFill(*load)) continue;
-      std::optional<std::vector<const ir::Op*>> offsetOps = offsetSlice(body, *load);
-      if (!offsetOps) continue;
-      layout::Layout mem = c->via ? layout::Layout{*c->via} : plainShared(v);
-      std::optional<LinearLayout> offsetOf = layout::toLinear(mem, k_.type(v).shape).invert();
-      if (!offsetOf) continue;
-      DType dt = k_.type(v).dtype;
-      LinearLayout from = linear(v), storeAt = offsetOf->compose(from), loadAt = offsetOf->compose(linear(*c->to, v));
-      LinearLayout at = mapped(from, toLoad, k_.type(load->results[0]).shape);
-      int64_t stageBytes = alignTo16(paddedNumel(v) * dtypeBytes(dt));
-      int64_t ring = allocShared(stages * stageBytes, dt, layout::str(mem) + ", a read-ahead ring of " + std::to_string(stages));
-      int64_t vec = std::min(vectorWidth(*load, load->intAttr("tensor"), at, k_.type(load->results[0]).shape),
-                             sharedVectorWidth(storeAt, dt, ring));
-      if (int64_t bytes = vec * dtypeBytes(dt); bytes != 4 && bytes != 8 && bytes != 16) {
-        f_.shared.pop_back();
-        continue;
-      }
-      sharedFloor_ = f_.shared[size_t(ring)].offset + stages * stageBytes;
-      readAhead_.emplace(v, ReadAhead{load, views, *offsetOps, at, storeAt, vec, stageBytes / dtypeBytes(dt),
-                                      {ring, loadAt, matrixLoad(loadAt, dt, ring)}});
-      readAheadViews_.insert(views.begin(), views.end());
-      planned.push_back(v);
+auto Lowering::giveRings(const ir::Op& fold, int64_t stages) -> std::vector<ir::ValueId> {
+  std::vector<ir::ValueId> given;
+  for (const ReadAheadCandidate& c : readAheadPlan_.at(&fold)) {
+    ir::ValueId v = c.operand;
+    const ir::Op* load = c.load;
+    layout::Layout mem = c.conversion->via ? layout::Layout{*c.conversion->via} : plainShared(v);
+    std::optional<LinearLayout> offsetOf = layout::toLinear(mem, k_.type(v).shape).invert();
+    if (!offsetOf) continue;
+    DType dt = k_.type(v).dtype;
+    LinearLayout from = linear(v), storeAt = offsetOf->compose(from), loadAt = offsetOf->compose(linear(*c.conversion->to, v));
+    LinearLayout at = mapped(from, c.toLoad, k_.type(load->results[0]).shape);
+    int64_t stageBytes = alignTo16(paddedNumel(v) * dtypeBytes(dt));
+    int64_t ring = allocShared(stages * stageBytes, dt, layout::str(mem) + ", a read-ahead ring of " + std::to_string(stages));
+    int64_t vec = std::min(vectorWidth(*load, load->intAttr("tensor"), at, k_.type(load->results[0]).shape),
+                           sharedVectorWidth(storeAt, dt, ring));
+    if (int64_t bytes = vec * dtypeBytes(dt); bytes != 4 && bytes != 8 && bytes != 16) {
+      f_.shared.pop_back();
+      continue;
     }
+    sharedFloor_ = f_.shared[size_t(ring)].offset + stages * stageBytes;
+    readAhead_.emplace(v, ReadAhead{load, c.views, c.offsetOps, at, storeAt, vec, stageBytes / dtypeBytes(dt),
+                                    {ring, loadAt, matrixLoad(loadAt, dt, ring)}});
+    readAheadViews_.insert(c.views.begin(), c.views.end());
+    given.push_back(v);
   }
-  return planned;
+  return given;
 }
 
 auto Lowering::mapped(const LinearLayout& lin, const CoordMap& map, const ir::Shape& shape) -> LinearLayout {
@@ -179,41 +161,6 @@ auto Lowering::mapped(const LinearLayout& lin, const CoordMap& map, const ir::Sh
   ir::Shape padded = layout::paddedShape(shape);
   for (size_t d = 0; d < padded.size(); ++d) outs.push_back({"dim" + std::to_string(d), padded[d]});
   return LinearLayout(ins, outs);
-}
-
-auto Lowering::producerIn(const ir::Block& body, ir::ValueId v) -> const ir::Op* {
-  for (const ir::Op& o : body.ops)
-    if (std::ranges::count(o.results, v)) return &o;
-  return nullptr;
-}
-
-auto Lowering::zeroFill(const ir::Op& load) -> bool {
-  const ir::AttrValue* fill = load.attr("fill");
-  if (!fill) return true;
-  if (std::holds_alternative<int64_t>(*fill)) return std::get<int64_t>(*fill) == 0;
-  return std::bit_cast<uint64_t>(std::get<double>(*fill)) == 0;
-}
-
-auto Lowering::offsetSlice(const ir::Block& body, const ir::Op& load) -> std::optional<std::vector<const ir::Op*>> {
-  std::set<const ir::Op*> needed;
-  std::function<bool(ir::ValueId)> need = [&](ir::ValueId v) {
-    if (v == body.args[0]) return true;
-    if (std::ranges::count(body.args, v)) return false;  // a carried value
-    const ir::Op* o = producerIn(body, v);
-    if (!o) return true;  // from outside the body
-    if (needed.count(o)) return true;
-    bool scalar = o->regions.empty() && !ir::readsTensor(o->code) && !ir::writesTensor(o->code) &&
-                  o->code != ir::OpCode::check && o->code != ir::OpCode::print && k_.type(v).rank() == 0;
-    if (!scalar || !std::ranges::all_of(o->operands, need)) return false;
-    needed.insert(o);
-    return true;
-  };
-  for (size_t d = 0; d < load.operands.size(); ++d)
-    if (!need(load.operands[d])) return std::nullopt;
-  std::vector<const ir::Op*> ordered;
-  for (const ir::Op& o : body.ops)
-    if (needed.count(&o)) ordered.push_back(&o);
-  return ordered;
 }
 
 void Lowering::issueReadAhead(const ir::Block& body, const std::vector<ir::ValueId>& ahead, Reg k, Reg stage, Reg live) {

@@ -205,34 +205,10 @@ void Lowering::elementwise(const ir::Op& op) {
 }
 
 void Lowering::reshape(const ir::Op& op) {
-  std::optional<CoordMap> map = viewMap(op);
+  std::optional<CoordMap> map = viewMap(k_, op);
   if (!map) return reshapeThroughMemory(op);
   LinearLayout src = layout::toLinear(operandLayout(op, 0), k_.type(op.operands[0]).shape);
   define(op.results[0], remap(operand(op, 0), src, linear(op.results[0]), *map, op, a_.of(op.results[0])));
-}
-
-auto Lowering::viewMap(const ir::Op& op) const -> std::optional<CoordMap> {
-  const ir::Shape &from = k_.type(op.operands[0]).shape, &to = k_.type(op.results[0]).shape;
-  if (op.code == ir::OpCode::broadcast)
-    return [from](Coord c) { for (size_t d = 0; d < c.size(); ++d) if (from[d] == 1) c[d] = 0; return c; };
-  if (op.code == ir::OpCode::permute) {
-    std::vector<int64_t> perm = op.intsAttr("perm");
-    return [perm](const Coord& c) { Coord s(c.size()); for (size_t i = 0; i < c.size(); ++i) s[size_t(perm[i])] = c[i]; return s; };
-  }
-  if (op.code != ir::OpCode::reshape || layout::nonUnitDims(from) != layout::nonUnitDims(to)) return std::nullopt;
-  std::vector<size_t> fromDims = sizedDims(from), toDims = sizedDims(to);  // also right on padding coordinates
-  return [=](const Coord& c) {
-    Coord s(from.size(), 0);
-    for (size_t i = 0; i < toDims.size(); ++i) s[fromDims[i]] = c[toDims[i]];
-    return s;
-  };
-}
-
-auto Lowering::sizedDims(const ir::Shape& shape) -> std::vector<size_t> {
-  std::vector<size_t> dims;
-  for (size_t d = 0; d < shape.size(); ++d)
-    if (shape[d] != 1) dims.push_back(d);
-  return dims;
 }
 
 void Lowering::reshapeThroughMemory(const ir::Op& op) {
@@ -342,10 +318,11 @@ KernelFunction lowerToKernelIR(const ir::Kernel& k, const layout::LayoutAssignme
                                const KernelLoweringOptions& options) {
   if (t.name == "cpu") throw Error("kernel ir: unsupported: target cpu (one thread per program; use the llvm stage)");
   testing::raiseArmedFault("kernel ir", k.name);
+  ReadAheadPlan readAhead = planReadAhead(k, a);
   KernelLoweringOptions tried = options;
   while (true) {
     try {
-      return Lowering(k, a, t, tried).run();
+      return Lowering(k, a, readAhead, t, tried).run();
     } catch (const Lowering::SharedOverBudget& e) {
       if (e.stages <= 1) throw;
       tried.maxStages = e.stages - 1;  // smaller rings

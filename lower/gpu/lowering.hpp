@@ -15,12 +15,12 @@
 
 #include "ir/divisibility.hpp"
 #include "ir/error.hpp"
+#include "lower/gpu/plan_read_ahead.hpp"
 
 namespace tj::gpu::detail {
 
 using layout::LinearLayout;
 using Basis = LinearLayout::Basis;
-using Coord = std::vector<int64_t>;
 
 [[noreturn]] inline void unsupported(const ir::Op& op, const std::string& what) {
   throw Unsupported("kernel ir: unsupported: " + std::string(ir::opName(op.code)) + " " + what);
@@ -43,9 +43,6 @@ inline int64_t registerCount(const LinearLayout& lin) {
   return 1;
 }
 
-// A linear map of coordinates between two shapes (broadcast, reshape, permute).
-using CoordMap = std::function<Coord(const Coord&)>;
-
 inline std::string_view combineFn(ir::OpCode c) {
   if (c == ir::OpCode::reduce_sum) return "add";
   return c == ir::OpCode::reduce_max ? "max" : "min";
@@ -65,8 +62,9 @@ inline bool hasLoops(const KernelFunction& f) {
 
 class Lowering {
  public:
-  Lowering(const ir::Kernel& k, const layout::LayoutAssignment& a, const layout::Target& t, KernelLoweringOptions o)
-      : k_(k), a_(a), t_(t), options_(o), b_(f_, o.maxInstructions) {
+  Lowering(const ir::Kernel& k, const layout::LayoutAssignment& a, const ReadAheadPlan& readAhead,
+           const layout::Target& t, KernelLoweringOptions o)
+      : k_(k), a_(a), readAheadPlan_(readAhead), t_(t), options_(o), b_(f_, o.maxInstructions) {
     f_.name = k.name;
     f_.target = t.name;
     f_.subgroupSize = t.subgroupSize;
@@ -239,11 +237,6 @@ class Lowering {
   // broadcast, permute and reshapes of unit dimensions move no data when the layouts agree:
   // a renaming of registers. Other reshapes move elements between threads.
   void reshape(const ir::Op& op);
-  // Where a broadcast, permute or reshape finds each result coordinate in its operand; nullopt
-  // for a reshape that moves elements (one that is not only adding or dropping unit dimensions).
-  std::optional<CoordMap> viewMap(const ir::Op& op) const;
-  // The dimensions of `shape` that are not 1, in order.
-  static std::vector<size_t> sizedDims(const ir::Shape& shape);
   // A reshape whose elements change threads: each real element goes to workgroup memory at
   // its row-major position and comes back in the result's layout. Padding elements all
   // store to (and load from) one scratch slot past the real ones; nothing reads it for a value.
@@ -486,20 +479,11 @@ class Lowering {
     Staged staged;  // the dot's view of the ring; base: the current iteration's stage
   };
 
-  // The dot operands of `body` that can be read ahead, each given a ring of `stages` buffers
-  // below a raised allocation floor: a block load with zero fill, seen through views (permutes,
-  // unit-dimension reshapes) each used once, read by a matrix-unit dot through workgroup
-  // memory, at offsets computed from k and values from outside the body, in copies of 4, 8
-  // or 16 bytes.
-  std::vector<ir::ValueId> planReadAhead(const ir::Block& body, int64_t stages);
+  // The fold's read-ahead candidates (planReadAhead) given rings of `stages` buffers below a
+  // raised allocation floor, those whose copies are 4, 8 or 16 bytes.
+  std::vector<ir::ValueId> giveRings(const ir::Op& fold, int64_t stages);
   // `lin` with each basis sent through `map` into coordinates of `shape` (padded).
   static LinearLayout mapped(const LinearLayout& lin, const CoordMap& map, const ir::Shape& shape);
-  static const ir::Op* producerIn(const ir::Block& body, ir::ValueId v);
-  // Whether a load's fill is what zero-filling copies write: +0 (or integer 0).
-  static bool zeroFill(const ir::Op& load);
-  // The body's ops a load's offsets are computed by, when they read only k, values from outside
-  // the body and each other (scalar ops that neither read nor write memory); nullopt otherwise.
-  std::optional<std::vector<const ir::Op*>> offsetSlice(const ir::Block& body, const ir::Op& load);
   // Starts the copies of iteration k (i64) into stage `stage` (i64) of each ring, where `live`;
   // then closes their group. The loads' offsets are computed again for this k.
   void issueReadAhead(const ir::Block& body, const std::vector<ir::ValueId>& ahead, Reg k, Reg stage, Reg live);
@@ -523,6 +507,7 @@ class Lowering {
 
   const ir::Kernel& k_;
   const layout::LayoutAssignment& a_;
+  const ReadAheadPlan& readAheadPlan_;
   const layout::Target& t_;
   KernelLoweringOptions options_;
   KernelFunction f_;

@@ -6,6 +6,7 @@
 //   tile-ir --stage=llvm --cpu=avx2 ...  the CPU lowering for an x86 level, not this host's
 //   tile-ir --stage=buffers [--cpu=L] ...  where the CPU lowering keeps each value (fused, buffer...)
 //   tile-ir --stage=layout --target=T ...  the canonical IR with each value's layout on target T
+//   tile-ir --stage=readahead --target=T ...  the dot operands of folds that may be read ahead
 //   tile-ir --stage=kernel --target=T ...  the per-thread GPU kernel IR on target T
 //   tile-ir --stage=spirv ...   the Vulkan compute shader, disassembled by spirv-dis (spirv-tools)
 //   tile-ir --stage=ptx --target=sm_90 ...  the PTX for an NVIDIA target (--stage=llvm: its LLVM IR)
@@ -26,6 +27,7 @@
 #include "layout/infer_layouts.hpp"
 #include "lower/cpu/lower_to_llvm.hpp"
 #include "lower/cpu/plan_buffers.hpp"
+#include "lower/gpu/plan_read_ahead.hpp"
 #include "lower/gpu/lower_to_kernel_ir.hpp"
 #include "lower/ptx/nvptx.hpp"
 #include "lower/spirv/print_kernel_ir.hpp"
@@ -33,7 +35,7 @@
 
 namespace {
 
-const std::vector<std::string> kStages = {"parsed", "canonical", "buffers", "llvm", "layout", "kernel", "spirv", "ptx"};
+const std::vector<std::string> kStages = {"parsed", "canonical", "buffers", "llvm", "layout", "readahead", "kernel", "spirv", "ptx"};
 
 // The layout target `name` on `warps` warps per program (0: its default).
 tj::layout::Target targetOn(const std::string& name, int64_t warps) {
@@ -114,7 +116,7 @@ int main(int argc, char** argv) {
   app.add_flag("--general", general,
                "GPU stages: the kernel for any tensor arguments (by default, for contiguous tensors whose rows are "
                "aligned to 16 bytes, which load and store whole vectors)");
-  app.add_option("--target", target, "the target of --stage=layout, kernel, llvm and ptx (vulkan, sm_80, sm_89, sm_90, gfx1100, gfx942, cpu)");
+  app.add_option("--target", target, "the target of --stage=layout, readahead, kernel, llvm and ptx (vulkan, sm_80, sm_89, sm_90, gfx1100, gfx942, cpu)");
   app.add_option("--cpu", cpu,
                  "--stage=buffers, and llvm with --target=cpu: the x86 level to lower for (host, sse4.2, avx2, avx512, avx512bf16), "
                  "so that the output does not depend on this machine");
@@ -132,7 +134,10 @@ int main(int argc, char** argv) {
     else if (stage == "llvm")
       std::cout << tj::ptx::printNvptxLlvm(kernelIR(k, nvidiaTarget(target, stage), warps, general), target);
     else if (stage == "ptx") std::cout << tj::ptx::printPtx(kernelIR(k, nvidiaTarget(target, stage), warps, general), target);
-    else if (stage == "layout") std::cout << tj::layout::printWithLayouts(k, tj::layout::inferLayouts(k, targetOn(target, warps)));
+    else if (stage == "readahead") {
+      const tj::layout::LayoutAssignment a = tj::layout::inferLayouts(k, targetOn(target, warps));
+      std::cout << tj::gpu::printReadAhead(k, tj::gpu::planReadAhead(k, a));
+    } else if (stage == "layout") std::cout << tj::layout::printWithLayouts(k, tj::layout::inferLayouts(k, targetOn(target, warps)));
     else if (stage == "kernel") std::cout << tj::gpu::print(kernelIR(k, target, warps, general));
     else if (stage == "spirv") std::cout << disassemble(tj::spirv::printSpirv(kernelIR(k, "vulkan", warps, general)));
     else std::cout << tj::ir::print(k);
