@@ -8,8 +8,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 
+#include "dsl/tilejit.hpp"
 #include "ir/passes.hpp"
 #include "lower/cpu/lower_to_llvm.hpp"
 #include "lower/cpu/plan_buffers.hpp"
@@ -87,6 +89,29 @@ TEST_CASE("the CPU buffer plans of samples match their golden files, as tile-ir 
   }
   CHECK(test::readText(dir / "gemm.avx2.buffers").find("// read in place") != std::string::npos);
   CHECK(test::readText(dir / "attention_f16.avx512.buffers").find("// buffer of f32") != std::string::npos);
+}
+
+// Halide's habit: with spdlog at debug, each lowering step logs its result as tile-ir prints it.
+TEST_CASE("at debug level the lowerings log each step: buffer plan, layouts, read-ahead plan, kernel IR") {
+  Tensor x = Tensor::random({300}, 91), out = Tensor::zeros({300});
+  std::vector<std::string> devices = {"cpu"};
+  if (test::vulkanAvailable()) devices.push_back("vulkan");
+  for (const std::string& device : devices) {
+    CAPTURE(device);
+    test::CaptureLog log;
+    spdlog::default_logger()->set_level(spdlog::level::debug);
+    static const double fresh = double(std::random_device{}() % 100000);
+    double c = fresh + (device == "cpu" ? 0.5 : 0.25);  // a kernel no cache holds: its first launch lowers it
+    run({3}, [&](Program& p) { p.write(out, {128}).put(p.read(x, {128}).at({p.id(0)}).exp() + c, {p.id(0)}); },
+        RunOptions{.name = "logged_steps", .device = device});
+    std::string text = log.text();
+    if (device == "cpu") {
+      CHECK(text.find("tilejit: logged_steps buffer plan\n") != std::string::npos);
+    } else {
+      for (const char* step : {"layouts", "read-ahead plan", "kernel IR"})
+        CHECK_MESSAGE(text.find("tilejit: logged_steps " + std::string(step) + "\n") != std::string::npos, step);
+    }
+  }
 }
 
 TEST_CASE("tile-ir prints the same IR and hash as the library, and the hash is equal across processes") {

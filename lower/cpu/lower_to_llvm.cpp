@@ -1,5 +1,7 @@
 #include "lower/cpu/lower_to_llvm.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include "ir/fault_injection.hpp"
 #include "lower/cpu/kernel_lowering.hpp"
 
@@ -10,6 +12,8 @@ namespace detail {
 // ---------------------------------------------------------------- entry
 
 void KernelLowering::lower(const std::string& entryName) {
+  if (spdlog::should_log(spdlog::level::debug))  // the first step's result, as tile-ir prints it
+    spdlog::debug("tilejit: {} buffer plan\n{}", kernel_.name, printWithBuffers(kernel_, plan_));
   llvm::Type* ptr = b_.getPtrTy();
   auto* fnType = llvm::FunctionType::get(b_.getVoidTy(), {ptr, b_.getInt64Ty(), b_.getInt64Ty()}, false);
   auto* fn = llvm::Function::Create(fnType, llvm::Function::ExternalLinkage, entryName, module_);

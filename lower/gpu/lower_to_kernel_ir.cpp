@@ -2,6 +2,8 @@
 // (lowering.hpp) and its parameters, coordinates, padding, elementwise ops and checks.
 #include "lower/gpu/lower_to_kernel_ir.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include "ir/fault_injection.hpp"
 #include "ir/op_cases.hpp"
 #include "lower/gpu/lowering.hpp"
@@ -319,10 +321,16 @@ KernelFunction lowerToKernelIR(const ir::Kernel& k, const layout::LayoutAssignme
   if (t.name == "cpu") throw Error("kernel ir: unsupported: target cpu (one thread per program; use the llvm stage)");
   testing::raiseArmedFault("kernel ir", k.name);
   ReadAheadPlan readAhead = planReadAhead(k, a);
+  if (spdlog::should_log(spdlog::level::debug)) {  // each step's result, as tile-ir prints it
+    spdlog::debug("tilejit: {} layouts\n{}", k.name, layout::printWithLayouts(k, a));
+    spdlog::debug("tilejit: {} read-ahead plan\n{}", k.name, printReadAhead(k, readAhead));
+  }
   KernelLoweringOptions tried = options;
   while (true) {
     try {
-      return Lowering(k, a, readAhead, t, tried).run();
+      KernelFunction f = Lowering(k, a, readAhead, t, tried).run();
+      if (spdlog::should_log(spdlog::level::debug)) spdlog::debug("tilejit: {} kernel IR\n{}", k.name, print(f));
+      return f;
     } catch (const Lowering::SharedOverBudget& e) {
       if (e.stages <= 1) throw;
       tried.maxStages = e.stages - 1;  // smaller rings
