@@ -42,8 +42,6 @@ class InternalError : public Error {
   InternalError(std::string_view stage, const std::string& message);
   // The same error, the path of the kernel's IR added (once).
   InternalError withIrAt(const std::string& path) const;
-  const std::string& stage() const { return stage_; }
-  const std::string& message() const { return message_; }
 
  private:
   InternalError(std::string stage, std::string message, std::string irPath);

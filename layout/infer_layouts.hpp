@@ -69,6 +69,12 @@ struct LayoutAssignment {
   std::vector<LayoutPtr> layouts;  // indexed by ValueId; every value has one
   std::vector<Conversion> conversions;
   const Layout& of(ir::ValueId v) const { return *layouts.at(static_cast<size_t>(v)); }
+  // The conversion of `user`'s operand `operand` into the layout the user needs; null for none.
+  const Conversion* conversionAt(const ir::Op& user, int operand) const {
+    for (const Conversion& c : conversions)
+      if (c.user == &user && c.operand == operand) return &c;
+    return nullptr;
+  }
 };
 
 LayoutAssignment inferLayouts(const ir::Kernel& k, const Target& target);

@@ -4,16 +4,10 @@
 
 namespace tj::gpu::detail {
 
-auto Lowering::conversionOf(const ir::Op& op, int i) const -> const layout::Conversion* {
-  for (const layout::Conversion& c : a_.conversions)
-    if (c.user == &op && c.operand == i) return &c;
-  return nullptr;
-}
-
 auto Lowering::lazyOperand(const ir::Op& op, int i, int64_t sharedOffset) -> Operand {
   ir::ValueId v = op.operands[size_t(i)];
   if (auto ahead = readAhead_.find(v); ahead != readAhead_.end()) return Operand(*this, ahead->second.staged);
-  const layout::Conversion* c = conversionOf(op, i);
+  const layout::Conversion* c = a_.conversionAt(op, i);
   const std::vector<Reg>& src = regs_.at(v);
   if (!c || c->kind == layout::ConversionKind::none) return Operand(*this, src);
   LinearLayout from = linear(*c->from, v), to = linear(*c->to, v);

@@ -171,9 +171,8 @@ class Lowering {
     std::vector<Reg> regs_;  // -1 until loaded
     std::optional<Staged> staged_;
   };
-  const layout::Conversion* conversionOf(const ir::Op& op, int i) const;
   const layout::Layout& operandLayout(const ir::Op& op, int i) const {
-    const layout::Conversion* c = conversionOf(op, i);
+    const layout::Conversion* c = a_.conversionAt(op, i);
     return c ? *c->to : a_.of(op.operands[size_t(i)]);
   }
   std::vector<Reg> operand(const ir::Op& op, int i) { return lazyOperand(op, i, 0).all(); }

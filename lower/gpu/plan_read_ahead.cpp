@@ -44,7 +44,7 @@ class Planner {
 
   std::optional<ReadAheadCandidate> candidate(const ir::Block& body, const ir::Op& dot, int i) {
     ir::ValueId v = dot.operands[size_t(i)];
-    const layout::Conversion* c = conversionOf(dot, i);
+    const layout::Conversion* c = a_.conversionAt(dot, i);
     if (!c || c->kind != layout::ConversionKind::shared_memory) return std::nullopt;
     std::vector<ir::ValueId> views = {v};
     CoordMap toLoad = [](const Coord& x) { return x; };
@@ -63,12 +63,6 @@ class Planner {
   }
 
   bool usedOnce(ir::ValueId v) const { return uses_.count(v) && uses_.at(v) == 1; }
-
-  const layout::Conversion* conversionOf(const ir::Op& op, int i) const {
-    for (const layout::Conversion& c : a_.conversions)
-      if (c.user == &op && c.operand == i) return &c;
-    return nullptr;
-  }
 
   static const ir::Op* producerIn(const ir::Block& body, ir::ValueId v) {
     for (const ir::Op& o : body.ops)
