@@ -109,7 +109,7 @@ void throwCheckFailed(const ir::Kernel& k, int64_t check, int64_t program, std::
   if (!found) fail(SourceLoc{}, device, "kernel '" + k.name + "' reported check " + std::to_string(check) + ", which it does not have");
   const ir::Type& cond = k.type(found->operands[0]);
   std::string where = cond.isScalar() ? "" : " at element [" + coordinates(element, cond.shape) + "]";
-  fail(found->loc, "check", "'" + found->stringAttr("message") + "' is false in program (" + coordinates(program, grid) +
+  fail(found->loc, "check", "'" + found->get(ir::attr::message) + "' is false in program (" + coordinates(program, grid) +
                                 ")" + where + " of kernel '" + k.name + "' on " + std::string(device));
 }
 

@@ -99,7 +99,7 @@ std::string unrepresentable(double value, DType dtype) {
 }
 
 // A number as the attribute of a constant of `dtype`; it must be a value of that dtype.
-ir::AttrValue constantAttr(double value, DType dtype, const SourceLoc& loc, std::string_view op) {
+ir::Number constantAttr(double value, DType dtype, const SourceLoc& loc, std::string_view op) {
   if (std::string why = unrepresentable(value, dtype); !why.empty())
     fail(loc, op, fmt::format("the number {} {}: it is not a value of the {} tile it is combined with", value, why,
                               dtypeName(dtype)));
@@ -108,7 +108,7 @@ ir::AttrValue constantAttr(double value, DType dtype, const SourceLoc& loc, std:
 }
 
 Tile constant(double value, DType dtype, const Shape& shape, const SourceLoc& loc, std::string_view op) {
-  return emitTile(OpCode::constant, {}, {dtype, shape}, loc, {{"value", constantAttr(value, dtype, loc, op)}});
+  return emitTile(OpCode::constant, {}, {dtype, shape}, loc, {ir::makeAttr(ir::attr::value, constantAttr(value, dtype, loc, op))});
 }
 
 void checkAxis(int axis, int rank, const SourceLoc& loc, std::string_view op, const ir::Type& t) {
@@ -162,7 +162,7 @@ Tile castTo(const Tile& x, DType to, const SourceLoc& loc) {
 Tile replaceWhere(const Tile& x, const char* pred, const Tile& bound, const Tile& replacement, const Tile& otherwise,
                   const SourceLoc& loc) {
   Tile past = emitTile(OpCode::cmp, {x.value(), bound.value()}, {DType::boolean, typeOf(x, loc, "cast").shape}, loc,
-                       {{"pred", std::string(pred)}});
+                       {ir::makeAttr(ir::attr::pred, std::string(pred))});
   return emitTile(OpCode::select, {past.value(), replacement.value(), otherwise.value()}, typeOf(otherwise, loc, "cast"),
                   loc);
 }
@@ -204,7 +204,7 @@ Tile saturatingIntCast(const Tile& x, DType to, const SourceLoc& loc) {
   if (!isInteger(t.dtype)) return castTo(x, to, loc);
   auto [fromLow, fromHigh] = intRange(t.dtype);
   auto [toLow, toHigh] = intRange(to);
-  auto bound = [&](int64_t v) { return emitTile(OpCode::constant, {}, t, loc, {{"value", v}}); };
+  auto bound = [&](int64_t v) { return emitTile(OpCode::constant, {}, t, loc, {ir::makeAttr(ir::attr::value, v)}); };
   Tile clamped = x;
   if (fromHigh > toHigh) clamped = clampPast(clamped, "gt", bound(static_cast<int64_t>(toHigh)), loc);
   if (fromLow < toLow) clamped = clampPast(clamped, "lt", bound(toLow), loc);
@@ -279,7 +279,7 @@ Tile binary(const BinarySpec& spec, const Tile& a, const Tile& b, const SourceLo
   Shape shape = broadcastShapes(ta, tb, loc, spec.name);
   Tile x = broadcastTo(a, shape, loc, spec.name), y = broadcastTo(b, shape, loc, spec.name);
   std::vector<ir::Attr> attrs;
-  if (spec.pred) attrs.push_back({"pred", std::string(spec.pred)});
+  if (spec.pred) attrs.push_back(ir::makeAttr(ir::attr::pred, std::string(spec.pred)));
   DType result = spec.pred ? DType::boolean : ta.dtype;
   return emitTile(spec.code, {x.value(), y.value()}, {result, shape}, loc, std::move(attrs));
 }
@@ -302,7 +302,7 @@ Index indexOp(OpCode code, const char* name, const Index& a, const IndexOperand&
 Tile indexCompare(const char* pred, const Index& a, const IndexOperand& b) {
   SourceLoc loc = SourceLoc::from(b.loc);
   return emitTile(OpCode::cmp, {use(a, loc, "compare"), use(b.index, loc, "compare")}, {DType::boolean, {}}, loc,
-                  {{"pred", std::string(pred)}});
+                  {ir::makeAttr(ir::attr::pred, std::string(pred))});
 }
 
 Tile unary(OpCode code, const Tile& x, const SourceLoc& loc, std::string_view name = "") {
@@ -324,7 +324,7 @@ Tile reduce(OpCode code, const Tile& x, int axis, bool keepdims, const SourceLoc
   Shape shape = t.shape;
   shape.erase(shape.begin() + axis);
   bool isArg = code == OpCode::argmax || code == OpCode::argmin;
-  Tile r = emitTile(code, {x.value()}, {isArg ? DType::i32 : t.dtype, shape}, loc, {{"axis", int64_t{axis}}});
+  Tile r = emitTile(code, {x.value()}, {isArg ? DType::i32 : t.dtype, shape}, loc, {ir::makeAttr(ir::attr::axis, int64_t{axis})});
   if (!keepdims) return r;
   return r.expand_dims(axis, std::source_location::current());
 }
@@ -377,8 +377,8 @@ Tile emitRead(OpCode code, int tensor, std::vector<ir::ValueId> operands, const 
   for (ir::ValueId v : operands) t.checkInScope(v, loc, ir::opName(code));
   DType dtype = t.kernel().tensors[static_cast<size_t>(tensor)].dtype;
   ir::Op op{code, std::move(operands), {}, {}, {}, loc};
-  op.setAttr("fill", constantAttr(fill.value_or(0.0), dtype, loc, code == OpCode::load ? "read" : "gather"));
-  op.setAttr("tensor", int64_t{tensor});
+  op.set(ir::attr::fill, constantAttr(fill.value_or(0.0), dtype, loc, code == OpCode::load ? "read" : "gather"));
+  op.set(ir::attr::tensor, tensor);
   op.defaultFill = !fill;
   return emitTiles(t, std::move(op), {{dtype, shape}})[0];
 }
@@ -395,13 +395,13 @@ void store(int tensor, const Shape& block, const Tile& tile, std::vector<ir::Val
     fail(loc, "put", "tile of " + describe(type) + " does not match the block shape " + shapeText(block));
   DType dtype = t.kernel().tensors[static_cast<size_t>(tensor)].dtype;
   offsets.push_back(castTo(tile, dtype, loc).value());
-  t.emit(OpCode::store, std::move(offsets), std::nullopt, {{"tensor", int64_t{tensor}}}, loc);
+  t.emit(OpCode::store, std::move(offsets), std::nullopt, {ir::makeAttr(ir::attr::tensor, int64_t{tensor})}, loc);
 }
 
 Index tensorDim(int tensor, int axis, int rank, const SourceLoc& loc, std::string_view op) {
   if (axis < 0 || axis >= rank)
     fail(loc, op, "axis " + std::to_string(axis) + " is out of range for a tensor of rank " + std::to_string(rank));
-  return emitIndex(OpCode::tensor_dim, {}, loc, {{"axis", int64_t{axis}}, {"tensor", int64_t{tensor}}});
+  return emitIndex(OpCode::tensor_dim, {}, loc, {ir::makeAttr(ir::attr::axis, int64_t{axis}), ir::makeAttr(ir::attr::tensor, int64_t{tensor})});
 }
 
 }  // namespace
@@ -410,7 +410,7 @@ Index tensorDim(int tensor, int axis, int rank, const SourceLoc& loc, std::strin
 
 Index::Index(int64_t constant, Loc loc) {
   SourceLoc l = SourceLoc::from(loc);
-  *this = emitIndex(OpCode::constant, {}, l, {{"value", constant}});
+  *this = emitIndex(OpCode::constant, {}, l, {ir::makeAttr(ir::attr::value, constant)});
 }
 
 Index Index::operator-() const { return Index(0) - *this; }
@@ -495,7 +495,7 @@ Tile scan(const char* fn, const char* name, const Tile& x, int axis, const Sourc
   const ir::Type t = typeOf(x, loc, name);
   checkAxis(axis, t.rank(), loc, name, t);
   if (t.dtype == DType::boolean) fail(loc, name, "cannot scan the bool tile " + describe(t) + "; cast it first");
-  return emitTile(OpCode::scan, {x.value()}, t, loc, {{"axis", int64_t{axis}}, {"fn", std::string(fn)}});
+  return emitTile(OpCode::scan, {x.value()}, t, loc, {ir::makeAttr(ir::attr::axis, int64_t{axis}), ir::makeAttr(ir::attr::fn, std::string(fn))});
 }
 }  // namespace
 
@@ -510,7 +510,7 @@ std::vector<Tile> sortTiles(const std::vector<Tile>& tiles, int axis, bool desce
   checkAxis(axis, keys.rank(), l, name, keys);
   if (keys.dtype == DType::boolean) fail(l, name, "cannot sort the bool tile " + describe(keys) + "; cast it first");
   auto [operands, types] = sameShapeOperands(tiles, l, name, "the payload");
-  ir::Op op{OpCode::sort, operands, {}, {{"axis", int64_t{axis}}, {"descending", int64_t{descending}}}, {}, l};
+  ir::Op op{OpCode::sort, operands, {}, {ir::makeAttr(ir::attr::axis, int64_t{axis}), ir::makeAttr(ir::attr::descending, int64_t{descending})}, {}, l};
   return emitTiles(tracer(l, name), std::move(op), types);
 }
 }  // namespace
@@ -546,7 +546,7 @@ std::vector<Tile> associative_scan(const std::vector<Tile>& xs, int axis, const 
   auto [operands, types] = sameShapeOperands(xs, l, name, "the tile");
   for (const ir::Type& t : types)
     if (t.dtype == DType::boolean) fail(l, name, "cannot scan the bool tile " + describe(t) + "; cast it first");
-  ir::Op op{OpCode::scan, operands, {}, {{"axis", int64_t{axis}}}, {ir::Block{}}, l};
+  ir::Op op{OpCode::scan, operands, {}, {ir::makeAttr(ir::attr::axis, int64_t{axis})}, {ir::Block{}}, l};
   {
     Tracer::BlockScope scope(tr, op.regions[0], /*exitsAllowed=*/false);
     std::vector<Tile> earlier, later;
@@ -582,7 +582,7 @@ Tile histogram(const Tile& x, int64_t bins, Loc loc) {
     fail(l, "histogram", "counts the elements of an integer tile, not " + describe(t));
   if (bins < 1 || bins > ir::kMaxTileElements)
     fail(l, "histogram", fmt::format("{} bins; a histogram has 1 to {}", bins, ir::kMaxTileElements));
-  return emitTile(OpCode::histogram, {x.value()}, {DType::i32, {bins}}, l, {{"bins", bins}});
+  return emitTile(OpCode::histogram, {x.value()}, {DType::i32, {bins}}, l, {ir::makeAttr(ir::attr::bins, bins)});
 }
 
 Tile Tile::slice(int axis, int64_t start, int64_t size, Loc loc) const {
@@ -593,7 +593,7 @@ Tile Tile::slice(int axis, int64_t start, int64_t size, Loc loc) const {
   if (start < 0 || size < 1 || start > n - size)
     fail(l, "slice", fmt::format("[{}, {}) is not a non-empty range inside axis {} of {}", start, start + size, axis, describe(t)));
   t.shape[size_t(axis)] = size;
-  return emitTile(OpCode::slice, {value()}, t, l, {{"axis", int64_t{axis}}, {"start", start}});
+  return emitTile(OpCode::slice, {value()}, t, l, {ir::makeAttr(ir::attr::axis, int64_t{axis}), ir::makeAttr(ir::attr::start, start)});
 }
 
 Tile Tile::expand_dims(int axis, Loc loc) const {
@@ -634,7 +634,7 @@ Tile Tile::permute(const std::vector<int>& perm, Loc loc) const {
     shape.push_back(t.shape[static_cast<size_t>(p)]);
     permAttr.push_back(p);
   }
-  return emitTile(OpCode::permute, {value_}, {t.dtype, shape}, l, {{"perm", permAttr}});
+  return emitTile(OpCode::permute, {value_}, {t.dtype, shape}, l, {ir::makeAttr(ir::attr::perm, permAttr)});
 }
 
 Tile Tile::transpose(Loc loc) const {
@@ -729,7 +729,7 @@ Tile cat(const std::vector<Tile>& tiles, int axis, Loc loc) {
     values.push_back(tiles[i].value());
   }
   if (tiles.size() == 1) return tiles[0];
-  return emitTile(OpCode::concat, values, result, l, {{"axis", int64_t{axis}}});
+  return emitTile(OpCode::concat, values, result, l, {ir::makeAttr(ir::attr::axis, int64_t{axis})});
 }
 
 namespace {
@@ -826,7 +826,7 @@ Index gridIndex(OpCode code, const char* name, int axis, int gridRank, Loc loc) 
   SourceLoc l = SourceLoc::from(loc);
   if (axis < 0 || axis >= gridRank)
     fail(l, name, "axis " + std::to_string(axis) + " is out of range for a grid of rank " + std::to_string(gridRank));
-  return emitIndex(code, {}, l, {{"axis", int64_t{axis}}});
+  return emitIndex(code, {}, l, {ir::makeAttr(ir::attr::axis, int64_t{axis})});
 }
 }  // namespace
 
@@ -866,7 +866,7 @@ Tile Program::iota(const Shape& shape, int axis, Loc loc) {
   if (shape.empty() || shape.size() > 4 || std::any_of(shape.begin(), shape.end(), [](int64_t d) { return d <= 0; }))
     fail(l, "iota", "bad tile shape " + shapeText(shape) + ": rank 1 to 4 with positive sizes");
   checkAxis(axis, t.rank(), l, "iota", t);
-  return emitTile(OpCode::iota, {}, t, l, {{"axis", int64_t{axis}}});
+  return emitTile(OpCode::iota, {}, t, l, {ir::makeAttr(ir::attr::axis, int64_t{axis})});
 }
 
 Tile Program::arange(int64_t n, Loc loc) { return iota({n}, 0, loc); }
@@ -888,7 +888,7 @@ Tile Program::scalar(const Index& i, DType dtype, Loc loc) {
 void Program::print(const std::string& label, const Tile& t, Loc loc) {
   SourceLoc l = SourceLoc::from(loc);
   typeOf(t, l, "print");
-  tracer_.emit(OpCode::print, {t.value()}, std::nullopt, {{"label", label}}, l);
+  tracer_.emit(OpCode::print, {t.value()}, std::nullopt, {ir::makeAttr(ir::attr::label, label)}, l);
 }
 
 // ---- Indirect reads and writes ----
@@ -979,7 +979,7 @@ void Program::indirectWrite(const Tensor& t, const std::vector<Operand>& coords,
   std::vector<Tile> extra{castTo(materialize(value, t.dtype(), l, "scatter"), t.dtype(), l)};
   if (mask) extra.push_back(maskTile(*mask, l, "scatter"));
   tracer_.emit(OpCode::scatter, valuesOf(indirectOperands(t, coords, extra, l, "scatter")), std::nullopt,
-               {{"tensor", int64_t{tensor}}}, l);
+               {ir::makeAttr(ir::attr::tensor, int64_t{tensor})}, l);
 }
 
 Tile Program::atomicUpdate(std::string_view fn, const Tensor& t, const std::vector<Operand>& coords,
@@ -998,7 +998,7 @@ Tile Program::atomicUpdate(std::string_view fn, const Tensor& t, const std::vect
   std::vector<Tile> operands = indirectOperands(t, coords, extra, l, op);
   Shape shape = typeOf(operands[0], l, op).shape;
   return emitTile(OpCode::atomic, valuesOf(operands), {t.dtype(), shape}, l,
-                  {{"fn", std::string(fn)}, {"tensor", int64_t{tensor}}});
+                  {ir::makeAttr(ir::attr::fn, std::string(fn)), ir::makeAttr(ir::attr::tensor, int64_t{tensor})});
 }
 
 #define TJ_ATOMIC(NAME)                                                                                         \
@@ -1030,7 +1030,7 @@ void Program::check(const Tile& cond, const std::string& message, Loc loc) {
     const char* v = std::getenv("TILEJIT_CHECKS");
     return !v || std::string_view(v) != "0";
   }();
-  if (enabled) tracer_.emit(OpCode::check, {cond.value()}, std::nullopt, {{"message", message}}, l);
+  if (enabled) tracer_.emit(OpCode::check, {cond.value()}, std::nullopt, {ir::makeAttr(ir::attr::message, message)}, l);
 }
 
 Tile Program::fold(const IndexOperand& start, const IndexOperand& end, const Tile& init,
@@ -1106,8 +1106,8 @@ std::vector<ir::ValueId> carriedValues(Tracer& tracer, const std::vector<Tile>& 
 const ir::Type kBool{DType::boolean, {}};
 
 ir::ValueId zeroOf(Tracer& tracer, const ir::Type& t, const SourceLoc& l) {
-  ir::AttrValue zero = isFloat(t.dtype) ? ir::AttrValue(0.0) : ir::AttrValue(int64_t{0});
-  return tracer.emit(OpCode::constant, {}, t, {{"value", zero}}, l);
+  ir::Number zero = isFloat(t.dtype) ? ir::Number(0.0) : ir::Number(int64_t{0});
+  return tracer.emit(OpCode::constant, {}, t, {ir::makeAttr(ir::attr::value, zero)}, l);
 }
 
 // A region that exited yields whether it did: the program goes on after its op only where not.
@@ -1191,7 +1191,7 @@ Program::Carried Program::foldTiles(const IndexOperand& start, const IndexOperan
     exited = tracer_.closeRegionExits(next, [&] { return args; }, l);
     if (exited) {  // the loop becomes a while that stops where an exit was taken: k and the flag are carried
       tracer_.addBlockArg(kBool);
-      next = {tracer_.emit(OpCode::add, {k, tracer_.emit(OpCode::constant, {}, kIndexType, {{"value", int64_t{1}}}, l)},
+      next = {tracer_.emit(OpCode::add, {k, tracer_.emit(OpCode::constant, {}, kIndexType, {ir::makeAttr(ir::attr::value, int64_t{1})}, l)},
                            kIndexType, {}, l)};
       next.insert(next.end(), exited->values.begin(), exited->values.end());
       next.push_back(exited->exited);
@@ -1200,7 +1200,7 @@ Program::Carried Program::foldTiles(const IndexOperand& start, const IndexOperan
   }
   if (!exited) {
     std::vector<ir::Attr> attrs;
-    if (stages_) attrs.push_back({"stages", *stages_});
+    if (stages_) attrs.push_back(ir::makeAttr(ir::attr::stages, *stages_));
     return emitTiles(tracer_, {OpCode::fold, operands, {}, std::move(attrs), {std::move(region)}, l}, types);
   }
   ir::Op loop{OpCode::while_, {operands[0]}, {}, {}, {ir::Block{}, std::move(region)}, l};
@@ -1212,7 +1212,7 @@ Program::Carried Program::foldTiles(const IndexOperand& start, const IndexOperan
     Tracer::BlockScope scope(tracer_, loop.regions[0]);
     std::vector<ir::ValueId> args;
     for (const ir::Type& t : types) args.push_back(tracer_.addBlockArg(t));
-    ir::ValueId inRange = tracer_.emit(OpCode::cmp, {args.front(), operands[1]}, kBool, {{"pred", std::string("lt")}}, l);
+    ir::ValueId inRange = tracer_.emit(OpCode::cmp, {args.front(), operands[1]}, kBool, {ir::makeAttr(ir::attr::pred, std::string("lt"))}, l);
     ir::ValueId going = tracer_.emit(OpCode::logical_not, {args.back()}, kBool, {}, l);
     tracer_.emit(OpCode::yield, {tracer_.emit(OpCode::logical_and, {inRange, going}, kBool, {}, l)}, std::nullopt, {}, l);
   }

@@ -151,7 +151,7 @@ int Tracer::addTensorParam(const Tensor& t) {
 ir::ValueId Tracer::bindScalarParam(DType dtype) {
   auto index = static_cast<int64_t>(kernel_.scalars.size());
   kernel_.scalars.push_back({"s" + std::to_string(index), dtype});
-  return emit(ir::OpCode::scalar_param, {}, ir::Type{dtype, {}}, {{"index", index}}, SourceLoc{});
+  return emit(ir::OpCode::scalar_param, {}, ir::Type{dtype, {}}, {ir::makeAttr(ir::attr::index, index)}, SourceLoc{});
 }
 
 void Tracer::openBlock(ir::Block& block, bool exitsAllowed) {
@@ -193,7 +193,7 @@ std::optional<Tracer::Exited> Tracer::closeRegionExits(const std::vector<ir::Val
                                                        const std::function<std::vector<ir::ValueId>()>& fallback,
                                                        const SourceLoc& loc) {
   if (!inExitSide()) return std::nullopt;
-  Exited out{values, emit(ir::OpCode::constant, {}, ir::Type{DType::boolean, {}}, {{"value", int64_t{0}}}, loc)};
+  Exited out{values, emit(ir::OpCode::constant, {}, ir::Type{DType::boolean, {}}, {ir::makeAttr(ir::attr::value, int64_t{0})}, loc)};
   for (; inExitSide(); exits_.pop_back()) {
     std::vector<ir::ValueId> yielded = out.values;
     yielded.push_back(out.exited);
@@ -203,7 +203,7 @@ std::optional<Tracer::Exited> Tracer::closeRegionExits(const std::vector<ir::Val
     {
       BlockScope otherwise(*this, branch.regions[1]);
       std::vector<ir::ValueId> instead = fallback();
-      instead.push_back(emit(ir::OpCode::constant, {}, ir::Type{DType::boolean, {}}, {{"value", int64_t{1}}}, loc));
+      instead.push_back(emit(ir::OpCode::constant, {}, ir::Type{DType::boolean, {}}, {ir::makeAttr(ir::attr::value, int64_t{1})}, loc));
       emit(ir::OpCode::yield, instead, std::nullopt, {}, loc);
     }
     std::vector<ir::Type> types;

@@ -9,9 +9,9 @@ namespace tj::ir {
 namespace {
 
 int64_t ofConstant(const Op& op) {
-  const AttrValue* v = op.attr("value");
-  if (!v || !std::holds_alternative<int64_t>(*v)) return 1;
-  uint64_t x = uint64_t(std::get<int64_t>(*v));
+  Number v = op.get(attr::value);
+  if (!std::holds_alternative<int64_t>(v)) return 1;
+  uint64_t x = uint64_t(std::get<int64_t>(v));
   return x == 0 ? kMaxDivisor : std::min(kMaxDivisor, int64_t{1} << std::countr_zero(x));
 }
 

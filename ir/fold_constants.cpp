@@ -28,11 +28,10 @@ int64_t wrapping(uint64_t v) { return static_cast<int64_t>(v); }
 
 // A constant op's value, rounded or wrapped into its dtype as the interpreter reads it.
 MaybeScalar constantValue(const Op& op, DType t) {
-  const AttrValue* v = op.attr("value");
-  if (!v) return std::nullopt;
-  if (const auto* i = std::get_if<int64_t>(v))
+  Number v = op.get(attr::value);
+  if (const auto* i = std::get_if<int64_t>(&v))
     return isFloat(t) ? Scalar(roundToFloat(t, static_cast<double>(*i))) : Scalar(wrapToInt(t, *i));
-  if (const auto* d = std::get_if<double>(v); d && isFloat(t)) return roundToFloat(t, *d);
+  if (const auto* d = std::get_if<double>(&v); d && isFloat(t)) return roundToFloat(t, *d);
   return std::nullopt;
 }
 
@@ -108,8 +107,8 @@ MaybeScalar compare(std::string_view pred, T a, T b) {
 }
 
 MaybeScalar evalCmp(const Op& op, DType t, Scalar a, Scalar b) {
-  const auto* pred = std::get_if<std::string>(op.attr("pred"));
-  if (!pred || a.index() != b.index()) return std::nullopt;
+  const std::string* pred = &op.get(attr::pred);
+  if (a.index() != b.index()) return std::nullopt;
   if (const auto* d = std::get_if<double>(&a)) return compare(*pred, *d, std::get<double>(b));
   auto ia = std::get<int64_t>(a), ib = std::get<int64_t>(b);
   if (!isUnsigned(t)) return compare(*pred, ia, ib);
@@ -222,7 +221,7 @@ class ConstantFolder : public Rewriter {
   void emitConstant(const Op& op, Scalar v) {
     ValueId r = op.results[0];
     constants_[r] = v;
-    emit(Op{OpCode::constant, {}, {r}, {Attr{"value", std::visit([](auto x) { return AttrValue(x); }, v)}}, {}, op.loc});
+    emit(Op{OpCode::constant, {}, {r}, {makeAttr(attr::value, v)}, {}, op.loc});
   }
 
   std::unordered_map<ValueId, Scalar> constants_;

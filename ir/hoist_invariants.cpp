@@ -14,7 +14,7 @@ class HoistInvariants : public Rewriter {
  public:
   explicit HoistInvariants(const Kernel& k) : Rewriter("hoist-invariants") {
     forEachOp(k.body, [&](const Op& op) {
-      if (writesTensor(op.code)) storedTensors_.insert(op.intAttr("tensor"));
+      if (writesTensor(op.code)) storedTensors_.insert(op.get(attr::tensor));
     });
   }
 
@@ -25,7 +25,7 @@ class HoistInvariants : public Rewriter {
     if (!op.regions.empty() || hasSideEffects(op.code)) return false;
     bool intDivision = (op.code == OpCode::div || op.code == OpCode::rem) && !isFloat(k.type(op.results[0]).dtype);
     if (intDivision) return false;
-    return !readsTensor(op.code) || !storedTensors_.count(op.intAttr("tensor"));
+    return !readsTensor(op.code) || !storedTensors_.count(op.get(attr::tensor));
   }
 
   void visit(const Op& op) override {

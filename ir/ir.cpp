@@ -8,22 +8,70 @@
 namespace tj::ir {
 
 namespace {
-constexpr std::array<std::string_view, kNumOpCodes> kOpNames = {
-    "program_id", "num_programs", "tensor_dim", "constant", "iota",
-    "neg", "abs", "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid",
-    "erf", "relu", "floor", "ceil", "not",
-    "add", "sub", "mul", "div", "rem", "max", "min", "and", "or", "cmp", "select", "cast",
-    "broadcast", "reshape", "permute",
-    "reduce_sum", "reduce_max", "reduce_min", "argmax", "argmin", "dot",
-    "load", "store", "fold", "yield", "print", "scalar_param",
-    "xor", "shl", "shr", "shru",
-    "gather", "scatter",
-    "atomic", "check", "scan",
-    "slice", "concat",
-    "sort", "if", "histogram", "while",
-};
-static_assert(!kOpNames.back().empty(), "every OpCode has its name here, in the enum's order");
+constexpr AttrKind kindOf(AttrKey<int64_t>) { return AttrKind::integer; }
+constexpr AttrKind kindOf(AttrKey<Number>) { return AttrKind::number; }
+constexpr AttrKind kindOf(AttrKey<std::vector<int64_t>>) { return AttrKind::integers; }
+constexpr AttrKind kindOf(AttrKey<std::string>) { return AttrKind::string; }
+template <typename T>
+constexpr AttrSpec required(AttrKey<T> key) { return {key.name, kindOf(key), true}; }
+template <typename T>
+constexpr AttrSpec optional(AttrKey<T> key) { return {key.name, kindOf(key), false}; }
+
+constexpr std::array<OpInfo, kNumOpCodes> kOps = {{
+#define TJ_ATTRS(...) std::array<AttrSpec, kMaxOpAttrs>{{__VA_ARGS__}}
+#define TJ_OP(code, name, minOperands, maxOperands, minResults, maxResults, traits, attrs) \
+  OpInfo{name, minOperands, maxOperands, minResults, maxResults, traits, attrs},
+#include "ir/ops.def"
+#undef TJ_OP
+#undef TJ_ATTRS
+}};
+
+// The dispatchers' case lists (ir/op_cases.hpp) name the ops of the table's traits.
+constexpr bool listed(OpCode c, uint16_t t) {
+  switch (c) {
+    TJ_UNARY_ELEMENTWISE_OPS: return t == trait::unaryElementwise;
+    TJ_BINARY_ELEMENTWISE_OPS: return t == trait::binaryElementwise;
+    TJ_REDUCTION_OPS: return t == trait::reduction;
+    TJ_SHAPE_OPS: return t == trait::shape;
+    default: return false;
+  }
+}
+constexpr bool caseListsMatchTraits() {
+  for (int i = 0; i < kNumOpCodes; ++i)
+    for (uint16_t t : {trait::unaryElementwise, trait::binaryElementwise, trait::reduction, trait::shape})
+      if (listed(static_cast<OpCode>(i), t) != ((kOps[i].traits & t) != 0)) return false;
+  return true;
+}
+static_assert(caseListsMatchTraits(), "ir/op_cases.hpp's lists and ir/ops.def's traits name the same ops");
 }  // namespace
+
+const OpInfo& opInfo(OpCode c) { return kOps[static_cast<size_t>(c)]; }
+
+const AttrSpec* OpInfo::attrSpec(std::string_view attrName) const {
+  for (const AttrSpec& a : attrs)
+    if (!a.name.empty() && a.name == attrName) return &a;
+  return nullptr;
+}
+
+std::string_view attrKindName(AttrKind k) {
+  switch (k) {
+    case AttrKind::integer: return "an integer";
+    case AttrKind::number: return "a number";
+    case AttrKind::integers: return "a list of integers";
+    case AttrKind::string: return "a string";
+  }
+  return "";
+}
+
+bool admits(AttrKind k, const AttrValue& v) {
+  switch (k) {
+    case AttrKind::integer: return std::holds_alternative<int64_t>(v);
+    case AttrKind::number: return std::holds_alternative<int64_t>(v) || std::holds_alternative<double>(v);
+    case AttrKind::integers: return std::holds_alternative<std::vector<int64_t>>(v);
+    case AttrKind::string: return std::holds_alternative<std::string>(v);
+  }
+  return false;
+}
 
 int64_t Type::numel() const {
   int64_t n = 1;
@@ -49,45 +97,10 @@ std::string Type::str() const {
   return s + std::string(dtypeName(dtype)) + ">";
 }
 
-std::string_view opName(OpCode c) { return kOpNames[static_cast<int>(c)]; }
-
 std::optional<OpCode> parseOpName(std::string_view s) {
-  auto it = std::find(kOpNames.begin(), kOpNames.end(), s);
-  if (it == kOpNames.end()) return std::nullopt;
-  return static_cast<OpCode>(it - kOpNames.begin());
-}
-
-bool isUnaryElementwise(OpCode c) {
-  switch (c) {
-    TJ_UNARY_ELEMENTWISE_OPS: return true;
-    default: return false;
-  }
-}
-bool isBinaryElementwise(OpCode c) {
-  switch (c) {
-    TJ_BINARY_ELEMENTWISE_OPS: return true;
-    default: return false;
-  }
-}
-bool isReduction(OpCode c) {
-  switch (c) {
-    TJ_REDUCTION_OPS: return true;
-    default: return false;
-  }
-}
-bool hasSideEffects(OpCode c) { return writesTensor(c) || c == OpCode::print || c == OpCode::check || c == OpCode::yield; }
-bool readsTensor(OpCode c) { return c == OpCode::load || c == OpCode::gather || c == OpCode::atomic; }
-bool writesTensor(OpCode c) { return c == OpCode::store || c == OpCode::scatter || c == OpCode::atomic; }
-
-bool acceptsFloat8(OpCode c) {
-  switch (c) {
-    case OpCode::constant: case OpCode::select: case OpCode::cast: case OpCode::broadcast: case OpCode::reshape:
-    case OpCode::permute: case OpCode::slice: case OpCode::concat: case OpCode::dot: case OpCode::load:
-    case OpCode::store: case OpCode::gather: case OpCode::scatter: case OpCode::fold: case OpCode::if_:
-    case OpCode::while_: case OpCode::yield:
-      return true;
-    default: return false;
-  }
+  for (int i = 0; i < kNumOpCodes; ++i)
+    if (kOps[static_cast<size_t>(i)].name == s) return static_cast<OpCode>(i);
+  return std::nullopt;
 }
 
 std::optional<DType> unacceptedFloat8(const Op& op, const std::vector<Type>& types) {
@@ -99,7 +112,7 @@ std::optional<DType> unacceptedFloat8(const Op& op, const std::vector<Type>& typ
   return std::nullopt;
 }
 
-const AttrValue* Op::attr(std::string_view name) const {
+const AttrValue* Op::stored(std::string_view name) const {
   for (const Attr& a : attrs)
     if (a.name == name) return &a.value;
   return nullptr;
@@ -107,23 +120,24 @@ const AttrValue* Op::attr(std::string_view name) const {
 
 namespace {
 template <typename T>
-const T& need(const Op& op, std::string_view name) {
-  const AttrValue* v = op.attr(name);
+const T& need(const Op& op, std::string_view name, const AttrValue* v) {
   if (!v || !std::holds_alternative<T>(*v))
     fail(op.loc, opName(op.code), "missing or mistyped attribute '" + std::string(name) + "'");
   return std::get<T>(*v);
 }
 }  // namespace
 
-int64_t Op::intAttr(std::string_view name) const { return need<int64_t>(*this, name); }
-const std::string& Op::stringAttr(std::string_view name) const { return need<std::string>(*this, name); }
-const std::vector<int64_t>& Op::intsAttr(std::string_view name) const {
-  return need<std::vector<int64_t>>(*this, name);
+int64_t Op::get(AttrKey<int64_t> key) const { return need<int64_t>(*this, key.name, stored(key.name)); }
+const std::string& Op::get(AttrKey<std::string> key) const {
+  return need<std::string>(*this, key.name, stored(key.name));
 }
-double Op::floatAttr(std::string_view name) const {
-  const AttrValue* v = attr(name);
-  if (v && std::holds_alternative<int64_t>(*v)) return static_cast<double>(std::get<int64_t>(*v));
-  return need<double>(*this, name);
+const std::vector<int64_t>& Op::get(AttrKey<std::vector<int64_t>> key) const {
+  return need<std::vector<int64_t>>(*this, key.name, stored(key.name));
+}
+Number Op::get(AttrKey<Number> key) const {
+  const AttrValue* v = stored(key.name);
+  if (v && std::holds_alternative<double>(*v)) return std::get<double>(*v);
+  return need<int64_t>(*this, key.name, v);
 }
 
 void Op::setAttr(std::string name, AttrValue v) {
@@ -148,7 +162,7 @@ bool atomicSupports(AtomicFn fn, DType t) {
 std::vector<bool> writtenTensors(const Kernel& k) {
   std::vector<bool> written(k.tensors.size(), false);
   forEachOp(k.body, [&](const Op& op) {
-    if (writesTensor(op.code)) written.at(static_cast<size_t>(op.intAttr("tensor"))) = true;
+    if (writesTensor(op.code)) written.at(static_cast<size_t>(op.get(attr::tensor))) = true;
   });
   return written;
 }

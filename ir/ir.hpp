@@ -74,7 +74,9 @@
 //   print {label} (x)            : debugging output from each program
 //   scalar_param {index}         : T     the kernel's scalar parameter `index` (i64 or a float dtype)
 #pragma once
+#include <array>
 #include <cstdint>
+#include <type_traits>
 #include <optional>
 #include <string>
 #include <variant>
@@ -118,56 +120,102 @@ struct Type {
 // The element strides of a contiguous row-major array of `shape`.
 Shape rowMajorStrides(const Shape& shape);
 
+// Which counts the op table allows: operands, results (ir/ops.def).
+constexpr uint8_t kAny = 255;
+
 enum class OpCode : uint8_t {
-  // leaves
-  program_id, num_programs, tensor_dim, constant, iota,
-  // unary elementwise
-  neg, abs, exp, exp2, log, log2, sqrt, rsqrt, sin, cos, tanh, sigmoid, erf, relu, floor, ceil, logical_not,
-  // binary elementwise
-  add, sub, mul, div, rem, max, min, logical_and, logical_or, cmp, select, cast,
-  // shape
-  broadcast, reshape, permute,
-  // reductions and contraction
-  reduce_sum, reduce_max, reduce_min, argmax, argmin, dot,
-  // memory, control, debugging
-  load, store, fold, yield, print,
-  // a runtime scalar argument of the kernel (appended last: opcode numbers are hashed)
-  scalar_param,
-  // bitwise integer ops (xor also on bool); shifts by a count outside [0, bits) shift every
-  // bit out: shl and shru give 0, shr the sign. shr is arithmetic, shru logical.
-  bit_xor, shl, shr, shru,
-  // reads and writes at computed coordinates
-  gather, scatter,
-  atomic,
-  check, scan,
-  slice, concat,
-  sort,
-  if_,
-  histogram,
-  while_,
+#define TJ_OP(code, ...) code,
+#include "ir/ops.def"
+#undef TJ_OP
 };
-constexpr int kNumOpCodes = static_cast<int>(OpCode::while_) + 1;
+constexpr int kNumOpCodes = 0
+#define TJ_OP(...) +1
+#include "ir/ops.def"
+#undef TJ_OP
+    ;
 
-std::string_view opName(OpCode c);  // as printed: "add", "not", "and", "or", ...
+// What the op table says of each op's kind; the predicates below read them.
+namespace trait {
+constexpr uint16_t unaryElementwise = 1 << 0;
+constexpr uint16_t binaryElementwise = 1 << 1;  // add .. logical_or, cmp, and xor .. shru
+constexpr uint16_t reduction = 1 << 2;
+constexpr uint16_t shape = 1 << 3;           // only rearranges a tile's elements by its shape
+constexpr uint16_t readsTensor = 1 << 4;
+constexpr uint16_t writesTensor = 1 << 5;    // implies side effects
+constexpr uint16_t sideEffects = 1 << 6;     // kept though its results are unused
+// May take or give 8-bit float tiles (f8e4m3, f8e5m2): the ops that move, convert and multiply
+// values, and the control flow carrying them; arithmetic needs a cast to a wider float first.
+constexpr uint16_t float8 = 1 << 7;
+}  // namespace trait
+
+// A constant's value or a load's fill: an int64 for integer and bool dtypes, a double for floats.
+using Number = std::variant<int64_t, double>;
+using AttrValue = std::variant<int64_t, double, std::vector<int64_t>, std::string>;
+
+// An attribute's name and C++ type; ops read their attributes through these keys (attr::axis
+// is an int64, attr::perm a list), so a misspelt name or a wrong type does not compile.
+template <typename T>
+struct AttrKey {
+  std::string_view name;
+};
+namespace attr {
+inline constexpr AttrKey<int64_t> axis{"axis"}, tensor{"tensor"}, start{"start"}, index{"index"},
+    descending{"descending"}, stages{"stages"}, bins{"bins"};
+inline constexpr AttrKey<std::vector<int64_t>> perm{"perm"};
+inline constexpr AttrKey<std::string> pred{"pred"}, fn{"fn"}, label{"label"}, message{"message"};
+inline constexpr AttrKey<Number> value{"value"}, fill{"fill"};
+}  // namespace attr
+
+enum class AttrKind : uint8_t { integer, number, integers, string };
+std::string_view attrKindName(AttrKind k);  // "an integer", "a number", ...
+bool admits(AttrKind k, const AttrValue& v);
+
+// One attribute an op takes, as the op table lists it.
+struct AttrSpec {
+  std::string_view name;  // empty: an unused slot
+  AttrKind kind = AttrKind::integer;
+  bool required = false;
+};
+constexpr int kMaxOpAttrs = 3;
+
+struct OpInfo {
+  std::string_view name;  // as printed: "add", "not", "and", "or", ...
+  uint8_t minOperands, maxOperands, minResults, maxResults;  // kAny: unbounded
+  uint16_t traits;
+  std::array<AttrSpec, kMaxOpAttrs> attrs;
+
+  bool has(uint16_t t) const { return (traits & t) != 0; }
+  const AttrSpec* attrSpec(std::string_view attrName) const;  // null when the op takes none of that name
+};
+const OpInfo& opInfo(OpCode c);
+
+inline std::string_view opName(OpCode c) { return opInfo(c).name; }
 std::optional<OpCode> parseOpName(std::string_view s);
-bool isUnaryElementwise(OpCode c);
-bool isBinaryElementwise(OpCode c);  // add .. logical_or, cmp, and xor .. shru
-bool isReduction(OpCode c);
-bool hasSideEffects(OpCode c);        // store, scatter, atomic, print, check, yield
-bool readsTensor(OpCode c);           // load, gather, atomic
-bool writesTensor(OpCode c);          // store, scatter, atomic
-// Whether an op may take or give 8-bit float tiles (f8e4m3, f8e5m2): the ops that move, convert
-// and multiply values (constant, select, cast, shapes, slice, concat, dot, load, store, gather,
-// scatter) and the control flow carrying them; arithmetic needs a cast to a wider float first.
-bool acceptsFloat8(OpCode c);
-
-using AttrValue = std::variant<int64_t, double, std::vector<int64_t>, std::string, DType>;
+inline bool isUnaryElementwise(OpCode c) { return opInfo(c).has(trait::unaryElementwise); }
+inline bool isBinaryElementwise(OpCode c) { return opInfo(c).has(trait::binaryElementwise); }
+inline bool isReduction(OpCode c) { return opInfo(c).has(trait::reduction); }
+inline bool readsTensor(OpCode c) { return opInfo(c).has(trait::readsTensor); }     // load, gather, atomic
+inline bool writesTensor(OpCode c) { return opInfo(c).has(trait::writesTensor); }   // store, scatter, atomic
+inline bool hasSideEffects(OpCode c) { return opInfo(c).has(trait::sideEffects | trait::writesTensor); }
+inline bool acceptsFloat8(OpCode c) { return opInfo(c).has(trait::float8); }
 
 struct Attr {
   std::string name;
   AttrValue value;
   bool operator==(const Attr&) const = default;
 };
+
+template <typename T>
+AttrValue toAttrValue(T v) {
+  if constexpr (std::is_same_v<T, Number>) return std::visit([](auto x) { return AttrValue(x); }, v);
+  else return AttrValue(std::move(v));
+}
+
+// An attribute built from its key, for the DSL and passes making ops.
+template <typename T>
+Attr makeAttr(AttrKey<T> key, std::type_identity_t<T> v) {
+  return Attr{std::string(key.name), toAttrValue<T>(std::move(v))};
+}
 
 using ValueId = int32_t;
 struct Op;
@@ -188,13 +236,30 @@ struct Op {
   // A load or gather whose fill the user did not give, for the sanitizer; like loc, not printed or hashed.
   bool defaultFill = false;
 
-  const AttrValue* attr(std::string_view name) const;
-  int64_t intAttr(std::string_view name) const;  // throws Error when missing
-  double floatAttr(std::string_view name) const;  // accepts int64 too
-  const std::string& stringAttr(std::string_view name) const;
-  const std::vector<int64_t>& intsAttr(std::string_view name) const;
-  void setAttr(std::string name, AttrValue v);  // keeps attrs sorted
+  // An attribute's value; throws Error naming the op when it is missing or of another type.
+  int64_t get(AttrKey<int64_t> key) const;
+  const std::string& get(AttrKey<std::string> key) const;
+  const std::vector<int64_t>& get(AttrKey<std::vector<int64_t>> key) const;
+  Number get(AttrKey<Number> key) const;
+  template <typename T>
+  bool has(AttrKey<T> key) const {
+    return stored(key.name) != nullptr;
+  }
+  template <typename T>
+  void set(AttrKey<T> key, std::type_identity_t<T> v) {
+    setAttr(std::string(key.name), toAttrValue<T>(std::move(v)));
+  }
+  // For code over every attribute alike (the parser): keeps attrs sorted.
+  void setAttr(std::string name, AttrValue v);
+
+ private:
+  const AttrValue* stored(std::string_view name) const;
 };
+
+// A Number attribute as a double (an integer one converted).
+inline double asDouble(const Number& n) {
+  return std::visit([](auto x) { return static_cast<double>(x); }, n);
+}
 
 // A tensor the kernel reads or writes. Its sizes and strides are runtime
 // arguments: only dtype and rank are part of the kernel.

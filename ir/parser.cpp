@@ -2,6 +2,7 @@
 // on demand and a recursive-descent parser over them. Value names are only
 // labels: each definition gets a fresh ValueId, and names follow block scoping
 // (a region's values are not visible after it).
+#include <algorithm>
 #include <charconv>
 #include <limits>
 #include <optional>
@@ -272,10 +273,6 @@ class Parser {
       list("]", [&] { ints.push_back(number<int64_t>(expect(Tok::Int, "an integer"))); });
       return ints;
     }
-    if (std::optional<DType> d = parseDType(tok_.text); d && tok_.kind == Tok::Word) {
-      take();
-      return *d;
-    }
     failExpected("an attribute value");
   }
 
@@ -366,9 +363,17 @@ class Parser {
     expect("{");
     list("}", [&] {
       Token name = expect(Tok::Word, "an attribute name");
-      if (op.attr(name.text)) failAt(name, "duplicate attribute '" + name.text + "'");
+      const AttrSpec* spec = opInfo(op.code).attrSpec(name.text);
+      if (!spec) failAt(name, std::string(opName(op.code)) + " takes no attribute '" + name.text + "'");
+      if (std::any_of(op.attrs.begin(), op.attrs.end(), [&](const Attr& a) { return a.name == name.text; }))
+        failAt(name, "duplicate attribute '" + name.text + "'");
       expect("=");
-      op.setAttr(name.text, attrValue());
+      Token at = tok_;
+      AttrValue value = attrValue();
+      if (!admits(spec->kind, value))
+        failAt(at, "attribute '" + name.text + "' of " + std::string(opName(op.code)) + " must be " +
+                       std::string(attrKindName(spec->kind)));
+      op.setAttr(name.text, std::move(value));
     });
   }
 

@@ -45,7 +45,6 @@ std::string attrText(const AttrValue& value) {
         if constexpr (std::is_same_v<T, int64_t>) return std::to_string(v);
         else if constexpr (std::is_same_v<T, double>) return formatDouble(v);
         else if constexpr (std::is_same_v<T, std::string>) return quote(v);
-        else if constexpr (std::is_same_v<T, DType>) return std::string(dtypeName(v));
         else return "[" + join(v, [](int64_t i) { return std::to_string(i); }) + "]";
       },
       value);

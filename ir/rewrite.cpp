@@ -80,7 +80,6 @@ void ByteWriter::attrs(const std::vector<Attr>& attrs) {
       if constexpr (std::is_same_v<T, int64_t>) i64(v);
       else if constexpr (std::is_same_v<T, double>) f64(v);
       else if constexpr (std::is_same_v<T, std::string>) str(v);
-      else if constexpr (std::is_same_v<T, DType>) u8(static_cast<uint8_t>(v));
       else {
         i64(static_cast<int64_t>(v.size()));
         for (int64_t x : v) i64(x);

@@ -71,20 +71,15 @@ bool isScalarParamDType(DType d) {
 }
 
 // Whether a constant's value or a load's fill is a value of dtype `d` (isValueOf).
-bool fitsDType(const AttrValue& v, DType d) {
-  if (const auto* i = std::get_if<int64_t>(&v)) return isValueOf(*i, d);
-  const auto* x = std::get_if<double>(&v);
-  return x && isValueOf(*x, d);
+bool fitsDType(const Number& v, DType d) {
+  return std::visit([d](auto x) { return isValueOf(x, d); }, v);
 }
 
-std::string attrText(const AttrValue& v) {
+std::string attrText(const Number& v) {
   if (const auto* i = std::get_if<int64_t>(&v)) return std::to_string(*i);
-  if (const auto* x = std::get_if<double>(&v)) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.17g", *x);
-    return text;
-  }
-  return "a non-number";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", std::get<double>(v));
+  return text;
 }
 
 class Verifier {
@@ -177,13 +172,40 @@ class Verifier {
       if (!visible(v)) error(op, "uses value " + std::to_string(v) + ", which is not defined at this point");
     for (ValueId r : op.results) requireFresh(op, r);
     size_t regions = op.code == OpCode::fold ? 1 : op.code == OpCode::if_ || op.code == OpCode::while_ ? 2 : 0;
-    if (op.code == OpCode::scan && !op.attr("fn")) regions = 1;  // a combine region
+    if (op.code == OpCode::scan && !op.has(attr::fn)) regions = 1;  // a combine region
     if (op.regions.size() != regions)
       error(op, "expected " + std::to_string(regions) + " regions but got " + std::to_string(op.regions.size()));
+    tableRules(op);
     signature(op, parent);
     for (const Block& r : op.regions) block(r, &op);
     // Defined after the regions: a fold's results are not visible in its body.
     for (ValueId r : op.results) define(r);
+  }
+
+  // --- the op table's rules (ir/ops.def) ---
+  static void count(const Op& op, const char* what, size_t got, uint8_t min, uint8_t max) {
+    if (got >= min && (max == kAny || got <= max)) return;
+    std::string want = min == max ? std::to_string(min)
+                       : max == kAny ? "at least " + std::to_string(min)
+                                     : std::to_string(min) + " to " + std::to_string(max);
+    error(op, "expected " + want + " " + what + " but got " + std::to_string(got));
+  }
+
+  static void tableRules(const Op& op) {
+    const OpInfo& info = opInfo(op.code);
+    count(op, "operands", op.operands.size(), info.minOperands, info.maxOperands);
+    count(op, "results", op.results.size(), info.minResults, info.maxResults);
+    for (const Attr& a : op.attrs) {
+      const AttrSpec* spec = info.attrSpec(a.name);
+      if (!spec) error(op, "takes no attribute '" + a.name + "'");
+      if (!admits(spec->kind, a.value))
+        error(op, "attribute '" + a.name + "' must be " + std::string(attrKindName(spec->kind)));
+    }
+    for (const AttrSpec& spec : info.attrs) {
+      bool given = std::any_of(op.attrs.begin(), op.attrs.end(), [&](const Attr& a) { return a.name == spec.name; });
+      if (spec.required && !given)
+        error(op, "missing attribute '" + std::string(spec.name) + "', " + std::string(attrKindName(spec.kind)));
+    }
   }
 
   // --- shared checks ---
@@ -207,12 +229,12 @@ class Verifier {
     if (!satisfies(t.dtype, n)) error(op, "expected " + std::string(describe(n)) + " dtype but got " + t.str());
   }
   static int64_t axis(const Op& op, int64_t limit, const std::string& of) {
-    int64_t a = op.intAttr("axis");
+    int64_t a = op.get(attr::axis);
     if (a < 0 || a >= limit) error(op, "axis " + std::to_string(a) + " out of range for " + of);
     return a;
   }
   const TensorParam& tensor(const Op& op) const {
-    int64_t t = op.intAttr("tensor");
+    int64_t t = op.get(attr::tensor);
     if (t < 0 || static_cast<size_t>(t) >= k_.tensors.size())
       error(op, "tensor " + std::to_string(t) + " out of range; the kernel has " +
                     std::to_string(k_.tensors.size()) + " tensors");
@@ -261,27 +283,24 @@ class Verifier {
       case OpCode::fold: return fold(op);
       case OpCode::while_: return whileLoop(op);
       case OpCode::yield: return yield(op, *parent);
-      case OpCode::print: return print(op);
+      case OpCode::print: return;  // the op table's arity and label are all its rules
       case OpCode::scalar_param: return scalarParam(op);
     }
   }
 
   void gridQuery(const Op& op) const {
-    arity(op, 0, 1);
     expectType(op, out(op, 0), kIndex, "result");
     axis(op, k_.gridRank, "a grid of rank " + std::to_string(k_.gridRank));
   }
 
   void tensorDim(const Op& op) const {
-    arity(op, 0, 1);
     expectType(op, out(op, 0), kIndex, "result");
     const TensorParam& t = tensor(op);
     axis(op, t.rank, "tensor " + t.name + " of rank " + std::to_string(t.rank));
   }
 
   void scalarParam(const Op& op) const {
-    arity(op, 0, 1);
-    int64_t i = op.intAttr("index");
+    int64_t i = op.get(attr::index);
     if (i < 0 || static_cast<size_t>(i) >= k_.scalars.size())
       error(op, "scalar " + std::to_string(i) + " out of range; the kernel has " + std::to_string(k_.scalars.size()) +
                     " scalars");
@@ -290,44 +309,38 @@ class Verifier {
   }
 
   void constant(const Op& op) const {
-    arity(op, 0, 1);
-    const AttrValue* v = op.attr("value");
+    Number v = op.get(attr::value);
     bool floating = isFloat(out(op, 0).dtype);
-    bool ok = v && (floating ? std::holds_alternative<double>(*v) : std::holds_alternative<int64_t>(*v));
-    if (!ok)
+    if (floating != std::holds_alternative<double>(v))
       error(op, std::string("needs a ") + (floating ? "double" : "int64") + " 'value' for " + out(op, 0).str());
-    if (!fitsDType(*v, out(op, 0).dtype))
-      error(op, "value " + attrText(*v) + " does not fit " + std::string(dtypeName(out(op, 0).dtype)));
+    if (!fitsDType(v, out(op, 0).dtype))
+      error(op, "value " + attrText(v) + " does not fit " + std::string(dtypeName(out(op, 0).dtype)));
   }
 
   void iota(const Op& op) const {
-    arity(op, 0, 1);
     const Type& r = out(op, 0);
     if (r.dtype != DType::i32 || r.isScalar()) error(op, "result must be an i32 tile but is " + r.str());
     axis(op, r.rank(), r.str());
   }
 
   void unary(const Op& op) const {
-    arity(op, 1, 1);
     elementDType(op, in(op, 0));
     sameType(op, in(op, 0), out(op, 0), "operand and result");
   }
 
   void binary(const Op& op) const {
-    arity(op, 2, 1);
     const Type& a = in(op, 0);
     sameType(op, a, in(op, 1), "operand");
     elementDType(op, a);
     if (op.code != OpCode::cmp) return sameType(op, a, out(op, 0), "operand and result");
     expectType(op, out(op, 0), Type{DType::boolean, a.shape}, "result");
-    const std::string& pred = op.stringAttr("pred");
+    const std::string& pred = op.get(attr::pred);
     static constexpr std::string_view kPreds[] = {"lt", "le", "gt", "ge", "eq", "ne"};
     if (std::find(std::begin(kPreds), std::end(kPreds), pred) == std::end(kPreds))
       error(op, "unknown predicate '" + pred + "'");
   }
 
   void select(const Op& op) const {
-    arity(op, 3, 1);
     const Type& a = in(op, 1);
     sameType(op, a, in(op, 2), "operand");
     expectType(op, in(op, 0), Type{DType::boolean, a.shape}, "condition");
@@ -335,13 +348,11 @@ class Verifier {
   }
 
   void cast(const Op& op) const {
-    arity(op, 1, 1);
     if (in(op, 0).shape != out(op, 0).shape)
       error(op, "cast changes only the dtype, not " + in(op, 0).str() + " to " + out(op, 0).str());
   }
 
   void broadcast(const Op& op) const {
-    arity(op, 1, 1);
     const Type &x = in(op, 0), &r = out(op, 0);
     bool ok = x.dtype == r.dtype && x.rank() == r.rank();
     for (size_t i = 0; ok && i < x.shape.size(); ++i) ok = x.shape[i] == r.shape[i] || x.shape[i] == 1;
@@ -349,15 +360,13 @@ class Verifier {
   }
 
   void reshape(const Op& op) const {
-    arity(op, 1, 1);
     const Type &x = in(op, 0), &r = out(op, 0);
     if (x.dtype != r.dtype || x.numel() != r.numel()) error(op, "cannot reshape " + x.str() + " to " + r.str());
   }
 
   void permute(const Op& op) const {
-    arity(op, 1, 1);
     const Type& x = in(op, 0);
-    const std::vector<int64_t>& perm = op.intsAttr("perm");
+    const std::vector<int64_t>& perm = op.get(attr::perm);
     std::vector<int64_t> sorted = perm, identity(x.shape.size());
     std::sort(sorted.begin(), sorted.end());
     std::iota(identity.begin(), identity.end(), 0);
@@ -368,7 +377,6 @@ class Verifier {
   }
 
   void reduction(const Op& op) const {
-    arity(op, 1, 1);
     const Type& x = in(op, 0);
     int64_t a = axis(op, x.rank(), x.str());
     bool isArg = op.code == OpCode::argmax || op.code == OpCode::argmin;
@@ -379,7 +387,6 @@ class Verifier {
 
   void dot(const Op& op) const {
     bool hasAcc = op.operands.size() == 3;
-    arity(op, hasAcc ? 3 : 2, 1);
     const Type &a = in(op, 0), &b = in(op, 1), &r = out(op, 0);
     bool float8Pair = isFloat8(a.dtype) && isFloat8(b.dtype);  // e4m3 x e5m2 too
     if (a.rank() != 2 || b.rank() != 2 || a.shape[1] != b.shape[0] || (a.dtype != b.dtype && !float8Pair))
@@ -396,11 +403,9 @@ class Verifier {
   }
 
   static void fillFits(const Op& op, const TensorParam& t) {
-    const AttrValue* fill = op.attr("fill");
-    if (!fill || !(std::holds_alternative<int64_t>(*fill) || std::holds_alternative<double>(*fill)))
-      error(op, "needs an int or float 'fill' attribute");
-    if (!fitsDType(*fill, t.dtype))
-      error(op, "fill " + attrText(*fill) + " does not fit the tensor's " + std::string(dtypeName(t.dtype)));
+    Number fill = op.get(attr::fill);
+    if (!fitsDType(fill, t.dtype))
+      error(op, "fill " + attrText(fill) + " does not fit the tensor's " + std::string(dtypeName(t.dtype)));
   }
 
   void load(const Op& op) const {
@@ -439,7 +444,6 @@ class Verifier {
 
   void gather(const Op& op) const {
     const TensorParam& t = tensor(op);
-    if (op.results.size() != 1) error(op, "expected 1 result but got " + std::to_string(op.results.size()));
     const Type& r = out(op, 0);
     if (r.dtype != t.dtype) error(op, "result " + r.str() + " does not match tensor " + t.name + "'s " + std::string(dtypeName(t.dtype)));
     coordinates(op, t, 0, r, "result");
@@ -448,7 +452,6 @@ class Verifier {
 
   void scatter(const Op& op) const {
     const TensorParam& t = tensor(op);
-    if (!op.results.empty()) error(op, "expected 0 results but got " + std::to_string(op.results.size()));
     size_t rank = static_cast<size_t>(t.rank);
     if (op.operands.size() <= rank) error(op, "expected " + std::to_string(rank) + " coordinates and a value");
     const Type& v = in(op, rank);
@@ -457,10 +460,9 @@ class Verifier {
   }
 
   void slice(const Op& op) const {
-    arity(op, 1, 1);
     const Type &x = in(op, 0), &r = out(op, 0);
     int64_t a = axis(op, x.rank(), x.str());
-    int64_t start = op.intAttr("start");
+    int64_t start = op.get(attr::start);
     Type want = x;
     want.shape[size_t(a)] = r.rank() == x.rank() ? r.shape[size_t(a)] : 0;
     if (r != want || start < 0 || want.shape[size_t(a)] < 1 || start > x.shape[size_t(a)] - want.shape[size_t(a)])
@@ -468,8 +470,6 @@ class Verifier {
   }
 
   void concat(const Op& op) const {
-    if (op.operands.empty()) error(op, "expected operands");
-    arity(op, op.operands.size(), 1);
     const Type& r = out(op, 0);
     int64_t a = axis(op, r.rank(), r.str()), total = 0;
     for (size_t i = 0; i < op.operands.size(); ++i) {
@@ -487,7 +487,7 @@ class Verifier {
     arity(op, 1, 1);
     const Type& x = in(op, 0);
     axis(op, x.rank(), x.str());
-    const std::string& fn = op.stringAttr("fn");
+    const std::string& fn = op.get(attr::fn);
     if (fn != "add" && fn != "mul" && fn != "max" && fn != "min") error(op, "unknown fn '" + fn + "'; expected add, mul, max or min");
     if (x.dtype == DType::boolean) error(op, "cannot scan bool values");
     sameType(op, x, out(op, 0), "operand and result");
@@ -495,11 +495,9 @@ class Verifier {
 
   void sort(const Op& op) const {
     size_t n = op.operands.size();
-    if (n < 1 || n > 2) error(op, "expected keys and an optional payload but got " + std::to_string(n) + " operands");
     arity(op, n, n);
     const Type& keys = in(op, 0);
     axis(op, keys.rank(), keys.str());
-    op.intAttr("descending");
     if (keys.dtype == DType::boolean) error(op, "cannot sort bool keys");
     for (size_t i = 0; i < n; ++i) sameType(op, in(op, i), out(op, i), "operand " + std::to_string(i) + " and result");
     if (n == 2 && in(op, 1).shape != keys.shape)
@@ -510,7 +508,6 @@ class Verifier {
   // elementwise ops on rank-0 values inside, so every device runs it per element.
   void combineScan(const Op& op) const {
     size_t n = op.operands.size();
-    if (n == 0) error(op, "expected at least one operand");
     arity(op, n, n);
     const Type& x = in(op, 0);
     axis(op, x.rank(), x.str());
@@ -533,15 +530,12 @@ class Verifier {
   }
 
   void check(const Op& op) const {
-    arity(op, 1, 0);
     if (in(op, 0).dtype != DType::boolean) error(op, "the condition must be a bool tile, got " + in(op, 0).str());
-    op.stringAttr("message");
   }
 
   void atomic(const Op& op) const {
     const TensorParam& t = tensor(op);
-    if (op.results.size() != 1) error(op, "expected 1 result but got " + std::to_string(op.results.size()));
-    const std::string& name = op.stringAttr("fn");
+    const std::string& name = op.get(attr::fn);
     std::optional<AtomicFn> fn = parseAtomicFn(name);
     if (!fn) error(op, "unknown fn '" + name + "'; expected add, max, min, xchg or cas");
     if (!atomicSupports(*fn, t.dtype))
@@ -557,7 +551,6 @@ class Verifier {
 
   // fold(start, end, inits...) with a body ^(k: i64, carried...).
   void fold(const Op& op) const {
-    if (op.operands.size() < 2) error(op, "expected start, end and initial values");
     size_t n = op.operands.size() - 2;
     arity(op, n + 2, n);
     expectType(op, in(op, 0), kIndex, "start");
@@ -566,8 +559,8 @@ class Verifier {
     if (body.args.size() != n + 1)
       error(op, "body takes " + std::to_string(body.args.size()) + " arguments but needs " + std::to_string(n + 1));
     expectType(op, typeOf(op, body.args[0]), kIndex, "induction variable");
-    if (op.attr("stages")) {
-      int64_t stages = op.intAttr("stages");
+    if (op.has(attr::stages)) {
+      int64_t stages = op.get(attr::stages);
       if (stages < 1 || stages > kMaxStages) error(op, "stages = " + std::to_string(stages) + " is outside [1, " + std::to_string(kMaxStages) + "]");
     }
     for (size_t i = 0; i < n; ++i) {
@@ -580,13 +573,12 @@ class Verifier {
     arity(op, 1, 1);
     const Type& x = in(op, 0);
     if (x.isScalar() || isFloat(x.dtype) || x.dtype == DType::boolean) error(op, "counts the elements of an integer tile, not " + x.str());
-    int64_t bins = op.intAttr("bins");
+    int64_t bins = op.get(attr::bins);
     if (bins < 1 || bins > kMaxTileElements) error(op, "bins = " + std::to_string(bins) + " is outside [1, " + std::to_string(kMaxTileElements) + "]");
     expectType(op, out(op, 0), Type{DType::i32, {bins}}, "result");
   }
 
   void branch(const Op& op) const {
-    if (op.operands.size() != 1) error(op, "expected one condition but got " + std::to_string(op.operands.size()) + " operands");
     expectType(op, in(op, 0), Type{DType::boolean, {}}, "the condition");
     for (const Block& side : op.regions)
       if (!side.args.empty()) error(op, "a side of an if takes no arguments but has " + std::to_string(side.args.size()));
@@ -616,11 +608,6 @@ class Verifier {
       if (parent.code == OpCode::scan) result.shape.clear();  // a combine yields one element
       sameType(op, in(op, i), result, "yielded value and result");
     }
-  }
-
-  static void print(const Op& op) {
-    arity(op, 1, 0);
-    op.stringAttr("label");
   }
 
   const Kernel& k_;

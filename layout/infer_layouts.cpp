@@ -250,7 +250,7 @@ class Inference {
     } else if (op->code == OpCode::reshape && isTile(op->operands[0])) {
       shapeSource(*op, reshaped(*l, type(v).shape, type(op->operands[0]).shape));
     } else if (op->code == OpCode::permute) {
-      shapeSource(*op, permuted(*l, inversePerm(op->intsAttr("perm"))));
+      shapeSource(*op, permuted(*l, inversePerm(op->get(ir::attr::perm))));
     }
   }
 
@@ -308,7 +308,7 @@ class Inference {
 
   // Stores write from the value's own layout; a scatter reads its coordinates and mask in it.
   void visitWrite(const Op& op) {
-    size_t valueAt = op.code == OpCode::store ? op.operands.size() - 1 : size_t(k_.tensors[size_t(op.intAttr("tensor"))].rank);
+    size_t valueAt = op.code == OpCode::store ? op.operands.size() - 1 : size_t(k_.tensors[size_t(op.get(ir::attr::tensor))].rank);
     ValueId value = op.operands[valueAt];
     if (!isTile(value)) return;
     if (!at(value)) settle(value, defaultLayout(value));
@@ -398,7 +398,7 @@ class Inference {
   void visitReduction(const Op& op) {
     ValueId x = op.operands[0];
     if (!at(x)) settle(x, defaultLayout(x));
-    at(op.results[0]) = make(Layout{Slice{op.intAttr("axis"), at(x)}});
+    at(op.results[0]) = make(Layout{Slice{op.get(ir::attr::axis), at(x)}});
   }
 
   void visitShape(const Op& op) {
@@ -407,7 +407,7 @@ class Inference {
     std::optional<Layout> l;
     if (op.code == OpCode::broadcast && !at(x)->as<Slice>()) l = *at(x);  // unit dims' bases already replicate
     else if (op.code == OpCode::reshape) l = reshaped(*at(x), type(x).shape, type(r).shape);
-    else if (op.code == OpCode::permute) l = permuted(*at(x), op.intsAttr("perm"));
+    else if (op.code == OpCode::permute) l = permuted(*at(x), op.get(ir::attr::perm));
     at(r) = l ? make(*l) : defaultLayout(r);
     if (!l) recordThroughMemory(op, at(r));
   }

@@ -859,7 +859,7 @@ TEST_CASE("kernel ir: the samples' CUDA tune spaces sweep stages, which reach th
                 {.device = "interp"}, blocks);
   const ir::Kernel& k = capture.kernels().at(0);
   int64_t stages = 0;
-  ir::forEachOp(k.body, [&](const ir::Op& op) { if (op.code == ir::OpCode::fold) stages = op.intAttr("stages"); });
+  ir::forEachOp(k.body, [&](const ir::Op& op) { if (op.code == ir::OpCode::fold) stages = op.get(ir::attr::stages); });
   CHECK(stages == 3);
   CHECK(countOps(loopBody(contiguousLowering(k, "sm_90")), KOp::async_wait) == 1);
   CHECK(hasAttr(loopBody(contiguousLowering(k, "sm_90")), KOp::async_wait, "pending", int64_t{1}));

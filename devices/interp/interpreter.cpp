@@ -268,7 +268,7 @@ bool ordersUnsigned64(const ir::Op& op, const ir::Kernel& k) {
     case OpCode::cmp: case OpCode::max: case OpCode::min: case OpCode::reduce_max: case OpCode::reduce_min:
     case OpCode::argmax: case OpCode::argmin: case OpCode::sort: break;
     case OpCode::scan:
-      if (op.regions.empty() && (op.stringAttr("fn") == "max" || op.stringAttr("fn") == "min")) break;
+      if (op.regions.empty() && (op.get(ir::attr::fn) == "max" || op.get(ir::attr::fn) == "min")) break;
       return false;
     default: return false;
   }
@@ -370,14 +370,14 @@ int64_t Interpreter::indexOperand(const ir::Op& op, size_t i) const {
 }
 
 size_t Interpreter::axisAttr(const ir::Op& op, size_t rank) const {
-  int64_t axis = op.intAttr("axis");
+  int64_t axis = op.get(ir::attr::axis);
   if (axis < 0 || static_cast<size_t>(axis) >= rank)
     unverified(op, "axis " + std::to_string(axis) + " out of range for rank " + std::to_string(rank));
   return static_cast<size_t>(axis);
 }
 
 const TensorArg& Interpreter::tensor(const ir::Op& op) const {
-  int64_t i = op.intAttr("tensor");
+  int64_t i = op.get(ir::attr::tensor);
   if (i < 0 || static_cast<size_t>(i) >= args_.tensors.size()) unverified(op, "no tensor " + std::to_string(i));
   return args_.tensors[static_cast<size_t>(i)];
 }
@@ -394,14 +394,17 @@ ir::Shape Interpreter::origin(const ir::Op& op, const TensorArg& t) const {
 
 Value Interpreter::constant(const ir::Op& op, const ir::Type& rt) {
   auto out = std::make_shared<Tile>(rt);
-  if (out->isFloat()) std::ranges::fill(out->floats, roundToFloat(rt.dtype, op.floatAttr("value")));
-  else std::ranges::fill(out->ints, wrapToInt(rt.dtype, op.intAttr("value")));
+  ir::Number value = op.get(ir::attr::value);
+  const auto* exact = std::get_if<int64_t>(&value);
+  if (out->isFloat()) std::ranges::fill(out->floats, roundToFloat(rt.dtype, ir::asDouble(value)));
+  else if (exact) std::ranges::fill(out->ints, wrapToInt(rt.dtype, *exact));
+  else unverified(op, "needs an int64 value for " + rt.str());
   return out;
 }
 
 // A float parameter is rounded to its dtype, an integer one wrapped, as a compiled kernel reads them.
 Value Interpreter::scalarParam(const ir::Op& op, const ir::Type& rt) {
-  int64_t i = op.intAttr("index");
+  int64_t i = op.get(ir::attr::index);
   if (i < 0 || static_cast<size_t>(i) >= args_.scalars.size()) unverified(op, "no scalar " + std::to_string(i));
   const ScalarArg& arg = args_.scalars[static_cast<size_t>(i)];
   auto out = std::make_shared<Tile>(rt);
@@ -488,7 +491,7 @@ Value Interpreter::binary(const ir::Op& op, const ir::Type& rt) {
 
 // IEEE: every predicate but ne is false when an operand is NaN.
 Value Interpreter::compare(const ir::Op& op, const ir::Type& rt) {
-  const std::string& pred = op.stringAttr("pred");
+  const std::string& pred = op.get(ir::attr::pred);
   if (pred == "lt") return map2(op, rt, [](auto a, auto b) -> int64_t { return a < b; });
   if (pred == "le") return map2(op, rt, [](auto a, auto b) -> int64_t { return a <= b; });
   if (pred == "gt") return map2(op, rt, [](auto a, auto b) -> int64_t { return a > b; });
@@ -560,7 +563,7 @@ Value Interpreter::reshape(const ir::Op& op, const ir::Type& rt) {
 
 Value Interpreter::permute(const ir::Op& op, const ir::Type& rt) {
   const ir::Shape& from = in(op, 0).type.shape;
-  const std::vector<int64_t>& perm = op.intsAttr("perm");
+  const std::vector<int64_t>& perm = op.get(ir::attr::perm);
   ir::Shape fromStrides = ir::rowMajorStrides(from);
   ir::Shape strides(perm.size());
   for (size_t i = 0; i < perm.size(); ++i) {
@@ -652,7 +655,7 @@ void Interpreter::scatter(const ir::Op& op) {
 // Elements update in row-major order, each seeing the ones before (duplicates all apply).
 Value Interpreter::atomic(const ir::Op& op, const ir::Type& rt) {
   const TensorArg& t = tensor(op);
-  std::optional<ir::AtomicFn> fn = ir::parseAtomicFn(op.stringAttr("fn"));
+  std::optional<ir::AtomicFn> fn = ir::parseAtomicFn(op.get(ir::attr::fn));
   if (!fn || rt.dtype != t.dtype) unverified(op, "bad fn or result type");
   size_t rank = t.shape.size(), values = *fn == ir::AtomicFn::cas ? 2 : 1;
   OffsetOf offsetOf = indirectOffsets(op, t, rank + values);
@@ -675,7 +678,7 @@ Value Interpreter::atomic(const ir::Op& op, const ir::Type& rt) {
       std::optional<int64_t> e = offsetOf(flat, idx);
       if (!e) return;
       if (sanitizer_)
-        out->provenance[size_t(flat)] = sanitizer_->atomic(op, static_cast<size_t>(op.intAttr("tensor")), *e,
+        out->provenance[size_t(flat)] = sanitizer_->atomic(op, static_cast<size_t>(op.get(ir::attr::tensor)), *e,
                                                            value.provenance.empty() ? 0 : value.provenance[size_t(flat)]);
       std::byte* at = base + *e * bytes;
       auto current = decode(at, t.dtype), x = v[flat];
@@ -710,7 +713,7 @@ Value Interpreter::join(const ir::Op& op, const ir::Type& rt) {
     forEachIndex(rt.shape, [&](int64_t flat, const ir::Shape& idx) {
       ir::Shape at = idx;
       size_t k = 0;
-      if (op.code == OpCode::slice) at[axis] += op.intAttr("start");
+      if (op.code == OpCode::slice) at[axis] += op.get(ir::attr::start);
       else
         while (at[axis] >= in(op, k).type.shape[axis]) at[axis] -= in(op, k++).type.shape[axis];
       const Tile& x = in(op, k);
@@ -733,7 +736,7 @@ Value Interpreter::join(const ir::Op& op, const ir::Type& rt) {
 Value Interpreter::scan(const ir::Op& op, const ir::Type& rt) {
   const Tile& x = in(op, 0);
   size_t axis = axisAttr(op, rt.shape.size());
-  const std::string& fn = op.stringAttr("fn");
+  const std::string& fn = op.get(ir::attr::fn);
   auto out = std::make_shared<Tile>(rt);
   int64_t stride = 1;
   for (size_t d = axis + 1; d < rt.shape.size(); ++d) stride *= rt.shape[d];
@@ -803,7 +806,7 @@ void Interpreter::sort(const ir::Op& op) {
   const Tile& keys = in(op, 0);
   const ir::Type& t = keys.type;
   size_t axis = axisAttr(op, t.shape.size());
-  bool descending = op.intAttr("descending") != 0;
+  bool descending = op.get(ir::attr::descending) != 0;
   int64_t stride = 1, n = t.shape[axis];
   for (size_t d = axis + 1; d < t.shape.size(); ++d) stride *= t.shape[d];
   std::vector<std::shared_ptr<Tile>> outs;
@@ -858,7 +861,8 @@ Interpreter::OffsetOf Interpreter::indirectOffsets(const ir::Op& op, const Tenso
 // The tile of type rt whose element is the tensor's at offsetOf, or the fill where that has none.
 Value Interpreter::readElements(const ir::Op& op, const ir::Type& rt, const TensorArg& t, const OffsetOf& offsetOf) {
   if (rt.dtype != t.dtype) unverified(op, "result " + rt.str() + " does not match the " + std::string(dtypeName(t.dtype)) + " tensor");
-  double fill = op.floatAttr("fill");
+  ir::Number fillAttr = op.get(ir::attr::fill);
+  double fill = ir::asDouble(fillAttr);
   auto out = std::make_shared<Tile>(rt);
   const auto* base = static_cast<const std::byte*>(t.data);
   int bytes = dtypeBytes(t.dtype);
@@ -869,10 +873,10 @@ Value Interpreter::readElements(const ir::Op& op, const ir::Type& rt, const Tens
     });
   };
   if (out->isFloat()) read(out->floats, roundToFloat(rt.dtype, fill), interp::readFloat);
-  else if (const auto* exact = std::get_if<int64_t>(op.attr("fill"))) read(out->ints, wrapToInt(rt.dtype, *exact), interp::readInt);
+  else if (const auto* exact = std::get_if<int64_t>(&fillAttr)) read(out->ints, wrapToInt(rt.dtype, *exact), interp::readInt);
   else read(out->ints, saturateToInt(rt.dtype, fill), interp::readInt);  // integers stay exact past 2^53
   if (sanitizer_) {
-    auto tensorIndex = static_cast<size_t>(op.intAttr("tensor"));
+    auto tensorIndex = static_cast<size_t>(op.get(ir::attr::tensor));
     uint8_t filled = interp::kFromFill | (op.defaultFill ? interp::kFromDefaultFill : 0);
     out->provenance.resize(size_t(rt.numel()));
     forEachIndex(rt.shape, [&](int64_t flat, const ir::Shape& idx) {
@@ -887,7 +891,7 @@ void Interpreter::writeElements(const ir::Op& op, const Tile& v, const TensorArg
   if (v.type.dtype != t.dtype) unverified(op, "value " + v.type.str() + " does not match the " + std::string(dtypeName(t.dtype)) + " tensor");
   auto* base = static_cast<std::byte*>(t.data);
   int bytes = dtypeBytes(t.dtype);
-  auto tensorIndex = static_cast<size_t>(op.intAttr("tensor"));
+  auto tensorIndex = static_cast<size_t>(op.get(ir::attr::tensor));
   auto write = [&](const auto& src, auto encode) {
     forEachIndex(v.type.shape, [&](int64_t flat, const ir::Shape& idx) {
       std::optional<int64_t> e = offsetOf(flat, idx);
@@ -968,7 +972,7 @@ void Interpreter::branch(const ir::Op& op) {
 }
 
 void Interpreter::print(const ir::Op& op) {
-  std::string line = interp::printLine(op.stringAttr("label"), programId_, in(op, 0));
+  std::string line = interp::printLine(op.get(ir::attr::label), programId_, in(op, 0));
   if (args_.print) args_.print(line);
   else std::cout << line << '\n';
 }
@@ -983,7 +987,7 @@ bool passesOn(const ir::Op& op, size_t i, const ir::Kernel& k) {
     case OpCode::fold: return i >= 2;
     case OpCode::store: return i + 1 == op.operands.size();
     case OpCode::scatter: case OpCode::atomic:
-      return i == static_cast<size_t>(k.tensors.at(static_cast<size_t>(op.intAttr("tensor"))).rank);
+      return i == static_cast<size_t>(k.tensors.at(static_cast<size_t>(op.get(ir::attr::tensor))).rank);
     default: return ir::isUnaryElementwise(op.code) || ir::isBinaryElementwise(op.code);
   }
 }

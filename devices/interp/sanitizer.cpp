@@ -249,7 +249,7 @@ uint8_t Sanitizer::atomic(const ir::Op& op, size_t tensor, int64_t offset, uint8
   conflict("race between an atomic and a write", e.writer, op, tensor, offset);
   for (const Access& r : e.readers) conflict("race between an atomic and a read", r, op, tensor, offset);
   bool unwritten = !e.touched() && !wasWritten(args_.tensors[tensor], offset);
-  if (unwritten && op.stringAttr("fn") != "xchg") usedUnwritten(op);  // the update computes from it
+  if (unwritten && op.get(ir::attr::fn) != "xchg") usedUnwritten(op);  // the update computes from it
   AtomicHistory& history = atomics_[&e];
   uint32_t& seen = acquired_[&e];
   seen = std::max(seen, history.size);

@@ -154,11 +154,11 @@ class KernelLowering {
   llvm::Value* concatElement(const ir::Op& op, const Indices& idx);
   llvm::Value* atomicElement(const ir::Op& op, const Indices& idx);
   std::pair<llvm::Value*, llvm::Value*> indirectAddress(const ir::Op& op, size_t maskAt, const Indices& idx);
-  llvm::Value* readElement(int64_t tensor, llvm::Value* linear, llvm::Value* inside, const ir::AttrValue& fill);
+  llvm::Value* readElement(int64_t tensor, llvm::Value* linear, llvm::Value* inside, const ir::Number& fill);
   void writeElement(int64_t tensor, llvm::Value* linear, llvm::Value* v);
   llvm::Value* libm(const char* name, llvm::Value* x);
   llvm::Value* constant(DType t, double value);
-  llvm::Value* constant(DType t, const ir::AttrValue& value);  // an integer attribute exactly
+  llvm::Value* constant(DType t, const ir::Number& value);  // an integer attribute exactly
   Indices operandIndices(const ir::Op& op, const Indices& idx);
 
   // ---- buffers and loop nests

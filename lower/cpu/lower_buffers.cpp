@@ -98,7 +98,7 @@ bool KernelLowering::materializeTranspose(ValueId v, llvm::Value* buffer, const 
   constexpr int64_t kBlock = 8;
   const ir::Type& t = type(v);
   const ir::Op* op = info_.def[v];
-  if (!op || op->code != OpCode::permute || t.rank() != 2 || op->intsAttr("perm") != std::vector<int64_t>{1, 0} ||
+  if (!op || op->code != OpCode::permute || t.rank() != 2 || op->get(ir::attr::perm) != std::vector<int64_t>{1, 0} ||
       !(dtypeBytes(t.dtype) == 4 || t.dtype == DType::f16 || t.dtype == DType::bf16) || t.shape[0] % kBlock != 0 ||
       t.shape[1] % kBlock != 0)
     return false;
@@ -187,7 +187,7 @@ std::optional<KernelLowering::IndexRange> KernelLowering::indexRange(ValueId v) 
 // A compare of index ranges, at least one an iota (`cols < n`, `cols <= rows`, ...), that the
 // fast path can prove true for the whole tile from the ranges' ends.
 bool KernelLowering::isIndexMask(const ir::Op& cmp) const {
-  const std::string& pred = cmp.stringAttr("pred");
+  const std::string& pred = cmp.get(ir::attr::pred);
   if (pred != "lt" && pred != "le" && pred != "gt" && pred != "ge") return false;
   auto a = indexRange(cmp.operands[0]), b = indexRange(cmp.operands[1]);
   return a && b && (a->iota || b->iota);
@@ -201,14 +201,14 @@ llvm::Value* KernelLowering::indexMaskHolds(const ir::Op& cmp) {
     IndexRange r = *indexRange(v);
     llvm::Value* lo = r.offset ? b_.CreateSExt(element(r.offset->results[0], {}), b_.getInt64Ty()) : i64(0);
     if (!r.iota) return std::pair{lo, lo};
-    int64_t extent = type(r.iota->results[0]).shape[static_cast<size_t>(r.iota->intAttr("axis"))];
+    int64_t extent = type(r.iota->results[0]).shape[static_cast<size_t>(r.iota->get(ir::attr::axis))];
     llvm::Value* hi = b_.CreateAdd(lo, i64(extent - 1));
     holds = b_.CreateAnd(holds, b_.CreateICmpSLE(hi, i64(std::numeric_limits<int32_t>::max())));
     return std::pair{lo, hi};
   };
   auto [aLo, aHi] = ends(cmp.operands[0]);
   auto [bLo, bHi] = ends(cmp.operands[1]);
-  const std::string& pred = cmp.stringAttr("pred");
+  const std::string& pred = cmp.get(ir::attr::pred);
   llvm::Value* always = pred == "lt" ? b_.CreateICmpSLT(aHi, bLo)
                       : pred == "le" ? b_.CreateICmpSLE(aHi, bLo)
                       : pred == "gt" ? b_.CreateICmpSGT(aLo, bHi)
@@ -246,14 +246,14 @@ KernelLowering::BlockView KernelLowering::blockView(int64_t tensor, const Indice
 // A load's block where it lies inside its tensor, else gathered by the runtime (`fill` outside)
 // into `stagingBuffer`: what reads it through the view is emitted once, without masks, for both.
 KernelLowering::BlockView KernelLowering::stageLoad(const ir::Op& load, llvm::Value* stagingBuffer) {
-  int64_t tensor = load.intAttr("tensor");
+  int64_t tensor = load.get(ir::attr::tensor);
   const ir::Type& t = type(load.results[0]);
   Indices firsts;
   for (size_t d = 0; d < t.shape.size(); ++d) firsts.push_back(element(load.operands[d], {}));
   llvm::Value* inside = blockInside(tensor, firsts, t.shape);
   emitIf(b_, b_.CreateNot(inside), [&] {
     DType dtype = kernel_.tensors[tensor].dtype;
-    llvm::Value* fill = toStorage(b_, constant(dtype, *load.attr("fill")), dtype);
+    llvm::Value* fill = toStorage(b_, constant(dtype, load.get(ir::attr::fill)), dtype);
     llvm::Type* bits = b_.getIntNTy(static_cast<unsigned>(dtypeBytes(dtype) * 8));
     copyBlock(kGatherBlock, tensor, firsts, t.shape, stagingBuffer, b_.CreateZExt(b_.CreateBitCast(fill, bits), b_.getInt64Ty()));
   });

@@ -104,7 +104,7 @@ void KernelLowering::lowerReduction(const ir::Op& op) {
   ValueId x = op.operands[0], r = op.results[0];
   const ir::Type& xt = type(x);
   const ir::Type& rt = type(r);
-  size_t axis = static_cast<size_t>(op.intAttr("axis"));
+  size_t axis = static_cast<size_t>(op.get(ir::attr::axis));
   bool isArg = op.code == OpCode::argmax || op.code == OpCode::argmin;
   // Float sums run in the compute type (float for the 16-bit floats), reassociated so
   // the loop vectorizes: within the (n + 1) u sum bound every device is held to, at

@@ -16,7 +16,7 @@ llvm::Value* KernelLowering::element(ValueId v, const Indices& idx) {
   return computeElement(*info_.def[v], idx);
 }
 
-llvm::Value* KernelLowering::constant(DType t, const ir::AttrValue& value) {
+llvm::Value* KernelLowering::constant(DType t, const ir::Number& value) {
   const auto* exact = std::get_if<int64_t>(&value);
   if (!exact || isFloat(t)) return constant(t, exact ? double(*exact) : std::get<double>(value));
   return llvm::ConstantInt::get(compute(t), static_cast<uint64_t>(wrapToInt(t, *exact)), true);
@@ -31,20 +31,20 @@ llvm::Value* KernelLowering::constant(DType t, double value) {
 llvm::Value* KernelLowering::computeElement(const ir::Op& op, const Indices& idx) {
   const ir::Type& rt = type(op.results[0]);
   switch (op.code) {
-    case OpCode::program_id: return programIds_.at(op.intAttr("axis"));
-    case OpCode::num_programs: return grid_.at(op.intAttr("axis"));
-    case OpCode::tensor_dim: return tensors_.at(op.intAttr("tensor")).shape.at(op.intAttr("axis"));
-    case OpCode::scalar_param: return scalarParams_.at(op.intAttr("index"));
-    case OpCode::constant: return constant(rt.dtype, *op.attr("value"));
-    case OpCode::iota: return b_.CreateTrunc(idx.at(op.intAttr("axis")), b_.getInt32Ty());
+    case OpCode::program_id: return programIds_.at(op.get(ir::attr::axis));
+    case OpCode::num_programs: return grid_.at(op.get(ir::attr::axis));
+    case OpCode::tensor_dim: return tensors_.at(op.get(ir::attr::tensor)).shape.at(op.get(ir::attr::axis));
+    case OpCode::scalar_param: return scalarParams_.at(op.get(ir::attr::index));
+    case OpCode::constant: return constant(rt.dtype, op.get(ir::attr::value));
+    case OpCode::iota: return b_.CreateTrunc(idx.at(op.get(ir::attr::axis)), b_.getInt32Ty());
     case OpCode::broadcast: case OpCode::reshape: case OpCode::permute:
       return element(op.operands[0], operandIndices(op, idx));
     case OpCode::load: return loadElement(op, idx);
     case OpCode::gather: return gatherElement(op, idx);
     case OpCode::slice: {
       Indices at = idx;
-      size_t axis = static_cast<size_t>(op.intAttr("axis"));
-      at[axis] = b_.CreateAdd(idx[axis], i64(op.intAttr("start")));
+      size_t axis = static_cast<size_t>(op.get(ir::attr::axis));
+      at[axis] = b_.CreateAdd(idx[axis], i64(op.get(ir::attr::start)));
       return element(op.operands[0], at);
     }
     case OpCode::concat: return concatElement(op, idx);
@@ -75,7 +75,7 @@ Indices KernelLowering::operandIndices(const ir::Op& op, const Indices& idx) {
   if (op.code == OpCode::broadcast) {
     for (size_t d = 0; d < from.size(); ++d) out[d] = from[d] == 1 ? i64(0) : idx[d];
   } else if (op.code == OpCode::permute) {
-    const std::vector<int64_t>& perm = op.intsAttr("perm");
+    const std::vector<int64_t>& perm = op.get(ir::attr::perm);
     for (size_t d = 0; d < perm.size(); ++d) out[static_cast<size_t>(perm[d])] = idx[d];
   } else {
     // Reshape: the row-major linear position is preserved.
@@ -219,7 +219,7 @@ llvm::Value* KernelLowering::unsignedDivide(const ir::Op& op, llvm::Value* x, ll
 }
 
 llvm::Value* KernelLowering::compare(const ir::Op& op, llvm::Value* x, llvm::Value* y) {
-  const std::string& pred = op.stringAttr("pred");
+  const std::string& pred = op.get(ir::attr::pred);
   bool isF = x->getType()->isFloatingPointTy();
   using P = llvm::CmpInst::Predicate;
   struct Entry { const char* name; P f, i; };
@@ -280,7 +280,7 @@ llvm::Value* KernelLowering::inBounds(int64_t tensor, const Indices& coords) {
 
 // Unmasked through the nest's view of the block (see stageLoad), else masked element by element.
 llvm::Value* KernelLowering::loadElement(const ir::Op& op, const Indices& idx) {
-  int64_t tensor = op.intAttr("tensor");
+  int64_t tensor = op.get(ir::attr::tensor);
   DType dtype = kernel_.tensors[tensor].dtype;
   if (auto view = stagedLoads_.find(&op); view != stagedLoads_.end())
     return fromStorage(b_, b_.CreateLoad(storageType(ctx_, dtype), viewAddress(dtype, view->second, idx)), dtype);
@@ -290,18 +290,18 @@ llvm::Value* KernelLowering::loadElement(const ir::Op& op, const Indices& idx) {
     coords.push_back(b_.CreateAdd(element(op.operands[d], {}), idx[d]));
     linear = b_.CreateAdd(linear, b_.CreateMul(coords[d], tensors_.at(tensor).strides[d]));
   }
-  return readElement(tensor, linear, inBounds(tensor, coords), *op.attr("fill"));
+  return readElement(tensor, linear, inBounds(tensor, coords), op.get(ir::attr::fill));
 }
 
 llvm::Value* KernelLowering::gatherElement(const ir::Op& op, const Indices& idx) {
-  auto [linear, inside] = indirectAddress(op, kernel_.tensors[op.intAttr("tensor")].rank, idx);
-  return readElement(op.intAttr("tensor"), linear, inside, *op.attr("fill"));
+  auto [linear, inside] = indirectAddress(op, kernel_.tensors[op.get(ir::attr::tensor)].rank, idx);
+  return readElement(op.get(ir::attr::tensor), linear, inside, op.get(ir::attr::fill));
 }
 
 // The operand whose range along the axis holds idx: every operand is read at idx clamped
 // into it (always inside), and the right one is selected.
 llvm::Value* KernelLowering::concatElement(const ir::Op& op, const Indices& idx) {
-  size_t axis = static_cast<size_t>(op.intAttr("axis"));
+  size_t axis = static_cast<size_t>(op.get(ir::attr::axis));
   int64_t end = type(op.results[0]).shape[axis];
   llvm::Value* result = nullptr;
   for (size_t k = op.operands.size(); k-- > 0;) {
@@ -319,9 +319,9 @@ llvm::Value* KernelLowering::concatElement(const ir::Op& op, const Indices& idx)
 
 // One atomic update (computed once: an atomic's result always has a buffer), 0 where none is made.
 llvm::Value* KernelLowering::atomicElement(const ir::Op& op, const Indices& idx) {
-  int64_t tensor = op.intAttr("tensor");
+  int64_t tensor = op.get(ir::attr::tensor);
   DType dtype = kernel_.tensors[tensor].dtype;
-  ir::AtomicFn fn = *ir::parseAtomicFn(op.stringAttr("fn"));
+  ir::AtomicFn fn = *ir::parseAtomicFn(op.get(ir::attr::fn));
   size_t rank = static_cast<size_t>(kernel_.tensors[tensor].rank), values = fn == ir::AtomicFn::cas ? 2 : 1;
   llvm::Value* value = element(op.operands[rank], idx);
   llvm::Value* compare = values == 2 ? element(op.operands[rank + 1], idx) : nullptr;
@@ -364,7 +364,7 @@ llvm::Value* KernelLowering::atomicHalf(ir::AtomicFn fn, DType dtype, llvm::Valu
 // Element idx of a scatter: the value first (outside any branch, so the nest vectorizes),
 // written where it is inside. Duplicate coordinates: the last in row-major order wins.
 void KernelLowering::lowerScatter(const ir::Op& op) {
-  int64_t tensor = op.intAttr("tensor");
+  int64_t tensor = op.get(ir::attr::tensor);
   size_t rank = static_cast<size_t>(kernel_.tensors[tensor].rank);
   ValueId value = op.operands[rank];
   emitNest(type(value).shape, op.operands, [&](const Indices& idx) {
@@ -377,7 +377,7 @@ void KernelLowering::lowerScatter(const ir::Op& op) {
 // The linear element of a gather or scatter at idx, and whether it is read or written: every
 // coordinate (as an i64) inside its axis and the mask, operand maskAt where there is one, true.
 std::pair<llvm::Value*, llvm::Value*> KernelLowering::indirectAddress(const ir::Op& op, size_t maskAt, const Indices& idx) {
-  int64_t tensor = op.intAttr("tensor");
+  int64_t tensor = op.get(ir::attr::tensor);
   Indices coords;
   llvm::Value* linear = i64(0);
   for (size_t d = 0; d < static_cast<size_t>(kernel_.tensors[tensor].rank); ++d) {
@@ -391,7 +391,7 @@ std::pair<llvm::Value*, llvm::Value*> KernelLowering::indirectAddress(const ir::
 
 // The tensor's element at `linear`, or `fill` where `inside` is false.
 llvm::Value* KernelLowering::readElement(int64_t tensor, llvm::Value* linear, llvm::Value* inside,
-                                         const ir::AttrValue& fill) {
+                                         const ir::Number& fill) {
   DType dtype = kernel_.tensors[tensor].dtype;
   llvm::Type* storage = storageType(ctx_, dtype);
   auto read = [&] {

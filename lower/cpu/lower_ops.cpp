@@ -126,9 +126,9 @@ const ir::Op* KernelLowering::outputAccumulatorStore(const ir::Op& fold, size_t 
       !init || init->code != OpCode::constant || !dot || dot->code != OpCode::dot || dot->operands.size() != 3 ||
       dot->operands[2] != carried || info_.uses[carried] != 1 || info_.uses[dot->results[0]] != 1 ||
       !microKernelApplies(kernel_, *dot, options_) ||
-      info_.tensorOps.at(store->intAttr("tensor")) != 1)
+      info_.tensorOps.at(store->get(ir::attr::tensor)) != 1)
     return nullptr;
-  const ir::AttrValue& value = *init->attr("value");
+  ir::Number value = init->get(ir::attr::value);
   const auto* integer = std::get_if<int64_t>(&value);
   const auto* real = std::get_if<double>(&value);
   if (!(integer && *integer == 0) && !(real && *real == 0 && !std::signbit(*real))) return nullptr;
@@ -220,7 +220,7 @@ void KernelLowering::lowerIf(const ir::Op& op) {
 
 void KernelLowering::lowerStore(const ir::Op& op) {
   ValueId value = op.operands.back();
-  int64_t tensor = op.intAttr("tensor");
+  int64_t tensor = op.get(ir::attr::tensor);
   const ir::Shape& block = type(value).shape;
   StagedStore staged;
   if (auto output = outputAccumulators_.find(&op); output != outputAccumulators_.end()) {
@@ -239,7 +239,7 @@ void KernelLowering::lowerStore(const ir::Op& op) {
 // any other to a stack block first, whose elements inside the tensor are then copied out: the
 // value's code is emitted once.
 KernelLowering::StagedStore KernelLowering::stageStore(const ir::Op& store) {
-  int64_t tensor = store.intAttr("tensor");
+  int64_t tensor = store.get(ir::attr::tensor);
   const ir::Shape& block = type(store.operands.back()).shape;
   StagedStore staged{{}, nullptr, allocateBuffer({kernel_.tensors[tensor].dtype, block}), {}};
   for (size_t d = 0; d < block.size(); ++d) staged.offsets.push_back(element(store.operands[d], {}));
@@ -254,8 +254,8 @@ void KernelLowering::lowerScan(const ir::Op& op) {
   if (!op.regions.empty()) return lowerCombineScan(op);
   ValueId x = op.operands[0], r = op.results[0];
   const ir::Type& t = type(r);
-  size_t axis = static_cast<size_t>(op.intAttr("axis"));
-  const std::string& fn = op.stringAttr("fn");
+  size_t axis = static_cast<size_t>(op.get(ir::attr::axis));
+  const std::string& fn = op.get(ir::attr::fn);
   ir::Op combine{fn == "add" ? OpCode::add : fn == "mul" ? OpCode::mul : fn == "max" ? OpCode::max : OpCode::min,
                  {}, op.results, {}, {}, op.loc};
   llvm::Value* buffer = allocateBuffer(t);
@@ -275,7 +275,7 @@ void KernelLowering::lowerScan(const ir::Op& op) {
 void KernelLowering::lowerCombineScan(const ir::Op& op) {
   const ir::Block& combine = op.regions[0];
   const ir::Op& yield = combine.ops.back();
-  size_t n = op.operands.size(), axis = static_cast<size_t>(op.intAttr("axis"));
+  size_t n = op.operands.size(), axis = static_cast<size_t>(op.get(ir::attr::axis));
   std::vector<llvm::Value*> buffers;
   for (ValueId r : op.results) buffers.push_back(allocateBuffer(type(r)));
   emitNest(type(op.results[0]).shape, op.operands, [&](const Indices& idx) {
@@ -303,7 +303,7 @@ void KernelLowering::lowerCombineScan(const ir::Op& op) {
 // for widths 1, 2, 4, ... the line is copied to a scratch line and its runs merged back.
 void KernelLowering::lowerSort(const ir::Op& op) {
   const ir::Type& keys = type(op.operands[0]);
-  size_t axis = static_cast<size_t>(op.intAttr("axis")), count = op.operands.size();
+  size_t axis = static_cast<size_t>(op.get(ir::attr::axis)), count = op.operands.size();
   int64_t n = keys.shape[axis];
   std::vector<ir::Type> lineTypes;
   for (size_t v = 0; v < count; ++v) {
@@ -376,7 +376,7 @@ void KernelLowering::lowerHistogram(const ir::Op& op) {
 
 // Whether key a sorts before key b: their order, NaN past every number.
 llvm::Value* KernelLowering::sortsBefore(const ir::Op& op, llvm::Value* a, llvm::Value* b) {
-  bool descending = op.intAttr("descending") != 0;
+  bool descending = op.get(ir::attr::descending) != 0;
   if (!a->getType()->isFloatingPointTy())
     return b_.CreateICmp(intPredicate(descending ? llvm::CmpInst::ICMP_SGT : llvm::CmpInst::ICMP_SLT, type(op.operands[0]).dtype), a, b);
   llvm::Value* aNaN = b_.CreateFCmpUNO(a, a);
@@ -431,7 +431,7 @@ void KernelLowering::lowerPrint(const ir::Op& op) {
     b_.CreateStore(i64(t.shape[d]), b_.CreateConstInBoundsGEP2_32(shapeType, shape, 0, static_cast<unsigned>(d)));
   llvm::Value* fnPtr = b_.CreateLoad(b_.getPtrTy(), b_.CreateStructGEP(argsType_, args_, 2));
   llvm::Value* context = b_.CreateLoad(b_.getPtrTy(), b_.CreateStructGEP(argsType_, args_, 3));
-  llvm::Value* label = b_.CreateGlobalStringPtr(op.stringAttr("label"));
+  llvm::Value* label = b_.CreateGlobalStringPtr(op.get(ir::attr::label));
   auto* fnType = llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy(), b_.getPtrTy(), b_.getInt32Ty(), b_.getInt32Ty(), b_.getPtrTy(), b_.getPtrTy(), b_.getPtrTy()}, false);
   emitIf(b_, b_.CreateIsNotNull(fnPtr), [&] {
     b_.CreateCall(fnType, fnPtr, {context, label, b_.getInt32(static_cast<int>(t.dtype)), b_.getInt32(t.rank()), shape, buffer, programIdArray_});

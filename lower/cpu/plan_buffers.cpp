@@ -73,7 +73,7 @@ class Planner {
     if (!isFusable(op->code)) return true;
     if (info_.dotUser[v] || info_.printed[v]) return true;
     // A read must read memory before any later write to the same tensor can change it.
-    if (ir::readsTensor(op->code) && info_.storedTensors.count(op->intAttr("tensor"))) return true;
+    if (ir::readsTensor(op->code) && info_.storedTensors.count(op->get(ir::attr::tensor))) return true;
     if (isCheap(op->code)) return false;
     return info_.uses[v] > 1 || info_.usedDeeper[v];
   }
@@ -107,7 +107,7 @@ class Planner {
     if (!load || load->code != OpCode::load || !dot || info_.uses[v] != 1 || dot->operands[0] != v) return false;
     const ir::Type& t = type(v);
     return t.dtype == DType::f32 && t.shape.size() == 2 && microKernelApplies(k_, *dot, options_) &&
-           !info_.storedTensors.count(load->intAttr("tensor"));
+           !info_.storedTensors.count(load->get(ir::attr::tensor));
   }
 
   const ir::Kernel& k_;

@@ -63,9 +63,9 @@ struct UseInfo {
         if (op.code == OpCode::dot && i < 2) dotUser[v] = &op;
         if (op.code == OpCode::print) printed[v] = true;
       }
-      if (ir::writesTensor(op.code)) storedTensors.insert(op.intAttr("tensor"));
+      if (ir::writesTensor(op.code)) storedTensors.insert(op.get(ir::attr::tensor));
       if (op.code == OpCode::store) storer[op.operands.back()] = &op;
-      if (op.attr("tensor") && op.code != OpCode::tensor_dim) ++tensorOps[op.intAttr("tensor")];
+      if (op.has(ir::attr::tensor) && op.code != OpCode::tensor_dim) ++tensorOps[op.get(ir::attr::tensor)];
       for (ValueId r : op.results) {
         def[r] = &op;
         defDepth[r] = depth;

@@ -143,7 +143,7 @@ Reg KBuilder::constant(DType t, double value) {
   return emit(KOp::constant, t, {}, {{"value", wrapNumberToInt(t, value)}});
 }
 
-Reg KBuilder::constant(DType t, const ir::AttrValue& value) {
+Reg KBuilder::constant(DType t, const ir::Number& value) {
   const auto* i = std::get_if<int64_t>(&value);
   if (i && !isFloat(t)) return emit(KOp::constant, t, {}, {{"value", *i}});
   return constant(t, i ? double(*i) : std::get<double>(value));

@@ -168,7 +168,7 @@ class KBuilder {
   std::vector<Reg> emitMulti(KOp op, const std::vector<DType>& types, std::vector<Reg> operands,
                              std::vector<KAttr> attrs);  // several results (mma)
   Reg constant(DType t, double value);
-  Reg constant(DType t, const ir::AttrValue& value);  // an IR attribute: integers stay exact past 2^53
+  Reg constant(DType t, const ir::Number& value);  // an IR attribute: integers stay exact past 2^53
   Reg unary(std::string_view fn, Reg x);
   Reg binary(std::string_view fn, Reg a, Reg b);  // the result has a's type (cmp has its own)
   Reg cmp(std::string_view pred, Reg a, Reg b);    // bool

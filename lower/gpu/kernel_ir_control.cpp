@@ -20,7 +20,7 @@ void Lowering::fold(const ir::Op& op) {
   std::vector<Reg> operands = {regs_.at(op.operands[0]).at(0), regs_.at(op.operands[1]).at(0)};
   operands.insert(operands.end(), inits.begin(), inits.end());
   const ir::Block& body = op.regions.at(0);
-  int64_t stages = std::min(options_.maxStages, op.attr("stages") ? op.intAttr("stages") : t_.defaultStages);
+  int64_t stages = std::min(options_.maxStages, op.has(ir::attr::stages) ? op.get(ir::attr::stages) : t_.defaultStages);
   int64_t floor = sharedFloor_;
   std::vector<ir::ValueId> ahead = t_.asyncCopy && stages > 1 ? giveRings(op, stages) : std::vector<ir::ValueId>{};
   if (!ahead.empty()) readAheadPrologue(body, ahead, stages, operands[0], operands[1]);
@@ -136,7 +136,7 @@ auto Lowering::giveRings(const ir::Op& fold, int64_t stages) -> std::vector<ir::
     LinearLayout at = mapped(from, c.toLoad, k_.type(load->results[0]).shape);
     int64_t stageBytes = alignTo16(paddedNumel(v) * dtypeBytes(dt));
     int64_t ring = allocShared(stages * stageBytes, dt, layout::str(mem) + ", a read-ahead ring of " + std::to_string(stages));
-    int64_t vec = std::min(vectorWidth(*load, load->intAttr("tensor"), at, k_.type(load->results[0]).shape),
+    int64_t vec = std::min(vectorWidth(*load, load->get(ir::attr::tensor), at, k_.type(load->results[0]).shape),
                            sharedVectorWidth(storeAt, dt, ring));
     if (int64_t bytes = vec * dtypeBytes(dt); bytes != 4 && bytes != 8 && bytes != 16) {
       f_.shared.pop_back();
@@ -177,7 +177,7 @@ void Lowering::issueReadAhead(const ir::Block& body, const std::vector<ir::Value
       for (ir::ValueId res : o->results) save(res);
       lower(*o);
     }
-    int64_t tensor = r.load->intAttr("tensor");
+    int64_t tensor = r.load->get(ir::attr::tensor);
     DType dt = k_.type(v).dtype;
     Reg base = stageOffset(r, stage);
     for (int64_t reg = 0; reg < registerCount(r.at); reg += r.vec) {

@@ -23,7 +23,7 @@ auto Lowering::blockAddress(const ir::Op& op, int64_t tensor, const std::vector<
 
 auto Lowering::indirectAddress(const ir::Op& op, const std::vector<std::vector<Reg>>& in, size_t r, size_t maskAt)
     -> std::pair<Reg, Reg> {
-  int64_t tensor = op.intAttr("tensor");
+  int64_t tensor = op.get(ir::attr::tensor);
   std::vector<Reg> index;
   for (size_t d = 0; d < size_t(k_.tensors[size_t(tensor)].rank); ++d) index.push_back(castTo(in[d].at(r), DType::i64));
   auto [addr, pred] = address(tensor, index);
@@ -38,16 +38,16 @@ auto Lowering::operands(const ir::Op& op) -> std::vector<std::vector<Reg>> {
 }
 
 auto Lowering::fillOf(const ir::Op& op) const -> KAttrValue {
-  const ir::AttrValue& fill = *op.attr("fill");
+  ir::Number fill = op.get(ir::attr::fill);
   const auto* exact = std::get_if<int64_t>(&fill);  // integers stay exact past 2^53
-  return isFloat(dtypeOf(op.results[0])) ? KAttrValue(op.floatAttr("fill"))
+  return isFloat(dtypeOf(op.results[0])) ? KAttrValue(ir::asDouble(fill))
          : exact                         ? KAttrValue(*exact)
-                                         : KAttrValue(int64_t(op.floatAttr("fill")));
+                                         : KAttrValue(int64_t(ir::asDouble(fill)));
 }
 
 void Lowering::load(const ir::Op& op) {
   ir::ValueId res = op.results[0];
-  int64_t tensor = op.intAttr("tensor");
+  int64_t tensor = op.get(ir::attr::tensor);
   LinearLayout lin = linear(res);
   int64_t vec = vectorWidth(op, tensor, lin, k_.type(res).shape);
   std::vector<Reg> out;
@@ -61,7 +61,7 @@ void Lowering::load(const ir::Op& op) {
 
 void Lowering::store(const ir::Op& op) {
   int valueAt = int(op.operands.size()) - 1;
-  int64_t tensor = op.intAttr("tensor");
+  int64_t tensor = op.get(ir::attr::tensor);
   const ir::Shape& shape = k_.type(op.operands.back()).shape;
   LinearLayout lin = layout::toLinear(operandLayout(op, valueAt), shape);
   std::vector<Reg> values = operand(op, valueAt);
@@ -93,7 +93,7 @@ auto Lowering::vectorWidth(const ir::Op& op, int64_t tensor, const LinearLayout&
 
 void Lowering::gather(const ir::Op& op) {
   std::vector<std::vector<Reg>> in = operands(op);
-  size_t rank = size_t(k_.tensors[size_t(op.intAttr("tensor"))].rank);
+  size_t rank = size_t(k_.tensors[size_t(op.get(ir::attr::tensor))].rank);
   std::vector<Reg> out;
   for (size_t r = 0; r < in[0].size(); ++r) {
     auto [addr, pred] = indirectAddress(op, in, r, rank);
@@ -103,7 +103,7 @@ void Lowering::gather(const ir::Op& op) {
 }
 
 void Lowering::scatter(const ir::Op& op) {
-  int64_t tensor = op.intAttr("tensor");
+  int64_t tensor = op.get(ir::attr::tensor);
   size_t rank = size_t(k_.tensors[size_t(tensor)].rank);
   const ir::Shape& shape = k_.type(op.operands[rank]).shape;
   std::vector<std::vector<Reg>> in = operands(op);
@@ -121,10 +121,10 @@ void Lowering::scatter(const ir::Op& op) {
 }
 
 void Lowering::atomic(const ir::Op& op) {
-  int64_t tensor = op.intAttr("tensor");
+  int64_t tensor = op.get(ir::attr::tensor);
   ir::ValueId res = op.results[0];
   const ir::Shape& shape = k_.type(res).shape;
-  const std::string& fn = op.stringAttr("fn");
+  const std::string& fn = op.get(ir::attr::fn);
   size_t rank = size_t(k_.tensors[size_t(tensor)].rank), values = fn == "cas" ? 2 : 1;
   std::vector<std::vector<Reg>> in = operands(op);
   auto update = [&](size_t r, Reg owned) {
@@ -175,7 +175,7 @@ void Lowering::print(const ir::Op& op) {
   if (regionDepth_ > 0) unsupported(op, "inside a fold, a while or an if (a GPU program prints once per launch)");
   ir::ValueId x = op.operands[0];
   const ir::Type& type = k_.type(x);
-  f_.prints.push_back({op.stringAttr("label"), type.dtype, type.shape,
+  f_.prints.push_back({op.get(ir::attr::label), type.dtype, type.shape,
                        f_.addBufferParam("p" + std::to_string(f_.prints.size()), type.dtype)});
   Reg slice = b_.binary("mul", programIndex(), b_.constant(DType::i64, double(std::max<int64_t>(1, type.numel()))));
   LinearLayout lin = layout::toLinear(operandLayout(op, 0), type.shape);
@@ -193,7 +193,7 @@ void Lowering::print(const ir::Op& op) {
 
 void Lowering::moveThroughMemory(const ir::Op& op, const ir::Shape& space, const std::vector<int64_t>& storeShift,
                                  int64_t loadShift) {
-  size_t axis = size_t(op.intAttr("axis"));
+  size_t axis = size_t(op.get(ir::attr::axis));
   ir::ValueId res = op.results[0];
   DType dt = dtypeOf(res);
   int64_t n = ir::Type{dt, space}.numel();
@@ -224,7 +224,7 @@ void Lowering::concat(const ir::Op& op) {
   int64_t at = 0;
   for (ir::ValueId x : op.operands) {
     shifts.push_back(at);
-    at += k_.type(x).shape[size_t(op.intAttr("axis"))];
+    at += k_.type(x).shape[size_t(op.get(ir::attr::axis))];
   }
   moveThroughMemory(op, k_.type(op.results[0]).shape, shifts, 0);
 }

@@ -10,7 +10,7 @@ auto Lowering::mixes(const Basis& b, size_t axis) -> bool {
 }
 
 void Lowering::reduce(const ir::Op& op) {
-  size_t axis = size_t(op.intAttr("axis"));
+  size_t axis = size_t(op.get(ir::attr::axis));
   const ir::Shape& shape = k_.type(op.operands[0]).shape;
   LinearLayout src = layout::toLinear(operandLayout(op, 0), shape);
   for (const auto& in : src.ins())
@@ -39,7 +39,7 @@ void Lowering::reduce(const ir::Op& op) {
 }
 
 auto Lowering::element(const ir::Op& op, const LinearLayout& src, int64_t r, Reg x, const ir::Shape& shape) -> Partial {
-  size_t axis = size_t(op.intAttr("axis"));
+  size_t axis = size_t(op.get(ir::attr::axis));
   if (isArg(op.code) && b_.type(x) == DType::boolean) x = b_.emit(KOp::cast, DType::i32, {x});
   Reg at = coords(src, r)[axis];
   Reg value = maskAlong(src, r, at, axis, shape, x, [&] { return identity(op.code, b_.type(x)); });
@@ -125,7 +125,7 @@ void Lowering::acrossWarps(ir::OpCode code, std::map<Coord, Partial>& groups, co
 void Lowering::scan(const ir::Op& op) {
   if (scanInSubgroups(op)) return;
   const ir::Shape& shape = k_.type(op.results[0]).shape;
-  ScanPlan s = planScan(shape, size_t(op.intAttr("axis")));
+  ScanPlan s = planScan(shape, size_t(op.get(ir::attr::axis)));
   LinearLayout lin = linear(op.results[0]);
   std::vector<DType> types;
   for (ir::ValueId v : op.operands) types.push_back(dtypeOf(v));
@@ -156,7 +156,7 @@ void Lowering::scan(const ir::Op& op) {
 }
 
 auto Lowering::scanInSubgroups(const ir::Op& op) -> bool {
-  size_t axis = size_t(op.intAttr("axis"));
+  size_t axis = size_t(op.get(ir::attr::axis));
   LinearLayout lin = linear(op.results[0]);
   int64_t length = layout::paddedShape(k_.type(op.results[0]).shape)[axis];
   std::vector<std::pair<const std::string*, size_t>> bitFrom(size_t(std::countr_zero(uint64_t(length))), {nullptr, 0});
@@ -364,13 +364,13 @@ void Lowering::addCarries(const ir::Op& op, const ScanPlan& s) {
 
 auto Lowering::commutes(const ir::Op& op) const -> bool {
   if (!op.regions.empty()) return false;
-  const std::string& fn = op.stringAttr("fn");
+  const std::string& fn = op.get(ir::attr::fn);
   return fn == "add" || fn == "mul" || (!isFloat(dtypeOf(op.operands[0])) && (fn == "max" || fn == "min"));
 }
 
 auto Lowering::combine(const ir::Op& op, const std::vector<Reg>& earlier, const std::vector<Reg>& later)
     -> std::vector<Reg> {
-  if (op.regions.empty()) return {b_.binary(op.stringAttr("fn"), earlier[0], later[0])};
+  if (op.regions.empty()) return {b_.binary(op.get(ir::attr::fn), earlier[0], later[0])};
   const ir::Block& region = op.regions[0];
   for (size_t i = 0; i < earlier.size(); ++i) {
     define(region.args[i], {earlier[i]});
@@ -384,7 +384,7 @@ auto Lowering::combine(const ir::Op& op, const std::vector<Reg>& earlier, const 
 
 void Lowering::sort(const ir::Op& op) {
   ir::Shape padded = layout::paddedShape(k_.type(op.results[0]).shape);
-  size_t axis = size_t(op.intAttr("axis"));
+  size_t axis = size_t(op.get(ir::attr::axis));
   SortLines s;
   s.length = padded[axis];
   for (size_t d = axis + 1; d < padded.size(); ++d) s.stride *= padded[d];
@@ -474,7 +474,7 @@ void Lowering::compareExchange(const ir::Op& op, const SortLines& s, Reg round, 
 
 auto Lowering::sortsBefore(const ir::Op& op, Reg a, Reg i, Reg b, Reg o) -> Reg {
   DType dt = dtypeOf(op.operands[0]);
-  bool descending = op.intAttr("descending") != 0;
+  bool descending = op.get(ir::attr::descending) != 0;
   Reg before = b_.cmp(descending ? "gt" : "lt", a, b), tie = b_.cmp("eq", a, b);
   if (isFloat(dt)) {
     Reg aNaN = b_.cmp("ne", a, a), bNaN = b_.cmp("ne", b, b);
@@ -483,7 +483,7 @@ auto Lowering::sortsBefore(const ir::Op& op, Reg a, Reg i, Reg b, Reg o) -> Reg 
     tie = b_.binary("or", tie, both(aNaN, bNaN));
   }
   before = b_.binary("or", before, both(tie, b_.cmp("lt", i, o)));
-  int64_t n = k_.type(op.operands[0]).shape[size_t(op.intAttr("axis"))];
+  int64_t n = k_.type(op.operands[0]).shape[size_t(op.get(ir::attr::axis))];
   if (n == layout::paddedShape({n})[0]) return before;
   Reg real = b_.cmp("lt", i, b_.constant(DType::i32, double(n))), otherReal = b_.cmp("lt", o, b_.constant(DType::i32, double(n)));
   return b_.select(b_.cmp("eq", real, otherReal), before, real);
@@ -491,7 +491,7 @@ auto Lowering::sortsBefore(const ir::Op& op, Reg a, Reg i, Reg b, Reg o) -> Reg 
 
 void Lowering::histogram(const ir::Op& op) {
   ir::ValueId x = op.operands[0], res = op.results[0];
-  int64_t bins = op.intAttr("bins");
+  int64_t bins = op.get(ir::attr::bins);
   int64_t alloc = allocShared(alignTo16(paddedNumel(res) * 4), DType::i32, "one count per bin");
   LinearLayout counts = linear(res), in = linear(x);
   b_.effect(KOp::barrier);  // an aliased allocation's readers are done

@@ -146,10 +146,10 @@ void Lowering::lower(const ir::Op& op) {
   if (res >= 0) producers_[res] = &op;
   if (readAheadViews_.count(res)) return;  // its copies run ahead; the dot reads the ring
   switch (op.code) {
-    case OpCode::program_id: return define(res, {b_.emit(KOp::workgroup_id, DType::i64, {}, {{"axis", op.intAttr("axis")}})});
-    case OpCode::num_programs: return define(res, {b_.emit(KOp::workgroup_count, DType::i64, {}, {{"axis", op.intAttr("axis")}})});
-    case OpCode::tensor_dim: return define(res, {tensorParam(op.intAttr("tensor"), "size", op.intAttr("axis"))});
-    case OpCode::scalar_param: return define(res, {param("s" + std::to_string(op.intAttr("index")))});
+    case OpCode::program_id: return define(res, {b_.emit(KOp::workgroup_id, DType::i64, {}, {{"axis", op.get(ir::attr::axis)}})});
+    case OpCode::num_programs: return define(res, {b_.emit(KOp::workgroup_count, DType::i64, {}, {{"axis", op.get(ir::attr::axis)}})});
+    case OpCode::tensor_dim: return define(res, {tensorParam(op.get(ir::attr::tensor), "size", op.get(ir::attr::axis))});
+    case OpCode::scalar_param: return define(res, {param("s" + std::to_string(op.get(ir::attr::index)))});
     case OpCode::constant: return define(res, std::vector<Reg>(size_t(countOf(res)), constantOf(op, dtypeOf(res))));
     case OpCode::iota: return iota(op);
     TJ_SHAPE_OPS: return reshape(op);
@@ -163,7 +163,7 @@ void Lowering::lower(const ir::Op& op) {
     case OpCode::atomic: return atomic(op);
     case OpCode::check: return check(op);
     case OpCode::scan: return scan(op);
-    case OpCode::slice: return moveThroughMemory(op, k_.type(op.operands[0]).shape, {0}, op.intAttr("start"));
+    case OpCode::slice: return moveThroughMemory(op, k_.type(op.operands[0]).shape, {0}, op.get(ir::attr::start));
     case OpCode::concat: return concat(op);
     case OpCode::sort: return sort(op);
     case OpCode::histogram: return histogram(op);
@@ -178,13 +178,13 @@ void Lowering::lower(const ir::Op& op) {
 auto Lowering::isNonzeroConstant(ir::ValueId v) const -> bool {
   auto it = producers_.find(v);
   if (it == producers_.end() || it->second->code != ir::OpCode::constant) return false;
-  return it->second->floatAttr("value") != 0;
+  return ir::asDouble(it->second->get(ir::attr::value)) != 0;
 }
 
 void Lowering::iota(const ir::Op& op) {
   LinearLayout lin = linear(op.results[0]);
   std::vector<Reg> out;
-  for (int64_t r = 0; r < registerCount(lin); ++r) out.push_back(coords(lin, r).at(size_t(op.intAttr("axis"))));
+  for (int64_t r = 0; r < registerCount(lin); ++r) out.push_back(coords(lin, r).at(size_t(op.get(ir::attr::axis))));
   define(op.results[0], out);
 }
 
@@ -198,7 +198,7 @@ void Lowering::elementwise(const ir::Op& op) {
     std::vector<Reg> args;
     for (const auto& in : ins) args.push_back(in.at(r));
     if (checked) checkDivisor(linear(op.results[0]), int64_t(r), args[1], k_.type(op.results[0]).shape);
-    if (op.code == ir::OpCode::cmp) out.push_back(b_.emit(KOp::cmp, t, args, {{"pred", op.stringAttr("pred")}}));
+    if (op.code == ir::OpCode::cmp) out.push_back(b_.emit(KOp::cmp, t, args, {{"pred", op.get(ir::attr::pred)}}));
     else if (op.code == ir::OpCode::select) out.push_back(b_.emit(KOp::select, t, args));
     else if (op.code == ir::OpCode::cast) out.push_back(b_.emit(KOp::cast, t, args));
     else out.push_back(b_.emit(args.size() == 1 ? KOp::unary : KOp::binary, t, args, {{"fn", fn}}));

@@ -227,7 +227,7 @@ class Lowering {
 
   bool isNonzeroConstant(ir::ValueId v) const;
 
-  Reg constantOf(const ir::Op& op, DType t) { return b_.constant(t, *op.attr("value")); }
+  Reg constantOf(const ir::Op& op, DType t) { return b_.constant(t, op.get(ir::attr::value)); }
 
   void iota(const ir::Op& op);
 
@@ -283,7 +283,7 @@ class Lowering {
   // vec consecutive elements from buffer[addr] if pred, else the load's fill.
   std::vector<Reg> loadGlobal(const ir::Op& op, Reg addr, Reg pred, int64_t vec) {
     return b_.emitMulti(KOp::load_global, std::vector<DType>(size_t(vec), dtypeOf(op.results[0])), {addr, pred},
-                        {{"buffer", paramIndex(tensorName(op.intAttr("tensor")))}, {"fill", fillOf(op)}, {"vec", vec}});
+                        {{"buffer", paramIndex(tensorName(op.get(ir::attr::tensor)))}, {"fill", fillOf(op)}, {"vec", vec}});
   }
   void storeGlobal(int64_t tensor, Reg addr, Reg pred, const std::vector<Reg>& values);
   // How many consecutive elements one access of a block load or store moves: the target's

@@ -72,10 +72,9 @@ class Planner {
 
   // Whether a load's fill is what zero-filling copies write: +0 (or integer 0).
   static bool zeroFill(const ir::Op& load) {
-    const ir::AttrValue* fill = load.attr("fill");
-    if (!fill) return true;
-    if (std::holds_alternative<int64_t>(*fill)) return std::get<int64_t>(*fill) == 0;
-    return std::bit_cast<uint64_t>(std::get<double>(*fill)) == 0;
+    ir::Number fill = load.get(ir::attr::fill);
+    if (std::holds_alternative<int64_t>(fill)) return std::get<int64_t>(fill) == 0;
+    return std::bit_cast<uint64_t>(std::get<double>(fill)) == 0;
   }
 
   // The body's ops a load's offsets are computed by, when they read only k, values from outside
@@ -115,7 +114,7 @@ std::optional<CoordMap> viewMap(const ir::Kernel& k, const ir::Op& op) {
   if (op.code == ir::OpCode::broadcast)
     return [from](Coord c) { for (size_t d = 0; d < c.size(); ++d) if (from[d] == 1) c[d] = 0; return c; };
   if (op.code == ir::OpCode::permute) {
-    std::vector<int64_t> perm = op.intsAttr("perm");
+    std::vector<int64_t> perm = op.get(ir::attr::perm);
     return [perm](const Coord& c) { Coord s(c.size()); for (size_t i = 0; i < c.size(); ++i) s[size_t(perm[i])] = c[i]; return s; };
   }
   if (op.code != ir::OpCode::reshape || layout::nonUnitDims(from) != layout::nonUnitDims(to)) return std::nullopt;
