@@ -7,7 +7,8 @@
 // Index is a rank-0 i64 value. Ops on tiles require operands of equal shape
 // (the DSL inserts explicit `broadcast` ops), so each op's rule is local.
 //
-// Op semantics (operands in parentheses, attributes in braces):
+// Op semantics (operands in parentheses, attributes in braces; each op's operand and result
+// counts, traits and attribute types are its line of ir/ops.def):
 //   program_id {axis}            : i64   this program's block index on a grid axis
 //   num_programs {axis}          : i64   grid size on an axis
 //   tensor_dim {tensor, axis}    : i64   runtime size of a tensor dimension

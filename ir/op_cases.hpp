@@ -1,7 +1,7 @@
 // Case labels of the ops that the dispatchers over ir::OpCode treat alike, for switches that
 // name every op: the verifier, the interpreter, layout inference and both lowerings each
 // dispatch in one such switch, with no default, in a file compiled with
-// `#pragma GCC diagnostic error "-Wswitch"`; so an op added to ir.hpp that one of them does not
+// `#pragma GCC diagnostic error "-Wswitch"`; so an op added to ir/ops.def that one of them does not
 // handle is a compile error there. A static_assert in ir.cpp checks these lists against the
 // traits of ir/ops.def, where the predicates (isUnaryElementwise, ...) come from.
 #pragma once
