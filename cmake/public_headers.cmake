@@ -1,6 +1,6 @@
 # Stages the installed headers: the headers ROOTS (';'-separated, relative to SRC) include,
 # transitively, copied to OUT/tilejit/<folder>/ with each `#include "<folder>/x.hpp"` of the
-# tree rewritten to `#include <tilejit/<folder>/x.hpp>`, plus the umbrella OUT/tilejit/tilejit.hpp.
+# tree rewritten to `#include <tilejit/<folder>/x.hpp>`, plus the umbrellas OUT/tilejit/tilejit.hpp and OUT/tilejit/grad.hpp.
 # Inside the tree headers name each other by folder ("ir/ir.hpp"); installed, only
 # <tilejit/...> is on a consumer's include path, so the stage folders do not become
 # top-level include paths of every consumer. Files are rewritten only when they change, and
@@ -31,10 +31,12 @@ endwhile()
 
 write_if_changed("${OUT}/tilejit/tilejit.hpp"
   "// tilejit: write a kernel as a C++ lambda over tiles. Include this one header.\n#pragma once\n#include <tilejit/dsl/tilejit.hpp>\n")
+write_if_changed("${OUT}/tilejit/grad.hpp"
+  "// tilejit's gradient graph (tj::grad::Graph).\n#pragma once\n#include <tilejit/grad/graph.hpp>\n")
 
 file(GLOB_RECURSE existing RELATIVE "${OUT}/tilejit" "${OUT}/tilejit/*")
 foreach(file IN LISTS existing)
-  if(NOT file IN_LIST done AND NOT file STREQUAL "tilejit.hpp")
+  if(NOT file IN_LIST done AND NOT file STREQUAL "tilejit.hpp" AND NOT file STREQUAL "grad.hpp")
     file(REMOVE "${OUT}/tilejit/${file}")
   endif()
 endforeach()

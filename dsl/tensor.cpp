@@ -275,6 +275,30 @@ Tensor Tensor::contiguous(Loc loc) const {
   return t;
 }
 
+bool Tensor::is_contiguous(Loc loc) const {
+  checkDefined("Tensor::is_contiguous", SourceLoc::from(loc));
+  int64_t expected = 1;
+  for (size_t d = shape_.size(); d-- > 0;) {
+    if (shape_[d] != 1 && strides_[d] != expected) return hasZeroSize(shape_);
+    expected *= shape_[d];
+  }
+  return true;
+}
+
+Tensor Tensor::reshape(const Shape& shape, Loc loc) const {
+  checkDefined("Tensor::reshape", SourceLoc::from(loc));
+  checkShape(shape, "Tensor::reshape", loc);
+  if (elementCount(shape) != numel(loc))
+    fail(SourceLoc::from(loc), "Tensor::reshape",
+         fmt::format("shape {} has {} elements, the tensor's {} has {}", shapeText(shape), elementCount(shape),
+                     shapeText(shape_), numel(loc)));
+  if (!is_contiguous(loc))
+    fail(SourceLoc::from(loc), "Tensor::reshape",
+         fmt::format("the {} view with strides {} is not row-major: take contiguous() first", shapeText(shape_),
+                     shapeText(strides_)));
+  return Tensor(storage_, dtype_, shape, ir::rowMajorStrides(shape), offset_);
+}
+
 int64_t Tensor::elementOffset(int64_t flat, const char* op, Loc loc) const {
   checkDefined(op, SourceLoc::from(loc));
   if (flat < 0 || flat >= numel())

@@ -74,6 +74,11 @@ class Tensor {
   Tensor permute(const std::vector<int>& perm, Loc loc = Loc::current()) const;
   Tensor transpose(int a = 0, int b = 1, Loc loc = Loc::current()) const;
   Tensor contiguous(Loc loc = Loc::current()) const;  // a row-major copy
+  // The same elements in row-major order under another shape of as many elements, sharing
+  // storage: a view of a row-major tensor (is_contiguous()); others are an Error (take
+  // contiguous() first).
+  Tensor reshape(const Shape& shape, Loc loc = Loc::current()) const;
+  bool is_contiguous(Loc loc = Loc::current()) const;  // row-major, with no gaps
 
   // Elements by row-major position within this view, as float64 (exact for every dtype but
   // i64 beyond 2^53); a position outside [0, numel()) is an Error.

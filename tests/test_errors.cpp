@@ -636,6 +636,10 @@ TEST_CASE("errors: bad grids, devices, tensors and handles used outside their ru
       {"Tensor::transpose of a missing axis", "Tensor::transpose", {"[37, 29]"}, [&](int& line) {
          line = __LINE__; (void)x.transpose(0, 2);
        }},
+      {"Tensor::reshape to another element count", "Tensor::reshape", {"[4, 7]", "28", "[37, 29]", "1073"},
+       [&](int& line) { line = __LINE__; (void)x.reshape({4, 7}); }},
+      {"Tensor::reshape of a transposed view", "Tensor::reshape", {"[29, 37]", "strides [1, 29]", "contiguous()"},
+       [&](int& line) { line = __LINE__; (void)x.transpose().reshape({1073}); }},
       {"Tensor::empty of rank 5", "Tensor::empty", {"rank 5"}, [&](int& line) {
          line = __LINE__; (void)Tensor::empty({1, 2, 3, 4, 5});
        }},
