@@ -200,14 +200,30 @@ TracedKernel trace(const std::vector<int64_t>& grid, const KernelBody& body, con
   return detail::finishTrace(tracer);
 }
 
-std::string run(const std::vector<int64_t>& grid, const KernelBody& body, const RunOptions& options, Loc loc) {
-  TracedKernel traced = trace(grid, body, options.name, loc);
+TracedKernel bindKernel(const ir::Kernel& kernel, std::vector<Tensor> tensors, Loc loc) {
+  if (tensors.size() != kernel.tensors.size())
+    fail(SourceLoc::from(loc), "bindKernel",
+         fmt::format("kernel '{}' takes {} tensors, not {}", kernel.name, kernel.tensors.size(), tensors.size()));
+  ir::verify(kernel);
+  auto canonical = std::make_shared<const ir::Kernel>(ir::canonicalize(kernel));
+  ir::verify(*canonical);
+  uint64_t hash = ir::semanticHash(*canonical);
+  dumpKernel(*canonical, hash);
+  return {canonical, std::move(tensors), hash};
+}
+
+std::string launch(const TracedKernel& traced, const std::vector<int64_t>& grid, const RunOptions& options, Loc loc) {
+  detail::checkGrid(grid, SourceLoc::from(loc), "launch");
   if (gCapture) {
     gCapture->add(*traced.kernel);
     return "none";
   }
   return detail::launchTraced(detail::deviceFor(options.device, options.sanitize, SourceLoc::from(loc), "run"), traced,
                               {}, grid);
+}
+
+std::string run(const std::vector<int64_t>& grid, const KernelBody& body, const RunOptions& options, Loc loc) {
+  return launch(trace(grid, body, options.name, loc), grid, options, loc);
 }
 
 CaptureTraces::CaptureTraces() : previous_(gCapture) { gCapture = this; }

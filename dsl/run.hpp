@@ -33,6 +33,14 @@ using KernelBody = std::function<void(Program&)>;
 TracedKernel trace(const std::vector<int64_t>& grid, const KernelBody& body, const std::string& name = "kernel",
                    Loc loc = Loc::current());
 
+// A kernel that a pass made (grad's derived backward), with the tensors for its parameters:
+// verified, canonicalized and hashed, as trace() gives a kernel. A tensor count that does not
+// match the parameters is an Error at `loc`.
+TracedKernel bindKernel(const ir::Kernel& kernel, std::vector<Tensor> tensors, Loc loc = Loc::current());
+// Runs a traced (or bound) kernel over the grid on options.device. Returns the device that ran it.
+std::string launch(const TracedKernel& traced, const std::vector<int64_t>& grid, const RunOptions& options = {},
+                   Loc loc = Loc::current());
+
 // Traces `body` and runs it over the grid. Returns the name of the device that ran it.
 std::string run(const std::vector<int64_t>& grid, const KernelBody& body, const RunOptions& options = {},
                 Loc loc = Loc::current());

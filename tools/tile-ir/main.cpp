@@ -3,6 +3,8 @@
 //   tile-ir --sample gemm       the traced IR of a sample kernel
 //   tile-ir --hash ...          the semantic hash instead of the text
 //   tile-ir --stage=NAME ...    the IR after a pipeline stage (parsed, canonical, llvm)
+//   tile-ir --stage=grad ...    the derived backward kernel (grad/derive_backward), canonical: the
+//                               gradients of the float tensors read from those of the ones written
 //   tile-ir --stage=llvm --cpu=avx2 ...  the CPU lowering for an x86 level, not this host's
 //   tile-ir --stage=buffers [--cpu=L] ...  where the CPU lowering keeps each value (fused, buffer...)
 //   tile-ir --stage=layout --target=T ...  the canonical IR with each value's layout on target T
@@ -22,6 +24,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "grad/tile_backward.hpp"
 #include "ir/passes.hpp"
 #include "jit/cpu_compiler.hpp"
 #include "layout/infer_layouts.hpp"
@@ -35,7 +38,7 @@
 
 namespace {
 
-const std::vector<std::string> kStages = {"parsed", "canonical", "buffers", "llvm", "layout", "readahead", "kernel", "spirv", "ptx"};
+const std::vector<std::string> kStages = {"parsed", "canonical", "grad", "buffers", "llvm", "layout", "readahead", "kernel", "spirv", "ptx"};
 
 // The layout target `name` on `warps` warps per program (0: its default).
 tj::layout::Target targetOn(const std::string& name, int64_t warps) {
@@ -129,6 +132,7 @@ int main(int argc, char** argv) {
   try {
     tj::ir::Kernel k = sample.empty() ? readFile(file, stage != "parsed") : tj::samples::traceSample(sample);
     if (hash) std::cout << tj::ir::hashHex(tj::ir::semanticHash(k)) << "\n";
+    else if (stage == "grad") std::cout << tj::ir::print(tj::ir::canonicalize(tj::grad::backwardKernel(k)));
     else if (stage == "buffers") std::cout << tj::cpu::printWithBuffers(k, tj::cpu::planBuffers(k, tj::cpu::UseInfo(k), cpuOptions(cpu)));
     else if (stage == "llvm" && target == "cpu") std::cout << tj::cpu::lowerToLLVMText(k, cpuOptions(cpu));
     else if (stage == "llvm")

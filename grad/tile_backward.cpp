@@ -1,0 +1,77 @@
+#include "grad/tile_backward.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "grad/derive_backward.hpp"
+
+namespace tj::grad {
+namespace {
+
+std::string describe(const Tensor& t) { return fmt::format("{}[{}]", dtypeName(t.dtype()), fmt::join(t.shape(), ", ")); }
+
+// The forward's parameter that is `t` (the same view), or -1.
+int paramOf(const TracedKernel& forward, const Tensor& t) {
+  for (size_t i = 0; i < forward.tensors.size(); ++i)
+    if (forward.tensors[i].sameView(t)) return static_cast<int>(i);
+  return -1;
+}
+
+bool isGradientDtype(DType t) { return t == f32 || t == f64 || t == f16 || t == bf16; }
+
+}  // namespace
+
+std::vector<Tensor> backward(const TracedKernel& forward, const std::vector<int64_t>& grid,
+                             const std::vector<Tensor>& inputs, const std::vector<OutputGradient>& outputs,
+                             const RunOptions& options, Loc loc) {
+  const SourceLoc l = SourceLoc::from(loc);
+  const ir::Kernel& k = *forward.kernel;
+  const std::vector<bool> written = ir::writtenTensors(k);
+  BackwardRequest request{std::vector<bool>(k.tensors.size()), std::vector<bool>(k.tensors.size())};
+  std::vector<Tensor> gradients(k.tensors.size()), results;
+  for (const Tensor& input : inputs) {
+    input.checkDefined("grad::backward", l);
+    if (!isGradientDtype(input.dtype()))
+      fail(l, "grad::backward", fmt::format("input {} has no gradient: take gradients of float tensors", describe(input)));
+    int p = paramOf(forward, input);
+    if (p >= 0 && written[static_cast<size_t>(p)])
+      fail(l, "grad::backward", fmt::format("input {} is also written by kernel '{}': its gradient is not defined",
+                                            describe(input), k.name));
+    results.push_back(Tensor::zeros(input.shape(), input.dtype()));
+    if (p >= 0) request.inputs[static_cast<size_t>(p)] = true, gradients[static_cast<size_t>(p)] = results.back();
+  }
+  std::vector<Tensor> outputGradients(k.tensors.size());
+  for (const OutputGradient& o : outputs) {
+    int p = paramOf(forward, o.output);
+    if (p < 0 || !written[static_cast<size_t>(p)])
+      fail(l, "grad::backward", fmt::format("output {} is not written by kernel '{}'", describe(o.output), k.name));
+    if (o.gradient.shape() != o.output.shape() || o.gradient.dtype() != o.output.dtype())
+      fail(l, "grad::backward", fmt::format("the gradient of output {} is {}: it must have the output's shape and dtype",
+                                            describe(o.output), describe(o.gradient)));
+    request.outputs[static_cast<size_t>(p)] = true;
+    outputGradients[static_cast<size_t>(p)] = o.gradient;
+  }
+  // The backward kernel's tensors: the forward's, the outputs' gradients, the inputs' (zeros).
+  std::vector<Tensor> tensors = forward.tensors;
+  for (size_t p = 0; p < k.tensors.size(); ++p)
+    if (request.outputs[p]) tensors.push_back(outputGradients[p]);
+  for (size_t p = 0; p < k.tensors.size(); ++p)
+    if (request.inputs[p]) tensors.push_back(gradients[p]);
+  RunOptions named = options;
+  named.name = k.name + "_backward";
+  launch(bindKernel(deriveBackward(k, request), std::move(tensors), loc), grid, named, loc);
+  return results;
+}
+
+ir::Kernel backwardKernel(const ir::Kernel& forward) {
+  const std::vector<bool> written = ir::writtenTensors(forward);
+  BackwardRequest request;
+  for (size_t t = 0; t < forward.tensors.size(); ++t) {
+    const bool gradient = isGradientDtype(forward.tensors[t].dtype);
+    request.inputs.push_back(gradient && !written[t]);
+    request.outputs.push_back(gradient && written[t]);
+  }
+  return deriveBackward(forward, request);
+}
+
+}  // namespace tj::grad

@@ -1,0 +1,224 @@
+// Derived backward kernels (grad/derive_backward, grad/tile_backward): the gradients of tile
+// programs against central finite differences of the forward in f64 on the interpreter, at odd
+// sizes on random data; the same on cpu and vulkan against the interpreter; what is not derived
+// is an Error at the user's line.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "dsl/tilejit.hpp"
+#include "grad/tile_backward.hpp"
+#include "ir/passes.hpp"
+#include "tests/support.hpp"
+
+using namespace tj;
+
+namespace {
+
+// A forward tile program: reads `in`, writes `out`.
+using Forward = std::function<void(Program& p, const std::vector<Tensor>& in, const Tensor& out)>;
+
+struct Case {
+  std::vector<int64_t> grid;
+  Forward body;
+  Shape outShape;
+};
+
+const double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// The forward's output for these inputs, on `device`.
+Tensor forwardOf(const Case& c, const std::vector<Tensor>& in, const std::string& device, DType dtype) {
+  Tensor out = Tensor::full(c.outShape, kNaN, dtype);
+  run(c.grid, [&](Program& p) { c.body(p, in, out); }, {.name = "forward", .device = device});
+  return out;
+}
+
+// The derived gradients of sum(out * weights) against every input, on `device`, checking that no
+// launch fell back to the CPU.
+std::vector<Tensor> derivedGradients(const Case& c, const std::vector<Tensor>& in, const Tensor& weights,
+                                     const std::string& device) {
+  LaunchWatch watch;
+  Tensor out = Tensor::full(c.outShape, kNaN, weights.dtype());
+  TracedKernel forward = trace(c.grid, [&](Program& p) { c.body(p, in, out); }, "forward");
+  launch(forward, c.grid, {.device = device});
+  std::vector<Tensor> d = grad::backward(forward, c.grid, in, {{out, weights}}, {.device = device});
+  const LaunchReport* fallback = watch.firstFallback();
+  CHECK_MESSAGE(fallback == nullptr, "fell back from " << device << ": " << (fallback ? fallback->fallbackReason : ""));
+  return d;
+}
+
+// Each element of each input's derived gradient (f64, interp) against central differences of
+// sum(out * weights).
+void checkFiniteDifferences(const Case& c, const std::vector<Tensor>& in, double tolerance = 1e-6) {
+  const double h = 1e-6;
+  Tensor weights = Tensor::random(c.outShape, 77, f64);
+  std::vector<Tensor> d = derivedGradients(c, in, weights, "interp");
+  auto loss = [&](const std::vector<Tensor>& at) {
+    std::vector<double> y = forwardOf(c, at, "interp", f64).values(), w = weights.values();
+    double sum = 0;
+    for (size_t i = 0; i < y.size(); ++i) sum += y[i] * w[i];
+    return sum;
+  };
+  for (size_t i = 0; i < in.size(); ++i)
+    for (int64_t e = 0; e < in[i].numel(); ++e) {
+      auto shifted = [&](double by) {
+        std::vector<Tensor> moved = in;
+        moved[i] = in[i].contiguous();
+        moved[i].setItem(e, in[i].item(e) + by);
+        return loss(moved);
+      };
+      const double numeric = (shifted(h) - shifted(-h)) / (2 * h), derived = d[i].item(e);
+      CHECK_MESSAGE(std::abs(numeric - derived) <= tolerance * std::max(1.0, std::abs(numeric)),
+                    "input " << i << " element " << e << ": derived " << derived << ", finite differences " << numeric);
+    }
+}
+
+// The derived gradients in f32 on cpu and vulkan against the interpreter's.
+void checkDevices(const Case& c, const std::vector<Tensor>& in) {
+  Tensor weights = Tensor::random(c.outShape, 78, f32);
+  std::vector<Tensor> want = derivedGradients(c, in, weights, "interp");
+  std::vector<std::string> devices{"cpu"};
+  if (test::vulkanAvailable()) devices.push_back("vulkan");
+  for (const std::string& device : devices) {
+    CAPTURE(device);
+    std::vector<Tensor> got = derivedGradients(c, in, weights, device);
+    for (size_t i = 0; i < got.size(); ++i)
+      for (int64_t e = 0; e < got[i].numel(); ++e)
+        REQUIRE_MESSAGE(std::abs(got[i].item(e) - want[i].item(e)) <= 1e-4 * std::max(1.0, std::abs(want[i].item(e))),
+                        "input " << i << " element " << e << ": " << got[i].item(e) << " against " << want[i].item(e));
+  }
+}
+
+std::vector<Tensor> randoms(const std::vector<Shape>& shapes, DType dtype, double lo = -1.0, double hi = 1.0) {
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < shapes.size(); ++i) out.push_back(Tensor::random(shapes[i], 10 + i, dtype, lo, hi));
+  return out;
+}
+
+// out = exp(x) * w + sin(x) / (1 + x^2), blocks of 16 over n: each program reads its own blocks.
+Case elementwise(int64_t n) {
+  return {{cdiv(n, 16)}, [](Program& p, const std::vector<Tensor>& in, const Tensor& out) {
+            Index i = p.id(0);
+            Tile x = p.read(in[0], {16}, 0.0).at({i}), w = p.read(in[1], {16}, 0.0).at({i});
+            p.write(out, {16}).put(x.exp() * w + x.sin() / (x * x + 1.0) + max(x, w).tanh(), {i});
+          }, {n}};
+}
+
+// Rows normalized and scaled: a weight [cols] read by every program (atomic adds), reductions
+// and broadcasts along rows.
+Case rowNorm(int64_t rows, int64_t cols) {
+  return {{cdiv(rows, 4)}, [cols](Program& p, const std::vector<Tensor>& in, const Tensor& out) {
+            Index i = p.id(0);
+            const int64_t block = 16;
+            Tile x = p.read(in[0], {4, block}, 0.0).at({i, 0});
+            Tile w = p.read(in[1], {block}, 0.0).at({0}).expand_dims(0);
+            Tile mean = x.sum(1, true) / static_cast<double>(cols);
+            Tile inside = p.iota({4, block}, 1) < static_cast<double>(cols);
+            Tile centered = where(inside, x - mean, 0.0);
+            Tile rstd = ((centered * centered).sum(1, true) / static_cast<double>(cols) + 1e-3).rsqrt();
+            p.write(out, {4, block}).put(centered * rstd * w + x.max(1, true).sigmoid(), {i, 0});
+          }, {rows, cols}};
+}
+
+// C = A . B with a fold over K: the carried accumulator reaches only the dot's accumulator.
+Case matmul(int64_t m, int64_t n, int64_t k) {
+  return {{cdiv(m, 16), cdiv(n, 16)}, [](Program& p, const std::vector<Tensor>& in, const Tensor& out) {
+            Index i = p.id(0), j = p.id(1);
+            auto A = p.read(in[0], {16, 8}, 0.0), B = p.read(in[1], {8, 16}, 0.0);
+            Tile acc = p.fold(0, A.blocks(1), p.zeros({16, 16}, in[0].dtype()),
+                              [&](Index kk, Tile acc) { return dot(A.at({i, kk}), B.at({kk, j}), acc); });
+            p.write(out, {16, 16}).put(acc.relu() * 0.5 + acc, {i, j});
+          }, {m, n}};
+}
+
+// Rows summed over column blocks in a fold, each block scaled by a per-row vector read inside it.
+Case foldedRowSum(int64_t rows, int64_t cols) {
+  return {{cdiv(rows, 2)}, [](Program& p, const std::vector<Tensor>& in, const Tensor& out) {
+            Index i = p.id(0);
+            auto X = p.read(in[0], {2, 8}, 0.0);
+            Tile s = p.read(in[1], {2}, 0.0).at({i});
+            Tile total = p.fold(0, X.blocks(1), p.zeros({2}, in[0].dtype()), [&](Index k, Tile acc) {
+              return acc + (X.at({i, k}).exp() * s.expand_dims(1)).sum(1);
+            });
+            p.write(out, {2}).put(total, {i});
+          }, {rows}};
+}
+
+}  // namespace
+
+TEST_CASE("grad derived: elementwise programs against finite differences and on every device") {
+  checkFiniteDifferences(elementwise(37), randoms({{37}, {37}}, f64));
+  checkDevices(elementwise(1001), randoms({{1001}, {1001}}, f32));
+}
+
+TEST_CASE("grad derived: reductions, broadcasts and a block read by every program") {
+  checkFiniteDifferences(rowNorm(7, 13), randoms({{7, 13}, {13}}, f64));
+  checkDevices(rowNorm(45, 13), randoms({{45, 13}, {13}}, f32));
+}
+
+TEST_CASE("grad derived: a matrix product's fold runs in reverse") {
+  checkFiniteDifferences(matmul(17, 19, 11), randoms({{17, 11}, {11, 19}}, f64));
+  checkDevices(matmul(37, 29, 45), randoms({{37, 45}, {45, 29}}, f32));
+}
+
+TEST_CASE("grad derived: a fold whose body reads a value from outside it carries that value's gradient") {
+  checkFiniteDifferences(foldedRowSum(5, 19), randoms({{5, 19}, {5}}, f64));
+  checkDevices(foldedRowSum(9, 45), randoms({{9, 45}, {9}}, f32));
+}
+
+TEST_CASE("grad derived: the backward kernel of a program that reads its block alone stores, others add atomically") {
+  Tensor x = Tensor::zeros({64}), y = Tensor::zeros({64}), w = Tensor::zeros({13}), out = Tensor::zeros({64});
+  ir::Kernel own = *trace({4}, [&](Program& p) { elementwise(64).body(p, {x, y}, out); }).kernel;
+  std::string text = ir::print(grad::backwardKernel(own));
+  CHECK(text.find("store(") != std::string::npos);
+  CHECK(text.find("atomic(") == std::string::npos);
+  Tensor rows = Tensor::zeros({8, 13}), normed = Tensor::zeros({8, 13});
+  ir::Kernel shared = *trace({2}, [&](Program& p) { rowNorm(8, 13).body(p, {rows, w}, normed); }).kernel;
+  text = ir::print(grad::backwardKernel(shared));
+  CHECK(text.find("atomic(") != std::string::npos);
+}
+
+TEST_CASE("grad derived: what is not derived is an Error at the user's line") {
+  Tensor x = Tensor::random({4, 32}, 1), out = Tensor::zeros({4});
+  // An online maximum: the carried value reaches max(), whose gradient needs it at each iteration.
+  int line = 0;
+  TracedKernel runningMax = trace({1}, [&](Program& p) {
+    auto X = p.read(x, {4, 8}, 0.0);
+    Tile m = p.fold(0, X.blocks(1), p.full({4}, -1e30), [&](Index k, Tile m) {
+      line = __LINE__ + 1;
+      return max(m, X.at({0, k}).max(1));
+    });
+    p.write(out, {4}).put(m, {0});
+  });
+  std::string message = test::errorOf([&] { grad::backward(runningMax, {1}, {x}, {{out, Tensor::zeros({4})}}); });
+  CHECK_MESSAGE(message.find("test_grad_derived.cpp:" + std::to_string(line) + ": grad: the fold at") != std::string::npos,
+                message);
+  CHECK_MESSAGE(message.find("into `max` here") != std::string::npos, message);
+  // Atomic updates in the forward.
+  Tensor counts = Tensor::zeros({4});
+  TracedKernel atomic = trace({1}, [&](Program& p) {
+    Tile v = p.read(x, {4, 32}, 0.0).at({0, 0});
+    line = __LINE__ + 1;
+    Tile old = p.atomic_add(counts, {p.arange(4)}, v.sum(1));
+    p.write(out, {4}).put(old, {0});
+  });
+  message = test::errorOf([&] { grad::backward(atomic, {1}, {x}, {{out, Tensor::zeros({4})}}); });
+  CHECK_MESSAGE(message.find("test_grad_derived.cpp:" + std::to_string(line) + ": grad: `atomic` is outside what is "
+                             "derived") != std::string::npos,
+                message);
+  // Gradients of the wrong shape, inputs the kernel writes.
+  line = __LINE__ + 1;
+  message = test::errorOf([&] { grad::backward(atomic, {1}, {x}, {{out, Tensor::zeros({5})}}); });
+  CHECK_MESSAGE(message.find("test_grad_derived.cpp:" + std::to_string(line) +
+                             ": grad::backward: the gradient of output f32[4] is f32[5]") != std::string::npos,
+                message);
+  line = __LINE__ + 1;
+  message = test::errorOf([&] { grad::backward(atomic, {1}, {out}, {}); });
+  CHECK_MESSAGE(message.find("test_grad_derived.cpp:" + std::to_string(line) + ": grad::backward: input f32[4] is "
+                             "also written") != std::string::npos,
+                message);
+}
