@@ -497,28 +497,25 @@ class Deriver {
     accumulate(adjoint, op.operands[0], padded);
   }
 
-  // ---- Folds. Values of the body that depend on the carried ones ("carried-dependent") must
-  // reach only ops linear in them whose adjoints need no carried-dependent value: then the
-  // reversed loop recomputes the rest of each iteration from its index and needs no record of
-  // the carried values.
-  void checkLinearCarries(const Op& fold) const {
+  // ---- Folds. The reversed loop visits iteration k = end - 1, ..., start and recomputes that
+  // iteration's values from k. Where the values that depend on the carried ones reach only ops
+  // linear in them whose adjoints need none of them (sums, dot accumulators, scalings by values
+  // of the iteration), nothing else is needed: O(n) iterations. Otherwise the carried values at
+  // iteration k are recomputed by running the forward loop from start to k again: O(n^2 / 2)
+  // iterations, no memory (storing them per iteration would need their count before the launch).
+  bool carriesLinearly(const Op& fold) const {
     const Block& body = fold.regions[0];
     std::vector<bool> dependent(f_.types.size());
     for (size_t i = 1; i < body.args.size(); ++i) dependent[static_cast<size_t>(body.args[i])] = true;
-    auto dep = [&](ValueId v) { return static_cast<bool>(dependent[static_cast<size_t>(v)]); };
     for (const Op& op : body.ops) {
       std::vector<size_t> from;
       for (size_t i = 0; i < op.operands.size(); ++i)
-        if (dep(op.operands[i])) from.push_back(i);
+        if (dependent[static_cast<size_t>(op.operands[i])]) from.push_back(i);
       if (from.empty()) continue;
-      if (!linearIn(op, from))
-        fail(op.loc, "grad",
-             fmt::format("the fold at {} carries a value into `{}` here, whose gradient needs that value at every "
-                         "iteration: folds whose carried values reach more than sums, linear maps and dot "
-                         "accumulators are not derived yet (they need the carried values stored or recomputed)",
-                         fold.loc.str(), ir::opName(op.code)));
+      if (!linearIn(op, from)) return false;
       for (ValueId r : op.results) dependent[static_cast<size_t>(r)] = true;
     }
+    return true;
   }
   // Whether op's adjoint needs no primal of its operands at positions `from` (nor of its result).
   bool linearIn(const Op& op, const std::vector<size_t>& from) const {
@@ -577,7 +574,7 @@ class Deriver {
     const bool carriesGradient = std::ranges::any_of(fold.results, [&](ValueId r) { return adjoint.count(r); });
     bool touches = touchesGradients(fold);
     if (!carriesGradient && !touches) return;
-    checkLinearCarries(fold);
+    const bool linear = carriesLinearly(fold);
     const std::vector<ValueId> free = freeValuesWithGradient(fold);
 
     // The reversed loop: j in [0, end - start), k = end - 1 - j; it carries the adjoints of the
@@ -600,9 +597,16 @@ class Deriver {
     b_.block = &r;
     ValueMap inner = primal, innerAdjoint;
     inner[body.args[0]] = b_.binary(OpCode::sub, b_.binary(OpCode::sub, end, b_.constantLike(end, 1)), j);
-    // The iteration's values that do not depend on the carried ones, recomputed.
+    const ValueId k = inner[body.args[0]];
+    if (!linear) {  // the carried values at iteration k: the forward loop again, from start to k
+      replayOp(fold, inner);
+      b_.block->ops.back().operands[1] = k;
+      inner[body.args[0]] = k;
+      for (size_t i = 0; i < carried; ++i) inner[body.args[i + 1]] = inner.at(fold.results[i]);
+    }
+    // The iteration's values, recomputed (with linear carries, only those that do not depend on them).
     std::vector<bool> dependent(f_.types.size());
-    for (size_t i = 1; i < body.args.size(); ++i) dependent[static_cast<size_t>(body.args[i])] = true;
+    for (size_t i = 1; i < body.args.size() && linear; ++i) dependent[static_cast<size_t>(body.args[i])] = true;
     for (const Op& op : body.ops) {
       if (op.code == OpCode::yield) break;
       bool dep = std::ranges::any_of(op.operands, [&](ValueId v) { return dependent[static_cast<size_t>(v)]; });

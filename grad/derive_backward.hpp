@@ -21,10 +21,13 @@ struct BackwardRequest {
 // the gradient of its result into its operands'. A read block's gradient is added into the
 // input's gradient with atomic adds, since other programs may read the same block; a plain
 // store where each program provably reads a block of its own (the tensor read once, at block
-// offsets that are program ids on every grid axis). A fold runs in reverse, its iterations'
-// values recomputed from the iteration index: derived where the carried values reach only
-// operations linear in them (sums, dot accumulators), whose gradients need no carried value.
-// Anything else is an Error naming the op and the user's file:line.
+// offsets that are program ids on every grid axis). A fold runs in reverse, each iteration's
+// values recomputed from its index: where the carried values reach only ops linear in them
+// whose gradients need none of them (sums, dot accumulators), that is all, O(n); otherwise the
+// carried values of iteration k are recomputed by the forward loop from its start to k,
+// O(n^2 / 2) iterations and no memory (storing them would need their count before the launch).
+// Scans, sorts, atomics, and branches or while loops that carry gradients are an Error naming
+// the op and the user's file:line.
 ir::Kernel deriveBackward(const ir::Kernel& forward, const BackwardRequest& request);
 
 }  // namespace tj::grad

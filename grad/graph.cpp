@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "grad/kernels.hpp"
+#include "grad/tile_backward.hpp"
 
 namespace tj::grad {
 
@@ -366,6 +367,19 @@ Var Graph::custom(const std::vector<Var>& inputs, const Tensor& output, Gradient
     }
     return out;
   }, op, l);
+}
+
+Var Graph::tile(const std::vector<int64_t>& grid, const KernelBody& body, const std::vector<Var>& inputs,
+                const Tensor& output, const std::string& name, Loc loc) {
+  RunOptions run = run_;
+  run.name = name;
+  TracedKernel forward = trace(grid, body, name, loc);
+  launch(forward, grid, run, loc);
+  std::vector<Tensor> values;
+  for (const Var& v : inputs) values.push_back(node(v, name, SourceLoc::from(loc)).value);
+  return custom(inputs, output, [forward, grid, values, output, run, loc](const Tensor& d) {
+    return grad::backward(forward, grid, values, {{output, d}}, run, loc);
+  }, name, loc);
 }
 
 Gradients Graph::backward(const Var& result, Loc loc) {

@@ -12,6 +12,8 @@
 //   grads.of(x);  // b
 //   // your kernel `product` and its gradient kernels, as one operation:
 //   Var xy = g.custom({x, y}, product(a, b), [&](const Tensor& d) { return std::vector{product(d, b), product(d, a)}; });
+//   // or a tile program whose backward kernel is derived from it:
+//   Var z = g.tile({cdiv(n, 256)}, [&](Program& p) { ... reads x.value(), y.value(), writes out ... }, {x, y}, out);
 //
 // Values are f32 or f64 and row-major; binary operations broadcast as NumPy does (axes aligned
 // at the right, size 1 repeated). Bad input (mismatched shapes or dtypes, a Var of another
@@ -115,6 +117,13 @@ class Graph {
   // backward calls `gradients` and checks what it returns.
   Var custom(const std::vector<Var>& inputs, const Tensor& output, GradientFn gradients,
              const std::string& name = "custom", Loc loc = Loc::current());
+
+  // A tile program of your own as one operation whose backward is derived from it
+  // (grad/tile_backward.hpp): `body` reads the values of `inputs` (Var::value()) and writes
+  // `output`. It is traced once, run now on the graph's device, and its derived backward kernel
+  // runs in backward(); an op outside what is derived is an Error there, at the body's line.
+  Var tile(const std::vector<int64_t>& grid, const KernelBody& body, const std::vector<Var>& inputs,
+           const Tensor& output, const std::string& name = "tile", Loc loc = Loc::current());
 
   // The gradients of `result`, a one-element value, against every value before it.
   Gradients backward(const Var& result, Loc loc = Loc::current());

@@ -255,6 +255,28 @@ TEST_CASE("grad: a kernel of one's own joins a graph with its gradient kernels")
   }
 }
 
+TEST_CASE("grad: a tile program joins a graph with its backward derived") {
+  Tensor a = Tensor::random({37, 5}, 40, f64), b = Tensor::random({5}, 41, f64);
+  auto lossWith = [&](bool derived) {
+    Graph g({.device = "interp"});
+    Var x = g.input(a), w = g.input(b);
+    Var scaled = x * w;
+    if (derived) {  // the same product as a kernel of one's own: rows of x times w
+      Tensor out = Tensor::empty({37, 5}, f64);
+      scaled = g.tile({cdiv(37, 8)}, [&](Program& p) {
+        Tile rows = p.read(x.value(), {8, 8}, 0.0).at({p.id(0), 0});
+        p.write(out, {8, 8}).put(rows * p.read(w.value(), {8}, 0.0).at({0}).expand_dims(0), {p.id(0), 0});
+      }, {x, w}, out, "scale_rows");
+    }
+    Gradients grads = g.backward(g.sum(g.softmax(scaled) * g.constant(Tensor::random({37, 5}, 42, f64))));
+    return std::vector{grads.of(x), grads.of(w)};
+  };
+  std::vector<Tensor> want = lossWith(false), got = lossWith(true);
+  for (size_t i = 0; i < 2; ++i)
+    for (int64_t e = 0; e < want[i].numel(); ++e)
+      CHECK(got[i].item(e) == doctest::Approx(want[i].item(e)).epsilon(1e-12));
+}
+
 TEST_CASE("grad: a gradient function returning wrong tensors is an Error naming the operation and its line") {
   Tensor a = Tensor::from({2, 2}, {1, 2, 3, 4});
   Graph g({.device = "interp"});
