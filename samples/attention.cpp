@@ -1,6 +1,11 @@
-// Flash-attention forward (online softmax), causal or not, against float64.
+// Flash-attention forward (online softmax), causal or not, against float64; with --backward,
+// dQ, dK and dV by hand-written FlashAttention-2 kernels and by the backward derived from the
+// forward kernel (grad::backward), both against float64, and the speed of each.
 #include <cmath>
+#include <cstdio>
 #include <limits>
+
+#include "grad/tile_backward.hpp"
 
 #include "samples/harness.hpp"
 #include "samples/kernels.hpp"
@@ -29,6 +34,75 @@ void referenceHead(const double* q, const double* k, const double* v, double* o,
     }
   }
 }
+// The gradients of sum(O * dO) for one head: P = softmax(S), dV = P^T dO, dP = dO V^T,
+// dS = P (dP - rowsum(dP P)), dQ = dS K / sqrt(d), dK = dS^T Q / sqrt(d).
+void referenceHeadBackward(const double* q, const double* k, const double* v, const double* dOut, double* dq,
+                           double* dk, double* dv, int64_t seq, int64_t dim, bool causal) {
+  const double scale = 1 / std::sqrt(static_cast<double>(dim));
+  std::vector<double> probs(static_cast<size_t>(seq)), dProbs(static_cast<size_t>(seq));
+  std::fill(dk, dk + seq * dim, 0.0);
+  std::fill(dv, dv + seq * dim, 0.0);
+  for (int64_t i = 0; i < seq; ++i) {
+    const int64_t last = causal ? i : seq - 1;
+    double maxScore = -std::numeric_limits<double>::infinity(), sum = 0, rowDot = 0;
+    for (int64_t j = 0; j <= last; ++j) {
+      double s = 0;
+      for (int64_t d = 0; d < dim; ++d) s += q[i * dim + d] * k[j * dim + d];
+      maxScore = std::max(maxScore, probs[j] = s * scale);
+    }
+    for (int64_t j = 0; j <= last; ++j) sum += probs[j] = std::exp(probs[j] - maxScore);
+    for (int64_t j = 0; j <= last; ++j) {
+      probs[j] /= sum;
+      double dp = 0;
+      for (int64_t d = 0; d < dim; ++d) dp += dOut[i * dim + d] * v[j * dim + d];
+      rowDot += (dProbs[j] = dp) * probs[j];
+    }
+    for (int64_t d = 0; d < dim; ++d) dq[i * dim + d] = 0;
+    for (int64_t j = 0; j <= last; ++j) {
+      const double ds = probs[j] * (dProbs[j] - rowDot);
+      for (int64_t d = 0; d < dim; ++d) {
+        dv[j * dim + d] += probs[j] * dOut[i * dim + d];
+        dq[i * dim + d] += ds * k[j * dim + d] * scale;
+        dk[j * dim + d] += ds * q[i * dim + d] * scale;
+      }
+    }
+  }
+}
+
+// --backward: the hand-written kernels timed as the sample's run, the derived backward beside them.
+void runBackward(samples::SampleCli& cli, samples::Report& r, const Tensor& q, const Tensor& k, const Tensor& v,
+                 bool causal, samples::AttentionBlocks blocks) {
+  const Shape shape = q.shape();
+  Tensor out = samples::poisoned(shape), lse = samples::poisoned({shape[0], shape[1], shape[2]});
+  samples::KernelDefinition forward = samples::attentionKernel(q, k, v, out, causal, blocks, lse);
+  TracedKernel traced = trace(forward.grid, forward.body, "attention");
+  launch(traced, forward.grid, cli.runOptions());
+  samples::AttentionGradients g{q, k, v, out, lse, Tensor::random(shape, 4), samples::poisoned(shape),
+                                samples::poisoned(shape), samples::poisoned(shape)};
+  r.time([&] { return samples::attentionBackward(g, causal, cli.runOptions(), blocks); });
+  samples::Report derivedRun;
+  derivedRun.repeat = r.repeat;
+  std::vector<Tensor> derived;
+  derivedRun.time([&] {
+    derived = grad::backward(traced, forward.grid, {q, k, v}, {{out, g.dOut}}, cli.runOptions());
+    return r.device;
+  });
+  std::printf("FIGURE attention_backward_handwritten_ms %.3f\nFIGURE attention_backward_derived_ms %.3f\n"
+              "RATIO attention_backward_derived_vs_handwritten %.3f\n", r.ms, derivedRun.ms, derivedRun.ms / r.ms);
+  if (!cli.check()) return;
+  const int64_t heads = shape[0] * shape[1], seq = shape[2], dim = shape[3];
+  std::vector<double> qv = q.values(), kv = k.values(), vv = v.values(), dOut = g.dOut.values();
+  std::vector<double> dq(qv.size()), dk(qv.size()), dv(qv.size());
+  for (int64_t h = 0; h < heads; ++h) {
+    const size_t at = static_cast<size_t>(h * seq * dim);
+    referenceHeadBackward(&qv[at], &kv[at], &vv[at], &dOut[at], &dq[at], &dk[at], &dv[at], seq, dim, causal);
+  }
+  const double tolerance = samples::tolerance(f32, seq + dim);
+  for (const auto& [got, want] : {std::pair{g.dq, &dq}, {g.dk, &dk}, {g.dv, &dv}, {derived[0], &dq},
+                                  {derived[1], &dk}, {derived[2], &dv}})
+    r.compare(got, *want, tolerance);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -40,6 +114,9 @@ int main(int argc, char** argv) {
   cli.app.add_option("--seq", seq, "sequence length")->check(CLI::PositiveNumber);
   cli.app.add_option("--dim", dim, "head dimension")->check(CLI::PositiveNumber);
   cli.app.add_flag("--causal", causal, "mask keys after the query position");
+  bool backward = false;
+  cli.app.add_flag("--backward", backward,
+                   "time and check dQ, dK, dV: hand-written FlashAttention-2 kernels and the derived backward (f32)");
   std::string dtypeName = "f32";
   cli.app.add_option("--dtype", dtypeName, "q, k, v dtype (products accumulate in f32; out is f32)")
       ->check(CLI::IsMember({"f32", "f16", "bf16"}));
@@ -50,6 +127,7 @@ int main(int argc, char** argv) {
   return cli.main(argc, argv, [&](samples::Report& r) {
     Shape shape{batch, heads, seq, dim};
     DType dtype = samples::parseDTypeOption(dtypeName);
+    if (backward && dtype != f32) throw Error("attention --backward: gradients are f32 here, not " + dtypeName);
     Tensor q = Tensor::random(shape, 1, dtype), k = Tensor::random(shape, 2, dtype), v = Tensor::random(shape, 3, dtype);
     Tensor o = samples::poisoned(shape);
     cli.keepOnDevice({&q, &k, &v, &o});
@@ -60,8 +138,14 @@ int main(int argc, char** argv) {
       blocks = samples::AttentionBlocks::from(tuned.chosen);
       r.tune = tuneSourceName(tuned.source);
     }
-    r.time([&] { return samples::attention(q, k, v, o, causal, cli.runOptions(), blocks); });
     r.dtype = dtypeName;
+    if (backward) {
+      r.shape = std::to_string(batch) + "x" + std::to_string(heads) + "x" + std::to_string(seq) + "x" +
+                std::to_string(dim) + (causal ? "-causal" : "") + "-backward";
+      r.work = 10.0 * batch * heads * seq * seq * dim * (causal ? 0.5 : 1.0);  // five products of the forward's size
+      return runBackward(cli, r, q, k, v, causal, blocks);
+    }
+    r.time([&] { return samples::attention(q, k, v, o, causal, cli.runOptions(), blocks); });
     r.shape = std::to_string(batch) + "x" + std::to_string(heads) + "x" + std::to_string(seq) + "x" +
               std::to_string(dim) + (causal ? "-causal" : "");
     r.work = 4.0 * batch * heads * seq * seq * dim * (causal ? 0.5 : 1.0);

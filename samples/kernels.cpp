@@ -184,13 +184,13 @@ std::string scaledGemm(const Tensor& a, const Tensor& aScale, const Tensor& b, c
   }, named(opts, "scaled_gemm"));
 }
 
-std::string attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, bool causal,
-                      const RunOptions& opts, AttentionBlocks blocks) {
+KernelDefinition attentionKernel(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, bool causal,
+                                 AttentionBlocks blocks, const Tensor& lse) {
   const int64_t heads = q.dim(1), dim = q.dim(3);
   const int64_t blockM = blocks.m, blockN = blocks.n;
   const double scale = 1.0 / std::sqrt(static_cast<double>(dim));
   const double inf = std::numeric_limits<double>::infinity();
-  return run({cdiv(q.dim(2), blockM), q.dim(0) * heads}, [&](Program& p) {
+  return {{cdiv(q.dim(2), blockM), q.dim(0) * heads}, [=](Program& p) {
     if (blocks.stages > 0) p.stages(blocks.stages);
     if (blocks.warps > 0) p.warps(blocks.warps);
     Index m = p.id(0), batch = p.id(1) / heads, head = p.id(1) % heads;
@@ -218,10 +218,80 @@ std::string attention(const Tensor& q, const Tensor& k, const Tensor& v, const T
           return std::tuple{newMax, rowSum * rescale + probs.sum(1),
                             acc * rescale.expand_dims(1) + dot(probs.cast(vt.dtype()), vt)};
         });
-    (void)rowMax;
     Tile o = acc / rowSum.expand_dims(1);
     p.write(out, {1, 1, blockM, dim}).put(o.reshape({1, 1, blockM, dim}), {batch, head, m, 0});
-  }, named(opts, "attention"));
+    if (lse.defined())
+      p.write(lse, {1, 1, blockM}).put((rowMax + rowSum.log()).reshape({1, 1, blockM}), {batch, head, m});
+  }};
+}
+
+std::string attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, bool causal,
+                      const RunOptions& opts, AttentionBlocks blocks) {
+  KernelDefinition kernel = attentionKernel(q, k, v, out, causal, blocks);
+  return run(kernel.grid, kernel.body, named(opts, "attention"));
+}
+
+namespace {
+
+// What the backward kernels read of one block of query rows: q, dO, the forward's logsumexp and
+// D = rowsum(dO * O), as [blockM, dim] and [blockM].
+struct QueryRows {
+  Tile q, dOut, lse, delta;
+};
+
+}  // namespace
+
+std::string attentionBackward(const AttentionGradients& t, bool causal, const RunOptions& opts, AttentionBlocks blocks) {
+  const int64_t heads = t.q.dim(1), seq = t.q.dim(2), dim = t.q.dim(3), blockM = blocks.m, blockN = blocks.n;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(dim));
+  const std::vector<int64_t> queryGrid{cdiv(seq, blockM), t.q.dim(0) * heads}, keyGrid{cdiv(seq, blockN), t.q.dim(0) * heads};
+  Tensor delta = Tensor::empty({t.q.dim(0), heads, seq});
+  run(queryGrid, [&](Program& p) {  // D = rowsum(dO * O)
+    Index m = p.id(0), batch = p.id(1) / heads, head = p.id(1) % heads;
+    Tile product = p.read(t.dOut, {1, 1, blockM, dim}, 0.0).at({batch, head, m, 0}) *
+                   p.read(t.out, {1, 1, blockM, dim}, 0.0).at({batch, head, m, 0});
+    p.write(delta, {1, 1, blockM}).put(product.sum(3), {batch, head, m});
+  }, named(opts, "attention_backward_delta"));
+  // The probabilities P of a [blockM, blockN] block of scores (0 where masked) and dS = P (dP - D).
+  auto block = [&](Program& p, const QueryRows& r, const Tile& kt, const Tile& vt, const Index& m, const Index& n) {
+    Tile rows = p.iota({blockM, blockN}, 0) + m * blockM, cols = p.iota({blockM, blockN}, 1) + n * blockN;
+    Tile valid = (rows < static_cast<double>(seq)) && (cols < static_cast<double>(seq));
+    if (causal) valid = valid && cols <= rows;
+    Tile probs = where(valid, (dot(r.q, kt.transpose()) * scale - r.lse.expand_dims(1)).exp(), 0.0);
+    Tile dScores = probs * (dot(r.dOut, vt.transpose()) - r.delta.expand_dims(1));
+    return std::pair{probs, dScores};
+  };
+  auto queryRows = [&](Program& p, const Index& batch, const Index& head, const Index& m) {
+    auto rows = [&](const Tensor& x) { return p.read(x, {1, 1, blockM, dim}, 0.0).at({batch, head, m, 0}).reshape({blockM, dim}); };
+    auto vector = [&](const Tensor& x) { return p.read(x, {1, 1, blockM}, 0.0).at({batch, head, m}).reshape({blockM}); };
+    return QueryRows{rows(t.q), rows(t.dOut), vector(t.lse), vector(delta)};
+  };
+  auto keys = [&](Program& p, const Tensor& x, const Index& batch, const Index& head, const Index& n) {
+    return p.read(x, {1, 1, blockN, dim}, 0.0).at({batch, head, n, 0}).reshape({blockN, dim});
+  };
+  run(keyGrid, [&](Program& p) {  // dK and dV of a block of keys, over the query blocks that see it
+    Index n = p.id(0), batch = p.id(1) / heads, head = p.id(1) % heads;
+    Tile kt = keys(p, t.k, batch, head, n), vt = keys(p, t.v, batch, head, n);
+    Index first = causal ? n * blockN / blockM : Index(0);
+    auto [dk, dv] = p.fold(first, cdiv(seq, blockM), std::tuple{p.zeros({blockN, dim}), p.zeros({blockN, dim})},
+                           [&](Index m, Tile dk, Tile dv) {
+      QueryRows r = queryRows(p, batch, head, m);
+      auto [probs, dScores] = block(p, r, kt, vt, m, n);
+      return std::tuple{dk + dot(dScores.transpose(), r.q) * scale, dv + dot(probs.transpose(), r.dOut)};
+    });
+    p.write(t.dk, {1, 1, blockN, dim}).put(dk.reshape({1, 1, blockN, dim}), {batch, head, n, 0});
+    p.write(t.dv, {1, 1, blockN, dim}).put(dv.reshape({1, 1, blockN, dim}), {batch, head, n, 0});
+  }, named(opts, "attention_backward_dkdv"));
+  return run(queryGrid, [&](Program& p) {  // dQ of a block of queries, over the key blocks it sees
+    Index m = p.id(0), batch = p.id(1) / heads, head = p.id(1) % heads;
+    QueryRows r = queryRows(p, batch, head, m);
+    Index end = causal ? min(cdiv((m + 1) * blockM, blockN), cdiv(seq, blockN)) : Index(cdiv(seq, blockN));
+    Tile dq = p.fold(0, end, p.zeros({blockM, dim}), [&](Index n, Tile dq) {
+      Tile kt = keys(p, t.k, batch, head, n);
+      return dq + dot(block(p, r, kt, keys(p, t.v, batch, head, n), m, n).second, kt) * scale;
+    });
+    p.write(t.dq, {1, 1, blockM, dim}).put(dq.reshape({1, 1, blockM, dim}), {batch, head, m, 0});
+  }, named(opts, "attention_backward_dq"));
 }
 
 std::string softmax(const Tensor& x, const Tensor& out, const RunOptions& opts) {

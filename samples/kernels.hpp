@@ -53,6 +53,26 @@ struct AttentionBlocks {
 };
 std::string attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, bool causal,
                       const RunOptions& opts = {}, AttentionBlocks blocks = {});
+// A kernel's grid and body, for tracing it (grad::backward derives its backward from the trace).
+struct KernelDefinition {
+  std::vector<int64_t> grid;
+  KernelBody body;
+};
+// attention()'s kernel; with `lse` ([batch, heads, seq] f32) it also writes each query row's
+// logsumexp of scores, which the hand-written backward reads.
+KernelDefinition attentionKernel(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, bool causal,
+                                 AttentionBlocks blocks = {}, const Tensor& lse = {});
+// The tensors of attention's backward (f32): the forward's inputs, output and logsumexp, the
+// output's gradient, and the inputs' gradients to write.
+struct AttentionGradients {
+  Tensor q, k, v, out, lse, dOut;
+  Tensor dq, dk, dv;
+};
+// Hand-written, as FlashAttention-2's: D = rowsum(dO * O); then one kernel per block of keys
+// (dK, dV over the query blocks that see it) and one per block of queries (dQ), both
+// recomputing P = exp(S - lse) blockwise; no atomics.
+std::string attentionBackward(const AttentionGradients& t, bool causal, const RunOptions& opts = {},
+                              AttentionBlocks blocks = {});
 
 // Autotuning (dsl/autotune.hpp). The spaces to tune over on a device, the default first:
 // a sweep on cpu, vulkan and cuda (blocks and, on cuda, stages and warps), only the default elsewhere.
