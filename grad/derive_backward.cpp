@@ -108,18 +108,29 @@ class Deriver {
   Deriver(const ir::Kernel& forward, const BackwardRequest& request)
       : f_(forward), request_(request), b_(out_), needs_(forward.types.size()) {}
 
-  ir::Kernel run() {
+  Backward run() {
     declareParams();
     markNeeds();
     findExclusiveReads();
+    chooseStoredFolds();
     b_.block = &out_.body;
+    if (!stored_.empty()) programIndex_ = linearProgramIndex();
     ValueMap primal, adjoint;
     replay(f_.body, primal);
     reverse(f_.body, primal, adjoint);
-    return std::move(out_);
+    Backward result{std::move(out_), saved_, std::nullopt};
+    if (!stored_.empty()) result.tripCounts = tripCountKernel();
+    return result;
   }
 
  private:
+  // A top-level fold whose carried values are saved at every iteration (stored_[i]: element i
+  // of the trip-count probe's tensor), and the saved tensors' parameters, one per carried value.
+  struct StoredFold {
+    const Op* fold;
+    std::vector<int64_t> params;
+  };
+
   // ---- The backward kernel's parameters.
   void declareParams() {
     out_.name = f_.name + "_backward";
@@ -219,6 +230,76 @@ class Deriver {
     return -2;
   }
 
+  // ---- Saved carried values. A top-level fold whose carried values the reversed loop needs
+  // (carriesLinearly false) writes them at each iteration into tensors [programs, trips,
+  // elements] that the host sizes from the trip-count probe; they are read back in reverse.
+  void chooseStoredFolds() {
+    if (!request_.saveCarried) return;
+    for (const Op& op : f_.body.ops) {
+      if (op.code != OpCode::fold || carriesLinearly(op) || !reachesGradients(op)) continue;
+      StoredFold f{&op, {}};
+      for (size_t i = 0; i < op.results.size(); ++i) {
+        const Type& t = f_.type(op.results[i]);
+        f.params.push_back(static_cast<int64_t>(out_.tensors.size()));
+        out_.tensors.push_back({fmt::format("saved{}_{}", stored_.size(), i), t.dtype, 3});
+        saved_.push_back({static_cast<int>(stored_.size()), t.dtype, t.numel()});
+      }
+      stored_.push_back(std::move(f));
+    }
+  }
+  bool reachesGradients(const Op& fold) const {
+    return touchesGradients(fold) || std::ranges::any_of(fold.results, [&](ValueId r) { return needs(r); });
+  }
+  const StoredFold* storedFold(const Op& op) const {
+    auto it = std::ranges::find_if(stored_, [&](const StoredFold& f) { return f.fold == &op; });
+    return it == stored_.end() ? nullptr : &*it;
+  }
+  ValueId linearProgramIndex() {
+    const Type index{DType::i64, {}};
+    auto grid = [&](OpCode c, int64_t axis) { return b_.emit(c, {}, index, {ir::makeAttr(ir::attr::axis, axis)}); };
+    ValueId id = grid(OpCode::program_id, 0);
+    for (int64_t a = 1; a < f_.gridRank; ++a)
+      id = b_.binary(OpCode::add, b_.binary(OpCode::mul, id, grid(OpCode::num_programs, a)), grid(OpCode::program_id, a));
+    return id;
+  }
+  // The element offsets of carried value `i` of iteration `k` in its saved tensor, and its tile type there.
+  std::vector<ValueId> savedOffsets(ValueId k, ValueId start) {
+    return {programIndex_, b_.binary(OpCode::sub, k, start), b_.constantLike(k, 0)};
+  }
+  static Type savedType(const Type& t) { return {t.dtype, {1, 1, t.numel()}}; }
+  // The probe: the forward's top-level values, then each stored fold's trip count into element
+  // f of its one added tensor (i64) by atomic max.
+  ir::Kernel tripCountKernel() {
+    ir::Kernel probe;
+    probe.name = f_.name + "_trip_counts";
+    probe.tensors = f_.tensors;
+    probe.tensors.push_back({"trips", DType::i64, 1});
+    probe.scalars = f_.scalars;
+    probe.gridRank = f_.gridRank;
+    Builder b(probe);
+    b.block = &probe.body;
+    ValueMap primal;
+    for (const Op& op : f_.body.ops) {
+      // What a fold's bounds may come from: the ops before any region, and those after it that do not use one.
+      if (ir::hasSideEffects(op.code) || !op.regions.empty() ||
+          std::ranges::any_of(op.operands, [&](ValueId v) { return !primal.count(v); }))
+        continue;
+      b.loc = op.loc;
+      Op copy{op.code, {}, {}, op.attrs, {}, op.loc};
+      for (ValueId v : op.operands) copy.operands.push_back(lookup(primal, v));
+      for (ValueId v : op.results) copy.results.push_back(primal[v] = b.newValue(f_.type(v)));
+      b.append(std::move(copy));
+    }
+    for (size_t f = 0; f < stored_.size(); ++f) {
+      const Op& fold = *stored_[f].fold;
+      ValueId trips = b.binary(OpCode::sub, lookup(primal, fold.operands[1]), lookup(primal, fold.operands[0]));
+      b.emit(OpCode::atomic, {b.constant({DType::i64, {}}, static_cast<double>(f)), trips}, {DType::i64, {}},
+             {ir::makeAttr(ir::attr::tensor, static_cast<int64_t>(f_.tensors.size())),
+              ir::makeAttr(ir::attr::fn, std::string("max"))});
+    }
+    return probe;
+  }
+
   // ---- Replay: the forward's ops without its side effects, each value under a new id.
   void replay(const Block& block, ValueMap& primal) {
     for (const Op& op : block.ops) replayOp(op, primal);
@@ -238,11 +319,20 @@ class Deriver {
     b_.loc = op.loc;
     Op copy{op.code, {}, {}, op.attrs, {}, op.loc};
     for (ValueId v : op.operands) copy.operands.push_back(lookup(primal, v));
+    const StoredFold* saving = storedFold(op);
     for (const Block& region : op.regions) {
       Block r;
       for (ValueId a : region.args) r.args.push_back(primal[a] = b_.newValue(f_.type(a)));
       Block* outer = b_.block;
       b_.block = &r;
+      if (saving) {  // this iteration's carried values, before the body changes them
+        std::vector<ValueId> at = savedOffsets(r.args[0], lookup(primal, op.operands[0]));
+        for (size_t i = 0; i < saving->params.size(); ++i) {
+          at.resize(3);
+          at.push_back(b_.reshape(r.args[i + 1], savedType(f_.type(region.args[i + 1])).shape));
+          b_.emitEffect(OpCode::store, at, {ir::makeAttr(ir::attr::tensor, saving->params[i])});
+        }
+      }
       replay(region, primal);
       b_.block = outer;
       copy.regions.push_back(std::move(r));
@@ -598,7 +688,15 @@ class Deriver {
     ValueMap inner = primal, innerAdjoint;
     inner[body.args[0]] = b_.binary(OpCode::sub, b_.binary(OpCode::sub, end, b_.constantLike(end, 1)), j);
     const ValueId k = inner[body.args[0]];
-    if (!linear) {  // the carried values at iteration k: the forward loop again, from start to k
+    if (const StoredFold* saved = storedFold(fold)) {  // the carried values at iteration k, as saved
+      const std::vector<ValueId> at = savedOffsets(k, start);
+      for (size_t i = 0; i < carried; ++i) {
+        const Type& t = f_.type(body.args[i + 1]);
+        ValueId load = b_.emit(OpCode::load, at, savedType(t), {ir::makeAttr(ir::attr::tensor, saved->params[i]),
+                                                                ir::makeAttr(ir::attr::fill, isFloat(t.dtype) ? ir::Number(0.0) : ir::Number(int64_t{0}))});
+        inner[body.args[i + 1]] = b_.reshape(load, t.shape);
+      }
+    } else if (!linear) {  // the carried values at iteration k: the forward loop again, from start to k
       replayOp(fold, inner);
       b_.block->ops.back().operands[1] = k;
       inner[body.args[0]] = k;
@@ -606,7 +704,8 @@ class Deriver {
     }
     // The iteration's values, recomputed (with linear carries, only those that do not depend on them).
     std::vector<bool> dependent(f_.types.size());
-    for (size_t i = 1; i < body.args.size() && linear; ++i) dependent[static_cast<size_t>(body.args[i])] = true;
+    const bool recomputeAll = !linear || storedFold(fold);
+    for (size_t i = 1; i < body.args.size() && !recomputeAll; ++i) dependent[static_cast<size_t>(body.args[i])] = true;
     for (const Op& op : body.ops) {
       if (op.code == OpCode::yield) break;
       bool dep = std::ranges::any_of(op.operands, [&](ValueId v) { return dependent[static_cast<size_t>(v)]; });
@@ -649,14 +748,17 @@ class Deriver {
   std::vector<bool> needs_;                 // per forward value
   std::vector<int64_t> gradOut_, gradIn_;  // per forward tensor: its gradient's parameter, or -1
   std::vector<bool> exclusive_;            // per forward tensor
+  std::vector<StoredFold> stored_;
+  std::vector<Backward::Saved> saved_;
+  ValueId programIndex_ = -1;  // the program's row-major index in the grid
 };
 
 }  // namespace
 
-ir::Kernel deriveBackward(const ir::Kernel& forward, const BackwardRequest& request) {
-  ir::Kernel backward = Deriver(forward, request).run();
+Backward deriveBackward(const ir::Kernel& forward, const BackwardRequest& request) {
+  Backward backward = Deriver(forward, request).run();
   if (spdlog::should_log(spdlog::level::debug))
-    spdlog::debug("tilejit: derived the backward of {}\n{}", forward.name, ir::print(backward));
+    spdlog::debug("tilejit: derived the backward of {}\n{}", forward.name, ir::print(backward.kernel));
   return backward;
 }
 

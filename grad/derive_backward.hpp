@@ -1,6 +1,7 @@
 // Reverse mode of a tile program: from a forward kernel, the kernel that computes the gradients
 // of the tensors it reads given the gradients of the tensors it writes.
 #pragma once
+#include <optional>
 #include <vector>
 
 #include "ir/ir.hpp"
@@ -12,6 +13,23 @@ namespace tj::grad {
 // a gradient given (`outputs`), by parameter index.
 struct BackwardRequest {
   std::vector<bool> inputs, outputs;
+  bool saveCarried = true;  // save the carried values folds need at each iteration (else recompute them)
+};
+
+struct Backward {
+  ir::Kernel kernel;
+  // The tensors of carried values saved per iteration, the kernel's last parameters, each
+  // [programs of the grid, trips of its fold, elements of the value]: the fold (its element in
+  // the trip-count probe's tensor), dtype and elements.
+  struct Saved {
+    int fold;
+    DType dtype;
+    int64_t elements;
+  };
+  std::vector<Saved> saved;
+  // When some are: the probe to launch first over the grid, with the forward's tensors and an
+  // i64 tensor of one zero per fold, into which it writes each fold's largest trip count.
+  std::optional<ir::Kernel> tripCounts;
 };
 
 // The backward kernel runs over the forward's grid. Its tensor parameters are the forward's, then
@@ -23,11 +41,13 @@ struct BackwardRequest {
 // store where each program provably reads a block of its own (the tensor read once, at block
 // offsets that are program ids on every grid axis). A fold runs in reverse, each iteration's
 // values recomputed from its index: where the carried values reach only ops linear in them
-// whose gradients need none of them (sums, dot accumulators), that is all, O(n); otherwise the
-// carried values of iteration k are recomputed by the forward loop from its start to k,
-// O(n^2 / 2) iterations and no memory (storing them would need their count before the launch).
+// whose gradients need none of them (sums, dot accumulators), that is all, O(n). Otherwise a
+// top-level fold saves its carried values at every iteration (saveCarried: memory of programs x
+// trips x their elements, the trips counted by a probe kernel before the launch) and the
+// reversed loop reads them back, O(n); a nested fold, or any without saveCarried, recomputes
+// the carried values of iteration k by the forward loop from its start to k, O(n^2 / 2).
 // Scans, sorts, atomics, and branches or while loops that carry gradients are an Error naming
 // the op and the user's file:line.
-ir::Kernel deriveBackward(const ir::Kernel& forward, const BackwardRequest& request);
+Backward deriveBackward(const ir::Kernel& forward, const BackwardRequest& request);
 
 }  // namespace tj::grad

@@ -2,6 +2,11 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
+#include <optional>
+#include <string_view>
 
 #include "grad/derive_backward.hpp"
 
@@ -19,6 +24,39 @@ int paramOf(const TracedKernel& forward, const Tensor& t) {
 
 bool isGradientDtype(DType t) { return t == f32 || t == f64 || t == f16 || t == bf16; }
 
+// Saved carried values past this many bytes are recomputed instead.
+constexpr int64_t kMaxSavedBytes = int64_t{1} << 30;
+
+// The tensors for the carried values `derived` saves, sized by its trip-count probe (run on
+// options.device); none when they would take more than kMaxSavedBytes.
+std::optional<std::vector<Tensor>> savedTensors(const Backward& derived, const TracedKernel& forward,
+                                                const std::vector<int64_t>& grid, const RunOptions& options,
+                                                Loc loc) {
+  int folds = 0;
+  for (const Backward::Saved& s : derived.saved) folds = std::max(folds, s.fold + 1);
+  Tensor trips = Tensor::zeros({folds}, i64);
+  std::vector<Tensor> probeTensors = forward.tensors;
+  probeTensors.push_back(trips);
+  RunOptions probe = options;
+  probe.name = derived.tripCounts->name;
+  launch(bindKernel(*derived.tripCounts, std::move(probeTensors), loc), grid, probe, loc);
+  int64_t programs = 1, bytes = 0;
+  for (int64_t g : grid) programs *= g;
+  std::vector<Shape> shapes;
+  for (const Backward::Saved& s : derived.saved) {
+    shapes.push_back({programs, std::max<int64_t>(static_cast<int64_t>(trips.item(s.fold)), 0), s.elements});
+    bytes += shapes.back()[0] * shapes.back()[1] * s.elements * dtypeBytes(s.dtype);
+  }
+  if (bytes > kMaxSavedBytes) {
+    spdlog::info("tilejit: {}'s backward recomputes its loops' carried values: saving them takes {} MiB", forward.kernel->name,
+                 bytes >> 20);
+    return std::nullopt;
+  }
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < shapes.size(); ++i) out.push_back(Tensor::empty(shapes[i], derived.saved[i].dtype));
+  return out;
+}
+
 }  // namespace
 
 std::vector<Tensor> backward(const TracedKernel& forward, const std::vector<int64_t>& grid,
@@ -28,6 +66,8 @@ std::vector<Tensor> backward(const TracedKernel& forward, const std::vector<int6
   const ir::Kernel& k = *forward.kernel;
   const std::vector<bool> written = ir::writtenTensors(k);
   BackwardRequest request{std::vector<bool>(k.tensors.size()), std::vector<bool>(k.tensors.size())};
+  const char* recompute = std::getenv("TILEJIT_GRAD_RECOMPUTE");
+  request.saveCarried = !(recompute && std::string_view(recompute) == "1");
   std::vector<Tensor> gradients(k.tensors.size()), results;
   for (const Tensor& input : inputs) {
     input.checkDefined("grad::backward", l);
@@ -59,7 +99,17 @@ std::vector<Tensor> backward(const TracedKernel& forward, const std::vector<int6
     if (request.inputs[p]) tensors.push_back(gradients[p]);
   RunOptions named = options;
   named.name = k.name + "_backward";
-  launch(bindKernel(deriveBackward(k, request), std::move(tensors), loc), grid, named, loc);
+  Backward derived = deriveBackward(k, request);
+  if (!derived.saved.empty()) {
+    std::optional<std::vector<Tensor>> saved = savedTensors(derived, forward, grid, named, loc);
+    if (saved) {
+      tensors.insert(tensors.end(), saved->begin(), saved->end());
+    } else {
+      request.saveCarried = false;
+      derived = deriveBackward(k, request);
+    }
+  }
+  launch(bindKernel(derived.kernel, std::move(tensors), loc), grid, named, loc);
   return results;
 }
 
@@ -71,7 +121,7 @@ ir::Kernel backwardKernel(const ir::Kernel& forward) {
     request.inputs.push_back(gradient && !written[t]);
     request.outputs.push_back(gradient && written[t]);
   }
-  return deriveBackward(forward, request);
+  return deriveBackward(forward, request).kernel;
 }
 
 }  // namespace tj::grad

@@ -20,7 +20,9 @@ struct OutputGradient {
 // its outputs, computed by the backward kernel derived from `forward` over the forward's grid
 // on options.device. An input the kernel does not read gets zeros; an input it also writes, an
 // output it does not write or a gradient of the wrong shape or dtype is an Error at `loc`, and
-// an op outside what is derived is an Error at the user's line that traced it.
+// an op outside what is derived is an Error at the user's line that traced it. A fold whose
+// carried values the backward needs saves them per iteration (its trips counted by a probe
+// launch first) up to 1 GiB, and recomputes them past that or with TILEJIT_GRAD_RECOMPUTE=1.
 std::vector<Tensor> backward(const TracedKernel& forward, const std::vector<int64_t>& grid,
                              const std::vector<Tensor>& inputs, const std::vector<OutputGradient>& outputs,
                              const RunOptions& options = {}, Loc loc = Loc::current());

@@ -207,14 +207,22 @@ TEST_CASE("grad derived: a fold whose body reads a value from outside it carries
   checkDevices(foldedRowSum(9, 45), randoms({{9, 45}, {9}}, f32));
 }
 
-TEST_CASE("grad derived: a fold carrying a running maximum recomputes its carried values") {
-  checkFiniteDifferences(runningMax(5, 19), randoms({{5, 19}}, f64));
-  checkDevices(runningMax(9, 45), randoms({{9, 45}}, f32));
+TEST_CASE("grad derived: a fold carrying a running maximum saves, or recomputes, its carried values") {
+  for (const char* recompute : {"0", "1"}) {
+    CAPTURE(recompute);
+    test::ScopedEnv mode("TILEJIT_GRAD_RECOMPUTE", recompute);
+    checkFiniteDifferences(runningMax(5, 19), randoms({{5, 19}}, f64));
+    checkDevices(runningMax(9, 45), randoms({{9, 45}}, f32));
+  }
 }
 
-TEST_CASE("grad derived: attention with an online softmax (FlashAttention's forward)") {
-  checkFiniteDifferences(attention(5, 11), randoms({{5, 8}, {11, 8}, {11, 8}}, f64));
-  checkDevices(attention(19, 37), randoms({{19, 8}, {37, 8}, {37, 8}}, f32, -2.0, 2.0));
+TEST_CASE("grad derived: attention with an online softmax (FlashAttention's forward), saved and recomputed") {
+  for (const char* recompute : {"0", "1"}) {
+    CAPTURE(recompute);
+    test::ScopedEnv mode("TILEJIT_GRAD_RECOMPUTE", recompute);
+    checkFiniteDifferences(attention(5, 11), randoms({{5, 8}, {11, 8}, {11, 8}}, f64));
+    checkDevices(attention(19, 37), randoms({{19, 8}, {37, 8}, {37, 8}}, f32, -2.0, 2.0));
+  }
 }
 
 TEST_CASE("grad derived: the backward kernel of a program that reads its block alone stores, others add atomically") {
