@@ -331,6 +331,7 @@ class Deriver {
           at.resize(3);
           at.push_back(b_.reshape(r.args[i + 1], savedType(f_.type(region.args[i + 1])).shape));
           b_.emitEffect(OpCode::store, at, {ir::makeAttr(ir::attr::tensor, saving->params[i])});
+          b_.block->ops.back().internal = true;
         }
       }
       replay(region, primal);
@@ -383,6 +384,7 @@ class Deriver {
         for (size_t i = 0; i + 1 < op.operands.size(); ++i) offsets.push_back(p(i));
         ValueId d = b_.emit(OpCode::load, offsets, {f_.tensors[t].dtype, f_.type(value).shape},
                             {ir::makeAttr(ir::attr::tensor, gradOut_[t]), ir::makeAttr(ir::attr::fill, ir::Number(0.0))});
+        b_.block->ops.back().internal = true;
         accumulate(adjoint, value, d);
         return;
       }

@@ -236,6 +236,11 @@ struct Op {
   SourceLoc loc;  // the user's file:line that traced this op; not printed or hashed
   // A load or gather whose fill the user did not give, for the sanitizer; like loc, not printed or hashed.
   bool defaultFill = false;
+  // An access tilejit added to a derived kernel, not the user's: a store of the loop values it
+  // saves for itself (the sanitizer does not report what it stores), a read of an output's
+  // gradient (outside the output it is exactly 0, not a fill standing in for a value). Like
+  // loc, not printed or hashed.
+  bool internal = false;
 
   // An attribute's value; throws Error naming the op when it is missing or of another type.
   int64_t get(AttrKey<int64_t> key) const;

@@ -38,6 +38,7 @@ void Rewriter::forward(ValueId from, ValueId to) {
 Op Rewriter::remap(const Op& op) {
   Op out{op.code, {}, op.results, op.attrs, {}, op.loc};
   out.defaultFill = op.defaultFill;
+  out.internal = op.internal;
   out.operands.reserve(op.operands.size());
   for (ValueId v : op.operands) out.operands.push_back(lookup(v));
   for (const Block& r : op.regions) out.regions.push_back(visitBlock(r));

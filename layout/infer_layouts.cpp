@@ -87,26 +87,33 @@ int64_t pow2Clamp(int64_t x, int64_t hi) {
   return static_cast<int64_t>(std::bit_floor(static_cast<uint64_t>(std::clamp<int64_t>(x, 1, std::max<int64_t>(hi, 1)))));
 }
 
-// Unit dimensions hold one element and no threads, so they come and go freely.
+// Sized dimensions keep their order; unit dimensions hold one element, so they come and go
+// freely, except those over which threads replicate: each moves to a unit dimension of the
+// new shape, which keeps the same threads holding each element.
 std::optional<Blocked> reshapedBlocked(const Blocked& b, const Shape& from, const Shape& to) {
-  std::vector<size_t> oldDims, newDims;
+  auto replicates = [&](size_t d) { return b.threadsPerWarp[d] != 1 || b.warpsPerCTA[d] != 1; };
+  std::vector<size_t> oldDims, newDims, oldUnits, newUnits;
   for (size_t d = 0; d < from.size(); ++d)
     if (from[d] != 1) oldDims.push_back(d);
-    else if (b.threadsPerWarp[d] != 1 || b.warpsPerCTA[d] != 1) return std::nullopt;
-  for (size_t d = 0; d < to.size(); ++d)
-    if (to[d] != 1) newDims.push_back(d);
+    else if (replicates(d)) oldUnits.push_back(d);
+  for (size_t d = 0; d < to.size(); ++d) (to[d] != 1 ? newDims : newUnits).push_back(d);
+  if (oldUnits.size() > newUnits.size()) return std::nullopt;
+  oldDims.insert(oldDims.end(), oldUnits.begin(), oldUnits.end());
+  newDims.insert(newDims.end(), newUnits.begin(), newUnits.begin() + static_cast<int64_t>(oldUnits.size()));
   Blocked r{Shape(to.size(), 1), Shape(to.size(), 1), Shape(to.size(), 1), {}};
   std::vector<int64_t> newIndex(from.size(), -1);
+  std::vector<bool> placed(to.size(), false);
   for (size_t j = 0; j < oldDims.size(); ++j) {
     r.sizePerThread[newDims[j]] = b.sizePerThread[oldDims[j]];
     r.threadsPerWarp[newDims[j]] = b.threadsPerWarp[oldDims[j]];
     r.warpsPerCTA[newDims[j]] = b.warpsPerCTA[oldDims[j]];
     newIndex[oldDims[j]] = static_cast<int64_t>(newDims[j]);
+    placed[newDims[j]] = true;
   }
   for (int64_t d : b.order)
     if (newIndex[d] >= 0) r.order.push_back(newIndex[d]);
   for (size_t d = to.size(); d-- > 0;)
-    if (to[d] == 1) r.order.push_back(static_cast<int64_t>(d));
+    if (!placed[d]) r.order.push_back(static_cast<int64_t>(d));
   return r;
 }
 
@@ -117,6 +124,7 @@ std::optional<Layout> reshaped(const Layout& l, const Shape& from, const Shape& 
     Shape grown = from;
     grown.insert(grown.begin() + s->dim, 1);
     if (grown == to) return *s->parent;
+    return reshaped(*s->parent, grown, to);  // the parent over the reduced dimension kept as a unit one
   }
   if (const auto* b = l.as<Blocked>()) {
     if (auto r = reshapedBlocked(*b, from, to)) return Layout{*r};

@@ -84,9 +84,13 @@ void runBackward(samples::SampleCli& cli, samples::Report& r, const Tensor& q, c
   derivedRun.repeat = r.repeat;
   std::vector<Tensor> derived;
   derivedRun.time([&] {
+    LaunchWatch launches;
     derived = grad::backward(traced, forward.grid, {q, k, v}, {{out, g.dOut}}, cli.runOptions());
-    return r.device;
+    const LaunchReport* fallback = launches.firstFallback();
+    return fallback ? fallback->device : launches.last().device;
   });
+  if (derivedRun.device != r.device)
+    throw Error("attention --backward: the derived backward ran on " + derivedRun.device + ", not " + r.device);
   std::printf("FIGURE attention_backward_handwritten_ms %.3f\nFIGURE attention_backward_derived_ms %.3f\n"
               "RATIO attention_backward_derived_vs_handwritten %.3f\n", r.ms, derivedRun.ms, derivedRun.ms / r.ms);
   if (!cli.check()) return;

@@ -258,7 +258,8 @@ std::string attentionBackward(const AttentionGradients& t, bool causal, const Ru
     Tile valid = (rows < static_cast<double>(seq)) && (cols < static_cast<double>(seq));
     if (causal) valid = valid && cols <= rows;
     Tile probs = where(valid, (dot(r.q, kt.transpose()) * scale - r.lse.expand_dims(1)).exp(), 0.0);
-    Tile dScores = probs * (dot(r.dOut, vt.transpose()) - r.delta.expand_dims(1));
+    // Masked again: rows past the end multiply dO's fill by V (0 * anything, but not to the sanitizer).
+    Tile dScores = where(valid, probs * (dot(r.dOut, vt.transpose()) - r.delta.expand_dims(1)), 0.0);
     return std::pair{probs, dScores};
   };
   auto queryRows = [&](Program& p, const Index& batch, const Index& head, const Index& m) {

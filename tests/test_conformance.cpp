@@ -1126,6 +1126,33 @@ TEST_CASE("conformance: reductions along each axis of an odd tile, with NaN insi
           }
 }
 
+// A reduction's result is spread as its operand's rows or columns; given leading unit
+// dimensions it keeps the threads holding it (as FlashAttention stores its row logsumexp
+// into a [batch, head, row] tensor) rather than an unrelated layout of the new rank.
+TEST_CASE("conformance: reductions reshaped with unit dimensions before and between, stored at rank 3") {
+  const Shape shape = {13, 17};
+  Tensor x = sample(shape, f32, 93);
+  for (const std::string& device : conformanceDevices())
+    for (int axis : {0, 1}) {
+      INFO(device, ": max over axis ", axis, " of f32[13, 17], reshaped to rank 3");
+      int64_t n = shape[size_t(1 - axis)];
+      Shape outShape = axis == 1 ? Shape{1, 1, n} : Shape{1, n, 1};
+      Tensor out = poisoned({2, outShape[1], outShape[2]}, f32);  // the first half stays poisoned
+      launch(device, "reshaped_reduction", {1}, [&](Program& p) {
+        Tile r = p.read(x, shape).at({0, 0}).max(axis).reshape(outShape);
+        p.write(out, outShape).put(r, {Index(1), Index(0), Index(0)});
+      });
+      Expect e{.want = std::vector<Num>(size_t(n), ref::nan())};
+      for (int64_t l = 0; l < n; ++l) {
+        double m = -INFINITY;
+        for (int64_t j = 0; j < shape[size_t(axis)]; ++j)
+          m = std::max(m, ref::asDouble(ref::element(x, axis == 0 ? j * shape[1] + l : l * shape[1] + j)));
+        e.want.push_back(m);
+      }
+      checkElements(out, e);
+    }
+}
+
 // Rows long enough for the CPU's vector loops, which compute max and min without NaN or
 // signed-zero checks and recover both afterwards: a NaN in the vector part and in the
 // remainder, maxima and minima of +0 among -0s, infinities, and rows of one value.

@@ -211,3 +211,19 @@ TEST_CASE("layout: tile-ir --stage=layout prints the library's text and rejects 
   CHECK(status == 1);
   CHECK(out.find("vulkan, sm_80, sm_89, sm_90, gfx1100, gfx942, cpu") != std::string::npos);
 }
+
+TEST_CASE("layout: a reduction reshaped with unit dimensions before it keeps its threads on every target") {
+  Tensor x = Tensor::zeros({64, 64}, DType::f32), out = Tensor::zeros({1, 2, 64}, DType::f32);
+  TracedKernel traced = trace({1}, [&](Program& p) {
+    Tile rows = p.read(x, {64, 64}).at({0, 0}).sum(1);
+    p.write(out, {1, 1, 64}).put(rows.reshape({1, 1, 64}), {Index(0), Index(1), Index(0)});
+  }, "row_sums");
+  const ir::Kernel& k = *traced.kernel;
+  for (const Target& t : targets()) {
+    CAPTURE(t.name);
+    LayoutAssignment a = inferLayouts(k, t);
+    ir::forEachOp(k.body, [&](const ir::Op& op) {
+      if (op.code == ir::OpCode::reshape && k.type(op.results[0]).shape.size() == 3) CHECK(a.conversionAt(op, 0) == nullptr);
+    });
+  }
+}

@@ -877,7 +877,7 @@ Value Interpreter::readElements(const ir::Op& op, const ir::Type& rt, const Tens
   else read(out->ints, saturateToInt(rt.dtype, fill), interp::readInt);  // integers stay exact past 2^53
   if (sanitizer_) {
     auto tensorIndex = static_cast<size_t>(op.get(ir::attr::tensor));
-    uint8_t filled = interp::kFromFill | (op.defaultFill ? interp::kFromDefaultFill : 0);
+    uint8_t filled = op.internal ? 0 : interp::kFromFill | (op.defaultFill ? interp::kFromDefaultFill : 0);
     out->provenance.resize(size_t(rt.numel()));
     forEachIndex(rt.shape, [&](int64_t flat, const ir::Shape& idx) {
       std::optional<int64_t> e = offsetOf(flat, idx);
@@ -997,9 +997,13 @@ void Interpreter::useOperands(const ir::Op& op) {
     if (const Tile& x = in(op, i); !x.provenance.empty() && !passesOn(op, i, kernel_)) sanitizer_->use(op, x.provenance);
 }
 
+// Whether element i of t is exactly zero (a float one's partner then makes the product zero).
+bool isZero(const Tile& t, int64_t i) { return t.isFloat() ? t.floats[size_t(i)] == 0 : t.ints[size_t(i)] == 0; }
+
 // A dot's result element is mismatched where its accumulator's was, where a row of a or a
-// column of b it sums was, and where it sums a product of an element read from inside a
-// tensor and one of the other operand's fill.
+// column of b it sums was (unless the other factor of that product is an exact zero, which
+// makes it add nothing), and where it sums a product of an element read from inside a tensor
+// and one of the other operand's fill.
 std::vector<uint8_t> dotProvenance(const Tile& a, const Tile& b, const Tile* acc) {
   int64_t m = a.type.shape[0], k = a.type.shape[1], n = b.type.shape[1];
   auto bit = [](const Tile& t, int64_t i) -> uint8_t { return t.provenance.empty() ? 0 : t.provenance[size_t(i)]; };
@@ -1009,7 +1013,9 @@ std::vector<uint8_t> dotProvenance(const Tile& a, const Tile& b, const Tile* acc
       bool mismatched = acc && (bit(*acc, i * n + j) & interp::kMismatchedDot);
       for (int64_t p = 0; p < k && !mismatched; ++p) {
         uint8_t x = bit(a, i * k + p), y = bit(b, p * n + j);
-        mismatched = ((x | y) & interp::kMismatchedDot) || ((x & interp::kFromTensor) && (y & interp::kFromFill)) ||
+        bool zero = isZero(a, i * k + p) || isZero(b, p * n + j);
+        mismatched = (!zero && ((x | y) & interp::kMismatchedDot)) ||
+                     ((x & interp::kFromTensor) && (y & interp::kFromFill)) ||
                      ((x & interp::kFromFill) && (y & interp::kFromTensor));
       }
       out[size_t(i * n + j)] = mismatched ? interp::kMismatchedDot : 0;
@@ -1031,6 +1037,18 @@ Value Interpreter::withProvenance(const ir::Op& op, Value v) {
     const std::vector<int64_t>& cond = xs[0]->ints;
     out->provenance.resize(n);
     for (size_t i = 0; i < n; ++i) out->provenance[i] = bit(xs[cond[i] ? 1 : 2], i);
+  } else if ((op.code == OpCode::mul || op.code == OpCode::div) && out->isFloat()) {
+    // A product with an exact zero, or a zero divided, is that zero whatever the other operand
+    // was made of (rows past a tensor's end, scaled by their gradient's fill, add nothing).
+    const std::vector<double>& a = xs[0]->floats;
+    const std::vector<double>& b = xs[1]->floats;
+    const bool product = op.code == OpCode::mul;
+    out->provenance.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      bool aZero = a[i] == 0 && std::isfinite(b[i]) && (product || b[i] != 0);
+      bool bZero = product && b[i] == 0 && std::isfinite(a[i]);
+      out->provenance[i] = aZero ? bit(xs[0], i) : bZero ? bit(xs[1], i) : bit(xs[0], i) | bit(xs[1], i);
+    }
   } else if (ir::isUnaryElementwise(op.code) || ir::isBinaryElementwise(op.code) || op.code == OpCode::cast) {
     out->provenance.assign(n, 0);
     for (const Tile* x : xs)

@@ -224,7 +224,7 @@ void Sanitizer::write(const ir::Op& op, size_t tensor, int64_t offset, uint8_t v
     e.writer = {program_, epoch_, &op};
   }
   recordWritten(args_.tensors[tensor], offset);
-  if (value & (kMismatchedDot | kFromDefaultFill | kUnwritten)) stored(op, tensor, offset, value);
+  if (!op.internal && (value & (kMismatchedDot | kFromDefaultFill | kUnwritten))) stored(op, tensor, offset, value);
 }
 
 // A value whose provenance is a finding reaches memory.

@@ -208,7 +208,12 @@ void Lowering::elementwise(const ir::Op& op) {
 
 void Lowering::reshape(const ir::Op& op) {
   std::optional<CoordMap> map = viewMap(k_, op);
-  if (!map) return reshapeThroughMemory(op);
+  // Layout inference gives a reshape's result a layout of its own, and converts its operand
+  // into it through workgroup memory, where no layout of the operand's shape holds the same
+  // elements in the same threads.
+  const layout::Conversion* c = a_.conversionAt(op, 0);
+  bool ownLayout = op.code == ir::OpCode::reshape && c && c->to == a_.layouts.at(size_t(op.results[0]));
+  if (!map || ownLayout) return reshapeThroughMemory(op);
   LinearLayout src = layout::toLinear(operandLayout(op, 0), k_.type(op.operands[0]).shape);
   define(op.results[0], remap(operand(op, 0), src, linear(op.results[0]), *map, op, a_.of(op.results[0])));
 }
