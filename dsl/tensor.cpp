@@ -133,7 +133,13 @@ Tensor Tensor::zeros(const Shape& shape, DType dtype, Loc loc) { return full(sha
 Tensor Tensor::full(const Shape& shape, double value, DType dtype, Loc loc) {
   Tensor t = empty(shape, dtype, loc);
   t.storage_->written.reset();
-  for (int64_t i = 0, n = t.numel(); i < n; ++i) t.setItem(i, value);
+  const size_t total = static_cast<size_t>(t.numel()) * static_cast<size_t>(dtypeBytes(dtype));
+  if (total == 0) return t;
+  // The first element, then copies of what is filled, doubling (a gradient's zeros took 80 ns an element).
+  std::byte* bytes = t.storage_->bytes;
+  writeElement(bytes, dtype, value);
+  for (size_t filled = static_cast<size_t>(dtypeBytes(dtype)); filled < total; filled *= 2)
+    std::memcpy(bytes + filled, bytes, std::min(filled, total - filled));
   return t;
 }
 
@@ -327,7 +333,7 @@ void Tensor::setItem(int64_t flat, double value, Loc loc) {
 std::vector<double> Tensor::values(Loc loc) const {
   checkDefined("Tensor::values", SourceLoc::from(loc));
   std::vector<double> v(static_cast<size_t>(numel()));
-  for (int64_t i = 0; i < numel(); ++i) v[static_cast<size_t>(i)] = item(i, loc);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = item(static_cast<int64_t>(i), loc);
   return v;
 }
 

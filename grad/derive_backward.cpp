@@ -113,12 +113,13 @@ class Deriver {
     markNeeds();
     findExclusiveReads();
     chooseStoredFolds();
+    choosePartialSums();
     b_.block = &out_.body;
-    if (!stored_.empty()) programIndex_ = linearProgramIndex();
+    if (!stored_.empty() || !partials_.empty()) programIndex_ = linearProgramIndex();
     ValueMap primal, adjoint;
     replay(f_.body, primal);
     reverse(f_.body, primal, adjoint);
-    Backward result{std::move(out_), saved_, std::nullopt};
+    Backward result{std::move(out_), saved_, std::nullopt, partials_};
     if (!stored_.empty()) result.tripCounts = tripCountKernel();
     return result;
   }
@@ -194,6 +195,7 @@ class Deriver {
     for (const Op& op : f_.body.ops)
       for (ValueId r : op.results) defs[r] = &op;
     exclusive_.assign(f_.tensors.size(), false);
+    everyProgram_.assign(f_.tensors.size(), false);
     for (const Op& op : f_.body.ops) {
       if (op.code != OpCode::load) continue;
       const size_t t = static_cast<size_t>(op.get(ir::attr::tensor));
@@ -207,6 +209,24 @@ class Deriver {
         else regular = axis == -1;
       }
       exclusive_[t] = regular && std::ranges::all_of(axisUses, [](int n) { return n == 1; });
+      everyProgram_[t] = regular && std::ranges::all_of(axisUses, [](int n) { return n == 0; });
+    }
+  }
+
+  // ---- Partial sums: a block every program reads gets one row of a [programs, elements]
+  // tensor per program, which a second kernel sums: every program adding the whole block with
+  // atomics contends on the same elements (a layer norm's weight: 15x slower on the CPU).
+  void choosePartialSums() {
+    partialParam_.assign(f_.tensors.size(), -1);
+    if (!request_.partialSums) return;
+    for (const Op& op : f_.body.ops) {
+      if (op.code != OpCode::load) continue;
+      const size_t t = static_cast<size_t>(op.get(ir::attr::tensor));
+      if (!everyProgram_[t] || gradIn_[t] < 0) continue;
+      const DType input = f_.tensors[t].dtype;
+      partialParam_[t] = static_cast<int64_t>(out_.tensors.size());
+      partials_.push_back({static_cast<int>(t), input == DType::f64 ? input : DType::f32, f_.type(op.results[0]).shape});
+      out_.tensors.push_back({fmt::format("partial_{}", f_.tensors[t].name), partials_.back().dtype, 2});
     }
   }
   // The grid axis whose program id times `blockSize` is `v`; -1 for the constant 0; -2 otherwise.
@@ -538,6 +558,14 @@ class Deriver {
     const ir::Shape& shape = f_.type(op.results[0]).shape;
     g = b_.cast(g, dtype);
     std::vector<ValueId> operands;
+    if (partialParam_[t] >= 0) {  // this program's row (the padding's gradient too: the sum leaves it out)
+      const DType partial = out_.tensors[static_cast<size_t>(partialParam_[t])].dtype;
+      ValueId row = b_.reshape(b_.cast(g, partial), {1, ir::Type{partial, shape}.numel()});
+      b_.emitEffect(OpCode::store, {programIndex_, b_.constant({DType::i64, {}}, 0), row},
+                    {ir::makeAttr(ir::attr::tensor, partialParam_[t])});
+      b_.block->ops.back().internal = true;
+      return;
+    }
     if (coords) {  // gather: its coordinates and mask as they are
       for (ValueId v : op.operands) operands.push_back(lookup(primal, v));
       operands.insert(operands.begin() + f_.tensors[t].rank, g);
@@ -750,6 +778,9 @@ class Deriver {
   std::vector<bool> needs_;                 // per forward value
   std::vector<int64_t> gradOut_, gradIn_;  // per forward tensor: its gradient's parameter, or -1
   std::vector<bool> exclusive_;            // per forward tensor
+  std::vector<bool> everyProgram_;         // per forward tensor: read once, at the top level, at offsets 0
+  std::vector<int64_t> partialParam_;      // per forward tensor: its partial sums' parameter, or -1
+  std::vector<Backward::Partial> partials_;
   std::vector<StoredFold> stored_;
   std::vector<Backward::Saved> saved_;
   ValueId programIndex_ = -1;  // the program's row-major index in the grid

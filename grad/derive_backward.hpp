@@ -14,6 +14,9 @@ namespace tj::grad {
 struct BackwardRequest {
   std::vector<bool> inputs, outputs;
   bool saveCarried = true;  // save the carried values folds need at each iteration (else recompute them)
+  // Write the gradient of a block every program reads (at offsets all 0: a weight, a bias) per
+  // program, for a second kernel to sum (else every program adds it with atomics).
+  bool partialSums = true;
 };
 
 struct Backward {
@@ -30,6 +33,16 @@ struct Backward {
   // When some are: the probe to launch first over the grid, with the forward's tensors and an
   // i64 tensor of one zero per fold, into which it writes each fold's largest trip count.
   std::optional<ir::Kernel> tripCounts;
+  // The tensors of partial sums, the kernel's parameters after the saved ones, each [programs
+  // of the grid, elements of the block] and zeros before the launch: program p writes row p, the
+  // gradient of its read of the forward's tensor `input` (a block of shape `block` at offsets 0),
+  // in `dtype` (f32 for 16-bit inputs). Their column sums are that input's gradient.
+  struct Partial {
+    int input;
+    DType dtype;
+    ir::Shape block;
+  };
+  std::vector<Partial> partials;
 };
 
 // The backward kernel runs over the forward's grid. Its tensor parameters are the forward's, then
@@ -39,7 +52,9 @@ struct Backward {
 // the gradient of its result into its operands'. A read block's gradient is added into the
 // input's gradient with atomic adds, since other programs may read the same block; a plain
 // store where each program provably reads a block of its own (the tensor read once, at block
-// offsets that are program ids on every grid axis). A fold runs in reverse, each iteration's
+// offsets that are program ids on every grid axis); a block every program reads (the tensor read
+// once, at the top level, at offsets 0) is written per program for a second kernel to sum
+// (partialSums). A fold runs in reverse, each iteration's
 // values recomputed from its index: where the carried values reach only ops linear in them
 // whose gradients need none of them (sums, dot accumulators), that is all, O(n). Otherwise a
 // top-level fold saves its carried values at every iteration (saveCarried: memory of programs x

@@ -57,6 +57,41 @@ std::optional<std::vector<Tensor>> savedTensors(const Backward& derived, const T
   return out;
 }
 
+// Partial sums past this many bytes are added with atomics instead.
+constexpr int64_t kMaxPartialBytes = int64_t{1} << 28;
+
+// Zeros for the partial sums `derived` writes, one row per program; none past kMaxPartialBytes.
+std::optional<std::vector<Tensor>> partialTensors(const Backward& derived, int64_t programs) {
+  std::vector<Tensor> out;
+  int64_t bytes = 0;
+  for (const Backward::Partial& p : derived.partials) {
+    const int64_t elements = ir::Type{p.dtype, p.block}.numel();
+    bytes += programs * elements * dtypeBytes(p.dtype);
+    if (bytes > kMaxPartialBytes) return std::nullopt;
+    out.push_back(Tensor::zeros({programs, elements}, p.dtype));
+  }
+  return out;
+}
+
+// gradient = the column sums of `partial` [programs, elements], each column an element of a
+// block of shape `block` (row-major) at offsets 0 of `gradient`; those outside it are dropped.
+void sumPartials(const Tensor& partial, const Tensor& gradient, const Shape& block, const RunOptions& options) {
+  const int64_t elements = partial.dim(1), rows = 32, cols = 256;
+  RunOptions named = options;
+  named.name = options.name + "_partial_sums";
+  run({cdiv(elements, cols)}, [&](Program& p) {
+    Index j = p.id(0);
+    auto rowsOf = p.read(partial, {rows, cols}, 0.0);
+    Tile sum = p.fold(0, rowsOf.blocks(0), p.zeros({cols}, partial.dtype()),
+                      [&](Index k, Tile acc) { return acc + rowsOf.at({k, j}).sum(0); });
+    Tile element = p.arange(cols).cast(i64) + p.scalar(j * cols);
+    std::vector<Tile> coords;
+    int64_t stride = elements;
+    for (int64_t size : block) coords.push_back((element / (stride /= size)) % size);
+    p.scatter(gradient, std::vector<Operand>(coords.begin(), coords.end()), sum.cast(gradient.dtype()), element < elements);
+  }, named);
+}
+
 }  // namespace
 
 std::vector<Tensor> backward(const TracedKernel& forward, const std::vector<int64_t>& grid,
@@ -109,7 +144,20 @@ std::vector<Tensor> backward(const TracedKernel& forward, const std::vector<int6
       derived = deriveBackward(k, request);
     }
   }
+  int64_t programs = 1;
+  for (int64_t g : grid) programs *= g;
+  std::optional<std::vector<Tensor>> partials = partialTensors(derived, programs);
+  if (!partials) {
+    request.partialSums = false;
+    derived = deriveBackward(k, request);
+    partials.emplace();
+  }
+  tensors.insert(tensors.end(), partials->begin(), partials->end());
   launch(bindKernel(derived.kernel, std::move(tensors), loc), grid, named, loc);
+  for (size_t i = 0; i < partials->size(); ++i) {
+    const Backward::Partial& p = derived.partials[i];
+    sumPartials((*partials)[i], gradients[static_cast<size_t>(p.input)], p.block, named);
+  }
   return results;
 }
 

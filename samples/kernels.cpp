@@ -306,10 +306,13 @@ std::string softmax(const Tensor& x, const Tensor& out, const RunOptions& opts) 
   }, named(opts, "softmax"));
 }
 
-std::string layernorm(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& out, double eps,
-                      const RunOptions& opts) {
-  const int64_t blockRows = 4, blockCols = nextPow2(x.dim(1));
-  return run({cdiv(x.dim(0), blockRows)}, [&](Program& p) {
+// Rows of a layer-norm program: whole rows, as the rows' statistics need.
+constexpr int64_t kLayerNormRows = 4;
+
+KernelDefinition layernormKernel(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& out,
+                                 double eps) {
+  const int64_t blockRows = kLayerNormRows, blockCols = nextPow2(x.dim(1));
+  return {{cdiv(x.dim(0), blockRows)}, [=](Program& p) {
     Index i = p.id(0);
     auto X = p.read(x, {blockRows, blockCols});
     Tile t = X.at({i, 0});
@@ -321,7 +324,46 @@ std::string layernorm(const Tensor& x, const Tensor& weight, const Tensor& bias,
     Tile w = p.read(weight, {blockCols}).at({0}).expand_dims(0);
     Tile b = p.read(bias, {blockCols}).at({0}).expand_dims(0);
     p.write(out, {blockRows, blockCols}).put(centered * (variance + eps).rsqrt() * w + b, {i, 0});
-  }, named(opts, "layernorm"));
+  }};
+}
+
+std::string layernorm(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& out, double eps,
+                      const RunOptions& opts) {
+  KernelDefinition k = layernormKernel(x, weight, bias, out, eps);
+  return run(k.grid, k.body, named(opts, "layernorm"));
+}
+
+std::string layernormBackward(const LayerNormGradients& t, double eps, const RunOptions& opts) {
+  const int64_t blockRows = kLayerNormRows, blockCols = nextPow2(t.x.dim(1)), cols = t.x.dim(1);
+  const int64_t programs = cdiv(t.x.dim(0), blockRows);
+  Tensor partialWeight = Tensor::empty({programs, cols}), partialBias = Tensor::empty({programs, cols});
+  std::string ran = run({programs}, [&](Program& p) {
+    Index i = p.id(0);
+    auto X = p.read(t.x, {blockRows, blockCols}, 0.0);
+    Tile dy = p.read(t.dOut, {blockRows, blockCols}, 0.0).at({i, 0});  // 0 outside: the sums need no mask
+    Tile n = p.scalar(X.size(1), f32);
+    Tile x = X.at({i, 0});
+    Tile centered = where(p.iota({blockRows, blockCols}, 1) < X.size(1), x - x.sum(1, true) / n, 0.0);
+    Tile rstd = ((centered * centered).sum(1, true) / n + eps).rsqrt();
+    Tile normalized = centered * rstd;
+    Tile g = dy * p.read(t.weight, {blockCols}, 0.0).at({0}).expand_dims(0);
+    Tile dx = rstd * (g - g.sum(1, true) / n - normalized * ((g * normalized).sum(1, true) / n));
+    p.write(t.dx, {blockRows, blockCols}).put(dx, {i, 0});
+    p.write(partialWeight, {1, blockCols}).put((dy * normalized).sum(0, true), {i, 0});
+    p.write(partialBias, {1, blockCols}).put(dy.sum(0, true), {i, 0});
+  }, named(opts, "layernorm_backward"));
+  const int64_t sumRows = 32, sumCols = 128;
+  std::string summed = run({cdiv(cols, sumCols)}, [&](Program& p) {
+    Index j = p.id(0);
+    auto W = p.read(partialWeight, {sumRows, sumCols}, 0.0), B = p.read(partialBias, {sumRows, sumCols}, 0.0);
+    auto [dw, db] = p.fold(0, W.blocks(0), std::tuple{p.zeros({sumCols}), p.zeros({sumCols})},
+                           [&](Index k, Tile dw, Tile db) {
+                             return std::tuple{dw + W.at({k, j}).sum(0), db + B.at({k, j}).sum(0)};
+                           });
+    p.write(t.dWeight, {sumCols}).put(dw, {j});
+    p.write(t.dBias, {sumCols}).put(db, {j});
+  }, named(opts, "layernorm_backward_columns"));
+  return ran == summed ? ran : ran + "+" + summed;
 }
 
 std::string vectorAdd(const Tensor& a, const Tensor& b, const Tensor& out, const RunOptions& opts) {

@@ -132,6 +132,18 @@ std::string mlaAbsorbValue(const MlaTensors& t, const Tensor& ctx, const RunOpti
 std::string softmax(const Tensor& x, const Tensor& out, const RunOptions& opts = {});                 // over rows
 std::string layernorm(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& out,
                       double eps = 1e-5, const RunOptions& opts = {});
+KernelDefinition layernormKernel(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& out,
+                                 double eps = 1e-5);
+// The tensors of layer norm's backward (f32): the forward's input and weight, the output's
+// gradient, and the gradients to write.
+struct LayerNormGradients {
+  Tensor x, weight, dOut;
+  Tensor dx, dWeight, dBias;
+};
+// Hand-written, as Triton's layer-norm tutorial: a kernel per block of rows recomputes the
+// mean and 1/std, writes dx and the block's column sums of dOut * x̂ and dOut; a second kernel
+// adds those partial sums per column block into dWeight and dBias (no atomics).
+std::string layernormBackward(const LayerNormGradients& t, double eps = 1e-5, const RunOptions& opts = {});
 std::string vectorAdd(const Tensor& a, const Tensor& b, const Tensor& out, const RunOptions& opts = {});
 std::string fused(const Tensor& a, const Tensor& b, const Tensor& c, const Tensor& out,
                   const RunOptions& opts = {});  // relu(a * b + c)

@@ -108,7 +108,8 @@ Case elementwise(int64_t n) {
           }, {n}};
 }
 
-// Rows normalized and scaled: a weight [cols] read by every program (atomic adds), reductions
+// Rows normalized and scaled: a weight [cols] read by every program (summed per program by a
+// second kernel), reductions
 // and broadcasts along rows.
 Case rowNorm(int64_t rows, int64_t cols) {
   return {{cdiv(rows, 4)}, [cols](Program& p, const std::vector<Tensor>& in, const Tensor& out) {
@@ -225,16 +226,27 @@ TEST_CASE("grad derived: attention with an online softmax (FlashAttention's forw
   }
 }
 
-TEST_CASE("grad derived: the backward kernel of a program that reads its block alone stores, others add atomically") {
+TEST_CASE("grad derived: a block read by one program is stored, by every program summed by a second kernel, else added atomically") {
   Tensor x = Tensor::zeros({64}), y = Tensor::zeros({64}), w = Tensor::zeros({13}), out = Tensor::zeros({64});
   ir::Kernel own = *trace({4}, [&](Program& p) { elementwise(64).body(p, {x, y}, out); }).kernel;
   std::string text = ir::print(grad::backwardKernel(own));
   CHECK(text.find("store(") != std::string::npos);
   CHECK(text.find("atomic(") == std::string::npos);
+  CHECK(text.find("partial_") == std::string::npos);
+  // The weight, read whole by every program: one row of partial sums per program.
   Tensor rows = Tensor::zeros({8, 13}), normed = Tensor::zeros({8, 13});
-  ir::Kernel shared = *trace({2}, [&](Program& p) { rowNorm(8, 13).body(p, {rows, w}, normed); }).kernel;
-  text = ir::print(grad::backwardKernel(shared));
+  ir::Kernel weighted = *trace({2}, [&](Program& p) { rowNorm(8, 13).body(p, {rows, w}, normed); }).kernel;
+  text = ir::print(grad::backwardKernel(weighted));
+  CHECK(text.find("partial_t1: tensor<f32, 2>") != std::string::npos);
+  CHECK(text.find("atomic(") == std::string::npos);
+  // Blocks that two programs each read: atomic adds.
+  Tensor half = Tensor::zeros({32});
+  ir::Kernel pairs = *trace({4}, [&](Program& p) {
+    p.write(out, {16}).put(p.read(half, {16}).at({p.id(0) / 2}) * 2.0, {p.id(0)});
+  }).kernel;
+  text = ir::print(grad::backwardKernel(pairs));
   CHECK(text.find("atomic(") != std::string::npos);
+  CHECK(text.find("partial_") == std::string::npos);
 }
 
 TEST_CASE("grad derived: what is not derived is an Error at the user's line") {
