@@ -5,8 +5,6 @@
 #include <cstdio>
 #include <limits>
 
-#include "grad/tile_backward.hpp"
-
 #include "samples/harness.hpp"
 #include "samples/kernels.hpp"
 
@@ -80,19 +78,8 @@ void runBackward(samples::SampleCli& cli, samples::Report& r, const Tensor& q, c
   samples::AttentionGradients g{q, k, v, out, lse, Tensor::random(shape, 4), samples::poisoned(shape),
                                 samples::poisoned(shape), samples::poisoned(shape)};
   r.time([&] { return samples::attentionBackward(g, causal, cli.runOptions(), blocks); });
-  samples::Report derivedRun;
-  derivedRun.repeat = r.repeat;
-  std::vector<Tensor> derived;
-  derivedRun.time([&] {
-    LaunchWatch launches;
-    derived = grad::backward(traced, forward.grid, {q, k, v}, {{out, g.dOut}}, cli.runOptions());
-    const LaunchReport* fallback = launches.firstFallback();
-    return fallback ? fallback->device : launches.last().device;
-  });
-  if (derivedRun.device != r.device)
-    throw Error("attention --backward: the derived backward ran on " + derivedRun.device + ", not " + r.device);
-  std::printf("FIGURE attention_backward_handwritten_ms %.3f\nFIGURE attention_backward_derived_ms %.3f\n"
-              "RATIO attention_backward_derived_vs_handwritten %.3f\n", r.ms, derivedRun.ms, derivedRun.ms / r.ms);
+  std::vector<Tensor> derived =
+      samples::timeDerivedBackward(r, traced, forward.grid, {q, k, v}, {{out, g.dOut}}, cli.runOptions());
   if (!cli.check()) return;
   const int64_t heads = shape[0] * shape[1], seq = shape[2], dim = shape[3];
   std::vector<double> qv = q.values(), kv = k.values(), vv = v.values(), dOut = g.dOut.values();

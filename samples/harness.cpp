@@ -96,6 +96,27 @@ int SampleCli::main(int argc, char** argv, const std::function<void(Report&)>& b
   return 0;
 }
 
+std::vector<Tensor> timeDerivedBackward(const Report& handwritten, const TracedKernel& forward,
+                                        const std::vector<int64_t>& grid, const std::vector<Tensor>& inputs,
+                                        const std::vector<grad::OutputGradient>& outputs, const RunOptions& options) {
+  Report derived;
+  derived.repeat = handwritten.repeat;
+  std::vector<Tensor> gradients;
+  derived.time([&] {
+    LaunchWatch launches;
+    gradients = grad::backward(forward, grid, inputs, outputs, options);
+    const LaunchReport* fallback = launches.firstFallback();
+    return fallback ? fallback->device : launches.last().device;
+  });
+  const std::string& name = handwritten.sample;
+  if (derived.device != handwritten.device)
+    throw Error(fmt::format("{} --backward: the derived backward ran on {}, not {}", name, derived.device, handwritten.device));
+  std::printf("FIGURE %s_backward_handwritten_ms %.3f\nFIGURE %s_backward_derived_ms %.3f\n"
+              "RATIO %s_backward_derived_vs_handwritten %.3f\n",
+              name.c_str(), handwritten.ms, name.c_str(), derived.ms, name.c_str(), derived.ms / handwritten.ms);
+  return gradients;
+}
+
 DType parseDTypeOption(const std::string& name) {
   auto d = parseDType(name);
   if (!d) throw Error("--dtype: unknown dtype '" + name + "'");

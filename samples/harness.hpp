@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "dsl/tilejit.hpp"
+#include "grad/tile_backward.hpp"
 
 namespace tj::samples {
 
@@ -55,6 +56,13 @@ class SampleCli {
   bool check_ = false;
   int repeat_ = 1;
 };
+
+// --backward: grad::backward of `forward` (launched over `grid`), timed as `handwritten` (the
+// report of the hand-written backward kernels' run) was, and checked to run on its device.
+// Prints FIGURE <sample>_backward_{handwritten,derived}_ms and their RATIO; returns the gradients.
+std::vector<Tensor> timeDerivedBackward(const Report& handwritten, const TracedKernel& forward,
+                                        const std::vector<int64_t>& grid, const std::vector<Tensor>& inputs,
+                                        const std::vector<grad::OutputGradient>& outputs, const RunOptions& options);
 
 DType parseDTypeOption(const std::string& name);
 // A tensor of NaN (or -1 for integers), so elements a kernel fails to write are caught.

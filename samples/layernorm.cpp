@@ -4,8 +4,6 @@
 #include <cmath>
 #include <cstdio>
 
-#include "grad/tile_backward.hpp"
-
 #include "samples/harness.hpp"
 #include "samples/kernels.hpp"
 
@@ -40,19 +38,8 @@ void runBackward(samples::SampleCli& cli, samples::Report& r, const Tensor& x, c
   samples::LayerNormGradients g{x, w, Tensor::random({rows, cols}, 4), samples::poisoned({rows, cols}),
                                 samples::poisoned({cols}), samples::poisoned({cols})};
   r.time([&] { return samples::layernormBackward(g, eps, cli.runOptions()); });
-  samples::Report derivedRun;
-  derivedRun.repeat = r.repeat;
-  std::vector<Tensor> derived;
-  derivedRun.time([&] {
-    LaunchWatch launches;
-    derived = grad::backward(traced, forward.grid, {x, w, b}, {{y, g.dOut}}, cli.runOptions());
-    const LaunchReport* fallback = launches.firstFallback();
-    return fallback ? fallback->device : launches.last().device;
-  });
-  if (derivedRun.device != r.device)
-    throw Error("layernorm --backward: the derived backward ran on " + derivedRun.device + ", not " + r.device);
-  std::printf("FIGURE layernorm_backward_handwritten_ms %.3f\nFIGURE layernorm_backward_derived_ms %.3f\n"
-              "RATIO layernorm_backward_derived_vs_handwritten %.3f\n", r.ms, derivedRun.ms, derivedRun.ms / r.ms);
+  std::vector<Tensor> derived =
+      samples::timeDerivedBackward(r, traced, forward.grid, {x, w, b}, {{y, g.dOut}}, cli.runOptions());
   if (!cli.check()) return;
   std::vector<double> dy = g.dOut.values(), wv = w.values(), dx(dy.size());
   std::vector<double> dw(static_cast<size_t>(cols)), db(static_cast<size_t>(cols));
