@@ -300,10 +300,9 @@ Var Graph::rowOp(const Var& a, int axis, std::string_view op, const SourceLoc& l
     Loc here = Loc::current();
     return permute(rowOp(permute(a, swap, here), -1, op, loc, logarithm), swap, here);
   }
-  Tensor y = (logarithm ? kernels::logSoftmax : kernels::softmax)(asRows(x), run_).reshape(x.shape());
+  Tensor y = kernels::softmax(asRows(x), logarithm, run_).reshape(x.shape());
   return record(y, {a}, [this, y, logarithm](const Tensor& dy) {
-    auto backward = logarithm ? kernels::logSoftmaxBackward : kernels::softmaxBackward;
-    return std::vector{backward(asRows(y), asRows(dy), run_).reshape(y.shape())};
+    return std::vector{kernels::softmaxBackward(asRows(y), asRows(dy), logarithm, run_).reshape(y.shape())};
   }, op, loc);
 }
 

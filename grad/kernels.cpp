@@ -176,7 +176,7 @@ Tile rowSum(Program& p, const ReadView& X, const RowBlocks& b, DType dtype, cons
 
 }  // namespace
 
-Tensor softmax(const Tensor& x, const RunOptions& opts) {
+Tensor softmax(const Tensor& x, bool logarithm, const RunOptions& opts) {
   Tensor y = Tensor::empty(x.shape(), x.dtype());
   const RowBlocks b = rowBlocks(x);
   run({cdiv(x.dim(0), b.rows)}, [&](Program& p) {
@@ -184,54 +184,30 @@ Tensor softmax(const Tensor& x, const RunOptions& opts) {
     auto X = p.read(x, {b.rows, b.cols}, -kInf);
     auto [m, s] = rowMaxAndSum(p, X, i, b, x.dtype());
     auto Y = p.write(y, {b.rows, b.cols});
-    p.loop(0, X.blocks(1), [&](Index k) {
-      Y.put((X.at({i, k}) - m.expand_dims(1)).exp() / s.expand_dims(1), {i, k});
-    });
-  }, named(opts, "grad_softmax"));
+    if (logarithm) {
+      Tile logSum = (m + s.log()).expand_dims(1);
+      p.loop(0, X.blocks(1), [&](Index k) { Y.put(X.at({i, k}) - logSum, {i, k}); });
+    } else {
+      p.loop(0, X.blocks(1), [&](Index k) { Y.put((X.at({i, k}) - m.expand_dims(1)).exp() / s.expand_dims(1), {i, k}); });
+    }
+  }, named(opts, logarithm ? "grad_log_softmax" : "grad_softmax"));
   return y;
 }
 
-Tensor softmaxBackward(const Tensor& y, const Tensor& dy, const RunOptions& opts) {
+// softmax: dx = y (dy - rowsum(y dy)); log_softmax: dx = dy - exp(y) rowsum(dy).
+Tensor softmaxBackward(const Tensor& y, const Tensor& dy, bool logarithm, const RunOptions& opts) {
   Tensor dx = Tensor::empty(y.shape(), y.dtype());
   const RowBlocks b = rowBlocks(y);
   run({cdiv(y.dim(0), b.rows)}, [&](Program& p) {
     Index i = p.id(0);
     auto Y = p.read(y, {b.rows, b.cols}, 0.0), DY = p.read(dy, {b.rows, b.cols}, 0.0);
-    Tile dot = rowSum(p, Y, b, y.dtype(), [&](Index k) { return Y.at({i, k}) * DY.at({i, k}); });
+    Tile total = rowSum(p, Y, b, y.dtype(), [&](Index k) { return logarithm ? DY.at({i, k}) : Y.at({i, k}) * DY.at({i, k}); })
+                     .expand_dims(1);
     auto DX = p.write(dx, {b.rows, b.cols});
     p.loop(0, Y.blocks(1), [&](Index k) {
-      DX.put(Y.at({i, k}) * (DY.at({i, k}) - dot.expand_dims(1)), {i, k});
+      DX.put(logarithm ? DY.at({i, k}) - Y.at({i, k}).exp() * total : Y.at({i, k}) * (DY.at({i, k}) - total), {i, k});
     });
-  }, named(opts, "grad_softmax_backward"));
-  return dx;
-}
-
-Tensor logSoftmax(const Tensor& x, const RunOptions& opts) {
-  Tensor y = Tensor::empty(x.shape(), x.dtype());
-  const RowBlocks b = rowBlocks(x);
-  run({cdiv(x.dim(0), b.rows)}, [&](Program& p) {
-    Index i = p.id(0);
-    auto X = p.read(x, {b.rows, b.cols}, -kInf);
-    auto [m, s] = rowMaxAndSum(p, X, i, b, x.dtype());
-    Tile logSum = (m + s.log()).expand_dims(1);
-    auto Y = p.write(y, {b.rows, b.cols});
-    p.loop(0, X.blocks(1), [&](Index k) { Y.put(X.at({i, k}) - logSum, {i, k}); });
-  }, named(opts, "grad_log_softmax"));
-  return y;
-}
-
-Tensor logSoftmaxBackward(const Tensor& y, const Tensor& dy, const RunOptions& opts) {
-  Tensor dx = Tensor::empty(y.shape(), y.dtype());
-  const RowBlocks b = rowBlocks(y);
-  run({cdiv(y.dim(0), b.rows)}, [&](Program& p) {
-    Index i = p.id(0);
-    auto Y = p.read(y, {b.rows, b.cols}, 0.0), DY = p.read(dy, {b.rows, b.cols}, 0.0);
-    Tile total = rowSum(p, DY, b, y.dtype(), [&](Index k) { return DY.at({i, k}); });
-    auto DX = p.write(dx, {b.rows, b.cols});
-    p.loop(0, Y.blocks(1), [&](Index k) {
-      DX.put(DY.at({i, k}) - Y.at({i, k}).exp() * total.expand_dims(1), {i, k});
-    });
-  }, named(opts, "grad_log_softmax_backward"));
+  }, named(opts, logarithm ? "grad_log_softmax_backward" : "grad_softmax_backward"));
   return dx;
 }
 

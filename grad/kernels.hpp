@@ -35,10 +35,9 @@ Tensor sumOver(const Tensor& x, const std::vector<bool>& reduced, const RunOptio
 Tensor matmul(const Tensor& a, const Tensor& b, const RunOptions& opts);
 
 // Row kernels over x [rows, cols] (a graph's last axis), rows independent.
-Tensor softmax(const Tensor& x, const RunOptions& opts);
-Tensor softmaxBackward(const Tensor& y, const Tensor& dy, const RunOptions& opts);  // y = softmax(x)
-Tensor logSoftmax(const Tensor& x, const RunOptions& opts);
-Tensor logSoftmaxBackward(const Tensor& y, const Tensor& dy, const RunOptions& opts);  // y = logSoftmax(x)
+Tensor softmax(const Tensor& x, bool logarithm, const RunOptions& opts);  // log_softmax when logarithm
+// The gradient of x given y = softmax(x, logarithm) and the gradient of y.
+Tensor softmaxBackward(const Tensor& y, const Tensor& dy, bool logarithm, const RunOptions& opts);
 
 // y = (x - mean) * rstd * weight + bias over each row, rstd = 1 / sqrt(variance + eps);
 // weight and bias [cols] may be undefined (no scale, no shift). mean and rstd are [rows].
