@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <numbers>
+#include <numeric>
+#include <set>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -111,15 +114,15 @@ class Deriver {
   Backward run() {
     declareParams();
     markNeeds();
-    findExclusiveReads();
     chooseStoredFolds();
-    choosePartialSums();
+    planReads();
     b_.block = &out_.body;
-    if (!stored_.empty() || !partials_.empty()) programIndex_ = linearProgramIndex();
+    if (!stored_.empty()) programIndex_ = gridIndex(allAxes());
+    for (const Backward::Copies& c : copies_) copyRow_[static_cast<size_t>(c.input)] = firstRowOfCopy(c);
     ValueMap primal, adjoint;
     replay(f_.body, primal);
     reverse(f_.body, primal, adjoint);
-    Backward result{std::move(out_), saved_, std::nullopt, partials_};
+    Backward result{std::move(out_), saved_, std::nullopt, copies_};
     if (!stored_.empty()) result.tripCounts = tripCountKernel();
     return result;
   }
@@ -184,70 +187,96 @@ class Deriver {
   }
   bool needs(ValueId v) const { return needs_[static_cast<size_t>(v)]; }
 
-  // ---- Reads whose block no other program reads: the tensor's one read, at the top level, at
-  // offsets that are program ids (times the block size) on every grid axis.
-  void findExclusiveReads() {
+  // ---- How a read block's gradient reaches the input's. Take a tensor read once, by a load at
+  // the top level or in folds only, whose offsets are one-to-one in the program ids and the
+  // indices of the folds around it that they use: each offset a source times the block's size
+  // along it (or a source, for a block of 1), a source being a program id, a fold's index, or a
+  // program id's quotient and remainder by one number. No two (program, iteration) pairs that
+  // agree on the other program ids then write one element, so the read stores its gradient:
+  // into the input's gradient where its offsets use every grid axis (each program reads blocks
+  // of its own), else into one copy of the input per combination of the unused axes' ids, which
+  // a second kernel adds up (Backward::copies). Any other read adds its gradient with atomics.
+  void planReads() {
     std::vector<int> reads(f_.tensors.size());
     ir::forEachOp(f_.body, [&](const Op& op) {
       if (ir::readsTensor(op.code)) ++reads[static_cast<size_t>(op.get(ir::attr::tensor))];
     });
-    std::unordered_map<ValueId, const Op*> defs;
-    for (const Op& op : f_.body.ops)
-      for (ValueId r : op.results) defs[r] = &op;
-    exclusive_.assign(f_.tensors.size(), false);
-    everyProgram_.assign(f_.tensors.size(), false);
-    for (const Op& op : f_.body.ops) {
-      if (op.code != OpCode::load) continue;
-      const size_t t = static_cast<size_t>(op.get(ir::attr::tensor));
-      if (reads[t] != 1) continue;
-      std::vector<int> axisUses(static_cast<size_t>(f_.gridRank));
-      const ir::Shape& block = f_.type(op.results[0]).shape;
-      bool regular = true;
-      for (size_t d = 0; d < op.operands.size() && regular; ++d) {
-        int axis = programAxis(defs, op.operands[d], block[d]);
-        if (axis >= 0) ++axisUses[static_cast<size_t>(axis)];
-        else regular = axis == -1;
+    direct_.assign(f_.tensors.size(), false);
+    copyParam_.assign(f_.tensors.size(), -1);
+    copyRow_.assign(f_.tensors.size(), -1);
+    planReadsIn(f_.body, {}, reads);
+  }
+  void planReadsIn(const Block& block, const std::vector<ValueId>& loops, const std::vector<int>& reads) {
+    for (const Op& op : block.ops) {
+      for (ValueId r : op.results) defs_[r] = &op;
+      if (op.code == OpCode::fold) {
+        std::vector<ValueId> inner = loops;
+        inner.push_back(op.regions[0].args[0]);
+        planReadsIn(op.regions[0], inner, reads);
       }
-      exclusive_[t] = regular && std::ranges::all_of(axisUses, [](int n) { return n == 1; });
-      everyProgram_[t] = regular && std::ranges::all_of(axisUses, [](int n) { return n == 0; });
-    }
-  }
-
-  // ---- Partial sums: a block every program reads gets one row of a [programs, elements]
-  // tensor per program, which a second kernel sums: every program adding the whole block with
-  // atomics contends on the same elements (a layer norm's weight: 15x slower on the CPU).
-  void choosePartialSums() {
-    partialParam_.assign(f_.tensors.size(), -1);
-    if (!request_.partialSums) return;
-    for (const Op& op : f_.body.ops) {
       if (op.code != OpCode::load) continue;
       const size_t t = static_cast<size_t>(op.get(ir::attr::tensor));
-      if (!everyProgram_[t] || gradIn_[t] < 0) continue;
-      const DType input = f_.tensors[t].dtype;
-      partialParam_[t] = static_cast<int64_t>(out_.tensors.size());
-      partials_.push_back({static_cast<int>(t), input == DType::f64 ? input : DType::f32, f_.type(op.results[0]).shape});
-      out_.tensors.push_back({fmt::format("partial_{}", f_.tensors[t].name), partials_.back().dtype, 2});
+      if (reads[t] != 1 || gradIn_[t] < 0) continue;
+      std::optional<std::vector<bool>> used = usedAxes(op, loops);
+      if (!used) continue;
+      std::vector<int64_t> unused;
+      for (int64_t a = 0; a < f_.gridRank; ++a)
+        if (!(*used)[static_cast<size_t>(a)]) unused.push_back(a);
+      if (unused.empty()) {
+        direct_[t] = true;
+      } else if (request_.gradientCopies && f_.tensors[t].rank > 0) {
+        const DType input = f_.tensors[t].dtype;
+        const int64_t rows = f_.type(op.results[0]).shape[0];
+        copyParam_[t] = static_cast<int64_t>(out_.tensors.size());
+        copies_.push_back({static_cast<int>(t), input == DType::f64 ? input : DType::f32, unused, rows - 1});
+        out_.tensors.push_back({fmt::format("copies_{}", f_.tensors[t].name), copies_.back().dtype, f_.tensors[t].rank});
+      }
     }
   }
-  // The grid axis whose program id times `blockSize` is `v`; -1 for the constant 0; -2 otherwise.
-  static int programAxis(const std::unordered_map<ValueId, const Op*>& defs, ValueId v, int64_t blockSize) {
-    auto def = [&](ValueId x) -> const Op* { auto it = defs.find(x); return it == defs.end() ? nullptr : it->second; };
-    auto constantOf = [&](ValueId x) -> std::optional<int64_t> {
-      const Op* d = def(x);
-      if (!d || d->code != OpCode::constant) return std::nullopt;
-      return static_cast<int64_t>(ir::asDouble(d->get(ir::attr::value)));
-    };
-    const Op* d = def(v);
-    if (!d) return -2;
-    if (constantOf(v) == 0) return -1;
-    if (d->code == OpCode::program_id) return blockSize == 1 ? static_cast<int>(d->get(ir::attr::axis)) : -2;
-    if (d->code != OpCode::mul) return -2;
-    for (int side = 0; side < 2; ++side) {
-      const Op* id = def(d->operands[static_cast<size_t>(side)]);
-      if (id && id->code == OpCode::program_id && constantOf(d->operands[static_cast<size_t>(1 - side)]) == blockSize)
-        return static_cast<int>(id->get(ir::attr::axis));
+  // The grid axes whose ids a load's offsets use, when the offsets are one-to-one (planReads).
+  std::optional<std::vector<bool>> usedAxes(const Op& load, const std::vector<ValueId>& loops) const {
+    const ir::Shape& block = f_.type(load.results[0]).shape;
+    std::vector<bool> used(static_cast<size_t>(f_.gridRank));
+    std::map<int64_t, std::pair<int64_t, int64_t>> split;  // axis -> (divisor, modulus) by which it is split, 0: none
+    std::set<ValueId> indices;
+    for (size_t d = 0; d < load.operands.size(); ++d) {
+      ValueId x = load.operands[d];
+      if (constantOf(x) == 0) continue;
+      if (block[d] != 1) {  // x = source * block size
+        const Op* m = def(x);
+        if (!m || m->code != OpCode::mul) return std::nullopt;
+        int side = constantOf(m->operands[1]) == block[d] ? 0 : constantOf(m->operands[0]) == block[d] ? 1 : -1;
+        if (side < 0) return std::nullopt;
+        x = m->operands[static_cast<size_t>(side)];
+      }
+      const Op* s = def(x);
+      if (std::ranges::find(loops, x) != loops.end()) {
+        indices.insert(x);
+      } else if (s && s->code == OpCode::program_id) {
+        used[static_cast<size_t>(s->get(ir::attr::axis))] = true;
+      } else {
+        const Op* id = s && (s->code == OpCode::div || s->code == OpCode::rem) ? def(s->operands[0]) : nullptr;
+        std::optional<int64_t> by = id ? constantOf(s->operands[1]) : std::nullopt;
+        if (!id || id->code != OpCode::program_id || !by || *by <= 0) return std::nullopt;
+        auto& [divisor, modulus] = split[id->get(ir::attr::axis)];
+        (s->code == OpCode::div ? divisor : modulus) = *by;
+      }
     }
-    return -2;
+    if (indices.size() != loops.size()) return std::nullopt;  // a loop reading one block again
+    for (const auto& [axis, by] : split) {  // a quotient or a remainder alone is not one-to-one
+      if (!used[static_cast<size_t>(axis)] && by.first != by.second) return std::nullopt;
+      used[static_cast<size_t>(axis)] = true;
+    }
+    return used;
+  }
+  const Op* def(ValueId v) const {
+    auto it = defs_.find(v);
+    return it == defs_.end() ? nullptr : it->second;
+  }
+  std::optional<int64_t> constantOf(ValueId v) const {
+    const Op* d = def(v);
+    if (!d || d->code != OpCode::constant || !f_.type(v).shape.empty() || isFloat(f_.type(v).dtype)) return std::nullopt;
+    return static_cast<int64_t>(ir::asDouble(d->get(ir::attr::value)));
   }
 
   // ---- Saved carried values. A top-level fold whose carried values the reversed loop needs
@@ -274,12 +303,27 @@ class Deriver {
     auto it = std::ranges::find_if(stored_, [&](const StoredFold& f) { return f.fold == &op; });
     return it == stored_.end() ? nullptr : &*it;
   }
-  ValueId linearProgramIndex() {
+  std::vector<int64_t> allAxes() const {
+    std::vector<int64_t> axes(static_cast<size_t>(f_.gridRank));
+    std::iota(axes.begin(), axes.end(), 0);
+    return axes;
+  }
+  // Where the program's copy of c's input starts along its first axis.
+  ValueId firstRowOfCopy(const Backward::Copies& c) {
+    const Type index{DType::i64, {}};
+    ValueId rows = b_.emit(OpCode::tensor_dim, {}, index,
+                           {ir::makeAttr(ir::attr::tensor, int64_t{c.input}), ir::makeAttr(ir::attr::axis, int64_t{0})});
+    rows = b_.binary(OpCode::add, rows, b_.constant(index, static_cast<double>(c.extraRows)));
+    return b_.binary(OpCode::mul, gridIndex(c.axes), rows);
+  }
+  // The row-major index of the program's ids on `axes` (not empty) in the grid's sizes on them.
+  ValueId gridIndex(const std::vector<int64_t>& axes) {
     const Type index{DType::i64, {}};
     auto grid = [&](OpCode c, int64_t axis) { return b_.emit(c, {}, index, {ir::makeAttr(ir::attr::axis, axis)}); };
-    ValueId id = grid(OpCode::program_id, 0);
-    for (int64_t a = 1; a < f_.gridRank; ++a)
-      id = b_.binary(OpCode::add, b_.binary(OpCode::mul, id, grid(OpCode::num_programs, a)), grid(OpCode::program_id, a));
+    ValueId id = grid(OpCode::program_id, axes[0]);
+    for (size_t a = 1; a < axes.size(); ++a)
+      id = b_.binary(OpCode::add, b_.binary(OpCode::mul, id, grid(OpCode::num_programs, axes[a])),
+                     grid(OpCode::program_id, axes[a]));
     return id;
   }
   // The element offsets of carried value `i` of iteration `k` in its saved tensor, and its tile type there.
@@ -550,7 +594,8 @@ class Deriver {
     return touches;
   }
 
-  // A read's gradient added into the input's: a plain store for an exclusive block, else atomic adds.
+  // A read's gradient added into the input's: stored into it or into the program's copy of it
+  // where no other program or iteration writes the block (planReads), else by atomic adds.
   void addIntoInput(const Op& op, const ValueMap& primal, ValueId g, bool coords) {
     const size_t t = static_cast<size_t>(op.get(ir::attr::tensor));
     if (gradIn_[t] < 0) return;
@@ -558,18 +603,18 @@ class Deriver {
     const ir::Shape& shape = f_.type(op.results[0]).shape;
     g = b_.cast(g, dtype);
     std::vector<ValueId> operands;
-    if (partialParam_[t] >= 0) {  // this program's row (the padding's gradient too: the sum leaves it out)
-      const DType partial = out_.tensors[static_cast<size_t>(partialParam_[t])].dtype;
-      ValueId row = b_.reshape(b_.cast(g, partial), {1, ir::Type{partial, shape}.numel()});
-      b_.emitEffect(OpCode::store, {programIndex_, b_.constant({DType::i64, {}}, 0), row},
-                    {ir::makeAttr(ir::attr::tensor, partialParam_[t])});
+    if (!coords && copyParam_[t] >= 0) {  // the padding's gradient too, past the rows the sum reads
+      for (ValueId v : op.operands) operands.push_back(lookup(primal, v));
+      operands[0] = b_.binary(OpCode::add, copyRow_[t], operands[0]);
+      operands.push_back(b_.cast(g, out_.tensors[static_cast<size_t>(copyParam_[t])].dtype));
+      b_.emitEffect(OpCode::store, operands, {ir::makeAttr(ir::attr::tensor, copyParam_[t])});
       b_.block->ops.back().internal = true;
       return;
     }
     if (coords) {  // gather: its coordinates and mask as they are
       for (ValueId v : op.operands) operands.push_back(lookup(primal, v));
       operands.insert(operands.begin() + f_.tensors[t].rank, g);
-    } else if (exclusive_[t]) {
+    } else if (direct_[t]) {
       for (ValueId v : op.operands) operands.push_back(lookup(primal, v));
       operands.push_back(g);
       b_.emitEffect(OpCode::store, operands, {ir::makeAttr(ir::attr::tensor, gradIn_[t])});
@@ -777,10 +822,13 @@ class Deriver {
   Builder b_;
   std::vector<bool> needs_;                 // per forward value
   std::vector<int64_t> gradOut_, gradIn_;  // per forward tensor: its gradient's parameter, or -1
-  std::vector<bool> exclusive_;            // per forward tensor
-  std::vector<bool> everyProgram_;         // per forward tensor: read once, at the top level, at offsets 0
-  std::vector<int64_t> partialParam_;      // per forward tensor: its partial sums' parameter, or -1
-  std::vector<Backward::Partial> partials_;
+  // Per forward tensor (planReads): whether its read's gradient is stored into its gradient;
+  // else its copies' parameter (or -1) and the row where the program's copy starts.
+  std::vector<bool> direct_;
+  std::vector<int64_t> copyParam_;
+  std::vector<ValueId> copyRow_;
+  std::vector<Backward::Copies> copies_;
+  std::unordered_map<ValueId, const Op*> defs_;  // the forward's values at the top level and in folds
   std::vector<StoredFold> stored_;
   std::vector<Backward::Saved> saved_;
   ValueId programIndex_ = -1;  // the program's row-major index in the grid

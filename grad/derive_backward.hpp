@@ -14,9 +14,9 @@ namespace tj::grad {
 struct BackwardRequest {
   std::vector<bool> inputs, outputs;
   bool saveCarried = true;  // save the carried values folds need at each iteration (else recompute them)
-  // Write the gradient of a block every program reads (at offsets all 0: a weight, a bias) per
-  // program, for a second kernel to sum (else every program adds it with atomics).
-  bool partialSums = true;
+  // Store the gradient of a block that programs differing in some grid axes read into a copy of
+  // the input per combination of those axes' ids, for a second kernel to add up (else atomic adds).
+  bool gradientCopies = true;
 };
 
 struct Backward {
@@ -33,16 +33,19 @@ struct Backward {
   // When some are: the probe to launch first over the grid, with the forward's tensors and an
   // i64 tensor of one zero per fold, into which it writes each fold's largest trip count.
   std::optional<ir::Kernel> tripCounts;
-  // The tensors of partial sums, the kernel's parameters after the saved ones, each [programs
-  // of the grid, elements of the block] and zeros before the launch: program p writes row p, the
-  // gradient of its read of the forward's tensor `input` (a block of shape `block` at offsets 0),
-  // in `dtype` (f32 for 16-bit inputs). Their column sums are that input's gradient.
-  struct Partial {
+  // Copies of inputs' gradients, the kernel's parameters after the saved ones, in `dtype` (f32
+  // for 16-bit inputs) and zeros before the launch: one copy per combination of the ids of the
+  // grid's `axes` (row-major), which the programs with those ids write, stacked along the first
+  // axis, each with `extraRows` rows more than the input's first axis for blocks reaching past
+  // it. Copy i is rows [i (rows + extraRows), i (rows + extraRows) + rows) of [copies (rows +
+  // extraRows), the input's other sizes...]; their sum is the forward's tensor `input`'s gradient.
+  struct Copies {
     int input;
     DType dtype;
-    ir::Shape block;
+    std::vector<int64_t> axes;
+    int64_t extraRows;
   };
-  std::vector<Partial> partials;
+  std::vector<Copies> copies;
 };
 
 // The backward kernel runs over the forward's grid. Its tensor parameters are the forward's, then
@@ -51,10 +54,10 @@ struct Backward {
 // (the forward's stores dropped), then walks its ops in reverse, each op's adjoint rule turning
 // the gradient of its result into its operands'. A read block's gradient is added into the
 // input's gradient with atomic adds, since other programs may read the same block; a plain
-// store where each program provably reads a block of its own (the tensor read once, at block
-// offsets that are program ids on every grid axis); a block every program reads (the tensor read
-// once, at the top level, at offsets 0) is written per program for a second kernel to sum
-// (partialSums). A fold runs in reverse, each iteration's
+// store where each program provably reads blocks of its own (the tensor read once, at offsets
+// one-to-one in the program ids and loop indices: an id or index times the block's size, an id's
+// quotient and remainder), and into copies of the input where only programs differing in ids the
+// offsets do not use read one block (gradientCopies): a second kernel adds the copies up. A fold runs in reverse, each iteration's
 // values recomputed from its index: where the carried values reach only ops linear in them
 // whose gradients need none of them (sums, dot accumulators), that is all, O(n). Otherwise a
 // top-level fold saves its carried values at every iteration (saveCarried: memory of programs x

@@ -57,38 +57,43 @@ std::optional<std::vector<Tensor>> savedTensors(const Backward& derived, const T
   return out;
 }
 
-// Partial sums past this many bytes are added with atomics instead.
-constexpr int64_t kMaxPartialBytes = int64_t{1} << 28;
+// Copies of gradients past this many bytes are atomic adds instead.
+constexpr int64_t kMaxCopyBytes = int64_t{1} << 28;
 
-// Zeros for the partial sums `derived` writes, one row per program; none past kMaxPartialBytes.
-std::optional<std::vector<Tensor>> partialTensors(const Backward& derived, int64_t programs) {
+int64_t copyCount(const Backward::Copies& c, const std::vector<int64_t>& grid) {
+  int64_t n = 1;
+  for (int64_t a : c.axes) n *= grid[static_cast<size_t>(a)];
+  return n;
+}
+
+// Zeros for the copies of gradients `derived` writes; none past kMaxCopyBytes.
+std::optional<std::vector<Tensor>> copyTensors(const Backward& derived, const TracedKernel& forward,
+                                               const std::vector<int64_t>& grid) {
   std::vector<Tensor> out;
   int64_t bytes = 0;
-  for (const Backward::Partial& p : derived.partials) {
-    const int64_t elements = ir::Type{p.dtype, p.block}.numel();
-    bytes += programs * elements * dtypeBytes(p.dtype);
-    if (bytes > kMaxPartialBytes) return std::nullopt;
-    out.push_back(Tensor::zeros({programs, elements}, p.dtype));
+  for (const Backward::Copies& c : derived.copies) {
+    Shape shape = forward.tensors[static_cast<size_t>(c.input)].shape();
+    shape[0] = copyCount(c, grid) * (shape[0] + c.extraRows);
+    bytes += ir::Type{c.dtype, shape}.numel() * dtypeBytes(c.dtype);
+    if (bytes > kMaxCopyBytes) return std::nullopt;
+    out.push_back(Tensor::zeros(shape, c.dtype));
   }
   return out;
 }
 
-// gradient = the column sums of `partial` [programs, elements], each column an element of a
-// block of shape `block` (row-major) at offsets 0 of `gradient`; those outside it are dropped.
-void sumPartials(const Tensor& partial, const Tensor& gradient, const Shape& block, const RunOptions& options) {
-  const int64_t elements = partial.dim(1), rows = 32, cols = 256;
+// gradient (contiguous) = the sum of the `n` copies stacked in `copies` (Backward::Copies).
+void sumCopies(const Tensor& copies, int64_t n, const Tensor& gradient, const RunOptions& options) {
+  const int64_t elements = gradient.numel(), rows = 32, cols = 256;
+  // Each copy a row of `flat`, its first `elements` columns the gradient's (the rest padding).
+  const Tensor flat = copies.reshape({n, copies.numel() / n}), into = gradient.reshape({elements});
   RunOptions named = options;
-  named.name = options.name + "_partial_sums";
+  named.name = options.name + "_copies";
   run({cdiv(elements, cols)}, [&](Program& p) {
     Index j = p.id(0);
-    auto rowsOf = p.read(partial, {rows, cols}, 0.0);
-    Tile sum = p.fold(0, rowsOf.blocks(0), p.zeros({cols}, partial.dtype()),
+    auto rowsOf = p.read(flat, {rows, cols}, 0.0);  // sums past `elements` (padding rows) the store drops
+    Tile sum = p.fold(0, rowsOf.blocks(0), p.zeros({cols}, copies.dtype()),
                       [&](Index k, Tile acc) { return acc + rowsOf.at({k, j}).sum(0); });
-    Tile element = p.arange(cols).cast(i64) + p.scalar(j * cols);
-    std::vector<Tile> coords;
-    int64_t stride = elements;
-    for (int64_t size : block) coords.push_back((element / (stride /= size)) % size);
-    p.scatter(gradient, std::vector<Operand>(coords.begin(), coords.end()), sum.cast(gradient.dtype()), element < elements);
+    p.write(into, {cols}).put(sum.cast(gradient.dtype()), {j});
   }, named);
 }
 
@@ -144,19 +149,17 @@ std::vector<Tensor> backward(const TracedKernel& forward, const std::vector<int6
       derived = deriveBackward(k, request);
     }
   }
-  int64_t programs = 1;
-  for (int64_t g : grid) programs *= g;
-  std::optional<std::vector<Tensor>> partials = partialTensors(derived, programs);
-  if (!partials) {
-    request.partialSums = false;
+  std::optional<std::vector<Tensor>> copies = copyTensors(derived, forward, grid);
+  if (!copies) {
+    request.gradientCopies = false;
     derived = deriveBackward(k, request);
-    partials.emplace();
+    copies.emplace();
   }
-  tensors.insert(tensors.end(), partials->begin(), partials->end());
+  tensors.insert(tensors.end(), copies->begin(), copies->end());
   launch(bindKernel(derived.kernel, std::move(tensors), loc), grid, named, loc);
-  for (size_t i = 0; i < partials->size(); ++i) {
-    const Backward::Partial& p = derived.partials[i];
-    sumPartials((*partials)[i], gradients[static_cast<size_t>(p.input)], p.block, named);
+  for (size_t i = 0; i < copies->size(); ++i) {
+    const Backward::Copies& c = derived.copies[i];
+    sumCopies((*copies)[i], copyCount(c, grid), gradients[static_cast<size_t>(c.input)], named);
   }
   return results;
 }

@@ -186,6 +186,27 @@ Case attention(int64_t m, int64_t n) {
           }, {m, 8}};
 }
 
+// Each block of x read by two programs (ids 2b and 2b + 1, through a quotient alone): the
+// derived backward adds their gradients with atomics.
+Case pairedBlocks(int64_t n) {
+  return {{2 * cdiv(n, 16)}, [](Program& p, const std::vector<Tensor>& in, const Tensor& out) {
+            Index i = p.id(0);
+            Tile x = p.read(in[0], {16}, 0.0).at({i / 2});
+            p.write(out, {16}).put(x.exp() * (p.scalar(i % 2, x.dtype()) + 1.0), {i});
+          }, {2 * cdiv(n, 16) * 16}};
+}
+
+// Rows of x [heads, rows, 16] scaled by a weight [heads, 16] per head, over a grid (row blocks,
+// heads); each program reads its head's weight, which programs of other row blocks read too.
+Case headWeights(int64_t heads, int64_t rows) {
+  return {{cdiv(rows, 4), heads}, [](Program& p, const std::vector<Tensor>& in, const Tensor& out) {
+            Index i = p.id(0), h = p.id(1);
+            Tile x = p.read(in[0], {1, 4, 16}, 0.0).at({h, i, 0});
+            Tile w = p.read(in[1], {1, 16}, 0.0).at({h, 0}).reshape({1, 1, 16});
+            p.write(out, {1, 4, 16}).put((x * w).sin(), {h, i, 0});
+          }, {heads, rows, 16}};
+}
+
 }  // namespace
 
 TEST_CASE("grad derived: elementwise programs against finite differences and on every device") {
@@ -226,18 +247,25 @@ TEST_CASE("grad derived: attention with an online softmax (FlashAttention's forw
   }
 }
 
-TEST_CASE("grad derived: a block read by one program is stored, by every program summed by a second kernel, else added atomically") {
+TEST_CASE("grad derived: blocks read by several programs, through copies of the gradient or atomics") {
+  checkFiniteDifferences(pairedBlocks(37), randoms({{37}}, f64));
+  checkDevices(pairedBlocks(101), randoms({{101}}, f32));
+  checkFiniteDifferences(headWeights(3, 9), randoms({{3, 9, 16}, {3, 16}}, f64));
+  checkDevices(headWeights(5, 37), randoms({{5, 37, 16}, {5, 16}}, f32));
+}
+
+TEST_CASE("grad derived: a block read by one program is stored, by others summed from copies, else added atomically") {
   Tensor x = Tensor::zeros({64}), y = Tensor::zeros({64}), w = Tensor::zeros({13}), out = Tensor::zeros({64});
   ir::Kernel own = *trace({4}, [&](Program& p) { elementwise(64).body(p, {x, y}, out); }).kernel;
   std::string text = ir::print(grad::backwardKernel(own));
   CHECK(text.find("store(") != std::string::npos);
   CHECK(text.find("atomic(") == std::string::npos);
-  CHECK(text.find("partial_") == std::string::npos);
-  // The weight, read whole by every program: one row of partial sums per program.
+  CHECK(text.find("copies_") == std::string::npos);
+  // The weight, read whole by every program: a copy of its gradient per program.
   Tensor rows = Tensor::zeros({8, 13}), normed = Tensor::zeros({8, 13});
   ir::Kernel weighted = *trace({2}, [&](Program& p) { rowNorm(8, 13).body(p, {rows, w}, normed); }).kernel;
   text = ir::print(grad::backwardKernel(weighted));
-  CHECK(text.find("partial_t1: tensor<f32, 2>") != std::string::npos);
+  CHECK(text.find("copies_t1: tensor<f32, 1>") != std::string::npos);
   CHECK(text.find("atomic(") == std::string::npos);
   // Blocks that two programs each read: atomic adds.
   Tensor half = Tensor::zeros({32});
@@ -246,7 +274,17 @@ TEST_CASE("grad derived: a block read by one program is stored, by every program
   }).kernel;
   text = ir::print(grad::backwardKernel(pairs));
   CHECK(text.find("atomic(") != std::string::npos);
-  CHECK(text.find("partial_") == std::string::npos);
+  CHECK(text.find("copies_") == std::string::npos);
+  // Attention's keys, read in the fold by every block of queries: copies over the query blocks;
+  // its queries, each program's own: stored.
+  Tensor q = Tensor::zeros({19, 8}), keys = Tensor::zeros({37, 8}), values = Tensor::zeros({37, 8});
+  Tensor o = Tensor::zeros({19, 8});
+  ir::Kernel heads = *trace({3}, [&](Program& p) { attention(19, 37).body(p, {q, keys, values}, o); }).kernel;
+  text = ir::print(grad::backwardKernel(heads));
+  CHECK(text.find("copies_t1: tensor<f32, 2>") != std::string::npos);
+  CHECK(text.find("copies_t2: tensor<f32, 2>") != std::string::npos);
+  CHECK(text.find("copies_t0") == std::string::npos);
+  CHECK(text.find("atomic(") == std::string::npos);
 }
 
 TEST_CASE("grad derived: what is not derived is an Error at the user's line") {
