@@ -275,9 +275,14 @@ Tensor Tensor::contiguous(Loc loc) const {
   Tensor t = empty(shape_, dtype_, loc);
   int bytes = dtypeBytes(dtype_);
   const std::byte* from = hostBytes(false);
-  for (int64_t i = 0, n = numel(); i < n; ++i)
-    std::memcpy(t.storage_->bytes + i * bytes, from + elementOffset(i, "Tensor::contiguous", loc) * bytes,
-                static_cast<size_t>(bytes));
+  // Each element's bytes, and whether anything wrote it (for the sanitizer).
+  const std::shared_ptr<WrittenElements>& written = storage_->written;
+  std::vector<bool>& copied = t.storage_->written->bits;
+  for (int64_t i = 0, n = numel(); i < n; ++i) {
+    int64_t at = elementOffset(i, "Tensor::contiguous", loc);
+    std::memcpy(t.storage_->bytes + i * bytes, from + at * bytes, static_cast<size_t>(bytes));
+    copied[static_cast<size_t>(i)] = !written || written->all || written->bits[static_cast<size_t>(at)];
+  }
   return t;
 }
 

@@ -118,7 +118,7 @@ class Deriver {
     planReads();
     b_.block = &out_.body;
     if (!stored_.empty()) programIndex_ = gridIndex(allAxes());
-    for (const Backward::Copies& c : copies_) copyRow_[static_cast<size_t>(c.input)] = firstRowOfCopy(c);
+    for (const Backward::Copies& c : copies_) placeCopy(c);
     ValueMap primal, adjoint;
     replay(f_.body, primal);
     reverse(f_.body, primal, adjoint);
@@ -204,6 +204,7 @@ class Deriver {
     direct_.assign(f_.tensors.size(), false);
     copyParam_.assign(f_.tensors.size(), -1);
     copyRow_.assign(f_.tensors.size(), -1);
+    copyRows_.assign(f_.tensors.size(), -1);
     planReadsIn(f_.body, {}, reads);
   }
   void planReadsIn(const Block& block, const std::vector<ValueId>& loops, const std::vector<int>& reads) {
@@ -308,13 +309,28 @@ class Deriver {
     std::iota(axes.begin(), axes.end(), 0);
     return axes;
   }
-  // Where the program's copy of c's input starts along its first axis.
-  ValueId firstRowOfCopy(const Backward::Copies& c) {
+  // The rows of c's input, and where the program's copy of it starts along its first axis.
+  void placeCopy(const Backward::Copies& c) {
     const Type index{DType::i64, {}};
     ValueId rows = b_.emit(OpCode::tensor_dim, {}, index,
                            {ir::makeAttr(ir::attr::tensor, int64_t{c.input}), ir::makeAttr(ir::attr::axis, int64_t{0})});
-    rows = b_.binary(OpCode::add, rows, b_.constant(index, static_cast<double>(c.extraRows)));
-    return b_.binary(OpCode::mul, gridIndex(c.axes), rows);
+    ValueId stride = b_.binary(OpCode::add, rows, b_.constant(index, static_cast<double>(c.extraRows)));
+    copyRows_[static_cast<size_t>(c.input)] = rows;
+    copyRow_[static_cast<size_t>(c.input)] = b_.binary(OpCode::mul, gridIndex(c.axes), stride);
+  }
+  // Emits what `then` emits inside an if on the rank-0 bool `cond`.
+  void emitIf(ValueId cond, const std::function<void()>& then) {
+    Op branch{OpCode::if_, {cond}, {}, {}, {}, b_.loc};
+    Block* outer = b_.block;
+    for (bool taken : {true, false}) {
+      Block side;
+      b_.block = &side;
+      if (taken) then();
+      b_.emitEffect(OpCode::yield, {}, {});
+      branch.regions.push_back(std::move(side));
+    }
+    b_.block = outer;
+    b_.append(std::move(branch));
   }
   // The row-major index of the program's ids on `axes` (not empty) in the grid's sizes on them.
   ValueId gridIndex(const std::vector<int64_t>& axes) {
@@ -603,12 +619,20 @@ class Deriver {
     const ir::Shape& shape = f_.type(op.results[0]).shape;
     g = b_.cast(g, dtype);
     std::vector<ValueId> operands;
-    if (!coords && copyParam_[t] >= 0) {  // the padding's gradient too, past the rows the sum reads
+    if (!coords && copyParam_[t] >= 0) {
+      // A block meeting the input's rows: rows past either end land in padding rows, which the
+      // sum leaves out; one outside them would land in another copy, so it writes nothing.
       for (ValueId v : op.operands) operands.push_back(lookup(primal, v));
-      operands[0] = b_.binary(OpCode::add, copyRow_[t], operands[0]);
+      ValueId first = operands[0];
+      ValueId meets = b_.binary(OpCode::logical_and,
+                                b_.compare("gt", first, b_.constantLike(first, -static_cast<double>(shape[0]))),
+                                b_.compare("lt", first, copyRows_[t]));
+      operands[0] = b_.binary(OpCode::add, copyRow_[t], first);
       operands.push_back(b_.cast(g, out_.tensors[static_cast<size_t>(copyParam_[t])].dtype));
-      b_.emitEffect(OpCode::store, operands, {ir::makeAttr(ir::attr::tensor, copyParam_[t])});
-      b_.block->ops.back().internal = true;
+      emitIf(meets, [&] {
+        b_.emitEffect(OpCode::store, operands, {ir::makeAttr(ir::attr::tensor, copyParam_[t])});
+        b_.block->ops.back().internal = true;
+      });
       return;
     }
     if (coords) {  // gather: its coordinates and mask as they are
@@ -823,10 +847,10 @@ class Deriver {
   std::vector<bool> needs_;                 // per forward value
   std::vector<int64_t> gradOut_, gradIn_;  // per forward tensor: its gradient's parameter, or -1
   // Per forward tensor (planReads): whether its read's gradient is stored into its gradient;
-  // else its copies' parameter (or -1) and the row where the program's copy starts.
+  // else its copies' parameter (or -1), the row where the program's copy starts and the input's rows.
   std::vector<bool> direct_;
   std::vector<int64_t> copyParam_;
-  std::vector<ValueId> copyRow_;
+  std::vector<ValueId> copyRow_, copyRows_;
   std::vector<Backward::Copies> copies_;
   std::unordered_map<ValueId, const Op*> defs_;  // the forward's values at the top level and in folds
   std::vector<StoredFold> stored_;

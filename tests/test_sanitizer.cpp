@@ -124,6 +124,15 @@ TEST_CASE("sanitizer: Tensor::empty memory read before anything wrote it is repo
               run({1}, [&](Program& p) { p.write(out, {128}).put(p.read(*t, {128}, 0.0).at({0}), {0}); }, kSanitize);
             }) == "");
   }
+  SUBCASE("a contiguous copy keeps which elements were written") {
+    Tensor copied = Tensor::random({100}, 8).contiguous(), half = partial.contiguous();
+    CHECK(findings([&] {
+            run({1}, [&](Program& p) { p.write(out, {128}).put(p.read(copied, {128}, 0.0).at({0}), {0}); }, kSanitize);
+          }) == "");
+    CHECK(findings([&] {
+            run({1}, [&](Program& p) { p.write(out, {128}).put(p.read(half, {128}, 0.0).at({0}), {0}); }, kSanitize);
+          }).find("(36 times)") != std::string::npos);
+  }
 }
 
 TEST_CASE("sanitizer: a default fill stored inside a tensor is reported, a fill the user gave is not") {
