@@ -225,11 +225,12 @@ class Deriver {
         if (!(*used)[static_cast<size_t>(a)]) unused.push_back(a);
       if (unused.empty()) {
         direct_[t] = true;
-      } else if (request_.gradientCopies && f_.tensors[t].rank > 0) {
+      } else if ((request_.atomicGradients.empty() || !request_.atomicGradients[t]) && f_.tensors[t].rank > 0) {
         const DType input = f_.tensors[t].dtype;
         const int64_t rows = f_.type(op.results[0]).shape[0];
         copyParam_[t] = static_cast<int64_t>(out_.tensors.size());
-        copies_.push_back({static_cast<int>(t), input == DType::f64 ? input : DType::f32, unused, rows - 1});
+        copies_.push_back({static_cast<int>(t), input == DType::f64 ? input : DType::f32, unused, rows,
+                           constantOf(op.operands[0]) == 0, !loops.empty()});
         out_.tensors.push_back({fmt::format("copies_{}", f_.tensors[t].name), copies_.back().dtype, f_.tensors[t].rank});
       }
     }
@@ -314,7 +315,8 @@ class Deriver {
     const Type index{DType::i64, {}};
     ValueId rows = b_.emit(OpCode::tensor_dim, {}, index,
                            {ir::makeAttr(ir::attr::tensor, int64_t{c.input}), ir::makeAttr(ir::attr::axis, int64_t{0})});
-    ValueId stride = b_.binary(OpCode::add, rows, b_.constant(index, static_cast<double>(c.extraRows)));
+    ValueId stride = c.fromRowZero ? b_.binary(OpCode::max, rows, b_.constant(index, static_cast<double>(c.blockRows)))
+                                   : b_.binary(OpCode::add, rows, b_.constant(index, static_cast<double>(c.blockRows - 1)));
     copyRows_[static_cast<size_t>(c.input)] = rows;
     copyRow_[static_cast<size_t>(c.input)] = b_.binary(OpCode::mul, gridIndex(c.axes), stride);
   }

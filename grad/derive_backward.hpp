@@ -1,6 +1,7 @@
 // Reverse mode of a tile program: from a forward kernel, the kernel that computes the gradients
 // of the tensors it reads given the gradients of the tensors it writes.
 #pragma once
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -14,9 +15,9 @@ namespace tj::grad {
 struct BackwardRequest {
   std::vector<bool> inputs, outputs;
   bool saveCarried = true;  // save the carried values folds need at each iteration (else recompute them)
-  // Store the gradient of a block that programs differing in some grid axes read into a copy of
-  // the input per combination of those axes' ids, for a second kernel to add up (else atomic adds).
-  bool gradientCopies = true;
+  // Per forward tensor, or empty for none: add its read's gradient with atomics, where it would
+  // otherwise be stored into copies of the input for a second kernel to add up (Backward::copies).
+  std::vector<bool> atomicGradients;
 };
 
 struct Backward {
@@ -36,14 +37,17 @@ struct Backward {
   // Copies of inputs' gradients, the kernel's parameters after the saved ones, in `dtype` (f32
   // for 16-bit inputs) and zeros before the launch: one copy per combination of the ids of the
   // grid's `axes` (row-major), which the programs with those ids write, stacked along the first
-  // axis, each with `extraRows` rows more than the input's first axis for blocks reaching past
-  // it. Copy i is rows [i (rows + extraRows), i (rows + extraRows) + rows) of [copies (rows +
-  // extraRows), the input's other sizes...]; their sum is the forward's tensor `input`'s gradient.
+  // axis with room for blocks reaching past the input's rows: copy i is rows [i s, i s + rows) of
+  // [copies s, the input's other sizes...], s = stride(rows). Their sum is the forward's tensor
+  // `input`'s gradient.
   struct Copies {
     int input;
     DType dtype;
     std::vector<int64_t> axes;
-    int64_t extraRows;
+    int64_t blockRows;  // the read block's first size
+    bool fromRowZero;   // the block's first offset is 0
+    bool inFold;        // the read is in a fold: a program writes the blocks its iterations visit
+    int64_t stride(int64_t rows) const { return fromRowZero ? std::max(rows, blockRows) : rows + blockRows - 1; }
   };
   std::vector<Copies> copies;
 };
@@ -57,7 +61,7 @@ struct Backward {
 // store where each program provably reads blocks of its own (the tensor read once, at offsets
 // one-to-one in the program ids and loop indices: an id or index times the block's size, an id's
 // quotient and remainder), and into copies of the input where only programs differing in ids the
-// offsets do not use read one block (gradientCopies): a second kernel adds the copies up. A fold runs in reverse, each iteration's
+// offsets do not use read one block (unless atomicGradients): a second kernel adds the copies up. A fold runs in reverse, each iteration's
 // values recomputed from its index: where the carried values reach only ops linear in them
 // whose gradients need none of them (sums, dot accumulators), that is all, O(n). Otherwise a
 // top-level fold saves its carried values at every iteration (saveCarried: memory of programs x

@@ -57,8 +57,11 @@ std::optional<std::vector<Tensor>> savedTensors(const Backward& derived, const T
   return out;
 }
 
-// Copies of gradients past this many bytes are atomic adds instead.
+// Copies of gradients past this many bytes in all are atomic adds instead; so are those of a
+// read in a fold past this many copies: its programs write only the blocks their iterations
+// visit (half of them in causal attention) while every copy is zeroed and added up whole.
 constexpr int64_t kMaxCopyBytes = int64_t{1} << 28;
+constexpr int64_t kMaxFoldCopies = 8;
 
 int64_t copyCount(const Backward::Copies& c, const std::vector<int64_t>& grid) {
   int64_t n = 1;
@@ -66,19 +69,24 @@ int64_t copyCount(const Backward::Copies& c, const std::vector<int64_t>& grid) {
   return n;
 }
 
-// Zeros for the copies of gradients `derived` writes; none past kMaxCopyBytes.
-std::optional<std::vector<Tensor>> copyTensors(const Backward& derived, const TracedKernel& forward,
-                                               const std::vector<int64_t>& grid) {
-  std::vector<Tensor> out;
+Shape copiesShape(const Backward::Copies& c, const TracedKernel& forward, const std::vector<int64_t>& grid) {
+  Shape shape = forward.tensors[static_cast<size_t>(c.input)].shape();
+  shape[0] = copyCount(c, grid) * c.stride(shape[0]);
+  return shape;
+}
+
+// The forward's tensors whose gradients take atomics instead of the copies `derived` writes
+// (kMaxCopyBytes, kMaxFoldCopies); empty for none.
+std::vector<bool> atomicInstead(const Backward& derived, const TracedKernel& forward, const std::vector<int64_t>& grid) {
+  std::vector<bool> atomic(forward.tensors.size());
   int64_t bytes = 0;
+  bool any = false;
   for (const Backward::Copies& c : derived.copies) {
-    Shape shape = forward.tensors[static_cast<size_t>(c.input)].shape();
-    shape[0] = copyCount(c, grid) * (shape[0] + c.extraRows);
-    bytes += ir::Type{c.dtype, shape}.numel() * dtypeBytes(c.dtype);
-    if (bytes > kMaxCopyBytes) return std::nullopt;
-    out.push_back(Tensor::zeros(shape, c.dtype));
+    bytes += ir::Type{c.dtype, copiesShape(c, forward, grid)}.numel() * dtypeBytes(c.dtype);
+    any |= atomic[static_cast<size_t>(c.input)] = c.inFold && copyCount(c, grid) > kMaxFoldCopies;
   }
-  return out;
+  if (bytes > kMaxCopyBytes) std::fill(atomic.begin(), atomic.end(), true);
+  return any || bytes > kMaxCopyBytes ? atomic : std::vector<bool>{};
 }
 
 // gradient (contiguous) = the sum of the `n` copies stacked in `copies` (Backward::Copies).
@@ -149,17 +157,15 @@ std::vector<Tensor> backward(const TracedKernel& forward, const std::vector<int6
       derived = deriveBackward(k, request);
     }
   }
-  std::optional<std::vector<Tensor>> copies = copyTensors(derived, forward, grid);
-  if (!copies) {
-    request.gradientCopies = false;
-    derived = deriveBackward(k, request);
-    copies.emplace();
-  }
-  tensors.insert(tensors.end(), copies->begin(), copies->end());
+  request.atomicGradients = atomicInstead(derived, forward, grid);
+  if (!request.atomicGradients.empty()) derived = deriveBackward(k, request);
+  std::vector<Tensor> copies;
+  for (const Backward::Copies& c : derived.copies) copies.push_back(Tensor::zeros(copiesShape(c, forward, grid), c.dtype));
+  tensors.insert(tensors.end(), copies.begin(), copies.end());
   launch(bindKernel(derived.kernel, std::move(tensors), loc), grid, named, loc);
-  for (size_t i = 0; i < copies->size(); ++i) {
+  for (size_t i = 0; i < copies.size(); ++i) {
     const Backward::Copies& c = derived.copies[i];
-    sumCopies((*copies)[i], copyCount(c, grid), gradients[static_cast<size_t>(c.input)], named);
+    sumCopies(copies[i], copyCount(c, grid), gradients[static_cast<size_t>(c.input)], named);
   }
   return results;
 }

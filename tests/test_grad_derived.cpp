@@ -209,16 +209,17 @@ Case headWeights(int64_t heads, int64_t rows) {
 
 // Program i folds over x's blocks from block i to two past x's end, which read only the fill:
 // x's gradient goes to a copy per program, and the blocks outside x must write none of it (the
-// last one would reach the next copy, in rows its program does not write).
-Case overrun(int64_t n) {
-  return {{3}, [](Program& p, const std::vector<Tensor>& in, const Tensor& out) {
+// last one would reach the next copy, in rows its program does not write). Past 8 programs, a
+// read in a fold takes atomics instead of copies (grad::backward's kMaxFoldCopies).
+Case overrun(int64_t programs) {
+  return {{programs}, [](Program& p, const std::vector<Tensor>& in, const Tensor& out) {
             Index i = p.id(0);
             auto X = p.read(in[0], {8}, 0.0);
             Tile shift = p.scalar(i, in[0].dtype());
             Tile total = p.fold(i, X.blocks(0) + 2, p.zeros({8}, in[0].dtype()),
                                 [&](Index k, Tile acc) { return acc + (X.at({k}) + shift).exp(); });
             p.write(out, {8}).put(total, {i});
-          }, {24}};
+          }, {programs * 8}};
 }
 
 }  // namespace
@@ -266,8 +267,10 @@ TEST_CASE("grad derived: blocks read by several programs, through copies of the 
   checkDevices(pairedBlocks(101), randoms({{101}}, f32));
   checkFiniteDifferences(headWeights(3, 9), randoms({{3, 9, 16}, {3, 16}}, f64));
   checkDevices(headWeights(5, 37), randoms({{5, 37, 16}, {5, 16}}, f32));
-  checkFiniteDifferences(overrun(13), randoms({{13}}, f64));
-  checkDevices(overrun(29), randoms({{29}}, f32));
+  checkFiniteDifferences(overrun(3), randoms({{13}}, f64));
+  checkDevices(overrun(3), randoms({{29}}, f32));
+  checkFiniteDifferences(overrun(11), randoms({{13}}, f64));
+  checkDevices(overrun(11), randoms({{29}}, f32));
 }
 
 TEST_CASE("grad derived: a block read by one program is stored, by others summed from copies, else added atomically") {
