@@ -113,7 +113,9 @@ std::vector<Tensor> backward(const TracedKernel& forward, const std::vector<int6
   const SourceLoc l = SourceLoc::from(loc);
   const ir::Kernel& k = *forward.kernel;
   const std::vector<bool> written = ir::writtenTensors(k);
-  BackwardRequest request{std::vector<bool>(k.tensors.size()), std::vector<bool>(k.tensors.size())};
+  BackwardRequest request;
+  request.inputs.assign(k.tensors.size(), false);
+  request.outputs.assign(k.tensors.size(), false);
   const char* recompute = std::getenv("TILEJIT_GRAD_RECOMPUTE");
   request.saveCarried = !(recompute && std::string_view(recompute) == "1");
   std::vector<Tensor> gradients(k.tensors.size()), results;
