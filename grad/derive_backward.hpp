@@ -15,7 +15,7 @@ namespace tj::grad {
 struct BackwardRequest {
   std::vector<bool> inputs, outputs;
   bool saveCarried = true;  // save the carried values folds need at each iteration (else recompute them)
-  // Per forward tensor, or empty for none: add its read's gradient with atomics, where it would
+  // Per forward tensor (empty: none): add its read's gradient with atomics, where it would
   // otherwise be stored into copies of the input for a second kernel to add up (Backward::copies).
   std::vector<bool> atomicGradients;
 };
@@ -56,17 +56,17 @@ struct Backward {
 // one gradient per output (the forward's order), then one per input, which it adds into (they
 // must start at zero); its scalars are the forward's. Each program recomputes its forward values
 // (the forward's stores dropped), then walks its ops in reverse, each op's adjoint rule turning
-// the gradient of its result into its operands'. A read block's gradient is added into the
-// input's gradient with atomic adds, since other programs may read the same block; a plain
-// store where each program provably reads blocks of its own (the tensor read once, at offsets
-// one-to-one in the program ids and loop indices: an id or index times the block's size, an id's
-// quotient and remainder), and into copies of the input where only programs differing in ids the
-// offsets do not use read one block (unless atomicGradients): a second kernel adds the copies up. A fold runs in reverse, each iteration's
-// values recomputed from its index: where the carried values reach only ops linear in them
-// whose gradients need none of them (sums, dot accumulators), that is all, O(n). Otherwise a
-// top-level fold saves its carried values at every iteration (saveCarried: memory of programs x
-// trips x their elements, the trips counted by a probe kernel before the launch) and the
-// reversed loop reads them back, O(n); a nested fold, or any without saveCarried, recomputes
+// the gradient of its result into its operands'. A read block's gradient is stored where each
+// program provably reads blocks of its own (the tensor read once, at offsets one-to-one in the
+// program ids and loop indices: an id or index times the block's size, an id's quotient and
+// remainder), into copies of the input where only programs differing in ids the offsets do not
+// use read one block (unless atomicGradients; a second kernel adds the copies up), and added
+// with atomics otherwise, since other programs may read the same block. A fold runs in
+// reverse, each iteration's values recomputed from its index: where the carried values reach
+// only ops linear in them whose gradients need none of them (sums, dot accumulators), that is
+// all, O(n). Otherwise a top-level fold saves its carried values at every iteration
+// (saveCarried: memory of programs x trips x their elements, the trips counted by a probe kernel
+// before the launch) and the reversed loop reads them back, O(n); a nested fold, or any without saveCarried, recomputes
 // the carried values of iteration k by the forward loop from its start to k, O(n^2 / 2).
 // Scans, sorts, atomics, and branches or while loops that carry gradients are an Error naming
 // the op and the user's file:line.

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <optional>
 #include <string_view>
@@ -75,18 +76,17 @@ Shape copiesShape(const Backward::Copies& c, const TracedKernel& forward, const 
   return shape;
 }
 
-// The forward's tensors whose gradients take atomics instead of the copies `derived` writes
-// (kMaxCopyBytes, kMaxFoldCopies); empty for none.
+// Per forward tensor: whether its gradient takes atomics instead of the copies `derived` writes
+// (kMaxCopyBytes, kMaxFoldCopies).
 std::vector<bool> atomicInstead(const Backward& derived, const TracedKernel& forward, const std::vector<int64_t>& grid) {
   std::vector<bool> atomic(forward.tensors.size());
   int64_t bytes = 0;
-  bool any = false;
   for (const Backward::Copies& c : derived.copies) {
     bytes += ir::Type{c.dtype, copiesShape(c, forward, grid)}.numel() * dtypeBytes(c.dtype);
-    any |= atomic[static_cast<size_t>(c.input)] = c.inFold && copyCount(c, grid) > kMaxFoldCopies;
+    atomic[static_cast<size_t>(c.input)] = c.inFold && copyCount(c, grid) > kMaxFoldCopies;
   }
   if (bytes > kMaxCopyBytes) std::fill(atomic.begin(), atomic.end(), true);
-  return any || bytes > kMaxCopyBytes ? atomic : std::vector<bool>{};
+  return atomic;
 }
 
 // gradient (contiguous) = the sum of the `n` copies stacked in `copies` (Backward::Copies).
@@ -160,7 +160,7 @@ std::vector<Tensor> backward(const TracedKernel& forward, const std::vector<int6
     }
   }
   request.atomicGradients = atomicInstead(derived, forward, grid);
-  if (!request.atomicGradients.empty()) derived = deriveBackward(k, request);
+  if (std::ranges::find(request.atomicGradients, true) != request.atomicGradients.end()) derived = deriveBackward(k, request);
   std::vector<Tensor> copies;
   for (const Backward::Copies& c : derived.copies) copies.push_back(Tensor::zeros(copiesShape(c, forward, grid), c.dtype));
   tensors.insert(tensors.end(), copies.begin(), copies.end());

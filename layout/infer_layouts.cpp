@@ -124,7 +124,7 @@ std::optional<Layout> reshaped(const Layout& l, const Shape& from, const Shape& 
     Shape grown = from;
     grown.insert(grown.begin() + s->dim, 1);
     if (grown == to) return *s->parent;
-    return reshaped(*s->parent, grown, to);  // the parent over the reduced dimension kept as a unit one
+    if (auto r = reshaped(*s->parent, grown, to)) return r;  // the parent, the reduced dimension kept as a unit one
   }
   if (const auto* b = l.as<Blocked>()) {
     if (auto r = reshapedBlocked(*b, from, to)) return Layout{*r};
