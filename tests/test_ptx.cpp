@@ -133,6 +133,24 @@ TEST_CASE("ptx: i32 casts to bf16 and f8 convert the signed value, and a saturat
   CHECK(sassCount(a.sass, "FMNMX.NAN") == 0);
 }
 
+// PTX's cvt between float widths gives a NaN its canonical, positive code (an H200 turned a
+// -NaN f16 into 0x7fff): each conversion ors the source's sign bit into the result's bits.
+TEST_CASE("ptx: conversions between float widths keep a NaN's sign") {
+  Tensor single = Tensor::zeros({64}, f32), half = Tensor::zeros({64}, f16), wide = Tensor::zeros({64}, f64);
+  TracedKernel traced = tj::trace({1}, [&](Program& p) {
+    p.write(half, {64}).put(p.read(single, {64}).at({0}).cast(f16), {0});
+    p.write(single, {64}).put(p.read(wide, {64}).at({0}).cast(f32), {0});
+    p.write(wide, {64}).put(p.read(half, {64}).at({0}).cast(f64), {0});
+  });
+  std::string ptx = ptxOf(*traced.kernel, "sm_90");
+  CAPTURE(ptx);
+  CHECK(ptx.find("and.b16") != std::string::npos);  // f32 -> f16: the f32's sign in 16 bits
+  CHECK(ptx.find("or.b16") != std::string::npos);
+  CHECK(ptx.find("-2147483648") != std::string::npos);  // f64 -> f32: its sign in 32 bits
+  CHECK(ptx.find("or.b64") != std::string::npos);       // f16 -> f64
+  test::assemblePtx(ptx, "sm_90");
+}
+
 TEST_CASE("ptx: past 48 KiB the shared array is dynamic, sized at launch: within it, static") {
   ir::Kernel gemm = samples::traceSample("gemm_f16");
   std::string two = contiguousPtxOf(gemm, "sm_90");  // 2 stages of 24 KiB

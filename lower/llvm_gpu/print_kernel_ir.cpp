@@ -145,8 +145,23 @@ class Printer {
     Value* odd = b_.CreateSelect(roundedAway, b_.CreateSub(bits, b_.getInt32(1)), b_.CreateAdd(bits, b_.getInt32(1)));
     return b_.CreateBitCast(b_.CreateSelect(b_.CreateAnd(inexact, even), odd, bits), b_.getFloatTy());
   }
+  // x converted to the float type T, rounding to nearest even. PTX's cvt gives a NaN its
+  // canonical code, which is positive (an H200 made a -NaN f16 0x7fff); the interpreter keeps
+  // the sign, as the CPU does. Rounding keeps every other value's sign, so x's sign bit is or-ed
+  // into the result's bits: a no-op but for a negative NaN. (Integer ops on x's bits, not a
+  // select of the negated result, which LLVM would turn into float abs and neg, themselves cvts
+  // of f16 through f32 here.)
+  Value* resized(Value* x, llvm::Type* T) {
+    const unsigned from = x->getType()->getPrimitiveSizeInBits(), to = T->getPrimitiveSizeInBits();
+    if (from == to) return x;
+    Value* r = b_.CreateBitCast(to > from ? b_.CreateFPExt(x, T) : b_.CreateFPTrunc(x, T), b_.getIntNTy(to));
+    Value* bits = b_.CreateBitCast(x, b_.getIntNTy(from));
+    Value* sign = to > from ? b_.CreateShl(b_.CreateZExt(b_.CreateLShr(bits, from - 1), r->getType()), to - 1)
+                            : b_.CreateShl(b_.CreateTrunc(b_.CreateLShr(bits, from - 1), r->getType()), to - 1);
+    return b_.CreateBitCast(b_.CreateOr(r, sign), T);
+  }
   Value* roundToOddF32(Value* d) {
-    Value* f = b_.CreateFPTrunc(d, b_.getFloatTy());
+    Value* f = resized(d, b_.getFloatTy());
     Value* back = b_.CreateFPExt(f, b_.getDoubleTy());
     Value* away = b_.CreateFCmpOGT(b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, back),
                                    b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, d));
@@ -202,13 +217,10 @@ class Printer {
   Value* floatToFloat(Value* x, DType from, DType to) {
     if (isFloat8(from)) from = DType::f32;  // held exactly in an f32
     if (isFloat8(to) || to == DType::bf16) {  // from an f32 (f64 rounded to odd: one rounding in all)
-      Value* f = from == DType::f64 ? roundToOddF32(x) : from == DType::f16 ? b_.CreateFPExt(x, b_.getFloatTy()) : x;
+      Value* f = from == DType::f64 ? roundToOddF32(x) : resized(x, b_.getFloatTy());
       return isFloat8(to) ? roundFloat8(to, f) : roundBF16(f);
     }
-    llvm::Type* T = type(to);
-    if (x->getType() == T) return x;
-    return T->getPrimitiveSizeInBits() > x->getType()->getPrimitiveSizeInBits() ? b_.CreateFPExt(x, T)
-                                                                                 : b_.CreateFPTrunc(x, T);
+    return resized(x, type(to));
   }
 
   // ---- arithmetic ----
