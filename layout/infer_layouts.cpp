@@ -35,6 +35,8 @@ const std::vector<Target>& targets() {
   const MatrixUnit mmaBytes{MatrixInstr::mma_m16n8k32, 16, 8, 32, {DType::i8, DType::f8e4m3, DType::f8e5m2}};
   const MatrixUnit wmma{MatrixInstr::wmma_16x16x16, 16, 16, 16, {DType::f16, DType::bf16}};
   const MatrixUnit mfma{MatrixInstr::mfma_32x32x8, 32, 32, 8, {DType::f16, DType::bf16}};
+  // Per warpgroup 64 rows, N any multiple of 16 (the instruction's N up to 256), k 16.
+  const MatrixUnit wgmma{MatrixInstr::wgmma_m64k16, 64, 16, 16, {DType::f16, DType::bf16}};
   auto nvidia = [](Target t) {
     t.ldmatrix = true;
     t.vectorBytes = 16;
@@ -47,6 +49,8 @@ const std::vector<Target>& targets() {
       nvidia({"sm_80", 32, 4, 1024, 48 * 1024, {mma, mmaI8}}),
       nvidia({"sm_89", 32, 4, 1024, 99 * 1024, {mma, mmaBytes}}),  // Ada: FP8 on QMMA
       nvidia({"sm_90", 32, 4, 1024, 228 * 1024, {mma, mmaBytes}}),
+      // Hopper's architecture-specific features (wgmma); dots wgmma cannot take fall to mma.sync.
+      nvidia({"sm_90a", 32, 4, 1024, 228 * 1024, {wgmma, mma, mmaBytes}}),
       {"gfx1100", 32, 4, 1024, 64 * 1024, {wmma}},
       {"gfx942", 64, 4, 1024, 64 * 1024, {mfma}},
       {"cpu", 1, 1, 1, 0, {}},  // one thread per program: every tile in its registers
@@ -235,13 +239,25 @@ class Inference {
     return {vec, perPhase, maxPhase, order};
   }
 
+  // The workgroup memory a conversion from `from` into `to` passes through: wgmma reads its
+  // operands there, in its swizzled layout (rows along the source's fastest dimension).
+  Shared viaFor(const ir::Type& tile, const Layout& from, const Layout& to) const {
+    const auto* operand = to.as<DotOperand>();
+    const auto* acc = operand ? operand->parent->as<MatrixAcc>() : nullptr;
+    if (acc && acc->instr == MatrixInstr::wgmma_m64k16) {
+      const auto* b = from.as<Blocked>();
+      if (auto s = wgmmaShared(tile.dtype, paddedShape(tile.shape), b ? b->order : rowMajorOrder(2))) return *s;
+    }
+    return sharedFor(tile, from);
+  }
+
   // `user` reads operand `index` (the value v) in layout l.
   void require(ValueId v, const LayoutPtr& l, const Op& user, size_t index) {
     if (!at(v)) return settle(v, l);
     ConversionKind kind = conversionKind(*at(v), *l, type(v).shape);
     if (kind == ConversionKind::none) return;
     std::optional<Shared> via;
-    if (kind == ConversionKind::shared_memory) via = sharedFor(type(v), *at(v));
+    if (kind == ConversionKind::shared_memory) via = viaFor(type(v), *at(v), *l);
     conversions_.push_back({v, &user, static_cast<int>(index), at(v), l, kind, via});
   }
 
@@ -357,18 +373,25 @@ class Inference {
     if (op.operands.size() == 3) require(op.operands[2], acc, op, 2);
   }
 
-  // Matrix-core fragments when the target multiplies these dtypes and the shape tiles;
-  // warps go along M first so a row stays within one warp.
+  // Matrix-core fragments from the first of the target's units for these dtypes whose shape
+  // tiles the dot's; warps go along M first so a row stays within one warp (wgmma: along M
+  // only, whole warpgroups of 64 rows).
   std::optional<MatrixAcc> matrixAcc(const Op& dot) const {
     const ir::Type &a = type(dot.operands[0]), &b = type(dot.operands[1]);
-    const MatrixUnit* found = t_.matrixFor(a.dtype);
     // Integer units accumulate in i32: an i8 dot declared i8 wraps per product sum instead.
-    if (!found || (!isFloat(a.dtype) && type(dot.results[0]).dtype != DType::i32)) return std::nullopt;
-    const MatrixUnit& unit = *found;
-    int64_t m = a.shape[0], k = a.shape[1], n = b.shape[1];
-    if (m % unit.m || n % unit.n || k % unit.k || !isPowerOfTwoShape({m, n, k})) return std::nullopt;
-    int64_t wm = pow2Clamp(m / unit.m, t_.warpsPerProgram);
-    return MatrixAcc{unit.instr, {wm, t_.warpsPerProgram / wm}};
+    if (!isFloat(a.dtype) && type(dot.results[0]).dtype != DType::i32) return std::nullopt;
+    int64_t m = a.shape[0], k = a.shape[1], n = b.shape[1], warps = t_.warpsPerProgram;
+    if (!isPowerOfTwoShape({m, n, k})) return std::nullopt;
+    for (const MatrixUnit& unit : t_.matrixUnits) {
+      if (!std::ranges::count(unit.operandDtypes, a.dtype) || m % unit.m || n % unit.n || k % unit.k) continue;
+      if (unit.instr == MatrixInstr::wgmma_m64k16) {
+        if (warps % 4 == 0 && m % (16 * warps) == 0) return MatrixAcc{unit.instr, {warps, 1}};
+        continue;
+      }
+      int64_t wm = pow2Clamp(m / unit.m, warps);
+      return MatrixAcc{unit.instr, {wm, warps / wm}};
+    }
+    return std::nullopt;
   }
 
   // The result takes an operand's layout, a dot's (or a slice of one) over a load's.

@@ -14,6 +14,16 @@ bool Slice::operator==(const Slice& o) const { return dim == o.dim && *parent ==
 
 LayoutPtr make(Layout l) { return std::make_shared<const Layout>(std::move(l)); }
 
+std::optional<Shared> wgmmaShared(DType dtype, const Shape& shape, const std::vector<int64_t>& order) {
+  int64_t bytes = dtypeBytes(dtype), rowBytes = shape.at(static_cast<size_t>(order.at(0))) * bytes;
+  if (shape.size() != 2 || rowBytes < 32) return std::nullopt;
+  int64_t swizzle = std::min<int64_t>(rowBytes, 128);
+  // Swizzle<log2(swizzle/16), 4, 3> on byte addresses: 16-byte vector v of row r at v ^ (r / (128 / swizzle)) % (swizzle / 16).
+  return Shared{16 / bytes, 128 / swizzle, swizzle / 16, order, rowBytes > 128 ? 128 / bytes : 0};
+}
+
+int64_t wgmmaSwizzleBytes(const Shared& s, DType dtype) { return s.maxPhase * s.vec * dtypeBytes(dtype); }
+
 bool isPowerOfTwoShape(const Shape& shape) {
   return std::all_of(shape.begin(), shape.end(), [](int64_t n) { return n > 0 && std::has_single_bit(uint64_t(n)); });
 }
@@ -43,6 +53,7 @@ std::string_view instrName(MatrixInstr i) {
     case MatrixInstr::mma_m16n8k32: return "m16n8k32";
     case MatrixInstr::wmma_16x16x16: return "16x16x16";
     case MatrixInstr::mfma_32x32x8: return "32x32x8";
+    case MatrixInstr::wgmma_m64k16: return "m64nNk16";
   }
   return "?";
 }
@@ -60,6 +71,7 @@ struct Fragment {
 // role 0, 1: operands a [M,K] and b [K,N]; 2: the accumulator [M,N].
 Fragment fragment(MatrixInstr instr, int role) {
   switch (instr) {
+    case MatrixInstr::wgmma_m64k16:  // PTX ISA 9.7.15.5.1.1.1: per warp, m16n8k16's fragments
     case MatrixInstr::mma_m16n8k16:  // PTX ISA 9.7.13.4.8: groupID = lane / 4, threadID_in_group = lane % 4
       if (role == 0) return {{16, 16}, {{0, 1}, {8, 0}, {0, 8}}, {{0, 2}, {0, 4}, {1, 0}, {2, 0}, {4, 0}}, 2};
       if (role == 1) return {{16, 8}, {{1, 0}, {8, 0}}, {{2, 0}, {4, 0}, {0, 1}, {0, 2}, {0, 4}}, 2};
@@ -188,22 +200,27 @@ LinearLayout sliceLinear(const Slice& s, const Shape& shape) {
   return LinearLayout(std::move(ins), Builder::outDims(shape));
 }
 
-// Offset bits: along order[0] (columns), then order[1] (rows, whose bits also XOR
-// the column vector by their phase), then the rest.
+// Offset bits: along order[0] (columns) within a block, then order[1] (rows, whose bits also
+// XOR the column vector by their phase), then the column blocks, then the rest.
 LinearLayout sharedLinear(const Shared& s, const Shape& shape) {
-  std::vector<Basis> bases;
-  for (size_t i = 0; i < s.order.size(); ++i) {
-    size_t d = static_cast<size_t>(s.order[i]);
-    for (int64_t c = 1; c < shape[d]; c *= 2) {
+  size_t col = static_cast<size_t>(s.order[0]);
+  int64_t block = s.block > 0 ? std::min(s.block, shape[col]) : shape[col];
+  auto bits = [&](size_t d, int64_t from, int64_t to, bool swizzles, std::vector<Basis>& into) {
+    for (int64_t c = from; c < to; c *= 2) {
       Basis b(shape.size(), 0);
       b[d] = c;
-      if (i == 1) {
-        size_t col = static_cast<size_t>(s.order[0]);
-        b[col] = (((c / s.perPhase) % s.maxPhase) * s.vec) % shape[col];
-      }
-      bases.push_back(b);
+      if (swizzles) b[col] = (((c / s.perPhase) % s.maxPhase) * s.vec) % block;
+      into.push_back(b);
     }
+  };
+  std::vector<Basis> bases;
+  bits(col, 1, block, false, bases);
+  for (size_t i = 1; i < s.order.size(); ++i) {
+    size_t d = static_cast<size_t>(s.order[i]);
+    bits(d, 1, shape[d], i == 1, bases);
+    if (i == 1) bits(col, block, shape[col], false, bases);
   }
+  if (s.order.size() == 1) bits(col, block, shape[col], false, bases);
   return LinearLayout({{kOffset, bases}}, Builder::outDims(shape));
 }
 
@@ -215,7 +232,10 @@ std::string ints(const std::vector<int64_t>& v) {
 
 std::string accName(const MatrixAcc& m) {
   bool mma = m.instr == MatrixInstr::mma_m16n8k16 || m.instr == MatrixInstr::mma_m16n8k32;
-  std::string_view family = mma ? "mma" : m.instr == MatrixInstr::wmma_16x16x16 ? "wmma" : "mfma";
+  std::string_view family = mma                                   ? "mma"
+                            : m.instr == MatrixInstr::wgmma_m64k16 ? "wgmma"
+                            : m.instr == MatrixInstr::wmma_16x16x16 ? "wmma"
+                                                                    : "mfma";
   return std::string("#").append(family).append("<").append(instrName(m.instr)).append(", wpc=").append(ints(m.warpsPerCTA)).append(">");
 }
 
@@ -238,7 +258,8 @@ std::string str(const Layout& l) {
     std::string operator()(const Slice& s) const { return "#slice<dim=" + std::to_string(s.dim) + ", " + str(*s.parent) + ">"; }
     std::string operator()(const Shared& s) const {
       return "#shared<vec=" + std::to_string(s.vec) + ", perPhase=" + std::to_string(s.perPhase) +
-             ", maxPhase=" + std::to_string(s.maxPhase) + ", order=" + ints(s.order) + ">";
+             ", maxPhase=" + std::to_string(s.maxPhase) + ", order=" + ints(s.order) +
+             (s.block > 0 ? ", block=" + std::to_string(s.block) : "") + ">";
     }
   };
   return std::visit(Printer{}, l.kind);

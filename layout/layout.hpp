@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -31,7 +32,10 @@ struct Blocked {
 };
 
 // The matrix instructions whose fragments are layouts.
-enum class MatrixInstr : uint8_t { mma_m16n8k16, mma_m16n8k32, wmma_16x16x16, mfma_32x32x8 };
+// wgmma_m64k16: Hopper's warpgroup MMA (wgmma.mma_async.m64nNk16), operands read from workgroup
+// memory through matrix descriptors; its accumulator is m16n8k16's per warp, the four warps of a
+// warpgroup stacked along M (warpsPerCTA [4g, 1]), so it shares that fragment table.
+enum class MatrixInstr : uint8_t { mma_m16n8k16, mma_m16n8k32, wmma_16x16x16, mfma_32x32x8, wgmma_m64k16 };
 std::string_view instrName(MatrixInstr i);
 
 // The accumulator (and result) fragments of a matrix instruction, tiled over the
@@ -63,10 +67,13 @@ struct Slice {
 
 // A tile in workgroup memory, rows along order[0]; vectors of `vec` elements in a
 // row are XOR-swizzled by the row's phase ((row / perPhase) % maxPhase) so that the
-// rows a warp reads at once fall in different banks.
+// rows a warp reads at once fall in different banks. With `block` > 0 the rows are cut into
+// column blocks of `block` elements, each block stored whole ([rows][block]) after the
+// previous one: Hopper's swizzled operand layouts, whose rows span at most 128 bytes.
 struct Shared {
   int64_t vec, perPhase, maxPhase;
   std::vector<int64_t> order;
+  int64_t block = 0;
   bool operator==(const Shared&) const = default;
 };
 
@@ -97,6 +104,13 @@ enum class ConversionKind : uint8_t {
 };
 std::string_view kindName(ConversionKind k);  // "none", "register-permute", ...
 ConversionKind conversionKind(const Layout& a, const Layout& b, const Shape& shape);
+
+// The workgroup-memory layout wgmma reads a 16-bit operand tile of `shape` (padded, rank 2) in,
+// rows along order[0]: rows of 32, 64 or 128 bytes XOR-swizzled as the hardware's 32/64/128-byte
+// modes (8 rows of 16-byte vectors; wider rows in 128-byte column blocks); nullopt for rows
+// under 32 bytes. Allocations in it start at a multiple of wgmmaSwizzleBytes(s) * 8.
+std::optional<Shared> wgmmaShared(DType dtype, const Shape& shape, const std::vector<int64_t>& order);
+int64_t wgmmaSwizzleBytes(const Shared& s, DType dtype);  // 32, 64 or 128
 
 bool isPowerOfTwoShape(const Shape& shape);
 // Every dimension rounded up to a power of two. Layouts are linear maps over GF(2), so

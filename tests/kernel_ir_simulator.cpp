@@ -2,7 +2,9 @@
 
 #include <cmath>
 #include <cstring>
+#include <bit>
 #include <deque>
+#include <set>
 #include <functional>
 #include <limits>
 
@@ -114,7 +116,7 @@ class Workgroup {
             const std::vector<int64_t>& grid)
       : f_(f), tensors_(tensors), scalars_(scalars), grid_(grid), T_(size_t(f.workgroupSize)),
         regs_(f.regTypes.size()), shared_(size_t(f.sharedBytes()), 0.0), read_(shared_.size()),
-        written_(shared_.size()), copies_(T_) {}
+        written_(shared_.size()), unfenced_(shared_.size(), false), copies_(T_) {}
 
   void run(const std::vector<int64_t>& id) {
     id_ = id;
@@ -154,6 +156,11 @@ class Workgroup {
 
   void inst(const KInst& i) {
     const std::vector<Reg>& o = i.operands;
+    if (!pending_.empty() && i.op != KOp::wgmma && i.op != KOp::wgmma_wait)
+      for (Reg x : o)
+        if (pending_.count(x))
+          throw Error("simulate: " + std::string(kopName(i.op)) + " reads %" + std::to_string(x) +
+                      ", a wgmma result before the wgmma_wait that returns it");
     Reg r = i.results.empty() ? -1 : i.results[0];
     size_t S = size_t(f_.subgroupSize);
     switch (i.op) {
@@ -233,6 +240,12 @@ class Workgroup {
       case KOp::shuffle_idx: return set(r, [&](size_t t) { return reg(o[0])[t / S * S + size_t(reg(o[1])[t])]; });
       case KOp::subgroup_reduce: return subgroupReduce(i);
       case KOp::mma: return mma(i);
+      case KOp::wgmma: return wgmma(i);
+      case KOp::wgmma_fence: case KOp::wgmma_commit: return;  // wgmma runs at once; its results wait for wgmma_wait
+      case KOp::wgmma_wait:
+        for (size_t j = 0; j < o.size(); ++j) pending_.erase(o[j]), reg(i.results[j]) = reg(o[j]);
+        return;
+      case KOp::fence_async_shared: std::fill(unfenced_.begin(), unfenced_.end(), false); return;
       case KOp::for_loop: return loop(i);
       case KOp::while_loop: return whileLoop(i);
       default: throw Error("simulate: cannot run " + std::string(kopName(i.op)));
@@ -285,6 +298,7 @@ class Workgroup {
   void writeShared(size_t at, size_t t, double v) {
     if (read_[at].byOtherThan(epoch_, t)) race("writes", at, t, read_[at].thread);
     written_[at].by(epoch_, t);
+    unfenced_[at] = true;
     shared_[at] = v;
   }
 
@@ -429,6 +443,63 @@ class Workgroup {
     for (size_t j = 0; j < i.results.size(); ++j) reg(i.results[j]) = std::move(d[j]);
   }
 
+  // PTX ISA 9.7.15.5.1.2: where element (mn, k) of a wgmma operand lies, from the instruction's
+  // view: its start address, swizzle mode and the descriptor's byte offsets. 16-bit elements,
+  // T = 8 to 16 bytes. K-major ((8,m),(T,2k)):((swizzle/2, SBO),(1,T)); MN-major
+  // ((T,swizzle/16,m),(8,k)):((1,T,LBO),(swizzle/2,SBO)); then Swizzle<log2(swizzle/16),4,3> on the
+  // byte address: bits 4.. XOR bits 7...
+  static size_t wgmmaAddress(size_t start, int64_t swizzle, int64_t leading, int64_t stride, bool mnMajor, int64_t mn,
+                             int64_t k) {
+    int64_t offset = mnMajor ? mn % (swizzle / 2) * 2 + mn / (swizzle / 2) * leading + k % 8 * swizzle + k / 8 * stride
+                             : mn % 8 * swizzle + mn / 8 * stride + k * 2;
+    size_t at = start + size_t(offset), bits = size_t(std::countr_zero(uint64_t(swizzle / 16)));
+    return at ^ ((at >> 7 & ((size_t{1} << bits) - 1)) << 4);
+  }
+  // wgmma m64nNk16: each warpgroup's 128 threads hold D's fragment (PTX ISA figure "WGMMA .m64nNk16
+  // register fragment layout for accumulator matrix D"): thread t, register j at row
+  // 16 (t / 32) + t % 32 / 4 + 8 (j / 2 % 2), column 8 (j / 4) + 2 (t % 4) + j % 2.
+  void wgmma(const KInst& i) {
+    int64_t n = intAttr(i, "n");
+    if (T_ % 128 != 0 || int64_t(i.results.size()) != n / 2)
+      throw Error("simulate: wgmma m64n" + std::to_string(n) + " of " + std::to_string(i.results.size()) + " registers");
+    // Operand `side` (A: 64 x 16, rows m; B: n x 16, rows n) as the warpgroup from thread g reads it.
+    auto matrix = [&](const std::string& side, size_t g, int64_t rows) {
+      const SharedAlloc& alloc = f_.shared.at(size_t(intAttr(i, "alloc" + side)));
+      if (dtypeBytes(alloc.dtype) != 2) throw Error("simulate: wgmma of " + std::string(dtypeName(alloc.dtype)));
+      const Lanes& starts = reg(i.operands[side == "A" ? 0 : 1]);
+      for (size_t t = g; t < g + 128; ++t)
+        if (starts[t] != starts[g]) throw Error("simulate: wgmma's start addresses differ within a warpgroup");
+      size_t start = size_t(alloc.offset + int64_t(starts[g]) * 2);
+      int64_t swizzle = intAttr(i, "swizzle" + side), leading = intAttr(i, "leading" + side), stride = intAttr(i, "stride" + side);
+      bool mnMajor = intAttr(i, "trans" + side) != 0;
+      std::vector<double> m(size_t(rows * 16));
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t k = 0; k < 16; ++k) {
+          size_t at = wgmmaAddress(start, swizzle, leading, stride, mnMajor, r, k);
+          if (at >= shared_.size()) throw Error("simulate: wgmma reads byte " + std::to_string(at) + " past the workgroup memory");
+          if (unfenced_[at]) throw Error("simulate: wgmma reads byte " + std::to_string(at) + ", stored since the last fence_async_shared");
+          m[size_t(r * 16 + k)] = readShared(at, g);
+        }
+      return m;
+    };
+    std::vector<Lanes> d(i.results.size(), Lanes(T_));
+    for (size_t g = 0; g < T_; g += 128) {
+      std::vector<double> A = matrix("A", g, 64), B = matrix("B", g, n);
+      for (size_t t = g; t < g + 128; ++t)
+        for (size_t j = 0; j < i.results.size(); ++j) {
+          int64_t w = int64_t(t - g), jj = int64_t(j);
+          int64_t row = 16 * (w / 32) + w % 32 / 4 + 8 * (jj / 2 % 2), col = 8 * (jj / 4) + 2 * (w % 4) + jj % 2;
+          double sum = reg(i.operands[2 + j])[t];
+          for (int64_t k = 0; k < 16; ++k) sum += A[size_t(row * 16 + k)] * B[size_t(col * 16 + k)];
+          d[j][t] = roundTo(DType::f32, sum);
+        }
+    }
+    for (size_t j = 0; j < i.results.size(); ++j) {
+      reg(i.results[j]) = std::move(d[j]);
+      pending_.insert(i.results[j]);
+    }
+  }
+
   void loop(const KInst& i) {
     const KBlock& body = i.regions.at(0);
     int64_t start = int64_t(reg(i.operands[0])[0]), end = int64_t(reg(i.operands[1])[0]);
@@ -466,6 +537,8 @@ class Workgroup {
   std::vector<Lanes> regs_;
   std::vector<double> shared_;  // by byte address: one slot per element start
   std::vector<Access> read_, written_;  // per byte address, the last accesses
+  std::vector<bool> unfenced_;          // per byte address: stored since the last fence_async_shared
+  std::set<Reg> pending_;               // wgmma results no wgmma_wait has returned yet
   int64_t epoch_ = 0;                   // barriers passed
   std::vector<Copies> copies_;          // per thread
   std::vector<int64_t> id_;

@@ -211,7 +211,8 @@ TEST_CASE("cuda: the layout target comes from the compute capability and the dev
   CHECK(rtx.arch() == "sm_86");
   cuda::DeviceInfo h200{.name = "H200", .major = 9, .minor = 0, .maxThreadsPerBlock = 1024,
                         .sharedPerBlock = 48 * 1024, .sharedPerBlockOptin = 227 * 1024};
-  CHECK(cuda::targetFor(h200).name == "sm_90");
+  CHECK(cuda::targetFor(h200).name == "sm_90a");
+  CHECK(h200.arch() == "sm_90a");
   CHECK(cuda::targetFor(h200).sharedBytes == 227 * 1024);
   cuda::DeviceInfo small{.name = "small", .major = 9, .minor = 0, .maxThreadsPerBlock = 64};
   layout::Target s = cuda::targetFor(small);

@@ -614,6 +614,35 @@ const KBlock& loopBody(const KernelFunction& f) {
   return f.body;
 }
 
+TEST_CASE("kernel ir: f16 and bf16 gemms on sm_90a run wgmma from read-ahead rings, as the interpreter computes them") {
+  for (const char* dtype : {"f16", "bf16"}) {
+    CAPTURE(dtype);
+    ir::Kernel k = test::retyped(samples::traceSample("gemm_f16"), {{"f16", dtype}});
+    KernelFunction f = contiguousLowering(k, "sm_90a");
+    CHECK(countOps(f.body, KOp::mma) == 0);
+    CHECK(countOps(f.body, KOp::ldmatrix) == 0);  // wgmma reads workgroup memory itself
+    // A 128x64 block on one warpgroup: 2 x 4 instructions m64n64k16 per step, one group.
+    CHECK(countOps(loopBody(f), KOp::wgmma) == 8);
+    CHECK(hasAttr(f.body, KOp::wgmma, "n", int64_t{64}));
+    CHECK(countOps(loopBody(f), KOp::wgmma_commit) == 1);
+    CHECK(countOps(loopBody(f), KOp::fence_async_shared) == 1);  // the landed copies, before the barrier
+    CHECK(countOps(loopBody(f), KOp::async_copy) > 0);
+    for (const SharedAlloc& s : f.shared) CHECK(s.offset % 1024 == 0);  // 128-byte swizzle patterns
+    checkAgainstInterpreter(k, {{37, 144}, {144, 48}, {37, 48}}, f, {1, 1}, 1e-4);
+    // Rows not of whole 16-byte vectors: through registers, then stored in wgmma's layout.
+    checkAgainstInterpreter(k, sampleShapes("gemm"), "sm_90a", {1, 1}, 1e-4);
+  }
+}
+
+TEST_CASE("kernel ir: f16 attention on sm_90a runs both products on wgmma: K transposed (K-major b), P from registers") {
+  KernelFunction f = lowered("attention_f16", "sm_90a");
+  CHECK(countOps(f.body, KOp::wgmma) > 0);
+  CHECK(countOps(f.body, KOp::mma) == 0);
+  CHECK(hasAttr(f.body, KOp::wgmma, "transB", int64_t{0}));  // Q K^T: k along K's rows
+  CHECK(hasAttr(f.body, KOp::wgmma, "transB", int64_t{1}));  // P V: V's rows along k
+  checkAgainstInterpreter("attention_f16", "sm_90a", {1, 2}, 1e-2);
+}
+
 // The f16 gemm with i8 operands and an i32 accumulator: the m16n8k32 integer matrix unit.
 ir::Kernel gemmI8() { return test::retyped(samples::traceSample("gemm_f16"), {{"f16", "i8"}, {"f32", "i32"}, {"= 0.0", "= 0"}}); }
 

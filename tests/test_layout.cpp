@@ -89,6 +89,72 @@ TEST_CASE("layout: matrix-core fragments match the ISA tables") {
   CHECK(toLinear(rows, {16}).in(kLane).bases == std::vector<LinearLayout::Basis>{{0}, {0}, {1}, {2}, {4}});
 }
 
+TEST_CASE("layout: wgmma's accumulator is the PTX ISA's m64nNk16 fragment, warpgroups stacked along M") {
+  // PTX ISA, "WGMMA .m64nNk16 register fragment layout for accumulator matrix D": thread t of a
+  // warpgroup holds d[j] at row 16 (t / 32) + (t % 32) / 4 + 8 ((j / 2) % 2), column 8 (j / 4) + 2 (t % 4) + j % 2.
+  for (int64_t n : {16, 64, 256}) {
+    CAPTURE(n);
+    LinearLayout lin = toLinear(acc(MatrixInstr::wgmma_m64k16, {8, 1}), {128, n});
+    CHECK(lin.inSize(kRegister) == n / 2);
+    for (int64_t t = 0; t < 256; t += 7)
+      for (int64_t j = 0; j < n / 2; j += 3) {
+        int64_t w = t % 128, group = t / 128;
+        int64_t row = 64 * group + 16 * (w / 32) + w % 32 / 4 + 8 * (j / 2 % 2), col = 8 * (j / 4) + 2 * (w % 4) + j % 2;
+        CHECK(lin.apply({j, t % 32, t / 32}) == std::vector<int64_t>{row, col});
+      }
+  }
+}
+
+TEST_CASE("layout: wgmma's operand layouts are the hardware's swizzle on byte addresses, rows of at most 128 bytes") {
+  // PTX ISA 9.7.15.5.1.2: Swizzle<B, 4, 3> on the byte address, B = log2(swizzle / 16): bits 4..4+B XOR bits 7..7+B.
+  auto hardware = [](int64_t address, int64_t swizzle) {
+    int64_t bits = swizzle == 128 ? 3 : swizzle == 64 ? 2 : 1;
+    return address ^ ((address >> 7 & ((1 << bits) - 1)) << 4);
+  };
+  for (auto [rows, cols] : {std::pair<int64_t, int64_t>{64, 16}, {64, 32}, {64, 64}, {16, 128}, {32, 256}}) {
+    CAPTURE(cols);
+    std::optional<Shared> s = wgmmaShared(DType::f16, {rows, cols}, {1, 0});
+    REQUIRE(s);
+    int64_t swizzle = wgmmaSwizzleBytes(*s, DType::f16), block = std::min<int64_t>(cols, 64);
+    CHECK(swizzle == std::min<int64_t>(cols * 2, 128));
+    LinearLayout lin = toLinear(Layout{*s}, {rows, cols});
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) {
+        // Unswizzled: the column blocks one after another, each [rows][block] row-major.
+        int64_t plain = (c / block) * rows * block * 2 + r * block * 2 + c % block * 2;
+        int64_t offset = hardware(plain, swizzle) / 2;
+        CHECK(lin.apply({offset}) == std::vector<int64_t>{r, c});
+      }
+  }
+  CHECK(!wgmmaShared(DType::f16, {64, 8}, {1, 0}));  // 16-byte rows: no swizzled mode
+}
+
+TEST_CASE("layout: on sm_90a f16 dots of whole warpgroups run wgmma, smaller ones mma.sync") {
+  ir::Kernel k = halfSample("gemm");
+  LayoutAssignment a = inferLayouts(k, targetByName("sm_90a"));
+  int dots = 0;
+  ir::forEachOp(k.body, [&](const ir::Op& op) {
+    if (op.code != ir::OpCode::dot) return;
+    ++dots;
+    const MatrixAcc* m = a.of(op.results[0]).as<MatrixAcc>();
+    REQUIRE(m != nullptr);
+    CHECK(m->instr == MatrixInstr::wgmma_m64k16);
+    CHECK(m->warpsPerCTA == Shape{4, 1});
+    for (int i = 0; i < 2; ++i) {
+      const Conversion* c = a.conversionAt(op, i);
+      REQUIRE(c != nullptr);
+      REQUIRE(c->via);
+      CHECK(c->via->maxPhase == 8);  // 64 f16 columns: 128-byte rows, 128-byte swizzle
+    }
+  });
+  CHECK(dots == 1);
+  ir::Kernel small = test::retyped(k, {{"tile<128x64xf16>", "tile<32x64xf16>"}});
+  LayoutAssignment b = inferLayouts(small, targetByName("sm_90a"));
+  ir::forEachOp(small.body, [&](const ir::Op& op) {
+    if (op.code == ir::OpCode::dot) CHECK(b.of(op.results[0]).as<MatrixAcc>()->instr == MatrixInstr::mma_m16n8k16);
+  });
+}
+
 TEST_CASE("layout: inverses and compositions of linear layouts") {
   Layout l = blocked({1, 2}, {2, 2}, {2, 1}, {1, 0});
   LinearLayout lin = toLinear(l, {4, 4});
@@ -209,7 +275,7 @@ TEST_CASE("layout: tile-ir --stage=layout prints the library's text and rejects 
   CHECK(out == printWithLayouts(k, inferLayouts(k, targetByName("gfx942"))));
   out = runTool("--sample softmax --stage=layout --target=sm_70", status);
   CHECK(status == 1);
-  CHECK(out.find("vulkan, sm_80, sm_89, sm_90, gfx1100, gfx942, cpu") != std::string::npos);
+  CHECK(out.find("vulkan, sm_80, sm_89, sm_90, sm_90a, gfx1100, gfx942, cpu") != std::string::npos);
 }
 
 TEST_CASE("layout: a reduction reshaped with unit dimensions before it keeps its threads on every target") {

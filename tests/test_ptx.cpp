@@ -76,6 +76,31 @@ TEST_CASE("ptx: f16 and bf16 gemm and attention at their default configs: no spi
       }
 }
 
+TEST_CASE("ptx: on sm_90a f16 and bf16 gemm and attention run HGMMA from descriptors, fed by LDGSTS, no spills") {
+  for (const char* dtype : {"f16", "bf16"})
+    for (const char* sample : {"gemm_f16", "attention_f16"}) {
+      CAPTURE(dtype);
+      CAPTURE(sample);
+      std::string ptx = contiguousPtxOf(retyped(sample, "f16", dtype), "sm_90a");
+      for (const char* instruction : {".target sm_90a", "wgmma.fence.sync.aligned", "wgmma.mma_async.sync.aligned.m64n64k16.f32",
+                                      "wgmma.commit_group.sync.aligned", "wgmma.wait_group.sync.aligned 0",
+                                      "fence.proxy.async.shared::cta", ".shared .align 1024"})
+        CHECK_MESSAGE(ptx.find(instruction) != std::string::npos, instruction);
+      // 128-byte swizzle (mode 1 in bits 62-63) with 8-row groups 1024 bytes apart (64 << 32).
+      CHECK(ptx.find(std::to_string((uint64_t{1} << 62) | (uint64_t{64} << 32) | (uint64_t{1} << 16))) != std::string::npos);
+      test::Assembled a = test::assemble(ptx, "sm_90a", true);
+      if (a.report.empty()) continue;
+      CHECK(a.report.find(" 0 bytes spill stores, 0 bytes spill loads") != std::string::npos);
+      size_t used = a.report.find("Used ");
+      std::printf("ptx: %s %s sm_90a: %s", sample, dtype, used == std::string::npos ? "" : a.report.c_str() + used);
+      if (a.sass.empty()) continue;
+      CHECK(sassCount(a.sass, "HGMMA") > 0);
+      CHECK(sassCount(a.sass, "HMMA") == 0);
+      CHECK(sassCount(a.sass, "LDSM") == 0);
+      if (std::string(sample) == "gemm_f16") CHECK(sassCount(a.sass, "LDGSTS.E.BYPASS.128") > 0);
+    }
+}
+
 TEST_CASE("ptx: an i8 gemm runs on IMMA (mma.sync m16n8k32) with i32 accumulators, read ahead by cp.async") {
   ir::Kernel k = test::retyped(samples::traceSample("gemm_f16"), {{"f16", "i8"}, {"f32", "i32"}, {"= 0.0", "= 0"}});
   for (const char* arch : kArchs) {

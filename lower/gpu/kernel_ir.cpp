@@ -15,7 +15,7 @@ std::string_view kopName(KOp op) {
       "load_global", "store_global", "load_shared", "store_shared", "barrier",
       "shuffle_xor", "shuffle_idx", "subgroup_reduce", "mma",
       "for", "yield", "atomic_global", "ldmatrix", "async_copy", "async_commit", "async_wait", "atomic_shared",
-      "while"};
+      "while", "wgmma", "wgmma_fence", "wgmma_commit", "wgmma_wait", "fence_async_shared"};
   return names[static_cast<size_t>(op)];
 }
 

@@ -38,6 +38,20 @@
 //   shuffle_xor {mask} (x), shuffle_idx (x, lane) : x from another lane of the subgroup
 //   subgroup_reduce {fn, cluster} (x)  : fn over clusters of `cluster` consecutive lanes
 //   mma {instr, m, n, k, a, b, c} (a..., b..., c...) : one matrix instruction over register fragments; results d...
+//   wgmma {n, a, b, allocA, allocB, transA, transB} (startA, startB, c...) : Hopper's warpgroup MMA
+//                                        m64nNk16 into f32, issued asynchronously by the 128 threads of a
+//                                        warpgroup: a (64 x 16) and b (16 x n) are read from workgroup
+//                                        memory allocA/allocB, in the allocation's layout (its wgmma
+//                                        Shared layout), from element startA/startB; trans: the operand's
+//                                        rows are M (N) rather than K. c... and results d...: m16n8k16's
+//                                        accumulator per warp, its n/8 column tiles in order, warps
+//                                        stacked along M. The results are ready after a wgmma_wait.
+//   wgmma_fence, wgmma_commit          : orders earlier register writes before the next wgmma / closes
+//                                        this warpgroup's group of wgmmas issued since the last commit
+//   wgmma_wait {pending} (values...)   : waits until at most `pending` groups are in flight; returns
+//                                        `values` (wgmma results), which may be read from then on
+//   fence_async_shared                 : orders this thread's earlier workgroup-memory writes (stores,
+//                                        landed copies) before reads by the async proxy (wgmma)
 //   for (start, end, inits...) / yield (values...)
 //   while (inits...)                   : regions ^(carried...) cond, yielding a bool the same in every
 //                                        thread, and ^(carried...) body, yielding the next carried
@@ -63,7 +77,7 @@ enum class KOp : uint8_t {
   shuffle_xor, shuffle_idx, subgroup_reduce, mma,
   for_loop, yield,
   atomic_global, ldmatrix, async_copy, async_commit, async_wait, atomic_shared,
-  while_loop,
+  while_loop, wgmma, wgmma_fence, wgmma_commit, wgmma_wait, fence_async_shared,
 };
 std::string_view kopName(KOp op);  // "for" for the structured loop
 bool isPure(KOp op);               // no side effects and no dependence on control (CSE-able)

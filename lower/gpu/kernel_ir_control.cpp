@@ -57,6 +57,8 @@ void Lowering::readAheadPrologue(const ir::Block& body, const std::vector<ir::Va
 void Lowering::readAheadIteration(const ir::Block& body, const std::vector<ir::ValueId>& ahead, int64_t stages,
                                   Reg start, Reg end, Reg k) {
   b_.effect(KOp::async_wait, {}, {{"pending", stages - 2}});
+  if (std::ranges::any_of(ahead, [&](ir::ValueId v) { return readAhead_.at(v).asyncProxy; }))
+    b_.effect(KOp::fence_async_shared);  // wgmma reads the landed copies
   b_.effect(KOp::barrier);
   Reg step = b_.binary("sub", k, start), S = b_.constant(DType::i64, double(stages));
   Reg distance = b_.constant(DType::i64, double(stages - 1));  // how far the copies run ahead
@@ -134,8 +136,11 @@ auto Lowering::giveRings(const ir::Op& fold, int64_t stages) -> std::vector<ir::
     DType dt = k_.type(v).dtype;
     LinearLayout from = linear(v), storeAt = offsetOf->compose(from), loadAt = offsetOf->compose(linear(*c.conversion->to, v));
     LinearLayout at = mapped(from, c.toLoad, k_.type(load->results[0]).shape);
-    int64_t stageBytes = alignTo16(paddedNumel(v) * dtypeBytes(dt));
-    int64_t ring = allocShared(stages * stageBytes, dt, layout::str(mem) + ", a read-ahead ring of " + std::to_string(stages));
+    bool asyncProxy = isWgmmaOperand(*c.conversion->to);
+    int64_t atom = asyncProxy ? swizzleAtomBytes(mem, dt) : 16;
+    int64_t stageBytes = (paddedNumel(v) * dtypeBytes(dt) + atom - 1) / atom * atom;
+    int64_t ring = allocShared(stages * stageBytes, dt, layout::str(mem) + ", a read-ahead ring of " + std::to_string(stages),
+                               (sharedFloor_ + atom - 1) / atom * atom - sharedFloor_);
     int64_t vec = std::min(vectorWidth(*load, load->get(ir::attr::tensor), at, k_.type(load->results[0]).shape),
                            sharedVectorWidth(storeAt, dt, ring));
     if (int64_t bytes = vec * dtypeBytes(dt); bytes != 4 && bytes != 8 && bytes != 16) {
@@ -144,7 +149,7 @@ auto Lowering::giveRings(const ir::Op& fold, int64_t stages) -> std::vector<ir::
     }
     sharedFloor_ = f_.shared[size_t(ring)].offset + stages * stageBytes;
     readAhead_.emplace(v, ReadAhead{load, c.views, c.offsetOps, at, storeAt, vec, stageBytes / dtypeBytes(dt),
-                                    {ring, loadAt, matrixLoad(loadAt, dt, ring)}});
+                                    {ring, loadAt, matrixLoad(loadAt, dt, ring)}, asyncProxy});
     readAheadViews_.insert(c.views.begin(), c.views.end());
     given.push_back(v);
   }
@@ -201,6 +206,7 @@ void Lowering::dot(const ir::Op& op) {
   const layout::MatrixUnit* found = acc ? t_.matrixOf(acc->instr) : nullptr;
   if (!found) unsupported(op, "with layout " + layout::str(result));
   const layout::MatrixUnit& unit = *found;  // inference keeps padded shapes off matrix units
+  if (unit.instr == layout::MatrixInstr::wgmma_m64k16) return wgmmaDot(op);
   // The accumulator first, its conversion done; then a and b, live together in workgroup memory.
   LinearLayout cLin = linear(op.results[0]);
   std::vector<Reg> c = op.operands.size() == 3

@@ -76,7 +76,7 @@ auto Lowering::throughShuffles(const std::vector<Reg>& src, const LinearLayout& 
 }
 
 auto Lowering::stageInShared(ir::ValueId v, const std::vector<Reg>& src, const LinearLayout& from,
-                             const LinearLayout& to, const layout::Layout& mem, int64_t offset)
+                             const LinearLayout& to, const layout::Layout& mem, int64_t offset, bool asyncProxy)
     -> Staged {
   std::optional<LinearLayout> offsetOf = layout::toLinear(mem, k_.type(v).shape).invert();
   if (!offsetOf) throw Unsupported("kernel ir: unsupported: a non-invertible workgroup-memory layout " + layout::str(mem));
@@ -90,6 +90,7 @@ auto Lowering::stageInShared(ir::ValueId v, const std::vector<Reg>& src, const L
     operands.insert(operands.end(), src.begin() + r, src.begin() + r + vec);
     b_.effect(KOp::store_shared, operands, {{"alloc", alloc}});
   }
+  if (asyncProxy) b_.effect(KOp::fence_async_shared);
   b_.effect(KOp::barrier);
   return {alloc, loadAt, matrixLoad(loadAt, dt, alloc)};
 }

@@ -191,8 +191,9 @@ class Lowering {
   }
 
   // Stores every register at its (swizzled) offset (from `offset` bytes on); loads come later.
+  // asyncProxy: wgmma reads it (a proxy fence orders the stores before the async proxy's reads).
   Staged stageInShared(ir::ValueId v, const std::vector<Reg>& src, const LinearLayout& from, const LinearLayout& to,
-                       const layout::Layout& mem, int64_t offset);
+                       const layout::Layout& mem, int64_t offset, bool asyncProxy = false);
   // How many registers one store to workgroup memory writes (at offsets `at`: register, lane,
   // warp -> element): up to the target's widest access, where the lowest register bits step
   // 1, 2, 4... elements and every other bit keeps the vector aligned.
@@ -476,6 +477,7 @@ class Lowering {
     LinearLayout storeAt;                  // the dot operand's layout -> element offset in a stage
     int64_t vec, stageElements;
     Staged staged;  // the dot's view of the ring; base: the current iteration's stage
+    bool asyncProxy;  // wgmma reads it
   };
 
   // The fold's read-ahead candidates (planReadAhead) given rings of `stages` buffers below a
@@ -494,6 +496,26 @@ class Lowering {
 
   // ---- dot ----
   void dot(const ir::Op& op);
+
+  // ---- wgmma (kernel_ir_wgmma.cpp) ----
+  static bool isWgmmaOperand(const layout::Layout& l);
+  // The alignment of an allocation in `mem`: a wgmma swizzle pattern's 8 rows (else 16 bytes).
+  static int64_t swizzleAtomBytes(const layout::Layout& mem, DType dt);
+  // A wgmma operand in workgroup memory: its allocation, the element offset of the stage read
+  // now (-1: none) and its layout.
+  struct WgmmaOperand {
+    int64_t alloc;
+    Reg base;
+    layout::Shared mem;
+  };
+  // Operand i of a wgmma dot: its read-ahead ring, or its registers stored at `sharedOffset`
+  // bytes above the floor (rounded up to the swizzle pattern).
+  WgmmaOperand wgmmaOperand(const ir::Op& op, int i, int64_t sharedOffset);
+  // The i32 element offset of an instruction's first element (row, col) of operand v, plus
+  // `warpgroupRows` (-1: none).
+  Reg wgmmaStart(const WgmmaOperand& o, ir::ValueId v, int64_t row, int64_t col, Reg warpgroupRows);
+  // One wgmma per warpgroup's 64 rows, 256 columns and 16 of k; issued as one group and waited for.
+  void wgmmaDot(const ir::Op& op);
 
   // An FMA dot: a and b go to workgroup memory row-major from the layouts they were computed in
   // (instead of the operand layouts inference chose: those hold all of k in registers); then

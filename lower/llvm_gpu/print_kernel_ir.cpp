@@ -525,15 +525,17 @@ class Printer {
                                        dynamic ? llvm::GlobalValue::ExternalLinkage : llvm::GlobalValue::InternalLinkage,
                                        dynamic ? nullptr : llvm::UndefValue::get(array), "shared", nullptr,
                                        llvm::GlobalValue::NotThreadLocal, t_.sharedAddressSpace());
-    g->setAlignment(llvm::Align(16));
+    // wgmma's swizzle patterns repeat every 1024 bytes of the window, counted from address 0.
+    g->setAlignment(llvm::Align(gpu::countOps(f_.body, KOp::wgmma) > 0 ? 1024 : 16));
     shared_ = g;
   }
   struct SharedElement {
     Value* pointer;
     DType dtype;
   };
-  SharedElement sharedElement(const KInst& i, Reg indexReg) {
-    const gpu::SharedAlloc& a = f_.shared.at(size_t(intAttr(i, "alloc")));
+  SharedElement sharedElement(const KInst& i, Reg indexReg) { return sharedElement(intAttr(i, "alloc"), indexReg); }
+  SharedElement sharedElement(int64_t alloc, Reg indexReg) {
+    const gpu::SharedAlloc& a = f_.shared.at(size_t(alloc));
     Value* index = b_.CreateSExtOrTrunc(val(indexReg), b_.getInt64Ty());
     Value* offset = b_.CreateAdd(b_.CreateMul(index, b_.getInt64(uint64_t(dtypeBytes(a.dtype)))), b_.getInt64(uint64_t(a.offset)));
     return {b_.CreateGEP(b_.getInt8Ty(), shared_, offset), a.dtype};
@@ -577,12 +579,7 @@ class Printer {
       for (size_t r = from; r < from + count; ++r) out.push_back(val(i.operands.at(r)));
       return out;
     };
-    auto dtype = [&](const char* name) {
-      std::optional<DType> t = parseDType(strAttr(i, name));
-      if (!t) unsupported("mma of " + strAttr(i, name));
-      return *t;
-    };
-    DType a = dtype("a"), b = dtype("b");
+    DType a = operandType(i, "a"), b = operandType(i, "b");
     // 8-bit float operands go as their codes: those they were read as, else encoded again.
     auto operands = [&](DType t, size_t from, size_t count) {
       std::vector<Value*> out = regs(from, count);
@@ -700,8 +697,38 @@ class Printer {
     return {};
   }
 
+  DType operandType(const KInst& i, const char* name) {
+    std::optional<DType> t = parseDType(strAttr(i, name));
+    if (!t) unsupported(std::string(gpu::kopName(i.op)) + " of " + strAttr(i, name));
+    return *t;
+  }
+  void wgmma(const KInst& i) {
+    auto operand = [&](Reg start, const char* side) {
+      std::string s(side);
+      Value* address = b_.CreatePtrToInt(sharedElement(intAttr(i, "alloc" + s), start).pointer, b_.getInt32Ty());
+      return LlvmGpuTarget::WarpgroupOperand{address, intAttr(i, "swizzle" + s), intAttr(i, "leading" + s),
+                                             intAttr(i, "stride" + s), intAttr(i, "trans" + s) != 0};
+    };
+    std::vector<Value*> c;
+    for (size_t r = 2; r < i.operands.size(); ++r) c.push_back(val(i.operands[r]));
+    std::vector<Value*> d = t_.warpgroupMma(b_, intAttr(i, "n"), operandType(i, "a"), operandType(i, "b"),
+                                            operand(i.operands[0], "A"), operand(i.operands[1], "B"), c);
+    for (size_t r = 0; r < d.size(); ++r) values_[size_t(i.results.at(r))] = d[r];
+  }
+  void wgmmaWait(const KInst& i) {
+    std::vector<Value*> values;
+    for (Reg r : i.operands) values.push_back(val(r));
+    std::vector<Value*> d = t_.warpgroupWait(b_, intAttr(i, "pending"), values);
+    for (size_t r = 0; r < d.size(); ++r) values_[size_t(i.results.at(r))] = d[r];
+  }
+
   void inst(const KInst& i) {
     switch (i.op) {
+      case KOp::wgmma: return wgmma(i);
+      case KOp::wgmma_fence: return t_.warpgroupFence(b_);
+      case KOp::wgmma_commit: return t_.warpgroupCommit(b_);
+      case KOp::wgmma_wait: return wgmmaWait(i);
+      case KOp::fence_async_shared: return t_.fenceAsyncShared(b_);
       case KOp::store_global: return storeGlobal(i);
       case KOp::atomic_global: return atomicGlobal(i);
       case KOp::load_global: return loadGlobal(i);
@@ -774,6 +801,22 @@ std::vector<llvm::Value*> LlvmGpuTarget::loadMatrix(llvm::IRBuilderBase&, llvm::
 }
 void LlvmGpuTarget::asyncCopy(llvm::IRBuilderBase&, llvm::Value*, llvm::Value*, int64_t, llvm::Value*) const {
   throw Unsupported("llvm gpu: unsupported: async_copy on " + triple());
+}
+std::vector<llvm::Value*> LlvmGpuTarget::warpgroupMma(llvm::IRBuilderBase&, int64_t, DType, DType, const WarpgroupOperand&,
+                                                      const WarpgroupOperand&, const std::vector<llvm::Value*>&) const {
+  throw Unsupported("llvm gpu: unsupported: wgmma on " + triple());
+}
+void LlvmGpuTarget::warpgroupFence(llvm::IRBuilderBase&) const {
+  throw Unsupported("llvm gpu: unsupported: wgmma_fence on " + triple());
+}
+void LlvmGpuTarget::warpgroupCommit(llvm::IRBuilderBase&) const {
+  throw Unsupported("llvm gpu: unsupported: wgmma_commit on " + triple());
+}
+std::vector<llvm::Value*> LlvmGpuTarget::warpgroupWait(llvm::IRBuilderBase&, int64_t, const std::vector<llvm::Value*>&) const {
+  throw Unsupported("llvm gpu: unsupported: wgmma_wait on " + triple());
+}
+void LlvmGpuTarget::fenceAsyncShared(llvm::IRBuilderBase&) const {
+  throw Unsupported("llvm gpu: unsupported: fence_async_shared on " + triple());
 }
 void LlvmGpuTarget::asyncCommit(llvm::IRBuilderBase&) const {
   throw Unsupported("llvm gpu: unsupported: async_commit on " + triple());

@@ -62,6 +62,25 @@ class LlvmGpuTarget {
                          llvm::Value* fromBytes) const;
   virtual void asyncCommit(llvm::IRBuilderBase& b) const;
   virtual void asyncWait(llvm::IRBuilderBase& b, int64_t pending) const;
+  // A wgmma operand: the workgroup-memory address (i32, within the workgroup's window) of its
+  // first element, its swizzle (32, 64 or 128 bytes), the byte strides of its column blocks
+  // (leading) and 8-row groups (stride), and whether its rows are M or N rather than K.
+  struct WarpgroupOperand {
+    llvm::Value* address;
+    int64_t swizzle, leading, stride;
+    bool trans;
+  };
+  // The kernel IR's wgmma (d = a·b + c over f32 registers, issued asynchronously), wgmma_fence,
+  // wgmma_commit, wgmma_wait (returns `values`, readable from then on) and fence_async_shared.
+  // Throw where the target has none.
+  virtual std::vector<llvm::Value*> warpgroupMma(llvm::IRBuilderBase& b, int64_t n, DType a, DType bType,
+                                                 const WarpgroupOperand& aOperand, const WarpgroupOperand& bOperand,
+                                                 const std::vector<llvm::Value*>& c) const;
+  virtual void warpgroupFence(llvm::IRBuilderBase& b) const;
+  virtual void warpgroupCommit(llvm::IRBuilderBase& b) const;
+  virtual std::vector<llvm::Value*> warpgroupWait(llvm::IRBuilderBase& b, int64_t pending,
+                                                  const std::vector<llvm::Value*>& values) const;
+  virtual void fenceAsyncShared(llvm::IRBuilderBase& b) const;
   // Whether `bytes` of workgroup memory are a dynamic array (sized at launch) rather than a
   // static one.
   virtual bool dynamicShared(int64_t /*bytes*/) const { return false; }

@@ -139,6 +139,73 @@ class NvptxTarget final : public llvmgpu::LlvmGpuTarget {
     return out;
   }
 
+  // wgmma.mma_async m64nNk16 into f32 from two matrix descriptors (PTX ISA 9.7.15.5.1.2.2), as
+  // inline PTX: LLVM 19 has no intrinsic. scale-d is 1: c is always added (zeros start a sum).
+  std::vector<Value*> warpgroupMma(llvm::IRBuilderBase& b, int64_t n, DType a, DType bType, const WarpgroupOperand& aOperand,
+                                   const WarpgroupOperand& bOperand, const std::vector<Value*>& c) const override {
+    if (a != bType || (a != DType::f16 && a != DType::bf16) || int64_t(c.size()) != n / 2)
+      throw Unsupported("llvm gpu: unsupported: wgmma m64n" + std::to_string(n) + "k16 of " + std::string(dtypeName(a)));
+    std::string type(dtypeName(a)), outputs, tied;
+    for (int64_t r = 0; r < n / 2; ++r) {
+      outputs += (r ? ", $" : "$") + std::to_string(r);
+      tied += "=f,";
+    }
+    for (int64_t r = 0; r < n / 2; ++r) tied += std::to_string(r) + ",";
+    auto at = [&](int64_t operand) { return "$" + std::to_string(n + operand); };
+    std::string text = "{ .reg .pred p; setp.ne.b32 p, " + at(2) + ", 0; wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) +
+                       "k16.f32." + type + "." + type + " {" + outputs + "}, " + at(0) + ", " + at(1) + ", p, 1, 1, " +
+                       std::to_string(int(aOperand.trans)) + ", " + std::to_string(int(bOperand.trans)) + "; }";
+    std::vector<Value*> args = c;
+    args.push_back(descriptor(b, aOperand));
+    args.push_back(descriptor(b, bOperand));
+    args.push_back(b.getInt32(1));
+    Value* d = callAsm(b, text, tied + "l,l,r", std::vector<llvm::Type*>(size_t(n / 2), b.getFloatTy()), args);
+    std::vector<Value*> out;
+    for (unsigned r = 0; r < unsigned(n / 2); ++r) out.push_back(b.CreateExtractValue(d, r));
+    return out;
+  }
+  void warpgroupFence(llvm::IRBuilderBase& b) const override { callAsm(b, "wgmma.fence.sync.aligned;", "", {}, {}); }
+  void warpgroupCommit(llvm::IRBuilderBase& b) const override { callAsm(b, "wgmma.commit_group.sync.aligned;", "", {}, {}); }
+  // The values pass through the asm (tied registers), so no read of them moves above the wait.
+  std::vector<Value*> warpgroupWait(llvm::IRBuilderBase& b, int64_t pending, const std::vector<Value*>& values) const override {
+    std::string constraints;
+    std::vector<llvm::Type*> types;
+    for (size_t r = 0; r < values.size(); ++r) {
+      if (!values[r]->getType()->isFloatTy()) throw Unsupported("llvm gpu: unsupported: wgmma_wait of a non-f32 value");
+      constraints += "=f,";
+      types.push_back(b.getFloatTy());
+    }
+    for (size_t r = 0; r < values.size(); ++r) constraints += std::to_string(r) + (r + 1 < values.size() ? "," : "");
+    Value* d = callAsm(b, "wgmma.wait_group.sync.aligned " + std::to_string(pending) + ";", constraints, types, values);
+    std::vector<Value*> out;
+    for (unsigned r = 0; r < unsigned(values.size()); ++r) out.push_back(values.size() == 1 ? d : b.CreateExtractValue(d, r));
+    return out;
+  }
+  void fenceAsyncShared(llvm::IRBuilderBase& b) const override { callAsm(b, "fence.proxy.async.shared::cta;", "", {}, {}); }
+
+  // The 64-bit matrix descriptor: address, leading and stride byte offsets encoded as (x & 0x3FFFF) >> 4
+  // in bits 0-13, 16-29 and 32-45; the swizzle mode in bits 62-63 (1: 128 bytes, 2: 64, 3: 32); base offset 0
+  // (allocations start on a swizzle pattern's boundary).
+  static Value* descriptor(llvm::IRBuilderBase& b, const WarpgroupOperand& o) {
+    auto encode = [](int64_t bytes) { return uint64_t(bytes & 0x3FFFF) >> 4; };
+    uint64_t mode = o.swizzle == 128 ? 1 : o.swizzle == 64 ? 2 : o.swizzle == 32 ? 3 : 0;
+    if (mode == 0) throw Unsupported("llvm gpu: unsupported: a wgmma operand swizzled by " + std::to_string(o.swizzle) + " bytes");
+    uint64_t fixed = encode(o.leading) << 16 | encode(o.stride) << 32 | mode << 62;
+    Value* address = b.CreateLShr(b.CreateAnd(b.CreateZExt(o.address, b.getInt64Ty()), 0x3FFFF), 4);
+    return b.CreateOr(address, b.getInt64(fixed));
+  }
+  // An inline-PTX call with side effects, returning `results` (one value, a struct, or none).
+  static Value* callAsm(llvm::IRBuilderBase& b, const std::string& text, const std::string& constraints,
+                        const std::vector<llvm::Type*>& results, const std::vector<Value*>& args) {
+    llvm::Type* result = results.empty()     ? b.getVoidTy()
+                         : results.size() == 1 ? results[0]
+                                               : llvm::StructType::get(b.getContext(), results);
+    std::vector<llvm::Type*> params;
+    for (Value* v : args) params.push_back(v->getType());
+    auto* type = llvm::FunctionType::get(result, params, false);
+    return b.CreateCall(type, llvm::InlineAsm::get(type, text, constraints, true), args);
+  }
+
   // cp.async: 16 bytes bypass L1 (.cg), 4 and 8 may only go through it (.ca).
   void asyncCopy(llvm::IRBuilderBase& b, Value* to, Value* from, int64_t bytes, Value* fromBytes) const override {
     using I = llvm::Intrinsic::ID;
@@ -190,7 +257,7 @@ std::unique_ptr<llvm::TargetMachine> machineFor(const std::string& arch) {
     LLVMInitializeNVPTXTargetMC();
     LLVMInitializeNVPTXAsmPrinter();
   });
-  if (arch.rfind("sm_", 0) != 0) throw Error("ptx: unknown target '" + arch + "' (sm_80, sm_86, sm_89, sm_90)");
+  if (arch.rfind("sm_", 0) != 0) throw Error("ptx: unknown target '" + arch + "' (sm_80, sm_86, sm_89, sm_90, sm_90a)");
   std::string error;
   const llvm::Target* target = llvm::TargetRegistry::lookupTarget(kTriple, error);
   if (!target) throw Unsupported("ptx: LLVM has no NVPTX target: " + error);

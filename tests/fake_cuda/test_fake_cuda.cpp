@@ -79,7 +79,7 @@ int simulateLaunch(const char* ptx, const unsigned grid[3], unsigned block, unsi
     options.vectorTensors = vectorFacts(target);
     gpu::KernelFunction f = gpu::lowerWithinCodeBudget(gLaunching.kernel, target, options);
     gLaunching.ptx = ptx;
-    if (ptx::printPtx(f, "sm_90") != ptx) throw Error("the PTX launched is not the kernel's lowering");
+    if (ptx::printPtx(f, "sm_90a") != ptx) throw Error("the PTX launched is not the kernel's lowering");
     if (block != unsigned(f.workgroupSize) || count != f.params.size()) throw Error("threads or parameter count");
     if (f.sharedBytes() > ptx::kStaticSharedBytes && sharedBytes < f.sharedBytes())
       throw Error("launched with " + std::to_string(sharedBytes) + " bytes of dynamic shared memory");
@@ -158,7 +158,7 @@ std::vector<double> launchAverage(cuda::CudaDevice& device, const Inputs& in, co
   expectAverage(in.a, in.b, out);
   gAverageReport = device.launch(gLaunching.kernel, {gLaunching.tensors, kGrid});
   CHECK_MESSAGE(!gAverageReport.fellBack(), gAverageReport.fallbackReason, " / ", gLaunching.failure);
-  CHECK(gAverageReport.target == "sm_90");
+  CHECK(gAverageReport.target == "sm_90a");
   return out.values();
 }
 
@@ -174,7 +174,7 @@ TEST_CASE("fake cuda: the driver is the fake, an H200 at compute capability 9.0"
   REQUIRE_MESSAGE(cuda::status().available, cuda::status().reason);
   cuda::DeviceInfo info = cuda::deviceInfo(0);
   CHECK(info.multiprocessors == 132);
-  CHECK(info.arch() == "sm_90");
+  CHECK(info.arch() == "sm_90a");
   CHECK(info.name.find("fake") != std::string::npos);
 }
 
@@ -369,10 +369,10 @@ TEST_CASE("fake cuda: a bug in the lowering fails the launch and is not remember
   CHECK(again.fallbackReason == "kernel ir: unsupported: a fault armed by a test");
 }
 
-// The fast path as the device builds it: 16-byte cp.async rings in dynamic shared memory past
-// 48 KiB (opted in), ldmatrix, mma.sync and vector stores, run by the simulator from the
-// launch's slots.
-TEST_CASE("fake cuda: the f16 gemm sample kernel through the device: mma.sync, ldmatrix, cp.async") {
+// The fast path as the device (an H200, sm_90a) builds it: 16-byte cp.async rings in dynamic
+// shared memory past 48 KiB (opted in) in wgmma's swizzled layout, proxy fences, wgmma from
+// descriptors and vector stores, run by the simulator from the launch's slots.
+TEST_CASE("fake cuda: the f16 gemm sample kernel through the device: wgmma, cp.async") {
   test::ScopedEnv cache("TILEJIT_CACHE", "0");
   const int64_t m = 70, n = 72, k = 40;  // rows of 16-byte vectors, not multiples of the blocks
   Tensor a = Tensor::random({m, k}, 41, f16), b = Tensor::random({k, n}, 42, f16);
@@ -396,7 +396,9 @@ TEST_CASE("fake cuda: the f16 gemm sample kernel through the device: mma.sync, l
   size_t differ = 0;  // f32 sums in another order; a NaN (an unwritten element) differs too
   for (size_t i = 0; i < want.size(); ++i) differ += !(std::abs(got[i] - want[i]) <= 1e-5 * (1 + std::abs(want[i])));
   CHECK_MESSAGE(differ == 0, differ << " elements differ, the first " << got[0] << " vs " << want[0]);
-  for (const char* instruction : {"mma.sync.aligned.m16n8k16", "ldmatrix.sync", "cp.async.cg.shared.global", "st.global.v2.f32", ".extern .shared"})
+  for (const char* instruction : {"wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16", "wgmma.wait_group.sync.aligned 0",
+                                  "fence.proxy.async.shared::cta", "cp.async.cg.shared.global", "st.global.v2.f32",
+                                  ".extern .shared .align 1024"})
     CHECK_MESSAGE(gLaunching.ptx.find(instruction) != std::string::npos, std::string(instruction));
 }
 

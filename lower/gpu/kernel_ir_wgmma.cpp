@@ -1,0 +1,106 @@
+// The kernel-IR lowering of dots on Hopper's warpgroup MMA (wgmma): both operands in workgroup
+// memory in wgmma's swizzled layout, read by the instruction itself through descriptors.
+#include "lower/gpu/lowering.hpp"
+
+namespace tj::gpu::detail {
+
+bool Lowering::isWgmmaOperand(const layout::Layout& l) {
+  const auto* operand = l.as<layout::DotOperand>();
+  const auto* acc = operand ? operand->parent->as<layout::MatrixAcc>() : nullptr;
+  return acc && acc->instr == layout::MatrixInstr::wgmma_m64k16;
+}
+
+int64_t Lowering::swizzleAtomBytes(const layout::Layout& mem, DType dt) {
+  const auto* s = mem.as<layout::Shared>();
+  return s ? 8 * layout::wgmmaSwizzleBytes(*s, dt) : 16;
+}
+
+auto Lowering::wgmmaOperand(const ir::Op& op, int i, int64_t sharedOffset) -> WgmmaOperand {
+  ir::ValueId v = op.operands[size_t(i)];
+  DType dt = dtypeOf(v);
+  const layout::Conversion* c = a_.conversionAt(op, i);
+  std::optional<layout::Shared> mem = c && c->via ? c->via
+                                                   : layout::wgmmaShared(dt, layout::paddedShape(k_.type(v).shape),
+                                                                         layout::rowMajorOrder(2));
+  if (!mem || !mem->order.size()) unsupported(op, "on wgmma: no workgroup-memory layout for operand " + std::to_string(i));
+  if (auto ahead = readAhead_.find(v); ahead != readAhead_.end())
+    return {ahead->second.staged.alloc, ahead->second.staged.base, *mem};
+  // In registers (computed, or converted from elsewhere): stored once in wgmma's layout.
+  const std::vector<Reg>& src = regs_.at(v);
+  LinearLayout from = c ? linear(*c->from, v) : linear(v);
+  int64_t atom = swizzleAtomBytes(layout::Layout{*mem}, dt);
+  int64_t offset = (sharedFloor_ + sharedOffset + atom - 1) / atom * atom - sharedFloor_;
+  Staged s = stageInShared(v, src, from, from, layout::Layout{*mem}, offset, true);
+  return {s.alloc, -1, *mem};
+}
+
+Reg Lowering::wgmmaStart(const WgmmaOperand& o, ir::ValueId v, int64_t row, int64_t col, Reg warpgroupRows) {
+  // The element (row, col) of the operand: rows of instruction tiles are multiples of 8, where
+  // no swizzle applies, so a warpgroup's row offset adds.
+  LinearLayout offsetOf = *layout::toLinear(layout::Layout{o.mem}, k_.type(v).shape).invert();
+  Reg at = b_.constant(DType::i32, double(offsetOf.apply({row, col})[0]));
+  if (warpgroupRows >= 0) at = b_.binary("add", at, warpgroupRows);
+  return plus(at, o.base);
+}
+
+void Lowering::wgmmaDot(const ir::Op& op) {
+  ir::ValueId aV = op.operands[0], bV = op.operands[1];
+  int64_t K = k_.type(aV).shape[1], N = k_.type(bV).shape[1];
+  const auto& acc = *a_.of(op.results[0]).as<layout::MatrixAcc>();
+  int64_t warps = acc.warpsPerCTA[0], rowsPerStep = 16 * warps, nInstr = std::min<int64_t>(N, 256);
+  LinearLayout cLin = linear(op.results[0]);
+  DType resultT = dtypeOf(op.results[0]);
+  std::vector<Reg> c = op.operands.size() == 3 ? operand(op, 2)
+                                               : std::vector<Reg>(size_t(registerCount(cLin)), b_.constant(DType::f32, 0.0));
+  WgmmaOperand a = wgmmaOperand(op, 0, 0);
+  int64_t aEnd = a.base >= 0 ? 0 : f_.shared[size_t(a.alloc)].offset + f_.shared[size_t(a.alloc)].bytes - sharedFloor_;
+  WgmmaOperand b = wgmmaOperand(op, 1, aEnd);
+  // Each instruction's accumulator registers in wgmma's order: per 8 columns, (r, c), (r, c+1),
+  // (r+8, c), (r+8, c+1), of this thread's rows r and columns c (lane 0 of warp 0's coordinates).
+  std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> tiles;
+  for (int64_t r = 0; r < registerCount(cLin); ++r) {
+    Coord x = input(cLin, layout::kRegister, r);
+    std::vector<int64_t>& t = tiles[{x[0] / rowsPerStep, x[1] / nInstr}];
+    t.resize(size_t(nInstr / 2), -1);
+    t.at(size_t(4 * (x[1] % nInstr / 8) + 2 * (x[0] % 16 / 8) + x[1] % 2)) = r;
+  }
+  std::vector<Reg> d(c.size());
+  for (size_t r = 0; r < c.size(); ++r) d[r] = castTo(c[r], DType::f32);
+  // A warpgroup's rows start at 64 times its index (warps stack along M).
+  Reg group = warps > 4 ? b_.binary("shr", b_.emit(KOp::warp_id, DType::i32), b_.constant(DType::i32, 2)) : -1;
+  Reg aRows = -1;
+  if (warps > 4) {
+    int64_t step = layout::toLinear(layout::Layout{a.mem}, k_.type(aV).shape).invert()->apply({64, 0})[0];
+    aRows = b_.binary("mul", group, b_.constant(DType::i32, double(step)));
+  }
+  bool transA = a.mem.order[0] == 0, transB = b.mem.order[0] == 1;
+  auto bytes = [&](const WgmmaOperand& o, ir::ValueId v) {
+    int64_t swizzle = layout::wgmmaSwizzleBytes(o.mem, dtypeOf(v));
+    int64_t rows = layout::paddedShape(k_.type(v).shape)[size_t(o.mem.order[1])];
+    return std::pair{rows * swizzle, 8 * swizzle};  // (the column blocks' stride, the 8-row groups')
+  };
+  auto [aBlocks, aGroups] = bytes(a, aV);
+  auto [bBlocks, bGroups] = bytes(b, bV);
+  std::vector<KAttr> attrs = {{"n", nInstr}, {"a", std::string(dtypeName(dtypeOf(aV)))}, {"b", std::string(dtypeName(dtypeOf(bV)))},
+                              {"allocA", a.alloc}, {"allocB", b.alloc}, {"transA", int64_t{transA}}, {"transB", int64_t{transB}},
+                              {"swizzleA", layout::wgmmaSwizzleBytes(a.mem, dtypeOf(aV))},
+                              {"swizzleB", layout::wgmmaSwizzleBytes(b.mem, dtypeOf(bV))},
+                              {"leadingA", transA ? aBlocks : 16}, {"strideA", aGroups},
+                              {"leadingB", transB ? bBlocks : 16}, {"strideB", bGroups}};
+  b_.effect(KOp::wgmma_fence);
+  for (int64_t kk = 0; kk < K; kk += 16)
+    for (auto& [tile, regs] : tiles) {
+      if (std::ranges::count(regs, -1)) unsupported(op, "on wgmma: the accumulator does not tile into m64n" + std::to_string(nInstr));
+      auto [mi, ni] = tile;
+      std::vector<Reg> operands = {wgmmaStart(a, aV, mi * rowsPerStep, kk, aRows), wgmmaStart(b, bV, kk, ni * nInstr, -1)};
+      for (int64_t r : regs) operands.push_back(d[size_t(r)]);
+      std::vector<Reg> out = b_.emitMulti(KOp::wgmma, std::vector<DType>(regs.size(), DType::f32), operands, attrs);
+      for (size_t j = 0; j < regs.size(); ++j) d[size_t(regs[j])] = out[j];
+    }
+  b_.effect(KOp::wgmma_commit);
+  d = b_.emitMulti(KOp::wgmma_wait, std::vector<DType>(d.size(), DType::f32), d, {{"pending", int64_t{0}}});
+  for (size_t r = 0; r < c.size(); ++r) c[r] = castTo(d[r], resultT);
+  define(op.results[0], c);
+}
+
+}  // namespace tj::gpu::detail
