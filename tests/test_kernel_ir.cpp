@@ -87,6 +87,7 @@ struct HostTensors {
         float v = float(r) / 1000.0f;
         char* at = storage.back().data() + i * dtypeBytes(dt);
         if (dt == DType::f16) { uint16_t h = floatToHalf(v); std::memcpy(at, &h, 2); }
+        else if (dt == DType::bf16) { uint16_t h = floatToBF16(v); std::memcpy(at, &h, 2); }
         else if (dt == DType::i8) { auto b = int8_t(r % 128); std::memcpy(at, &b, 1); }
         else if (isFloat8(dt)) *at = char(floatToF8(dt, v * 4));
         else if (dt == DType::i32) { auto x = int32_t(r); std::memcpy(at, &x, 4); }
@@ -103,6 +104,7 @@ struct HostTensors {
   double at(size_t t, size_t i) const {
     const char* p = storage[t].data() + i * size_t(dtypeBytes(args[t].dtype));
     if (args[t].dtype == DType::f16) { uint16_t h; std::memcpy(&h, p, 2); return halfToFloat(h); }
+    if (args[t].dtype == DType::bf16) { uint16_t h; std::memcpy(&h, p, 2); return bf16ToFloat(h); }
     if (args[t].dtype == DType::i8) return double(*reinterpret_cast<const int8_t*>(p));
     if (isFloat8(args[t].dtype)) return f8ToFloat(args[t].dtype, uint8_t(*p));
     if (args[t].dtype == DType::i32) { int32_t x; std::memcpy(&x, p, 4); return x; }
@@ -846,7 +848,7 @@ TEST_CASE("kernel ir: the samples' kernel IR matches the golden files") {
   if (update) fs::create_directories(dir);
   const std::pair<const char*, const char*> cases[] = {
       {"vector_add", "sm_90"}, {"vector_add", "vulkan"}, {"softmax", "sm_90"}, {"softmax", "vulkan"},
-      {"gemm", "sm_90"}, {"gemm_f16", "sm_90"}};
+      {"gemm", "sm_90"}, {"gemm_f16", "sm_90"}, {"gemm_f16", "sm_90a"}};
   for (const auto& [name, target] : cases) {
     CAPTURE(name);
     CAPTURE(target);

@@ -422,7 +422,7 @@ TEST_CASE("fake cuda: the causal f16 attention sample kernel through the device:
   size_t differ = 0;  // exp within an ulp of f32 on both; a NaN (an unwritten element) differs too
   for (size_t i = 0; i < want.size(); ++i) differ += !(std::abs(got[i] - want[i]) <= 1e-5 * (1 + std::abs(want[i])));
   CHECK_MESSAGE(differ == 0, differ << " elements differ, the first " << got[0] << " vs " << want[0]);
-  CHECK(gLaunching.ptx.find("mma.sync.aligned.m16n8k16") != std::string::npos);
+  CHECK(gLaunching.ptx.find("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16") != std::string::npos);
 }
 
 TEST_CASE("fake cuda: the cubin key names the device, the launch facts and the target") {
