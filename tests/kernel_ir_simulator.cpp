@@ -4,6 +4,7 @@
 #include <cstring>
 #include <bit>
 #include <deque>
+#include <map>
 #include <set>
 #include <functional>
 #include <limits>
@@ -116,7 +117,7 @@ class Workgroup {
             const std::vector<int64_t>& grid)
       : f_(f), tensors_(tensors), scalars_(scalars), grid_(grid), T_(size_t(f.workgroupSize)),
         regs_(f.regTypes.size()), shared_(size_t(f.sharedBytes()), 0.0), read_(shared_.size()),
-        written_(shared_.size()), unfenced_(shared_.size(), false), copies_(T_) {}
+        written_(shared_.size()), unfenced_(shared_.size(), false), wgmmaReads_(shared_.size(), -1), copies_(T_) {}
 
   void run(const std::vector<int64_t>& id) {
     id_ = id;
@@ -158,7 +159,7 @@ class Workgroup {
     const std::vector<Reg>& o = i.operands;
     if (!pending_.empty() && i.op != KOp::wgmma && i.op != KOp::wgmma_wait)
       for (Reg x : o)
-        if (pending_.count(x))
+        if (pending_.count(x) && pending_.at(x) >= completed_)
           throw Error("simulate: " + std::string(kopName(i.op)) + " reads %" + std::to_string(x) +
                       ", a wgmma result before the wgmma_wait that returns it");
     Reg r = i.results.empty() ? -1 : i.results[0];
@@ -241,10 +242,9 @@ class Workgroup {
       case KOp::subgroup_reduce: return subgroupReduce(i);
       case KOp::mma: return mma(i);
       case KOp::wgmma: return wgmma(i);
-      case KOp::wgmma_fence: case KOp::wgmma_commit: return;  // wgmma runs at once; its results wait for wgmma_wait
-      case KOp::wgmma_wait:
-        for (size_t j = 0; j < o.size(); ++j) pending_.erase(o[j]), reg(i.results[j]) = reg(o[j]);
-        return;
+      case KOp::wgmma_fence: return;
+      case KOp::wgmma_commit: ++committed_; return;
+      case KOp::wgmma_wait: return wgmmaWait(i);
       case KOp::fence_async_shared: std::fill(unfenced_.begin(), unfenced_.end(), false); return;
       case KOp::for_loop: return loop(i);
       case KOp::while_loop: return whileLoop(i);
@@ -295,8 +295,15 @@ class Workgroup {
     read_[at].by(epoch_, t);
     return shared_[at];
   }
+  // Stores and copies may not land on bytes a wgmma group still in flight reads.
+  void checkNotInFlight(size_t at) const {
+    if (wgmmaReads_[at] >= completed_)
+      throw Error("simulate: workgroup memory byte " + std::to_string(at) + " is overwritten while wgmma group " +
+                  std::to_string(wgmmaReads_[at]) + ", which reads it, may be in flight");
+  }
   void writeShared(size_t at, size_t t, double v) {
     if (read_[at].byOtherThan(epoch_, t)) race("writes", at, t, read_[at].thread);
+    checkNotInFlight(at);
     written_[at].by(epoch_, t);
     unfenced_[at] = true;
     shared_[at] = v;
@@ -330,6 +337,7 @@ class Workgroup {
       if (live) aligned(i, reinterpret_cast<uintptr_t>(tensor.data) + uintptr_t(first) * elementBytes, bytes);
       for (size_t e = 0; e < bytes / elementBytes; ++e) {
         if (read_[at + e * elementBytes].byOtherThan(epoch_, t)) race("starts a copy over", at + e * elementBytes, t, read_[at + e * elementBytes].thread);
+        checkNotInFlight(at + e * elementBytes);
         c.values.push_back(live ? readElement(tensor.data, tensor.dtype, first + int64_t(e)) : 0.0);
       }
       copies_.at(t).open.push_back(std::move(c));
@@ -479,6 +487,7 @@ class Workgroup {
           if (at >= shared_.size()) throw Error("simulate: wgmma reads byte " + std::to_string(at) + " past the workgroup memory");
           if (unfenced_[at]) throw Error("simulate: wgmma reads byte " + std::to_string(at) + ", stored since the last fence_async_shared");
           m[size_t(r * 16 + k)] = readShared(at, g);
+          wgmmaReads_[at] = committed_;
         }
       return m;
     };
@@ -496,7 +505,18 @@ class Workgroup {
     }
     for (size_t j = 0; j < i.results.size(); ++j) {
       reg(i.results[j]) = std::move(d[j]);
-      pending_.insert(i.results[j]);
+      pending_[i.results[j]] = committed_;
+    }
+  }
+  // Groups up to `committed_ - pending` are complete: their results may be read (those passed
+  // through the wait come back as new registers) and the bytes they read rewritten.
+  void wgmmaWait(const KInst& i) {
+    completed_ = std::max(completed_, committed_ - intAttr(i, "pending"));
+    for (size_t j = 0; j < i.operands.size(); ++j) {
+      auto it = pending_.find(i.operands[j]);
+      if (it != pending_.end() && it->second >= completed_)
+        throw Error("simulate: wgmma_wait returns %" + std::to_string(i.operands[j]) + " of a group still in flight");
+      reg(i.results[j]) = reg(i.operands[j]);
     }
   }
 
@@ -504,14 +524,19 @@ class Workgroup {
     const KBlock& body = i.regions.at(0);
     int64_t start = int64_t(reg(i.operands[0])[0]), end = int64_t(reg(i.operands[1])[0]);
     std::vector<Lanes> carried;
-    for (size_t c = 2; c < i.operands.size(); ++c) carried.push_back(reg(i.operands[c]));
+    std::vector<Reg> from;  // the registers the carried values come from: a wgmma group's pending follows them
+    for (size_t c = 2; c < i.operands.size(); ++c) carried.push_back(reg(i.operands[c])), from.push_back(i.operands[c]);
+    auto pass = [&](size_t c, Reg to) {
+      if (auto it = pending_.find(from[c]); it != pending_.end()) pending_[to] = it->second;
+      else pending_.erase(to);
+    };
     for (int64_t k = start; k < end; ++k) {
       set(body.args[0], [&](size_t) { return double(k); });
-      for (size_t c = 0; c < carried.size(); ++c) reg(body.args[c + 1]) = carried[c];
+      for (size_t c = 0; c < carried.size(); ++c) reg(body.args[c + 1]) = carried[c], pass(c, body.args[c + 1]);
       std::vector<Reg> yielded = block(body);
-      for (size_t c = 0; c < carried.size(); ++c) carried[c] = reg(yielded.at(c));
+      for (size_t c = 0; c < carried.size(); ++c) carried[c] = reg(yielded.at(c)), from[c] = yielded.at(c);
     }
-    for (size_t c = 0; c < carried.size(); ++c) reg(i.results[c]) = carried[c];
+    for (size_t c = 0; c < carried.size(); ++c) reg(i.results[c]) = carried[c], pass(c, i.results[c]);
   }
 
   // The cond is the same in every thread (the kernel IR's rule): thread 0's decides.
@@ -538,7 +563,9 @@ class Workgroup {
   std::vector<double> shared_;  // by byte address: one slot per element start
   std::vector<Access> read_, written_;  // per byte address, the last accesses
   std::vector<bool> unfenced_;          // per byte address: stored since the last fence_async_shared
-  std::set<Reg> pending_;               // wgmma results no wgmma_wait has returned yet
+  std::map<Reg, int64_t> pending_;      // wgmma results (and the loop values carrying them) -> their group
+  std::vector<int64_t> wgmmaReads_;     // per byte address: the last wgmma group that read it (-1: none)
+  int64_t committed_ = 0, completed_ = 0;  // wgmma groups closed / known complete
   int64_t epoch_ = 0;                   // barriers passed
   std::vector<Copies> copies_;          // per thread
   std::vector<int64_t> id_;

@@ -636,6 +636,34 @@ TEST_CASE("kernel ir: f16 and bf16 gemms on sm_90a run wgmma from read-ahead rin
   }
 }
 
+// The in-loop wgmma_wait of a lowered function (pending 1: the previous iteration's group).
+KInst* inFlightWait(KBlock& b) {
+  for (KInst& i : b.insts) {
+    if (i.op == KOp::wgmma_wait && i.operands.empty()) return &i;
+    for (KBlock& r : i.regions)
+      if (KInst* found = inFlightWait(r)) return found;
+  }
+  return nullptr;
+}
+
+TEST_CASE("kernel ir: with 3 stages an sm_90a gemm keeps one wgmma group in flight across iterations") {
+  ir::Kernel k = test::withStages(samples::traceSample("gemm_f16"), 3);
+  KernelFunction f = contiguousLowering(k, "sm_90a");
+  KInst* wait = inFlightWait(f.body);
+  REQUIRE(wait != nullptr);
+  CHECK(intAttr(*wait, "pending") == 1);
+  CHECK(hasAttr(loopBody(f), KOp::async_wait, "pending", int64_t{0}));  // copies run one iteration ahead, not two
+  CHECK(countOps(f.body, KOp::wgmma_wait) == 2);  // in the loop, and for the accumulator after it
+  checkAgainstInterpreter(k, {{37, 400}, {400, 48}, {37, 48}}, f, {1, 1}, 1e-4);
+  // Waiting for none but the last two groups would refill a stage a wgmma in flight still reads.
+  wait->attrs = {{"pending", int64_t{2}}};
+  HostTensors tensors(k, {{37, 400}, {400, 48}, {37, 48}});
+  CHECK_THROWS_WITH_AS(gpu::simulate(f, tensors.sim(), {}, {1, 1}), doctest::Contains("may be in flight"), Error);
+  // Two stages leave no room: each dot waits for its own group.
+  KernelFunction two = contiguousLowering(test::withStages(k, 2), "sm_90a");
+  CHECK(inFlightWait(two.body) == nullptr);
+}
+
 TEST_CASE("kernel ir: f16 attention on sm_90a runs both products on wgmma: K transposed (K-major b), P from registers") {
   KernelFunction f = lowered("attention_f16", "sm_90a");
   CHECK(countOps(f.body, KOp::wgmma) > 0);

@@ -101,6 +101,21 @@ TEST_CASE("ptx: on sm_90a f16 and bf16 gemm and attention run HGMMA from descrip
     }
 }
 
+TEST_CASE("ptx: a 3-stage sm_90a gemm keeps a wgmma group in flight, which ptxas does not serialize") {
+  for (int64_t warps : {4, 8}) {
+    CAPTURE(warps);
+    ir::Kernel k = test::withStages(samples::traceSample("gemm_f16"), 3);
+    if (warps == 8) k = test::retyped(k, {{"grid 2 {", "grid 2 warps 8 {"}});
+    std::string ptx = contiguousPtxOf(k, "sm_90a");
+    CHECK(ptx.find("wgmma.wait_group.sync.aligned 1;") != std::string::npos);
+    test::Assembled a = test::assemble(ptx, "sm_90a", true);
+    if (a.report.empty()) continue;
+    CHECK_MESSAGE(a.report.find("serialized") == std::string::npos, a.report);
+    CHECK(a.report.find(" 0 bytes spill stores, 0 bytes spill loads") != std::string::npos);
+    if (!a.sass.empty()) CHECK(sassCount(a.sass, "HGMMA") > 0);
+  }
+}
+
 TEST_CASE("ptx: an i8 gemm runs on IMMA (mma.sync m16n8k32) with i32 accumulators, read ahead by cp.async") {
   ir::Kernel k = test::retyped(samples::traceSample("gemm_f16"), {{"f16", "i8"}, {"f32", "i32"}, {"= 0.0", "= 0"}});
   for (const char* arch : kArchs) {

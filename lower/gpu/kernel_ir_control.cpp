@@ -23,18 +23,25 @@ void Lowering::fold(const ir::Op& op) {
   int64_t stages = std::min(options_.maxStages, op.has(ir::attr::stages) ? op.get(ir::attr::stages) : t_.defaultStages);
   int64_t floor = sharedFloor_;
   std::vector<ir::ValueId> ahead = t_.asyncCopy && stages > 1 ? giveRings(op, stages) : std::vector<ir::ValueId>{};
-  if (!ahead.empty()) readAheadPrologue(body, ahead, stages, operands[0], operands[1]);
+  // wgmma accumulators left in flight across iterations read a stage one iteration longer:
+  // the copies then run stages - 2 iterations ahead, so 3 stages at least.
+  std::set<const ir::Op*> inFlight = ahead.empty() || stages < 3 ? std::set<const ir::Op*>{} : inFlightAccumulators(body);
+  int64_t lookahead = stages - 1 - (inFlight.empty() ? 0 : 1);
+  if (!ahead.empty()) readAheadPrologue(body, ahead, stages, lookahead, operands[0], operands[1]);
   std::vector<Reg> results = b_.emitMulti(KOp::for_loop, types, operands, {});
   std::vector<DType> argTypes = types;
   argTypes.insert(argTypes.begin(), DType::i64);  // k
   std::vector<Reg> args = b_.openRegion(argTypes);
   define(body.args[0], {args[0]});
   splitInto(body.args, 1, std::vector<Reg>(args.begin() + 1, args.end()), counts);
-  if (!ahead.empty()) readAheadIteration(body, ahead, stages, operands[0], operands[1], args[0]);
+  if (!ahead.empty()) readAheadIteration(body, ahead, stages, lookahead, operands[0], operands[1], args[0]);
+  inFlightDots_.insert(inFlight.begin(), inFlight.end());
   ++regionDepth_;
   block(body);
   --regionDepth_;
+  for (const ir::Op* dot : inFlight) inFlightDots_.erase(dot);
   b_.closeRegion();
+  if (!inFlight.empty()) results = waitForAccumulators(body, inFlight, results, counts);
   splitInto(op.results, 0, results, counts);
   if (!ahead.empty()) b_.effect(KOp::async_wait, {}, {{"pending", int64_t{0}}});  // nothing lands on later allocations
   for (ir::ValueId v : ahead) {
@@ -44,24 +51,58 @@ void Lowering::fold(const ir::Op& op) {
   sharedFloor_ = floor;
 }
 
+auto Lowering::inFlightAccumulators(const ir::Block& body) const -> std::set<const ir::Op*> {
+  std::set<const ir::Op*> dots;
+  if (body.ops.empty() || body.ops.back().code != ir::OpCode::yield) return dots;
+  const ir::Op& yield = body.ops.back();
+  for (const ir::Op& op : body.ops) {
+    if (op.code != ir::OpCode::dot || op.operands.size() != 3) continue;
+    const auto* acc = a_.of(op.results[0]).as<layout::MatrixAcc>();
+    if (!acc || acc->instr != layout::MatrixInstr::wgmma_m64k16 || dtypeOf(op.results[0]) != DType::f32) continue;
+    // acc = dot(a, b, acc): the carried value read by the dot alone, its result by the yield alone.
+    auto at = std::ranges::find(yield.operands, op.results[0]);
+    if (at == yield.operands.end() || uses_.at(op.results[0]) != 1) continue;
+    ir::ValueId carried = body.args.at(size_t(at - yield.operands.begin()) + 1);
+    bool rings = readAhead_.count(op.operands[0]) && readAhead_.count(op.operands[1]);  // nothing rewrites them mid-flight
+    if (rings && op.operands[2] == carried && uses_.at(carried) == 1 && !a_.conversionAt(op, 2)) dots.insert(&op);
+  }
+  return dots;
+}
+
+std::vector<Reg> Lowering::waitForAccumulators(const ir::Block& body, const std::set<const ir::Op*>& inFlight,
+                                               std::vector<Reg> results, const std::vector<size_t>& counts) {
+  std::vector<size_t> first(counts.size() + 1, 0);
+  for (size_t i = 0; i < counts.size(); ++i) first[i + 1] = first[i] + counts[i];
+  std::vector<size_t> waited;  // the positions of in-flight registers among the results
+  const ir::Op& yield = body.ops.back();
+  for (size_t i = 0; i < yield.operands.size(); ++i)
+    if (std::ranges::any_of(inFlight, [&](const ir::Op* dot) { return dot->results[0] == yield.operands[i]; }))
+      for (size_t r = first[i]; r < first[i + 1]; ++r) waited.push_back(r);
+  std::vector<Reg> values;
+  for (size_t r : waited) values.push_back(results[r]);
+  std::vector<Reg> ready = b_.emitMulti(KOp::wgmma_wait, std::vector<DType>(values.size(), DType::f32), values, {{"pending", int64_t{0}}});
+  for (size_t j = 0; j < waited.size(); ++j) results[waited[j]] = ready[j];
+  return results;
+}
+
 void Lowering::readAheadPrologue(const ir::Block& body, const std::vector<ir::ValueId>& ahead, int64_t stages,
-                                 Reg start, Reg end) {
+                                 int64_t lookahead, Reg start, Reg end) {
   stagesUsed_ = std::max(stagesUsed_, stages);
   b_.effect(KOp::barrier);  // the rings alias earlier allocations: their readers are done
-  for (int64_t s = 0; s + 1 < stages; ++s) {
+  for (int64_t s = 0; s < lookahead; ++s) {
     Reg k = b_.binary("add", start, b_.constant(DType::i64, double(s)));
     issueReadAhead(body, ahead, k, b_.constant(DType::i64, double(s)), b_.cmp("lt", k, end));
   }
 }
 
 void Lowering::readAheadIteration(const ir::Block& body, const std::vector<ir::ValueId>& ahead, int64_t stages,
-                                  Reg start, Reg end, Reg k) {
-  b_.effect(KOp::async_wait, {}, {{"pending", stages - 2}});
+                                  int64_t lookahead, Reg start, Reg end, Reg k) {
+  b_.effect(KOp::async_wait, {}, {{"pending", lookahead - 1}});
   if (std::ranges::any_of(ahead, [&](ir::ValueId v) { return readAhead_.at(v).asyncProxy; }))
     b_.effect(KOp::fence_async_shared);  // wgmma reads the landed copies
   b_.effect(KOp::barrier);
   Reg step = b_.binary("sub", k, start), S = b_.constant(DType::i64, double(stages));
-  Reg distance = b_.constant(DType::i64, double(stages - 1));  // how far the copies run ahead
+  Reg distance = b_.constant(DType::i64, double(lookahead));  // how far the copies run ahead
   Reg later = b_.binary("add", k, distance);
   issueReadAhead(body, ahead, later, b_.binary("rem", b_.binary("add", step, distance), S), b_.cmp("lt", later, end));
   Reg stage = b_.binary("rem", step, S);

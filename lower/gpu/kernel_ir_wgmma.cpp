@@ -98,6 +98,10 @@ void Lowering::wgmmaDot(const ir::Op& op) {
       for (size_t j = 0; j < regs.size(); ++j) d[size_t(regs[j])] = out[j];
     }
   b_.effect(KOp::wgmma_commit);
+  if (inFlightDots_.count(&op)) {  // the previous iteration's group is done: its stage may be refilled
+    b_.effect(KOp::wgmma_wait, {}, {{"pending", int64_t{1}}});
+    return define(op.results[0], d);
+  }
   d = b_.emitMulti(KOp::wgmma_wait, std::vector<DType>(d.size(), DType::f32), d, {{"pending", int64_t{0}}});
   for (size_t r = 0; r < c.size(); ++r) c[r] = castTo(d[r], resultT);
   define(op.results[0], c);

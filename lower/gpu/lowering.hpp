@@ -451,13 +451,22 @@ class Lowering {
   };
   Carried carried(const ir::Op& op, size_t first);
   void fold(const ir::Op& op);
-  // Before the loop: copies of iterations start .. start + stages - 2 into stages 0 .. stages - 2.
-  void readAheadPrologue(const ir::Block& body, const std::vector<ir::ValueId>& ahead, int64_t stages, Reg start, Reg end);
-  // At the top of iteration k: its copies have landed (stages - 2 later ones may still fly)
-  // and every thread is done with iteration k - 1's stage, which the copies for
-  // k + stages - 1 now refill; the dots read stage (k - start) % stages.
-  void readAheadIteration(const ir::Block& body, const std::vector<ir::ValueId>& ahead, int64_t stages, Reg start,
-                          Reg end, Reg k);
+  // Before the loop: copies of iterations start .. start + lookahead - 1 into stages 0 .. lookahead - 1.
+  void readAheadPrologue(const ir::Block& body, const std::vector<ir::ValueId>& ahead, int64_t stages, int64_t lookahead,
+                         Reg start, Reg end);
+  // At the top of iteration k: its copies have landed (lookahead - 1 later ones may still fly)
+  // and every thread is done with the stage of iteration k + lookahead - stages (k - 1, or k - 2
+  // when wgmmas stay in flight across iterations), which the copies for k + lookahead now
+  // refill; the dots read stage (k - start) % stages.
+  void readAheadIteration(const ir::Block& body, const std::vector<ir::ValueId>& ahead, int64_t stages, int64_t lookahead,
+                          Reg start, Reg end, Reg k);
+  // The body's wgmma dots that may stay in flight into the next iteration: acc = dot(a, b, acc)
+  // in f32, the carried acc read by the dot alone and its result by the yield alone. Each
+  // iteration then waits only for the previous iteration's group.
+  std::set<const ir::Op*> inFlightAccumulators(const ir::Block& body) const;
+  // The loop's results, those yielded by such dots returned by a wgmma_wait for all groups.
+  std::vector<Reg> waitForAccumulators(const ir::Block& body, const std::set<const ir::Op*>& inFlight, std::vector<Reg> results,
+                                       const std::vector<size_t>& counts);
   // The tile IR's while: each region's arguments are the carried registers.
   void whileLoop(const ir::Op& op);
   // An if as two loops of at most one iteration, the kernel IR's structured control flow: the
@@ -538,6 +547,7 @@ class Lowering {
   std::vector<int64_t> divisors_;  // ir::knownDivisors: what keeps block offsets aligned
   std::map<ir::ValueId, ReadAhead> readAhead_;  // the dot operands of the folds being lowered read ahead
   std::set<ir::ValueId> readAheadViews_;        // their loads and views, never in registers
+  std::set<const ir::Op*> inFlightDots_;        // wgmma dots whose groups stay in flight (inFlightAccumulators)
   int64_t sharedFloor_ = 0;  // allocations start here: below lie those folds' rings
   int64_t stagesUsed_ = 1;   // the most stages a fold read ahead with
   std::map<ir::ValueId, int> uses_;  // how many operands read each value
