@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <algorithm>
 #include <bit>
 #include <deque>
 #include <map>
@@ -470,11 +471,13 @@ class Workgroup {
     int64_t n = intAttr(i, "n");
     if (T_ % 128 != 0 || int64_t(i.results.size()) != n / 2)
       throw Error("simulate: wgmma m64n" + std::to_string(n) + " of " + std::to_string(i.results.size()) + " registers");
+    bool aShared = std::ranges::any_of(i.attrs, [](const KAttr& a) { return a.name == "allocA"; });
+    size_t aCount = aShared ? 1 : 8;
     // Operand `side` (A: 64 x 16, rows m; B: n x 16, rows n) as the warpgroup from thread g reads it.
     auto matrix = [&](const std::string& side, size_t g, int64_t rows) {
       const SharedAlloc& alloc = f_.shared.at(size_t(intAttr(i, "alloc" + side)));
       if (dtypeBytes(alloc.dtype) != 2) throw Error("simulate: wgmma of " + std::string(dtypeName(alloc.dtype)));
-      const Lanes& starts = reg(i.operands[side == "A" ? 0 : 1]);
+      const Lanes& starts = reg(i.operands[side == "A" ? 0 : aCount]);
       for (size_t t = g; t < g + 128; ++t)
         if (starts[t] != starts[g]) throw Error("simulate: wgmma's start addresses differ within a warpgroup");
       size_t start = size_t(alloc.offset + int64_t(starts[g]) * 2);
@@ -491,14 +494,25 @@ class Workgroup {
         }
       return m;
     };
+    // PTX ISA "WGMMA .m64nNk16 register fragment layout for matrix A": thread t's a[j] at row
+    // 16 (t / 32) + t % 32 / 4 + 8 (j / 2 % 2), column 2 (t % 4) + j % 2 + 8 (j / 4).
+    auto registers = [&](size_t g) {
+      std::vector<double> m(64 * 16);
+      for (size_t t = g; t < g + 128; ++t)
+        for (int64_t j = 0; j < 8; ++j) {
+          int64_t w = int64_t(t - g);
+          m[size_t((16 * (w / 32) + w % 32 / 4 + 8 * (j / 2 % 2)) * 16 + 2 * (w % 4) + j % 2 + 8 * (j / 4))] = reg(i.operands[size_t(j)])[t];
+        }
+      return m;
+    };
     std::vector<Lanes> d(i.results.size(), Lanes(T_));
     for (size_t g = 0; g < T_; g += 128) {
-      std::vector<double> A = matrix("A", g, 64), B = matrix("B", g, n);
+      std::vector<double> A = aShared ? matrix("A", g, 64) : registers(g), B = matrix("B", g, n);
       for (size_t t = g; t < g + 128; ++t)
         for (size_t j = 0; j < i.results.size(); ++j) {
           int64_t w = int64_t(t - g), jj = int64_t(j);
           int64_t row = 16 * (w / 32) + w % 32 / 4 + 8 * (jj / 2 % 2), col = 8 * (jj / 4) + 2 * (w % 4) + jj % 2;
-          double sum = reg(i.operands[2 + j])[t];
+          double sum = reg(i.operands[aCount + 1 + j])[t];
           for (int64_t k = 0; k < 16; ++k) sum += A[size_t(row * 16 + k)] * B[size_t(col * 16 + k)];
           d[j][t] = roundTo(DType::f32, sum);
         }

@@ -670,6 +670,16 @@ TEST_CASE("kernel ir: f16 attention on sm_90a runs both products on wgmma: K tra
   CHECK(countOps(f.body, KOp::mma) == 0);
   CHECK(hasAttr(f.body, KOp::wgmma, "transB", int64_t{0}));  // Q K^T: k along K's rows
   CHECK(hasAttr(f.body, KOp::wgmma, "transB", int64_t{1}));  // P V: V's rows along k
+  // P is the first product's accumulator, already in wgmma's a fragments: read from registers.
+  std::function<int64_t(const KBlock&)> registerA = [&](const KBlock& b) {
+    int64_t n = 0;
+    for (const KInst& i : b.insts) {
+      n += i.op == KOp::wgmma && std::ranges::none_of(i.attrs, [](const KAttr& a) { return a.name == "allocA"; });
+      for (const KBlock& r : i.regions) n += registerA(r);
+    }
+    return n;
+  };
+  CHECK(registerA(f.body) == 4);  // 64 x 64 x 64: one warpgroup, 4 k steps
   checkAgainstInterpreter("attention_f16", "sm_90a", {1, 2}, 1e-2);
 }
 

@@ -38,14 +38,17 @@
 //   shuffle_xor {mask} (x), shuffle_idx (x, lane) : x from another lane of the subgroup
 //   subgroup_reduce {fn, cluster} (x)  : fn over clusters of `cluster` consecutive lanes
 //   mma {instr, m, n, k, a, b, c} (a..., b..., c...) : one matrix instruction over register fragments; results d...
-//   wgmma {n, a, b, allocA, allocB, transA, transB} (startA, startB, c...) : Hopper's warpgroup MMA
-//                                        m64nNk16 into f32, issued asynchronously by the 128 threads of a
-//                                        warpgroup: a (64 x 16) and b (16 x n) are read from workgroup
-//                                        memory allocA/allocB, in the allocation's layout (its wgmma
-//                                        Shared layout), from element startA/startB; trans: the operand's
-//                                        rows are M (N) rather than K. c... and results d...: m16n8k16's
-//                                        accumulator per warp, its n/8 column tiles in order, warps
-//                                        stacked along M. The results are ready after a wgmma_wait.
+//   wgmma {n, a, b, allocB, transB, swizzleB, leadingB, strideB[, allocA, transA, swizzleA, leadingA,
+//          strideA]} (startA | a0..a7, startB, c...) : Hopper's warpgroup MMA m64nNk16 into f32,
+//                                        issued asynchronously by the 128 threads of a warpgroup: b (16 x n)
+//                                        and, with allocA, a (64 x 16) are read from workgroup memory in
+//                                        their allocations' wgmma Shared layouts, from element start: rows
+//                                        M (N) rather than K with trans, 8-row groups `stride` bytes apart,
+//                                        column blocks `leading` apart, swizzled by `swizzle` bytes.
+//                                        Without allocA, a is 8 registers: m16n8k16's a fragment per warp.
+//                                        c... and results d...: m16n8k16's accumulator per warp, its n/8
+//                                        column tiles in order, warps stacked along M. The results are
+//                                        ready after a wgmma_wait.
 //   wgmma_fence, wgmma_commit          : orders earlier register writes before the next wgmma / closes
 //                                        this warpgroup's group of wgmmas issued since the last commit
 //   wgmma_wait {pending} (values...)   : waits until at most `pending` groups are in flight; returns

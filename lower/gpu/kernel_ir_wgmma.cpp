@@ -52,8 +52,23 @@ void Lowering::wgmmaDot(const ir::Op& op) {
   DType resultT = dtypeOf(op.results[0]);
   std::vector<Reg> c = op.operands.size() == 3 ? operand(op, 2)
                                                : std::vector<Reg>(size_t(registerCount(cLin)), b_.constant(DType::f32, 0.0));
-  WgmmaOperand a = wgmmaOperand(op, 0, 0);
-  int64_t aEnd = a.base >= 0 ? 0 : f_.shared[size_t(a.alloc)].offset + f_.shared[size_t(a.alloc)].bytes - sharedFloor_;
+  // A stays in registers where it is already in (or a shuffle away from) wgmma's A fragments:
+  // an accumulator's layout, such as attention's P.
+  const layout::Conversion* aConversion = a_.conversionAt(op, 0);
+  bool aRegisters = !readAhead_.count(aV) && (!aConversion || aConversion->kind != layout::ConversionKind::shared_memory);
+  std::map<std::pair<int64_t, int64_t>, std::vector<Reg>> aFragments;  // (m step, k step) -> 8 registers
+  std::optional<WgmmaOperand> a;
+  if (aRegisters) {
+    std::vector<Reg> regs = lazyOperand(op, 0, 0).all();
+    LinearLayout aLin = linear(operandLayout(op, 0), aV);
+    for (int64_t r = 0; r < registerCount(aLin); ++r) {
+      Coord x = input(aLin, layout::kRegister, r);
+      aFragments[{x[0] / rowsPerStep, x[1] / 16}].push_back(regs[size_t(r)]);
+    }
+  } else {
+    a = wgmmaOperand(op, 0, 0);
+  }
+  int64_t aEnd = !a || a->base >= 0 ? 0 : f_.shared[size_t(a->alloc)].offset + f_.shared[size_t(a->alloc)].bytes - sharedFloor_;
   WgmmaOperand b = wgmmaOperand(op, 1, aEnd);
   // Each instruction's accumulator registers in wgmma's order: per 8 columns, (r, c), (r, c+1),
   // (r+8, c), (r+8, c+1), of this thread's rows r and columns c (lane 0 of warp 0's coordinates).
@@ -69,30 +84,37 @@ void Lowering::wgmmaDot(const ir::Op& op) {
   // A warpgroup's rows start at 64 times its index (warps stack along M).
   Reg group = warps > 4 ? b_.binary("shr", b_.emit(KOp::warp_id, DType::i32), b_.constant(DType::i32, 2)) : -1;
   Reg aRows = -1;
-  if (warps > 4) {
-    int64_t step = layout::toLinear(layout::Layout{a.mem}, k_.type(aV).shape).invert()->apply({64, 0})[0];
+  if (a && warps > 4) {
+    int64_t step = layout::toLinear(layout::Layout{a->mem}, k_.type(aV).shape).invert()->apply({64, 0})[0];
     aRows = b_.binary("mul", group, b_.constant(DType::i32, double(step)));
   }
-  bool transA = a.mem.order[0] == 0, transB = b.mem.order[0] == 1;
+  bool transB = b.mem.order[0] == 1;
   auto bytes = [&](const WgmmaOperand& o, ir::ValueId v) {
     int64_t swizzle = layout::wgmmaSwizzleBytes(o.mem, dtypeOf(v));
     int64_t rows = layout::paddedShape(k_.type(v).shape)[size_t(o.mem.order[1])];
     return std::pair{rows * swizzle, 8 * swizzle};  // (the column blocks' stride, the 8-row groups')
   };
-  auto [aBlocks, aGroups] = bytes(a, aV);
   auto [bBlocks, bGroups] = bytes(b, bV);
   std::vector<KAttr> attrs = {{"n", nInstr}, {"a", std::string(dtypeName(dtypeOf(aV)))}, {"b", std::string(dtypeName(dtypeOf(bV)))},
-                              {"allocA", a.alloc}, {"allocB", b.alloc}, {"transA", int64_t{transA}}, {"transB", int64_t{transB}},
-                              {"swizzleA", layout::wgmmaSwizzleBytes(a.mem, dtypeOf(aV))},
+                              {"allocB", b.alloc}, {"transB", int64_t{transB}},
                               {"swizzleB", layout::wgmmaSwizzleBytes(b.mem, dtypeOf(bV))},
-                              {"leadingA", transA ? aBlocks : 16}, {"strideA", aGroups},
                               {"leadingB", transB ? bBlocks : 16}, {"strideB", bGroups}};
+  if (a) {
+    bool transA = a->mem.order[0] == 0;
+    auto [aBlocks, aGroups] = bytes(*a, aV);
+    attrs.insert(attrs.end(), {{"allocA", a->alloc}, {"transA", int64_t{transA}},
+                               {"swizzleA", layout::wgmmaSwizzleBytes(a->mem, dtypeOf(aV))},
+                               {"leadingA", transA ? aBlocks : 16}, {"strideA", aGroups}});
+  }
   b_.effect(KOp::wgmma_fence);
   for (int64_t kk = 0; kk < K; kk += 16)
     for (auto& [tile, regs] : tiles) {
       if (std::ranges::count(regs, -1)) unsupported(op, "on wgmma: the accumulator does not tile into m64n" + std::to_string(nInstr));
       auto [mi, ni] = tile;
-      std::vector<Reg> operands = {wgmmaStart(a, aV, mi * rowsPerStep, kk, aRows), wgmmaStart(b, bV, kk, ni * nInstr, -1)};
+      std::vector<Reg> operands;
+      if (a) operands.push_back(wgmmaStart(*a, aV, mi * rowsPerStep, kk, aRows));
+      else operands = aFragments.at({mi, kk / 16});
+      operands.push_back(wgmmaStart(b, bV, kk, ni * nInstr, -1));
       for (int64_t r : regs) operands.push_back(d[size_t(r)]);
       std::vector<Reg> out = b_.emitMulti(KOp::wgmma, std::vector<DType>(regs.size(), DType::f32), operands, attrs);
       for (size_t j = 0; j < regs.size(); ++j) d[size_t(regs[j])] = out[j];

@@ -709,10 +709,15 @@ class Printer {
       return LlvmGpuTarget::WarpgroupOperand{address, intAttr(i, "swizzle" + s), intAttr(i, "leading" + s),
                                              intAttr(i, "stride" + s), intAttr(i, "trans" + s) != 0};
     };
-    std::vector<Value*> c;
-    for (size_t r = 2; r < i.operands.size(); ++r) c.push_back(val(i.operands[r]));
+    bool aShared = std::ranges::any_of(i.attrs, [](const gpu::KAttr& a) { return a.name == "allocA"; });
+    size_t aCount = aShared ? 1 : 8;
+    std::vector<Value*> aRegisters, c;
+    std::optional<LlvmGpuTarget::WarpgroupOperand> a;
+    if (aShared) a = operand(i.operands[0], "A");
+    else for (size_t r = 0; r < aCount; ++r) aRegisters.push_back(val(i.operands.at(r)));
+    for (size_t r = aCount + 1; r < i.operands.size(); ++r) c.push_back(val(i.operands[r]));
     std::vector<Value*> d = t_.warpgroupMma(b_, intAttr(i, "n"), operandType(i, "a"), operandType(i, "b"),
-                                            operand(i.operands[0], "A"), operand(i.operands[1], "B"), c);
+                                            a ? &*a : nullptr, aRegisters, operand(i.operands.at(aCount), "B"), c);
     for (size_t r = 0; r < d.size(); ++r) values_[size_t(i.results.at(r))] = d[r];
   }
   void wgmmaWait(const KInst& i) {
@@ -802,8 +807,9 @@ std::vector<llvm::Value*> LlvmGpuTarget::loadMatrix(llvm::IRBuilderBase&, llvm::
 void LlvmGpuTarget::asyncCopy(llvm::IRBuilderBase&, llvm::Value*, llvm::Value*, int64_t, llvm::Value*) const {
   throw Unsupported("llvm gpu: unsupported: async_copy on " + triple());
 }
-std::vector<llvm::Value*> LlvmGpuTarget::warpgroupMma(llvm::IRBuilderBase&, int64_t, DType, DType, const WarpgroupOperand&,
-                                                      const WarpgroupOperand&, const std::vector<llvm::Value*>&) const {
+std::vector<llvm::Value*> LlvmGpuTarget::warpgroupMma(llvm::IRBuilderBase&, int64_t, DType, DType, const WarpgroupOperand*,
+                                                      const std::vector<llvm::Value*>&, const WarpgroupOperand&,
+                                                      const std::vector<llvm::Value*>&) const {
   throw Unsupported("llvm gpu: unsupported: wgmma on " + triple());
 }
 void LlvmGpuTarget::warpgroupFence(llvm::IRBuilderBase&) const {

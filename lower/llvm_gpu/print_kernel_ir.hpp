@@ -70,12 +70,13 @@ class LlvmGpuTarget {
     int64_t swizzle, leading, stride;
     bool trans;
   };
-  // The kernel IR's wgmma (d = a·b + c over f32 registers, issued asynchronously), wgmma_fence,
-  // wgmma_commit, wgmma_wait (returns `values`, readable from then on) and fence_async_shared.
-  // Throw where the target has none.
+  // The kernel IR's wgmma (d = a·b + c over f32 registers, issued asynchronously; a from workgroup
+  // memory, or when aShared is null its 8 fragment registers), wgmma_fence, wgmma_commit,
+  // wgmma_wait (returns `values`, readable from then on) and fence_async_shared. Throw where the
+  // target has none.
   virtual std::vector<llvm::Value*> warpgroupMma(llvm::IRBuilderBase& b, int64_t n, DType a, DType bType,
-                                                 const WarpgroupOperand& aOperand, const WarpgroupOperand& bOperand,
-                                                 const std::vector<llvm::Value*>& c) const;
+                                                 const WarpgroupOperand* aShared, const std::vector<llvm::Value*>& aRegisters,
+                                                 const WarpgroupOperand& bOperand, const std::vector<llvm::Value*>& c) const;
   virtual void warpgroupFence(llvm::IRBuilderBase& b) const;
   virtual void warpgroupCommit(llvm::IRBuilderBase& b) const;
   virtual std::vector<llvm::Value*> warpgroupWait(llvm::IRBuilderBase& b, int64_t pending,

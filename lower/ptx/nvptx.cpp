@@ -139,27 +139,44 @@ class NvptxTarget final : public llvmgpu::LlvmGpuTarget {
     return out;
   }
 
-  // wgmma.mma_async m64nNk16 into f32 from two matrix descriptors (PTX ISA 9.7.15.5.1.2.2), as
-  // inline PTX: LLVM 19 has no intrinsic. scale-d is 1: c is always added (zeros start a sum).
-  std::vector<Value*> warpgroupMma(llvm::IRBuilderBase& b, int64_t n, DType a, DType bType, const WarpgroupOperand& aOperand,
-                                   const WarpgroupOperand& bOperand, const std::vector<Value*>& c) const override {
-    if (a != bType || (a != DType::f16 && a != DType::bf16) || int64_t(c.size()) != n / 2)
+  // wgmma.mma_async m64nNk16 into f32 from matrix descriptors (PTX ISA 9.7.15.5.1.2.2), a from
+  // one or from four registers of pairs, as inline PTX: LLVM 19 has no intrinsic. scale-d is 1: c
+  // is always added (zeros start a sum).
+  std::vector<Value*> warpgroupMma(llvm::IRBuilderBase& b, int64_t n, DType a, DType bType, const WarpgroupOperand* aShared,
+                                   const std::vector<Value*>& aRegisters, const WarpgroupOperand& bOperand,
+                                   const std::vector<Value*>& c) const override {
+    if (a != bType || (a != DType::f16 && a != DType::bf16) || int64_t(c.size()) != n / 2 || (!aShared && aRegisters.size() != 8))
       throw Unsupported("llvm gpu: unsupported: wgmma m64n" + std::to_string(n) + "k16 of " + std::string(dtypeName(a)));
-    std::string type(dtypeName(a)), outputs, tied;
+    std::string type(dtypeName(a)), outputs, constraints;
     for (int64_t r = 0; r < n / 2; ++r) {
       outputs += (r ? ", $" : "$") + std::to_string(r);
-      tied += "=f,";
+      constraints += "=f,";
     }
-    for (int64_t r = 0; r < n / 2; ++r) tied += std::to_string(r) + ",";
-    auto at = [&](int64_t operand) { return "$" + std::to_string(n + operand); };
-    std::string text = "{ .reg .pred p; setp.ne.b32 p, " + at(2) + ", 0; wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) +
-                       "k16.f32." + type + "." + type + " {" + outputs + "}, " + at(0) + ", " + at(1) + ", p, 1, 1, " +
-                       std::to_string(int(aOperand.trans)) + ", " + std::to_string(int(bOperand.trans)) + "; }";
+    for (int64_t r = 0; r < n / 2; ++r) constraints += std::to_string(r) + ",";
     std::vector<Value*> args = c;
-    args.push_back(descriptor(b, aOperand));
+    std::string aText;
+    if (aShared) {
+      aText = "$" + std::to_string(n);
+      args.push_back(descriptor(b, *aShared));
+      constraints += "l,";
+    } else {
+      for (size_t r = 0; r < 8; r += 2) {
+        aText += (r ? ", $" : "{$") + std::to_string(size_t(n) + r / 2);
+        Value* pair = pack(b, a, aRegisters[r], aRegisters[r + 1]);
+        args.push_back(pair->getType()->isIntegerTy() ? pair : b.CreateBitCast(pair, b.getInt32Ty()));
+        constraints += "r,";
+      }
+      aText += "}";
+    }
+    size_t next = size_t(n) + args.size() - c.size();  // n / 2 results and n / 2 tied inputs come first
+    std::string bText = "$" + std::to_string(next), scale = "$" + std::to_string(next + 1);
     args.push_back(descriptor(b, bOperand));
     args.push_back(b.getInt32(1));
-    Value* d = callAsm(b, text, tied + "l,l,r", std::vector<llvm::Type*>(size_t(n / 2), b.getFloatTy()), args);
+    std::string trans = aShared ? std::to_string(int(aShared->trans)) + ", " : "";
+    std::string text = "{ .reg .pred p; setp.ne.b32 p, " + scale + ", 0; wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) +
+                       "k16.f32." + type + "." + type + " {" + outputs + "}, " + aText + ", " + bText + ", p, 1, 1, " + trans +
+                       std::to_string(int(bOperand.trans)) + "; }";
+    Value* d = callAsm(b, text, constraints + "l,r", std::vector<llvm::Type*>(size_t(n / 2), b.getFloatTy()), args);
     std::vector<Value*> out;
     for (unsigned r = 0; r < unsigned(n / 2); ++r) out.push_back(b.CreateExtractValue(d, r));
     return out;
