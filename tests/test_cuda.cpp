@@ -213,6 +213,9 @@ TEST_CASE("cuda: the layout target comes from the compute capability and the dev
                         .sharedPerBlock = 48 * 1024, .sharedPerBlockOptin = 227 * 1024};
   CHECK(cuda::targetFor(h200).name == "sm_90a");
   CHECK(h200.arch() == "sm_90a");
+  h200.archSpecific = false;  // TILEJIT_CUDA_PORTABLE=1
+  CHECK(cuda::targetFor(h200).name == "sm_90");
+  CHECK(h200.arch() == "sm_90");
   CHECK(cuda::targetFor(h200).sharedBytes == 227 * 1024);
   cuda::DeviceInfo small{.name = "small", .major = 9, .minor = 0, .maxThreadsPerBlock = 64};
   layout::Target s = cuda::targetFor(small);

@@ -141,7 +141,7 @@ layout::Target targetFor(const DeviceInfo& d) {
     unsupported(fmt::format("{} has compute capability {}.{}; tilejit has layout targets for 8.0-8.7 (sm_80), "
                             "8.9 (sm_89), 9.0 (sm_90a: wgmma) and 9.x (sm_90)",
                             d.name, d.major, d.minor));
-  layout::Target t = layout::targetByName(d.major == 9 ? (d.minor == 0 ? "sm_90a" : "sm_90") : d.minor >= 9 ? "sm_89" : "sm_80");
+  layout::Target t = layout::targetByName(d.major == 9 ? (d.arch() == "sm_90a" ? "sm_90a" : "sm_90") : d.minor >= 9 ? "sm_89" : "sm_80");
   t.sharedBytes = std::max(d.sharedPerBlockOptin, d.sharedPerBlock);
   if (d.maxThreadsPerBlock > 0) t.maxWorkgroupThreads = std::min<int64_t>(t.maxWorkgroupThreads, d.maxThreadsPerBlock);
   t.warpsPerProgram = std::max<int64_t>(1, std::min(t.warpsPerProgram, t.maxWorkgroupThreads / t.subgroupSize));

@@ -159,6 +159,8 @@ DeviceInfo deviceInfo(uint32_t index) {
   info.maxGrid[0] = attribute(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X);
   info.maxGrid[1] = attribute(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y);
   info.maxGrid[2] = attribute(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z);
+  const char* portable = std::getenv("TILEJIT_CUDA_PORTABLE");
+  info.archSpecific = !portable || std::string_view(portable) == "0";
   return info;
 }
 

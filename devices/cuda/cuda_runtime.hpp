@@ -70,8 +70,12 @@ struct DeviceInfo {
   int sharedPerBlockOptin = 0;  // with cuFuncSetAttribute (227 KiB on H100/H200)
   int maxGrid[3] = {0, 0, 0};
   int driverVersion = 0;
-  // 9.0 (Hopper) takes the architecture-specific sm_90a, whose wgmma no other GPU runs.
-  std::string arch() const { return "sm_" + std::to_string(major) + std::to_string(minor) + (major == 9 && minor == 0 ? "a" : ""); }
+  // Whether 9.0 (Hopper) takes the architecture-specific sm_90a, whose wgmma no other GPU runs;
+  // TILEJIT_CUDA_PORTABLE=1 keeps it on sm_90 (mma.sync), to compare the two or to avoid one.
+  bool archSpecific = true;
+  std::string arch() const {
+    return "sm_" + std::to_string(major) + std::to_string(minor) + (archSpecific && major == 9 && minor == 0 ? "a" : "");
+  }
 };
 // Throws Error when CUDA is unavailable or there is no device `index`.
 DeviceInfo deviceInfo(uint32_t index);

@@ -437,8 +437,12 @@ EOF
 gemm_f32 gemm --m=4096 --n=4096 --k=4096 | gemm f32 4096 4096 4096
 gemm_f16 gemm --m=4096 --n=4096 --k=4096 --dtype=f16 | gemm f16 4096 4096 4096
 gemm_bf16 gemm --m=4096 --n=4096 --k=4096 --dtype=bf16 | gemm bf16 4096 4096 4096
+gemm_bf16_portable gemm --m=4096 --n=4096 --k=4096 --dtype=bf16 | gemm bf16 4096 4096 4096
 attention_f32 attention --batch=4 --heads=16 --seq=2048 --dim=64 | attention f32 4 16 2048 64 0
 attention_f16_causal attention --batch=4 --heads=16 --seq=2048 --dim=64 --causal --dtype=f16 | attention f16 4 16 2048 64 1
+attention_f16_causal_portable attention --batch=4 --heads=16 --seq=2048 --dim=64 --causal --dtype=f16 | attention f16 4 16 2048 64 1
+attention_bf16_d128 attention --batch=1 --heads=16 --seq=4096 --dim=128 --dtype=bf16 | attention bf16 1 16 4096 128 0
+attention_bf16_d128_causal attention --batch=1 --heads=16 --seq=4096 --dim=128 --causal --dtype=bf16 | attention bf16 1 16 4096 128 1
 softmax softmax --rows=8192 --cols=8192 | softmax 8192 8192
 layernorm layernorm --rows=8192 --cols=8192 | layernorm 8192 8192
 vector_add vector_add --n=67108864 | add 67108864
@@ -459,9 +463,13 @@ if want speed; then
       [[ -x $B/bin/$prog ]] || continue
       t="$(limit 45)"
       ((t > 5)) || { echo "speed: out of time before $name" >> "$OUT/speed.log"; break; }
-      echo "---- $name: $prog $args --device=cuda --repeat=20" >> "$OUT/speed.log"
+      # A case named *_portable runs the portable target (sm_90 on a 9.0 GPU: mma.sync, not wgmma),
+      # with its own cache folder so that neither path reuses the other's tunings.
+      portable=0 cache="$TILEJIT_CACHE_DIR"
+      [[ $name == *_portable ]] && portable=1 cache="$WORK/cache-portable"
+      echo "---- $name: TILEJIT_CUDA_PORTABLE=$portable $prog $args --device=cuda --repeat=20" >> "$OUT/speed.log"
       # shellcheck disable=SC2086
-      tj "$t" "$prog" $args --device=cuda --repeat=20 > "$WORK/speed-run.log" 2>&1
+      TILEJIT_CUDA_PORTABLE=$portable TILEJIT_CACHE_DIR=$cache tj "$t" "$prog" $args --device=cuda --repeat=20 > "$WORK/speed-run.log" 2>&1
       rc=$?
       cat "$WORK/speed-run.log" >> "$OUT/speed.log"
       res="$(grep '^RESULT' "$WORK/speed-run.log" | tail -1)"
