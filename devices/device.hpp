@@ -142,6 +142,9 @@ class Device {
  public:
   virtual ~Device() = default;
   virtual std::string name() const = 0;  // "interp", "cpu", "vulkan", ...
+  // What a measurement here holds for (an autotune file's name): the name, and for a GPU its
+  // model and the target its kernels compile for, so two kinds of GPU never share a tuning.
+  virtual std::string identity() { return name(); }
   // Runs the kernel here, or where this device cannot (Unsupported) and is a GPU, on the host,
   // the reason in the report. Throws Error for bad arguments and InternalError for a bug.
   virtual LaunchReport launch(const ir::Kernel& kernel, const LaunchArgs& args) = 0;

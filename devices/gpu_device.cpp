@@ -42,6 +42,15 @@ const LoadedKernel& GpuDevice::loadOnce(GpuContext& c, const ir::Kernel& kernel,
   }
 }
 
+std::string GpuDevice::identity() {
+  try {
+    std::lock_guard lock(mutex_);
+    return name_ + "-" + context().model();
+  } catch (const Unsupported&) {
+    return name_;
+  }
+}
+
 GpuContext& GpuDevice::context() {
   if (!unusable_.empty()) throw Unsupported(unusable_);
   if (!context_) {

@@ -45,6 +45,8 @@ class GpuContext {
   virtual ~GpuContext() = default;
   // The code's target, as reports name it ("sm_90", "vulkan").
   virtual std::string targetName() const = 0;
+  // The GPU's model and its target ("NVIDIA H200-sm_90a"): Device::identity's part.
+  virtual std::string model() const = 0;
   // What of a launch besides its kernel the compiled code depends on ("" where nothing does):
   // with the kernel's hash, the key its loaded kernel is kept under.
   virtual std::string launchFacts(const LaunchArgs&) const { return {}; }
@@ -65,6 +67,9 @@ class GpuContext {
 class GpuDevice : public Device {
  public:
   std::string name() const final { return name_; }
+  // The name and the context's model, or the name alone where the device cannot open (its
+  // launches then run on the host, and the tuner keeps nothing).
+  std::string identity() final;
   LaunchReport launch(const ir::Kernel& kernel, const LaunchArgs& args) final;
   std::unique_ptr<DeviceCopy> copyOf(size_t bytes, std::string& why) final;
   bool holds(const DeviceCopy& copy) const final;

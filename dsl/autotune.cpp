@@ -454,8 +454,8 @@ std::string_view tuneSourceName(TuneSource s) {
 fs::path tuningFilePath(const std::string& device) {
   fs::path dir = jit::KernelCache::diskDirFromEnvironment();
   if (dir.empty()) return {};
-  std::string name = selectDevice(device).name();
-  std::string id = name == "cpu" ? jit::hostTarget().deviceFeatures : name;
+  Device& d = selectDevice(device);
+  std::string id = d.name() == "cpu" ? jit::hostTarget().deviceFeatures : d.identity();
   return dir / "tunings" / (fileNameSafe(id) + ".json");
 }
 

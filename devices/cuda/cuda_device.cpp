@@ -157,6 +157,7 @@ class Context final : public GpuContext {
       : info(deviceInfo(index)), target(targetFor(info)), context(primaryContext(info.device)),
         store(std::move(cacheDir)) {}
   std::string targetName() const override { return info.arch(); }
+  std::string model() const override { return info.name + "-" + info.arch(); }
   // The code depends on which tensors allow 16-byte accesses: one '0' or '1' each.
   std::string launchFacts(const LaunchArgs& args) const override {
     std::string facts;

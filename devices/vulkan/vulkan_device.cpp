@@ -187,6 +187,7 @@ class Context final : public GpuContext {
  public:
   Context(uint32_t index, const std::filesystem::path& cacheDir) : gpu(index, cacheDir), store(cacheDir) {}
   std::string targetName() const override { return "vulkan"; }
+  std::string model() const override { return gpu.info().name + fmt::format("-drv{:x}", gpu.info().driverVersion); }
   // Kernels reach devices canonical (run() and Kernel handles canonicalize them). What the
   // lowering cannot build is also remembered in the cache folder.
   std::unique_ptr<LoadedKernel> load(const ir::Kernel& kernel, uint64_t hash, const LaunchArgs&,

@@ -170,6 +170,14 @@ size_t cubinFiles(const fs::path& dir) {
 
 }  // namespace
 
+TEST_CASE("fake cuda: the tuning file names the GPU's model and target, so another GPU does not reuse it") {
+  test::ScopedEnv on("TILEJIT_CACHE", nullptr), at("TILEJIT_CACHE_DIR", "/some/dir");
+  std::string stem = tuningFilePath("cuda").stem().string();
+  CHECK(stem.rfind("cuda-", 0) == 0);
+  CHECK(stem.find("fake") != std::string::npos);
+  CHECK(stem.find("sm_90a") != std::string::npos);
+}
+
 TEST_CASE("fake cuda: the driver is the fake, an H200 at compute capability 9.0") {
   REQUIRE_MESSAGE(cuda::status().available, cuda::status().reason);
   cuda::DeviceInfo info = cuda::deviceInfo(0);
