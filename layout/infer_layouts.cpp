@@ -37,6 +37,7 @@ const std::vector<Target>& targets() {
   const MatrixUnit mfma{MatrixInstr::mfma_32x32x8, 32, 32, 8, {DType::f16, DType::bf16}};
   // Per warpgroup 64 rows, N any multiple of 16 (the instruction's N up to 256), k 16.
   const MatrixUnit wgmma{MatrixInstr::wgmma_m64k16, 64, 16, 16, {DType::f16, DType::bf16}};
+  const MatrixUnit wgmma8{MatrixInstr::wgmma_m64k32, 64, 16, 32, {DType::f8e4m3, DType::f8e5m2}};
   auto nvidia = [](Target t) {
     t.ldmatrix = true;
     t.vectorBytes = 16;
@@ -50,7 +51,7 @@ const std::vector<Target>& targets() {
       nvidia({"sm_89", 32, 4, 1024, 99 * 1024, {mma, mmaBytes}}),  // Ada: FP8 on QMMA
       nvidia({"sm_90", 32, 4, 1024, 228 * 1024, {mma, mmaBytes}}),
       // Hopper's architecture-specific features (wgmma); dots wgmma cannot take fall to mma.sync.
-      nvidia({"sm_90a", 32, 4, 1024, 228 * 1024, {wgmma, mma, mmaBytes}}),
+      nvidia({"sm_90a", 32, 4, 1024, 228 * 1024, {wgmma, wgmma8, mma, mmaBytes}}),
       {"gfx1100", 32, 4, 1024, 64 * 1024, {wmma}},
       {"gfx942", 64, 4, 1024, 64 * 1024, {mfma}},
       {"cpu", 1, 1, 1, 0, {}},  // one thread per program: every tile in its registers
@@ -240,13 +241,17 @@ class Inference {
   }
 
   // The workgroup memory a conversion from `from` into `to` passes through: wgmma reads its
-  // operands there, in its swizzled layout (rows along the source's fastest dimension).
+  // operands there, in its swizzled layout: rows along the source's fastest dimension (16-bit
+  // operands, either major), K-major for 8-bit ones (the only form wgmma reads them in).
   Shared viaFor(const ir::Type& tile, const Layout& from, const Layout& to) const {
     const auto* operand = to.as<DotOperand>();
     const auto* acc = operand ? operand->parent->as<MatrixAcc>() : nullptr;
-    if (acc && acc->instr == MatrixInstr::wgmma_m64k16) {
+    if (acc && isWgmma(acc->instr)) {
       const auto* b = from.as<Blocked>();
-      if (auto s = wgmmaShared(tile.dtype, paddedShape(tile.shape), b ? b->order : rowMajorOrder(2))) return *s;
+      std::vector<int64_t> order = acc->instr == MatrixInstr::wgmma_m64k32 ? wgmmaKMajor(operand->opIdx)
+                                   : b                                      ? b->order
+                                                                            : rowMajorOrder(2);
+      if (auto s = wgmmaShared(tile.dtype, paddedShape(tile.shape), order)) return *s;
     }
     return sharedFor(tile, from);
   }
@@ -384,7 +389,7 @@ class Inference {
     if (!isPowerOfTwoShape({m, n, k})) return std::nullopt;
     for (const MatrixUnit& unit : t_.matrixUnits) {
       if (!std::ranges::count(unit.operandDtypes, a.dtype) || m % unit.m || n % unit.n || k % unit.k) continue;
-      if (unit.instr == MatrixInstr::wgmma_m64k16) {
+      if (isWgmma(unit.instr)) {
         if (warps % 4 == 0 && m % (16 * warps) == 0) return MatrixAcc{unit.instr, {warps, 1}};
         continue;
       }

@@ -14,6 +14,8 @@ bool Slice::operator==(const Slice& o) const { return dim == o.dim && *parent ==
 
 LayoutPtr make(Layout l) { return std::make_shared<const Layout>(std::move(l)); }
 
+bool isWgmma(MatrixInstr i) { return i == MatrixInstr::wgmma_m64k16 || i == MatrixInstr::wgmma_m64k32; }
+
 std::optional<Shared> wgmmaShared(DType dtype, const Shape& shape, const std::vector<int64_t>& order) {
   int64_t bytes = dtypeBytes(dtype), rowBytes = shape.at(static_cast<size_t>(order.at(0))) * bytes;
   if (shape.size() != 2 || rowBytes < 32) return std::nullopt;
@@ -21,6 +23,8 @@ std::optional<Shared> wgmmaShared(DType dtype, const Shape& shape, const std::ve
   // Swizzle<log2(swizzle/16), 4, 3> on byte addresses: 16-byte vector v of row r at v ^ (r / (128 / swizzle)) % (swizzle / 16).
   return Shared{16 / bytes, 128 / swizzle, swizzle / 16, order, rowBytes > 128 ? 128 / bytes : 0};
 }
+
+std::vector<int64_t> wgmmaKMajor(int opIdx) { return opIdx == 0 ? std::vector<int64_t>{1, 0} : std::vector<int64_t>{0, 1}; }
 
 int64_t wgmmaSwizzleBytes(const Shared& s, DType dtype) { return s.maxPhase * s.vec * dtypeBytes(dtype); }
 
@@ -54,6 +58,7 @@ std::string_view instrName(MatrixInstr i) {
     case MatrixInstr::wmma_16x16x16: return "16x16x16";
     case MatrixInstr::mfma_32x32x8: return "32x32x8";
     case MatrixInstr::wgmma_m64k16: return "m64nNk16";
+    case MatrixInstr::wgmma_m64k32: return "m64nNk32";
   }
   return "?";
 }
@@ -76,6 +81,7 @@ Fragment fragment(MatrixInstr instr, int role) {
       if (role == 0) return {{16, 16}, {{0, 1}, {8, 0}, {0, 8}}, {{0, 2}, {0, 4}, {1, 0}, {2, 0}, {4, 0}}, 2};
       if (role == 1) return {{16, 8}, {{1, 0}, {8, 0}}, {{2, 0}, {4, 0}, {0, 1}, {0, 2}, {0, 4}}, 2};
       return {{16, 8}, {{0, 1}, {8, 0}}, {{0, 2}, {0, 4}, {1, 0}, {2, 0}, {4, 0}}, 1};
+    case MatrixInstr::wgmma_m64k32:  // per warp, m16n8k32's fragments
     case MatrixInstr::mma_m16n8k32:  // PTX ISA 9.7.13.4.9, 8-bit a and b: four per 32-bit register
       if (role == 0) return {{16, 32}, {{0, 1}, {0, 2}, {8, 0}, {0, 16}}, {{0, 4}, {0, 8}, {1, 0}, {2, 0}, {4, 0}}, 4};
       if (role == 1) return {{32, 8}, {{1, 0}, {2, 0}, {16, 0}}, {{4, 0}, {8, 0}, {0, 1}, {0, 2}, {0, 4}}, 4};
@@ -233,7 +239,7 @@ std::string ints(const std::vector<int64_t>& v) {
 std::string accName(const MatrixAcc& m) {
   bool mma = m.instr == MatrixInstr::mma_m16n8k16 || m.instr == MatrixInstr::mma_m16n8k32;
   std::string_view family = mma                                   ? "mma"
-                            : m.instr == MatrixInstr::wgmma_m64k16 ? "wgmma"
+                            : isWgmma(m.instr)                      ? "wgmma"
                             : m.instr == MatrixInstr::wmma_16x16x16 ? "wmma"
                                                                     : "mfma";
   return std::string("#").append(family).append("<").append(instrName(m.instr)).append(", wpc=").append(ints(m.warpsPerCTA)).append(">");

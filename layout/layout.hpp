@@ -32,10 +32,12 @@ struct Blocked {
 };
 
 // The matrix instructions whose fragments are layouts.
-// wgmma_m64k16: Hopper's warpgroup MMA (wgmma.mma_async.m64nNk16), operands read from workgroup
-// memory through matrix descriptors; its accumulator is m16n8k16's per warp, the four warps of a
-// warpgroup stacked along M (warpsPerCTA [4g, 1]), so it shares that fragment table.
-enum class MatrixInstr : uint8_t { mma_m16n8k16, mma_m16n8k32, wmma_16x16x16, mfma_32x32x8, wgmma_m64k16 };
+// wgmma_m64k16 / wgmma_m64k32: Hopper's warpgroup MMA (wgmma.mma_async.m64nNk16 for 16-bit
+// floats, m64nNk32 for 8-bit ones), operands read from workgroup memory through matrix
+// descriptors; its accumulator is m16n8k16's per warp, the four warps of a warpgroup stacked
+// along M (warpsPerCTA [4g, 1]), so it shares that fragment table.
+enum class MatrixInstr : uint8_t { mma_m16n8k16, mma_m16n8k32, wmma_16x16x16, mfma_32x32x8, wgmma_m64k16, wgmma_m64k32 };
+bool isWgmma(MatrixInstr i);
 std::string_view instrName(MatrixInstr i);
 
 // The accumulator (and result) fragments of a matrix instruction, tiled over the
@@ -105,12 +107,14 @@ enum class ConversionKind : uint8_t {
 std::string_view kindName(ConversionKind k);  // "none", "register-permute", ...
 ConversionKind conversionKind(const Layout& a, const Layout& b, const Shape& shape);
 
-// The workgroup-memory layout wgmma reads a 16-bit operand tile of `shape` (padded, rank 2) in,
+// The workgroup-memory layout wgmma reads an operand tile of `shape` (padded, rank 2) in,
 // rows along order[0]: rows of 32, 64 or 128 bytes XOR-swizzled as the hardware's 32/64/128-byte
 // modes (8 rows of 16-byte vectors; wider rows in 128-byte column blocks); nullopt for rows
 // under 32 bytes. Allocations in it start at a multiple of wgmmaSwizzleBytes(s) * 8.
 std::optional<Shared> wgmmaShared(DType dtype, const Shape& shape, const std::vector<int64_t>& order);
 int64_t wgmmaSwizzleBytes(const Shared& s, DType dtype);  // 32, 64 or 128
+// The order of operand opIdx (0: a [M,K], 1: b [K,N]) with K along its rows: {1, 0} or {0, 1}.
+std::vector<int64_t> wgmmaKMajor(int opIdx);
 
 bool isPowerOfTwoShape(const Shape& shape);
 // Every dimension rounded up to a power of two. Layouts are linear maps over GF(2), so

@@ -453,14 +453,15 @@ class Workgroup {
   }
 
   // PTX ISA 9.7.15.5.1.2: where element (mn, k) of a wgmma operand lies, from the instruction's
-  // view: its start address, swizzle mode and the descriptor's byte offsets. 16-bit elements,
-  // T = 8 to 16 bytes. K-major ((8,m),(T,2k)):((swizzle/2, SBO),(1,T)); MN-major
-  // ((T,swizzle/16,m),(8,k)):((1,T,LBO),(swizzle/2,SBO)); then Swizzle<log2(swizzle/16),4,3> on the
-  // byte address: bits 4.. XOR bits 7...
-  static size_t wgmmaAddress(size_t start, int64_t swizzle, int64_t leading, int64_t stride, bool mnMajor, int64_t mn,
-                             int64_t k) {
-    int64_t offset = mnMajor ? mn % (swizzle / 2) * 2 + mn / (swizzle / 2) * leading + k % 8 * swizzle + k / 8 * stride
-                             : mn % 8 * swizzle + mn / 8 * stride + k * 2;
+  // view: its start address, swizzle mode and the descriptor's byte offsets, for elements of
+  // `bytes` (T = 16 / bytes to 16 bytes). K-major ((8,m),(T,2k)):((swizzle/bytes, SBO),(1,T));
+  // MN-major ((T,swizzle/16,m),(8,k)):((1,T,LBO),(swizzle/bytes,SBO)); then
+  // Swizzle<log2(swizzle/16),4,3> on the byte address: bits 4.. XOR bits 7...
+  static size_t wgmmaAddress(size_t start, int64_t bytes, int64_t swizzle, int64_t leading, int64_t stride, bool mnMajor,
+                             int64_t mn, int64_t k) {
+    int64_t perRow = swizzle / bytes;  // elements in a swizzled row
+    int64_t offset = mnMajor ? mn % perRow * bytes + mn / perRow * leading + k % 8 * swizzle + k / 8 * stride
+                             : mn % 8 * swizzle + mn / 8 * stride + k * bytes;
     size_t at = start + size_t(offset), bits = size_t(std::countr_zero(uint64_t(swizzle / 16)));
     return at ^ ((at >> 7 & ((size_t{1} << bits) - 1)) << 4);
   }
@@ -468,28 +469,30 @@ class Workgroup {
   // register fragment layout for accumulator matrix D"): thread t, register j at row
   // 16 (t / 32) + t % 32 / 4 + 8 (j / 2 % 2), column 8 (j / 4) + 2 (t % 4) + j % 2.
   void wgmma(const KInst& i) {
-    int64_t n = intAttr(i, "n");
+    int64_t n = intAttr(i, "n"), K = intAttr(i, "k");
     if (T_ % 128 != 0 || int64_t(i.results.size()) != n / 2)
       throw Error("simulate: wgmma m64n" + std::to_string(n) + " of " + std::to_string(i.results.size()) + " registers");
     bool aShared = std::ranges::any_of(i.attrs, [](const KAttr& a) { return a.name == "allocA"; });
     size_t aCount = aShared ? 1 : 8;
-    // Operand `side` (A: 64 x 16, rows m; B: n x 16, rows n) as the warpgroup from thread g reads it.
+    // Operand `side` (A: 64 x K, rows m; B: n x K, rows n) as the warpgroup from thread g reads it.
     auto matrix = [&](const std::string& side, size_t g, int64_t rows) {
       const SharedAlloc& alloc = f_.shared.at(size_t(intAttr(i, "alloc" + side)));
-      if (dtypeBytes(alloc.dtype) != 2) throw Error("simulate: wgmma of " + std::string(dtypeName(alloc.dtype)));
+      int64_t bytes = dtypeBytes(alloc.dtype);
+      if (bytes * K != 32 || (bytes == 1 && intAttr(i, "trans" + side) != 0))
+        throw Error("simulate: wgmma k" + std::to_string(K) + " of " + std::string(dtypeName(alloc.dtype)) + " operands, or one not K-major");
       const Lanes& starts = reg(i.operands[side == "A" ? 0 : aCount]);
       for (size_t t = g; t < g + 128; ++t)
         if (starts[t] != starts[g]) throw Error("simulate: wgmma's start addresses differ within a warpgroup");
-      size_t start = size_t(alloc.offset + int64_t(starts[g]) * 2);
+      size_t start = size_t(alloc.offset + int64_t(starts[g]) * bytes);
       int64_t swizzle = intAttr(i, "swizzle" + side), leading = intAttr(i, "leading" + side), stride = intAttr(i, "stride" + side);
       bool mnMajor = intAttr(i, "trans" + side) != 0;
-      std::vector<double> m(size_t(rows * 16));
+      std::vector<double> m(size_t(rows * K));
       for (int64_t r = 0; r < rows; ++r)
-        for (int64_t k = 0; k < 16; ++k) {
-          size_t at = wgmmaAddress(start, swizzle, leading, stride, mnMajor, r, k);
+        for (int64_t k = 0; k < K; ++k) {
+          size_t at = wgmmaAddress(start, bytes, swizzle, leading, stride, mnMajor, r, k);
           if (at >= shared_.size()) throw Error("simulate: wgmma reads byte " + std::to_string(at) + " past the workgroup memory");
           if (unfenced_[at]) throw Error("simulate: wgmma reads byte " + std::to_string(at) + ", stored since the last fence_async_shared");
-          m[size_t(r * 16 + k)] = readShared(at, g);
+          m[size_t(r * K + k)] = readShared(at, g);
           wgmmaReads_[at] = committed_;
         }
       return m;
@@ -513,7 +516,7 @@ class Workgroup {
           int64_t w = int64_t(t - g), jj = int64_t(j);
           int64_t row = 16 * (w / 32) + w % 32 / 4 + 8 * (jj / 2 % 2), col = 8 * (jj / 4) + 2 * (w % 4) + jj % 2;
           double sum = reg(i.operands[aCount + 1 + j])[t];
-          for (int64_t k = 0; k < 16; ++k) sum += A[size_t(row * 16 + k)] * B[size_t(col * 16 + k)];
+          for (int64_t k = 0; k < K; ++k) sum += A[size_t(row * K + k)] * B[size_t(col * K + k)];
           d[j][t] = roundTo(DType::f32, sum);
         }
     }

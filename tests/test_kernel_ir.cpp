@@ -716,6 +716,21 @@ TEST_CASE("kernel ir: an 8-bit float gemm runs mma.sync m16n8k32 on sm_90, the F
   checkAgainstInterpreter(k, sampleShapes("gemm"), "sm_80", {1, 1}, 1e-5);
 }
 
+TEST_CASE("kernel ir: an 8-bit float gemm on sm_90a runs wgmma m64nNk32 with both operands K-major, as the interpreter computes it") {
+  ir::Kernel k = gemmF8();
+  KernelFunction f = contiguousLowering(k, "sm_90a");
+  CHECK(countOps(f.body, KOp::mma) == 0);
+  CHECK(countOps(loopBody(f), KOp::wgmma) == 4);  // 128x64 on one warpgroup: 2 x 2 of m64n64k32 per step
+  CHECK(hasAttr(f.body, KOp::wgmma, "k", int64_t{32}));
+  CHECK(!hasAttr(f.body, KOp::wgmma, "transA", int64_t{1}));
+  CHECK(!hasAttr(f.body, KOp::wgmma, "transB", int64_t{1}));
+  // a's rows run along k in memory too: read ahead by cp.async; b's run along n, so it is stored
+  // transposed from registers.
+  CHECK(countOps(loopBody(f), KOp::async_copy) > 0);
+  checkAgainstInterpreter(k, {{37, 144}, {144, 48}, {37, 48}}, f, {1, 1}, 1e-5);
+  checkAgainstInterpreter(k, sampleShapes("gemm"), "sm_90a", {1, 1}, 1e-5);
+}
+
 TEST_CASE("kernel ir: matrix operands leave workgroup memory through ldmatrix, the transposed one with .trans") {
   for (const char* name : {"gemm_f16", "attention_f16"}) {
     CAPTURE(name);

@@ -116,6 +116,20 @@ TEST_CASE("ptx: a 3-stage sm_90a gemm keeps a wgmma group in flight, which ptxas
   }
 }
 
+TEST_CASE("ptx: an 8-bit float gemm on sm_90a runs QGMMA (wgmma m64nNk32 e4m3 x e5m2) from descriptors") {
+  ir::Kernel k = test::retyped(samples::traceSample("gemm_f16"), {{"f16", "f8e4m3"},
+                                                                 {"t1: tensor<f8e4m3", "t1: tensor<f8e5m2"},
+                                                                 {"tile<64x64xf8e4m3>", "tile<64x64xf8e5m2>"}});
+  std::string ptx = contiguousPtxOf(k, "sm_90a");
+  CHECK(ptx.find("wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e5m2") != std::string::npos);
+  test::Assembled a = test::assemble(ptx, "sm_90a", true);
+  if (!a.report.empty()) CHECK(a.report.find(" 0 bytes spill stores, 0 bytes spill loads") != std::string::npos);
+  if (!a.sass.empty()) {
+    CHECK(sassCount(a.sass, "QGMMA") > 0);
+    CHECK(sassCount(a.sass, "HMMA") == 0);
+  }
+}
+
 TEST_CASE("ptx: an i8 gemm runs on IMMA (mma.sync m16n8k32) with i32 accumulators, read ahead by cp.async") {
   ir::Kernel k = test::retyped(samples::traceSample("gemm_f16"), {{"f16", "i8"}, {"f32", "i32"}, {"= 0.0", "= 0"}});
   for (const char* arch : kArchs) {

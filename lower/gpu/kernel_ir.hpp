@@ -38,10 +38,11 @@
 //   shuffle_xor {mask} (x), shuffle_idx (x, lane) : x from another lane of the subgroup
 //   subgroup_reduce {fn, cluster} (x)  : fn over clusters of `cluster` consecutive lanes
 //   mma {instr, m, n, k, a, b, c} (a..., b..., c...) : one matrix instruction over register fragments; results d...
-//   wgmma {n, a, b, allocB, transB, swizzleB, leadingB, strideB[, allocA, transA, swizzleA, leadingA,
-//          strideA]} (startA | a0..a7, startB, c...) : Hopper's warpgroup MMA m64nNk16 into f32,
-//                                        issued asynchronously by the 128 threads of a warpgroup: b (16 x n)
-//                                        and, with allocA, a (64 x 16) are read from workgroup memory in
+//   wgmma {n, k, a, b, allocB, transB, swizzleB, leadingB, strideB[, allocA, transA, swizzleA, leadingA,
+//          strideA]} (startA | a0..a7, startB, c...) : Hopper's warpgroup MMA m64nNk into f32 (k 16 for
+//                                        f16/bf16, 32 for 8-bit floats, both then K-major), issued
+//                                        asynchronously by the 128 threads of a warpgroup: b (k x n)
+//                                        and, with allocA, a (64 x k) are read from workgroup memory in
 //                                        their allocations' wgmma Shared layouts, from element start: rows
 //                                        M (N) rather than K with trans, 8-row groups `stride` bytes apart,
 //                                        column blocks `leading` apart, swizzled by `swizzle` bytes.

@@ -58,7 +58,7 @@ auto Lowering::inFlightAccumulators(const ir::Block& body) const -> std::set<con
   for (const ir::Op& op : body.ops) {
     if (op.code != ir::OpCode::dot || op.operands.size() != 3) continue;
     const auto* acc = a_.of(op.results[0]).as<layout::MatrixAcc>();
-    if (!acc || acc->instr != layout::MatrixInstr::wgmma_m64k16 || dtypeOf(op.results[0]) != DType::f32) continue;
+    if (!acc || !layout::isWgmma(acc->instr) || dtypeOf(op.results[0]) != DType::f32) continue;
     // acc = dot(a, b, acc): the carried value read by the dot alone, its result by the yield alone.
     auto at = std::ranges::find(yield.operands, op.results[0]);
     if (at == yield.operands.end() || uses_.at(op.results[0]) != 1) continue;
@@ -247,7 +247,7 @@ void Lowering::dot(const ir::Op& op) {
   const layout::MatrixUnit* found = acc ? t_.matrixOf(acc->instr) : nullptr;
   if (!found) unsupported(op, "with layout " + layout::str(result));
   const layout::MatrixUnit& unit = *found;  // inference keeps padded shapes off matrix units
-  if (unit.instr == layout::MatrixInstr::wgmma_m64k16) return wgmmaDot(op);
+  if (layout::isWgmma(unit.instr)) return wgmmaDot(op, unit.k);
   // The accumulator first, its conversion done; then a and b, live together in workgroup memory.
   LinearLayout cLin = linear(op.results[0]);
   std::vector<Reg> c = op.operands.size() == 3

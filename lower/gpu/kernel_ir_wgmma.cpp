@@ -7,7 +7,7 @@ namespace tj::gpu::detail {
 bool Lowering::isWgmmaOperand(const layout::Layout& l) {
   const auto* operand = l.as<layout::DotOperand>();
   const auto* acc = operand ? operand->parent->as<layout::MatrixAcc>() : nullptr;
-  return acc && acc->instr == layout::MatrixInstr::wgmma_m64k16;
+  return acc && layout::isWgmma(acc->instr);
 }
 
 int64_t Lowering::swizzleAtomBytes(const layout::Layout& mem, DType dt) {
@@ -21,7 +21,7 @@ auto Lowering::wgmmaOperand(const ir::Op& op, int i, int64_t sharedOffset) -> Wg
   const layout::Conversion* c = a_.conversionAt(op, i);
   std::optional<layout::Shared> mem = c && c->via ? c->via
                                                    : layout::wgmmaShared(dt, layout::paddedShape(k_.type(v).shape),
-                                                                         layout::rowMajorOrder(2));
+                                                                         isFloat8(dt) ? layout::wgmmaKMajor(i) : layout::rowMajorOrder(2));
   if (!mem || !mem->order.size()) unsupported(op, "on wgmma: no workgroup-memory layout for operand " + std::to_string(i));
   if (auto ahead = readAhead_.find(v); ahead != readAhead_.end())
     return {ahead->second.staged.alloc, ahead->second.staged.base, *mem};
@@ -43,7 +43,7 @@ Reg Lowering::wgmmaStart(const WgmmaOperand& o, ir::ValueId v, int64_t row, int6
   return plus(at, o.base);
 }
 
-void Lowering::wgmmaDot(const ir::Op& op) {
+void Lowering::wgmmaDot(const ir::Op& op, int64_t kStep) {
   ir::ValueId aV = op.operands[0], bV = op.operands[1];
   int64_t K = k_.type(aV).shape[1], N = k_.type(bV).shape[1];
   const auto& acc = *a_.of(op.results[0]).as<layout::MatrixAcc>();
@@ -55,7 +55,8 @@ void Lowering::wgmmaDot(const ir::Op& op) {
   // A stays in registers where it is already in (or a shuffle away from) wgmma's A fragments:
   // an accumulator's layout, such as attention's P.
   const layout::Conversion* aConversion = a_.conversionAt(op, 0);
-  bool aRegisters = !readAhead_.count(aV) && (!aConversion || aConversion->kind != layout::ConversionKind::shared_memory);
+  bool aRegisters = !isFloat8(dtypeOf(aV)) && !readAhead_.count(aV) &&
+                    (!aConversion || aConversion->kind != layout::ConversionKind::shared_memory);
   std::map<std::pair<int64_t, int64_t>, std::vector<Reg>> aFragments;  // (m step, k step) -> 8 registers
   std::optional<WgmmaOperand> a;
   if (aRegisters) {
@@ -63,7 +64,7 @@ void Lowering::wgmmaDot(const ir::Op& op) {
     LinearLayout aLin = linear(operandLayout(op, 0), aV);
     for (int64_t r = 0; r < registerCount(aLin); ++r) {
       Coord x = input(aLin, layout::kRegister, r);
-      aFragments[{x[0] / rowsPerStep, x[1] / 16}].push_back(regs[size_t(r)]);
+      aFragments[{x[0] / rowsPerStep, x[1] / kStep}].push_back(regs[size_t(r)]);
     }
   } else {
     a = wgmmaOperand(op, 0, 0);
@@ -95,7 +96,7 @@ void Lowering::wgmmaDot(const ir::Op& op) {
     return std::pair{rows * swizzle, 8 * swizzle};  // (the column blocks' stride, the 8-row groups')
   };
   auto [bBlocks, bGroups] = bytes(b, bV);
-  std::vector<KAttr> attrs = {{"n", nInstr}, {"a", std::string(dtypeName(dtypeOf(aV)))}, {"b", std::string(dtypeName(dtypeOf(bV)))},
+  std::vector<KAttr> attrs = {{"n", nInstr}, {"k", kStep}, {"a", std::string(dtypeName(dtypeOf(aV)))}, {"b", std::string(dtypeName(dtypeOf(bV)))},
                               {"allocB", b.alloc}, {"transB", int64_t{transB}},
                               {"swizzleB", layout::wgmmaSwizzleBytes(b.mem, dtypeOf(bV))},
                               {"leadingB", transB ? bBlocks : 16}, {"strideB", bGroups}};
@@ -107,13 +108,13 @@ void Lowering::wgmmaDot(const ir::Op& op) {
                                {"leadingA", transA ? aBlocks : 16}, {"strideA", aGroups}});
   }
   b_.effect(KOp::wgmma_fence);
-  for (int64_t kk = 0; kk < K; kk += 16)
+  for (int64_t kk = 0; kk < K; kk += kStep)
     for (auto& [tile, regs] : tiles) {
       if (std::ranges::count(regs, -1)) unsupported(op, "on wgmma: the accumulator does not tile into m64n" + std::to_string(nInstr));
       auto [mi, ni] = tile;
       std::vector<Reg> operands;
       if (a) operands.push_back(wgmmaStart(*a, aV, mi * rowsPerStep, kk, aRows));
-      else operands = aFragments.at({mi, kk / 16});
+      else operands = aFragments.at({mi, kk / kStep});
       operands.push_back(wgmmaStart(b, bV, kk, ni * nInstr, -1));
       for (int64_t r : regs) operands.push_back(d[size_t(r)]);
       std::vector<Reg> out = b_.emitMulti(KOp::wgmma, std::vector<DType>(regs.size(), DType::f32), operands, attrs);

@@ -523,8 +523,9 @@ class Lowering {
   // The i32 element offset of an instruction's first element (row, col) of operand v, plus
   // `warpgroupRows` (-1: none).
   Reg wgmmaStart(const WgmmaOperand& o, ir::ValueId v, int64_t row, int64_t col, Reg warpgroupRows);
-  // One wgmma per warpgroup's 64 rows, 256 columns and 16 of k; issued as one group and waited for.
-  void wgmmaDot(const ir::Op& op);
+  // One wgmma per warpgroup's 64 rows, 256 columns and kStep (16, or 32 for 8-bit floats) of k;
+  // issued as one group and waited for (or left in flight: inFlightAccumulators).
+  void wgmmaDot(const ir::Op& op, int64_t kStep);
 
   // An FMA dot: a and b go to workgroup memory row-major from the layouts they were computed in
   // (instead of the operand layouts inference chose: those hold all of k in registers); then

@@ -139,15 +139,19 @@ class NvptxTarget final : public llvmgpu::LlvmGpuTarget {
     return out;
   }
 
-  // wgmma.mma_async m64nNk16 into f32 from matrix descriptors (PTX ISA 9.7.15.5.1.2.2), a from
-  // one or from four registers of pairs, as inline PTX: LLVM 19 has no intrinsic. scale-d is 1: c
-  // is always added (zeros start a sum).
+  // wgmma.mma_async m64nNk16 (f16, bf16) or m64nNk32 (e4m3, e5m2: both K-major, no trans
+  // operands) into f32 from matrix descriptors (PTX ISA 9.7.15.5.1.2.2), a 16-bit a also from four
+  // registers of pairs, as inline PTX: LLVM 19 has no intrinsic. scale-d is 1: c is always added
+  // (zeros start a sum).
   std::vector<Value*> warpgroupMma(llvm::IRBuilderBase& b, int64_t n, DType a, DType bType, const WarpgroupOperand* aShared,
                                    const std::vector<Value*>& aRegisters, const WarpgroupOperand& bOperand,
                                    const std::vector<Value*>& c) const override {
-    if (a != bType || (a != DType::f16 && a != DType::bf16) || int64_t(c.size()) != n / 2 || (!aShared && aRegisters.size() != 8))
-      throw Unsupported("llvm gpu: unsupported: wgmma m64n" + std::to_string(n) + "k16 of " + std::string(dtypeName(a)));
-    std::string type(dtypeName(a)), outputs, constraints;
+    bool half = a == bType && (a == DType::f16 || a == DType::bf16), bytes = isFloat8(a) && isFloat8(bType);
+    if ((!half && !bytes) || int64_t(c.size()) != n / 2 || (!aShared && (bytes || aRegisters.size() != 8)))
+      throw Unsupported("llvm gpu: unsupported: wgmma m64n" + std::to_string(n) + " of " + std::string(dtypeName(a)) + " and " +
+                        std::string(dtypeName(bType)));
+    auto name = [](DType t) { return t == DType::f8e4m3 ? std::string("e4m3") : t == DType::f8e5m2 ? std::string("e5m2") : std::string(dtypeName(t)); };
+    std::string shape = "m64n" + std::to_string(n) + (half ? "k16" : "k32"), outputs, constraints;
     for (int64_t r = 0; r < n / 2; ++r) {
       outputs += (r ? ", $" : "$") + std::to_string(r);
       constraints += "=f,";
@@ -172,10 +176,9 @@ class NvptxTarget final : public llvmgpu::LlvmGpuTarget {
     std::string bText = "$" + std::to_string(next), scale = "$" + std::to_string(next + 1);
     args.push_back(descriptor(b, bOperand));
     args.push_back(b.getInt32(1));
-    std::string trans = aShared ? std::to_string(int(aShared->trans)) + ", " : "";
-    std::string text = "{ .reg .pred p; setp.ne.b32 p, " + scale + ", 0; wgmma.mma_async.sync.aligned.m64n" + std::to_string(n) +
-                       "k16.f32." + type + "." + type + " {" + outputs + "}, " + aText + ", " + bText + ", p, 1, 1, " + trans +
-                       std::to_string(int(bOperand.trans)) + "; }";
+    std::string trans = !half ? "" : (aShared ? ", " + std::to_string(int(aShared->trans)) : "") + ", " + std::to_string(int(bOperand.trans));
+    std::string text = "{ .reg .pred p; setp.ne.b32 p, " + scale + ", 0; wgmma.mma_async.sync.aligned." + shape + ".f32." +
+                       name(a) + "." + name(bType) + " {" + outputs + "}, " + aText + ", " + bText + ", p, 1, 1" + trans + "; }";
     Value* d = callAsm(b, text, constraints + "l,r", std::vector<llvm::Type*>(size_t(n / 2), b.getFloatTy()), args);
     std::vector<Value*> out;
     for (unsigned r = 0; r < unsigned(n / 2); ++r) out.push_back(b.CreateExtractValue(d, r));
