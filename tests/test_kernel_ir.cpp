@@ -664,6 +664,24 @@ TEST_CASE("kernel ir: with 3 stages an sm_90a gemm keeps one wgmma group in flig
   CHECK(inFlightWait(two.body) == nullptr);
 }
 
+TEST_CASE("kernel ir: on sm_90a an a read transposed (its rows along M in memory) is M-major for wgmma, as the interpreter computes it") {
+  ir::Kernel k = ir::parse(R"(kernel @transposed(t0: tensor<f16, 2>, t1: tensor<f16, 2>, t2: tensor<f32, 2>) grid 1 {
+  %0 = constant() {value = 0} : i64
+  %1 = load(%0, %0) {fill = 0.0, tensor = 0} : tile<32x128xf16>
+  %2 = permute(%1) {perm = [1, 0]} : tile<128x32xf16>
+  %3 = load(%0, %0) {fill = 0.0, tensor = 1} : tile<32x64xf16>
+  %4 = dot(%2, %3) : tile<128x64xf32>
+  store(%0, %0, %4) {tensor = 2}
+})");
+  ir::verify(k);
+  k = ir::canonicalize(k);
+  const layout::Target& t = layout::targetByName("sm_90a");
+  KernelFunction f = lowerToKernelIR(k, layout::inferLayouts(k, t), t);
+  CHECK(hasAttr(f.body, KOp::wgmma, "transA", int64_t{1}));   // 128 M elements: two 64-column blocks
+  CHECK(hasAttr(f.body, KOp::wgmma, "leadingA", int64_t{32 * 128}));  // 32 rows of 128 bytes apart
+  checkAgainstInterpreter(k, {{29, 101}, {29, 50}, {101, 50}}, f, {1}, 1e-4);
+}
+
 TEST_CASE("kernel ir: f16 attention on sm_90a runs both products on wgmma: K transposed (K-major b), P from registers") {
   KernelFunction f = lowered("attention_f16", "sm_90a");
   CHECK(countOps(f.body, KOp::wgmma) > 0);
