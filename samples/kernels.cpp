@@ -73,9 +73,9 @@ std::vector<TuneConfig> gemmTuneSpace(const std::string& device) {
                            {{64, 64, 32}, {32, 64, 32}, {32, 32, 32}},
                            // NVIDIA: f16/bf16 tiles on mma.sync, 2 to 4 stages of cp.async read-ahead,
                            // 8 warps for the largest blocks and 2 for the smallest, as Triton's configs;
-                           // Hopper's wgmma: two warpgroups of 64 x 256 or 64 x 128, 3 or 4 stages.
+                           // Hopper's wgmma: two warpgroups of 64 x 128 (4 stages) or 64 x 256 (3).
                            {{128, 64, 64}, {128, 64, 64, 3}, {128, 128, 32, 3, 8}, {128, 128, 64, 3, 8}, {64, 128, 64, 3},
-                            {128, 64, 32, 4}, {64, 64, 64, 4, 2}, {128, 256, 64, 3, 8}, {128, 128, 64, 4, 8}});
+                            {128, 64, 32, 4}, {64, 64, 64, 4, 2}, {128, 128, 64, 4, 8}, {128, 256, 64, 3, 8}});
 }
 
 std::vector<TuneConfig> gemmSplitKTuneSpace(const std::string& device) {

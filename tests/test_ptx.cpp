@@ -10,6 +10,7 @@
 #include "ir/passes.hpp"
 #include "layout/infer_layouts.hpp"
 #include "lower/gpu/lower_to_kernel_ir.hpp"
+#include "lower/gpu/spread_over_warps.hpp"
 #include "lower/llvm_gpu/print_kernel_ir.hpp"
 #include "lower/ptx/nvptx.hpp"
 #include "samples/kernels.hpp"
@@ -36,6 +37,13 @@ std::string contiguousPtxOf(const ir::Kernel& k, const std::string& arch) {
   gpu::KernelLoweringOptions options;
   options.vectorTensors.assign(k.tensors.size(), true);
   return ptx::printPtx(gpu::lowerToKernelIR(k, layout::inferLayouts(k, t), t, options), arch);
+}
+
+// As the CUDA device lowers it for such a launch: at the kernel's own warps (p.warps) when it sets them.
+std::string devicePtxOf(const ir::Kernel& k, const std::string& arch) {
+  gpu::KernelLoweringOptions options;
+  options.vectorTensors.assign(k.tensors.size(), true);
+  return ptx::printPtx(gpu::lowerWithinCodeBudget(k, layout::targetByName(arch), options), arch);
 }
 
 // How many SASS instructions start with `opcode` (e.g. "LDSM", "LDG.E.128").
@@ -106,13 +114,38 @@ TEST_CASE("ptx: a 3-stage sm_90a gemm keeps a wgmma group in flight, which ptxas
     CAPTURE(warps);
     ir::Kernel k = test::withStages(samples::traceSample("gemm_f16"), 3);
     if (warps == 8) k = test::retyped(k, {{"grid 2 {", "grid 2 warps 8 {"}});
-    std::string ptx = contiguousPtxOf(k, "sm_90a");
+    std::string ptx = devicePtxOf(k, "sm_90a");
     CHECK(ptx.find("wgmma.wait_group.sync.aligned 1;") != std::string::npos);
     test::Assembled a = test::assemble(ptx, "sm_90a", true);
     if (a.report.empty()) continue;
     CHECK_MESSAGE(a.report.find("serialized") == std::string::npos, a.report);
     CHECK(a.report.find(" 0 bytes spill stores, 0 bytes spill loads") != std::string::npos);
     if (!a.sass.empty()) CHECK(sassCount(a.sass, "HGMMA") > 0);
+  }
+}
+
+// The gemm sample's kernel at `blocks`, as traced for a launch (its canonical IR).
+ir::Kernel gemmKernel(const samples::GemmBlocks& blocks, DType dtype) {
+  Tensor a = Tensor::zeros({4096, 4096}, dtype), b = Tensor::zeros({4096, 4096}, dtype), c = Tensor::zeros({4096, 4096});
+  CaptureTraces capture;
+  samples::gemm(a, b, c, {.device = "interp"}, blocks);
+  REQUIRE(capture.kernels().size() == 1);
+  return capture.kernels()[0];
+}
+
+TEST_CASE("ptx: the gemm's CUDA tune space assembles for sm_90a without spills, on HGMMA where its blocks fill warpgroups") {
+  for (const TuneConfig& config : samples::gemmTuneSpace("cuda")) {
+    samples::GemmBlocks blocks = samples::GemmBlocks::from(config);
+    CAPTURE(config.str());
+    test::Assembled a = test::assemble(devicePtxOf(gemmKernel(blocks, DType::bf16), "sm_90a"), "sm_90a", true);
+    if (a.report.empty()) continue;
+    size_t used = a.report.find("Used ");
+    std::printf("ptx: gemm bf16 %lldx%lldx%lld, %lld stages, %lld warps, sm_90a: %s", (long long)blocks.m, (long long)blocks.n,
+                (long long)blocks.k, (long long)blocks.stages, (long long)blocks.warps,
+                used == std::string::npos ? "" : a.report.c_str() + used);
+    CHECK(a.report.find(" 0 bytes spill stores, 0 bytes spill loads") != std::string::npos);
+    int64_t warps = blocks.warps > 0 ? blocks.warps : 4;
+    if (!a.sass.empty()) CHECK((sassCount(a.sass, "HGMMA") > 0) == (warps % 4 == 0 && blocks.m % (16 * warps) == 0));
   }
 }
 
