@@ -1,5 +1,6 @@
-// The kernel-IR lowering of dots on Hopper's warpgroup MMA (wgmma): both operands in workgroup
-// memory in wgmma's swizzled layout, read by the instruction itself through descriptors.
+// The kernel-IR lowering of dots on Hopper's warpgroup MMA (wgmma): b (and a, unless it is
+// already in wgmma's a fragments) in workgroup memory in wgmma's swizzled layout, read by the
+// instruction itself through descriptors.
 #include "lower/gpu/lowering.hpp"
 
 namespace tj::gpu::detail {
@@ -43,6 +44,40 @@ Reg Lowering::wgmmaStart(const WgmmaOperand& o, ir::ValueId v, int64_t row, int6
   return plus(at, o.base);
 }
 
+auto Lowering::wgmmaFragments(const ir::Op& op, int64_t rowsPerStep, int64_t kStep)
+    -> std::map<std::pair<int64_t, int64_t>, std::vector<Reg>> {
+  std::map<std::pair<int64_t, int64_t>, std::vector<Reg>> fragments;
+  std::vector<Reg> regs = lazyOperand(op, 0, 0).all();
+  LinearLayout lin = linear(operandLayout(op, 0), op.operands[0]);
+  for (int64_t r = 0; r < registerCount(lin); ++r) {
+    Coord x = input(lin, layout::kRegister, r);
+    fragments[{x[0] / rowsPerStep, x[1] / kStep}].push_back(regs[size_t(r)]);
+  }
+  return fragments;
+}
+
+auto Lowering::wgmmaTiles(const LinearLayout& acc, int64_t rowsPerStep, int64_t nInstr)
+    -> std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> {
+  std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> tiles;
+  for (int64_t r = 0; r < registerCount(acc); ++r) {
+    Coord x = input(acc, layout::kRegister, r);
+    std::vector<int64_t>& t = tiles[{x[0] / rowsPerStep, x[1] / nInstr}];
+    t.resize(size_t(nInstr / 2), -1);
+    t.at(size_t(4 * (x[1] % nInstr / 8) + 2 * (x[0] % 16 / 8) + x[1] % 2)) = r;
+  }
+  return tiles;
+}
+
+void Lowering::wgmmaMatrixAttrs(const WgmmaOperand& o, ir::ValueId v, const std::string& side, std::vector<KAttr>& attrs) const {
+  // Rows along M or N rather than K: a [M,K] stored column-major, b [K,N] row-major.
+  bool trans = o.mem.order[0] == (side == "A" ? 0 : 1);
+  int64_t swizzle = layout::wgmmaSwizzleBytes(o.mem, dtypeOf(v));
+  int64_t rows = layout::paddedShape(k_.type(v).shape)[size_t(o.mem.order[1])];
+  // The column blocks' stride (only MN-major operands step across them), the 8-row groups'.
+  attrs.insert(attrs.end(), {{"alloc" + side, o.alloc}, {"trans" + side, int64_t{trans}}, {"swizzle" + side, swizzle},
+                             {"leading" + side, trans ? rows * swizzle : 16}, {"stride" + side, 8 * swizzle}});
+}
+
 void Lowering::wgmmaDot(const ir::Op& op, int64_t kStep) {
   ir::ValueId aV = op.operands[0], bV = op.operands[1];
   int64_t K = k_.type(aV).shape[1], N = k_.type(bV).shape[1];
@@ -57,29 +92,13 @@ void Lowering::wgmmaDot(const ir::Op& op, int64_t kStep) {
   const layout::Conversion* aConversion = a_.conversionAt(op, 0);
   bool aRegisters = !isFloat8(dtypeOf(aV)) && !readAhead_.count(aV) &&
                     (!aConversion || aConversion->kind != layout::ConversionKind::shared_memory);
-  std::map<std::pair<int64_t, int64_t>, std::vector<Reg>> aFragments;  // (m step, k step) -> 8 registers
+  std::map<std::pair<int64_t, int64_t>, std::vector<Reg>> aFragments;
   std::optional<WgmmaOperand> a;
-  if (aRegisters) {
-    std::vector<Reg> regs = lazyOperand(op, 0, 0).all();
-    LinearLayout aLin = linear(operandLayout(op, 0), aV);
-    for (int64_t r = 0; r < registerCount(aLin); ++r) {
-      Coord x = input(aLin, layout::kRegister, r);
-      aFragments[{x[0] / rowsPerStep, x[1] / kStep}].push_back(regs[size_t(r)]);
-    }
-  } else {
-    a = wgmmaOperand(op, 0, 0);
-  }
+  if (aRegisters) aFragments = wgmmaFragments(op, rowsPerStep, kStep);
+  else a = wgmmaOperand(op, 0, 0);
   int64_t aEnd = !a || a->base >= 0 ? 0 : f_.shared[size_t(a->alloc)].offset + f_.shared[size_t(a->alloc)].bytes - sharedFloor_;
   WgmmaOperand b = wgmmaOperand(op, 1, aEnd);
-  // Each instruction's accumulator registers in wgmma's order: per 8 columns, (r, c), (r, c+1),
-  // (r+8, c), (r+8, c+1), of this thread's rows r and columns c (lane 0 of warp 0's coordinates).
-  std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> tiles;
-  for (int64_t r = 0; r < registerCount(cLin); ++r) {
-    Coord x = input(cLin, layout::kRegister, r);
-    std::vector<int64_t>& t = tiles[{x[0] / rowsPerStep, x[1] / nInstr}];
-    t.resize(size_t(nInstr / 2), -1);
-    t.at(size_t(4 * (x[1] % nInstr / 8) + 2 * (x[0] % 16 / 8) + x[1] % 2)) = r;
-  }
+  std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> tiles = wgmmaTiles(cLin, rowsPerStep, nInstr);
   std::vector<Reg> d(c.size());
   for (size_t r = 0; r < c.size(); ++r) d[r] = castTo(c[r], DType::f32);
   // A warpgroup's rows start at 64 times its index (warps stack along M).
@@ -89,24 +108,10 @@ void Lowering::wgmmaDot(const ir::Op& op, int64_t kStep) {
     int64_t step = layout::toLinear(layout::Layout{a->mem}, k_.type(aV).shape).invert()->apply({64, 0})[0];
     aRows = b_.binary("mul", group, b_.constant(DType::i32, double(step)));
   }
-  bool transB = b.mem.order[0] == 1;
-  auto bytes = [&](const WgmmaOperand& o, ir::ValueId v) {
-    int64_t swizzle = layout::wgmmaSwizzleBytes(o.mem, dtypeOf(v));
-    int64_t rows = layout::paddedShape(k_.type(v).shape)[size_t(o.mem.order[1])];
-    return std::pair{rows * swizzle, 8 * swizzle};  // (the column blocks' stride, the 8-row groups')
-  };
-  auto [bBlocks, bGroups] = bytes(b, bV);
-  std::vector<KAttr> attrs = {{"n", nInstr}, {"k", kStep}, {"a", std::string(dtypeName(dtypeOf(aV)))}, {"b", std::string(dtypeName(dtypeOf(bV)))},
-                              {"allocB", b.alloc}, {"transB", int64_t{transB}},
-                              {"swizzleB", layout::wgmmaSwizzleBytes(b.mem, dtypeOf(bV))},
-                              {"leadingB", transB ? bBlocks : 16}, {"strideB", bGroups}};
-  if (a) {
-    bool transA = a->mem.order[0] == 0;
-    auto [aBlocks, aGroups] = bytes(*a, aV);
-    attrs.insert(attrs.end(), {{"allocA", a->alloc}, {"transA", int64_t{transA}},
-                               {"swizzleA", layout::wgmmaSwizzleBytes(a->mem, dtypeOf(aV))},
-                               {"leadingA", transA ? aBlocks : 16}, {"strideA", aGroups}});
-  }
+  std::vector<KAttr> attrs = {{"n", nInstr}, {"k", kStep}, {"a", std::string(dtypeName(dtypeOf(aV)))},
+                              {"b", std::string(dtypeName(dtypeOf(bV)))}};
+  wgmmaMatrixAttrs(b, bV, "B", attrs);
+  if (a) wgmmaMatrixAttrs(*a, aV, "A", attrs);
   b_.effect(KOp::wgmma_fence);
   for (int64_t kk = 0; kk < K; kk += kStep)
     for (auto& [tile, regs] : tiles) {

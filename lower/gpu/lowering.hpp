@@ -523,6 +523,15 @@ class Lowering {
   // The i32 element offset of an instruction's first element (row, col) of operand v, plus
   // `warpgroupRows` (-1: none).
   Reg wgmmaStart(const WgmmaOperand& o, ir::ValueId v, int64_t row, int64_t col, Reg warpgroupRows);
+  // Operand a's registers (in wgmma's a fragments) by (m step, k step), 8 each in fragment order.
+  std::map<std::pair<int64_t, int64_t>, std::vector<Reg>> wgmmaFragments(const ir::Op& op, int64_t rowsPerStep, int64_t kStep);
+  // Each instruction's accumulator registers by (m step, n step), in wgmma's order: per 8
+  // columns, (r, c), (r, c+1), (r+8, c), (r+8, c+1) (lane 0 of warp 0's coordinates).
+  static std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> wgmmaTiles(const LinearLayout& acc, int64_t rowsPerStep,
+                                                                                 int64_t nInstr);
+  // The attributes of operand `side` ("A", "B") read from workgroup memory: allocation, major-ness,
+  // swizzle and the descriptor's byte offsets.
+  void wgmmaMatrixAttrs(const WgmmaOperand& o, ir::ValueId v, const std::string& side, std::vector<KAttr>& attrs) const;
   // One wgmma per warpgroup's 64 rows, 256 columns and kStep (16, or 32 for 8-bit floats) of k;
   // issued as one group and waited for (or left in flight: inFlightAccumulators).
   void wgmmaDot(const ir::Op& op, int64_t kStep);
