@@ -118,8 +118,14 @@ void Lowering::wgmmaDot(const ir::Op& op, int64_t kStep) {
       if (std::ranges::count(regs, -1)) unsupported(op, "on wgmma: the accumulator does not tile into m64n" + std::to_string(nInstr));
       auto [mi, ni] = tile;
       std::vector<Reg> operands;
-      if (a) operands.push_back(wgmmaStart(*a, aV, mi * rowsPerStep, kk, aRows));
-      else operands = aFragments.at({mi, kk / kStep});
+      if (a) {
+        operands.push_back(wgmmaStart(*a, aV, mi * rowsPerStep, kk, aRows));
+      } else {
+        auto fragment = aFragments.find({mi, kk / kStep});
+        if (fragment == aFragments.end() || fragment->second.size() != 8)
+          unsupported(op, "on wgmma: operand a's registers do not form its fragments");
+        operands = fragment->second;
+      }
       operands.push_back(wgmmaStart(b, bV, kk, ni * nInstr, -1));
       for (int64_t r : regs) operands.push_back(d[size_t(r)]);
       std::vector<Reg> out = b_.emitMulti(KOp::wgmma, std::vector<DType>(regs.size(), DType::f32), operands, attrs);
