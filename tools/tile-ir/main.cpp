@@ -119,7 +119,7 @@ int main(int argc, char** argv) {
   app.add_flag("--general", general,
                "GPU stages: the kernel for any tensor arguments (by default, for contiguous tensors whose rows are "
                "aligned to 16 bytes, which load and store whole vectors)");
-  app.add_option("--target", target, "the target of --stage=layout, readahead, kernel, llvm and ptx (vulkan, sm_80, sm_89, sm_90, gfx1100, gfx942, cpu)");
+  app.add_option("--target", target, "the target of --stage=layout, readahead, kernel, llvm and ptx (vulkan, sm_80, sm_89, sm_90, sm_90a, gfx1100, gfx942, cpu)");
   app.add_option("--cpu", cpu,
                  "--stage=buffers, and llvm with --target=cpu: the x86 level to lower for (host, sse4.2, avx2, avx512, avx512bf16), "
                  "so that the output does not depend on this machine");
