@@ -46,6 +46,13 @@ std::string devicePtxOf(const ir::Kernel& k, const std::string& arch) {
   return ptx::printPtx(gpu::lowerWithinCodeBudget(k, layout::targetByName(arch), options), arch);
 }
 
+// The f16 gemm sample with 8-bit float operands (e4m3 x e5m2) and its f32 accumulator.
+ir::Kernel gemmF8() {
+  return test::retyped(samples::traceSample("gemm_f16"), {{"f16", "f8e4m3"},
+                                                         {"t1: tensor<f8e4m3", "t1: tensor<f8e5m2"},
+                                                         {"tile<64x64xf8e4m3>", "tile<64x64xf8e5m2>"}});
+}
+
 // How many SASS instructions start with `opcode` (e.g. "LDSM", "LDG.E.128").
 int64_t sassCount(const std::string& sass, const std::string& opcode) {
   int64_t n = 0;
@@ -150,9 +157,7 @@ TEST_CASE("ptx: the gemm's CUDA tune space assembles for sm_90a without spills, 
 }
 
 TEST_CASE("ptx: an 8-bit float gemm on sm_90a runs QGMMA (wgmma m64nNk32 e4m3 x e5m2) from descriptors") {
-  ir::Kernel k = test::retyped(samples::traceSample("gemm_f16"), {{"f16", "f8e4m3"},
-                                                                 {"t1: tensor<f8e4m3", "t1: tensor<f8e5m2"},
-                                                                 {"tile<64x64xf8e4m3>", "tile<64x64xf8e5m2>"}});
+  ir::Kernel k = gemmF8();
   std::string ptx = contiguousPtxOf(k, "sm_90a");
   CHECK(ptx.find("wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e5m2") != std::string::npos);
   test::Assembled a = test::assemble(ptx, "sm_90a", true);
@@ -179,9 +184,7 @@ TEST_CASE("ptx: an i8 gemm runs on IMMA (mma.sync m16n8k32) with i32 accumulator
 }
 
 TEST_CASE("ptx: an 8-bit float gemm runs on mma.sync m16n8k32 e4m3 x e5m2 into f32 on sm_89 and sm_90, its codes never decoded") {
-  ir::Kernel k = test::retyped(samples::traceSample("gemm_f16"), {{"f16", "f8e4m3"},
-                                                                 {"t1: tensor<f8e4m3", "t1: tensor<f8e5m2"},
-                                                                 {"tile<64x64xf8e4m3>", "tile<64x64xf8e5m2>"}});
+  ir::Kernel k = gemmF8();
   std::string ptx = contiguousPtxOf(k, "sm_90");
   CHECK(ptx.find("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e5m2.f32") != std::string::npos);
   CHECK(ptx.find("cvt.rn.f32.s32") == std::string::npos);  // no subnormal decode: operands stay codes
