@@ -59,10 +59,6 @@ const std::vector<Target>& targets() {
   return all;
 }
 
-const MatrixUnit* Target::matrixFor(DType t) const {
-  auto it = std::ranges::find_if(matrixUnits, [&](const MatrixUnit& u) { return std::ranges::count(u.operandDtypes, t) > 0; });
-  return it == matrixUnits.end() ? nullptr : &*it;
-}
 const MatrixUnit* Target::matrixOf(MatrixInstr i) const {
   auto it = std::ranges::find(matrixUnits, i, &MatrixUnit::instr);
   return it == matrixUnits.end() ? nullptr : &*it;

@@ -24,8 +24,7 @@ struct Target {
   int64_t maxWorkgroupThreads;
   int64_t sharedBytes;          // workgroup memory
   std::vector<MatrixUnit> matrixUnits;  // each for the operand dtypes it lists
-  // The unit that multiplies operands of `t`, or of instruction `i`; null when none does.
-  const MatrixUnit* matrixFor(DType t) const;
+  // The unit of instruction `i`; null when the target has none.
   const MatrixUnit* matrixOf(MatrixInstr i) const;
   // Loop iterations one thread may run in total, all loops together; 0: no limit. Mesa's
   // llvmpipe (lavapipe) silently ends every loop of a shader past 65535 of them.

@@ -465,14 +465,14 @@ class Workgroup {
     size_t at = start + size_t(offset), bits = size_t(std::countr_zero(uint64_t(swizzle / 16)));
     return at ^ ((at >> 7 & ((size_t{1} << bits) - 1)) << 4);
   }
-  // wgmma m64nNk16: each warpgroup's 128 threads hold D's fragment (PTX ISA figure "WGMMA .m64nNk16
-  // register fragment layout for accumulator matrix D"): thread t, register j at row
-  // 16 (t / 32) + t % 32 / 4 + 8 (j / 2 % 2), column 8 (j / 4) + 2 (t % 4) + j % 2.
+  // wgmma m64nNk16/k32: per the PTX ISA's figures of its register fragments, warp w of a
+  // warpgroup holds rows 16 w.. of D as m16n8k16's accumulator, one per 8 columns (d[4c..4c+3]
+  // for columns 8c..), and a register a as m16n8k16's a.
   void wgmma(const KInst& i) {
     int64_t n = intAttr(i, "n"), K = intAttr(i, "k");
     if (T_ % 128 != 0 || int64_t(i.results.size()) != n / 2)
       throw Error("simulate: wgmma m64n" + std::to_string(n) + " of " + std::to_string(i.results.size()) + " registers");
-    bool aShared = std::ranges::any_of(i.attrs, [](const KAttr& a) { return a.name == "allocA"; });
+    bool aShared = hasAttr(i, "allocA");
     size_t aCount = aShared ? 1 : 8;
     // Operand `side` (A: 64 x K, rows m; B: n x K, rows n) as the warpgroup from thread g reads it.
     auto matrix = [&](const std::string& side, size_t g, int64_t rows) {
@@ -497,14 +497,13 @@ class Workgroup {
         }
       return m;
     };
-    // PTX ISA "WGMMA .m64nNk16 register fragment layout for matrix A": thread t's a[j] at row
-    // 16 (t / 32) + t % 32 / 4 + 8 (j / 2 % 2), column 2 (t % 4) + j % 2 + 8 (j / 4).
+    const Fragment aAt = ptxM16N8K16(0), dAt = ptxM16N8K16(2);
     auto registers = [&](size_t g) {
       std::vector<double> m(64 * 16);
       for (size_t t = g; t < g + 128; ++t)
         for (int64_t j = 0; j < 8; ++j) {
-          int64_t w = int64_t(t - g);
-          m[size_t((16 * (w / 32) + w % 32 / 4 + 8 * (j / 2 % 2)) * 16 + 2 * (w % 4) + j % 2 + 8 * (j / 4))] = reg(i.operands[size_t(j)])[t];
+          auto [row, col] = aAt.at(j, int64_t(t % 32));
+          m[size_t((16 * int64_t((t - g) / 32) + row) * 16 + col)] = reg(i.operands[size_t(j)])[t];
         }
       return m;
     };
@@ -513,8 +512,8 @@ class Workgroup {
       std::vector<double> A = aShared ? matrix("A", g, 64) : registers(g), B = matrix("B", g, n);
       for (size_t t = g; t < g + 128; ++t)
         for (size_t j = 0; j < i.results.size(); ++j) {
-          int64_t w = int64_t(t - g), jj = int64_t(j);
-          int64_t row = 16 * (w / 32) + w % 32 / 4 + 8 * (jj / 2 % 2), col = 8 * (jj / 4) + 2 * (w % 4) + jj % 2;
+          auto [r, c] = dAt.at(int64_t(j % 4), int64_t(t % 32));
+          int64_t row = 16 * int64_t((t - g) / 32) + r, col = 8 * int64_t(j / 4) + c;
           double sum = reg(i.operands[aCount + 1 + j])[t];
           for (int64_t k = 0; k < K; ++k) sum += A[size_t(row * K + k)] * B[size_t(col * K + k)];
           d[j][t] = roundTo(DType::f32, sum);

@@ -7,6 +7,7 @@
 #include <link.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -203,7 +204,7 @@ TEST_CASE("cuda: the layout target comes from the compute capability and the dev
   layout::Target t = cuda::targetFor(a100);
   CHECK(t.name == "sm_80");
   CHECK(t.sharedBytes == 163 * 1024);
-  CHECK(t.matrixFor(DType::f16) != nullptr);
+  CHECK(std::ranges::any_of(t.matrixUnits, [](const layout::MatrixUnit& u) { return std::ranges::count(u.operandDtypes, DType::f16) > 0; }));
   CHECK(a100.arch() == "sm_80");
   cuda::DeviceInfo rtx{.name = "RTX", .major = 8, .minor = 6, .maxThreadsPerBlock = 1024,
                        .sharedPerBlock = 48 * 1024, .sharedPerBlockOptin = 99 * 1024};

@@ -692,7 +692,7 @@ TEST_CASE("kernel ir: f16 attention on sm_90a runs both products on wgmma: K tra
   std::function<int64_t(const KBlock&)> registerA = [&](const KBlock& b) {
     int64_t n = 0;
     for (const KInst& i : b.insts) {
-      n += i.op == KOp::wgmma && std::ranges::none_of(i.attrs, [](const KAttr& a) { return a.name == "allocA"; });
+      n += i.op == KOp::wgmma && !gpu::hasAttr(i, "allocA");
       for (const KBlock& r : i.regions) n += registerA(r);
     }
     return n;

@@ -61,6 +61,9 @@ const KAttrValue& attr(const KInst& i, std::string_view name) {
     if (a.name == name) return a.value;
   throw InternalError("kernel ir", std::string(kopName(i.op)) + " without attribute " + std::string(name));
 }
+bool hasAttr(const KInst& i, std::string_view name) {
+  return std::ranges::any_of(i.attrs, [&](const KAttr& a) { return a.name == name; });
+}
 int64_t intAttr(const KInst& i, std::string_view name) { return std::get<int64_t>(attr(i, name)); }
 const std::string& strAttr(const KInst& i, std::string_view name) { return std::get<std::string>(attr(i, name)); }
 double number(const KAttrValue& v) {

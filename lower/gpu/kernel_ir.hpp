@@ -209,6 +209,7 @@ class KBuilder {
 
 // An instruction's attribute; throws Error("kernel ir: <op> without attribute <name>").
 const KAttrValue& attr(const KInst& i, std::string_view name);
+bool hasAttr(const KInst& i, std::string_view name);
 int64_t intAttr(const KInst& i, std::string_view name);
 const std::string& strAttr(const KInst& i, std::string_view name);
 double number(const KAttrValue& v);  // a double attribute, or an integer one as a double

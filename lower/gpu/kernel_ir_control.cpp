@@ -41,8 +41,8 @@ void Lowering::fold(const ir::Op& op) {
   --regionDepth_;
   for (const ir::Op* dot : inFlight) inFlightDots_.erase(dot);
   b_.closeRegion();
-  if (!inFlight.empty()) results = waitForAccumulators(body, inFlight, results, counts);
   splitInto(op.results, 0, results, counts);
+  waitForAccumulators(op, inFlight);
   if (!ahead.empty()) b_.effect(KOp::async_wait, {}, {{"pending", int64_t{0}}});  // nothing lands on later allocations
   for (ir::ValueId v : ahead) {
     for (ir::ValueId view : readAhead_.at(v).views) readAheadViews_.erase(view);
@@ -69,20 +69,13 @@ auto Lowering::inFlightAccumulators(const ir::Block& body) const -> std::set<con
   return dots;
 }
 
-std::vector<Reg> Lowering::waitForAccumulators(const ir::Block& body, const std::set<const ir::Op*>& inFlight,
-                                               std::vector<Reg> results, const std::vector<size_t>& counts) {
-  std::vector<size_t> first(counts.size() + 1, 0);
-  for (size_t i = 0; i < counts.size(); ++i) first[i + 1] = first[i] + counts[i];
-  std::vector<size_t> waited;  // the positions of in-flight registers among the results
-  const ir::Op& yield = body.ops.back();
-  for (size_t i = 0; i < yield.operands.size(); ++i)
-    if (std::ranges::any_of(inFlight, [&](const ir::Op* dot) { return dot->results[0] == yield.operands[i]; }))
-      for (size_t r = first[i]; r < first[i + 1]; ++r) waited.push_back(r);
-  std::vector<Reg> values;
-  for (size_t r : waited) values.push_back(results[r]);
-  std::vector<Reg> ready = b_.emitMulti(KOp::wgmma_wait, std::vector<DType>(values.size(), DType::f32), values, {{"pending", int64_t{0}}});
-  for (size_t j = 0; j < waited.size(); ++j) results[waited[j]] = ready[j];
-  return results;
+void Lowering::waitForAccumulators(const ir::Op& fold, const std::set<const ir::Op*>& inFlight) {
+  const ir::Op& yield = fold.regions.at(0).ops.back();
+  for (const ir::Op* dot : inFlight) {
+    size_t at = size_t(std::ranges::find(yield.operands, dot->results[0]) - yield.operands.begin());
+    std::vector<Reg>& regs = regs_.at(fold.results.at(at));
+    regs = b_.emitMulti(KOp::wgmma_wait, std::vector<DType>(regs.size(), DType::f32), regs, {{"pending", int64_t{0}}});
+  }
 }
 
 void Lowering::readAheadPrologue(const ir::Block& body, const std::vector<ir::ValueId>& ahead, int64_t stages,
@@ -179,9 +172,9 @@ auto Lowering::giveRings(const ir::Op& fold, int64_t stages) -> std::vector<ir::
     LinearLayout at = mapped(from, c.toLoad, k_.type(load->results[0]).shape);
     bool asyncProxy = isWgmmaOperand(*c.conversion->to);
     int64_t atom = asyncProxy ? swizzleAtomBytes(mem, dt) : 16;
-    int64_t stageBytes = (paddedNumel(v) * dtypeBytes(dt) + atom - 1) / atom * atom;
+    int64_t stageBytes = alignTo(paddedNumel(v) * dtypeBytes(dt), atom);
     int64_t ring = allocShared(stages * stageBytes, dt, layout::str(mem) + ", a read-ahead ring of " + std::to_string(stages),
-                               (sharedFloor_ + atom - 1) / atom * atom - sharedFloor_);
+                               alignTo(sharedFloor_, atom) - sharedFloor_);
     int64_t vec = std::min(vectorWidth(*load, load->get(ir::attr::tensor), at, k_.type(load->results[0]).shape),
                            sharedVectorWidth(storeAt, dt, ring));
     if (int64_t bytes = vec * dtypeBytes(dt); bytes != 4 && bytes != 8 && bytes != 16) {

@@ -208,7 +208,8 @@ class Lowering {
   std::optional<MatrixLoad> matrixLoad(const LinearLayout& loadAt, DType dt, int64_t alloc) const;
   // The ldmatrix that reads register r with the others its pair and matrix bits span, into `out`.
   void loadMatrices(const MatrixLoad& m, const Staged& s, int64_t r, std::vector<Reg>& out);
-  static int64_t alignTo16(int64_t bytes) { return (bytes + 15) / 16 * 16; }
+  static int64_t alignTo(int64_t bytes, int64_t to) { return (bytes + to - 1) / to * to; }
+  static int64_t alignTo16(int64_t bytes) { return alignTo(bytes, 16); }
   int64_t paddedNumel(ir::ValueId v) const;
   // `offset` bytes above the floor: below it lie the read-ahead rings of the folds being lowered.
   int64_t allocShared(int64_t bytes, DType dt, std::string what, int64_t offset = 0) {
@@ -464,9 +465,8 @@ class Lowering {
   // in f32, the carried acc read by the dot alone and its result by the yield alone. Each
   // iteration then waits only for the previous iteration's group.
   std::set<const ir::Op*> inFlightAccumulators(const ir::Block& body) const;
-  // The loop's results, those yielded by such dots returned by a wgmma_wait for all groups.
-  std::vector<Reg> waitForAccumulators(const ir::Block& body, const std::set<const ir::Op*>& inFlight, std::vector<Reg> results,
-                                       const std::vector<size_t>& counts);
+  // The fold's results those dots yield, returned by a wgmma_wait for all groups.
+  void waitForAccumulators(const ir::Op& fold, const std::set<const ir::Op*>& inFlight);
   // The tile IR's while: each region's arguments are the carried registers.
   void whileLoop(const ir::Op& op);
   // An if as two loops of at most one iteration, the kernel IR's structured control flow: the

@@ -709,7 +709,7 @@ class Printer {
       return LlvmGpuTarget::WarpgroupOperand{address, intAttr(i, "swizzle" + s), intAttr(i, "leading" + s),
                                              intAttr(i, "stride" + s), intAttr(i, "trans" + s) != 0};
     };
-    bool aShared = std::ranges::any_of(i.attrs, [](const gpu::KAttr& a) { return a.name == "allocA"; });
+    bool aShared = gpu::hasAttr(i, "allocA");
     size_t aCount = aShared ? 1 : 8;
     std::vector<Value*> aRegisters, c;
     std::optional<LlvmGpuTarget::WarpgroupOperand> a;

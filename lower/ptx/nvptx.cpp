@@ -107,16 +107,9 @@ class NvptxTarget final : public llvmgpu::LlvmGpuTarget {
 
   // LLVM 19 has no intrinsic for it: inline PTX (ISA 8.4), 4 + 2 code words and 4 f32s in.
   static std::vector<Value*> float8Mma(llvm::IRBuilderBase& b, DType a, DType bType, const std::vector<Value*>& args) {
-    auto name = [](DType t) { return t == DType::f8e4m3 ? std::string("e4m3") : std::string("e5m2"); };
-    llvm::Type* f32 = b.getFloatTy();
-    auto* result = llvm::StructType::get(b.getContext(), {f32, f32, f32, f32});
-    std::vector<llvm::Type*> params;
-    for (Value* v : args) params.push_back(v->getType());
-    auto* asmType = llvm::FunctionType::get(result, params, false);
-    std::string text = "mma.sync.aligned.m16n8k32.row.col.f32." + name(a) + "." + name(bType) +
+    std::string text = "mma.sync.aligned.m16n8k32.row.col.f32." + ptxType(a) + "." + ptxType(bType) +
                        ".f32 {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};";
-    auto* inlineAsm = llvm::InlineAsm::get(asmType, text, "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f", false);
-    Value* d = b.CreateCall(asmType, inlineAsm, args);
+    Value* d = callAsm(b, text, "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f", std::vector<llvm::Type*>(4, b.getFloatTy()), args, false);
     std::vector<Value*> out;
     for (unsigned r = 0; r < 4; ++r) out.push_back(b.CreateExtractValue(d, r));
     return out;
@@ -150,7 +143,6 @@ class NvptxTarget final : public llvmgpu::LlvmGpuTarget {
     if ((!half && !bytes) || int64_t(c.size()) != n / 2 || (!aShared && (bytes || aRegisters.size() != 8)))
       throw Unsupported("llvm gpu: unsupported: wgmma m64n" + std::to_string(n) + " of " + std::string(dtypeName(a)) + " and " +
                         std::string(dtypeName(bType)));
-    auto name = [](DType t) { return t == DType::f8e4m3 ? std::string("e4m3") : t == DType::f8e5m2 ? std::string("e5m2") : std::string(dtypeName(t)); };
     std::string shape = "m64n" + std::to_string(n) + (half ? "k16" : "k32"), outputs, constraints;
     for (int64_t r = 0; r < n / 2; ++r) {
       outputs += (r ? ", $" : "$") + std::to_string(r);
@@ -178,7 +170,7 @@ class NvptxTarget final : public llvmgpu::LlvmGpuTarget {
     args.push_back(b.getInt32(1));
     std::string trans = !half ? "" : (aShared ? ", " + std::to_string(int(aShared->trans)) : "") + ", " + std::to_string(int(bOperand.trans));
     std::string text = "{ .reg .pred p; setp.ne.b32 p, " + scale + ", 0; wgmma.mma_async.sync.aligned." + shape + ".f32." +
-                       name(a) + "." + name(bType) + " {" + outputs + "}, " + aText + ", " + bText + ", p, 1, 1" + trans + "; }";
+                       ptxType(a) + "." + ptxType(bType) + " {" + outputs + "}, " + aText + ", " + bText + ", p, 1, 1" + trans + "; }";
     Value* d = callAsm(b, text, constraints + "l,r", std::vector<llvm::Type*>(size_t(n / 2), b.getFloatTy()), args);
     std::vector<Value*> out;
     for (unsigned r = 0; r < unsigned(n / 2); ++r) out.push_back(b.CreateExtractValue(d, r));
@@ -214,16 +206,21 @@ class NvptxTarget final : public llvmgpu::LlvmGpuTarget {
     Value* address = b.CreateLShr(b.CreateAnd(b.CreateZExt(o.address, b.getInt64Ty()), 0x3FFFF), 4);
     return b.CreateOr(address, b.getInt64(fixed));
   }
-  // An inline-PTX call with side effects, returning `results` (one value, a struct, or none).
+  // A multiplicand type's PTX name: e4m3, e5m2, f16, bf16.
+  static std::string ptxType(DType t) {
+    return t == DType::f8e4m3 ? "e4m3" : t == DType::f8e5m2 ? "e5m2" : std::string(dtypeName(t));
+  }
+  // An inline-PTX call (with side effects unless told otherwise), returning `results` (one
+  // value, a struct, or none).
   static Value* callAsm(llvm::IRBuilderBase& b, const std::string& text, const std::string& constraints,
-                        const std::vector<llvm::Type*>& results, const std::vector<Value*>& args) {
+                        const std::vector<llvm::Type*>& results, const std::vector<Value*>& args, bool sideEffects = true) {
     llvm::Type* result = results.empty()     ? b.getVoidTy()
                          : results.size() == 1 ? results[0]
                                                : llvm::StructType::get(b.getContext(), results);
     std::vector<llvm::Type*> params;
     for (Value* v : args) params.push_back(v->getType());
     auto* type = llvm::FunctionType::get(result, params, false);
-    return b.CreateCall(type, llvm::InlineAsm::get(type, text, constraints, true), args);
+    return b.CreateCall(type, llvm::InlineAsm::get(type, text, constraints, sideEffects), args);
   }
 
   // cp.async: 16 bytes bypass L1 (.cg), 4 and 8 may only go through it (.ca).
