@@ -54,8 +54,23 @@
 //                                        this warpgroup's group of wgmmas issued since the last commit
 //   wgmma_wait {pending} (values...)   : waits until at most `pending` groups are in flight; returns
 //                                        `values` (wgmma results), which may be read from then on
-//   fence_async_shared                 : orders this thread's earlier workgroup-memory writes (stores,
-//                                        landed copies) before reads by the async proxy (wgmma)
+//   fence_async_shared                 : orders this thread's earlier workgroup-memory accesses (stores,
+//                                        landed copies, reads) before the async proxy's (wgmma, tma_load)
+//   mbarrier_init {alloc, count} (index, pred) : if pred, makes element `index` (an i64) of workgroup
+//                                        memory alloc a transaction barrier of `count` arrivals, in phase 0
+//   mbarrier_expect {alloc, bytes} (index, pred) : if pred, arrives on the barrier and has its current
+//                                        phase also wait for `bytes` transaction bytes (PTX's
+//                                        mbarrier.arrive.expect_tx); a phase completes when all its
+//                                        arrivals and bytes are in
+//   mbarrier_wait {alloc} (index, parity) : waits until the barrier's phase of this parity (0 or 1) has
+//                                        completed (try_wait.parity in a loop)
+//   mbarrier_inval {alloc} (index, pred) : if pred, ends the barrier, so its bytes may be reused
+//   tma_load {map, alloc, barrier} (pred, slot, index, coords...) : if pred, Hopper's tensor memory
+//                                        accelerator copies the box of tensor-map parameter `map` at
+//                                        coords (i32, the tensor's dimensions in order, the box's first
+//                                        element; zeros outside the tensor) to workgroup memory alloc from
+//                                        element slot, row-major and swizzled as the map says; its bytes
+//                                        count toward barrier `index` of alloc `barrier`
 //   for (start, end, inits...) / yield (values...)
 //   while (inits...)                   : regions ^(carried...) cond, yielding a bool the same in every
 //                                        thread, and ^(carried...) body, yielding the next carried
@@ -82,6 +97,7 @@ enum class KOp : uint8_t {
   for_loop, yield,
   atomic_global, ldmatrix, async_copy, async_commit, async_wait, atomic_shared,
   while_loop, wgmma, wgmma_fence, wgmma_commit, wgmma_wait, fence_async_shared,
+  mbarrier_init, mbarrier_expect, mbarrier_wait, mbarrier_inval, tma_load,
 };
 std::string_view kopName(KOp op);  // "for" for the structured loop
 bool isPure(KOp op);               // no side effects and no dependence on control (CSE-able)
@@ -106,13 +122,21 @@ struct KInst {
   std::vector<KBlock> regions;
 };
 
-// A runtime argument: a tensor's buffer, one of its sizes or strides, or a scalar.
+// A runtime argument: a tensor's buffer, one of its sizes or strides, a scalar, or a tensor
+// map: Hopper's TMA descriptor of a tensor (CUtensorMap, 128 bytes, passed by value), which
+// the device encodes at each launch from the tensor's address, sizes and strides.
 struct KParam {
-  enum class Kind : uint8_t { buffer, size, stride, scalar } kind;
-  std::string name;  // "t0", "t0.size1", "t0.stride1", "s0"
-  DType dtype;       // the element type of a buffer; i64 for sizes and strides
+  enum class Kind : uint8_t { buffer, size, stride, scalar, tensor_map } kind;
+  std::string name;  // "t0", "t0.size1", "t0.stride1", "s0", "t0.map0"
+  DType dtype;       // the element type of a buffer or tensor map; i64 for sizes and strides
   size_t number = 0;  // the tensor's or scalar's index: N in "tN..." or "sN"
   size_t axis = 0;    // the dimension of a size or stride
+  // A tensor map's box (elements per dimension, the tensor's dimensions in order, the last
+  // one contiguous) and its swizzle in bytes (0, 32, 64 or 128: the span of the pattern
+  // that XORs 16-byte chunk bits 4.. of workgroup-memory addresses with bits 7..).
+  std::vector<int64_t> box;
+  int64_t swizzle = 0;
+  bool operator==(const KParam&) const = default;
 };
 
 // A range of workgroup memory. Each allocation lives only from its stores (after a barrier)
