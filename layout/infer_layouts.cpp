@@ -45,13 +45,17 @@ const std::vector<Target>& targets() {
     t.defaultStages = 2;
     return t;
   };
+  auto hopper = [](Target t) {
+    t.tma = true;
+    return t;
+  };
   static const std::vector<Target> all = {
       {"vulkan", 8, 4, 1024, 32 * 1024, {}},  // lavapipe: 8-wide subgroups, no matrix unit
       nvidia({"sm_80", 32, 4, 1024, 48 * 1024, {mma, mmaI8}}),
       nvidia({"sm_89", 32, 4, 1024, 99 * 1024, {mma, mmaBytes}}),  // Ada: FP8 on QMMA
       nvidia({"sm_90", 32, 4, 1024, 228 * 1024, {mma, mmaBytes}}),
       // Hopper's architecture-specific features (wgmma); dots wgmma cannot take fall to mma.sync.
-      nvidia({"sm_90a", 32, 4, 1024, 228 * 1024, {wgmma, wgmma8, mma, mmaBytes}}),
+      hopper(nvidia({"sm_90a", 32, 4, 1024, 228 * 1024, {wgmma, wgmma8, mma, mmaBytes}})),
       {"gfx1100", 32, 4, 1024, 64 * 1024, {wmma}},
       {"gfx942", 64, 4, 1024, 64 * 1024, {mfma}},
       {"cpu", 1, 1, 1, 0, {}},  // one thread per program: every tile in its registers

@@ -46,6 +46,9 @@ struct Target {
   // dot operands are read `stages - 1` iterations ahead (ir.hpp's fold), by default this many.
   bool asyncCopy = false;
   int64_t defaultStages = 1;
+  // Hopper's tensor memory accelerator: a ring whose stage is one or more boxes of its load,
+  // as TMA swizzles them, is filled by cp.async.bulk.tensor under transaction barriers.
+  bool tma = false;
 };
 
 const std::vector<Target>& targets();  // vulkan, sm_80, sm_90, gfx1100, gfx942, cpu

@@ -118,7 +118,8 @@ class Workgroup {
             const std::vector<int64_t>& grid)
       : f_(f), tensors_(tensors), scalars_(scalars), grid_(grid), T_(size_t(f.workgroupSize)),
         regs_(f.regTypes.size()), shared_(size_t(f.sharedBytes()), 0.0), read_(shared_.size()),
-        written_(shared_.size()), unfenced_(shared_.size(), false), wgmmaReads_(shared_.size(), -1), copies_(T_) {}
+        written_(shared_.size()), unfenced_(shared_.size(), false), tmaPending_(shared_.size(), false),
+        wgmmaReads_(shared_.size(), -1), copies_(T_) {}
 
   void run(const std::vector<int64_t>& id) {
     id_ = id;
@@ -126,6 +127,9 @@ class Workgroup {
     block(f_.body);
     for (const Copies& c : copies_)
       if (!c.open.empty() || !c.groups.empty()) throw Error("simulate: the kernel ends with asynchronous copies not waited for");
+    for (const auto& [at, b] : barriers_)
+      if (!b.landing.empty()) throw Error("simulate: the kernel ends with TMA copies to barrier " + std::to_string(at) + " not waited for");
+    barriers_.clear();
   }
 
  private:
@@ -247,6 +251,32 @@ class Workgroup {
       case KOp::wgmma_commit: ++committed_; return;
       case KOp::wgmma_wait: return wgmmaWait(i);
       case KOp::fence_async_shared: std::fill(unfenced_.begin(), unfenced_.end(), false); return;
+      case KOp::mbarrier_init:
+        for (size_t t = 0; t < T_; ++t)
+          if (reg(o[1])[t] != 0) {
+            int64_t count = intAttr(i, "count");
+            barriers_[barrierAt(i, t)] = {count, count, 0, 0, {}};
+          }
+        return;
+      case KOp::mbarrier_expect:
+        for (size_t t = 0; t < T_; ++t)
+          if (reg(o[1])[t] != 0) {
+            Mbarrier& b = barrier(i, t);
+            if (--b.arrivals < 0) throw Error("simulate: more arrivals on a transaction barrier than its count");
+            b.bytes += intAttr(i, "bytes");
+          }
+        return;
+      case KOp::mbarrier_wait: return mbarrierWait(i);
+      case KOp::mbarrier_inval:
+        for (size_t t = 0; t < T_; ++t)
+          if (reg(o[1])[t] != 0) {
+            const Mbarrier& b = barrier(i, t);
+            if (!b.landing.empty() || b.arrivals != b.count || b.bytes != 0)
+              throw Error("simulate: a transaction barrier ended in the middle of a phase");
+            barriers_.erase(barrierAt(i, t));
+          }
+        return;
+      case KOp::tma_load: return tmaLoad(i);
       case KOp::for_loop: return loop(i);
       case KOp::while_loop: return whileLoop(i);
       default: throw Error("simulate: cannot run " + std::string(kopName(i.op)));
@@ -293,6 +323,7 @@ class Workgroup {
   }
   double readShared(size_t at, size_t t) {
     if (written_[at].byOtherThan(epoch_, t)) race("reads", at, t, written_[at].thread);
+    if (tmaPending_[at]) throw Error("simulate: byte " + std::to_string(at) + " is read before the TMA copy to it has landed (no wait on its barrier's phase)");
     read_[at].by(epoch_, t);
     return shared_[at];
   }
@@ -304,6 +335,7 @@ class Workgroup {
   }
   void writeShared(size_t at, size_t t, double v) {
     if (read_[at].byOtherThan(epoch_, t)) race("writes", at, t, read_[at].thread);
+    if (tmaPending_[at]) throw Error("simulate: byte " + std::to_string(at) + " is written while a TMA copy to it may land");
     checkNotInFlight(at);
     written_[at].by(epoch_, t);
     unfenced_[at] = true;
@@ -349,6 +381,88 @@ class Workgroup {
       for (auto& groups = copies_.at(t).groups; groups.size() > pending; groups.pop_front())
         for (const Copy& c : groups.front())
           for (size_t e = 0; e < c.values.size(); ++e) writeShared(c.at + e * c.elementBytes, t, c.values[e]);
+  }
+
+  // Transaction barriers (PTX's mbarrier with expect_tx) and the TMA copies they count: a copy
+  // reads global memory when it starts and lands when a wait completes its barrier's phase,
+  // which needs the phase's arrivals and exactly the bytes expected. Until then its bytes may
+  // be neither read nor written; once landed, every thread that waited may read them.
+  struct Mbarrier {
+    int64_t count, arrivals, bytes, phase;  // arrivals and transaction bytes still missing in the phase
+    std::vector<Copy> landing;
+  };
+  // The byte address of the barrier operand `index` names in allocation attribute `alloc`.
+  size_t barrierAt(const KInst& i, size_t t, const char* alloc = "alloc", size_t index = 0) {
+    const SharedAlloc& a = f_.shared.at(size_t(intAttr(i, alloc)));
+    double element = reg(i.operands[index])[t];
+    size_t at = size_t(a.offset + int64_t(element) * 8);
+    if (element < 0 || at + 8 > shared_.size()) throw Error("simulate: a transaction barrier past the workgroup memory");
+    aligned(i, at, 8);
+    return at;
+  }
+  Mbarrier& barrier(const KInst& i, size_t t, const char* alloc = "alloc", size_t index = 0) {
+    auto it = barriers_.find(barrierAt(i, t, alloc, index));
+    if (it == barriers_.end()) throw Error("simulate: " + std::string(kopName(i.op)) + " on a transaction barrier never initialized");
+    return it->second;
+  }
+  void mbarrierWait(const KInst& i) {
+    for (size_t t = 0; t < T_; ++t) {
+      Mbarrier& b = barrier(i, t);
+      if (b.phase % 2 != int64_t(reg(i.operands[1])[t])) continue;  // that phase is complete
+      int64_t landed = 0;
+      for (const Copy& c : b.landing)
+        for (size_t e = 0; e < c.values.size(); ++e) {
+          size_t at = c.at + e * c.elementBytes;
+          tmaPending_[at] = false;
+          shared_[at] = c.values[e];
+          written_[at] = Access{};  // by the async proxy, visible to the waiting threads
+          landed += int64_t(c.elementBytes);
+        }
+      b.landing.clear();
+      if (b.arrivals != 0 || b.bytes != landed)
+        throw Error("simulate: mbarrier_wait could deadlock: its phase has " + std::to_string(b.arrivals) +
+                    " arrivals missing and expects " + std::to_string(b.bytes) + " bytes, " + std::to_string(landed) + " came");
+      b.arrivals = b.count, b.bytes = 0, ++b.phase;
+    }
+  }
+  // PTX ISA, cp.async.bulk.tensor (tile mode): the box at coords, row-major with the last
+  // dimension fastest, zeros outside the tensor, swizzled on workgroup-memory byte addresses
+  // (bits 4.. XOR bits 7.., over the swizzle's span).
+  void tmaLoad(const KInst& i) {
+    const KParam& map = f_.params.at(size_t(intAttr(i, "map")));
+    if (map.kind != KParam::Kind::tensor_map) throw Error("simulate: tma_load of a parameter that is no tensor map");
+    const SimTensor& tensor = tensors_.at(map.number);
+    const SharedAlloc& alloc = f_.shared.at(size_t(intAttr(i, "alloc")));
+    size_t bytes = size_t(dtypeBytes(tensor.dtype)), rank = map.box.size();
+    if (bytes != size_t(dtypeBytes(alloc.dtype)) || rank != tensor.shape.size()) throw Error("simulate: tma_load's box does not fit");
+    int64_t boxElements = 1;
+    for (int64_t n : map.box) boxElements *= n;
+    for (size_t t = 0; t < T_; ++t) {
+      if (reg(i.operands[0])[t] == 0) continue;
+      size_t start = sharedAt(i, reg(i.operands[1])[t]);
+      aligned(i, start, 128);
+      sharedAt(i, reg(i.operands[1])[t] + double(boxElements - 1));
+      Mbarrier& b = barrier(i, t, "barrier", 2);
+      for (int64_t e = 0; e < boxElements; ++e) {
+        int64_t rest = e, element = 0;
+        bool inside = true;
+        for (size_t d = rank; d-- > 0;) {
+          int64_t at = int64_t(reg(i.operands[3 + d])[t]) + rest % map.box[d];
+          rest /= map.box[d];
+          inside = inside && at >= 0 && at < tensor.shape[d];
+          element += at * tensor.strides[d];
+        }
+        size_t at = start + size_t(e) * bytes;
+        if (map.swizzle) at ^= (at >> 7 & size_t(map.swizzle / 16 - 1)) << 4;
+        if (at >= shared_.size()) throw Error("simulate: tma_load writes past the workgroup memory");
+        if (read_[at].byOtherThan(epoch_, t)) race("starts a TMA copy over", at, t, read_[at].thread);
+        if (unfenced_[at]) throw Error("simulate: tma_load over byte " + std::to_string(at) + ", stored since the last fence_async_shared");
+        if (tmaPending_[at]) throw Error("simulate: two TMA copies to byte " + std::to_string(at) + " in flight");
+        checkNotInFlight(at);
+        tmaPending_[at] = true;
+        b.landing.push_back({at, {inside ? readElement(tensor.data, tensor.dtype, element) : 0.0}, bytes});
+      }
+    }
   }
 
   // PTX ISA, ldmatrix: lane l supplies the address of row l % 8 of matrix l / 8; element e of
@@ -579,6 +693,8 @@ class Workgroup {
   std::vector<double> shared_;  // by byte address: one slot per element start
   std::vector<Access> read_, written_;  // per byte address, the last accesses
   std::vector<bool> unfenced_;          // per byte address: stored since the last fence_async_shared
+  std::vector<bool> tmaPending_;        // per byte address: a TMA copy to it has not landed
+  std::map<size_t, Mbarrier> barriers_;  // by byte address
   std::map<Reg, int64_t> pending_;      // wgmma results (and the loop values carrying them) -> their group
   std::vector<int64_t> wgmmaReads_;     // per byte address: the last wgmma group that read it (-1: none)
   int64_t committed_ = 0, completed_ = 0;  // wgmma groups closed / known complete

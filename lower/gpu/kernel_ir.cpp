@@ -235,21 +235,29 @@ class Printer {
     out_ << line << "\n";
   }
 
+  static std::string shapeText(const std::vector<int64_t>& shape) {
+    std::string text = "[";
+    for (size_t d = 0; d < shape.size(); ++d) text += (d ? "x" : "") + std::to_string(shape[d]);
+    return text + "]";
+  }
+
   std::string run() {
     out_ << "kernel @" << f_.name << " target " << f_.target << " workgroup " << f_.workgroupSize << " subgroup "
          << f_.subgroupSize << "\n";
     for (size_t n = 0; n < f_.params.size(); ++n) {
       const KParam& p = f_.params[n];
-      out_ << "  param " << n << ": " << (p.kind == KParam::Kind::buffer ? "buffer<" : "")
-           << dtypeName(p.dtype) << (p.kind == KParam::Kind::buffer ? ">" : "") << " " << p.name << "\n";
+      out_ << "  param " << n << ": ";
+      if (p.kind == KParam::Kind::buffer) out_ << "buffer<" << dtypeName(p.dtype) << ">";
+      else if (p.kind == KParam::Kind::tensor_map) out_ << "tensor_map<" << dtypeName(p.dtype) << ", box " << shapeText(p.box)
+                                                        << ", swizzle " << p.swizzle << ">";
+      else out_ << dtypeName(p.dtype);
+      out_ << " " << p.name << "\n";
     }
     for (size_t n = 0; n < f_.shared.size(); ++n)
       out_ << "  shared " << n << ": " << f_.shared[n].bytes << " bytes at " << f_.shared[n].offset << " " << dtypeName(f_.shared[n].dtype) << " "
            << f_.shared[n].layout << "\n";
     for (const KPrint& p : f_.prints) {
-      out_ << "  print \"" << p.label << "\" " << dtypeName(p.dtype) << "[";
-      for (size_t d = 0; d < p.shape.size(); ++d) out_ << (d ? "x" : "") << p.shape[d];
-      out_ << "] into param " << p.param << "\n";
+      out_ << "  print \"" << p.label << "\" " << dtypeName(p.dtype) << shapeText(p.shape) << " into param " << p.param << "\n";
     }
     out_ << "  // registers: " << f_.regTypes.size() << ", workgroup memory: " << f_.sharedBytes() << " bytes\n{\n";
     block(f_.body, 1);

@@ -134,7 +134,7 @@ struct KParam {
   // A tensor map's box (elements per dimension, the tensor's dimensions in order, the last
   // one contiguous) and its swizzle in bytes (0, 32, 64 or 128: the span of the pattern
   // that XORs 16-byte chunk bits 4.. of workgroup-memory addresses with bits 7..).
-  std::vector<int64_t> box;
+  std::vector<int64_t> box = {};
   int64_t swizzle = 0;
   bool operator==(const KParam&) const = default;
 };

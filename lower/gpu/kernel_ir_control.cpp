@@ -21,8 +21,13 @@ void Lowering::fold(const ir::Op& op) {
   operands.insert(operands.end(), inits.begin(), inits.end());
   const ir::Block& body = op.regions.at(0);
   int64_t stages = std::min(options_.maxStages, op.has(ir::attr::stages) ? op.get(ir::attr::stages) : t_.defaultStages);
-  int64_t floor = sharedFloor_;
+  int64_t floor = sharedFloor_, outerBarriers = tmaBarriers_;
   std::vector<ir::ValueId> ahead = t_.asyncCopy && stages > 1 ? giveRings(op, stages) : std::vector<ir::ValueId>{};
+  tmaBarriers_ = -1;
+  if (std::ranges::any_of(ahead, [&](ir::ValueId v) { return readAhead_.at(v).tma.has_value(); })) {
+    tmaBarriers_ = allocShared(stages * 8, DType::i64, "transaction barriers, one per stage", alignTo(sharedFloor_, 8) - sharedFloor_);
+    sharedFloor_ = f_.shared[size_t(tmaBarriers_)].offset + stages * 8;
+  }
   // wgmma accumulators left in flight across iterations read a stage one iteration longer:
   // the copies then run stages - 2 iterations ahead, so 3 stages at least.
   std::set<const ir::Op*> inFlight = ahead.empty() || stages < 3 ? std::set<const ir::Op*>{} : inFlightAccumulators(body);
@@ -43,12 +48,18 @@ void Lowering::fold(const ir::Op& op) {
   b_.closeRegion();
   splitInto(op.results, 0, results, counts);
   waitForAccumulators(op, inFlight);
-  if (!ahead.empty()) b_.effect(KOp::async_wait, {}, {{"pending", int64_t{0}}});  // nothing lands on later allocations
+  if (copiesIn(ahead)) b_.effect(KOp::async_wait, {}, {{"pending", int64_t{0}}});  // nothing lands on later allocations
+  if (tmaBarriers_ >= 0) invalidateTmaBarriers(stages);
   for (ir::ValueId v : ahead) {
     for (ir::ValueId view : readAhead_.at(v).views) readAheadViews_.erase(view);
     readAhead_.erase(v);
   }
   sharedFloor_ = floor;
+  tmaBarriers_ = outerBarriers;
+}
+
+bool Lowering::copiesIn(const std::vector<ir::ValueId>& ahead) const {
+  return std::ranges::any_of(ahead, [&](ir::ValueId v) { return !readAhead_.at(v).tma; });
 }
 
 auto Lowering::inFlightAccumulators(const ir::Block& body) const -> std::set<const ir::Op*> {
@@ -82,6 +93,7 @@ void Lowering::readAheadPrologue(const ir::Block& body, const std::vector<ir::Va
                                  int64_t lookahead, Reg start, Reg end) {
   stagesUsed_ = std::max(stagesUsed_, stages);
   b_.effect(KOp::barrier);  // the rings alias earlier allocations: their readers are done
+  if (tmaBarriers_ >= 0) initTmaBarriers(stages);
   for (int64_t s = 0; s < lookahead; ++s) {
     Reg k = b_.binary("add", start, b_.constant(DType::i64, double(s)));
     issueReadAhead(body, ahead, k, b_.constant(DType::i64, double(s)), b_.cmp("lt", k, end));
@@ -90,15 +102,19 @@ void Lowering::readAheadPrologue(const ir::Block& body, const std::vector<ir::Va
 
 void Lowering::readAheadIteration(const ir::Block& body, const std::vector<ir::ValueId>& ahead, int64_t stages,
                                   int64_t lookahead, Reg start, Reg end, Reg k) {
-  b_.effect(KOp::async_wait, {}, {{"pending", lookahead - 1}});
-  if (std::ranges::any_of(ahead, [&](ir::ValueId v) { return readAhead_.at(v).asyncProxy; }))
+  Reg step = b_.binary("sub", k, start), S = b_.constant(DType::i64, double(stages));
+  Reg stage = b_.binary("rem", step, S);
+  if (copiesIn(ahead)) b_.effect(KOp::async_wait, {}, {{"pending", lookahead - 1}});
+  if (tmaBarriers_ >= 0) {  // the stage's phase (step / stages) % 2 is complete
+    Reg parity = b_.binary("rem", b_.binary("div", step, S), b_.constant(DType::i64, 2));
+    b_.effect(KOp::mbarrier_wait, {castTo(stage, DType::i32), castTo(parity, DType::i32)}, {{"alloc", tmaBarriers_}});
+  }
+  if (std::ranges::any_of(ahead, [&](ir::ValueId v) { return readAhead_.at(v).asyncProxy && !readAhead_.at(v).tma; }))
     b_.effect(KOp::fence_async_shared);  // wgmma reads the landed copies
   b_.effect(KOp::barrier);
-  Reg step = b_.binary("sub", k, start), S = b_.constant(DType::i64, double(stages));
   Reg distance = b_.constant(DType::i64, double(lookahead));  // how far the copies run ahead
   Reg later = b_.binary("add", k, distance);
   issueReadAhead(body, ahead, later, b_.binary("rem", b_.binary("add", step, distance), S), b_.cmp("lt", later, end));
-  Reg stage = b_.binary("rem", step, S);
   for (ir::ValueId v : ahead) readAhead_.at(v).staged.base = stageOffset(readAhead_.at(v), stage);
 }
 
@@ -177,13 +193,14 @@ auto Lowering::giveRings(const ir::Op& fold, int64_t stages) -> std::vector<ir::
                                alignTo(sharedFloor_, atom) - sharedFloor_);
     int64_t vec = std::min(vectorWidth(*load, load->get(ir::attr::tensor), at, k_.type(load->results[0]).shape),
                            sharedVectorWidth(storeAt, dt, ring));
-    if (int64_t bytes = vec * dtypeBytes(dt); bytes != 4 && bytes != 8 && bytes != 16) {
+    std::optional<TmaBoxes> tma = tmaBoxes(c, *offsetOf);
+    if (int64_t bytes = vec * dtypeBytes(dt); !tma && bytes != 4 && bytes != 8 && bytes != 16) {
       f_.shared.pop_back();
       continue;
     }
     sharedFloor_ = f_.shared[size_t(ring)].offset + stages * stageBytes;
     readAhead_.emplace(v, ReadAhead{load, c.views, c.offsetOps, at, storeAt, vec, stageBytes / dtypeBytes(dt),
-                                    {ring, loadAt, matrixLoad(loadAt, dt, ring)}, asyncProxy});
+                                    {ring, loadAt, matrixLoad(loadAt, dt, ring)}, asyncProxy, tma});
     readAheadViews_.insert(c.views.begin(), c.views.end());
     given.push_back(v);
   }
@@ -210,11 +227,20 @@ void Lowering::issueReadAhead(const ir::Block& body, const std::vector<ir::Value
   };
   save(body.args[0]);
   define(body.args[0], {k});
+  int64_t tmaBytes = 0;
+  for (ir::ValueId v : ahead) tmaBytes += readAhead_.at(v).tma ? readAhead_.at(v).tma->stageBytes : 0;
+  if (tmaBytes)  // the stage's phase completes when thread 0 has arrived and the boxes' bytes are in
+    b_.effect(KOp::mbarrier_expect, {castTo(stage, DType::i32), b_.binary("and", firstThread(), live)},
+              {{"alloc", tmaBarriers_}, {"bytes", tmaBytes}});
   for (ir::ValueId v : ahead) {
     const ReadAhead& r = readAhead_.at(v);
     for (const ir::Op* o : r.offsetOps) {
       for (ir::ValueId res : o->results) save(res);
       lower(*o);
+    }
+    if (r.tma) {
+      issueTma(r, stage, live);
+      continue;
     }
     int64_t tensor = r.load->get(ir::attr::tensor);
     DType dt = k_.type(v).dtype;
@@ -225,7 +251,7 @@ void Lowering::issueReadAhead(const ir::Block& body, const std::vector<ir::Value
                 {{"buffer", paramIndex(tensorName(tensor))}, {"alloc", r.staged.alloc}, {"bytes", r.vec * dtypeBytes(dt)}});
     }
   }
-  b_.effect(KOp::async_commit);
+  if (copiesIn(ahead)) b_.effect(KOp::async_commit);
   for (auto& [v, regs] : saved) {
     if (regs) regs_[v] = *regs;
     else regs_.erase(v);

@@ -478,6 +478,11 @@ class Lowering {
   void yield(const ir::Op& op);
 
   // ---- read-ahead: a fold's dot operands copied asynchronously into rings of stages ----
+  // A ring filled by TMA: each stage holds `blocks` boxes of the tensor map parameter `map`,
+  // `blockElements` apart, each `boxInner` elements of the load's last dimension wide.
+  struct TmaBoxes {
+    int64_t map, boxInner, blocks, blockElements, stageBytes;
+  };
   struct ReadAhead {
     const ir::Op* load;
     std::vector<ir::ValueId> views;        // the load's result, then the views between it and the dot
@@ -487,11 +492,25 @@ class Lowering {
     int64_t vec, stageElements;
     Staged staged;  // the dot's view of the ring; base: the current iteration's stage
     bool asyncProxy;  // wgmma reads it
+    std::optional<TmaBoxes> tma;  // else cp.async copies of vec elements
   };
+
 
   // The fold's read-ahead candidates (planReadAhead) given rings of `stages` buffers below a
   // raised allocation floor, those whose copies are 4, 8 or 16 bytes.
   std::vector<ir::ValueId> giveRings(const ir::Op& fold, int64_t stages);
+  bool copiesIn(const std::vector<ir::ValueId>& ahead) const;  // whether a ring of them is filled by cp.async
+  // The TMA boxes that fill a stage of candidate c's ring exactly as `offsetOf` (its layout:
+  // coordinates -> element offset) places the operand, with the widest swizzle that does; nullopt
+  // when none does, the target has no TMA or the tensor's launch facts do not allow it.
+  std::optional<TmaBoxes> tmaBoxes(const ReadAheadCandidate& c, const LinearLayout& offsetOf);
+  // The tensor-map parameter of `tensor` with this box and swizzle, added on first use.
+  int64_t tensorMapParam(int64_t tensor, const std::vector<int64_t>& box, int64_t swizzle);
+  // The barriers' setup before the prologue's copies, and their end after the loop.
+  void initTmaBarriers(int64_t stages);
+  void invalidateTmaBarriers(int64_t stages);
+  // Thread 0's TMA copies of ring r for iteration k into `stage` (i64) where `live`.
+  void issueTma(const ReadAhead& r, Reg stage, Reg live);
   // `lin` with each basis sent through `map` into coordinates of `shape` (padded).
   static LinearLayout mapped(const LinearLayout& lin, const CoordMap& map, const ir::Shape& shape);
   // Starts the copies of iteration k (i64) into stage `stage` (i64) of each ring, where `live`;
@@ -558,6 +577,9 @@ class Lowering {
   std::map<ir::ValueId, ReadAhead> readAhead_;  // the dot operands of the folds being lowered read ahead
   std::set<ir::ValueId> readAheadViews_;        // their loads and views, never in registers
   std::set<const ir::Op*> inFlightDots_;        // wgmma dots whose groups stay in flight (inFlightAccumulators)
+  // The innermost fold's transaction barriers for its TMA rings, one i64 per stage (an
+  // allocation; -1: none).
+  int64_t tmaBarriers_ = -1;
   int64_t sharedFloor_ = 0;  // allocations start here: below lie those folds' rings
   int64_t stagesUsed_ = 1;   // the most stages a fold read ahead with
   std::map<ir::ValueId, int> uses_;  // how many operands read each value

@@ -53,6 +53,11 @@ class Printer {
     for (const gpu::KParam& p : f_.params) params.push_back(paramType(p));
     fn_ = llvm::Function::Create(llvm::FunctionType::get(b_.getVoidTy(), params, false),
                                  llvm::Function::ExternalLinkage, entryName(f_.name), m_.get());
+    for (size_t p = 0; p < f_.params.size(); ++p)
+      if (f_.params[p].kind == gpu::KParam::Kind::tensor_map) {
+        fn_->addParamAttr(unsigned(p), llvm::Attribute::getWithByValType(c_, llvm::ArrayType::get(b_.getInt8Ty(), 128)));
+        fn_->addParamAttr(unsigned(p), llvm::Attribute::getWithAlignment(c_, llvm::Align(64)));
+      }
     t_.declareKernel(*m_, *fn_, f_.workgroupSize);
     b_.SetInsertPoint(llvm::BasicBlock::Create(c_, "entry", fn_));
     declareShared();
@@ -83,6 +88,7 @@ class Printer {
   }
   llvm::Type* paramType(const gpu::KParam& p) {
     if (p.kind == gpu::KParam::Kind::buffer) return b_.getPtrTy(t_.globalAddressSpace());
+    if (p.kind == gpu::KParam::Kind::tensor_map) return b_.getPtrTy();
     if (p.kind != gpu::KParam::Kind::scalar || !isFloat(p.dtype)) return b_.getInt64Ty();
     return p.dtype == DType::f64 ? b_.getDoubleTy() : b_.getFloatTy();
   }
@@ -616,6 +622,32 @@ class Printer {
     t_.asyncCopy(b_, to.pointer, from, bytes, b_.CreateSelect(pred, b_.getInt32(uint32_t(bytes)), b_.getInt32(0)));
   }
 
+  // ---- transaction barriers and TMA ----
+  Value* sharedAddress(int64_t alloc, Reg index) { return b_.CreatePtrToInt(sharedElement(alloc, index).pointer, b_.getInt32Ty()); }
+  Value* predicate(Reg r) { return cast(val(r), dtypeOf(r), DType::boolean); }
+  void mbarrier(const KInst& i) {
+    Value* barrier = sharedAddress(intAttr(i, "alloc"), i.operands[0]);
+    if (i.op == KOp::mbarrier_wait) return t_.mbarrierWait(b_, barrier, cast(val(i.operands[1]), dtypeOf(i.operands[1]), DType::i32));
+    predicated(predicate(i.operands[1]), nullptr, [&]() -> Value* {
+      if (i.op == KOp::mbarrier_init) t_.mbarrierInit(b_, barrier, intAttr(i, "count"));
+      else if (i.op == KOp::mbarrier_expect) t_.mbarrierExpect(b_, barrier, intAttr(i, "bytes"));
+      else t_.mbarrierInval(b_, barrier);
+      return nullptr;
+    });
+  }
+  void tmaLoad(const KInst& i) {
+    int64_t map = intAttr(i, "map");
+    if (map < 0 || size_t(map) >= f_.params.size() || f_.params[size_t(map)].kind != gpu::KParam::Kind::tensor_map)
+      unsupported("tma_load of a parameter that is no tensor map");
+    predicated(predicate(i.operands[0]), nullptr, [&]() -> Value* {
+      std::vector<Value*> coords;
+      for (size_t d = 3; d < i.operands.size(); ++d) coords.push_back(cast(val(i.operands[d]), dtypeOf(i.operands[d]), DType::i32));
+      t_.tmaLoad(b_, sharedAddress(intAttr(i, "alloc"), i.operands[1]), fn_->getArg(unsigned(map)),
+                 sharedAddress(intAttr(i, "barrier"), i.operands[2]), coords);
+      return nullptr;
+    });
+  }
+
   void ldmatrix(const KInst& i) {
     SharedElement e = sharedElement(i, i.operands[0]);
     std::vector<Value*> words = t_.loadMatrix(b_, e.pointer, intAttr(i, "num"), intAttr(i, "trans") != 0);
@@ -734,6 +766,8 @@ class Printer {
       case KOp::wgmma_commit: return t_.warpgroupCommit(b_);
       case KOp::wgmma_wait: return wgmmaWait(i);
       case KOp::fence_async_shared: return t_.fenceAsyncShared(b_);
+      case KOp::mbarrier_init: case KOp::mbarrier_expect: case KOp::mbarrier_wait: case KOp::mbarrier_inval: return mbarrier(i);
+      case KOp::tma_load: return tmaLoad(i);
       case KOp::store_global: return storeGlobal(i);
       case KOp::atomic_global: return atomicGlobal(i);
       case KOp::load_global: return loadGlobal(i);
@@ -823,6 +857,21 @@ std::vector<llvm::Value*> LlvmGpuTarget::warpgroupWait(llvm::IRBuilderBase&, int
 }
 void LlvmGpuTarget::fenceAsyncShared(llvm::IRBuilderBase&) const {
   throw Unsupported("llvm gpu: unsupported: fence_async_shared on " + triple());
+}
+void LlvmGpuTarget::mbarrierInit(llvm::IRBuilderBase&, llvm::Value*, int64_t) const {
+  throw Unsupported("llvm gpu: unsupported: mbarrier_init on " + triple());
+}
+void LlvmGpuTarget::mbarrierExpect(llvm::IRBuilderBase&, llvm::Value*, int64_t) const {
+  throw Unsupported("llvm gpu: unsupported: mbarrier_expect on " + triple());
+}
+void LlvmGpuTarget::mbarrierWait(llvm::IRBuilderBase&, llvm::Value*, llvm::Value*) const {
+  throw Unsupported("llvm gpu: unsupported: mbarrier_wait on " + triple());
+}
+void LlvmGpuTarget::mbarrierInval(llvm::IRBuilderBase&, llvm::Value*) const {
+  throw Unsupported("llvm gpu: unsupported: mbarrier_inval on " + triple());
+}
+void LlvmGpuTarget::tmaLoad(llvm::IRBuilderBase&, llvm::Value*, llvm::Value*, llvm::Value*, const std::vector<llvm::Value*>&) const {
+  throw Unsupported("llvm gpu: unsupported: tma_load on " + triple());
 }
 void LlvmGpuTarget::asyncCommit(llvm::IRBuilderBase&) const {
   throw Unsupported("llvm gpu: unsupported: async_commit on " + triple());

@@ -12,7 +12,8 @@
 //
 // Kernel parameters, in KernelFunction::params order: a buffer as a global pointer, sizes
 // and strides as i64, integer scalars as i64, f64 scalars as double and other float
-// scalars as float (rounded to the scalar's dtype inside).
+// scalars as float (rounded to the scalar's dtype inside), a tensor map as 128 bytes passed
+// by value (a byval [128 x i8] aligned to 64, which the target keeps constant: declareKernel).
 #pragma once
 #include <memory>
 #include <string>
@@ -38,7 +39,7 @@ class LlvmGpuTarget {
   virtual std::string dataLayout() const = 0;
   virtual unsigned globalAddressSpace() const = 0;
   virtual unsigned sharedAddressSpace() const = 0;
-  // Marks `f` as a kernel of `threads` threads per workgroup.
+  // Marks `f` as a kernel of `threads` threads per workgroup (its byval parameters read in place).
   virtual void declareKernel(llvm::Module& m, llvm::Function& f, int64_t threads) const = 0;
   virtual llvm::Value* threadId(llvm::IRBuilderBase& b) const = 0;  // i32
   virtual llvm::Value* workgroupId(llvm::IRBuilderBase& b, int axis) const = 0;     // i32
@@ -82,6 +83,17 @@ class LlvmGpuTarget {
   virtual std::vector<llvm::Value*> warpgroupWait(llvm::IRBuilderBase& b, int64_t pending,
                                                   const std::vector<llvm::Value*>& values) const;
   virtual void fenceAsyncShared(llvm::IRBuilderBase& b) const;
+  // The kernel IR's transaction barriers and TMA loads, on 32-bit workgroup-memory addresses
+  // (within the workgroup's window): mbarrier_init, mbarrier_expect (arrive.expect_tx),
+  // mbarrier_wait (until the phase of `parity`, an i32, completes), mbarrier_inval, and
+  // tma_load of the box at `coords` (i32, the tensor's dimensions in order) through tensor map
+  // `map` (a pointer to the kernel parameter). Throw where the target has none.
+  virtual void mbarrierInit(llvm::IRBuilderBase& b, llvm::Value* barrier, int64_t count) const;
+  virtual void mbarrierExpect(llvm::IRBuilderBase& b, llvm::Value* barrier, int64_t bytes) const;
+  virtual void mbarrierWait(llvm::IRBuilderBase& b, llvm::Value* barrier, llvm::Value* parity) const;
+  virtual void mbarrierInval(llvm::IRBuilderBase& b, llvm::Value* barrier) const;
+  virtual void tmaLoad(llvm::IRBuilderBase& b, llvm::Value* to, llvm::Value* map, llvm::Value* barrier,
+                       const std::vector<llvm::Value*>& coords) const;
   // Whether `bytes` of workgroup memory are a dynamic array (sized at launch) rather than a
   // static one.
   virtual bool dynamicShared(int64_t /*bytes*/) const { return false; }

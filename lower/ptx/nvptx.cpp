@@ -46,6 +46,14 @@ class NvptxTarget final : public llvmgpu::LlvmGpuTarget {
     };
     entry("kernel", 1);
     entry("maxntidx", threads);
+    // byval parameters (tensor maps) are __grid_constant__: read in the parameter space, never
+    // copied to local memory (their address is what cp.async.bulk.tensor takes).
+    std::vector<llvm::Metadata*> constants;
+    for (llvm::Argument& a : f.args())
+      if (a.hasByValAttr()) constants.push_back(llvm::ValueAsMetadata::get(llvm::ConstantInt::get(i32, a.getArgNo() + 1)));
+    if (!constants.empty())
+      annotations->addOperand(llvm::MDNode::get(c, {llvm::ValueAsMetadata::get(&f), llvm::MDString::get(c, "grid_constant"),
+                                                    llvm::MDNode::get(c, constants)}));
   }
   Value* threadId(llvm::IRBuilderBase& b) const override {
     return b.CreateIntrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, {}, {});
@@ -194,6 +202,35 @@ class NvptxTarget final : public llvmgpu::LlvmGpuTarget {
     return out;
   }
   void fenceAsyncShared(llvm::IRBuilderBase& b) const override { callAsm(b, "fence.proxy.async.shared::cta;", "", {}, {}); }
+
+  void mbarrierInit(llvm::IRBuilderBase& b, Value* barrier, int64_t count) const override {
+    callAsm(b, "mbarrier.init.shared::cta.b64 [$0], $1;", "r,r,~{memory}", {}, {barrier, b.getInt32(uint32_t(count))});
+  }
+  void mbarrierExpect(llvm::IRBuilderBase& b, Value* barrier, int64_t bytes) const override {
+    callAsm(b, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r,~{memory}", {}, {barrier, b.getInt32(uint32_t(bytes))});
+  }
+  // try_wait suspends the thread for a while (a hint the hardware bounds) before it fails; the
+  // labels are local to the braces, so the loop may be inlined many times.
+  void mbarrierWait(llvm::IRBuilderBase& b, Value* barrier, Value* parity) const override {
+    callAsm(b, "{ .reg .pred done; waiting: mbarrier.try_wait.parity.shared::cta.b64 done, [$0], $1; @!done bra.uni waiting; }",
+            "r,r,~{memory}", {}, {barrier, parity});
+  }
+  void mbarrierInval(llvm::IRBuilderBase& b, Value* barrier) const override {
+    callAsm(b, "mbarrier.inval.shared::cta.b64 [$0];", "r,~{memory}", {}, {barrier});
+  }
+  // PTX orders a tensor's coordinates innermost first.
+  void tmaLoad(llvm::IRBuilderBase& b, Value* to, Value* map, Value* barrier, const std::vector<Value*>& coords) const override {
+    std::string list, constraints = "r,l,r";
+    std::vector<Value*> args = {to, map, barrier};
+    for (size_t d = coords.size(); d-- > 0;) {
+      list += (list.empty() ? "$" : ", $") + std::to_string(args.size());
+      args.push_back(coords[d]);
+      constraints += ",r";
+    }
+    callAsm(b, "cp.async.bulk.tensor." + std::to_string(coords.size()) +
+                   "d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [$0], [$1, {" + list + "}], [$2];",
+            constraints + ",~{memory}", {}, args);
+  }
 
   // The 64-bit matrix descriptor: address, leading and stride byte offsets encoded as (x & 0x3FFFF) >> 4
   // in bits 0-13, 16-29 and 32-45; the swizzle mode in bits 62-63 (1: 128 bytes, 2: 64, 3: 32); base offset 0

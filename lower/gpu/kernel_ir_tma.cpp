@@ -1,0 +1,96 @@
+// The kernel-IR lowering of read-ahead rings filled by Hopper's tensor memory accelerator:
+// thread 0 starts one cp.async.bulk.tensor per box of a stage, and every thread waits on
+// the stage's transaction barrier, whose phase completes when the boxes' bytes have landed.
+#include "lower/gpu/lowering.hpp"
+
+namespace tj::gpu::detail {
+
+namespace {
+
+// Where TMA puts element y of a box-tiled block (in bytes from the stage's start): boxes of
+// boxInner elements of the last dimension one after another, each row-major, then the
+// swizzle's XOR of 16-byte chunk bits 4.. with bits 7.. (TMA's 32, 64 and 128-byte modes).
+int64_t tmaByte(const Coord& y, const ir::Shape& shape, int64_t boxInner, int64_t bytes, int64_t swizzle) {
+  size_t last = shape.size() - 1;
+  int64_t row = 0, rows = 1;
+  for (size_t d = 0; d < last; ++d) row = row * shape[d] + y[d], rows *= shape[d];
+  int64_t at = (y[last] / boxInner * rows + row) * boxInner * bytes + y[last] % boxInner * bytes;
+  return swizzle ? at ^ ((at >> 7 & (swizzle / 16 - 1)) << 4) : at;
+}
+
+}  // namespace
+
+auto Lowering::tmaBoxes(const ReadAheadCandidate& c, const LinearLayout& offsetOf) -> std::optional<TmaBoxes> {
+  int64_t tensor = c.load->get(ir::attr::tensor);
+  bool facts = size_t(tensor) < options_.vectorTensors.size() && options_.vectorTensors[size_t(tensor)];
+  const ir::Shape& shape = k_.type(c.load->results[0]).shape;
+  if (!t_.tma || !facts || shape.size() > 5 || !layout::isPowerOfTwoShape(shape)) return std::nullopt;
+  int64_t bytes = dtypeBytes(k_.type(c.operand).dtype), inner = shape.back(), rows = 1;
+  for (size_t d = 0; d + 1 < shape.size(); ++d) {
+    if (shape[d] > 256) return std::nullopt;
+    rows *= shape[d];
+  }
+  const ir::Shape padded = layout::paddedShape(k_.type(c.operand).shape);
+  for (int64_t swizzle : {128, 64, 32, 0}) {
+    int64_t boxInner = swizzle ? swizzle / bytes : inner;
+    if (boxInner > inner || boxInner > 256 || boxInner * bytes % 16 != 0 || (swizzle && rows % 8 != 0)) continue;
+    // Both placements are linear over the coordinates' bits (every extent a power of two):
+    // equal on each single-bit coordinate, they are equal everywhere.
+    bool same = true;
+    for (size_t d = 0; d < padded.size() && same; ++d)
+      for (int64_t bit = 1; bit < padded[d] && same; bit *= 2) {
+        Coord x(padded.size(), 0);
+        x[d] = bit;
+        same = tmaByte(c.toLoad(x), shape, boxInner, bytes, swizzle) == offsetOf.apply(x)[0] * bytes;
+      }
+    if (!same) continue;
+    std::vector<int64_t> box(shape.begin(), shape.end());
+    box.back() = boxInner;
+    return TmaBoxes{tensorMapParam(tensor, box, swizzle), boxInner, inner / boxInner, rows * boxInner, rows * inner * bytes};
+  }
+  return std::nullopt;
+}
+
+int64_t Lowering::tensorMapParam(int64_t tensor, const std::vector<int64_t>& box, int64_t swizzle) {
+  auto same = [&](const KParam& p) {
+    return p.kind == KParam::Kind::tensor_map && p.number == size_t(tensor) && p.box == box && p.swizzle == swizzle;
+  };
+  if (auto it = std::ranges::find_if(f_.params, same); it != f_.params.end()) return int64_t(it - f_.params.begin());
+  int64_t maps = std::ranges::count(f_.params, KParam::Kind::tensor_map, &KParam::kind);
+  f_.params.push_back({KParam::Kind::tensor_map, tensorName(tensor) + ".map" + std::to_string(maps),
+                       k_.tensors[size_t(tensor)].dtype, size_t(tensor), 0, box, swizzle});
+  return int64_t(f_.params.size() - 1);
+}
+
+void Lowering::initTmaBarriers(int64_t stages) {
+  Reg first = firstThread();
+  for (int64_t s = 0; s < stages; ++s)
+    b_.effect(KOp::mbarrier_init, {b_.constant(DType::i32, double(s)), first}, {{"alloc", tmaBarriers_}, {"count", int64_t{1}}});
+  // The async proxy sees the barriers, and the generic accesses of the bytes the rings reuse,
+  // before the first copy.
+  b_.effect(KOp::fence_async_shared);
+  b_.effect(KOp::barrier);
+}
+
+void Lowering::invalidateTmaBarriers(int64_t stages) {
+  b_.effect(KOp::barrier);  // every thread is past its last wait
+  Reg first = firstThread();
+  for (int64_t s = 0; s < stages; ++s)
+    b_.effect(KOp::mbarrier_inval, {b_.constant(DType::i32, double(s)), first}, {{"alloc", tmaBarriers_}});
+}
+
+void Lowering::issueTma(const ReadAhead& r, Reg stage, Reg live) {
+  Reg issuer = b_.binary("and", firstThread(), live), index = castTo(stage, DType::i32), base = stageOffset(r, stage);
+  std::vector<Reg> at;
+  for (ir::ValueId offset : std::vector<ir::ValueId>(r.load->operands.begin(), r.load->operands.begin() +
+                                                         std::ptrdiff_t(k_.type(r.load->results[0]).rank())))
+    at.push_back(castTo(regs_.at(offset).at(0), DType::i32));
+  for (int64_t j = 0; j < r.tma->blocks; ++j) {
+    std::vector<Reg> operands = {issuer, b_.binary("add", base, b_.constant(DType::i32, double(j * r.tma->blockElements))), index};
+    operands.insert(operands.end(), at.begin(), at.end() - 1);
+    operands.push_back(b_.binary("add", at.back(), b_.constant(DType::i32, double(j * r.tma->boxInner))));
+    b_.effect(KOp::tma_load, operands, {{"map", r.tma->map}, {"alloc", r.staged.alloc}, {"barrier", tmaBarriers_}});
+  }
+}
+
+}  // namespace tj::gpu::detail
