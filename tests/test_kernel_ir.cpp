@@ -627,13 +627,49 @@ TEST_CASE("kernel ir: f16 and bf16 gemms on sm_90a run wgmma from read-ahead rin
     CHECK(countOps(loopBody(f), KOp::wgmma) == 8);
     CHECK(hasAttr(f.body, KOp::wgmma, "n", int64_t{64}));
     CHECK(countOps(loopBody(f), KOp::wgmma_commit) == 1);
-    CHECK(countOps(loopBody(f), KOp::fence_async_shared) == 1);  // the landed copies, before the barrier
-    CHECK(countOps(loopBody(f), KOp::async_copy) > 0);
-    for (const SharedAlloc& s : f.shared) CHECK(s.offset % 1024 == 0);  // 128-byte swizzle patterns
+    // Each operand's stage is one TMA box (rows of 64 elements: 128 bytes, swizzled by 128),
+    // started by thread 0, waited for on the stage's transaction barrier.
+    CHECK(countOps(loopBody(f), KOp::tma_load) == 2);
+    CHECK(countOps(loopBody(f), KOp::mbarrier_expect) == 1);
+    CHECK(countOps(loopBody(f), KOp::mbarrier_wait) == 1);
+    CHECK(countOps(loopBody(f), KOp::async_copy) == 0);
+    CHECK(countOps(loopBody(f), KOp::fence_async_shared) == 0);  // TMA writes as the async proxy wgmma reads with
+    CHECK(std::ranges::count(f.params, KParam::Kind::tensor_map, &KParam::kind) == 2);
+    for (const SharedAlloc& s : f.shared)
+      if (s.dtype != DType::i64) CHECK(s.offset % 1024 == 0);  // 128-byte swizzle patterns
     checkAgainstInterpreter(k, {{37, 144}, {144, 48}, {37, 48}}, f, {1, 1}, 1e-4);
     // Rows not of whole 16-byte vectors: through registers, then stored in wgmma's layout.
     checkAgainstInterpreter(k, sampleShapes("gemm"), "sm_90a", {1, 1}, 1e-4);
   }
+}
+
+// The first instruction of kind `op` in b, nested regions included; null if none.
+KInst* firstOf(KBlock& b, KOp op) {
+  for (KInst& i : b.insts) {
+    if (i.op == op) return &i;
+    for (KBlock& r : i.regions)
+      if (KInst* found = firstOf(r, op)) return found;
+  }
+  return nullptr;
+}
+
+TEST_CASE("kernel ir: the simulator holds sm_90a's TMA rings to their barriers: a read before the wait, or bytes not expected, fail") {
+  ir::Kernel k = samples::traceSample("gemm_f16");
+  std::vector<ir::Shape> shapes = {{37, 144}, {144, 48}, {37, 48}};
+  HostTensors tensors(k, shapes);
+  KernelFunction unwaited = contiguousLowering(k, "sm_90a");
+  KInst* wait = firstOf(unwaited.body, KOp::mbarrier_wait);
+  REQUIRE(wait != nullptr);
+  *wait = KInst{KOp::wgmma_fence, {}, {}, {}, {}};  // the stage is read as it lands
+  CHECK_THROWS_WITH_AS(gpu::simulate(unwaited, tensors.sim(), {}, {1, 1}), doctest::Contains("before the TMA copy to it has landed"), Error);
+  KernelFunction short_ = contiguousLowering(k, "sm_90a");
+  KInst* expect = firstOf(short_.body, KOp::mbarrier_expect);
+  REQUIRE(expect != nullptr);
+  expect->attrs = {{"alloc", attr(*expect, "alloc")}, {"bytes", intAttr(*expect, "bytes") + 16}};  // never all arrive
+  CHECK_THROWS_WITH_AS(gpu::simulate(short_, tensors.sim(), {}, {1, 1}), doctest::Contains("could deadlock"), Error);
+  // Without the launch facts (16-byte rows and address) TMA may not read the tensors.
+  const layout::Target& t = layout::targetByName("sm_90a");
+  CHECK(countOps(lowerToKernelIR(k, layout::inferLayouts(k, t), t).body, KOp::tma_load) == 0);
 }
 
 // The in-loop wgmma_wait of a lowered function (pending 1: the previous iteration's group).
@@ -652,7 +688,8 @@ TEST_CASE("kernel ir: with 3 stages an sm_90a gemm keeps one wgmma group in flig
   KInst* wait = inFlightWait(f.body);
   REQUIRE(wait != nullptr);
   CHECK(intAttr(*wait, "pending") == 1);
-  CHECK(hasAttr(loopBody(f), KOp::async_wait, "pending", int64_t{0}));  // copies run one iteration ahead, not two
+  // Copies run one iteration ahead, not two: the prologue fills one stage (a box of each operand).
+  CHECK(countOps(f.body, KOp::tma_load) - countOps(loopBody(f), KOp::tma_load) == 2);
   CHECK(countOps(f.body, KOp::wgmma_wait) == 2);  // in the loop, and for the accumulator after it
   checkAgainstInterpreter(k, {{37, 400}, {400, 48}, {37, 48}}, f, {1, 1}, 1e-4);
   // Waiting for none but the last two groups would refill a stage a wgmma in flight still reads.
@@ -742,9 +779,9 @@ TEST_CASE("kernel ir: an 8-bit float gemm on sm_90a runs wgmma m64nNk32 with bot
   CHECK(hasAttr(f.body, KOp::wgmma, "k", int64_t{32}));
   CHECK(!hasAttr(f.body, KOp::wgmma, "transA", int64_t{1}));
   CHECK(!hasAttr(f.body, KOp::wgmma, "transB", int64_t{1}));
-  // a's rows run along k in memory too: read ahead by cp.async; b's run along n, so it is stored
+  // a's rows run along k in memory too: read ahead by TMA; b's run along n, so it is stored
   // transposed from registers.
-  CHECK(countOps(loopBody(f), KOp::async_copy) > 0);
+  CHECK(countOps(loopBody(f), KOp::tma_load) == 1);
   checkAgainstInterpreter(k, {{37, 144}, {144, 48}, {37, 48}}, f, {1, 1}, 1e-5);
   checkAgainstInterpreter(k, sampleShapes("gemm"), "sm_90a", {1, 1}, 1e-5);
 }

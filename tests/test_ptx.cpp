@@ -91,7 +91,7 @@ TEST_CASE("ptx: f16 and bf16 gemm and attention at their default configs: no spi
       }
 }
 
-TEST_CASE("ptx: on sm_90a f16 and bf16 gemm and attention run HGMMA from descriptors, fed by LDGSTS, no spills") {
+TEST_CASE("ptx: on sm_90a f16 and bf16 gemm and attention run HGMMA from descriptors, fed by TMA (UTMALDG) under mbarriers, no spills") {
   for (const char* dtype : {"f16", "bf16"})
     for (const char* sample : {"gemm_f16", "attention_f16"}) {
       CAPTURE(dtype);
@@ -99,7 +99,9 @@ TEST_CASE("ptx: on sm_90a f16 and bf16 gemm and attention run HGMMA from descrip
       std::string ptx = contiguousPtxOf(retyped(sample, "f16", dtype), "sm_90a");
       for (const char* instruction : {".target sm_90a", "wgmma.fence.sync.aligned", "wgmma.mma_async.sync.aligned.m64n64k16.f32",
                                       "wgmma.commit_group.sync.aligned", "wgmma.wait_group.sync.aligned 0",
-                                      "fence.proxy.async.shared::cta", ".shared .align 1024"})
+                                      "fence.proxy.async.shared::cta", ".shared .align 1024", "mbarrier.init.shared::cta.b64",
+                                      "mbarrier.arrive.expect_tx.shared::cta.b64", "mbarrier.try_wait.parity.shared::cta.b64",
+                                      "cp.async.bulk.tensor.", ".param .align 64 .b8", "cvta.param"})
         CHECK_MESSAGE(ptx.find(instruction) != std::string::npos, instruction);
       // 128-byte swizzle (mode 1 in bits 62-63) with 8-row groups 1024 bytes apart (64 << 32).
       CHECK(ptx.find(std::to_string((uint64_t{1} << 62) | (uint64_t{64} << 32) | (uint64_t{1} << 16))) != std::string::npos);
@@ -112,7 +114,9 @@ TEST_CASE("ptx: on sm_90a f16 and bf16 gemm and attention run HGMMA from descrip
       CHECK(sassCount(a.sass, "HGMMA") > 0);
       CHECK(sassCount(a.sass, "HMMA") == 0);
       CHECK(sassCount(a.sass, "LDSM") == 0);
-      if (std::string(sample) == "gemm_f16") CHECK(sassCount(a.sass, "LDGSTS.E.BYPASS.128") > 0);
+      CHECK(sassCount(a.sass, "UTMALDG") > 0);
+      CHECK(sassCount(a.sass, "SYNCS") > 0);  // the transaction barriers' arrive and phase checks
+      if (std::string(sample) == "gemm_f16") CHECK(sassCount(a.sass, "LDGSTS") == 0);
     }
 }
 
