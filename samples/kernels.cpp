@@ -602,7 +602,7 @@ std::string histogram(const Tensor& values, const Tensor& counts, const RunOptio
 }
 
 std::vector<std::string> sampleNames() {
-  return {"gemm",    "gemm_f16",  "attention",  "attention_causal", "attention_f16",
+  return {"gemm",    "gemm_f16",  "gemm_bf16", "attention",  "attention_causal", "attention_f16",
           "softmax", "layernorm", "vector_add", "fused", "dropout", "embedding", "histogram", "paged_attention",
           "moe_gemm", "cumsum", "topk"};
 }
@@ -616,6 +616,7 @@ ir::Kernel traceSample(const std::string& name, const std::string& device) {
   auto attentionBlocks = AttentionBlocks::from(attentionTuneSpace(device).at(0));
   if (name == "gemm") gemm(matrix(37, 29), matrix(29, 23), matrix(37, 23), {}, gemmBlocks);
   else if (name == "gemm_f16") gemm(matrix(37, 29, f16), matrix(29, 23, f16), matrix(37, 23), {}, gemmBlocks);
+  else if (name == "gemm_bf16") gemm(matrix(37, 29, bf16), matrix(29, 23, bf16), matrix(37, 23), {}, gemmBlocks);
   else if (name == "attention" || name == "attention_causal")
     attention(heads(), heads(), heads(), heads(), name == "attention_causal", {}, attentionBlocks);
   else if (name == "attention_f16") attention(heads(f16), heads(f16), heads(f16), heads(), false, {}, attentionBlocks);
