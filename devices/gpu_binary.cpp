@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace tj {
 
 void putParams(jit::FieldWriter& out, const std::vector<gpu::KParam>& params) {
@@ -11,6 +13,9 @@ void putParams(jit::FieldWriter& out, const std::vector<gpu::KParam>& params) {
     out.put(uint8_t(p.dtype));
     out.put(uint32_t(p.number));
     out.put(uint32_t(p.axis));
+    out.put(uint32_t(p.box.size()));
+    for (int64_t n : p.box) out.put(n);
+    out.put(p.swizzle);
   }
 }
 
@@ -36,12 +41,22 @@ std::vector<gpu::KParam> getParams(jit::FieldReader& in) {
   for (uint32_t n = in.get<uint32_t>(); n > 0; --n) {
     auto kind = in.get<uint8_t>();
     auto dtype = in.get<uint8_t>();
-    if (kind > uint8_t(gpu::KParam::Kind::scalar) || dtype >= kDTypeCount)
+    if (kind > uint8_t(gpu::KParam::Kind::tensor_map) || dtype >= kDTypeCount)
       in.bad(fmt::format("a bad parameter (kind {}, dtype {})", kind, dtype));
     gpu::KParam p{.kind = gpu::KParam::Kind(kind), .name = {}, .dtype = DType(dtype)};
     p.number = in.get<uint32_t>();
     p.axis = in.get<uint32_t>();
-    params.push_back(p);
+    uint32_t rank = in.get<uint32_t>();
+    if (rank > 8) in.bad(fmt::format("a tensor map box of rank {}", rank));
+    for (uint32_t d = 0; d < rank; ++d) p.box.push_back(in.get<int64_t>());
+    p.swizzle = in.get<int64_t>();
+    // Only a tensor map has a box (of positive sizes) and a swizzle (a span of the pattern).
+    bool map = p.kind == gpu::KParam::Kind::tensor_map;
+    if (map ? p.box.empty() || std::ranges::any_of(p.box, [](int64_t n) { return n < 1; }) ||
+                  (p.swizzle != 0 && p.swizzle != 32 && p.swizzle != 64 && p.swizzle != 128)
+            : !p.box.empty() || p.swizzle != 0)
+      in.bad(fmt::format("a bad parameter (kind {}, box of rank {}, swizzle {})", kind, rank, p.swizzle));
+    params.push_back(std::move(p));
   }
   return params;
 }

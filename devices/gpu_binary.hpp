@@ -10,7 +10,7 @@
 
 namespace tj {
 
-void putParams(jit::FieldWriter& out, const std::vector<gpu::KParam>& params);  // without names
+void putParams(jit::FieldWriter& out, const std::vector<gpu::KParam>& params);  // without names; tensor maps' boxes and swizzles too
 void putPrints(jit::FieldWriter& out, const std::vector<gpu::KPrint>& prints);
 
 // Each throws jit::CorruptCacheEntry for fields the writers above did not write.

@@ -338,7 +338,8 @@ TEST_CASE("cuda: without a driver Tensor::on(\"cuda\") keeps the tensor on the h
 
 TEST_CASE("cuda: the cubin cache's encoding round-trips and rejects damage") {
   cuda::CubinBinary b{.params = {{gpu::KParam::Kind::buffer, "", DType::bf16, 2, 0},
-                                 {gpu::KParam::Kind::scalar, "", DType::f64, 1, 0}},
+                                 {gpu::KParam::Kind::scalar, "", DType::f64, 1, 0},
+                                 {gpu::KParam::Kind::tensor_map, "", DType::f16, 2, 0, {2, 64, 32}, 64}},
                       .prints = {{"rows", DType::i32, {4}, 0}},
                       .faultParam = 1,
                       .workgroupSize = 256,
@@ -352,10 +353,22 @@ TEST_CASE("cuda: the cubin cache's encoding round-trips and rejects damage") {
   CHECK(back.faultParam == 1);
   CHECK(back.entry == "tj_gemm");
   CHECK(back.cubin == b.cubin);
-  REQUIRE(back.params.size() == 2);
+  REQUIRE(back.params.size() == 3);
   CHECK(back.params[0].dtype == DType::bf16);
   CHECK(back.params[0].number == 2);
   CHECK(back.params[1].kind == gpu::KParam::Kind::scalar);
+  CHECK(back.params == b.params);
+  CHECK(back.params[2].box == std::vector<int64_t>{2, 64, 32});
+  CHECK(back.params[2].swizzle == 64);
+  for (auto damage : {+[](cuda::CubinBinary& c) { c.params[0].box = {4}; },  // a box on a buffer
+                      +[](cuda::CubinBinary& c) { c.params[2].swizzle = 48; },
+                      +[](cuda::CubinBinary& c) { c.params[2].box = {}; },
+                      +[](cuda::CubinBinary& c) { c.params[2].box[1] = 0; }}) {
+    cuda::CubinBinary bad = b;
+    damage(bad);
+    CHECK_THROWS_WITH_AS(cuda::decodeCubinBinary(cuda::encodeCubinBinary(bad)), doctest::Contains("a bad parameter"),
+                         jit::CorruptCacheEntry);
+  }
   REQUIRE(back.prints.size() == 1);
   CHECK(back.prints[0].label == "rows");
   CHECK(back.prints[0].shape == std::vector<int64_t>{4});

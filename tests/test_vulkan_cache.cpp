@@ -152,8 +152,9 @@ TEST_CASE("vulkan cache: TILEJIT_CACHE=0 writes and reads nothing") {
 
 TEST_CASE("vulkan cache: the encoding round-trips and rejects damage") {
   vulkan::KernelBinary b{.params = {{gpu::KParam::Kind::buffer, "", DType::f16, 1, 0},
-                                    {gpu::KParam::Kind::stride, "", DType::i64, 1, 2}},
-                         .stored = {true, false},
+                                    {gpu::KParam::Kind::stride, "", DType::i64, 1, 2},
+                                    {gpu::KParam::Kind::tensor_map, "", DType::bf16, 0, 0, {16, 8}, 128}},
+                         .stored = {true, false, false},
                          .prints = {{"row sums", DType::bf16, {3, 5}, 1}},
                          .faultParam = 0,
                          .bufferCount = 3,
@@ -167,8 +168,12 @@ TEST_CASE("vulkan cache: the encoding round-trips and rejects damage") {
   CHECK(back.workgroupSize == 128);
   CHECK(back.subgroupSize == 32);
   CHECK(back.stored == b.stored);
-  REQUIRE(back.params.size() == 2);
+  REQUIRE(back.params.size() == 3);
+  CHECK(back.params == b.params);
   CHECK(back.params[1].kind == gpu::KParam::Kind::stride);
+  CHECK(back.params[2].kind == gpu::KParam::Kind::tensor_map);
+  CHECK(back.params[2].box == std::vector<int64_t>{16, 8});
+  CHECK(back.params[2].swizzle == 128);
   CHECK(back.params[0].dtype == DType::f16);
   CHECK(back.params[1].number == 1);
   CHECK(back.params[1].axis == 2);

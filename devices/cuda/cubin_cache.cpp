@@ -10,7 +10,7 @@ namespace {
 
 // Bumped whenever the encoding below, or what the CUDA device records in it, changes (the
 // build id covers ir/, layout/, lower/ and jit/, not devices/).
-constexpr uint32_t kFormat = 2;
+constexpr uint32_t kFormat = 3;
 
 }  // namespace
 

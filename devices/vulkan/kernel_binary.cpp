@@ -15,7 +15,7 @@ namespace {
 
 // Bumped whenever the encoding below, or what buildKernelBinary records, changes
 // (the build id covers ir/, layout/, lower/ and jit/, not this file).
-constexpr uint32_t kFormat = 4;
+constexpr uint32_t kFormat = 5;
 
 // Parameter indices of the buffers the kernel stores to.
 void storedBuffers(const gpu::KBlock& b, std::vector<bool>& stored) {
