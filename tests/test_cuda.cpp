@@ -91,8 +91,45 @@ TJ_SAME_VALUE(CU_JIT_ERROR_LOG_BUFFER)
 TJ_SAME_VALUE(CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
 TJ_SAME_VALUE(CU_JIT_LOG_VERBOSE)
 TJ_SAME_VALUE(CU_JIT_INPUT_PTX)
+TJ_SAME_VALUE(CU_TENSOR_MAP_DATA_TYPE_UINT8)
+TJ_SAME_VALUE(CU_TENSOR_MAP_DATA_TYPE_FLOAT16)
+TJ_SAME_VALUE(CU_TENSOR_MAP_DATA_TYPE_FLOAT32)
+TJ_SAME_VALUE(CU_TENSOR_MAP_DATA_TYPE_BFLOAT16)
+TJ_SAME_VALUE(CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B)
+TJ_SAME_VALUE(CU_TENSOR_MAP_INTERLEAVE_NONE)
+TJ_SAME_VALUE(CU_TENSOR_MAP_INTERLEAVE_16B)
+TJ_SAME_VALUE(CU_TENSOR_MAP_INTERLEAVE_32B)
+TJ_SAME_VALUE(CU_TENSOR_MAP_SWIZZLE_NONE)
+TJ_SAME_VALUE(CU_TENSOR_MAP_SWIZZLE_32B)
+TJ_SAME_VALUE(CU_TENSOR_MAP_SWIZZLE_64B)
+TJ_SAME_VALUE(CU_TENSOR_MAP_SWIZZLE_128B)
+TJ_SAME_VALUE(CU_TENSOR_MAP_SWIZZLE_128B_ATOM_64B)
+TJ_SAME_VALUE(CU_TENSOR_MAP_L2_PROMOTION_NONE)
+TJ_SAME_VALUE(CU_TENSOR_MAP_L2_PROMOTION_L2_128B)
+TJ_SAME_VALUE(CU_TENSOR_MAP_L2_PROMOTION_L2_256B)
+TJ_SAME_VALUE(CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
+TJ_SAME_VALUE(CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA)
 #undef TJ_SAME_VALUE
+static_assert(std::is_same_v<tj::cuda::cuuint32_t, ::cuuint32_t>);
+static_assert(std::is_same_v<tj::cuda::cuuint64_t, ::cuuint64_t>);
+static_assert(sizeof(tj::cuda::CUtensorMap) == sizeof(::CUtensorMap) && CU_TENSOR_MAP_NUM_QWORDS == 16);
+static_assert(alignof(tj::cuda::CUtensorMap) == alignof(::CUtensorMap));
+static_assert(sizeof(tj::cuda::CUtensorMapDataType) == sizeof(::CUtensorMapDataType));
+static_assert(sizeof(tj::cuda::CUtensorMapSwizzle) == sizeof(::CUtensorMapSwizzle));
+// The entry point's signature, but for the enums' types (cuda.h's are its own).
+static_assert(std::is_same_v<tj::cuda::PFN_cuTensorMapEncodeTiled,
+                             tj::cuda::CUresult (*)(tj::cuda::CUtensorMap*, tj::cuda::CUtensorMapDataType, ::cuuint32_t, void*,
+                                          const ::cuuint64_t*, const ::cuuint64_t*, const ::cuuint32_t*,
+                                          const ::cuuint32_t*, tj::cuda::CUtensorMapInterleave,
+                                          tj::cuda::CUtensorMapSwizzle, tj::cuda::CUtensorMapL2promotion,
+                                          tj::cuda::CUtensorMapFloatOOBfill)>);
+static_assert(std::is_same_v<decltype(&::cuTensorMapEncodeTiled),
+                             ::CUresult (*)(::CUtensorMap*, ::CUtensorMapDataType, ::cuuint32_t, void*,
+                                          const ::cuuint64_t*, const ::cuuint64_t*, const ::cuuint32_t*,
+                                          const ::cuuint32_t*, ::CUtensorMapInterleave, ::CUtensorMapSwizzle,
+                                          ::CUtensorMapL2promotion, ::CUtensorMapFloatOOBfill)>);
 #endif
+static_assert(sizeof(tj::cuda::CUtensorMap) == 128 && alignof(tj::cuda::CUtensorMap) >= 64);
 
 TEST_CASE("cuda: without a driver the status is unavailable and says why") {
   const cuda::Status& s = cuda::status();
@@ -307,6 +344,11 @@ TEST_CASE("cuda: parameters are passed as the PTX entry declares them") {
     std::vector<size_t> declared, passed;
     for (size_t at = list.find(".param ."); at != std::string::npos; at = list.find(".param .", at + 1)) {
       std::string type = list.substr(at + 8, 3);
+      if (type == "ali") {  // `.param .align 64 .b8 NAME[128]`: a tensor map, its bytes
+        size_t open = list.find('[', at);
+        declared.push_back(std::stoul(list.substr(open + 1)));
+        continue;
+      }
       declared.push_back(type == "f32" || type == "b32" || type == "u32" || type == "s32" ? 4 : 8);
     }
     for (const gpu::KParam& p : f.params) passed.push_back(cuda::parameterBytes(p));
@@ -334,6 +376,65 @@ TEST_CASE("cuda: without a driver Tensor::on(\"cuda\") keeps the tensor on the h
   t.on("cuda");
   CHECK(t.launchArg().residency == nullptr);
   CHECK(log.text().find("keeps the tensor on the host: " + cuda::status().reason) != std::string::npos);
+}
+
+TEST_CASE("cuda: a tensor map is 128 bytes; sizes TMA cannot address and dtypes it cannot copy are refused before the driver") {
+  gpu::KParam map{gpu::KParam::Kind::tensor_map, "t0.map0", DType::f16, 0, 0, {64, 64}, 128};
+  CHECK(cuda::parameterBytes(map) == 128);
+  CHECK(cuda::parameterBytes({gpu::KParam::Kind::scalar, "s0", DType::f32}) == 4);
+  CHECK(cuda::parameterBytes({gpu::KParam::Kind::scalar, "s0", DType::f64}) == 8);
+  CHECK(cuda::parameterBytes({gpu::KParam::Kind::buffer, "t0", DType::f16}) == 8);
+  TensorArg huge{.data = nullptr, .dtype = DType::f16, .shape = {int64_t(1) << 31, 64}, .strides = {64, 1}};
+  CHECK_THROWS_WITH_AS(cuda::encodeTensorMap(map, huge, 0x10000),
+                       "cuda: unsupported: a tensor map of tensor t0, whose size along dimension 0 is 2147483648 (TMA "
+                       "takes 1 to 2^31 - 1: its coordinates are i32)",
+                       Unsupported);
+  TensorArg empty{.data = nullptr, .dtype = DType::f16, .shape = {64, 0}, .strides = {64, 1}};
+  CHECK_THROWS_WITH_AS(cuda::encodeTensorMap(map, empty, 0x10000), doctest::Contains("along dimension 1 is 0"),
+                       Unsupported);
+  gpu::KParam wide{gpu::KParam::Kind::tensor_map, "t0.map0", DType::i64, 0, 0, {8, 8}, 0};
+  TensorArg ints{.data = nullptr, .dtype = DType::i64, .shape = {8, 8}, .strides = {8, 1}};
+  CHECK_THROWS_AS(cuda::encodeTensorMap(wide, ints, 0x10000), InternalError);
+  TensorArg flat{.data = nullptr, .dtype = DType::f16, .shape = {4096}, .strides = {1}};
+  CHECK_THROWS_AS(cuda::encodeTensorMap(map, flat, 0x10000), InternalError);  // a box of another rank
+  TensorArg columns{.data = nullptr, .dtype = DType::f16, .shape = {64, 64}, .strides = {1, 64}};
+  CHECK_THROWS_AS(cuda::encodeTensorMap(map, columns, 0x10000), InternalError);  // TMA's innermost is contiguous
+  // A driver before CUDA 12 has no cuTensorMapEncodeTiled: launches needing it are refused.
+  CHECK_THROWS_WITH_AS(cuda::optionalFunction(cuda::PFN_cuTensorMapEncodeTiled{}, "cuTensorMapEncodeTiled"),
+                       doctest::Contains("cuda: unsupported: the driver (CUDA "), Unsupported);
+  CHECK_THROWS_WITH_AS(cuda::optionalFunction(cuda::PFN_cuTensorMapEncodeTiled{}, "cuTensorMapEncodeTiled"),
+                       doctest::Contains(") has no cuTensorMapEncodeTiled"), Unsupported);
+  if (!cuda::status().available) {
+    TensorArg fine{.data = nullptr, .dtype = DType::f16, .shape = {64, 64}, .strides = {64, 1}};
+    CHECK_THROWS_WITH_AS(cuda::encodeTensorMap(map, fine, 0x10000), cuda::status().reason.c_str(), Unsupported);
+  }
+}
+
+// With a driver: its own cuTensorMapEncodeTiled takes the device's arguments for a tensor in
+// device memory, and refuses rows 200 bytes apart, naming the tensor.
+TEST_CASE("cuda: a driver encodes the tensor map of device memory; one it refuses names the tensor") {
+  if (!cuda::status().available) {
+    MESSAGE("skipped: " << cuda::status().reason);
+    return;
+  }
+  if (cuda::status().driverVersion < 12000 || cuda::deviceInfo(0).major < 9) {
+    MESSAGE("skipped: TMA needs CUDA 12 and compute capability 9.0");
+    return;
+  }
+  cuda::check(cuda::functions().cuCtxSetCurrent(cuda::primaryContext(cuda::deviceInfo(0).device)), "cuCtxSetCurrent");
+  cuda::DeviceMemory memory(3 * 64 * 128 * 2);
+  gpu::KParam map{gpu::KParam::Kind::tensor_map, "t0.map0", DType::f16, 0, 0, {2, 16, 64}, 128};
+  TensorArg t{.data = nullptr, .dtype = DType::f16, .shape = {3, 64, 128}, .strides = {64 * 128, 128, 1}};
+  cuda::CUtensorMap encoded = cuda::encodeTensorMap(map, t, memory.pointer());
+  CHECK(std::ranges::any_of(encoded.opaque, [](uint64_t word) { return word != 0; }));
+  gpu::KParam bytes{gpu::KParam::Kind::tensor_map, "t0.map0", DType::f8e4m3, 0, 0, {8, 64}, 64};
+  TensorArg f8{.data = nullptr, .dtype = DType::f8e4m3, .shape = {64, 64}, .strides = {64, 1}};
+  CHECK_NOTHROW(cuda::encodeTensorMap(bytes, f8, memory.pointer()));
+  t.strides = {64 * 100, 100, 1};
+  CHECK_THROWS_WITH_AS(cuda::encodeTensorMap(map, t, memory.pointer()),
+                       doctest::Contains("cuTensorMapEncodeTiled failed: CUDA_ERROR_INVALID_VALUE (1) for tensor t0 (f16, "
+                                         "sizes [3, 64, 128], strides [6400, 100, 1] elements"),
+                       Unsupported);
 }
 
 TEST_CASE("cuda: the cubin cache's encoding round-trips and rejects damage") {

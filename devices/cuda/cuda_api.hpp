@@ -4,6 +4,7 @@
 // checks the values against cuda.h where the toolkit is installed.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 
 // Opaque handles, with cuda.h's struct names.
 struct CUctx_st;
@@ -24,6 +25,8 @@ using CUfunction = CUfunc_st*;
 using CUstream = CUstream_st*;
 using CUlinkState = CUlinkState_st*;
 using CUevent = CUevent_st*;
+using cuuint32_t = uint32_t;
+using cuuint64_t = uint64_t;
 
 inline constexpr CUresult CUDA_SUCCESS = 0;
 inline constexpr CUresult CUDA_ERROR_INVALID_PTX = 218;
@@ -55,6 +58,44 @@ enum CUjit_option : int {
 
 enum CUjitInputType : int {
   CU_JIT_INPUT_PTX = 1,
+};
+
+// Hopper's TMA descriptor (cuTensorMapEncodeTiled's output), passed to kernels by value.
+struct alignas(128) CUtensorMap {  // CUDA 13 aligns it to 128 bytes; the driver needs 64
+  cuuint64_t opaque[16];            // CU_TENSOR_MAP_NUM_QWORDS
+};
+
+enum CUtensorMapDataType : int {
+  CU_TENSOR_MAP_DATA_TYPE_UINT8 = 0,
+  CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6,
+  CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7,
+  CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9,
+  CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B = 15,  // the last
+};
+
+enum CUtensorMapInterleave : int {
+  CU_TENSOR_MAP_INTERLEAVE_NONE = 0,
+  CU_TENSOR_MAP_INTERLEAVE_16B = 1,
+  CU_TENSOR_MAP_INTERLEAVE_32B = 2,
+};
+
+enum CUtensorMapSwizzle : int {
+  CU_TENSOR_MAP_SWIZZLE_NONE = 0,
+  CU_TENSOR_MAP_SWIZZLE_32B = 1,
+  CU_TENSOR_MAP_SWIZZLE_64B = 2,
+  CU_TENSOR_MAP_SWIZZLE_128B = 3,
+  CU_TENSOR_MAP_SWIZZLE_128B_ATOM_64B = 6,  // the last
+};
+
+enum CUtensorMapL2promotion : int {
+  CU_TENSOR_MAP_L2_PROMOTION_NONE = 0,
+  CU_TENSOR_MAP_L2_PROMOTION_L2_128B = 2,
+  CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3,  // the last
+};
+
+enum CUtensorMapFloatOOBfill : int {
+  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0,  // zeros
+  CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA = 1,
 };
 
 // The entry points, by the symbol each is loaded from (versioned where cuda.h maps the
@@ -93,5 +134,13 @@ using PFN_cuEventCreate = CUresult (*)(CUevent* event, unsigned int flags);
 using PFN_cuEventRecord = CUresult (*)(CUevent event, CUstream stream);
 using PFN_cuEventElapsedTime = CUresult (*)(float* milliseconds, CUevent start, CUevent end);
 using PFN_cuEventDestroy_v2 = CUresult (*)(CUevent event);
+// Dimensions innermost first (globalDim[0] is the contiguous one); globalStrides are the
+// rank - 1 byte strides of dimensions 1.. in that order.
+using PFN_cuTensorMapEncodeTiled = CUresult (*)(CUtensorMap* tensorMap, CUtensorMapDataType tensorDataType,
+                                                cuuint32_t tensorRank, void* globalAddress,
+                                                const cuuint64_t* globalDim, const cuuint64_t* globalStrides,
+                                                const cuuint32_t* boxDim, const cuuint32_t* elementStrides,
+                                                CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle,
+                                                CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill);
 
 }  // namespace tj::cuda

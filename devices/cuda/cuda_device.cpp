@@ -1,6 +1,7 @@
 #include "devices/cuda/cuda_device.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -8,6 +9,8 @@
 #include <bit>
 #include <cstring>
 #include <filesystem>
+#include <memory>
+#include <new>
 #include <optional>
 
 #include "devices/cuda/cubin_cache.hpp"
@@ -91,35 +94,72 @@ class Launched final : public StartedLaunch {
   const Timer* timer = nullptr;  // its events, when both were recorded
 };
 
-// The value of each kernel parameter, as lower/llvm_gpu/print_kernel_ir.hpp declares it: a
-// buffer as its device address, sizes, strides and integer scalars as i64, f64 scalars as
-// double, other float scalars as float. Each slot is 8 bytes; the driver reads a float's 4.
-std::vector<uint64_t> parameterValues(const CubinBinary& c, const LaunchArgs& args,
-                                      const std::vector<CUdeviceptr>& buffers) {
-  std::vector<uint64_t> slots(c.params.size(), 0);
-  for (size_t p = 0; p < c.params.size(); ++p) {
-    const gpu::KParam& param = c.params[p];
-    size_t n = param.number;
-    auto put = [&](auto value) {
-      static_assert(sizeof value <= sizeof(uint64_t));
-      if (sizeof value != parameterBytes(param)) throw InternalError("cuda", fmt::format("parameter {}'s size", p));
-      std::memcpy(&slots[p], &value, sizeof value);
-    };
-    switch (param.kind) {
-      case gpu::KParam::Kind::buffer:
-        if (!buffers.at(p)) throw InternalError("cuda", fmt::format("buffer parameter {} has no memory", p));
-        put(buffers[p]);
-        break;
-      case gpu::KParam::Kind::size: put(int64_t(args.tensors[n].shape.at(param.axis))); break;
-      case gpu::KParam::Kind::stride: put(int64_t(args.tensors[n].strides.at(param.axis))); break;
-      case gpu::KParam::Kind::scalar:
-        if (param.dtype == DType::f64) put(args.scalars[n].f);
-        else if (isFloat(param.dtype)) put(std::bit_cast<float>(uint32_t(scalarSlot(param.dtype, args.scalars[n]))));
-        else put(int64_t(args.scalars[n].i));
-        break;
+// The kernel's parameters as cuLaunchKernel reads them, as lower/llvm_gpu/print_kernel_ir.hpp
+// declares them: a buffer as its device address, sizes, strides and integer scalars as i64,
+// f64 scalars as double, other float scalars as float, each in an 8-byte word (the driver
+// reads a float's 4); a tensor map as the CUtensorMap encoded for its tensor's binding, whose
+// 128 bytes the driver copies. One pointer per parameter into those, for cuLaunchKernel: not
+// copyable, so that they stay valid.
+class ParameterValues {
+ public:
+  ParameterValues(const CubinBinary& c, const LaunchArgs& args, const std::vector<CUdeviceptr>& buffers,
+                  const std::vector<Binding>& tensors)
+      : words_(c.params.size(), 0) {
+    std::vector<size_t> mapOf(c.params.size(), SIZE_MAX);  // by parameter: its index in maps_
+    for (size_t p = 0; p < c.params.size(); ++p) {
+      const gpu::KParam& param = c.params[p];
+      size_t n = param.number;
+      auto put = [&](auto value) {
+        static_assert(sizeof value <= sizeof(uint64_t));
+        if (sizeof value != parameterBytes(param)) throw InternalError("cuda", fmt::format("parameter {}'s size", p));
+        std::memcpy(&words_[p], &value, sizeof value);
+      };
+      switch (param.kind) {
+        case gpu::KParam::Kind::buffer:
+          if (!buffers.at(p)) throw InternalError("cuda", fmt::format("buffer parameter {} has no memory", p));
+          put(buffers[p]);
+          break;
+        case gpu::KParam::Kind::size: put(int64_t(args.tensors[n].shape.at(param.axis))); break;
+        case gpu::KParam::Kind::stride: put(int64_t(args.tensors[n].strides.at(param.axis))); break;
+        case gpu::KParam::Kind::scalar:
+          if (param.dtype == DType::f64) put(args.scalars[n].f);
+          else if (isFloat(param.dtype)) put(std::bit_cast<float>(uint32_t(scalarSlot(param.dtype, args.scalars[n]))));
+          else put(int64_t(args.scalars[n].i));
+          break;
+        case gpu::KParam::Kind::tensor_map:
+          static_assert(sizeof(CUtensorMap) == 128);
+          if (parameterBytes(param) != sizeof(CUtensorMap)) throw InternalError("cuda", fmt::format("parameter {}'s size", p));
+          mapOf[p] = maps_.size();
+          maps_.push_back(encodeTensorMap(param, args.tensors[n], tensors.at(n).address));
+          break;
+      }
     }
+    for (size_t p = 0; p < c.params.size(); ++p)
+      pointers_.push_back(mapOf[p] == SIZE_MAX ? static_cast<void*>(&words_[p]) : &maps_[mapOf[p]]);
   }
-  return slots;
+  ParameterValues(const ParameterValues&) = delete;
+  ParameterValues& operator=(const ParameterValues&) = delete;
+  void** pointers() { return pointers_.data(); }
+
+ private:
+  std::vector<uint64_t> words_;  // by parameter (unused for a tensor map)
+  std::vector<CUtensorMap> maps_;  // by tensor-map parameter, in order
+  std::vector<void*> pointers_;  // by parameter
+};
+
+// The driver's element type for TMA copies of `t`: what moves is bytes, so 8-bit types are all
+// UINT8; nullopt where TMA has none that fits.
+std::optional<CUtensorMapDataType> tensorMapType(DType t) {
+  switch (t) {
+    case DType::f16: return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    case DType::bf16: return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    case DType::f32: return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    case DType::f8e4m3:
+    case DType::f8e5m2:
+    case DType::i8:
+    case DType::u8: return CU_TENSOR_MAP_DATA_TYPE_UINT8;
+    default: return std::nullopt;
+  }
 }
 
 }  // namespace
@@ -133,7 +173,58 @@ std::string ptxEntryName(const std::string& ptx) {
 }
 
 size_t parameterBytes(const gpu::KParam& p) {
+  if (p.kind == gpu::KParam::Kind::tensor_map) return sizeof(CUtensorMap);
   return p.kind == gpu::KParam::Kind::scalar && isFloat(p.dtype) && p.dtype != DType::f64 ? 4 : 8;
+}
+
+CUtensorMap encodeTensorMap(const gpu::KParam& map, const TensorArg& t, CUdeviceptr address) {
+  const size_t rank = t.shape.size();
+  std::optional<CUtensorMapDataType> type = tensorMapType(t.dtype);
+  // The lowering maps only tensors whose launch facts allow 16-byte vectors: a unit last stride.
+  if (!type || map.dtype != t.dtype || map.box.size() != rank || rank < 1 || rank > 5 || t.strides.back() != 1)
+    throw InternalError("cuda", fmt::format("tensor map {} ({}, box [{}]) of tensor t{} ({}, strides [{}])", map.name,
+                                            dtypeName(map.dtype), fmt::join(map.box, ", "), map.number,
+                                            dtypeName(t.dtype), fmt::join(t.strides, ", ")));
+  for (size_t d = 0; d < rank; ++d)
+    if (t.shape[d] < 1 || t.shape[d] >= int64_t(1) << 31)
+      unsupported(fmt::format("a tensor map of tensor t{}, whose size along dimension {} is {} (TMA takes 1 to 2^31 - 1: "
+                              "its coordinates are i32)",
+                              map.number, d, t.shape[d]));
+  const int64_t bytes = dtypeBytes(t.dtype);
+  // The driver's order: dimension i is the tensor's rank - 1 - i.
+  std::array<cuuint64_t, 5> dims{}, strides{};
+  std::array<cuuint32_t, 5> box{}, elementStrides{};
+  for (size_t i = 0; i < rank; ++i) {
+    size_t d = rank - 1 - i;
+    dims[i] = cuuint64_t(t.shape[d]);
+    box[i] = cuuint32_t(map.box[d]);
+    elementStrides[i] = 1;
+    if (i > 0) strides[i - 1] = cuuint64_t(t.strides[d] * bytes);
+  }
+  CUtensorMapSwizzle swizzle = map.swizzle == 128 ? CU_TENSOR_MAP_SWIZZLE_128B
+                               : map.swizzle == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                               : map.swizzle == 32 ? CU_TENSOR_MAP_SWIZZLE_32B
+                                                   : CU_TENSOR_MAP_SWIZZLE_NONE;
+  if (map.swizzle != 0 && swizzle == CU_TENSOR_MAP_SWIZZLE_NONE)
+    throw InternalError("cuda", fmt::format("tensor map {} swizzles {} bytes", map.name, map.swizzle));
+  auto encode = optionalFunction(functions().cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled");
+  // The driver writes only to a 64-byte-aligned map. The slot of a returned value may be less
+  // aligned than its type says (g++ 12 puts such temporaries 16 bytes off in frames it
+  // realigns), so the map is encoded into storage aligned here, then copied.
+  std::array<std::byte, 2 * sizeof(CUtensorMap)> storage;
+  void* at = storage.data();
+  size_t space = storage.size();
+  CUtensorMap* slot = new (std::align(alignof(CUtensorMap), sizeof(CUtensorMap), at, space)) CUtensorMap{};
+  CUresult r = encode(slot, *type, cuuint32_t(rank), reinterpret_cast<void*>(uintptr_t(address)), dims.data(),
+                      strides.data(), box.data(), elementStrides.data(), CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+                      CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    throw Unsupported(fmt::format("{} for tensor t{} ({}, sizes [{}], strides [{}] elements, at {:#x}), box [{}], "
+                                  "swizzle {}",
+                                  errorMessage(r, "cuTensorMapEncodeTiled"), map.number, dtypeName(t.dtype),
+                                  fmt::join(t.shape, ", "), fmt::join(t.strides, ", "), address,
+                                  fmt::join(map.box, ", "), map.swizzle));
+  return *slot;
 }
 
 layout::Target targetFor(const DeviceInfo& d) {
@@ -236,6 +327,11 @@ class Context final : public GpuContext {
         case gpu::KParam::Kind::size:
         case gpu::KParam::Kind::stride: return tensor && param.axis < size_t(kernel.tensors[param.number].rank);
         case gpu::KParam::Kind::scalar: return param.number < kernel.scalars.size();
+        case gpu::KParam::Kind::tensor_map:
+          return tensor && kernel.tensors[param.number].dtype == param.dtype &&
+                 param.box.size() == size_t(kernel.tensors[param.number].rank) && !param.box.empty() &&
+                 param.box.size() <= 5 && std::ranges::all_of(param.box, [](int64_t n) { return n >= 1 && n <= 256; }) &&
+                 (param.swizzle == 0 || param.swizzle == 32 || param.swizzle == 64 || param.swizzle == 128);
       }
       return false;
     };
@@ -332,13 +428,11 @@ class Context final : public GpuContext {
       l.faults = scratch(l, gpu::kFaultWords * sizeof(int32_t));
       buffers.at(size_t(c.faultParam)) = l.faults->pointer();
     }
-    std::vector<uint64_t> values = parameterValues(c, args, buffers);
-    std::vector<void*> pointers;
-    for (uint64_t& v : values) pointers.push_back(&v);
+    ParameterValues values(c, args, buffers, l.tensors);
     if (!timer) timer = std::make_unique<Timer>();
     bool timed = timer->launched.record();
     check(functions().cuLaunchKernel(compiled.module->function(), grid[0], grid[1], grid[2], unsigned(c.workgroupSize), 1, 1,
-                                     unsigned(compiled.dynamicSharedBytes()), nullptr, pointers.data(), nullptr),
+                                     unsigned(compiled.dynamicSharedBytes()), nullptr, values.pointers(), nullptr),
           "cuLaunchKernel");
     if (timed && timer->finished.record()) l.timer = timer.get();  // from here on nothing may throw: the kernel runs
     return launched;

@@ -35,9 +35,21 @@ layout::Target targetFor(const DeviceInfo& device);
 
 // The kernel's name in `ptx`: the identifier after ".entry".
 std::string ptxEntryName(const std::string& ptx);
-// The bytes cuLaunchKernel passes for a parameter, as lower/llvm_gpu declares it: 4 for a
-// float scalar other than f64 (a float), else 8 (a pointer, an i64 or a double).
+// The bytes cuLaunchKernel passes for a parameter, as lower/llvm_gpu declares it: 128 for a
+// tensor map (a CUtensorMap: `.param .align 64 .b8 NAME[128]`), 4 for a float scalar other
+// than f64 (a float), else 8 (a pointer, an i64 or a double).
 size_t parameterBytes(const gpu::KParam& param);
+
+// The CUtensorMap of tensor-map parameter `map` for its tensor `t`, whose view starts at
+// device `address`: the driver's cuTensorMapEncodeTiled of t's sizes and byte strides and
+// map's box (reversed: the driver's dimensions run innermost first), element strides 1, no
+// interleave, map's swizzle, 128-byte L2 promotion and zeros outside the tensor. Throws
+// Unsupported("cuda: unsupported: ...") for a size of 0 or of 2^31 or more (TMA coordinates
+// are i32), where the driver lacks the entry point and, naming the tensor, its sizes and
+// strides, the box and the driver's error, where the driver refuses; InternalError for a
+// map of another dtype or rank than t's, or of a dtype TMA cannot copy (f16, bf16, f32 and
+// 8-bit types can).
+CUtensorMap encodeTensorMap(const gpu::KParam& map, const TensorArg& t, CUdeviceptr address);
 
 // Device copies are device allocations: launches use them in place (Tensor::on("cuda")).
 class CudaDevice final : public GpuDevice {

@@ -72,6 +72,9 @@ class Driver {
   if (!fn_.name) throw Error(library + " has no " #name);
     TJ_CUDA_FUNCTIONS(TJ_CUDA_LOAD)
 #undef TJ_CUDA_LOAD
+#define TJ_CUDA_LOAD_OPTIONAL(name) fn_.name = reinterpret_cast<PFN_##name>(dlsym(lib_, #name));
+    TJ_CUDA_OPTIONAL_FUNCTIONS(TJ_CUDA_LOAD_OPTIONAL)
+#undef TJ_CUDA_LOAD_OPTIONAL
     // Errors here are described by the driver when it can; the message is check()'s
     // without its "cuda: " prefix.
     auto need = [&](CUresult r, std::string_view call) {
@@ -123,6 +126,10 @@ const Functions& functions() {
   const Driver& d = driver();
   if (!d.status().available) throw Unsupported(d.status().reason);
   return d.fn();
+}
+
+void missingFunction(std::string_view name) {
+  throw Unsupported(fmt::format("cuda: unsupported: the driver (CUDA {}) has no {}", status().driverVersion, name));
 }
 
 std::string errorMessage(CUresult result, std::string_view call) { return "cuda: " + driver().errorText(result, call); }

@@ -22,12 +22,24 @@ namespace tj::cuda {
   X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncSetAttribute) X(cuLaunchKernel) X(cuMemAlloc_v2)              \
   X(cuMemFree_v2) X(cuMemcpyHtoD_v2) X(cuMemcpyDtoH_v2) X(cuMemsetD8_v2) X(cuLinkCreate_v2) X(cuLinkAddData_v2) \
   X(cuLinkComplete) X(cuLinkDestroy) X(cuEventCreate) X(cuEventRecord) X(cuEventElapsedTime) X(cuEventDestroy_v2)
+// Those a driver may lack (null then): cuTensorMapEncodeTiled came with CUDA 12.
+#define TJ_CUDA_OPTIONAL_FUNCTIONS(X) X(cuTensorMapEncodeTiled)
 
 struct Functions {
 #define TJ_CUDA_DECLARE(name) PFN_##name name = nullptr;
   TJ_CUDA_FUNCTIONS(TJ_CUDA_DECLARE)
+  TJ_CUDA_OPTIONAL_FUNCTIONS(TJ_CUDA_DECLARE)
 #undef TJ_CUDA_DECLARE
 };
+
+// An optional entry point `fn`, loaded as `name`; throws Unsupported("cuda: unsupported: the
+// driver (CUDA N) has no <name>") where the driver lacks it.
+[[noreturn]] void missingFunction(std::string_view name);
+template <class F>
+F optionalFunction(F fn, std::string_view name) {
+  if (!fn) missingFunction(name);
+  return fn;
+}
 
 // Whether CUDA can be used here; `reason` is "CUDA not available: ..." when not, naming
 // what failed: loading the library (a truncated file is refused before dlopen maps it:
