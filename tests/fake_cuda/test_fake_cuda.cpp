@@ -7,11 +7,15 @@
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 #include <dlfcn.h>
+#include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +30,7 @@
 #include "lower/ptx/nvptx.hpp"
 #include "samples/harness.hpp"
 #include "samples/kernels.hpp"
+#include "tests/fake_cuda/fake_cuda.hpp"
 #include "tests/kernel_ir_simulator.hpp"
 #include "tests/support.hpp"
 
@@ -35,9 +40,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Counts {
-  int links, moduleLoads, launches, allocations, uploads, downloads;
-};
+using Counts = TjFakeCudaCounts;
 
 // The fake driver's own entry points, from the library the runtime loaded.
 void* fakeSymbol(const char* name) {
@@ -67,11 +70,75 @@ std::vector<bool> vectorFacts(const layout::Target& target) {
   return facts;
 }
 
+// A parameter's bytes as a word: a buffer's address, a size, stride or scalar (a float's 4
+// bytes in the low half).
+uint64_t word(const TjFakeCudaParam& param) {
+  uint64_t value = 0;
+  std::memcpy(&value, param.bytes, std::min(param.size, sizeof value));
+  return value;
+}
+
+// Throws unless `param` holds the fake's record of tensor map `map` for tensor `t` at
+// `address`, as the device encodes it: t's sizes and byte strides and map's box in the
+// driver's order (innermost first), element strides 1, no interleave, map's swizzle, 128-byte
+// L2 promotion, zeros outside the tensor.
+void checkTensorMap(const gpu::KParam& map, const TjFakeCudaParam& param, const TensorArg& t, uint64_t address) {
+  std::optional<TjFakeTensorMap> m = decodeFakeTensorMap(param.bytes, param.size);
+  if (!m) throw Error("tensor map " + map.name + " holds no record of the fake's cuTensorMapEncodeTiled");
+  auto wrong = [&](const std::string& what) { throw Error("tensor map " + map.name + ": " + what + " is not the tensor's"); };
+  const size_t rank = t.shape.size(), bytes = size_t(dtypeBytes(t.dtype));
+  const int type = t.dtype == DType::f16 ? cuda::CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                   : t.dtype == DType::bf16 ? cuda::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                   : t.dtype == DType::f32  ? cuda::CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                                            : cuda::CU_TENSOR_MAP_DATA_TYPE_UINT8;
+  if (m->dataType != type || bytes != size_t(dtypeBytes(map.dtype))) wrong("the data type");
+  if (m->rank != rank || map.box.size() != rank) wrong("the rank");
+  if (m->address != address) wrong("the address");
+  for (size_t i = 0; i < rank; ++i) {
+    size_t d = rank - 1 - i;
+    if (m->dims[i] != uint64_t(t.shape[d])) wrong("size " + std::to_string(d));
+    if (i > 0 && m->strides[i - 1] != uint64_t(t.strides[d]) * bytes) wrong("stride " + std::to_string(d));
+    if (m->box[i] != map.box[d]) wrong("box dimension " + std::to_string(d));
+    if (m->elementStrides[i] != 1) wrong("element stride " + std::to_string(d));
+  }
+  const int swizzle = map.swizzle == 128 ? cuda::CU_TENSOR_MAP_SWIZZLE_128B
+                      : map.swizzle == 64 ? cuda::CU_TENSOR_MAP_SWIZZLE_64B
+                      : map.swizzle == 32 ? cuda::CU_TENSOR_MAP_SWIZZLE_32B
+                                          : cuda::CU_TENSOR_MAP_SWIZZLE_NONE;
+  if (m->swizzle != swizzle) wrong("the swizzle");
+  if (m->interleave != cuda::CU_TENSOR_MAP_INTERLEAVE_NONE || m->oobFill != cuda::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE ||
+      m->l2Promotion != cuda::CU_TENSOR_MAP_L2_PROMOTION_L2_128B)
+    wrong("the interleave, fill or L2 promotion");
+}
+
+// Each parameter's bytes against the size the device gives it, and each tensor map against
+// its tensor (the address the buffer parameter of its tensor got, where there is one): the
+// tensors' addresses, from buffer parameters or else tensor maps.
+std::vector<uint64_t> checkParameters(const std::vector<gpu::KParam>& params, const TjFakeCudaParam* passed,
+                                      unsigned count) {
+  if (count != params.size()) throw Error("the parameter count");
+  std::vector<uint64_t> addresses(gLaunching.tensors.size(), 0);
+  for (size_t p = 0; p < params.size(); ++p) {
+    if (passed[p].size != cuda::parameterBytes(params[p]))
+      throw Error("parameter " + params[p].name + " arrived as " + std::to_string(passed[p].size) + " bytes");
+    if (params[p].kind == gpu::KParam::Kind::buffer && params[p].number < addresses.size())
+      addresses[params[p].number] = word(passed[p]);
+  }
+  for (size_t p = 0; p < params.size(); ++p) {
+    if (params[p].kind != gpu::KParam::Kind::tensor_map) continue;
+    size_t t = params[p].number;
+    std::optional<TjFakeTensorMap> m = decodeFakeTensorMap(passed[p].bytes, passed[p].size);
+    if (!addresses.at(t) && m) addresses[t] = m->address;  // a tensor only TMA reads
+    checkTensorMap(params[p], passed[p], gLaunching.tensors.at(t), addresses[t]);
+  }
+  return addresses;
+}
+
 // The fake driver's kernel: lowers the expected kernel as the device does (the same target
 // and 16-byte facts), checks that its PTX is what the device linked, and simulates it on the
 // launch's memory and parameters.
-int simulateLaunch(const char* ptx, const unsigned grid[3], unsigned block, unsigned sharedBytes, const uint64_t* slots,
-                   unsigned count) {
+int simulateLaunch(const char* ptx, const unsigned grid[3], unsigned block, unsigned sharedBytes,
+                   const TjFakeCudaParam* params, unsigned count) {
   if (gLaunching.refuse) return 701;
   try {
     layout::Target target = cuda::targetFor(cuda::deviceInfo(0));
@@ -80,26 +147,30 @@ int simulateLaunch(const char* ptx, const unsigned grid[3], unsigned block, unsi
     gpu::KernelFunction f = gpu::lowerWithinCodeBudget(gLaunching.kernel, target, options);
     gLaunching.ptx = ptx;
     if (ptx::printPtx(f, "sm_90a") != ptx) throw Error("the PTX launched is not the kernel's lowering");
-    if (block != unsigned(f.workgroupSize) || count != f.params.size()) throw Error("threads or parameter count");
+    if (block != unsigned(f.workgroupSize)) throw Error("threads per block");
     if (f.sharedBytes() > ptx::kStaticSharedBytes && sharedBytes < f.sharedBytes())
       throw Error("launched with " + std::to_string(sharedBytes) + " bytes of dynamic shared memory");
+    std::vector<uint64_t> addresses = checkParameters(f.params, params, count);
     std::vector<gpu::SimTensor> tensors;
-    for (const TensorArg& t : gLaunching.tensors) tensors.push_back({nullptr, t.dtype, t.shape, t.strides});
+    for (size_t t = 0; t < gLaunching.tensors.size(); ++t) {
+      const TensorArg& arg = gLaunching.tensors[t];
+      tensors.push_back({reinterpret_cast<void*>(uintptr_t(addresses[t])), arg.dtype, arg.shape, arg.strides});
+    }
     std::vector<double> scalars;
     for (size_t p = 0; p < f.params.size(); ++p) {
       const gpu::KParam& param = f.params[p];
+      uint64_t value = word(params[p]);
       if (param.kind == gpu::KParam::Kind::buffer) {
         if (param.number >= tensors.size()) throw Error("a print or fault buffer: not simulated here");
-        tensors[param.number].data = reinterpret_cast<void*>(uintptr_t(slots[p]));
       } else if (param.kind == gpu::KParam::Kind::scalar) {
         scalars.resize(std::max(scalars.size(), param.number + 1));
-        scalars[param.number] = param.dtype == DType::f64 ? std::bit_cast<double>(slots[p])
-                                : isFloat(param.dtype)    ? double(std::bit_cast<float>(uint32_t(slots[p])))
-                                                          : double(int64_t(slots[p]));
-      } else {
+        scalars[param.number] = param.dtype == DType::f64 ? std::bit_cast<double>(value)
+                                : isFloat(param.dtype)    ? double(std::bit_cast<float>(uint32_t(value)))
+                                                          : double(int64_t(value));
+      } else if (param.kind != gpu::KParam::Kind::tensor_map) {
         const TensorArg& t = gLaunching.tensors.at(param.number);
         int64_t expected = param.kind == gpu::KParam::Kind::size ? t.shape.at(param.axis) : t.strides.at(param.axis);
-        if (int64_t(slots[p]) != expected) throw Error("parameter " + param.name + " is not the tensor's");
+        if (int64_t(value) != expected) throw Error("parameter " + param.name + " is not the tensor's");
       }
     }
     gpu::simulate(f, tensors, scalars, {grid[0], grid[1], grid[2]});
@@ -130,10 +201,10 @@ struct Inputs {
 };
 
 // Makes the fake driver's launches run simulateLaunch.
-void simulateLaunches() {
-  using Kernel = int (*)(const char*, const unsigned*, unsigned, unsigned, const uint64_t*, unsigned);
-  reinterpret_cast<void (*)(Kernel)>(fakeSymbol("tjFakeCudaSetKernel"))(simulateLaunch);
+void setKernel(TjFakeCudaKernel kernel) {
+  reinterpret_cast<void (*)(TjFakeCudaKernel)>(fakeSymbol("tjFakeCudaSetKernel"))(kernel);
 }
+void simulateLaunches() { setKernel(simulateLaunch); }
 
 // Makes the fake driver's launches run the average of a and b into out, as devices receive it.
 void expectAverage(const Tensor& a, const Tensor& b, const Tensor& out) {
@@ -377,10 +448,11 @@ TEST_CASE("fake cuda: a bug in the lowering fails the launch and is not remember
   CHECK(again.fallbackReason == "kernel ir: unsupported: a fault armed by a test");
 }
 
-// The fast path as the device (an H200, sm_90a) builds it: 16-byte cp.async rings in dynamic
-// shared memory past 48 KiB (opted in) in wgmma's swizzled layout, proxy fences, wgmma from
-// descriptors and vector stores, run by the simulator from the launch's slots.
-TEST_CASE("fake cuda: the f16 gemm sample kernel through the device: wgmma, cp.async") {
+// The fast path as the device (an H200, sm_90a) builds it: rings in dynamic shared memory past
+// 48 KiB (opted in) in wgmma's swizzled layout, filled by TMA boxes (tensor maps encoded at the
+// launch) or 16-byte cp.async copies, proxy fences, wgmma from descriptors and vector stores,
+// run by the simulator from the launch's parameters.
+TEST_CASE("fake cuda: the f16 gemm sample kernel through the device: wgmma, TMA or cp.async") {
   test::ScopedEnv cache("TILEJIT_CACHE", "0");
   const int64_t m = 70, n = 72, k = 40;  // rows of 16-byte vectors, not multiples of the blocks
   Tensor a = Tensor::random({m, k}, 41, f16), b = Tensor::random({k, n}, 42, f16);
@@ -397,15 +469,21 @@ TEST_CASE("fake cuda: the f16 gemm sample kernel through the device: wgmma, cp.a
   simulateLaunches();
   cuda::CudaDevice device("cuda");
   const int64_t grid[] = {cdiv(m, blocks.m), cdiv(n, blocks.n)};
+  Counts before = counts();
   LaunchReport report = device.launch(gLaunching.kernel, {gLaunching.tensors, grid});
   CHECK_MESSAGE(!report.fellBack(), report.fallbackReason, " / ", gLaunching.failure);
+  // The rings are filled by TMA (a tensor map of a and of b, encoded at the launch) or by cp.async.
+  const bool tma = gLaunching.ptx.find("cp.async.bulk.tensor") != std::string::npos;
+  CHECK(counts().tensorMaps == before.tensorMaps + (tma ? 2 : 0));
+  CHECK_MESSAGE(gLaunching.ptx.find(tma ? ".param .align 64 .b8" : "cp.async.cg.shared.global") != std::string::npos,
+                gLaunching.ptx.substr(0, 2000));
   std::vector<double> want = expected.values(), got = c.values();
   REQUIRE(want.size() == got.size());
   size_t differ = 0;  // f32 sums in another order; a NaN (an unwritten element) differs too
   for (size_t i = 0; i < want.size(); ++i) differ += !(std::abs(got[i] - want[i]) <= 1e-5 * (1 + std::abs(want[i])));
   CHECK_MESSAGE(differ == 0, differ << " elements differ, the first " << got[0] << " vs " << want[0]);
   for (const char* instruction : {"wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16", "wgmma.wait_group.sync.aligned 0",
-                                  "fence.proxy.async.shared::cta", "cp.async.cg.shared.global", "st.global.v2.f32",
+                                  "fence.proxy.async.shared::cta", "st.global.v2.f32",
                                   ".extern .shared .align 1024"})
     CHECK_MESSAGE(gLaunching.ptx.find(instruction) != std::string::npos, std::string(instruction));
 }
@@ -455,6 +533,254 @@ TEST_CASE("fake cuda: the cubin key names the device, the launch facts and the t
   layout::Target fewer = target;
   fewer.warpsPerProgram = 8;
   CHECK(differs(h200, fewer, {true, false}));
+}
+
+namespace {
+
+// The fake's own cuTensorMapEncodeTiled, as the runtime loaded it.
+cuda::PFN_cuTensorMapEncodeTiled fakeEncode() {
+  return reinterpret_cast<cuda::PFN_cuTensorMapEncodeTiled>(fakeSymbol("cuTensorMapEncodeTiled"));
+}
+
+// A cubin entry written by hand, as the lowering makes none with tensor maps yet: the average's
+// a and b each as a buffer and a tensor map (boxes of 2x32 swizzled 128 bytes and 4x8 swizzled
+// 32), out as a buffer and its size 0; a PTX entry that declares them and does nothing.
+std::vector<gpu::KParam> handParams(std::vector<int64_t> boxA = {2, 32}) {
+  using K = gpu::KParam::Kind;
+  return {{K::buffer, "t0", DType::f32, 0, 0},
+          {K::tensor_map, "t0.map0", DType::f32, 0, 0, std::move(boxA), 128},
+          {K::buffer, "t1", DType::f32, 1, 0},
+          {K::tensor_map, "t1.map0", DType::f32, 1, 0, {4, 8}, 32},
+          {K::buffer, "t2", DType::f32, 2, 0},
+          {K::size, "t2.size0", DType::i64, 2, 0}};
+}
+cuda::CubinBinary handEntry(const std::vector<gpu::KParam>& params) {
+  std::string ptx = ".version 8.0\n.target sm_90a\n.address_size 64\n\n.visible .entry tj_fake_maps(\n";
+  for (size_t p = 0; p < params.size(); ++p) {
+    std::string name = "tj_fake_maps_param_" + std::to_string(p);
+    ptx += params[p].kind == gpu::KParam::Kind::tensor_map ? "\t.param .align 64 .b8 " + name + "[128]"
+           : params[p].kind == gpu::KParam::Kind::buffer   ? "\t.param .u64 .ptr .global .align 1 " + name
+                                                           : "\t.param .u64 " + name;
+    ptx += p + 1 < params.size() ? ",\n" : "\n";
+  }
+  ptx += ")\n.maxntid 128, 1, 1\n{\n\tret;\n}\n";
+  std::string cubin = "tilejit fake cubin\n" + ptx;
+  cuda::CubinBinary b{.params = params, .workgroupSize = 128, .sharedBytes = 0, .entry = "tj_fake_maps",
+                      .cubin = {cubin.begin(), cubin.end()}};
+  b.cubin.push_back('\0');
+  for (gpu::KParam& param : b.params) param.name.clear();  // as the device stores them
+  return b;
+}
+
+// The hand entry's launches: their parameters checked against its interface.
+std::vector<gpu::KParam> gHandParams;
+std::vector<size_t> gHandSizes;  // the bytes of each parameter of the last launch
+int checkHandLaunch(const char*, const unsigned*, unsigned, unsigned, const TjFakeCudaParam* params, unsigned count) {
+  try {
+    gHandSizes.clear();
+    for (unsigned p = 0; p < count; ++p) gHandSizes.push_back(params[p].size);
+    checkParameters(gHandParams, params, count);
+    return 0;
+  } catch (const std::exception& e) {
+    gLaunching.failure = e.what();
+    return 719;  // CUDA_ERROR_LAUNCH_FAILED
+  }
+}
+
+}  // namespace
+
+TEST_CASE("fake cuda: cuTensorMapEncodeTiled keeps the Driver API's rules and records what it encoded") {
+  cuda::DeviceMemory memory(64 * 128 * 2);  // a 64x128 f16 matrix
+  const uintptr_t base = uintptr_t(memory.pointer());
+  // The arguments of a good encoding, in the driver's order: 64-element (128-byte) rows of a
+  // box 32 rows high, swizzled over 128 bytes.
+  struct Arguments {
+    uintptr_t address;
+    cuda::cuuint32_t rank = 2;
+    cuda::cuuint64_t dims[2] = {128, 64}, strides[1] = {256};
+    cuda::cuuint32_t box[2] = {64, 32}, elementStrides[2] = {1, 1};
+    cuda::CUtensorMapSwizzle swizzle = cuda::CU_TENSOR_MAP_SWIZZLE_128B;
+    cuda::CUtensorMapDataType type = cuda::CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    cuda::CUtensorMapInterleave interleave = cuda::CU_TENSOR_MAP_INTERLEAVE_NONE;
+    cuda::CUtensorMapFloatOOBfill fill = cuda::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
+  };
+  cuda::CUtensorMap map{};
+  auto encode = [&](const Arguments& a, cuda::CUtensorMap* into = nullptr) {
+    return fakeEncode()(into ? into : &map, a.type, a.rank, reinterpret_cast<void*>(a.address), a.dims, a.strides,
+                        a.box, a.elementStrides, a.interleave, a.swizzle, cuda::CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                        a.fill);
+  };
+  const Arguments good{.address = base};
+  int before = counts().tensorMaps;
+  REQUIRE(encode(good) == cuda::CUDA_SUCCESS);
+  CHECK(counts().tensorMaps == before + 1);
+  std::optional<TjFakeTensorMap> m = decodeFakeTensorMap(reinterpret_cast<const unsigned char*>(&map), sizeof map);
+  REQUIRE(m);
+  CHECK(m->dataType == cuda::CU_TENSOR_MAP_DATA_TYPE_FLOAT16);
+  CHECK(m->rank == 2);
+  CHECK(m->address == base);
+  CHECK(m->dims[0] == 128);
+  CHECK(m->dims[1] == 64);
+  CHECK(m->strides[0] == 256);
+  CHECK(m->box[0] == 64);
+  CHECK(m->box[1] == 32);
+  CHECK(m->elementStrides[1] == 1);
+  CHECK(m->swizzle == cuda::CU_TENSOR_MAP_SWIZZLE_128B);
+  CHECK(m->l2Promotion == cuda::CU_TENSOR_MAP_L2_PROMOTION_L2_128B);
+  CHECK(m->oobFill == cuda::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+
+  auto refused = [&](Arguments a) { return encode(a) == 1; };  // CUDA_ERROR_INVALID_VALUE
+  Arguments a = good;
+  a.address = base + 8;  // not 16-byte aligned (and the last rows' ends still in the allocation)
+  a.dims[1] = 32;
+  CHECK(refused(a));
+  a.address = base + 16;
+  CHECK(!refused(a));
+  a = good;
+  a.strides[0] = 200;  // not a multiple of 16
+  CHECK(refused(a));
+  a.strides[0] = cuda::cuuint64_t(1) << 40;
+  CHECK(refused(a));
+  a = good;
+  a.box[1] = 257;
+  CHECK(refused(a));
+  a.box[1] = 256;
+  a.dims[1] = 64;
+  CHECK(!refused(a));
+  a.box[1] = 0;
+  CHECK(refused(a));
+  a = good;
+  a.swizzle = cuda::CU_TENSOR_MAP_SWIZZLE_64B;  // the box's 128-byte rows are past a 64-byte span
+  CHECK(refused(a));
+  a.box[0] = 32;
+  CHECK(!refused(a));
+  a.swizzle = cuda::CU_TENSOR_MAP_SWIZZLE_32B;
+  CHECK(refused(a));
+  a.box[0] = 4;  // 8 bytes: not a multiple of 16
+  a.swizzle = cuda::CU_TENSOR_MAP_SWIZZLE_NONE;
+  CHECK(refused(a));
+  a = good;
+  a.dims[1] = 65;  // the last row past the allocation
+  CHECK(refused(a));
+  a.dims[1] = 0;
+  CHECK(refused(a));
+  a = good;
+  a.elementStrides[1] = 9;
+  CHECK(refused(a));
+  a = good;
+  a.rank = 6;
+  CHECK(refused(a));
+  a = good;
+  a.type = cuda::CUtensorMapDataType(16);  // past the last
+  CHECK(refused(a));
+  a = good;
+  a.type = cuda::CU_TENSOR_MAP_DATA_TYPE_UINT8;
+  a.fill = cuda::CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA;  // a NaN fill of integers
+  CHECK(refused(a));
+  a.interleave = cuda::CU_TENSOR_MAP_INTERLEAVE_32B;  // needs rank 3 or more
+  a.fill = cuda::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
+  a.swizzle = cuda::CU_TENSOR_MAP_SWIZZLE_32B;
+  CHECK(refused(a));
+  alignas(128) unsigned char bytes[256] = {};
+  CHECK(encode(good, reinterpret_cast<cuda::CUtensorMap*>(bytes + 32)) == 1);  // a map not 64-byte aligned
+  CHECK(counts().tensorMaps == before + 4);  // the good ones only
+}
+
+TEST_CASE("fake cuda: the device encodes a tensor map of its tensor: sizes, byte strides and box innermost first") {
+  cuda::DeviceMemory memory(4 * 64 * 128 * 2);
+  gpu::KParam map{gpu::KParam::Kind::tensor_map, "t1.map0", DType::bf16, 1, 0, {2, 16, 64}, 128};
+  // A [3, 64, 128] view of a [4, 64, 128] bf16 tensor from its second matrix.
+  TensorArg t{.data = nullptr, .dtype = DType::bf16, .shape = {3, 64, 128}, .strides = {64 * 128, 128, 1}};
+  const cuda::CUdeviceptr address = memory.pointer() + 64 * 128 * 2;
+  cuda::CUtensorMap encoded = cuda::encodeTensorMap(map, t, address);
+  std::optional<TjFakeTensorMap> m = decodeFakeTensorMap(reinterpret_cast<const unsigned char*>(&encoded), sizeof encoded);
+  REQUIRE(m);
+  CHECK(m->dataType == cuda::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
+  CHECK(m->rank == 3);
+  CHECK(m->address == address);
+  CHECK(std::vector<uint64_t>(m->dims, m->dims + 3) == std::vector<uint64_t>{128, 64, 3});
+  CHECK(std::vector<uint64_t>(m->strides, m->strides + 2) == std::vector<uint64_t>{256, 64 * 128 * 2});
+  CHECK(std::vector<uint16_t>(m->box, m->box + 3) == std::vector<uint16_t>{64, 16, 2});
+  CHECK(m->swizzle == cuda::CU_TENSOR_MAP_SWIZZLE_128B);
+  TjFakeCudaParam param{reinterpret_cast<const unsigned char*>(&encoded), sizeof encoded};
+  CHECK_NOTHROW(checkTensorMap(map, param, t, address));
+  // 8-bit elements of any kind are bytes to TMA.
+  for (DType type : {DType::f8e4m3, DType::f8e5m2, DType::i8, DType::u8}) {
+    gpu::KParam bytes{gpu::KParam::Kind::tensor_map, "t0.map0", type, 0, 0, {8, 64}, 64};
+    TensorArg u{.data = nullptr, .dtype = type, .shape = {64, 64}, .strides = {64, 1}};
+    encoded = cuda::encodeTensorMap(bytes, u, memory.pointer());
+    m = decodeFakeTensorMap(reinterpret_cast<const unsigned char*>(&encoded), sizeof encoded);
+    REQUIRE(m);
+    CHECK(m->dataType == cuda::CU_TENSOR_MAP_DATA_TYPE_UINT8);
+    CHECK(m->box[0] == 64);
+  }
+  // Rows of 100 bf16 elements: 200 bytes apart, which TMA cannot stride.
+  t.strides = {64 * 100, 100, 1};
+  std::string refused = fmt::format("cuda: cuTensorMapEncodeTiled failed: CUDA_ERROR_INVALID_VALUE (1) for tensor t1 "
+                                    "(bf16, sizes [3, 64, 128], strides [6400, 100, 1] elements, at {:#x}), box "
+                                    "[2, 16, 64], swizzle 128",
+                                    address);
+  CHECK_THROWS_WITH_AS(cuda::encodeTensorMap(map, t, address), refused.c_str(), Unsupported);
+}
+
+TEST_CASE("fake cuda: a launch passes each tensor map as 128 bytes encoded for its tensor; one the driver refuses runs on the CPU") {
+  test::ScopedEnv cache("TILEJIT_CACHE_DIR", test::scratchDir("fake_cuda", "tensor_maps").c_str());
+  fs::path dir = std::getenv("TILEJIT_CACHE_DIR");
+  cuda::DeviceInfo info = cuda::deviceInfo(0);
+  layout::Target target = cuda::targetFor(info);
+  jit::ArtifactStore store(dir);
+  auto launchHand = [&](const Tensor& a, const Tensor& b, const Tensor& out, const std::vector<gpu::KParam>& params) {
+    expectAverage(a, b, out);
+    gHandParams = params;
+    REQUIRE(store.write(cuda::cubinKey(ir::semanticHash(gLaunching.kernel), info, target, vectorFacts(target)),
+                        cuda::encodeCubinBinary(handEntry(params))));
+    setKernel(checkHandLaunch);
+    gLaunching.failure.clear();
+    cuda::CudaDevice device("cuda");
+    return device.launch(gLaunching.kernel, {gLaunching.tensors, std::vector<int64_t>{4}});
+  };
+  Tensor a = Tensor::random({16, 64}, 61), b = Tensor::random({16, 64}, 62);
+  SUBCASE("encoded and passed whole") {
+    Counts before = counts();
+    LaunchReport report = launchHand(a, b, samples::poisoned({16, 64}), handParams());
+    CHECK_MESSAGE(!report.fellBack(), report.fallbackReason, " / ", gLaunching.failure);
+    CHECK(report.cache == jit::CacheSource::disk);
+    CHECK(gLaunching.failure.empty());
+    CHECK(gHandSizes == std::vector<size_t>{8, 128, 8, 128, 8, 8});
+    CHECK(counts().tensorMaps == before.tensorMaps + 2);
+    CHECK(counts().launches == before.launches + 1);
+  }
+  SUBCASE("rows of 61 floats: TMA cannot stride 244 bytes") {
+    Tensor narrow = Tensor::random({16, 61}, 63), narrowB = Tensor::random({16, 61}, 64), out = samples::poisoned({16, 61});
+    Counts before = counts();
+    test::CaptureLog log;
+    LaunchReport report = launchHand(narrow, narrowB, out, handParams());
+    CHECK(report.fellBack());
+    CHECK_MESSAGE(report.fallbackReason.starts_with("cuda: cuTensorMapEncodeTiled failed: CUDA_ERROR_INVALID_VALUE (1) for "
+                                                    "tensor t0 (f32, sizes [16, 61], strides [61, 1] elements"),
+                  report.fallbackReason);
+    CHECK(counts().launches == before.launches);
+    Tensor expected = samples::poisoned({16, 61});
+    average().launch(std::vector<int64_t>{4}, narrow, narrowB, expected, {.device = "interp"});
+    CHECK(out.values() == expected.values());
+  }
+  SUBCASE("a box past 256 elements does not fit the kernel: the entry is rebuilt") {
+    test::CaptureLog log;
+    Tensor out = samples::poisoned({16, 64});
+    expectAverage(a, b, out);
+    gHandParams = handParams({2, 512});
+    REQUIRE(store.write(cuda::cubinKey(ir::semanticHash(gLaunching.kernel), info, target, vectorFacts(target)),
+                        cuda::encodeCubinBinary(handEntry(gHandParams))));
+    cuda::CudaDevice device("cuda");
+    LaunchReport report = device.launch(gLaunching.kernel, {gLaunching.tensors, std::vector<int64_t>{4}});
+    CHECK_MESSAGE(!report.fellBack(), report.fallbackReason, " / ", gLaunching.failure);
+    CHECK(report.cache == jit::CacheSource::compiled);
+    CHECK_MESSAGE(log.text().find("parameter 1 does not fit kernel 'fake_cuda_average'") != std::string::npos, log.text());
+    Tensor expected = samples::poisoned({16, 64});
+    average().launch(std::vector<int64_t>{4}, a, b, expected, {.device = "interp"});
+    CHECK(out.values() == expected.values());
+  }
+  simulateLaunches();
 }
 
 }  // namespace tj::fakecuda
