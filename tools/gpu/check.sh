@@ -294,6 +294,8 @@ sample_cases() {
 gemm_f32_big gemm --m=1000 --n=777 --k=515
 gemm_f16_big gemm --m=515 --n=1000 --k=777 --dtype=f16
 gemm_bf16_big gemm --m=333 --n=1025 --k=1001 --dtype=bf16
+gemm_f8e4m3_wgmma gemm --m=333 --n=1025 --k=1001 --dtype=f8e4m3 --block-m=64 --block-n=128 --block-k=128
+gemm_f8e5m2_wgmma_tensor gemm --m=257 --n=515 --k=640 --dtype=f8e5m2 --scales=tensor --block-m=64 --block-n=128 --block-k=128
 attention_causal_big attention --batch=2 --heads=3 --seq=511 --dim=64 --causal
 attention_f16_d128_big attention --batch=1 --heads=4 --seq=300 --dim=128 --dtype=f16
 softmax_big softmax --rows=1000 --cols=3001
