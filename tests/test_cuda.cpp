@@ -378,7 +378,7 @@ TEST_CASE("cuda: without a driver Tensor::on(\"cuda\") keeps the tensor on the h
   CHECK(log.text().find("keeps the tensor on the host: " + cuda::status().reason) != std::string::npos);
 }
 
-TEST_CASE("cuda: a tensor map is 128 bytes; sizes TMA cannot address and dtypes it cannot copy are refused before the driver") {
+TEST_CASE("cuda: a tensor map is 128 bytes, and sizes TMA cannot address and dtypes it cannot copy are refused before the driver") {
   gpu::KParam map{gpu::KParam::Kind::tensor_map, "t0.map0", DType::f16, 0, 0, {64, 64}, 128};
   CHECK(cuda::parameterBytes(map) == 128);
   CHECK(cuda::parameterBytes({gpu::KParam::Kind::scalar, "s0", DType::f32}) == 4);
@@ -412,7 +412,7 @@ TEST_CASE("cuda: a tensor map is 128 bytes; sizes TMA cannot address and dtypes 
 
 // With a driver: its own cuTensorMapEncodeTiled takes the device's arguments for a tensor in
 // device memory, and refuses rows 200 bytes apart, naming the tensor.
-TEST_CASE("cuda: a driver encodes the tensor map of device memory; one it refuses names the tensor") {
+TEST_CASE("cuda: a driver encodes the tensor map of device memory, and one it refuses names the tensor") {
   if (!cuda::status().available) {
     MESSAGE("skipped: " << cuda::status().reason);
     return;
