@@ -261,9 +261,22 @@ class Inference {
     if (!at(v)) return settle(v, l);
     ConversionKind kind = conversionKind(*at(v), *l, type(v).shape);
     if (kind == ConversionKind::none) return;
+    if (kind == ConversionKind::shared_memory && rebroadcast(v, l)) return;
     std::optional<Shared> via;
     if (kind == ConversionKind::shared_memory) via = viaFor(type(v), *at(v), *l);
     conversions_.push_back({v, &user, static_cast<int>(index), at(v), l, kind, via});
+  }
+
+  // A broadcast read only by one op, in a layout its own would reach through workgroup memory,
+  // is made in that layout instead, so that its source converts (a row of scales, not the
+  // block they scale), as Triton rematerializes broadcasts.
+  bool rebroadcast(ValueId v, const LayoutPtr& l) {
+    const Op* op = producers_[static_cast<size_t>(v)];
+    if (!op || op->code != OpCode::broadcast || users_[static_cast<size_t>(v)].size() != 1) return false;
+    std::erase_if(conversions_, [&](const Conversion& c) { return c.user == op; });
+    at(v) = l;
+    require(op->operands[0], l, *op, 0);
+    return true;
   }
 
   // Gives a free value its consumer's layout, and the free values it is made from theirs.

@@ -27,22 +27,25 @@ void checkQuantized(const Tensor& x, const std::vector<double>& dequantized, DTy
 }
 
 // A [m, k] and B [k, n] quantized (per row and K block and per 128x128 block, or per tensor),
-// then C = the scaled product, checked against float64 products of the dequantized values.
+// B stored [n, k] as a linear layer's weights are (and torch._scaled_mm takes them); then C =
+// the scaled product, checked against float64 products of the dequantized values.
 void scaledGemm(samples::SampleCli& cli, samples::Report& r, DType dtype, int64_t m, int64_t n, int64_t k,
                 bool perTensor, samples::GemmBlocks blocks) {
   using samples::kScaleBlock;
   Tensor a32 = Tensor::random({m, k}, 1, f32, -3, 3), b32 = Tensor::random({k, n}, 2, f32, -0.5, 0.5);
-  Tensor a = Tensor::empty({m, k}, dtype), b = Tensor::empty({k, n}, dtype);
-  Tensor aScale = Tensor::empty({m, cdiv(k, kScaleBlock)}), bScale = Tensor::empty({cdiv(k, kScaleBlock), cdiv(n, kScaleBlock)});
+  Tensor a = Tensor::empty({m, k}, dtype), bStored = Tensor::empty({n, k}, dtype);
+  Tensor aScale = Tensor::empty({m, cdiv(k, kScaleBlock)}), bStoredScale = Tensor::empty({cdiv(n, kScaleBlock), cdiv(k, kScaleBlock)});
+  Tensor b32Stored = b32.transpose().contiguous();
   if (perTensor) {
     double sa, sb;
     std::tie(a, sa) = samples::quantizePerTensor(a32, dtype);
-    std::tie(b, sb) = samples::quantizePerTensor(b32, dtype);
-    aScale = Tensor::full({1, 1}, sa), bScale = Tensor::full({1, 1}, sb);
+    std::tie(bStored, sb) = samples::quantizePerTensor(b32Stored, dtype);
+    aScale = Tensor::full({1, 1}, sa), bStoredScale = Tensor::full({1, 1}, sb);
   } else {
     samples::quantizeFp8(a32, a, aScale, 1, cli.runOptions());
-    samples::quantizeFp8(b32, b, bScale, kScaleBlock, cli.runOptions());
+    samples::quantizeFp8(b32Stored, bStored, bStoredScale, kScaleBlock, cli.runOptions());
   }
+  Tensor b = bStored.transpose(), bScale = bStoredScale.transpose();
   Tensor c = samples::poisoned({m, n});
   cli.keepOnDevice({&a, &aScale, &b, &bScale, &c});
   r.tune = "off";

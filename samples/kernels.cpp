@@ -160,7 +160,11 @@ std::string quantizeFp8(const Tensor& x, const Tensor& q, const Tensor& scale, i
 }
 
 GemmBlocks scaledGemmBlocks(const RunOptions& opts) {
-  return deviceName(opts) == "cpu" ? GemmBlocks{128, 128, 128} : GemmBlocks{32, 64, 32};
+  std::string device = deviceName(opts);
+  if (device == "cpu") return GemmBlocks{128, 128, 128};
+  // Two warpgroups of 64 rows each (wgmma on Hopper), 3 stages of 32 KiB.
+  if (device.starts_with("cuda")) return GemmBlocks{128, 128, 128, 3, 8};
+  return GemmBlocks{32, 64, 32};
 }
 
 std::string scaledGemm(const Tensor& a, const Tensor& aScale, const Tensor& b, const Tensor& bScale, const Tensor& c,
@@ -169,17 +173,25 @@ std::string scaledGemm(const Tensor& a, const Tensor& aScale, const Tensor& b, c
     throw Error("scaledGemm: blocks " + std::to_string(bs.m) + "x" + std::to_string(bs.n) + "x" + std::to_string(bs.k) +
                 ": block_k and block_n must divide the scale blocks' " + std::to_string(kScaleBlock));
   const bool tensorScaleA = aScale.numel() == 1, tensorScaleB = bScale.numel() == 1;
+  // B stored [N, K] (b a transposed view: a linear layer's weights, as torch._scaled_mm takes
+  // them) is read in [n, k] blocks, so that both operands run along K in memory: 8-bit wgmma's
+  // only form, which TMA then copies as they are.
+  const bool bAlongK = b.rank() == 2 && b.strides()[0] == 1 && b.strides()[1] != 1;
+  const Tensor bRead = bAlongK ? b.transpose() : b;
   return run({cdiv(a.dim(0), bs.m), cdiv(b.dim(1), bs.n)}, [&](Program& p) {
+    if (bs.stages > 0) p.stages(bs.stages);
+    if (bs.warps > 0) p.warps(bs.warps);
     Index i = p.id(0), j = p.id(1);
     auto A = p.read(a, {bs.m, bs.k});
-    auto B = p.read(b, {bs.k, bs.n});
+    auto B = p.read(bRead, bAlongK ? Shape{bs.n, bs.k} : Shape{bs.k, bs.n});
     auto aScales = p.read(aScale, {tensorScaleA ? 1 : bs.m, 1});
     auto bScales = p.read(bScale, {1, 1});
     Tile acc = p.fold(0, A.blocks(1), p.zeros({bs.m, bs.n}), [&](Index k, Tile acc) {
       Index kBlock = k * bs.k / kScaleBlock;
       Tile sa = tensorScaleA ? aScales.at({0, 0}) : aScales.at({i, kBlock});  // [m, 1]: one per row
       Tile sb = tensorScaleB ? bScales.at({0, 0}) : bScales.at({kBlock, j * bs.n / kScaleBlock});
-      return acc + dot(A.at({i, k}), B.at({k, j})) * (sa * sb);
+      Tile bBlock = bAlongK ? B.at({j, k}).transpose() : B.at({k, j});
+      return acc + dot(A.at({i, k}), bBlock) * (sa * sb);
     });
     p.write(c, {bs.m, bs.n}).put(acc.cast(c.dtype()), {i, j});
   }, named(opts, "scaled_gemm"));

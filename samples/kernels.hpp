@@ -36,11 +36,12 @@ std::string quantizeFp8(const Tensor& x, const Tensor& q, const Tensor& scale, i
 // C [M, N] = sum over K blocks of (A·B restricted to the block) · aScale · bScale, with A [M, K]
 // and B [K, N] 8-bit floats, the products in f32. aScale is [M, cdiv(K, kScaleBlock)] (per row
 // and K block) or [1, 1] (per tensor); bScale [cdiv(K, kScaleBlock), cdiv(N, kScaleBlock)] or
-// [1, 1]. blocks.k and blocks.n must divide kScaleBlock. C is f32, f16 or bf16.
+// [1, 1]. blocks.k and blocks.n must divide kScaleBlock. C is f32, f16 or bf16. B may be the
+// transposed view of weights stored [N, K] (torch._scaled_mm's layout), read along K then.
 std::string scaledGemm(const Tensor& a, const Tensor& aScale, const Tensor& b, const Tensor& bScale, const Tensor& c,
                        const RunOptions& opts, GemmBlocks blocks);
-// scaledGemm's blocks on the device opts picks: deep 128-wide steps on the CPU, small ones for
-// lavapipe's workgroup memory elsewhere.
+// scaledGemm's blocks on the device opts picks: deep 128-wide steps on the CPU and CUDA (two
+// warpgroups, 3 stages), small ones for lavapipe's workgroup memory elsewhere.
 GemmBlocks scaledGemmBlocks(const RunOptions& opts);
 
 // q, k, v, out: [batch, heads, seq, dim]; flash attention with online softmax.

@@ -786,6 +786,28 @@ TEST_CASE("kernel ir: an 8-bit float gemm on sm_90a runs wgmma m64nNk32 with bot
   checkAgainstInterpreter(k, sampleShapes("gemm"), "sm_90a", {1, 1}, 1e-5);
 }
 
+TEST_CASE("kernel ir: the scaled FP8 gemm with B stored [N, K] runs wgmma on two warpgroups, both operands read ahead by TMA, as the interpreter computes it") {
+  const int64_t M = 130, N = 200, K = 384;  // rows of whole 16-byte vectors, partial blocks
+  Tensor a = Tensor::zeros({M, K}, DType::f8e4m3), bStored = Tensor::zeros({N, K}, DType::f8e4m3);
+  Tensor aScale = Tensor::zeros({M, K / samples::kScaleBlock}), bStoredScale = Tensor::zeros({2, K / samples::kScaleBlock});
+  CaptureTraces capture;
+  samples::scaledGemm(a, aScale, bStored.transpose(), bStoredScale.transpose(), Tensor::zeros({M, N}), {.device = "interp"},
+                      samples::GemmBlocks{128, 128, 128, 3, 8});  // scaledGemmBlocks' on CUDA
+  const ir::Kernel& k = capture.kernels().at(0);
+  KernelLoweringOptions contiguous;
+  contiguous.vectorTensors.assign(k.tensors.size(), true);
+  KernelFunction f = lowerWithinCodeBudget(k, layout::targetByName("sm_90a"), contiguous);
+  CHECK(f.workgroupSize == 256);
+  CHECK(countOps(f.body, KOp::mma) == 0);
+  CHECK(hasAttr(f.body, KOp::wgmma, "k", int64_t{32}));
+  CHECK(countOps(loopBody(f), KOp::tma_load) == 2);  // 128 8-bit elements of K: one 128-byte box each
+  // Only the rows' scales go through workgroup memory (the broadcast is made in the dot's
+  // layout): 128 values over 256 threads, not the 128 x 128 block they scale.
+  CHECK(countOps(loopBody(f), KOp::store_shared) == 1);
+  // The tensors in order of first read: a, b stored, a's scales, b's (a transposed view), c.
+  checkAgainstInterpreter(k, {{M, K}, {N, K}, {M, K / 128}, {K / 128, 2}, {M, N}}, f, {2, 2}, 1e-5);
+}
+
 TEST_CASE("kernel ir: matrix operands leave workgroup memory through ldmatrix, the transposed one with .trans") {
   for (const char* name : {"gemm_f16", "attention_f16"}) {
     CAPTURE(name);
