@@ -5,7 +5,8 @@ through PyTorch on the GPU, one RATIO line per case.
 
 SPEED_TSV has one line per sample run: name, device, ms, first_ms, rate, peer spec
 ("gemm f16 4096 4096 4096", "attention f32 B H S D causal", "softmax R C", "layernorm R C",
-"add N", "fused N", "dropout N P"). On cuda the samples keep their tensors in device
+"add N", "fused N", "dropout N P", "scaled_gemm e4m3 M N K": torch._scaled_mm with per-tensor
+scales and B stored [N, K], as the gemm sample's --scales=tensor). On cuda the samples keep their tensors in device
 memory, so tilejit's ms (the median of --repeat=20 launches after the first) is a launch on
 resident tensors. Each peer is timed twice: torch_ms, the operation alone on tensors already
 on the GPU (CUDA events), and torch_copy_ms, host tensors copied in, the operation, the
@@ -55,6 +56,12 @@ def main():
         if kind == "gemm":
             dt, m, n, k = dtypes[args[0]], int(args[1]), int(args[2]), int(args[3])
             return [rand(m, k, dtype=dt), rand(k, n, dtype=dt)], lambda a, b: a @ b
+        if kind == "scaled_gemm":
+            dt = {"e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2}[args[0]]
+            m, n, k = int(args[1]), int(args[2]), int(args[3])
+            one = torch.ones((), dtype=torch.float32, device=dev)
+            return [rand(m, k, dtype=dt), rand(n, k, dtype=dt)], \
+                lambda a, bt: torch._scaled_mm(a, bt.t(), scale_a=one, scale_b=one, out_dtype=torch.float32)
         if kind == "attention":
             dt = dtypes[args[0]]
             b, h, s, d, causal = (int(x) for x in args[1:6])
