@@ -6,6 +6,7 @@
 #include <bit>
 #include <deque>
 #include <map>
+#include <ranges>
 #include <set>
 #include <functional>
 #include <limits>
@@ -119,7 +120,7 @@ class Workgroup {
       : f_(f), tensors_(tensors), scalars_(scalars), grid_(grid), T_(size_t(f.workgroupSize)),
         regs_(f.regTypes.size()), shared_(size_t(f.sharedBytes()), 0.0), read_(shared_.size()),
         written_(shared_.size()), unfenced_(shared_.size(), false), tmaPending_(shared_.size(), false),
-        wgmmaReads_(shared_.size(), -1), copies_(T_) {}
+        wgmmaReads_(shared_.size(), -1), copies_(T_), acquired_(T_, -1) {}
 
   void run(const std::vector<int64_t>& id) {
     id_ = id;
@@ -161,6 +162,7 @@ class Workgroup {
   }
 
   void inst(const KInst& i) {
+    ++clock_;
     const std::vector<Reg>& o = i.operands;
     if (!pending_.empty() && i.op != KOp::wgmma && i.op != KOp::wgmma_wait)
       for (Reg x : o)
@@ -229,8 +231,8 @@ class Workgroup {
       case KOp::atomic_shared:  // thread by thread; atomics do not race with one another
         for (size_t t = 0; t < T_; ++t) {
           size_t at = sharedAt(i, reg(o[0])[t]);
-          if (read_[at].byOtherThan(epoch_, t)) race("adds to", at, t, read_[at].thread);
-          written_[at].by(epoch_, t);
+          if (unordered(read_[at], t)) race("adds to", at, t, read_[at].thread);
+          access(written_[at], t);
           shared_[at] += reg(o[1])[t];
         }
         return;
@@ -259,11 +261,13 @@ class Workgroup {
           }
         return;
       case KOp::mbarrier_expect:
+      case KOp::mbarrier_arrive:
         for (size_t t = 0; t < T_; ++t)
           if (reg(o[1])[t] != 0) {
             Mbarrier& b = barrier(i, t);
-            if (--b.arrivals < 0) throw Error("simulate: more arrivals on a transaction barrier than its count");
-            b.bytes += intAttr(i, "bytes");
+            arrive(b, t);
+            if (i.op == KOp::mbarrier_expect) b.bytes += intAttr(i, "bytes");
+            completeIfDone(b);
           }
         return;
       case KOp::mbarrier_wait: return mbarrierWait(i);
@@ -271,8 +275,7 @@ class Workgroup {
         for (size_t t = 0; t < T_; ++t)
           if (reg(o[1])[t] != 0) {
             const Mbarrier& b = barrier(i, t);
-            if (!b.landing.empty() || b.arrivals != b.count || b.bytes != 0)
-              throw Error("simulate: a transaction barrier ended in the middle of a phase");
+            if (!b.landing.empty() || b.bytes != 0) throw Error("simulate: a transaction barrier ended with bytes to come");
             barriers_.erase(barrierAt(i, t));
           }
         return;
@@ -306,25 +309,30 @@ class Workgroup {
   }
 
   // Workgroup memory with race detection: between two barriers, no thread may read a slot
-  // another thread wrote or write a slot another thread read (a real GPU orders neither).
+  // another thread wrote or write a slot another thread read (a real GPU orders neither),
+  // unless a transaction barrier it waited on ordered that access before (acquired_).
   struct Access {
     int64_t epoch = -1;
     int64_t thread = -1;  // -2: several threads
-    void by(int64_t now, size_t t) {
-      thread = epoch == now && thread != int64_t(t) ? -2 : int64_t(t);
-      epoch = now;
-    }
-    bool byOtherThan(int64_t now, size_t t) const { return epoch == now && thread != int64_t(t); }
+    int64_t stamp = -1;   // the instruction count at the last access
   };
+  void access(Access& a, size_t t) const {
+    a.thread = a.epoch == epoch_ && a.thread != int64_t(t) ? -2 : int64_t(t);
+    a.epoch = epoch_;
+    a.stamp = clock_;
+  }
+  bool unordered(const Access& a, size_t t) const {
+    return a.epoch == epoch_ && a.thread != int64_t(t) && a.stamp > acquired_[t];
+  }
   [[noreturn]] void race(const char* what, size_t at, size_t t, int64_t other) const {
     throw Error("simulate: a race in workgroup memory: thread " + std::to_string(t) + " " + what + " byte " +
                 std::to_string(at) + " " + (other == -2 ? "several threads" : "thread " + std::to_string(other)) +
                 " accessed since the last barrier");
   }
   double readShared(size_t at, size_t t) {
-    if (written_[at].byOtherThan(epoch_, t)) race("reads", at, t, written_[at].thread);
+    if (unordered(written_[at], t)) race("reads", at, t, written_[at].thread);
     if (tmaPending_[at]) throw Error("simulate: byte " + std::to_string(at) + " is read before the TMA copy to it has landed (no wait on its barrier's phase)");
-    read_[at].by(epoch_, t);
+    access(read_[at], t);
     return shared_[at];
   }
   // Stores and copies may not land on bytes a wgmma group still in flight reads.
@@ -334,10 +342,10 @@ class Workgroup {
                   std::to_string(wgmmaReads_[at]) + ", which reads it, may be in flight");
   }
   void writeShared(size_t at, size_t t, double v) {
-    if (read_[at].byOtherThan(epoch_, t)) race("writes", at, t, read_[at].thread);
+    if (unordered(read_[at], t)) race("writes", at, t, read_[at].thread);
     if (tmaPending_[at]) throw Error("simulate: byte " + std::to_string(at) + " is written while a TMA copy to it may land");
     checkNotInFlight(at);
-    written_[at].by(epoch_, t);
+    access(written_[at], t);
     unfenced_[at] = true;
     shared_[at] = v;
   }
@@ -369,7 +377,7 @@ class Workgroup {
       int64_t first = live ? int64_t(reg(i.operands[0])[t]) : 0;
       if (live) aligned(i, reinterpret_cast<uintptr_t>(tensor.data) + uintptr_t(first) * elementBytes, bytes);
       for (size_t e = 0; e < bytes / elementBytes; ++e) {
-        if (read_[at + e * elementBytes].byOtherThan(epoch_, t)) race("starts a copy over", at + e * elementBytes, t, read_[at + e * elementBytes].thread);
+        if (unordered(read_[at + e * elementBytes], t)) race("starts a copy over", at + e * elementBytes, t, read_[at + e * elementBytes].thread);
         checkNotInFlight(at + e * elementBytes);
         c.values.push_back(live ? readElement(tensor.data, tensor.dtype, first + int64_t(e)) : 0.0);
       }
@@ -390,7 +398,22 @@ class Workgroup {
   struct Mbarrier {
     int64_t count, arrivals, bytes, phase;  // arrivals and transaction bytes still missing in the phase
     std::vector<Copy> landing;
+    std::map<size_t, int64_t> arrived;  // this phase's arrivals: by warp, when
+    // When the last completed phase had every warp's arrival: the earliest (what its waiters
+    // acquire); else -1.
+    int64_t released = -1;
   };
+  // A phase with all its arrivals and no bytes outstanding completes.
+  void completeIfDone(Mbarrier& b) {
+    if (b.arrivals != 0 || b.bytes != 0 || !b.landing.empty()) return;
+    bool everyWarp = b.arrived.size() == T_ / size_t(f_.subgroupSize);
+    b.released = everyWarp ? std::ranges::min(b.arrived | std::views::values) : -1;
+    b.arrivals = b.count, b.arrived.clear(), ++b.phase;
+  }
+  void arrive(Mbarrier& b, size_t t) {
+    if (--b.arrivals < 0) throw Error("simulate: more arrivals on a transaction barrier than its count");
+    b.arrived[t / size_t(f_.subgroupSize)] = clock_;
+  }
   // The byte address of the barrier operand `index` names in allocation attribute `alloc`.
   size_t barrierAt(const KInst& i, size_t t, const char* alloc = "alloc", size_t index = 0) {
     const SharedAlloc& a = f_.shared.at(size_t(intAttr(i, alloc)));
@@ -407,8 +430,12 @@ class Workgroup {
   }
   void mbarrierWait(const KInst& i) {
     for (size_t t = 0; t < T_; ++t) {
+      if (i.operands.size() > 2 && reg(i.operands[2])[t] == 0) continue;
       Mbarrier& b = barrier(i, t);
-      if (b.phase % 2 != int64_t(reg(i.operands[1])[t])) continue;  // that phase is complete
+      if (b.phase % 2 != int64_t(reg(i.operands[1])[t])) {  // that phase is complete (or phase 0 is current)
+        if (b.phase > 0) acquired_[t] = std::max(acquired_[t], b.released);
+        continue;
+      }
       int64_t landed = 0;
       for (const Copy& c : b.landing)
         for (size_t e = 0; e < c.values.size(); ++e) {
@@ -422,7 +449,9 @@ class Workgroup {
       if (b.arrivals != 0 || b.bytes != landed)
         throw Error("simulate: mbarrier_wait could deadlock: its phase has " + std::to_string(b.arrivals) +
                     " arrivals missing and expects " + std::to_string(b.bytes) + " bytes, " + std::to_string(landed) + " came");
-      b.arrivals = b.count, b.bytes = 0, ++b.phase;
+      b.bytes = 0;
+      completeIfDone(b);
+      acquired_[t] = std::max(acquired_[t], b.released);
     }
   }
   // PTX ISA, cp.async.bulk.tensor (tile mode): the box at coords, row-major with the last
@@ -455,7 +484,7 @@ class Workgroup {
         size_t at = start + size_t(e) * bytes;
         if (map.swizzle) at ^= (at >> 7 & size_t(map.swizzle / 16 - 1)) << 4;
         if (at >= shared_.size()) throw Error("simulate: tma_load writes past the workgroup memory");
-        if (read_[at].byOtherThan(epoch_, t)) race("starts a TMA copy over", at, t, read_[at].thread);
+        if (unordered(read_[at], t)) race("starts a TMA copy over", at, t, read_[at].thread);
         if (unfenced_[at]) throw Error("simulate: tma_load over byte " + std::to_string(at) + ", stored since the last fence_async_shared");
         if (tmaPending_[at]) throw Error("simulate: two TMA copies to byte " + std::to_string(at) + " in flight");
         checkNotInFlight(at);
@@ -699,6 +728,8 @@ class Workgroup {
   std::vector<int64_t> wgmmaReads_;     // per byte address: the last wgmma group that read it (-1: none)
   int64_t committed_ = 0, completed_ = 0;  // wgmma groups closed / known complete
   int64_t epoch_ = 0;                   // barriers passed
+  int64_t clock_ = 0;                   // instructions run
+  std::vector<int64_t> acquired_;       // per thread: others' accesses up to this clock are ordered before its own
   std::vector<Copies> copies_;          // per thread
   std::vector<int64_t> id_;
 };

@@ -631,7 +631,11 @@ TEST_CASE("kernel ir: f16 and bf16 gemms on sm_90a run wgmma from read-ahead rin
     // started by thread 0, waited for on the stage's transaction barrier.
     CHECK(countOps(loopBody(f), KOp::tma_load) == 2);
     CHECK(countOps(loopBody(f), KOp::mbarrier_expect) == 1);
-    CHECK(countOps(loopBody(f), KOp::mbarrier_wait) == 1);
+    // No workgroup barrier in the loop: each warp releases the stage it read (lane 0 arrives
+    // on the stage's release barrier) and thread 0 waits for those before refilling it.
+    CHECK(countOps(loopBody(f), KOp::mbarrier_wait) == 2);
+    CHECK(countOps(loopBody(f), KOp::mbarrier_arrive) == 1);
+    CHECK(countOps(loopBody(f), KOp::barrier) == 0);
     CHECK(countOps(loopBody(f), KOp::async_copy) == 0);
     CHECK(countOps(loopBody(f), KOp::fence_async_shared) == 0);  // TMA writes as the async proxy wgmma reads with
     CHECK(std::ranges::count(f.params, KParam::Kind::tensor_map, &KParam::kind) == 2);
@@ -667,6 +671,12 @@ TEST_CASE("kernel ir: the simulator holds sm_90a's TMA rings to their barriers: 
   REQUIRE(expect != nullptr);
   expect->attrs = {{"alloc", attr(*expect, "alloc")}, {"bytes", intAttr(*expect, "bytes") + 16}};  // never all arrive
   CHECK_THROWS_WITH_AS(gpu::simulate(short_, tensors.sim(), {}, {1, 1}), doctest::Contains("could deadlock"), Error);
+  // A stage no warp releases is never refilled: thread 0 would wait forever.
+  KernelFunction unreleased = contiguousLowering(k, "sm_90a");
+  KInst* arrive = firstOf(unreleased.body, KOp::mbarrier_arrive);
+  REQUIRE(arrive != nullptr);
+  *arrive = KInst{KOp::wgmma_fence, {}, {}, {}, {}};
+  CHECK_THROWS_WITH_AS(gpu::simulate(unreleased, tensors.sim(), {}, {1, 1}), doctest::Contains("could deadlock"), Error);
   // Without the launch facts (16-byte rows and address) TMA may not read the tensors.
   const layout::Target& t = layout::targetByName("sm_90a");
   CHECK(countOps(lowerToKernelIR(k, layout::inferLayouts(k, t), t).body, KOp::tma_load) == 0);

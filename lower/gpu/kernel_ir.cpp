@@ -16,7 +16,7 @@ std::string_view kopName(KOp op) {
       "shuffle_xor", "shuffle_idx", "subgroup_reduce", "mma",
       "for", "yield", "atomic_global", "ldmatrix", "async_copy", "async_commit", "async_wait", "atomic_shared",
       "while", "wgmma", "wgmma_fence", "wgmma_commit", "wgmma_wait", "fence_async_shared",
-      "mbarrier_init", "mbarrier_expect", "mbarrier_wait", "mbarrier_inval", "tma_load"};
+      "mbarrier_init", "mbarrier_expect", "mbarrier_wait", "mbarrier_inval", "tma_load", "mbarrier_arrive"};
   return names[static_cast<size_t>(op)];
 }
 

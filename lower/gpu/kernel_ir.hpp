@@ -62,8 +62,12 @@
 //                                        phase also wait for `bytes` transaction bytes (PTX's
 //                                        mbarrier.arrive.expect_tx); a phase completes when all its
 //                                        arrivals and bytes are in
-//   mbarrier_wait {alloc} (index, parity) : waits until the barrier's phase of this parity (0 or 1) has
-//                                        completed (try_wait.parity in a loop)
+//   mbarrier_arrive {alloc} (index, pred) : if pred, arrives on the barrier (releasing this thread's
+//                                        earlier accesses of workgroup memory to its waiters)
+//   mbarrier_wait {alloc} (index, parity[, pred]) : (if pred) waits until the barrier's phase of this
+//                                        parity (0 or 1) has completed (try_wait.parity in a loop): the
+//                                        current phase if it has that parity, else the one before, which
+//                                        a barrier in phase 0 counts as done
 //   mbarrier_inval {alloc} (index, pred) : if pred, ends the barrier, so its bytes may be reused
 //   tma_load {map, alloc, barrier} (pred, slot, index, coords...) : if pred, Hopper's tensor memory
 //                                        accelerator copies the box of tensor-map parameter `map` at
@@ -97,7 +101,7 @@ enum class KOp : uint8_t {
   for_loop, yield,
   atomic_global, ldmatrix, async_copy, async_commit, async_wait, atomic_shared,
   while_loop, wgmma, wgmma_fence, wgmma_commit, wgmma_wait, fence_async_shared,
-  mbarrier_init, mbarrier_expect, mbarrier_wait, mbarrier_inval, tma_load,
+  mbarrier_init, mbarrier_expect, mbarrier_wait, mbarrier_inval, tma_load, mbarrier_arrive,
 };
 std::string_view kopName(KOp op);  // "for" for the structured loop
 bool isPure(KOp op);               // no side effects and no dependence on control (CSE-able)

@@ -22,11 +22,17 @@ void Lowering::fold(const ir::Op& op) {
   const ir::Block& body = op.regions.at(0);
   int64_t stages = std::min(options_.maxStages, op.has(ir::attr::stages) ? op.get(ir::attr::stages) : t_.defaultStages);
   int64_t floor = sharedFloor_, outerBarriers = tmaBarriers_;
+  bool outerReleases = tmaReleases_;
+  std::optional<StageRelease> outerRelease = release_;
   std::vector<ir::ValueId> ahead = t_.asyncCopy && stages > 1 ? giveRings(op, stages) : std::vector<ir::ValueId>{};
   tmaBarriers_ = -1;
+  tmaReleases_ = !ahead.empty() && !copiesIn(ahead);
   if (std::ranges::any_of(ahead, [&](ir::ValueId v) { return readAhead_.at(v).tma.has_value(); })) {
-    tmaBarriers_ = allocShared(stages * 8, DType::i64, "transaction barriers, one per stage", alignTo(sharedFloor_, 8) - sharedFloor_);
-    sharedFloor_ = f_.shared[size_t(tmaBarriers_)].offset + stages * 8;
+    int64_t bytes = (tmaReleases_ ? 2 : 1) * stages * 8;
+    tmaBarriers_ = allocShared(bytes, DType::i64, tmaReleases_ ? "transaction barriers, then release barriers, one per stage"
+                                                               : "transaction barriers, one per stage",
+                               alignTo(sharedFloor_, 8) - sharedFloor_);
+    sharedFloor_ = f_.shared[size_t(tmaBarriers_)].offset + bytes;
   }
   // wgmma accumulators left in flight across iterations read a stage one iteration longer:
   // the copies then run stages - 2 iterations ahead, so 3 stages at least.
@@ -40,6 +46,10 @@ void Lowering::fold(const ir::Op& op) {
   define(body.args[0], {args[0]});
   splitInto(body.args, 1, std::vector<Reg>(args.begin() + 1, args.end()), counts);
   if (!ahead.empty()) readAheadIteration(body, ahead, stages, lookahead, operands[0], operands[1], args[0]);
+  // The stage this iteration read is released at its end; one a wgmma still reads, at the next's.
+  release_.reset();
+  if (tmaReleases_)
+    release_ = StageRelease{b_.binary("sub", args[0], operands[0]), inFlight.empty() ? 0 : 1, stages, regionDepth_ + 1};
   inFlightDots_.insert(inFlight.begin(), inFlight.end());
   ++regionDepth_;
   block(body);
@@ -56,6 +66,8 @@ void Lowering::fold(const ir::Op& op) {
   }
   sharedFloor_ = floor;
   tmaBarriers_ = outerBarriers;
+  tmaReleases_ = outerReleases;
+  release_ = outerRelease;
 }
 
 bool Lowering::copiesIn(const std::vector<ir::ValueId>& ahead) const {
@@ -111,10 +123,12 @@ void Lowering::readAheadIteration(const ir::Block& body, const std::vector<ir::V
   }
   if (std::ranges::any_of(ahead, [&](ir::ValueId v) { return readAhead_.at(v).asyncProxy && !readAhead_.at(v).tma; }))
     b_.effect(KOp::fence_async_shared);  // wgmma reads the landed copies
-  b_.effect(KOp::barrier);
   Reg distance = b_.constant(DType::i64, double(lookahead));  // how far the copies run ahead
+  Reg refill = b_.binary("rem", b_.binary("add", step, distance), S);
+  if (tmaReleases_) awaitRelease(step, distance, S, refill);
+  else b_.effect(KOp::barrier);
   Reg later = b_.binary("add", k, distance);
-  issueReadAhead(body, ahead, later, b_.binary("rem", b_.binary("add", step, distance), S), b_.cmp("lt", later, end));
+  issueReadAhead(body, ahead, later, refill, b_.cmp("lt", later, end));
   for (ir::ValueId v : ahead) readAhead_.at(v).staged.base = stageOffset(readAhead_.at(v), stage);
 }
 
@@ -167,6 +181,7 @@ void Lowering::splitInto(const std::vector<ir::ValueId>& values, size_t first, c
 }
 
 void Lowering::yield(const ir::Op& op) {
+  if (release_ && release_->depth == regionDepth_) releaseStage(*release_);
   std::vector<Reg> flat;
   for (size_t i = 0; i < op.operands.size(); ++i) {
     std::vector<Reg> v = operand(op, int(i));

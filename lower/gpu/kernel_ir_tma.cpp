@@ -64,8 +64,9 @@ int64_t Lowering::tensorMapParam(int64_t tensor, const std::vector<int64_t>& box
 
 void Lowering::initTmaBarriers(int64_t stages) {
   Reg first = firstThread();
-  for (int64_t s = 0; s < stages; ++s)
-    b_.effect(KOp::mbarrier_init, {b_.constant(DType::i32, double(s)), first}, {{"alloc", tmaBarriers_}, {"count", int64_t{1}}});
+  for (int64_t s = 0; s < (tmaReleases_ ? 2 : 1) * stages; ++s)
+    b_.effect(KOp::mbarrier_init, {b_.constant(DType::i32, double(s)), first},
+              {{"alloc", tmaBarriers_}, {"count", s < stages ? int64_t{1} : f_.workgroupSize / f_.subgroupSize}});
   // The async proxy sees the barriers, and the generic accesses of the bytes the rings reuse,
   // before the first copy.
   b_.effect(KOp::fence_async_shared);
@@ -75,8 +76,25 @@ void Lowering::initTmaBarriers(int64_t stages) {
 void Lowering::invalidateTmaBarriers(int64_t stages) {
   b_.effect(KOp::barrier);  // every thread is past its last wait
   Reg first = firstThread();
-  for (int64_t s = 0; s < stages; ++s)
+  for (int64_t s = 0; s < (tmaReleases_ ? 2 : 1) * stages; ++s)
     b_.effect(KOp::mbarrier_inval, {b_.constant(DType::i32, double(s)), first}, {{"alloc", tmaBarriers_}});
+}
+
+void Lowering::awaitRelease(Reg step, Reg distance, Reg stages, Reg stage) {
+  // Round n waits for the phase of parity (n + 1) % 2: in round 0 the one before phase 0.
+  Reg round = b_.binary("div", b_.binary("add", step, distance), stages);
+  Reg parity = b_.binary("rem", b_.binary("add", round, b_.constant(DType::i64, 1)), b_.constant(DType::i64, 2));
+  Reg index = b_.binary("add", castTo(stage, DType::i32), castTo(stages, DType::i32));
+  b_.effect(KOp::mbarrier_wait, {index, castTo(parity, DType::i32), firstThread()}, {{"alloc", tmaBarriers_}});
+}
+
+void Lowering::releaseStage(const StageRelease& r) {
+  Reg read = b_.binary("sub", r.step, b_.constant(DType::i64, double(r.lag)));
+  Reg S = b_.constant(DType::i64, double(r.stages));
+  Reg index = castTo(b_.binary("add", b_.binary("rem", read, S), S), DType::i32);
+  Reg lane0 = b_.cmp("eq", b_.emit(KOp::lane_id, DType::i32), b_.constant(DType::i32, 0));
+  b_.effect(KOp::mbarrier_arrive, {index, b_.binary("and", lane0, b_.cmp("ge", read, b_.constant(DType::i64, 0)))},
+            {{"alloc", tmaBarriers_}});
 }
 
 void Lowering::issueTma(const ReadAhead& r, Reg stage, Reg live) {

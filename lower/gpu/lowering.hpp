@@ -483,6 +483,13 @@ class Lowering {
   struct TmaBoxes {
     int64_t map, boxInner, blocks, blockElements, stageBytes;
   };
+  // A release the fold body's yield is preceded by: the stage the iteration (step - lag) read
+  // (none while that is negative), at the body's region depth.
+  struct StageRelease {
+    Reg step;
+    int64_t lag, stages;
+    int depth;
+  };
   struct ReadAhead {
     const ir::Op* load;
     std::vector<ir::ValueId> views;        // the load's result, then the views between it and the dot
@@ -509,6 +516,11 @@ class Lowering {
   // The barriers' setup before the prologue's copies, and their end after the loop.
   void initTmaBarriers(int64_t stages);
   void invalidateTmaBarriers(int64_t stages);
+  // Before refilling stage `stage` (i64) for the round (step + distance) / stages, thread 0
+  // waits until every warp has released its previous round (none in the first).
+  void awaitRelease(Reg step, Reg distance, Reg stages, Reg stage);
+  // Lane 0 of each warp arrives on the release barrier of release_'s stage.
+  void releaseStage(const StageRelease& r);
   // Thread 0's TMA copies of ring r for iteration k into `stage` (i64) where `live`.
   void issueTma(const ReadAhead& r, Reg stage, Reg live);
   // `lin` with each basis sent through `map` into coordinates of `shape` (padded).
@@ -578,8 +590,12 @@ class Lowering {
   std::set<ir::ValueId> readAheadViews_;        // their loads and views, never in registers
   std::set<const ir::Op*> inFlightDots_;        // wgmma dots whose groups stay in flight (inFlightAccumulators)
   // The innermost fold's transaction barriers for its TMA rings, one i64 per stage (an
-  // allocation; -1: none).
+  // allocation; -1: none), then, when every ring is TMA's (tmaReleases_), one per stage that
+  // the warps arrive on when done reading it, which the refill waits for instead of a
+  // workgroup barrier.
   int64_t tmaBarriers_ = -1;
+  bool tmaReleases_ = false;
+  std::optional<StageRelease> release_;  // before the innermost TMA-only fold body's yield
   int64_t sharedFloor_ = 0;  // allocations start here: below lie those folds' rings
   int64_t stagesUsed_ = 1;   // the most stages a fold read ahead with
   std::map<ir::ValueId, int> uses_;  // how many operands read each value

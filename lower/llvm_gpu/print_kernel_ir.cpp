@@ -627,10 +627,13 @@ class Printer {
   Value* predicate(Reg r) { return cast(val(r), dtypeOf(r), DType::boolean); }
   void mbarrier(const KInst& i) {
     Value* barrier = sharedAddress(intAttr(i, "alloc"), i.operands[0]);
-    if (i.op == KOp::mbarrier_wait) return t_.mbarrierWait(b_, barrier, cast(val(i.operands[1]), dtypeOf(i.operands[1]), DType::i32));
-    predicated(predicate(i.operands[1]), nullptr, [&]() -> Value* {
-      if (i.op == KOp::mbarrier_init) t_.mbarrierInit(b_, barrier, intAttr(i, "count"));
+    bool wait = i.op == KOp::mbarrier_wait;
+    if (wait && i.operands.size() == 2) return t_.mbarrierWait(b_, barrier, cast(val(i.operands[1]), dtypeOf(i.operands[1]), DType::i32));
+    predicated(predicate(i.operands[wait ? 2 : 1]), nullptr, [&]() -> Value* {
+      if (wait) t_.mbarrierWait(b_, barrier, cast(val(i.operands[1]), dtypeOf(i.operands[1]), DType::i32));
+      else if (i.op == KOp::mbarrier_init) t_.mbarrierInit(b_, barrier, intAttr(i, "count"));
       else if (i.op == KOp::mbarrier_expect) t_.mbarrierExpect(b_, barrier, intAttr(i, "bytes"));
+      else if (i.op == KOp::mbarrier_arrive) t_.mbarrierArrive(b_, barrier);
       else t_.mbarrierInval(b_, barrier);
       return nullptr;
     });
@@ -766,7 +769,8 @@ class Printer {
       case KOp::wgmma_commit: return t_.warpgroupCommit(b_);
       case KOp::wgmma_wait: return wgmmaWait(i);
       case KOp::fence_async_shared: return t_.fenceAsyncShared(b_);
-      case KOp::mbarrier_init: case KOp::mbarrier_expect: case KOp::mbarrier_wait: case KOp::mbarrier_inval: return mbarrier(i);
+      case KOp::mbarrier_init: case KOp::mbarrier_expect: case KOp::mbarrier_wait: case KOp::mbarrier_inval:
+      case KOp::mbarrier_arrive: return mbarrier(i);
       case KOp::tma_load: return tmaLoad(i);
       case KOp::store_global: return storeGlobal(i);
       case KOp::atomic_global: return atomicGlobal(i);
@@ -863,6 +867,9 @@ void LlvmGpuTarget::mbarrierInit(llvm::IRBuilderBase&, llvm::Value*, int64_t) co
 }
 void LlvmGpuTarget::mbarrierExpect(llvm::IRBuilderBase&, llvm::Value*, int64_t) const {
   throw Unsupported("llvm gpu: unsupported: mbarrier_expect on " + triple());
+}
+void LlvmGpuTarget::mbarrierArrive(llvm::IRBuilderBase&, llvm::Value*) const {
+  throw Unsupported("llvm gpu: unsupported: mbarrier_arrive on " + triple());
 }
 void LlvmGpuTarget::mbarrierWait(llvm::IRBuilderBase&, llvm::Value*, llvm::Value*) const {
   throw Unsupported("llvm gpu: unsupported: mbarrier_wait on " + triple());

@@ -84,12 +84,13 @@ class LlvmGpuTarget {
                                                   const std::vector<llvm::Value*>& values) const;
   virtual void fenceAsyncShared(llvm::IRBuilderBase& b) const;
   // The kernel IR's transaction barriers and TMA loads, on 32-bit workgroup-memory addresses
-  // (within the workgroup's window): mbarrier_init, mbarrier_expect (arrive.expect_tx),
+  // (within the workgroup's window): mbarrier_init, mbarrier_expect (arrive.expect_tx), mbarrier_arrive,
   // mbarrier_wait (until the phase of `parity`, an i32, completes), mbarrier_inval, and
   // tma_load of the box at `coords` (i32, the tensor's dimensions in order) through tensor map
   // `map` (a pointer to the kernel parameter). Throw where the target has none.
   virtual void mbarrierInit(llvm::IRBuilderBase& b, llvm::Value* barrier, int64_t count) const;
   virtual void mbarrierExpect(llvm::IRBuilderBase& b, llvm::Value* barrier, int64_t bytes) const;
+  virtual void mbarrierArrive(llvm::IRBuilderBase& b, llvm::Value* barrier) const;
   virtual void mbarrierWait(llvm::IRBuilderBase& b, llvm::Value* barrier, llvm::Value* parity) const;
   virtual void mbarrierInval(llvm::IRBuilderBase& b, llvm::Value* barrier) const;
   virtual void tmaLoad(llvm::IRBuilderBase& b, llvm::Value* to, llvm::Value* map, llvm::Value* barrier,

@@ -209,6 +209,9 @@ class NvptxTarget final : public llvmgpu::LlvmGpuTarget {
   void mbarrierExpect(llvm::IRBuilderBase& b, Value* barrier, int64_t bytes) const override {
     callAsm(b, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r,~{memory}", {}, {barrier, b.getInt32(uint32_t(bytes))});
   }
+  void mbarrierArrive(llvm::IRBuilderBase& b, Value* barrier) const override {
+    callAsm(b, "mbarrier.arrive.shared::cta.b64 _, [$0];", "r,~{memory}", {}, {barrier});
+  }
   // try_wait suspends the thread for a while (a hint the hardware bounds) before it fails; the
   // labels are local to the braces, so the loop may be inlined many times.
   void mbarrierWait(llvm::IRBuilderBase& b, Value* barrier, Value* parity) const override {
