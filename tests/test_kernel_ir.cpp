@@ -682,6 +682,18 @@ TEST_CASE("kernel ir: the simulator holds sm_90a's TMA rings to their barriers: 
   CHECK(countOps(lowerToKernelIR(k, layout::inferLayouts(k, t), t).body, KOp::tma_load) == 0);
 }
 
+TEST_CASE("kernel ir: on sm_90a a dot that does not fill a warpgroup runs mma.sync, its operands read by ldmatrix from TMA rings, as the interpreter computes it") {
+  ir::Kernel k = test::retyped(samples::traceSample("gemm_f16"), {{"grid 2 {", "grid 2 warps 2 {"}});
+  KernelLoweringOptions contiguous;
+  contiguous.vectorTensors.assign(k.tensors.size(), true);
+  KernelFunction f = lowerWithinCodeBudget(k, layout::targetByName("sm_90a"), contiguous);
+  CHECK(countOps(f.body, KOp::wgmma) == 0);
+  CHECK(countOps(loopBody(f), KOp::ldmatrix) > 0);
+  CHECK(countOps(loopBody(f), KOp::tma_load) == 2);
+  CHECK(countOps(loopBody(f), KOp::barrier) == 0);
+  checkAgainstInterpreter(k, {{37, 144}, {144, 48}, {37, 48}}, f, {1, 1}, 1e-4);
+}
+
 // The in-loop wgmma_wait of a lowered function (pending 1: the previous iteration's group).
 KInst* inFlightWait(KBlock& b) {
   for (KInst& i : b.insts) {
