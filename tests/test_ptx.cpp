@@ -169,7 +169,29 @@ TEST_CASE("ptx: an 8-bit float gemm on sm_90a runs QGMMA (wgmma m64nNk32 e4m3 x 
   if (!a.sass.empty()) {
     CHECK(sassCount(a.sass, "QGMMA") > 0);
     CHECK(sassCount(a.sass, "HMMA") == 0);
+    CHECK(sassCount(a.sass, "UTMALDG") > 0);  // a, along K in memory
   }
+}
+
+TEST_CASE("ptx: the scaled FP8 gemm with B stored [N, K] runs QGMMA on two warpgroups, both operands by UTMALDG, without spills") {
+  const int64_t M = 4096, N = 4096, K = 4096;
+  CaptureTraces capture;
+  samples::scaledGemm(Tensor::zeros({M, K}, DType::f8e4m3), Tensor::zeros({M, K / samples::kScaleBlock}),
+                      Tensor::zeros({N, K}, DType::f8e4m3).transpose(),
+                      Tensor::zeros({N / samples::kScaleBlock, K / samples::kScaleBlock}).transpose(), Tensor::zeros({M, N}),
+                      {.device = "interp"}, samples::GemmBlocks{128, 128, 128, 3, 8});
+  std::string ptx = devicePtxOf(capture.kernels().at(0), "sm_90a");
+  CHECK(ptx.find("wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3") != std::string::npos);
+  CHECK(ptx.find("cp.async.bulk.tensor.2d") != std::string::npos);
+  test::Assembled a = test::assemble(ptx, "sm_90a", true);
+  if (a.report.empty()) return;
+  size_t used = a.report.find("Used ");
+  std::printf("ptx: scaled gemm f8e4m3 128x128x128, 3 stages, 8 warps, sm_90a: %s", used == std::string::npos ? "" : a.report.c_str() + used);
+  CHECK(a.report.find(" 0 bytes spill stores, 0 bytes spill loads") != std::string::npos);
+  if (a.sass.empty()) return;
+  CHECK(sassCount(a.sass, "QGMMA") > 0);
+  CHECK(sassCount(a.sass, "UTMALDG") > 0);
+  CHECK(sassCount(a.sass, "LDGSTS") == 0);
 }
 
 TEST_CASE("ptx: an i8 gemm runs on IMMA (mma.sync m16n8k32) with i32 accumulators, read ahead by cp.async") {
