@@ -203,8 +203,11 @@ class NvptxTarget final : public llvmgpu::LlvmGpuTarget {
   }
   void fenceAsyncShared(llvm::IRBuilderBase& b) const override { callAsm(b, "fence.proxy.async.shared::cta;", "", {}, {}); }
 
+  // The init is released to the async proxy (the TMA unit completes transactions on it) as
+  // CUTLASS does; a workgroup barrier after it orders it before the other threads' use.
   void mbarrierInit(llvm::IRBuilderBase& b, Value* barrier, int64_t count) const override {
-    callAsm(b, "mbarrier.init.shared::cta.b64 [$0], $1;", "r,r,~{memory}", {}, {barrier, b.getInt32(uint32_t(count))});
+    callAsm(b, "mbarrier.init.shared::cta.b64 [$0], $1; fence.mbarrier_init.release.cluster;", "r,r,~{memory}", {},
+            {barrier, b.getInt32(uint32_t(count))});
   }
   void mbarrierExpect(llvm::IRBuilderBase& b, Value* barrier, int64_t bytes) const override {
     callAsm(b, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r,~{memory}", {}, {barrier, b.getInt32(uint32_t(bytes))});
