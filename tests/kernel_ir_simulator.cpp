@@ -469,7 +469,7 @@ class Workgroup {
     for (size_t t = 0; t < T_; ++t) {
       if (reg(i.operands[0])[t] == 0) continue;
       size_t start = sharedAt(i, reg(i.operands[1])[t]);
-      aligned(i, start, 128);
+      aligned(i, start, std::max<size_t>(128, size_t(8 * map.swizzle)));  // on the swizzle's pattern
       sharedAt(i, reg(i.operands[1])[t] + double(boxElements - 1));
       Mbarrier& b = barrier(i, t, "barrier", 2);
       for (int64_t e = 0; e < boxElements; ++e) {

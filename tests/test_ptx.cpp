@@ -120,6 +120,15 @@ TEST_CASE("ptx: on sm_90a f16 and bf16 gemm and attention run HGMMA from descrip
     }
 }
 
+TEST_CASE("ptx: on sm_90a a gemm on mma.sync fed by TMA aligns workgroup memory to TMA's 1024-byte swizzle patterns") {
+  std::string ptx = devicePtxOf(test::retyped(samples::traceSample("gemm_f16"), {{"grid 2 {", "grid 2 warps 2 {"}}), "sm_90a");
+  CHECK(ptx.find("cp.async.bulk.tensor.2d") != std::string::npos);
+  CHECK(ptx.find("wgmma") == std::string::npos);
+  CHECK(ptx.find(".shared .align 1024") != std::string::npos);
+  test::Assembled a = test::assemble(ptx, "sm_90a", true);
+  if (!a.sass.empty()) CHECK(sassCount(a.sass, "UTMALDG") > 0);
+}
+
 TEST_CASE("ptx: a 3-stage sm_90a gemm keeps a wgmma group in flight, which ptxas does not serialize") {
   for (int64_t warps : {4, 8}) {
     CAPTURE(warps);

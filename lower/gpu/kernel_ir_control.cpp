@@ -202,13 +202,15 @@ auto Lowering::giveRings(const ir::Op& fold, int64_t stages) -> std::vector<ir::
     LinearLayout from = linear(v), storeAt = offsetOf->compose(from), loadAt = offsetOf->compose(linear(*c.conversion->to, v));
     LinearLayout at = mapped(from, c.toLoad, k_.type(load->results[0]).shape);
     bool asyncProxy = isWgmmaOperand(*c.conversion->to);
+    std::optional<TmaBoxes> tma = tmaBoxes(c, *offsetOf);
+    // Stages start on a swizzle pattern (TMA's counted from address 0, copies to 128 bytes).
     int64_t atom = asyncProxy ? swizzleAtomBytes(mem, dt) : 16;
+    if (tma) atom = std::max({atom, int64_t{128}, 8 * f_.params[size_t(tma->map)].swizzle});
     int64_t stageBytes = alignTo(paddedNumel(v) * dtypeBytes(dt), atom);
     int64_t ring = allocShared(stages * stageBytes, dt, layout::str(mem) + ", a read-ahead ring of " + std::to_string(stages),
                                alignTo(sharedFloor_, atom) - sharedFloor_);
     int64_t vec = std::min(vectorWidth(*load, load->get(ir::attr::tensor), at, k_.type(load->results[0]).shape),
                            sharedVectorWidth(storeAt, dt, ring));
-    std::optional<TmaBoxes> tma = tmaBoxes(c, *offsetOf);
     if (int64_t bytes = vec * dtypeBytes(dt); !tma && bytes != 4 && bytes != 8 && bytes != 16) {
       f_.shared.pop_back();
       continue;

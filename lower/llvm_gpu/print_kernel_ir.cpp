@@ -531,8 +531,10 @@ class Printer {
                                        dynamic ? llvm::GlobalValue::ExternalLinkage : llvm::GlobalValue::InternalLinkage,
                                        dynamic ? nullptr : llvm::UndefValue::get(array), "shared", nullptr,
                                        llvm::GlobalValue::NotThreadLocal, t_.sharedAddressSpace());
-    // wgmma's swizzle patterns repeat every 1024 bytes of the window, counted from address 0.
-    g->setAlignment(llvm::Align(gpu::countOps(f_.body, KOp::wgmma) > 0 ? 1024 : 16));
+    // wgmma's and TMA's swizzle patterns repeat every 1024 bytes of the window, counted from
+    // address 0.
+    bool swizzled = gpu::countOps(f_.body, KOp::wgmma) > 0 || gpu::countOps(f_.body, KOp::tma_load) > 0;
+    g->setAlignment(llvm::Align(swizzled ? 1024 : 16));
     shared_ = g;
   }
   struct SharedElement {
