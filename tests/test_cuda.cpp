@@ -251,6 +251,11 @@ TEST_CASE("cuda: the layout target comes from the compute capability and the dev
                         .sharedPerBlock = 48 * 1024, .sharedPerBlockOptin = 227 * 1024};
   CHECK(cuda::targetFor(h200).name == "sm_90a");
   CHECK(h200.arch() == "sm_90a");
+  CHECK(cuda::targetFor(h200).tma);
+  h200.tma = false;  // TILEJIT_CUDA_TMA=0: cp.async, in a cubin of its own
+  CHECK(!cuda::targetFor(h200).tma);
+  CHECK(cuda::cubinKey(1, h200, cuda::targetFor(h200), {}).options !=
+        cuda::cubinKey(1, h200, layout::targetByName("sm_90a"), {}).options);
   h200.archSpecific = false;  // TILEJIT_CUDA_PORTABLE=1
   CHECK(cuda::targetFor(h200).name == "sm_90");
   CHECK(h200.arch() == "sm_90");

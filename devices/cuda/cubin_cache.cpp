@@ -49,9 +49,9 @@ jit::ArtifactKey cubinKey(uint64_t irHash, const DeviceInfo& d, const layout::Ta
   std::string facts;
   for (bool v : vectorTensors) facts += v ? '1' : '0';
   std::string device = fmt::format("cuda-{}-{}-sms{}-driver{}", d.name, d.arch(), d.multiprocessors, d.driverVersion);
-  std::string options = fmt::format("ptx target={} warps={} threads={} shared={} loops={} budget={} vector={}", t.name,
-                                    t.warpsPerProgram, t.maxWorkgroupThreads, t.sharedBytes, t.loopIterationLimit,
-                                    t.codeBudget, facts);
+  std::string options = fmt::format("ptx target={} warps={} threads={} shared={} loops={} budget={} tma={} vector={}",
+                                    t.name, t.warpsPerProgram, t.maxWorkgroupThreads, t.sharedBytes,
+                                    t.loopIterationLimit, t.codeBudget, t.tma, facts);
   return {jit::ArtifactKind::cubin, irHash, device, options};
 }
 

@@ -234,6 +234,7 @@ layout::Target targetFor(const DeviceInfo& d) {
                             d.name, d.major, d.minor));
   layout::Target t = layout::targetByName(d.major == 9 ? (d.arch() == "sm_90a" ? "sm_90a" : "sm_90") : d.minor >= 9 ? "sm_89" : "sm_80");
   t.sharedBytes = std::max(d.sharedPerBlockOptin, d.sharedPerBlock);
+  t.tma = t.tma && d.tma;
   if (d.maxThreadsPerBlock > 0) t.maxWorkgroupThreads = std::min<int64_t>(t.maxWorkgroupThreads, d.maxThreadsPerBlock);
   t.warpsPerProgram = std::max<int64_t>(1, std::min(t.warpsPerProgram, t.maxWorkgroupThreads / t.subgroupSize));
   return t;

@@ -168,6 +168,8 @@ DeviceInfo deviceInfo(uint32_t index) {
   info.maxGrid[2] = attribute(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z);
   const char* portable = std::getenv("TILEJIT_CUDA_PORTABLE");
   info.archSpecific = !portable || std::string_view(portable) == "0";
+  const char* tma = std::getenv("TILEJIT_CUDA_TMA");
+  info.tma = !tma || std::string_view(tma) != "0";
   return info;
 }
 

@@ -85,6 +85,9 @@ struct DeviceInfo {
   // Whether 9.0 (Hopper) takes the architecture-specific sm_90a, whose wgmma no other GPU runs;
   // TILEJIT_CUDA_PORTABLE=1 keeps it on sm_90 (mma.sync), to compare the two or to avoid one.
   bool archSpecific = true;
+  // Whether sm_90a reads dot operands ahead with TMA; TILEJIT_CUDA_TMA=0 keeps cp.async, to
+  // compare the two or to avoid one.
+  bool tma = true;
   std::string arch() const {
     return "sm_" + std::to_string(major) + std::to_string(minor) + (archSpecific && major == 9 && minor == 0 ? "a" : "");
   }

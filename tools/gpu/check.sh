@@ -440,6 +440,7 @@ gemm_f32 gemm --m=4096 --n=4096 --k=4096 | gemm f32 4096 4096 4096
 gemm_f16 gemm --m=4096 --n=4096 --k=4096 --dtype=f16 | gemm f16 4096 4096 4096
 gemm_bf16 gemm --m=4096 --n=4096 --k=4096 --dtype=bf16 | gemm bf16 4096 4096 4096
 gemm_bf16_portable gemm --m=4096 --n=4096 --k=4096 --dtype=bf16 | gemm bf16 4096 4096 4096
+gemm_bf16_notma gemm --m=4096 --n=4096 --k=4096 --dtype=bf16 | gemm bf16 4096 4096 4096
 gemm_f8e4m3_tensor gemm --m=4096 --n=4096 --k=4096 --dtype=f8e4m3 --scales=tensor | scaled_gemm e4m3 4096 4096 4096
 attention_f32 attention --batch=4 --heads=16 --seq=2048 --dim=64 | attention f32 4 16 2048 64 0
 attention_f16_causal attention --batch=4 --heads=16 --seq=2048 --dim=64 --causal --dtype=f16 | attention f16 4 16 2048 64 1
@@ -467,12 +468,14 @@ if want speed; then
       t="$(limit 45)"
       ((t > 5)) || { echo "speed: out of time before $name" >> "$OUT/speed.log"; break; }
       # A case named *_portable runs the portable target (sm_90 on a 9.0 GPU: mma.sync, not wgmma),
-      # with its own cache folder so that neither path reuses the other's tunings.
-      portable=0 cache="$TILEJIT_CACHE_DIR"
+      # one named *_notma sm_90a with cp.async instead of TMA, each with its own cache folder so
+      # that no path reuses another's tunings.
+      portable=0 tma=1 cache="$TILEJIT_CACHE_DIR"
       [[ $name == *_portable ]] && portable=1 cache="$WORK/cache-portable"
-      echo "---- $name: TILEJIT_CUDA_PORTABLE=$portable $prog $args --device=cuda --repeat=20" >> "$OUT/speed.log"
+      [[ $name == *_notma ]] && tma=0 cache="$WORK/cache-notma"
+      echo "---- $name: TILEJIT_CUDA_PORTABLE=$portable TILEJIT_CUDA_TMA=$tma $prog $args --device=cuda --repeat=20" >> "$OUT/speed.log"
       # shellcheck disable=SC2086
-      TILEJIT_CUDA_PORTABLE=$portable TILEJIT_CACHE_DIR=$cache tj "$t" "$prog" $args --device=cuda --repeat=20 > "$WORK/speed-run.log" 2>&1
+      TILEJIT_CUDA_PORTABLE=$portable TILEJIT_CUDA_TMA=$tma TILEJIT_CACHE_DIR=$cache tj "$t" "$prog" $args --device=cuda --repeat=20 > "$WORK/speed-run.log" 2>&1
       rc=$?
       cat "$WORK/speed-run.log" >> "$OUT/speed.log"
       res="$(grep '^RESULT' "$WORK/speed-run.log" | tail -1)"
