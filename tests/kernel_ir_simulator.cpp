@@ -120,7 +120,7 @@ class Workgroup {
       : f_(f), tensors_(tensors), scalars_(scalars), grid_(grid), T_(size_t(f.workgroupSize)),
         regs_(f.regTypes.size()), shared_(size_t(f.sharedBytes()), 0.0), read_(shared_.size()),
         written_(shared_.size()), unfenced_(shared_.size(), false), tmaPending_(shared_.size(), false),
-        wgmmaReads_(shared_.size(), -1), copies_(T_), acquired_(T_, -1) {}
+        wgmmaReads_(shared_.size(), -1), copies_(T_), acquired_(T_, -1), bulkStores_(T_, 0) {}
 
   void run(const std::vector<int64_t>& id) {
     id_ = id;
@@ -130,6 +130,8 @@ class Workgroup {
       if (!c.open.empty() || !c.groups.empty()) throw Error("simulate: the kernel ends with asynchronous copies not waited for");
     for (const auto& [at, b] : barriers_)
       if (!b.landing.empty()) throw Error("simulate: the kernel ends with TMA copies to barrier " + std::to_string(at) + " not waited for");
+    if (std::ranges::any_of(bulkStores_, [](int64_t n) { return n > 0; }))
+      throw Error("simulate: the kernel ends with TMA stores not waited for");
     barriers_.clear();
   }
 
@@ -280,6 +282,11 @@ class Workgroup {
           }
         return;
       case KOp::tma_load: return tmaLoad(i);
+      case KOp::tma_store: return tmaStore(i);
+      case KOp::tma_store_wait:
+        for (size_t t = 0; t < T_; ++t)
+          if (reg(o[0])[t] != 0) bulkStores_[t] = 0;
+        return;
       case KOp::for_loop: return loop(i);
       case KOp::while_loop: return whileLoop(i);
       default: throw Error("simulate: cannot run " + std::string(kopName(i.op)));
@@ -454,42 +461,73 @@ class Workgroup {
       acquired_[t] = std::max(acquired_[t], b.released);
     }
   }
+  // The element offsets (in the tensor, or -1 outside it) and workgroup-memory byte addresses of
+  // tensor-map parameter `map`'s box at coords (registers `first`...) from byte `start`, for thread t.
+  std::vector<std::pair<int64_t, size_t>> tmaBox(const KInst& i, const KParam& map, const SimTensor& tensor, size_t start,
+                                                 size_t first, size_t t) {
+    size_t bytes = size_t(dtypeBytes(tensor.dtype)), rank = map.box.size();
+    int64_t boxElements = 1;
+    for (int64_t n : map.box) boxElements *= n;
+    aligned(i, start, std::max<size_t>(128, size_t(8 * map.swizzle)));  // on the swizzle's pattern
+    std::vector<std::pair<int64_t, size_t>> box;
+    for (int64_t e = 0; e < boxElements; ++e) {
+      int64_t rest = e, element = 0;
+      bool inside = true;
+      for (size_t d = rank; d-- > 0;) {
+        int64_t at = int64_t(reg(i.operands[first + d])[t]) + rest % map.box[d];
+        rest /= map.box[d];
+        inside = inside && at >= 0 && at < tensor.shape[d];
+        element += at * tensor.strides[d];
+      }
+      size_t at = start + size_t(e) * bytes;
+      if (map.swizzle) at ^= (at >> 7 & size_t(map.swizzle / 16 - 1)) << 4;
+      if (at >= shared_.size()) throw Error("simulate: " + std::string(kopName(i.op)) + " past the workgroup memory");
+      box.emplace_back(inside ? element : -1, at);
+    }
+    return box;
+  }
+  const KParam& tensorMap(const KInst& i) const {
+    const KParam& map = f_.params.at(size_t(intAttr(i, "map")));
+    if (map.kind != KParam::Kind::tensor_map) throw Error("simulate: " + std::string(kopName(i.op)) + " of a parameter that is no tensor map");
+    if (map.box.size() != tensors_.at(map.number).shape.size() || dtypeBytes(tensors_.at(map.number).dtype) !=
+                                                                      dtypeBytes(f_.shared.at(size_t(intAttr(i, "alloc"))).dtype))
+      throw Error("simulate: " + std::string(kopName(i.op)) + "'s box does not fit");
+    return map;
+  }
+  // cp.async.bulk.tensor from workgroup memory: global memory is written at once (elements
+  // outside the tensor left out); the async proxy reads bytes the threads' stores reached
+  // only after a proxy fence and a barrier.
+  void tmaStore(const KInst& i) {
+    const KParam& map = tensorMap(i);
+    const SimTensor& tensor = tensors_.at(map.number);
+    for (size_t t = 0; t < T_; ++t) {
+      if (reg(i.operands[0])[t] == 0) continue;
+      for (auto [element, at] : tmaBox(i, map, tensor, sharedAt(i, reg(i.operands[1])[t]), 2, t)) {
+        if (unfenced_[at]) throw Error("simulate: tma_store reads byte " + std::to_string(at) + ", stored since the last fence_async_shared");
+        double v = readShared(at, t);
+        if (element >= 0) writeElement(tensor.data, tensor.dtype, element, v);
+      }
+      ++bulkStores_[t];
+    }
+  }
+
   // PTX ISA, cp.async.bulk.tensor (tile mode): the box at coords, row-major with the last
   // dimension fastest, zeros outside the tensor, swizzled on workgroup-memory byte addresses
   // (bits 4.. XOR bits 7.., over the swizzle's span).
   void tmaLoad(const KInst& i) {
-    const KParam& map = f_.params.at(size_t(intAttr(i, "map")));
-    if (map.kind != KParam::Kind::tensor_map) throw Error("simulate: tma_load of a parameter that is no tensor map");
+    const KParam& map = tensorMap(i);
     const SimTensor& tensor = tensors_.at(map.number);
-    const SharedAlloc& alloc = f_.shared.at(size_t(intAttr(i, "alloc")));
-    size_t bytes = size_t(dtypeBytes(tensor.dtype)), rank = map.box.size();
-    if (bytes != size_t(dtypeBytes(alloc.dtype)) || rank != tensor.shape.size()) throw Error("simulate: tma_load's box does not fit");
-    int64_t boxElements = 1;
-    for (int64_t n : map.box) boxElements *= n;
+    size_t bytes = size_t(dtypeBytes(tensor.dtype));
     for (size_t t = 0; t < T_; ++t) {
       if (reg(i.operands[0])[t] == 0) continue;
-      size_t start = sharedAt(i, reg(i.operands[1])[t]);
-      aligned(i, start, std::max<size_t>(128, size_t(8 * map.swizzle)));  // on the swizzle's pattern
-      sharedAt(i, reg(i.operands[1])[t] + double(boxElements - 1));
       Mbarrier& b = barrier(i, t, "barrier", 2);
-      for (int64_t e = 0; e < boxElements; ++e) {
-        int64_t rest = e, element = 0;
-        bool inside = true;
-        for (size_t d = rank; d-- > 0;) {
-          int64_t at = int64_t(reg(i.operands[3 + d])[t]) + rest % map.box[d];
-          rest /= map.box[d];
-          inside = inside && at >= 0 && at < tensor.shape[d];
-          element += at * tensor.strides[d];
-        }
-        size_t at = start + size_t(e) * bytes;
-        if (map.swizzle) at ^= (at >> 7 & size_t(map.swizzle / 16 - 1)) << 4;
-        if (at >= shared_.size()) throw Error("simulate: tma_load writes past the workgroup memory");
+      for (auto [element, at] : tmaBox(i, map, tensor, sharedAt(i, reg(i.operands[1])[t]), 3, t)) {
         if (unordered(read_[at], t)) race("starts a TMA copy over", at, t, read_[at].thread);
         if (unfenced_[at]) throw Error("simulate: tma_load over byte " + std::to_string(at) + ", stored since the last fence_async_shared");
         if (tmaPending_[at]) throw Error("simulate: two TMA copies to byte " + std::to_string(at) + " in flight");
         checkNotInFlight(at);
         tmaPending_[at] = true;
-        b.landing.push_back({at, {inside ? readElement(tensor.data, tensor.dtype, element) : 0.0}, bytes});
+        b.landing.push_back({at, {element >= 0 ? readElement(tensor.data, tensor.dtype, element) : 0.0}, bytes});
       }
     }
   }
@@ -730,6 +768,7 @@ class Workgroup {
   int64_t epoch_ = 0;                   // barriers passed
   int64_t clock_ = 0;                   // instructions run
   std::vector<int64_t> acquired_;       // per thread: others' accesses up to this clock are ordered before its own
+  std::vector<int64_t> bulkStores_;     // per thread: TMA stores not waited for
   std::vector<Copies> copies_;          // per thread
   std::vector<int64_t> id_;
 };

@@ -638,7 +638,11 @@ TEST_CASE("kernel ir: f16 and bf16 gemms on sm_90a run wgmma from read-ahead rin
     CHECK(countOps(loopBody(f), KOp::barrier) == 0);
     CHECK(countOps(loopBody(f), KOp::async_copy) == 0);
     CHECK(countOps(loopBody(f), KOp::fence_async_shared) == 0);  // TMA writes as the async proxy wgmma reads with
-    CHECK(std::ranges::count(f.params, KParam::Kind::tensor_map, &KParam::kind) == 2);
+    // The 128x64 f32 result leaves as two TMA boxes of 128x32 (128-byte rows), from workgroup memory.
+    CHECK(std::ranges::count(f.params, KParam::Kind::tensor_map, &KParam::kind) == 3);
+    CHECK(countOps(f.body, KOp::tma_store) == 2);
+    CHECK(countOps(f.body, KOp::tma_store_wait) == 1);
+    CHECK(countOps(f.body, KOp::store_global) == 0);
     for (const SharedAlloc& s : f.shared)
       if (s.dtype != DType::i64) CHECK(s.offset % 1024 == 0);  // 128-byte swizzle patterns
     checkAgainstInterpreter(k, {{37, 144}, {144, 48}, {37, 48}}, f, {1, 1}, 1e-4);
@@ -657,7 +661,7 @@ KInst* firstOf(KBlock& b, KOp op) {
   return nullptr;
 }
 
-TEST_CASE("kernel ir: the simulator holds sm_90a's TMA rings to their barriers: a read before the wait, or bytes not expected, fail") {
+TEST_CASE("kernel ir: the simulator holds sm_90a's TMA copies to their barriers and fences: a read before the wait, bytes not expected, a store unfenced or not waited for, fail") {
   ir::Kernel k = samples::traceSample("gemm_f16");
   std::vector<ir::Shape> shapes = {{37, 144}, {144, 48}, {37, 48}};
   HostTensors tensors(k, shapes);
@@ -677,6 +681,19 @@ TEST_CASE("kernel ir: the simulator holds sm_90a's TMA rings to their barriers: 
   REQUIRE(arrive != nullptr);
   *arrive = KInst{KOp::wgmma_fence, {}, {}, {}, {}};
   CHECK_THROWS_WITH_AS(gpu::simulate(unreleased, tensors.sim(), {}, {1, 1}), doctest::Contains("could deadlock"), Error);
+  // The result's TMA store reads workgroup memory as the async proxy: after a proxy fence, and
+  // waited for before the kernel ends.
+  KernelFunction unfenced = contiguousLowering(k, "sm_90a");
+  auto lastFence = std::find_if(unfenced.body.insts.rbegin(), unfenced.body.insts.rend(),
+                                [](const KInst& i) { return i.op == KOp::fence_async_shared; });
+  REQUIRE(lastFence != unfenced.body.insts.rend());
+  *lastFence = KInst{KOp::wgmma_fence, {}, {}, {}, {}};
+  CHECK_THROWS_WITH_AS(gpu::simulate(unfenced, tensors.sim(), {}, {1, 1}), doctest::Contains("tma_store reads byte"), Error);
+  KernelFunction unwaitedStore = contiguousLowering(k, "sm_90a");
+  KInst* storeWait = firstOf(unwaitedStore.body, KOp::tma_store_wait);
+  REQUIRE(storeWait != nullptr);
+  *storeWait = KInst{KOp::wgmma_fence, {}, {}, {}, {}};
+  CHECK_THROWS_WITH_AS(gpu::simulate(unwaitedStore, tensors.sim(), {}, {1, 1}), doctest::Contains("TMA stores not waited for"), Error);
   // Without the launch facts (16-byte rows and address) TMA may not read the tensors.
   const layout::Target& t = layout::targetByName("sm_90a");
   CHECK(countOps(lowerToKernelIR(k, layout::inferLayouts(k, t), t).body, KOp::tma_load) == 0);

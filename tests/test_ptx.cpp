@@ -116,6 +116,7 @@ TEST_CASE("ptx: on sm_90a f16 and bf16 gemm and attention run HGMMA from descrip
       CHECK(sassCount(a.sass, "LDSM") == 0);
       CHECK(sassCount(a.sass, "UTMALDG") > 0);
       CHECK(sassCount(a.sass, "SYNCS") > 0);  // the transaction barriers' arrive and phase checks
+      if (std::string(sample) == "gemm_f16") CHECK(sassCount(a.sass, "UTMASTG") > 0);  // the result, from workgroup memory
       if (std::string(sample) == "gemm_f16") CHECK(sassCount(a.sass, "LDGSTS") == 0);
     }
 }

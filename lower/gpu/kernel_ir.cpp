@@ -16,7 +16,8 @@ std::string_view kopName(KOp op) {
       "shuffle_xor", "shuffle_idx", "subgroup_reduce", "mma",
       "for", "yield", "atomic_global", "ldmatrix", "async_copy", "async_commit", "async_wait", "atomic_shared",
       "while", "wgmma", "wgmma_fence", "wgmma_commit", "wgmma_wait", "fence_async_shared",
-      "mbarrier_init", "mbarrier_expect", "mbarrier_wait", "mbarrier_inval", "tma_load", "mbarrier_arrive"};
+      "mbarrier_init", "mbarrier_expect", "mbarrier_wait", "mbarrier_inval", "tma_load", "mbarrier_arrive",
+      "tma_store", "tma_store_wait"};
   return names[static_cast<size_t>(op)];
 }
 
@@ -88,6 +89,7 @@ int64_t memoryAccessCount(const KBlock& b) {
     switch (i.op) {
       case KOp::load_global: case KOp::store_global: case KOp::atomic_global: case KOp::load_shared:
       case KOp::store_shared: case KOp::atomic_shared: case KOp::ldmatrix: case KOp::async_copy: case KOp::tma_load:
+      case KOp::tma_store:
         ++n;
         break;
       default: break;

@@ -75,6 +75,11 @@
 //                                        element; zeros outside the tensor) to workgroup memory alloc from
 //                                        element slot, row-major and swizzled as the map says; its bytes
 //                                        count toward barrier `index` of alloc `barrier`
+//   tma_store {map, alloc} (pred, slot, coords...) : if pred, TMA copies a box from workgroup memory
+//                                        alloc at element slot (as tma_load places it) to the tensor at
+//                                        coords, leaving out elements outside the tensor; it reads the
+//                                        workgroup memory asynchronously (the async proxy)
+//   tma_store_wait (pred)              : if pred, waits until this thread's TMA stores are done
 //   for (start, end, inits...) / yield (values...)
 //   while (inits...)                   : regions ^(carried...) cond, yielding a bool the same in every
 //                                        thread, and ^(carried...) body, yielding the next carried
@@ -101,7 +106,7 @@ enum class KOp : uint8_t {
   for_loop, yield,
   atomic_global, ldmatrix, async_copy, async_commit, async_wait, atomic_shared,
   while_loop, wgmma, wgmma_fence, wgmma_commit, wgmma_wait, fence_async_shared,
-  mbarrier_init, mbarrier_expect, mbarrier_wait, mbarrier_inval, tma_load, mbarrier_arrive,
+  mbarrier_init, mbarrier_expect, mbarrier_wait, mbarrier_inval, tma_load, mbarrier_arrive, tma_store, tma_store_wait,
 };
 std::string_view kopName(KOp op);  // "for" for the structured loop
 bool isPure(KOp op);               // no side effects and no dependence on control (CSE-able)

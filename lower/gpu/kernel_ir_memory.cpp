@@ -60,6 +60,7 @@ void Lowering::load(const ir::Op& op) {
 }
 
 void Lowering::store(const ir::Op& op) {
+  if (tmaStore(op)) return;
   int valueAt = int(op.operands.size()) - 1;
   int64_t tensor = op.get(ir::attr::tensor);
   const ir::Shape& shape = k_.type(op.operands.back()).shape;

@@ -20,17 +20,16 @@ int64_t tmaByte(const Coord& y, const ir::Shape& shape, int64_t boxInner, int64_
 
 }  // namespace
 
-auto Lowering::tmaBoxes(const ReadAheadCandidate& c, const LinearLayout& offsetOf) -> std::optional<TmaBoxes> {
-  int64_t tensor = c.load->get(ir::attr::tensor);
+auto Lowering::tmaBoxes(int64_t tensor, const ir::Shape& shape, const CoordMap& toBlock, ir::ValueId v,
+                        const LinearLayout& offsetOf) -> std::optional<TmaBoxes> {
   bool facts = size_t(tensor) < options_.vectorTensors.size() && options_.vectorTensors[size_t(tensor)];
-  const ir::Shape& shape = k_.type(c.load->results[0]).shape;
   if (!t_.tma || !facts || shape.size() > 5 || !layout::isPowerOfTwoShape(shape)) return std::nullopt;
-  int64_t bytes = dtypeBytes(k_.type(c.operand).dtype), inner = shape.back(), rows = 1;
+  int64_t bytes = dtypeBytes(k_.type(v).dtype), inner = shape.back(), rows = 1;
   for (size_t d = 0; d + 1 < shape.size(); ++d) {
     if (shape[d] > 256) return std::nullopt;
     rows *= shape[d];
   }
-  const ir::Shape padded = layout::paddedShape(k_.type(c.operand).shape);
+  const ir::Shape padded = layout::paddedShape(k_.type(v).shape);
   for (int64_t swizzle : {128, 64, 32, 0}) {
     int64_t boxInner = swizzle ? swizzle / bytes : inner;
     if (boxInner > inner || boxInner > 256 || boxInner * bytes % 16 != 0 || (swizzle && rows % 8 != 0)) continue;
@@ -41,7 +40,7 @@ auto Lowering::tmaBoxes(const ReadAheadCandidate& c, const LinearLayout& offsetO
       for (int64_t bit = 1; bit < padded[d] && same; bit *= 2) {
         Coord x(padded.size(), 0);
         x[d] = bit;
-        same = tmaByte(c.toLoad(x), shape, boxInner, bytes, swizzle) == offsetOf.apply(x)[0] * bytes;
+        same = tmaByte(toBlock(x), shape, boxInner, bytes, swizzle) == offsetOf.apply(x)[0] * bytes;
       }
     if (!same) continue;
     std::vector<int64_t> box(shape.begin(), shape.end());
@@ -95,6 +94,34 @@ void Lowering::releaseStage(const StageRelease& r) {
   Reg lane0 = b_.cmp("eq", b_.emit(KOp::lane_id, DType::i32), b_.constant(DType::i32, 0));
   b_.effect(KOp::mbarrier_arrive, {index, b_.binary("and", lane0, b_.cmp("ge", read, b_.constant(DType::i64, 0)))},
             {{"alloc", tmaBarriers_}});
+}
+
+bool Lowering::tmaStore(const ir::Op& op) {
+  ir::ValueId v = op.operands.back();
+  int64_t tensor = op.get(ir::attr::tensor);
+  const ir::Shape& shape = k_.type(v).shape;
+  DType dt = k_.type(v).dtype;
+  const layout::Layout& from = operandLayout(op, int(op.operands.size()) - 1);
+  if (!t_.tma || regionDepth_ > 0 || !from.as<layout::MatrixAcc>() || dt != k_.tensors[size_t(tensor)].dtype ||
+      shape.size() != 2 || !layout::isPowerOfTwoShape(shape))
+    return false;
+  std::optional<layout::Shared> mem = layout::wgmmaShared(dt, shape, layout::rowMajorOrder(2));
+  std::optional<LinearLayout> offsetOf = mem ? layout::toLinear(layout::Layout{*mem}, shape).invert() : std::nullopt;
+  std::optional<TmaBoxes> boxes = offsetOf ? tmaBoxes(tensor, shape, [](const Coord& x) { return x; }, v, *offsetOf)
+                                           : std::nullopt;
+  if (!boxes) return false;
+  int64_t atom = std::max<int64_t>(128, 8 * f_.params[size_t(boxes->map)].swizzle);
+  LinearLayout lin = layout::toLinear(from, shape);
+  Staged s = stageInShared(v, operand(op, int(op.operands.size()) - 1), lin, lin, layout::Layout{*mem},
+                           alignTo(sharedFloor_, atom) - sharedFloor_, true);
+  Reg first = firstThread();
+  std::vector<Reg> at = {castTo(regs_.at(op.operands[0]).at(0), DType::i32), castTo(regs_.at(op.operands[1]).at(0), DType::i32)};
+  for (int64_t j = 0; j < boxes->blocks; ++j)
+    b_.effect(KOp::tma_store, {first, b_.constant(DType::i32, double(j * boxes->blockElements)), at[0],
+                               b_.binary("add", at[1], b_.constant(DType::i32, double(j * boxes->boxInner)))},
+              {{"map", boxes->map}, {"alloc", s.alloc}});
+  b_.effect(KOp::tma_store_wait, {first});  // before the buffer is written again
+  return true;
 }
 
 void Lowering::issueTma(const ReadAhead& r, Reg stage, Reg live) {

@@ -510,7 +510,17 @@ class Lowering {
   // The TMA boxes that fill a stage of candidate c's ring exactly as `offsetOf` (its layout:
   // coordinates -> element offset) places the operand, with the widest swizzle that does; nullopt
   // when none does, the target has no TMA or the tensor's launch facts do not allow it.
-  std::optional<TmaBoxes> tmaBoxes(const ReadAheadCandidate& c, const LinearLayout& offsetOf);
+  std::optional<TmaBoxes> tmaBoxes(const ReadAheadCandidate& c, const LinearLayout& offsetOf) {
+    return tmaBoxes(c.load->get(ir::attr::tensor), k_.type(c.load->results[0]).shape, c.toLoad, c.operand, offsetOf);
+  }
+  // The same for any block of `shape` of tensor `tensor` that value v (coordinates -> the
+  // block's by toBlock) lies in workgroup memory for, as offsetOf places it.
+  std::optional<TmaBoxes> tmaBoxes(int64_t tensor, const ir::Shape& shape, const CoordMap& toBlock, ir::ValueId v,
+                                   const LinearLayout& offsetOf);
+  // A dot result's block store as thread 0's TMA stores from workgroup memory (the whole block
+  // in one pass, where a thread's direct stores cover 8 bytes of a row); false where the target,
+  // the tensor's launch facts or the block do not allow one, or the store is inside a loop.
+  bool tmaStore(const ir::Op& op);
   // The tensor-map parameter of `tensor` with this box and swizzle, added on first use.
   int64_t tensorMapParam(int64_t tensor, const std::vector<int64_t>& box, int64_t swizzle);
   // The barriers' setup before the prologue's copies, and their end after the loop.

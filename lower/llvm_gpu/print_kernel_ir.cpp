@@ -640,15 +640,18 @@ class Printer {
       return nullptr;
     });
   }
-  void tmaLoad(const KInst& i) {
+  // tma_load (pred, slot, barrier, coords...) and tma_store (pred, slot, coords...).
+  void tma(const KInst& i) {
     int64_t map = intAttr(i, "map");
     if (map < 0 || size_t(map) >= f_.params.size() || f_.params[size_t(map)].kind != gpu::KParam::Kind::tensor_map)
-      unsupported("tma_load of a parameter that is no tensor map");
+      unsupported(std::string(gpu::kopName(i.op)) + " of a parameter that is no tensor map");
+    bool load = i.op == KOp::tma_load;
     predicated(predicate(i.operands[0]), nullptr, [&]() -> Value* {
       std::vector<Value*> coords;
-      for (size_t d = 3; d < i.operands.size(); ++d) coords.push_back(cast(val(i.operands[d]), dtypeOf(i.operands[d]), DType::i32));
-      t_.tmaLoad(b_, sharedAddress(intAttr(i, "alloc"), i.operands[1]), fn_->getArg(unsigned(map)),
-                 sharedAddress(intAttr(i, "barrier"), i.operands[2]), coords);
+      for (size_t d = load ? 3 : 2; d < i.operands.size(); ++d) coords.push_back(cast(val(i.operands[d]), dtypeOf(i.operands[d]), DType::i32));
+      Value* shared = sharedAddress(intAttr(i, "alloc"), i.operands[1]);
+      if (load) t_.tmaLoad(b_, shared, fn_->getArg(unsigned(map)), sharedAddress(intAttr(i, "barrier"), i.operands[2]), coords);
+      else t_.tmaStore(b_, shared, fn_->getArg(unsigned(map)), coords);
       return nullptr;
     });
   }
@@ -773,7 +776,10 @@ class Printer {
       case KOp::fence_async_shared: return t_.fenceAsyncShared(b_);
       case KOp::mbarrier_init: case KOp::mbarrier_expect: case KOp::mbarrier_wait: case KOp::mbarrier_inval:
       case KOp::mbarrier_arrive: return mbarrier(i);
-      case KOp::tma_load: return tmaLoad(i);
+      case KOp::tma_load: case KOp::tma_store: return tma(i);
+      case KOp::tma_store_wait:
+        predicated(predicate(i.operands[0]), nullptr, [&]() -> Value* { t_.tmaStoreWait(b_); return nullptr; });
+        return;
       case KOp::store_global: return storeGlobal(i);
       case KOp::atomic_global: return atomicGlobal(i);
       case KOp::load_global: return loadGlobal(i);
@@ -881,6 +887,12 @@ void LlvmGpuTarget::mbarrierInval(llvm::IRBuilderBase&, llvm::Value*) const {
 }
 void LlvmGpuTarget::tmaLoad(llvm::IRBuilderBase&, llvm::Value*, llvm::Value*, llvm::Value*, const std::vector<llvm::Value*>&) const {
   throw Unsupported("llvm gpu: unsupported: tma_load on " + triple());
+}
+void LlvmGpuTarget::tmaStore(llvm::IRBuilderBase&, llvm::Value*, llvm::Value*, const std::vector<llvm::Value*>&) const {
+  throw Unsupported("llvm gpu: unsupported: tma_store on " + triple());
+}
+void LlvmGpuTarget::tmaStoreWait(llvm::IRBuilderBase&) const {
+  throw Unsupported("llvm gpu: unsupported: tma_store_wait on " + triple());
 }
 void LlvmGpuTarget::asyncCommit(llvm::IRBuilderBase&) const {
   throw Unsupported("llvm gpu: unsupported: async_commit on " + triple());

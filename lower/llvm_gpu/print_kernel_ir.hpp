@@ -95,6 +95,9 @@ class LlvmGpuTarget {
   virtual void mbarrierInval(llvm::IRBuilderBase& b, llvm::Value* barrier) const;
   virtual void tmaLoad(llvm::IRBuilderBase& b, llvm::Value* to, llvm::Value* map, llvm::Value* barrier,
                        const std::vector<llvm::Value*>& coords) const;
+  // The kernel IR's tma_store (from workgroup memory `from`) and tma_store_wait.
+  virtual void tmaStore(llvm::IRBuilderBase& b, llvm::Value* from, llvm::Value* map, const std::vector<llvm::Value*>& coords) const;
+  virtual void tmaStoreWait(llvm::IRBuilderBase& b) const;
   // Whether `bytes` of workgroup memory are a dynamic array (sized at launch) rather than a
   // static one.
   virtual bool dynamicShared(int64_t /*bytes*/) const { return false; }

@@ -224,18 +224,35 @@ class NvptxTarget final : public llvmgpu::LlvmGpuTarget {
   void mbarrierInval(llvm::IRBuilderBase& b, Value* barrier) const override {
     callAsm(b, "mbarrier.inval.shared::cta.b64 [$0];", "r,~{memory}", {}, {barrier});
   }
-  // PTX orders a tensor's coordinates innermost first.
   void tmaLoad(llvm::IRBuilderBase& b, Value* to, Value* map, Value* barrier, const std::vector<Value*>& coords) const override {
-    std::string list, constraints = "r,l,r";
     std::vector<Value*> args = {to, map, barrier};
-    for (size_t d = coords.size(); d-- > 0;) {
-      list += (list.empty() ? "$" : ", $") + std::to_string(args.size());
-      args.push_back(coords[d]);
-      constraints += ",r";
-    }
+    std::string box = tensorCoords(coords, args);
     callAsm(b, "cp.async.bulk.tensor." + std::to_string(coords.size()) +
-                   "d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [$0], [$1, {" + list + "}], [$2];",
-            constraints + ",~{memory}", {}, args);
+                   "d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [$0], [$1, " + box + "], [$2];",
+            "r,l,r" + repeat(",r", coords.size()) + ",~{memory}", {}, args);
+  }
+  void tmaStore(llvm::IRBuilderBase& b, Value* from, Value* map, const std::vector<Value*>& coords) const override {
+    std::vector<Value*> args = {from, map};
+    std::string box = tensorCoords(coords, args);
+    callAsm(b, "cp.async.bulk.tensor." + std::to_string(coords.size()) + "d.global.shared::cta.tile.bulk_group [$1, " + box + "], [$0];",
+            "r,l" + repeat(",r", coords.size()) + ",~{memory}", {}, args);
+  }
+  void tmaStoreWait(llvm::IRBuilderBase& b) const override {
+    callAsm(b, "cp.async.bulk.commit_group; cp.async.bulk.wait_group 0;", "~{memory}", {}, {});
+  }
+  // A TMA box's coordinates as PTX lists them, innermost first ("{$3, $4}"), appended to args.
+  static std::string tensorCoords(const std::vector<Value*>& coords, std::vector<Value*>& args) {
+    std::string list;
+    for (size_t d = coords.size(); d-- > 0;) {
+      list += (list.empty() ? "{$" : ", $") + std::to_string(args.size());
+      args.push_back(coords[d]);
+    }
+    return list + "}";
+  }
+  static std::string repeat(const std::string& s, size_t n) {
+    std::string out;
+    for (size_t i = 0; i < n; ++i) out += s;
+    return out;
   }
 
   // The 64-bit matrix descriptor: address, leading and stride byte offsets encoded as (x & 0x3FFFF) >> 4
