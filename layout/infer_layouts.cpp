@@ -359,13 +359,15 @@ class Inference {
         if (i != valueAt) require(op.operands[i], at(value), op, i);
   }
 
-  // Whether v is only read through (unit-dim reshapes and) broadcasts: then a load of
-  // it is free, made in its consumer's layout (like Triton's rematerialization of a
-  // broadcast row), since each thread reads only its few distinct elements anyway.
+  // Whether v is only read through (unit-dim reshapes, elementwise ops and) broadcasts: then
+  // a load of it is free, made in its consumer's layout (like Triton's rematerialization of
+  // a broadcast row: a row of scales multiplied together, then scaling a dot's block), since
+  // each thread reads only its few distinct elements anyway.
   bool onlyBroadcast(ValueId v) const {
     const std::vector<const Op*>& users = users_[static_cast<size_t>(v)];
     return !users.empty() && std::all_of(users.begin(), users.end(), [&](const Op* u) {
-      return u->code == OpCode::broadcast || (u->code == OpCode::reshape && onlyBroadcast(u->results[0]));
+      bool through = u->code == OpCode::reshape || (isElementwise(u->code) && u->results.size() == 1);
+      return u->code == OpCode::broadcast || (through && onlyBroadcast(u->results[0]));
     });
   }
 
