@@ -1,6 +1,7 @@
-// The kernel-IR lowering of read-ahead rings filled by Hopper's tensor memory accelerator:
-// thread 0 starts one cp.async.bulk.tensor per box of a stage, and every thread waits on
-// the stage's transaction barrier, whose phase completes when the boxes' bytes have landed.
+// The kernel-IR lowering of Hopper's tensor memory accelerator: read-ahead rings whose stages
+// thread 0 fills with one cp.async.bulk.tensor per box, every thread waiting on the stage's
+// transaction barrier (whose phase completes when the boxes' bytes have landed) and releasing
+// it on another; and dot results stored from workgroup memory the same way.
 #include "lower/gpu/lowering.hpp"
 
 namespace tj::gpu::detail {
