@@ -187,6 +187,9 @@ struct KernelFunction {
   // Loop iterations one thread may run, all loops together (the target's); 0: no limit. A
   // printer counts every loop it emits and past the limit sets FaultWord::loopLimit.
   int64_t loopIterationLimit = 0;
+  // The alignment the allocations' offsets assume of workgroup memory's start: 1024 where a
+  // wgmma or TMA swizzle pattern, counted from address 0, must start on an allocation.
+  int64_t sharedAlignment = 16;
   std::vector<SharedAlloc> shared;
   std::vector<DType> regTypes;  // indexed by Reg
   KBlock body;

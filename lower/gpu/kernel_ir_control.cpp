@@ -21,18 +21,16 @@ void Lowering::fold(const ir::Op& op) {
   operands.insert(operands.end(), inits.begin(), inits.end());
   const ir::Block& body = op.regions.at(0);
   int64_t stages = std::min(options_.maxStages, op.has(ir::attr::stages) ? op.get(ir::attr::stages) : t_.defaultStages);
-  int64_t floor = sharedFloor_, outerBarriers = tmaBarriers_;
-  bool outerReleases = tmaReleases_;
-  std::optional<StageRelease> outerRelease = release_;
+  int64_t floor = sharedFloor_;
+  FoldBarriers outer = std::exchange(tma_, {});
   std::vector<ir::ValueId> ahead = t_.asyncCopy && stages > 1 ? giveRings(op, stages) : std::vector<ir::ValueId>{};
-  tmaBarriers_ = -1;
-  tmaReleases_ = !ahead.empty() && !copiesIn(ahead);
+  tma_.releases = !ahead.empty() && !copiesIn(ahead);
   if (std::ranges::any_of(ahead, [&](ir::ValueId v) { return readAhead_.at(v).tma.has_value(); })) {
-    int64_t bytes = (tmaReleases_ ? 2 : 1) * stages * 8;
-    tmaBarriers_ = allocShared(bytes, DType::i64, tmaReleases_ ? "transaction barriers, then release barriers, one per stage"
+    int64_t bytes = (tma_.releases ? 2 : 1) * stages * 8;
+    tma_.alloc = allocShared(bytes, DType::i64, tma_.releases ? "transaction barriers, then release barriers, one per stage"
                                                                : "transaction barriers, one per stage",
-                               alignTo(sharedFloor_, 8) - sharedFloor_);
-    sharedFloor_ = f_.shared[size_t(tmaBarriers_)].offset + bytes;
+                               alignedAbove(0, 8));
+    sharedFloor_ = f_.shared[size_t(tma_.alloc)].offset + bytes;
   }
   // wgmma accumulators left in flight across iterations read a stage one iteration longer:
   // the copies then run stages - 2 iterations ahead, so 3 stages at least.
@@ -47,9 +45,8 @@ void Lowering::fold(const ir::Op& op) {
   splitInto(body.args, 1, std::vector<Reg>(args.begin() + 1, args.end()), counts);
   if (!ahead.empty()) readAheadIteration(body, ahead, stages, lookahead, operands[0], operands[1], args[0]);
   // The stage this iteration read is released at its end; one a wgmma still reads, at the next's.
-  release_.reset();
-  if (tmaReleases_)
-    release_ = StageRelease{b_.binary("sub", args[0], operands[0]), inFlight.empty() ? 0 : 1, stages, regionDepth_ + 1};
+  if (tma_.releases)
+    tma_.release = StageRelease{b_.binary("sub", args[0], operands[0]), inFlight.empty() ? 0 : 1, stages, regionDepth_ + 1};
   inFlightDots_.insert(inFlight.begin(), inFlight.end());
   ++regionDepth_;
   block(body);
@@ -59,15 +56,13 @@ void Lowering::fold(const ir::Op& op) {
   splitInto(op.results, 0, results, counts);
   waitForAccumulators(op, inFlight);
   if (copiesIn(ahead)) b_.effect(KOp::async_wait, {}, {{"pending", int64_t{0}}});  // nothing lands on later allocations
-  if (tmaBarriers_ >= 0) invalidateTmaBarriers(stages);
+  if (tma_.alloc >= 0) invalidateTmaBarriers(stages);
   for (ir::ValueId v : ahead) {
     for (ir::ValueId view : readAhead_.at(v).views) readAheadViews_.erase(view);
     readAhead_.erase(v);
   }
   sharedFloor_ = floor;
-  tmaBarriers_ = outerBarriers;
-  tmaReleases_ = outerReleases;
-  release_ = outerRelease;
+  tma_ = outer;
 }
 
 bool Lowering::copiesIn(const std::vector<ir::ValueId>& ahead) const {
@@ -105,7 +100,7 @@ void Lowering::readAheadPrologue(const ir::Block& body, const std::vector<ir::Va
                                  int64_t lookahead, Reg start, Reg end) {
   stagesUsed_ = std::max(stagesUsed_, stages);
   b_.effect(KOp::barrier);  // the rings alias earlier allocations: their readers are done
-  if (tmaBarriers_ >= 0) initTmaBarriers(stages);
+  if (tma_.alloc >= 0) initTmaBarriers(stages);
   for (int64_t s = 0; s < lookahead; ++s) {
     Reg k = b_.binary("add", start, b_.constant(DType::i64, double(s)));
     issueReadAhead(body, ahead, k, b_.constant(DType::i64, double(s)), b_.cmp("lt", k, end));
@@ -117,15 +112,15 @@ void Lowering::readAheadIteration(const ir::Block& body, const std::vector<ir::V
   Reg step = b_.binary("sub", k, start), S = b_.constant(DType::i64, double(stages));
   Reg stage = b_.binary("rem", step, S);
   if (copiesIn(ahead)) b_.effect(KOp::async_wait, {}, {{"pending", lookahead - 1}});
-  if (tmaBarriers_ >= 0) {  // the stage's phase (step / stages) % 2 is complete
+  if (tma_.alloc >= 0) {  // the stage's phase (step / stages) % 2 is complete
     Reg parity = b_.binary("rem", b_.binary("div", step, S), b_.constant(DType::i64, 2));
-    b_.effect(KOp::mbarrier_wait, {castTo(stage, DType::i32), castTo(parity, DType::i32)}, {{"alloc", tmaBarriers_}});
+    b_.effect(KOp::mbarrier_wait, {castTo(stage, DType::i32), castTo(parity, DType::i32)}, {{"alloc", tma_.alloc}});
   }
   if (std::ranges::any_of(ahead, [&](ir::ValueId v) { return readAhead_.at(v).asyncProxy && !readAhead_.at(v).tma; }))
     b_.effect(KOp::fence_async_shared);  // wgmma reads the landed copies
   Reg distance = b_.constant(DType::i64, double(lookahead));  // how far the copies run ahead
   Reg refill = b_.binary("rem", b_.binary("add", step, distance), S);
-  if (tmaReleases_) awaitRelease(step, distance, S, refill);
+  if (tma_.releases) awaitRelease(step, distance, S, refill);
   else b_.effect(KOp::barrier);
   Reg later = b_.binary("add", k, distance);
   issueReadAhead(body, ahead, later, refill, b_.cmp("lt", later, end));
@@ -181,7 +176,7 @@ void Lowering::splitInto(const std::vector<ir::ValueId>& values, size_t first, c
 }
 
 void Lowering::yield(const ir::Op& op) {
-  if (release_ && release_->depth == regionDepth_) releaseStage(*release_);
+  if (tma_.release && tma_.release->depth == regionDepth_) releaseStage(*tma_.release);
   std::vector<Reg> flat;
   for (size_t i = 0; i < op.operands.size(); ++i) {
     std::vector<Reg> v = operand(op, int(i));
@@ -203,12 +198,11 @@ auto Lowering::giveRings(const ir::Op& fold, int64_t stages) -> std::vector<ir::
     LinearLayout at = mapped(from, c.toLoad, k_.type(load->results[0]).shape);
     bool asyncProxy = isWgmmaOperand(*c.conversion->to);
     std::optional<TmaBoxes> tma = tmaBoxes(c, *offsetOf);
-    // Stages start on a swizzle pattern (TMA's counted from address 0, copies to 128 bytes).
-    int64_t atom = asyncProxy ? swizzleAtomBytes(mem, dt) : 16;
-    if (tma) atom = std::max({atom, int64_t{128}, 8 * f_.params[size_t(tma->map)].swizzle});
+    // Stages start on their swizzle pattern (wgmma's, TMA's), cp.async's on 16 bytes.
+    int64_t atom = std::max(asyncProxy ? swizzleAtomBytes(mem, dt) : 16, tma ? tma->patternBytes() : 16);
     int64_t stageBytes = alignTo(paddedNumel(v) * dtypeBytes(dt), atom);
     int64_t ring = allocShared(stages * stageBytes, dt, layout::str(mem) + ", a read-ahead ring of " + std::to_string(stages),
-                               alignTo(sharedFloor_, atom) - sharedFloor_);
+                               alignedAbove(0, atom));
     int64_t vec = std::min(vectorWidth(*load, load->get(ir::attr::tensor), at, k_.type(load->results[0]).shape),
                            sharedVectorWidth(storeAt, dt, ring));
     if (int64_t bytes = vec * dtypeBytes(dt); !tma && bytes != 4 && bytes != 8 && bytes != 16) {
@@ -248,7 +242,7 @@ void Lowering::issueReadAhead(const ir::Block& body, const std::vector<ir::Value
   for (ir::ValueId v : ahead) tmaBytes += readAhead_.at(v).tma ? readAhead_.at(v).tma->stageBytes : 0;
   if (tmaBytes)  // the stage's phase completes when thread 0 has arrived and the boxes' bytes are in
     b_.effect(KOp::mbarrier_expect, {castTo(stage, DType::i32), b_.binary("and", firstThread(), live)},
-              {{"alloc", tmaBarriers_}, {"bytes", tmaBytes}});
+              {{"alloc", tma_.alloc}, {"bytes", tmaBytes}});
   for (ir::ValueId v : ahead) {
     const ReadAhead& r = readAhead_.at(v);
     for (const ir::Op* o : r.offsetOps) {

@@ -46,7 +46,8 @@ auto Lowering::tmaBoxes(int64_t tensor, const ir::Shape& shape, const CoordMap& 
     if (!same) continue;
     std::vector<int64_t> box(shape.begin(), shape.end());
     box.back() = boxInner;
-    return TmaBoxes{tensorMapParam(tensor, box, swizzle), boxInner, inner / boxInner, rows * boxInner, rows * inner * bytes};
+    return TmaBoxes{tensorMapParam(tensor, box, swizzle), boxInner, inner / boxInner, rows * boxInner, rows * inner * bytes,
+                    swizzle};
   }
   return std::nullopt;
 }
@@ -64,9 +65,9 @@ int64_t Lowering::tensorMapParam(int64_t tensor, const std::vector<int64_t>& box
 
 void Lowering::initTmaBarriers(int64_t stages) {
   Reg first = firstThread();
-  for (int64_t s = 0; s < (tmaReleases_ ? 2 : 1) * stages; ++s)
+  for (int64_t s = 0; s < (tma_.releases ? 2 : 1) * stages; ++s)
     b_.effect(KOp::mbarrier_init, {b_.constant(DType::i32, double(s)), first},
-              {{"alloc", tmaBarriers_}, {"count", s < stages ? int64_t{1} : f_.workgroupSize / f_.subgroupSize}});
+              {{"alloc", tma_.alloc}, {"count", s < stages ? int64_t{1} : f_.workgroupSize / f_.subgroupSize}});
   // The async proxy sees the barriers, and the generic accesses of the bytes the rings reuse,
   // before the first copy.
   b_.effect(KOp::fence_async_shared);
@@ -76,8 +77,8 @@ void Lowering::initTmaBarriers(int64_t stages) {
 void Lowering::invalidateTmaBarriers(int64_t stages) {
   b_.effect(KOp::barrier);  // every thread is past its last wait
   Reg first = firstThread();
-  for (int64_t s = 0; s < (tmaReleases_ ? 2 : 1) * stages; ++s)
-    b_.effect(KOp::mbarrier_inval, {b_.constant(DType::i32, double(s)), first}, {{"alloc", tmaBarriers_}});
+  for (int64_t s = 0; s < (tma_.releases ? 2 : 1) * stages; ++s)
+    b_.effect(KOp::mbarrier_inval, {b_.constant(DType::i32, double(s)), first}, {{"alloc", tma_.alloc}});
 }
 
 void Lowering::awaitRelease(Reg step, Reg distance, Reg stages, Reg stage) {
@@ -85,7 +86,7 @@ void Lowering::awaitRelease(Reg step, Reg distance, Reg stages, Reg stage) {
   Reg round = b_.binary("div", b_.binary("add", step, distance), stages);
   Reg parity = b_.binary("rem", b_.binary("add", round, b_.constant(DType::i64, 1)), b_.constant(DType::i64, 2));
   Reg index = b_.binary("add", castTo(stage, DType::i32), castTo(stages, DType::i32));
-  b_.effect(KOp::mbarrier_wait, {index, castTo(parity, DType::i32), firstThread()}, {{"alloc", tmaBarriers_}});
+  b_.effect(KOp::mbarrier_wait, {index, castTo(parity, DType::i32), firstThread()}, {{"alloc", tma_.alloc}});
 }
 
 void Lowering::releaseStage(const StageRelease& r) {
@@ -94,7 +95,7 @@ void Lowering::releaseStage(const StageRelease& r) {
   Reg index = castTo(b_.binary("add", b_.binary("rem", read, S), S), DType::i32);
   Reg lane0 = b_.cmp("eq", b_.emit(KOp::lane_id, DType::i32), b_.constant(DType::i32, 0));
   b_.effect(KOp::mbarrier_arrive, {index, b_.binary("and", lane0, b_.cmp("ge", read, b_.constant(DType::i64, 0)))},
-            {{"alloc", tmaBarriers_}});
+            {{"alloc", tma_.alloc}});
 }
 
 bool Lowering::tmaStore(const ir::Op& op) {
@@ -111,32 +112,33 @@ bool Lowering::tmaStore(const ir::Op& op) {
   std::optional<TmaBoxes> boxes = offsetOf ? tmaBoxes(tensor, shape, [](const Coord& x) { return x; }, v, *offsetOf)
                                            : std::nullopt;
   if (!boxes) return false;
-  int64_t atom = std::max<int64_t>(128, 8 * f_.params[size_t(boxes->map)].swizzle);
   LinearLayout lin = layout::toLinear(from, shape);
   Staged s = stageInShared(v, operand(op, int(op.operands.size()) - 1), lin, lin, layout::Layout{*mem},
-                           alignTo(sharedFloor_, atom) - sharedFloor_, true);
+                           alignedAbove(0, boxes->patternBytes()), true);
   Reg first = firstThread();
-  std::vector<Reg> at = {castTo(regs_.at(op.operands[0]).at(0), DType::i32), castTo(regs_.at(op.operands[1]).at(0), DType::i32)};
-  for (int64_t j = 0; j < boxes->blocks; ++j)
-    b_.effect(KOp::tma_store, {first, b_.constant(DType::i32, double(j * boxes->blockElements)), at[0],
-                               b_.binary("add", at[1], b_.constant(DType::i32, double(j * boxes->boxInner)))},
-              {{"map", boxes->map}, {"alloc", s.alloc}});
+  for (int64_t j = 0; j < boxes->blocks; ++j) {
+    std::vector<Reg> operands = {first, b_.constant(DType::i32, double(j * boxes->blockElements))};
+    std::ranges::copy(boxCoords(op, 2, *boxes, j), std::back_inserter(operands));
+    b_.effect(KOp::tma_store, operands, {{"map", boxes->map}, {"alloc", s.alloc}});
+  }
   b_.effect(KOp::tma_store_wait, {first});  // before the buffer is written again
   return true;
 }
 
 void Lowering::issueTma(const ReadAhead& r, Reg stage, Reg live) {
   Reg issuer = b_.binary("and", firstThread(), live), index = castTo(stage, DType::i32), base = stageOffset(r, stage);
-  std::vector<Reg> at;
-  for (ir::ValueId offset : std::vector<ir::ValueId>(r.load->operands.begin(), r.load->operands.begin() +
-                                                         std::ptrdiff_t(k_.type(r.load->results[0]).rank())))
-    at.push_back(castTo(regs_.at(offset).at(0), DType::i32));
   for (int64_t j = 0; j < r.tma->blocks; ++j) {
     std::vector<Reg> operands = {issuer, b_.binary("add", base, b_.constant(DType::i32, double(j * r.tma->blockElements))), index};
-    operands.insert(operands.end(), at.begin(), at.end() - 1);
-    operands.push_back(b_.binary("add", at.back(), b_.constant(DType::i32, double(j * r.tma->boxInner))));
-    b_.effect(KOp::tma_load, operands, {{"map", r.tma->map}, {"alloc", r.staged.alloc}, {"barrier", tmaBarriers_}});
+    std::ranges::copy(boxCoords(*r.load, size_t(k_.type(r.load->results[0]).rank()), *r.tma, j), std::back_inserter(operands));
+    b_.effect(KOp::tma_load, operands, {{"map", r.tma->map}, {"alloc", r.staged.alloc}, {"barrier", tma_.alloc}});
   }
+}
+
+std::vector<Reg> Lowering::boxCoords(const ir::Op& access, size_t rank, const TmaBoxes& boxes, int64_t j) {
+  std::vector<Reg> at;
+  for (size_t d = 0; d < rank; ++d) at.push_back(castTo(regs_.at(access.operands[d]).at(0), DType::i32));
+  at.back() = b_.binary("add", at.back(), b_.constant(DType::i32, double(j * boxes.boxInner)));
+  return at;
 }
 
 }  // namespace tj::gpu::detail

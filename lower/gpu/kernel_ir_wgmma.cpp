@@ -30,7 +30,7 @@ auto Lowering::wgmmaOperand(const ir::Op& op, int i, int64_t sharedOffset) -> Wg
   const std::vector<Reg>& src = regs_.at(v);
   LinearLayout from = c ? linear(*c->from, v) : linear(v);
   int64_t atom = swizzleAtomBytes(layout::Layout{*mem}, dt);
-  int64_t offset = alignTo(sharedFloor_ + sharedOffset, atom) - sharedFloor_;
+  int64_t offset = alignedAbove(sharedOffset, atom);
   Staged s = stageInShared(v, src, from, from, layout::Layout{*mem}, offset, true);
   return {s.alloc, -1, *mem};
 }

@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <utility>
 
 #include "ir/divisibility.hpp"
 #include "ir/error.hpp"
@@ -210,6 +211,12 @@ class Lowering {
   void loadMatrices(const MatrixLoad& m, const Staged& s, int64_t r, std::vector<Reg>& out);
   static int64_t alignTo(int64_t bytes, int64_t to) { return (bytes + to - 1) / to * to; }
   static int64_t alignTo16(int64_t bytes) { return alignTo(bytes, 16); }
+  // The offset above the floor of the first `atom`-aligned byte at or past `above` bytes over
+  // it; workgroup memory's start is then aligned to `atom` too.
+  int64_t alignedAbove(int64_t above, int64_t atom) {
+    f_.sharedAlignment = std::max(f_.sharedAlignment, atom);
+    return alignTo(sharedFloor_ + above, atom) - sharedFloor_;
+  }
   int64_t paddedNumel(ir::ValueId v) const;
   // `offset` bytes above the floor: below it lie the read-ahead rings of the folds being lowered.
   int64_t allocShared(int64_t bytes, DType dt, std::string what, int64_t offset = 0) {
@@ -478,10 +485,13 @@ class Lowering {
   void yield(const ir::Op& op);
 
   // ---- read-ahead: a fold's dot operands copied asynchronously into rings of stages ----
-  // A ring filled by TMA: each stage holds `blocks` boxes of the tensor map parameter `map`,
-  // `blockElements` apart, each `boxInner` elements of the load's last dimension wide.
+  // A block moved by TMA: `blocks` boxes of the tensor map parameter `map`, `blockElements`
+  // apart in workgroup memory, each `boxInner` elements of the block's last dimension wide and
+  // swizzled by `swizzle` bytes.
   struct TmaBoxes {
-    int64_t map, boxInner, blocks, blockElements, stageBytes;
+    int64_t map, boxInner, blocks, blockElements, stageBytes, swizzle;
+    // Where a box may start: on its swizzle pattern, counted from address 0 (TMA needs 128 bytes).
+    int64_t patternBytes() const { return std::max<int64_t>(128, 8 * swizzle); }
   };
   // A release the fold body's yield is preceded by: the stage the iteration (step - lag) read
   // (none while that is negative), at the body's region depth.
@@ -501,7 +511,6 @@ class Lowering {
     bool asyncProxy;  // wgmma reads it
     std::optional<TmaBoxes> tma;  // else cp.async copies of vec elements
   };
-
 
   // The fold's read-ahead candidates (planReadAhead) given rings of `stages` buffers below a
   // raised allocation floor, those whose copies are 4, 8 or 16 bytes.
@@ -533,6 +542,9 @@ class Lowering {
   void releaseStage(const StageRelease& r);
   // Thread 0's TMA copies of ring r for iteration k into `stage` (i64) where `live`.
   void issueTma(const ReadAhead& r, Reg stage, Reg live);
+  // The i32 coordinates of box j of a block loaded or stored by `access` (its first operands
+  // are the block's offsets).
+  std::vector<Reg> boxCoords(const ir::Op& access, size_t rank, const TmaBoxes& boxes, int64_t j);
   // `lin` with each basis sent through `map` into coordinates of `shape` (padded).
   static LinearLayout mapped(const LinearLayout& lin, const CoordMap& map, const ir::Shape& shape);
   // Starts the copies of iteration k (i64) into stage `stage` (i64) of each ring, where `live`;
@@ -599,13 +611,16 @@ class Lowering {
   std::map<ir::ValueId, ReadAhead> readAhead_;  // the dot operands of the folds being lowered read ahead
   std::set<ir::ValueId> readAheadViews_;        // their loads and views, never in registers
   std::set<const ir::Op*> inFlightDots_;        // wgmma dots whose groups stay in flight (inFlightAccumulators)
-  // The innermost fold's transaction barriers for its TMA rings, one i64 per stage (an
-  // allocation; -1: none), then, when every ring is TMA's (tmaReleases_), one per stage that
-  // the warps arrive on when done reading it, which the refill waits for instead of a
-  // workgroup barrier.
-  int64_t tmaBarriers_ = -1;
-  bool tmaReleases_ = false;
-  std::optional<StageRelease> release_;  // before the innermost TMA-only fold body's yield
+  // The innermost fold's barriers for its TMA rings: one transaction barrier (an i64) per stage
+  // in allocation `alloc` (-1: none), then, when every ring is TMA's (`releases`), one per stage
+  // that the warps arrive on when done reading it (`release`, before the body's yield), which
+  // the refill waits for instead of a workgroup barrier.
+  struct FoldBarriers {
+    int64_t alloc = -1;
+    bool releases = false;
+    std::optional<StageRelease> release;
+  };
+  FoldBarriers tma_;
   int64_t sharedFloor_ = 0;  // allocations start here: below lie those folds' rings
   int64_t stagesUsed_ = 1;   // the most stages a fold read ahead with
   std::map<ir::ValueId, int> uses_;  // how many operands read each value

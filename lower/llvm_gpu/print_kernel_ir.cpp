@@ -531,10 +531,7 @@ class Printer {
                                        dynamic ? llvm::GlobalValue::ExternalLinkage : llvm::GlobalValue::InternalLinkage,
                                        dynamic ? nullptr : llvm::UndefValue::get(array), "shared", nullptr,
                                        llvm::GlobalValue::NotThreadLocal, t_.sharedAddressSpace());
-    // wgmma's and TMA's swizzle patterns repeat every 1024 bytes of the window, counted from
-    // address 0.
-    bool swizzled = gpu::countOps(f_.body, KOp::wgmma) > 0 || gpu::countOps(f_.body, KOp::tma_load) > 0;
-    g->setAlignment(llvm::Align(swizzled ? 1024 : 16));
+    g->setAlignment(llvm::Align(uint64_t(std::max<int64_t>(f_.sharedAlignment, 16))));
     shared_ = g;
   }
   struct SharedElement {
