@@ -128,7 +128,6 @@ class ParameterValues {
           break;
         case gpu::KParam::Kind::tensor_map:
           static_assert(sizeof(CUtensorMap) == 128);
-          if (parameterBytes(param) != sizeof(CUtensorMap)) throw InternalError("cuda", fmt::format("parameter {}'s size", p));
           mapOf[p] = maps_.size();
           maps_.push_back(encodeTensorMap(param, args.tensors[n], tensors.at(n).address));
           break;
