@@ -305,7 +305,7 @@ Tile indexCompare(const char* pred, const Index& a, const IndexOperand& b) {
                   {ir::makeAttr(ir::attr::pred, std::string(pred))});
 }
 
-Tile unary(OpCode code, const Tile& x, const SourceLoc& loc, std::string_view name = "") {
+Tile unary(OpCode code, const Tile& x, const SourceLoc& loc, std::string_view name = "", std::vector<ir::Attr> attrs = {}) {
   if (name.empty()) name = ir::opName(code);
   const ir::Type t = typeOf(x, loc, name);
   bool anyNumeric = code == OpCode::neg || code == OpCode::abs || code == OpCode::relu;
@@ -314,7 +314,7 @@ Tile unary(OpCode code, const Tile& x, const SourceLoc& loc, std::string_view na
   } else if (t.dtype == DType::boolean || (!anyNumeric && !isFloat(t.dtype))) {
     fail(loc, name, "needs a floating-point tile, got " + describe(t) + "; cast it first");
   }
-  return emitTile(code, {x.value()}, t, loc);
+  return emitTile(code, {x.value()}, t, loc, std::move(attrs));
 }
 
 Tile reduce(OpCode code, const Tile& x, int axis, bool keepdims, const SourceLoc& loc) {
@@ -479,6 +479,12 @@ TJ_DEFINE_UNARY(sin, sin) TJ_DEFINE_UNARY(cos, cos) TJ_DEFINE_UNARY(tanh, tanh)
 TJ_DEFINE_UNARY(sigmoid, sigmoid) TJ_DEFINE_UNARY(erf, erf) TJ_DEFINE_UNARY(relu, relu)
 TJ_DEFINE_UNARY(floor, floor) TJ_DEFINE_UNARY(ceil, ceil)
 #undef TJ_DEFINE_UNARY
+Tile Tile::fast_exp(Loc loc) const {
+  return unary(OpCode::exp, *this, SourceLoc::from(loc), "fast_exp", {ir::makeAttr(ir::attr::approx, int64_t{1})});
+}
+Tile Tile::fast_exp2(Loc loc) const {
+  return unary(OpCode::exp2, *this, SourceLoc::from(loc), "fast_exp2", {ir::makeAttr(ir::attr::approx, int64_t{1})});
+}
 
 Tile operator-(const TileArg& x) { return unary(OpCode::neg, x.tile, SourceLoc::from(x.loc)); }
 Tile operator!(const TileArg& x) { return unary(OpCode::logical_not, x.tile, SourceLoc::from(x.loc)); }

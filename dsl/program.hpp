@@ -70,6 +70,11 @@ class Tile {
 
   Tile exp(Loc loc = Loc::current()) const;
   Tile exp2(Loc loc = Loc::current()) const;
+  // exp and exp2 that a GPU may compute with its fast hardware approximation (relative error
+  // at most 2^-20 + |x| 2^-24 where the result is normal; results below that may be 0), as
+  // Triton's tl.exp does: for softmax and attention, whose results round to 16 bits anyway.
+  Tile fast_exp(Loc loc = Loc::current()) const;
+  Tile fast_exp2(Loc loc = Loc::current()) const;
   Tile log(Loc loc = Loc::current()) const;
   Tile log2(Loc loc = Loc::current()) const;
   Tile sqrt(Loc loc = Loc::current()) const;
@@ -239,6 +244,7 @@ TJ_UNARY_FUNCTION(exp) TJ_UNARY_FUNCTION(exp2) TJ_UNARY_FUNCTION(log) TJ_UNARY_F
 TJ_UNARY_FUNCTION(sqrt) TJ_UNARY_FUNCTION(rsqrt) TJ_UNARY_FUNCTION(abs) TJ_UNARY_FUNCTION(sin)
 TJ_UNARY_FUNCTION(cos) TJ_UNARY_FUNCTION(tanh) TJ_UNARY_FUNCTION(sigmoid) TJ_UNARY_FUNCTION(erf)
 TJ_UNARY_FUNCTION(relu) TJ_UNARY_FUNCTION(floor) TJ_UNARY_FUNCTION(ceil)
+TJ_UNARY_FUNCTION(fast_exp) TJ_UNARY_FUNCTION(fast_exp2)
 #undef TJ_UNARY_FUNCTION
 
 // A tensor seen as a grid of blocks, for reading.

@@ -15,6 +15,9 @@
 //   constant {value}             : T     a splat; value is int64 for int/bool, double for floats
 //   iota {axis}                  : tile<..xi32>  element index along `axis`
 //   neg abs exp exp2 log log2 sqrt rsqrt sin cos tanh sigmoid erf relu floor ceil not (x)
+//   exp exp2 {approx = 1}        a back end may compute them faster, to a relative error of at
+//                                 most 2^-20 + |x| 2^-24 where the result is normal (smaller
+//                                 results may be 0); without it, within 1 ulp as the others
 //   add sub mul div rem max min and or (a, b)   integer div/rem truncate toward zero;
 //                                 max/min propagate NaN; and/or on bool or integers
 //   cmp {pred} (a, b)            : bool   pred is lt le gt ge eq ne (IEEE: NaN compares false but ne)
@@ -161,7 +164,7 @@ struct AttrKey {
 };
 namespace attr {
 inline constexpr AttrKey<int64_t> axis{"axis"}, tensor{"tensor"}, start{"start"}, index{"index"},
-    descending{"descending"}, stages{"stages"}, bins{"bins"};
+    descending{"descending"}, stages{"stages"}, bins{"bins"}, approx{"approx"};
 inline constexpr AttrKey<std::vector<int64_t>> perm{"perm"};
 inline constexpr AttrKey<std::string> pred{"pred"}, fn{"fn"}, label{"label"}, message{"message"};
 inline constexpr AttrKey<Number> value{"value"}, fill{"fill"};

@@ -3,6 +3,7 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <numbers>
 
 #include "devices/device.hpp"
 #include "devices/registry.hpp"
@@ -201,7 +202,8 @@ KernelDefinition attentionKernel(const Tensor& q, const Tensor& k, const Tensor&
                                  AttentionBlocks blocks, const Tensor& lse) {
   const int64_t heads = q.dim(1), dim = q.dim(3);
   const int64_t blockM = blocks.m, blockN = blocks.n;
-  const double scale = 1.0 / std::sqrt(static_cast<double>(dim));
+  // Scores in base-2 units (times log2 e), so that each probability is one fast exp2.
+  const double scale = std::numbers::log2e / std::sqrt(static_cast<double>(dim));
   const double inf = std::numeric_limits<double>::infinity();
   return {{cdiv(q.dim(2), blockM), q.dim(0) * heads}, [=](Program& p) {
     if (blocks.stages > 0) p.stages(blocks.stages);
@@ -226,15 +228,16 @@ KernelDefinition attentionKernel(const Tensor& q, const Tensor& k, const Tensor&
           if (causal) valid = valid && cols <= rows;
           Tile s = where(valid, dot(qt, kt.transpose()) * scale, -inf);
           Tile newMax = max(rowMax, s.max(1));
-          Tile probs = (s - newMax.expand_dims(1)).exp();
-          Tile rescale = (rowMax - newMax).exp();
+          Tile probs = (s - newMax.expand_dims(1)).fast_exp2();
+          Tile rescale = (rowMax - newMax).fast_exp2();
           return std::tuple{newMax, rowSum * rescale + probs.sum(1),
                             acc * rescale.expand_dims(1) + dot(probs.cast(vt.dtype()), vt)};
         });
-    Tile o = acc / rowSum.expand_dims(1);
+    Tile o = acc * (1.0 / rowSum).expand_dims(1);  // one division per row
     p.write(out, {1, 1, blockM, dim}).put(o.reshape({1, 1, blockM, dim}), {batch, head, m, 0});
-    if (lse.defined())
-      p.write(lse, {1, 1, blockM}).put((rowMax + rowSum.log()).reshape({1, 1, blockM}), {batch, head, m});
+    if (lse.defined())  // in natural units
+      p.write(lse, {1, 1, blockM}).put(((rowMax + rowSum.log2()) * std::numbers::ln2).reshape({1, 1, blockM}),
+                                       {batch, head, m});
   }};
 }
 
@@ -427,7 +430,8 @@ std::string embedding(const Tensor& table, const Tensor& ids, const Tensor& out,
 std::string pagedAttention(const Tensor& q, const Tensor& kCache, const Tensor& vCache, const Tensor& blockTable,
                            const Tensor& seqLens, const Tensor& out, const RunOptions& opts) {
   const int64_t dim = q.dim(2), pageSize = kCache.dim(2);
-  const double scale = 1.0 / std::sqrt(static_cast<double>(dim));
+  // Scores in base-2 units (times log2 e), so that each probability is one fast exp2.
+  const double scale = std::numbers::log2e / std::sqrt(static_cast<double>(dim));
   const double inf = std::numeric_limits<double>::infinity();
   return run({q.dim(0), q.dim(1)}, [&](Program& p) {
     Index seq = p.id(0), head = p.id(1);
@@ -444,8 +448,8 @@ std::string pagedAttention(const Tensor& q, const Tensor& kCache, const Tensor& 
           Tile position = p.iota({1, pageSize}, 1) + j * pageSize;
           Tile s = where(position < length, dot(qt, kt.transpose()) * scale, -inf);
           Tile newMax = max(rowMax, s.max(1));
-          Tile probs = (s - newMax.expand_dims(1)).exp();
-          Tile rescale = (rowMax - newMax).exp();
+          Tile probs = (s - newMax.expand_dims(1)).fast_exp2();
+          Tile rescale = (rowMax - newMax).fast_exp2();
           return std::tuple{newMax, rowSum * rescale + probs.sum(1), acc * rescale.expand_dims(1) + dot(probs, vt)};
         });
     (void)rowMax;
@@ -487,7 +491,8 @@ std::string mlaLatentAttention(const MlaTensors& t, const Tensor& qAbs, const Te
     throw Error("mla_decode: the rope dimension must be even to rotate pairs; got " + std::to_string(t.qPe.dim(2)));
   const MlaBlocks bl = MlaBlocks::forDevice(deviceName(opts), qAbs.dim(2));
   const int64_t heads = t.qNope.dim(1), rope = t.qPe.dim(2), half = rope / 2, latent = qAbs.dim(2);
-  const double scale = 1.0 / std::sqrt(static_cast<double>(t.qNope.dim(2) + rope));
+  // Scores in base-2 units (times log2 e), so that each probability is one fast exp2.
+  const double scale = std::numbers::log2e / std::sqrt(static_cast<double>(t.qNope.dim(2) + rope));
   const double inf = std::numeric_limits<double>::infinity();
   const DType cacheType = t.latentCache.dtype();
   const bool scaled = isFloat8(cacheType);  // products of the widened cache, scaled after
@@ -520,8 +525,8 @@ std::string mlaLatentAttention(const MlaTensors& t, const Tensor& qAbs, const Te
           Tile position = p.iota({bl.heads, bl.tokens}, 1) + step * bl.tokens;
           s = where(position < length, s * scale, -inf);
           Tile newMax = max(rowMax, s.max(1));
-          Tile probs = (s - newMax.expand_dims(1)).exp();
-          Tile rescale = (rowMax - newMax).exp();
+          Tile probs = (s - newMax.expand_dims(1)).fast_exp2();
+          Tile rescale = (rowMax - newMax).fast_exp2();
           Tile values = cacheTile(V.at({b, step, slice}), {bl.tokens, bl.split});
           return std::tuple{newMax, rowSum * rescale + probs.sum(1),
                             acc * rescale.expand_dims(1) + scaledBy(dot(probs.cast(computeType), values, f32), 0)};

@@ -378,6 +378,37 @@ TEST_CASE("conformance: unary elementwise ops on random and edge inputs of every
       }
 }
 
+// fast_exp and fast_exp2 (exp/exp2 {approx = 1}): within their contract's relative error
+// 2^-20 + |x| 2^-24 (plus the result dtype's rounding) where the result is normal; below
+// that, anything within the smallest normal of 0 (a GPU may flush it).
+TEST_CASE("conformance: fast_exp and fast_exp2 stay within their error bound on random and edge inputs") {
+  struct FastCase {
+    const char* name;
+    Tile (*apply)(const Tile&);
+    double (*f)(double);
+  };
+  const FastCase cases[] = {{"fast_exp", [](const Tile& t) { return t.fast_exp(); }, [](double x) { return std::exp(x); }},
+                            {"fast_exp2", [](const Tile& t) { return fast_exp2(t); }, [](double x) { return std::exp2(x); }}};
+  for (const std::string& device : conformanceDevices())
+    for (const FastCase& op : cases)
+      for (DType t : {f32, f64, f16, bf16}) {
+        INFO(device, ": ", std::string(op.name), " on ", dtypeName(t));
+        Tensor x = sample({7, 13}, t, 19, edges(t));
+        for (int64_t i = 0; i < 40; ++i) ref::setElement(x, 91 - 1 - i, Num{double(i) * 3.3 - 88.0});  // up to 40
+        Tensor out = mapKernel(device, op.name, {x}, {7, 13}, t, [&](Program&, const std::vector<Tile>& in) { return op.apply(in[0]); });
+        double smallestNormal = std::ldexp(1.0, t == f16 ? -14 : t == f64 ? -1022 : -126);
+        Expect e;
+        for (int64_t i = 0; i < x.numel(); ++i) {
+          double in = ref::asDouble(ref::element(x, i)), want = op.f(in);
+          e.want.push_back(roundToFloat(t, want));
+          double relative = std::ldexp(1.0, -20) + std::fabs(in) * std::ldexp(1.0, -24) + 2 * ref::unitRoundoff(t);
+          e.slack.push_back(std::fabs(want) * relative + smallestNormal);
+        }
+        e.inputs = [&](int64_t i) { return "(" + ref::text(ref::element(x, i)) + ")"; };
+        checkElements(out, e);
+      }
+}
+
 // ---- Binary elementwise and comparisons
 
 struct BinaryCase {

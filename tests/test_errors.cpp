@@ -141,6 +141,9 @@ TEST_CASE("errors: mistakes in tile expressions name the op, the operands and th
       {"exp of an int tile", "exp", {"i32[8]"}, [](int& line) {
          kernel([&](Program& p) { line = __LINE__; (void)p.arange(8).exp(); });
        }},
+      {"fast_exp2 of an int tile", "fast_exp2", {"i32[8]"}, [](int& line) {
+         kernel([&](Program& p) { line = __LINE__; (void)fast_exp2(p.arange(8)); });
+       }},
       {"arithmetic on bool tiles", "-", {"bool"}, [](int& line) {
          kernel([&](Program& p) {
            Tile c = p.arange(8) < 3;

@@ -774,7 +774,15 @@ TEST_CASE("kernel ir: f16 attention on sm_90a runs both products on wgmma: K tra
     return n;
   };
   CHECK(registerA(f.body) == 4);  // 64 x 64 x 64: one warpgroup, 4 k steps
+  // Q, the same in every iteration, is stored for wgmma once before the loop: with K and V in
+  // TMA rings, the loop body stores nothing to workgroup memory and has no workgroup barrier.
+  KernelFunction tma = contiguousLowering(samples::traceSample("attention_f16"), "sm_90a");
+  CHECK(countOps(loopBody(tma), KOp::tma_load) > 0);
+  CHECK(countOps(loopBody(tma), KOp::store_shared) == 0);
+  CHECK(countOps(loopBody(tma), KOp::barrier) == 0);
+  CHECK(countOps(tma.body, KOp::store_shared) > 0);
   checkAgainstInterpreter("attention_f16", "sm_90a", {1, 2}, 1e-2);
+  checkAgainstInterpreter(samples::traceSample("attention_f16"), sampleShapes("attention_f16"), tma, {1, 2}, 1e-2);
 }
 
 // The f16 gemm with i8 operands and an i32 accumulator: the m16n8k32 integer matrix unit.

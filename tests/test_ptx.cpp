@@ -103,11 +103,16 @@ TEST_CASE("ptx: on sm_90a f16 and bf16 gemm and attention run HGMMA from descrip
                                       "mbarrier.arrive.expect_tx.shared::cta.b64", "mbarrier.try_wait.parity.shared::cta.b64",
                                       "cp.async.bulk.tensor.", ".param .align 64 .b8", "cvta.param"})
         CHECK_MESSAGE(ptx.find(instruction) != std::string::npos, instruction);
+      // attention's probabilities are fast_exp2's: one ex2.approx each.
+      CHECK((ptx.find("ex2.approx.ftz.f32") != std::string::npos) == (std::string(sample) == "attention_f16"));
       // 128-byte swizzle (mode 1 in bits 62-63) with 8-row groups 1024 bytes apart (64 << 32).
       CHECK(ptx.find(std::to_string((uint64_t{1} << 62) | (uint64_t{64} << 32) | (uint64_t{1} << 16))) != std::string::npos);
       test::Assembled a = test::assemble(ptx, "sm_90a", true);
       if (a.report.empty()) continue;
       CHECK(a.report.find(" 0 bytes spill stores, 0 bytes spill loads") != std::string::npos);
+      // Every register a wgmma reads is written before its group's fence: ptxas issues the group
+      // at once instead of waiting for each instruction before the next (its advisory C7519).
+      CHECK(a.report.find("warpgroup.arrive is injected") == std::string::npos);
       size_t used = a.report.find("Used ");
       std::printf("ptx: %s %s sm_90a: %s", sample, dtype, used == std::string::npos ? "" : a.report.c_str() + used);
       if (a.sass.empty()) continue;
@@ -116,6 +121,7 @@ TEST_CASE("ptx: on sm_90a f16 and bf16 gemm and attention run HGMMA from descrip
       CHECK(sassCount(a.sass, "LDSM") == 0);
       CHECK(sassCount(a.sass, "UTMALDG") > 0);
       CHECK(sassCount(a.sass, "SYNCS") > 0);  // the transaction barriers' arrive and phase checks
+      if (std::string(sample) == "attention_f16") CHECK(sassCount(a.sass, "MUFU.EX2") > 0);  // its fast_exp2
       if (std::string(sample) == "gemm_f16") CHECK(sassCount(a.sass, "UTMASTG") > 0);  // the result, from workgroup memory
       if (std::string(sample) == "gemm_f16") CHECK(sassCount(a.sass, "LDGSTS") == 0);
     }
@@ -321,6 +327,25 @@ TEST_CASE("ptx: accurate exp is lower/math's, not the hardware's approximation")
   std::string ptx = ptxOf(samples::traceSample("softmax"), "sm_90");
   CHECK(ptx.find("ex2.approx") == std::string::npos);
   CHECK(ptx.find("cvt.rni.f32.f32") != std::string::npos);  // the exp's k = roundEven(x·log2(e))
+}
+
+TEST_CASE("ptx: fast_exp and fast_exp2 are one ex2.approx each, exp's argument times log2 e first, and f64 stays accurate") {
+  ir::Kernel k = ir::parse(R"(kernel @fast(t0: tensor<f32, 1>, t1: tensor<f64, 1>) grid 1 {
+  %0 = constant() {value = 0} : i64
+  %1 = load(%0) {fill = 0.0, tensor = 0} : tile<64xf32>
+  %2 = exp(%1) {approx = 1} : tile<64xf32>
+  %3 = exp2(%2) {approx = 1} : tile<64xf32>
+  store(%0, %3) {tensor = 0}
+  %4 = load(%0) {fill = 0.0, tensor = 1} : tile<64xf64>
+  %5 = exp(%4) {approx = 1} : tile<64xf64>
+  store(%0, %5) {tensor = 1}
+})");
+  ir::verify(k);
+  std::string ptx = ptxOf(ir::canonicalize(k), "sm_90");
+  CHECK(ptx.find("ex2.approx.ftz.f32") != std::string::npos);
+  CHECK(ptx.find("mul.rn.f32") != std::string::npos);  // x · log2(e)
+  CHECK(ptx.find("cvt.rni.f64.f64") != std::string::npos);  // the f64 exp: lower/math's
+  CHECK(ptx.find("cvt.rni.f32.f32") == std::string::npos);
 }
 
 TEST_CASE("ptx: a float remainder is C's fmod by exact steps, not LLVM's frem (x - y * trunc(x / y))") {

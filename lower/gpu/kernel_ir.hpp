@@ -9,7 +9,8 @@
 //   workgroup_id workgroup_count {axis}: i64  the program id / grid size on an axis
 //   param {index}                      : the function's parameter `index` (sizes, strides, scalars)
 //   constant {value}                   : T
-//   unary {fn} (x), binary {fn} (a, b) : fn is a tile-IR elementwise op name (add, exp, rsqrt, max, xor, shl, shr...)
+//   unary {fn[, approx]} (x), binary {fn} (a, b) : fn is a tile-IR elementwise op name (add, exp, rsqrt, max,
+//                                        xor, shl, shr...); approx: the tile IR's exp/exp2 {approx = 1}
 //   cmp {pred} (a, b)                  : bool; pred lt le gt ge eq ne in the order of the operands' dtype
 //                                        (unsigned for u8...u64), ult (unsigned less: 0 <= a < b when b >= 0)
 //   select (c, a, b), cast (x)         : cast converts to the result type

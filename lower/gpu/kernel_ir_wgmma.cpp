@@ -16,7 +16,7 @@ int64_t Lowering::swizzleAtomBytes(const layout::Layout& mem, DType dt) {
   return s ? 8 * layout::wgmmaSwizzleBytes(*s, dt) : 16;
 }
 
-auto Lowering::wgmmaOperand(const ir::Op& op, int i, int64_t sharedOffset) -> WgmmaOperand {
+layout::Shared Lowering::wgmmaMemory(const ir::Op& op, int i) const {
   ir::ValueId v = op.operands[size_t(i)];
   DType dt = dtypeOf(v);
   const layout::Conversion* c = a_.conversionAt(op, i);
@@ -24,15 +24,49 @@ auto Lowering::wgmmaOperand(const ir::Op& op, int i, int64_t sharedOffset) -> Wg
                                                    : layout::wgmmaShared(dt, layout::paddedShape(k_.type(v).shape),
                                                                          isFloat8(dt) ? layout::wgmmaKMajor(i) : layout::rowMajorOrder(2));
   if (!mem || !mem->order.size()) unsupported(op, "on wgmma: no workgroup-memory layout for operand " + std::to_string(i));
-  if (auto ahead = readAhead_.find(v); ahead != readAhead_.end())
-    return {ahead->second.staged.alloc, ahead->second.staged.base, *mem};
+  return *mem;
+}
+
+auto Lowering::wgmmaOperand(const ir::Op& op, int i, int64_t sharedOffset) -> WgmmaOperand {
+  ir::ValueId v = op.operands[size_t(i)];
+  layout::Shared mem = wgmmaMemory(op, i);
+  if (auto ahead = readAhead_.find(v); ahead != readAhead_.end()) return {ahead->second.staged.alloc, ahead->second.staged.base, mem};
+  auto staged = invariantStaged_.find({&op, i});
+  return {staged != invariantStaged_.end() ? staged->second.alloc : wgmmaStaged(op, i, sharedOffset).alloc, -1, mem};
+}
+
+auto Lowering::wgmmaStaged(const ir::Op& op, int i, int64_t sharedOffset) -> Staged {
   // In registers (computed, or converted from elsewhere): stored once in wgmma's layout.
-  const std::vector<Reg>& src = regs_.at(v);
+  ir::ValueId v = op.operands[size_t(i)];
+  const layout::Conversion* c = a_.conversionAt(op, i);
+  layout::Layout mem{wgmmaMemory(op, i)};
   LinearLayout from = c ? linear(*c->from, v) : linear(v);
-  int64_t atom = swizzleAtomBytes(layout::Layout{*mem}, dt);
-  int64_t offset = alignedAbove(sharedOffset, atom);
-  Staged s = stageInShared(v, src, from, from, layout::Layout{*mem}, offset, true);
-  return {s.alloc, -1, *mem};
+  int64_t offset = alignedAbove(sharedOffset, swizzleAtomBytes(mem, dtypeOf(v)));
+  return stageInShared(v, regs_.at(v), from, from, mem, offset, true);
+}
+
+bool Lowering::wgmmaAFromRegisters(const ir::Op& op) const {
+  ir::ValueId aV = op.operands[0];
+  const layout::Conversion* c = a_.conversionAt(op, 0);
+  return !isFloat8(dtypeOf(aV)) && !readAhead_.count(aV) && (!c || c->kind != layout::ConversionKind::shared_memory);
+}
+
+auto Lowering::stageInvariantOperands(const ir::Block& body) -> std::vector<std::pair<const ir::Op*, int>> {
+  std::vector<std::pair<const ir::Op*, int>> staged;
+  for (const ir::Op& op : body.ops) {
+    const auto* acc = op.code == ir::OpCode::dot ? a_.of(op.results[0]).as<layout::MatrixAcc>() : nullptr;
+    if (!acc || !layout::isWgmma(acc->instr)) continue;
+    for (int i : {0, 1}) {
+      ir::ValueId v = op.operands[size_t(i)];
+      bool inMemory = i == 1 || !wgmmaAFromRegisters(op);
+      if (!inMemory || !regs_.count(v) || readAhead_.count(v)) continue;
+      Staged s = wgmmaStaged(op, i, 0);
+      invariantStaged_.emplace(std::pair{&op, i}, s);
+      staged.emplace_back(&op, i);
+      sharedFloor_ = f_.shared[size_t(s.alloc)].offset + f_.shared[size_t(s.alloc)].bytes;
+    }
+  }
+  return staged;
 }
 
 Reg Lowering::wgmmaStart(const WgmmaOperand& o, ir::ValueId v, int64_t row, int64_t col, Reg warpgroupRows) {
@@ -89,14 +123,14 @@ void Lowering::wgmmaDot(const ir::Op& op, int64_t kStep) {
                                                : std::vector<Reg>(size_t(registerCount(cLin)), b_.constant(DType::f32, 0.0));
   // A stays in registers where it is already in (or a shuffle away from) wgmma's A fragments:
   // an accumulator's layout, such as attention's P.
-  const layout::Conversion* aConversion = a_.conversionAt(op, 0);
-  bool aRegisters = !isFloat8(dtypeOf(aV)) && !readAhead_.count(aV) &&
-                    (!aConversion || aConversion->kind != layout::ConversionKind::shared_memory);
+  bool aRegisters = wgmmaAFromRegisters(op);
   std::map<std::pair<int64_t, int64_t>, std::vector<Reg>> aFragments;
   std::optional<WgmmaOperand> a;
   if (aRegisters) aFragments = wgmmaFragments(op, rowsPerStep, kStep);
   else a = wgmmaOperand(op, 0, 0);
+  // b goes above a where a was stored here (an operand staged before the fold lies below the floor).
   int64_t aEnd = !a || a->base >= 0 ? 0 : f_.shared[size_t(a->alloc)].offset + f_.shared[size_t(a->alloc)].bytes - sharedFloor_;
+  aEnd = std::max<int64_t>(aEnd, 0);
   WgmmaOperand b = wgmmaOperand(op, 1, aEnd);
   std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> tiles = wgmmaTiles(cLin, rowsPerStep, nInstr);
   std::vector<Reg> d(c.size());

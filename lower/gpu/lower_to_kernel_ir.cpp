@@ -193,6 +193,8 @@ void Lowering::elementwise(const ir::Op& op) {
   DType t = dtypeOf(op.results[0]);
   std::string fn(ir::opName(op.code));
   bool checked = (op.code == ir::OpCode::div || op.code == ir::OpCode::rem) && !isFloat(t) && !isNonzeroConstant(op.operands[1]);
+  std::vector<KAttr> attrs = {{"fn", fn}};
+  if (op.has(ir::attr::approx) && op.get(ir::attr::approx) != 0) attrs.push_back({"approx", int64_t{1}});
   std::vector<Reg> out;
   for (size_t r = 0; r < ins[0].size(); ++r) {
     std::vector<Reg> args;
@@ -201,7 +203,7 @@ void Lowering::elementwise(const ir::Op& op) {
     if (op.code == ir::OpCode::cmp) out.push_back(b_.emit(KOp::cmp, t, args, {{"pred", op.get(ir::attr::pred)}}));
     else if (op.code == ir::OpCode::select) out.push_back(b_.emit(KOp::select, t, args));
     else if (op.code == ir::OpCode::cast) out.push_back(b_.emit(KOp::cast, t, args));
-    else out.push_back(b_.emit(args.size() == 1 ? KOp::unary : KOp::binary, t, args, {{"fn", fn}}));
+    else out.push_back(b_.emit(args.size() == 1 ? KOp::unary : KOp::binary, t, args, attrs));
   }
   define(op.results[0], out);
 }

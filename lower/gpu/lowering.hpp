@@ -570,9 +570,20 @@ class Lowering {
     Reg base;
     layout::Shared mem;
   };
-  // Operand i of a wgmma dot: its read-ahead ring, or its registers stored at `sharedOffset`
-  // bytes above the floor (rounded up to the swizzle pattern).
+  // Operand i of a wgmma dot: its read-ahead ring, its copy staged before the fold, or its
+  // registers stored at `sharedOffset` bytes above the floor (rounded up to the swizzle pattern).
   WgmmaOperand wgmmaOperand(const ir::Op& op, int i, int64_t sharedOffset);
+  // The workgroup-memory layout wgmma reads operand i in.
+  layout::Shared wgmmaMemory(const ir::Op& op, int i) const;
+  // Whether a wgmma dot takes a from registers (already in, or a shuffle away from, its fragments).
+  bool wgmmaAFromRegisters(const ir::Op& op) const;
+  // Operand i of a wgmma dot, from registers, stored in wgmma's layout `sharedOffset` bytes above the floor.
+  Staged wgmmaStaged(const ir::Op& op, int i, int64_t sharedOffset);
+  // The wgmma dots' operands that a fold's body takes from outside it and reads from workgroup
+  // memory (attention's q): stored once before the loop rather than in every iteration, above
+  // the floor, which then rises past them. Returns the (dot, operand) pairs staged. (mma.sync
+  // dots keep staging theirs in the loop: on sm_80 ptxas then spills attention at 168 registers.)
+  std::vector<std::pair<const ir::Op*, int>> stageInvariantOperands(const ir::Block& body);
   // The i32 element offset of an instruction's first element (row, col) of operand v, plus
   // `warpgroupRows` (-1: none).
   Reg wgmmaStart(const WgmmaOperand& o, ir::ValueId v, int64_t row, int64_t col, Reg warpgroupRows);
@@ -611,6 +622,7 @@ class Lowering {
   std::map<ir::ValueId, ReadAhead> readAhead_;  // the dot operands of the folds being lowered read ahead
   std::set<ir::ValueId> readAheadViews_;        // their loads and views, never in registers
   std::set<const ir::Op*> inFlightDots_;        // wgmma dots whose groups stay in flight (inFlightAccumulators)
+  std::map<std::pair<const ir::Op*, int>, Staged> invariantStaged_;  // wgmma operands staged before their folds
   // The innermost fold's barriers for its TMA rings: one transaction barrier (an i64) per stage
   // in allocation `alloc` (-1: none), then, when every ring is TMA's (`releases`), one per stage
   // that the warps arrive on when done reading it (`release`, before the body's yield), which

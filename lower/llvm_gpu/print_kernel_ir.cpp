@@ -15,6 +15,7 @@
 #include <cctype>
 #include <cmath>
 #include <map>
+#include <numbers>
 
 #include "ir/error.hpp"
 #include "lower/llvm_atomic.hpp"
@@ -231,9 +232,17 @@ class Printer {
 
   // ---- arithmetic ----
 
-  Value* unary(const std::string& fn, DType t, Value* x) {
-    Value* r = unaryInRegister(fn, t, x);
+  Value* unary(const std::string& fn, DType t, Value* x, bool approx) {
+    Value* r = approx && t != DType::f64 ? approxExp(fn, t, x) : nullptr;
+    if (!r) r = unaryInRegister(fn, t, x);
     return t == DType::bf16 ? roundBF16(r) : r;
+  }
+  // The target's fast 2^x of f32 (exp: of x log2(e)), f16 and bf16 through f32; null where it has none.
+  Value* approxExp(const std::string& fn, DType t, Value* x) {
+    Value* f = cast(x, t, DType::f32);
+    if (fn == "exp") f = b_.CreateFMul(f, llvm::ConstantFP::get(b_.getFloatTy(), std::numbers::log2e));
+    Value* r = fn == "exp" || fn == "exp2" ? t_.approxExp2(b_, f) : nullptr;
+    return r ? cast(r, DType::f32, t == DType::bf16 ? DType::f32 : t) : nullptr;
   }
   Value* binary(const std::string& fn, DType t, Value* a, Value* b) {
     Value* r = binaryInRegister(fn, t, a, b);
@@ -727,9 +736,11 @@ class Printer {
   }
 
   std::vector<Reg> block(const KBlock& blk) {
-    for (const KInst& i : blk.insts) {
+    for (size_t at = 0; at < blk.insts.size(); ++at) {
+      const KInst& i = blk.insts[at];
       if (i.op == KOp::yield) return i.operands;
-      inst(i);
+      if (i.op == KOp::wgmma_fence) warpgroupFence(blk, at);
+      else inst(i);
     }
     return {};
   }
@@ -748,14 +759,29 @@ class Printer {
     };
     bool aShared = gpu::hasAttr(i, "allocA");
     size_t aCount = aShared ? 1 : 8;
-    std::vector<Value*> aRegisters, c;
+    std::vector<Value*> c;
     std::optional<LlvmGpuTarget::WarpgroupOperand> a;
     if (aShared) a = operand(i.operands[0], "A");
-    else for (size_t r = 0; r < aCount; ++r) aRegisters.push_back(val(i.operands.at(r)));
+    else packFragmentA(i);
     for (size_t r = aCount + 1; r < i.operands.size(); ++r) c.push_back(val(i.operands[r]));
     std::vector<Value*> d = t_.warpgroupMma(b_, intAttr(i, "n"), operandType(i, "a"), operandType(i, "b"),
-                                            a ? &*a : nullptr, aRegisters, operand(i.operands.at(aCount), "B"), c);
+                                            a ? &*a : nullptr, aShared ? std::vector<Value*>{} : packedA_.at(&i),
+                                            operand(i.operands.at(aCount), "B"), c);
+    packedA_.erase(&i);
     for (size_t r = 0; r < d.size(); ++r) values_[size_t(i.results.at(r))] = d[r];
+  }
+  // A register a fragment packed into words before the wgmma_fence that precedes its group: a
+  // register written after the fence would make ptxas wait for every wgmma before the next.
+  void packFragmentA(const KInst& i) {
+    if (gpu::hasAttr(i, "allocA") || packedA_.count(&i)) return;
+    std::vector<Value*> registers;
+    for (size_t r = 0; r < 8; ++r) registers.push_back(val(i.operands.at(r)));
+    packedA_[&i] = t_.warpgroupFragmentA(b_, operandType(i, "a"), registers);
+  }
+  void warpgroupFence(const KBlock& blk, size_t at) {
+    for (size_t j = at + 1; j < blk.insts.size() && blk.insts[j].op != KOp::wgmma_commit; ++j)
+      if (blk.insts[j].op == KOp::wgmma) packFragmentA(blk.insts[j]);
+    t_.warpgroupFence(b_);
   }
   void wgmmaWait(const KInst& i) {
     std::vector<Value*> values;
@@ -767,7 +793,6 @@ class Printer {
   void inst(const KInst& i) {
     switch (i.op) {
       case KOp::wgmma: return wgmma(i);
-      case KOp::wgmma_fence: return t_.warpgroupFence(b_);
       case KOp::wgmma_commit: return t_.warpgroupCommit(b_);
       case KOp::wgmma_wait: return wgmmaWait(i);
       case KOp::fence_async_shared: return t_.fenceAsyncShared(b_);
@@ -812,7 +837,7 @@ class Printer {
         return cast(fn_->getArg(unsigned(p)), paramDType(f_.params.at(size_t(p))), t);
       }
       case KOp::constant: return constantOf(t, attr(i, "value"));
-      case KOp::unary: return unary(strAttr(i, "fn"), t, val(o[0]));
+      case KOp::unary: return unary(strAttr(i, "fn"), t, val(o[0]), gpu::hasAttr(i, "approx"));
       case KOp::binary: return binary(strAttr(i, "fn"), t, val(o[0]), val(o[1]));
       case KOp::cmp: return compare(strAttr(i, "pred"), dtypeOf(o[0]), val(o[0]), val(o[1]));
       case KOp::select: return b_.CreateSelect(cast(val(o[0]), dtypeOf(o[0]), DType::boolean), val(o[1]), val(o[2]));
@@ -839,6 +864,7 @@ class Printer {
   llvm::Function* fn_ = nullptr;
   llvm::GlobalVariable* shared_ = nullptr;
   std::vector<Value*> values_;  // by register
+  std::map<const KInst*, std::vector<Value*>> packedA_;  // wgmmas' a fragments, packed at their fence
   std::map<Value*, Value*> float8Codes_;  // an 8-bit float read from memory: its code (i8)
 };
 
@@ -853,6 +879,10 @@ void LlvmGpuTarget::asyncCopy(llvm::IRBuilderBase&, llvm::Value*, llvm::Value*, 
 std::vector<llvm::Value*> LlvmGpuTarget::warpgroupMma(llvm::IRBuilderBase&, int64_t, DType, DType, const WarpgroupOperand*,
                                                       const std::vector<llvm::Value*>&, const WarpgroupOperand&,
                                                       const std::vector<llvm::Value*>&) const {
+  throw Unsupported("llvm gpu: unsupported: wgmma on " + triple());
+}
+llvm::Value* LlvmGpuTarget::approxExp2(llvm::IRBuilderBase&, llvm::Value*) const { return nullptr; }
+std::vector<llvm::Value*> LlvmGpuTarget::warpgroupFragmentA(llvm::IRBuilderBase&, DType, const std::vector<llvm::Value*>&) const {
   throw Unsupported("llvm gpu: unsupported: wgmma on " + triple());
 }
 void LlvmGpuTarget::warpgroupFence(llvm::IRBuilderBase&) const {

@@ -63,6 +63,9 @@ class LlvmGpuTarget {
                          llvm::Value* fromBytes) const;
   virtual void asyncCommit(llvm::IRBuilderBase& b) const;
   virtual void asyncWait(llvm::IRBuilderBase& b, int64_t pending) const;
+  // The hardware's fast approximation of 2^x for an f32 (for the kernel IR's unary exp/exp2 with
+  // approx); null where the target has none, which then computes the accurate version.
+  virtual llvm::Value* approxExp2(llvm::IRBuilderBase& b, llvm::Value* x) const;
   // A wgmma operand: the workgroup-memory address (i32, within the workgroup's window) of its
   // first element, its swizzle (32, 64 or 128 bytes), the byte strides of its column blocks
   // (leading) and 8-row groups (stride), and whether its rows are M or N rather than K.
@@ -72,12 +75,15 @@ class LlvmGpuTarget {
     bool trans;
   };
   // The kernel IR's wgmma (d = a·b + c over f32 registers, issued asynchronously; a from workgroup
-  // memory, or when aShared is null its 8 fragment registers), wgmma_fence, wgmma_commit,
-  // wgmma_wait (returns `values`, readable from then on) and fence_async_shared. Throw where the
-  // target has none.
+  // memory, or when aShared is null its fragment's 4 words from warpgroupFragmentA), wgmma_fence,
+  // wgmma_commit, wgmma_wait (returns `values`, readable from then on) and fence_async_shared.
+  // Throw where the target has none.
   virtual std::vector<llvm::Value*> warpgroupMma(llvm::IRBuilderBase& b, int64_t n, DType a, DType bType,
-                                                 const WarpgroupOperand* aShared, const std::vector<llvm::Value*>& aRegisters,
+                                                 const WarpgroupOperand* aShared, const std::vector<llvm::Value*>& aWords,
                                                  const WarpgroupOperand& bOperand, const std::vector<llvm::Value*>& c) const;
+  // A wgmma's a fragment (8 registers of 16-bit elements) as the 4 words the instruction reads.
+  virtual std::vector<llvm::Value*> warpgroupFragmentA(llvm::IRBuilderBase& b, DType a,
+                                                       const std::vector<llvm::Value*>& registers) const;
   virtual void warpgroupFence(llvm::IRBuilderBase& b) const;
   virtual void warpgroupCommit(llvm::IRBuilderBase& b) const;
   virtual std::vector<llvm::Value*> warpgroupWait(llvm::IRBuilderBase& b, int64_t pending,

@@ -145,10 +145,10 @@ class NvptxTarget final : public llvmgpu::LlvmGpuTarget {
   // registers of pairs, as inline PTX: LLVM 19 has no intrinsic. scale-d is 1: c is always added
   // (zeros start a sum).
   std::vector<Value*> warpgroupMma(llvm::IRBuilderBase& b, int64_t n, DType a, DType bType, const WarpgroupOperand* aShared,
-                                   const std::vector<Value*>& aRegisters, const WarpgroupOperand& bOperand,
+                                   const std::vector<Value*>& aWords, const WarpgroupOperand& bOperand,
                                    const std::vector<Value*>& c) const override {
     bool half = a == bType && (a == DType::f16 || a == DType::bf16), bytes = isFloat8(a) && isFloat8(bType);
-    if ((!half && !bytes) || int64_t(c.size()) != n / 2 || (!aShared && (bytes || aRegisters.size() != 8)))
+    if ((!half && !bytes) || int64_t(c.size()) != n / 2 || (!aShared && (bytes || aWords.size() != 4)))
       throw Unsupported("llvm gpu: unsupported: wgmma m64n" + std::to_string(n) + " of " + std::string(dtypeName(a)) + " and " +
                         std::string(dtypeName(bType)));
     std::string shape = "m64n" + std::to_string(n) + (half ? "k16" : "k32"), outputs, constraints;
@@ -164,10 +164,9 @@ class NvptxTarget final : public llvmgpu::LlvmGpuTarget {
       args.push_back(descriptor(b, *aShared));
       constraints += "l,";
     } else {
-      for (size_t r = 0; r < 8; r += 2) {
-        aText += (r ? ", $" : "{$") + std::to_string(size_t(n) + r / 2);
-        Value* pair = pack(b, a, aRegisters[r], aRegisters[r + 1]);
-        args.push_back(pair->getType()->isIntegerTy() ? pair : b.CreateBitCast(pair, b.getInt32Ty()));
+      for (size_t w = 0; w < 4; ++w) {
+        aText += (w ? ", $" : "{$") + std::to_string(size_t(n) + w);
+        args.push_back(aWords[w]);
         constraints += "r,";
       }
       aText += "}";
@@ -183,6 +182,19 @@ class NvptxTarget final : public llvmgpu::LlvmGpuTarget {
     std::vector<Value*> out;
     for (unsigned r = 0; r < unsigned(n / 2); ++r) out.push_back(b.CreateExtractValue(d, r));
     return out;
+  }
+  // ex2.approx.ftz.f32: one MUFU.EX2 (without ftz, ptxas brackets it with a range check and two
+  // multiplies to keep subnormal results, which the approx contract lets go to 0).
+  Value* approxExp2(llvm::IRBuilderBase& b, Value* x) const override {
+    return b.CreateIntrinsic(llvm::Intrinsic::nvvm_ex2_approx_ftz_f, {}, {x});
+  }
+  std::vector<Value*> warpgroupFragmentA(llvm::IRBuilderBase& b, DType a, const std::vector<Value*>& registers) const override {
+    std::vector<Value*> words;
+    for (size_t r = 0; r + 1 < registers.size(); r += 2) {
+      Value* pair = pack(b, a, registers[r], registers[r + 1]);
+      words.push_back(pair->getType()->isIntegerTy() ? pair : b.CreateBitCast(pair, b.getInt32Ty()));
+    }
+    return words;
   }
   void warpgroupFence(llvm::IRBuilderBase& b) const override { callAsm(b, "wgmma.fence.sync.aligned;", "", {}, {}); }
   void warpgroupCommit(llvm::IRBuilderBase& b) const override { callAsm(b, "wgmma.commit_group.sync.aligned;", "", {}, {}); }
