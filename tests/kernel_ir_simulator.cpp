@@ -576,9 +576,6 @@ class Workgroup {
       default: return {4, [](int64_t j, int64_t l) { return std::pair{l / 4 + 8 * (j >> 1), l % 4 * 2 + (j & 1)}; }};
     }
   }
-  // The fragments of an instruction: mma.sync's from the PTX ISA's formulas, so an error in
-  // layout/'s tables cannot cancel out here; WMMA's and MFMA's (no printer runs them yet)
-  // from layout/.
   // mma.m16n8k32 with 8-bit a and b: four consecutive k elements per 32-bit register.
   static Fragment ptxM16N8K32(int which) {
     switch (which) {
@@ -587,19 +584,34 @@ class Workgroup {
       default: return ptxM16N8K16(2);
     }
   }
-  static Fragment fragment(const std::string& instr, int which, int64_t m, int64_t n, int64_t k) {
+  // CDNA 3 ISA, v_mfma_f32_32x32x8{f16,bf16} (wave64): a[i][k] in lane i + 32 (k / 4), item
+  // k % 4; b[k][j] in lane j + 32 (k / 4), item k % 4; d[i][j] in lane j + 32 ((i / 4) % 2),
+  // register i % 4 + 4 (i / 8).
+  static Fragment mfma32x32x8(int which) {
+    switch (which) {
+      case 0: return {4, [](int64_t j, int64_t l) { return std::pair{l % 32, 4 * (l / 32) + j}; }};
+      case 1: return {4, [](int64_t j, int64_t l) { return std::pair{4 * (l / 32) + j, l % 32}; }};
+      default: return {16, [](int64_t j, int64_t l) { return std::pair{8 * (j / 4) + 4 * (l / 32) + j % 4, l % 32}; }};
+    }
+  }
+  // RDNA 3 ISA, v_wmma_f32_16x16x16_{f16,bf16} (wave32): lane l holds row l % 16 of a and
+  // column l % 16 of b, all 16 k (lanes 16-31 repeat 0-15); d's register v holds row 2v in
+  // lanes 0-15 and row 2v + 1 in lanes 16-31.
+  static Fragment wmma16x16x16(int which) {
+    switch (which) {
+      case 0: return {16, [](int64_t j, int64_t l) { return std::pair{l % 16, j}; }};
+      case 1: return {16, [](int64_t j, int64_t l) { return std::pair{j, l % 16}; }};
+      default: return {8, [](int64_t j, int64_t l) { return std::pair{2 * j + l / 16, l % 16}; }};
+    }
+  }
+  // The fragments of an instruction, from the vendors' ISA documents, so that an error in
+  // layout/'s tables cannot cancel out here.
+  static Fragment fragment(const std::string& instr, int which) {
     if (instr == layout::instrName(layout::MatrixInstr::mma_m16n8k16)) return ptxM16N8K16(which);
     if (instr == layout::instrName(layout::MatrixInstr::mma_m16n8k32)) return ptxM16N8K32(which);
-    layout::MatrixInstr chosen = instr == layout::instrName(layout::MatrixInstr::wmma_16x16x16)
-                                     ? layout::MatrixInstr::wmma_16x16x16 : layout::MatrixInstr::mfma_32x32x8;
-    layout::LayoutPtr acc = layout::make(layout::Layout{layout::MatrixAcc{chosen, {1, 1}}});
-    layout::LayoutPtr l = which == 2 ? acc : layout::make(layout::Layout{layout::DotOperand{which, acc}});
-    layout::Shape shape = which == 0 ? layout::Shape{m, k} : which == 1 ? layout::Shape{k, n} : layout::Shape{m, n};
-    layout::LinearLayout lin = layout::toLinear(*l, shape);
-    return {size_t(lin.inSize(layout::kRegister)), [lin](int64_t j, int64_t lane) {
-              std::vector<int64_t> at = lin.apply({j, lane, 0});
-              return std::pair{at[0], at[1]};
-            }};
+    if (instr == layout::instrName(layout::MatrixInstr::mfma_32x32x8)) return mfma32x32x8(which);
+    if (instr == layout::instrName(layout::MatrixInstr::wmma_16x16x16)) return wmma16x16x16(which);
+    throw Error("simulate: no fragments for the matrix instruction " + instr);
   }
 
   // d = a * b + c per warp.
@@ -607,16 +619,27 @@ class Workgroup {
     int64_t m = intAttr(i, "m"), n = intAttr(i, "n"), k = intAttr(i, "k");
     const std::string& instr = strAttr(i, "instr");
     size_t S = size_t(f_.subgroupSize);
-    Fragment aAt = fragment(instr, 0, m, n, k), bAt = fragment(instr, 1, m, n, k), cAt = fragment(instr, 2, m, n, k);
+    Fragment aAt = fragment(instr, 0), bAt = fragment(instr, 1), cAt = fragment(instr, 2);
     size_t na = aAt.registers, nb = bAt.registers;
+    if (na + nb + cAt.registers != i.operands.size() || cAt.registers != i.results.size())
+      throw Error("simulate: mma " + instr + " takes " + std::to_string(na) + " + " + std::to_string(nb) + " + " +
+                  std::to_string(cAt.registers) + " registers, not " + std::to_string(i.operands.size()));
     std::vector<Lanes> d(i.results.size(), Lanes(T_));
     for (size_t w = 0; w < T_ / S; ++w) {
       std::vector<double> A(size_t(m * k)), B(size_t(k * n)), C(size_t(m * n));
+      // Lanes that repeat an element (WMMA's a and b) must agree on it.
       auto gather = [&](const Fragment& at, size_t first, size_t count, std::vector<double>& into, int64_t cols) {
+        std::vector<bool> seen(into.size());
         for (size_t j = 0; j < count; ++j)
           for (size_t l = 0; l < S; ++l) {
             auto [row, col] = at.at(int64_t(j), int64_t(l));
-            into[size_t(row * cols + col)] = reg(i.operands[first + j])[w * S + l];
+            double x = reg(i.operands[first + j])[w * S + l];
+            size_t e = size_t(row * cols + col);
+            if (seen[e] && !(into[e] == x || (std::isnan(into[e]) && std::isnan(x))))
+              throw Error("simulate: mma " + instr + ": lanes disagree on element (" + std::to_string(row) + ", " +
+                          std::to_string(col) + ")");
+            into[e] = x;
+            seen[e] = true;
           }
       };
       gather(aAt, 0, na, A, k);

@@ -25,6 +25,7 @@
 #include "devices/cuda/cuda_runtime.hpp"
 #include "devices/vulkan/vulkan_device.hpp"
 #include "layout/infer_layouts.hpp"
+#include "lower/amdgpu/amdgpu.hpp"
 #include "lower/gpu/lower_to_kernel_ir.hpp"
 #include "lower/ptx/nvptx.hpp"
 #include "dsl/tilejit.hpp"
@@ -84,16 +85,18 @@ const std::vector<DType> kFloat8Types = {f8e4m3, f8e5m2};
 
 // Kernels this process ran on Vulkan and assembled as PTX, printed as it ends: `tools/dev
 // test` adds up the lines of every ctest process.
-int gVulkanRuns = 0, gPtxAssembled = 0;
+int gVulkanRuns = 0, gPtxAssembled = 0, gAmdgpuCompiled = 0;
 struct RunReport {
   ~RunReport() {
     if (gVulkanRuns > 0) std::printf("conformance: %d kernels ran on vulkan\n", gVulkanRuns);
     if (gPtxAssembled > 0) std::printf("conformance: %d kernels assembled by ptxas\n", gPtxAssembled);
+    if (gAmdgpuCompiled > 0) std::printf("conformance: %d kernels compiled for AMDGPU (gfx942, gfx1100)\n", gAmdgpuCompiled);
   }
 } gRunReport;
 
 // No NVIDIA device runs here: each kernel is printed as PTX for sm_90 and assembled
-// (TILEJIT_TEST_SKIP_PTX: not again, for a rerun of the suite with other Vulkan settings).
+// (TILEJIT_TEST_SKIP_GPU_COMPILE: neither this nor checkAmdgpu, for a rerun of the suite with
+// other Vulkan settings).
 void checkPtx(const std::vector<int64_t>& grid, const KernelBody& body, const std::string& name) {
   TracedKernel traced = trace(grid, body, name);
   const layout::Target& target = layout::targetByName("sm_90");
@@ -102,9 +105,25 @@ void checkPtx(const std::vector<int64_t>& grid, const KernelBody& body, const st
   gPtxAssembled += !test::assemblePtx(ptx, "sm_90").empty();
 }
 
+// No AMD GPU exists within reach: each kernel is compiled by LLVM's AMDGPU backend to an ELF
+// object for CDNA 3 (wave64) and RDNA 3 (wave32).
+void checkAmdgpu(const std::vector<int64_t>& grid, const KernelBody& body, const std::string& name) {
+  TracedKernel traced = trace(grid, body, name);
+  const ir::Kernel& k = *traced.kernel;
+  for (const char* arch : {"gfx942", "gfx1100"}) {
+    const layout::Target& target = layout::targetByName(arch);
+    std::vector<char> object = amdgpu::compileObject(gpu::lowerToKernelIR(k, layout::inferLayouts(k, target), target), arch);
+    CHECK_MESSAGE(std::string(object.begin(), object.begin() + 4) == "\x7f" "ELF", name << " on " << arch);
+    ++gAmdgpuCompiled;
+  }
+}
+
 void launch(const std::string& device, const std::string& name, const std::vector<int64_t>& grid,
             const KernelBody& body) {
-  if (device == "interp" && !std::getenv("TILEJIT_TEST_SKIP_PTX")) checkPtx(grid, body, name);
+  if (device == "interp" && !std::getenv("TILEJIT_TEST_SKIP_GPU_COMPILE")) {
+    checkPtx(grid, body, name);
+    checkAmdgpu(grid, body, name);
+  }
   LaunchWatch launches;
   std::string ran = run(grid, body, RunOptions{.name = name, .device = device});
   CHECK_MESSAGE(ran == device, name << " ran on " << ran << " instead of " << device);

@@ -785,6 +785,22 @@ TEST_CASE("kernel ir: f16 attention on sm_90a runs both products on wgmma: K tra
   checkAgainstInterpreter(samples::traceSample("attention_f16"), sampleShapes("attention_f16"), tma, {1, 2}, 1e-2);
 }
 
+TEST_CASE("kernel ir: f16 and bf16 gemm and attention on gfx942 (MFMA, wave64) and gfx1100 (WMMA, wave32) compute as the interpreter does") {
+  // The simulator takes MFMA's and WMMA's fragments from AMD's ISA documents, the AMDGPU printer
+  // hands the registers to the instructions in layout/'s order: agreeing here, they agree there.
+  for (const char* dtype : {"f16", "bf16"})
+    for (const char* target : {"gfx942", "gfx1100"}) {
+      CAPTURE(dtype);
+      CAPTURE(target);
+      ir::Kernel gemm = test::retyped(samples::traceSample("gemm_f16"), {{"f16", dtype}});
+      ir::Kernel attention = test::retyped(samples::traceSample("attention_f16"), {{"f16", dtype}});
+      CHECK(hasAttr(contiguousLowering(gemm, target).body, KOp::mma, "instr",
+                    std::string(std::string(target) == "gfx942" ? "32x32x8" : "16x16x16")));
+      checkAgainstInterpreter(gemm, {{37, 29}, {29, 23}, {37, 23}}, contiguousLowering(gemm, target), {1, 1}, 2e-2);
+      checkAgainstInterpreter(attention, sampleShapes("attention_f16"), contiguousLowering(attention, target), {1, 2}, 2e-2);
+    }
+}
+
 // The f16 gemm with i8 operands and an i32 accumulator: the m16n8k32 integer matrix unit.
 ir::Kernel gemmI8() { return test::retyped(samples::traceSample("gemm_f16"), {{"f16", "i8"}, {"f32", "i32"}, {"= 0.0", "= 0"}}); }
 

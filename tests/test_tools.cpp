@@ -211,6 +211,21 @@ TEST_CASE("tile-ir --warps=N lowers on N warps per program, as a spread over lav
   CHECK(bad.output.find("--warps=3 is not a power of two from 1 to 128 (vulkan's workgroups)") != std::string::npos);
 }
 
+TEST_CASE("tile-ir --stage=amdgpu prints AMDGPU assembly: attention on gfx942 on v_mfma, gemm on gfx1151 on v_wmma, not for sm_90") {
+  CommandResult cdna = runCommand(tileIr("--sample attention_f16 --stage=amdgpu --target=gfx942"));
+  REQUIRE(cdna.status == 0);
+  CHECK(cdna.output.find("v_mfma_f32_32x32x8_f16") != std::string::npos);
+  CommandResult apu = runCommand(tileIr("--sample gemm_f16 --stage=amdgpu --target=gfx1151"));
+  REQUIRE(apu.status == 0);
+  CHECK(apu.output.find("v_wmma_f32_16x16x16_f16") != std::string::npos);
+  CommandResult llvm = runCommand(tileIr("--sample softmax --stage=llvm --target=gfx1100"));
+  REQUIRE(llvm.status == 0);
+  CHECK(llvm.output.find("amdgpu_kernel") != std::string::npos);
+  CommandResult nvidia = runCommand(tileIr("--sample softmax --stage=amdgpu --target=sm_90"));
+  CHECK(nvidia.status != 0);
+  CHECK(nvidia.output.find("needs an AMD --target") != std::string::npos);
+}
+
 TEST_CASE("tile-ir --stage=ptx shows the f16 gemm's main loop on cp.async, ldmatrix and mma.sync: --general does not read ahead") {
   CommandResult r = runCommand(tileIr("--sample gemm_f16 --stage=ptx --target=sm_90"));
   REQUIRE(r.status == 0);

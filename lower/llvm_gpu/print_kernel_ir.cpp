@@ -588,6 +588,10 @@ class Printer {
   void mma(const KInst& i) {
     int64_t m = intAttr(i, "m"), n = intAttr(i, "n"), k = intAttr(i, "k");
     size_t lanes = size_t(f_.subgroupSize), aCount = size_t(m * k) / lanes, bCount = size_t(k * n) / lanes;
+    // Lanes that repeat a and b (RDNA 3's WMMA: lanes 16-31 as 0-15) hold more of them.
+    size_t repeat = (i.operands.size() - i.results.size()) / (aCount + bCount);
+    aCount *= repeat;
+    bCount *= repeat;
     auto regs = [&](size_t from, size_t count) {
       std::vector<Value*> out;
       for (size_t r = from; r < from + count; ++r) out.push_back(val(i.operands.at(r)));

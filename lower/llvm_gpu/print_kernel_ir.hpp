@@ -1,7 +1,7 @@
 // The per-thread kernel IR printed as an LLVM module for a GPU target: one printer for
 // every LLVM GPU backend, with what differs per target (thread ids, barriers, shuffles,
 // the kernel's calling convention, matrix instructions) behind LlvmGpuTarget. NVPTX
-// implements it in lower/ptx; AMDGPU is the next.
+// implements it in lower/ptx, AMDGPU in lower/amdgpu.
 //
 // Semantics are the SPIR-V printer's, so results match the interpreter: float ops are not
 // contracted; bf16 registers are f32 values rounded to bf16 after each op; max/min

@@ -5,11 +5,9 @@
 #include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/LLVMContext.h>
-#include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Metadata.h>
 #include <llvm/IR/Module.h>
 #include <llvm/MC/TargetRegistry.h>
-#include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
@@ -18,6 +16,7 @@
 #include <mutex>
 
 #include "ir/error.hpp"
+#include "lower/llvm_gpu/compile.hpp"
 #include "lower/llvm_gpu/print_kernel_ir.hpp"
 
 namespace tj::ptx {
@@ -355,24 +354,6 @@ std::unique_ptr<llvm::TargetMachine> machineFor(const std::string& arch) {
                                   llvm::CodeGenOptLevel::Aggressive));
 }
 
-// The printed module, optimized at O3 (no fast-math: nothing contracts or reassociates).
-std::unique_ptr<llvm::Module> optimized(const gpu::KernelFunction& f, llvm::TargetMachine& tm, llvm::LLVMContext& c) {
-  NvptxTarget target(tm.createDataLayout().getStringRepresentation());
-  std::unique_ptr<llvm::Module> m = llvmgpu::printLlvm(f, target, c);
-  llvm::PassBuilder pb(&tm);
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
-  llvm::CGSCCAnalysisManager cgam;
-  llvm::ModuleAnalysisManager mam;
-  pb.registerModuleAnalyses(mam);
-  pb.registerCGSCCAnalyses(cgam);
-  pb.registerFunctionAnalyses(fam);
-  pb.registerLoopAnalyses(lam);
-  pb.crossRegisterProxies(lam, fam, cgam, mam);
-  pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(*m, mam);
-  return m;
-}
-
 }  // namespace
 
 std::string printNvptxLlvm(const gpu::KernelFunction& f, const std::string& arch) {
@@ -388,14 +369,10 @@ std::string printNvptxLlvm(const gpu::KernelFunction& f, const std::string& arch
 std::string printPtx(const gpu::KernelFunction& f, const std::string& arch) {
   std::unique_ptr<llvm::TargetMachine> tm = machineFor(arch);
   llvm::LLVMContext c;
-  std::unique_ptr<llvm::Module> m = optimized(f, *tm, c);
-  llvm::SmallString<0> ptx;
-  llvm::raw_svector_ostream out(ptx);
-  llvm::legacy::PassManager pm;
-  if (tm->addPassesToEmitFile(pm, out, nullptr, llvm::CodeGenFileType::AssemblyFile))
-    throw InternalError("ptx", "the NVPTX backend cannot emit assembly");
-  pm.run(*m);
-  return std::string(ptx.str());
+  NvptxTarget target(tm->createDataLayout().getStringRepresentation());
+  std::unique_ptr<llvm::Module> m = llvmgpu::printLlvm(f, target, c);
+  llvmgpu::optimize(*m, *tm);
+  return llvmgpu::emit(*m, *tm, llvmgpu::FileKind::assembly, "ptx");
 }
 
 }  // namespace tj::ptx

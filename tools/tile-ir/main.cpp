@@ -12,6 +12,8 @@
 //   tile-ir --stage=kernel --target=T ...  the per-thread GPU kernel IR on target T
 //   tile-ir --stage=spirv ...   the Vulkan compute shader, disassembled by spirv-dis (spirv-tools)
 //   tile-ir --stage=ptx --target=sm_90 ...  the PTX for an NVIDIA target (--stage=llvm: its LLVM IR)
+//   tile-ir --stage=amdgpu --target=gfx942 ...  the assembly for an AMD target (gfx942, gfx1100,
+//                               gfx1151 with gfx1100's layouts; --stage=llvm: its LLVM IR)
 //   tile-ir --warps=N ...       GPU stages on N warps (subgroups) per program, as p.warps,
 //                               TILEJIT_VULKAN_WARPS or a spread over lavapipe's code budget give
 #include <CLI/CLI.hpp>
@@ -32,13 +34,14 @@
 #include "lower/cpu/plan_buffers.hpp"
 #include "lower/gpu/plan_read_ahead.hpp"
 #include "lower/gpu/lower_to_kernel_ir.hpp"
+#include "lower/amdgpu/amdgpu.hpp"
 #include "lower/ptx/nvptx.hpp"
 #include "lower/spirv/print_kernel_ir.hpp"
 #include "samples/kernels.hpp"
 
 namespace {
 
-const std::vector<std::string> kStages = {"parsed", "canonical", "grad", "buffers", "llvm", "layout", "readahead", "kernel", "spirv", "ptx"};
+const std::vector<std::string> kStages = {"parsed", "canonical", "grad", "buffers", "llvm", "layout", "readahead", "kernel", "spirv", "ptx", "amdgpu"};
 
 // The layout target `name` on `warps` warps per program (0: its default).
 tj::layout::Target targetOn(const std::string& name, int64_t warps) {
@@ -65,12 +68,18 @@ tj::cpu::CpuLoweringOptions cpuOptions(const std::string& isa) {
   return isa == "host" ? tj::jit::loweringOptions() : tj::cpu::loweringOptionsForIsa(isa);
 }
 
-// The NVIDIA target of --stage=ptx and of --stage=llvm on a GPU target.
+// The NVIDIA target of --stage=ptx.
 const std::string& nvidiaTarget(const std::string& target, const std::string& stage) {
   if (target.rfind("sm_", 0) != 0)
-    throw tj::Error("tile-ir: --stage=" + stage + " needs an NVIDIA --target (sm_80, sm_89, sm_90), not '" + target +
-                    "'; AMD targets have no printer yet");
+    throw tj::Error("tile-ir: --stage=" + stage + " needs an NVIDIA --target (sm_80, sm_89, sm_90, sm_90a), not '" + target + "'");
   return target;
+}
+
+// The layout target of an AMD arch of --stage=amdgpu: RDNA 3 and 3.5 (gfx11*) take gfx1100's.
+std::string amdLayoutTarget(const std::string& target, const std::string& stage) {
+  if (target.rfind("gfx", 0) != 0)
+    throw tj::Error("tile-ir: --stage=" + stage + " needs an AMD --target (gfx942, gfx1100, gfx1151), not '" + target + "'");
+  return target.rfind("gfx11", 0) == 0 ? "gfx1100" : target;
 }
 
 // Our SPIR-V is a binary; spirv-dis (from spirv-tools, a development tool, not a
@@ -119,7 +128,7 @@ int main(int argc, char** argv) {
   app.add_flag("--general", general,
                "GPU stages: the kernel for any tensor arguments (by default, for contiguous tensors whose rows are "
                "aligned to 16 bytes, which load and store whole vectors)");
-  app.add_option("--target", target, "the target of --stage=layout, readahead, kernel, llvm and ptx (vulkan, sm_80, sm_89, sm_90, sm_90a, gfx1100, gfx942, cpu)");
+  app.add_option("--target", target, "the target of --stage=layout, readahead, kernel, llvm, ptx and amdgpu (vulkan, sm_80, sm_89, sm_90, sm_90a, gfx1100, gfx942, gfx1151 for amdgpu, cpu)");
   app.add_option("--cpu", cpu,
                  "--stage=buffers, and llvm with --target=cpu: the x86 level to lower for (host, sse4.2, avx2, avx512, avx512bf16), "
                  "so that the output does not depend on this machine");
@@ -135,8 +144,12 @@ int main(int argc, char** argv) {
     else if (stage == "grad") std::cout << tj::ir::print(tj::ir::canonicalize(tj::grad::backwardKernel(k)));
     else if (stage == "buffers") std::cout << tj::cpu::printWithBuffers(k, tj::cpu::planBuffers(k, tj::cpu::UseInfo(k), cpuOptions(cpu)));
     else if (stage == "llvm" && target == "cpu") std::cout << tj::cpu::lowerToLLVMText(k, cpuOptions(cpu));
+    else if (stage == "llvm" && target.rfind("gfx", 0) == 0)
+      std::cout << tj::amdgpu::printLlvmIr(kernelIR(k, amdLayoutTarget(target, stage), warps, general), target);
     else if (stage == "llvm")
       std::cout << tj::ptx::printNvptxLlvm(kernelIR(k, nvidiaTarget(target, stage), warps, general), target);
+    else if (stage == "amdgpu")
+      std::cout << tj::amdgpu::printAssembly(kernelIR(k, amdLayoutTarget(target, stage), warps, general), target);
     else if (stage == "ptx") std::cout << tj::ptx::printPtx(kernelIR(k, nvidiaTarget(target, stage), warps, general), target);
     else if (stage == "readahead") {
       const tj::layout::LayoutAssignment a = tj::layout::inferLayouts(k, targetOn(target, warps));

@@ -1,0 +1,27 @@
+// AMD GPUs through LLVM's AMDGPU backend: the target hooks of the LLVM GPU printer (work-item
+// and workgroup ids, s_barrier, ds_bpermute, MFMA on CDNA 3 and WMMA on RDNA 3) and the kernel
+// IR compiled in process to AMDGPU assembly or a relocatable ELF object (code object v5).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "lower/gpu/kernel_ir.hpp"
+
+namespace tj::amdgpu {
+
+// The wave size of an AMD target's kernels: 64 on CDNA (gfx9), 32 on RDNA (gfx10 and later).
+int64_t waveSize(const std::string& arch);
+
+// `f` (lowered for an AMD layout target: gfx942, wave64; gfx1100, wave32; gfx1151 takes
+// gfx1100's kernels) as AMDGPU assembly for `arch`, through LLVM's AMDGPU backend at O3.
+// Throws Error("llvm gpu: unsupported: ...") for what the printer cannot print,
+// Error("amdgpu: ...") for an arch LLVM does not know or a wave size that is not the arch's.
+std::string printAssembly(const gpu::KernelFunction& f, const std::string& arch);
+
+// The same kernel as a relocatable ELF object (what a linker makes a code object of).
+std::vector<char> compileObject(const gpu::KernelFunction& f, const std::string& arch);
+
+// The LLVM IR of the same module, before the backend (tile-ir --stage=llvm).
+std::string printLlvmIr(const gpu::KernelFunction& f, const std::string& arch);
+
+}  // namespace tj::amdgpu
