@@ -6,6 +6,8 @@
 
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "ir/error.hpp"
@@ -16,6 +18,8 @@
 #include "lower/llvm_gpu/print_kernel_ir.hpp"
 #include "samples/kernels.hpp"
 #include "tests/support.hpp"
+
+#include <unistd.h>
 
 using namespace tj;
 
@@ -111,6 +115,27 @@ TEST_CASE("amdgpu: gfx1151 compiles gfx1100's wave32 kernels, and an unknown arc
                        doctest::Contains("lowered for subgroups of 64 lanes; gfx1100 runs waves of 32"), Error);
   CHECK_THROWS_WITH_AS(amdgpu::printAssembly(loweredFor(k, "gfx942"), "gfx9999"), doctest::Contains("does not know the target 'gfx9999'"),
                        Error);
+}
+
+TEST_CASE("amdgpu: LLD links a kernel into a code object: a shared ELF with the kernel's descriptor, its gemm on v_mfma") {
+  ir::Kernel k = samples::traceSample("gemm_f16");
+  std::vector<char> code = amdgpu::compileCodeObject(loweredFor(k, "gfx942"), "gfx942");
+  REQUIRE(code.size() > 64);
+  CHECK(std::string(code.begin(), code.begin() + 4) == "\x7f" "ELF");
+  uint16_t type = 0;
+  std::memcpy(&type, code.data() + 16, 2);
+  CHECK(type == 3);  // ET_DYN
+  std::string bytes(code.begin(), code.end());
+  CHECK(bytes.find(llvmgpu::entryName(k.name) + ".kd") != std::string::npos);  // the kernel descriptor's symbol
+  CHECK(bytes.find("amdhsa.kernels") != std::string::npos);                      // the metadata note HIP reads
+  // What llvm-objdump (llvm-19, installed with LLVM) disassembles of it.
+  std::filesystem::path file = std::filesystem::temp_directory_path() / ("tilejit-test-" + std::to_string(getpid()) + ".hsaco");
+  std::ofstream(file, std::ios::binary).write(code.data(), std::streamsize(code.size()));
+  test::CommandResult dis = test::runCommand("llvm-objdump-19 -d --mcpu=gfx942 '" + file.string() + "'");
+  std::filesystem::remove(file);
+  REQUIRE(dis.status == 0);
+  CHECK(count(dis.output, "v_mfma_f32_32x32x8_f16") > 0);
+  CHECK(count(dis.output, "s_endpgm") > 0);
 }
 
 TEST_CASE("amdgpu: a compiled kernel is a 64-bit little-endian ELF object for EM_AMDGPU") {

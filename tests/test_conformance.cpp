@@ -90,7 +90,7 @@ struct RunReport {
   ~RunReport() {
     if (gVulkanRuns > 0) std::printf("conformance: %d kernels ran on vulkan\n", gVulkanRuns);
     if (gPtxAssembled > 0) std::printf("conformance: %d kernels assembled by ptxas\n", gPtxAssembled);
-    if (gAmdgpuCompiled > 0) std::printf("conformance: %d kernels compiled for AMDGPU (gfx942, gfx1100)\n", gAmdgpuCompiled);
+    if (gAmdgpuCompiled > 0) std::printf("conformance: %d kernels compiled for AMDGPU (gfx942, gfx1100) into code objects\n", gAmdgpuCompiled);
   }
 } gRunReport;
 
@@ -105,15 +105,15 @@ void checkPtx(const std::vector<int64_t>& grid, const KernelBody& body, const st
   gPtxAssembled += !test::assemblePtx(ptx, "sm_90").empty();
 }
 
-// No AMD GPU exists within reach: each kernel is compiled by LLVM's AMDGPU backend to an ELF
-// object for CDNA 3 (wave64) and RDNA 3 (wave32).
+// No AMD GPU exists within reach: each kernel is compiled by LLVM's AMDGPU backend and linked
+// by LLD into a code object for CDNA 3 (wave64) and RDNA 3 (wave32).
 void checkAmdgpu(const std::vector<int64_t>& grid, const KernelBody& body, const std::string& name) {
   TracedKernel traced = trace(grid, body, name);
   const ir::Kernel& k = *traced.kernel;
   for (const char* arch : {"gfx942", "gfx1100"}) {
     const layout::Target& target = layout::targetByName(arch);
-    std::vector<char> object = amdgpu::compileObject(gpu::lowerToKernelIR(k, layout::inferLayouts(k, target), target), arch);
-    CHECK_MESSAGE(std::string(object.begin(), object.begin() + 4) == "\x7f" "ELF", name << " on " << arch);
+    std::vector<char> code = amdgpu::compileCodeObject(gpu::lowerToKernelIR(k, layout::inferLayouts(k, target), target), arch);
+    CHECK_MESSAGE(std::string(code.begin(), code.begin() + 4) == "\x7f" "ELF", name << " on " << arch);
     ++gAmdgpuCompiled;
   }
 }

@@ -1,6 +1,7 @@
 // AMD GPUs through LLVM's AMDGPU backend: the target hooks of the LLVM GPU printer (work-item
 // and workgroup ids, s_barrier, ds_bpermute, MFMA on CDNA 3 and WMMA on RDNA 3) and the kernel
-// IR compiled in process to AMDGPU assembly or a relocatable ELF object (code object v5).
+// IR compiled in process to AMDGPU assembly, a relocatable ELF object or, linked by LLD, a code
+// object (v5).
 #pragma once
 #include <string>
 #include <vector>
@@ -20,6 +21,11 @@ std::string printAssembly(const gpu::KernelFunction& f, const std::string& arch)
 
 // The same kernel as a relocatable ELF object (what a linker makes a code object of).
 std::vector<char> compileObject(const gpu::KernelFunction& f, const std::string& arch);
+
+// A relocatable object linked into a code object (a shared ELF that HIP's module loader takes)
+// by LLD's ELF linker in process; and the kernel compiled and linked so.
+std::vector<char> linkCodeObject(const std::vector<char>& object);
+std::vector<char> compileCodeObject(const gpu::KernelFunction& f, const std::string& arch);
 
 // The LLVM IR of the same module, before the backend (tile-ir --stage=llvm).
 std::string printLlvmIr(const gpu::KernelFunction& f, const std::string& arch);
