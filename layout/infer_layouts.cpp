@@ -45,6 +45,10 @@ const std::vector<Target>& targets() {
     t.defaultStages = 2;
     return t;
   };
+  auto amd = [](Target t) {
+    t.vectorBytes = 16;  // global_load_b128 / ds_load_b128 (dwordx4)
+    return t;
+  };
   auto hopper = [](Target t) {
     t.tma = true;
     return t;
@@ -56,8 +60,8 @@ const std::vector<Target>& targets() {
       nvidia({"sm_90", 32, 4, 1024, 228 * 1024, {mma, mmaBytes}}),
       // Hopper's architecture-specific features (wgmma); dots wgmma cannot take fall to mma.sync.
       hopper(nvidia({"sm_90a", 32, 4, 1024, 228 * 1024, {wgmma, wgmma8, mma, mmaBytes}})),
-      {"gfx1100", 32, 4, 1024, 64 * 1024, {wmma}},
-      {"gfx942", 64, 4, 1024, 64 * 1024, {mfma}},
+      amd({"gfx1100", 32, 4, 1024, 64 * 1024, {wmma}}),
+      amd({"gfx942", 64, 4, 1024, 64 * 1024, {mfma}}),
       {"cpu", 1, 1, 1, 0, {}},  // one thread per program: every tile in its registers
   };
   return all;
