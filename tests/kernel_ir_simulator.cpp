@@ -223,7 +223,14 @@ class Workgroup {
           return old;
         });
       }
-      case KOp::load_shared: return set(r, [&](size_t t) { return readShared(sharedAt(i, reg(o[0])[t]), t); });
+      case KOp::load_shared:
+        for (size_t e = 0; e < i.results.size(); ++e)
+          set(i.results[e], [&](size_t t) {
+            if (e == 0 && i.results.size() > 1)
+              aligned(i, sharedAt(i, reg(o[0])[t]), i.results.size() * size_t(dtypeBytes(type(i.results[0]))));
+            return readShared(sharedAt(i, reg(o[0])[t] + double(e)), t);
+          });
+        return;
       case KOp::store_shared:
         for (size_t t = 0; t < T_; ++t) {
           if (o.size() > 2) aligned(i, sharedAt(i, reg(o[0])[t]), (o.size() - 1) * size_t(dtypeBytes(type(o[1]))));

@@ -46,6 +46,17 @@ size_t count(const std::string& text, const std::string& what) {
   return n;
 }
 
+// Whether `instruction` lies in a loop of the assembly: between a label and a later branch
+// (s_branch or s_cbranch_*) back to it.
+bool inLoop(const std::string& assembly, const std::string& instruction) {
+  for (size_t branch = assembly.find("branch .LBB"); branch != std::string::npos; branch = assembly.find("branch .LBB", branch + 1)) {
+    size_t name = branch + 7, end = assembly.find('\n', branch);
+    size_t label = assembly.find("\n" + assembly.substr(name, end - name) + ":");
+    if (label < branch && assembly.substr(label, branch - label).find(instruction) != std::string::npos) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 TEST_CASE("amdgpu: every sample's kernel compiles for gfx942 (wave64) and gfx1100 (wave32)") {
@@ -72,8 +83,9 @@ TEST_CASE("amdgpu: f16 and bf16 gemm and attention run v_mfma on gfx942 and v_wm
       CAPTURE(sample);
       ir::Kernel k = test::retyped(samples::traceSample(sample), {{"f16", dtype}});
       std::string cdna = assemblyOf(k, "gfx942"), rdna = assemblyOf(k, "gfx1100");
-      CHECK(count(cdna, std::string("v_mfma_f32_32x32x8_") + dtype) > 0);
-      CHECK(count(rdna, std::string("v_wmma_f32_16x16x16_") + dtype) > 0);
+      CHECK(inLoop(cdna, std::string("v_mfma_f32_32x32x8_") + dtype));  // the K (key) loop's
+      CHECK(inLoop(rdna, std::string("v_wmma_f32_16x16x16_") + dtype));
+      CHECK_FALSE(inLoop(cdna, "s_endpgm"));  // the kernel's end lies in no loop
       // CDNA 3 holds the accumulators in AGPRs and needs no scratch (spills) at the defaults.
       CHECK(metadata(cdna, "private_segment_fixed_size") == 0);
       std::printf("amdgpu: %s %s: gfx942 %lld VGPRs (%lld AGPRs), %lld bytes of scratch; gfx1100 %lld VGPRs, %lld bytes of scratch; "

@@ -19,8 +19,8 @@
 //   atomic_global {buffer, fn} (index, pred, value[, compare]) : the tile IR's atomic on buffer[index] if
 //                                        pred (acquire-release, device scope); its old value, else 0
 //   load_shared {alloc} (index), store_shared {alloc} (index, values...): workgroup memory, index in
-//                                        elements; several values go to consecutive elements as
-//                                        one access, aligned to its size
+//                                        elements; several results (values) come from (go to)
+//                                        consecutive elements as one access, aligned to its size
 //   atomic_shared {alloc} (index, value) : adds the i32 value to element `index` of workgroup memory
 //                                        alloc atomically (relaxed: a barrier orders it with reads)
 //   ldmatrix {alloc, num, trans} (index) : num (1, 2, 4) 8x8 matrices of 16-bit elements, PTX's ldmatrix:

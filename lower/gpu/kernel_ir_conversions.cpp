@@ -119,7 +119,11 @@ auto Lowering::runAlong(const LinearLayout& lin, size_t axis, int64_t most) -> i
 void Lowering::loadStaged(const Staged& s, int64_t r, std::vector<Reg>& regs) {
   if (s.matrices) return loadMatrices(*s.matrices, s, r, regs);
   DType dt = f_.shared[size_t(s.alloc)].dtype;
-  regs.at(size_t(r)) = b_.emit(KOp::load_shared, dt, {plus(coords(s.loadAt, r)[0], s.base)}, {{"alloc", s.alloc}});
+  // Registers consecutive in memory leave it together, as one access of up to the target's widest.
+  int64_t vec = sharedVectorWidth(s.loadAt, dt, s.alloc), first = r / vec * vec;
+  std::vector<Reg> loaded = b_.emitMulti(KOp::load_shared, std::vector<DType>(size_t(vec), dt),
+                                         {plus(coords(s.loadAt, first)[0], s.base)}, {{"alloc", s.alloc}});
+  std::ranges::copy(loaded, regs.begin() + first);
 }
 
 auto Lowering::matrixLoad(const LinearLayout& loadAt, DType dt, int64_t alloc) const -> std::optional<MatrixLoad> {

@@ -613,6 +613,15 @@ class Printer {
     for (size_t r = 0; r < i.results.size(); ++r) values_[size_t(i.results[r])] = d.at(r);
   }
 
+  void loadShared(const KInst& i) {
+    SharedElement e = sharedElement(i, i.operands[0]);
+    auto vec = int64_t(i.results.size());
+    Value* raw = b_.CreateAlignedLoad(accessType(e.dtype, vec), e.pointer, accessAlign(e.dtype, vec));
+    for (int64_t r = 0; r < vec; ++r) {
+      Value* x = vec == 1 ? raw : b_.CreateExtractElement(raw, uint64_t(r));
+      values_[size_t(i.results[size_t(r)])] = cast(fromMemory(e.dtype, x), e.dtype, dtypeOf(i.results[size_t(r)]));
+    }
+  }
   void storeShared(const KInst& i) {
     SharedElement e = sharedElement(i, i.operands[0]);
     std::vector<Reg> values(i.operands.begin() + 1, i.operands.end());
@@ -809,6 +818,7 @@ class Printer {
       case KOp::store_global: return storeGlobal(i);
       case KOp::atomic_global: return atomicGlobal(i);
       case KOp::load_global: return loadGlobal(i);
+      case KOp::load_shared: return loadShared(i);
       case KOp::store_shared: return storeShared(i);
       case KOp::atomic_shared: return atomicShared(i);
       case KOp::barrier: return t_.barrier(b_);
@@ -846,10 +856,6 @@ class Printer {
       case KOp::cmp: return compare(strAttr(i, "pred"), dtypeOf(o[0]), val(o[0]), val(o[1]));
       case KOp::select: return b_.CreateSelect(cast(val(o[0]), dtypeOf(o[0]), DType::boolean), val(o[1]), val(o[2]));
       case KOp::cast: return cast(val(o[0]), dtypeOf(o[0]), t);
-      case KOp::load_shared: {
-        SharedElement e = sharedElement(i, i.operands[0]);
-        return cast(fromMemory(e.dtype, b_.CreateLoad(memoryType(e.dtype), e.pointer)), e.dtype, t);
-      }
       case KOp::shuffle_xor: return shuffleXor(t, val(o[0]), intAttr(i, "mask"));
       case KOp::shuffle_idx: {
         Value* lane = cast(val(o[1]), dtypeOf(o[1]), DType::i32);

@@ -283,6 +283,8 @@ class Printer {
   void storeShared(const KInst& i);
   void atomicShared(const KInst& i);
   Id loadShared(const KInst& i, DType t) {
+    if (i.results.size() != 1) throw Unsupported("spirv: unsupported: a load of " + std::to_string(i.results.size()) +
+                                                 " workgroup-memory elements as one access (the target's vectorBytes is 0)");
     SharedElement e = sharedElement(i, i.operands[0]);
     return cast(fromMemory(e.dtype, m_.load(uint(dtypeBytes(e.dtype)), e.pointer)), e.dtype, t);
   }
