@@ -232,10 +232,12 @@ class Inference {
   // Workgroup memory for a conversion: 16-byte vectors, rows XOR-swizzled across one
   // 128-byte line of banks (32 banks of 4 bytes on NVIDIA and AMD).
   Shared sharedFor(const ir::Type& tile, const Layout& from) const {
+    const auto* b = from.as<Blocked>();
+    return sharedFor(tile, b ? b->order : rowMajorOrder(tile.shape.size()));
+  }
+  Shared sharedFor(const ir::Type& tile, std::vector<int64_t> order) const {
     ir::Type t{tile.dtype, paddedShape(tile.shape)};
     size_t rank = t.shape.size();
-    const auto* b = from.as<Blocked>();
-    std::vector<int64_t> order = b ? b->order : rowMajorOrder(rank);
     int64_t bytes = dtypeBytes(t.dtype), inner = t.shape[static_cast<size_t>(order[0])];
     int64_t vec = pow2Clamp(16 / bytes, inner);
     if (rank < 2) return {vec, 1, 1, order};
@@ -257,6 +259,9 @@ class Inference {
                                                                             : rowMajorOrder(2);
       if (auto s = wgmmaShared(tile.dtype, paddedShape(tile.shape), order)) return *s;
     }
+    // MFMA's and WMMA's b fragments hold a run of k per lane: stored k-fastest, it is read as vectors.
+    bool amdB = acc && (acc->instr == MatrixInstr::mfma_32x32x8 || acc->instr == MatrixInstr::wmma_16x16x16) && operand->opIdx == 1;
+    if (amdB) return sharedFor(tile, std::vector<int64_t>{0, 1});
     return sharedFor(tile, from);
   }
 

@@ -86,8 +86,10 @@ TEST_CASE("amdgpu: f16 and bf16 gemm and attention run v_mfma on gfx942 and v_wm
       CHECK(inLoop(cdna, std::string("v_mfma_f32_32x32x8_") + dtype));  // the K (key) loop's
       CHECK(inLoop(rdna, std::string("v_wmma_f32_16x16x16_") + dtype));
       CHECK_FALSE(inLoop(cdna, "s_endpgm"));  // the kernel's end lies in no loop
-      // CDNA 3 holds the accumulators in AGPRs and needs no scratch (spills) at the defaults.
+      // No scratch (spills) at the defaults: CDNA 3 holds the accumulators in AGPRs; on RDNA 3's
+      // wave32 the gemm fits too (attention still spills a few bytes there: printed below).
       CHECK(metadata(cdna, "private_segment_fixed_size") == 0);
+      if (std::string(sample) == "gemm_f16") CHECK(metadata(rdna, "private_segment_fixed_size") == 0);
       std::printf("amdgpu: %s %s: gfx942 %lld VGPRs (%lld AGPRs), %lld bytes of scratch; gfx1100 %lld VGPRs, %lld bytes of scratch; "
                   "%lld bytes of LDS\n",
                   sample, dtype, (long long)metadata(cdna, "vgpr_count"), (long long)metadata(cdna, "agpr_count"),
