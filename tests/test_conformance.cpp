@@ -113,7 +113,8 @@ void checkAmdgpu(const std::vector<int64_t>& grid, const KernelBody& body, const
   for (const char* arch : {"gfx942", "gfx1100"}) {
     const layout::Target& target = layout::targetByName(arch);
     std::vector<char> code = amdgpu::compileCodeObject(gpu::lowerToKernelIR(k, layout::inferLayouts(k, target), target), arch);
-    CHECK_MESSAGE(std::string(code.begin(), code.begin() + 4) == "\x7f" "ELF", name << " on " << arch);
+    CHECK_MESSAGE(std::string(code.begin(), code.begin() + std::min<ptrdiff_t>(4, ptrdiff_t(code.size()))) == "\x7f" "ELF",
+                  name << " on " << arch);
     ++gAmdgpuCompiled;
   }
 }
@@ -413,7 +414,7 @@ TEST_CASE("conformance: fast_exp and fast_exp2 stay within their error bound on 
       for (DType t : {f32, f64, f16, bf16}) {
         INFO(device, ": ", std::string(op.name), " on ", dtypeName(t));
         Tensor x = sample({7, 13}, t, 19, edges(t));
-        for (int64_t i = 0; i < 40; ++i) ref::setElement(x, 91 - 1 - i, Num{double(i) * 3.3 - 88.0});  // up to 40
+        for (int64_t i = 0; i < 40; ++i) ref::setElement(x, x.numel() - 1 - i, Num{double(i) * 3.3 - 88.0});  // up to 40
         Tensor out = mapKernel(device, op.name, {x}, {7, 13}, t, [&](Program&, const std::vector<Tile>& in) { return op.apply(in[0]); });
         double smallestNormal = std::ldexp(1.0, t == f16 ? -14 : t == f64 ? -1022 : -126);
         Expect e;

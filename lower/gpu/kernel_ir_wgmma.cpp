@@ -32,17 +32,17 @@ auto Lowering::wgmmaOperand(const ir::Op& op, int i, int64_t sharedOffset) -> Wg
   layout::Shared mem = wgmmaMemory(op, i);
   if (auto ahead = readAhead_.find(v); ahead != readAhead_.end()) return {ahead->second.staged.alloc, ahead->second.staged.base, mem};
   auto staged = invariantStaged_.find({&op, i});
-  return {staged != invariantStaged_.end() ? staged->second.alloc : wgmmaStaged(op, i, sharedOffset).alloc, -1, mem};
+  return {staged != invariantStaged_.end() ? staged->second : wgmmaStaged(op, i, sharedOffset), -1, mem};
 }
 
-auto Lowering::wgmmaStaged(const ir::Op& op, int i, int64_t sharedOffset) -> Staged {
+int64_t Lowering::wgmmaStaged(const ir::Op& op, int i, int64_t sharedOffset) {
   // In registers (computed, or converted from elsewhere): stored once in wgmma's layout.
   ir::ValueId v = op.operands[size_t(i)];
   const layout::Conversion* c = a_.conversionAt(op, i);
   layout::Layout mem{wgmmaMemory(op, i)};
   LinearLayout from = c ? linear(*c->from, v) : linear(v);
   int64_t offset = alignedAbove(sharedOffset, swizzleAtomBytes(mem, dtypeOf(v)));
-  return stageInShared(v, regs_.at(v), from, from, mem, offset, true);
+  return stageInShared(v, regs_.at(v), from, from, mem, offset, true).alloc;
 }
 
 bool Lowering::wgmmaAFromRegisters(const ir::Op& op) const {
@@ -60,10 +60,10 @@ auto Lowering::stageInvariantOperands(const ir::Block& body) -> std::vector<std:
       ir::ValueId v = op.operands[size_t(i)];
       bool inMemory = i == 1 || !wgmmaAFromRegisters(op);
       if (!inMemory || !regs_.count(v) || readAhead_.count(v)) continue;
-      Staged s = wgmmaStaged(op, i, 0);
-      invariantStaged_.emplace(std::pair{&op, i}, s);
+      int64_t alloc = wgmmaStaged(op, i, 0);
+      invariantStaged_.emplace(std::pair{&op, i}, alloc);
       staged.emplace_back(&op, i);
-      sharedFloor_ = f_.shared[size_t(s.alloc)].offset + f_.shared[size_t(s.alloc)].bytes;
+      sharedFloor_ = f_.shared[size_t(alloc)].offset + f_.shared[size_t(alloc)].bytes;
     }
   }
   return staged;
@@ -129,8 +129,8 @@ void Lowering::wgmmaDot(const ir::Op& op, int64_t kStep) {
   if (aRegisters) aFragments = wgmmaFragments(op, rowsPerStep, kStep);
   else a = wgmmaOperand(op, 0, 0);
   // b goes above a where a was stored here (an operand staged before the fold lies below the floor).
-  int64_t aEnd = !a || a->base >= 0 ? 0 : f_.shared[size_t(a->alloc)].offset + f_.shared[size_t(a->alloc)].bytes - sharedFloor_;
-  aEnd = std::max<int64_t>(aEnd, 0);
+  const gpu::SharedAlloc* aAlloc = a && a->base < 0 ? &f_.shared[size_t(a->alloc)] : nullptr;
+  int64_t aEnd = aAlloc ? std::max<int64_t>(aAlloc->offset + aAlloc->bytes - sharedFloor_, 0) : 0;
   WgmmaOperand b = wgmmaOperand(op, 1, aEnd);
   std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> tiles = wgmmaTiles(cLin, rowsPerStep, nInstr);
   std::vector<Reg> d(c.size());

@@ -577,8 +577,9 @@ class Lowering {
   layout::Shared wgmmaMemory(const ir::Op& op, int i) const;
   // Whether a wgmma dot takes a from registers (already in, or a shuffle away from, its fragments).
   bool wgmmaAFromRegisters(const ir::Op& op) const;
-  // Operand i of a wgmma dot, from registers, stored in wgmma's layout `sharedOffset` bytes above the floor.
-  Staged wgmmaStaged(const ir::Op& op, int i, int64_t sharedOffset);
+  // Operand i of a wgmma dot, from registers, stored in wgmma's layout `sharedOffset` bytes
+  // above the floor: its allocation.
+  int64_t wgmmaStaged(const ir::Op& op, int i, int64_t sharedOffset);
   // The wgmma dots' operands that a fold's body takes from outside it and reads from workgroup
   // memory (attention's q): stored once before the loop rather than in every iteration, above
   // the floor, which then rises past them. Returns the (dot, operand) pairs staged. (mma.sync
@@ -622,7 +623,7 @@ class Lowering {
   std::map<ir::ValueId, ReadAhead> readAhead_;  // the dot operands of the folds being lowered read ahead
   std::set<ir::ValueId> readAheadViews_;        // their loads and views, never in registers
   std::set<const ir::Op*> inFlightDots_;        // wgmma dots whose groups stay in flight (inFlightAccumulators)
-  std::map<std::pair<const ir::Op*, int>, Staged> invariantStaged_;  // wgmma operands staged before their folds
+  std::map<std::pair<const ir::Op*, int>, int64_t> invariantStaged_;  // allocations of wgmma operands staged before their folds
   // The innermost fold's barriers for its TMA rings: one transaction barrier (an i64) per stage
   // in allocation `alloc` (-1: none), then, when every ring is TMA's (`releases`), one per stage
   // that the warps arrive on when done reading it (`release`, before the body's yield), which

@@ -237,11 +237,11 @@ class Printer {
     if (!r) r = unaryInRegister(fn, t, x);
     return t == DType::bf16 ? roundBF16(r) : r;
   }
-  // The target's fast 2^x of f32 (exp: of x log2(e)), f16 and bf16 through f32; null where it has none.
+  // The target's fast exp2 (exp: of x log2(e)), in f32 (bf16 registers are f32 values already);
+  // null where it has none.
   Value* approxExp(const std::string& fn, DType t, Value* x) {
-    Value* f = cast(x, t, DType::f32);
-    if (fn == "exp") f = b_.CreateFMul(f, llvm::ConstantFP::get(b_.getFloatTy(), std::numbers::log2e));
-    Value* r = fn == "exp" || fn == "exp2" ? t_.approxExp2(b_, f) : nullptr;
+    if (fn != "exp" && fn != "exp2") return nullptr;
+    Value* r = t_.approxExp2(b_, x, fn == "exp" ? std::numbers::log2e : 1.0);
     return r ? cast(r, DType::f32, t == DType::bf16 ? DType::f32 : t) : nullptr;
   }
   Value* binary(const std::string& fn, DType t, Value* a, Value* b) {
@@ -891,7 +891,7 @@ std::vector<llvm::Value*> LlvmGpuTarget::warpgroupMma(llvm::IRBuilderBase&, int6
                                                       const std::vector<llvm::Value*>&) const {
   throw Unsupported("llvm gpu: unsupported: wgmma on " + triple());
 }
-llvm::Value* LlvmGpuTarget::approxExp2(llvm::IRBuilderBase&, llvm::Value*) const { return nullptr; }
+llvm::Value* LlvmGpuTarget::approxExp2(llvm::IRBuilderBase&, llvm::Value*, double) const { return nullptr; }
 std::vector<llvm::Value*> LlvmGpuTarget::warpgroupFragmentA(llvm::IRBuilderBase&, DType, const std::vector<llvm::Value*>&) const {
   throw Unsupported("llvm gpu: unsupported: wgmma on " + triple());
 }

@@ -63,9 +63,10 @@ class LlvmGpuTarget {
                          llvm::Value* fromBytes) const;
   virtual void asyncCommit(llvm::IRBuilderBase& b) const;
   virtual void asyncWait(llvm::IRBuilderBase& b, int64_t pending) const;
-  // The hardware's fast approximation of 2^x for an f32 (for the kernel IR's unary exp/exp2 with
-  // approx); null where the target has none, which then computes the accurate version.
-  virtual llvm::Value* approxExp2(llvm::IRBuilderBase& b, llvm::Value* x) const;
+  // The hardware's fast approximation of 2^(x scale), an f32, for an f32 or f16 x (the kernel
+  // IR's unary exp/exp2 with approx); null, emitting nothing, where the target has none: the
+  // printer then computes the accurate version.
+  virtual llvm::Value* approxExp2(llvm::IRBuilderBase& b, llvm::Value* x, double scale) const;
   // A wgmma operand: the workgroup-memory address (i32, within the workgroup's window) of its
   // first element, its swizzle (32, 64 or 128 bytes), the byte strides of its column blocks
   // (leading) and 8-row groups (stride), and whether its rows are M or N rather than K.

@@ -184,8 +184,10 @@ class NvptxTarget final : public llvmgpu::LlvmGpuTarget {
   }
   // ex2.approx.ftz.f32: one MUFU.EX2 (without ftz, ptxas brackets it with a range check and two
   // multiplies to keep subnormal results, which the approx contract lets go to 0).
-  Value* approxExp2(llvm::IRBuilderBase& b, Value* x) const override {
-    return b.CreateIntrinsic(llvm::Intrinsic::nvvm_ex2_approx_ftz_f, {}, {x});
+  Value* approxExp2(llvm::IRBuilderBase& b, Value* x, double scale) const override {
+    Value* f = b.CreateFPExt(x, b.getFloatTy());  // f16 widened exactly; an f32 as it is
+    if (scale != 1.0) f = b.CreateFMul(f, llvm::ConstantFP::get(b.getFloatTy(), scale));
+    return b.CreateIntrinsic(llvm::Intrinsic::nvvm_ex2_approx_ftz_f, {}, {f});
   }
   std::vector<Value*> warpgroupFragmentA(llvm::IRBuilderBase& b, DType a, const std::vector<Value*>& registers) const override {
     std::vector<Value*> words;
