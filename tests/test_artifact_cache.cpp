@@ -67,14 +67,14 @@ TEST_CASE("artifact cache: the GPU payloads round-trip through the store") {
   CHECK(*spirvBack.spirv == *spirv.spirv);
   CHECK(spirvBack.stored == spirv.stored);
 
-  cuda::CubinBinary cubin{.params = {{gpu::KParam::Kind::scalar, "", DType::i32, 0, 0}},
+  DriverBinary cubin{.params = {{gpu::KParam::Kind::scalar, "", DType::i32, 0, 0}},
                           .workgroupSize = 128,
                           .entry = "tj_k",
-                          .cubin = {'\x7f', 'E', 'L', 'F'}};
+                          .image = {'\x7f', 'E', 'L', 'F'}};
   ArtifactKey cubinKey = keyOf(ArtifactKind::cubin);
   REQUIRE(store.write(cubinKey, cuda::encodeCubinBinary(cubin)));
-  cuda::CubinBinary cubinBack = cuda::decodeCubinBinary(store.read(cubinKey).value());
-  CHECK(cubinBack.cubin == cubin.cubin);
+  DriverBinary cubinBack = cuda::decodeCubinBinary(store.read(cubinKey).value());
+  CHECK(cubinBack.image == cubin.image);
   CHECK(cubinBack.entry == "tj_k");
   fs::remove_all(dir);
 }

@@ -356,7 +356,7 @@ TEST_CASE("cuda: parameters are passed as the PTX entry declares them") {
       }
       declared.push_back(type == "f32" || type == "b32" || type == "u32" || type == "s32" ? 4 : 8);
     }
-    for (const gpu::KParam& p : f.params) passed.push_back(cuda::parameterBytes(p));
+    for (const gpu::KParam& p : f.params) passed.push_back(parameterBytes(p));
     CHECK_MESSAGE(declared == passed, list);
   }
   if (!cuda::status().available) return;
@@ -385,10 +385,10 @@ TEST_CASE("cuda: without a driver Tensor::on(\"cuda\") keeps the tensor on the h
 
 TEST_CASE("cuda: a tensor map is 128 bytes, and sizes TMA cannot address and dtypes it cannot copy are refused before the driver") {
   gpu::KParam map{gpu::KParam::Kind::tensor_map, "t0.map0", DType::f16, 0, 0, {64, 64}, 128};
-  CHECK(cuda::parameterBytes(map) == 128);
-  CHECK(cuda::parameterBytes({gpu::KParam::Kind::scalar, "s0", DType::f32}) == 4);
-  CHECK(cuda::parameterBytes({gpu::KParam::Kind::scalar, "s0", DType::f64}) == 8);
-  CHECK(cuda::parameterBytes({gpu::KParam::Kind::buffer, "t0", DType::f16}) == 8);
+  CHECK(parameterBytes(map) == 128);
+  CHECK(parameterBytes({gpu::KParam::Kind::scalar, "s0", DType::f32}) == 4);
+  CHECK(parameterBytes({gpu::KParam::Kind::scalar, "s0", DType::f64}) == 8);
+  CHECK(parameterBytes({gpu::KParam::Kind::buffer, "t0", DType::f16}) == 8);
   TensorArg huge{.data = nullptr, .dtype = DType::f16, .shape = {int64_t(1) << 31, 64}, .strides = {64, 1}};
   CHECK_THROWS_WITH_AS(cuda::encodeTensorMap(map, huge, 0x10000),
                        "cuda: unsupported: a tensor map of tensor t0, whose size along dimension 0 is 2147483648 (TMA "
@@ -443,7 +443,7 @@ TEST_CASE("cuda: a driver encodes the tensor map of device memory, and one it re
 }
 
 TEST_CASE("cuda: the cubin cache's encoding round-trips and rejects damage") {
-  cuda::CubinBinary b{.params = {{gpu::KParam::Kind::buffer, "", DType::bf16, 2, 0},
+  DriverBinary b{.params = {{gpu::KParam::Kind::buffer, "", DType::bf16, 2, 0},
                                  {gpu::KParam::Kind::scalar, "", DType::f64, 1, 0},
                                  {gpu::KParam::Kind::tensor_map, "", DType::f16, 2, 0, {2, 64, 32}, 64}},
                       .prints = {{"rows", DType::i32, {4}, 0}},
@@ -451,14 +451,14 @@ TEST_CASE("cuda: the cubin cache's encoding round-trips and rejects damage") {
                       .workgroupSize = 256,
                       .sharedBytes = 70000,
                       .entry = "tj_gemm",
-                      .cubin = {'\x7f', 'E', 'L', 'F', '\0', '\1'}};
+                      .image = {'\x7f', 'E', 'L', 'F', '\0', '\1'}};
   std::vector<char> bytes = cuda::encodeCubinBinary(b);
-  cuda::CubinBinary back = cuda::decodeCubinBinary(bytes);
+  DriverBinary back = cuda::decodeCubinBinary(bytes);
   CHECK(back.workgroupSize == 256);
   CHECK(back.sharedBytes == 70000);
   CHECK(back.faultParam == 1);
   CHECK(back.entry == "tj_gemm");
-  CHECK(back.cubin == b.cubin);
+  CHECK(back.image == b.image);
   REQUIRE(back.params.size() == 3);
   CHECK(back.params[0].dtype == DType::bf16);
   CHECK(back.params[0].number == 2);
@@ -466,11 +466,11 @@ TEST_CASE("cuda: the cubin cache's encoding round-trips and rejects damage") {
   CHECK(back.params == b.params);
   CHECK(back.params[2].box == std::vector<int64_t>{2, 64, 32});
   CHECK(back.params[2].swizzle == 64);
-  for (auto damage : {+[](cuda::CubinBinary& c) { c.params[0].box = {4}; },  // a box on a buffer
-                      +[](cuda::CubinBinary& c) { c.params[2].swizzle = 48; },
-                      +[](cuda::CubinBinary& c) { c.params[2].box = {}; },
-                      +[](cuda::CubinBinary& c) { c.params[2].box[1] = 0; }}) {
-    cuda::CubinBinary bad = b;
+  for (auto damage : {+[](DriverBinary& c) { c.params[0].box = {4}; },  // a box on a buffer
+                      +[](DriverBinary& c) { c.params[2].swizzle = 48; },
+                      +[](DriverBinary& c) { c.params[2].box = {}; },
+                      +[](DriverBinary& c) { c.params[2].box[1] = 0; }}) {
+    DriverBinary bad = b;
     damage(bad);
     CHECK_THROWS_WITH_AS(cuda::decodeCubinBinary(cuda::encodeCubinBinary(bad)), doctest::Contains("a bad parameter"),
                          jit::CorruptCacheEntry);

@@ -35,10 +35,6 @@ layout::Target targetFor(const DeviceInfo& device);
 
 // The kernel's name in `ptx`: the identifier after ".entry".
 std::string ptxEntryName(const std::string& ptx);
-// The bytes cuLaunchKernel passes for a parameter, as lower/llvm_gpu declares it: 128 for a
-// tensor map (a CUtensorMap: `.param .align 64 .b8 NAME[128]`), 4 for a float scalar other
-// than f64 (a float), else 8 (a pointer, an i64 or a double).
-size_t parameterBytes(const gpu::KParam& param);
 
 // The CUtensorMap of tensor-map parameter `map` for its tensor `t`, whose view starts at
 // device `address`: the driver's cuTensorMapEncodeTiled of t's sizes and byte strides and
@@ -51,7 +47,8 @@ size_t parameterBytes(const gpu::KParam& param);
 // 8-bit types can).
 CUtensorMap encodeTensorMap(const gpu::KParam& map, const TensorArg& t, CUdeviceptr address);
 
-// Device copies are device allocations: launches use them in place (Tensor::on("cuda")).
+// Device copies are device allocations: launches use them in place (Tensor::on("cuda"));
+// the launch itself is devices/driver_gpu.hpp's.
 class CudaDevice final : public GpuDevice {
  public:
   explicit CudaDevice(std::string name);  // "cuda" or "cuda:N"

@@ -119,7 +119,7 @@ std::vector<uint64_t> checkParameters(const std::vector<gpu::KParam>& params, co
   if (count != params.size()) throw Error("the parameter count");
   std::vector<uint64_t> addresses(gLaunching.tensors.size(), 0);
   for (size_t p = 0; p < params.size(); ++p) {
-    if (passed[p].size != cuda::parameterBytes(params[p]))
+    if (passed[p].size != parameterBytes(params[p]))
       throw Error("parameter " + params[p].name + " arrived as " + std::to_string(passed[p].size) + " bytes");
     if (params[p].kind == gpu::KParam::Kind::buffer && params[p].number < addresses.size())
       addresses[params[p].number] = word(passed[p]);
@@ -335,7 +335,7 @@ TEST_CASE("fake cuda: a torn cubin entry, or one the driver rejects, is reported
   jit::ArtifactStore store(dir);
   jit::ArtifactKey key = cuda::cubinKey(ir::semanticHash(gLaunching.kernel), info, target, vectorFacts(target));
   REQUIRE(store.path(key) == entry);
-  cuda::CubinBinary good = cuda::decodeCubinBinary(*store.read(key));
+  DriverBinary good = cuda::decodeCubinBinary(*store.read(key));
 
   auto relaunch = [&](const char* warning) {
     test::CaptureLog log;
@@ -353,9 +353,9 @@ TEST_CASE("fake cuda: a torn cubin entry, or one the driver rejects, is reported
     relaunch("unusable");
   }
   SUBCASE("whole, but not a cubin the driver loads") {
-    cuda::CubinBinary bad = good;
+    DriverBinary bad = good;
     std::string text = "not a cubin";
-    bad.cubin.assign(text.c_str(), text.c_str() + text.size() + 1);
+    bad.image.assign(text.c_str(), text.c_str() + text.size() + 1);
     REQUIRE(store.write(key, cuda::encodeCubinBinary(bad)));
     relaunch("is unusable (cuda: ");
   }
@@ -555,7 +555,7 @@ std::vector<gpu::KParam> handParams(std::vector<int64_t> boxA = {2, 32}) {
           {K::buffer, "t2", DType::f32, 2, 0},
           {K::size, "t2.size0", DType::i64, 2, 0}};
 }
-cuda::CubinBinary handEntry(const std::vector<gpu::KParam>& params) {
+DriverBinary handEntry(const std::vector<gpu::KParam>& params) {
   std::string ptx = ".version 8.0\n.target sm_90a\n.address_size 64\n\n.visible .entry tj_fake_maps(\n";
   for (size_t p = 0; p < params.size(); ++p) {
     std::string name = "tj_fake_maps_param_" + std::to_string(p);
@@ -566,9 +566,9 @@ cuda::CubinBinary handEntry(const std::vector<gpu::KParam>& params) {
   }
   ptx += ")\n.maxntid 128, 1, 1\n{\n\tret;\n}\n";
   std::string cubin = "tilejit fake cubin\n" + ptx;
-  cuda::CubinBinary b{.params = params, .workgroupSize = 128, .sharedBytes = 0, .entry = "tj_fake_maps",
-                      .cubin = {cubin.begin(), cubin.end()}};
-  b.cubin.push_back('\0');
+  DriverBinary b{.params = params, .workgroupSize = 128, .sharedBytes = 0, .entry = "tj_fake_maps",
+                      .image = {cubin.begin(), cubin.end()}};
+  b.image.push_back('\0');
   for (gpu::KParam& param : b.params) param.name.clear();  // as the device stores them
   return b;
 }

@@ -1,0 +1,385 @@
+#include "devices/driver_gpu.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstring>
+#include <functional>
+
+#include "devices/gpu_binary.hpp"
+#include "devices/print_buffers.hpp"
+#include "ir/passes.hpp"
+#include "jit/timing.hpp"
+#include "lower/gpu/spread_over_warps.hpp"
+
+namespace tj {
+
+// ---- DriverBinary ----
+
+std::vector<char> encodeDriverBinary(const DriverBinary& b, uint32_t format) {
+  jit::FieldWriter out;
+  out.put(format);
+  out.put(b.workgroupSize);
+  out.put(b.sharedBytes);
+  putParams(out, b.params);
+  putPrints(out, b.prints);
+  out.put(b.faultParam);
+  out.putString(b.entry);
+  out.putBytes(b.image);
+  return std::move(out.bytes);
+}
+
+DriverBinary decodeDriverBinary(std::span<const char> bytes, const char* what, uint32_t format) {
+  jit::FieldReader in(bytes, what);
+  in.expectFormat(format);
+  DriverBinary b;
+  b.workgroupSize = in.get<int64_t>();
+  b.sharedBytes = in.get<int64_t>();
+  b.params = getParams(in);
+  b.prints = getPrints(in, b.params.size());
+  b.faultParam = getFaultParam(in, b.params.size());
+  b.entry = in.getString();
+  b.image = in.getBytes();
+  if (b.workgroupSize < 1 || b.sharedBytes < 0)
+    in.bad(fmt::format("{} threads and {} bytes of shared memory", b.workgroupSize, b.sharedBytes));
+  if (b.entry.empty() || b.image.empty() || in.remaining()) in.bad("no kernel name, no image or bytes after it");
+  return b;
+}
+
+size_t parameterBytes(const gpu::KParam& p) {
+  if (p.kind == gpu::KParam::Kind::tensor_map) return 128;
+  return p.kind == gpu::KParam::Kind::scalar && isFloat(p.dtype) && p.dtype != DType::f64 ? 4 : 8;
+}
+
+// ---- the launch skeleton ----
+
+// A loaded kernel and the interface its launches need (its image dropped once loaded).
+struct DriverContext::Compiled final : LoadedKernel {
+  DriverBinary binary;
+  std::unique_ptr<DriverModule> module;
+  std::vector<bool> storedTensors;  // by tensor: the kernel stores to it
+};
+
+// One tensor argument's device memory: its storage's device copy (`copy` set), or a
+// temporary copy of the bytes its view reaches. `address` is the view's first element.
+struct DriverContext::Binding {
+  uint64_t address = 0;
+  DeviceBuffer* memory = nullptr;  // the temporary
+  Residency* copy = nullptr;
+  std::byte* host = nullptr;
+  size_t bytes = 0;
+};
+
+namespace {
+
+// A tensor storage's copy in device memory (Tensor::on). Any thread may move its bytes or
+// free it, so each call makes its context current first.
+class DriverCopy final : public DeviceCopy {
+ public:
+  DriverCopy(const void* owner, DriverContext& context, std::unique_ptr<DeviceBuffer> memory)
+      : DeviceCopy(owner), context_(context), memory_(std::move(memory)) {}
+  ~DriverCopy() override { context_.makeCurrentQuietly(); }  // before memory_ is freed
+  void upload(std::span<const std::byte> host) override {
+    context_.makeCurrent();
+    memory_->upload(host.data(), host.size());
+  }
+  void download(std::span<std::byte> host) override {
+    context_.makeCurrent();
+    memory_->download(host.data(), host.size());
+  }
+  uint64_t address() const { return memory_->address(); }
+
+ private:
+  DriverContext& context_;
+  std::unique_ptr<DeviceBuffer> memory_;
+};
+
+// The kernel's parameters as the driver reads them, as lower/llvm_gpu/print_kernel_ir.hpp
+// declares them: a buffer as its device address, sizes, strides and integer scalars as i64,
+// f64 scalars as double, other float scalars as float, each in an 8-byte word (the driver
+// reads a float's 4); a tensor map as the 128 bytes encoded for its tensor's binding. One
+// pointer per parameter into those: not copyable, so that they stay valid.
+class ParameterValues {
+ public:
+  using EncodeMap = std::function<std::array<std::byte, 128>(const gpu::KParam&, size_t tensor)>;
+  ParameterValues(const DriverBinary& c, const LaunchArgs& args, const std::vector<uint64_t>& buffers,
+                  const EncodeMap& encodeMap)
+      : words_(c.params.size(), 0) {
+    std::vector<size_t> mapOf(c.params.size(), SIZE_MAX);  // by parameter: its index in maps_
+    for (size_t p = 0; p < c.params.size(); ++p) {
+      const gpu::KParam& param = c.params[p];
+      size_t n = param.number;
+      auto put = [&](auto value) {
+        static_assert(sizeof value <= sizeof(uint64_t));
+        if (sizeof value != parameterBytes(param)) throw InternalError("gpu", fmt::format("parameter {}'s size", p));
+        std::memcpy(&words_[p], &value, sizeof value);
+      };
+      switch (param.kind) {
+        case gpu::KParam::Kind::buffer:
+          if (!buffers.at(p)) throw InternalError("gpu", fmt::format("buffer parameter {} has no memory", p));
+          put(buffers[p]);
+          break;
+        case gpu::KParam::Kind::size: put(int64_t(args.tensors[n].shape.at(param.axis))); break;
+        case gpu::KParam::Kind::stride: put(int64_t(args.tensors[n].strides.at(param.axis))); break;
+        case gpu::KParam::Kind::scalar:
+          if (param.dtype == DType::f64) put(args.scalars[n].f);
+          else if (isFloat(param.dtype)) put(std::bit_cast<float>(uint32_t(scalarSlot(param.dtype, args.scalars[n]))));
+          else put(int64_t(args.scalars[n].i));
+          break;
+        case gpu::KParam::Kind::tensor_map:
+          mapOf[p] = maps_.size();
+          maps_.push_back(encodeMap(param, n));
+          break;
+      }
+    }
+    for (size_t p = 0; p < c.params.size(); ++p)
+      pointers_.push_back(mapOf[p] == SIZE_MAX ? static_cast<void*>(&words_[p]) : maps_[mapOf[p]].data());
+  }
+  ParameterValues(const ParameterValues&) = delete;
+  ParameterValues& operator=(const ParameterValues&) = delete;
+  void** pointers() { return pointers_.data(); }
+
+ private:
+  std::vector<uint64_t> words_;  // by parameter (unused for a tensor map)
+  std::vector<std::array<std::byte, 128>> maps_;  // by tensor-map parameter, in order
+  std::vector<void*> pointers_;  // by parameter
+};
+
+}  // namespace
+
+// A launched kernel whose arguments are not written yet: its device memory.
+class DriverContext::Launched final : public StartedLaunch {
+ public:
+  explicit Launched(DriverContext& context) : context_(context) {}
+  LaunchReport finish(const ir::Kernel& kernel, const LaunchArgs& args, LaunchReport report) override;
+
+  const Compiled* compiled = nullptr;  // null: an empty grid, nothing ran
+  std::vector<std::unique_ptr<DeviceBuffer>> owned;
+  std::vector<Binding> tensors;
+  std::vector<DeviceBuffer*> prints;
+  DeviceBuffer* faults = nullptr;
+  const LaunchTimer* timer = nullptr;  // its events, when both were recorded
+
+ private:
+  DriverContext& context_;
+};
+
+DriverContext::DriverContext(std::string kind, layout::Target target, Limits limits, std::filesystem::path cacheDir)
+    : kind_(std::move(kind)), target_(std::move(target)), limits_(limits), store_(std::move(cacheDir)) {}
+
+void DriverContext::unsupported(const std::string& what) const {
+  throw Unsupported(kind_ + ": unsupported: " + what);
+}
+
+std::array<std::byte, 128> DriverContext::encodeTensorMap(const gpu::KParam& map, const TensorArg&, uint64_t) {
+  throw InternalError(kind_, "tensor map " + map.name + " on a device without tensor maps");
+}
+
+std::string DriverContext::launchFacts(const LaunchArgs& args) const {
+  std::string facts;
+  for (bool vector : vectorFacts(args)) facts += vector ? '1' : '0';
+  return facts;
+}
+
+// A launch copies each tensor's bytes to the start of a device allocation (bind), which the
+// drivers align to 256 bytes; a device copy's view starts at its offset there.
+std::vector<bool> DriverContext::vectorFacts(const LaunchArgs& args) const {
+  std::vector<bool> facts;
+  for (const TensorArg& t : args.tensors)
+    facts.push_back(gpu::allowsVectorAccess(residentOffset(t), t.dtype, t.shape, t.strides, target_.vectorBytes));
+  return facts;
+}
+
+std::unique_ptr<LoadedKernel> DriverContext::load(const ir::Kernel& kernel, uint64_t hash, const LaunchArgs& args,
+                                                  LaunchReport& report) {
+  makeCurrent();
+  return std::make_unique<Compiled>(build(kernel, hash, vectorFacts(args), report));
+}
+
+std::unique_ptr<DeviceCopy> DriverContext::copyOf(size_t bytes) {
+  makeCurrent();
+  return std::make_unique<DriverCopy>(owner(), *this, allocate(bytes));
+}
+
+// The image from the disk cache, else compiled now (and written there). Throws Unsupported
+// for what this device cannot run.
+DriverContext::Compiled DriverContext::build(const ir::Kernel& kernel, uint64_t hash,
+                                             const std::vector<bool>& vectorTensors, LaunchReport& report) {
+  auto start = jit::Clock::now();
+  jit::ArtifactKey cacheKey = imageKey(hash, vectorTensors);
+  // An image the driver or the kernel rejects is as untrustworthy as a torn entry: rebuilt.
+  if (auto hit = store_.load(cacheKey, [&](const std::vector<char>& bytes) {
+        return loadBinary(kernel, decode(bytes), jit::CacheSource::disk, start, report);
+      }))
+    return std::move(*hit);
+  DriverBinary binary = compileKernel(kernel, vectorTensors);
+  std::vector<char> entry = store_.enabled() ? encode(binary) : std::vector<char>{};
+  Compiled c = loadBinary(kernel, std::move(binary), jit::CacheSource::compiled, start, report);
+  store_.write(cacheKey, entry);  // only what loaded
+  return c;
+}
+
+DriverBinary DriverContext::compileKernel(const ir::Kernel& kernel, const std::vector<bool>& vectorTensors) {
+  gpu::KernelLoweringOptions options;
+  options.vectorTensors = vectorTensors;
+  gpu::KernelFunction f = gpu::lowerWithinCodeBudget(kernel, target_, options);
+  if (f.workgroupSize > limits_.maxThreadsPerBlock)
+    unsupported(fmt::format("{} threads per block, more than the device's {}", f.workgroupSize,
+                            limits_.maxThreadsPerBlock));
+  DriverBinary b = compile(f);
+  for (gpu::KParam& p : b.params) p.name.clear();
+  return b;
+}
+
+// Throws Error where the binary's interface does not fit `kernel` or this device.
+void DriverContext::checkInterface(const DriverBinary& b, const ir::Kernel& kernel) const {
+  auto fits = [&](size_t p) {
+    const gpu::KParam& param = b.params[p];
+    bool tensor = param.number < kernel.tensors.size();
+    switch (param.kind) {
+      case gpu::KParam::Kind::buffer:
+        return tensor || int64_t(p) == b.faultParam ||
+               std::ranges::any_of(b.prints, [&](const gpu::KPrint& print) { return print.param == p; });
+      case gpu::KParam::Kind::size:
+      case gpu::KParam::Kind::stride: return tensor && param.axis < size_t(kernel.tensors[param.number].rank);
+      case gpu::KParam::Kind::scalar: return param.number < kernel.scalars.size();
+      case gpu::KParam::Kind::tensor_map:
+        return tensor && kernel.tensors[param.number].dtype == param.dtype &&
+               param.box.size() == size_t(kernel.tensors[param.number].rank) && !param.box.empty() &&
+               param.box.size() <= 5 && std::ranges::all_of(param.box, [](int64_t n) { return n >= 1 && n <= 256; }) &&
+               (param.swizzle == 0 || param.swizzle == 32 || param.swizzle == 64 || param.swizzle == 128);
+    }
+    return false;
+  };
+  for (size_t p = 0; p < b.params.size(); ++p)
+    if (!fits(p)) throw InternalError(kind_, fmt::format("parameter {} does not fit kernel '{}'", p, kernel.name));
+  if (b.workgroupSize > limits_.maxThreadsPerBlock)
+    throw Unsupported(fmt::format("{}: {} threads per block, more than the device's {}", kind_, b.workgroupSize,
+                                  limits_.maxThreadsPerBlock));
+}
+
+DriverContext::Compiled DriverContext::loadBinary(const ir::Kernel& kernel, DriverBinary binary,
+                                                  jit::CacheSource source, jit::Clock::time_point start,
+                                                  LaunchReport& report) {
+  checkInterface(binary, kernel);
+  Compiled c;
+  c.module = loadModule(binary);
+  binary.image = {};
+  c.binary = std::move(binary);
+  c.storedTensors = ir::writtenTensors(kernel);
+  report.cache = source;
+  report.compileMs = jit::msSince(start);
+  return c;
+}
+
+// The tensor's device copy where it has one here, else a temporary from the host bytes,
+// shared by arguments over the same bytes (a tensor passed twice).
+DriverContext::Binding DriverContext::bind(const TensorArg& t, Launched& l) {
+  if (t.residency && t.residency->copy().owner == owner()) {
+    auto& copy = static_cast<DriverCopy&>(t.residency->toDevice());
+    return {copy.address() + residentOffset(t), nullptr, t.residency};
+  }
+  Binding b{0, nullptr, nullptr, static_cast<std::byte*>(t.data),
+            size_t(viewExtent(t, kind_)) * size_t(dtypeBytes(t.dtype))};
+  for (const Binding& other : l.tensors) {
+    if (other.copy || !b.bytes || !other.bytes) continue;
+    if (other.host == b.host && other.bytes == b.bytes) return other;
+    if (b.host < other.host + other.bytes && other.host < b.host + b.bytes)
+      unsupported("two arguments are different views over overlapping bytes");
+  }
+  l.owned.push_back(allocate(b.bytes));
+  l.owned.back()->upload(b.host, b.bytes);
+  b.memory = l.owned.back().get();
+  b.address = b.memory->address();
+  return b;
+}
+
+// Where a view of a storage with a copy here starts in that copy, in bytes; 0 otherwise.
+uintptr_t DriverContext::residentOffset(const TensorArg& t) const {
+  if (!t.residency || t.residency->copy().owner != owner()) return 0;
+  return uintptr_t(static_cast<const std::byte*>(t.data) - t.residency->host().data());
+}
+
+DeviceBuffer* DriverContext::scratch(Launched& l, size_t bytes) {
+  l.owned.push_back(allocate(bytes));
+  l.owned.back()->zero();
+  return l.owned.back().get();
+}
+
+// Copies the kernel's arguments and launches it. Throws Unsupported for what this device
+// cannot run; nothing is written to the arguments.
+std::unique_ptr<StartedLaunch> DriverContext::start(const LoadedKernel& loaded, const ir::Kernel&,
+                                                    const LaunchArgs& args, LaunchReport& report) {
+  const auto& compiled = static_cast<const Compiled&>(loaded);
+  makeCurrent();
+  if (args.grid.size() > 3) unsupported("grid rank " + std::to_string(args.grid.size()));
+  unsigned grid[3] = {1, 1, 1};
+  for (size_t a = 0; a < args.grid.size(); ++a) {
+    if (args.grid[a] > limits_.maxGrid[a]) unsupported(fmt::format("grid size {} on axis {}", args.grid[a], a));
+    grid[a] = unsigned(args.grid[a]);
+  }
+  const DriverBinary& c = compiled.binary;
+  report.threadsPerProgram = c.workgroupSize;
+  auto launched = std::make_unique<Launched>(*this);
+  Launched& l = *launched;
+  if (std::ranges::any_of(args.grid, [](int64_t g) { return g == 0; })) return launched;
+  l.compiled = &compiled;
+  int64_t programs = int64_t(grid[0]) * grid[1] * grid[2];
+  std::vector<uint64_t> buffers(c.params.size(), 0);  // by parameter
+  for (const TensorArg& t : args.tensors) l.tensors.push_back(bind(t, l));
+  for (size_t p = 0; p < c.params.size(); ++p)
+    if (c.params[p].kind == gpu::KParam::Kind::buffer && c.params[p].number < l.tensors.size())
+      buffers[p] = l.tensors[c.params[p].number].address;
+  for (const gpu::KPrint& p : c.prints) {
+    size_t bytes = printBufferBytes(p, programs);
+    if (bytes > kMaxGpuPrintBytes)
+      unsupported(fmt::format("print '{}' over {} programs needs more than {} MiB", p.label, programs,
+                              kMaxGpuPrintBytes >> 20));
+    l.prints.push_back(scratch(l, bytes));
+    buffers.at(p.param) = l.prints.back()->address();
+  }
+  if (c.faultParam >= 0) {
+    l.faults = scratch(l, gpu::kFaultWords * sizeof(int32_t));
+    buffers.at(size_t(c.faultParam)) = l.faults->address();
+  }
+  ParameterValues values(c, args, buffers, [&](const gpu::KParam& map, size_t tensor) {
+    return encodeTensorMap(map, args.tensors[tensor], l.tensors.at(tensor).address);
+  });
+  if (!timer_) timer_ = makeTimer();
+  bool timed = timer_->recordStart();
+  launchKernel(*compiled.module, c, grid, values.pointers());
+  if (timed && timer_->recordEnd()) l.timer = timer_.get();  // from here on nothing may throw: the kernel runs
+  return launched;
+}
+
+// Waits for the kernel, writes back what it stored (a device copy is marked newer instead),
+// prints its prints; then raises a fault it reported.
+LaunchReport DriverContext::Launched::finish(const ir::Kernel& kernel, const LaunchArgs& args, LaunchReport report) {
+  if (!compiled) return report;
+  context_.synchronize();
+  std::array<int32_t, gpu::kFaultWords> words{};
+  if (faults) faults->download(words.data(), sizeof words);
+  for (size_t n = 0; n < tensors.size(); ++n) {
+    const Binding& b = tensors[n];
+    if (!compiled->storedTensors.at(n)) continue;
+    if (b.copy) b.copy->deviceWrote();
+    else b.memory->download(b.host, b.bytes);
+  }
+  if (!prints.empty()) {
+    std::vector<std::vector<std::byte>> bytes;
+    std::vector<std::span<const std::byte>> views;
+    for (DeviceBuffer* m : prints) {
+      bytes.emplace_back(m->size());
+      m->download(bytes.back().data(), m->size());
+      views.push_back(bytes.back());
+    }
+    printBuffers(compiled->binary.prints, views, args.grid, args.print);
+  }
+  if (timer) report.kernelMs = timer->ms();
+  throwGpuFaults(kernel, words, args.grid, report.device);
+  return report;
+}
+
+}  // namespace tj
