@@ -19,9 +19,6 @@ namespace tj {
 
 namespace {
 
-// Devices the design names whose backends are not in this build yet.
-const std::vector<std::string> kPlannedDevices = {"hip"};
-
 // What is wrong with a tensor argument for its parameter, or "".
 std::string tensorArgProblem(const ir::TensorParam& p, const TensorArg& t) {
   std::string name = "tensor '" + p.name + "'";
@@ -174,20 +171,10 @@ void requireDevice(const std::string& name, uint32_t index, const std::vector<st
                           list));
 }
 
-// A device the design names without a backend in this build runs on the interpreter, with a
-// warning; any other name is an Error listing the known ones.
-Device& plannedOrUnknown(const std::string& name) {
-  std::string base = name.substr(0, name.find(':'));
-  if (std::ranges::find(kPlannedDevices, base) != kPlannedDevices.end()) {
-    static std::once_flag warned;
-    std::call_once(warned, [&] {
-      spdlog::warn("tilejit: device '{}' has no backend in this build; running on interp instead", name);
-    });
-    return findDeviceKind("interp")->open("interp");
-  }
+// Any name of no kind is an Error listing the known ones.
+[[noreturn]] void unknownDevice(const std::string& name) {
   std::string known;
   for (const DeviceKind& kind : deviceKinds()) known += (known.empty() ? "" : ", ") + kind.name;
-  for (const std::string& planned : kPlannedDevices) known += ", " + planned;
   throw Error("device: unknown device '" + name + "'; known devices: " + known);
 }
 }  // namespace
@@ -229,7 +216,7 @@ Device& selectDevice(const std::string& requested) {
   }
   if (name.empty()) return hostDevice();
   const DeviceKind* kind = findDeviceKind(name);
-  if (!kind) return plannedOrUnknown(name);
+  if (!kind) unknownDevice(name);
   uint32_t index = deviceIndex(name, kind->name);
   // A GPU kind's device 0 exists wherever its driver loads (elsewhere it runs kernels on the
   // host, saying why): only others are looked up, and only where the driver loads.

@@ -1,5 +1,6 @@
 #include "devices/library_file.hpp"
 
+#include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <glob.h>
@@ -16,6 +17,8 @@
 #include <vector>
 
 #include <fmt/format.h>
+
+#include "ir/error.hpp"
 
 namespace tj {
 
@@ -135,6 +138,14 @@ std::string libraryFileProblem(const std::string& library) {
   for (const std::string& file : libraryCandidates(library))
     if (std::string reason = elfFileProblem(file); !reason.empty()) return reason;
   return "";
+}
+
+void* openLibrary(const std::string& library) {
+  // A truncated file would kill the process inside dlopen (SIGBUS).
+  if (std::string problem = libraryFileProblem(library); !problem.empty()) throw Error(problem);
+  void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) throw Error("dlopen(" + library + "): " + dlerror());
+  return handle;
 }
 
 }  // namespace tj

@@ -30,4 +30,8 @@ std::vector<std::string> libraryCandidates(const std::string& library);
 // The first elfFileProblem() among libraryCandidates(library), or "".
 std::string libraryFileProblem(const std::string& library);
 
+// dlopen(library, RTLD_NOW | RTLD_LOCAL) once libraryFileProblem finds nothing; throws Error
+// with that problem or dlerror()'s text.
+void* openLibrary(const std::string& library);
+
 }  // namespace tj

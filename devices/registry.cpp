@@ -4,6 +4,7 @@
 
 #include "devices/cpu/cpu_device.hpp"
 #include "devices/cuda/cuda_device.hpp"
+#include "devices/hip/hip_device.hpp"
 #include "devices/interp/interp_device.hpp"
 #include "devices/vulkan/vulkan_device.hpp"
 
@@ -12,7 +13,7 @@ namespace tj {
 const std::vector<DeviceKind>& deviceKinds() {
   // A new backend adds its line here.
   static const std::vector<DeviceKind> kinds = {cpu::deviceKind(), interp::deviceKind(), vulkan::deviceKind(),
-                                                cuda::deviceKind()};
+                                                cuda::deviceKind(), hip::deviceKind()};
   return kinds;
 }
 

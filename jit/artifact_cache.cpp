@@ -97,6 +97,7 @@ std::string_view artifactExtension(ArtifactKind kind) {
     case ArtifactKind::cpuObject: return ".tjk";
     case ArtifactKind::spirvKernel: return ".spvk";
     case ArtifactKind::cubin: return ".cubin";
+    case ArtifactKind::codeObject: return ".hsaco";
     case ArtifactKind::refusal: return ".spvno";
     case ArtifactKind::pipelineCache: return ".vkpc";
   }

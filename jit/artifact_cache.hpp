@@ -1,5 +1,5 @@
 // The one disk cache of compiled artifacts, for every backend: CPU object code, Vulkan's
-// SPIR-V, CUDA's cubins, the reasons a device refused a kernel, and Vulkan's pipeline cache.
+// SPIR-V, CUDA's cubins, AMD code objects, the reasons a device refused a kernel, and Vulkan's pipeline cache.
 //
 // An entry is keyed by an ArtifactKey (kind, IR semantic hash, the backend's device facts,
 // its compile options and the compiler build id) and lives in one file named by the hex
@@ -35,6 +35,7 @@ enum class ArtifactKind : uint32_t {
   cubin = 3,           // ".cubin": a CUDA kernel (devices/cuda/cubin_cache.hpp)
   refusal = 4,         // ".spvno": why a device cannot run a kernel
   pipelineCache = 5,   // ".vkpc": a Vulkan driver's pipeline cache data
+  codeObject = 6,      // ".hsaco": a HIP kernel (devices/hip/hip_device.hpp)
 };
 std::string_view artifactExtension(ArtifactKind kind);
 

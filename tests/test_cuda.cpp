@@ -218,7 +218,7 @@ TEST_CASE("cuda: driver errors name the call and the error") {
 #endif
 }
 
-TEST_CASE("cuda: device names are cuda and cuda:N, and hip is still planned") {
+TEST_CASE("cuda: device names are cuda and cuda:N") {
   CHECK(cuda::deviceIndex("cuda") == 0);
   CHECK(cuda::deviceIndex("cuda:3") == 3);
   CHECK_THROWS_AS(cuda::deviceIndex("cuda:"), Error);
@@ -232,7 +232,6 @@ TEST_CASE("cuda: device names are cuda and cuda:N, and hip is still planned") {
     CHECK(&selectDevice("cuda:1") == &selectDevice("cuda:1"));
   }
   CHECK_THROWS_WITH_AS(selectDevice("cuda:one"), doctest::Contains("'cuda:one' is not 'cuda' or 'cuda:N'"), Error);
-  CHECK(selectDevice("hip").name() == "interp");
 }
 
 TEST_CASE("cuda: the layout target comes from the compute capability and the device's limits") {

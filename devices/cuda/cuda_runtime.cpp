@@ -63,10 +63,7 @@ class Driver {
 
  private:
   void load(const std::string& library) {
-    // A truncated file would kill the process inside dlopen (SIGBUS).
-    if (std::string problem = libraryFileProblem(library); !problem.empty()) throw Error(problem);
-    lib_ = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!lib_) throw Error("dlopen(" + library + "): " + dlerror());
+    lib_ = openLibrary(library);
 #define TJ_CUDA_LOAD(name)                                                               \
   fn_.name = reinterpret_cast<PFN_##name>(dlsym(lib_, #name));                           \
   if (!fn_.name) throw Error(library + " has no " #name);

@@ -14,6 +14,7 @@
 #include <llvm/TargetParser/Triple.h>
 
 #include <mutex>
+#include <set>
 
 #include "ir/error.hpp"
 #include "lower/llvm_gpu/compile.hpp"
@@ -170,6 +171,15 @@ std::string emit(const gpu::KernelFunction& f, const std::string& arch, llvmgpu:
 }
 
 }  // namespace
+
+std::string layoutTargetName(const std::string& arch) {
+  static const std::set<std::string> cdna = {"gfx90a", "gfx940", "gfx941", "gfx942"};
+  static const std::set<std::string> rdna3 = {"gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151"};
+  if (cdna.contains(arch)) return "gfx942";
+  if (rdna3.contains(arch)) return "gfx1100";
+  throw Unsupported("amdgpu: unsupported: " + arch + "; tilejit runs CDNA 2/3 (gfx90a, gfx940-gfx942: MFMA) and " +
+                    "RDNA 3/3.5 (gfx1100-gfx1103, gfx1150, gfx1151: WMMA)");
+}
 
 int64_t waveSize(const std::string& arch) { return arch.rfind("gfx9", 0) == 0 ? 64 : 32; }
 

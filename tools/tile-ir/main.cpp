@@ -75,11 +75,11 @@ const std::string& nvidiaTarget(const std::string& target, const std::string& st
   return target;
 }
 
-// The layout target of an AMD arch of --stage=amdgpu: RDNA 3 and 3.5 (gfx11*) take gfx1100's.
+// The layout target of an AMD arch of --stage=amdgpu (RDNA 3 and 3.5 take gfx1100's, CDNA gfx942's).
 std::string amdLayoutTarget(const std::string& target, const std::string& stage) {
   if (target.rfind("gfx", 0) != 0)
     throw tj::Error("tile-ir: --stage=" + stage + " needs an AMD --target (gfx942, gfx1100, gfx1151), not '" + target + "'");
-  return target.rfind("gfx11", 0) == 0 ? "gfx1100" : target;
+  return tj::amdgpu::layoutTargetName(target);
 }
 
 // Our SPIR-V is a binary; spirv-dis (from spirv-tools, a development tool, not a

@@ -1,0 +1,155 @@
+#include "devices/hip/hip_device.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+
+#include "jit/kernel_cache.hpp"
+#include "lower/amdgpu/amdgpu.hpp"
+#include "lower/llvm_gpu/print_kernel_ir.hpp"
+
+namespace tj::hip {
+
+namespace {
+
+// Bumped whenever the encoding, or what the HIP device records in it, changes (the build id
+// covers ir/, layout/, lower/ and jit/, not devices/).
+constexpr uint32_t kFormat = 1;
+
+class HipBuffer final : public DeviceBuffer {
+ public:
+  explicit HipBuffer(size_t bytes) : memory_(bytes) {}
+  uint64_t address() const override { return memory_.address(); }
+  size_t size() const override { return memory_.size(); }
+  void upload(const void* host, size_t bytes) override { memory_.upload(host, bytes); }
+  void download(void* host, size_t bytes) const override { memory_.download(host, bytes); }
+  void zero() override { memory_.zero(); }
+
+ private:
+  DeviceMemory memory_;
+};
+
+struct HipModule final : DriverModule {
+  explicit HipModule(const DriverBinary& b) : module(b.image, b.entry) {}
+  Module module;
+};
+
+class HipTimer final : public LaunchTimer {
+ public:
+  bool recordStart() override { return start_.record(); }
+  bool recordEnd() override { return end_.record(); }
+  double ms() const override { return end_.msSince(start_); }
+
+ private:
+  Event start_, end_;
+};
+
+// A HIP device once set up; code objects are its images.
+class Context final : public DriverContext {
+ public:
+  Context(const DeviceInfo& info, std::filesystem::path cacheDir)
+      : DriverContext("hip", targetFor(info), limitsOf(info), std::move(cacheDir)), info_(info) {}
+  std::string targetName() const override { return info_.arch(); }
+  std::string model() const override { return info_.name + "-" + info_.arch(); }
+  void makeCurrent() override { check(functions().hipSetDevice(int(info_.index)), "hipSetDevice"); }
+  void makeCurrentQuietly() noexcept override { functions().hipSetDevice(int(info_.index)); }
+
+ private:
+  static Limits limitsOf(const DeviceInfo& info) {
+    return {.maxThreadsPerBlock = info.maxThreadsPerBlock, .maxGrid = {info.maxGrid[0], info.maxGrid[1], info.maxGrid[2]}};
+  }
+
+  std::unique_ptr<DeviceBuffer> allocate(size_t bytes) override { return std::make_unique<HipBuffer>(bytes); }
+  jit::ArtifactKey imageKey(uint64_t irHash, const std::vector<bool>& vectorTensors) const override {
+    return codeObjectKey(irHash, info_, target(), vectorTensors);
+  }
+  std::vector<char> encode(const DriverBinary& binary) const override { return encodeCodeObjectBinary(binary); }
+  DriverBinary decode(std::span<const char> bytes) const override { return decodeCodeObjectBinary(bytes); }
+
+  // Compiled by LLVM's AMDGPU backend for the device's processor and linked by LLD.
+  DriverBinary compile(const gpu::KernelFunction& f) override {
+    return {.params = f.params, .prints = f.prints, .faultParam = f.faultParam, .workgroupSize = f.workgroupSize,
+            .sharedBytes = f.sharedBytes(), .entry = llvmgpu::entryName(f.name),
+            .image = amdgpu::compileCodeObject(f, info_.arch())};
+  }
+  std::unique_ptr<DriverModule> loadModule(const DriverBinary& b) override { return std::make_unique<HipModule>(b); }
+
+  // The kernel's LDS is static (its code object declares it): no dynamic bytes.
+  void launchKernel(const DriverModule& module, const DriverBinary& b, const unsigned grid[3],
+                    void** parameters) override {
+    const auto& m = static_cast<const HipModule&>(module);
+    check(functions().hipModuleLaunchKernel(m.module.function(), grid[0], grid[1], grid[2], unsigned(b.workgroupSize),
+                                            1, 1, 0, nullptr, parameters, nullptr),
+          "hipModuleLaunchKernel");
+  }
+  void synchronize() override { check(functions().hipDeviceSynchronize(), "hipDeviceSynchronize"); }
+  std::unique_ptr<LaunchTimer> makeTimer() override { return std::make_unique<HipTimer>(); }
+
+  DeviceInfo info_;
+};
+
+}  // namespace
+
+layout::Target targetFor(const DeviceInfo& d) {
+  layout::Target t = layout::targetByName(amdgpu::layoutTargetName(d.arch()));
+  if (d.warpSize != t.subgroupSize)
+    throw Unsupported(fmt::format("hip: unsupported: {} ({}) runs waves of {}; tilejit's {} kernels need {}", d.name,
+                                  d.targetId, d.warpSize, t.name, t.subgroupSize));
+  if (d.sharedPerBlock > 0) t.sharedBytes = std::min<int64_t>(t.sharedBytes, d.sharedPerBlock);
+  if (d.maxThreadsPerBlock > 0) t.maxWorkgroupThreads = std::min<int64_t>(t.maxWorkgroupThreads, d.maxThreadsPerBlock);
+  t.warpsPerProgram = std::max<int64_t>(1, std::min(t.warpsPerProgram, t.maxWorkgroupThreads / t.subgroupSize));
+  return t;
+}
+
+jit::ArtifactKey codeObjectKey(uint64_t irHash, const DeviceInfo& d, const layout::Target& t,
+                               const std::vector<bool>& vectorTensors) {
+  std::string facts;
+  for (bool v : vectorTensors) facts += v ? '1' : '0';
+  std::string device = fmt::format("hip-{}-{}-wave{}-cus{}-runtime{}", d.name, d.targetId, d.warpSize,
+                                   d.multiprocessors, d.runtimeVersion);
+  std::string options = fmt::format("amdgpu target={} arch={} warps={} threads={} shared={} loops={} budget={} vector={}",
+                                    t.name, d.arch(), t.warpsPerProgram, t.maxWorkgroupThreads, t.sharedBytes,
+                                    t.loopIterationLimit, t.codeBudget, facts);
+  return {jit::ArtifactKind::codeObject, irHash, device, options};
+}
+
+std::vector<char> encodeCodeObjectBinary(const DriverBinary& b) { return encodeDriverBinary(b, kFormat); }
+
+DriverBinary decodeCodeObjectBinary(std::span<const char> bytes) {
+  return decodeDriverBinary(bytes, "HIP kernel", kFormat);
+}
+
+DeviceKind deviceKind() {
+  return {.name = "hip",
+          .fallsBackToHost = true,
+          .unavailableReason = [] { return status().available ? std::string() : status().reason; },
+          .devices =
+              [] {
+                std::vector<std::string> names;
+                for (int i = 0; status().available && i < status().devices; ++i) {
+                  std::string name = fmt::format("hip:{}", i);
+                  try {
+                    DeviceInfo info = deviceInfo(uint32_t(i));
+                    name += " (" + info.name + ", " + info.targetId + ")";
+                  } catch (const Error&) {  // the device is there, nameless: the launch says what is wrong
+                  }
+                  names.push_back(name);
+                }
+                return names;
+              },
+          .open = [](const std::string& name) -> Device& { return HipDevice::instance(name); }};
+}
+
+HipDevice::HipDevice(std::string name) : GpuDevice(std::move(name)) { deviceIndex(this->name()); }
+
+HipDevice& HipDevice::instance(const std::string& name) { return deviceNamed<HipDevice>(name); }
+
+// No such device, or no layout target for it: decided once.
+std::unique_ptr<GpuContext> HipDevice::open() {
+  if (!status().available) throw Unsupported(status().reason);
+  return std::make_unique<Context>(deviceInfo(deviceIndex(name())), jit::KernelCache::diskDirFromEnvironment());
+}
+
+}  // namespace tj::hip
