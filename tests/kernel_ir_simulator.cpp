@@ -818,4 +818,31 @@ void simulate(const KernelFunction& f, const std::vector<SimTensor>& tensors, co
   }
 }
 
+void simulateLaunch(const KernelFunction& f, std::span<const TensorArg> tensors, const std::vector<uint64_t>& addresses,
+                    const std::function<uint64_t(size_t p)>& word, const std::vector<int64_t>& grid) {
+  std::vector<SimTensor> simulated;
+  for (size_t t = 0; t < tensors.size(); ++t)
+    simulated.push_back({reinterpret_cast<void*>(uintptr_t(addresses.at(t))), tensors[t].dtype, tensors[t].shape,
+                         tensors[t].strides});
+  std::vector<double> scalars;
+  for (size_t p = 0; p < f.params.size(); ++p) {
+    const KParam& param = f.params[p];
+    if (param.kind == KParam::Kind::tensor_map) continue;
+    uint64_t value = word(p);
+    if (param.kind == KParam::Kind::buffer) {
+      if (param.number >= tensors.size()) throw Error("a print or fault buffer: not simulated here");
+    } else if (param.kind == KParam::Kind::scalar) {
+      scalars.resize(std::max(scalars.size(), param.number + 1));
+      scalars[param.number] = param.dtype == DType::f64 ? std::bit_cast<double>(value)
+                              : isFloat(param.dtype)    ? double(std::bit_cast<float>(uint32_t(value)))
+                                                        : double(int64_t(value));
+    } else {
+      const TensorArg& t = tensors[param.number];
+      int64_t expected = param.kind == KParam::Kind::size ? t.shape.at(param.axis) : t.strides.at(param.axis);
+      if (int64_t(value) != expected) throw Error("parameter " + param.name + " is not the tensor's");
+    }
+  }
+  simulate(f, simulated, scalars, grid);
+}
+
 }  // namespace tj::gpu

@@ -151,29 +151,8 @@ int simulateLaunch(const char* ptx, const unsigned grid[3], unsigned block, unsi
     if (f.sharedBytes() > ptx::kStaticSharedBytes && sharedBytes < f.sharedBytes())
       throw Error("launched with " + std::to_string(sharedBytes) + " bytes of dynamic shared memory");
     std::vector<uint64_t> addresses = checkParameters(f.params, params, count);
-    std::vector<gpu::SimTensor> tensors;
-    for (size_t t = 0; t < gLaunching.tensors.size(); ++t) {
-      const TensorArg& arg = gLaunching.tensors[t];
-      tensors.push_back({reinterpret_cast<void*>(uintptr_t(addresses[t])), arg.dtype, arg.shape, arg.strides});
-    }
-    std::vector<double> scalars;
-    for (size_t p = 0; p < f.params.size(); ++p) {
-      const gpu::KParam& param = f.params[p];
-      uint64_t value = word(params[p]);
-      if (param.kind == gpu::KParam::Kind::buffer) {
-        if (param.number >= tensors.size()) throw Error("a print or fault buffer: not simulated here");
-      } else if (param.kind == gpu::KParam::Kind::scalar) {
-        scalars.resize(std::max(scalars.size(), param.number + 1));
-        scalars[param.number] = param.dtype == DType::f64 ? std::bit_cast<double>(value)
-                                : isFloat(param.dtype)    ? double(std::bit_cast<float>(uint32_t(value)))
-                                                          : double(int64_t(value));
-      } else if (param.kind != gpu::KParam::Kind::tensor_map) {
-        const TensorArg& t = gLaunching.tensors.at(param.number);
-        int64_t expected = param.kind == gpu::KParam::Kind::size ? t.shape.at(param.axis) : t.strides.at(param.axis);
-        if (int64_t(value) != expected) throw Error("parameter " + param.name + " is not the tensor's");
-      }
-    }
-    gpu::simulate(f, tensors, scalars, {grid[0], grid[1], grid[2]});
+    gpu::simulateLaunch(f, gLaunching.tensors, addresses, [&](size_t p) { return word(params[p]); },
+                        {grid[0], grid[1], grid[2]});
     return 0;
   } catch (const std::exception& e) {
     gLaunching.failure = e.what();

@@ -1,0 +1,312 @@
+// A stand-in for libamdhip64.so for tests on machines without an AMD GPU (TILEJIT_LIBHIP names
+// it): two devices, hip:0 an MI300X (gfx942, wave64) and hip:1 a Radeon RX 7900 XTX (gfx1100,
+// wave32), device memory in host memory, and launches that run nothing themselves: they hand
+// the test's kernel the launch, failing with hipErrorNotSupported where no test set one. It
+// checks what the real runtime would reject: unknown pointers and handles, copies past an
+// allocation, an image that is not an AMDGPU code object (a shared ELF) for the current
+// device's processor, a kernel without its descriptor (<name>.kd), `extra` instead of
+// kernelParams, workgroups past 1024 threads.
+#include <elf.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "devices/hip/hip_api.hpp"
+#include "tests/fake_hip/fake_hip.hpp"
+
+using namespace tj::hip;
+
+namespace {
+
+constexpr hipError_t kInvalidValue = 1, kInvalidDevice = 101, kInvalidImage = 200, kNoBinaryForGpu = 209,
+                     kInvalidHandle = 400, kNotFound = 500, kNotSupported = 801;
+
+struct FakeDevice {
+  const char* name;
+  const char* targetId;
+  unsigned mach;  // the code objects' EF_AMDGPU_MACH
+  int wave, computeUnits;
+};
+constexpr FakeDevice kDevices[] = {
+    {"AMD Instinct MI300X (tilejit fake runtime)", "gfx942:sramecc+:xnack-", 0x04c, 64, 304},
+    {"AMD Radeon RX 7900 XTX (tilejit fake runtime)", "gfx1100", 0x041, 32, 48},
+};
+constexpr int kDeviceCount = int(std::size(kDevices));
+
+// A loaded code object's kernel: its name and kernel descriptor's facts.
+struct Function {
+  std::string name;
+  uint32_t ldsBytes, kernargBytes;
+};
+
+struct Fake {
+  std::mutex mutex;
+  TjFakeHipCounts counts{};
+  TjFakeHipKernel kernel = nullptr;
+  int current = 0;
+  std::map<uintptr_t, size_t> allocations;             // by address: bytes
+  std::map<hipModule_t, std::vector<char>> modules;    // the code object's bytes
+  std::map<hipFunction_t, Function> functions;
+  std::map<hipEvent_t, double> events;  // by event: when it was last recorded (ms), or -1
+  uintptr_t nextHandle = 0x1000;
+};
+
+Fake& fake() {
+  static Fake f;
+  return f;
+}
+
+template <class Handle>
+Handle newHandle(Fake& f) {
+  f.nextHandle += 16;
+  return reinterpret_cast<Handle>(f.nextHandle);
+}
+
+bool inAllocation(const Fake& f, const void* address, size_t bytes) {
+  auto it = f.allocations.upper_bound(uintptr_t(address));
+  if (it == f.allocations.begin()) return false;
+  --it;
+  return uintptr_t(address) + bytes <= it->first + it->second;
+}
+
+// The bytes of a 64-bit little-endian AMDGPU shared ELF for processor `mach` (hipModuleLoadData
+// takes no size: the section header table, which LLD writes last, ends it); empty for another.
+std::vector<char> codeObject(const void* image, unsigned mach) {
+  Elf64_Ehdr h;
+  std::memcpy(&h, image, sizeof h);
+  if (std::memcmp(h.e_ident, ELFMAG, SELFMAG) != 0 || h.e_ident[EI_CLASS] != ELFCLASS64 || h.e_machine != 224 ||
+      h.e_type != ET_DYN || h.e_shentsize != sizeof(Elf64_Shdr) || (h.e_flags & 0xff) != mach)
+    return {};
+  size_t end = h.e_shoff + size_t(h.e_shnum) * sizeof(Elf64_Shdr);
+  const char* bytes = static_cast<const char*>(image);
+  return {bytes, bytes + end};
+}
+
+const Elf64_Shdr* section(const std::vector<char>& elf, size_t index) {
+  Elf64_Ehdr h;
+  std::memcpy(&h, elf.data(), sizeof h);
+  if (index >= h.e_shnum) return nullptr;
+  return reinterpret_cast<const Elf64_Shdr*>(elf.data() + h.e_shoff + index * sizeof(Elf64_Shdr));
+}
+
+// The kernel descriptor of `kernel` (the symbol <kernel>.kd, 64 bytes) in the code object;
+// false where there is none.
+bool kernelDescriptor(const std::vector<char>& elf, const std::string& kernel, Function& f) {
+  Elf64_Ehdr h;
+  std::memcpy(&h, elf.data(), sizeof h);
+  for (size_t s = 0; s < h.e_shnum; ++s) {
+    const Elf64_Shdr* symbols = section(elf, s);
+    if (symbols->sh_type != SHT_DYNSYM && symbols->sh_type != SHT_SYMTAB) continue;
+    const Elf64_Shdr* strings = section(elf, symbols->sh_link);
+    if (!strings) return false;
+    for (size_t at = symbols->sh_offset; at + sizeof(Elf64_Sym) <= symbols->sh_offset + symbols->sh_size;
+         at += sizeof(Elf64_Sym)) {
+      Elf64_Sym sym;
+      std::memcpy(&sym, elf.data() + at, sizeof sym);
+      if (elf.data() + strings->sh_offset + sym.st_name != kernel + ".kd" || sym.st_size != 64) continue;
+      const Elf64_Shdr* home = section(elf, sym.st_shndx);
+      if (!home || sym.st_value < home->sh_addr || sym.st_value + 64 > home->sh_addr + home->sh_size) return false;
+      const char* kd = elf.data() + home->sh_offset + (sym.st_value - home->sh_addr);
+      std::memcpy(&f.ldsBytes, kd, 4);  // group_segment_fixed_size
+      std::memcpy(&f.kernargBytes, kd + 8, 4);  // kernarg_size
+      f.name = kernel;
+      return true;
+    }
+  }
+  return false;
+}
+
+double nowMs() {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+extern "C" {
+
+TjFakeHipCounts tjFakeHipCounts() {
+  std::lock_guard lock(fake().mutex);
+  return fake().counts;
+}
+
+void tjFakeHipSetKernel(TjFakeHipKernel kernel) {
+  std::lock_guard lock(fake().mutex);
+  fake().kernel = kernel;
+}
+
+hipError_t hipInit(unsigned flags) { return flags == 0 ? 0 : kInvalidValue; }
+hipError_t hipRuntimeGetVersion(int* version) {
+  *version = 60'342'134;  // ROCm 6.3
+  return 0;
+}
+const char* hipGetErrorName(hipError_t error) {
+  switch (error) {
+    case 0: return "hipSuccess";
+    case kInvalidValue: return "hipErrorInvalidValue";
+    case 2: return "hipErrorOutOfMemory";
+    case kInvalidDevice: return "hipErrorInvalidDevice";
+    case kInvalidImage: return "hipErrorInvalidImage";
+    case kNoBinaryForGpu: return "hipErrorNoBinaryForGpu";
+    case kInvalidHandle: return "hipErrorInvalidHandle";
+    case kNotFound: return "hipErrorNotFound";
+    case 701: return "hipErrorLaunchOutOfResources";
+    case 719: return "hipErrorLaunchFailure";
+    case kNotSupported: return "hipErrorNotSupported";
+    default: return "hipErrorUnknown";
+  }
+}
+hipError_t hipGetDeviceCount(int* count) {
+  *count = kDeviceCount;
+  return 0;
+}
+hipError_t hipSetDevice(int device) {
+  if (device < 0 || device >= kDeviceCount) return kInvalidDevice;
+  std::lock_guard lock(fake().mutex);
+  fake().current = device;
+  return 0;
+}
+hipError_t hipDeviceGetName(char* name, int length, hipDevice_t device) {
+  if (device < 0 || device >= kDeviceCount || length < 1) return kInvalidValue;
+  std::strncpy(name, kDevices[device].name, size_t(length));
+  return 0;
+}
+// ROCm 6's layout: the name at 0, gcnArchName at 1160, 1472 bytes in all.
+hipError_t hipGetDevicePropertiesR0600(void* properties, int device) {
+  if (device < 0 || device >= kDeviceCount) return kInvalidDevice;
+  auto* bytes = static_cast<char*>(properties);
+  std::memset(bytes, 0, 1472);
+  std::strncpy(bytes, kDevices[device].name, 256);
+  std::strncpy(bytes + kArchNameOffsetR0600, kDevices[device].targetId, kArchNameBytes);
+  return 0;
+}
+hipError_t hipDeviceGetAttribute(int* value, hipDeviceAttribute_t attribute, int device) {
+  if (device < 0 || device >= kDeviceCount) return kInvalidDevice;
+  switch (attribute) {
+    case hipDeviceAttributeMaxThreadsPerBlock: *value = 1024; break;
+    case hipDeviceAttributeMaxGridDimX: *value = 2147483647; break;
+    case hipDeviceAttributeMaxGridDimY:
+    case hipDeviceAttributeMaxGridDimZ: *value = 65536; break;
+    case hipDeviceAttributeMaxSharedMemoryPerBlock: *value = 64 * 1024; break;
+    case hipDeviceAttributeWarpSize: *value = kDevices[device].wave; break;
+    case hipDeviceAttributeMultiprocessorCount: *value = kDevices[device].computeUnits; break;
+    default: return kInvalidValue;
+  }
+  return 0;
+}
+
+hipError_t hipMalloc(void** pointer, size_t bytes) {
+  if (!bytes) return kInvalidValue;
+  void* p = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
+  if (!p) return 2;  // hipErrorOutOfMemory
+  std::lock_guard lock(fake().mutex);
+  *pointer = p;
+  fake().allocations[uintptr_t(p)] = bytes;
+  ++fake().counts.allocations;
+  return 0;
+}
+hipError_t hipFree(void* pointer) {
+  std::lock_guard lock(fake().mutex);
+  if (!fake().allocations.erase(uintptr_t(pointer))) return kInvalidValue;
+  std::free(pointer);
+  return 0;
+}
+hipError_t hipMemcpyHtoD(hipDeviceptr_t destination, void* source, size_t bytes) {
+  std::lock_guard lock(fake().mutex);
+  if (!inAllocation(fake(), destination, bytes)) return kInvalidValue;
+  std::memcpy(destination, source, bytes);
+  ++fake().counts.uploads;
+  return 0;
+}
+hipError_t hipMemcpyDtoH(void* destination, hipDeviceptr_t source, size_t bytes) {
+  std::lock_guard lock(fake().mutex);
+  if (!inAllocation(fake(), source, bytes)) return kInvalidValue;
+  std::memcpy(destination, source, bytes);
+  ++fake().counts.downloads;
+  return 0;
+}
+hipError_t hipMemset(void* destination, int value, size_t bytes) {
+  std::lock_guard lock(fake().mutex);
+  if (!inAllocation(fake(), destination, bytes)) return kInvalidValue;
+  std::memset(destination, value, bytes);
+  return 0;
+}
+
+hipError_t hipModuleLoadData(hipModule_t* module, const void* image) {
+  std::lock_guard lock(fake().mutex);
+  std::vector<char> elf = codeObject(image, kDevices[fake().current].mach);
+  if (elf.empty()) {
+    Elf64_Ehdr h;
+    std::memcpy(&h, image, sizeof h);
+    return std::memcmp(h.e_ident, ELFMAG, SELFMAG) == 0 && h.e_machine == 224 ? kNoBinaryForGpu : kInvalidImage;
+  }
+  *module = newHandle<hipModule_t>(fake());
+  fake().modules[*module] = std::move(elf);
+  ++fake().counts.moduleLoads;
+  return 0;
+}
+hipError_t hipModuleUnload(hipModule_t module) {
+  std::lock_guard lock(fake().mutex);
+  return fake().modules.erase(module) ? 0 : kInvalidHandle;
+}
+hipError_t hipModuleGetFunction(hipFunction_t* function, hipModule_t module, const char* name) {
+  std::lock_guard lock(fake().mutex);
+  auto it = fake().modules.find(module);
+  if (it == fake().modules.end()) return kInvalidHandle;
+  Function f;
+  if (!kernelDescriptor(it->second, name, f)) return kNotFound;
+  *function = newHandle<hipFunction_t>(fake());
+  fake().functions[*function] = f;
+  return 0;
+}
+hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned gridX, unsigned gridY, unsigned gridZ, unsigned blockX,
+                                 unsigned blockY, unsigned blockZ, unsigned, hipStream_t, void** kernelParams,
+                                 void** extra) {
+  TjFakeHipKernel kernel;
+  TjFakeHipLaunch launch{};
+  {
+    std::lock_guard lock(fake().mutex);
+    auto it = fake().functions.find(f);
+    if (it == fake().functions.end()) return kInvalidHandle;
+    if (extra || !kernelParams || blockX * blockY * blockZ > 1024 || !gridX || !gridY || !gridZ) return kInvalidValue;
+    ++fake().counts.launches;
+    kernel = fake().kernel;
+    launch = {fake().current, it->second.name.c_str(), it->second.ldsBytes, it->second.kernargBytes, {gridX, gridY, gridZ}, blockX,
+              kernelParams};
+  }
+  return kernel ? kernel(&launch) : kNotSupported;  // outside the lock: the kernel copies memory through the fake
+}
+hipError_t hipDeviceSynchronize() { return 0; }
+
+hipError_t hipEventCreate(hipEvent_t* event) {
+  std::lock_guard lock(fake().mutex);
+  *event = newHandle<hipEvent_t>(fake());
+  fake().events[*event] = -1;
+  return 0;
+}
+hipError_t hipEventRecord(hipEvent_t event, hipStream_t) {
+  std::lock_guard lock(fake().mutex);
+  auto it = fake().events.find(event);
+  if (it == fake().events.end()) return kInvalidHandle;
+  it->second = nowMs();
+  return 0;
+}
+hipError_t hipEventElapsedTime(float* ms, hipEvent_t start, hipEvent_t end) {
+  std::lock_guard lock(fake().mutex);
+  auto a = fake().events.find(start), b = fake().events.find(end);
+  if (a == fake().events.end() || b == fake().events.end()) return kInvalidHandle;
+  if (a->second < 0 || b->second < 0) return 600;  // hipErrorNotReady
+  *ms = float(b->second - a->second);
+  return 0;
+}
+hipError_t hipEventDestroy(hipEvent_t event) {
+  std::lock_guard lock(fake().mutex);
+  return fake().events.erase(event) ? 0 : kInvalidHandle;
+}
+
+}  // extern "C"

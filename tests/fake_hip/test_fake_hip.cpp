@@ -1,0 +1,366 @@
+// The HIP device's launch path on a machine without an AMD GPU, through tests/fake_hip's
+// stand-in runtime (main sets TILEJIT_LIBHIP to it): each launch's kernel is run by the
+// kernel-IR simulator on the device memory and parameters the launch passed, after checking the
+// code object's kernel against the lowering (its name, threads, LDS and argument bytes), so
+// these tests check the device's own work (code objects, parameters, memory bindings,
+// device-resident tensors, the disk cache) against the interpreter, everything but the GPU.
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "devices/hip/hip_device.hpp"
+#include "devices/hip/hip_runtime.hpp"
+#include "dsl/tilejit.hpp"
+#include "ir/passes.hpp"
+#include "jit/cache_file.hpp"
+#include "lower/amdgpu/amdgpu.hpp"
+#include "lower/gpu/spread_over_warps.hpp"
+#include "lower/llvm_gpu/print_kernel_ir.hpp"
+#include "samples/harness.hpp"
+#include "samples/kernels.hpp"
+#include "tests/fake_hip/fake_hip.hpp"
+#include "tests/kernel_ir_simulator.hpp"
+#include "tests/support.hpp"
+
+namespace tj::fakehip {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+void* fakeSymbol(const char* name) {
+  static void* library = dlopen(std::getenv("TILEJIT_LIBHIP"), RTLD_NOW | RTLD_LOCAL);
+  void* symbol = library ? dlsym(library, name) : nullptr;
+  if (!symbol) throw Error(std::string("the fake runtime has no ") + name);
+  return symbol;
+}
+
+TjFakeHipCounts counts() { return reinterpret_cast<TjFakeHipCounts (*)()>(fakeSymbol("tjFakeHipCounts"))(); }
+
+// What the next launches run: the kernel as devices receive it and its tensor arguments.
+struct Launching {
+  ir::Kernel kernel;
+  std::vector<TensorArg> tensors;
+  std::string failure;   // why the last launch did not match, if it did not
+  bool refuse = false;   // fail the launch, as a runtime may (hipErrorLaunchOutOfResources)
+  std::string target;    // the layout target of the last launch
+};
+Launching gLaunching;
+
+uint64_t word(void* param, size_t bytes) {
+  uint64_t value = 0;
+  std::memcpy(&value, param, bytes);
+  return value;
+}
+
+// The explicit kernel arguments' bytes, each at its natural alignment (the AMDGPU ABI).
+uint32_t explicitArgumentBytes(const std::vector<gpu::KParam>& params) {
+  uint32_t end = 0;
+  for (const gpu::KParam& p : params) {
+    auto bytes = uint32_t(parameterBytes(p));
+    end = (end + bytes - 1) / bytes * bytes + bytes;
+  }
+  return end;
+}
+
+// The fake runtime's kernel: lowers the expected kernel as the device does (its target, the
+// 16-byte facts of allocations aligned to 256 bytes), checks the code object's kernel against
+// it and simulates it on the launch's memory and parameters.
+hip::hipError_t simulateLaunch(const TjFakeHipLaunch* launch) {
+  if (gLaunching.refuse) return 701;
+  try {
+    layout::Target target = hip::targetFor(hip::deviceInfo(uint32_t(launch->device)));
+    gLaunching.target = target.name;
+    gpu::KernelLoweringOptions options;
+    for (const TensorArg& t : gLaunching.tensors)
+      options.vectorTensors.push_back(gpu::allowsVectorAccess(0, t.dtype, t.shape, t.strides, target.vectorBytes));
+    gpu::KernelFunction f = gpu::lowerWithinCodeBudget(gLaunching.kernel, target, options);
+    if (launch->kernel != llvmgpu::entryName(f.name)) throw Error(std::string("kernel ") + launch->kernel);
+    if (launch->block != unsigned(f.workgroupSize)) throw Error("threads per workgroup");
+    if (launch->ldsBytes < f.sharedBytes()) throw Error("the code object's LDS is smaller than the kernel's");
+    if (launch->kernargBytes < explicitArgumentBytes(f.params)) throw Error("the code object takes fewer argument bytes");
+    std::vector<uint64_t> addresses(gLaunching.tensors.size(), 0);
+    for (size_t p = 0; p < f.params.size(); ++p)
+      if (f.params[p].kind == gpu::KParam::Kind::buffer && f.params[p].number < addresses.size())
+        addresses[f.params[p].number] = word(launch->params[p], 8);
+    gpu::simulateLaunch(
+        f, gLaunching.tensors, addresses, [&](size_t p) { return word(launch->params[p], parameterBytes(f.params[p])); },
+        {launch->grid[0], launch->grid[1], launch->grid[2]});
+    return 0;
+  } catch (const std::exception& e) {
+    gLaunching.failure = e.what();
+    return 719;  // hipErrorLaunchFailure
+  }
+}
+
+
+// out = (a + b) * 0.5 over [kRows, kCols] (not multiples of the blocks), b a transposed view.
+constexpr int64_t kRows = 13, kCols = 77;
+const std::vector<int64_t> kGrid = {cdiv(kRows, 4)};
+
+const auto& average() {
+  static auto k = kernel("fake_hip_average", [](Program& p, const Tensor& a, const Tensor& b, const Tensor& out) {
+    Index i = p.id(0);
+    Tile x = p.read(a, {4, 128}).at({i, 0}), y = p.read(b, {4, 128}).at({i, 0});
+    p.write(out, {4, 128}).put((x + y) * 0.5, {i, 0});
+  });
+  return k;
+}
+
+struct Inputs {
+  Tensor a = Tensor::random({kRows, kCols}, 71), bStorage = Tensor::random({kCols, kRows}, 72);
+  Tensor b = bStorage.transpose();
+};
+
+void expectAverage(const Tensor& a, const Tensor& b, const Tensor& out) {
+  CaptureTraces capture;
+  average()(kGrid, a, b, out);
+  REQUIRE(capture.kernels().size() == 1);
+  gLaunching.kernel = capture.kernels()[0];
+  gLaunching.tensors = {a.launchArg(), b.launchArg(), out.launchArg()};
+  gLaunching.failure.clear();
+}
+
+std::vector<double> expectedAverage(const Inputs& in) {
+  Tensor out = samples::poisoned({kRows, kCols});
+  average().launch(kGrid, in.a, in.b, out, {.device = "interp"});
+  return out.values();
+}
+
+LaunchReport gReport;  // what the last launchAverage did
+
+// Launches the average on `device` directly (each HipDevice object is a process's worth of
+// state: its own modules, the disk cache shared).
+std::vector<double> launchAverage(hip::HipDevice& device, const Inputs& in, const Tensor& out) {
+  expectAverage(in.a, in.b, out);
+  gReport = device.launch(gLaunching.kernel, {gLaunching.tensors, kGrid});
+  CHECK_MESSAGE(!gReport.fellBack(), gReport.fallbackReason, " / ", gLaunching.failure);
+  return out.values();
+}
+
+size_t codeObjectFiles(const fs::path& dir) {
+  size_t n = 0;
+  for (const auto& e : fs::directory_iterator(dir)) n += e.path().extension() == ".hsaco";
+  return n;
+}
+
+// Elements of `got` farther than `tolerance` (relative) from `want`; a NaN (unwritten) counts.
+size_t differing(const Tensor& got, const Tensor& want, double tolerance) {
+  std::vector<double> g = got.values(), w = want.values();
+  REQUIRE(g.size() == w.size());
+  size_t n = 0;
+  for (size_t i = 0; i < g.size(); ++i) n += !(std::abs(g[i] - w[i]) <= tolerance * (1 + std::abs(w[i])));
+  return n;
+}
+
+}  // namespace
+
+// Makes the fake runtime's launches run simulateLaunch.
+void simulateLaunches() {
+  reinterpret_cast<void (*)(TjFakeHipKernel)>(fakeSymbol("tjFakeHipSetKernel"))(simulateLaunch);
+}
+
+TEST_CASE("fake hip: the runtime is the fake: an MI300X (gfx942, wave64) and an RX 7900 XTX (gfx1100, wave32)") {
+  REQUIRE_MESSAGE(hip::status().available, hip::status().reason);
+  CHECK(hip::status().devices == 2);
+  hip::DeviceInfo mi300 = hip::deviceInfo(0), navi = hip::deviceInfo(1);
+  CHECK(mi300.targetId == "gfx942:sramecc+:xnack-");
+  CHECK(mi300.arch() == "gfx942");
+  CHECK(mi300.warpSize == 64);
+  CHECK(mi300.multiprocessors == 304);
+  CHECK(navi.arch() == "gfx1100");
+  CHECK(navi.warpSize == 32);
+  CHECK(selectDevice("hip:1").name() == "hip:1");
+  CHECK_THROWS_WITH_AS(selectDevice("hip:2"), doctest::Contains("no device 'hip:2'; there are: hip:0 (AMD Instinct MI300X"),
+                       Error);
+  CHECK_THROWS_WITH_AS(selectDevice("hip:x"), doctest::Contains("'hip:x' is not 'hip' or 'hip:N'"), Error);
+}
+
+TEST_CASE("fake hip: the layout target comes from the gfx target, the wave size and the device's limits") {
+  hip::DeviceInfo d{.name = "MI250X", .targetId = "gfx90a:sramecc+:xnack-", .warpSize = 64, .maxThreadsPerBlock = 1024,
+                    .sharedPerBlock = 64 * 1024};
+  CHECK(hip::targetFor(d).name == "gfx942");  // CDNA 2 multiplies on the same MFMA shape
+  d.targetId = "gfx1151";
+  d.warpSize = 32;
+  d.maxThreadsPerBlock = 256;
+  layout::Target apu = hip::targetFor(d);
+  CHECK(apu.name == "gfx1100");
+  CHECK(apu.maxWorkgroupThreads == 256);
+  CHECK(apu.warpsPerProgram <= 8);
+  d.warpSize = 64;
+  CHECK_THROWS_WITH_AS(hip::targetFor(d), doctest::Contains("runs waves of 64; tilejit's gfx1100 kernels need 32"),
+                       Unsupported);
+  d.targetId = "gfx1030";
+  CHECK_THROWS_WITH_AS(hip::targetFor(d), doctest::Contains("amdgpu: unsupported: gfx1030; tilejit runs CDNA 2/3"),
+                       Unsupported);
+}
+
+TEST_CASE("fake hip: a launch passes the kernel its memory and parameters on each device: the interpreter's results") {
+  test::ScopedEnv cache("TILEJIT_CACHE", "0");
+  Inputs in;
+  const std::vector<double> expected = expectedAverage(in);
+  for (const char* name : {"hip:0", "hip:1"}) {
+    CAPTURE(name);
+    hip::HipDevice device(name);
+    TjFakeHipCounts before = counts();
+    CHECK(launchAverage(device, in, samples::poisoned({kRows, kCols})) == expected);
+    CHECK(gReport.cache == jit::CacheSource::compiled);
+    CHECK(gReport.target == (std::string(name) == "hip:0" ? "gfx942" : "gfx1100"));
+    CHECK(gLaunching.target == (std::string(name) == "hip:0" ? "gfx942" : "gfx1100"));
+    CHECK(gReport.kernelMs > 0);  // the fake's events time the simulated kernel on the host
+    TjFakeHipCounts after = counts();
+    CHECK(after.moduleLoads == before.moduleLoads + 1);
+    CHECK(after.launches == before.launches + 1);
+    CHECK(after.uploads == before.uploads + 3);      // each tensor, the poisoned output too
+    CHECK(after.downloads == before.downloads + 1);  // the output only
+  }
+  // Through run(), as the samples launch.
+  Tensor out = samples::poisoned({kRows, kCols});
+  expectAverage(in.a, in.b, out);
+  CHECK(average().launch(kGrid, in.a, in.b, out, {.device = "hip"}) == "hip");
+  CHECK(out.values() == expected);
+}
+
+TEST_CASE("fake hip: a second process loads the code object from disk, without LLVM") {
+  test::ScopedEnv cache("TILEJIT_CACHE_DIR", test::scratchDir("fake_hip", "code_objects").c_str());
+  fs::path dir = std::getenv("TILEJIT_CACHE_DIR");
+  Inputs in;
+  const std::vector<double> expected = expectedAverage(in);
+  hip::HipDevice first("hip"), second("hip");
+  TjFakeHipCounts start = counts();
+  CHECK(launchAverage(first, in, samples::poisoned({kRows, kCols})) == expected);
+  CHECK(gReport.cache == jit::CacheSource::compiled);
+  CHECK(codeObjectFiles(dir) == 1);
+  CHECK(launchAverage(first, in, samples::poisoned({kRows, kCols})) == expected);
+  CHECK(gReport.cache == jit::CacheSource::memory);
+  CHECK(launchAverage(second, in, samples::poisoned({kRows, kCols})) == expected);
+  CHECK(gReport.cache == jit::CacheSource::disk);
+  CHECK(counts().moduleLoads == start.moduleLoads + 2);
+  CHECK(codeObjectFiles(dir) == 1);
+}
+
+TEST_CASE("fake hip: a cached code object for another processor is reported, rebuilt and replaced") {
+  test::ScopedEnv cache("TILEJIT_CACHE_DIR", test::scratchDir("fake_hip", "other_arch").c_str());
+  Inputs in;
+  const std::vector<double> expected = expectedAverage(in);
+  expectAverage(in.a, in.b, samples::poisoned({kRows, kCols}));
+  // hip:1's (gfx1100) kernel written under hip:0's (gfx942) key: the runtime refuses it.
+  hip::DeviceInfo mi300 = hip::deviceInfo(0);
+  layout::Target gfx942 = hip::targetFor(mi300), gfx1100 = hip::targetFor(hip::deviceInfo(1));
+  std::vector<bool> facts = {false, false, false};
+  gpu::KernelLoweringOptions options;
+  options.vectorTensors = facts;
+  gpu::KernelFunction f = gpu::lowerWithinCodeBudget(gLaunching.kernel, gfx1100, options);
+  DriverBinary wrong{.params = f.params, .prints = f.prints, .faultParam = f.faultParam,
+                     .workgroupSize = f.workgroupSize, .sharedBytes = f.sharedBytes(),
+                     .entry = llvmgpu::entryName(f.name), .image = amdgpu::compileCodeObject(f, "gfx1100")};
+  for (gpu::KParam& p : wrong.params) p.name.clear();
+  jit::ArtifactStore store(std::getenv("TILEJIT_CACHE_DIR"));
+  jit::ArtifactKey key = hip::codeObjectKey(ir::semanticHash(gLaunching.kernel), mi300, gfx942, facts);
+  REQUIRE(store.write(key, hip::encodeCodeObjectBinary(wrong)));
+  test::CaptureLog log;
+  hip::HipDevice device("hip:0");
+  CHECK(launchAverage(device, in, samples::poisoned({kRows, kCols})) == expected);
+  CHECK(gReport.cache == jit::CacheSource::compiled);
+  CHECK_MESSAGE(log.text().find("hipModuleLoadData failed: hipErrorNoBinaryForGpu (209)") != std::string::npos,
+                log.text());
+  hip::HipDevice next("hip:0");
+  CHECK(launchAverage(next, in, samples::poisoned({kRows, kCols})) == expected);
+  CHECK(gReport.cache == jit::CacheSource::disk);  // replaced by the rebuilt one
+}
+
+TEST_CASE("fake hip: Tensor::on(\"hip\") keeps tensors in device memory across launches") {
+  test::ScopedEnv cache("TILEJIT_CACHE", "0");
+  Inputs in;
+  const std::vector<double> expected = expectedAverage(in);
+  Tensor a = in.a.on("hip"), out = samples::poisoned({kRows, kCols}).on("hip");
+  expectAverage(a, in.b, out);
+  REQUIRE(average().launch(kGrid, a, in.b, out, {.device = "hip"}) == "hip");
+  TjFakeHipCounts before = counts();
+  REQUIRE(average().launch(kGrid, a, in.b, out, {.device = "hip"}) == "hip");
+  TjFakeHipCounts after = counts();
+  CHECK(after.uploads == before.uploads + 1);  // b only: a and out stay on the device
+  CHECK(after.downloads == before.downloads);  // out is read back only when the host reads it
+  CHECK(out.values() == expected);
+}
+
+TEST_CASE("fake hip: a launch the runtime refuses runs on the CPU, saying why") {
+  test::ScopedEnv cache("TILEJIT_CACHE", "0");
+  Inputs in;
+  Tensor out = samples::poisoned({kRows, kCols});
+  expectAverage(in.a, in.b, out);
+  gLaunching.refuse = true;
+  hip::HipDevice device("hip");
+  LaunchReport report = device.launch(gLaunching.kernel, {gLaunching.tensors, kGrid});
+  gLaunching.refuse = false;
+  CHECK(report.device == "cpu");
+  CHECK_MESSAGE(report.fallbackReason.find("hip: hipModuleLaunchKernel failed: hipErrorLaunchOutOfResources (701)") !=
+                    std::string::npos,
+                report.fallbackReason);
+  CHECK(out.values() == expectedAverage(in));
+}
+
+TEST_CASE("fake hip: the f16 and bf16 gemm sample kernels on MFMA (gfx942) and WMMA (gfx1100): the interpreter's results") {
+  test::ScopedEnv cache("TILEJIT_CACHE", "0");
+  const int64_t m = 70, n = 72, k = 40;  // rows of 16-byte vectors, not multiples of the blocks
+  for (DType dtype : {f16, bf16}) {
+    Tensor a = Tensor::random({m, k}, 81, dtype), b = Tensor::random({k, n}, 82, dtype);
+    Tensor expected = samples::poisoned({m, n});
+    samples::GemmBlocks blocks{.m = 64, .n = 64, .k = 32};
+    samples::gemm(a, b, expected, {.device = "interp"}, blocks);
+    for (const char* device : {"hip:0", "hip:1"}) {
+      CAPTURE(device);
+      CAPTURE(dtypeName(dtype));
+      Tensor c = samples::poisoned({m, n});
+      {
+        CaptureTraces capture;
+        samples::gemm(a, b, c, {}, blocks);
+        REQUIRE(capture.kernels().size() == 1);
+        gLaunching.kernel = capture.kernels()[0];
+        gLaunching.tensors = {a.launchArg(), b.launchArg(), c.launchArg()};
+      }
+      LaunchWatch launches;
+      CHECK(samples::gemm(a, b, c, {.device = device}, blocks) == device);
+      CHECK_MESSAGE(!launches.last().fellBack(), launches.last().fallbackReason, " / ", gLaunching.failure);
+      CHECK(differing(c, expected, 1e-5) == 0);  // f32 sums in another order
+    }
+  }
+}
+
+TEST_CASE("fake hip: the causal f16 attention sample kernel on both devices: the interpreter's results") {
+  test::ScopedEnv cache("TILEJIT_CACHE", "0");
+  const Shape shape = {1, 2, 37, 64};
+  Tensor q = Tensor::random(shape, 91, f16), k = Tensor::random(shape, 92, f16), v = Tensor::random(shape, 93, f16);
+  Tensor expected = samples::poisoned(shape);
+  samples::attention(q, k, v, expected, true, {.device = "interp"});
+  for (const char* device : {"hip:0", "hip:1"}) {
+    CAPTURE(device);
+    Tensor o = samples::poisoned(shape);
+    {
+      CaptureTraces capture;
+      samples::attention(q, k, v, o, true, {});
+      REQUIRE(capture.kernels().size() == 1);
+      gLaunching.kernel = capture.kernels()[0];
+      gLaunching.tensors = {q.launchArg(), k.launchArg(), v.launchArg(), o.launchArg()};
+    }
+    LaunchWatch launches;
+    CHECK(samples::attention(q, k, v, o, true, {.device = device}) == device);
+    CHECK_MESSAGE(!launches.last().fellBack(), launches.last().fallbackReason, " / ", gLaunching.failure);
+    CHECK(differing(o, expected, 1e-5) == 0);  // exp within an ulp of f32 on both
+  }
+}
+
+}  // namespace tj::fakehip
+
+// The process's runtime is the fake, whatever the environment says.
+int main(int argc, char** argv) {
+  setenv("TILEJIT_LIBHIP", TILEJIT_FAKE_LIBHIP, 1);
+  tj::fakehip::simulateLaunches();
+  return doctest::Context(argc, argv).run();
+}
