@@ -3,6 +3,7 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <numbers>
 
 #include "devices/device.hpp"
@@ -26,19 +27,14 @@ std::string kindOf(const std::string& device) {
   return kind ? kind->name : "";
 }
 
-// The candidates for a device, the first being its default. Other devices (the
-// interpreter) get only the default: timing them means nothing.
+// The candidates for a device, the first being its default, by device kind ("cpu", "vulkan",
+// "cuda", "hip"). Other devices (the interpreter) get only the default: timing them means nothing.
 template <class Blocks>
-std::vector<TuneConfig> space(const std::string& device, const std::vector<Blocks>& cpuSweep,
-                              const std::vector<Blocks>& vulkanSweep, const std::vector<Blocks>& cudaSweep) {
-  const std::string kind = kindOf(device);
-  const std::vector<Blocks>* sweep = kind == "cpu"      ? &cpuSweep
-                                     : kind == "vulkan" ? &vulkanSweep
-                                     : kind == "cuda"   ? &cudaSweep
-                                                        : nullptr;
-  if (!sweep) return {Blocks{}.config()};
+std::vector<TuneConfig> space(const std::string& device, const std::map<std::string, std::vector<Blocks>>& sweeps) {
+  auto sweep = sweeps.find(kindOf(device));
+  if (sweep == sweeps.end()) return {Blocks{}.config()};
   std::vector<TuneConfig> configs;
-  for (const Blocks& b : *sweep) configs.push_back(b.config());
+  for (const Blocks& b : sweep->second) configs.push_back(b.config());
   return configs;
 }
 }  // namespace
@@ -68,27 +64,34 @@ std::vector<TuneConfig> gemmTuneSpace(const std::string& device) {
   // CPU: tall blocks with a deep K step amortize the copy of B and the trips of C through
   // registers (f32 A is read in place); small ones keep skinny shapes off the masked edges.
   // Vulkan stages both operand blocks in workgroup memory (32 KiB on lavapipe).
-  return space<GemmBlocks>(device,
-                           {{128, 64, 64}, {256, 64, 256}, {512, 64, 256}, {256, 64, 64}, {128, 64, 256}, {64, 64, 256},
-                            {64, 256, 64}, {256, 64, 512}},
-                           {{64, 64, 32}, {32, 64, 32}, {32, 32, 32}},
-                           // NVIDIA: f16/bf16 tiles on mma.sync, 2 to 4 stages of cp.async read-ahead,
-                           // 8 warps for the largest blocks and 2 for the smallest, as Triton's configs;
-                           // Hopper's wgmma: two warpgroups of 64 x 128 (4 stages) or 64 x 256 (3).
-                           {{128, 64, 64}, {128, 64, 64, 3}, {128, 128, 32, 3, 8}, {128, 128, 64, 3, 8}, {64, 128, 64, 3},
-                            {128, 64, 32, 4}, {64, 64, 64, 4, 2}, {128, 128, 64, 4, 8}, {128, 256, 64, 3, 8}});
+  return space<GemmBlocks>(
+      device,
+      {{"cpu", {{128, 64, 64}, {256, 64, 256}, {512, 64, 256}, {256, 64, 64}, {128, 64, 256}, {64, 64, 256},
+                {64, 256, 64}, {256, 64, 512}}},
+       {"vulkan", {{64, 64, 32}, {32, 64, 32}, {32, 32, 32}}},
+       // NVIDIA: f16/bf16 tiles on mma.sync, 2 to 4 stages of cp.async read-ahead, 8 warps for
+       // the largest blocks and 2 for the smallest, as Triton's configs; Hopper's wgmma: two
+       // warpgroups of 64 x 128 (4 stages) or 64 x 256 (3).
+       {"cuda", {{128, 64, 64}, {128, 64, 64, 3}, {128, 128, 32, 3, 8}, {128, 128, 64, 3, 8}, {64, 128, 64, 3},
+                 {128, 64, 32, 4}, {64, 64, 64, 4, 2}, {128, 128, 64, 4, 8}, {128, 256, 64, 3, 8}}},
+       // AMD: 8 waves on MFMA 32x32 (gfx942) or WMMA 16x16 (gfx1100); each of these compiles without
+       // scratch on both (untimed: no AMD GPU was at hand).
+       {"hip", {{128, 128, 64, 0, 8}, {128, 128, 32, 0, 8}, {128, 64, 64, 0, 8}, {64, 128, 64, 0, 8}, {64, 64, 32}}}});
 }
 
 std::vector<TuneConfig> gemmSplitKTuneSpace(const std::string& device) {
   if (device != "cpu") return gemmTuneSpace(device);
-  return space<GemmBlocks>(device, {{64, 64, 256}, {64, 64, 512}, {64, 64, 128}, {128, 64, 256}, {64, 128, 256}}, {}, {});
+  return space<GemmBlocks>(device, {{"cpu", {{64, 64, 256}, {64, 64, 512}, {64, 64, 128}, {128, 64, 256}, {64, 128, 256}}}});
 }
 
 std::vector<TuneConfig> attentionTuneSpace(const std::string& device) {
   // CPU: long sequences favour tall query blocks, which reuse each key and value block more.
-  return space<AttentionBlocks>(device, {{64, 64}, {32, 64}, {64, 32}, {128, 64}, {64, 128}, {256, 64}, {256, 128}},
-                                {{64, 64}, {32, 32}},
-                                {{64, 64}, {64, 64, 3}, {128, 64}, {128, 64, 3, 8}, {64, 128, 3}, {128, 128, 0, 8}});
+  return space<AttentionBlocks>(
+      device, {{"cpu", {{64, 64}, {32, 64}, {64, 32}, {128, 64}, {64, 128}, {256, 64}, {256, 128}}},
+               {"vulkan", {{64, 64}, {32, 32}}},
+               {"cuda", {{64, 64}, {64, 64, 3}, {128, 64}, {128, 64, 3, 8}, {64, 128, 3}, {128, 128, 0, 8}}},
+               // AMD: 8 waves; each compiles without scratch on gfx942 and gfx1100 (untimed).
+               {"hip", {{64, 64, 0, 8}, {128, 32, 0, 8}, {64, 32, 0, 8}}}});
 }
 
 TuneResult tuneGemm(const Tensor& a, const Tensor& b, const Tensor& c, const RunOptions& opts, TuneOptions tuning) {

@@ -15,6 +15,7 @@
 #include "layout/infer_layouts.hpp"
 #include "lower/amdgpu/amdgpu.hpp"
 #include "lower/gpu/lower_to_kernel_ir.hpp"
+#include "lower/gpu/spread_over_warps.hpp"
 #include "lower/llvm_gpu/print_kernel_ir.hpp"
 #include "samples/kernels.hpp"
 #include "tests/support.hpp"
@@ -33,6 +34,13 @@ gpu::KernelFunction loweredFor(const ir::Kernel& k, const std::string& layoutTar
 }
 
 std::string assemblyOf(const ir::Kernel& k, const std::string& arch) { return amdgpu::printAssembly(loweredFor(k, arch), arch); }
+
+// As the HIP device compiles it: its own warps (p.warps), or more where the code budget asks.
+std::string deviceAssemblyOf(const ir::Kernel& k, const std::string& arch) {
+  gpu::KernelLoweringOptions contiguous;
+  contiguous.vectorTensors.assign(k.tensors.size(), true);
+  return amdgpu::printAssembly(gpu::lowerWithinCodeBudget(k, layout::targetByName(arch), contiguous), arch);
+}
 
 // A kernel-descriptor field of the code object's metadata (".vgpr_count:     28"), -1 if absent.
 int64_t metadata(const std::string& assembly, const std::string& field) {
@@ -76,26 +84,46 @@ TEST_CASE("amdgpu: every sample's kernel compiles for gfx942 (wave64) and gfx110
   std::printf("amdgpu: %d kernels compiled for AMDGPU\n", compiled);  // tools/dev test adds these up
 }
 
-TEST_CASE("amdgpu: f16 and bf16 gemm and attention run v_mfma on gfx942 and v_wmma on gfx1100") {
+TEST_CASE("amdgpu: f16 and bf16 gemm and attention run v_mfma on gfx942 and v_wmma on gfx1100, without scratch at the hip defaults") {
   for (const char* dtype : {"f16", "bf16"})
     for (const char* sample : {"gemm_f16", "attention_f16"}) {
       CAPTURE(dtype);
       CAPTURE(sample);
-      ir::Kernel k = test::retyped(samples::traceSample(sample), {{"f16", dtype}});
-      std::string cdna = assemblyOf(k, "gfx942"), rdna = assemblyOf(k, "gfx1100");
+      ir::Kernel k = test::retyped(samples::traceSample(sample, "hip"), {{"f16", dtype}});
+      std::string cdna = deviceAssemblyOf(k, "gfx942"), rdna = deviceAssemblyOf(k, "gfx1100");
       CHECK(inLoop(cdna, std::string("v_mfma_f32_32x32x8_") + dtype));  // the K (key) loop's
       CHECK(inLoop(rdna, std::string("v_wmma_f32_16x16x16_") + dtype));
       CHECK_FALSE(inLoop(cdna, "s_endpgm"));  // the kernel's end lies in no loop
-      // No scratch (spills) at the defaults: CDNA 3 holds the accumulators in AGPRs; on RDNA 3's
-      // wave32 the gemm fits too (attention still spills a few bytes there: printed below).
-      CHECK(metadata(cdna, "private_segment_fixed_size") == 0);
-      if (std::string(sample) == "gemm_f16") CHECK(metadata(rdna, "private_segment_fixed_size") == 0);
-      std::printf("amdgpu: %s %s: gfx942 %lld VGPRs (%lld AGPRs), %lld bytes of scratch; gfx1100 %lld VGPRs, %lld bytes of scratch; "
-                  "%lld bytes of LDS\n",
+      CHECK(metadata(cdna, "private_segment_fixed_size") == 0);  // no spills
+      CHECK(metadata(rdna, "private_segment_fixed_size") == 0);
+      std::printf("amdgpu: %s %s: gfx942 %lld VGPRs (%lld AGPRs), %lld bytes of LDS; gfx1100 %lld VGPRs, %lld bytes of LDS\n",
                   sample, dtype, (long long)metadata(cdna, "vgpr_count"), (long long)metadata(cdna, "agpr_count"),
-                  (long long)metadata(cdna, "private_segment_fixed_size"), (long long)metadata(rdna, "vgpr_count"),
-                  (long long)metadata(rdna, "private_segment_fixed_size"), (long long)metadata(cdna, "group_segment_fixed_size"));
+                  (long long)metadata(cdna, "group_segment_fixed_size"), (long long)metadata(rdna, "vgpr_count"),
+                  (long long)metadata(rdna, "group_segment_fixed_size"));
     }
+}
+
+TEST_CASE("amdgpu: every hip tuning candidate of the f16 gemm and causal attention compiles without scratch on both") {
+  auto heads = [] { return Tensor::zeros({1, 2, 37, 64}, f16); };
+  auto check = [](const ir::Kernel& k) {
+    for (const char* arch : {"gfx942", "gfx1100"}) {
+      CAPTURE(arch);
+      CHECK(metadata(deviceAssemblyOf(k, arch), "private_segment_fixed_size") == 0);
+    }
+  };
+  for (const TuneConfig& config : samples::gemmTuneSpace("hip")) {
+    CAPTURE(config.str());
+    CaptureTraces capture;
+    samples::gemm(Tensor::zeros({37, 29}, f16), Tensor::zeros({29, 23}, f16), Tensor::zeros({37, 23}), {},
+                  samples::GemmBlocks::from(config));
+    check(capture.kernels().at(0));
+  }
+  for (const TuneConfig& config : samples::attentionTuneSpace("hip")) {
+    CAPTURE(config.str());
+    CaptureTraces capture;
+    samples::attention(heads(), heads(), heads(), heads(), true, {}, samples::AttentionBlocks::from(config));
+    check(capture.kernels().at(0));
+  }
 }
 
 TEST_CASE("amdgpu: lanes exchange values by ds_bpermute, workgroups meet at s_barrier, the grid size comes from the dispatch packet") {

@@ -312,7 +312,7 @@ TEST_CASE("fake hip: the f16 and bf16 gemm sample kernels on MFMA (gfx942) and W
   for (DType dtype : {f16, bf16}) {
     Tensor a = Tensor::random({m, k}, 81, dtype), b = Tensor::random({k, n}, 82, dtype);
     Tensor expected = samples::poisoned({m, n});
-    samples::GemmBlocks blocks{.m = 64, .n = 64, .k = 32};
+    samples::GemmBlocks blocks = samples::GemmBlocks::from(samples::gemmTuneSpace("hip").at(0));  // 8 waves
     samples::gemm(a, b, expected, {.device = "interp"}, blocks);
     for (const char* device : {"hip:0", "hip:1"}) {
       CAPTURE(device);
@@ -338,19 +338,20 @@ TEST_CASE("fake hip: the causal f16 attention sample kernel on both devices: the
   const Shape shape = {1, 2, 37, 64};
   Tensor q = Tensor::random(shape, 91, f16), k = Tensor::random(shape, 92, f16), v = Tensor::random(shape, 93, f16);
   Tensor expected = samples::poisoned(shape);
-  samples::attention(q, k, v, expected, true, {.device = "interp"});
+  samples::AttentionBlocks blocks = samples::AttentionBlocks::from(samples::attentionTuneSpace("hip").at(0));
+  samples::attention(q, k, v, expected, true, {.device = "interp"}, blocks);
   for (const char* device : {"hip:0", "hip:1"}) {
     CAPTURE(device);
     Tensor o = samples::poisoned(shape);
     {
       CaptureTraces capture;
-      samples::attention(q, k, v, o, true, {});
+      samples::attention(q, k, v, o, true, {}, blocks);
       REQUIRE(capture.kernels().size() == 1);
       gLaunching.kernel = capture.kernels()[0];
       gLaunching.tensors = {q.launchArg(), k.launchArg(), v.launchArg(), o.launchArg()};
     }
     LaunchWatch launches;
-    CHECK(samples::attention(q, k, v, o, true, {.device = device}) == device);
+    CHECK(samples::attention(q, k, v, o, true, {.device = device}, blocks) == device);
     CHECK_MESSAGE(!launches.last().fellBack(), launches.last().fallbackReason, " / ", gLaunching.failure);
     CHECK(differing(o, expected, 1e-5) == 0);  // exp within an ulp of f32 on both
   }
