@@ -61,6 +61,22 @@ class DeviceBuffer {
   virtual void zero() = 0;
 };
 
+// A DeviceBuffer of a driver's memory class (an allocation with address(), size(), upload,
+// download and zero).
+template <class Memory>
+class DeviceBufferOf final : public DeviceBuffer {
+ public:
+  explicit DeviceBufferOf(size_t bytes) : memory_(bytes) {}
+  uint64_t address() const override { return memory_.address(); }
+  size_t size() const override { return memory_.size(); }
+  void upload(const void* host, size_t bytes) override { memory_.upload(host, bytes); }
+  void download(void* host, size_t bytes) const override { memory_.download(host, bytes); }
+  void zero() override { memory_.zero(); }
+
+ private:
+  Memory memory_;
+};
+
 // A driver's module loaded from a DriverBinary's image, with the kernel to launch.
 class DriverModule {
  public:
@@ -75,6 +91,18 @@ class LaunchTimer {
   virtual bool recordEnd() = 0;
   // Milliseconds on the GPU between the two records, both completed; -1 where unknown.
   virtual double ms() const = 0;
+};
+
+// A LaunchTimer of two of a driver's events (record(), msSince(start)).
+template <class Event>
+class LaunchTimerOf final : public LaunchTimer {
+ public:
+  bool recordStart() override { return start_.record(); }
+  bool recordEnd() override { return end_.record(); }
+  double ms() const override { return end_.msSince(start_); }
+
+ private:
+  Event start_, end_;
 };
 
 // A GPU context of a driver with flat device addresses: the launch skeleton over the

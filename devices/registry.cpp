@@ -1,12 +1,14 @@
 #include "devices/registry.hpp"
 
 #include <algorithm>
+#include <string>
 
 #include "devices/cpu/cpu_device.hpp"
 #include "devices/cuda/cuda_device.hpp"
 #include "devices/hip/hip_device.hpp"
 #include "devices/interp/interp_device.hpp"
 #include "devices/vulkan/vulkan_device.hpp"
+#include "ir/error.hpp"
 
 namespace tj {
 
@@ -15,6 +17,20 @@ const std::vector<DeviceKind>& deviceKinds() {
   static const std::vector<DeviceKind> kinds = {cpu::deviceKind(), interp::deviceKind(), vulkan::deviceKind(),
                                                 cuda::deviceKind(), hip::deviceKind()};
   return kinds;
+}
+
+std::vector<std::string> describedDevices(std::string_view kind, int count,
+                                          const std::function<std::string(int)>& describe) {
+  std::vector<std::string> names;
+  for (int i = 0; i < count; ++i) {
+    std::string name = std::string(kind) + ":" + std::to_string(i);
+    try {
+      name += " (" + describe(i) + ")";
+    } catch (const Error&) {
+    }
+    names.push_back(name);
+  }
+  return names;
 }
 
 const DeviceKind* findDeviceKind(std::string_view deviceName) {

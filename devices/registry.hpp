@@ -21,6 +21,10 @@ struct DeviceKind {
   std::function<Device&(const std::string& name)> open;  // the device "<name>" or "<name>:N" names
 };
 
+// A GPU kind's `devices` list: "<kind>:i (<describe(i)>)" for each of `count` devices, or
+// "<kind>:i" where describe throws Error (the device is there; its launch says what is wrong).
+std::vector<std::string> describedDevices(std::string_view kind, int count, const std::function<std::string(int)>& describe);
+
 // Every registered kind, the host's first: cpu, interp, then the GPU kinds.
 const std::vector<DeviceKind>& deviceKinds();
 // The kind a device name ("vulkan", "cuda:1") belongs to; null for a name of no kind.

@@ -429,13 +429,13 @@ TEST_CASE("cuda: a driver encodes the tensor map of device memory, and one it re
   cuda::DeviceMemory memory(3 * 64 * 128 * 2);
   gpu::KParam map{gpu::KParam::Kind::tensor_map, "t0.map0", DType::f16, 0, 0, {2, 16, 64}, 128};
   TensorArg t{.data = nullptr, .dtype = DType::f16, .shape = {3, 64, 128}, .strides = {64 * 128, 128, 1}};
-  cuda::CUtensorMap encoded = cuda::encodeTensorMap(map, t, memory.pointer());
+  cuda::CUtensorMap encoded = cuda::encodeTensorMap(map, t, memory.address());
   CHECK(std::ranges::any_of(encoded.opaque, [](uint64_t word) { return word != 0; }));
   gpu::KParam bytes{gpu::KParam::Kind::tensor_map, "t0.map0", DType::f8e4m3, 0, 0, {8, 64}, 64};
   TensorArg f8{.data = nullptr, .dtype = DType::f8e4m3, .shape = {64, 64}, .strides = {64, 1}};
-  CHECK_NOTHROW(cuda::encodeTensorMap(bytes, f8, memory.pointer()));
+  CHECK_NOTHROW(cuda::encodeTensorMap(bytes, f8, memory.address()));
   t.strides = {64 * 100, 100, 1};
-  CHECK_THROWS_WITH_AS(cuda::encodeTensorMap(map, t, memory.pointer()),
+  CHECK_THROWS_WITH_AS(cuda::encodeTensorMap(map, t, memory.address()),
                        doctest::Contains("cuTensorMapEncodeTiled failed: CUDA_ERROR_INVALID_VALUE (1) for tensor t0 (f16, "
                                          "sizes [3, 64, 128], strides [6400, 100, 1] elements"),
                        Unsupported);

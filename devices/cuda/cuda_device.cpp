@@ -115,35 +115,11 @@ layout::Target targetFor(const DeviceInfo& d) {
 
 namespace {
 
-// Device memory from cuMemAlloc.
-class CudaBuffer final : public DeviceBuffer {
- public:
-  explicit CudaBuffer(size_t bytes) : memory_(bytes) {}
-  uint64_t address() const override { return memory_.pointer(); }
-  size_t size() const override { return memory_.size(); }
-  void upload(const void* host, size_t bytes) override { memory_.upload(host, bytes); }
-  void download(void* host, size_t bytes) const override { memory_.download(host, bytes); }
-  void zero() override { memory_.zero(); }
-
- private:
-  DeviceMemory memory_;
-};
-
 struct CudaModule final : DriverModule {
   explicit CudaModule(const DriverBinary& b)
       : module(b.image, b.entry), dynamicSharedBytes(b.sharedBytes > ptx::kStaticSharedBytes ? b.sharedBytes : 0) {}
   Module module;
   int64_t dynamicSharedBytes;  // past the static 48 KiB the kernel's shared array is dynamic (lower/ptx); else 0
-};
-
-class CudaTimer final : public LaunchTimer {
- public:
-  bool recordStart() override { return start_.record(); }
-  bool recordEnd() override { return end_.record(); }
-  double ms() const override { return end_.msSince(start_); }
-
- private:
-  Event start_, end_;
 };
 
 // A CUDA device once set up: its primary context; cubins are its images.
@@ -163,7 +139,7 @@ class Context final : public DriverContext {
     return {.maxThreadsPerBlock = info.maxThreadsPerBlock, .maxGrid = {info.maxGrid[0], info.maxGrid[1], info.maxGrid[2]}};
   }
 
-  std::unique_ptr<DeviceBuffer> allocate(size_t bytes) override { return std::make_unique<CudaBuffer>(bytes); }
+  std::unique_ptr<DeviceBuffer> allocate(size_t bytes) override { return std::make_unique<DeviceBufferOf<DeviceMemory>>(bytes); }
   jit::ArtifactKey imageKey(uint64_t irHash, const std::vector<bool>& vectorTensors) const override {
     return cubinKey(irHash, info_, target(), vectorTensors);
   }
@@ -196,7 +172,7 @@ class Context final : public DriverContext {
           "cuLaunchKernel");
   }
   void synchronize() override { check(functions().cuCtxSynchronize(), "cuCtxSynchronize"); }
-  std::unique_ptr<LaunchTimer> makeTimer() override { return std::make_unique<CudaTimer>(); }
+  std::unique_ptr<LaunchTimer> makeTimer() override { return std::make_unique<LaunchTimerOf<Event>>(); }
 
   std::array<std::byte, 128> encodeTensorMap(const gpu::KParam& map, const TensorArg& t, uint64_t address) override {
     static_assert(sizeof(CUtensorMap) == 128);
@@ -215,16 +191,8 @@ DeviceKind deviceKind() {
           .unavailableReason = [] { return status().available ? std::string() : status().reason; },
           .devices =
               [] {
-                std::vector<std::string> names;
-                for (int i = 0; status().available && i < status().devices; ++i) {
-                  std::string name = fmt::format("cuda:{}", i);
-                  try {
-                    name += " (" + deviceInfo(i).name + ")";
-                  } catch (const Error&) {  // the device is there, nameless: the launch says what is wrong
-                  }
-                  names.push_back(name);
-                }
-                return names;
+                return describedDevices("cuda", status().available ? status().devices : 0,
+                                        [](int i) { return deviceInfo(uint32_t(i)).name; });
               },
           .open = [](const std::string& name) -> Device& { return CudaDevice::instance(name); }};
 }

@@ -105,7 +105,7 @@ class DeviceMemory {
   ~DeviceMemory();
   DeviceMemory(const DeviceMemory&) = delete;
   DeviceMemory& operator=(const DeviceMemory&) = delete;
-  CUdeviceptr pointer() const { return pointer_; }
+  CUdeviceptr address() const { return pointer_; }
   size_t size() const { return bytes_; }
   void upload(const void* host, size_t bytes);
   void download(void* host, size_t bytes) const;

@@ -18,32 +18,9 @@ namespace {
 // covers ir/, layout/, lower/ and jit/, not devices/).
 constexpr uint32_t kFormat = 1;
 
-class HipBuffer final : public DeviceBuffer {
- public:
-  explicit HipBuffer(size_t bytes) : memory_(bytes) {}
-  uint64_t address() const override { return memory_.address(); }
-  size_t size() const override { return memory_.size(); }
-  void upload(const void* host, size_t bytes) override { memory_.upload(host, bytes); }
-  void download(void* host, size_t bytes) const override { memory_.download(host, bytes); }
-  void zero() override { memory_.zero(); }
-
- private:
-  DeviceMemory memory_;
-};
-
 struct HipModule final : DriverModule {
   explicit HipModule(const DriverBinary& b) : module(b.image, b.entry) {}
   Module module;
-};
-
-class HipTimer final : public LaunchTimer {
- public:
-  bool recordStart() override { return start_.record(); }
-  bool recordEnd() override { return end_.record(); }
-  double ms() const override { return end_.msSince(start_); }
-
- private:
-  Event start_, end_;
 };
 
 // A HIP device once set up; code objects are its images.
@@ -61,7 +38,7 @@ class Context final : public DriverContext {
     return {.maxThreadsPerBlock = info.maxThreadsPerBlock, .maxGrid = {info.maxGrid[0], info.maxGrid[1], info.maxGrid[2]}};
   }
 
-  std::unique_ptr<DeviceBuffer> allocate(size_t bytes) override { return std::make_unique<HipBuffer>(bytes); }
+  std::unique_ptr<DeviceBuffer> allocate(size_t bytes) override { return std::make_unique<DeviceBufferOf<DeviceMemory>>(bytes); }
   jit::ArtifactKey imageKey(uint64_t irHash, const std::vector<bool>& vectorTensors) const override {
     return codeObjectKey(irHash, info_, target(), vectorTensors);
   }
@@ -85,7 +62,7 @@ class Context final : public DriverContext {
           "hipModuleLaunchKernel");
   }
   void synchronize() override { check(functions().hipDeviceSynchronize(), "hipDeviceSynchronize"); }
-  std::unique_ptr<LaunchTimer> makeTimer() override { return std::make_unique<HipTimer>(); }
+  std::unique_ptr<LaunchTimer> makeTimer() override { return std::make_unique<LaunchTimerOf<Event>>(); }
 
   DeviceInfo info_;
 };
@@ -127,17 +104,10 @@ DeviceKind deviceKind() {
           .unavailableReason = [] { return status().available ? std::string() : status().reason; },
           .devices =
               [] {
-                std::vector<std::string> names;
-                for (int i = 0; status().available && i < status().devices; ++i) {
-                  std::string name = fmt::format("hip:{}", i);
-                  try {
-                    DeviceInfo info = deviceInfo(uint32_t(i));
-                    name += " (" + info.name + ", " + info.targetId + ")";
-                  } catch (const Error&) {  // the device is there, nameless: the launch says what is wrong
-                  }
-                  names.push_back(name);
-                }
-                return names;
+                return describedDevices("hip", status().available ? status().devices : 0, [](int i) {
+                  DeviceInfo info = deviceInfo(uint32_t(i));
+                  return info.name + ", " + info.targetId;
+                });
               },
           .open = [](const std::string& name) -> Device& { return HipDevice::instance(name); }};
 }

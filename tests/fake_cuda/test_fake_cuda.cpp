@@ -571,7 +571,7 @@ int checkHandLaunch(const char*, const unsigned*, unsigned, unsigned, const TjFa
 
 TEST_CASE("fake cuda: cuTensorMapEncodeTiled keeps the Driver API's rules and records what it encoded") {
   cuda::DeviceMemory memory(64 * 128 * 2);  // a 64x128 f16 matrix
-  const uintptr_t base = uintptr_t(memory.pointer());
+  const uintptr_t base = uintptr_t(memory.address());
   // The arguments of a good encoding, in the driver's order: 64-element (128-byte) rows of a
   // box 32 rows high, swizzled over 128 bytes.
   struct Arguments {
@@ -671,7 +671,7 @@ TEST_CASE("fake cuda: the device encodes a tensor map of its tensor: sizes, byte
   gpu::KParam map{gpu::KParam::Kind::tensor_map, "t1.map0", DType::bf16, 1, 0, {2, 16, 64}, 128};
   // A [3, 64, 128] view of a [4, 64, 128] bf16 tensor from its second matrix.
   TensorArg t{.data = nullptr, .dtype = DType::bf16, .shape = {3, 64, 128}, .strides = {64 * 128, 128, 1}};
-  const cuda::CUdeviceptr address = memory.pointer() + 64 * 128 * 2;
+  const cuda::CUdeviceptr address = memory.address() + 64 * 128 * 2;
   cuda::CUtensorMap encoded = cuda::encodeTensorMap(map, t, address);
   std::optional<TjFakeTensorMap> m = decodeFakeTensorMap(reinterpret_cast<const unsigned char*>(&encoded), sizeof encoded);
   REQUIRE(m);
@@ -688,7 +688,7 @@ TEST_CASE("fake cuda: the device encodes a tensor map of its tensor: sizes, byte
   for (DType type : {DType::f8e4m3, DType::f8e5m2, DType::i8, DType::u8}) {
     gpu::KParam bytes{gpu::KParam::Kind::tensor_map, "t0.map0", type, 0, 0, {8, 64}, 64};
     TensorArg u{.data = nullptr, .dtype = type, .shape = {64, 64}, .strides = {64, 1}};
-    encoded = cuda::encodeTensorMap(bytes, u, memory.pointer());
+    encoded = cuda::encodeTensorMap(bytes, u, memory.address());
     m = decodeFakeTensorMap(reinterpret_cast<const unsigned char*>(&encoded), sizeof encoded);
     REQUIRE(m);
     CHECK(m->dataType == cuda::CU_TENSOR_MAP_DATA_TYPE_UINT8);
