@@ -35,6 +35,8 @@ const std::vector<Target>& targets() {
   const MatrixUnit mmaBytes{MatrixInstr::mma_m16n8k32, 16, 8, 32, {DType::i8, DType::f8e4m3, DType::f8e5m2}};
   const MatrixUnit wmma{MatrixInstr::wmma_16x16x16, 16, 16, 16, {DType::f16, DType::bf16}};
   const MatrixUnit mfma{MatrixInstr::mfma_32x32x8, 32, 32, 8, {DType::f16, DType::bf16}};
+  // Tiles with 16 rows or columns: 16x16x16 (4 blocks of k a lane holds 4 of).
+  const MatrixUnit mfma16{MatrixInstr::mfma_16x16x16, 16, 16, 16, {DType::f16, DType::bf16}};
   // Per warpgroup 64 rows, N any multiple of 16 (the instruction's N up to 256), k 16.
   const MatrixUnit wgmma{MatrixInstr::wgmma_m64k16, 64, 16, 16, {DType::f16, DType::bf16}};
   const MatrixUnit wgmma8{MatrixInstr::wgmma_m64k32, 64, 16, 32, {DType::f8e4m3, DType::f8e5m2}};
@@ -61,7 +63,7 @@ const std::vector<Target>& targets() {
       // Hopper's architecture-specific features (wgmma); dots wgmma cannot take fall to mma.sync.
       hopper(nvidia({"sm_90a", 32, 4, 1024, 228 * 1024, {wgmma, wgmma8, mma, mmaBytes}})),
       amd({"gfx1100", 32, 4, 1024, 64 * 1024, {wmma}}),
-      amd({"gfx942", 64, 4, 1024, 64 * 1024, {mfma}}),
+      amd({"gfx942", 64, 4, 1024, 64 * 1024, {mfma, mfma16}}),
       {"cpu", 1, 1, 1, 0, {}},  // one thread per program: every tile in its registers
   };
   return all;
@@ -260,7 +262,10 @@ class Inference {
       if (auto s = wgmmaShared(tile.dtype, paddedShape(tile.shape), order)) return *s;
     }
     // MFMA's and WMMA's b fragments hold a run of k per lane: stored k-fastest, it is read as vectors.
-    bool amdB = acc && (acc->instr == MatrixInstr::mfma_32x32x8 || acc->instr == MatrixInstr::wmma_16x16x16) && operand->opIdx == 1;
+    bool amdB = acc &&
+                (acc->instr == MatrixInstr::mfma_32x32x8 || acc->instr == MatrixInstr::mfma_16x16x16 ||
+                 acc->instr == MatrixInstr::wmma_16x16x16) &&
+                operand->opIdx == 1;
     if (amdB) return sharedFor(tile, std::vector<int64_t>{0, 1});
     return sharedFor(tile, from);
   }

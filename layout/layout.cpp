@@ -57,6 +57,7 @@ std::string_view instrName(MatrixInstr i) {
     case MatrixInstr::mma_m16n8k32: return "m16n8k32";
     case MatrixInstr::wmma_16x16x16: return "16x16x16";
     case MatrixInstr::mfma_32x32x8: return "32x32x8";
+    case MatrixInstr::mfma_16x16x16: return "16x16x16";
     case MatrixInstr::wgmma_m64k16: return "m64nNk16";
     case MatrixInstr::wgmma_m64k32: return "m64nNk32";
   }
@@ -94,6 +95,10 @@ Fragment fragment(MatrixInstr instr, int role) {
       if (role == 0) return {{32, 8}, {{0, 1}, {0, 2}}, {{1, 0}, {2, 0}, {4, 0}, {8, 0}, {16, 0}, {0, 4}}, 4};
       if (role == 1) return {{8, 32}, {{1, 0}, {2, 0}}, {{0, 1}, {0, 2}, {0, 4}, {0, 8}, {0, 16}, {4, 0}}, 4};
       return {{32, 32}, {{1, 0}, {2, 0}, {8, 0}, {16, 0}}, {{0, 1}, {0, 2}, {0, 4}, {0, 8}, {0, 16}, {4, 0}}, 1};
+    case MatrixInstr::mfma_16x16x16:  // CDNA v_mfma_f32_16x16x16f16: k = (lane / 16) * 4 + register
+      if (role == 0) return {{16, 16}, {{0, 1}, {0, 2}}, {{1, 0}, {2, 0}, {4, 0}, {8, 0}, {0, 4}, {0, 8}}, 4};
+      if (role == 1) return {{16, 16}, {{1, 0}, {2, 0}}, {{0, 1}, {0, 2}, {0, 4}, {0, 8}, {4, 0}, {8, 0}}, 4};
+      return {{16, 16}, {{1, 0}, {2, 0}}, {{0, 1}, {0, 2}, {0, 4}, {0, 8}, {4, 0}, {8, 0}}, 1};
   }
   throw InternalError("layout", "unknown matrix instruction");
 }

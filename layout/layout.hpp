@@ -35,8 +35,18 @@ struct Blocked {
 // wgmma_m64k16 / wgmma_m64k32: Hopper's warpgroup MMA (wgmma.mma_async.m64nNk16 for 16-bit
 // floats, m64nNk32 for 8-bit ones), operands read from workgroup memory through matrix
 // descriptors; its accumulator is m16n8k16's per warp, the four warps of a warpgroup stacked
-// along M (warpsPerCTA [4g, 1]), so it shares that fragment table.
-enum class MatrixInstr : uint8_t { mma_m16n8k16, mma_m16n8k32, wmma_16x16x16, mfma_32x32x8, wgmma_m64k16, wgmma_m64k32 };
+// along M (warpsPerCTA [4g, 1]), so it shares that fragment table. mfma_16x16x16 (CDNA's
+// v_mfma_f32_16x16x16, wave64) serves tiles too small for mfma_32x32x8; its name is WMMA's
+// ("16x16x16"), the wave size telling them apart (MFMA runs in wave64, WMMA here in wave32).
+enum class MatrixInstr : uint8_t {
+  mma_m16n8k16,
+  mma_m16n8k32,
+  wmma_16x16x16,
+  mfma_32x32x8,
+  mfma_16x16x16,
+  wgmma_m64k16,
+  wgmma_m64k32
+};
 bool isWgmma(MatrixInstr i);
 std::string_view instrName(MatrixInstr i);
 

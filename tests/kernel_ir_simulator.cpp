@@ -601,6 +601,16 @@ class Workgroup {
       default: return {16, [](int64_t j, int64_t l) { return std::pair{8 * (j / 4) + 4 * (l / 32) + j % 4, l % 32}; }};
     }
   }
+  // CDNA 3 ISA, v_mfma_f32_16x16x16{f16,bf16} (wave64): a[i][k] in lane i + 16 (k / 4), item
+  // k % 4; b[k][j] in lane j + 16 (k / 4), item k % 4; d[i][j] in lane j + 16 (i / 4),
+  // register i % 4.
+  static Fragment mfma16x16x16(int which) {
+    switch (which) {
+      case 0: return {4, [](int64_t j, int64_t l) { return std::pair{l % 16, 4 * (l / 16) + j}; }};
+      case 1: return {4, [](int64_t j, int64_t l) { return std::pair{4 * (l / 16) + j, l % 16}; }};
+      default: return {4, [](int64_t j, int64_t l) { return std::pair{4 * (l / 16) + j, l % 16}; }};
+    }
+  }
   // RDNA 3 ISA, v_wmma_f32_16x16x16_{f16,bf16} (wave32): lane l holds row l % 16 of a and
   // column l % 16 of b, all 16 k (lanes 16-31 repeat 0-15); d's register v holds row 2v in
   // lanes 0-15 and row 2v + 1 in lanes 16-31.
@@ -612,12 +622,13 @@ class Workgroup {
     }
   }
   // The fragments of an instruction, from the vendors' ISA documents, so that an error in
-  // layout/'s tables cannot cancel out here.
-  static Fragment fragment(const std::string& instr, int which) {
+  // layout/'s tables cannot cancel out here. "16x16x16" is MFMA's in wave64, WMMA's in wave32.
+  Fragment fragment(const std::string& instr, int which) const {
     if (instr == layout::instrName(layout::MatrixInstr::mma_m16n8k16)) return ptxM16N8K16(which);
     if (instr == layout::instrName(layout::MatrixInstr::mma_m16n8k32)) return ptxM16N8K32(which);
     if (instr == layout::instrName(layout::MatrixInstr::mfma_32x32x8)) return mfma32x32x8(which);
-    if (instr == layout::instrName(layout::MatrixInstr::wmma_16x16x16)) return wmma16x16x16(which);
+    if (instr == layout::instrName(layout::MatrixInstr::mfma_16x16x16))
+      return f_.subgroupSize == 64 ? mfma16x16x16(which) : wmma16x16x16(which);
     throw Error("simulate: no fragments for the matrix instruction " + instr);
   }
 

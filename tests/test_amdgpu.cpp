@@ -103,6 +103,20 @@ TEST_CASE("amdgpu: f16 and bf16 gemm and attention run v_mfma on gfx942 and v_wm
     }
 }
 
+TEST_CASE("amdgpu: a gemm of 16-row blocks runs v_mfma_f32_16x16x16 on gfx942, in its K loop") {
+  for (const char* dtype : {"f16", "bf16"}) {
+    CAPTURE(dtype);
+    CaptureTraces capture;
+    DType t = std::string(dtype) == "f16" ? f16 : bf16;
+    samples::gemm(Tensor::zeros({37, 29}, t), Tensor::zeros({29, 23}, t), Tensor::zeros({37, 23}), {},
+                  samples::GemmBlocks{16, 64, 32});
+    std::string assembly = deviceAssemblyOf(capture.kernels().at(0), "gfx942");
+    CHECK(inLoop(assembly, std::string("v_mfma_f32_16x16x16_") + dtype));
+    CHECK(count(assembly, "v_mfma_f32_32x32x8") == 0);
+    CHECK(metadata(assembly, "private_segment_fixed_size") == 0);
+  }
+}
+
 TEST_CASE("amdgpu: every hip tuning candidate of the f16 gemm and causal attention compiles without scratch on both") {
   auto heads = [] { return Tensor::zeros({1, 2, 37, 64}, f16); };
   auto check = [](const ir::Kernel& k) {

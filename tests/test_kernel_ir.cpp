@@ -804,6 +804,21 @@ TEST_CASE("kernel ir: f16 and bf16 gemm and attention on gfx942 (MFMA, wave64) a
     }
 }
 
+TEST_CASE("kernel ir: a gemm of 16-row blocks runs MFMA 16x16x16 on gfx942 (too small for 32x32x8), as the interpreter computes it") {
+  for (DType dtype : {DType::f16, DType::bf16}) {
+    CAPTURE(dtypeName(dtype));
+    CaptureTraces capture;
+    samples::gemm(Tensor::zeros({37, 29}, dtype), Tensor::zeros({29, 23}, dtype), Tensor::zeros({37, 23}),
+                  {.device = "interp"}, samples::GemmBlocks{16, 64, 32});
+    const ir::Kernel& k = capture.kernels().at(0);
+    KernelFunction f = contiguousLowering(k, "gfx942");
+    CHECK(hasAttr(f.body, KOp::mma, "instr", std::string("16x16x16")));
+    CHECK_FALSE(hasAttr(f.body, KOp::mma, "instr", std::string("32x32x8")));
+    checkAgainstInterpreter(k, {{37, 29}, {29, 23}, {37, 23}}, "gfx942", {3, 1}, 2e-2);
+    checkAgainstInterpreter(k, {{37, 48}, {48, 24}, {37, 24}}, f, {3, 1}, 2e-2);
+  }
+}
+
 // The f16 gemm with i8 operands and an i32 accumulator: the m16n8k32 integer matrix unit.
 ir::Kernel gemmI8() { return test::retyped(samples::traceSample("gemm_f16"), {{"f16", "i8"}, {"f32", "i32"}, {"= 0.0", "= 0"}}); }
 

@@ -80,6 +80,17 @@ TEST_CASE("layout: matrix-core fragments match the ISA tables") {
   CHECK(at(acc(MatrixInstr::wmma_16x16x16, {1, 1}), {16, 16}, 3, 17) == std::vector<int64_t>{7, 1});
   // MFMA 32x32x8: row = (register / 4) * 8 + (lane / 32) * 4 + register % 4, column = lane % 32.
   CHECK(at(acc(MatrixInstr::mfma_32x32x8, {1, 1}), {32, 32}, 5, 33) == std::vector<int64_t>{13, 1});
+  // MFMA 16x16x16 (CDNA 3 ISA): a[i][k] in lane i + 16 (k / 4), register k % 4; b[k][j] in lane
+  // j + 16 (k / 4), register k % 4; d[i][j] in lane j + 16 (i / 4), register i % 4.
+  Layout mfma16 = acc(MatrixInstr::mfma_16x16x16, {1, 1});
+  for (int64_t lane = 0; lane < 64; ++lane)
+    for (int64_t r = 0; r < 4; ++r) {
+      CAPTURE(lane);
+      CAPTURE(r);
+      CHECK(at(mfma16, {16, 16}, r, lane) == std::vector<int64_t>{4 * (lane / 16) + r, lane % 16});
+      CHECK(at(operand(0, mfma16), {16, 16}, r, lane) == std::vector<int64_t>{lane % 16, 4 * (lane / 16) + r});
+      CHECK(at(operand(1, mfma16), {16, 16}, r, lane) == std::vector<int64_t>{4 * (lane / 16) + r, lane % 16});
+    }
   // Warps tile rows with wpc=[2,1]; operand b replicates over them (zero warp bases).
   CHECK(at(acc(MatrixInstr::mma_m16n8k16, {2, 1}), {32, 8}, 0, 0, 1) == std::vector<int64_t>{16, 0});
   CHECK(toLinear(operand(1, acc(MatrixInstr::mma_m16n8k16, {2, 1})), {16, 8}).in(kWarp).bases ==

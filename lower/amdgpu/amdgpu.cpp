@@ -84,22 +84,26 @@ class AmdgpuTarget final : public llvmgpu::LlvmGpuTarget {
     return permute(b, x, b.CreateOr(cluster, b.CreateAnd(from, b.getInt32(uint32_t(width - 1)))));
   }
 
-  // v_mfma_f32_32x32x8{f16,bf16_1k} (CDNA 3, wave64: 4 a and 4 b elements, 16 accumulators per
-  // lane) and v_wmma_f32_16x16x16_{f16,bf16} (RDNA 3, wave32: a row and a column of 16, lanes
-  // 16-31 repeating 0-15, 8 accumulators), their registers in layout/'s fragment order.
+  // v_mfma_f32_32x32x8{f16,bf16_1k} and v_mfma_f32_16x16x16{f16,bf16_1k} (CDNA, wave64: 4 a
+  // and 4 b elements, 16 or 4 accumulators per lane) and v_wmma_f32_16x16x16_{f16,bf16} (RDNA
+  // 3, wave32: a row and a column of 16, lanes 16-31 repeating 0-15, 8 accumulators), their
+  // registers in layout/'s fragment order. "16x16x16" is MFMA's in wave64, WMMA's in wave32.
   std::vector<Value*> mma(llvm::IRBuilderBase& b, const std::string& instr, DType a, DType bType,
                           const std::vector<Value*>& aRegs, const std::vector<Value*>& bRegs,
                           const std::vector<Value*>& cRegs) const override {
     bool half = a == bType && (a == DType::f16 || a == DType::bf16);
-    bool mfma = instr == "32x32x8" && wave_ == 64 && aRegs.size() == 4 && bRegs.size() == 4 && cRegs.size() == 16;
+    bool fourEach = aRegs.size() == 4 && bRegs.size() == 4;
+    bool mfma32 = instr == "32x32x8" && wave_ == 64 && fourEach && cRegs.size() == 16;
+    bool mfma16 = instr == "16x16x16" && wave_ == 64 && fourEach && cRegs.size() == 4;
     bool wmma = instr == "16x16x16" && wave_ == 32 && aRegs.size() == 16 && bRegs.size() == 16 && cRegs.size() == 8;
-    if (!half || (!mfma && !wmma))
+    if (!half || (!mfma32 && !mfma16 && !wmma))
       throw Unsupported("llvm gpu: unsupported: mma " + instr + " of " + std::string(dtypeName(a)) + " on AMDGPU wave" +
                         std::to_string(wave_));
-    bool f16 = a == DType::f16;
+    bool f16 = a == DType::f16, mfma = mfma32 || mfma16;
     using I = llvm::Intrinsic::ID;
-    I id = mfma ? (f16 ? I(llvm::Intrinsic::amdgcn_mfma_f32_32x32x8f16) : I(llvm::Intrinsic::amdgcn_mfma_f32_32x32x8bf16_1k))
-                : (f16 ? I(llvm::Intrinsic::amdgcn_wmma_f32_16x16x16_f16) : I(llvm::Intrinsic::amdgcn_wmma_f32_16x16x16_bf16));
+    I id = mfma32   ? (f16 ? I(llvm::Intrinsic::amdgcn_mfma_f32_32x32x8f16) : I(llvm::Intrinsic::amdgcn_mfma_f32_32x32x8bf16_1k))
+           : mfma16 ? (f16 ? I(llvm::Intrinsic::amdgcn_mfma_f32_16x16x16f16) : I(llvm::Intrinsic::amdgcn_mfma_f32_16x16x16bf16_1k))
+                    : (f16 ? I(llvm::Intrinsic::amdgcn_wmma_f32_16x16x16_f16) : I(llvm::Intrinsic::amdgcn_wmma_f32_16x16x16_bf16));
     std::vector<Value*> args = {vector(b, a, aRegs), vector(b, a, bRegs), vector(b, DType::f32, cRegs)};
     if (mfma) args.insert(args.end(), {b.getInt32(0), b.getInt32(0), b.getInt32(0)});  // no broadcast of blocks
     Value* d = wmma ? b.CreateIntrinsic(id, {args[2]->getType(), args[0]->getType()}, args) : b.CreateIntrinsic(id, {}, args);
