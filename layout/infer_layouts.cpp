@@ -49,6 +49,8 @@ const std::vector<Target>& targets() {
   };
   auto amd = [](Target t) {
     t.vectorBytes = 16;  // global_load_b128 / ds_load_b128 (dwordx4)
+    t.registerStaging = true;
+    t.defaultStages = 2;
     return t;
   };
   auto hopper = [](Target t) {

@@ -46,6 +46,11 @@ struct Target {
   // dot operands are read `stages - 1` iterations ahead (ir.hpp's fold), by default this many.
   bool asyncCopy = false;
   int64_t defaultStages = 1;
+  // Without such copies, a fold's dot operands are read one iteration ahead through registers
+  // (p.stages 2; AMD): the global loads of iteration k + 1 issue before the dots of k, whose
+  // latency hides theirs, and their registers go to the other of two workgroup-memory stages
+  // at the end of k, so each iteration meets at one barrier instead of two.
+  bool registerStaging = false;
   // Hopper's tensor memory accelerator: a ring whose stage is one or more boxes of its load,
   // as TMA swizzles them, is filled by cp.async.bulk.tensor under transaction barriers.
   bool tma = false;

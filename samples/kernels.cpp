@@ -74,9 +74,10 @@ std::vector<TuneConfig> gemmTuneSpace(const std::string& device) {
        // warpgroups of 64 x 128 (4 stages) or 64 x 256 (3).
        {"cuda", {{128, 64, 64}, {128, 64, 64, 3}, {128, 128, 32, 3, 8}, {128, 128, 64, 3, 8}, {64, 128, 64, 3},
                  {128, 64, 32, 4}, {64, 64, 64, 4, 2}, {128, 128, 64, 4, 8}, {128, 256, 64, 3, 8}}},
-       // AMD: 8 waves on MFMA 32x32 (gfx942) or WMMA 16x16 (gfx1100); each of these compiles without
-       // scratch on both (untimed: no AMD GPU was at hand).
-       {"hip", {{128, 128, 64, 0, 8}, {128, 128, 32, 0, 8}, {128, 64, 64, 0, 8}, {64, 128, 64, 0, 8}, {64, 64, 32}}}});
+       // AMD: MFMA 32x32 (gfx942) or WMMA 16x16 (gfx1100), mostly 8 waves; 2 stages read the
+       // next blocks into registers during the dots (Triton's AMD default), 1 does not. Each
+       // compiles without scratch on both (untimed: no AMD GPU was at hand).
+       {"hip", {{128, 128, 64, 2, 8}, {128, 64, 64, 2, 8}, {64, 128, 64, 2, 8}, {128, 128, 32, 1, 8}, {64, 64, 32, 2, 4}}}});
 }
 
 std::vector<TuneConfig> gemmSplitKTuneSpace(const std::string& device) {
@@ -90,8 +91,9 @@ std::vector<TuneConfig> attentionTuneSpace(const std::string& device) {
       device, {{"cpu", {{64, 64}, {32, 64}, {64, 32}, {128, 64}, {64, 128}, {256, 64}, {256, 128}}},
                {"vulkan", {{64, 64}, {32, 32}}},
                {"cuda", {{64, 64}, {64, 64, 3}, {128, 64}, {128, 64, 3, 8}, {64, 128, 3}, {128, 128, 0, 8}}},
-               // AMD: 8 waves; each compiles without scratch on gfx942 and gfx1100 (untimed).
-               {"hip", {{64, 64, 0, 8}, {128, 32, 0, 8}, {64, 32, 0, 8}}}});
+               // AMD: 8 waves, one stage first as Triton's AMD attention (two would fill gfx942's 64
+               // KiB of LDS at 64 keys); each compiles without scratch on gfx942 and gfx1100 (untimed).
+               {"hip", {{64, 64, 1, 8}, {128, 32, 2, 8}, {64, 32, 2, 8}, {128, 32, 1, 8}}}});
 }
 
 TuneResult tuneGemm(const Tensor& a, const Tensor& b, const Tensor& c, const RunOptions& opts, TuneOptions tuning) {

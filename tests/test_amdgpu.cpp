@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 
 #include "ir/error.hpp"
@@ -56,14 +57,16 @@ size_t count(const std::string& text, const std::string& what) {
 
 // Whether `instruction` lies in a loop of the assembly: between a label and a later branch
 // (s_branch or s_cbranch_*) back to it.
-bool inLoop(const std::string& assembly, const std::string& instruction) {
+std::optional<std::string> loopHolding(const std::string& assembly, const std::string& instruction) {
   for (size_t branch = assembly.find("branch .LBB"); branch != std::string::npos; branch = assembly.find("branch .LBB", branch + 1)) {
     size_t name = branch + 7, end = assembly.find('\n', branch);
     size_t label = assembly.find("\n" + assembly.substr(name, end - name) + ":");
-    if (label < branch && assembly.substr(label, branch - label).find(instruction) != std::string::npos) return true;
+    if (label < branch && assembly.substr(label, branch - label).find(instruction) != std::string::npos)
+      return assembly.substr(label, branch - label);
   }
-  return false;
+  return std::nullopt;
 }
+bool inLoop(const std::string& assembly, const std::string& instruction) { return loopHolding(assembly, instruction).has_value(); }
 
 }  // namespace
 
@@ -101,6 +104,22 @@ TEST_CASE("amdgpu: f16 and bf16 gemm and attention run v_mfma on gfx942 and v_wm
                   (long long)metadata(cdna, "group_segment_fixed_size"), (long long)metadata(rdna, "vgpr_count"),
                   (long long)metadata(rdna, "group_segment_fixed_size"));
     }
+}
+
+TEST_CASE("amdgpu: the gemm's K loop meets at one s_barrier and stores the next blocks after its matrix instructions began") {
+  ir::Kernel k = samples::traceSample("gemm_f16", "hip");
+  for (const char* arch : {"gfx942", "gfx1100"}) {
+    CAPTURE(arch);
+    const std::string matrix = std::string(arch) == "gfx942" ? "v_mfma" : "v_wmma";
+    std::optional<std::string> found = loopHolding(deviceAssemblyOf(k, arch), matrix);
+    REQUIRE(found);
+    const std::string& loop = *found;
+    // LLVM rotates the loop: the dots on this stage with the stores of the next blocks among
+    // them, the barrier, then the loads of the blocks after (the next rotation's dots hide them).
+    CHECK(count(loop, "s_barrier") == 1);
+    CHECK(count(loop, "global_load") > 0);
+    CHECK(loop.find("ds_store") > loop.find(matrix));
+  }
 }
 
 TEST_CASE("amdgpu: a gemm of 16-row blocks runs v_mfma_f32_16x16x16 on gfx942, in its K loop") {

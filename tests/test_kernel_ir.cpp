@@ -966,6 +966,41 @@ TEST_CASE("kernel ir: a fold's dot operands are read ahead into rings of its sta
   CHECK(countOps(lowered("gemm_f16", "sm_90").body, KOp::async_copy) == 0);
 }
 
+TEST_CASE("kernel ir: on AMD a fold's dot operands are read one iteration ahead through registers, at one barrier per iteration") {
+  ir::Kernel gemm = kernelNamed("gemm_f16");
+  const int64_t stageBytes = (128 * 64 + 64 * 64) * 2;  // a and b blocks of f16
+  for (const char* target : {"gfx942", "gfx1100"}) {
+    CAPTURE(target);
+    KernelFunction f = contiguousLowering(gemm, target);  // 2 stages by default
+    const KBlock& body = loopBody(f);
+    auto position = [&](KOp op, bool last) {
+      std::vector<ptrdiff_t> at;
+      for (size_t i = 0; i < body.insts.size(); ++i)
+        if (body.insts[i].op == op) at.push_back(ptrdiff_t(i));
+      REQUIRE_FALSE(at.empty());
+      return last ? at.back() : at.front();
+    };
+    // The next iteration's loads, the dots on this one's stage, then the stores of what the loads brought.
+    CHECK(countOps(body, KOp::barrier) == 1);
+    CHECK(position(KOp::load_global, true) < position(KOp::mma, false));
+    CHECK(position(KOp::store_shared, false) > position(KOp::mma, true));
+    CHECK(countOps(f.body, KOp::async_copy) == 0);
+    CHECK(f.sharedBytes() == 2 * stageBytes);
+    // One stage: loaded, stored and read within each iteration, each operand between two barriers.
+    KernelFunction single = contiguousLowering(test::withStages(gemm, 1), target);
+    CHECK(countOps(loopBody(single), KOp::barrier) == 4);
+    CHECK(single.sharedBytes() == stageBytes);
+  }
+  // Odd sizes, a single iteration, and attention's k and v read ahead through their views.
+  checkAgainstInterpreter(gemm, {{37, 136}, {136, 56}, {37, 56}}, contiguousLowering(gemm, "gfx942"), {1, 1}, 1e-2);
+  checkAgainstInterpreter(gemm, {{37, 40}, {40, 56}, {37, 56}}, contiguousLowering(gemm, "gfx1100"), {1, 1}, 1e-2);
+  checkAgainstInterpreter(gemm, {{37, 136}, {136, 56}, {37, 56}}, "gfx1100", {1, 1}, 1e-2);  // element by element
+  ir::Kernel attention = kernelNamed("attention_f16");
+  KernelFunction staged = contiguousLowering(test::withStages(attention, 2), "gfx942");
+  CHECK(countOps(loopBody(staged), KOp::barrier) < countOps(loopBody(contiguousLowering(test::withStages(attention, 1), "gfx942")), KOp::barrier));
+  checkAgainstInterpreter(attention, std::vector<ir::Shape>(4, {1, 2, 150, 64}), staged, {3, 2}, 1e-2);
+}
+
 TEST_CASE("kernel ir: read-ahead folds compute what the interpreter does, at odd sizes, with 2 to 4 stages (gemm and attention)") {
   ir::Kernel gemm = kernelNamed("gemm_f16");
   // 37 rows (a partial block); k = 136: two full blocks and 8 of a third; 56 columns of 64.

@@ -21,10 +21,14 @@ void Lowering::fold(const ir::Op& op) {
   operands.insert(operands.end(), inits.begin(), inits.end());
   const ir::Block& body = op.regions.at(0);
   int64_t stages = std::min(options_.maxStages, op.has(ir::attr::stages) ? op.get(ir::attr::stages) : t_.defaultStages);
+  if (!t_.asyncCopy) stages = std::min<int64_t>(stages, 2);  // registers hold one iteration's loads
   int64_t floor = sharedFloor_;
   FoldBarriers outer = std::exchange(tma_, {});
-  std::vector<ir::ValueId> ahead = t_.asyncCopy && stages > 1 ? giveRings(op, stages) : std::vector<ir::ValueId>{};
-  tma_.releases = !ahead.empty() && !copiesIn(ahead);
+  std::vector<StagedLoad> outerLoads = std::exchange(stagedLoads_, {});
+  int outerLoadsDepth = std::exchange(stagedLoadsDepth_, regionDepth_ + 1);
+  bool readsAhead = (t_.asyncCopy || t_.registerStaging) && stages > 1;
+  std::vector<ir::ValueId> ahead = readsAhead ? giveRings(op, stages) : std::vector<ir::ValueId>{};
+  tma_.releases = !ahead.empty() && allTma(ahead);
   if (std::ranges::any_of(ahead, [&](ir::ValueId v) { return readAhead_.at(v).tma.has_value(); })) {
     int64_t bytes = (tma_.releases ? 2 : 1) * stages * 8;
     tma_.alloc = allocShared(bytes, DType::i64, tma_.releases ? "transaction barriers, then release barriers, one per stage"
@@ -65,10 +69,25 @@ void Lowering::fold(const ir::Op& op) {
   }
   sharedFloor_ = floor;
   tma_ = outer;
+  stagedLoads_ = std::move(outerLoads);
+  stagedLoadsDepth_ = outerLoadsDepth;
 }
 
 bool Lowering::copiesIn(const std::vector<ir::ValueId>& ahead) const {
-  return std::ranges::any_of(ahead, [&](ir::ValueId v) { return !readAhead_.at(v).tma; });
+  return std::ranges::any_of(ahead, [&](ir::ValueId v) { return !readAhead_.at(v).tma && !readAhead_.at(v).viaRegisters; });
+}
+
+bool Lowering::allTma(const std::vector<ir::ValueId>& ahead) const {
+  return std::ranges::all_of(ahead, [&](ir::ValueId v) { return readAhead_.at(v).tma.has_value(); });
+}
+
+void Lowering::storeStagedLoads() {
+  for (const StagedLoad& s : std::exchange(stagedLoads_, {})) {
+    const ReadAhead& r = readAhead_.at(s.ring);
+    std::vector<Reg> operands = {b_.binary("add", coords(r.storeAt, s.reg)[0], s.base)};
+    operands.insert(operands.end(), s.values.begin(), s.values.end());
+    b_.effect(KOp::store_shared, operands, {{"alloc", r.staged.alloc}});
+  }
 }
 
 auto Lowering::inFlightAccumulators(const ir::Block& body) const -> std::set<const ir::Op*> {
@@ -106,6 +125,7 @@ void Lowering::readAheadPrologue(const ir::Block& body, const std::vector<ir::Va
   for (int64_t s = 0; s < lookahead; ++s) {
     Reg k = b_.binary("add", start, b_.constant(DType::i64, double(s)));
     issueReadAhead(body, ahead, k, b_.constant(DType::i64, double(s)), b_.cmp("lt", k, end));
+    storeStagedLoads();  // the first stage goes in now
   }
 }
 
@@ -179,6 +199,7 @@ void Lowering::splitInto(const std::vector<ir::ValueId>& values, size_t first, c
 
 void Lowering::yield(const ir::Op& op) {
   if (tma_.release && tma_.release->depth == regionDepth_) releaseStage(*tma_.release);
+  if (stagedLoadsDepth_ == regionDepth_) storeStagedLoads();  // the next iteration's stage, once this one's dots are issued
   std::vector<Reg> flat;
   for (size_t i = 0; i < op.operands.size(); ++i) {
     std::vector<Reg> v = operand(op, int(i));
@@ -207,13 +228,14 @@ auto Lowering::giveRings(const ir::Op& fold, int64_t stages) -> std::vector<ir::
                                alignedAbove(0, atom));
     int64_t vec = std::min(vectorWidth(*load, load->get(ir::attr::tensor), at, k_.type(load->results[0]).shape),
                            sharedVectorWidth(storeAt, dt, ring));
-    if (int64_t bytes = vec * dtypeBytes(dt); !tma && bytes != 4 && bytes != 8 && bytes != 16) {
+    if (int64_t bytes = vec * dtypeBytes(dt); !tma && t_.asyncCopy && bytes != 4 && bytes != 8 && bytes != 16) {
       f_.shared.pop_back();
       continue;
     }
     sharedFloor_ = f_.shared[size_t(ring)].offset + stages * stageBytes;
     readAhead_.emplace(v, ReadAhead{load, c.views, c.offsetOps, at, storeAt, vec, stageBytes / dtypeBytes(dt),
-                                    {ring, loadAt, matrixLoad(loadAt, dt, ring)}, asyncProxy, tma});
+                                    {ring, loadAt, matrixLoad(loadAt, dt, ring)}, asyncProxy, tma,
+                                    !tma && !t_.asyncCopy});
     readAheadViews_.insert(c.views.begin(), c.views.end());
     given.push_back(v);
   }
@@ -260,6 +282,10 @@ void Lowering::issueReadAhead(const ir::Block& body, const std::vector<ir::Value
     Reg base = stageOffset(r, stage);
     for (int64_t reg = 0; reg < registerCount(r.at); reg += r.vec) {
       auto [addr, pred] = blockAddress(*r.load, tensor, coords(r.at, reg));
+      if (r.viaRegisters) {
+        stagedLoads_.push_back({v, reg, loadGlobal(*r.load, addr, b_.binary("and", pred, live), r.vec), base});
+        continue;
+      }
       b_.effect(KOp::async_copy, {addr, b_.binary("and", pred, live), b_.binary("add", coords(r.storeAt, reg)[0], base)},
                 {{"buffer", paramIndex(tensorName(tensor))}, {"alloc", r.staged.alloc}, {"bytes", r.vec * dtypeBytes(dt)}});
     }

@@ -468,6 +468,8 @@ class Lowering {
   // refill; the dots read stage (k - start) % stages.
   void readAheadIteration(const ir::Block& body, const std::vector<ir::ValueId>& ahead, int64_t stages, int64_t lookahead,
                           Reg start, Reg end, Reg k);
+  // Stores the registers a register-staged ring's loads brought (stagedLoads_) into their stage.
+  void storeStagedLoads();
   // The body's wgmma dots that may stay in flight into the next iteration: acc = dot(a, b, acc)
   // in f32, the carried acc read by the dot alone and its result by the yield alone. Each
   // iteration then waits only for the previous iteration's group.
@@ -509,13 +511,23 @@ class Lowering {
     int64_t vec, stageElements;
     Staged staged;  // the dot's view of the ring; base: the current iteration's stage
     bool asyncProxy;  // wgmma reads it
-    std::optional<TmaBoxes> tma;  // else cp.async copies of vec elements
+    std::optional<TmaBoxes> tma;  // else copies of vec elements: cp.async's, or through registers
+    bool viaRegisters;            // loads into registers, stored into the stage later (registerStaging)
+  };
+  // vec elements of register `reg` of ring `ring`'s operand, loaded for a later iteration, to be
+  // stored at the stage starting at element `base`.
+  struct StagedLoad {
+    ir::ValueId ring;
+    int64_t reg;
+    std::vector<Reg> values;
+    Reg base;
   };
 
   // The fold's read-ahead candidates (planReadAhead) given rings of `stages` buffers below a
   // raised allocation floor, those whose copies are 4, 8 or 16 bytes.
   std::vector<ir::ValueId> giveRings(const ir::Op& fold, int64_t stages);
   bool copiesIn(const std::vector<ir::ValueId>& ahead) const;  // whether a ring of them is filled by cp.async
+  bool allTma(const std::vector<ir::ValueId>& ahead) const;    // whether every ring of them is filled by TMA
   // The TMA boxes that fill a stage of candidate c's ring exactly as `offsetOf` (its layout:
   // coordinates -> element offset) places the operand, with the widest swizzle that does; nullopt
   // when none does, the target has no TMA or the tensor's launch facts do not allow it.
@@ -548,7 +560,8 @@ class Lowering {
   // `lin` with each basis sent through `map` into coordinates of `shape` (padded).
   static LinearLayout mapped(const LinearLayout& lin, const CoordMap& map, const ir::Shape& shape);
   // Starts the copies of iteration k (i64) into stage `stage` (i64) of each ring, where `live`;
-  // then closes their group. The loads' offsets are computed again for this k.
+  // then closes their group. The loads' offsets are computed again for this k. A
+  // register-staged ring's loads go to stagedLoads_ instead.
   void issueReadAhead(const ir::Block& body, const std::vector<ir::ValueId>& ahead, Reg k, Reg stage, Reg live);
 
   // The i32 element offset of stage `stage` (i64) in a ring.
@@ -634,6 +647,10 @@ class Lowering {
     std::optional<StageRelease> release;
   };
   FoldBarriers tma_;
+  // The innermost register-staged fold's loads for its next iteration, stored before the yield
+  // of its body (region depth stagedLoadsDepth_).
+  std::vector<StagedLoad> stagedLoads_;
+  int stagedLoadsDepth_ = -1;
   int64_t sharedFloor_ = 0;  // allocations start here: below lie those folds' rings
   int64_t stagesUsed_ = 1;   // the most stages a fold read ahead with
   std::map<ir::ValueId, int> uses_;  // how many operands read each value
