@@ -9,6 +9,7 @@
 #include <ranges>
 #include <set>
 #include <functional>
+#include <numeric>
 #include <limits>
 
 #include "ir/error.hpp"
@@ -835,14 +836,25 @@ void simulateLaunch(const KernelFunction& f, std::span<const TensorArg> tensors,
   for (size_t t = 0; t < tensors.size(); ++t)
     simulated.push_back({reinterpret_cast<void*>(uintptr_t(addresses.at(t))), tensors[t].dtype, tensors[t].shape,
                          tensors[t].strides});
+  int64_t programs = 1;
+  for (int64_t g : grid) programs *= g;
+  // The print and fault buffers follow the tensors, numbered in parameter order.
+  for (size_t p = 0; p < f.params.size(); ++p) {
+    const KParam& param = f.params[p];
+    if (param.kind != KParam::Kind::buffer || param.number < tensors.size()) continue;
+    if (param.number != simulated.size()) throw Error("buffer parameter " + param.name + " out of order");
+    auto print = std::ranges::find(f.prints, p, &KPrint::param);
+    int64_t elements = print == f.prints.end() ? kFaultWords
+                                               : programs * std::accumulate(print->shape.begin(), print->shape.end(),
+                                                                            int64_t{1}, std::multiplies<>());
+    simulated.push_back({reinterpret_cast<void*>(uintptr_t(word(p))), param.dtype, {elements}, {1}});
+  }
   std::vector<double> scalars;
   for (size_t p = 0; p < f.params.size(); ++p) {
     const KParam& param = f.params[p];
-    if (param.kind == KParam::Kind::tensor_map) continue;
+    if (param.kind == KParam::Kind::tensor_map || param.kind == KParam::Kind::buffer) continue;
     uint64_t value = word(p);
-    if (param.kind == KParam::Kind::buffer) {
-      if (param.number >= tensors.size()) throw Error("a print or fault buffer: not simulated here");
-    } else if (param.kind == KParam::Kind::scalar) {
+    if (param.kind == KParam::Kind::scalar) {
       scalars.resize(std::max(scalars.size(), param.number + 1));
       scalars[param.number] = param.dtype == DType::f64 ? std::bit_cast<double>(value)
                               : isFloat(param.dtype)    ? double(std::bit_cast<float>(uint32_t(value)))

@@ -26,9 +26,9 @@ void simulate(const KernelFunction& f, const std::vector<SimTensor>& tensors, co
 
 // Runs `f` as a driver launch passed it (the fake drivers' kernels): `word(p)` is parameter p's
 // first 8 bytes (a buffer's device address, a size, stride or scalar; a float's 4 in the low
-// half), `tensors` the launch's tensor arguments, at device `addresses` (by tensor). Throws
-// Error where a size or stride parameter is not its tensor's, or for a print or fault buffer
-// (not simulated here).
+// half), `tensors` the launch's tensor arguments, at device `addresses` (by tensor); print and
+// fault buffers at the addresses their parameters hold, sized for the grid. Throws Error where
+// a size or stride parameter is not its tensor's.
 void simulateLaunch(const KernelFunction& f, std::span<const TensorArg> tensors, const std::vector<uint64_t>& addresses,
                     const std::function<uint64_t(size_t p)>& word, const std::vector<int64_t>& grid);
 

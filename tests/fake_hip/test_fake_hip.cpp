@@ -306,6 +306,38 @@ TEST_CASE("fake hip: a launch the runtime refuses runs on the CPU, saying why") 
   CHECK(out.values() == expectedAverage(in));
 }
 
+TEST_CASE("fake hip: a kernel's prints and a failed check come back from the device as from the interpreter") {
+  test::ScopedEnv cache("TILEJIT_CACHE", "0");
+  Tensor t = Tensor::zeros({2, 8});
+  t.setItem(13, 7);  // program 1, element [0, 5]: the one the check fails at
+  auto body = [&](Program& p) {
+    Tile x = p.read(t, {1, 8}).at({p.id(0), 0}) + 0.5;
+    p.print("x", x);
+    p.check(x < 1, "x below 1");
+  };
+  const std::vector<int64_t> grid = {2};
+  auto linesOn = [&](const std::string& device, std::string& error) {
+    std::vector<std::string> lines;
+    TracedKernel traced = tj::trace(grid, body, {.name = "fake_hip_print_check"});
+    gLaunching.kernel = *traced.kernel;
+    gLaunching.tensors = {t.launchArg()};
+    try {
+      selectDevice(device).launch(*traced.kernel, {gLaunching.tensors, grid, [&](const std::string& l) { lines.push_back(l); }});
+    } catch (const Error& e) {
+      error = e.what();
+    }
+    return lines;
+  };
+  std::string interpError, hipError;
+  std::vector<std::string> expected = linesOn("interp", interpError), printed = linesOn("hip:0", hipError);
+  CHECK(printed == expected);
+  CHECK(printed.size() == 2);
+  CHECK_MESSAGE(hipError.find("'x below 1' is false in program (1) at element [0, 5] of kernel 'fake_hip_print_check' on hip") !=
+                    std::string::npos,
+                hipError, " / ", gLaunching.failure);
+  CHECK(interpError.find("'x below 1' is false in program (1) at element [0, 5]") != std::string::npos);
+}
+
 TEST_CASE("fake hip: the f16 and bf16 gemm sample kernels on MFMA (gfx942) and WMMA (gfx1100): the interpreter's results") {
   test::ScopedEnv cache("TILEJIT_CACHE", "0");
   const int64_t m = 70, n = 72, k = 40;  // rows of 16-byte vectors, not multiples of the blocks
