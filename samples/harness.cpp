@@ -53,7 +53,7 @@ void Report::compare(const Tensor& got, const std::vector<double>& ref, double t
 SampleCli::SampleCli(std::string sample, const std::string& description)
     : app(description, sample), sample_(std::move(sample)) {
   app.add_option("--device", device_,
-                 "cpu, interp, vulkan[:N] or cuda[:N] (default: $TILEJIT_DEVICE or the best device)");
+                 "cpu, interp, vulkan[:N], cuda[:N] or hip[:N] (default: $TILEJIT_DEVICE or the best device)");
   app.add_flag("--check", check_, "compare with a float64 reference; exit 1 on mismatch");
   app.add_option("--repeat", repeat_, "run N times; ms is the median of the runs after the first")
       ->check(CLI::PositiveNumber);
