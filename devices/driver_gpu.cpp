@@ -75,7 +75,8 @@ struct DriverContext::Binding {
 namespace {
 
 // A tensor storage's copy in device memory (Tensor::on). Any thread may move its bytes or
-// free it, so each call makes its context current first.
+// free it, so each call makes its context current first. The context outlives it: devices
+// are never destroyed (deviceNamed).
 class DriverCopy final : public DeviceCopy {
  public:
   DriverCopy(const void* owner, DriverContext& context, std::unique_ptr<DeviceBuffer> memory)

@@ -18,9 +18,12 @@ namespace {
 // covers ir/, layout/, lower/ and jit/, not devices/).
 constexpr uint32_t kFormat = 1;
 
+// HIP may keep reading the image it loaded a module from (clr keeps a plain code object by
+// reference; ROCr records it by host address for debuggers and profilers): the module owns it.
 struct HipModule final : DriverModule {
-  explicit HipModule(const DriverBinary& b) : module(b.image, b.entry) {}
-  Module module;
+  explicit HipModule(const DriverBinary& b) : image(b.image), module(image, b.entry) {}
+  std::vector<char> image;
+  Module module;  // declared after the image: unloaded before it is freed
 };
 
 // A HIP device once set up; code objects are its images.

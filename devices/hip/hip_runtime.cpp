@@ -68,18 +68,22 @@ class Runtime {
       if (r != hipSuccess) throw Error(errorText(r, call));
     };
     need(fn_.hipInit(0), "hipInit");
+    initialized_ = true;
     need(fn_.hipRuntimeGetVersion(&st_.runtimeVersion), "hipRuntimeGetVersion");
     need(fn_.hipGetDeviceCount(&st_.devices), "hipGetDeviceCount");
     if (st_.devices <= 0) throw Error(fmt::format("{} reports no devices", library));
   }
 
+  // A runtime that hipInit started (its threads, its exit handlers) stays loaded.
   void close() {
-    if (lib_) dlclose(lib_);
+    if (lib_ && !initialized_) dlclose(lib_);
     lib_ = nullptr;
     fn_ = {};
+    initialized_ = false;
   }
 
   void* lib_ = nullptr;
+  bool initialized_ = false;
   Functions fn_;
   Status st_;
 };
@@ -88,8 +92,8 @@ const Runtime& runtime() {
   static const Runtime* r = [] {
     const char* env = std::getenv("TILEJIT_LIBHIP");
     std::vector<std::string> names = env && *env ? std::vector<std::string>{env}
-                                                 : std::vector<std::string>{"libamdhip64.so", "libamdhip64.so.6",
-                                                                            "libamdhip64.so.5"};
+                                                 : std::vector<std::string>{"libamdhip64.so", "libamdhip64.so.7",
+                                                                            "libamdhip64.so.6", "libamdhip64.so.5"};
     return new Runtime(names);  // never destroyed: modules and memory outlive statics
   }();
   return *r;

@@ -39,7 +39,7 @@ struct Status {
   int devices = 0;
 };
 
-// The runtime, loaded once per process: $TILEJIT_LIBHIP, else libamdhip64.so, .so.6, .so.5.
+// The runtime, loaded once per process: $TILEJIT_LIBHIP, else libamdhip64.so, .so.7, .so.6, .so.5.
 const Status& status();
 // The process's entry points; throws Unsupported(status().reason) when unavailable.
 const Functions& functions();

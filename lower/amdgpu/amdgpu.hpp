@@ -10,8 +10,8 @@
 
 namespace tj::amdgpu {
 
-// The layout target (layout/infer_layouts) whose kernels an arch runs: "gfx942" (MFMA 32x32x8,
-// wave64) for CDNA 2 and 3 (gfx90a, gfx940-gfx942), "gfx1100" (WMMA, wave32) for RDNA 3 and 3.5
+// The layout target (layout/infer_layouts) whose kernels an arch runs: "gfx942" (MFMA 32x32x8
+// and 16x16x16, wave64) for CDNA 2 and 3 (gfx90a, gfx940-gfx942), "gfx1100" (WMMA, wave32) for RDNA 3 and 3.5
 // (gfx1100-gfx1103, gfx1150, gfx1151). Throws Unsupported("amdgpu: unsupported: ...") for another.
 std::string layoutTargetName(const std::string& arch);
 // The wave size of an AMD target's kernels: 64 on CDNA (gfx9), 32 on RDNA (gfx10 and later).

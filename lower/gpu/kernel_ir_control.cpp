@@ -21,7 +21,9 @@ void Lowering::fold(const ir::Op& op) {
   operands.insert(operands.end(), inits.begin(), inits.end());
   const ir::Block& body = op.regions.at(0);
   int64_t stages = std::min(options_.maxStages, op.has(ir::attr::stages) ? op.get(ir::attr::stages) : t_.defaultStages);
-  if (!t_.asyncCopy) stages = std::min<int64_t>(stages, 2);  // registers hold one iteration's loads
+  // Registers hold one iteration's loads. After the fold the rings' bytes are reused: every
+  // later user of workgroup memory begins with a barrier.
+  if (!t_.asyncCopy) stages = std::min<int64_t>(stages, 2);
   int64_t floor = sharedFloor_;
   FoldBarriers outer = std::exchange(tma_, {});
   std::vector<StagedLoad> outerLoads = std::exchange(stagedLoads_, {});

@@ -5,7 +5,8 @@
 // checks what the real runtime would reject: unknown pointers and handles, copies past an
 // allocation, an image that is not an AMDGPU code object (a shared ELF) for the current
 // device's processor, a kernel without its descriptor (<name>.kd), `extra` instead of
-// kernelParams, workgroups past 1024 threads.
+// kernelParams, workgroups past 1024 threads, a module's image freed or changed before its
+// launches (read again at each one: freed, ASan reports it).
 #include <elf.h>
 
 #include <chrono>
@@ -14,6 +15,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,8 +41,9 @@ constexpr FakeDevice kDevices[] = {
 };
 constexpr int kDeviceCount = int(std::size(kDevices));
 
-// A loaded code object's kernel: its name and kernel descriptor's facts.
+// A loaded code object's kernel: its module, name and kernel descriptor's facts.
 struct Function {
+  hipModule_t module;
   std::string name;
   uint32_t ldsBytes, kernargBytes;
 };
@@ -51,7 +54,9 @@ struct Fake {
   TjFakeHipKernel kernel = nullptr;
   int current = 0;
   std::map<uintptr_t, size_t> allocations;             // by address: bytes
-  std::map<hipModule_t, std::vector<char>> modules;    // the code object's bytes
+  // Each module's code object: its bytes, and where the caller keeps it, which the runtime may
+  // read again (clr keeps a plain code object by reference), as launches here do.
+  std::map<hipModule_t, std::pair<std::vector<char>, const void*>> modules;
   std::map<hipFunction_t, Function> functions;
   std::map<hipEvent_t, double> events;  // by event: when it was last recorded (ms), or -1
   uintptr_t nextHandle = 0x1000;
@@ -75,24 +80,34 @@ bool inAllocation(const Fake& f, const void* address, size_t bytes) {
   return uintptr_t(address) + bytes <= it->first + it->second;
 }
 
+// Whether [offset, offset + length) lies within `size` bytes (no overflow).
+bool within(uint64_t offset, uint64_t length, uint64_t size) { return offset <= size && length <= size - offset; }
+
+constexpr uint64_t kMaxImage = uint64_t{64} << 20;
+
 // The bytes of a 64-bit little-endian AMDGPU shared ELF for processor `mach` (hipModuleLoadData
-// takes no size: the section header table, which LLD writes last, ends it); empty for another.
+// takes no size: the section header table, which LLD writes last, ends it); empty for another,
+// or for a header whose table lies past 64 MiB.
 std::vector<char> codeObject(const void* image, unsigned mach) {
   Elf64_Ehdr h;
   std::memcpy(&h, image, sizeof h);
   if (std::memcmp(h.e_ident, ELFMAG, SELFMAG) != 0 || h.e_ident[EI_CLASS] != ELFCLASS64 || h.e_machine != 224 ||
-      h.e_type != ET_DYN || h.e_shentsize != sizeof(Elf64_Shdr) || (h.e_flags & 0xff) != mach)
+      h.e_type != ET_DYN || h.e_ehsize != sizeof h || h.e_shentsize != sizeof(Elf64_Shdr) || h.e_shnum == 0 ||
+      (h.e_flags & 0xff) != mach || h.e_shoff < sizeof h || !within(h.e_shoff, uint64_t(h.e_shnum) * sizeof(Elf64_Shdr), kMaxImage))
     return {};
-  size_t end = h.e_shoff + size_t(h.e_shnum) * sizeof(Elf64_Shdr);
   const char* bytes = static_cast<const char*>(image);
-  return {bytes, bytes + end};
+  return {bytes, bytes + h.e_shoff + size_t(h.e_shnum) * sizeof(Elf64_Shdr)};
 }
 
-const Elf64_Shdr* section(const std::vector<char>& elf, size_t index) {
+// Section header `index` of a code object codeObject() accepted, when its bytes lie in it.
+std::optional<Elf64_Shdr> section(const std::vector<char>& elf, size_t index) {
   Elf64_Ehdr h;
   std::memcpy(&h, elf.data(), sizeof h);
-  if (index >= h.e_shnum) return nullptr;
-  return reinterpret_cast<const Elf64_Shdr*>(elf.data() + h.e_shoff + index * sizeof(Elf64_Shdr));
+  if (index >= h.e_shnum) return std::nullopt;
+  Elf64_Shdr s;
+  std::memcpy(&s, elf.data() + h.e_shoff + index * sizeof s, sizeof s);
+  if (s.sh_type != SHT_NOBITS && !within(s.sh_offset, s.sh_size, elf.size())) return std::nullopt;
+  return s;
 }
 
 // The kernel descriptor of `kernel` (the symbol <kernel>.kd, 64 bytes) in the code object;
@@ -100,20 +115,25 @@ const Elf64_Shdr* section(const std::vector<char>& elf, size_t index) {
 bool kernelDescriptor(const std::vector<char>& elf, const std::string& kernel, Function& f) {
   Elf64_Ehdr h;
   std::memcpy(&h, elf.data(), sizeof h);
-  for (size_t s = 0; s < h.e_shnum; ++s) {
-    const Elf64_Shdr* symbols = section(elf, s);
-    if (symbols->sh_type != SHT_DYNSYM && symbols->sh_type != SHT_SYMTAB) continue;
-    const Elf64_Shdr* strings = section(elf, symbols->sh_link);
-    if (!strings) return false;
-    for (size_t at = symbols->sh_offset; at + sizeof(Elf64_Sym) <= symbols->sh_offset + symbols->sh_size;
-         at += sizeof(Elf64_Sym)) {
+  const std::string wanted = kernel + ".kd";
+  for (size_t index = 0; index < h.e_shnum; ++index) {
+    std::optional<Elf64_Shdr> symbols = section(elf, index);
+    if (!symbols || (symbols->sh_type != SHT_DYNSYM && symbols->sh_type != SHT_SYMTAB)) continue;
+    std::optional<Elf64_Shdr> strings = section(elf, symbols->sh_link);
+    if (!strings || strings->sh_type != SHT_STRTAB) continue;
+    for (uint64_t at = 0; at + sizeof(Elf64_Sym) <= symbols->sh_size; at += sizeof(Elf64_Sym)) {
       Elf64_Sym sym;
-      std::memcpy(&sym, elf.data() + at, sizeof sym);
-      if (elf.data() + strings->sh_offset + sym.st_name != kernel + ".kd" || sym.st_size != 64) continue;
-      const Elf64_Shdr* home = section(elf, sym.st_shndx);
-      if (!home || sym.st_value < home->sh_addr || sym.st_value + 64 > home->sh_addr + home->sh_size) return false;
+      std::memcpy(&sym, elf.data() + symbols->sh_offset + at, sizeof sym);
+      if (sym.st_name >= strings->sh_size || sym.st_size != 64) continue;
+      const char* name = elf.data() + strings->sh_offset + sym.st_name;
+      size_t room = size_t(strings->sh_size - sym.st_name);
+      if (!std::memchr(name, 0, room) || name != wanted) continue;
+      std::optional<Elf64_Shdr> home = section(elf, sym.st_shndx);
+      if (!home || home->sh_type == SHT_NOBITS || sym.st_value < home->sh_addr ||
+          !within(sym.st_value - home->sh_addr, 64, home->sh_size))
+        return false;
       const char* kd = elf.data() + home->sh_offset + (sym.st_value - home->sh_addr);
-      std::memcpy(&f.ldsBytes, kd, 4);  // group_segment_fixed_size
+      std::memcpy(&f.ldsBytes, kd, 4);      // group_segment_fixed_size
       std::memcpy(&f.kernargBytes, kd + 8, 4);  // kernarg_size
       f.name = kernel;
       return true;
@@ -240,26 +260,27 @@ hipError_t hipMemset(void* destination, int value, size_t bytes) {
 hipError_t hipModuleLoadData(hipModule_t* module, const void* image) {
   std::lock_guard lock(fake().mutex);
   std::vector<char> elf = codeObject(image, kDevices[fake().current].mach);
-  if (elf.empty()) {
+  if (elf.empty()) {  // an AMDGPU code object for another processor, or no code object
     Elf64_Ehdr h;
     std::memcpy(&h, image, sizeof h);
     return std::memcmp(h.e_ident, ELFMAG, SELFMAG) == 0 && h.e_machine == 224 ? kNoBinaryForGpu : kInvalidImage;
   }
   *module = newHandle<hipModule_t>(fake());
-  fake().modules[*module] = std::move(elf);
+  fake().modules[*module] = {std::move(elf), image};
   ++fake().counts.moduleLoads;
   return 0;
 }
 hipError_t hipModuleUnload(hipModule_t module) {
   std::lock_guard lock(fake().mutex);
+  std::erase_if(fake().functions, [&](const auto& f) { return f.second.module == module; });  // its kernels go with it
   return fake().modules.erase(module) ? 0 : kInvalidHandle;
 }
 hipError_t hipModuleGetFunction(hipFunction_t* function, hipModule_t module, const char* name) {
   std::lock_guard lock(fake().mutex);
   auto it = fake().modules.find(module);
   if (it == fake().modules.end()) return kInvalidHandle;
-  Function f;
-  if (!kernelDescriptor(it->second, name, f)) return kNotFound;
+  Function f{.module = module, .name = {}, .ldsBytes = 0, .kernargBytes = 0};
+  if (!kernelDescriptor(it->second.first, name, f)) return kNotFound;
   *function = newHandle<hipFunction_t>(fake());
   fake().functions[*function] = f;
   return 0;
@@ -274,6 +295,8 @@ hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned gridX, unsigned gridY
     auto it = fake().functions.find(f);
     if (it == fake().functions.end()) return kInvalidHandle;
     if (extra || !kernelParams || blockX * blockY * blockZ > 1024 || !gridX || !gridY || !gridZ) return kInvalidValue;
+    const auto& [bytes, image] = fake().modules.at(it->second.module);
+    if (std::memcmp(image, bytes.data(), bytes.size()) != 0) return kInvalidImage;  // the caller's image changed
     ++fake().counts.launches;
     kernel = fake().kernel;
     launch = {fake().current, it->second.name.c_str(), it->second.ldsBytes, it->second.kernargBytes, {gridX, gridY, gridZ}, blockX,
