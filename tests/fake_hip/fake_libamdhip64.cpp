@@ -196,13 +196,20 @@ hipError_t hipDeviceGetName(char* name, int length, hipDevice_t device) {
   std::strncpy(name, kDevices[device].name, size_t(length));
   return 0;
 }
-// ROCm 6's layout: the name at 0, gcnArchName at 1160, 1472 bytes in all.
+// ROCm 6's layout: the name at 0, gcnArchName at 1160, 1472 bytes in all; built as ROCm 5's
+// runtime (TJ_FAKE_HIP_ROCM5), only the unsuffixed function, whose layout puts it at 396 of 792.
+#ifdef TJ_FAKE_HIP_ROCM5
+hipError_t hipGetDeviceProperties(void* properties, int device) {
+  constexpr size_t bytes = 792, archAt = kArchNameOffsetR0000;
+#else
 hipError_t hipGetDevicePropertiesR0600(void* properties, int device) {
+  constexpr size_t bytes = 1472, archAt = kArchNameOffsetR0600;
+#endif
   if (device < 0 || device >= kDeviceCount) return kInvalidDevice;
-  auto* bytes = static_cast<char*>(properties);
-  std::memset(bytes, 0, 1472);
-  std::strncpy(bytes, kDevices[device].name, 256);
-  std::strncpy(bytes + kArchNameOffsetR0600, kDevices[device].targetId, kArchNameBytes);
+  auto* out = static_cast<char*>(properties);
+  std::memset(out, 0, bytes);
+  std::strncpy(out, kDevices[device].name, 256);
+  std::strncpy(out + archAt, kDevices[device].targetId, kArchNameBytes);
   return 0;
 }
 hipError_t hipDeviceGetAttribute(int* value, hipDeviceAttribute_t attribute, int device) {
