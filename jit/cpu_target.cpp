@@ -18,11 +18,13 @@ namespace tj::jit {
 
 namespace {
 
-// The features that change what code the lowering and LLVM can emit; the
-// rest are implied by the CPU name or irrelevant to kernels.
+// The features that change what code the lowering and LLVM can emit (LLVM forms VNNI's
+// vpdpwssd from pmaddwd sums by itself); the rest are implied by the CPU name or irrelevant
+// to kernels. A VM may hide some of a CPU's features, so the name alone does not key them.
 constexpr const char* kCodegenFeatures[] = {
-    "sse4.2",     "avx",        "avx2",     "fma",      "avx512f",  "avx512bw", "avx512vl", "avx512dq",
-    "avx512bf16", "avx512fp16", "amx-tile", "amx-int8", "amx-bf16", "neon",     "sve",
+    "sse4.2",     "avx",        "avx2",     "fma",      "avx512f",  "avx512bw", "avx512vl",
+    "avx512dq",   "avx512vnni", "avxvnni",  "avx512bf16", "avx512fp16", "amx-tile", "amx-int8",
+    "amx-bf16",   "neon",     "sve",
 };
 
 CpuTarget detectHost() {

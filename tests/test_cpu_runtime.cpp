@@ -281,6 +281,11 @@ TEST_CASE("cpu jit: a hand-written LLVM kernel compiles, links libm and runs thr
   const jit::CpuTarget& target = jit::hostTarget();
   CHECK(target.deviceFeatures.starts_with("cpu-"));
   CHECK(target.deviceFeatures.find(target.cpu) != std::string::npos);
+  // Kernels cached on one host load on another only with the same dot-product instructions.
+  for (const char* feature : {"avx2", "fma", "avx512f", "avx512vnni", "avxvnni", "avx512bf16", "amx-int8", "amx-bf16"}) {
+    CAPTURE(feature);
+    CHECK((target.deviceFeatures.find(std::string("+") + feature) != std::string::npos) == target.hasFeature(feature));
+  }
   jit::ObjectCode code = cputest::compileIds(cputest::idsKernel(), "tj_test_ids");
   CHECK_FALSE(code.bytes.empty());
   cpu::KernelEntry entry = jit::loadKernel(code.bytes, "tj_test_ids");
