@@ -48,6 +48,12 @@ DriverBinary decodeDriverBinary(std::span<const char> bytes, const char* what, u
   return b;
 }
 
+std::string vectorFactsText(const std::vector<bool>& vectorTensors) {
+  std::string facts;
+  for (bool vector : vectorTensors) facts += vector ? '1' : '0';
+  return facts;
+}
+
 size_t parameterBytes(const gpu::KParam& p) {
   if (p.kind == gpu::KParam::Kind::tensor_map) return 128;
   return p.kind == gpu::KParam::Kind::scalar && isFloat(p.dtype) && p.dtype != DType::f64 ? 4 : 8;
@@ -178,11 +184,7 @@ std::array<std::byte, 128> DriverContext::encodeTensorMap(const gpu::KParam& map
   throw InternalError(kind_, "tensor map " + map.name + " on a device without tensor maps");
 }
 
-std::string DriverContext::launchFacts(const LaunchArgs& args) const {
-  std::string facts;
-  for (bool vector : vectorFacts(args)) facts += vector ? '1' : '0';
-  return facts;
-}
+std::string DriverContext::launchFacts(const LaunchArgs& args) const { return vectorFactsText(vectorFacts(args)); }
 
 // A launch copies each tensor's bytes to the start of a device allocation (bind), which the
 // drivers align to 256 bytes; a device copy's view starts at its offset there.
@@ -229,7 +231,9 @@ DriverBinary DriverContext::compileKernel(const ir::Kernel& kernel, const std::v
   if (f.workgroupSize > limits_.maxThreadsPerBlock)
     unsupported(fmt::format("{} threads per block, more than the device's {}", f.workgroupSize,
                             limits_.maxThreadsPerBlock));
-  DriverBinary b = compile(f);
+  Image image = compile(f);
+  DriverBinary b{.params = f.params, .prints = f.prints, .faultParam = f.faultParam, .workgroupSize = f.workgroupSize,
+                 .sharedBytes = f.sharedBytes(), .entry = std::move(image.entry), .image = std::move(image.bytes)};
   for (gpu::KParam& p : b.params) p.name.clear();
   return b;
 }

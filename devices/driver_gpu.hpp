@@ -45,6 +45,9 @@ std::vector<char> encodeDriverBinary(const DriverBinary& binary, uint32_t format
 // in `format`.
 DriverBinary decodeDriverBinary(std::span<const char> bytes, const char* what, uint32_t format);
 
+// Launch facts as keys write them: one '1' (16-byte accesses allowed) or '0' per tensor.
+std::string vectorFactsText(const std::vector<bool>& vectorTensors);
+
 // The bytes a driver passes for a parameter, as lower/llvm_gpu declares it: 128 for a tensor
 // map (a CUtensorMap), 4 for a float scalar other than f64 (a float), else 8 (a pointer, an
 // i64 or a double).
@@ -129,6 +132,16 @@ class DriverContext : public GpuContext {
     int64_t maxThreadsPerBlock = 1024;
     int64_t maxGrid[3] = {1, 1, 1};
   };
+  // A driver's device facts (maxThreadsPerBlock, maxGrid[3]) as Limits.
+  template <class DeviceInfo>
+  static Limits limitsOf(const DeviceInfo& d) {
+    return {.maxThreadsPerBlock = d.maxThreadsPerBlock, .maxGrid = {d.maxGrid[0], d.maxGrid[1], d.maxGrid[2]}};
+  }
+  // What a backend's compiler makes of a kernel: its image and the kernel's name in it.
+  struct Image {
+    std::string entry;
+    std::vector<char> bytes;
+  };
   // `kind` names the device in messages ("cuda", "hip"); images are cached under `cacheDir`.
   DriverContext(std::string kind, layout::Target target, Limits limits, std::filesystem::path cacheDir);
 
@@ -141,7 +154,7 @@ class DriverContext : public GpuContext {
   virtual std::vector<char> encode(const DriverBinary& binary) const = 0;
   virtual DriverBinary decode(std::span<const char> bytes) const = 0;
   // `f`'s image, compiled for this device: throws Unsupported for what it cannot run.
-  virtual DriverBinary compile(const gpu::KernelFunction& f) = 0;
+  virtual Image compile(const gpu::KernelFunction& f) = 0;
   // The binary's image loaded into the driver (its workgroup memory opted into where needed).
   virtual std::unique_ptr<DriverModule> loadModule(const DriverBinary& binary) = 0;
   // Starts `module`'s kernel on `grid` with one pointer per parameter.

@@ -9,9 +9,9 @@
 #include <ranges>
 #include <set>
 #include <functional>
-#include <numeric>
 #include <limits>
 
+#include "devices/print_buffers.hpp"
 #include "ir/error.hpp"
 #include "layout/layout.hpp"
 
@@ -845,8 +845,7 @@ void simulateLaunch(const KernelFunction& f, std::span<const TensorArg> tensors,
     if (param.number != simulated.size()) throw Error("buffer parameter " + param.name + " out of order");
     auto print = std::ranges::find(f.prints, p, &KPrint::param);
     int64_t elements = print == f.prints.end() ? kFaultWords
-                                               : programs * std::accumulate(print->shape.begin(), print->shape.end(),
-                                                                            int64_t{1}, std::multiplies<>());
+                                               : int64_t(printBufferBytes(*print, programs)) / dtypeBytes(param.dtype);
     simulated.push_back({reinterpret_cast<void*>(uintptr_t(word(p))), param.dtype, {elements}, {1}});
   }
   std::vector<double> scalars;

@@ -19,12 +19,10 @@ DriverBinary decodeCubinBinary(std::span<const char> bytes) { return decodeDrive
 
 jit::ArtifactKey cubinKey(uint64_t irHash, const DeviceInfo& d, const layout::Target& t,
                        const std::vector<bool>& vectorTensors) {
-  std::string facts;
-  for (bool v : vectorTensors) facts += v ? '1' : '0';
   std::string device = fmt::format("cuda-{}-{}-sms{}-driver{}", d.name, d.arch(), d.multiprocessors, d.driverVersion);
   std::string options = fmt::format("ptx target={} warps={} threads={} shared={} loops={} budget={} tma={} vector={}",
                                     t.name, t.warpsPerProgram, t.maxWorkgroupThreads, t.sharedBytes,
-                                    t.loopIterationLimit, t.codeBudget, t.tma, facts);
+                                    t.loopIterationLimit, t.codeBudget, t.tma, vectorFactsText(vectorTensors));
   return {jit::ArtifactKind::cubin, irHash, device, options};
 }
 

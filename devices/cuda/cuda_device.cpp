@@ -135,10 +135,6 @@ class Context final : public DriverContext {
   Context(const DeviceInfo& info, std::filesystem::path cacheDir)
       : DriverContext("cuda", targetFor(info), limitsOf(info), std::move(cacheDir)), info_(info),
         context_(primaryContext(info.device)) {}
-  static Limits limitsOf(const DeviceInfo& info) {
-    return {.maxThreadsPerBlock = info.maxThreadsPerBlock, .maxGrid = {info.maxGrid[0], info.maxGrid[1], info.maxGrid[2]}};
-  }
-
   std::unique_ptr<DeviceBuffer> allocate(size_t bytes) override { return std::make_unique<DeviceBufferOf<DeviceMemory>>(bytes); }
   jit::ArtifactKey imageKey(uint64_t irHash, const std::vector<bool>& vectorTensors) const override {
     return cubinKey(irHash, info_, target(), vectorTensors);
@@ -147,10 +143,9 @@ class Context final : public DriverContext {
   DriverBinary decode(std::span<const char> bytes) const override { return decodeCubinBinary(bytes); }
 
   // Prints PTX and links it into a cubin.
-  DriverBinary compile(const gpu::KernelFunction& f) override {
+  Image compile(const gpu::KernelFunction& f) override {
     std::string ptx = ptx::printPtx(f, info_.arch());
-    return {.params = f.params, .prints = f.prints, .faultParam = f.faultParam, .workgroupSize = f.workgroupSize,
-            .sharedBytes = f.sharedBytes(), .entry = ptxEntryName(ptx), .image = linkPtx(ptx)};
+    return {ptxEntryName(ptx), linkPtx(ptx)};
   }
 
   // Opts in to a dynamic shared array's size (the layout target allows up to the device's

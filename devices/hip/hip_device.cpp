@@ -37,10 +37,6 @@ class Context final : public DriverContext {
   void makeCurrentQuietly() noexcept override { functions().hipSetDevice(int(info_.index)); }
 
  private:
-  static Limits limitsOf(const DeviceInfo& info) {
-    return {.maxThreadsPerBlock = info.maxThreadsPerBlock, .maxGrid = {info.maxGrid[0], info.maxGrid[1], info.maxGrid[2]}};
-  }
-
   std::unique_ptr<DeviceBuffer> allocate(size_t bytes) override { return std::make_unique<DeviceBufferOf<DeviceMemory>>(bytes); }
   jit::ArtifactKey imageKey(uint64_t irHash, const std::vector<bool>& vectorTensors) const override {
     return codeObjectKey(irHash, info_, target(), vectorTensors);
@@ -49,10 +45,8 @@ class Context final : public DriverContext {
   DriverBinary decode(std::span<const char> bytes) const override { return decodeCodeObjectBinary(bytes); }
 
   // Compiled by LLVM's AMDGPU backend for the device's processor and linked by LLD.
-  DriverBinary compile(const gpu::KernelFunction& f) override {
-    return {.params = f.params, .prints = f.prints, .faultParam = f.faultParam, .workgroupSize = f.workgroupSize,
-            .sharedBytes = f.sharedBytes(), .entry = llvmgpu::entryName(f.name),
-            .image = amdgpu::compileCodeObject(f, info_.arch())};
+  Image compile(const gpu::KernelFunction& f) override {
+    return {llvmgpu::entryName(f.name), amdgpu::compileCodeObject(f, info_.arch())};
   }
   std::unique_ptr<DriverModule> loadModule(const DriverBinary& b) override { return std::make_unique<HipModule>(b); }
 
@@ -85,13 +79,11 @@ layout::Target targetFor(const DeviceInfo& d) {
 
 jit::ArtifactKey codeObjectKey(uint64_t irHash, const DeviceInfo& d, const layout::Target& t,
                                const std::vector<bool>& vectorTensors) {
-  std::string facts;
-  for (bool v : vectorTensors) facts += v ? '1' : '0';
   std::string device = fmt::format("hip-{}-{}-wave{}-cus{}-runtime{}", d.name, d.targetId, d.warpSize,
                                    d.multiprocessors, d.runtimeVersion);
   std::string options = fmt::format("amdgpu target={} arch={} warps={} threads={} shared={} loops={} budget={} vector={}",
                                     t.name, d.arch(), t.warpsPerProgram, t.maxWorkgroupThreads, t.sharedBytes,
-                                    t.loopIterationLimit, t.codeBudget, facts);
+                                    t.loopIterationLimit, t.codeBudget, vectorFactsText(vectorTensors));
   return {jit::ArtifactKind::codeObject, irHash, device, options};
 }
 

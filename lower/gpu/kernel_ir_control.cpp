@@ -76,7 +76,7 @@ void Lowering::fold(const ir::Op& op) {
 }
 
 bool Lowering::copiesIn(const std::vector<ir::ValueId>& ahead) const {
-  return std::ranges::any_of(ahead, [&](ir::ValueId v) { return !readAhead_.at(v).tma && !readAhead_.at(v).viaRegisters; });
+  return t_.asyncCopy && std::ranges::any_of(ahead, [&](ir::ValueId v) { return !readAhead_.at(v).tma; });
 }
 
 bool Lowering::allTma(const std::vector<ir::ValueId>& ahead) const {
@@ -236,8 +236,7 @@ auto Lowering::giveRings(const ir::Op& fold, int64_t stages) -> std::vector<ir::
     }
     sharedFloor_ = f_.shared[size_t(ring)].offset + stages * stageBytes;
     readAhead_.emplace(v, ReadAhead{load, c.views, c.offsetOps, at, storeAt, vec, stageBytes / dtypeBytes(dt),
-                                    {ring, loadAt, matrixLoad(loadAt, dt, ring)}, asyncProxy, tma,
-                                    !tma && !t_.asyncCopy});
+                                    {ring, loadAt, matrixLoad(loadAt, dt, ring)}, asyncProxy, tma});
     readAheadViews_.insert(c.views.begin(), c.views.end());
     given.push_back(v);
   }
@@ -284,7 +283,7 @@ void Lowering::issueReadAhead(const ir::Block& body, const std::vector<ir::Value
     Reg base = stageOffset(r, stage);
     for (int64_t reg = 0; reg < registerCount(r.at); reg += r.vec) {
       auto [addr, pred] = blockAddress(*r.load, tensor, coords(r.at, reg));
-      if (r.viaRegisters) {
+      if (!t_.asyncCopy) {  // registerStaging
         stagedLoads_.push_back({v, reg, loadGlobal(*r.load, addr, b_.binary("and", pred, live), r.vec), base});
         continue;
       }

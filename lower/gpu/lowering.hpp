@@ -511,8 +511,8 @@ class Lowering {
     int64_t vec, stageElements;
     Staged staged;  // the dot's view of the ring; base: the current iteration's stage
     bool asyncProxy;  // wgmma reads it
-    std::optional<TmaBoxes> tma;  // else copies of vec elements: cp.async's, or through registers
-    bool viaRegisters;            // loads into registers, stored into the stage later (registerStaging)
+    std::optional<TmaBoxes> tma;  // else copies of vec elements: cp.async's, or, without them,
+                                  // loads into registers stored into the stage later (registerStaging)
   };
   // vec elements of register `reg` of ring `ring`'s operand, loaded for a later iteration, to be
   // stored at the stage starting at element `base`.
@@ -524,7 +524,7 @@ class Lowering {
   };
 
   // The fold's read-ahead candidates (planReadAhead) given rings of `stages` buffers below a
-  // raised allocation floor, those whose copies are 4, 8 or 16 bytes.
+  // raised allocation floor; with cp.async, those whose copies are 4, 8 or 16 bytes.
   std::vector<ir::ValueId> giveRings(const ir::Op& fold, int64_t stages);
   bool copiesIn(const std::vector<ir::ValueId>& ahead) const;  // whether a ring of them is filled by cp.async
   bool allTma(const std::vector<ir::ValueId>& ahead) const;    // whether every ring of them is filled by TMA

@@ -9,7 +9,6 @@
 // The tjFakeCuda* functions (fake_cuda.hpp) let a test count calls, act as the kernel and
 // have device names come without their NUL.
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -21,6 +20,7 @@
 
 #include "devices/cuda/cuda_api.hpp"
 #include "tests/fake_cuda/fake_cuda.hpp"
+#include "tests/fake_driver.hpp"
 
 using namespace tj::cuda;
 
@@ -39,14 +39,14 @@ struct Fake {
   TjFakeCudaCounts counts{};
   TjFakeCudaKernel kernel = nullptr;
   bool unterminatedName = false;  // cuDeviceGetName fills the whole buffer, without a NUL
-  std::map<CUdeviceptr, size_t> allocations;  // by address: bytes
+  tj::fake::Memory memory;
+  tj::fake::Handles handles;
   std::map<CUmodule, std::string> modules;    // PTX by module
   std::map<CUfunction, std::pair<std::string, std::string>> functions;  // (PTX, entry) by function
   std::map<CUfunction, std::vector<ParamDecl>> params;  // the entry's parameters, by function
   std::map<CUfunction, int> dynamicShared;  // the opted-in dynamic shared memory, by function
   std::map<CUlinkState, std::string> links;   // the PTX added, then the cubin
-  std::map<CUevent, double> events;           // by event: when it was last recorded (ms), or -1
-  uintptr_t nextHandle = 0x1000;
+  tj::fake::Events<CUevent> events;
 };
 
 Fake& fake() {
@@ -54,19 +54,7 @@ Fake& fake() {
   return f;
 }
 
-template <class Handle>
-Handle newHandle(Fake& f) {
-  f.nextHandle += 16;
-  return reinterpret_cast<Handle>(f.nextHandle);
-}
-
-// Whether [address, address + bytes) lies in one allocation.
-bool inAllocation(const Fake& f, CUdeviceptr address, size_t bytes) {
-  auto it = f.allocations.upper_bound(address);
-  if (it == f.allocations.begin()) return false;
-  --it;
-  return address + bytes <= it->first + it->second;
-}
+void* at(CUdeviceptr address) { return reinterpret_cast<void*>(uintptr_t(address)); }
 
 // One `.param` declaration: `.param .u64 x` (8 bytes), `.param .f32 x` (4),
 // `.param .u64 .ptr .global .align 1 x` (8: that `.align` is the pointee's), `.param .align 64
@@ -193,44 +181,41 @@ CUresult cuCtxSynchronize() { return CUDA_SUCCESS; }
 
 CUresult cuMemAlloc_v2(CUdeviceptr* pointer, size_t bytes) {
   if (!bytes) return kInvalidValue;
-  void* p = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
-  if (!p) return 2;  // CUDA_ERROR_OUT_OF_MEMORY
   std::lock_guard lock(fake().mutex);
+  void* p = fake().memory.allocate(bytes);
+  if (!p) return 2;  // CUDA_ERROR_OUT_OF_MEMORY
   *pointer = CUdeviceptr(uintptr_t(p));
-  fake().allocations[*pointer] = bytes;
   ++fake().counts.allocations;
   return CUDA_SUCCESS;
 }
 CUresult cuMemFree_v2(CUdeviceptr pointer) {
   std::lock_guard lock(fake().mutex);
-  if (!fake().allocations.erase(pointer)) return kInvalidValue;
-  std::free(reinterpret_cast<void*>(uintptr_t(pointer)));
-  return CUDA_SUCCESS;
+  return fake().memory.release(at(pointer)) ? CUDA_SUCCESS : kInvalidValue;
 }
 CUresult cuMemcpyHtoD_v2(CUdeviceptr destination, const void* source, size_t bytes) {
   std::lock_guard lock(fake().mutex);
-  if (!inAllocation(fake(), destination, bytes)) return kInvalidValue;
-  std::memcpy(reinterpret_cast<void*>(uintptr_t(destination)), source, bytes);
+  if (!fake().memory.holds(at(destination), bytes)) return kInvalidValue;
+  std::memcpy(at(destination), source, bytes);
   ++fake().counts.uploads;
   return CUDA_SUCCESS;
 }
 CUresult cuMemcpyDtoH_v2(void* destination, CUdeviceptr source, size_t bytes) {
   std::lock_guard lock(fake().mutex);
-  if (!inAllocation(fake(), source, bytes)) return kInvalidValue;
-  std::memcpy(destination, reinterpret_cast<const void*>(uintptr_t(source)), bytes);
+  if (!fake().memory.holds(at(source), bytes)) return kInvalidValue;
+  std::memcpy(destination, at(source), bytes);
   ++fake().counts.downloads;
   return CUDA_SUCCESS;
 }
 CUresult cuMemsetD8_v2(CUdeviceptr destination, unsigned char value, size_t count) {
   std::lock_guard lock(fake().mutex);
-  if (!inAllocation(fake(), destination, count)) return kInvalidValue;
-  std::memset(reinterpret_cast<void*>(uintptr_t(destination)), value, count);
+  if (!fake().memory.holds(at(destination), count)) return kInvalidValue;
+  std::memset(at(destination), value, count);
   return CUDA_SUCCESS;
 }
 
 CUresult cuLinkCreate_v2(unsigned, CUjit_option*, void**, CUlinkState* state) {
   std::lock_guard lock(fake().mutex);
-  *state = newHandle<CUlinkState>(fake());
+  *state = fake().handles.next<CUlinkState>();
   fake().links[*state];
   return CUDA_SUCCESS;
 }
@@ -264,7 +249,7 @@ CUresult cuModuleLoadData(CUmodule* module, const void* image) {
   const char* text = static_cast<const char*>(image);
   if (std::strncmp(text, kCubinMarker, sizeof kCubinMarker - 1) != 0) return kInvalidImage;
   std::lock_guard lock(fake().mutex);
-  *module = newHandle<CUmodule>(fake());
+  *module = fake().handles.next<CUmodule>();
   fake().modules[*module] = text + sizeof kCubinMarker - 1;
   ++fake().counts.moduleLoads;
   return CUDA_SUCCESS;
@@ -280,7 +265,7 @@ CUresult cuModuleGetFunction(CUfunction* function, CUmodule module, const char* 
   if (it->second.find(".entry " + std::string(name) + "(") == std::string::npos) return kNotFound;
   std::vector<ParamDecl> params;
   if (!entryParams(it->second, name, params)) return kInvalidImage;  // a parameter the fake cannot size
-  *function = newHandle<CUfunction>(fake());
+  *function = fake().handles.next<CUfunction>();
   fake().functions[*function] = {it->second, name};
   fake().params[*function] = std::move(params);
   return CUDA_SUCCESS;
@@ -370,7 +355,7 @@ CUresult cuTensorMapEncodeTiled(CUtensorMap* tensorMap, CUtensorMapDataType data
   // The NaN fill is for floating-point types only: FLOAT16 and those after it, packed ones aside.
   if (oobFill != CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE && dataType < CU_TENSOR_MAP_DATA_TYPE_FLOAT16) return kInvalidValue;
   std::lock_guard lock(fake().mutex);
-  if (!inAllocation(fake(), CUdeviceptr(uintptr_t(globalAddress)), extent)) return kInvalidValue;
+  if (!fake().memory.holds(globalAddress, extent)) return kInvalidValue;
   TjFakeTensorMap record{};
   record.magic = TjFakeTensorMap::kMagic;
   record.dataType = uint8_t(dataType);
@@ -394,28 +379,22 @@ CUresult cuTensorMapEncodeTiled(CUtensorMap* tensorMap, CUtensorMapDataType data
 
 CUresult cuEventCreate(CUevent* event, unsigned) {
   std::lock_guard lock(fake().mutex);
-  *event = newHandle<CUevent>(fake());
-  fake().events[*event] = -1;
+  *event = fake().events.create(fake().handles);
   return CUDA_SUCCESS;
 }
 CUresult cuEventRecord(CUevent event, CUstream) {
   std::lock_guard lock(fake().mutex);
-  auto it = fake().events.find(event);
-  if (it == fake().events.end()) return kInvalidHandle;
-  it->second = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
-  return CUDA_SUCCESS;
+  return fake().events.record(event) ? CUDA_SUCCESS : kInvalidHandle;
 }
 CUresult cuEventElapsedTime(float* milliseconds, CUevent start, CUevent end) {
   std::lock_guard lock(fake().mutex);
-  auto from = fake().events.find(start), to = fake().events.find(end);
-  if (from == fake().events.end() || to == fake().events.end()) return kInvalidHandle;
-  if (from->second < 0 || to->second < 0) return kInvalidHandle;  // never recorded, as the driver says
-  *milliseconds = float(to->second - from->second);
-  return CUDA_SUCCESS;
+  // An event never recorded is an invalid handle too, as the driver says.
+  return fake().events.elapsed(start, end, *milliseconds) == tj::fake::Events<CUevent>::Status::ok ? CUDA_SUCCESS
+                                                                                                : kInvalidHandle;
 }
 CUresult cuEventDestroy_v2(CUevent event) {
   std::lock_guard lock(fake().mutex);
-  return fake().events.erase(event) ? CUDA_SUCCESS : kInvalidHandle;
+  return fake().events.destroy(event) ? CUDA_SUCCESS : kInvalidHandle;
 }
 
 }  // extern "C"

@@ -9,7 +9,6 @@
 // launches (read again at each one: freed, ASan reports it).
 #include <elf.h>
 
-#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -20,6 +19,7 @@
 #include <vector>
 
 #include "devices/hip/hip_api.hpp"
+#include "tests/fake_driver.hpp"
 #include "tests/fake_hip/fake_hip.hpp"
 
 using namespace tj::hip;
@@ -53,31 +53,18 @@ struct Fake {
   TjFakeHipCounts counts{};
   TjFakeHipKernel kernel = nullptr;
   int current = 0;
-  std::map<uintptr_t, size_t> allocations;             // by address: bytes
+  tj::fake::Memory memory;
+  tj::fake::Handles handles;
   // Each module's code object: its bytes, and where the caller keeps it, which the runtime may
   // read again (clr keeps a plain code object by reference), as launches here do.
   std::map<hipModule_t, std::pair<std::vector<char>, const void*>> modules;
   std::map<hipFunction_t, Function> functions;
-  std::map<hipEvent_t, double> events;  // by event: when it was last recorded (ms), or -1
-  uintptr_t nextHandle = 0x1000;
+  tj::fake::Events<hipEvent_t> events;
 };
 
 Fake& fake() {
   static Fake f;
   return f;
-}
-
-template <class Handle>
-Handle newHandle(Fake& f) {
-  f.nextHandle += 16;
-  return reinterpret_cast<Handle>(f.nextHandle);
-}
-
-bool inAllocation(const Fake& f, const void* address, size_t bytes) {
-  auto it = f.allocations.upper_bound(uintptr_t(address));
-  if (it == f.allocations.begin()) return false;
-  --it;
-  return uintptr_t(address) + bytes <= it->first + it->second;
 }
 
 // Whether [offset, offset + length) lies within `size` bytes (no overflow).
@@ -140,10 +127,6 @@ bool kernelDescriptor(const std::vector<char>& elf, const std::string& kernel, F
     }
   }
   return false;
-}
-
-double nowMs() {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace
@@ -229,37 +212,34 @@ hipError_t hipDeviceGetAttribute(int* value, hipDeviceAttribute_t attribute, int
 
 hipError_t hipMalloc(void** pointer, size_t bytes) {
   if (!bytes) return kInvalidValue;
-  void* p = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
-  if (!p) return 2;  // hipErrorOutOfMemory
   std::lock_guard lock(fake().mutex);
+  void* p = fake().memory.allocate(bytes);
+  if (!p) return 2;  // hipErrorOutOfMemory
   *pointer = p;
-  fake().allocations[uintptr_t(p)] = bytes;
   ++fake().counts.allocations;
   return 0;
 }
 hipError_t hipFree(void* pointer) {
   std::lock_guard lock(fake().mutex);
-  if (!fake().allocations.erase(uintptr_t(pointer))) return kInvalidValue;
-  std::free(pointer);
-  return 0;
+  return fake().memory.release(pointer) ? 0 : kInvalidValue;
 }
 hipError_t hipMemcpyHtoD(hipDeviceptr_t destination, void* source, size_t bytes) {
   std::lock_guard lock(fake().mutex);
-  if (!inAllocation(fake(), destination, bytes)) return kInvalidValue;
+  if (!fake().memory.holds(destination, bytes)) return kInvalidValue;
   std::memcpy(destination, source, bytes);
   ++fake().counts.uploads;
   return 0;
 }
 hipError_t hipMemcpyDtoH(void* destination, hipDeviceptr_t source, size_t bytes) {
   std::lock_guard lock(fake().mutex);
-  if (!inAllocation(fake(), source, bytes)) return kInvalidValue;
+  if (!fake().memory.holds(source, bytes)) return kInvalidValue;
   std::memcpy(destination, source, bytes);
   ++fake().counts.downloads;
   return 0;
 }
 hipError_t hipMemset(void* destination, int value, size_t bytes) {
   std::lock_guard lock(fake().mutex);
-  if (!inAllocation(fake(), destination, bytes)) return kInvalidValue;
+  if (!fake().memory.holds(destination, bytes)) return kInvalidValue;
   std::memset(destination, value, bytes);
   return 0;
 }
@@ -272,7 +252,7 @@ hipError_t hipModuleLoadData(hipModule_t* module, const void* image) {
     std::memcpy(&h, image, sizeof h);
     return std::memcmp(h.e_ident, ELFMAG, SELFMAG) == 0 && h.e_machine == 224 ? kNoBinaryForGpu : kInvalidImage;
   }
-  *module = newHandle<hipModule_t>(fake());
+  *module = fake().handles.next<hipModule_t>();
   fake().modules[*module] = {std::move(elf), image};
   ++fake().counts.moduleLoads;
   return 0;
@@ -288,7 +268,7 @@ hipError_t hipModuleGetFunction(hipFunction_t* function, hipModule_t module, con
   if (it == fake().modules.end()) return kInvalidHandle;
   Function f{.module = module, .name = {}, .ldsBytes = 0, .kernargBytes = 0};
   if (!kernelDescriptor(it->second.first, name, f)) return kNotFound;
-  *function = newHandle<hipFunction_t>(fake());
+  *function = fake().handles.next<hipFunction_t>();
   fake().functions[*function] = f;
   return 0;
 }
@@ -315,28 +295,26 @@ hipError_t hipDeviceSynchronize() { return 0; }
 
 hipError_t hipEventCreate(hipEvent_t* event) {
   std::lock_guard lock(fake().mutex);
-  *event = newHandle<hipEvent_t>(fake());
-  fake().events[*event] = -1;
+  *event = fake().events.create(fake().handles);
   return 0;
 }
 hipError_t hipEventRecord(hipEvent_t event, hipStream_t) {
   std::lock_guard lock(fake().mutex);
-  auto it = fake().events.find(event);
-  if (it == fake().events.end()) return kInvalidHandle;
-  it->second = nowMs();
-  return 0;
+  return fake().events.record(event) ? 0 : kInvalidHandle;
 }
 hipError_t hipEventElapsedTime(float* ms, hipEvent_t start, hipEvent_t end) {
   std::lock_guard lock(fake().mutex);
-  auto a = fake().events.find(start), b = fake().events.find(end);
-  if (a == fake().events.end() || b == fake().events.end()) return kInvalidHandle;
-  if (a->second < 0 || b->second < 0) return 600;  // hipErrorNotReady
-  *ms = float(b->second - a->second);
-  return 0;
+  using Status = tj::fake::Events<hipEvent_t>::Status;
+  switch (fake().events.elapsed(start, end, *ms)) {
+    case Status::ok: return 0;
+    case Status::notRecorded: return 600;  // hipErrorNotReady
+    case Status::unknown: break;
+  }
+  return kInvalidHandle;
 }
 hipError_t hipEventDestroy(hipEvent_t event) {
   std::lock_guard lock(fake().mutex);
-  return fake().events.erase(event) ? 0 : kInvalidHandle;
+  return fake().events.destroy(event) ? 0 : kInvalidHandle;
 }
 
 }  // extern "C"

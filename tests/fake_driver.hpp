@@ -1,0 +1,82 @@
+// What the stand-in drivers (tests/fake_cuda, tests/fake_hip) keep alike: device memory in
+// host memory, opaque handles, and events timed on the host. Not thread-safe: each fake calls
+// these under its own lock.
+#pragma once
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <map>
+
+namespace tj::fake {
+
+// Allocations aligned to 256 bytes, as the drivers align theirs.
+class Memory {
+ public:
+  // Null for zero bytes or where the host has no memory left.
+  void* allocate(size_t bytes) {
+    void* p = bytes ? std::aligned_alloc(256, (bytes + 255) / 256 * 256) : nullptr;
+    if (p) sizes_[uintptr_t(p)] = bytes;
+    return p;
+  }
+  // False for an address no allocation starts at.
+  bool release(void* p) {
+    if (!sizes_.erase(uintptr_t(p))) return false;
+    std::free(p);
+    return true;
+  }
+  // Whether [p, p + bytes) lies in one allocation.
+  bool holds(const void* p, size_t bytes) const {
+    auto it = sizes_.upper_bound(uintptr_t(p));
+    if (it == sizes_.begin()) return false;
+    --it;
+    return uintptr_t(p) + bytes <= it->first + it->second;
+  }
+
+ private:
+  std::map<uintptr_t, size_t> sizes_;  // by address
+};
+
+// Distinct opaque handles of any pointer type.
+class Handles {
+ public:
+  template <class Handle>
+  Handle next() {
+    next_ += 16;
+    return reinterpret_cast<Handle>(next_);
+  }
+
+ private:
+  uintptr_t next_ = 0x1000;
+};
+
+// Events: when each was last recorded on the host's clock.
+template <class Event>
+class Events {
+ public:
+  enum class Status { ok, unknown, notRecorded };
+  Event create(Handles& handles) {
+    Event e = handles.next<Event>();
+    recorded_[e] = -1;
+    return e;
+  }
+  bool record(Event e) {
+    auto it = recorded_.find(e);
+    if (it == recorded_.end()) return false;
+    it->second = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    return true;
+  }
+  Status elapsed(Event start, Event end, float& ms) const {
+    auto from = recorded_.find(start), to = recorded_.find(end);
+    if (from == recorded_.end() || to == recorded_.end()) return Status::unknown;
+    if (from->second < 0 || to->second < 0) return Status::notRecorded;
+    ms = float(to->second - from->second);
+    return Status::ok;
+  }
+  bool destroy(Event e) { return recorded_.erase(e) > 0; }
+
+ private:
+  std::map<Event, double> recorded_;  // ms, or -1 before the first record
+};
+
+}  // namespace tj::fake
