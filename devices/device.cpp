@@ -33,6 +33,8 @@ std::string tensorArgProblem(const ir::TensorParam& p, const TensorArg& t) {
   return "";
 }
 
+bool mayRefuseStores(const TensorArg& t) { return t.readOnly || std::ranges::count(t.strides, 0) > 0; }
+
 std::atomic<int64_t> gUploads{0}, gDownloads{0};
 
 }  // namespace
@@ -62,9 +64,18 @@ void Residency::deviceWrote() {
   hostStale_ = true;
 }
 
+void Residency::publish() {
+  if (home_ == Home::device) toDevice();
+}
+
 TransferCounts transferCounts() { return {gUploads.load(), gDownloads.load()}; }
 
 bool Device::holds(const DeviceCopy&) const { return false; }
+
+std::unique_ptr<DeviceCopy> Device::adopt(uint64_t, size_t, std::string& why) {
+  why = "the " + name() + " device cannot use memory allocated elsewhere";
+  return nullptr;
+}
 
 std::unique_ptr<DeviceCopy> Device::copyOf(size_t, std::string& why) {
   why = "the " + name() + " device computes on host memory";
@@ -121,6 +132,23 @@ void throwGpuFaults(const ir::Kernel& k, std::span<const int32_t> faults, std::s
   }
 }
 
+std::string storedTensorProblem(const ir::Kernel& kernel, std::span<const TensorArg> tensors) {
+  if (std::ranges::none_of(tensors, mayRefuseStores)) return "";  // nearly every launch
+  std::vector<bool> stored = ir::writtenTensors(kernel);
+  for (size_t i = 0; i < tensors.size() && i < stored.size(); ++i) {
+    if (!stored[i]) continue;
+    const TensorArg& t = tensors[i];
+    std::string name = fmt::format("tensor argument {} ('{}')", i, kernel.tensors[i].name);
+    if (t.readOnly) return name + " is read-only (its DLPack producer marked it so) but the kernel stores to it";
+    for (size_t a = 0; a < t.shape.size(); ++a)
+      if (t.strides[a] == 0 && t.shape[a] > 1)
+        return fmt::format("{} has stride 0 on axis {} of size {} (a broadcast view), so the kernel's stores to it "
+                           "would overlap",
+                           name, a, t.shape[a]);
+  }
+  return "";
+}
+
 void checkLaunchArgs(const ir::Kernel& k, const LaunchArgs& args, std::string_view device, const void* owner) {
   auto bad = [&](const std::string& what) { fail(SourceLoc{}, device, "kernel '" + k.name + "': " + what); };
   if (args.grid.size() != static_cast<size_t>(k.gridRank))
@@ -136,6 +164,7 @@ void checkLaunchArgs(const ir::Kernel& k, const LaunchArgs& args, std::string_vi
   if (args.scalars.size() != k.scalars.size())
     bad("got " + std::to_string(args.scalars.size()) + " scalars but the kernel takes " +
         std::to_string(k.scalars.size()));
+  if (std::string problem = storedTensorProblem(k, args.tensors); !problem.empty()) bad(problem);
   if (std::ranges::none_of(args.tensors, &TensorArg::residency)) return;  // launches without device copies
   std::vector<bool> stored = ir::writtenTensors(k);
   for (size_t i = 0; i < args.tensors.size(); ++i) {

@@ -23,6 +23,13 @@ class DeviceCopy {
   virtual ~DeviceCopy() = default;
   virtual void upload(std::span<const std::byte> host) = 0;
   virtual void download(std::span<std::byte> host) = 0;
+  // Where other libraries reach the copy (DLPack): its device's name ("cuda:1") and its
+  // address there; an empty name for a copy only its device can use.
+  struct Address {
+    std::string device;
+    uint64_t address = 0;
+  };
+  virtual Address address() const { return {}; }
   const void* const owner;
 };
 
@@ -31,21 +38,32 @@ class DeviceCopy {
 // it (Tensor::on to another device) is not.
 class Residency {
  public:
-  Residency(std::span<std::byte> host, std::unique_ptr<DeviceCopy> copy) : host_(host), copy_(std::move(copy)) {}
+  // Which side holds the tensor's values when it is made: a new copy holds nothing yet; a copy
+  // over memory another library allocated (Device::adopt) holds them, and stays their home:
+  // what the host side writes must reach it (publish).
+  enum class Home { host, device };
+  Residency(std::span<std::byte> host, std::unique_ptr<DeviceCopy> copy, Home home = Home::host)
+      : host_(host), copy_(std::move(copy)), home_(home), hostStale_(home == Home::device),
+        deviceStale_(home == Home::host) {}
   std::span<std::byte> host() const { return host_; }
   const DeviceCopy& copy() const { return *copy_; }
+  Home home() const { return home_; }
   // Makes the host bytes current (downloading a newer copy); after `willWrite` the copy is stale.
   void toHost(bool willWrite);
   // Makes the copy current (uploading newer host bytes) and returns it.
   DeviceCopy& toDevice();
   // After a device wrote the copy: the host bytes are stale.
   void deviceWrote();
+  // Where the copy is the values' home: uploads what the host side wrote since (a launch on
+  // another device, setItem), so that the library that owns the memory sees it.
+  void publish();
 
  private:
   std::mutex mutex_;
   std::span<std::byte> host_;
   std::unique_ptr<DeviceCopy> copy_;
-  bool hostStale_ = false, deviceStale_ = true;  // a new copy holds nothing yet
+  Home home_;
+  bool hostStale_, deviceStale_;
 };
 
 // Host-device copies since the process started, for tests and logs.
@@ -75,6 +93,7 @@ struct TensorArg {
   std::vector<int64_t> strides;
   Residency* residency = nullptr;
   std::shared_ptr<WrittenElements> written;  // null: every element holds a written value
+  bool readOnly = false;  // a kernel that stores to it is refused (a DLPack import marked so)
 };
 
 // Receives `p.print` output: the label, the program's grid index and the
@@ -98,12 +117,19 @@ struct LaunchArgs {
 
 // Checks a launch against the kernel's signature before any program runs: the
 // grid's rank and sizes, each tensor's dtype, rank, sizes and data, and the
-// number of scalars. Throws Error("<device>: kernel '<name>': ...").
+// number of scalars, and that no tensor the kernel stores to is read-only or has a zero stride
+// on an axis of more than one element (its elements overlap). Throws
+// Error("<device>: kernel '<name>': ...").
 // Every device calls it first: it also makes the host bytes of each tensor with
 // a device copy current, except copies of `owner`, on which that device runs; the
 // copies of tensors the kernel stores to become stale.
 void checkLaunchArgs(const ir::Kernel& kernel, const LaunchArgs& args, std::string_view device = "launch",
                      const void* owner = nullptr);
+
+// What is wrong with the tensors `kernel` stores to, or "": one is read-only (a DLPack import
+// marked so) or has a zero stride on an axis of more than one element (its elements overlap).
+// checkLaunchArgs refuses such a launch; run() says so first, at the user's line.
+std::string storedTensorProblem(const ir::Kernel& kernel, std::span<const TensorArg> tensors);
 
 // The error a kernel's integer division or remainder by zero raises on a compiled device:
 // devices learn only that one happened, so it names every integer division of the kernel
@@ -153,6 +179,10 @@ class Device {
   virtual std::unique_ptr<DeviceCopy> copyOf(size_t bytes, std::string& why);
   // Whether `copy` is one of this device's (Tensor::on then has nothing to do).
   virtual bool holds(const DeviceCopy& copy) const;
+  // A copy over `bytes` bytes of this device's memory at `address`, which another library
+  // allocated and frees (a DLPack import): never freed here. Null, with `why` set, where this
+  // device cannot use such memory.
+  virtual std::unique_ptr<DeviceCopy> adopt(uint64_t address, size_t bytes, std::string& why);
 };
 
 // A scalar argument as a GPU kernel receives it, in 64 bits: an f64 as its bits, f32/f16/bf16

@@ -85,8 +85,9 @@ namespace {
 // are never destroyed (deviceNamed).
 class DriverCopy final : public DeviceCopy {
  public:
-  DriverCopy(const void* owner, DriverContext& context, std::unique_ptr<DeviceBuffer> memory)
-      : DeviceCopy(owner), context_(context), memory_(std::move(memory)) {}
+  // `device` names the context's device ("cuda:0").
+  DriverCopy(const void* owner, DriverContext& context, std::unique_ptr<DeviceBuffer> memory, std::string device)
+      : DeviceCopy(owner), context_(context), memory_(std::move(memory)), device_(std::move(device)) {}
   ~DriverCopy() override { context_.makeCurrentQuietly(); }  // before memory_ is freed
   void upload(std::span<const std::byte> host) override {
     context_.makeCurrent();
@@ -96,11 +97,12 @@ class DriverCopy final : public DeviceCopy {
     context_.makeCurrent();
     memory_->download(host.data(), host.size());
   }
-  uint64_t address() const { return memory_->address(); }
+  Address address() const override { return {device_, memory_->address()}; }
 
  private:
   DriverContext& context_;
   std::unique_ptr<DeviceBuffer> memory_;
+  std::string device_;
 };
 
 // The kernel's parameters as the driver reads them, as lower/llvm_gpu/print_kernel_ir.hpp
@@ -173,8 +175,9 @@ class DriverContext::Launched final : public StartedLaunch {
   DriverContext& context_;
 };
 
-DriverContext::DriverContext(std::string kind, layout::Target target, Limits limits, std::filesystem::path cacheDir)
-    : kind_(std::move(kind)), target_(std::move(target)), limits_(limits), store_(std::move(cacheDir)) {}
+DriverContext::DriverContext(std::string kind, uint32_t index, layout::Target target, Limits limits,
+                             std::filesystem::path cacheDir)
+    : kind_(std::move(kind)), index_(index), target_(std::move(target)), limits_(limits), store_(std::move(cacheDir)) {}
 
 void DriverContext::unsupported(const std::string& what) const {
   throw Unsupported(kind_ + ": unsupported: " + what);
@@ -191,7 +194,7 @@ std::string DriverContext::launchFacts(const LaunchArgs& args) const { return ve
 std::vector<bool> DriverContext::vectorFacts(const LaunchArgs& args) const {
   std::vector<bool> facts;
   for (const TensorArg& t : args.tensors)
-    facts.push_back(gpu::allowsVectorAccess(residentOffset(t), t.dtype, t.shape, t.strides, target_.vectorBytes));
+    facts.push_back(gpu::allowsVectorAccess(residentAddress(t), t.dtype, t.shape, t.strides, target_.vectorBytes));
   return facts;
 }
 
@@ -203,7 +206,12 @@ std::unique_ptr<LoadedKernel> DriverContext::load(const ir::Kernel& kernel, uint
 
 std::unique_ptr<DeviceCopy> DriverContext::copyOf(size_t bytes) {
   makeCurrent();
-  return std::make_unique<DriverCopy>(owner(), *this, allocate(bytes));
+  return std::make_unique<DriverCopy>(owner(), *this, allocate(bytes), fmt::format("{}:{}", kind_, index_));
+}
+
+std::unique_ptr<DeviceCopy> DriverContext::adopt(uint64_t address, size_t bytes) {
+  makeCurrent();
+  return std::make_unique<DriverCopy>(owner(), *this, borrow(address, bytes), fmt::format("{}:{}", kind_, index_));
 }
 
 // The image from the disk cache, else compiled now (and written there). Throws Unsupported
@@ -283,8 +291,8 @@ DriverContext::Compiled DriverContext::loadBinary(const ir::Kernel& kernel, Driv
 // shared by arguments over the same bytes (a tensor passed twice).
 DriverContext::Binding DriverContext::bind(const TensorArg& t, Launched& l) {
   if (t.residency && t.residency->copy().owner == owner()) {
-    auto& copy = static_cast<DriverCopy&>(t.residency->toDevice());
-    return {copy.address() + residentOffset(t), nullptr, t.residency};
+    t.residency->toDevice();
+    return {residentAddress(t), nullptr, t.residency};
   }
   Binding b{0, nullptr, nullptr, static_cast<std::byte*>(t.data),
             size_t(viewExtent(t, kind_)) * size_t(dtypeBytes(t.dtype))};
@@ -301,10 +309,11 @@ DriverContext::Binding DriverContext::bind(const TensorArg& t, Launched& l) {
   return b;
 }
 
-// Where a view of a storage with a copy here starts in that copy, in bytes; 0 otherwise.
-uintptr_t DriverContext::residentOffset(const TensorArg& t) const {
+// A view's device address in a storage's copy here (0 otherwise: bind gives it a new allocation).
+uint64_t DriverContext::residentAddress(const TensorArg& t) const {
   if (!t.residency || t.residency->copy().owner != owner()) return 0;
-  return uintptr_t(static_cast<const std::byte*>(t.data) - t.residency->host().data());
+  auto offset = uintptr_t(static_cast<const std::byte*>(t.data) - t.residency->host().data());
+  return t.residency->copy().address().address + offset;
 }
 
 DeviceBuffer* DriverContext::scratch(Launched& l, size_t bytes) {

@@ -65,11 +65,13 @@ class DeviceBuffer {
 };
 
 // A DeviceBuffer of a driver's memory class (an allocation with address(), size(), upload,
-// download and zero).
+// download and zero), made by its constructor from `args` (a size, or an address and a size
+// for memory someone else allocated).
 template <class Memory>
 class DeviceBufferOf final : public DeviceBuffer {
  public:
-  explicit DeviceBufferOf(size_t bytes) : memory_(bytes) {}
+  template <class... Args>
+  explicit DeviceBufferOf(Args... args) : memory_(args...) {}
   uint64_t address() const override { return memory_.address(); }
   size_t size() const override { return memory_.size(); }
   void upload(const void* host, size_t bytes) override { memory_.upload(host, bytes); }
@@ -120,6 +122,7 @@ class DriverContext : public GpuContext {
   std::unique_ptr<StartedLaunch> start(const LoadedKernel& loaded, const ir::Kernel& kernel, const LaunchArgs& args,
                                        LaunchReport& report) final;
   std::unique_ptr<DeviceCopy> copyOf(size_t bytes) final;
+  std::unique_ptr<DeviceCopy> adopt(uint64_t address, size_t bytes) final;
 
   // Makes this context current for the calling thread (any thread may move a device copy's
   // bytes); throws where the driver refuses.
@@ -142,13 +145,17 @@ class DriverContext : public GpuContext {
     std::string entry;
     std::vector<char> bytes;
   };
-  // `kind` names the device in messages ("cuda", "hip"); images are cached under `cacheDir`.
-  DriverContext(std::string kind, layout::Target target, Limits limits, std::filesystem::path cacheDir);
+  // `kind` names the device in messages ("cuda", "hip"), `index` which of its kind it is;
+  // images are cached under `cacheDir`.
+  DriverContext(std::string kind, uint32_t index, layout::Target target, Limits limits,
+                std::filesystem::path cacheDir);
 
   const layout::Target& target() const { return target_; }
   [[noreturn]] void unsupported(const std::string& what) const;  // "<kind>: unsupported: <what>"
 
   virtual std::unique_ptr<DeviceBuffer> allocate(size_t bytes) = 0;  // at least one byte
+  // The `bytes` of device memory at `address`, which someone else allocated and frees.
+  virtual std::unique_ptr<DeviceBuffer> borrow(uint64_t address, size_t bytes) = 0;
   // The cache key of the image of a kernel (by its semantic hash) with these launch facts.
   virtual jit::ArtifactKey imageKey(uint64_t irHash, const std::vector<bool>& vectorTensors) const = 0;
   virtual std::vector<char> encode(const DriverBinary& binary) const = 0;
@@ -179,10 +186,11 @@ class DriverContext : public GpuContext {
   Compiled loadBinary(const ir::Kernel& kernel, DriverBinary binary, jit::CacheSource source,
                       jit::Clock::time_point start, LaunchReport& report);
   Binding bind(const TensorArg& t, Launched& l);
-  uintptr_t residentOffset(const TensorArg& t) const;
+  uint64_t residentAddress(const TensorArg& t) const;
   DeviceBuffer* scratch(Launched& l, size_t bytes);
 
   std::string kind_;
+  uint32_t index_;
   layout::Target target_;
   Limits limits_;
   jit::ArtifactStore store_;  // of images

@@ -72,13 +72,26 @@ bool GpuDevice::holds(const DeviceCopy& copy) const {
 }
 
 std::unique_ptr<DeviceCopy> GpuDevice::copyOf(size_t bytes, std::string& why) {
+  return copyFrom([&](GpuContext& c) { return c.copyOf(bytes); }, why);
+}
+
+std::unique_ptr<DeviceCopy> GpuDevice::adopt(uint64_t address, size_t bytes, std::string& why) {
+  return copyFrom([&](GpuContext& c) { return c.adopt(address, bytes); }, why);
+}
+
+std::unique_ptr<DeviceCopy> GpuDevice::copyFrom(
+    const std::function<std::unique_ptr<DeviceCopy>(GpuContext&)>& make, std::string& why) {
   std::lock_guard lock(mutex_);
   try {
-    return context().copyOf(bytes);
+    return make(context());
   } catch (const Unsupported& e) {
     why = e.what();
     return nullptr;
   }
+}
+
+std::unique_ptr<DeviceCopy> GpuContext::adopt(uint64_t, size_t) {
+  throw Unsupported(targetName() + ": unsupported: using device memory allocated elsewhere");
 }
 
 }  // namespace tj

@@ -59,6 +59,9 @@ class GpuContext {
                                                const LaunchArgs& args, LaunchReport& report) = 0;
   // Room for a copy of `bytes` host bytes in device memory; throws Unsupported where there is none.
   virtual std::unique_ptr<DeviceCopy> copyOf(size_t bytes) = 0;
+  // A copy over device memory another library allocated (Device::adopt); throws Unsupported
+  // where the context cannot use it.
+  virtual std::unique_ptr<DeviceCopy> adopt(uint64_t address, size_t bytes);
 
  protected:
   const void* owner() const { return this; }  // of this context's device copies
@@ -72,6 +75,7 @@ class GpuDevice : public Device {
   std::string identity() final;
   LaunchReport launch(const ir::Kernel& kernel, const LaunchArgs& args) final;
   std::unique_ptr<DeviceCopy> copyOf(size_t bytes, std::string& why) final;
+  std::unique_ptr<DeviceCopy> adopt(uint64_t address, size_t bytes, std::string& why) final;
   bool holds(const DeviceCopy& copy) const final;
 
  protected:
@@ -84,6 +88,9 @@ class GpuDevice : public Device {
   using KernelKey = std::pair<uint64_t, std::string>;  // semantic hash, launch facts
 
   GpuContext& context();
+  // `make(context())`, or null with `why` set where the device cannot open or refuses.
+  std::unique_ptr<DeviceCopy> copyFrom(const std::function<std::unique_ptr<DeviceCopy>(GpuContext&)>& make,
+                                       std::string& why);
   const LoadedKernel& loadOnce(GpuContext& c, const ir::Kernel& kernel, const LaunchArgs& args, LaunchReport& report);
 
   std::string name_;
@@ -96,14 +103,16 @@ class GpuDevice : public Device {
 };
 
 // The process's one `D` named `name`, created on first use and never destroyed (at exit the
-// driver may be gone before its kernels).
+// driver may be gone before its kernels). "<kind>:0" is "<kind>": one object, so that a tensor
+// resident on either (a DLPack import names the index) is resident on both.
 template <class D>
 D& deviceNamed(const std::string& name) {
   static std::mutex mutex;
   static auto* devices = new std::map<std::string, D*>;
+  std::string canonical = name.ends_with(":0") ? name.substr(0, name.size() - 2) : name;
   std::lock_guard lock(mutex);
-  D*& d = (*devices)[name];
-  if (!d) d = new D(name);
+  D*& d = (*devices)[canonical];
+  if (!d) d = new D(canonical);
   return *d;
 }
 

@@ -157,11 +157,13 @@ void markWritten(const ir::Kernel& kernel, std::span<const TensorArg> args) {
 }  // namespace
 
 std::string launchTraced(Device& device, const TracedKernel& traced, std::span<const Tensor* const> leading,
-                         std::span<const int64_t> grid, std::span<const ScalarArg> scalars) {
+                         std::span<const int64_t> grid, std::span<const ScalarArg> scalars, const SourceLoc& loc,
+                         std::string_view op) {
   std::vector<TensorArg> args;
   args.reserve(leading.size() + traced.tensors.size());
   for (const Tensor* t : leading) args.push_back(t->launchArg());
   for (const Tensor& t : traced.tensors) args.push_back(t.launchArg());
+  if (std::string problem = storedTensorProblem(*traced.kernel, args); !problem.empty()) fail(loc, op, problem);
   LaunchReport report;
   try {
     report = device.launch(*traced.kernel, {args, grid, {}, scalars, traced.hash});
@@ -169,6 +171,8 @@ std::string launchTraced(Device& device, const TracedKernel& traced, std::span<c
     throw withKernelKept(e, *traced.kernel, traced.hash);
   }
   if (&device != &interp::sanitizingInterpreter()) markWritten(*traced.kernel, args);
+  for (const TensorArg& a : args)  // what a launch elsewhere wrote reaches a DLPack producer's GPU memory
+    if (a.residency) a.residency->publish();
   LaunchWatch::record(report);
   return report.device;
 }
@@ -218,8 +222,9 @@ std::string launch(const TracedKernel& traced, const std::vector<int64_t>& grid,
     gCapture->add(*traced.kernel);
     return "none";
   }
-  return detail::launchTraced(detail::deviceFor(options.device, options.sanitize, SourceLoc::from(loc), "run"), traced,
-                              {}, grid);
+  SourceLoc where = SourceLoc::from(loc);
+  return detail::launchTraced(detail::deviceFor(options.device, options.sanitize, where, "run"), traced, {}, grid, {},
+                              where, "run");
 }
 
 std::string run(const std::vector<int64_t>& grid, const KernelBody& body, const RunOptions& options, Loc loc) {

@@ -11,24 +11,10 @@
 #include <spdlog/spdlog.h>
 
 #include "devices/device.hpp"
+#include "dsl/tensor_storage.hpp"
 #include "ir/ir.hpp"
 
 namespace tj {
-
-struct Tensor::Storage {
-  static constexpr std::align_val_t kAlign{64};
-  std::byte* bytes;
-  size_t size;
-  std::unique_ptr<Residency> residency;  // null: only on the host
-  // Which elements were written, for the sanitizer: made by Tensor::empty, dropped once host
-  // code may have written any element (data()) or every one was written.
-  std::shared_ptr<WrittenElements> written;
-  explicit Storage(size_t n)
-      : bytes(static_cast<std::byte*>(::operator new(std::max<size_t>(n, 1), kAlign))), size(n) {}
-  ~Storage() { ::operator delete(bytes, kAlign); }
-  Storage(const Storage&) = delete;
-  Storage& operator=(const Storage&) = delete;
-};
 
 namespace {
 
@@ -223,6 +209,11 @@ Tensor Tensor::on(const std::string& device, Loc loc) const {
                  device, why);
     return host();
   }
+  if (storage_->residency && storage_->residency->home() == Residency::Home::device)
+    fail(SourceLoc::from(loc), "Tensor::on",
+         fmt::format("the tensor's values live in {}'s memory, which another library owns (a DLPack import), so "
+                     "they cannot move to {}: take contiguous() for a copy to move",
+                     storage_->residency->copy().address().device, device));
   hostBytes(false);  // a copy on another device hands its newer bytes over first
   storage_->residency = std::make_unique<Residency>(std::span(storage_->bytes, storage_->size), std::move(copy));
   storage_->residency->toDevice();
@@ -239,7 +230,7 @@ TensorArg Tensor::launchArg(Loc loc) const {
   checkDefined("launch", SourceLoc::from(loc));
   if (storage_->written && storage_->written->all) storage_->written.reset();
   return {storage_->bytes + offset_ * dtypeBytes(dtype_), dtype_, shape_, strides_, storage_->residency.get(),
-          storage_->written};
+          storage_->written, storage_->readOnly};
 }
 
 Tensor Tensor::permute(const std::vector<int>& perm, Loc loc) const {
@@ -331,8 +322,16 @@ double Tensor::item(int64_t flat, Loc loc) const {
 
 void Tensor::setItem(int64_t flat, double value, Loc loc) {
   int64_t at = elementOffset(flat, "Tensor::setItem", loc);
+  if (storage_->readOnly)
+    fail(SourceLoc::from(loc), "Tensor::setItem", "the tensor is read-only (its DLPack producer marked it so)");
   writeElement(hostBytes(true) + at * dtypeBytes(dtype_), dtype_, value);
   if (const auto& written = storage_->written) written->bits.at(static_cast<size_t>(at)) = true;
+  if (storage_->residency) storage_->residency->publish();
+}
+
+bool Tensor::readOnly(Loc loc) const {
+  checkDefined("Tensor::readOnly", SourceLoc::from(loc));
+  return storage_->readOnly;
 }
 
 std::vector<double> Tensor::values(Loc loc) const {

@@ -23,6 +23,9 @@
 #include "ir/dtype.hpp"
 #include "ir/error.hpp"
 
+struct DLManagedTensor;           // dsl/dlpack.hpp
+struct DLManagedTensorVersioned;  // dsl/dlpack.hpp
+
 namespace tj {
 
 struct TensorArg;
@@ -70,6 +73,28 @@ class Tensor {
   // This view as a launch argument, its host bytes not brought back (dsl/launch.hpp).
   TensorArg launchArg(Loc loc = Loc::current()) const;
 
+  // DLPack (dsl/dlpack.hpp): tensors exchanged with PyTorch, NumPy, JAX, CuPy... without a copy.
+  // A view of the producer's memory: host memory (kDLCPU, kDLCUDAHost, kDLCUDAManaged,
+  // kDLROCMHost) as this tensor's host bytes, or a GPU's (kDLCUDA on "cuda:N", kDLROCM on
+  // "hip:N") as its device copy there (on()), where it stays: what a launch elsewhere or
+  // setItem writes is copied back to it, and on() to another device is an Error. Any
+  // non-negative strides, the byte offset and the read-only flag are honoured; rank above 4,
+  // negative strides, vector dtypes, a dtype or device tilejit lacks, or a versioned tensor of
+  // another major version are an Error at `loc`, after which the caller still owns `managed`.
+  // Otherwise the tensor owns it: its deleter runs once, when the storage's last view goes.
+  static Tensor fromDLPack(DLManagedTensorVersioned* managed, Loc loc = Loc::current());
+  static Tensor fromDLPack(DLManagedTensor* managed, Loc loc = Loc::current());  // DLPack 0.x's
+  // This view for another library, which must call the result's deleter once: the storage's
+  // GPU copy where it has one on a CUDA or HIP device (made current), else its host bytes
+  // (made current). The consumer may write through it, as through data() (the exported side
+  // becomes the newer one); the storage lives until the deleter runs.
+  DLManagedTensorVersioned* toDLPack(Loc loc = Loc::current()) const;
+  DLManagedTensor* toDLPackLegacy(Loc loc = Loc::current()) const;  // for DLPack 0.x consumers
+  // Where toDLPack hands the tensor out: the GPU whose copy it gives ("cuda:1", "hip:0"), else "cpu".
+  std::string exportDevice(Loc loc = Loc::current()) const;
+  // Whether kernels and setItem may not write it: a DLPack import its producer marked so.
+  bool readOnly(Loc loc = Loc::current()) const;
+
   // Views sharing storage.
   Tensor permute(const std::vector<int>& perm, Loc loc = Loc::current()) const;
   Tensor transpose(int a = 0, int b = 1, Loc loc = Loc::current()) const;
@@ -94,6 +119,7 @@ class Tensor {
 
  private:
   friend class Tracer;
+  friend class DLPackExchange;  // dsl/dlpack.cpp
   struct Storage;
   Tensor(std::shared_ptr<Storage> storage, DType dtype, Shape shape, Shape strides, int64_t offset);
   // The storage offset of an element by row-major position, checked to be inside the view.

@@ -133,9 +133,12 @@ class Context final : public DriverContext {
 
  private:
   Context(const DeviceInfo& info, std::filesystem::path cacheDir)
-      : DriverContext("cuda", targetFor(info), limitsOf(info), std::move(cacheDir)), info_(info),
+      : DriverContext("cuda", info.index, targetFor(info), limitsOf(info), std::move(cacheDir)), info_(info),
         context_(primaryContext(info.device)) {}
   std::unique_ptr<DeviceBuffer> allocate(size_t bytes) override { return std::make_unique<DeviceBufferOf<DeviceMemory>>(bytes); }
+  std::unique_ptr<DeviceBuffer> borrow(uint64_t address, size_t bytes) override {
+    return std::make_unique<DeviceBufferOf<DeviceMemory>>(address, bytes);
+  }
   jit::ArtifactKey imageKey(uint64_t irHash, const std::vector<bool>& vectorTensors) const override {
     return cubinKey(irHash, info_, target(), vectorTensors);
   }

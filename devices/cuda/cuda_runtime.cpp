@@ -183,7 +183,7 @@ DeviceMemory::DeviceMemory(size_t bytes) : bytes_(bytes) {
 }
 
 DeviceMemory::~DeviceMemory() {
-  if (pointer_) functions().cuMemFree_v2(pointer_);  // an error here has nowhere to go
+  if (owned_) functions().cuMemFree_v2(pointer_);  // an error here has nowhere to go
 }
 
 void DeviceMemory::upload(const void* host, size_t bytes) {

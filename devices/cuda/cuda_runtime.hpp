@@ -102,6 +102,8 @@ CUcontext primaryContext(CUdevice device);
 class DeviceMemory {
  public:
   explicit DeviceMemory(size_t bytes);  // at least one byte is allocated
+  // The `bytes` at `address`, which someone else allocated and frees.
+  DeviceMemory(CUdeviceptr address, size_t bytes) : pointer_(address), bytes_(bytes), owned_(false) {}
   ~DeviceMemory();
   DeviceMemory(const DeviceMemory&) = delete;
   DeviceMemory& operator=(const DeviceMemory&) = delete;
@@ -114,6 +116,7 @@ class DeviceMemory {
  private:
   CUdeviceptr pointer_ = 0;
   size_t bytes_;
+  bool owned_ = true;
 };
 
 // A CUDA event in the current context, for timing work on the GPU. Timing is best effort:

@@ -30,7 +30,7 @@ struct HipModule final : DriverModule {
 class Context final : public DriverContext {
  public:
   Context(const DeviceInfo& info, std::filesystem::path cacheDir)
-      : DriverContext("hip", targetFor(info), limitsOf(info), std::move(cacheDir)), info_(info) {}
+      : DriverContext("hip", info.index, targetFor(info), limitsOf(info), std::move(cacheDir)), info_(info) {}
   std::string targetName() const override { return info_.arch(); }
   std::string model() const override { return info_.name + "-" + info_.arch(); }
   void makeCurrent() override { check(functions().hipSetDevice(int(info_.index)), "hipSetDevice"); }
@@ -38,6 +38,9 @@ class Context final : public DriverContext {
 
  private:
   std::unique_ptr<DeviceBuffer> allocate(size_t bytes) override { return std::make_unique<DeviceBufferOf<DeviceMemory>>(bytes); }
+  std::unique_ptr<DeviceBuffer> borrow(uint64_t address, size_t bytes) override {
+    return std::make_unique<DeviceBufferOf<DeviceMemory>>(address, bytes);
+  }
   jit::ArtifactKey imageKey(uint64_t irHash, const std::vector<bool>& vectorTensors) const override {
     return codeObjectKey(irHash, info_, target(), vectorTensors);
   }

@@ -156,7 +156,7 @@ DeviceMemory::DeviceMemory(size_t bytes) : bytes_(bytes) {
 }
 
 DeviceMemory::~DeviceMemory() {
-  if (pointer_) functions().hipFree(pointer_);  // an error here has nowhere to go
+  if (owned_) functions().hipFree(pointer_);  // an error here has nowhere to go
 }
 
 void DeviceMemory::upload(const void* host, size_t bytes) {

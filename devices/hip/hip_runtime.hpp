@@ -71,6 +71,8 @@ DeviceInfo deviceInfo(uint32_t index);
 class DeviceMemory {
  public:
   explicit DeviceMemory(size_t bytes);  // at least one byte is allocated
+  // The `bytes` at `address`, which someone else allocated and frees.
+  DeviceMemory(uint64_t address, size_t bytes) : pointer_(reinterpret_cast<void*>(uintptr_t(address))), bytes_(bytes), owned_(false) {}
   ~DeviceMemory();
   DeviceMemory(const DeviceMemory&) = delete;
   DeviceMemory& operator=(const DeviceMemory&) = delete;
@@ -83,6 +85,7 @@ class DeviceMemory {
  private:
   void* pointer_ = nullptr;
   size_t bytes_;
+  bool owned_ = true;
 };
 
 // A HIP event on the default stream, for timing. Only creating one throws.

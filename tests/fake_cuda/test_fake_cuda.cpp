@@ -30,6 +30,7 @@
 #include "lower/ptx/nvptx.hpp"
 #include "samples/harness.hpp"
 #include "samples/kernels.hpp"
+#include "tests/dlpack_producer.hpp"
 #include "tests/fake_cuda/fake_cuda.hpp"
 #include "tests/kernel_ir_simulator.hpp"
 #include "tests/support.hpp"
@@ -246,7 +247,8 @@ TEST_CASE("fake cuda: a device name the driver does not end with a NUL is read w
 }
 
 TEST_CASE("fake cuda: cuda:N past the driver's devices is an Error naming the one there is") {
-  CHECK(selectDevice("cuda:0").name() == "cuda:0");
+  CHECK(&selectDevice("cuda:0") == &selectDevice("cuda"));  // one device, one context
+  CHECK(selectDevice("cuda:0").name() == "cuda");
   CHECK_THROWS_WITH_AS(selectDevice("cuda:1"),
                        "device: no device 'cuda:1'; there is one: cuda:0 (NVIDIA H200 (tilejit fake driver))", Error);
 }
@@ -368,6 +370,65 @@ TEST_CASE("fake cuda: Tensor::on(\"cuda\") keeps tensors in device memory across
   Tensor onCpu = samples::poisoned({kRows, kCols});
   CHECK(average().launch(kGrid, a, b, onCpu, {.device = "cpu"}) == "cpu");
   CHECK(onCpu.values() == changed);
+}
+
+// Device memory another library allocated (as PyTorch's allocator holds it), with `host`'s bytes.
+struct ProducerMemory {
+  explicit ProducerMemory(const Tensor& host) : memory(size_t(host.numel()) * 4) {
+    memory.upload(host.data(), memory.size());
+  }
+  void* address() const { return reinterpret_cast<void*>(uintptr_t(memory.address())); }
+  std::vector<double> values() const {
+    std::vector<float> bytes(memory.size() / 4);
+    memory.download(bytes.data(), memory.size());  // throws once the memory was freed
+    return {bytes.begin(), bytes.end()};
+  }
+  cuda::DeviceMemory memory;
+};
+
+TEST_CASE("fake cuda: a kDLCUDA tensor is used in its producer's device memory, with no copy, and stays there") {
+  Inputs in;
+  const std::vector<double> expected = expectedAverage(in);
+  ProducerMemory aMemory(in.a), bMemory(in.bStorage), outMemory(samples::poisoned({kRows, kCols})),
+      cpuOutMemory(samples::poisoned({kRows, kCols}));
+  constexpr DLDataType f32Code{kDLFloat, 32, 1};
+  constexpr DLDevice gpu{kDLCUDA, 0};
+  test::DLPackProducer aProducer(aMemory.address(), f32Code, {kRows, kCols}, {}, 0, gpu),
+      bProducer(bMemory.address(), f32Code, {kRows, kCols}, {1, kRows}, 0, gpu),  // a transposed view
+      outProducer(outMemory.address(), f32Code, {kRows, kCols}, {kCols, 1}, 0, gpu),
+      cpuOutProducer(cpuOutMemory.address(), f32Code, {kRows, kCols}, {}, 0, gpu);
+  {
+    Tensor a = Tensor::fromDLPack(aProducer.versioned()), b = Tensor::fromDLPack(bProducer.legacy()),
+           out = Tensor::fromDLPack(outProducer.versioned());
+    expectAverage(a, b, out);
+    Counts start = counts();
+    CHECK(average().launch(kGrid, a, b, out, {.device = "cuda"}) == "cuda");
+    CHECK(counts().uploads == start.uploads);  // the kernel ran on the producer's memory
+    CHECK(counts().allocations == start.allocations);
+    CHECK(counts().downloads == start.downloads);
+    CHECK(outMemory.values() == expected);
+    DLManagedTensorVersioned* exported = out.toDLPack();  // the same memory, back out
+    CHECK(exported->dl_tensor.data == outMemory.address());
+    CHECK(exported->dl_tensor.device.device_type == kDLCUDA);
+    CHECK(exported->dl_tensor.device.device_id == 0);
+    exported->deleter(exported);
+    CHECK(out.values() == expected);  // the host reads a download
+
+    // The CPU computes on host bytes, and its result reaches the producer's memory.
+    Tensor cpuOut = Tensor::fromDLPack(cpuOutProducer.versioned());
+    CHECK(average().launch(kGrid, a, b, cpuOut, {.device = "cpu"}) == "cpu");
+    CHECK(cpuOutMemory.values() == expected);
+    cpuOut.setItem(0, 5.0);
+    CHECK(cpuOutMemory.values()[0] == 5.0);
+    if (std::ranges::count(availableDevices(), "vulkan"))
+      CHECK(test::errorOf([&] { out.on("vulkan"); }).find("the tensor's values live in cuda:0's memory, which another "
+                                                          "library owns (a DLPack import)") != std::string::npos);
+    CHECK(aProducer.deleted() == 0);
+  }
+  CHECK(aProducer.deleted() == 1);  // each deleter once, and the memory still the producer's
+  CHECK(bProducer.deleted() == 1);
+  CHECK(outProducer.deleted() == 1);
+  CHECK(outMemory.values() == expected);
 }
 
 TEST_CASE("fake cuda: a launch the driver refuses runs on the CPU, on the newest bytes of resident tensors") {
