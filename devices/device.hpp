@@ -113,6 +113,9 @@ struct LaunchArgs {
   PrintSink print;  // empty: stdout
   std::span<const ScalarArg> scalars = {};
   uint64_t kernelHash = 0;  // ir::semanticHash(kernel) when the caller has it; 0: the device computes it
+  // A CUDA or HIP stream (CUstream, hipStream_t) to order the launch and its copies on; null: the
+  // legacy default stream. Other devices ignore it.
+  void* stream = nullptr;
 };
 
 // Checks a launch against the kernel's signature before any program runs: the

@@ -91,11 +91,11 @@ class DriverCopy final : public DeviceCopy {
   ~DriverCopy() override { context_.makeCurrentQuietly(); }  // before memory_ is freed
   void upload(std::span<const std::byte> host) override {
     context_.makeCurrent();
-    memory_->upload(host.data(), host.size());
+    memory_->upload(host.data(), host.size(), nullptr);  // synchronous: done before any launch reads it
   }
   void download(std::span<std::byte> host) override {
     context_.makeCurrent();
-    memory_->download(host.data(), host.size());
+    memory_->download(host.data(), host.size(), nullptr);
   }
   Address address() const override { return {device_, memory_->address()}; }
 
@@ -161,9 +161,10 @@ class ParameterValues {
 // A launched kernel whose arguments are not written yet: its device memory.
 class DriverContext::Launched final : public StartedLaunch {
  public:
-  explicit Launched(DriverContext& context) : context_(context) {}
+  Launched(DriverContext& context, void* stream) : stream(stream), context_(context) {}
   LaunchReport finish(const ir::Kernel& kernel, const LaunchArgs& args, LaunchReport report) override;
 
+  void* const stream;                  // the launch's and its copies' (null: the legacy default stream)
   const Compiled* compiled = nullptr;  // null: an empty grid, nothing ran
   std::vector<std::unique_ptr<DeviceBuffer>> owned;
   std::vector<Binding> tensors;
@@ -303,7 +304,7 @@ DriverContext::Binding DriverContext::bind(const TensorArg& t, Launched& l) {
       unsupported("two arguments are different views over overlapping bytes");
   }
   l.owned.push_back(allocate(b.bytes));
-  l.owned.back()->upload(b.host, b.bytes);
+  l.owned.back()->upload(b.host, b.bytes, l.stream);
   b.memory = l.owned.back().get();
   b.address = b.memory->address();
   return b;
@@ -318,7 +319,7 @@ uint64_t DriverContext::residentAddress(const TensorArg& t) const {
 
 DeviceBuffer* DriverContext::scratch(Launched& l, size_t bytes) {
   l.owned.push_back(allocate(bytes));
-  l.owned.back()->zero();
+  l.owned.back()->zero(l.stream);
   return l.owned.back().get();
 }
 
@@ -336,7 +337,7 @@ std::unique_ptr<StartedLaunch> DriverContext::start(const LoadedKernel& loaded, 
   }
   const DriverBinary& c = compiled.binary;
   report.threadsPerProgram = c.workgroupSize;
-  auto launched = std::make_unique<Launched>(*this);
+  auto launched = std::make_unique<Launched>(*this, args.stream);
   Launched& l = *launched;
   if (std::ranges::any_of(args.grid, [](int64_t g) { return g == 0; })) return launched;
   l.compiled = &compiled;
@@ -362,9 +363,9 @@ std::unique_ptr<StartedLaunch> DriverContext::start(const LoadedKernel& loaded, 
     return encodeTensorMap(map, args.tensors[tensor], l.tensors.at(tensor).address);
   });
   if (!timer_) timer_ = makeTimer();
-  bool timed = timer_->recordStart();
-  launchKernel(*compiled.module, c, grid, values.pointers());
-  if (timed && timer_->recordEnd()) l.timer = timer_.get();  // from here on nothing may throw: the kernel runs
+  bool timed = timer_->recordStart(l.stream);
+  launchKernel(*compiled.module, c, grid, values.pointers(), l.stream);
+  if (timed && timer_->recordEnd(l.stream)) l.timer = timer_.get();  // from here on nothing may throw: the kernel runs
   return launched;
 }
 
@@ -372,21 +373,21 @@ std::unique_ptr<StartedLaunch> DriverContext::start(const LoadedKernel& loaded, 
 // prints its prints; then raises a fault it reported.
 LaunchReport DriverContext::Launched::finish(const ir::Kernel& kernel, const LaunchArgs& args, LaunchReport report) {
   if (!compiled) return report;
-  context_.synchronize();
+  context_.synchronize(stream);
   std::array<int32_t, gpu::kFaultWords> words{};
-  if (faults) faults->download(words.data(), sizeof words);
+  if (faults) faults->download(words.data(), sizeof words, stream);
   for (size_t n = 0; n < tensors.size(); ++n) {
     const Binding& b = tensors[n];
     if (!compiled->storedTensors.at(n)) continue;
     if (b.copy) b.copy->deviceWrote();
-    else b.memory->download(b.host, b.bytes);
+    else b.memory->download(b.host, b.bytes, stream);
   }
   if (!prints.empty()) {
     std::vector<std::vector<std::byte>> bytes;
     std::vector<std::span<const std::byte>> views;
     for (DeviceBuffer* m : prints) {
       bytes.emplace_back(m->size());
-      m->download(bytes.back().data(), m->size());
+      m->download(bytes.back().data(), m->size(), stream);
       views.push_back(bytes.back());
     }
     printBuffers(compiled->binary.prints, views, args.grid, args.print);

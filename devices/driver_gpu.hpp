@@ -53,20 +53,21 @@ std::string vectorFactsText(const std::vector<bool>& vectorTensors);
 // i64 or a double).
 size_t parameterBytes(const gpu::KParam& param);
 
-// One allocation of device memory, freed when destroyed.
+// One allocation of device memory, freed when destroyed. Its transfers and zeroing are
+// ordered on `stream` (a CUstream, a hipStream_t), or synchronous where it is null.
 class DeviceBuffer {
  public:
   virtual ~DeviceBuffer() = default;
   virtual uint64_t address() const = 0;
   virtual size_t size() const = 0;
-  virtual void upload(const void* host, size_t bytes) = 0;
-  virtual void download(void* host, size_t bytes) const = 0;
-  virtual void zero() = 0;
+  virtual void upload(const void* host, size_t bytes, void* stream) = 0;
+  virtual void download(void* host, size_t bytes, void* stream) const = 0;
+  virtual void zero(void* stream) = 0;
 };
 
-// A DeviceBuffer of a driver's memory class (an allocation with address(), size(), upload,
-// download and zero), made by its constructor from `args` (a size, or an address and a size
-// for memory someone else allocated).
+// A DeviceBuffer of a driver's memory class (an allocation with address(), size(), and
+// upload, download and zero on a stream of its type Stream), made by its constructor from
+// `args` (a size, or an address and a size for memory someone else allocated).
 template <class Memory>
 class DeviceBufferOf final : public DeviceBuffer {
  public:
@@ -74,11 +75,12 @@ class DeviceBufferOf final : public DeviceBuffer {
   explicit DeviceBufferOf(Args... args) : memory_(args...) {}
   uint64_t address() const override { return memory_.address(); }
   size_t size() const override { return memory_.size(); }
-  void upload(const void* host, size_t bytes) override { memory_.upload(host, bytes); }
-  void download(void* host, size_t bytes) const override { memory_.download(host, bytes); }
-  void zero() override { memory_.zero(); }
+  void upload(const void* host, size_t bytes, void* stream) override { memory_.upload(host, bytes, as(stream)); }
+  void download(void* host, size_t bytes, void* stream) const override { memory_.download(host, bytes, as(stream)); }
+  void zero(void* stream) override { memory_.zero(as(stream)); }
 
  private:
+  static typename Memory::Stream as(void* stream) { return static_cast<typename Memory::Stream>(stream); }
   Memory memory_;
 };
 
@@ -88,22 +90,23 @@ class DriverModule {
   virtual ~DriverModule() = default;
 };
 
-// Two events around a launch. Timing is best effort: a failed record only loses the time.
+// Two events around a launch, recorded on its stream. Timing is best effort: a failed record
+// only loses the time.
 class LaunchTimer {
  public:
   virtual ~LaunchTimer() = default;
-  virtual bool recordStart() = 0;
-  virtual bool recordEnd() = 0;
+  virtual bool recordStart(void* stream) = 0;
+  virtual bool recordEnd(void* stream) = 0;
   // Milliseconds on the GPU between the two records, both completed; -1 where unknown.
   virtual double ms() const = 0;
 };
 
-// A LaunchTimer of two of a driver's events (record(), msSince(start)).
+// A LaunchTimer of two of a driver's events (record(stream), msSince(start)).
 template <class Event>
 class LaunchTimerOf final : public LaunchTimer {
  public:
-  bool recordStart() override { return start_.record(); }
-  bool recordEnd() override { return end_.record(); }
+  bool recordStart(void* stream) override { return start_.record(static_cast<typename Event::Stream>(stream)); }
+  bool recordEnd(void* stream) override { return end_.record(static_cast<typename Event::Stream>(stream)); }
   double ms() const override { return end_.msSince(start_); }
 
  private:
@@ -164,10 +167,11 @@ class DriverContext : public GpuContext {
   virtual Image compile(const gpu::KernelFunction& f) = 0;
   // The binary's image loaded into the driver (its workgroup memory opted into where needed).
   virtual std::unique_ptr<DriverModule> loadModule(const DriverBinary& binary) = 0;
-  // Starts `module`'s kernel on `grid` with one pointer per parameter.
+  // Starts `module`'s kernel on `grid` with one pointer per parameter, on `stream` (null: the
+  // legacy default stream).
   virtual void launchKernel(const DriverModule& module, const DriverBinary& binary, const unsigned grid[3],
-                            void** parameters) = 0;
-  virtual void synchronize() = 0;  // waits for the launched kernel
+                            void** parameters, void* stream) = 0;
+  virtual void synchronize(void* stream) = 0;  // waits for the kernel launched on `stream`
   virtual std::unique_ptr<LaunchTimer> makeTimer() = 0;
   // A tensor-map parameter's 128 bytes for tensor `t` at device `address`; only a driver with
   // tensor maps (CUDA) has them.

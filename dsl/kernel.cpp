@@ -30,7 +30,7 @@ class KernelCore {
     }
     Device& device = detail::deviceFor(options.device, options.sanitize, where, op_);
     std::shared_ptr<const TracedKernel> traced = find(device, grid.size(), tensors);
-    return detail::launchTraced(device, *traced, tensors, grid, scalars, where, op_);
+    return detail::launchTraced(device, *traced, tensors, grid, scalars, options, where, op_);
   }
 
   int64_t traceCount() const { return traceCount_; }

@@ -29,11 +29,11 @@ CaptureTraces* activeCapture();
 
 // Launches a traced kernel on `device` with the `leading` tensors (a Kernel handle's
 // parameters) before the trace's own; returns the name of the device that ran it (the
-// CPU's when the device fell back). Arguments a kernel may not store to are an Error at `loc`,
-// naming `op`.
+// CPU's when the device fell back), on options.stream or the thread's StreamScope. Arguments
+// a kernel may not store to are an Error at `loc`, naming `op`.
 std::string launchTraced(Device& device, const TracedKernel& traced, std::span<const Tensor* const> leading,
-                         std::span<const int64_t> grid, std::span<const ScalarArg> scalars, const SourceLoc& loc,
-                         std::string_view op);
+                         std::span<const int64_t> grid, std::span<const ScalarArg> scalars, const RunOptions& options,
+                         const SourceLoc& loc, std::string_view op);
 
 }  // namespace detail
 }  // namespace tj

@@ -157,8 +157,8 @@ void markWritten(const ir::Kernel& kernel, std::span<const TensorArg> args) {
 }  // namespace
 
 std::string launchTraced(Device& device, const TracedKernel& traced, std::span<const Tensor* const> leading,
-                         std::span<const int64_t> grid, std::span<const ScalarArg> scalars, const SourceLoc& loc,
-                         std::string_view op) {
+                         std::span<const int64_t> grid, std::span<const ScalarArg> scalars, const RunOptions& options,
+                         const SourceLoc& loc, std::string_view op) {
   std::vector<TensorArg> args;
   args.reserve(leading.size() + traced.tensors.size());
   for (const Tensor* t : leading) args.push_back(t->launchArg());
@@ -166,7 +166,8 @@ std::string launchTraced(Device& device, const TracedKernel& traced, std::span<c
   if (std::string problem = storedTensorProblem(*traced.kernel, args); !problem.empty()) fail(loc, op, problem);
   LaunchReport report;
   try {
-    report = device.launch(*traced.kernel, {args, grid, {}, scalars, traced.hash});
+    void* stream = options.stream ? options.stream : StreamScope::current();
+    report = device.launch(*traced.kernel, {args, grid, {}, scalars, traced.hash, stream});
   } catch (const InternalError& e) {
     throw withKernelKept(e, *traced.kernel, traced.hash);
   }
@@ -224,12 +225,20 @@ std::string launch(const TracedKernel& traced, const std::vector<int64_t>& grid,
   }
   SourceLoc where = SourceLoc::from(loc);
   return detail::launchTraced(detail::deviceFor(options.device, options.sanitize, where, "run"), traced, {}, grid, {},
-                              where, "run");
+                              options, where, "run");
 }
 
 std::string run(const std::vector<int64_t>& grid, const KernelBody& body, const RunOptions& options, Loc loc) {
   return launch(trace(grid, body, options.name, loc), grid, options, loc);
 }
+
+namespace {
+thread_local void* gStream = nullptr;
+}  // namespace
+
+StreamScope::StreamScope(void* stream) : previous_(gStream) { gStream = stream; }
+StreamScope::~StreamScope() { gStream = previous_; }
+void* StreamScope::current() { return gStream; }
 
 CaptureTraces::CaptureTraces() : previous_(gCapture) { gCapture = this; }
 CaptureTraces::~CaptureTraces() { gCapture = previous_; }

@@ -17,6 +17,25 @@ struct RunOptions {
   // Run on the sanitizing interpreter, whatever the device (also TILEJIT_SANITIZE=1): races
   // between programs, mismatched dot operands and reads of unwritten memory become an Error.
   bool sanitize = false;
+  // The CUDA or HIP stream (a CUstream, a hipStream_t: a framework's current stream) that the
+  // launch, its copies to the device and back and its timing events are ordered on: it starts
+  // after the work queued there before it, and run() returns once it finished there. Null: the
+  // thread's StreamScope, else the legacy default stream. Other devices ignore it.
+  void* stream = nullptr;
+};
+
+// While one lives on a thread, launches there without RunOptions::stream are ordered on
+// `stream` (see RunOptions::stream). Scopes nest.
+class StreamScope {
+ public:
+  explicit StreamScope(void* stream);
+  ~StreamScope();
+  StreamScope(const StreamScope&) = delete;
+  StreamScope& operator=(const StreamScope&) = delete;
+  static void* current();  // the innermost scope's stream on this thread; null without one
+
+ private:
+  void* previous_;
 };
 
 // A traced, canonicalized kernel and the tensors bound to its parameters.

@@ -111,6 +111,12 @@ class Kernels(unittest.TestCase):
                 self.assertTrue(np.isnan(out[0]).all())  # inf - inf, as the reference gives
                 self.assertTrue(np.isnan(want[0]).all())
 
+    def test_a_stream_scope_leaves_host_launches_as_they_are(self):
+        x = np.random.default_rng(5).standard_normal((3, 9)).astype(np.float32)
+        with tilejit.stream(0x5150):  # a CUDA stream's handle: only CUDA and HIP launches use it
+            got = np.from_dlpack(tilejit.softmax(x, device="cpu"))
+        np.testing.assert_allclose(got, softmax_reference(x), rtol=2e-5)
+
     def test_layernorm_and_gemm_against_float64(self):
         rng = np.random.default_rng(3)
         x = rng.standard_normal((19, 45)).astype(np.float32)

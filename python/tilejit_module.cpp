@@ -84,6 +84,19 @@ void defineTensor(py::module_& m) {
       });
 }
 
+// `with tilejit.stream(torch.cuda.current_stream().cuda_stream):` orders the launches within on
+// that CUDA (or HIP) stream.
+class StreamContext {
+ public:
+  explicit StreamContext(uintptr_t stream) : stream_(reinterpret_cast<void*>(stream)) {}
+  void enter() { scope_.emplace(stream_); }
+  void exit(const py::args&) { scope_.reset(); }
+
+ private:
+  void* stream_;
+  std::optional<StreamScope> scope_;
+};
+
 void defineOps(py::module_& m) {
   py::call_guard<py::gil_scoped_release> released;
   m.def("softmax", [](const Tensor& x, std::optional<Tensor> out, const std::string& device) {
@@ -134,5 +147,10 @@ PYBIND11_MODULE(tilejit, m) {
         return PyTensor{tj::Tensor::empty(shape, dtypeNamed(dtype))};
       }, py::arg("shape"), py::arg("dtype") = "f32");
   m.def("devices", &tj::availableDevices, "The devices that can run kernels here.");
+  py::class_<StreamContext>(m, "stream", "Within `with tilejit.stream(handle):`, launches are ordered on that CUDA or "
+                                         "HIP stream (a CUstream as an int, e.g. torch.cuda.current_stream().cuda_stream).")
+      .def(py::init<uintptr_t>(), py::arg("handle"))
+      .def("__enter__", &StreamContext::enter)
+      .def("__exit__", &StreamContext::exit);
   defineOps(m);
 }

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "dsl/dlpack.hpp"
+#include "dsl/run.hpp"
 #include "dsl/tensor.hpp"
 
 namespace tj::python {
@@ -58,8 +59,9 @@ inline bool isTensorLike(py::handle object) {
 }
 
 // `object` as a tilejit tensor: itself, or a view of what its __dlpack__ hands out (DLPack 1.x
-// asked for first, then the producer's default). A CUDA producer is asked for stream 1, the
-// legacy default stream that tilejit's launches are ordered on.
+// asked for first, then the producer's default). A GPU producer is asked to order its work
+// before the stream tilejit's launches use: the thread's StreamScope (tilejit.stream), else 1,
+// DLPack's name for the legacy default stream.
 inline Tensor fromObject(py::handle object) {
   if (py::isinstance<PyTensor>(object)) return object.cast<const PyTensor&>().tensor;
   if (PyCapsule_CheckExact(object.ptr())) return fromCapsule(object);
@@ -69,7 +71,8 @@ inline Tensor fromObject(py::handle object) {
   py::object stream = py::none();
   if (py::hasattr(object, "__dlpack_device__")) {
     auto device = object.attr("__dlpack_device__")().cast<std::pair<int, int>>();
-    if (device.first == kDLCUDA || device.first == kDLROCM) stream = py::int_(1);
+    if (device.first == kDLCUDA || device.first == kDLROCM)
+      stream = py::int_(StreamScope::current() ? uintptr_t(StreamScope::current()) : 1);
   }
   py::object capsule;
   try {

@@ -8,6 +8,12 @@
 #include <cstdlib>
 #include <map>
 
+// The stream each kind of call last used (null: a synchronous call, or the legacy default
+// stream), for tests of stream ordering; tjFakeCudaStreams() and tjFakeHipStreams() return it.
+struct TjFakeStreams {
+  const void *launch, *upload, *download, *zero, *synchronize, *record;
+};
+
 namespace tj::fake {
 
 // Allocations aligned to 256 bytes, as the drivers align theirs.

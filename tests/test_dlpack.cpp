@@ -165,7 +165,7 @@ TEST_CASE("dlpack: a tensor a kernel computed on Vulkan is exported with its res
   out->deleter(out);
 }
 
-TEST_CASE("dlpack: read-only imports are read; a kernel or setItem writing one is an Error") {
+TEST_CASE("dlpack: read-only imports are read, and a kernel or setItem writing one is an Error") {
   std::vector<float> in = randomFloats(5 * 7, 4);
   DLPackProducer producer(in.data(), kF32, {5, 7}, {});
   Tensor x = Tensor::fromDLPack(producer.versioned(DLPACK_FLAG_BITMASK_READ_ONLY));
@@ -187,7 +187,7 @@ TEST_CASE("dlpack: read-only imports are read; a kernel or setItem writing one i
   out->deleter(out);
 }
 
-TEST_CASE("dlpack: a broadcast view (stride 0) is read; a kernel storing to one is an Error") {
+TEST_CASE("dlpack: a broadcast view (stride 0) is read, and a kernel storing to one is an Error") {
   std::vector<float> row = randomFloats(7, 5);
   DLPackProducer producer(row.data(), kF32, {5, 7}, {0, 1});
   Tensor x = Tensor::fromDLPack(producer.versioned());

@@ -123,6 +123,10 @@ using PFN_cuMemFree_v2 = CUresult (*)(CUdeviceptr pointer);
 using PFN_cuMemcpyHtoD_v2 = CUresult (*)(CUdeviceptr destination, const void* source, size_t bytes);
 using PFN_cuMemcpyDtoH_v2 = CUresult (*)(void* destination, CUdeviceptr source, size_t bytes);
 using PFN_cuMemsetD8_v2 = CUresult (*)(CUdeviceptr destination, unsigned char value, size_t count);
+using PFN_cuMemcpyHtoDAsync_v2 = CUresult (*)(CUdeviceptr destination, const void* source, size_t bytes, CUstream stream);
+using PFN_cuMemcpyDtoHAsync_v2 = CUresult (*)(void* destination, CUdeviceptr source, size_t bytes, CUstream stream);
+using PFN_cuMemsetD8Async = CUresult (*)(CUdeviceptr destination, unsigned char value, size_t count, CUstream stream);
+using PFN_cuStreamSynchronize = CUresult (*)(CUstream stream);
 using PFN_cuLinkCreate_v2 = CUresult (*)(unsigned int numOptions, CUjit_option* options, void** optionValues,
                                          CUlinkState* state);
 using PFN_cuLinkAddData_v2 = CUresult (*)(CUlinkState state, CUjitInputType type, void* data, size_t size,

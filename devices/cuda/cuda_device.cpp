@@ -162,14 +162,18 @@ class Context final : public DriverContext {
     return m;
   }
 
-  void launchKernel(const DriverModule& module, const DriverBinary& b, const unsigned grid[3],
-                    void** parameters) override {
+  void launchKernel(const DriverModule& module, const DriverBinary& b, const unsigned grid[3], void** parameters,
+                    void* stream) override {
     const auto& m = static_cast<const CudaModule&>(module);
     check(functions().cuLaunchKernel(m.module.function(), grid[0], grid[1], grid[2], unsigned(b.workgroupSize), 1, 1,
-                                     unsigned(m.dynamicSharedBytes), nullptr, parameters, nullptr),
+                                     unsigned(m.dynamicSharedBytes), static_cast<CUstream>(stream), parameters,
+                                     nullptr),
           "cuLaunchKernel");
   }
-  void synchronize() override { check(functions().cuCtxSynchronize(), "cuCtxSynchronize"); }
+  void synchronize(void* stream) override {
+    if (stream) check(functions().cuStreamSynchronize(static_cast<CUstream>(stream)), "cuStreamSynchronize");
+    else check(functions().cuCtxSynchronize(), "cuCtxSynchronize");
+  }
   std::unique_ptr<LaunchTimer> makeTimer() override { return std::make_unique<LaunchTimerOf<Event>>(); }
 
   std::array<std::byte, 128> encodeTensorMap(const gpu::KParam& map, const TensorArg& t, uint64_t address) override {

@@ -186,15 +186,23 @@ DeviceMemory::~DeviceMemory() {
   if (owned_) functions().cuMemFree_v2(pointer_);  // an error here has nowhere to go
 }
 
-void DeviceMemory::upload(const void* host, size_t bytes) {
-  if (bytes) check(functions().cuMemcpyHtoD_v2(pointer_, host, bytes), "cuMemcpyHtoD");
+void DeviceMemory::upload(const void* host, size_t bytes, CUstream stream) {
+  if (!bytes) return;
+  if (stream) check(functions().cuMemcpyHtoDAsync_v2(pointer_, host, bytes, stream), "cuMemcpyHtoDAsync");
+  else check(functions().cuMemcpyHtoD_v2(pointer_, host, bytes), "cuMemcpyHtoD");
 }
 
-void DeviceMemory::download(void* host, size_t bytes) const {
-  if (bytes) check(functions().cuMemcpyDtoH_v2(host, pointer_, bytes), "cuMemcpyDtoH");
+void DeviceMemory::download(void* host, size_t bytes, CUstream stream) const {
+  if (!bytes) return;
+  if (stream) check(functions().cuMemcpyDtoHAsync_v2(host, pointer_, bytes, stream), "cuMemcpyDtoHAsync");
+  else check(functions().cuMemcpyDtoH_v2(host, pointer_, bytes), "cuMemcpyDtoH");
 }
 
-void DeviceMemory::zero() { check(functions().cuMemsetD8_v2(pointer_, 0, std::max<size_t>(bytes_, 1)), "cuMemsetD8"); }
+void DeviceMemory::zero(CUstream stream) {
+  size_t bytes = std::max<size_t>(bytes_, 1);
+  if (stream) check(functions().cuMemsetD8Async(pointer_, 0, bytes, stream), "cuMemsetD8Async");
+  else check(functions().cuMemsetD8_v2(pointer_, 0, bytes), "cuMemsetD8");
+}
 
 // ---- Event ----
 
@@ -202,7 +210,7 @@ Event::Event() { check(functions().cuEventCreate(&event_, 0), "cuEventCreate"); 
 
 Event::~Event() { functions().cuEventDestroy_v2(event_); }  // an error here has nowhere to go
 
-bool Event::record() { return functions().cuEventRecord(event_, nullptr) == CUDA_SUCCESS; }
+bool Event::record(CUstream stream) { return functions().cuEventRecord(event_, stream) == CUDA_SUCCESS; }
 
 double Event::msSince(const Event& start) const {
   float ms = 0;

@@ -21,7 +21,8 @@ namespace tj::cuda {
   X(cuDeviceGetName) X(cuDevicePrimaryCtxRetain) X(cuCtxSetCurrent) X(cuCtxSynchronize) X(cuModuleLoadData)      \
   X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncSetAttribute) X(cuLaunchKernel) X(cuMemAlloc_v2)              \
   X(cuMemFree_v2) X(cuMemcpyHtoD_v2) X(cuMemcpyDtoH_v2) X(cuMemsetD8_v2) X(cuLinkCreate_v2) X(cuLinkAddData_v2) \
-  X(cuLinkComplete) X(cuLinkDestroy) X(cuEventCreate) X(cuEventRecord) X(cuEventElapsedTime) X(cuEventDestroy_v2)
+  X(cuLinkComplete) X(cuLinkDestroy) X(cuEventCreate) X(cuEventRecord) X(cuEventElapsedTime) X(cuEventDestroy_v2) \
+  X(cuMemcpyHtoDAsync_v2) X(cuMemcpyDtoHAsync_v2) X(cuMemsetD8Async) X(cuStreamSynchronize)
 // Those a driver may lack (null then): cuTensorMapEncodeTiled came with CUDA 12.
 #define TJ_CUDA_OPTIONAL_FUNCTIONS(X) X(cuTensorMapEncodeTiled)
 
@@ -98,9 +99,11 @@ DeviceInfo deviceInfo(uint32_t index);
 // A device's primary context, retained for the process.
 CUcontext primaryContext(CUdevice device);
 
-// Device memory, freed when destroyed.
+// Device memory, freed when destroyed. Its transfers and zeroing are ordered on `stream` where
+// one is given (the Async calls), else synchronous on the legacy default stream.
 class DeviceMemory {
  public:
+  using Stream = CUstream;
   explicit DeviceMemory(size_t bytes);  // at least one byte is allocated
   // The `bytes` at `address`, which someone else allocated and frees.
   DeviceMemory(CUdeviceptr address, size_t bytes) : pointer_(address), bytes_(bytes), owned_(false) {}
@@ -109,9 +112,9 @@ class DeviceMemory {
   DeviceMemory& operator=(const DeviceMemory&) = delete;
   CUdeviceptr address() const { return pointer_; }
   size_t size() const { return bytes_; }
-  void upload(const void* host, size_t bytes);
-  void download(void* host, size_t bytes) const;
-  void zero();
+  void upload(const void* host, size_t bytes, CUstream stream = nullptr);
+  void download(void* host, size_t bytes, CUstream stream = nullptr) const;
+  void zero(CUstream stream = nullptr);
 
  private:
   CUdeviceptr pointer_ = 0;
@@ -123,11 +126,12 @@ class DeviceMemory {
 // only creating one throws, so a failed record never turns a launch into an error.
 class Event {
  public:
+  using Stream = CUstream;
   Event();
   ~Event();
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;
-  bool record();  // on the default stream; false where the driver refused
+  bool record(CUstream stream = nullptr);  // false where the driver refused
   // Milliseconds on the GPU from `start`'s record to this one's, both completed; -1 where
   // the driver cannot tell.
   double msSince(const Event& start) const;

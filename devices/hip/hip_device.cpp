@@ -54,14 +54,17 @@ class Context final : public DriverContext {
   std::unique_ptr<DriverModule> loadModule(const DriverBinary& b) override { return std::make_unique<HipModule>(b); }
 
   // The kernel's LDS is static (its code object declares it): no dynamic bytes.
-  void launchKernel(const DriverModule& module, const DriverBinary& b, const unsigned grid[3],
-                    void** parameters) override {
+  void launchKernel(const DriverModule& module, const DriverBinary& b, const unsigned grid[3], void** parameters,
+                    void* stream) override {
     const auto& m = static_cast<const HipModule&>(module);
     check(functions().hipModuleLaunchKernel(m.module.function(), grid[0], grid[1], grid[2], unsigned(b.workgroupSize),
-                                            1, 1, 0, nullptr, parameters, nullptr),
+                                            1, 1, 0, static_cast<hipStream_t>(stream), parameters, nullptr),
           "hipModuleLaunchKernel");
   }
-  void synchronize() override { check(functions().hipDeviceSynchronize(), "hipDeviceSynchronize"); }
+  void synchronize(void* stream) override {
+    if (stream) check(functions().hipStreamSynchronize(static_cast<hipStream_t>(stream)), "hipStreamSynchronize");
+    else check(functions().hipDeviceSynchronize(), "hipDeviceSynchronize");
+  }
   std::unique_ptr<LaunchTimer> makeTimer() override { return std::make_unique<LaunchTimerOf<Event>>(); }
 
   DeviceInfo info_;

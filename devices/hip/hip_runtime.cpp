@@ -159,15 +159,24 @@ DeviceMemory::~DeviceMemory() {
   if (owned_) functions().hipFree(pointer_);  // an error here has nowhere to go
 }
 
-void DeviceMemory::upload(const void* host, size_t bytes) {
-  if (bytes) check(functions().hipMemcpyHtoD(pointer_, const_cast<void*>(host), bytes), "hipMemcpyHtoD");
+void DeviceMemory::upload(const void* host, size_t bytes, hipStream_t stream) {
+  if (!bytes) return;
+  void* source = const_cast<void*>(host);
+  if (stream) check(functions().hipMemcpyHtoDAsync(pointer_, source, bytes, stream), "hipMemcpyHtoDAsync");
+  else check(functions().hipMemcpyHtoD(pointer_, source, bytes), "hipMemcpyHtoD");
 }
 
-void DeviceMemory::download(void* host, size_t bytes) const {
-  if (bytes) check(functions().hipMemcpyDtoH(host, pointer_, bytes), "hipMemcpyDtoH");
+void DeviceMemory::download(void* host, size_t bytes, hipStream_t stream) const {
+  if (!bytes) return;
+  if (stream) check(functions().hipMemcpyDtoHAsync(host, pointer_, bytes, stream), "hipMemcpyDtoHAsync");
+  else check(functions().hipMemcpyDtoH(host, pointer_, bytes), "hipMemcpyDtoH");
 }
 
-void DeviceMemory::zero() { check(functions().hipMemset(pointer_, 0, std::max<size_t>(bytes_, 1)), "hipMemset"); }
+void DeviceMemory::zero(hipStream_t stream) {
+  size_t bytes = std::max<size_t>(bytes_, 1);
+  if (stream) check(functions().hipMemsetAsync(pointer_, 0, bytes, stream), "hipMemsetAsync");
+  else check(functions().hipMemset(pointer_, 0, bytes), "hipMemset");
+}
 
 // ---- Event ----
 
@@ -175,7 +184,7 @@ Event::Event() { check(functions().hipEventCreate(&event_), "hipEventCreate"); }
 
 Event::~Event() { functions().hipEventDestroy(event_); }  // an error here has nowhere to go
 
-bool Event::record() { return functions().hipEventRecord(event_, nullptr) == hipSuccess; }
+bool Event::record(hipStream_t stream) { return functions().hipEventRecord(event_, stream) == hipSuccess; }
 
 double Event::msSince(const Event& start) const {
   float ms = 0;

@@ -18,7 +18,8 @@ namespace tj::hip {
   X(hipInit) X(hipRuntimeGetVersion) X(hipGetErrorName) X(hipGetDeviceCount) X(hipSetDevice)                     \
   X(hipDeviceGetAttribute) X(hipDeviceGetName) X(hipMalloc) X(hipFree) X(hipMemcpyHtoD) X(hipMemcpyDtoH)         \
   X(hipMemset) X(hipModuleLoadData) X(hipModuleUnload) X(hipModuleGetFunction) X(hipModuleLaunchKernel)          \
-  X(hipDeviceSynchronize) X(hipEventCreate) X(hipEventRecord) X(hipEventElapsedTime) X(hipEventDestroy)
+  X(hipDeviceSynchronize) X(hipEventCreate) X(hipEventRecord) X(hipEventElapsedTime) X(hipEventDestroy)         \
+  X(hipMemcpyHtoDAsync) X(hipMemcpyDtoHAsync) X(hipMemsetAsync) X(hipStreamSynchronize)
 
 struct Functions {
 #define TJ_HIP_DECLARE(name) PFN_##name name = nullptr;
@@ -68,8 +69,11 @@ struct DeviceInfo {
 DeviceInfo deviceInfo(uint32_t index);
 
 // Device memory, freed when destroyed.
+// Its transfers and zeroing are ordered on `stream` where one is given (the Async calls), else
+// synchronous on the null stream.
 class DeviceMemory {
  public:
+  using Stream = hipStream_t;
   explicit DeviceMemory(size_t bytes);  // at least one byte is allocated
   // The `bytes` at `address`, which someone else allocated and frees.
   DeviceMemory(uint64_t address, size_t bytes) : pointer_(reinterpret_cast<void*>(uintptr_t(address))), bytes_(bytes), owned_(false) {}
@@ -78,9 +82,9 @@ class DeviceMemory {
   DeviceMemory& operator=(const DeviceMemory&) = delete;
   uint64_t address() const { return uint64_t(uintptr_t(pointer_)); }
   size_t size() const { return bytes_; }
-  void upload(const void* host, size_t bytes);
-  void download(void* host, size_t bytes) const;
-  void zero();
+  void upload(const void* host, size_t bytes, hipStream_t stream = nullptr);
+  void download(void* host, size_t bytes, hipStream_t stream = nullptr) const;
+  void zero(hipStream_t stream = nullptr);
 
  private:
   void* pointer_ = nullptr;
@@ -91,11 +95,12 @@ class DeviceMemory {
 // A HIP event on the default stream, for timing. Only creating one throws.
 class Event {
  public:
+  using Stream = hipStream_t;
   Event();
   ~Event();
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;
-  bool record();  // false where the runtime refused
+  bool record(hipStream_t stream = nullptr);  // false where the runtime refused
   // Milliseconds from `start`'s record to this one's, both completed; -1 where unknown.
   double msSince(const Event& start) const;
 

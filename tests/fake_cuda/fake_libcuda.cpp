@@ -47,6 +47,7 @@ struct Fake {
   std::map<CUfunction, int> dynamicShared;  // the opted-in dynamic shared memory, by function
   std::map<CUlinkState, std::string> links;   // the PTX added, then the cubin
   tj::fake::Events<CUevent> events;
+  TjFakeStreams streams{};
 };
 
 Fake& fake() {
@@ -125,6 +126,11 @@ TjFakeCudaCounts tjFakeCudaCounts() {
   return fake().counts;
 }
 
+TjFakeStreams tjFakeCudaStreams() {
+  std::lock_guard lock(fake().mutex);
+  return fake().streams;
+}
+
 void tjFakeCudaSetKernel(TjFakeCudaKernel kernel) {
   std::lock_guard lock(fake().mutex);
   fake().kernel = kernel;
@@ -177,7 +183,16 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext* context, CUdevice) {
   return CUDA_SUCCESS;
 }
 CUresult cuCtxSetCurrent(CUcontext) { return CUDA_SUCCESS; }
-CUresult cuCtxSynchronize() { return CUDA_SUCCESS; }
+CUresult cuCtxSynchronize() {
+  std::lock_guard lock(fake().mutex);
+  fake().streams.synchronize = nullptr;
+  return CUDA_SUCCESS;
+}
+CUresult cuStreamSynchronize(CUstream stream) {
+  std::lock_guard lock(fake().mutex);
+  fake().streams.synchronize = stream;
+  return CUDA_SUCCESS;
+}
 
 CUresult cuMemAlloc_v2(CUdeviceptr* pointer, size_t bytes) {
   if (!bytes) return kInvalidValue;
@@ -197,6 +212,7 @@ CUresult cuMemcpyHtoD_v2(CUdeviceptr destination, const void* source, size_t byt
   if (!fake().memory.holds(at(destination), bytes)) return kInvalidValue;
   std::memcpy(at(destination), source, bytes);
   ++fake().counts.uploads;
+  fake().streams.upload = nullptr;
   return CUDA_SUCCESS;
 }
 CUresult cuMemcpyDtoH_v2(void* destination, CUdeviceptr source, size_t bytes) {
@@ -204,13 +220,34 @@ CUresult cuMemcpyDtoH_v2(void* destination, CUdeviceptr source, size_t bytes) {
   if (!fake().memory.holds(at(source), bytes)) return kInvalidValue;
   std::memcpy(destination, at(source), bytes);
   ++fake().counts.downloads;
+  fake().streams.download = nullptr;
   return CUDA_SUCCESS;
 }
 CUresult cuMemsetD8_v2(CUdeviceptr destination, unsigned char value, size_t count) {
   std::lock_guard lock(fake().mutex);
   if (!fake().memory.holds(at(destination), count)) return kInvalidValue;
   std::memset(at(destination), value, count);
+  fake().streams.zero = nullptr;
   return CUDA_SUCCESS;
+}
+// The Async calls run at once too (the fake's kernels finish within their launch), noting the stream.
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr destination, const void* source, size_t bytes, CUstream stream) {
+  CUresult result = cuMemcpyHtoD_v2(destination, source, bytes);
+  std::lock_guard lock(fake().mutex);
+  fake().streams.upload = stream;
+  return result;
+}
+CUresult cuMemcpyDtoHAsync_v2(void* destination, CUdeviceptr source, size_t bytes, CUstream stream) {
+  CUresult result = cuMemcpyDtoH_v2(destination, source, bytes);
+  std::lock_guard lock(fake().mutex);
+  fake().streams.download = stream;
+  return result;
+}
+CUresult cuMemsetD8Async(CUdeviceptr destination, unsigned char value, size_t count, CUstream stream) {
+  CUresult result = cuMemsetD8_v2(destination, value, count);
+  std::lock_guard lock(fake().mutex);
+  fake().streams.zero = stream;
+  return result;
 }
 
 CUresult cuLinkCreate_v2(unsigned, CUjit_option*, void**, CUlinkState* state) {
@@ -279,7 +316,7 @@ CUresult cuFuncSetAttribute(CUfunction function, CUfunction_attribute attribute,
   return CUDA_SUCCESS;
 }
 CUresult cuLaunchKernel(CUfunction function, unsigned gridX, unsigned gridY, unsigned gridZ, unsigned blockX,
-                        unsigned blockY, unsigned blockZ, unsigned sharedBytes, CUstream, void** params,
+                        unsigned blockY, unsigned blockZ, unsigned sharedBytes, CUstream stream, void** params,
                         void** extra) {
   std::unique_lock lock(fake().mutex);
   auto it = fake().functions.find(function);
@@ -307,6 +344,7 @@ CUresult cuLaunchKernel(CUfunction function, unsigned gridX, unsigned gridY, uns
     copied.push_back({bytes + offsets[p], decls[p].bytes});
   }
   ++fake().counts.launches;
+  fake().streams.launch = stream;
   TjFakeCudaKernel kernel = fake().kernel;
   std::string text = it->second.first;
   lock.unlock();
@@ -382,8 +420,9 @@ CUresult cuEventCreate(CUevent* event, unsigned) {
   *event = fake().events.create(fake().handles);
   return CUDA_SUCCESS;
 }
-CUresult cuEventRecord(CUevent event, CUstream) {
+CUresult cuEventRecord(CUevent event, CUstream stream) {
   std::lock_guard lock(fake().mutex);
+  fake().streams.record = stream;
   return fake().events.record(event) ? CUDA_SUCCESS : kInvalidHandle;
 }
 CUresult cuEventElapsedTime(float* milliseconds, CUevent start, CUevent end) {

@@ -32,6 +32,7 @@
 #include "samples/kernels.hpp"
 #include "tests/dlpack_producer.hpp"
 #include "tests/fake_cuda/fake_cuda.hpp"
+#include "tests/fake_driver.hpp"
 #include "tests/kernel_ir_simulator.hpp"
 #include "tests/support.hpp"
 
@@ -52,6 +53,7 @@ void* fakeSymbol(const char* name) {
 }
 
 Counts counts() { return reinterpret_cast<Counts (*)()>(fakeSymbol("tjFakeCudaCounts"))(); }
+TjFakeStreams streams() { return reinterpret_cast<TjFakeStreams (*)()>(fakeSymbol("tjFakeCudaStreams"))(); }
 
 // What the next launches run: the kernel as devices receive it and its tensor arguments.
 struct Launching {
@@ -429,6 +431,39 @@ TEST_CASE("fake cuda: a kDLCUDA tensor is used in its producer's device memory, 
   CHECK(bProducer.deleted() == 1);
   CHECK(outProducer.deleted() == 1);
   CHECK(outMemory.values() == expected);
+}
+
+// Whether every call of the last launch (its uploads, kernel, events, wait and downloads) was
+// on `stream`.
+void checkStreams(const void* stream) {
+  TjFakeStreams s = streams();
+  CHECK(s.upload == stream);
+  CHECK(s.launch == stream);
+  CHECK(s.record == stream);
+  CHECK(s.synchronize == stream);
+  CHECK(s.download == stream);
+}
+
+TEST_CASE("fake cuda: a launch is ordered on the caller's stream: its copies, kernel, events and wait") {
+  Inputs in;
+  const std::vector<double> expected = expectedAverage(in);
+  void* stream = reinterpret_cast<void*>(uintptr_t{0x5150});
+  void* scoped = reinterpret_cast<void*>(uintptr_t{0x6160});
+  Tensor out = samples::poisoned({kRows, kCols});
+  expectAverage(in.a, in.b, out);
+  CHECK(average().launch(kGrid, in.a, in.b, out, {.device = "cuda", .stream = stream}) == "cuda");
+  checkStreams(stream);
+  CHECK(out.values() == expected);
+  {
+    StreamScope scope(scoped);  // a framework's current stream, for launches that name none
+    CHECK(average().launch(kGrid, in.a, in.b, out, {.device = "cuda"}) == "cuda");
+    checkStreams(scoped);
+    CHECK(average().launch(kGrid, in.a, in.b, out, {.device = "cuda", .stream = stream}) == "cuda");
+    checkStreams(stream);  // the launch's own stream first
+  }
+  CHECK(average().launch(kGrid, in.a, in.b, out, {.device = "cuda"}) == "cuda");
+  checkStreams(nullptr);  // the legacy default stream, with synchronous copies
+  CHECK(out.values() == expected);
 }
 
 TEST_CASE("fake cuda: a launch the driver refuses runs on the CPU, on the newest bytes of resident tensors") {

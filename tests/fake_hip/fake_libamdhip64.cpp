@@ -60,6 +60,7 @@ struct Fake {
   std::map<hipModule_t, std::pair<std::vector<char>, const void*>> modules;
   std::map<hipFunction_t, Function> functions;
   tj::fake::Events<hipEvent_t> events;
+  TjFakeStreams streams{};
 };
 
 Fake& fake() {
@@ -136,6 +137,11 @@ extern "C" {
 TjFakeHipCounts tjFakeHipCounts() {
   std::lock_guard lock(fake().mutex);
   return fake().counts;
+}
+
+TjFakeStreams tjFakeHipStreams() {
+  std::lock_guard lock(fake().mutex);
+  return fake().streams;
 }
 
 void tjFakeHipSetKernel(TjFakeHipKernel kernel) {
@@ -228,6 +234,7 @@ hipError_t hipMemcpyHtoD(hipDeviceptr_t destination, void* source, size_t bytes)
   if (!fake().memory.holds(destination, bytes)) return kInvalidValue;
   std::memcpy(destination, source, bytes);
   ++fake().counts.uploads;
+  fake().streams.upload = nullptr;
   return 0;
 }
 hipError_t hipMemcpyDtoH(void* destination, hipDeviceptr_t source, size_t bytes) {
@@ -235,13 +242,34 @@ hipError_t hipMemcpyDtoH(void* destination, hipDeviceptr_t source, size_t bytes)
   if (!fake().memory.holds(source, bytes)) return kInvalidValue;
   std::memcpy(destination, source, bytes);
   ++fake().counts.downloads;
+  fake().streams.download = nullptr;
   return 0;
 }
 hipError_t hipMemset(void* destination, int value, size_t bytes) {
   std::lock_guard lock(fake().mutex);
   if (!fake().memory.holds(destination, bytes)) return kInvalidValue;
   std::memset(destination, value, bytes);
+  fake().streams.zero = nullptr;
   return 0;
+}
+// The Async calls run at once too (the fake's kernels finish within their launch), noting the stream.
+hipError_t hipMemcpyHtoDAsync(hipDeviceptr_t destination, void* source, size_t bytes, hipStream_t stream) {
+  hipError_t result = hipMemcpyHtoD(destination, source, bytes);
+  std::lock_guard lock(fake().mutex);
+  fake().streams.upload = stream;
+  return result;
+}
+hipError_t hipMemcpyDtoHAsync(void* destination, hipDeviceptr_t source, size_t bytes, hipStream_t stream) {
+  hipError_t result = hipMemcpyDtoH(destination, source, bytes);
+  std::lock_guard lock(fake().mutex);
+  fake().streams.download = stream;
+  return result;
+}
+hipError_t hipMemsetAsync(void* destination, int value, size_t bytes, hipStream_t stream) {
+  hipError_t result = hipMemset(destination, value, bytes);
+  std::lock_guard lock(fake().mutex);
+  fake().streams.zero = stream;
+  return result;
 }
 
 hipError_t hipModuleLoadData(hipModule_t* module, const void* image) {
@@ -273,7 +301,7 @@ hipError_t hipModuleGetFunction(hipFunction_t* function, hipModule_t module, con
   return 0;
 }
 hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned gridX, unsigned gridY, unsigned gridZ, unsigned blockX,
-                                 unsigned blockY, unsigned blockZ, unsigned, hipStream_t, void** kernelParams,
+                                 unsigned blockY, unsigned blockZ, unsigned, hipStream_t stream, void** kernelParams,
                                  void** extra) {
   TjFakeHipKernel kernel;
   TjFakeHipLaunch launch{};
@@ -285,21 +313,32 @@ hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned gridX, unsigned gridY
     const auto& [bytes, image] = fake().modules.at(it->second.module);
     if (std::memcmp(image, bytes.data(), bytes.size()) != 0) return kInvalidImage;  // the caller's image changed
     ++fake().counts.launches;
+    fake().streams.launch = stream;
     kernel = fake().kernel;
     launch = {fake().current, it->second.name.c_str(), it->second.ldsBytes, it->second.kernargBytes, {gridX, gridY, gridZ}, blockX,
               kernelParams};
   }
   return kernel ? kernel(&launch) : kNotSupported;  // outside the lock: the kernel copies memory through the fake
 }
-hipError_t hipDeviceSynchronize() { return 0; }
+hipError_t hipDeviceSynchronize() {
+  std::lock_guard lock(fake().mutex);
+  fake().streams.synchronize = nullptr;
+  return 0;
+}
+hipError_t hipStreamSynchronize(hipStream_t stream) {
+  std::lock_guard lock(fake().mutex);
+  fake().streams.synchronize = stream;
+  return 0;
+}
 
 hipError_t hipEventCreate(hipEvent_t* event) {
   std::lock_guard lock(fake().mutex);
   *event = fake().events.create(fake().handles);
   return 0;
 }
-hipError_t hipEventRecord(hipEvent_t event, hipStream_t) {
+hipError_t hipEventRecord(hipEvent_t event, hipStream_t stream) {
   std::lock_guard lock(fake().mutex);
+  fake().streams.record = stream;
   return fake().events.record(event) ? 0 : kInvalidHandle;
 }
 hipError_t hipEventElapsedTime(float* ms, hipEvent_t start, hipEvent_t end) {

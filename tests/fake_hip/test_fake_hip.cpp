@@ -24,6 +24,7 @@
 #include "lower/llvm_gpu/print_kernel_ir.hpp"
 #include "samples/harness.hpp"
 #include "samples/kernels.hpp"
+#include "tests/fake_driver.hpp"
 #include "tests/fake_hip/fake_hip.hpp"
 #include "tests/kernel_ir_simulator.hpp"
 #include "tests/support.hpp"
@@ -42,6 +43,7 @@ void* fakeSymbol(const char* name) {
 }
 
 TjFakeHipCounts counts() { return reinterpret_cast<TjFakeHipCounts (*)()>(fakeSymbol("tjFakeHipCounts"))(); }
+TjFakeStreams streams() { return reinterpret_cast<TjFakeStreams (*)()>(fakeSymbol("tjFakeHipStreams"))(); }
 
 // What the next launches run: the kernel as devices receive it and its tensor arguments.
 struct Launching {
@@ -136,10 +138,10 @@ std::vector<double> expectedAverage(const Inputs& in) {
 LaunchReport gReport;  // what the last launchAverage did
 
 // Launches the average on `device` directly (each HipDevice object is a process's worth of
-// state: its own modules, the disk cache shared).
-std::vector<double> launchAverage(hip::HipDevice& device, const Inputs& in, const Tensor& out) {
+// state: its own modules, the disk cache shared), on `stream` (null: the null stream).
+std::vector<double> launchAverage(hip::HipDevice& device, const Inputs& in, const Tensor& out, void* stream = nullptr) {
   expectAverage(in.a, in.b, out);
-  gReport = device.launch(gLaunching.kernel, {gLaunching.tensors, kGrid});
+  gReport = device.launch(gLaunching.kernel, {gLaunching.tensors, kGrid, {}, {}, 0, stream});
   CHECK_MESSAGE(!gReport.fellBack(), gReport.fallbackReason, " / ", gLaunching.failure);
   return out.values();
 }
@@ -225,6 +227,22 @@ TEST_CASE("fake hip: a launch passes the kernel its memory and parameters on eac
   expectAverage(in.a, in.b, out);
   CHECK(average().launch(kGrid, in.a, in.b, out, {.device = "hip"}) == "hip");
   CHECK(out.values() == expected);
+}
+
+TEST_CASE("fake hip: a launch on a stream makes its copies, kernel, events and wait there") {
+  Inputs in;
+  const std::vector<double> expected = expectedAverage(in);
+  hip::HipDevice device("hip:1");
+  for (void* stream : {reinterpret_cast<void*>(uintptr_t{0x7170}), static_cast<void*>(nullptr)}) {
+    CAPTURE(stream);
+    CHECK(launchAverage(device, in, samples::poisoned({kRows, kCols}), stream) == expected);
+    TjFakeStreams s = streams();
+    CHECK(s.upload == stream);
+    CHECK(s.launch == stream);
+    CHECK(s.record == stream);
+    CHECK(s.synchronize == stream);
+    CHECK(s.download == stream);
+  }
 }
 
 TEST_CASE("fake hip: a second process loads the code object from disk, without LLVM") {
@@ -346,7 +364,7 @@ TEST_CASE("fake hip: the f16 and bf16 gemm sample kernels on MFMA (gfx942) and W
     Tensor expected = samples::poisoned({m, n});
     samples::GemmBlocks blocks = samples::GemmBlocks::from(samples::gemmTuneSpace("hip").at(0));  // 8 waves
     samples::gemm(a, b, expected, {.device = "interp"}, blocks);
-    for (const char* device : {"hip:0", "hip:1"}) {
+    for (const char* device : {"hip", "hip:1"}) {
       CAPTURE(device);
       CAPTURE(dtypeName(dtype));
       Tensor c = samples::poisoned({m, n});
@@ -372,7 +390,7 @@ TEST_CASE("fake hip: the causal f16 attention sample kernel on both devices: the
   Tensor expected = samples::poisoned(shape);
   samples::AttentionBlocks blocks = samples::AttentionBlocks::from(samples::attentionTuneSpace("hip").at(0));
   samples::attention(q, k, v, expected, true, {.device = "interp"}, blocks);
-  for (const char* device : {"hip:0", "hip:1"}) {
+  for (const char* device : {"hip", "hip:1"}) {
     CAPTURE(device);
     Tensor o = samples::poisoned(shape);
     {
