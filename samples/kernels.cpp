@@ -203,9 +203,15 @@ std::string scaledGemm(const Tensor& a, const Tensor& aScale, const Tensor& b, c
   }, named(opts, "scaled_gemm"));
 }
 
+namespace {
+// What attention accumulates in: f64 for f64 inputs (gradient checks), else f32.
+DType accumulatorOf(const Tensor& q) { return q.dtype() == f64 ? f64 : f32; }
+}  // namespace
+
 KernelDefinition attentionKernel(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, bool causal,
                                  AttentionBlocks blocks, const Tensor& lse) {
   const int64_t heads = q.dim(1), dim = q.dim(3);
+  const DType accType = accumulatorOf(q);
   const int64_t blockM = blocks.m, blockN = blocks.n;
   // Scores in base-2 units (times log2 e), so that each probability is one fast exp2.
   const double scale = std::numbers::log2e / std::sqrt(static_cast<double>(dim));
@@ -224,7 +230,7 @@ KernelDefinition attentionKernel(const Tensor& q, const Tensor& k, const Tensor&
     // Causal: key blocks past this query block's last row are never needed.
     Index end = causal ? min(cdiv((m + 1) * blockM, blockN), K.blocks(2)) : K.blocks(2);
     auto [rowMax, rowSum, acc] = p.fold(
-        0, end, std::tuple{p.full({blockM}, -inf), p.zeros({blockM}), p.zeros({blockM, dim})},
+        0, end, std::tuple{p.full({blockM}, -inf, accType), p.zeros({blockM}, accType), p.zeros({blockM, dim}, accType)},
         [&](Index n, Tile rowMax, Tile rowSum, Tile acc) {
           Tile kt = K.at({batch, head, n, 0}).reshape({blockN, dim});
           Tile vt = V.at({batch, head, n, 0}).reshape({blockN, dim});
@@ -266,7 +272,8 @@ std::string attentionBackward(const AttentionGradients& t, bool causal, const Ru
   const int64_t heads = t.q.dim(1), seq = t.q.dim(2), dim = t.q.dim(3), blockM = blocks.m, blockN = blocks.n;
   const double scale = 1.0 / std::sqrt(static_cast<double>(dim));
   const std::vector<int64_t> queryGrid{cdiv(seq, blockM), t.q.dim(0) * heads}, keyGrid{cdiv(seq, blockN), t.q.dim(0) * heads};
-  Tensor delta = Tensor::empty({t.q.dim(0), heads, seq});
+  const DType accType = accumulatorOf(t.q);
+  Tensor delta = Tensor::empty({t.q.dim(0), heads, seq}, accType);
   run(queryGrid, [&](Program& p) {  // D = rowsum(dO * O)
     Index m = p.id(0), batch = p.id(1) / heads, head = p.id(1) % heads;
     Tile product = p.read(t.dOut, {1, 1, blockM, dim}, 0.0).at({batch, head, m, 0}) *
@@ -295,7 +302,7 @@ std::string attentionBackward(const AttentionGradients& t, bool causal, const Ru
     Index n = p.id(0), batch = p.id(1) / heads, head = p.id(1) % heads;
     Tile kt = keys(p, t.k, batch, head, n), vt = keys(p, t.v, batch, head, n);
     Index first = causal ? n * blockN / blockM : Index(0);
-    auto [dk, dv] = p.fold(first, cdiv(seq, blockM), std::tuple{p.zeros({blockN, dim}), p.zeros({blockN, dim})},
+    auto [dk, dv] = p.fold(first, cdiv(seq, blockM), std::tuple{p.zeros({blockN, dim}, accType), p.zeros({blockN, dim}, accType)},
                            [&](Index m, Tile dk, Tile dv) {
       QueryRows r = queryRows(p, batch, head, m);
       auto [probs, dScores] = block(p, r, kt, vt, m, n);
@@ -308,7 +315,7 @@ std::string attentionBackward(const AttentionGradients& t, bool causal, const Ru
     Index m = p.id(0), batch = p.id(1) / heads, head = p.id(1) % heads;
     QueryRows r = queryRows(p, batch, head, m);
     Index end = causal ? min(cdiv((m + 1) * blockM, blockN), cdiv(seq, blockN)) : Index(cdiv(seq, blockN));
-    Tile dq = p.fold(0, end, p.zeros({blockM, dim}), [&](Index n, Tile dq) {
+    Tile dq = p.fold(0, end, p.zeros({blockM, dim}, accType), [&](Index n, Tile dq) {
       Tile kt = keys(p, t.k, batch, head, n);
       return dq + dot(block(p, r, kt, keys(p, t.v, batch, head, n), m, n).second, kt) * scale;
     });
@@ -337,7 +344,7 @@ KernelDefinition layernormKernel(const Tensor& x, const Tensor& weight, const Te
     Index i = p.id(0);
     auto X = p.read(x, {blockRows, blockCols});
     Tile t = X.at({i, 0});
-    Tile n = p.scalar(X.size(1), f32);
+    Tile n = p.scalar(X.size(1), x.dtype());
     Tile mean = t.sum(1, true) / n;
     Tile inRow = p.iota({blockRows, blockCols}, 1) < X.size(1);
     Tile centered = where(inRow, t - mean, 0.0);
@@ -357,12 +364,13 @@ std::string layernorm(const Tensor& x, const Tensor& weight, const Tensor& bias,
 std::string layernormBackward(const LayerNormGradients& t, double eps, const RunOptions& opts) {
   const int64_t blockRows = kLayerNormRows, blockCols = nextPow2(t.x.dim(1)), cols = t.x.dim(1);
   const int64_t programs = cdiv(t.x.dim(0), blockRows);
-  Tensor partialWeight = Tensor::empty({programs, cols}), partialBias = Tensor::empty({programs, cols});
+  Tensor partialWeight = Tensor::empty({programs, cols}, t.x.dtype()),
+         partialBias = Tensor::empty({programs, cols}, t.x.dtype());
   std::string ran = run({programs}, [&](Program& p) {
     Index i = p.id(0);
     auto X = p.read(t.x, {blockRows, blockCols}, 0.0);
     Tile dy = p.read(t.dOut, {blockRows, blockCols}, 0.0).at({i, 0});  // 0 outside: the sums need no mask
-    Tile n = p.scalar(X.size(1), f32);
+    Tile n = p.scalar(X.size(1), t.x.dtype());
     Tile x = X.at({i, 0});
     Tile centered = where(p.iota({blockRows, blockCols}, 1) < X.size(1), x - x.sum(1, true) / n, 0.0);
     Tile rstd = ((centered * centered).sum(1, true) / n + eps).rsqrt();
@@ -377,7 +385,7 @@ std::string layernormBackward(const LayerNormGradients& t, double eps, const Run
   std::string summed = run({cdiv(cols, sumCols)}, [&](Program& p) {
     Index j = p.id(0);
     auto W = p.read(partialWeight, {sumRows, sumCols}, 0.0), B = p.read(partialBias, {sumRows, sumCols}, 0.0);
-    auto [dw, db] = p.fold(0, W.blocks(0), std::tuple{p.zeros({sumCols}), p.zeros({sumCols})},
+    auto [dw, db] = p.fold(0, W.blocks(0), std::tuple{p.zeros({sumCols}, t.x.dtype()), p.zeros({sumCols}, t.x.dtype())},
                            [&](Index k, Tile dw, Tile db) {
                              return std::tuple{dw + W.at({k, j}).sum(0), db + B.at({k, j}).sum(0)};
                            });

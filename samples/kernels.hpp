@@ -59,12 +59,12 @@ struct KernelDefinition {
   std::vector<int64_t> grid;
   KernelBody body;
 };
-// attention()'s kernel; with `lse` ([batch, heads, seq] f32) it also writes each query row's
-// logsumexp of scores, which the hand-written backward reads.
+// attention()'s kernel; with `lse` ([batch, heads, seq], f64 for f64 inputs, else f32) it also
+// writes each query row's logsumexp of scores, which the hand-written backward reads.
 KernelDefinition attentionKernel(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, bool causal,
                                  AttentionBlocks blocks = {}, const Tensor& lse = {});
-// The tensors of attention's backward (f32): the forward's inputs, output and logsumexp, the
-// output's gradient, and the inputs' gradients to write.
+// The tensors of attention's backward (all f32, or all f64): the forward's inputs, output and
+// logsumexp, the output's gradient, and the inputs' gradients to write.
 struct AttentionGradients {
   Tensor q, k, v, out, lse, dOut;
   Tensor dq, dk, dv;
@@ -135,7 +135,7 @@ std::string layernorm(const Tensor& x, const Tensor& weight, const Tensor& bias,
                       double eps = 1e-5, const RunOptions& opts = {});
 KernelDefinition layernormKernel(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& out,
                                  double eps = 1e-5);
-// The tensors of layer norm's backward (f32): the forward's input and weight, the output's
+// The tensors of layer norm's backward (all of one dtype): the forward's input and weight, the output's
 // gradient, and the gradients to write.
 struct LayerNormGradients {
   Tensor x, weight, dOut;
