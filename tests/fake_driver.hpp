@@ -7,12 +7,24 @@
 #include <cstdint>
 #include <cstdlib>
 #include <map>
+#include <string>
+#include <utility>
 
 // The stream each kind of call last used (null: a synchronous call, or the legacy default
 // stream), for tests of stream ordering; tjFakeCudaStreams() and tjFakeHipStreams() return it.
 struct TjFakeStreams {
   const void *launch, *upload, *download, *zero, *synchronize, *record;
 };
+
+// The calls of a launch (uploads, kernel, events, wait, downloads) whose last use was not on
+// `stream`, by name: "" when all were.
+inline std::string callsOffStream(const TjFakeStreams& s, const void* stream) {
+  std::string off;
+  for (auto [name, used] : {std::pair{"upload", s.upload}, {"launch", s.launch}, {"record", s.record},
+                            {"synchronize", s.synchronize}, {"download", s.download}})
+    if (used != stream) off += std::string(off.empty() ? "" : ", ") + name;
+  return off;
+}
 
 namespace tj::fake {
 

@@ -24,6 +24,7 @@
 #include "lower/llvm_gpu/print_kernel_ir.hpp"
 #include "samples/harness.hpp"
 #include "samples/kernels.hpp"
+#include "tests/dlpack_producer.hpp"
 #include "tests/fake_driver.hpp"
 #include "tests/fake_hip/fake_hip.hpp"
 #include "tests/kernel_ir_simulator.hpp"
@@ -236,13 +237,44 @@ TEST_CASE("fake hip: a launch on a stream makes its copies, kernel, events and w
   for (void* stream : {reinterpret_cast<void*>(uintptr_t{0x7170}), static_cast<void*>(nullptr)}) {
     CAPTURE(stream);
     CHECK(launchAverage(device, in, samples::poisoned({kRows, kCols}), stream) == expected);
-    TjFakeStreams s = streams();
-    CHECK(s.upload == stream);
-    CHECK(s.launch == stream);
-    CHECK(s.record == stream);
-    CHECK(s.synchronize == stream);
-    CHECK(s.download == stream);
+    std::string off = callsOffStream(streams(), stream);
+    CHECK_MESSAGE(off.empty(), "not on the stream: ", off);
   }
+}
+
+TEST_CASE("fake hip: a kDLROCM tensor is used in its producer's device memory on hip:1, with no copy") {
+  Inputs in;
+  const std::vector<double> expected = expectedAverage(in);
+  const size_t bytes = size_t(kRows * kCols) * sizeof(float);
+  Tensor poison = samples::poisoned({kRows, kCols});
+  hip::DeviceMemory aMemory(bytes), bMemory(bytes), outMemory(bytes);  // another library's allocations
+  aMemory.upload(in.a.data(), bytes);
+  bMemory.upload(in.bStorage.data(), bytes);
+  outMemory.upload(poison.data(), bytes);
+  auto at = [](const hip::DeviceMemory& m) { return reinterpret_cast<void*>(uintptr_t(m.address())); };
+  constexpr DLDataType f32Code{kDLFloat, 32, 1};
+  constexpr DLDevice gpu{kDLROCM, 1};
+  test::DLPackProducer aProducer(at(aMemory), f32Code, {kRows, kCols}, {}, 0, gpu),
+      bProducer(at(bMemory), f32Code, {kRows, kCols}, {1, kRows}, 0, gpu),
+      outProducer(at(outMemory), f32Code, {kRows, kCols}, {}, 0, gpu);
+  {
+    Tensor a = Tensor::fromDLPack(aProducer.versioned()), b = Tensor::fromDLPack(bProducer.versioned()),
+           out = Tensor::fromDLPack(outProducer.versioned());
+    expectAverage(a, b, out);
+    TjFakeHipCounts before = counts();
+    CHECK(average().launch(kGrid, a, b, out, {.device = "hip:1"}) == "hip:1");
+    CHECK(counts().uploads == before.uploads);  // the kernel ran on the producer's memory
+    CHECK(counts().allocations == before.allocations);
+    std::vector<float> got(size_t(kRows * kCols));
+    outMemory.download(got.data(), bytes);
+    CHECK(std::vector<double>(got.begin(), got.end()) == expected);
+    DLManagedTensorVersioned* exported = out.toDLPack();
+    CHECK(exported->dl_tensor.data == at(outMemory));
+    CHECK(exported->dl_tensor.device.device_type == kDLROCM);
+    CHECK(exported->dl_tensor.device.device_id == 1);
+    exported->deleter(exported);
+  }
+  CHECK(outProducer.deleted() == 1);
 }
 
 TEST_CASE("fake hip: a second process loads the code object from disk, without LLVM") {
