@@ -91,7 +91,9 @@ class DriverCopy final : public DeviceCopy {
   ~DriverCopy() override { context_.makeCurrentQuietly(); }  // before memory_ is freed
   void upload(std::span<const std::byte> host) override {
     context_.makeCurrent();
-    memory_->upload(host.data(), host.size(), nullptr);  // synchronous: done before any launch reads it
+    memory_->upload(host.data(), host.size(), nullptr);
+    // A pageable copy may return before its DMA lands: finished before a kernel on any stream reads it.
+    context_.synchronize(nullptr);
   }
   void download(std::span<std::byte> host) override {
     context_.makeCurrent();
@@ -373,7 +375,7 @@ std::unique_ptr<StartedLaunch> DriverContext::start(const LoadedKernel& loaded, 
 // prints its prints; then raises a fault it reported.
 LaunchReport DriverContext::Launched::finish(const ir::Kernel& kernel, const LaunchArgs& args, LaunchReport report) {
   if (!compiled) return report;
-  context_.synchronize(stream);
+  context_.synchronize(stream);  // the kernel's own failure first
   std::array<int32_t, gpu::kFaultWords> words{};
   if (faults) faults->download(words.data(), sizeof words, stream);
   for (size_t n = 0; n < tensors.size(); ++n) {
@@ -382,16 +384,13 @@ LaunchReport DriverContext::Launched::finish(const ir::Kernel& kernel, const Lau
     if (b.copy) b.copy->deviceWrote();
     else b.memory->download(b.host, b.bytes, stream);
   }
-  if (!prints.empty()) {
-    std::vector<std::vector<std::byte>> bytes;
-    std::vector<std::span<const std::byte>> views;
-    for (DeviceBuffer* m : prints) {
-      bytes.emplace_back(m->size());
-      m->download(bytes.back().data(), m->size(), stream);
-      views.push_back(bytes.back());
-    }
-    printBuffers(compiled->binary.prints, views, args.grid, args.print);
+  std::vector<std::vector<std::byte>> printed;
+  for (DeviceBuffer* m : prints) {
+    printed.emplace_back(m->size());
+    m->download(printed.back().data(), m->size(), stream);
   }
+  if (stream) context_.synchronize(stream);  // copies on a stream may land after they return
+  if (!prints.empty()) printBuffers(compiled->binary.prints, {printed.begin(), printed.end()}, args.grid, args.print);
   if (timer) report.kernelMs = timer->ms();
   throwGpuFaults(kernel, words, args.grid, report.device);
   return report;

@@ -132,6 +132,8 @@ class DriverContext : public GpuContext {
   virtual void makeCurrent() = 0;
   // The same, for destructors: errors are dropped.
   virtual void makeCurrentQuietly() noexcept = 0;
+  // Waits for the work queued on `stream` (null: all of the context's).
+  virtual void synchronize(void* stream) = 0;
 
  protected:
   struct Limits {
@@ -171,7 +173,6 @@ class DriverContext : public GpuContext {
   // legacy default stream).
   virtual void launchKernel(const DriverModule& module, const DriverBinary& binary, const unsigned grid[3],
                             void** parameters, void* stream) = 0;
-  virtual void synchronize(void* stream) = 0;  // waits for the kernel launched on `stream`
   virtual std::unique_ptr<LaunchTimer> makeTimer() = 0;
   // A tensor-map parameter's 128 bytes for tensor `t` at device `address`; only a driver with
   // tensor maps (CUDA) has them.

@@ -5,6 +5,7 @@
 #include <array>
 #include <charconv>
 #include <cstring>
+#include <optional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -127,15 +128,6 @@ void checkVersion(const DLManagedTensorVersioned& m, const SourceLoc& loc) {
                      m.version.minor, DLPACK_MAJOR_VERSION, DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION));
 }
 
-// A tilejit tensor handed out: the view kept alive, and the shape and strides DLTensor points to.
-template <class Managed>
-struct Exported {
-  Managed managed{};
-  Tensor view;
-  Shape shape, strides;
-  static void release(Managed* self) { delete static_cast<Exported*>(self->manager_ctx); }
-};
-
 // A producer's managed tensor, its deleter run once when the last view of its storage goes.
 template <class Managed>
 struct Producer {
@@ -148,36 +140,52 @@ struct Producer {
   }
 };
 
-// "cuda:1" as a DLPack device.
+// A device copy's device ("cuda", "cuda:1", "hip:0") as a DLPack device.
 DLDevice dlDeviceOf(const std::string& device) {
-  auto colon = device.find(':');
+  auto colon = std::min(device.find(':'), device.size());
   int32_t id = 0;
-  std::from_chars(device.data() + colon + 1, device.data() + device.size(), id);
+  if (colon < device.size()) std::from_chars(device.data() + colon + 1, device.data() + device.size(), id);
   std::string_view kind(device.data(), colon);
   if (kind == "cuda") return {kDLCUDA, id};
   if (kind == "hip") return {kDLROCM, id};
   throw InternalError("toDLPack", "no DLPack device for " + device);
 }
 
+// The device other libraries reach a storage's device copy on, or null for its host bytes.
+std::optional<DLDevice> exportedDevice(const Residency* r) {
+  if (!r || r->copy().address().device.empty()) return std::nullopt;
+  return dlDeviceOf(r->copy().address().device);
+}
+
 }  // namespace
 
 class DLPackExchange {
  public:
+  // A tilejit tensor handed out: the view kept alive, and the shape and strides DLTensor points
+  // to; an export of the device copy is counted on the storage until its deleter runs.
+  template <class Managed>
+  struct Exported {
+    Managed managed{};
+    Tensor view;
+    Shape shape, strides;
+    bool ofDeviceCopy = false;
+    static void release(Managed* self) {
+      auto* e = static_cast<Exported*>(self->manager_ctx);
+      if (e->ofDeviceCopy) --e->view.storage_->deviceExports;
+      delete e;
+    }
+  };
+
   template <class Managed>
   static Tensor import(Managed* m, bool readOnly, const SourceLoc& loc) {
     View v = viewOf(m->dl_tensor, loc);
-    std::string why;
     std::unique_ptr<DeviceCopy> copy;
-    if (!v.device.empty()) {
-      copy = selectDevice(v.device).adopt(uint64_t(uintptr_t(v.first)), v.extentBytes, why);
-      if (!copy)
-        fail(loc, kImport, fmt::format("the tensor is in {}'s memory, which tilejit cannot use here: {}", v.device, why));
-    }
+    if (!v.device.empty()) copy = adopt(v, loc);
     // Everything allocated before the storage takes `m` over: a failure leaves it the caller's.
     auto producer = std::make_shared<Producer<Managed>>();
     std::shared_ptr<Tensor::Storage> storage;
     if (copy) {
-      storage = std::make_shared<Tensor::Storage>(v.extentBytes);
+      storage = hostMirror(v, loc);
       storage->residency = std::make_unique<Residency>(std::span(storage->bytes, storage->size), std::move(copy),
                                                        Residency::Home::device);
     } else {
@@ -192,20 +200,25 @@ class DLPackExchange {
   template <class Managed>
   static Managed* exportView(const Tensor& t, const SourceLoc& loc) {
     t.checkDefined("Tensor::toDLPack", loc);
+    if (std::is_same_v<Managed, DLManagedTensor> && t.storage_->readOnly)
+      fail(loc, "Tensor::toDLPackLegacy",
+           "the tensor is read-only, which a DLPack 0.x tensor cannot say: hand it out with toDLPack()");
     auto e = std::make_unique<Exported<Managed>>();
     e->view = t;
     e->shape = t.shape_;
     e->strides = t.strides_;
     DLTensor& d = e->managed.dl_tensor;
     const int64_t byteOffset = t.offset_ * dtypeBytes(t.dtype_);
+    t.storage_->written.reset();  // as data(): the consumer may write any element
     Residency* r = t.storage_->residency.get();
-    if (DeviceCopy::Address where = r ? r->copy().address() : DeviceCopy::Address{}; !where.device.empty()) {
+    if (std::optional<DLDevice> device = exportedDevice(r)) {
       r->toDevice();
       r->deviceWrote();  // the consumer may write there
-      d.data = reinterpret_cast<void*>(uintptr_t(where.address + uint64_t(byteOffset)));
-      d.device = dlDeviceOf(where.device);
+      d.data = reinterpret_cast<void*>(uintptr_t(r->copy().address().address + uint64_t(byteOffset)));
+      d.device = *device;
+      e->ofDeviceCopy = true;
+      ++t.storage_->deviceExports;
     } else {
-      t.storage_->written.reset();  // as data(): the consumer may write any element
       d.data = t.hostBytes(true) + byteOffset;
       d.device = {kDLCPU, 0};
     }
@@ -220,6 +233,32 @@ class DLPackExchange {
       e->managed.flags = t.storage_->readOnly ? DLPACK_FLAG_BITMASK_READ_ONLY : 0;
     }
     return &e.release()->managed;
+  }
+
+ private:
+  // A copy over the producer's GPU memory, from the device it names.
+  static std::unique_ptr<DeviceCopy> adopt(const View& v, const SourceLoc& loc) {
+    std::string why;
+    std::unique_ptr<DeviceCopy> copy;
+    try {
+      copy = selectDevice(v.device).adopt(uint64_t(uintptr_t(v.first)), v.extentBytes, why);
+    } catch (const Error& e) {  // no such device
+      why = e.what();
+    }
+    if (!copy)
+      fail(loc, kImport, fmt::format("the tensor is in {}'s memory, which tilejit cannot use here: {}", v.device, why));
+    return copy;
+  }
+
+  // A storage for a GPU import: host bytes that the device copy's values come to when the host
+  // reads them.
+  static std::shared_ptr<Tensor::Storage> hostMirror(const View& v, const SourceLoc& loc) {
+    try {
+      return std::make_shared<Tensor::Storage>(v.extentBytes);
+    } catch (const std::bad_alloc&) {
+      fail(loc, kImport, fmt::format("out of host memory for the {} bytes that mirror the {} tensor", v.extentBytes,
+                                     v.device));
+    }
   }
 };
 
@@ -236,10 +275,10 @@ Tensor Tensor::fromDLPack(DLManagedTensor* managed, Loc loc) {
   return DLPackExchange::import(managed, false, at);
 }
 
-std::string Tensor::exportDevice(Loc loc) const {
+std::pair<int32_t, int32_t> Tensor::exportDevice(Loc loc) const {
   checkDefined("Tensor::exportDevice", SourceLoc::from(loc));
-  std::string device = storage_->residency ? storage_->residency->copy().address().device : "";
-  return device.empty() ? "cpu" : device;
+  DLDevice d = exportedDevice(storage_->residency.get()).value_or(DLDevice{kDLCPU, 0});
+  return {int32_t(d.device_type), d.device_id};
 }
 
 DLManagedTensorVersioned* Tensor::toDLPack(Loc loc) const {

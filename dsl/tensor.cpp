@@ -209,11 +209,17 @@ Tensor Tensor::on(const std::string& device, Loc loc) const {
                  device, why);
     return host();
   }
+  // Checked once the device makes copies: on("cpu") and the like keep any tensor on the host.
   if (storage_->residency && storage_->residency->home() == Residency::Home::device)
     fail(SourceLoc::from(loc), "Tensor::on",
          fmt::format("the tensor's values live in {}'s memory, which another library owns (a DLPack import), so "
                      "they cannot move to {}: take contiguous() for a copy to move",
                      storage_->residency->copy().address().device, device));
+  if (int exports = storage_->deviceExports; exports > 0)
+    fail(SourceLoc::from(loc), "Tensor::on",
+         fmt::format("the tensor's copy on {} is handed out through DLPack ({} export{} not yet released by its "
+                     "deleter), so it cannot move to {}",
+                     storage_->residency->copy().address().device, exports, exports == 1 ? "" : "s", device));
   hostBytes(false);  // a copy on another device hands its newer bytes over first
   storage_->residency = std::make_unique<Residency>(std::span(storage_->bytes, storage_->size), std::move(copy));
   storage_->residency->toDevice();

@@ -18,6 +18,7 @@
 #include <source_location>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ir/dtype.hpp"
@@ -87,12 +88,16 @@ class Tensor {
   // This view for another library, which must call the result's deleter once: the storage's
   // GPU copy where it has one on a CUDA or HIP device (made current), else its host bytes
   // (made current). The consumer may write through it, as through data() (the exported side
-  // becomes the newer one); the storage lives until the deleter runs.
+  // becomes the newer one); the storage, and an exported GPU copy, live until the deleter runs
+  // (on() to another device is an Error until then).
   DLManagedTensorVersioned* toDLPack(Loc loc = Loc::current()) const;
-  DLManagedTensor* toDLPackLegacy(Loc loc = Loc::current()) const;  // for DLPack 0.x consumers
-  // Where toDLPack hands the tensor out: the GPU whose copy it gives ("cuda:1", "hip:0"), else "cpu".
-  std::string exportDevice(Loc loc = Loc::current()) const;
-  // Whether kernels and setItem may not write it: a DLPack import its producer marked so.
+  // For DLPack 0.x consumers; an Error for a read-only tensor, which 0.x cannot mark so.
+  DLManagedTensor* toDLPackLegacy(Loc loc = Loc::current()) const;
+  // Where toDLPack hands the tensor out, as DLPack's (device type, id): the CUDA or HIP device
+  // whose copy it gives ((2, 1) for cuda:1), else the host's (1, 0).
+  std::pair<int32_t, int32_t> exportDevice(Loc loc = Loc::current()) const;
+  // Whether kernels and setItem may not write it: a DLPack import its producer marked so (data()
+  // of such a tensor is for reading).
   bool readOnly(Loc loc = Loc::current()) const;
 
   // Views sharing storage.

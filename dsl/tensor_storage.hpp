@@ -1,6 +1,7 @@
 // The storage behind a Tensor's views (dsl/tensor.hpp): for tensor.cpp and dlpack.cpp only.
 #pragma once
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <memory>
 #include <new>
@@ -19,6 +20,8 @@ struct Tensor::Storage {
   size_t size;
   bool ownsBytes = true;
   bool readOnly = false;  // kernels may not store to it (a DLPack import marked read-only)
+  // DLPack exports of the device copy whose deleters have not run: the copy may not go (on()).
+  std::atomic<int> deviceExports{0};
   std::unique_ptr<Residency> residency;  // null: only on the host
   // Which elements were written, for the sanitizer: made by Tensor::empty, dropped once host
   // code may have written any element (data()) or every one was written.

@@ -57,8 +57,18 @@ class Exchange(unittest.TestCase):
             tilejit.from_dlpack(capsule)
         del capsule, t
         gc.collect()
-        # An unused capsule of ours is freed by its destructor (ASan-checked builds catch a leak).
-        tilejit.from_dlpack(np.ones(3, dtype=np.float32)).__dlpack__()
+
+    def test_an_unused_capsule_of_ours_frees_its_tensor(self):
+        x = np.arange(6, dtype=np.float32)
+        refs = sys.getrefcount(x)
+        t = tilejit.from_dlpack(x)
+        capsule = t.__dlpack__()
+        del t
+        gc.collect()
+        self.assertGreater(sys.getrefcount(x), refs)  # the capsule's export holds the storage, and so x
+        del capsule  # never consumed: its destructor runs the export's deleter
+        gc.collect()
+        self.assertEqual(sys.getrefcount(x), refs)
 
     def test_the_array_keeps_living_after_the_tensor_goes(self):
         x = np.arange(6, dtype=np.float32)

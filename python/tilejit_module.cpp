@@ -10,6 +10,7 @@
 
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "dsl/tilejit.hpp"
 #include "python/tilejit_pybind.hpp"
@@ -34,23 +35,19 @@ py::capsule capsuleOf(Managed* managed, const char* name) {
   return py::reinterpret_steal<py::capsule>(capsule);
 }
 
-std::pair<int, int> dlpackDevice(const Tensor& t) {
-  std::string device = t.exportDevice();
-  if (device == "cpu") return {kDLCPU, 0};
-  auto colon = device.find(':');
-  int index = std::stoi(device.substr(colon + 1));
-  return {device.starts_with("cuda") ? kDLCUDA : kDLROCM, index};
-}
-
 // The array API's __dlpack__: DLPack 1.x for a consumer that asks for it (max_version), else 0.x.
 // tilejit finishes each launch before returning, so a consumer's stream has nothing to wait for.
 py::capsule dlpack(const PyTensor& self, py::object /*stream*/, std::optional<std::pair<int, int>> maxVersion,
                    std::optional<std::pair<int, int>> dlDevice, std::optional<bool> copy) {
   if (copy.value_or(false)) throw py::buffer_error("tilejit.Tensor.__dlpack__: tilejit hands tensors out without a copy");
-  if (dlDevice && *dlDevice != dlpackDevice(self.tensor))
-    throw py::buffer_error("tilejit.Tensor.__dlpack__: the tensor is on " + self.tensor.exportDevice() +
-                           ", not the device asked for");
+  auto device = self.tensor.exportDevice();
+  if (dlDevice && *dlDevice != device)
+    throw py::buffer_error(fmt::format("tilejit.Tensor.__dlpack__: the tensor is on DLPack device {}, not the {} asked for",
+                                       device, *dlDevice));
   if (maxVersion && maxVersion->first >= 1) return capsuleOf(self.tensor.toDLPack(), kVersionedCapsule);
+  if (self.tensor.readOnly())
+    throw py::buffer_error("tilejit.Tensor.__dlpack__: the tensor is read-only, which DLPack 0.x cannot say: ask for "
+                           "max_version=(1, 0) or more");
   return capsuleOf(self.tensor.toDLPackLegacy(), kLegacyCapsule);
 }
 
@@ -72,29 +69,37 @@ void defineTensor(py::module_& m) {
       .def_property_readonly("strides", [](const PyTensor& t) { return py::tuple(py::cast(t.tensor.strides())); },
                              "in elements")
       .def_property_readonly("dtype", [](const PyTensor& t) { return std::string(dtypeName(t.tensor.dtype())); })
-      .def_property_readonly("device", [](const PyTensor& t) { return t.tensor.exportDevice(); })
       .def_property_readonly("read_only", [](const PyTensor& t) { return t.tensor.readOnly(); })
       .def("to", [](const PyTensor& t, const std::string& device) { return PyTensor{t.tensor.on(device)}; },
            py::arg("device"), "Gives the storage a copy on `device` (\"cuda\", \"vulkan\") and returns the same view.")
       .def("__dlpack__", &dlpack, py::kw_only(), py::arg("stream") = py::none(), py::arg("max_version") = py::none(),
            py::arg("dl_device") = py::none(), py::arg("copy") = py::none())
-      .def("__dlpack_device__", [](const PyTensor& t) { return dlpackDevice(t.tensor); })
+      .def("__dlpack_device__", [](const PyTensor& t) { return t.tensor.exportDevice(); })
       .def("__repr__", [](const PyTensor& t) {
         return "tilejit.Tensor(" + t.tensor.text() + ", dtype=" + std::string(dtypeName(t.tensor.dtype())) + ")";
       });
 }
 
 // `with tilejit.stream(torch.cuda.current_stream().cuda_stream):` orders the launches within on
-// that CUDA (or HIP) stream.
+// that CUDA (or HIP) stream. A StreamScope on the entering thread: left there, innermost first.
 class StreamContext {
  public:
   explicit StreamContext(uintptr_t stream) : stream_(reinterpret_cast<void*>(stream)) {}
-  void enter() { scope_.emplace(stream_); }
-  void exit(const py::args&) { scope_.reset(); }
+  void enter() {
+    if (scope_) throw py::value_error("tilejit.stream: entered twice");
+    scope_.emplace(stream_);
+    thread_ = std::this_thread::get_id();
+  }
+  void exit(const py::args&) {
+    if (!scope_ || thread_ != std::this_thread::get_id() || StreamScope::current() != stream_)
+      throw py::value_error("tilejit.stream: left on another thread, out of order, or without entering");
+    scope_.reset();
+  }
 
  private:
   void* stream_;
   std::optional<StreamScope> scope_;
+  std::thread::id thread_;
 };
 
 void defineOps(py::module_& m) {

@@ -35,18 +35,18 @@ inline constexpr const char* kLegacyCapsule = "dltensor";
 // The tensor of an unused DLPack capsule, which is renamed "used_..." as the protocol asks: the
 // tensor owns it from then on. A used or foreign capsule is a ValueError; a tensor tilejit
 // refuses leaves the capsule unused, so its destructor frees it.
+template <class Managed>
+Tensor fromCapsuleNamed(PyObject* capsule, const char* name, const char* usedName) {
+  Tensor t = Tensor::fromDLPack(static_cast<Managed*>(PyCapsule_GetPointer(capsule, name)));
+  PyCapsule_SetName(capsule, usedName);
+  return t;
+}
+
 inline Tensor fromCapsule(py::handle capsule) {
   PyObject* c = capsule.ptr();
-  if (PyCapsule_IsValid(c, kVersionedCapsule)) {
-    Tensor t = Tensor::fromDLPack(static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(c, kVersionedCapsule)));
-    PyCapsule_SetName(c, "used_dltensor_versioned");
-    return t;
-  }
-  if (PyCapsule_IsValid(c, kLegacyCapsule)) {
-    Tensor t = Tensor::fromDLPack(static_cast<DLManagedTensor*>(PyCapsule_GetPointer(c, kLegacyCapsule)));
-    PyCapsule_SetName(c, "used_dltensor");
-    return t;
-  }
+  if (PyCapsule_IsValid(c, kVersionedCapsule))
+    return fromCapsuleNamed<DLManagedTensorVersioned>(c, kVersionedCapsule, "used_dltensor_versioned");
+  if (PyCapsule_IsValid(c, kLegacyCapsule)) return fromCapsuleNamed<DLManagedTensor>(c, kLegacyCapsule, "used_dltensor");
   const char* name = PyCapsule_GetName(c);
   PyErr_Clear();
   throw py::value_error(std::string("tilejit.from_dlpack: the capsule is named '") + (name ? name : "") +
@@ -60,8 +60,8 @@ inline bool isTensorLike(py::handle object) {
 
 // `object` as a tilejit tensor: itself, or a view of what its __dlpack__ hands out (DLPack 1.x
 // asked for first, then the producer's default). A GPU producer is asked to order its work
-// before the stream tilejit's launches use: the thread's StreamScope (tilejit.stream), else 1,
-// DLPack's name for the legacy default stream.
+// before the stream tilejit's launches use: the thread's StreamScope (tilejit.stream), else
+// DLPack's name for the default stream (CUDA's legacy stream is 1, ROCm's null stream 0).
 inline Tensor fromObject(py::handle object) {
   if (py::isinstance<PyTensor>(object)) return object.cast<const PyTensor&>().tensor;
   if (PyCapsule_CheckExact(object.ptr())) return fromCapsule(object);
@@ -72,7 +72,7 @@ inline Tensor fromObject(py::handle object) {
   if (py::hasattr(object, "__dlpack_device__")) {
     auto device = object.attr("__dlpack_device__")().cast<std::pair<int, int>>();
     if (device.first == kDLCUDA || device.first == kDLROCM)
-      stream = py::int_(StreamScope::current() ? uintptr_t(StreamScope::current()) : 1);
+      stream = py::int_(StreamScope::current() ? uintptr_t(StreamScope::current()) : device.first == kDLCUDA ? 1 : 0);
   }
   py::object capsule;
   try {

@@ -203,15 +203,12 @@ std::string scaledGemm(const Tensor& a, const Tensor& aScale, const Tensor& b, c
   }, named(opts, "scaled_gemm"));
 }
 
-namespace {
-// What attention accumulates in: f64 for f64 inputs (gradient checks), else f32.
-DType accumulatorOf(const Tensor& q) { return q.dtype() == f64 ? f64 : f32; }
-}  // namespace
+DType accumulatorFor(DType input) { return input == f64 ? f64 : f32; }
 
 KernelDefinition attentionKernel(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, bool causal,
                                  AttentionBlocks blocks, const Tensor& lse) {
   const int64_t heads = q.dim(1), dim = q.dim(3);
-  const DType accType = accumulatorOf(q);
+  const DType accType = accumulatorFor(q.dtype());
   const int64_t blockM = blocks.m, blockN = blocks.n;
   // Scores in base-2 units (times log2 e), so that each probability is one fast exp2.
   const double scale = std::numbers::log2e / std::sqrt(static_cast<double>(dim));
@@ -272,7 +269,7 @@ std::string attentionBackward(const AttentionGradients& t, bool causal, const Ru
   const int64_t heads = t.q.dim(1), seq = t.q.dim(2), dim = t.q.dim(3), blockM = blocks.m, blockN = blocks.n;
   const double scale = 1.0 / std::sqrt(static_cast<double>(dim));
   const std::vector<int64_t> queryGrid{cdiv(seq, blockM), t.q.dim(0) * heads}, keyGrid{cdiv(seq, blockN), t.q.dim(0) * heads};
-  const DType accType = accumulatorOf(t.q);
+  const DType accType = accumulatorFor(t.q.dtype());
   Tensor delta = Tensor::empty({t.q.dim(0), heads, seq}, accType);
   run(queryGrid, [&](Program& p) {  // D = rowsum(dO * O)
     Index m = p.id(0), batch = p.id(1) / heads, head = p.id(1) % heads;
@@ -342,16 +339,17 @@ KernelDefinition layernormKernel(const Tensor& x, const Tensor& weight, const Te
   const int64_t blockRows = kLayerNormRows, blockCols = nextPow2(x.dim(1));
   return {{cdiv(x.dim(0), blockRows)}, [=](Program& p) {
     Index i = p.id(0);
+    const DType acc = accumulatorFor(x.dtype());
     auto X = p.read(x, {blockRows, blockCols});
-    Tile t = X.at({i, 0});
-    Tile n = p.scalar(X.size(1), x.dtype());
+    Tile t = X.at({i, 0}).cast(acc);
+    Tile n = p.scalar(X.size(1), acc);
     Tile mean = t.sum(1, true) / n;
     Tile inRow = p.iota({blockRows, blockCols}, 1) < X.size(1);
     Tile centered = where(inRow, t - mean, 0.0);
     Tile variance = (centered * centered).sum(1, true) / n;
-    Tile w = p.read(weight, {blockCols}).at({0}).expand_dims(0);
-    Tile b = p.read(bias, {blockCols}).at({0}).expand_dims(0);
-    p.write(out, {blockRows, blockCols}).put(centered * (variance + eps).rsqrt() * w + b, {i, 0});
+    Tile w = p.read(weight, {blockCols}).at({0}).expand_dims(0).cast(acc);
+    Tile b = p.read(bias, {blockCols}).at({0}).expand_dims(0).cast(acc);
+    p.write(out, {blockRows, blockCols}).put((centered * (variance + eps).rsqrt() * w + b).cast(out.dtype()), {i, 0});
   }};
 }
 
@@ -364,20 +362,20 @@ std::string layernorm(const Tensor& x, const Tensor& weight, const Tensor& bias,
 std::string layernormBackward(const LayerNormGradients& t, double eps, const RunOptions& opts) {
   const int64_t blockRows = kLayerNormRows, blockCols = nextPow2(t.x.dim(1)), cols = t.x.dim(1);
   const int64_t programs = cdiv(t.x.dim(0), blockRows);
-  Tensor partialWeight = Tensor::empty({programs, cols}, t.x.dtype()),
-         partialBias = Tensor::empty({programs, cols}, t.x.dtype());
+  const DType acc = accumulatorFor(t.x.dtype());
+  Tensor partialWeight = Tensor::empty({programs, cols}, acc), partialBias = Tensor::empty({programs, cols}, acc);
   std::string ran = run({programs}, [&](Program& p) {
     Index i = p.id(0);
     auto X = p.read(t.x, {blockRows, blockCols}, 0.0);
-    Tile dy = p.read(t.dOut, {blockRows, blockCols}, 0.0).at({i, 0});  // 0 outside: the sums need no mask
-    Tile n = p.scalar(X.size(1), t.x.dtype());
-    Tile x = X.at({i, 0});
+    Tile dy = p.read(t.dOut, {blockRows, blockCols}, 0.0).at({i, 0}).cast(acc);  // 0 outside: the sums need no mask
+    Tile n = p.scalar(X.size(1), acc);
+    Tile x = X.at({i, 0}).cast(acc);
     Tile centered = where(p.iota({blockRows, blockCols}, 1) < X.size(1), x - x.sum(1, true) / n, 0.0);
     Tile rstd = ((centered * centered).sum(1, true) / n + eps).rsqrt();
     Tile normalized = centered * rstd;
-    Tile g = dy * p.read(t.weight, {blockCols}, 0.0).at({0}).expand_dims(0);
+    Tile g = dy * p.read(t.weight, {blockCols}, 0.0).at({0}).expand_dims(0).cast(acc);
     Tile dx = rstd * (g - g.sum(1, true) / n - normalized * ((g * normalized).sum(1, true) / n));
-    p.write(t.dx, {blockRows, blockCols}).put(dx, {i, 0});
+    p.write(t.dx, {blockRows, blockCols}).put(dx.cast(t.dx.dtype()), {i, 0});
     p.write(partialWeight, {1, blockCols}).put((dy * normalized).sum(0, true), {i, 0});
     p.write(partialBias, {1, blockCols}).put(dy.sum(0, true), {i, 0});
   }, named(opts, "layernorm_backward"));
@@ -385,12 +383,12 @@ std::string layernormBackward(const LayerNormGradients& t, double eps, const Run
   std::string summed = run({cdiv(cols, sumCols)}, [&](Program& p) {
     Index j = p.id(0);
     auto W = p.read(partialWeight, {sumRows, sumCols}, 0.0), B = p.read(partialBias, {sumRows, sumCols}, 0.0);
-    auto [dw, db] = p.fold(0, W.blocks(0), std::tuple{p.zeros({sumCols}, t.x.dtype()), p.zeros({sumCols}, t.x.dtype())},
+    auto [dw, db] = p.fold(0, W.blocks(0), std::tuple{p.zeros({sumCols}, acc), p.zeros({sumCols}, acc)},
                            [&](Index k, Tile dw, Tile db) {
                              return std::tuple{dw + W.at({k, j}).sum(0), db + B.at({k, j}).sum(0)};
                            });
-    p.write(t.dWeight, {sumCols}).put(dw, {j});
-    p.write(t.dBias, {sumCols}).put(db, {j});
+    p.write(t.dWeight, {sumCols}).put(dw.cast(t.dWeight.dtype()), {j});
+    p.write(t.dBias, {sumCols}).put(db.cast(t.dBias.dtype()), {j});
   }, named(opts, "layernorm_backward_columns"));
   return ran == summed ? ran : ran + "+" + summed;
 }

@@ -59,6 +59,9 @@ struct KernelDefinition {
   std::vector<int64_t> grid;
   KernelBody body;
 };
+// What attention and layer norm compute in for inputs of `input`: f64 for f64 (gradient
+// checks), else f32.
+DType accumulatorFor(DType input);
 // attention()'s kernel; with `lse` ([batch, heads, seq], f64 for f64 inputs, else f32) it also
 // writes each query row's logsumexp of scores, which the hand-written backward reads.
 KernelDefinition attentionKernel(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, bool causal,
@@ -135,8 +138,8 @@ std::string layernorm(const Tensor& x, const Tensor& weight, const Tensor& bias,
                       double eps = 1e-5, const RunOptions& opts = {});
 KernelDefinition layernormKernel(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& out,
                                  double eps = 1e-5);
-// The tensors of layer norm's backward (all of one dtype): the forward's input and weight, the output's
-// gradient, and the gradients to write.
+// The tensors of layer norm's backward: the forward's input and weight, the output's gradient,
+// and the gradients to write (computed in accumulatorFor(x's dtype)).
 struct LayerNormGradients {
   Tensor x, weight, dOut;
   Tensor dx, dWeight, dBias;

@@ -27,6 +27,17 @@ class Eager(unittest.TestCase):
         x, w, b = torch.randn(19, 45), torch.randn(45), torch.randn(45)
         close(self, T.layer_norm(x, w, b), F.layer_norm(x, (45,), w, b), 1e-5)
 
+    def test_layer_norm_in_bf16_computes_in_f32(self):
+        x, w, b = torch.randn(7, 300), torch.randn(300), torch.randn(300)  # 300 columns: not a bf16 integer
+        got = T.layer_norm(x.bfloat16(), w.bfloat16(), b.bfloat16())
+        self.assertEqual(got.dtype, torch.bfloat16)
+        want = F.layer_norm(x.bfloat16().float(), (300,), w.bfloat16().float(), b.bfloat16().float())
+        close(self, got.float(), want, 2e-2)  # one bf16 rounding of each output
+
+    def test_a_dtype_tilejit_lacks_is_an_error_naming_it(self):
+        with self.assertRaisesRegex(RuntimeError, "dtype int16 is not one of tilejit's"):
+            T.softmax(torch.zeros(3, 4, dtype=torch.int16))
+
     def test_attention(self):
         q, k, v = (torch.randn(2, 3, 45, 32) for _ in range(3))
         for causal in (False, True):

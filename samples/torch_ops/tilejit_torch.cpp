@@ -13,8 +13,15 @@
 
 namespace {
 
-// A tilejit view of a torch tensor's memory.
-tj::Tensor view(const at::Tensor& t) { return tj::Tensor::fromDLPack(at::toDLPack(t)); }
+// A tilejit view of a torch tensor's memory. A tensor tilejit refuses stays torch's: its
+// DLPack form is freed here.
+tj::Tensor view(const at::Tensor& t) {
+  std::unique_ptr<DLManagedTensor, void (*)(DLManagedTensor*)> managed(at::toDLPack(t),
+                                                                      [](DLManagedTensor* m) { m->deleter(m); });
+  tj::Tensor v = tj::Tensor::fromDLPack(managed.get());
+  managed.release();  // the tilejit tensor owns it now
+  return v;
+}
 
 // Where tilejit runs a kernel on `t`: the CPU, or the CUDA device that holds it, ordered on
 // `stream` (torch.cuda.current_stream().cuda_stream; 0 on the CPU).
@@ -48,8 +55,8 @@ std::vector<at::Tensor> layernormBackward(const at::Tensor& dy, const at::Tensor
 std::vector<at::Tensor> attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool causal,
                                   int64_t stream) {
   at::Tensor out = at::empty_like(q, at::MemoryFormat::Contiguous);
-  auto accumulator = q.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;  // as the kernel's
-  at::Tensor lse = at::empty({q.size(0), q.size(1), q.size(2)}, q.options().dtype(accumulator));
+  bool f64 = tj::samples::accumulatorFor(view(q).dtype()) == tj::f64;
+  at::Tensor lse = at::empty({q.size(0), q.size(1), q.size(2)}, q.options().dtype(f64 ? at::kDouble : at::kFloat));
   tj::samples::KernelDefinition k2 = tj::samples::attentionKernel(view(q), view(k), view(v), view(out), causal, {},
                                                                  view(lse));
   tj::run(k2.grid, k2.body, on(q, stream));

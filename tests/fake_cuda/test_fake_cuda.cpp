@@ -413,6 +413,7 @@ TEST_CASE("fake cuda: a kDLCUDA tensor is used in its producer's device memory, 
     CHECK(exported->dl_tensor.data == outMemory.address());
     CHECK(exported->dl_tensor.device.device_type == kDLCUDA);
     CHECK(exported->dl_tensor.device.device_id == 0);
+    CHECK(out.exportDevice() == std::pair{int32_t(kDLCUDA), 0});
     exported->deleter(exported);
     CHECK(out.values() == expected);  // the host reads a download
 
@@ -438,6 +439,20 @@ TEST_CASE("fake cuda: a kDLCUDA tensor is used in its producer's device memory, 
 void checkStreams(const void* stream) {
   std::string off = callsOffStream(streams(), stream);
   CHECK_MESSAGE(off.empty(), "not on the stream: ", off);
+}
+
+TEST_CASE("fake cuda: a tensor's exported device copy stays until the export's deleter runs") {
+  Tensor t = Tensor::random({kRows, kCols}, 33).on("cuda");
+  DLManagedTensorVersioned* exported = t.toDLPack();
+  CHECK(exported->dl_tensor.device.device_type == kDLCUDA);
+  if (std::ranges::count(availableDevices(), "vulkan")) {
+    std::string error = test::errorOf([&] { t.on("vulkan"); });
+    CHECK_MESSAGE(error.find("Tensor::on: the tensor's copy on cuda:0 is handed out through DLPack (1 export not yet "
+                             "released by its deleter), so it cannot move to vulkan") != std::string::npos,
+                  error);
+  }
+  exported->deleter(exported);
+  if (std::ranges::count(availableDevices(), "vulkan")) CHECK(t.on("vulkan").exportDevice().first == kDLCPU);
 }
 
 TEST_CASE("fake cuda: a launch is ordered on the caller's stream: its copies, kernel, events and wait") {
