@@ -51,6 +51,15 @@ py::capsule dlpack(const PyTensor& self, py::object /*stream*/, std::optional<st
   return capsuleOf(self.tensor.toDLPackLegacy(), kLegacyCapsule);
 }
 
+// A tilejit error's message without its leading "<file>:<line>: " where that is a line of
+// tilejit's own sources (this module, the samples): Python's traceback names the caller's line.
+std::string withoutOurLocation(std::string message) {
+  constexpr std::string_view root = TILEJIT_SOURCE_DIR "/";
+  size_t colon = message.find(": ");
+  if (message.starts_with(root) && colon != std::string::npos) message.erase(0, colon + 2);
+  return message;
+}
+
 DType dtypeNamed(const std::string& name) {
   if (std::optional<DType> d = parseDType(name)) return *d;
   throw py::value_error("tilejit: unknown dtype '" + name + "' (f32, f64, f16, bf16, i8, i32, i64, bool, u8, u16, "
@@ -144,7 +153,14 @@ void defineOps(py::module_& m) {
 PYBIND11_MODULE(tilejit, m) {
   using namespace tj::python;
   m.doc() = "tilejit tensors through DLPack, and tilejit's sample kernels over any DLPack-capable array";
-  py::register_exception<tj::Error>(m, "Error", PyExc_RuntimeError);
+  static py::exception<tj::Error> error(m, "Error", PyExc_RuntimeError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const tj::Error& e) {
+      PyErr_SetString(error.ptr(), withoutOurLocation(e.what()).c_str());
+    }
+  });
   defineTensor(m);
   m.def("from_dlpack", [](py::handle object) { return PyTensor{fromObject(object)}; }, py::arg("x"),
         "A tilejit tensor viewing x's memory (NumPy, PyTorch, CuPy, JAX, or a DLPack capsule), no copy.");
