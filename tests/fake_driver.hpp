@@ -6,7 +6,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <algorithm>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -45,10 +47,16 @@ class Memory {
   }
   // Whether [p, p + bytes) lies in one allocation.
   bool holds(const void* p, size_t bytes) const {
+    auto a = allocationOf(p);
+    return a && uintptr_t(p) + bytes <= a->first + a->second;
+  }
+  // The start and size of the allocation that `p` points into, if any.
+  std::optional<std::pair<uintptr_t, size_t>> allocationOf(const void* p) const {
     auto it = sizes_.upper_bound(uintptr_t(p));
-    if (it == sizes_.begin()) return false;
+    if (it == sizes_.begin()) return std::nullopt;
     --it;
-    return uintptr_t(p) + bytes <= it->first + it->second;
+    if (uintptr_t(p) >= it->first + std::max<size_t>(it->second, 1)) return std::nullopt;
+    return *it;
   }
 
  private:

@@ -48,6 +48,12 @@ enum CUfunction_attribute : int {
   CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
 };
 
+enum CUpointer_attribute : int {
+  CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9,   // an int
+  CU_POINTER_ATTRIBUTE_RANGE_START_ADDR = 11,  // a CUdeviceptr: the allocation's start
+  CU_POINTER_ATTRIBUTE_RANGE_SIZE = 12,        // a size_t: the allocation's size
+};
+
 enum CUjit_option : int {
   CU_JIT_INFO_LOG_BUFFER = 3,
   CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4,
@@ -120,6 +126,7 @@ using PFN_cuLaunchKernel = CUresult (*)(CUfunction f, unsigned int gridX, unsign
                                         void** extra);
 using PFN_cuMemAlloc_v2 = CUresult (*)(CUdeviceptr* pointer, size_t bytes);
 using PFN_cuMemFree_v2 = CUresult (*)(CUdeviceptr pointer);
+using PFN_cuPointerGetAttribute = CUresult (*)(void* data, CUpointer_attribute attribute, CUdeviceptr pointer);
 using PFN_cuMemcpyHtoD_v2 = CUresult (*)(CUdeviceptr destination, const void* source, size_t bytes);
 using PFN_cuMemcpyDtoH_v2 = CUresult (*)(void* destination, CUdeviceptr source, size_t bytes);
 using PFN_cuMemsetD8_v2 = CUresult (*)(CUdeviceptr destination, unsigned char value, size_t count);

@@ -182,6 +182,22 @@ DeviceMemory::DeviceMemory(size_t bytes) : bytes_(bytes) {
   check(functions().cuMemAlloc_v2(&pointer_, std::max<size_t>(bytes, 1)), "cuMemAlloc");
 }
 
+DeviceMemory::DeviceMemory(CUdeviceptr address, size_t bytes, const DeviceInfo& device)
+    : pointer_(address), bytes_(bytes), owned_(false) {
+  auto where = [&] { return fmt::format("cuda: the {} bytes at {:#x}", bytes, address); };
+  int ordinal = -1;
+  if (CUresult r = functions().cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, address))
+    throw Unsupported(where() + " are not memory the driver knows (" + errorMessage(r, "cuPointerGetAttribute") + ")");
+  if (ordinal != int(device.index))
+    throw Unsupported(fmt::format("{} are cuda:{}'s memory, not cuda:{}'s", where(), ordinal, device.index));
+  CUdeviceptr start = 0;
+  size_t size = 0;
+  if (functions().cuPointerGetAttribute(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, address) == CUDA_SUCCESS &&
+      functions().cuPointerGetAttribute(&size, CU_POINTER_ATTRIBUTE_RANGE_SIZE, address) == CUDA_SUCCESS &&
+      address + bytes > start + size)
+    throw Unsupported(fmt::format("{} reach past their allocation's {} bytes at {:#x}", where(), size, start));
+}
+
 DeviceMemory::~DeviceMemory() {
   if (owned_) functions().cuMemFree_v2(pointer_);  // an error here has nowhere to go
 }

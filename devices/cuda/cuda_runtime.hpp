@@ -22,7 +22,7 @@ namespace tj::cuda {
   X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncSetAttribute) X(cuLaunchKernel) X(cuMemAlloc_v2)              \
   X(cuMemFree_v2) X(cuMemcpyHtoD_v2) X(cuMemcpyDtoH_v2) X(cuMemsetD8_v2) X(cuLinkCreate_v2) X(cuLinkAddData_v2) \
   X(cuLinkComplete) X(cuLinkDestroy) X(cuEventCreate) X(cuEventRecord) X(cuEventElapsedTime) X(cuEventDestroy_v2) \
-  X(cuMemcpyHtoDAsync_v2) X(cuMemcpyDtoHAsync_v2) X(cuMemsetD8Async) X(cuStreamSynchronize)
+  X(cuMemcpyHtoDAsync_v2) X(cuMemcpyDtoHAsync_v2) X(cuMemsetD8Async) X(cuStreamSynchronize) X(cuPointerGetAttribute)
 // Those a driver may lack (null then): cuTensorMapEncodeTiled came with CUDA 12.
 #define TJ_CUDA_OPTIONAL_FUNCTIONS(X) X(cuTensorMapEncodeTiled)
 
@@ -105,8 +105,9 @@ class DeviceMemory {
  public:
   using Stream = CUstream;
   explicit DeviceMemory(size_t bytes);  // at least one byte is allocated
-  // The `bytes` at `address`, which someone else allocated and frees.
-  DeviceMemory(CUdeviceptr address, size_t bytes) : pointer_(address), bytes_(bytes), owned_(false) {}
+  // The `bytes` at `address`, which someone else allocated and frees: throws Unsupported unless
+  // the driver knows them as one allocation of device `device`'s.
+  DeviceMemory(CUdeviceptr address, size_t bytes, const DeviceInfo& device);
   ~DeviceMemory();
   DeviceMemory(const DeviceMemory&) = delete;
   DeviceMemory& operator=(const DeviceMemory&) = delete;

@@ -207,6 +207,18 @@ CUresult cuMemFree_v2(CUdeviceptr pointer) {
   std::lock_guard lock(fake().mutex);
   return fake().memory.release(at(pointer)) ? CUDA_SUCCESS : kInvalidValue;
 }
+// Device 0's, for memory the fake allocated: its ordinal and its allocation's range.
+CUresult cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUdeviceptr pointer) {
+  std::lock_guard lock(fake().mutex);
+  auto allocation = fake().memory.allocationOf(at(pointer));
+  if (!allocation) return kInvalidValue;
+  switch (attribute) {
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *static_cast<int*>(data) = 0; return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: *static_cast<CUdeviceptr*>(data) = allocation->first; return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_RANGE_SIZE: *static_cast<size_t*>(data) = allocation->second; return CUDA_SUCCESS;
+  }
+  return kInvalidValue;
+}
 CUresult cuMemcpyHtoD_v2(CUdeviceptr destination, const void* source, size_t bytes) {
   std::lock_guard lock(fake().mutex);
   if (!fake().memory.holds(at(destination), bytes)) return kInvalidValue;

@@ -441,6 +441,32 @@ void checkStreams(const void* stream) {
   CHECK_MESSAGE(off.empty(), "not on the stream: ", off);
 }
 
+TEST_CASE("fake cuda: a kDLCUDA tensor outside the driver's memory, or past its allocation, is an Error") {
+  std::vector<float> host(16, 1.0f);
+  ProducerMemory device(Tensor::random({4, 4}, 34));
+  constexpr DLDataType f32Code{kDLFloat, 32, 1};
+  struct Case {
+    const char* what;
+    void* data;
+    std::vector<int64_t> shape;
+    std::string expected;
+  };
+  for (const Case& c : {Case{"host memory", host.data(), {4, 4}, "are not memory the driver knows ("
+                                                                  "cuda: cuPointerGetAttribute failed: CUDA_ERROR_INVALID_VALUE"},
+                        Case{"past the allocation", device.address(), {5, 4}, "reach past their allocation's 64 bytes"}}) {
+    CAPTURE(std::string(c.what));
+    test::DLPackProducer producer(c.data, f32Code, c.shape, {}, 0, {kDLCUDA, 0});
+    DLManagedTensorVersioned* m = producer.versioned();
+    std::string error = test::errorOf([&] { Tensor::fromDLPack(m); });
+    CHECK_MESSAGE(error.find("Tensor::fromDLPack: the tensor is in cuda:0's memory, which tilejit cannot use here: "
+                             "cuda: the ") != std::string::npos,
+                  error);
+    CHECK_MESSAGE(error.find(c.expected) != std::string::npos, error);
+    CHECK(producer.deleted() == 0);
+    m->deleter(m);
+  }
+}
+
 TEST_CASE("fake cuda: a tensor's exported device copy stays until the export's deleter runs") {
   Tensor t = Tensor::random({kRows, kCols}, 33).on("cuda");
   DLManagedTensorVersioned* exported = t.toDLPack();
