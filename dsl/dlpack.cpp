@@ -251,7 +251,8 @@ class DLPackExchange {
   }
 
   // A storage for a GPU import: host bytes that the device copy's values come to when the host
-  // reads them.
+  // reads them. Allocated now but untouched until then: the C library maps large blocks, so the
+  // system commits their pages only when a download writes them.
   static std::shared_ptr<Tensor::Storage> hostMirror(const View& v, const SourceLoc& loc) {
     try {
       return std::make_shared<Tensor::Storage>(v.extentBytes);

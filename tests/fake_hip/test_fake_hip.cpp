@@ -366,13 +366,14 @@ TEST_CASE("fake hip: a kernel's prints and a failed check come back from the dev
     p.check(x < 1, "x below 1");
   };
   const std::vector<int64_t> grid = {2};
-  auto linesOn = [&](const std::string& device, std::string& error) {
+  auto linesOn = [&](const std::string& device, std::string& error, void* stream = nullptr) {
     std::vector<std::string> lines;
     TracedKernel traced = tj::trace(grid, body, {.name = "fake_hip_print_check"});
     gLaunching.kernel = *traced.kernel;
     gLaunching.tensors = {t.launchArg()};
     try {
-      selectDevice(device).launch(*traced.kernel, {gLaunching.tensors, grid, [&](const std::string& l) { lines.push_back(l); }});
+      selectDevice(device).launch(*traced.kernel, {gLaunching.tensors, grid,
+                                                   [&](const std::string& l) { lines.push_back(l); }, {}, 0, stream});
     } catch (const Error& e) {
       error = e.what();
     }
@@ -386,6 +387,14 @@ TEST_CASE("fake hip: a kernel's prints and a failed check come back from the dev
                     std::string::npos,
                 hipError, " / ", gLaunching.failure);
   CHECK(interpError.find("'x below 1' is false in program (1) at element [0, 5]") != std::string::npos);
+  // On a stream, the print and fault buffers are zeroed and read back there too.
+  void* stream = reinterpret_cast<void*>(uintptr_t{0x8180});
+  std::string streamError;
+  CHECK(linesOn("hip:0", streamError, stream) == expected);
+  CHECK(streamError == hipError);
+  CHECK(streams().zero == stream);
+  std::string off = callsOffStream(streams(), stream);
+  CHECK_MESSAGE(off.empty(), "not on the stream: ", off);
 }
 
 TEST_CASE("fake hip: the f16 and bf16 gemm sample kernels on MFMA (gfx942) and WMMA (gfx1100): the interpreter's results") {
