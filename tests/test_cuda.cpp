@@ -26,6 +26,7 @@
 #include "lower/gpu/spread_over_warps.hpp"
 #include "lower/ptx/nvptx.hpp"
 #include "samples/harness.hpp"
+#include "tests/dlpack_producer.hpp"
 #include "tests/support.hpp"
 
 // Our declarations against cuda.h, where the toolkit is installed (included last: it
@@ -439,6 +440,39 @@ TEST_CASE("cuda: a driver encodes the tensor map of device memory, and one it re
                        doctest::Contains("cuTensorMapEncodeTiled failed: CUDA_ERROR_INVALID_VALUE (1) for tensor t0 (f16, "
                                          "sizes [3, 64, 128], strides [6400, 100, 1] elements"),
                        Unsupported);
+}
+
+TEST_CASE("cuda: a kDLCUDA tensor in memory the driver allocated is used in place on the GPU") {
+  if (!cuda::status().available) {
+    MESSAGE("skipped: " << cuda::status().reason);  // tests/fake_cuda covers the path without a GPU
+    return;
+  }
+  const int64_t n = 1001;
+  Tensor a = Tensor::random({n}, 23), expected = samples::poisoned({n}), poison = samples::poisoned({n});
+  auto scale = [&](const Tensor& x, const Tensor& out, const std::string& device) {
+    return run({cdiv(n, 256)}, [&](Program& p) {
+      p.write(out, {256}).put(p.read(x, {256}).at({p.id(0)}) * 3.0 - 1.0, {p.id(0)});
+    }, {.name = "cuda_test_dlpack_scale", .device = device});
+  };
+  CHECK(scale(a, expected, "interp") == "interp");
+  cuda::check(cuda::functions().cuCtxSetCurrent(cuda::primaryContext(cuda::deviceInfo(0).device)), "cuCtxSetCurrent");
+  const size_t bytes = size_t(n) * sizeof(float);
+  cuda::DeviceMemory in(bytes), out(bytes);  // as another library holds them
+  in.upload(a.data(), bytes);
+  out.upload(poison.data(), bytes);
+  auto at = [](const cuda::DeviceMemory& m) { return reinterpret_cast<void*>(uintptr_t(m.address())); };
+  test::DLPackProducer inProducer(at(in), {kDLFloat, 32, 1}, {n}, {}, 0, {kDLCUDA, 0}),
+      outProducer(at(out), {kDLFloat, 32, 1}, {n}, {}, 0, {kDLCUDA, 0});
+  {
+    Tensor x = Tensor::fromDLPack(inProducer.versioned()), y = Tensor::fromDLPack(outProducer.versioned());
+    TransferCounts before = transferCounts();
+    CHECK(scale(x, y, "cuda") == "cuda");
+    CHECK(transferCounts().uploads == before.uploads);  // computed where the producer keeps them
+  }
+  CHECK(outProducer.deleted() == 1);
+  std::vector<float> got(static_cast<size_t>(n));
+  out.download(got.data(), bytes);
+  CHECK(std::vector<double>(got.begin(), got.end()) == expected.values());
 }
 
 TEST_CASE("cuda: the cubin cache's encoding round-trips and rejects damage") {
