@@ -10,6 +10,7 @@
 //   RATIO <name> <value>           INFO <name> <text>
 #include <cblas.h>
 #include <dnnl.h>
+#include <dnnl.hpp>
 #include <dnnl_debug.h>
 #include <spawn.h>
 #include <spdlog/fmt/fmt.h>
@@ -27,6 +28,7 @@
 #include <limits>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench/measure.hpp"
@@ -219,17 +221,44 @@ bool gemmSection(int threads, bool quick, double fmaPeak, std::map<std::string, 
 
 // ---------------------------------------------------------------- mixed precision
 
-// One operand dtype: ours at the best blocks against oneDNN's GEMM of that dtype where its C
-// API has one (sgemm, s8s8s32; 2.6 has no f16 or bf16 GEMM there). f16/bf16 are checked
-// against sgemm of the same values widened to f32, i8 exactly against s8s8s32.
+// One operand dtype: ours at the best blocks against oneDNN's GEMM of that dtype (sgemm,
+// s8s8s32; bf16 through its matmul primitive, as its C GEMM API has none, where it implements
+// one for the host's ISA; none for f16). f16/bf16 are checked against sgemm of the same values
+// widened to f32, i8 exactly against s8s8s32.
 struct MixedCase {
   DType operands, result;
   const char* peer;  // oneDNN's function, or nullptr
 };
 const MixedCase kMixedCases[] = {{DType::f32, DType::f32, "dnnl_sgemm"},
                                  {DType::f16, DType::f32, nullptr},
-                                 {DType::bf16, DType::f32, nullptr},
+                                 {DType::bf16, DType::f32, "dnnl matmul bf16"},
                                  {DType::i8, DType::i32, "dnnl_gemm_s8s8s32"}};
+
+// oneDNN's bf16 x bf16 -> f32 matmul of a and b: its rate, or 0 where this oneDNN has no
+// implementation for the host's ISA (2.6 needs AVX-512 for bf16), said once.
+double onednnBf16MatmulRate(const GemmShape& s, const Tensor& a, const Tensor& b) {
+  using dt = dnnl::memory::data_type;
+  using tag = dnnl::memory::format_tag;
+  try {
+    dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+    dnnl::stream stream(engine);
+    dnnl::memory::desc aDesc({s.m, s.k}, dt::bf16, tag::ab), bDesc({s.k, s.n}, dt::bf16, tag::ab),
+        cDesc({s.m, s.n}, dt::f32, tag::ab);
+    dnnl::matmul matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(aDesc, bDesc, cDesc), engine));
+    std::vector<float> c(static_cast<size_t>(s.m * s.n));
+    dnnl::memory am(aDesc, engine, a.data()), bm(bDesc, engine, b.data()), cm(cDesc, engine, c.data());
+    return gflops(s.flops(), medianSeconds([&] {
+      matmul.execute(stream, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
+      stream.wait();
+    }));
+  } catch (const dnnl::error& e) {
+    static bool said = false;
+    if (!std::exchange(said, true))
+      std::printf("cpu-bench: oneDNN has no bf16 matmul on this host (%s): %s\n",
+                  dnnl_cpu_isa2str(dnnl_get_effective_cpu_isa()), e.what());
+    return 0;
+  }
+}
 
 // The peer's product of a and b (as f32 for the float cases), and its rate when it has one.
 std::pair<std::vector<double>, double> mixedPeer(const MixedCase& mc, const GemmShape& s, const Tensor& a,
@@ -251,8 +280,9 @@ std::pair<std::vector<double>, double> mixedPeer(const MixedCase& mc, const Gemm
   Tensor af = Tensor::from(a.shape(), a.values()), bf = Tensor::from(b.shape(), b.values());  // exact widening
   std::vector<float> c(static_cast<size_t>(s.m * s.n));
   auto run = [&] { onednnSgemm(s, floats(af), floats(bf), c.data()); };
-  if (mc.peer) rate = gflops(s.flops(), medianSeconds(run));
+  if (mc.operands == DType::f32) rate = gflops(s.flops(), medianSeconds(run));
   else run();  // only the reference
+  if (mc.operands == DType::bf16) rate = onednnBf16MatmulRate(s, a, b);
   out.assign(c.begin(), c.end());
   return {out, rate};
 }
@@ -324,7 +354,7 @@ bool mixedShape(const GemmShape& s, int threads) {
     const bool ok = integer ? err == 0 : err <= samples::tolerance(DType::f32, s.k);
     allOk = allOk && ok;
     row("mixed", {std::string(dtypeName(mc.operands)), std::string(dtypeName(mc.result)), s.name(),
-                  std::to_string(threads), num(best), mc.peer ? mc.peer : "-", peerRate > 0 ? num(peerRate) : "-",
+                  std::to_string(threads), num(best), peerRate > 0 ? mc.peer : "-", peerRate > 0 ? num(peerRate) : "-",
                   vsPeer, vsF32, fmt::format("{:.2g}{}", err, ok ? "" : " FAIL")});
   }
   return scaledFp8Case(s, threads, ourF32) && allOk;
