@@ -180,7 +180,8 @@ class DriverContext::Launched final : public StartedLaunch {
 
 DriverContext::DriverContext(std::string kind, uint32_t index, layout::Target target, Limits limits,
                              std::filesystem::path cacheDir)
-    : kind_(std::move(kind)), index_(index), target_(std::move(target)), limits_(limits), store_(std::move(cacheDir)) {}
+    : kind_(std::move(kind)), name_(fmt::format("{}:{}", kind_, index)), target_(std::move(target)), limits_(limits),
+      store_(std::move(cacheDir)) {}
 
 void DriverContext::unsupported(const std::string& what) const {
   throw Unsupported(kind_ + ": unsupported: " + what);
@@ -209,12 +210,12 @@ std::unique_ptr<LoadedKernel> DriverContext::load(const ir::Kernel& kernel, uint
 
 std::unique_ptr<DeviceCopy> DriverContext::copyOf(size_t bytes) {
   makeCurrent();
-  return std::make_unique<DriverCopy>(owner(), *this, allocate(bytes), fmt::format("{}:{}", kind_, index_));
+  return std::make_unique<DriverCopy>(owner(), *this, allocate(bytes), name_);
 }
 
 std::unique_ptr<DeviceCopy> DriverContext::adopt(uint64_t address, size_t bytes) {
   makeCurrent();
-  return std::make_unique<DriverCopy>(owner(), *this, borrow(address, bytes), fmt::format("{}:{}", kind_, index_));
+  return std::make_unique<DriverCopy>(owner(), *this, borrow(address, bytes), name_);
 }
 
 // The image from the disk cache, else compiled now (and written there). Throws Unsupported

@@ -195,7 +195,7 @@ class DriverContext : public GpuContext {
   DeviceBuffer* scratch(Launched& l, size_t bytes);
 
   std::string kind_;
-  uint32_t index_;
+  std::string name_;  // the device's, for its copies: "<kind>:<index>"
   layout::Target target_;
   Limits limits_;
   jit::ArtifactStore store_;  // of images

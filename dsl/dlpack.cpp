@@ -189,7 +189,7 @@ class DLPackExchange {
       storage->residency = std::make_unique<Residency>(std::span(storage->bytes, storage->size), std::move(copy),
                                                        Residency::Home::device);
     } else {
-      storage = std::make_shared<Tensor::Storage>(v.first, v.extentBytes, nullptr);
+      storage = std::make_shared<Tensor::Storage>(v.first, v.extentBytes);
     }
     storage->readOnly = readOnly;
     producer->managed = m;

@@ -28,9 +28,8 @@ struct Tensor::Storage {
   std::shared_ptr<WrittenElements> written;
   explicit Storage(size_t n)
       : bytes(static_cast<std::byte*>(::operator new(std::max<size_t>(n, 1), kAlign))), size(n) {}
-  // The `n` host bytes at `borrowed`, which `foreign` keeps alive.
-  Storage(std::byte* borrowed, size_t n, std::shared_ptr<void> foreign)
-      : foreign(std::move(foreign)), bytes(borrowed), size(n), ownsBytes(false) {}
+  // The `n` host bytes at `borrowed`, which `foreign` is to keep alive.
+  Storage(std::byte* borrowed, size_t n) : bytes(borrowed), size(n), ownsBytes(false) {}
   ~Storage() {
     residency.reset();  // before the memory under its copy is released
     if (ownsBytes) ::operator delete(bytes, kAlign);

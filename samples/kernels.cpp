@@ -337,9 +337,9 @@ constexpr int64_t kLayerNormRows = 4;
 KernelDefinition layernormKernel(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& out,
                                  double eps) {
   const int64_t blockRows = kLayerNormRows, blockCols = nextPow2(x.dim(1));
+  const DType acc = accumulatorFor(x.dtype());
   return {{cdiv(x.dim(0), blockRows)}, [=](Program& p) {
     Index i = p.id(0);
-    const DType acc = accumulatorFor(x.dtype());
     auto X = p.read(x, {blockRows, blockCols});
     Tile t = X.at({i, 0}).cast(acc);
     Tile n = p.scalar(X.size(1), acc);

@@ -2,7 +2,8 @@
 
 `import tilejit_ops` builds samples/torch_ops/tilejit_torch.cpp with torch.utils.cpp_extension
 (against build/lib/libtilejit.so; $TILEJIT_BUILD_DIR names another build) and registers
-torch.ops.tilejit.softmax, .layer_norm and .attention: each with a schema, a fake
+torch.ops.tilejit.softmax, .layer_norm and .attention_forward (attention() returns its output),
+with their backwards' ops: each with a schema, a fake
 implementation (shapes only, for torch.compile) and autograd (layer norm's and attention's
 backwards are tilejit kernels too; softmax's is torch arithmetic). They run in eager mode and
 inside torch.compile(fullgraph=True) without a graph break.

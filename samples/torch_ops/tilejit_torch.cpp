@@ -55,11 +55,12 @@ std::vector<at::Tensor> layernormBackward(const at::Tensor& dy, const at::Tensor
 std::vector<at::Tensor> attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool causal,
                                   int64_t stream) {
   at::Tensor out = at::empty_like(q, at::MemoryFormat::Contiguous);
-  bool f64 = tj::samples::accumulatorFor(view(q).dtype()) == tj::f64;
+  tj::Tensor tq = view(q);
+  bool f64 = tj::samples::accumulatorFor(tq.dtype()) == tj::f64;
   at::Tensor lse = at::empty({q.size(0), q.size(1), q.size(2)}, q.options().dtype(f64 ? at::kDouble : at::kFloat));
-  tj::samples::KernelDefinition k2 = tj::samples::attentionKernel(view(q), view(k), view(v), view(out), causal, {},
-                                                                 view(lse));
-  tj::run(k2.grid, k2.body, on(q, stream));
+  tj::samples::KernelDefinition kernel =
+      tj::samples::attentionKernel(tq, view(k), view(v), view(out), causal, {}, view(lse));
+  tj::run(kernel.grid, kernel.body, on(q, stream));
   return {out, lse};
 }
 
