@@ -102,22 +102,30 @@ ObjectCode compileAssembly(std::string_view text, const CpuTarget& target) {
 cpu::CpuLoweringOptions loweringOptions(const CpuTarget& target) {
   cpu::CpuLoweringOptions options;
   options.vectorBytes = target.hasFeature("avx512f") ? 64 : target.hasFeature("avx") ? 32 : 16;
+  bool wide = options.vectorBytes == 64;
   options.bf16DotProduct = target.hasFeature("avx512bf16");
-  options.i16PairProducts = target.hasFeature(options.vectorBytes == 64   ? "avx512bw"
-                                              : options.vectorBytes == 32 ? "avx2"
-                                                                          : "sse4.2");
+  options.i16PairProducts = target.hasFeature(wide ? "avx512bw" : options.vectorBytes == 32 ? "avx2" : "sse4.2");
+  // AVX-VNNI is the VEX form of the 256-bit instruction; AVX512-VNNI has it with AVX512-VL.
+  options.i8QuadProducts = wide ? target.hasFeature("avx512vnni")
+                         : options.vectorBytes == 32 &&
+                               (target.hasFeature("avxvnni") || (target.hasFeature("avx512vnni") && target.hasFeature("avx512vl")));
+  options.amxInt8 = target.hasFeature("amx-tile") && target.hasFeature("amx-int8");
+  options.amxBf16 = target.hasFeature("amx-tile") && target.hasFeature("amx-bf16");
   return options;
 }
 
 std::string compileOptions(const CpuTarget& target) {
-  cpu::CpuLoweringOptions options = loweringOptions(target);
-  return "O3 pic vector=" + std::to_string(options.vectorBytes) + (options.bf16DotProduct ? " bf16dot" : "") +
-         (options.i16PairProducts ? " pmaddwd" : "");
+  std::string dots = cpu::dotInstructionsName(loweringOptions(target));
+  return "O3 pic vector=" + std::to_string(loweringOptions(target).vectorBytes) + (dots.empty() ? "" : " " + dots);
 }
 
 ObjectCode compileKernel(const ir::Kernel& kernel, const std::string& entryName) {
+  return compileKernel(kernel, entryName, loweringOptions());
+}
+
+ObjectCode compileKernel(const ir::Kernel& kernel, const std::string& entryName, const cpu::CpuLoweringOptions& options) {
   llvm::LLVMContext context;
-  std::unique_ptr<llvm::Module> module = cpu::lowerToLLVM(kernel, context, entryName, loweringOptions());
+  std::unique_ptr<llvm::Module> module = cpu::lowerToLLVM(kernel, context, entryName, options);
   return compileModule(*module);
 }
 

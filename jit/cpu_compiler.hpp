@@ -37,5 +37,7 @@ std::string compileOptions(const CpuTarget& target = hostTarget());
 
 // The kernel cache's compiler: cpu::lowerToLLVM, then compileModule, for the host.
 ObjectCode compileKernel(const ir::Kernel& kernel, const std::string& entryName);
+// The same with lowering options of the caller's choosing (tests of each dot path).
+ObjectCode compileKernel(const ir::Kernel& kernel, const std::string& entryName, const cpu::CpuLoweringOptions& options);
 
 }  // namespace tj::jit

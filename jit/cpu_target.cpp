@@ -1,6 +1,7 @@
 #include "jit/cpu_target.hpp"
 
 #include <llvm/ADT/StringMap.h>
+#include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Target/TargetMachine.h>
@@ -8,8 +9,14 @@
 #include <llvm/TargetParser/Host.h>
 #include <llvm/TargetParser/Triple.h>
 
+#include <spdlog/spdlog.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <mutex>
+#include <sstream>
 #include <vector>
 
 #include "ir/error.hpp"
@@ -27,6 +34,24 @@ constexpr const char* kCodegenFeatures[] = {
     "amx-bf16",   "neon",     "sve",
 };
 
+std::string deviceKey(const CpuTarget& t) {
+  std::string key = "cpu-" + llvm::Triple(t.triple).getArchName().str() + "-" + t.cpu;
+  for (const char* f : kCodegenFeatures)
+    if (t.hasFeature(f)) key += std::string("+") + f;
+  return key;
+}
+
+// Linux hands a process AMX's 8 KiB of tile state only when asked (arch_prctl); a tile
+// instruction before that raises SIGILL. Returns whether the request succeeded.
+bool requestAmxTileData() {
+#if defined(__linux__) && defined(__x86_64__)
+  constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+  return false;
+#endif
+}
+
 CpuTarget detectHost() {
   CpuTarget t;
   t.triple = llvm::sys::getProcessTriple();
@@ -36,9 +61,16 @@ CpuTarget detectHost() {
   for (const auto& f : host) all.push_back((f.second ? '+' : '-') + f.first().str());
   std::sort(all.begin(), all.end());  // StringMap order is unspecified
   for (const std::string& f : all) t.features += (t.features.empty() ? "" : ",") + f;
-  t.deviceFeatures = "cpu-" + llvm::Triple(t.triple).getArchName().str() + "-" + t.cpu;
-  for (const char* f : kCodegenFeatures)
-    if (auto it = host.find(f); it != host.end() && it->second) t.deviceFeatures += std::string("+") + f;
+  t.deviceFeatures = deviceKey(t);
+  if (const char* restriction = std::getenv("TILEJIT_CPU_FEATURES"); restriction && *restriction) {
+    t = restrictFeatures(t, restriction);
+    spdlog::info("tilejit: TILEJIT_CPU_FEATURES={}: compiling for {}", restriction, t.deviceFeatures);
+  }
+  if (t.hasFeature("amx-tile") && !requestAmxTileData()) {
+    spdlog::warn("tilejit: the kernel refused this process AMX tile data (arch_prctl ARCH_REQ_XCOMP_PERM); "
+                 "dots use the vector instructions instead");
+    t = restrictFeatures(t, "-amx-tile");
+  }
   return t;
 }
 
@@ -49,6 +81,37 @@ const llvm::Target* findTarget(const std::string& triple, std::string& error) {
 }
 
 }  // namespace
+
+CpuTarget restrictFeatures(const CpuTarget& target, std::string_view restriction) {
+  std::string requested = target.features;
+  std::istringstream entries{std::string(restriction)};
+  for (std::string entry; std::getline(entries, entry, ',');) {
+    entry.erase(0, entry.find_first_not_of(' '));
+    entry.erase(entry.find_last_not_of(' ') + 1);
+    if (entry.empty()) continue;
+    std::string name = entry.substr(1);
+    if (entry[0] != '-')
+      throw Error("TILEJIT_CPU_FEATURES: '" + entry + "': entries only turn features off ('-" +
+                  (entry[0] == '+' ? name : entry) + "'); the JIT emits no instruction the host cannot run");
+    if (!target.hasFeature(name) && ("," + target.features + ",").find(",-" + name + ",") == std::string::npos)
+      throw Error("TILEJIT_CPU_FEATURES: '" + name + "' is not a feature LLVM names for this host (" + target.cpu + ")");
+    requested += ",-" + name;
+  }
+  // LLVM turns off what needs a disabled feature too (no avx512f: no avx512bw, avx512vnni, ...).
+  std::string error;
+  const llvm::Target* backend = findTarget(target.triple, error);
+  if (!backend) throw Error("cpu: LLVM has no backend for " + target.triple + ": " + error);
+  std::unique_ptr<llvm::MCSubtargetInfo> subtarget(backend->createMCSubtargetInfo(target.triple, target.cpu, requested));
+  CpuTarget restricted = target;
+  restricted.features.clear();
+  std::istringstream features(target.features);
+  for (std::string f; std::getline(features, f, ',');) {
+    if (f[0] == '+' && !subtarget->checkFeatures(f)) f[0] = '-';
+    restricted.features += (restricted.features.empty() ? "" : ",") + f;
+  }
+  restricted.deviceFeatures = deviceKey(restricted);
+  return restricted;
+}
 
 bool CpuTarget::hasFeature(std::string_view name) const {
   return ("," + features + ",").find(",+" + std::string(name) + ",") != std::string::npos;

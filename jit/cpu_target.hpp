@@ -20,8 +20,14 @@ struct CpuTarget {
   bool hasFeature(std::string_view name) const;  // enabled in `features`: "avx512f"
 };
 
-// Detected once per process.
+// Detected once per process, less what TILEJIT_CPU_FEATURES turns off (see restrictFeatures), and
+// less AMX where the kernel refuses the process its tile state.
 const CpuTarget& hostTarget();
+
+// `target` with features turned off: `restriction` lists "-feature" entries by LLVM's names,
+// comma-separated ("-avx512vnni,-amx-int8"); what needs a feature goes with it. Throws Error for
+// a "+" entry (nothing is added to a host) or a name the host's features do not list.
+CpuTarget restrictFeatures(const CpuTarget& target, std::string_view restriction);
 
 // Registers the native target, its asm printer and parser with LLVM (once).
 void initializeNativeTarget();

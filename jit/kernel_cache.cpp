@@ -103,7 +103,8 @@ CacheLookup KernelCache::compile(const ir::Kernel& kernel, const ArtifactKey& ke
 }
 
 KernelCache& kernelCache() {
-  static KernelCache cache(compileKernel, KernelCache::diskDirFromEnvironment());
+  static KernelCache cache([](const ir::Kernel& kernel, const std::string& entry) { return compileKernel(kernel, entry); },
+                           KernelCache::diskDirFromEnvironment());
   return cache;
 }
 

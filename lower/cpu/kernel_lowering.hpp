@@ -115,12 +115,13 @@ class KernelLowering {
   const ir::Op* outputAccumulatorStore(const ir::Op& fold, size_t i) const;
   void beginOutputAccumulator(const ir::Op& store, ValueId carried);
   void lowerInPlaceOperand(const ir::Op& load, llvm::Value* buffer);
-  // A micro-tile of C: rows x (vectors * lanes) accumulators, and B in (k, k+1) pairs
-  // when the product uses pair instructions.
+  // A micro-tile of C: rows x (vectors * lanes) accumulators, and B packed in groups of k
+  // (packPairs, packQuads) for the products that take them.
   struct MicroTile {
     int64_t lanes, vectors, rows;
     DType accType;      // f32, or i32 for i8 operands
     DType operandType;  // of what a and b point at: buffers, or A's tensor when it is read in place
+    DotProducts products;
     llvm::Value *a, *b;
     llvm::Value* aRowStride;  // in elements: A's row length in a buffer, its tensor's row stride in place
     llvm::Value* packedB;
@@ -137,6 +138,15 @@ class KernelLowering {
   llvm::Value* widenToF32(llvm::Value* buffer, const ir::Type& t);
   void emitPairStep(const ir::Op& op, const MicroTile& tile, llvm::Value* pairIndex, llvm::Value* row0,
                     llvm::Value* col0);
+  // ---- dot instructions by host (lower_dot_instructions.cpp)
+  llvm::Value* packQuads(llvm::Value* b, int64_t k, int64_t n, int64_t lanes, bool withColumnSums);
+  void emitQuadStep(const ir::Op& op, const MicroTile& tile, llvm::Value* quadIndex, llvm::Value* row0,
+                    llvm::Value* col0);
+  llvm::Value* quadBiasOf(const MicroTile& tile, int64_t k, int64_t n, llvm::Value* col);
+  llvm::Value* dotBf16Pairs(llvm::Value* acc, llvm::Value* a, llvm::Value* b);
+  llvm::Value* dotI8Quads(llvm::Value* acc, llvm::Value* a, llvm::Value* b);
+  void emitAmxTiles(const ir::Op& op, llvm::Value* c, const MicroTile& tile);
+  void compileAmxAsLoops(llvm::Function& fn);
   void lowerReduction(const ir::Op& op);
 
   // ---- elements: the register value of element `idx` of `v`

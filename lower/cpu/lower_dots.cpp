@@ -223,11 +223,16 @@ bool KernelLowering::emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType 
   if (!microKernelApplies(kernel_, op, options_) || !buffers_[op.operands[0]] || !buffers_[op.operands[1]]) return false;
   int64_t vectors = n % (2 * lanes) == 0 ? 2 : 1;
   int64_t rows = std::min(m, lanes >= 16 ? int64_t{8} : int64_t{6});
-  bool pairs = usesPairProducts(kernel_, op, options_);
-  MicroTile tile{.lanes = lanes, .vectors = vectors, .rows = rows, .accType = accType,
-                 .operandType = at.dtype, .a = buffers_[op.operands[0]], .b = buffers_[op.operands[1]],
-                 .aRowStride = i64(k),
-                 .packedB = pairs ? packPairs(buffers_[op.operands[1]], bt.dtype, k, n, lanes) : nullptr, .acc = {}};
+  DotProducts products = dotProducts(kernel_, op, options_);
+  llvm::Value* b = buffers_[op.operands[1]];
+  llvm::Value* packedB = nullptr;
+  if (products == DotProducts::pairs || (products == DotProducts::amxTiles && bt.dtype == DType::bf16))
+    packedB = packPairs(b, bt.dtype, k, n, lanes);
+  else if (products != DotProducts::single)
+    packedB = packQuads(b, k, n, lanes, products == DotProducts::quads);
+  MicroTile tile{.lanes = lanes, .vectors = vectors, .rows = rows, .accType = accType, .operandType = at.dtype,
+                 .products = products, .a = buffers_[op.operands[0]], .b = b, .aRowStride = i64(k),
+                 .packedB = packedB, .acc = {}};
   if (auto view = inPlaceOperands_.find(op.operands[0]); view != inPlaceOperands_.end()) {
     // widenToF32 reads A as a contiguous block: the plan reads only f32 operands in place.
     if (widensOperands(kernel_, op, options_)) throw InternalError("lower/cpu", "a widened dot operand cannot be read in place");
@@ -256,7 +261,8 @@ llvm::Function* KernelLowering::microKernelFunction(const ir::Op& op, const Micr
   const ir::Type& bt = type(op.operands[1]);
   int64_t m = at.shape[0];
   std::string key = at.str() + " " + bt.str() + " " + std::string(dtypeName(tile.accType)) + " " +
-                    std::string(dtypeName(tile.operandType)) + (tile.packedB ? " pairs " : " ") + std::to_string(tile.lanes) + "x" +
+                    std::string(dtypeName(tile.operandType)) + " " + std::to_string(static_cast<int>(tile.products)) + " " +
+                    std::to_string(tile.lanes) + "x" +
                     std::to_string(tile.vectors) + "x" + std::to_string(tile.rows);
   if (auto known = microKernels_.find(key); known != microKernels_.end()) return known->second;
   llvm::Type* ptr = b_.getPtrTy();
@@ -276,15 +282,20 @@ llvm::Function* KernelLowering::microKernelFunction(const ir::Op& op, const Micr
   local.aRowStride = fn->getArg(1);
   (tile.packedB ? local.packedB : local.b) = fn->getArg(2);
   local.target = {fn->getArg(4), fn->getArg(5), fn->getArg(6)};
-  // Accumulators live in allocas that mem2reg turns into registers.
-  auto* vecTy = llvm::FixedVectorType::get(compute(tile.accType), static_cast<unsigned>(tile.lanes));
-  for (int64_t i = 0; i < tile.rows * tile.vectors; ++i) local.acc.push_back(b_.CreateAlloca(vecTy));
-  emitLoop(b_, i64(0), i64(m / tile.rows), [&](llvm::Value* band) {
-    emitMicroTileRow(op, fn->getArg(3), local, b_.CreateMul(band, i64(tile.rows)));
-  });
-  if (m % tile.rows != 0) {
-    local.rows = m % tile.rows;
-    emitMicroTileRow(op, fn->getArg(3), local, i64(m - m % tile.rows));
+  if (tile.products == DotProducts::amxTiles) {
+    emitAmxTiles(op, fn->getArg(3), local);
+    if (options_.emulateMatrixInstructions) compileAmxAsLoops(*fn);
+  } else {
+    // Accumulators live in allocas that mem2reg turns into registers.
+    auto* vecTy = llvm::FixedVectorType::get(compute(tile.accType), static_cast<unsigned>(tile.lanes));
+    for (int64_t i = 0; i < tile.rows * tile.vectors; ++i) local.acc.push_back(b_.CreateAlloca(vecTy));
+    emitLoop(b_, i64(0), i64(m / tile.rows), [&](llvm::Value* band) {
+      emitMicroTileRow(op, fn->getArg(3), local, b_.CreateMul(band, i64(tile.rows)));
+    });
+    if (m % tile.rows != 0) {
+      local.rows = m % tile.rows;
+      emitMicroTileRow(op, fn->getArg(3), local, i64(m - m % tile.rows));
+    }
   }
   b_.CreateRetVoid();
   allocaBlock_ = kernelAllocas;
@@ -324,8 +335,10 @@ void KernelLowering::emitMicroTileRow(const ir::Op& op, llvm::Value* c, const Mi
         b_.CreateStore(b_.CreateAlignedLoad(vecTy, cAddress(row, col), llvm::Align(4)), acc[r * vectors + v]);
       });
     });
-    emitLoop(b_, i64(0), i64(tile.packedB ? k / 2 : k), [&](llvm::Value* step) {
-      if (tile.packedB) return emitPairStep(op, tile, step, row0, col0);
+    int64_t perStep = tile.products == DotProducts::quads ? 4 : tile.products == DotProducts::pairs ? 2 : 1;
+    emitLoop(b_, i64(0), i64(k / perStep), [&](llvm::Value* step) {
+      if (tile.products == DotProducts::pairs) return emitPairStep(op, tile, step, row0, col0);
+      if (tile.products == DotProducts::quads) return emitQuadStep(op, tile, step, row0, col0);
       std::vector<llvm::Value*> bRow(static_cast<size_t>(vectors));
       for (int64_t v = 0; v < vectors; ++v) {
         llvm::Value* address = bufferAddress(tile.b, bTile, {step, b_.CreateAdd(col0, i64(v * lanes))});
@@ -346,7 +359,9 @@ void KernelLowering::emitMicroTileRow(const ir::Op& op, llvm::Value* c, const Mi
       }
     }, {.unroll = 2});
     each([&](int64_t r, int64_t v, llvm::Value* row, llvm::Value* col) {
-      b_.CreateAlignedStore(b_.CreateLoad(vecTy, acc[r * vectors + v]), viewAddress(tile.accType, out, {row, col}), llvm::Align(4));
+      llvm::Value* sum = b_.CreateLoad(vecTy, acc[r * vectors + v]);
+      if (tile.products == DotProducts::quads) sum = b_.CreateSub(sum, quadBiasOf(tile, k, n, col));
+      b_.CreateAlignedStore(sum, viewAddress(tile.accType, out, {row, col}), llvm::Align(4));
     });
   });
 }
@@ -423,7 +438,7 @@ void KernelLowering::emitPairStep(const ir::Op& op, const MicroTile& tile, llvm:
       llvm::Value* old = b_.CreateLoad(accTy, slot);
       llvm::Value* sum = nullptr;
       if (!integer) {
-        sum = b_.CreateIntrinsic(llvm::Intrinsic::x86_avx512bf16_dpbf16ps_512, {}, {old, aPairs, bPairs[v]});
+        sum = dotBf16Pairs(old, aPairs, bPairs[v]);
       } else {
         auto pmadd = lanes == 16 ? llvm::Intrinsic::x86_avx512_pmaddw_d_512
                      : lanes == 8 ? llvm::Intrinsic::x86_avx2_pmadd_wd

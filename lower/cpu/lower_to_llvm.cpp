@@ -181,9 +181,29 @@ std::unique_ptr<llvm::Module> lowerToLLVM(const ir::Kernel& kernel, llvm::LLVMCo
 CpuLoweringOptions loweringOptionsForIsa(std::string_view isa) {
   if (isa == "sse4.2") return {.vectorBytes = 16, .i16PairProducts = true};
   if (isa == "avx2") return {.vectorBytes = 32, .i16PairProducts = true};
+  if (isa == "avx2vnni") return {.vectorBytes = 32, .i16PairProducts = true, .i8QuadProducts = true};
   if (isa == "avx512") return {.vectorBytes = 64, .i16PairProducts = true};
-  if (isa == "avx512bf16") return {.vectorBytes = 64, .bf16DotProduct = true, .i16PairProducts = true};
-  throw Error("cpu: unknown ISA level '" + std::string(isa) + "' (sse4.2, avx2, avx512, avx512bf16)");
+  if (isa == "avx512vnni") return {.vectorBytes = 64, .i16PairProducts = true, .i8QuadProducts = true};
+  CpuLoweringOptions bf16{.vectorBytes = 64, .bf16DotProduct = true, .i16PairProducts = true, .i8QuadProducts = true};
+  if (isa == "avx512bf16") return bf16;
+  if (isa == "amx") return {.vectorBytes = 64, .bf16DotProduct = true, .i16PairProducts = true, .i8QuadProducts = true,
+                            .amxInt8 = true, .amxBf16 = true};
+  throw Error("cpu: unknown ISA level '" + std::string(isa) +
+              "' (sse4.2, avx2, avx2vnni, avx512, avx512vnni, avx512bf16, amx)");
+}
+
+std::string dotInstructionsName(const CpuLoweringOptions& options) {
+  std::string name;
+  auto add = [&](bool on, const char* what) {
+    if (on) name += (name.empty() ? "" : " ") + std::string(what);
+  };
+  add(options.bf16DotProduct, "bf16dot");
+  add(options.i16PairProducts, "pmaddwd");
+  add(options.i8QuadProducts, "vnni");
+  add(options.amxInt8, "amx-int8");
+  add(options.amxBf16, "amx-bf16");
+  add(options.emulateMatrixInstructions, "emulated");
+  return name;
 }
 
 std::string lowerToLLVMText(const ir::Kernel& kernel, const CpuLoweringOptions& options) {

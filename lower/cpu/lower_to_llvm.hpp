@@ -17,10 +17,21 @@ struct CpuLoweringOptions {
   int vectorBytes = 64;  // the widest SIMD register: 64 with AVX-512, 32 with AVX2, 16 otherwise
   bool bf16DotProduct = false;  // AVX512-BF16's vdpbf16ps for bf16 x bf16 -> f32 products
   bool i16PairProducts = false;  // pmaddwd at the vector width, for i8 x i8 -> i32 products
+  bool i8QuadProducts = false;   // VNNI's vpdpbusd at the vector width: four i8 products per i32 lane
+  bool amxInt8 = false;          // AMX tiles: tdpbssd for i8 x i8 -> i32
+  bool amxBf16 = false;          // AMX tiles: tdpbf16ps for bf16 x bf16 -> f32
+  // For a host without those instructions (tests): vpdpbusd and vdpbf16ps are written as the
+  // plain IR they compute, and AMX micro-kernels are compiled unoptimized, where LLVM turns tile
+  // instructions into loops, so the packing, tile shapes and strides of each path run anywhere.
+  bool emulateMatrixInstructions = false;
 };
 
+// What the options choose beyond the vector width, for cache keys and messages: "pmaddwd vnni".
+std::string dotInstructionsName(const CpuLoweringOptions& options);
+
 // The options the JIT chooses on an x86 host of a named level: "sse4.2", "avx2",
-// "avx512" (F and BW) or "avx512bf16"; for output that must not depend on the host (tile-ir
+// "avx2vnni", "avx512" (F and BW), "avx512vnni", "avx512bf16" (with VNNI) or "amx" (Sapphire
+// Rapids: AMX int8 and bf16 too); for output that must not depend on the host (tile-ir
 // --cpu, golden files). Throws Error naming the levels for another name.
 CpuLoweringOptions loweringOptionsForIsa(std::string_view isa);
 

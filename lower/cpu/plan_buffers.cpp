@@ -138,17 +138,32 @@ bool microKernelApplies(const ir::Kernel& k, const ir::Op& dot, const CpuLowerin
   return (f32Acc || integer) && k.type(dot.operands[1]).shape[1] % (options.vectorBytes / 4) == 0;
 }
 
-bool usesPairProducts(const ir::Kernel& k, const ir::Op& dot, const CpuLoweringOptions& options) {
-  DType operand = k.type(dot.operands[0]).dtype;
-  bool bf16Pairs = options.bf16DotProduct && operand == DType::bf16 && options.vectorBytes == 64;
-  bool i8Pairs = operand == DType::i8 && k.type(dot.results[0]).dtype == DType::i32 && options.i16PairProducts;
-  return (bf16Pairs || i8Pairs) && k.type(dot.operands[0]).shape[1] % 2 == 0;
+int64_t amxStepK(int64_t k, DType operand) {
+  int64_t perGroup = 4 / dtypeBytes(operand);
+  for (int64_t step = 64 / dtypeBytes(operand); step >= perGroup; step -= perGroup)
+    if (k % step == 0) return step;
+  return 0;
+}
+
+DotProducts dotProducts(const ir::Kernel& k, const ir::Op& dot, const CpuLoweringOptions& options) {
+  const ir::Type& at = k.type(dot.operands[0]);
+  const ir::Type& bt = k.type(dot.operands[1]);
+  bool i8 = at.dtype == DType::i8 && k.type(dot.results[0]).dtype == DType::i32;
+  bool bf16 = at.dtype == DType::bf16 && bt.dtype == DType::bf16;
+  int64_t depth = at.shape[1];
+  if (!microKernelApplies(k, dot, options)) return DotProducts::single;
+  if (((i8 && options.amxInt8) || (bf16 && options.amxBf16)) && bt.shape[1] % 16 == 0 && amxStepK(depth, at.dtype))
+    return DotProducts::amxTiles;
+  if (i8 && options.i8QuadProducts && depth % 4 == 0) return DotProducts::quads;
+  bool bf16Pairs = bf16 && options.bf16DotProduct && options.vectorBytes == 64;
+  if ((bf16Pairs || (i8 && options.i16PairProducts)) && depth % 2 == 0) return DotProducts::pairs;
+  return DotProducts::single;
 }
 
 bool widensOperands(const ir::Kernel& k, const ir::Op& dot, const CpuLoweringOptions& options) {
   DType operand = k.type(dot.operands[0]).dtype;
   bool narrowFloat = operand == DType::f16 || operand == DType::bf16 || isFloat8(operand);
-  return narrowFloat && microKernelApplies(k, dot, options) && !usesPairProducts(k, dot, options);
+  return narrowFloat && microKernelApplies(k, dot, options) && dotProducts(k, dot, options) == DotProducts::single;
 }
 
 BufferPlan planBuffers(const ir::Kernel& kernel, const UseInfo& info, const CpuLoweringOptions& options) {

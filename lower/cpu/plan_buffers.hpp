@@ -92,12 +92,17 @@ struct BufferPlan {
 };
 
 // The dot rules the plan and the emission share. A dot runs on the register micro-kernel with
-// f32 accumulators (i32 for i8 operands) and rows of B a whole number of vectors long; with
-// vdpbf16ps (bf16) or pmaddwd (i8) a step covers two k (pair products); the micro-kernel runs a
-// dot of 16- or 8-bit floats without pair products on f32 copies of its operands (widens them).
+// f32 accumulators (i32 for i8 operands) and rows of B a whole number of vectors long. How one
+// step multiplies: one k (single); two, with vdpbf16ps (bf16) or pmaddwd (i8) (pairs); four,
+// with VNNI's vpdpbusd (i8) (quads); or AMX tiles of 16 rows. The micro-kernel runs a dot of 16-
+// or 8-bit floats with single products on f32 copies of its operands (widens them).
+enum class DotProducts { single, pairs, quads, amxTiles };
 bool microKernelApplies(const ir::Kernel& k, const ir::Op& dot, const CpuLoweringOptions& options);
-bool usesPairProducts(const ir::Kernel& k, const ir::Op& dot, const CpuLoweringOptions& options);
+DotProducts dotProducts(const ir::Kernel& k, const ir::Op& dot, const CpuLoweringOptions& options);
 bool widensOperands(const ir::Kernel& k, const ir::Op& dot, const CpuLoweringOptions& options);
+// The k an AMX tile step covers: the most that fit a tile row's 64 bytes and divide k, in whole
+// 4-byte groups; 0 when none does.
+int64_t amxStepK(int64_t k, DType operand);
 
 BufferPlan planBuffers(const ir::Kernel& kernel, const UseInfo& info, const CpuLoweringOptions& options);
 

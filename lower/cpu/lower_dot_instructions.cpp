@@ -1,0 +1,220 @@
+// The host's dot-product instructions in the CPU micro-kernels: VNNI's vpdpbusd (four i8
+// products per i32 lane), AVX512-BF16's vdpbf16ps, and AMX tiles (tdpbssd, tdpbf16ps); each
+// also as what it computes in plain IR (CpuLoweringOptions::emulateMatrixInstructions), so tests
+// run every path on any x86 host.
+#include <llvm/Support/CommandLine.h>
+
+#include "lower/cpu/kernel_lowering.hpp"
+
+namespace tj::cpu::detail {
+
+namespace {
+
+// The four byte lanes of each 32-bit lane of `v`, widened to i32: [0] holds bytes 0, 4, 8, ...
+std::array<llvm::Value*, 4> byteLanes(llvm::IRBuilder<>& b, llvm::Value* v, bool isSigned) {
+  auto* words = llvm::cast<llvm::FixedVectorType>(v->getType());
+  unsigned lanes = words->getNumElements();
+  llvm::Value* bytes = b.CreateBitCast(v, llvm::FixedVectorType::get(b.getInt8Ty(), 4 * lanes));
+  std::array<llvm::Value*, 4> out{};
+  for (unsigned j = 0; j < 4; ++j) {
+    std::vector<int> pick;
+    for (unsigned i = 0; i < lanes; ++i) pick.push_back(static_cast<int>(4 * i + j));
+    llvm::Value* lane = b.CreateShuffleVector(bytes, pick);
+    out[j] = isSigned ? b.CreateSExt(lane, words) : b.CreateZExt(lane, words);
+  }
+  return out;
+}
+
+}  // namespace
+
+// acc + Σ (a's u8 quads · b's i8 quads) per 32-bit lane, wrapping: vpdpbusd.
+llvm::Value* KernelLowering::dotI8Quads(llvm::Value* acc, llvm::Value* a, llvm::Value* b) {
+  unsigned lanes = llvm::cast<llvm::FixedVectorType>(acc->getType())->getNumElements();
+  if (!options_.emulateMatrixInstructions) {
+    auto id = lanes == 16 ? llvm::Intrinsic::x86_avx512_vpdpbusd_512
+              : lanes == 8 ? llvm::Intrinsic::x86_avx512_vpdpbusd_256
+                           : llvm::Intrinsic::x86_avx512_vpdpbusd_128;
+    return b_.CreateIntrinsic(id, {}, {acc, a, b});
+  }
+  std::array<llvm::Value*, 4> ua = byteLanes(b_, a, false), sb = byteLanes(b_, b, true);
+  for (int j = 0; j < 4; ++j) acc = b_.CreateAdd(acc, b_.CreateMul(ua[j], sb[j]));
+  return acc;
+}
+
+// acc + a.odd · b.odd + a.even · b.even per f32 lane of bf16 pairs, the order vdpbf16ps adds in
+// (which also flushes subnormal inputs and results: the emulation keeps them).
+llvm::Value* KernelLowering::dotBf16Pairs(llvm::Value* acc, llvm::Value* a, llvm::Value* b) {
+  if (!options_.emulateMatrixInstructions)
+    return b_.CreateIntrinsic(llvm::Intrinsic::x86_avx512bf16_dpbf16ps_512, {}, {acc, a, b});
+  auto* floats = llvm::cast<llvm::FixedVectorType>(acc->getType());
+  unsigned lanes = floats->getNumElements();
+  auto half = [&](llvm::Value* pairs, int odd) {
+    std::vector<int> pick;
+    for (unsigned i = 0; i < lanes; ++i) pick.push_back(static_cast<int>(2 * i) + odd);
+    return b_.CreateFPExt(b_.CreateShuffleVector(pairs, pick), floats);
+  };
+  acc = b_.CreateFAdd(acc, b_.CreateFMul(half(a, 1), half(b, 1)));
+  return b_.CreateFAdd(acc, b_.CreateFMul(half(a, 0), half(b, 0)));
+}
+
+// B [k, n] of i8 -> [k/4, n, 4]: element (4q + i, j) at (q * n + j) * 4 + i, the layout of
+// vpdpbusd's and AMX's right operand. With the column sums Σ_k B[k, j] as i32 after the k * n
+// bytes (quadBiasOf). `lanes` columns at a time: four row loads, two interleaving shuffles.
+llvm::Value* KernelLowering::packQuads(llvm::Value* b, int64_t k, int64_t n, int64_t lanes, bool withColumnSums) {
+  llvm::Value* packed = allocateBuffer({DType::i8, {k + (withColumnSums ? 4 : 0), n}});
+  llvm::Type* i8 = b_.getInt8Ty();
+  auto* rowTy = llvm::FixedVectorType::get(i8, static_cast<unsigned>(lanes));
+  auto* sumTy = llvm::FixedVectorType::get(b_.getInt32Ty(), static_cast<unsigned>(lanes));
+  llvm::Value* sums = b_.CreateInBoundsGEP(i8, packed, i64(k * n));
+  std::vector<int> concat, interleave;
+  for (int i = 0; i < 2 * lanes; ++i) concat.push_back(i);
+  for (int j = 0; j < lanes; ++j)
+    for (int i = 0; i < 4; ++i) interleave.push_back(static_cast<int>((i / 2) * 2 * lanes + (i % 2) * lanes + j));
+  auto sumsAt = [&](llvm::Value* col) { return b_.CreateInBoundsGEP(b_.getInt32Ty(), sums, col); };
+  if (withColumnSums)
+    emitLoop(b_, i64(0), i64(n / lanes), [&](llvm::Value* chunk) {
+      b_.CreateAlignedStore(llvm::Constant::getNullValue(sumTy), sumsAt(b_.CreateMul(chunk, i64(lanes))), llvm::Align(4));
+    });
+  emitLoop(b_, i64(0), i64(k / 4), [&](llvm::Value* q) {
+    emitLoop(b_, i64(0), i64(n / lanes), [&](llvm::Value* chunk) {
+      llvm::Value* col = b_.CreateMul(chunk, i64(lanes));
+      std::array<llvm::Value*, 4> rows{};
+      for (int64_t i = 0; i < 4; ++i) {
+        llvm::Value* r = b_.CreateAdd(b_.CreateMul(q, i64(4)), i64(i));
+        rows[i] = b_.CreateAlignedLoad(rowTy, b_.CreateInBoundsGEP(i8, b, b_.CreateAdd(b_.CreateMul(r, i64(n)), col)), llvm::Align(1));
+      }
+      llvm::Value* quads = b_.CreateShuffleVector(b_.CreateShuffleVector(rows[0], rows[1], concat),
+                                                  b_.CreateShuffleVector(rows[2], rows[3], concat), interleave);
+      llvm::Value* to = b_.CreateMul(b_.CreateAdd(b_.CreateMul(q, i64(n)), col), i64(4));
+      b_.CreateAlignedStore(quads, b_.CreateInBoundsGEP(i8, packed, to), llvm::Align(4));
+      if (!withColumnSums) return;
+      llvm::Value* sum = b_.CreateAlignedLoad(sumTy, sumsAt(col), llvm::Align(4));
+      for (llvm::Value* row : rows) sum = b_.CreateAdd(sum, b_.CreateSExt(row, sumTy));
+      b_.CreateAlignedStore(sum, sumsAt(col), llvm::Align(4));
+    });
+  });
+  return packed;
+}
+
+// vpdpbusd multiplies unsigned bytes by signed ones, so A's i8 enter as a + 128 (the sign bit
+// flipped): the sums gain 128 · Σ_k B[k, j], which this returns for C's columns col.., to
+// subtract once. Exact in wrapping i32 arithmetic, like the products themselves.
+llvm::Value* KernelLowering::quadBiasOf(const MicroTile& tile, int64_t k, int64_t n, llvm::Value* col) {
+  auto* sumTy = llvm::FixedVectorType::get(b_.getInt32Ty(), static_cast<unsigned>(tile.lanes));
+  llvm::Value* sums = b_.CreateInBoundsGEP(b_.getInt8Ty(), tile.packedB, i64(k * n));
+  llvm::Value* sum = b_.CreateAlignedLoad(sumTy, b_.CreateInBoundsGEP(b_.getInt32Ty(), sums, col), llvm::Align(4));
+  return b_.CreateShl(sum, 7);
+}
+
+// One step of the micro-kernel over k = 4q .. 4q + 3: each row's four A bytes, biased to u8
+// (quadBiasOf), against B's packed quads.
+void KernelLowering::emitQuadStep(const ir::Op& op, const MicroTile& tile, llvm::Value* quadIndex,
+                                  llvm::Value* row0, llvm::Value* col0) {
+  int64_t n = type(op.operands[1]).shape[1], lanes = tile.lanes, vectors = tile.vectors;
+  auto* wordsTy = llvm::FixedVectorType::get(b_.getInt32Ty(), static_cast<unsigned>(lanes));
+  std::vector<llvm::Value*> bQuads(static_cast<size_t>(vectors));
+  for (int64_t v = 0; v < vectors; ++v) {
+    llvm::Value* col = b_.CreateAdd(col0, i64(v * lanes));
+    llvm::Value* offset = b_.CreateMul(b_.CreateAdd(b_.CreateMul(quadIndex, i64(n)), col), i64(4));
+    bQuads[v] = b_.CreateAlignedLoad(wordsTy, b_.CreateInBoundsGEP(b_.getInt8Ty(), tile.packedB, offset), llvm::Align(4));
+  }
+  llvm::Value* k0 = b_.CreateMul(quadIndex, i64(4));
+  for (int64_t r = 0; r < tile.rows; ++r) {
+    llvm::Value* quad = b_.CreateAlignedLoad(b_.getInt32Ty(), aAddress(tile, b_.CreateAdd(row0, i64(r)), k0), llvm::Align(1));
+    llvm::Value* biased = b_.CreateXor(quad, b_.getInt32(0x80808080u));
+    llvm::Value* aQuads = b_.CreateVectorSplat(static_cast<unsigned>(lanes), biased);
+    for (int64_t v = 0; v < vectors; ++v) {
+      llvm::Value* slot = tile.acc[static_cast<size_t>(r * vectors + v)];
+      b_.CreateStore(dotI8Quads(b_.CreateLoad(wordsTy, slot), aQuads, bQuads[v]), slot);
+    }
+  }
+}
+
+// C += A·B on AMX tiles. C in tiles of up to 16 rows x 16 columns (64 bytes a row), A as tiles
+// of up to 16 rows x `step` k read where it lies, B packed in 4-byte groups (k pairs of bf16,
+// quads of i8) as tiles of step / groups rows x 16 columns. A block of 32 x 32 of C takes 4 C
+// tiles, 2 of A and 2 of B: the 8 tile registers. The K loop runs in chunks of up to 8 unrolled
+// steps, C loaded before and stored after each, so no tile value crosses a loop edge (LLVM
+// configures the tiles by the shapes it sees at each use). The first chunk starts from zero
+// where the caller says so, and from C otherwise; each stores to `out`, which later chunks read.
+void KernelLowering::emitAmxTiles(const ir::Op& op, llvm::Value* c, const MicroTile& tile) {
+  int64_t m = type(op.operands[0]).shape[0], k = type(op.operands[0]).shape[1], n = type(op.operands[1]).shape[1];
+  int64_t bytes = dtypeBytes(tile.operandType), step = amxStepK(k, tile.operandType), steps = k / step;
+  int64_t chunk = 8;
+  while (steps % chunk != 0) --chunk;
+  int64_t colTiles = n % 32 == 0 ? 2 : 1;
+  bool integer = tile.accType == DType::i32;
+  auto* zerosTy = llvm::ArrayType::get(b_.getInt8Ty(), 64);
+  llvm::Value* zeros = module_.getOrInsertGlobal("tj_amx_zero_row", zerosTy, [&] {
+    return new llvm::GlobalVariable(module_, zerosTy, true, llvm::GlobalValue::PrivateLinkage,
+                                    llvm::Constant::getNullValue(zerosTy), "tj_amx_zero_row");
+  });
+  llvm::Type* amx = llvm::Type::getX86_AMXTy(ctx_);
+  auto i16 = [&](int64_t v) { return b_.getInt16(static_cast<uint16_t>(v)); };
+  auto load = [&](int64_t rows, int64_t rowBytes, llvm::Value* at, llvm::Value* strideBytes) {
+    return b_.CreateIntrinsic(amx, llvm::Intrinsic::x86_tileloadd64_internal, {i16(rows), i16(rowBytes), at, strideBytes});
+  };
+  const ir::Type accTile{tile.accType, {m, n}};
+  const BlockView out{tile.target.out, {tile.target.outRowStride, i64(1)}};
+  llvm::Value* outStrideBytes = b_.CreateMul(tile.target.outRowStride, i64(4));
+  auto band = [&](llvm::Value* row0, const std::vector<int64_t>& tileRows) {
+    emitLoop(b_, i64(0), i64(n / (16 * colTiles)), [&](llvm::Value* colBlock) {
+      llvm::Value* col0 = b_.CreateMul(colBlock, i64(16 * colTiles));
+      auto rowOf = [&](size_t i) { return b_.CreateAdd(row0, i64(16 * static_cast<int64_t>(i))); };
+      auto colOf = [&](int64_t j) { return b_.CreateAdd(col0, i64(16 * j)); };
+      emitLoop(b_, i64(0), i64(steps / chunk), [&](llvm::Value* chunkIndex) {
+        llvm::Value* first = b_.CreateICmpEQ(chunkIndex, i64(0));
+        llvm::Value* zero = b_.CreateAnd(first, tile.target.startsAtZero);
+        std::vector<llvm::Value*> acc;
+        for (size_t i = 0; i < tileRows.size(); ++i)
+          for (int64_t j = 0; j < colTiles; ++j) {
+            llvm::Value* at = b_.CreateSelect(first, bufferAddress(c, accTile, {rowOf(i), colOf(j)}),
+                                              viewAddress(tile.accType, out, {rowOf(i), colOf(j)}));
+            llvm::Value* stride = b_.CreateSelect(first, i64(n * 4), outStrideBytes);
+            acc.push_back(load(tileRows[i], 64, b_.CreateSelect(zero, zeros, at), b_.CreateSelect(zero, i64(0), stride)));
+          }
+        for (int64_t s = 0; s < chunk; ++s) {
+          llvm::Value* k0 = b_.CreateAdd(b_.CreateMul(chunkIndex, i64(chunk * step)), i64(s * step));
+          std::vector<llvm::Value*> a, bt;
+          for (size_t i = 0; i < tileRows.size(); ++i)
+            a.push_back(load(tileRows[i], step * bytes, aAddress(tile, rowOf(i), k0), b_.CreateMul(tile.aRowStride, i64(bytes))));
+          for (int64_t j = 0; j < colTiles; ++j) {
+            llvm::Value* group = b_.CreateUDiv(b_.CreateMul(k0, i64(bytes)), i64(4));
+            llvm::Value* offset = b_.CreateMul(b_.CreateAdd(b_.CreateMul(group, i64(n)), colOf(j)), i64(4));
+            bt.push_back(load(step * bytes / 4, 64, b_.CreateInBoundsGEP(b_.getInt8Ty(), tile.packedB, offset), i64(n * 4)));
+          }
+          for (size_t i = 0; i < tileRows.size(); ++i)
+            for (int64_t j = 0; j < colTiles; ++j) {
+              llvm::Value*& sum = acc[i * static_cast<size_t>(colTiles) + static_cast<size_t>(j)];
+              sum = b_.CreateIntrinsic(amx, integer ? llvm::Intrinsic::x86_tdpbssd_internal : llvm::Intrinsic::x86_tdpbf16ps_internal,
+                                       {i16(tileRows[i]), i16(64), i16(step * bytes), sum, a[i], bt[static_cast<size_t>(j)]});
+            }
+        }
+        for (size_t i = 0; i < tileRows.size(); ++i)
+          for (int64_t j = 0; j < colTiles; ++j)
+            b_.CreateIntrinsic(b_.getVoidTy(), llvm::Intrinsic::x86_tilestored64_internal,
+                               {i16(tileRows[i]), i16(64), viewAddress(tile.accType, out, {rowOf(i), colOf(j)}), outStrideBytes,
+                                acc[i * static_cast<size_t>(colTiles) + static_cast<size_t>(j)]});
+      });
+    });
+  };
+  emitLoop(b_, i64(0), i64(m / 32), [&](llvm::Value* b) { band(b_.CreateMul(b, i64(32)), {16, 16}); });
+  if (int64_t rest = m % 32; rest > 16) band(i64(m - rest), {16, rest - 16});
+  else if (rest > 0) band(i64(m - rest), {rest});
+}
+
+// LLVM rewrites AMX intrinsics as loops in a function it compiles unoptimized, when asked
+// (its -enable-x86-scalar-amx, a process-wide switch that only such functions see).
+void KernelLowering::compileAmxAsLoops(llvm::Function& fn) {
+  static const bool enabled = [] {
+    auto& registered = llvm::cl::getRegisteredOptions();
+    auto it = registered.find("enable-x86-scalar-amx");
+    if (it == registered.end()) return false;
+    static_cast<llvm::cl::opt<bool>*>(it->second)->setValue(true);
+    return true;
+  }();
+  if (!enabled) throw InternalError("lower/cpu", "this LLVM cannot compile AMX intrinsics as loops");
+  fn.addFnAttr(llvm::Attribute::OptimizeNone);
+}
+
+}  // namespace tj::cpu::detail

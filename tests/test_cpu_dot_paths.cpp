@@ -1,0 +1,170 @@
+// Every dot-product path of the CPU micro-kernels (plain, pmaddwd and vdpbf16ps pairs, VNNI
+// quads, AMX tiles), each lowered with its own options and run through a CPU device against a
+// float64 reference: natively where this host has the instructions, otherwise emulated
+// (CpuLoweringOptions::emulateMatrixInstructions: the instructions as plain IR, AMX
+// micro-kernels compiled unoptimized where LLVM turns tiles into loops). Prints which ran how.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <random>
+
+#include "devices/cpu/cpu_device.hpp"
+#include "dsl/tilejit.hpp"
+#include "jit/cpu_compiler.hpp"
+#include "jit/cpu_target.hpp"
+#include "lower/cpu/plan_buffers.hpp"
+
+using namespace tj;
+
+namespace {
+
+struct DotPath {
+  const char* name;
+  DType operand;
+  cpu::CpuLoweringOptions options;  // emulateMatrixInstructions is set where the host lacks them
+  bool native;                      // the host runs these instructions
+  cpu::DotProducts products;        // what the path's dots must take
+};
+
+std::vector<DotPath> dotPaths() {
+  const cpu::CpuLoweringOptions host = jit::loweringOptions();
+  const int width = host.vectorBytes;
+  auto emulatedUnless = [](bool native, cpu::CpuLoweringOptions o) {
+    o.emulateMatrixInstructions = !native;
+    return o;
+  };
+  using P = cpu::DotProducts;
+  return {
+      {"i8 single products", DType::i8, {.vectorBytes = width}, true, P::single},
+      {"i8 pmaddwd pairs", DType::i8, {.vectorBytes = width, .i16PairProducts = true}, host.i16PairProducts, P::pairs},
+      {"i8 VNNI quads", DType::i8, emulatedUnless(host.i8QuadProducts, {.vectorBytes = width, .i8QuadProducts = true}),
+       host.i8QuadProducts, P::quads},
+      {"i8 AMX tiles", DType::i8, emulatedUnless(host.amxInt8, {.vectorBytes = width, .amxInt8 = true}), host.amxInt8,
+       P::amxTiles},
+      {"bf16 widened to f32", DType::bf16, {.vectorBytes = width}, true, P::single},
+      {"bf16 vdpbf16ps pairs", DType::bf16,
+       emulatedUnless(host.bf16DotProduct, {.vectorBytes = 64, .bf16DotProduct = true}), host.bf16DotProduct, P::pairs},
+      {"bf16 AMX tiles", DType::bf16, emulatedUnless(host.amxBf16, {.vectorBytes = width, .amxBf16 = true}),
+       host.amxBf16, P::amxTiles},
+  };
+}
+
+// i8 over the whole range, both ends included; bf16 in [-2, 2) with a NaN, infinities and
+// subnormals.
+Tensor operand(const Shape& shape, DType t, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<double> values(static_cast<size_t>(shape[0] * shape[1]));
+  for (double& v : values)
+    v = t == DType::i8 ? static_cast<double>(static_cast<int>(rng() % 256) - 128)
+                       : std::ldexp(static_cast<double>(static_cast<int>(rng() % 512) - 256), -7);
+  values[0] = t == DType::i8 ? -128 : 1e-39;
+  values[1] = t == DType::i8 ? 127 : -3e-40;
+  if (t == DType::bf16) {
+    values[values.size() / 2] = std::numeric_limits<double>::quiet_NaN();
+    values[values.size() / 3] = seed % 2 ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity();
+  }
+  return Tensor::from(shape, values, t);
+}
+
+// out = init + A·B over blocks, init zeros (the micro-kernel's output-accumulator start) or a
+// bias; checked against float64: i32 exactly, f32 within the bound of a K-term f32 sum.
+void checkGemm(const DotPath& path, const Shape& sizes, const Shape& block, bool bias) {
+  const int64_t M = sizes[0], K = sizes[1], N = sizes[2], bm = block[0], bk = block[1], bn = block[2];
+  DType result = path.operand == DType::i8 ? DType::i32 : DType::f32;
+  Tensor a = operand({M, K}, path.operand, 11), b = operand({K, N}, path.operand, 12);
+  Tensor init = Tensor::random({M, N}, 13, result, -100, 100);
+  Tensor out = Tensor::full({M, N}, result == DType::i32 ? -7777777 : 1e30, result);
+  TracedKernel traced = trace({cdiv(M, bm), cdiv(N, bn)}, [&](Program& p) {
+    Index i = p.id(0), j = p.id(1);
+    auto A = p.read(a, {bm, bk});
+    auto B = p.read(b, {bk, bn});
+    Tile start = bias ? p.read(init, {bm, bn}).at({i, j}) : p.zeros({bm, bn}, result);
+    Tile acc = p.fold(0, A.blocks(1), start, [&](Index k, Tile acc) { return dot(A.at({i, k}), B.at({k, j}), acc); });
+    p.write(out, {bm, bn}).put(acc, {i, j});
+  }, "dot_path");
+  const ir::Kernel& kernel = *traced.kernel;
+  bool found = false;
+  ir::forEachOp(kernel.body, [&](const ir::Op& op) {
+    if (op.code != ir::OpCode::dot) return;
+    found = true;
+    CHECK(cpu::dotProducts(kernel, op, path.options) == path.products);
+  });
+  REQUIRE(found);
+  jit::KernelCache cache(
+      [&](const ir::Kernel& k, const std::string& entry) { return jit::compileKernel(k, entry, path.options); },
+      "");
+  cpu::CpuDevice device(cache, cpu::ThreadPool::global());
+  std::vector<TensorArg> args;
+  for (const Tensor& t : traced.tensors) args.push_back(t.launchArg());
+  std::vector<int64_t> grid{cdiv(M, bm), cdiv(N, bn)};
+  device.launch(kernel, {args, grid, {}});
+  int64_t wrong = 0;
+  for (int64_t r = 0; r < M; ++r)
+    for (int64_t c = 0; c < N; ++c) {
+      double sum = bias ? init.item(r * N + c) : 0, magnitude = std::fabs(sum);
+      for (int64_t k = 0; k < K; ++k) {
+        double term = a.item(r * K + k) * b.item(k * N + c);
+        sum += term;
+        magnitude += std::fabs(term);
+      }
+      double got = out.item(r * N + c);
+      bool ok = std::isnan(sum) ? std::isnan(got)
+                : std::isinf(sum) ? got == sum
+                : result == DType::i32 ? got == static_cast<double>(static_cast<int32_t>(static_cast<int64_t>(sum)))
+                                       : std::fabs(got - sum) <= 2.0 * (K + 2) * 0x1p-24 * magnitude + 1e-30;
+      if (!ok && wrong++ < 5) FAIL_CHECK("out[", r, ", ", c, "] = ", got, ", float64 says ", sum);
+    }
+  CHECK(wrong == 0);
+}
+
+std::string shapeText(const Shape& s) {
+  return std::to_string(s[0]) + "x" + std::to_string(s[1]) + "x" + std::to_string(s[2]);
+}
+
+}  // namespace
+
+TEST_CASE("cpu dot paths: each runs against float64, natively where the host has its instructions") {
+  // Blocks: one K step per tile with a 32-row band and a 5-row rest; K steps of 36 (i8) and 18
+  // (bf16) on 16-column tiles; 512 deep (AMX's K loop in two chunks of 8 steps for bf16) with a
+  // 4-row second tile and three 16-column blocks. Every size leaves partial edge blocks.
+  const std::array<std::pair<Shape, Shape>, 3> cases = {
+      std::pair{Shape{45, 131, 70}, Shape{37, 64, 32}}, std::pair{Shape{33, 75, 40}, Shape{16, 36, 16}},
+      std::pair{Shape{41, 1100, 50}, Shape{20, 512, 48}}};
+  for (const DotPath& path : dotPaths()) {
+    std::printf("cpu dot paths: %s %s\n", path.name, path.native ? "ran natively" : "emulated (the host lacks it)");
+    for (const auto& [sizes, block] : cases)
+      for (bool bias : {false, true}) {
+        std::string what = std::string(path.name) + (path.native ? "" : " (emulated)") + ": " + shapeText(sizes) +
+                           " in blocks " + shapeText(block) + (bias ? " from a bias" : " from zeros");
+        INFO(what);
+        checkGemm(path, sizes, block, bias);
+      }
+  }
+}
+
+TEST_CASE("cpu dot paths: the host's options follow its features, TILEJIT_CPU_FEATURES turns them off") {
+  jit::CpuTarget target = jit::hostTarget();
+  target.features = "+avx,+avx2,+fma,+avxvnni,-avx512f,-avx512vnni,-amx-tile";
+  cpu::CpuLoweringOptions o = jit::loweringOptions(target);
+  CHECK(o.vectorBytes == 32);
+  CHECK(o.i8QuadProducts);
+  CHECK_FALSE(o.amxInt8);
+  CHECK(jit::compileOptions(target) == "O3 pic vector=32 pmaddwd vnni");
+  target.features = "+avx,+avx2,+avx512f,+avx512bw,+avx512vl,+avx512vnni,+avx512bf16,+amx-tile,+amx-int8,+amx-bf16";
+  CHECK(jit::compileOptions(target) == "O3 pic vector=64 bf16dot pmaddwd vnni amx-int8 amx-bf16");
+  // The restriction goes through LLVM, which takes what needs a feature away with it.
+  if (jit::hostTarget().triple.starts_with("x86_64") && jit::hostTarget().hasFeature("avx2")) {
+    jit::CpuTarget host = jit::hostTarget();
+    jit::CpuTarget restricted = jit::restrictFeatures(host, "-avx2");
+    CHECK_FALSE(restricted.hasFeature("avx2"));
+    CHECK_FALSE(restricted.hasFeature("avx512f"));
+    CHECK_FALSE(restricted.hasFeature("avxvnni"));
+    CHECK(restricted.hasFeature("avx") == host.hasFeature("avx"));
+    CHECK(restricted.deviceFeatures.find("+avx2") == std::string::npos);
+    CHECK(jit::loweringOptions(restricted).vectorBytes == 32);
+    CHECK_THROWS_WITH_AS(jit::restrictFeatures(host, "+avx512vnni"), doctest::Contains("only turn features off"), Error);
+    CHECK_THROWS_WITH_AS(jit::restrictFeatures(host, "-avx9"), doctest::Contains("'avx9' is not a feature"), Error);
+  }
+}
