@@ -55,19 +55,19 @@ void optimize(llvm::Module& module, llvm::TargetMachine& tm) {
   pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(module, mam);
 }
 
-std::vector<char> emitObject(llvm::Module& module, llvm::TargetMachine& tm) {
+std::vector<char> emit(llvm::Module& module, llvm::TargetMachine& tm,
+                       llvm::CodeGenFileType type = llvm::CodeGenFileType::ObjectFile) {
   llvm::SmallVector<char, 0> buffer;
   llvm::raw_svector_ostream os(buffer);
   llvm::legacy::PassManager pm;
-  if (tm.addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile))
-    throw InternalError("cpu", "the target machine cannot emit object files");
+  if (tm.addPassesToEmitFile(pm, os, nullptr, type))
+    throw InternalError("cpu", "the target machine cannot emit this kind of file");
   pm.run(module);
   return {buffer.begin(), buffer.end()};
 }
 
-}  // namespace
-
-ObjectCode compileModule(llvm::Module& module, const CpuTarget& target) {
+// A target machine for the module, which it verifies and readies for it.
+std::unique_ptr<llvm::TargetMachine> prepare(llvm::Module& module, const CpuTarget& target) {
   std::unique_ptr<llvm::TargetMachine> tm = createTargetMachine(target);
   module.setTargetTriple(target.triple);
   module.setDataLayout(tm->createDataLayout());
@@ -75,12 +75,19 @@ ObjectCode compileModule(llvm::Module& module, const CpuTarget& target) {
   llvm::raw_string_ostream problemStream(problems);
   if (llvm::verifyModule(module, &problemStream))
     throw InternalError("cpu", "invalid LLVM module '" + module.getModuleIdentifier() + "': " + problems);
+  return tm;
+}
+
+}  // namespace
+
+ObjectCode compileModule(llvm::Module& module, const CpuTarget& target) {
+  std::unique_ptr<llvm::TargetMachine> tm = prepare(module, target);
   ObjectCode code;
   auto start = Clock::now();
   optimize(module, *tm);
   code.optimizeMs = msSince(start);
   start = Clock::now();
-  code.bytes = emitObject(module, *tm);
+  code.bytes = emit(module, *tm);
   code.codegenMs = msSince(start);
   spdlog::debug("tilejit: compiled {} for {}: O3 {:.2f} ms, codegen {:.2f} ms, {} bytes",
                 module.getModuleIdentifier(), target.deviceFeatures, code.optimizeMs, code.codegenMs,
@@ -121,6 +128,15 @@ std::string compileOptions(const CpuTarget& target) {
 
 ObjectCode compileKernel(const ir::Kernel& kernel, const std::string& entryName) {
   return compileKernel(kernel, entryName, loweringOptions());
+}
+
+std::string assemblyOf(const ir::Kernel& kernel, const CpuTarget& target, const cpu::CpuLoweringOptions& options) {
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> module = cpu::lowerToLLVM(kernel, context, "tj_kernel", options);
+  std::unique_ptr<llvm::TargetMachine> tm = prepare(*module, target);
+  optimize(*module, *tm);
+  std::vector<char> text = emit(*module, *tm, llvm::CodeGenFileType::AssemblyFile);
+  return {text.begin(), text.end()};
 }
 
 ObjectCode compileKernel(const ir::Kernel& kernel, const std::string& entryName, const cpu::CpuLoweringOptions& options) {

@@ -37,6 +37,10 @@ std::string compileOptions(const CpuTarget& target = hostTarget());
 
 // The kernel cache's compiler: cpu::lowerToLLVM, then compileModule, for the host.
 ObjectCode compileKernel(const ir::Kernel& kernel, const std::string& entryName);
+// The optimized x86 assembly of a kernel lowered with `options` for `target` (tile-ir
+// --stage=asm; tests that check a path's instructions on any host).
+std::string assemblyOf(const ir::Kernel& kernel, const CpuTarget& target, const cpu::CpuLoweringOptions& options);
+
 // The same with lowering options of the caller's choosing (tests of each dot path).
 ObjectCode compileKernel(const ir::Kernel& kernel, const std::string& entryName, const cpu::CpuLoweringOptions& options);
 

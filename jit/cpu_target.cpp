@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
 #include <mutex>
 #include <sstream>
 #include <vector>
@@ -111,6 +112,19 @@ CpuTarget restrictFeatures(const CpuTarget& target, std::string_view restriction
   }
   restricted.deviceFeatures = deviceKey(restricted);
   return restricted;
+}
+
+CpuTarget x86TargetForIsa(std::string_view isa) {
+  static const std::map<std::string_view, const char*> cpus = {
+      {"sse4.2", "x86-64-v2"},    {"avx2", "x86-64-v3"},         {"avx2vnni", "alderlake"}, {"avx512", "skylake-avx512"},
+      {"avx512vnni", "cascadelake"}, {"avx512bf16", "cooperlake"}, {"amx", "sapphirerapids"}};
+  auto it = cpus.find(isa);
+  if (it == cpus.end()) throw Error("cpu: no x86 CPU for the level '" + std::string(isa) + "'");
+  CpuTarget t;
+  t.triple = "x86_64-pc-linux-gnu";
+  t.cpu = it->second;
+  t.deviceFeatures = "cpu-x86_64-" + t.cpu;
+  return t;
 }
 
 bool CpuTarget::hasFeature(std::string_view name) const {

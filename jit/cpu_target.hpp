@@ -35,6 +35,10 @@ void initializeNativeTarget();
 // Whether LLVM can generate code for the host; decided once.
 bool hostTargetSupported();
 
+// An x86-64 target for a level cpu::loweringOptionsForIsa names, by an LLVM CPU of that level
+// ("amx": sapphirerapids), for output that does not depend on the host (tile-ir --stage=asm).
+CpuTarget x86TargetForIsa(std::string_view isa);
+
 // A TargetMachine for `target` at -O3 with position-independent code, so an
 // object can be linked anywhere by the JIT, including after a disk-cache load.
 // Throws Error when LLVM has no backend for the triple.

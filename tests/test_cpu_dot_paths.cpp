@@ -168,3 +168,36 @@ TEST_CASE("cpu dot paths: the host's options follow its features, TILEJIT_CPU_FE
     CHECK_THROWS_WITH_AS(jit::restrictFeatures(host, "-avx9"), doctest::Contains("'avx9' is not a feature"), Error);
   }
 }
+
+// The instructions each x86 level's dots are lowered to, in the optimized assembly for a CPU of
+// that level: checked on any host, since nothing runs.
+TEST_CASE("cpu dot paths: each level's dot instructions are in its assembly") {
+  struct Want {
+    const char* isa;
+    DType operand;
+    std::vector<std::string> instructions;
+  };
+  const Want wants[] = {{"avx2", DType::i8, {"vpmaddwd"}},
+                        {"avx2vnni", DType::i8, {"{vex}\tvpdpbusd"}},
+                        {"avx512vnni", DType::i8, {"vpdpbusd\t%zmm"}},
+                        {"avx512bf16", DType::bf16, {"vdpbf16ps\t%zmm"}},
+                        {"amx", DType::i8, {"ldtilecfg", "tileloadd", "tdpbssd", "tilestored"}},
+                        {"amx", DType::bf16, {"ldtilecfg", "tdpbf16ps"}}};
+  for (const Want& want : wants) {
+    DType result = want.operand == DType::i8 ? DType::i32 : DType::f32;
+    Tensor a = Tensor::zeros({128, 256}, want.operand), b = Tensor::zeros({256, 96}, want.operand);
+    Tensor out = Tensor::zeros({128, 96}, result);
+    TracedKernel traced = trace({2, 3}, [&](Program& p) {
+      auto A = p.read(a, {64, 64});
+      auto B = p.read(b, {64, 32});
+      Tile acc = p.fold(0, A.blocks(1), p.zeros({64, 32}, result),
+                        [&](Index k, Tile acc) { return dot(A.at({p.id(0), k}), B.at({k, p.id(1)}), acc); });
+      p.write(out, {64, 32}).put(acc, {p.id(0), p.id(1)});
+    }, "dot_instructions");
+    std::string assembly = jit::assemblyOf(*traced.kernel, jit::x86TargetForIsa(want.isa), cpu::loweringOptionsForIsa(want.isa));
+    for (const std::string& instruction : want.instructions) {
+      INFO(std::string(want.isa), " ", std::string(dtypeName(want.operand)), ": ", instruction);
+      CHECK(assembly.find(instruction) != std::string::npos);
+    }
+  }
+}

@@ -41,7 +41,7 @@
 
 namespace {
 
-const std::vector<std::string> kStages = {"parsed", "canonical", "grad", "buffers", "llvm", "layout", "readahead", "kernel", "spirv", "ptx", "amdgpu"};
+const std::vector<std::string> kStages = {"parsed", "canonical", "grad", "buffers", "llvm", "layout", "readahead", "kernel", "spirv", "ptx", "amdgpu", "asm"};
 
 // The layout target `name` on `warps` warps per program (0: its default).
 tj::layout::Target targetOn(const std::string& name, int64_t warps) {
@@ -130,7 +130,8 @@ int main(int argc, char** argv) {
                "aligned to 16 bytes, which load and store whole vectors)");
   app.add_option("--target", target, "the target of --stage=layout, readahead, kernel, llvm, ptx and amdgpu (vulkan, sm_80, sm_89, sm_90, sm_90a, gfx1100, gfx942, gfx1151 for amdgpu, cpu)");
   app.add_option("--cpu", cpu,
-                 "--stage=buffers, and llvm with --target=cpu: the x86 level to lower for (host, sse4.2, avx2, avx512, avx512bf16), "
+                 "--stage=buffers, asm, and llvm with --target=cpu: the x86 level to lower for (host, sse4.2, avx2, avx2vnni, avx512, "
+                 "avx512vnni, avx512bf16, amx), "
                  "so that the output does not depend on this machine");
   app.add_option("--warps", warps, "GPU stages: warps (subgroups) per program, a power of two (default: the target's 4)");
   CLI11_PARSE(app, argc, argv);
@@ -144,6 +145,8 @@ int main(int argc, char** argv) {
     else if (stage == "grad") std::cout << tj::ir::print(tj::ir::canonicalize(tj::grad::backwardKernel(k)));
     else if (stage == "buffers") std::cout << tj::cpu::printWithBuffers(k, tj::cpu::planBuffers(k, tj::cpu::UseInfo(k), cpuOptions(cpu)));
     else if (stage == "llvm" && target == "cpu") std::cout << tj::cpu::lowerToLLVMText(k, cpuOptions(cpu));
+    else if (stage == "asm")
+      std::cout << tj::jit::assemblyOf(k, cpu == "host" ? tj::jit::hostTarget() : tj::jit::x86TargetForIsa(cpu), cpuOptions(cpu));
     else if (stage == "llvm" && target.rfind("gfx", 0) == 0)
       std::cout << tj::amdgpu::printLlvmIr(kernelIR(k, amdLayoutTarget(target, stage), warps, general), target);
     else if (stage == "llvm")
