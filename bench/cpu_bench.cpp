@@ -260,6 +260,24 @@ double onednnBf16MatmulRate(const GemmShape& s, const Tensor& a, const Tensor& b
   }
 }
 
+// oneDNN's u8s8s32 GEMM of the same product: A + 128 as u8 with an A offset of 128 (what
+// quantized inference with unsigned activations runs). Its rate; `c` must match s8s8s32's.
+double onednnU8S8Rate(const GemmShape& s, const Tensor& a, const Tensor& b, const std::vector<double>& c) {
+  std::vector<uint8_t> biased(static_cast<size_t>(s.m * s.k));
+  const auto* signedA = static_cast<const int8_t*>(a.data());
+  for (size_t i = 0; i < biased.size(); ++i) biased[i] = static_cast<uint8_t>(signedA[i] + 128);
+  std::vector<int32_t> out(c.size());
+  const int32_t offset = 0;
+  auto run = [&] {
+    if (dnnl_gemm_u8s8s32('N', 'N', 'F', s.m, s.n, s.k, 1.f, biased.data(), s.k, 128, static_cast<const int8_t*>(b.data()),
+                          s.n, 0, 0.f, out.data(), s.n, &offset) != dnnl_success)
+      throw Error("cpu-bench: dnnl_gemm_u8s8s32 failed");
+  };
+  double rate = gflops(s.flops(), medianSeconds(run));
+  if (!std::equal(out.begin(), out.end(), c.begin())) throw Error("cpu-bench: dnnl_gemm_u8s8s32 and dnnl_gemm_s8s8s32 disagree");
+  return rate;
+}
+
 // The peer's product of a and b (as f32 for the float cases), and its rate when it has one.
 std::pair<std::vector<double>, double> mixedPeer(const MixedCase& mc, const GemmShape& s, const Tensor& a,
                                                  const Tensor& b) {
@@ -345,6 +363,11 @@ bool mixedShape(const GemmShape& s, int threads) {
     if (peerRate > 0) {
       vsPeer = num(best / peerRate, 2);
       ratio(name + "_vs_onednn", best / peerRate);
+    }
+    if (integer) {
+      double u8Rate = onednnU8S8Rate(s, a, b, ref);
+      figure(name + "_onednn_u8s8s32_gops", u8Rate, "GOP/s");
+      ratio(name + "_vs_onednn_u8s8s32", best / u8Rate);
     }
     if (mc.operands == DType::f32) ourF32 = best;
     else if (ourF32 > 0) {

@@ -67,7 +67,13 @@ TEST_CASE("the CPU lowering of samples at fixed ISA levels matches its golden fi
   CHECK(printed.output == test::readText(dir / "softmax.avx2.ll"));
   CommandResult unknown = runCommand(tileIr("--sample softmax --stage=llvm --target=cpu --cpu=avx3"));
   CHECK(unknown.status == 1);
-  CHECK(unknown.output.find("cpu: unknown ISA level 'avx3' (sse4.2, avx2, avx512, avx512bf16)") != std::string::npos);
+  CHECK(unknown.output.find("cpu: unknown ISA level 'avx3' (sse4.2, avx2, avx2vnni, avx512, avx512vnni, avx512bf16, amx)") !=
+        std::string::npos);
+  // The optimized assembly for a CPU of a level, whatever this host is.
+  CommandResult assembly = runCommand(tileIr("--sample gemm_bf16 --stage=asm --cpu=amx"));
+  CHECK(assembly.status == 0);
+  CHECK(assembly.output.find("tdpbf16ps") != std::string::npos);
+  CHECK(assembly.output.find("ldtilecfg") != std::string::npos);
 }
 
 // The CPU lowering's first step: where each value lives (fused into its users' loops, a buffer,

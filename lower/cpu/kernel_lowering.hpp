@@ -124,6 +124,7 @@ class KernelLowering {
     DotProducts products;
     llvm::Value *a, *b;
     llvm::Value* aRowStride;  // in elements: A's row length in a buffer, its tensor's row stride in place
+    llvm::Type* aElement;     // what `a` holds: A's storage type, or i16 for i8 widened by packRowsOfA
     llvm::Value* packedB;
     std::vector<llvm::Value*> acc;
     CTarget target = {nullptr, nullptr, nullptr};  // in the micro-kernel function: its arguments
@@ -131,11 +132,14 @@ class KernelLowering {
   llvm::Function* microKernelFunction(const ir::Op& op, const MicroTile& tile);
   void emitMicroTileRow(const ir::Op& op, llvm::Value* c, const MicroTile& tile, llvm::Value* row0);
   llvm::Value* aAddress(const MicroTile& tile, llvm::Value* row, llvm::Value* col) {
-    return b_.CreateInBoundsGEP(storageType(ctx_, tile.operandType), tile.a,
+    return b_.CreateInBoundsGEP(tile.aElement, tile.a,
                                 b_.CreateAdd(b_.CreateMul(row, tile.aRowStride), col));
   }
   llvm::Value* packPairs(llvm::Value* b, DType dtype, int64_t k, int64_t n, int64_t lanes);
   llvm::Value* widenToF32(llvm::Value* buffer, const ir::Type& t);
+  void mapBuffer(llvm::Value* from, llvm::Type* fromType, llvm::Value* to, llvm::Type* toType, int64_t count,
+                 const std::function<llvm::Value*(llvm::Value*)>& f);
+  llvm::Value* packRowsOfA(llvm::Value* a, const ir::Type& t, DotProducts products);
   void emitPairStep(const ir::Op& op, const MicroTile& tile, llvm::Value* pairIndex, llvm::Value* row0,
                     llvm::Value* col0);
   // ---- dot instructions by host (lower_dot_instructions.cpp)

@@ -106,8 +106,8 @@ llvm::Value* KernelLowering::quadBiasOf(const MicroTile& tile, int64_t k, int64_
   return b_.CreateShl(sum, 7);
 }
 
-// One step of the micro-kernel over k = 4q .. 4q + 3: each row's four A bytes, biased to u8
-// (quadBiasOf), against B's packed quads.
+// One step of the micro-kernel over k = 4q .. 4q + 3: each row's four A bytes (biased to u8 by
+// packRowsOfA, see quadBiasOf) against B's packed quads.
 void KernelLowering::emitQuadStep(const ir::Op& op, const MicroTile& tile, llvm::Value* quadIndex,
                                   llvm::Value* row0, llvm::Value* col0) {
   int64_t n = type(op.operands[1]).shape[1], lanes = tile.lanes, vectors = tile.vectors;
@@ -120,8 +120,7 @@ void KernelLowering::emitQuadStep(const ir::Op& op, const MicroTile& tile, llvm:
   }
   llvm::Value* k0 = b_.CreateMul(quadIndex, i64(4));
   for (int64_t r = 0; r < tile.rows; ++r) {
-    llvm::Value* quad = b_.CreateAlignedLoad(b_.getInt32Ty(), aAddress(tile, b_.CreateAdd(row0, i64(r)), k0), llvm::Align(1));
-    llvm::Value* biased = b_.CreateXor(quad, b_.getInt32(0x80808080u));
+    llvm::Value* biased = b_.CreateAlignedLoad(b_.getInt32Ty(), aAddress(tile, b_.CreateAdd(row0, i64(r)), k0), llvm::Align(1));
     llvm::Value* aQuads = b_.CreateVectorSplat(static_cast<unsigned>(lanes), biased);
     for (int64_t v = 0; v < vectors; ++v) {
       llvm::Value* slot = tile.acc[static_cast<size_t>(r * vectors + v)];

@@ -232,7 +232,11 @@ bool KernelLowering::emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType 
     packedB = packQuads(b, k, n, lanes, products == DotProducts::quads);
   MicroTile tile{.lanes = lanes, .vectors = vectors, .rows = rows, .accType = accType, .operandType = at.dtype,
                  .products = products, .a = buffers_[op.operands[0]], .b = b, .aRowStride = i64(k),
-                 .packedB = packedB, .acc = {}};
+                 .aElement = storageType(ctx_, at.dtype), .packedB = packedB, .acc = {}};
+  if (llvm::Value* packedA = packRowsOfA(tile.a, at, products)) {
+    tile.a = packedA;
+    if (products == DotProducts::pairs) tile.aElement = b_.getInt16Ty();
+  }
   if (auto view = inPlaceOperands_.find(op.operands[0]); view != inPlaceOperands_.end()) {
     // widenToF32 reads A as a contiguous block: the plan reads only f32 operands in place.
     if (widensOperands(kernel_, op, options_)) throw InternalError("lower/cpu", "a widened dot operand cannot be read in place");
@@ -245,6 +249,7 @@ bool KernelLowering::emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType 
     if (!widened_.count(op.operands[0])) tile.a = widenToF32(tile.a, at);
     if (!widened_.count(op.operands[1])) tile.b = widenToF32(tile.b, bt);
     tile.operandType = DType::f32;
+    tile.aElement = b_.getFloatTy();
   }
   b_.CreateCall(microKernelFunction(op, tile), {tile.a, tile.aRowStride, tile.packedB ? tile.packedB : tile.b, c,
                                                 target.out ? target.out : c, target.out ? target.outRowStride : i64(n),
@@ -359,9 +364,10 @@ void KernelLowering::emitMicroTileRow(const ir::Op& op, llvm::Value* c, const Mi
       }
     }, {.unroll = 2});
     each([&](int64_t r, int64_t v, llvm::Value* row, llvm::Value* col) {
+      llvm::Value* to = viewAddress(tile.accType, out, {row, col});
       llvm::Value* sum = b_.CreateLoad(vecTy, acc[r * vectors + v]);
       if (tile.products == DotProducts::quads) sum = b_.CreateSub(sum, quadBiasOf(tile, k, n, col));
-      b_.CreateAlignedStore(sum, viewAddress(tile.accType, out, {row, col}), llvm::Align(4));
+      b_.CreateAlignedStore(sum, to, llvm::Align(4));
     });
   });
 }
@@ -369,16 +375,37 @@ void KernelLowering::emitMicroTileRow(const ir::Op& op, llvm::Value* c, const Mi
 // A copy of a 16- or 8-bit float buffer in f32, a vector at a time.
 llvm::Value* KernelLowering::widenToF32(llvm::Value* buffer, const ir::Type& t) {
   llvm::Value* wide = allocateBuffer({DType::f32, t.shape});
-  int64_t count = t.numel(), lanes = options_.vectorBytes / 4;
-  llvm::Type* storage = storageType(ctx_, t.dtype);
-  auto* vecTy = llvm::FixedVectorType::get(storage, static_cast<unsigned>(lanes));
-  auto widen = [&](llvm::Type* from, llvm::Value* at) {
-    llvm::Value* raw = b_.CreateAlignedLoad(from, b_.CreateInBoundsGEP(storage, buffer, at), llvm::Align(dtypeBytes(t.dtype)));
-    b_.CreateAlignedStore(fromStorage(b_, raw, t.dtype), b_.CreateInBoundsGEP(b_.getFloatTy(), wide, at), llvm::Align(4));
-  };
-  emitLoop(b_, i64(0), i64(count / lanes), [&](llvm::Value* chunk) { widen(vecTy, b_.CreateMul(chunk, i64(lanes))); });
-  emitLoop(b_, i64(count / lanes * lanes), i64(count), [&](llvm::Value* i) { widen(storage, i); });
+  mapBuffer(buffer, storageType(ctx_, t.dtype), wide, b_.getFloatTy(), t.numel(),
+            [&](llvm::Value* v) { return fromStorage(b_, v, t.dtype); });
   return wide;
+}
+
+// to[i] = f(from[i]) for `count` elements, `vectorBytes / 4` at a time, then one by one.
+void KernelLowering::mapBuffer(llvm::Value* from, llvm::Type* fromType, llvm::Value* to, llvm::Type* toType, int64_t count,
+                               const std::function<llvm::Value*(llvm::Value*)>& f) {
+  int64_t lanes = options_.vectorBytes / 4;
+  auto map = [&](unsigned width, llvm::Value* at) {
+    llvm::Type* source = width == 1 ? fromType : llvm::FixedVectorType::get(fromType, width);
+    auto align = [](llvm::Type* t) { return llvm::Align(t->getScalarSizeInBits() / 8); };
+    llvm::Value* raw = b_.CreateAlignedLoad(source, b_.CreateInBoundsGEP(fromType, from, at), align(fromType));
+    b_.CreateAlignedStore(f(raw), b_.CreateInBoundsGEP(toType, to, at), align(toType));
+  };
+  emitLoop(b_, i64(0), i64(count / lanes), [&](llvm::Value* chunk) { map(static_cast<unsigned>(lanes), b_.CreateMul(chunk, i64(lanes))); });
+  emitLoop(b_, i64(count / lanes * lanes), i64(count), [&](llvm::Value* i) { map(1, i); });
+}
+
+// A's i8 in the form a step of pair or quad products reads with one broadcast: widened to i16
+// for pmaddwd, biased to u8 (quadBiasOf) for vpdpbusd. Null for other products.
+llvm::Value* KernelLowering::packRowsOfA(llvm::Value* a, const ir::Type& t, DotProducts products) {
+  if (t.dtype != DType::i8 || (products != DotProducts::pairs && products != DotProducts::quads)) return nullptr;
+  bool pairs = products == DotProducts::pairs;
+  llvm::Value* packed = allocateBuffer({pairs ? DType::bf16 : DType::i8, t.shape});  // bf16: 16-bit storage
+  llvm::Type* to = pairs ? b_.getInt16Ty() : b_.getInt8Ty();
+  mapBuffer(a, b_.getInt8Ty(), packed, to, t.numel(), [&](llvm::Value* v) {
+    if (pairs) return b_.CreateSExt(v, v->getType()->isVectorTy() ? llvm::VectorType::get(to, llvm::cast<llvm::VectorType>(v->getType())) : to);
+    return b_.CreateXor(v, llvm::ConstantInt::get(v->getType(), 0x80));
+  });
+  return packed;
 }
 
 // B [k, n] -> [k/2, n, 2] of 16-bit values (bf16 bits, or i8 sign-extended): element
@@ -424,14 +451,10 @@ void KernelLowering::emitPairStep(const ir::Op& op, const MicroTile& tile, llvm:
     bPairs[v] = b_.CreateAlignedLoad(pairTy, b_.CreateInBoundsGEP(b_.getInt16Ty(), tile.packedB, offset), llvm::Align(4));
   }
   llvm::Value* k0 = b_.CreateMul(pairIndex, i64(2));
-  // A's (k0, k0 + 1) as one 32-bit pair of 16-bit values, i8 sign-extended.
-  auto* i8Pair = llvm::FixedVectorType::get(b_.getInt8Ty(), 2);
-  auto* i16Pair = llvm::FixedVectorType::get(b_.getInt16Ty(), 2);
+  // A's (k0, k0 + 1) as one 32-bit pair of 16-bit values (i8 widened by packRowsOfA).
   for (int64_t r = 0; r < tile.rows; ++r) {
     llvm::Value* address = aAddress(tile, b_.CreateAdd(row0, i64(r)), k0);
-    llvm::Value* pair = integer ? b_.CreateSExt(b_.CreateAlignedLoad(i8Pair, address, llvm::Align(1)), i16Pair)
-                                : b_.CreateAlignedLoad(i16Pair, address, llvm::Align(2));
-    pair = b_.CreateBitCast(pair, b_.getInt32Ty());
+    llvm::Value* pair = b_.CreateAlignedLoad(b_.getInt32Ty(), address, llvm::Align(2));
     llvm::Value* aPairs = b_.CreateBitCast(b_.CreateVectorSplat(static_cast<unsigned>(lanes), pair), pairTy);
     for (int64_t v = 0; v < vectors; ++v) {
       llvm::Value* slot = tile.acc[static_cast<size_t>(r * vectors + v)];
