@@ -595,8 +595,15 @@ bool compileChild(bool cold) {
 
 // ---------------------------------------------------------------- a child's whole run
 
-bool computeChild(int threads, bool quick) {
+// With `mixedOnly` (--mixed) just the mixed-precision GEMMs, at every square size from 1024.
+bool computeChild(int threads, bool quick, bool mixedOnly) {
   openblas_set_num_threads(threads);
+  if (mixedOnly) {
+    bool ok = true;
+    for (const auto& s : kGemmShapes)
+      if (s.m == s.n && s.n == s.k && s.m >= 1024) ok = mixedShape(s, threads) && ok;
+    return ok;
+  }
   double peak = fmaSection(threads);
   std::map<std::string, double> gemm;
   bool ok = gemmSection(threads, quick, peak, gemm);
@@ -610,11 +617,11 @@ bool computeChild(int threads, bool quick) {
   return ok;
 }
 
-int childMain(const std::string& role, int threads, bool quick) {
+int childMain(const std::string& role, int threads, bool quick, bool mixedOnly) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // lines reach the parent even if we crash later
   gTag = role == "compute" ? fmt::format("t{}", threads) : role;
   try {
-    bool ok = role == "compute" ? computeChild(threads, quick) : compileChild(role == "cold");
+    bool ok = role == "compute" ? computeChild(threads, quick, mixedOnly) : compileChild(role == "cold");
     return ok ? 0 : 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cpu-bench (%s): error: %s\n", role.c_str(), e.what());
@@ -824,7 +831,7 @@ void ensureOpenblasCoretype(char** argv) {
   std::perror("cpu-bench: re-exec with OPENBLAS_CORETYPE set");  // go on with the detected core
 }
 
-int parentMain(bool quick) {
+int parentMain(bool quick, bool mixedOnly) {
   printMachine(quick);
   std::vector<std::string> lines;
   bool ok = true;
@@ -837,7 +844,12 @@ int parentMain(bool quick) {
   for (int t : threadCounts) {
     std::vector<std::string> args = {"--role=compute", fmt::format("--threads={}", t)};
     if (quick) args.push_back("--quick");
+    if (mixedOnly) args.push_back("--mixed");
     collect(runChild(args, threadEnv(t)));
+  }
+  if (mixedOnly) {
+    printReport(lines);
+    return ok ? 0 : 1;
   }
   char dir[] = "/tmp/cpu-bench-cache-XXXXXX";
   if (!mkdtemp(dir)) throw std::runtime_error("cpu-bench: mkdtemp failed");
@@ -858,14 +870,18 @@ int main(int argc, char** argv) {
   int threads = 1;
   std::string role;
   app.add_flag("--quick", quick, "a reduced set for smoke tests: GEMM 512 and 1024, attention seq 1024");
+  bool mixedOnly = false;
+  app.add_flag("--mixed", mixedOnly,
+               "only the mixed-precision GEMMs (f16, bf16, i8, scaled f8 against f32 and oneDNN), square 1024 to 4096, "
+               "on 1 and all threads");
   app.add_option("--threads", threads, "internal: the thread count of a child run")->group("");
   app.add_option("--role", role, "internal: what a child run measures")
       ->check(CLI::IsMember({"compute", "cold", "disk"}))
       ->group("");
   CLI11_PARSE(app, argc, argv);
-  if (!role.empty()) return childMain(role, threads, quick);
+  if (!role.empty()) return childMain(role, threads, quick, mixedOnly);
   try {
-    return parentMain(quick);
+    return parentMain(quick, mixedOnly);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cpu-bench: error: %s\n", e.what());
     return 1;

@@ -402,8 +402,7 @@ llvm::Value* KernelLowering::packRowsOfA(llvm::Value* a, const ir::Type& t, DotP
   llvm::Value* packed = allocateBuffer({pairs ? DType::bf16 : DType::i8, t.shape});  // bf16: 16-bit storage
   llvm::Type* to = pairs ? b_.getInt16Ty() : b_.getInt8Ty();
   mapBuffer(a, b_.getInt8Ty(), packed, to, t.numel(), [&](llvm::Value* v) {
-    if (pairs) return b_.CreateSExt(v, v->getType()->isVectorTy() ? llvm::VectorType::get(to, llvm::cast<llvm::VectorType>(v->getType())) : to);
-    return b_.CreateXor(v, llvm::ConstantInt::get(v->getType(), 0x80));
+    return pairs ? b_.CreateSExt(v, v->getType()->getWithNewType(to)) : b_.CreateXor(v, llvm::ConstantInt::get(v->getType(), 0x80));
   });
   return packed;
 }
