@@ -72,34 +72,66 @@ llvm::Value* roundToDType(llvm::IRBuilder<>& b, llvm::Value* v, DType t) {
   }
 }
 
-llvm::Value* emitFastExpF32(llvm::IRBuilder<>& b, llvm::Value* x) {
+namespace {
+
+// 2^n e^r for |r| <= ln2 / 2 and n (as i32) in [-160, 130]: a degree-6 polynomial, then the
+// power of two in two exact halves, so subnormal results round once (and a NaN stays NaN).
+llvm::Value* scaledExp(llvm::IRBuilder<>& b, llvm::Value* r, llvm::Value* ni) {
   auto f = [&](double v) { return llvm::ConstantFP::get(b.getFloatTy(), v); };
   auto i = [&](int v) { return b.getInt32(static_cast<uint32_t>(v)); };
-  auto fma = [&](llvm::Value* p, llvm::Value* q, llvm::Value* r) {
-    return b.CreateIntrinsic(llvm::Intrinsic::fma, {b.getFloatTy()}, {p, q, r});
+  auto fma = [&](llvm::Value* p, llvm::Value* q, llvm::Value* s) {
+    return b.CreateIntrinsic(llvm::Intrinsic::fma, {b.getFloatTy()}, {p, q, s});
   };
-  // Beyond [-110, 90] the result is 0 or inf anyway; clamping keeps 2^n representable. A
-  // compare and select (one vmaxps/vminps each) lets a NaN through, and the steps below keep it.
-  llvm::Value* clamped = b.CreateSelect(b.CreateFCmpOLT(x, f(-110.0)), f(-110.0), x);
-  clamped = b.CreateSelect(b.CreateFCmpOGT(clamped, f(90.0)), f(90.0), clamped);
-  // n = round(x log2 e): adding 1.5 * 2^23, whose ulp is 1, rounds to an integer and leaves
-  // it in the sum's low bits, so no round or convert instruction is needed.
-  const double shifter = 12582912.0;
-  llvm::Value* shifted = fma(clamped, f(1.44269504088896341), f(shifter));
-  llvm::Value* n = b.CreateFSub(shifted, f(shifter));
-  llvm::Value* ni = b.CreateSub(b.CreateBitCast(shifted, b.getInt32Ty()), i(0x4B400000));
-  // r = x - n ln2, with ln2 split so n * ln2Hi is exact.
-  llvm::Value* r = fma(n, f(-0.693359375), clamped);
-  r = fma(n, f(2.12194440e-4), r);
   llvm::Value* p = f(1.9875691500e-4);
   for (double c : {1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1})
     p = fma(p, r, f(c));
   p = b.CreateFAdd(fma(p, b.CreateFMul(r, r), r), f(1.0));
-  // p * 2^n in two exact halves, so subnormal results round once (and a NaN p stays NaN).
   llvm::Value* half1 = b.CreateAShr(ni, i(1));
   llvm::Value* half2 = b.CreateSub(ni, half1);
   auto pow2 = [&](llvm::Value* e) { return b.CreateBitCast(b.CreateShl(b.CreateAdd(e, i(127)), i(23)), b.getFloatTy()); };
   return b.CreateFMul(b.CreateFMul(p, pow2(half1)), pow2(half2));
+}
+
+// x clamped to [lo, hi], past which the result is 0 or inf anyway (and 2^n stays
+// representable). A compare and select (one vmaxps/vminps each) lets a NaN through.
+llvm::Value* clamp(llvm::IRBuilder<>& b, llvm::Value* x, double lo, double hi) {
+  auto f = [&](double v) { return llvm::ConstantFP::get(b.getFloatTy(), v); };
+  llvm::Value* clamped = b.CreateSelect(b.CreateFCmpOLT(x, f(lo)), f(lo), x);
+  return b.CreateSelect(b.CreateFCmpOGT(clamped, f(hi)), f(hi), clamped);
+}
+
+// Adding 1.5 * 2^23, whose ulp is 1, rounds to an integer and leaves it in the sum's low bits,
+// so no round or convert instruction is needed: the rounded value as a float and as an i32.
+constexpr double kShifter = 12582912.0;
+llvm::Value* shiftedToInt(llvm::IRBuilder<>& b, llvm::Value* shifted) {
+  return b.CreateSub(b.CreateBitCast(shifted, b.getInt32Ty()), b.getInt32(0x4B400000));
+}
+
+}  // namespace
+
+llvm::Value* emitFastExpF32(llvm::IRBuilder<>& b, llvm::Value* x) {
+  auto f = [&](double v) { return llvm::ConstantFP::get(b.getFloatTy(), v); };
+  auto fma = [&](llvm::Value* p, llvm::Value* q, llvm::Value* r) {
+    return b.CreateIntrinsic(llvm::Intrinsic::fma, {b.getFloatTy()}, {p, q, r});
+  };
+  llvm::Value* clamped = clamp(b, x, -110.0, 90.0);
+  // n = round(x log2 e); r = x - n ln2, with ln2 split so n * ln2Hi is exact.
+  llvm::Value* shifted = fma(clamped, f(1.44269504088896341), f(kShifter));
+  llvm::Value* n = b.CreateFSub(shifted, f(kShifter));
+  llvm::Value* r = fma(n, f(-0.693359375), clamped);
+  r = fma(n, f(2.12194440e-4), r);
+  return scaledExp(b, r, shiftedToInt(b, shifted));
+}
+
+llvm::Value* emitFastExp2F32(llvm::IRBuilder<>& b, llvm::Value* x) {
+  auto f = [&](double v) { return llvm::ConstantFP::get(b.getFloatTy(), v); };
+  llvm::Value* clamped = clamp(b, x, -160.0, 130.0);
+  // n = round(x); x - n is exact (|x - n| <= 1/2 on x's own ulp grid), so r = (x - n) ln2
+  // rounds once.
+  llvm::Value* shifted = b.CreateFAdd(clamped, f(kShifter));
+  llvm::Value* n = b.CreateFSub(shifted, f(kShifter));
+  llvm::Value* r = b.CreateFMul(b.CreateFSub(clamped, n), f(0.693147180559945309));
+  return scaledExp(b, r, shiftedToInt(b, shifted));
 }
 
 llvm::Value* fromStorage(llvm::IRBuilder<>& b, llvm::Value* v, DType t) {

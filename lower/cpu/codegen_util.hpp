@@ -26,6 +26,8 @@ llvm::Value* roundToDType(llvm::IRBuilder<>& b, llvm::Value* v, DType t);
 // and a degree-6 polynomial (Cephes expf), within 2 ulps; NaN, ±inf, overflow and
 // subnormal results behave as IEEE expf.
 llvm::Value* emitFastExpF32(llvm::IRBuilder<>& b, llvm::Value* x);
+// 2^x in float the same way (fast_exp2: the softmax of attention's scores in base 2).
+llvm::Value* emitFastExp2F32(llvm::IRBuilder<>& b, llvm::Value* x);
 
 // What a loop asks of LLVM's loop passes; 0 leaves the choice to them.
 struct LoopHints {

@@ -126,6 +126,11 @@ llvm::Value* KernelLowering::unary(const ir::Op& op, llvm::Value* x) {
     case OpCode::exp:
       if (t != DType::f64) return roundToDType(b_, emitFastExpF32(b_, x), t);
       break;
+    // fast_exp2 (approx): attention's probabilities, held to 2^-20 relative, so the same.
+    case OpCode::exp2:
+      if (t != DType::f64 && op.has(ir::attr::approx) && op.get(ir::attr::approx) != 0)
+        return roundToDType(b_, emitFastExp2F32(b_, x), t);
+      break;
     default: break;
   }
   // Transcendentals in double, rounded once to the dtype: libm's scalar functions are
