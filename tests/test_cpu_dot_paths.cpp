@@ -132,6 +132,10 @@ TEST_CASE("cpu dot paths: each runs against float64, natively where the host has
   const std::array<std::pair<Shape, Shape>, 3> cases = {
       std::pair{Shape{45, 131, 70}, Shape{37, 64, 32}}, std::pair{Shape{33, 75, 40}, Shape{16, 36, 16}},
       std::pair{Shape{41, 1100, 50}, Shape{20, 512, 48}}};
+  if (!jit::hostTarget().triple.starts_with("x86_64")) {
+    MESSAGE("cpu dot paths: x86 instructions, and this host is " << jit::hostTarget().triple);
+    return;
+  }
   for (const DotPath& path : dotPaths()) {
     std::printf("cpu dot paths: %s %s\n", path.name, path.native ? "ran natively" : "emulated (the host lacks it)");
     for (const auto& [sizes, block] : cases)

@@ -140,12 +140,10 @@ class KernelLowering {
   void mapBuffer(llvm::Value* from, llvm::Type* fromType, llvm::Value* to, llvm::Type* toType, int64_t count,
                  const std::function<llvm::Value*(llvm::Value*)>& f);
   llvm::Value* packRowsOfA(llvm::Value* a, const ir::Type& t, DotProducts products);
-  void emitPairStep(const ir::Op& op, const MicroTile& tile, llvm::Value* pairIndex, llvm::Value* row0,
-                    llvm::Value* col0);
+  void emitGroupStep(const ir::Op& op, const MicroTile& tile, llvm::Value* group, llvm::Value* row0, llvm::Value* col0);
+  llvm::Value* groupProduct(const MicroTile& tile, llvm::Value* acc, llvm::Value* a, llvm::Value* b);
   // ---- dot instructions by host (lower_dot_instructions.cpp)
   llvm::Value* packQuads(llvm::Value* b, int64_t k, int64_t n, int64_t lanes, bool withColumnSums);
-  void emitQuadStep(const ir::Op& op, const MicroTile& tile, llvm::Value* quadIndex, llvm::Value* row0,
-                    llvm::Value* col0);
   llvm::Value* quadBiasOf(const MicroTile& tile, int64_t k, int64_t n, llvm::Value* col);
   llvm::Value* dotBf16Pairs(llvm::Value* acc, llvm::Value* a, llvm::Value* b);
   llvm::Value* dotI8Quads(llvm::Value* acc, llvm::Value* a, llvm::Value* b);

@@ -106,29 +106,6 @@ llvm::Value* KernelLowering::quadBiasOf(const MicroTile& tile, int64_t k, int64_
   return b_.CreateShl(sum, 7);
 }
 
-// One step of the micro-kernel over k = 4q .. 4q + 3: each row's four A bytes (biased to u8 by
-// packRowsOfA, see quadBiasOf) against B's packed quads.
-void KernelLowering::emitQuadStep(const ir::Op& op, const MicroTile& tile, llvm::Value* quadIndex,
-                                  llvm::Value* row0, llvm::Value* col0) {
-  int64_t n = type(op.operands[1]).shape[1], lanes = tile.lanes, vectors = tile.vectors;
-  auto* wordsTy = llvm::FixedVectorType::get(b_.getInt32Ty(), static_cast<unsigned>(lanes));
-  std::vector<llvm::Value*> bQuads(static_cast<size_t>(vectors));
-  for (int64_t v = 0; v < vectors; ++v) {
-    llvm::Value* col = b_.CreateAdd(col0, i64(v * lanes));
-    llvm::Value* offset = b_.CreateMul(b_.CreateAdd(b_.CreateMul(quadIndex, i64(n)), col), i64(4));
-    bQuads[v] = b_.CreateAlignedLoad(wordsTy, b_.CreateInBoundsGEP(b_.getInt8Ty(), tile.packedB, offset), llvm::Align(4));
-  }
-  llvm::Value* k0 = b_.CreateMul(quadIndex, i64(4));
-  for (int64_t r = 0; r < tile.rows; ++r) {
-    llvm::Value* biased = b_.CreateAlignedLoad(b_.getInt32Ty(), aAddress(tile, b_.CreateAdd(row0, i64(r)), k0), llvm::Align(1));
-    llvm::Value* aQuads = b_.CreateVectorSplat(static_cast<unsigned>(lanes), biased);
-    for (int64_t v = 0; v < vectors; ++v) {
-      llvm::Value* slot = tile.acc[static_cast<size_t>(r * vectors + v)];
-      b_.CreateStore(dotI8Quads(b_.CreateLoad(wordsTy, slot), aQuads, bQuads[v]), slot);
-    }
-  }
-}
-
 // C += A·B on AMX tiles. C in tiles of up to 16 rows x 16 columns (64 bytes a row), A as tiles
 // of up to 16 rows x `step` k read where it lies, B packed in 4-byte groups (k pairs of bf16,
 // quads of i8) as tiles of step / groups rows x 16 columns. A block of 32 x 32 of C takes 4 C

@@ -342,8 +342,7 @@ void KernelLowering::emitMicroTileRow(const ir::Op& op, llvm::Value* c, const Mi
     });
     int64_t perStep = tile.products == DotProducts::quads ? 4 : tile.products == DotProducts::pairs ? 2 : 1;
     emitLoop(b_, i64(0), i64(k / perStep), [&](llvm::Value* step) {
-      if (tile.products == DotProducts::pairs) return emitPairStep(op, tile, step, row0, col0);
-      if (tile.products == DotProducts::quads) return emitQuadStep(op, tile, step, row0, col0);
+      if (tile.products != DotProducts::single) return emitGroupStep(op, tile, step, row0, col0);
       std::vector<llvm::Value*> bRow(static_cast<size_t>(vectors));
       for (int64_t v = 0; v < vectors; ++v) {
         llvm::Value* address = bufferAddress(tile.b, bTile, {step, b_.CreateAdd(col0, i64(v * lanes))});
@@ -434,42 +433,43 @@ llvm::Value* KernelLowering::packPairs(llvm::Value* b, DType dtype, int64_t k, i
   return packed;
 }
 
-// One step of the micro-kernel over k = 2p and 2p + 1 on pair products: vdpbf16ps for bf16
-// (it treats subnormal inputs as zero; products are exact and summed in f32), or pmaddwd
-// for i8 widened to i16 (exact: a pair of i8 products fits i32).
-void KernelLowering::emitPairStep(const ir::Op& op, const MicroTile& tile, llvm::Value* pairIndex,
-                                  llvm::Value* row0, llvm::Value* col0) {
+// One step of the micro-kernel over the k of one 4-byte group of B's packing: a pair of bf16
+// (vdpbf16ps: it treats subnormal inputs as zero; products are exact and summed in f32) or of
+// i8 widened to i16 (pmaddwd: exact, a pair of i8 products fits i32), or a quad of i8
+// (vpdpbusd, see quadBiasOf). Each row's group of A is one broadcast word.
+void KernelLowering::emitGroupStep(const ir::Op& op, const MicroTile& tile, llvm::Value* group, llvm::Value* row0,
+                                   llvm::Value* col0) {
   int64_t n = type(op.operands[1]).shape[1], lanes = tile.lanes, vectors = tile.vectors;
-  bool integer = tile.accType == DType::i32;
   auto* accTy = llvm::FixedVectorType::get(compute(tile.accType), static_cast<unsigned>(lanes));
-  auto* pairTy = llvm::FixedVectorType::get(integer ? b_.getInt16Ty() : b_.getBFloatTy(), static_cast<unsigned>(2 * lanes));
-  std::vector<llvm::Value*> bPairs(static_cast<size_t>(vectors));
+  auto* wordsTy = llvm::FixedVectorType::get(b_.getInt32Ty(), static_cast<unsigned>(lanes));
+  std::vector<llvm::Value*> bWords(static_cast<size_t>(vectors));
   for (int64_t v = 0; v < vectors; ++v) {
     llvm::Value* col = b_.CreateAdd(col0, i64(v * lanes));
-    llvm::Value* offset = b_.CreateMul(b_.CreateAdd(b_.CreateMul(pairIndex, i64(n)), col), i64(2));
-    bPairs[v] = b_.CreateAlignedLoad(pairTy, b_.CreateInBoundsGEP(b_.getInt16Ty(), tile.packedB, offset), llvm::Align(4));
+    llvm::Value* offset = b_.CreateMul(b_.CreateAdd(b_.CreateMul(group, i64(n)), col), i64(4));
+    bWords[v] = b_.CreateAlignedLoad(wordsTy, b_.CreateInBoundsGEP(b_.getInt8Ty(), tile.packedB, offset), llvm::Align(4));
   }
-  llvm::Value* k0 = b_.CreateMul(pairIndex, i64(2));
-  // A's (k0, k0 + 1) as one 32-bit pair of 16-bit values (i8 widened by packRowsOfA).
+  llvm::Value* k0 = b_.CreateMul(group, i64(tile.products == DotProducts::quads ? 4 : 2));
   for (int64_t r = 0; r < tile.rows; ++r) {
-    llvm::Value* address = aAddress(tile, b_.CreateAdd(row0, i64(r)), k0);
-    llvm::Value* pair = b_.CreateAlignedLoad(b_.getInt32Ty(), address, llvm::Align(2));
-    llvm::Value* aPairs = b_.CreateBitCast(b_.CreateVectorSplat(static_cast<unsigned>(lanes), pair), pairTy);
+    llvm::Value* word = b_.CreateAlignedLoad(b_.getInt32Ty(), aAddress(tile, b_.CreateAdd(row0, i64(r)), k0), llvm::Align(1));
+    llvm::Value* aWords = b_.CreateVectorSplat(static_cast<unsigned>(lanes), word);
     for (int64_t v = 0; v < vectors; ++v) {
       llvm::Value* slot = tile.acc[static_cast<size_t>(r * vectors + v)];
-      llvm::Value* old = b_.CreateLoad(accTy, slot);
-      llvm::Value* sum = nullptr;
-      if (!integer) {
-        sum = dotBf16Pairs(old, aPairs, bPairs[v]);
-      } else {
-        auto pmadd = lanes == 16 ? llvm::Intrinsic::x86_avx512_pmaddw_d_512
-                     : lanes == 8 ? llvm::Intrinsic::x86_avx2_pmadd_wd
-                                  : llvm::Intrinsic::x86_sse2_pmadd_wd;
-        sum = b_.CreateAdd(old, b_.CreateIntrinsic(pmadd, {}, {aPairs, bPairs[v]}));
-      }
-      b_.CreateStore(sum, slot);
+      b_.CreateStore(groupProduct(tile, b_.CreateLoad(accTy, slot), aWords, bWords[v]), slot);
     }
   }
+}
+
+// acc plus the products of a and b's groups, per 32-bit lane.
+llvm::Value* KernelLowering::groupProduct(const MicroTile& tile, llvm::Value* acc, llvm::Value* a, llvm::Value* b) {
+  if (tile.products == DotProducts::quads) return dotI8Quads(acc, a, b);
+  auto pairs = [&](llvm::Type* half, llvm::Value* words) {
+    return b_.CreateBitCast(words, llvm::FixedVectorType::get(half, static_cast<unsigned>(2 * tile.lanes)));
+  };
+  if (tile.accType != DType::i32) return dotBf16Pairs(acc, pairs(b_.getBFloatTy(), a), pairs(b_.getBFloatTy(), b));
+  auto pmadd = tile.lanes == 16 ? llvm::Intrinsic::x86_avx512_pmaddw_d_512
+               : tile.lanes == 8 ? llvm::Intrinsic::x86_avx2_pmadd_wd
+                                 : llvm::Intrinsic::x86_sse2_pmadd_wd;
+  return b_.CreateAdd(acc, b_.CreateIntrinsic(pmadd, {}, {pairs(b_.getInt16Ty(), a), pairs(b_.getInt16Ty(), b)}));
 }
 
 }  // namespace tj::cpu::detail
