@@ -112,18 +112,17 @@ cpu::CpuLoweringOptions loweringOptions(const CpuTarget& target) {
   bool wide = options.vectorBytes == 64;
   options.bf16DotProduct = target.hasFeature("avx512bf16");
   options.i16PairProducts = target.hasFeature(wide ? "avx512bw" : options.vectorBytes == 32 ? "avx2" : "sse4.2");
-  // AVX-VNNI is the VEX form of the 256-bit instruction; AVX512-VNNI has it with AVX512-VL.
-  options.i8QuadProducts = wide ? target.hasFeature("avx512vnni")
-                         : options.vectorBytes == 32 &&
-                               (target.hasFeature("avxvnni") || (target.hasFeature("avx512vnni") && target.hasFeature("avx512vl")));
+  // At 32 bytes (no AVX-512): AVX-VNNI, the VEX form of the instruction.
+  options.i8QuadProducts = target.hasFeature(wide ? "avx512vnni" : "avxvnni") && options.vectorBytes >= 32;
   options.amxInt8 = target.hasFeature("amx-tile") && target.hasFeature("amx-int8");
   options.amxBf16 = target.hasFeature("amx-tile") && target.hasFeature("amx-bf16");
   return options;
 }
 
 std::string compileOptions(const CpuTarget& target) {
-  std::string dots = cpu::dotInstructionsName(loweringOptions(target));
-  return "O3 pic vector=" + std::to_string(loweringOptions(target).vectorBytes) + (dots.empty() ? "" : " " + dots);
+  cpu::CpuLoweringOptions options = loweringOptions(target);
+  std::string dots = cpu::dotInstructionsName(options);
+  return "O3 pic vector=" + std::to_string(options.vectorBytes) + (dots.empty() ? "" : " " + dots);
 }
 
 ObjectCode compileKernel(const ir::Kernel& kernel, const std::string& entryName) {

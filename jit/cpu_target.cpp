@@ -87,8 +87,8 @@ CpuTarget restrictFeatures(const CpuTarget& target, std::string_view restriction
   std::string requested = target.features;
   std::istringstream entries{std::string(restriction)};
   for (std::string entry; std::getline(entries, entry, ',');) {
-    entry.erase(0, entry.find_first_not_of(' '));
-    entry.erase(entry.find_last_not_of(' ') + 1);
+    entry.erase(0, entry.find_first_not_of(" \t"));
+    entry.erase(entry.find_last_not_of(" \t") + 1);
     if (entry.empty()) continue;
     std::string name = entry.substr(1);
     if (entry[0] != '-')

@@ -80,7 +80,7 @@ llvm::Value* scaledExp(llvm::IRBuilder<>& b, llvm::Value* r, llvm::Value* ni) {
   auto f = [&](double v) { return llvm::ConstantFP::get(b.getFloatTy(), v); };
   auto i = [&](int v) { return b.getInt32(static_cast<uint32_t>(v)); };
   auto fma = [&](llvm::Value* p, llvm::Value* q, llvm::Value* s) {
-    return b.CreateIntrinsic(llvm::Intrinsic::fma, {b.getFloatTy()}, {p, q, s});
+    return b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {b.getFloatTy()}, {p, q, s});
   };
   llvm::Value* p = f(1.9875691500e-4);
   for (double c : {1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1})
@@ -112,7 +112,7 @@ llvm::Value* shiftedToInt(llvm::IRBuilder<>& b, llvm::Value* shifted) {
 llvm::Value* emitFastExpF32(llvm::IRBuilder<>& b, llvm::Value* x) {
   auto f = [&](double v) { return llvm::ConstantFP::get(b.getFloatTy(), v); };
   auto fma = [&](llvm::Value* p, llvm::Value* q, llvm::Value* r) {
-    return b.CreateIntrinsic(llvm::Intrinsic::fma, {b.getFloatTy()}, {p, q, r});
+    return b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {b.getFloatTy()}, {p, q, r});
   };
   llvm::Value* clamped = clamp(b, x, -110.0, 90.0);
   // n = round(x log2 e); r = x - n ln2, with ln2 split so n * ln2Hi is exact.

@@ -31,9 +31,7 @@ std::array<llvm::Value*, 4> byteLanes(llvm::IRBuilder<>& b, llvm::Value* v, bool
 llvm::Value* KernelLowering::dotI8Quads(llvm::Value* acc, llvm::Value* a, llvm::Value* b) {
   unsigned lanes = llvm::cast<llvm::FixedVectorType>(acc->getType())->getNumElements();
   if (!options_.emulateMatrixInstructions) {
-    auto id = lanes == 16 ? llvm::Intrinsic::x86_avx512_vpdpbusd_512
-              : lanes == 8 ? llvm::Intrinsic::x86_avx512_vpdpbusd_256
-                           : llvm::Intrinsic::x86_avx512_vpdpbusd_128;
+    auto id = lanes == 16 ? llvm::Intrinsic::x86_avx512_vpdpbusd_512 : llvm::Intrinsic::x86_avx512_vpdpbusd_256;
     return b_.CreateIntrinsic(id, {}, {acc, a, b});
   }
   std::array<llvm::Value*, 4> ua = byteLanes(b_, a, false), sb = byteLanes(b_, b, true);
@@ -59,7 +57,7 @@ llvm::Value* KernelLowering::dotBf16Pairs(llvm::Value* acc, llvm::Value* a, llvm
 
 // B [k, n] of i8 -> [k/4, n, 4]: element (4q + i, j) at (q * n + j) * 4 + i, the layout of
 // vpdpbusd's and AMX's right operand. With the column sums Σ_k B[k, j] as i32 after the k * n
-// bytes (quadBiasOf). `lanes` columns at a time: four row loads, two interleaving shuffles.
+// bytes (quadBiasOf). `lanes` columns at a time: four row loads, two concatenations, one interleave.
 llvm::Value* KernelLowering::packQuads(llvm::Value* b, int64_t k, int64_t n, int64_t lanes, bool withColumnSums) {
   llvm::Value* packed = allocateBuffer({DType::i8, {k + (withColumnSums ? 4 : 0), n}});
   llvm::Type* i8 = b_.getInt8Ty();

@@ -211,7 +211,8 @@ llvm::Value* KernelLowering::floatExtremum(OpCode code, DType t, const std::func
 
 // A register-blocked product in f32 (or i32 for i8 operands): C is cut into rows x (vectors * lanes)
 // micro-tiles whose accumulators stay in SIMD registers across the whole K
-// loop; each step broadcasts one A element per row and loads B's row once.
+// loop; each step broadcasts one A element (or 4-byte group of them, see emitGroupStep) per row
+// and loads B's row once. AMX dots run on tiles instead (emitAmxTiles).
 // The tallest tile the register file holds (8 rows of 2 vectors in 32 AVX-512
 // registers, 6 in 16) covers C's rows; a shorter band finishes what is left.
 // Returns false (and emits nothing) when the columns do not fit the blocking.
@@ -238,8 +239,8 @@ bool KernelLowering::emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType 
     if (products == DotProducts::pairs) tile.aElement = b_.getInt16Ty();
   }
   if (auto view = inPlaceOperands_.find(op.operands[0]); view != inPlaceOperands_.end()) {
-    // widenToF32 reads A as a contiguous block: the plan reads only f32 operands in place.
-    if (widensOperands(kernel_, op, options_)) throw InternalError("lower/cpu", "a widened dot operand cannot be read in place");
+    // widenToF32 and packRowsOfA read A as a contiguous block: the plan reads only f32 operands in place.
+    if (at.dtype != DType::f32) throw InternalError("lower/cpu", "only an f32 dot operand can be read in place");
     tile.a = view->second.base;
     tile.aRowStride = view->second.strides[0];
   }

@@ -140,7 +140,7 @@ bool microKernelApplies(const ir::Kernel& k, const ir::Op& dot, const CpuLowerin
 
 int64_t amxStepK(int64_t k, DType operand) {
   int64_t perGroup = 4 / dtypeBytes(operand);
-  for (int64_t step = 64 / dtypeBytes(operand); step >= perGroup; step -= perGroup)
+  for (int64_t step = 64 / dtypeBytes(operand); step * dtypeBytes(operand) >= 32; step -= perGroup)
     if (k % step == 0) return step;
   return 0;
 }
@@ -152,8 +152,9 @@ DotProducts dotProducts(const ir::Kernel& k, const ir::Op& dot, const CpuLowerin
   bool bf16 = at.dtype == DType::bf16 && bt.dtype == DType::bf16;
   int64_t depth = at.shape[1];
   if (!microKernelApplies(k, dot, options)) return DotProducts::single;
-  if (((i8 && options.amxInt8) || (bf16 && options.amxBf16)) && bt.shape[1] % 16 == 0 && amxStepK(depth, at.dtype))
-    return DotProducts::amxTiles;
+  // AMX where its tiles are at least half full: 16 rows, half a row's 64 bytes of K.
+  bool amx = (i8 && options.amxInt8) || (bf16 && options.amxBf16);
+  if (amx && at.shape[0] >= 16 && bt.shape[1] % 16 == 0 && amxStepK(depth, at.dtype)) return DotProducts::amxTiles;
   if (i8 && options.i8QuadProducts && depth % 4 == 0) return DotProducts::quads;
   bool bf16Pairs = bf16 && options.bf16DotProduct && options.vectorBytes == 64;
   if ((bf16Pairs || (i8 && options.i16PairProducts)) && depth % 2 == 0) return DotProducts::pairs;

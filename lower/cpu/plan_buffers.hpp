@@ -101,7 +101,7 @@ bool microKernelApplies(const ir::Kernel& k, const ir::Op& dot, const CpuLowerin
 DotProducts dotProducts(const ir::Kernel& k, const ir::Op& dot, const CpuLoweringOptions& options);
 bool widensOperands(const ir::Kernel& k, const ir::Op& dot, const CpuLoweringOptions& options);
 // The k an AMX tile step covers: the most that fit a tile row's 64 bytes and divide k, in whole
-// 4-byte groups; 0 when none does.
+// 4-byte groups, at least 32 bytes of them; 0 when none does.
 int64_t amxStepK(int64_t k, DType operand);
 
 BufferPlan planBuffers(const ir::Kernel& kernel, const UseInfo& info, const CpuLoweringOptions& options);

@@ -240,19 +240,19 @@ loop.body29:                                      ; preds = %loop28
   %126 = select i1 %125, float -1.100000e+02, float %124
   %127 = fcmp ogt float %126, 9.000000e+01
   %128 = select i1 %127, float 9.000000e+01, float %126
-  %129 = call float @llvm.fma.f32(float %128, float 0x3FF7154760000000, float 0x4168000000000000)
+  %129 = call float @llvm.fmuladd.f32(float %128, float 0x3FF7154760000000, float 0x4168000000000000)
   %130 = fsub float %129, 0x4168000000000000
-  %131 = call float @llvm.fma.f32(float %130, float 0xBFE6300000000000, float %128)
-  %132 = call float @llvm.fma.f32(float %130, float 0x3F2BD01060000000, float %131)
+  %131 = call float @llvm.fmuladd.f32(float %130, float 0xBFE6300000000000, float %128)
+  %132 = call float @llvm.fmuladd.f32(float %130, float 0x3F2BD01060000000, float %131)
   %133 = bitcast float %129 to i32
   %134 = sub i32 %133, 1262485504
-  %135 = call float @llvm.fma.f32(float 0x3F2A0D2CE0000000, float %132, float 0x3F56E879C0000000)
-  %136 = call float @llvm.fma.f32(float %135, float %132, float 0x3F81112100000000)
-  %137 = call float @llvm.fma.f32(float %136, float %132, float 0x3FA5553820000000)
-  %138 = call float @llvm.fma.f32(float %137, float %132, float 0x3FC5555540000000)
-  %139 = call float @llvm.fma.f32(float %138, float %132, float 5.000000e-01)
+  %135 = call float @llvm.fmuladd.f32(float 0x3F2A0D2CE0000000, float %132, float 0x3F56E879C0000000)
+  %136 = call float @llvm.fmuladd.f32(float %135, float %132, float 0x3F81112100000000)
+  %137 = call float @llvm.fmuladd.f32(float %136, float %132, float 0x3FA5553820000000)
+  %138 = call float @llvm.fmuladd.f32(float %137, float %132, float 0x3FC5555540000000)
+  %139 = call float @llvm.fmuladd.f32(float %138, float %132, float 5.000000e-01)
   %140 = fmul float %132, %132
-  %141 = call float @llvm.fma.f32(float %139, float %140, float %132)
+  %141 = call float @llvm.fmuladd.f32(float %139, float %140, float %132)
   %142 = fadd float %141, 1.000000e+00
   %143 = ashr i32 %134, 1
   %144 = sub i32 %134, %143
@@ -397,7 +397,7 @@ declare float @llvm.maxnum.f32(float, float) #1
 declare float @llvm.maximum.f32(float, float) #1
 
 ; Function Attrs: nocallback nofree nosync nounwind speculatable willreturn memory(none)
-declare float @llvm.fma.f32(float, float, float) #1
+declare float @llvm.fmuladd.f32(float, float, float) #1
 
 attributes #0 = { nounwind "min-legal-vector-width"="256" "prefer-vector-width"="256" }
 attributes #1 = { nocallback nofree nosync nounwind speculatable willreturn memory(none) }
