@@ -15,12 +15,12 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <map>
 #include <mutex>
 #include <sstream>
 #include <vector>
 
 #include "ir/error.hpp"
+#include "lower/cpu/lower_to_llvm.hpp"
 
 namespace tj::jit {
 
@@ -115,14 +115,9 @@ CpuTarget restrictFeatures(const CpuTarget& target, std::string_view restriction
 }
 
 CpuTarget x86TargetForIsa(std::string_view isa) {
-  static const std::map<std::string_view, const char*> cpus = {
-      {"sse4.2", "x86-64-v2"},    {"avx2", "x86-64-v3"},         {"avx2vnni", "alderlake"}, {"avx512", "skylake-avx512"},
-      {"avx512vnni", "cascadelake"}, {"avx512bf16", "cooperlake"}, {"amx", "sapphirerapids"}};
-  auto it = cpus.find(isa);
-  if (it == cpus.end()) throw Error("cpu: no x86 CPU for the level '" + std::string(isa) + "'");
   CpuTarget t;
   t.triple = "x86_64-pc-linux-gnu";
-  t.cpu = it->second;
+  t.cpu = cpu::x86CpuForIsa(isa);
   t.deviceFeatures = "cpu-x86_64-" + t.cpu;
   return t;
 }

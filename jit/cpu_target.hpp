@@ -35,8 +35,8 @@ void initializeNativeTarget();
 // Whether LLVM can generate code for the host; decided once.
 bool hostTargetSupported();
 
-// An x86-64 target for a level cpu::loweringOptionsForIsa names, by an LLVM CPU of that level
-// ("amx": sapphirerapids), for output that does not depend on the host (tile-ir --stage=asm).
+// An x86-64 target for a level cpu::loweringOptionsForIsa names, by cpu::x86CpuForIsa, for
+// output that does not depend on the host (tile-ir --stage=asm). Throws Error for another name.
 CpuTarget x86TargetForIsa(std::string_view isa);
 
 // A TargetMachine for `target` at -O3 with position-independent code, so an

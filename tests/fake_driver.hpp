@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <algorithm>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -29,6 +30,15 @@ inline std::string callsOffStream(const TjFakeStreams& s, const void* stream) {
 }
 
 namespace tj::fake {
+
+// An Async call of a fake, given the result of its synchronous form (the fakes' kernels finish
+// within their launch, so everything runs at once): notes `stream` in `slot` under `mutex`.
+template <class Mutex, class Result>
+Result onStream(Mutex& mutex, const void*& slot, const void* stream, Result result) {
+  std::lock_guard lock(mutex);
+  slot = stream;
+  return result;
+}
 
 // Allocations aligned to 256 bytes, as the drivers align theirs.
 class Memory {

@@ -178,19 +178,43 @@ std::unique_ptr<llvm::Module> lowerToLLVM(const ir::Kernel& kernel, llvm::LLVMCo
   return module;
 }
 
-CpuLoweringOptions loweringOptionsForIsa(std::string_view isa) {
-  if (isa == "sse4.2") return {.vectorBytes = 16, .i16PairProducts = true};
-  if (isa == "avx2") return {.vectorBytes = 32, .i16PairProducts = true};
-  if (isa == "avx2vnni") return {.vectorBytes = 32, .i16PairProducts = true, .i8QuadProducts = true};
-  if (isa == "avx512") return {.vectorBytes = 64, .i16PairProducts = true};
-  if (isa == "avx512vnni") return {.vectorBytes = 64, .i16PairProducts = true, .i8QuadProducts = true};
-  CpuLoweringOptions bf16{.vectorBytes = 64, .bf16DotProduct = true, .i16PairProducts = true, .i8QuadProducts = true};
-  if (isa == "avx512bf16") return bf16;
-  if (isa == "amx") return {.vectorBytes = 64, .bf16DotProduct = true, .i16PairProducts = true, .i8QuadProducts = true,
-                            .amxInt8 = true, .amxBf16 = true};
-  throw Error("cpu: unknown ISA level '" + std::string(isa) +
-              "' (sse4.2, avx2, avx2vnni, avx512, avx512vnni, avx512bf16, amx)");
+namespace {
+
+// Each level: an LLVM CPU of it (for its assembly), and what the JIT chooses there.
+struct X86Level {
+  std::string_view name, cpu;
+  CpuLoweringOptions options;
+};
+constexpr CpuLoweringOptions kBf16Level{.vectorBytes = 64, .bf16DotProduct = true, .i16PairProducts = true,
+                                        .i8QuadProducts = true};
+const X86Level kX86Levels[] = {
+    {"sse4.2", "x86-64-v2", {.vectorBytes = 16, .i16PairProducts = true}},
+    {"avx2", "x86-64-v3", {.vectorBytes = 32, .i16PairProducts = true}},
+    {"avx2vnni", "alderlake", {.vectorBytes = 32, .i16PairProducts = true, .i8QuadProducts = true}},
+    {"avx512", "skylake-avx512", {.vectorBytes = 64, .i16PairProducts = true}},
+    {"avx512vnni", "cascadelake", {.vectorBytes = 64, .i16PairProducts = true, .i8QuadProducts = true}},
+    {"avx512bf16", "cooperlake", kBf16Level},
+    {"amx", "sapphirerapids", [] {
+       CpuLoweringOptions o = kBf16Level;
+       o.amxInt8 = o.amxBf16 = true;
+       return o;
+     }()},
+};
+
+const X86Level& x86Level(std::string_view isa) {
+  std::string known;
+  for (const X86Level& level : kX86Levels) {
+    if (level.name == isa) return level;
+    known += (known.empty() ? "" : ", ") + std::string(level.name);
+  }
+  throw Error("cpu: unknown ISA level '" + std::string(isa) + "' (" + known + ")");
 }
+
+}  // namespace
+
+CpuLoweringOptions loweringOptionsForIsa(std::string_view isa) { return x86Level(isa).options; }
+
+std::string_view x86CpuForIsa(std::string_view isa) { return x86Level(isa).cpu; }
 
 std::string dotInstructionsName(const CpuLoweringOptions& options) {
   std::string name;

@@ -34,6 +34,8 @@ std::string dotInstructionsName(const CpuLoweringOptions& options);
 // Rapids: AMX int8 and bf16 too); for output that must not depend on the host (tile-ir
 // --cpu, golden files). Throws Error naming the levels for another name.
 CpuLoweringOptions loweringOptionsForIsa(std::string_view isa);
+// An LLVM CPU of that level ("amx": sapphirerapids), for its assembly (tile-ir --stage=asm).
+std::string_view x86CpuForIsa(std::string_view isa);
 
 // Builds a module with one external function `entryName` of type KernelEntry
 // (lower/cpu/abi.hpp). Elementwise chains are fused into the loop nest of

@@ -242,24 +242,14 @@ CUresult cuMemsetD8_v2(CUdeviceptr destination, unsigned char value, size_t coun
   fake().streams.zero = nullptr;
   return CUDA_SUCCESS;
 }
-// The Async calls run at once too (the fake's kernels finish within their launch), noting the stream.
 CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr destination, const void* source, size_t bytes, CUstream stream) {
-  CUresult result = cuMemcpyHtoD_v2(destination, source, bytes);
-  std::lock_guard lock(fake().mutex);
-  fake().streams.upload = stream;
-  return result;
+  return tj::fake::onStream(fake().mutex, fake().streams.upload, stream, cuMemcpyHtoD_v2(destination, source, bytes));
 }
 CUresult cuMemcpyDtoHAsync_v2(void* destination, CUdeviceptr source, size_t bytes, CUstream stream) {
-  CUresult result = cuMemcpyDtoH_v2(destination, source, bytes);
-  std::lock_guard lock(fake().mutex);
-  fake().streams.download = stream;
-  return result;
+  return tj::fake::onStream(fake().mutex, fake().streams.download, stream, cuMemcpyDtoH_v2(destination, source, bytes));
 }
 CUresult cuMemsetD8Async(CUdeviceptr destination, unsigned char value, size_t count, CUstream stream) {
-  CUresult result = cuMemsetD8_v2(destination, value, count);
-  std::lock_guard lock(fake().mutex);
-  fake().streams.zero = stream;
-  return result;
+  return tj::fake::onStream(fake().mutex, fake().streams.zero, stream, cuMemsetD8_v2(destination, value, count));
 }
 
 CUresult cuLinkCreate_v2(unsigned, CUjit_option*, void**, CUlinkState* state) {

@@ -252,24 +252,14 @@ hipError_t hipMemset(void* destination, int value, size_t bytes) {
   fake().streams.zero = nullptr;
   return 0;
 }
-// The Async calls run at once too (the fake's kernels finish within their launch), noting the stream.
 hipError_t hipMemcpyHtoDAsync(hipDeviceptr_t destination, void* source, size_t bytes, hipStream_t stream) {
-  hipError_t result = hipMemcpyHtoD(destination, source, bytes);
-  std::lock_guard lock(fake().mutex);
-  fake().streams.upload = stream;
-  return result;
+  return tj::fake::onStream(fake().mutex, fake().streams.upload, stream, hipMemcpyHtoD(destination, source, bytes));
 }
 hipError_t hipMemcpyDtoHAsync(void* destination, hipDeviceptr_t source, size_t bytes, hipStream_t stream) {
-  hipError_t result = hipMemcpyDtoH(destination, source, bytes);
-  std::lock_guard lock(fake().mutex);
-  fake().streams.download = stream;
-  return result;
+  return tj::fake::onStream(fake().mutex, fake().streams.download, stream, hipMemcpyDtoH(destination, source, bytes));
 }
 hipError_t hipMemsetAsync(void* destination, int value, size_t bytes, hipStream_t stream) {
-  hipError_t result = hipMemset(destination, value, bytes);
-  std::lock_guard lock(fake().mutex);
-  fake().streams.zero = stream;
-  return result;
+  return tj::fake::onStream(fake().mutex, fake().streams.zero, stream, hipMemset(destination, value, bytes));
 }
 
 hipError_t hipModuleLoadData(hipModule_t* module, const void* image) {
