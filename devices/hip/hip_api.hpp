@@ -55,6 +55,19 @@ using PFN_hipMalloc = hipError_t (*)(void** pointer, size_t bytes);
 using PFN_hipFree = hipError_t (*)(void* pointer);
 using PFN_hipMemcpyHtoD = hipError_t (*)(hipDeviceptr_t destination, void* source, size_t bytes);
 using PFN_hipMemcpyDtoH = hipError_t (*)(void* destination, hipDeviceptr_t source, size_t bytes);
+// hipPointerAttribute_t: where a pointer's memory lives. The memory type's numbering changed
+// in ROCm 6; the device ordinal, read here, is the second int in both.
+struct hipPointerAttribute_t {
+  int memoryType;
+  int device;
+  void* devicePointer;
+  void* hostPointer;
+  int isManaged;
+  unsigned allocationFlags;
+};
+using PFN_hipPointerGetAttributes = hipError_t (*)(hipPointerAttribute_t* attributes, const void* pointer);
+// The allocation `pointer` lies in; an error for memory the runtime did not allocate.
+using PFN_hipMemGetAddressRange = hipError_t (*)(hipDeviceptr_t* base, size_t* bytes, hipDeviceptr_t pointer);
 using PFN_hipMemset = hipError_t (*)(void* destination, int value, size_t bytes);
 using PFN_hipMemcpyHtoDAsync = hipError_t (*)(hipDeviceptr_t destination, void* source, size_t bytes, hipStream_t stream);
 using PFN_hipMemcpyDtoHAsync = hipError_t (*)(void* destination, hipDeviceptr_t source, size_t bytes, hipStream_t stream);

@@ -39,7 +39,7 @@ class Context final : public DriverContext {
  private:
   std::unique_ptr<DeviceBuffer> allocate(size_t bytes) override { return std::make_unique<DeviceBufferOf<DeviceMemory>>(bytes); }
   std::unique_ptr<DeviceBuffer> borrow(uint64_t address, size_t bytes) override {
-    return std::make_unique<DeviceBufferOf<DeviceMemory>>(address, bytes);
+    return std::make_unique<DeviceBufferOf<DeviceMemory>>(address, bytes, info_);
   }
   jit::ArtifactKey imageKey(uint64_t irHash, const std::vector<bool>& vectorTensors) const override {
     return codeObjectKey(irHash, info_, target(), vectorTensors);

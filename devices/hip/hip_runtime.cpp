@@ -155,6 +155,22 @@ DeviceMemory::DeviceMemory(size_t bytes) : bytes_(bytes) {
   check(functions().hipMalloc(&pointer_, std::max<size_t>(bytes, 1)), "hipMalloc");
 }
 
+DeviceMemory::DeviceMemory(uint64_t address, size_t bytes, const DeviceInfo& device)
+    : pointer_(reinterpret_cast<void*>(uintptr_t(address))), bytes_(bytes), owned_(false) {
+  auto where = [&] { return fmt::format("hip: the {} bytes at {:#x}", bytes, address); };
+  void* base = nullptr;
+  size_t size = 0;
+  if (hipError_t r = functions().hipMemGetAddressRange(&base, &size, pointer_))
+    throw Unsupported(where() + " are not memory the runtime knows (" + errorMessage(r, "hipMemGetAddressRange") + ")");
+  hipPointerAttribute_t attributes{};
+  check(functions().hipPointerGetAttributes(&attributes, pointer_), "hipPointerGetAttributes");
+  if (attributes.device != int(device.index))
+    throw Unsupported(fmt::format("{} are hip:{}'s memory, not hip:{}'s", where(), attributes.device, device.index));
+  uint64_t start = uint64_t(uintptr_t(base));
+  if (address + bytes > start + size)
+    throw Unsupported(fmt::format("{} reach past their allocation's {} bytes at {:#x}", where(), size, start));
+}
+
 DeviceMemory::~DeviceMemory() {
   if (owned_) functions().hipFree(pointer_);  // an error here has nowhere to go
 }

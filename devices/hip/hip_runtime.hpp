@@ -19,7 +19,8 @@ namespace tj::hip {
   X(hipDeviceGetAttribute) X(hipDeviceGetName) X(hipMalloc) X(hipFree) X(hipMemcpyHtoD) X(hipMemcpyDtoH)         \
   X(hipMemset) X(hipModuleLoadData) X(hipModuleUnload) X(hipModuleGetFunction) X(hipModuleLaunchKernel)          \
   X(hipDeviceSynchronize) X(hipEventCreate) X(hipEventRecord) X(hipEventElapsedTime) X(hipEventDestroy)         \
-  X(hipMemcpyHtoDAsync) X(hipMemcpyDtoHAsync) X(hipMemsetAsync) X(hipStreamSynchronize)
+  X(hipMemcpyHtoDAsync) X(hipMemcpyDtoHAsync) X(hipMemsetAsync) X(hipStreamSynchronize) X(hipPointerGetAttributes)      \
+  X(hipMemGetAddressRange)
 
 struct Functions {
 #define TJ_HIP_DECLARE(name) PFN_##name name = nullptr;
@@ -75,8 +76,10 @@ class DeviceMemory {
  public:
   using Stream = hipStream_t;
   explicit DeviceMemory(size_t bytes);  // at least one byte is allocated
-  // The `bytes` at `address`, which someone else allocated and frees.
-  DeviceMemory(uint64_t address, size_t bytes) : pointer_(reinterpret_cast<void*>(uintptr_t(address))), bytes_(bytes), owned_(false) {}
+  // The `bytes` at `address` on `device`, which someone else allocated and frees. Throws
+  // Unsupported where they are not memory the runtime allocated, are another device's, or
+  // reach past their allocation.
+  DeviceMemory(uint64_t address, size_t bytes, const DeviceInfo& device);
   ~DeviceMemory();
   DeviceMemory(const DeviceMemory&) = delete;
   DeviceMemory& operator=(const DeviceMemory&) = delete;

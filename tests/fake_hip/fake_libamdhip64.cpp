@@ -26,7 +26,7 @@ using namespace tj::hip;
 
 namespace {
 
-constexpr hipError_t kInvalidValue = 1, kInvalidDevice = 101, kInvalidImage = 200, kNoBinaryForGpu = 209,
+constexpr hipError_t kInvalidValue = 1, kInvalidDevicePointer = 17, kInvalidDevice = 101, kInvalidImage = 200, kNoBinaryForGpu = 209,
                      kInvalidHandle = 400, kNotFound = 500, kNotSupported = 801;
 
 struct FakeDevice {
@@ -54,6 +54,7 @@ struct Fake {
   TjFakeHipKernel kernel = nullptr;
   int current = 0;
   tj::fake::Memory memory;
+  std::map<uintptr_t, int> allocatedOn;  // each allocation's device, by its start
   tj::fake::Handles handles;
   // Each module's code object: its bytes, and where the caller keeps it, which the runtime may
   // read again (clr keeps a plain code object by reference), as launches here do.
@@ -158,6 +159,7 @@ const char* hipGetErrorName(hipError_t error) {
   switch (error) {
     case 0: return "hipSuccess";
     case kInvalidValue: return "hipErrorInvalidValue";
+    case kInvalidDevicePointer: return "hipErrorInvalidDevicePointer";
     case 2: return "hipErrorOutOfMemory";
     case kInvalidDevice: return "hipErrorInvalidDevice";
     case kInvalidImage: return "hipErrorInvalidImage";
@@ -222,12 +224,34 @@ hipError_t hipMalloc(void** pointer, size_t bytes) {
   void* p = fake().memory.allocate(bytes);
   if (!p) return 2;  // hipErrorOutOfMemory
   *pointer = p;
+  fake().allocatedOn[uintptr_t(p)] = fake().current;
   ++fake().counts.allocations;
   return 0;
 }
 hipError_t hipFree(void* pointer) {
   std::lock_guard lock(fake().mutex);
+  fake().allocatedOn.erase(uintptr_t(pointer));
   return fake().memory.release(pointer) ? 0 : kInvalidValue;
+}
+hipError_t hipMemGetAddressRange(hipDeviceptr_t* base, size_t* bytes, hipDeviceptr_t pointer) {
+  std::lock_guard lock(fake().mutex);
+  auto allocation = fake().memory.allocationOf(pointer);
+  if (!allocation) return kInvalidDevicePointer;
+  *base = reinterpret_cast<void*>(allocation->first);
+  *bytes = allocation->second;
+  return 0;
+}
+// ROCm 6's numbering: hipMemoryTypeDevice is 2, and host memory it did not allocate is
+// hipMemoryTypeUnregistered (0) with success.
+hipError_t hipPointerGetAttributes(hipPointerAttribute_t* attributes, const void* pointer) {
+  std::lock_guard lock(fake().mutex);
+  *attributes = {};
+  auto allocation = fake().memory.allocationOf(pointer);
+  if (!allocation) return 0;
+  attributes->memoryType = 2;
+  attributes->device = fake().allocatedOn.at(allocation->first);
+  attributes->devicePointer = const_cast<void*>(pointer);
+  return 0;
 }
 hipError_t hipMemcpyHtoD(hipDeviceptr_t destination, void* source, size_t bytes) {
   std::lock_guard lock(fake().mutex);

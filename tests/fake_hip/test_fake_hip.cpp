@@ -7,6 +7,7 @@
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 #include <dlfcn.h>
+#include <fmt/format.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -247,7 +248,8 @@ TEST_CASE("fake hip: a kDLROCM tensor is used in its producer's device memory on
   const std::vector<double> expected = expectedAverage(in);
   const size_t bytes = size_t(kRows * kCols) * sizeof(float);
   Tensor poison = samples::poisoned({kRows, kCols});
-  hip::DeviceMemory aMemory(bytes), bMemory(bytes), outMemory(bytes);  // another library's allocations
+  hip::check(hip::functions().hipSetDevice(1), "hipSetDevice");
+  hip::DeviceMemory aMemory(bytes), bMemory(bytes), outMemory(bytes);  // another library's allocations, on hip:1
   aMemory.upload(in.a.data(), bytes);
   bMemory.upload(in.bStorage.data(), bytes);
   outMemory.upload(poison.data(), bytes);
@@ -275,6 +277,38 @@ TEST_CASE("fake hip: a kDLROCM tensor is used in its producer's device memory on
     exported->deleter(exported);
   }
   CHECK(outProducer.deleted() == 1);
+}
+
+TEST_CASE("fake hip: a kDLROCM tensor outside the runtime's memory, on another device or past its allocation, is an Error") {
+  std::vector<float> host(16, 1.0f);
+  hip::check(hip::functions().hipSetDevice(0), "hipSetDevice");
+  hip::DeviceMemory onHip0(64);
+  void* device = reinterpret_cast<void*>(uintptr_t(onHip0.address()));
+  constexpr DLDataType f32Code{kDLFloat, 32, 1};
+  struct Case {
+    const char* what;
+    void* data;
+    int deviceId;
+    std::vector<int64_t> shape;
+    std::string expected;
+  };
+  for (const Case& c : {Case{"host memory", host.data(), 0, {4, 4},
+                             "are not memory the runtime knows (hip: hipMemGetAddressRange failed: "
+                             "hipErrorInvalidDevicePointer (17))"},
+                        Case{"another device's", device, 1, {4, 4}, "are hip:0's memory, not hip:1's"},
+                        Case{"past the allocation", device, 0, {5, 4}, "reach past their allocation's 64 bytes"}}) {
+    CAPTURE(std::string(c.what));
+    test::DLPackProducer producer(c.data, f32Code, c.shape, {}, 0, {kDLROCM, c.deviceId});
+    DLManagedTensorVersioned* m = producer.versioned();
+    std::string error = test::errorOf([&] { Tensor::fromDLPack(m); });
+    CHECK_MESSAGE(error.find(fmt::format("Tensor::fromDLPack: the tensor is in hip:{}'s memory, which tilejit cannot "
+                                         "use here: hip: the ",
+                                         c.deviceId)) != std::string::npos,
+                  error);
+    CHECK_MESSAGE(error.find(c.expected) != std::string::npos, error);
+    CHECK(producer.deleted() == 0);
+    m->deleter(m);
+  }
 }
 
 TEST_CASE("fake hip: a second process loads the code object from disk, without LLVM") {
