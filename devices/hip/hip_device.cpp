@@ -6,6 +6,9 @@
 #include <filesystem>
 #include <memory>
 
+#include <spdlog/spdlog.h>
+
+#include "devices/hip/comgr.hpp"
 #include "jit/kernel_cache.hpp"
 #include "lower/amdgpu/amdgpu.hpp"
 #include "lower/llvm_gpu/print_kernel_ir.hpp"
@@ -30,7 +33,11 @@ struct HipModule final : DriverModule {
 class Context final : public DriverContext {
  public:
   Context(const DeviceInfo& info, std::filesystem::path cacheDir)
-      : DriverContext("hip", info.index, targetFor(info), limitsOf(info), std::move(cacheDir)), info_(info) {}
+      : DriverContext("hip", info.index, targetFor(info), limitsOf(info), std::move(cacheDir)), info_(info),
+        linker_(comgr::linkerFor(info.arch())) {
+    spdlog::info("tilejit: hip:{} ({}, {}): code objects linked by {} ({})", info.index, info.name, info.arch(),
+                 linker_.comgr ? linker_.name : "LLD in process", linker_.why);
+  }
   std::string targetName() const override { return info_.arch(); }
   std::string model() const override { return info_.name + "-" + info_.arch(); }
   void makeCurrent() override { check(functions().hipSetDevice(int(info_.index)), "hipSetDevice"); }
@@ -42,14 +49,26 @@ class Context final : public DriverContext {
     return std::make_unique<DeviceBufferOf<DeviceMemory>>(address, bytes, info_);
   }
   jit::ArtifactKey imageKey(uint64_t irHash, const std::vector<bool>& vectorTensors) const override {
-    return codeObjectKey(irHash, info_, target(), vectorTensors);
+    return codeObjectKey(irHash, info_, target(), vectorTensors, linker_.name);
   }
   std::vector<char> encode(const DriverBinary& binary) const override { return encodeCodeObjectBinary(binary); }
   DriverBinary decode(std::span<const char> bytes) const override { return decodeCodeObjectBinary(bytes); }
 
-  // Compiled by LLVM's AMDGPU backend for the device's processor and linked by LLD.
+  // Compiled by LLVM's AMDGPU backend for the device's processor, linked by comgr or LLD.
   Image compile(const gpu::KernelFunction& f) override {
-    return {llvmgpu::entryName(f.name), amdgpu::compileCodeObject(f, info_.arch())};
+    std::vector<char> object = amdgpu::compileObject(f, info_.arch());
+    return {llvmgpu::entryName(f.name), linker_.comgr ? linkWithComgr(object, f.name) : amdgpu::linkCodeObject(object)};
+  }
+  // A comgr that failed where TILEJIT_AMD_LINKER did not ask for it leaves the link to LLD.
+  std::vector<char> linkWithComgr(const std::vector<char>& object, const std::string& kernel) const {
+    try {
+      return comgr::linkCodeObject(object, info_.arch());
+    } catch (const Error& e) {
+      const char* choice = std::getenv("TILEJIT_AMD_LINKER");
+      if (choice && std::string_view(choice) == "comgr") throw Unsupported(e.what());
+      spdlog::warn("tilejit: kernel '{}': {}; LLD links it instead", kernel, e.what());
+      return amdgpu::linkCodeObject(object);
+    }
   }
   std::unique_ptr<DriverModule> loadModule(const DriverBinary& b) override { return std::make_unique<HipModule>(b); }
 
@@ -68,6 +87,7 @@ class Context final : public DriverContext {
   std::unique_ptr<LaunchTimer> makeTimer() override { return std::make_unique<LaunchTimerOf<Event>>(); }
 
   DeviceInfo info_;
+  comgr::Linker linker_;
 };
 
 }  // namespace
@@ -84,12 +104,13 @@ layout::Target targetFor(const DeviceInfo& d) {
 }
 
 jit::ArtifactKey codeObjectKey(uint64_t irHash, const DeviceInfo& d, const layout::Target& t,
-                               const std::vector<bool>& vectorTensors) {
+                               const std::vector<bool>& vectorTensors, const std::string& linker) {
   std::string device = fmt::format("hip-{}-{}-wave{}-cus{}-runtime{}", d.name, d.targetId, d.warpSize,
                                    d.multiprocessors, d.runtimeVersion);
-  std::string options = fmt::format("amdgpu target={} arch={} warps={} threads={} shared={} loops={} budget={} vector={}",
-                                    t.name, d.arch(), t.warpsPerProgram, t.maxWorkgroupThreads, t.sharedBytes,
-                                    t.loopIterationLimit, t.codeBudget, vectorFactsText(vectorTensors));
+  std::string options = fmt::format(
+      "amdgpu target={} arch={} warps={} threads={} shared={} loops={} budget={} vector={} linker={}", t.name, d.arch(),
+      t.warpsPerProgram, t.maxWorkgroupThreads, t.sharedBytes, t.loopIterationLimit, t.codeBudget,
+      vectorFactsText(vectorTensors), linker);
   return {jit::ArtifactKind::codeObject, irHash, device, options};
 }
 

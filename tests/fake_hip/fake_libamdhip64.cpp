@@ -1,6 +1,6 @@
 // A stand-in for libamdhip64.so for tests on machines without an AMD GPU (TILEJIT_LIBHIP names
-// it): two devices, hip:0 an MI300X (gfx942, wave64) and hip:1 a Radeon RX 7900 XTX (gfx1100,
-// wave32), device memory in host memory, and launches that run nothing themselves: they hand
+// it): three devices, hip:0 an MI300X (gfx942, wave64), hip:1 a Radeon RX 7900 XTX (gfx1100,
+// wave32) and hip:2 one die of an MI250X (gfx90a, wave64; the one Debian's comgr knows), device memory in host memory, and launches that run nothing themselves: they hand
 // the test's kernel the launch, failing with hipErrorNotSupported where no test set one. It
 // checks what the real runtime would reject: unknown pointers and handles, copies past an
 // allocation, an image that is not an AMDGPU code object (a shared ELF) for the current
@@ -38,6 +38,7 @@ struct FakeDevice {
 constexpr FakeDevice kDevices[] = {
     {"AMD Instinct MI300X (tilejit fake runtime)", "gfx942:sramecc+:xnack-", 0x04c, 64, 304},
     {"AMD Radeon RX 7900 XTX (tilejit fake runtime)", "gfx1100", 0x041, 32, 48},
+    {"AMD Instinct MI250X (tilejit fake runtime)", "gfx90a:sramecc+:xnack-", 0x03f, 64, 110},
 };
 constexpr int kDeviceCount = int(std::size(kDevices));
 

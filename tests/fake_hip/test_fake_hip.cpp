@@ -7,14 +7,19 @@
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 #include <dlfcn.h>
+#include <elf.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include "devices/hip/comgr.hpp"
 #include "devices/hip/hip_device.hpp"
 #include "devices/hip/hip_runtime.hpp"
 #include "dsl/tilejit.hpp"
@@ -170,10 +175,12 @@ void simulateLaunches() {
   reinterpret_cast<void (*)(TjFakeHipKernel)>(fakeSymbol("tjFakeHipSetKernel"))(simulateLaunch);
 }
 
-TEST_CASE("fake hip: the runtime is the fake: an MI300X (gfx942, wave64) and an RX 7900 XTX (gfx1100, wave32)") {
+TEST_CASE("fake hip: the runtime is the fake: an MI300X (gfx942, wave64), an RX 7900 XTX (gfx1100, wave32), an MI250X (gfx90a)") {
   REQUIRE_MESSAGE(hip::status().available, hip::status().reason);
-  CHECK(hip::status().devices == 2);
-  hip::DeviceInfo mi300 = hip::deviceInfo(0), navi = hip::deviceInfo(1);
+  CHECK(hip::status().devices == 3);
+  hip::DeviceInfo mi300 = hip::deviceInfo(0), navi = hip::deviceInfo(1), mi250 = hip::deviceInfo(2);
+  CHECK(mi250.arch() == "gfx90a");
+  CHECK(mi250.warpSize == 64);
   CHECK(mi300.targetId == "gfx942:sramecc+:xnack-");
   CHECK(mi300.arch() == "gfx942");
   CHECK(mi300.warpSize == 64);
@@ -181,7 +188,7 @@ TEST_CASE("fake hip: the runtime is the fake: an MI300X (gfx942, wave64) and an 
   CHECK(navi.arch() == "gfx1100");
   CHECK(navi.warpSize == 32);
   CHECK(selectDevice("hip:1").name() == "hip:1");
-  CHECK_THROWS_WITH_AS(selectDevice("hip:2"), doctest::Contains("no device 'hip:2'; there are: hip:0 (AMD Instinct MI300X"),
+  CHECK_THROWS_WITH_AS(selectDevice("hip:3"), doctest::Contains("no device 'hip:3'; there are: hip:0 (AMD Instinct MI300X"),
                        Error);
   CHECK_THROWS_WITH_AS(selectDevice("hip:x"), doctest::Contains("'hip:x' is not 'hip' or 'hip:N'"), Error);
 }
@@ -346,7 +353,8 @@ TEST_CASE("fake hip: a cached code object for another processor is reported, reb
                      .entry = llvmgpu::entryName(f.name), .image = amdgpu::compileCodeObject(f, "gfx1100")};
   for (gpu::KParam& p : wrong.params) p.name.clear();
   jit::ArtifactStore store(std::getenv("TILEJIT_CACHE_DIR"));
-  jit::ArtifactKey key = hip::codeObjectKey(ir::semanticHash(gLaunching.kernel), mi300, gfx942, facts);
+  jit::ArtifactKey key = hip::codeObjectKey(ir::semanticHash(gLaunching.kernel), mi300, gfx942, facts,
+                                            hip::comgr::linkerFor("gfx942").name);
   REQUIRE(store.write(key, hip::encodeCodeObjectBinary(wrong)));
   test::CaptureLog log;
   hip::HipDevice device("hip:0");
@@ -480,6 +488,107 @@ TEST_CASE("fake hip: the causal f16 attention sample kernel on both devices: the
     CHECK_MESSAGE(!launches.last().fellBack(), launches.last().fallbackReason, " / ", gLaunching.failure);
     CHECK(differing(o, expected, 1e-5) == 0);  // exp within an ulp of f32 on both
   }
+}
+
+// Whether the user's ROCm comgr loads (Debian's libamd-comgr2, which tools/dev installs);
+// otherwise says "comgr skipped: <why>", failing instead when TILEJIT_REQUIRE_COMGR=1 (as in CI).
+bool comgrAvailable() {
+  if (hip::comgr::status().available) return true;
+  const char* require = std::getenv("TILEJIT_REQUIRE_COMGR");
+  if (require && std::string(require) == "1") FAIL("comgr is required here: " << hip::comgr::status().reason);
+  MESSAGE("comgr skipped: " << hip::comgr::status().reason);
+  return false;
+}
+
+// The fake's devices and their processors, hip:N being kProcessors[N].
+constexpr const char* kProcessors[] = {"gfx942", "gfx1100", "gfx90a"};
+
+TEST_CASE("fake hip: comgr links the code objects of the processors it knows, LLD the others") {
+  if (!comgrAvailable()) return;
+  const hip::comgr::Status& comgr = hip::comgr::status();
+  MESSAGE("comgr ", comgr.version, " (", comgr.library, ") knows ", comgr.processors.size(), " processors");
+  Inputs in;
+  const std::vector<double> expected = expectedAverage(in);
+  std::vector<std::string> linked;  // the processors comgr linked for
+  for (int device = 0; device < 3; ++device) {
+    const std::string arch = kProcessors[device];
+    CAPTURE(arch);
+    hip::comgr::Linker linker = hip::comgr::linkerFor(arch);
+    bool knows = std::find(comgr.processors.begin(), comgr.processors.end(), arch) != comgr.processors.end();
+    CHECK(linker.comgr == knows);
+    CHECK(linker.name == (knows ? "comgr " + comgr.version : "lld"));
+    CHECK_MESSAGE(linker.why == (knows ? comgr.library + " knows " : "comgr " + comgr.version + " (" + comgr.library +
+                                                                         ") does not know ") + arch,
+                  linker.why);
+    test::ScopedEnv only("TILEJIT_AMD_LINKER", "comgr");
+    hip::HipDevice hipN(fmt::format("hip:{}", device));
+    if (!knows) {  // asked for, comgr cannot link it: the CPU runs it, saying why
+      Tensor out = samples::poisoned({kRows, kCols});
+      expectAverage(in.a, in.b, out);
+      LaunchReport r = hipN.launch(gLaunching.kernel, {gLaunching.tensors, kGrid, {}, {}, 0, nullptr});
+      CHECK(r.fellBack());
+      CHECK_MESSAGE(r.fallbackReason.find("hip: TILEJIT_AMD_LINKER=comgr, but comgr " + comgr.version + " (" + comgr.library +
+                                          ") does not know " + arch) != std::string::npos,
+                    r.fallbackReason);
+      CHECK(out.values() == expected);
+      continue;
+    }
+    linked.push_back(arch);
+    TjFakeHipCounts before = counts();
+    CHECK(launchAverage(hipN, in, samples::poisoned({kRows, kCols})) == expected);
+    CHECK(counts().moduleLoads == before.moduleLoads + 1);
+  }
+  // Debian's comgr 5.2 knows gfx90a (not gfx942 or gfx1100): one of the three at least.
+  CHECK(!linked.empty());
+  std::printf("amdgpu: comgr %s (%s) linked the code objects the fake runtime ran for %s; LLD links the others\n",
+              comgr.version.c_str(), comgr.library.c_str(), fmt::format("{}", fmt::join(linked, ", ")).c_str());
+}
+
+TEST_CASE("fake hip: comgr's code object is a shared ELF for the processor with the kernel's descriptor, and its errors carry its log") {
+  if (!comgrAvailable()) return;
+  if (std::find(hip::comgr::status().processors.begin(), hip::comgr::status().processors.end(), "gfx90a") ==
+      hip::comgr::status().processors.end()) {
+    MESSAGE("comgr skipped: comgr ", hip::comgr::status().version, " does not know gfx90a");
+    return;
+  }
+  Inputs in;
+  expectAverage(in.a, in.b, samples::poisoned({kRows, kCols}));
+  gpu::KernelLoweringOptions options;
+  options.vectorTensors = {false, false, false};
+  gpu::KernelFunction f = gpu::lowerWithinCodeBudget(gLaunching.kernel, hip::targetFor(hip::deviceInfo(2)), options);
+  std::vector<char> codeObject = hip::comgr::linkCodeObject(amdgpu::compileObject(f, "gfx90a"), "gfx90a");
+  Elf64_Ehdr h;
+  REQUIRE(codeObject.size() > sizeof h);
+  std::memcpy(&h, codeObject.data(), sizeof h);
+  CHECK(h.e_type == ET_DYN);
+  CHECK(h.e_machine == 224);           // EM_AMDGPU
+  CHECK((h.e_flags & 0xff) == 0x03f);  // EF_AMDGPU_MACH_AMDGCN_GFX90A
+  hip::check(hip::functions().hipSetDevice(2), "hipSetDevice");
+  CHECK_NOTHROW(hip::Module(codeObject, llvmgpu::entryName(f.name)));  // the fake finds <kernel>.kd
+
+  std::vector<char> notAnObject(256, 'x');
+  std::string error = test::errorOf([&] { hip::comgr::linkCodeObject(notAnObject, "gfx90a"); });
+  CHECK_MESSAGE(error.find("hip: comgr " + hip::comgr::status().version + " could not link the code object for gfx90a: ") !=
+                    std::string::npos,
+                error);
+  CHECK_MESSAGE(error.find("its log: ") != std::string::npos, error);
+  CHECK_THROWS_WITH_AS(hip::comgr::linkCodeObject(notAnObject, "gfx1"), doctest::Contains("does not know gfx1"),
+                       Unsupported);
+}
+
+TEST_CASE("fake hip: TILEJIT_AMD_LINKER=lld keeps LLD, and another value is an error naming it") {
+  {
+    test::ScopedEnv lld("TILEJIT_AMD_LINKER", "lld");
+    hip::comgr::Linker linker = hip::comgr::linkerFor("gfx90a");
+    CHECK_FALSE(linker.comgr);
+    CHECK(linker.why == "TILEJIT_AMD_LINKER=lld");
+    Inputs in;
+    hip::HipDevice mi250("hip:2");
+    CHECK(launchAverage(mi250, in, samples::poisoned({kRows, kCols})) == expectedAverage(in));
+  }
+  test::ScopedEnv bogus("TILEJIT_AMD_LINKER", "ld.gold");
+  CHECK_THROWS_WITH_AS(hip::comgr::linkerFor("gfx90a"),
+                       "TILEJIT_AMD_LINKER=ld.gold: expected lld or comgr (or unset: comgr where it knows the GPU)", Error);
 }
 
 }  // namespace tj::fakehip

@@ -1,0 +1,41 @@
+// ROCm's code object manager (libamd_comgr) without linking ROCm: loaded with dlopen on first
+// use ($TILEJIT_LIBCOMGR names another file, for tests), it links the HIP device's relocatable
+// objects into code objects where the user's ROCm has one that knows the device's processor.
+// Elsewhere LLD links them in process (lower/amdgpu), which every machine can do.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace tj::hip::comgr {
+
+// Whether comgr can be used here; `reason` is "comgr not available: ..." when not, naming what
+// failed: loading the library (each name tried) or a missing symbol.
+struct Status {
+  bool available = false;
+  std::string reason;
+  std::string library;                  // the file loaded
+  std::string version;                  // amd_comgr_get_version's "major.minor"
+  std::vector<std::string> processors;  // those of its ISA names: "gfx90a", ...
+};
+
+// The library, loaded once per process: $TILEJIT_LIBCOMGR, else libamd_comgr.so.3, .so.2,
+// libamd_comgr.so.
+const Status& status();
+
+// A relocatable object for `arch` ("gfx90a") linked into a code object by comgr
+// (AMD_COMGR_ACTION_LINK_RELOCATABLE_TO_EXECUTABLE). Throws Unsupported where comgr is not
+// available or does not know `arch`, Error("hip: comgr <version> could not link ...: <status>;
+// <its log>") where the link fails.
+std::vector<char> linkCodeObject(const std::vector<char>& object, const std::string& arch);
+
+// Which linker makes a HIP device's code objects for `arch`, and why.
+struct Linker {
+  bool comgr = false;  // else LLD, in process
+  std::string name;    // "comgr 2.4" or "lld": part of the code objects' cache key
+  std::string why;     // "libamd_comgr.so.2 knows gfx90a", "TILEJIT_AMD_LINKER=lld", ...
+};
+// $TILEJIT_AMD_LINKER chooses: "lld" always LLD; "comgr" comgr or Unsupported naming why not;
+// unset or empty, comgr where status() lists `arch`, else LLD. Throws Error for another value.
+Linker linkerFor(const std::string& arch);
+
+}  // namespace tj::hip::comgr
