@@ -10,6 +10,7 @@
 
 #include "devices/library_file.hpp"
 #include "ir/error.hpp"
+#include "lower/amdgpu/amdgpu.hpp"
 
 namespace tj::hip::comgr {
 
@@ -21,8 +22,8 @@ using Status_t = int;  // amd_comgr_status_t; 0 is success
 struct Data { uint64_t handle; };
 struct DataSet { uint64_t handle; };
 struct ActionInfo { uint64_t handle; };
-constexpr int kDataRelocatable = 0x7, kDataExecutable = 0x8, kDataLog = 0x5;  // amd_comgr_data_kind_t
-constexpr int kActionLinkRelocatableToExecutable = 0x9;                       // amd_comgr_action_kind_t
+constexpr int kDataLog = 0x5, kDataBitcode = 0x6, kDataRelocatable = 0x7, kDataExecutable = 0x8;  // amd_comgr_data_kind_t
+constexpr int kActionCodegenBitcodeToRelocatable = 0x6, kActionLinkRelocatableToExecutable = 0x9;  // amd_comgr_action_kind_t
 
 #define TJ_COMGR_FUNCTIONS(X)                                                                                 \
   X(amd_comgr_get_version, void, size_t*, size_t*)                                                           \
@@ -43,6 +44,7 @@ constexpr int kActionLinkRelocatableToExecutable = 0x9;                       //
   X(amd_comgr_destroy_action_info, Status_t, ActionInfo)                                                     \
   X(amd_comgr_action_info_set_isa_name, Status_t, ActionInfo, const char*)                                   \
   X(amd_comgr_action_info_set_logging, Status_t, ActionInfo, bool)                                           \
+  X(amd_comgr_action_info_set_option_list, Status_t, ActionInfo, const char**, size_t)                       \
   X(amd_comgr_do_action, Status_t, int, ActionInfo, DataSet, DataSet)
 
 struct Functions {
@@ -115,37 +117,49 @@ bool knows(const std::string& arch) {
   return std::find(p.begin(), p.end(), arch) != p.end();
 }
 
-// One link's comgr objects, released however it ends.
-class Link {
+// What one action turns into what, and the words for its errors.
+struct Step {
+  int action, inputKind;
+  const char* inputName;
+  int outputKind;
+  std::vector<const char*> options;
+  const char* verb;  // "link the code object", "compile the kernel"
+};
+
+// One action's comgr objects, released however it ends.
+class Action {
  public:
-  explicit Link(const Functions& fn) : fn_(fn) {}
-  ~Link() {
+  explicit Action(const Functions& fn) : fn_(fn) {}
+  ~Action() {
     for (Data d : data_) fn_.amd_comgr_release_data(d);
     if (info_.handle) fn_.amd_comgr_destroy_action_info(info_);
     if (result_.handle) fn_.amd_comgr_destroy_data_set(result_);
     if (input_.handle) fn_.amd_comgr_destroy_data_set(input_);
   }
-  Link(const Link&) = delete;
-  Link& operator=(const Link&) = delete;
+  Action(const Action&) = delete;
+  Action& operator=(const Action&) = delete;
 
-  std::vector<char> run(const std::vector<char>& object, const std::string& arch) {
+  std::vector<char> run(const Step& step, const std::vector<char>& bytes, const std::string& arch) {
     need(fn_.amd_comgr_create_data_set(&input_), "amd_comgr_create_data_set");
     need(fn_.amd_comgr_create_data_set(&result_), "amd_comgr_create_data_set");
     need(fn_.amd_comgr_create_action_info(&info_), "amd_comgr_create_action_info");
-    Data in = make(kDataRelocatable);
-    need(fn_.amd_comgr_set_data(in, object.size(), object.data()), "amd_comgr_set_data");
-    need(fn_.amd_comgr_set_data_name(in, "kernel.o"), "amd_comgr_set_data_name");
+    Data in = make(step.inputKind);
+    need(fn_.amd_comgr_set_data(in, bytes.size(), bytes.data()), "amd_comgr_set_data");
+    need(fn_.amd_comgr_set_data_name(in, step.inputName), "amd_comgr_set_data_name");
     need(fn_.amd_comgr_data_set_add(input_, in), "amd_comgr_data_set_add");
     need(fn_.amd_comgr_action_info_set_isa_name(info_, (std::string(kIsaPrefix) + arch).c_str()),
          "amd_comgr_action_info_set_isa_name");
+    std::vector<const char*> options = step.options;
+    need(fn_.amd_comgr_action_info_set_option_list(info_, options.data(), options.size()),
+         "amd_comgr_action_info_set_option_list");
     need(fn_.amd_comgr_action_info_set_logging(info_, true), "amd_comgr_action_info_set_logging");
-    Status_t linked = fn_.amd_comgr_do_action(kActionLinkRelocatableToExecutable, info_, input_, result_);
-    size_t executables = 0;
-    if (linked == 0) need(fn_.amd_comgr_action_data_count(result_, kDataExecutable, &executables), "amd_comgr_action_data_count");
-    if (linked != 0 || executables != 1)
-      throw Error(fmt::format("hip: comgr {} could not link the code object for {}: {}; its log: {}", library().status().version,
-                              arch, linked ? statusName(linked) : fmt::format("{} executables", executables), log()));
-    return bytesOf(result(kDataExecutable));
+    Status_t done = fn_.amd_comgr_do_action(step.action, info_, input_, result_);
+    size_t outputs = 0;
+    if (done == 0) need(fn_.amd_comgr_action_data_count(result_, step.outputKind, &outputs), "amd_comgr_action_data_count");
+    if (done != 0 || outputs != 1)
+      throw Error(fmt::format("hip: comgr {} could not {} for {}: {}; its log: {}", library().status().version, step.verb,
+                              arch, done ? statusName(done) : fmt::format("{} outputs", outputs), log()));
+    return bytesOf(result(step.outputKind));
   }
 
  private:
@@ -197,25 +211,58 @@ std::string describe() { return fmt::format("comgr {} ({})", library().status().
 
 const Status& status() { return library().status(); }
 
-std::vector<char> linkCodeObject(const std::vector<char>& object, const std::string& arch) {
+namespace {
+
+std::vector<char> runStep(const Step& step, const std::vector<char>& bytes, const std::string& arch) {
   if (!status().available) throw Unsupported(status().reason);
   if (!knows(arch)) throw Unsupported(fmt::format("{} does not know {}", describe(), arch));
-  Link link(library().fn());
-  return link.run(object, arch);
+  Action action(library().fn());
+  return action.run(step, bytes, arch);
 }
 
-Linker linkerFor(const std::string& arch) {
+}  // namespace
+
+std::vector<char> linkCodeObject(const std::vector<char>& object, const std::string& arch) {
+  return runStep({kActionLinkRelocatableToExecutable, kDataRelocatable, "kernel.o", kDataExecutable, {}, "link the code object"},
+                 object, arch);
+}
+
+std::vector<char> compileBitcode(const std::vector<char>& bitcode, const std::string& arch) {
+  return runStep({kActionCodegenBitcodeToRelocatable, kDataBitcode, "kernel.bc", kDataRelocatable, {"-O3"}, "compile the kernel"},
+                 bitcode, arch);
+}
+
+Toolchain toolchainFor(const std::string& arch) {
   const char* env = std::getenv("TILEJIT_AMD_LINKER");
   std::string choice = env ? env : "";
-  if (choice == "lld") return {false, "lld", "TILEJIT_AMD_LINKER=lld"};
-  if (!choice.empty() && choice != "comgr")
+  if (!choice.empty() && choice != "lld" && choice != "comgr")
     throw Error("TILEJIT_AMD_LINKER=" + choice + ": expected lld or comgr (or unset: comgr where it knows the GPU)");
   std::string whyNot = !status().available ? status().reason
                        : !knows(arch)      ? fmt::format("{} does not know {}", describe(), arch)
                                            : "";
-  if (whyNot.empty()) return {true, "comgr " + status().version, fmt::format("{} knows {}", status().library, arch)};
-  if (choice == "comgr") throw Unsupported("hip: TILEJIT_AMD_LINKER=comgr, but " + whyNot);
-  return {false, "lld", whyNot};
+  Toolchain t;
+  t.compiler = amdgpu::llvmName();
+  if (!amdgpu::llvmKnows(arch)) {
+    if (!whyNot.empty())
+      throw Unsupported(fmt::format("amdgpu: {} does not know {}, and there is no comgr that does: {}", t.compiler, arch, whyNot));
+    t.comgrCompiles = true;
+    t.compiler = "comgr " + status().version;
+  }
+  if (choice == "lld") {
+    t.linker = "lld";
+    t.why = "TILEJIT_AMD_LINKER=lld";
+  } else if (whyNot.empty()) {
+    t.comgrLinks = true;
+    t.linker = "comgr " + status().version;
+    t.why = fmt::format("{} knows {}", status().library, arch);
+  } else if (choice == "comgr") {
+    throw Unsupported("hip: TILEJIT_AMD_LINKER=comgr, but " + whyNot);
+  } else {
+    t.linker = "lld";
+    t.why = whyNot;
+  }
+  if (t.comgrCompiles) t.why = fmt::format("{} does not know {}; {}", amdgpu::llvmName(), arch, t.why);
+  return t;
 }
 
 }  // namespace tj::hip::comgr

@@ -25,17 +25,25 @@ const Status& status();
 // A relocatable object for `arch` ("gfx90a") linked into a code object by comgr
 // (AMD_COMGR_ACTION_LINK_RELOCATABLE_TO_EXECUTABLE). Throws Unsupported where comgr is not
 // available or does not know `arch`, Error("hip: comgr <version> could not link ...: <status>;
-// <its log>") where the link fails.
+// its log: ...") where the link fails.
 std::vector<char> linkCodeObject(const std::vector<char>& object, const std::string& arch);
+// LLVM bitcode compiled for `arch` into a relocatable object by comgr
+// (AMD_COMGR_ACTION_CODEGEN_BC_TO_RELOCATABLE, -O3), for a processor this build's LLVM does not
+// know. Throws as linkCodeObject does.
+std::vector<char> compileBitcode(const std::vector<char>& bitcode, const std::string& arch);
 
-// Which linker makes a HIP device's code objects for `arch`, and why.
-struct Linker {
-  bool comgr = false;  // else LLD, in process
-  std::string name;    // "comgr 2.4" or "lld": part of the code objects' cache key
-  std::string why;     // "libamd_comgr.so.2 knows gfx90a", "TILEJIT_AMD_LINKER=lld", ...
+// How a HIP device's code objects are made for `arch`, and why.
+struct Toolchain {
+  bool comgrCompiles = false;  // the kernel's bitcode compiled by comgr, else by this build's LLVM
+  bool comgrLinks = false;     // linked by comgr, else by LLD in process
+  std::string compiler, linker;  // "LLVM 19.1.7", "comgr 2.4", "lld": part of the cache key
+  std::string why;               // "libamd_comgr.so.2 knows gfx90a", "TILEJIT_AMD_LINKER=lld", ...
+  std::string name() const { return compiler + " + " + linker; }
 };
-// $TILEJIT_AMD_LINKER chooses: "lld" always LLD; "comgr" comgr or Unsupported naming why not;
-// unset or empty, comgr where status() lists `arch`, else LLD. Throws Error for another value.
-Linker linkerFor(const std::string& arch);
+// comgr compiles where this build's LLVM does not know `arch` (Unsupported where comgr cannot
+// either). $TILEJIT_AMD_LINKER chooses the linker: "lld" always LLD; "comgr" comgr or
+// Unsupported naming why not; unset or empty, comgr where status() lists `arch`, else LLD.
+// Throws Error for another value.
+Toolchain toolchainFor(const std::string& arch);
 
 }  // namespace tj::hip::comgr

@@ -34,9 +34,10 @@ class Context final : public DriverContext {
  public:
   Context(const DeviceInfo& info, std::filesystem::path cacheDir)
       : DriverContext("hip", info.index, targetFor(info), limitsOf(info), std::move(cacheDir)), info_(info),
-        linker_(comgr::linkerFor(info.arch())) {
-    spdlog::info("tilejit: hip:{} ({}, {}): code objects linked by {} ({})", info.index, info.name, info.arch(),
-                 linker_.comgr ? linker_.name : "LLD in process", linker_.why);
+        toolchain_(comgr::toolchainFor(info.arch())) {
+    spdlog::info("tilejit: hip:{} ({}, {}): code objects compiled by {} and linked by {} ({})", info.index, info.name,
+                 info.arch(), toolchain_.compiler, toolchain_.comgrLinks ? toolchain_.linker : "LLD in process",
+                 toolchain_.why);
   }
   std::string targetName() const override { return info_.arch(); }
   std::string model() const override { return info_.name + "-" + info_.arch(); }
@@ -49,15 +50,18 @@ class Context final : public DriverContext {
     return std::make_unique<DeviceBufferOf<DeviceMemory>>(address, bytes, info_);
   }
   jit::ArtifactKey imageKey(uint64_t irHash, const std::vector<bool>& vectorTensors) const override {
-    return codeObjectKey(irHash, info_, target(), vectorTensors, linker_.name);
+    return codeObjectKey(irHash, info_, target(), vectorTensors, toolchain_.name());
   }
   std::vector<char> encode(const DriverBinary& binary) const override { return encodeCodeObjectBinary(binary); }
   DriverBinary decode(std::span<const char> bytes) const override { return decodeCodeObjectBinary(bytes); }
 
-  // Compiled by LLVM's AMDGPU backend for the device's processor, linked by comgr or LLD.
+  // Compiled by LLVM's AMDGPU backend for the device's processor (by comgr from LLVM's bitcode
+  // where this LLVM does not know it), linked by comgr or LLD.
   Image compile(const gpu::KernelFunction& f) override {
-    std::vector<char> object = amdgpu::compileObject(f, info_.arch());
-    return {llvmgpu::entryName(f.name), linker_.comgr ? linkWithComgr(object, f.name) : amdgpu::linkCodeObject(object)};
+    const std::string arch = info_.arch();
+    std::vector<char> object = toolchain_.comgrCompiles ? comgr::compileBitcode(amdgpu::compileBitcode(f, arch), arch)
+                                                        : amdgpu::compileObject(f, arch);
+    return {llvmgpu::entryName(f.name), toolchain_.comgrLinks ? linkWithComgr(object, f.name) : amdgpu::linkCodeObject(object)};
   }
   // A comgr that failed where TILEJIT_AMD_LINKER did not ask for it leaves the link to LLD.
   std::vector<char> linkWithComgr(const std::vector<char>& object, const std::string& kernel) const {
@@ -87,7 +91,7 @@ class Context final : public DriverContext {
   std::unique_ptr<LaunchTimer> makeTimer() override { return std::make_unique<LaunchTimerOf<Event>>(); }
 
   DeviceInfo info_;
-  comgr::Linker linker_;
+  comgr::Toolchain toolchain_;
 };
 
 }  // namespace
@@ -104,13 +108,13 @@ layout::Target targetFor(const DeviceInfo& d) {
 }
 
 jit::ArtifactKey codeObjectKey(uint64_t irHash, const DeviceInfo& d, const layout::Target& t,
-                               const std::vector<bool>& vectorTensors, const std::string& linker) {
+                               const std::vector<bool>& vectorTensors, const std::string& toolchain) {
   std::string device = fmt::format("hip-{}-{}-wave{}-cus{}-runtime{}", d.name, d.targetId, d.warpSize,
                                    d.multiprocessors, d.runtimeVersion);
   std::string options = fmt::format(
-      "amdgpu target={} arch={} warps={} threads={} shared={} loops={} budget={} vector={} linker={}", t.name, d.arch(),
-      t.warpsPerProgram, t.maxWorkgroupThreads, t.sharedBytes, t.loopIterationLimit, t.codeBudget,
-      vectorFactsText(vectorTensors), linker);
+      "amdgpu target={} arch={} warps={} threads={} shared={} loops={} budget={} vector={} toolchain={}", t.name,
+      d.arch(), t.warpsPerProgram, t.maxWorkgroupThreads, t.sharedBytes, t.loopIterationLimit, t.codeBudget,
+      vectorFactsText(vectorTensors), toolchain);
   return {jit::ArtifactKind::codeObject, irHash, device, options};
 }
 

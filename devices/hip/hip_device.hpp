@@ -1,7 +1,8 @@
 // The HIP device (AMD GPUs): tile kernels lowered to per-thread kernel IR for the device's gfx
-// target (MFMA on CDNA, WMMA on RDNA 3), compiled in process by LLVM's AMDGPU backend and
-// linked into a code object by the user's ROCm comgr where it knows the processor, else by LLD
-// in process (devices/hip/comgr.hpp, lower/amdgpu), loaded and launched through the HIP runtime
+// target (MFMA on CDNA, WMMA on RDNA 3), compiled in process by LLVM's AMDGPU backend (by the
+// user's ROCm comgr from LLVM's bitcode for a processor this LLVM does not know) and linked
+// into a code object by comgr where it knows the processor, else by LLD in process
+// (devices/hip/comgr.hpp, lower/amdgpu), loaded and launched through the HIP runtime
 // (hip_runtime.hpp) with devices/driver_gpu.hpp's launch path. A machine without a usable
 // runtime, a GPU tilejit has no layouts for, or a kernel the device cannot run, runs on the
 // CPU instead with a warning naming why (and its LaunchReport says so).
@@ -31,9 +32,10 @@ DeviceKind deviceKind();
 layout::Target targetFor(const DeviceInfo& device);
 
 // The cache key (kind codeObject) of a kernel (by its semantic hash) on `device`, lowered for
-// `target` with the launch facts `vectorTensors` and linked by `linker` (comgr::Linker::name).
+// `target` with the launch facts `vectorTensors`, compiled and linked by `toolchain`
+// ("LLVM 19.1.7 + lld": comgr::Toolchain's compiler and linker).
 jit::ArtifactKey codeObjectKey(uint64_t irHash, const DeviceInfo& device, const layout::Target& target,
-                               const std::vector<bool>& vectorTensors, const std::string& linker);
+                               const std::vector<bool>& vectorTensors, const std::string& toolchain);
 std::vector<char> encodeCodeObjectBinary(const DriverBinary& binary);
 // Throws jit::CorruptCacheEntry for bytes encodeCodeObjectBinary did not make.
 DriverBinary decodeCodeObjectBinary(std::span<const char> bytes);

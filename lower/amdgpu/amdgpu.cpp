@@ -1,5 +1,6 @@
 #include "lower/amdgpu/amdgpu.hpp"
 
+#include <llvm/Bitcode/BitcodeWriter.h>
 #include <llvm/Config/llvm-config.h>
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/IRBuilder.h>
@@ -177,12 +178,30 @@ std::string emit(const gpu::KernelFunction& f, const std::string& arch, llvmgpu:
 }  // namespace
 
 std::string layoutTargetName(const std::string& arch) {
-  static const std::set<std::string> cdna = {"gfx90a", "gfx940", "gfx941", "gfx942"};
-  static const std::set<std::string> rdna3 = {"gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151"};
+  static const std::set<std::string> cdna = {"gfx90a", "gfx940", "gfx941", "gfx942", "gfx950"};
+  static const std::set<std::string> rdna3 = {"gfx1100", "gfx1101", "gfx1102", "gfx1103",
+                                              "gfx1150", "gfx1151", "gfx1152", "gfx1153"};
   if (cdna.contains(arch)) return "gfx942";
   if (rdna3.contains(arch)) return "gfx1100";
-  throw Unsupported("amdgpu: unsupported: " + arch + "; tilejit runs CDNA 2/3 (gfx90a, gfx940-gfx942: MFMA) and " +
-                    "RDNA 3/3.5 (gfx1100-gfx1103, gfx1150, gfx1151: WMMA)");
+  throw Unsupported("amdgpu: unsupported: " + arch + "; tilejit runs CDNA 2-4 (gfx90a, gfx940-gfx942, gfx950: MFMA) and " +
+                    "RDNA 3/3.5 (gfx1100-gfx1103, gfx1150-gfx1153: WMMA)");
+}
+
+bool llvmKnows(const std::string& arch) { return llvm::AMDGPU::parseArchAMDGCN(arch) != llvm::AMDGPU::GK_NONE; }
+
+std::string llvmName() { return "LLVM " LLVM_VERSION_STRING; }
+
+std::vector<char> compileBitcode(const gpu::KernelFunction& f, const std::string& arch) {
+  std::unique_ptr<llvm::TargetMachine> tm = machineFor(llvmKnows(arch) ? arch : layoutTargetName(arch));
+  llvm::LLVMContext c;
+  std::unique_ptr<llvm::Module> m = llvmgpu::printLlvm(f, targetFor(f, arch, *tm), c);
+  llvmgpu::optimize(*m, *tm);
+  for (llvm::Function& fn : *m)
+    if (!fn.isDeclaration()) fn.addFnAttr("target-cpu", arch);
+  llvm::SmallString<0> bytes;
+  llvm::raw_svector_ostream out(bytes);
+  llvm::WriteBitcodeToFile(*m, out);
+  return {bytes.begin(), bytes.end()};
 }
 
 int64_t waveSize(const std::string& arch) { return arch.rfind("gfx9", 0) == 0 ? 64 : 32; }

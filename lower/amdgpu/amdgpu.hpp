@@ -11,9 +11,14 @@
 namespace tj::amdgpu {
 
 // The layout target (layout/infer_layouts) whose kernels an arch runs: "gfx942" (MFMA 32x32x8
-// and 16x16x16, wave64) for CDNA 2 and 3 (gfx90a, gfx940-gfx942), "gfx1100" (WMMA, wave32) for RDNA 3 and 3.5
-// (gfx1100-gfx1103, gfx1150, gfx1151). Throws Unsupported("amdgpu: unsupported: ...") for another.
+// and 16x16x16, wave64) for CDNA 2 to 4 (gfx90a, gfx940-gfx942, gfx950), "gfx1100" (WMMA, wave32)
+// for RDNA 3 and 3.5 (gfx1100-gfx1103, gfx1150-gfx1153). Throws Unsupported("amdgpu:
+// unsupported: ...") for another.
 std::string layoutTargetName(const std::string& arch);
+// Whether this build's LLVM can compile for `arch` (LLVM 19 knows no gfx950 or gfx1153), and
+// its name ("LLVM 19.1.7").
+bool llvmKnows(const std::string& arch);
+std::string llvmName();
 // The wave size of an AMD target's kernels: 64 on CDNA (gfx9), 32 on RDNA (gfx10 and later).
 int64_t waveSize(const std::string& arch);
 
@@ -30,6 +35,11 @@ std::vector<char> compileObject(const gpu::KernelFunction& f, const std::string&
 // by LLD's ELF linker in process; and the kernel compiled and linked so.
 std::vector<char> linkCodeObject(const std::vector<char>& object);
 std::vector<char> compileCodeObject(const gpu::KernelFunction& f, const std::string& arch);
+
+// The same module optimized and written as LLVM bitcode whose functions name `arch`, for a
+// compiler that knows an arch this LLVM may not (ROCm's comgr): optimized for `arch`, or where
+// LLVM does not know it, for the processor of its layouts (gfx942, gfx1100).
+std::vector<char> compileBitcode(const gpu::KernelFunction& f, const std::string& arch);
 
 // The LLVM IR of the same module, before the backend (tile-ir --stage=llvm).
 std::string printLlvmIr(const gpu::KernelFunction& f, const std::string& arch);

@@ -208,7 +208,7 @@ TEST_CASE("fake hip: the layout target comes from the gfx target, the wave size 
   CHECK_THROWS_WITH_AS(hip::targetFor(d), doctest::Contains("runs waves of 64; tilejit's gfx1100 kernels need 32"),
                        Unsupported);
   d.targetId = "gfx1030";
-  CHECK_THROWS_WITH_AS(hip::targetFor(d), doctest::Contains("amdgpu: unsupported: gfx1030; tilejit runs CDNA 2/3"),
+  CHECK_THROWS_WITH_AS(hip::targetFor(d), doctest::Contains("amdgpu: unsupported: gfx1030; tilejit runs CDNA 2-4"),
                        Unsupported);
 }
 
@@ -354,7 +354,7 @@ TEST_CASE("fake hip: a cached code object for another processor is reported, reb
   for (gpu::KParam& p : wrong.params) p.name.clear();
   jit::ArtifactStore store(std::getenv("TILEJIT_CACHE_DIR"));
   jit::ArtifactKey key = hip::codeObjectKey(ir::semanticHash(gLaunching.kernel), mi300, gfx942, facts,
-                                            hip::comgr::linkerFor("gfx942").name);
+                                            hip::comgr::toolchainFor("gfx942").name());
   REQUIRE(store.write(key, hip::encodeCodeObjectBinary(wrong)));
   test::CaptureLog log;
   hip::HipDevice device("hip:0");
@@ -513,13 +513,15 @@ TEST_CASE("fake hip: comgr links the code objects of the processors it knows, LL
   for (int device = 0; device < 3; ++device) {
     const std::string arch = kProcessors[device];
     CAPTURE(arch);
-    hip::comgr::Linker linker = hip::comgr::linkerFor(arch);
+    hip::comgr::Toolchain toolchain = hip::comgr::toolchainFor(arch);
     bool knows = std::find(comgr.processors.begin(), comgr.processors.end(), arch) != comgr.processors.end();
-    CHECK(linker.comgr == knows);
-    CHECK(linker.name == (knows ? "comgr " + comgr.version : "lld"));
-    CHECK_MESSAGE(linker.why == (knows ? comgr.library + " knows " : "comgr " + comgr.version + " (" + comgr.library +
+    CHECK_FALSE(toolchain.comgrCompiles);  // LLVM knows all three
+    CHECK(toolchain.compiler == amdgpu::llvmName());
+    CHECK(toolchain.comgrLinks == knows);
+    CHECK(toolchain.linker == (knows ? "comgr " + comgr.version : "lld"));
+    CHECK_MESSAGE(toolchain.why == (knows ? comgr.library + " knows " : "comgr " + comgr.version + " (" + comgr.library +
                                                                          ") does not know ") + arch,
-                  linker.why);
+                  toolchain.why);
     test::ScopedEnv only("TILEJIT_AMD_LINKER", "comgr");
     hip::HipDevice hipN(fmt::format("hip:{}", device));
     if (!knows) {  // asked for, comgr cannot link it: the CPU runs it, saying why
@@ -579,15 +581,15 @@ TEST_CASE("fake hip: comgr's code object is a shared ELF for the processor with 
 TEST_CASE("fake hip: TILEJIT_AMD_LINKER=lld keeps LLD, and another value is an error naming it") {
   {
     test::ScopedEnv lld("TILEJIT_AMD_LINKER", "lld");
-    hip::comgr::Linker linker = hip::comgr::linkerFor("gfx90a");
-    CHECK_FALSE(linker.comgr);
-    CHECK(linker.why == "TILEJIT_AMD_LINKER=lld");
+    hip::comgr::Toolchain toolchain = hip::comgr::toolchainFor("gfx90a");
+    CHECK_FALSE(toolchain.comgrLinks);
+    CHECK(toolchain.why == "TILEJIT_AMD_LINKER=lld");
     Inputs in;
     hip::HipDevice mi250("hip:2");
     CHECK(launchAverage(mi250, in, samples::poisoned({kRows, kCols})) == expectedAverage(in));
   }
   test::ScopedEnv bogus("TILEJIT_AMD_LINKER", "ld.gold");
-  CHECK_THROWS_WITH_AS(hip::comgr::linkerFor("gfx90a"),
+  CHECK_THROWS_WITH_AS(hip::comgr::toolchainFor("gfx90a"),
                        "TILEJIT_AMD_LINKER=ld.gold: expected lld or comgr (or unset: comgr where it knows the GPU)", Error);
 }
 
