@@ -1,6 +1,7 @@
 // A stand-in for libamdhip64.so for tests on machines without an AMD GPU (TILEJIT_LIBHIP names
-// it): three devices, hip:0 an MI300X (gfx942, wave64), hip:1 a Radeon RX 7900 XTX (gfx1100,
-// wave32) and hip:2 one die of an MI250X (gfx90a, wave64; the one Debian's comgr knows), device memory in host memory, and launches that run nothing themselves: they hand
+// it): four devices, hip:0 an MI300X (gfx942, wave64), hip:1 a Radeon RX 7900 XTX (gfx1100,
+// wave32), hip:2 one die of an MI250X (gfx90a, wave64; the one Debian's comgr knows) and hip:3 an
+// MI355X (gfx950, which LLVM 19 does not know: tests/fake_comgr compiles for it), device memory in host memory, and launches that run nothing themselves: they hand
 // the test's kernel the launch, failing with hipErrorNotSupported where no test set one. It
 // checks what the real runtime would reject: unknown pointers and handles, copies past an
 // allocation, an image that is not an AMDGPU code object (a shared ELF) for the current
@@ -39,6 +40,7 @@ constexpr FakeDevice kDevices[] = {
     {"AMD Instinct MI300X (tilejit fake runtime)", "gfx942:sramecc+:xnack-", 0x04c, 64, 304},
     {"AMD Radeon RX 7900 XTX (tilejit fake runtime)", "gfx1100", 0x041, 32, 48},
     {"AMD Instinct MI250X (tilejit fake runtime)", "gfx90a:sramecc+:xnack-", 0x03f, 64, 110},
+    {"AMD Instinct MI355X (tilejit fake runtime)", "gfx950:sramecc+:xnack-", 0x04f, 64, 256},
 };
 constexpr int kDeviceCount = int(std::size(kDevices));
 

@@ -175,12 +175,14 @@ void simulateLaunches() {
   reinterpret_cast<void (*)(TjFakeHipKernel)>(fakeSymbol("tjFakeHipSetKernel"))(simulateLaunch);
 }
 
-TEST_CASE("fake hip: the runtime is the fake: an MI300X (gfx942, wave64), an RX 7900 XTX (gfx1100, wave32), an MI250X (gfx90a)") {
+TEST_CASE("fake hip: the runtime is the fake: an MI300X (gfx942), an RX 7900 XTX (gfx1100), an MI250X (gfx90a), an MI355X (gfx950)") {
   REQUIRE_MESSAGE(hip::status().available, hip::status().reason);
-  CHECK(hip::status().devices == 3);
-  hip::DeviceInfo mi300 = hip::deviceInfo(0), navi = hip::deviceInfo(1), mi250 = hip::deviceInfo(2);
+  CHECK(hip::status().devices == 4);
+  hip::DeviceInfo mi300 = hip::deviceInfo(0), navi = hip::deviceInfo(1), mi250 = hip::deviceInfo(2),
+                  mi355 = hip::deviceInfo(3);
   CHECK(mi250.arch() == "gfx90a");
   CHECK(mi250.warpSize == 64);
+  CHECK(mi355.arch() == "gfx950");
   CHECK(mi300.targetId == "gfx942:sramecc+:xnack-");
   CHECK(mi300.arch() == "gfx942");
   CHECK(mi300.warpSize == 64);
@@ -188,7 +190,7 @@ TEST_CASE("fake hip: the runtime is the fake: an MI300X (gfx942, wave64), an RX 
   CHECK(navi.arch() == "gfx1100");
   CHECK(navi.warpSize == 32);
   CHECK(selectDevice("hip:1").name() == "hip:1");
-  CHECK_THROWS_WITH_AS(selectDevice("hip:3"), doctest::Contains("no device 'hip:3'; there are: hip:0 (AMD Instinct MI300X"),
+  CHECK_THROWS_WITH_AS(selectDevice("hip:4"), doctest::Contains("no device 'hip:4'; there are: hip:0 (AMD Instinct MI300X"),
                        Error);
   CHECK_THROWS_WITH_AS(selectDevice("hip:x"), doctest::Contains("'hip:x' is not 'hip' or 'hip:N'"), Error);
 }
@@ -439,31 +441,33 @@ TEST_CASE("fake hip: a kernel's prints and a failed check come back from the dev
   CHECK_MESSAGE(off.empty(), "not on the stream: ", off);
 }
 
-TEST_CASE("fake hip: the f16 and bf16 gemm sample kernels on MFMA (gfx942) and WMMA (gfx1100): the interpreter's results") {
+// The gemm sample on `device` against the interpreter, at a size whose rows are 16-byte vectors
+// and not multiples of the blocks, with the hip tuning space's first blocks (8 waves).
+void checkGemm(const char* device, DType dtype) {
+  CAPTURE(device);
+  CAPTURE(dtypeName(dtype));
   test::ScopedEnv cache("TILEJIT_CACHE", "0");
-  const int64_t m = 70, n = 72, k = 40;  // rows of 16-byte vectors, not multiples of the blocks
-  for (DType dtype : {f16, bf16}) {
-    Tensor a = Tensor::random({m, k}, 81, dtype), b = Tensor::random({k, n}, 82, dtype);
-    Tensor expected = samples::poisoned({m, n});
-    samples::GemmBlocks blocks = samples::GemmBlocks::from(samples::gemmTuneSpace("hip").at(0));  // 8 waves
-    samples::gemm(a, b, expected, {.device = "interp"}, blocks);
-    for (const char* device : {"hip", "hip:1"}) {
-      CAPTURE(device);
-      CAPTURE(dtypeName(dtype));
-      Tensor c = samples::poisoned({m, n});
-      {
-        CaptureTraces capture;
-        samples::gemm(a, b, c, {}, blocks);
-        REQUIRE(capture.kernels().size() == 1);
-        gLaunching.kernel = capture.kernels()[0];
-        gLaunching.tensors = {a.launchArg(), b.launchArg(), c.launchArg()};
-      }
-      LaunchWatch launches;
-      CHECK(samples::gemm(a, b, c, {.device = device}, blocks) == device);
-      CHECK_MESSAGE(!launches.last().fellBack(), launches.last().fallbackReason, " / ", gLaunching.failure);
-      CHECK(differing(c, expected, 1e-5) == 0);  // f32 sums in another order
-    }
+  const int64_t m = 70, n = 72, k = 40;
+  Tensor a = Tensor::random({m, k}, 81, dtype), b = Tensor::random({k, n}, 82, dtype);
+  Tensor expected = samples::poisoned({m, n}), c = samples::poisoned({m, n});
+  samples::GemmBlocks blocks = samples::GemmBlocks::from(samples::gemmTuneSpace("hip").at(0));
+  samples::gemm(a, b, expected, {.device = "interp"}, blocks);
+  {
+    CaptureTraces capture;
+    samples::gemm(a, b, c, {}, blocks);
+    REQUIRE(capture.kernels().size() == 1);
+    gLaunching.kernel = capture.kernels()[0];
+    gLaunching.tensors = {a.launchArg(), b.launchArg(), c.launchArg()};
   }
+  LaunchWatch launches;
+  CHECK(samples::gemm(a, b, c, {.device = device}, blocks) == device);
+  CHECK_MESSAGE(!launches.last().fellBack(), launches.last().fallbackReason, " / ", gLaunching.failure);
+  CHECK(differing(c, expected, 1e-5) == 0);  // f32 sums in another order
+}
+
+TEST_CASE("fake hip: the f16 and bf16 gemm sample kernels on MFMA (gfx942) and WMMA (gfx1100): the interpreter's results") {
+  for (DType dtype : {f16, bf16})
+    for (const char* device : {"hip", "hip:1"}) checkGemm(device, dtype);
 }
 
 TEST_CASE("fake hip: the causal f16 attention sample kernel on both devices: the interpreter's results") {
@@ -550,7 +554,7 @@ TEST_CASE("fake hip: comgr's code object is a shared ELF for the processor with 
   if (!comgrAvailable()) return;
   if (std::find(hip::comgr::status().processors.begin(), hip::comgr::status().processors.end(), "gfx90a") ==
       hip::comgr::status().processors.end()) {
-    MESSAGE("comgr skipped: comgr ", hip::comgr::status().version, " does not know gfx90a");
+    MESSAGE("skipped: comgr ", hip::comgr::status().version, " does not know gfx90a");
     return;
   }
   Inputs in;
@@ -576,6 +580,38 @@ TEST_CASE("fake hip: comgr's code object is a shared ELF for the processor with 
   CHECK_MESSAGE(error.find("its log: ") != std::string::npos, error);
   CHECK_THROWS_WITH_AS(hip::comgr::linkCodeObject(notAnObject, "gfx1"), doctest::Contains("does not know gfx1"),
                        Unsupported);
+}
+
+TEST_CASE("fake hip: an MI355X (gfx950, which LLVM 19 does not know) runs what comgr compiles from LLVM's bitcode") {
+  REQUIRE(hip::deviceInfo(3).arch() == "gfx950");
+  CHECK_FALSE(amdgpu::llvmKnows("gfx950"));
+  const hip::comgr::Status& comgr = hip::comgr::status();
+  bool knows = std::find(comgr.processors.begin(), comgr.processors.end(), "gfx950") != comgr.processors.end();
+  Inputs in;
+  const std::vector<double> expected = expectedAverage(in);
+  if (!knows) {  // Debian's comgr 5.2, or none: the CPU runs it, saying why
+    REQUIRE_MESSAGE(std::getenv("TILEJIT_FAKE_COMGR") == nullptr, "the stand-in comgr did not load: ", comgr.reason);
+    Tensor out = samples::poisoned({kRows, kCols});
+    expectAverage(in.a, in.b, out);
+    hip::HipDevice mi355("hip:3");
+    LaunchReport r = mi355.launch(gLaunching.kernel, {gLaunching.tensors, kGrid, {}, {}, 0, nullptr});
+    CHECK(r.fellBack());
+    CHECK_MESSAGE(r.fallbackReason.find("amdgpu: " + amdgpu::llvmName() + " does not know gfx950, and there is no comgr that does: ") !=
+                      std::string::npos,
+                  r.fallbackReason);
+    CHECK(out.values() == expected);
+    return;
+  }
+  hip::comgr::Toolchain toolchain = hip::comgr::toolchainFor("gfx950");
+  CHECK(toolchain.comgrCompiles);
+  CHECK(toolchain.comgrLinks);
+  CHECK(toolchain.name() == "comgr " + comgr.version + " + comgr " + comgr.version);
+  CHECK(toolchain.why == amdgpu::llvmName() + " does not know gfx950; " + comgr.library + " knows gfx950");
+  hip::HipDevice mi355("hip:3");
+  CHECK(launchAverage(mi355, in, samples::poisoned({kRows, kCols})) == expected);
+  for (DType dtype : {f16, bf16}) checkGemm("hip:3", dtype);  // MFMA
+  std::printf("amdgpu: comgr %s (%s) compiled and linked gfx950's code objects (LLVM 19 does not know it), which the fake runtime ran\n",
+              comgr.version.c_str(), comgr.library.c_str());
 }
 
 TEST_CASE("fake hip: TILEJIT_AMD_LINKER=lld keeps LLD, and another value is an error naming it") {
