@@ -17,6 +17,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "ir/error.hpp"
 
@@ -146,6 +147,23 @@ void* openLibrary(const std::string& library) {
   void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) throw Error("dlopen(" + library + "): " + dlerror());
   return handle;
+}
+
+std::string loadFirstLibrary(const std::vector<std::string>& libraries, const std::function<void(const std::string&)>& load,
+                             const std::function<void()>& undo, std::string& problem) {
+  problem.clear();
+  for (const std::string& library : libraries) {
+    try {
+      load(library);
+      return library;
+    } catch (const std::exception& e) {
+      bool missing = std::string_view(e.what()).find("cannot open shared object file") != std::string_view::npos;
+      if (!missing && problem.empty()) problem = e.what();
+      undo();
+    }
+  }
+  if (problem.empty()) problem = fmt::format("no {} to load", fmt::join(libraries, " or "));
+  return "";
 }
 
 }  // namespace tj

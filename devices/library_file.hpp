@@ -9,6 +9,7 @@
 // needs, and, for a bare name, the rare paths dlopen searches that libraryCandidates() does
 // not (see there).
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -33,5 +34,11 @@ std::string libraryFileProblem(const std::string& library);
 // dlopen(library, RTLD_NOW | RTLD_LOCAL) once libraryFileProblem finds nothing; throws Error
 // with that problem or dlerror()'s text.
 void* openLibrary(const std::string& library);
+
+// Calls `load` with each of `libraries` in turn (`undo` after each that throws) and returns the
+// first that loads. Where none does, returns "" and sets `problem` to the first failure of a
+// library that exists, else to "no <a> or <b> to load".
+std::string loadFirstLibrary(const std::vector<std::string>& libraries, const std::function<void(const std::string&)>& load,
+                             const std::function<void()>& undo, std::string& problem);
 
 }  // namespace tj

@@ -2,7 +2,6 @@
 
 #include <dlfcn.h>
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -60,28 +59,17 @@ constexpr std::string_view kIsaPrefix = "amdgcn-amd-amdhsa--";
 class Library {
  public:
   explicit Library(const std::vector<std::string>& names) {
-    std::string problem;  // the first failure of a library that exists
-    for (const std::string& name : names) {
-      try {
-        load(name);
-        st_.available = true;
-        st_.library = name;
-        return;
-      } catch (const std::exception& e) {
-        bool missing = std::string_view(e.what()).find("cannot open shared object file") != std::string_view::npos;
-        if (!missing && problem.empty()) problem = e.what();
-        fn_ = {};
-      }
-    }
-    st_.reason = "comgr not available: " +
-                 (problem.empty() ? fmt::format("no {} to load", fmt::join(names, " or ")) : problem);
+    std::string problem;
+    st_.library = loadFirstLibrary(names, [&](const std::string& n) { load(n); }, [&] { close(); }, problem);
+    st_.available = !st_.library.empty();
+    if (!st_.available) st_.reason = "comgr not available: " + problem;
   }
   const Status& status() const { return st_; }
   const Functions& fn() const { return fn_; }
 
  private:
   void load(const std::string& name) {
-    void* lib = openLibrary(name);
+    void* lib = lib_ = openLibrary(name);
 #define TJ_COMGR_LOAD(symbol, ...)                                              \
   fn_.symbol = reinterpret_cast<decltype(fn_.symbol)>(dlsym(lib, #symbol));    \
   if (!fn_.symbol) throw Error(name + " has no " #symbol);
@@ -99,6 +87,14 @@ class Library {
     }
   }
 
+  void close() {
+    if (lib_) dlclose(lib_);
+    lib_ = nullptr;
+    fn_ = {};
+    st_.processors.clear();
+  }
+
+  void* lib_ = nullptr;
   Functions fn_;
   Status st_;
 };

@@ -2,7 +2,6 @@
 
 #include <dlfcn.h>
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -21,21 +20,10 @@ namespace {
 class Runtime {
  public:
   explicit Runtime(const std::vector<std::string>& libraries) {
-    std::string problem;  // the first failure of a library that exists
-    for (const std::string& library : libraries) {
-      try {
-        load(library);
-        st_.available = true;
-        st_.library = library;
-        return;
-      } catch (const std::exception& e) {
-        bool missing = std::string_view(e.what()).find("cannot open shared object file") != std::string_view::npos;
-        if (!missing && problem.empty()) problem = e.what();
-        close();
-      }
-    }
-    st_.reason = "HIP not available: " +
-                 (problem.empty() ? fmt::format("no {} to load", fmt::join(libraries, " or ")) : problem);
+    std::string problem;
+    st_.library = loadFirstLibrary(libraries, [&](const std::string& l) { load(l); }, [&] { close(); }, problem);
+    st_.available = !st_.library.empty();
+    if (!st_.available) st_.reason = "HIP not available: " + problem;
   }
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
