@@ -227,6 +227,14 @@ TEST_CASE("tile-ir --stage=amdgpu prints AMDGPU assembly: attention on gfx942 on
   CommandResult llvm = runCommand(tileIr("--sample softmax --stage=llvm --target=gfx1100"));
   REQUIRE(llvm.status == 0);
   CHECK(llvm.output.find("amdgpu_kernel") != std::string::npos);
+  // gfx950 (MI350), which LLVM 19 does not know: its LLVM IR, what comgr would compile, but no assembly.
+  CommandResult mi350 = runCommand(tileIr("--sample gemm_f16 --stage=llvm --target=gfx950"));
+  REQUIRE(mi350.status == 0);
+  CHECK(mi350.output.find("@llvm.amdgcn.mfma.f32.32x32x8f16") != std::string::npos);
+  CommandResult mi350Assembly = runCommand(tileIr("--sample gemm_f16 --stage=amdgpu --target=gfx950"));
+  CHECK(mi350Assembly.status != 0);
+  CHECK(mi350Assembly.output.find("does not know the target 'gfx950'") != std::string::npos);
+  CHECK(mi350Assembly.output.find("through ROCm's comgr") != std::string::npos);
   CommandResult nvidia = runCommand(tileIr("--sample softmax --stage=amdgpu --target=sm_90"));
   CHECK(nvidia.status != 0);
   CHECK(nvidia.output.find("needs an AMD --target") != std::string::npos);

@@ -151,7 +151,8 @@ std::unique_ptr<llvm::TargetMachine> machineFor(const std::string& arch) {
     LLVMInitializeAMDGPUAsmPrinter();
   });
   if (llvm::AMDGPU::parseArchAMDGCN(arch) == llvm::AMDGPU::GK_NONE)
-    throw Error("amdgpu: LLVM " LLVM_VERSION_STRING " does not know the target '" + arch + "' (gfx942, gfx1100, gfx1151, ...)");
+    throw Error("amdgpu: LLVM " LLVM_VERSION_STRING " does not know the target '" + arch +
+                "' (gfx942, gfx1100, gfx1151, ...); the HIP device compiles for it through ROCm's comgr where one knows it");
   std::string error;
   const llvm::Target* target = llvm::TargetRegistry::lookupTarget(kTriple, error);
   if (!target) throw Unsupported("amdgpu: LLVM has no AMDGPU target: " + error);
@@ -165,6 +166,12 @@ AmdgpuTarget targetFor(const gpu::KernelFunction& f, const std::string& arch, co
     throw Error("amdgpu: the kernel was lowered for subgroups of " + std::to_string(f.subgroupSize) + " lanes; " + arch +
                 " runs waves of " + std::to_string(wave));
   return AmdgpuTarget(tm.createDataLayout().getStringRepresentation(), wave);
+}
+
+// The machine whose IR-level passes and data layout the module for `arch` gets: arch's own, or
+// where LLVM does not know it (the module goes to comgr as bitcode), the processor of its layouts.
+std::unique_ptr<llvm::TargetMachine> irMachineFor(const std::string& arch) {
+  return machineFor(llvmKnows(arch) ? arch : layoutTargetName(arch));
 }
 
 std::string emit(const gpu::KernelFunction& f, const std::string& arch, llvmgpu::FileKind kind) {
@@ -192,7 +199,7 @@ bool llvmKnows(const std::string& arch) { return llvm::AMDGPU::parseArchAMDGCN(a
 std::string llvmName() { return "LLVM " LLVM_VERSION_STRING; }
 
 std::vector<char> compileBitcode(const gpu::KernelFunction& f, const std::string& arch) {
-  std::unique_ptr<llvm::TargetMachine> tm = machineFor(llvmKnows(arch) ? arch : layoutTargetName(arch));
+  std::unique_ptr<llvm::TargetMachine> tm = irMachineFor(arch);
   llvm::LLVMContext c;
   std::unique_ptr<llvm::Module> m = llvmgpu::printLlvm(f, targetFor(f, arch, *tm), c);
   llvmgpu::optimize(*m, *tm);
@@ -216,7 +223,7 @@ std::vector<char> compileObject(const gpu::KernelFunction& f, const std::string&
 }
 
 std::string printLlvmIr(const gpu::KernelFunction& f, const std::string& arch) {
-  std::unique_ptr<llvm::TargetMachine> tm = machineFor(arch);
+  std::unique_ptr<llvm::TargetMachine> tm = irMachineFor(arch);
   llvm::LLVMContext c;
   std::string text;
   llvm::raw_string_ostream out(text);

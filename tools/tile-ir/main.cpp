@@ -128,7 +128,7 @@ int main(int argc, char** argv) {
   app.add_flag("--general", general,
                "GPU stages: the kernel for any tensor arguments (by default, for contiguous tensors whose rows are "
                "aligned to 16 bytes, which load and store whole vectors)");
-  app.add_option("--target", target, "the target of --stage=layout, readahead, kernel, llvm, ptx and amdgpu (vulkan, sm_80, sm_89, sm_90, sm_90a, gfx1100, gfx942, gfx1151 for amdgpu, cpu)");
+  app.add_option("--target", target, "the target of --stage=layout, readahead, kernel, llvm, ptx and amdgpu (vulkan, sm_80, sm_89, sm_90, sm_90a, gfx1100, gfx942, gfx1151 for amdgpu, gfx950 for llvm only, cpu)");
   app.add_option("--cpu", cpu,
                  "--stage=buffers, asm, and llvm with --target=cpu: the x86 level to lower for (host, sse4.2, avx2, avx2vnni, avx512, "
                  "avx512vnni, avx512bf16, amx), "
