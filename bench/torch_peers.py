@@ -168,6 +168,17 @@ def fused(b, n):
         b.compare(name, ours["ms"], peer, f"{peer}_{name}", b.time(lambda: f(x, y, z)), 16 * n, "GB/s")
 
 
+def vector_add(b, n):
+    """a + b against torch.add(out=) and against a copy of the same 12n bytes (6n read, 6n written)."""
+    ours = b.ours("vector_add", f"--n={n}")
+    x, y, out = torch.randn(n), torch.randn(n), torch.empty(n)
+    source, copy = torch.randn(n * 3 // 2), torch.empty(n * 3 // 2)
+    name = f"vector_add_{n >> 20}M_t{b.t}"
+    b.compare(name, ours["ms"], "torch_add", f"torch_add_{name}", b.time(lambda: torch.add(x, y, out=out)), 12 * n, "GB/s")
+    b.compare(name, ours["ms"], "copy", f"copy_{name}", b.time(lambda: copy.copy_(source)), 12 * n, "GB/s",
+              note=" (torch's copy_ of the same bytes)")
+
+
 def compile_times(b):
     """Cold and warm compile of the fused chain: ours in two runs, Inductor in two new processes."""
     with tempfile.TemporaryDirectory() as our_dir, tempfile.TemporaryDirectory() as inductor_dir:
@@ -241,6 +252,7 @@ def main():
         weight, bias = torch.randn(1024), torch.randn(1024)
         row_op(b, "layernorm", lambda x: F.layer_norm(x, (1024,), weight, bias, eps=1e-5), 4096, 1024, inductor=False)
         fused(b, (4 if args.quick else 16) << 20)
+        vector_add(b, (4 if args.quick else 16) << 20)
         compile_times(b)
     print_table(b.rows)
 
