@@ -184,6 +184,7 @@ DeviceMemory::DeviceMemory(size_t bytes) : bytes_(bytes) {
 
 DeviceMemory::DeviceMemory(CUdeviceptr address, size_t bytes, const DeviceInfo& device)
     : pointer_(address), bytes_(bytes), owned_(false) {
+  if (bytes == 0) return;  // an empty tensor's pointer may be null or past an allocation
   auto where = [&] { return fmt::format("cuda: the {} bytes at {:#x}", bytes, address); };
   int ordinal = -1;
   if (CUresult r = functions().cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, address))

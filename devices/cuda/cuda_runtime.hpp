@@ -106,7 +106,7 @@ class DeviceMemory {
   using Stream = CUstream;
   explicit DeviceMemory(size_t bytes);  // at least one byte is allocated
   // The `bytes` at `address`, which someone else allocated and frees: throws Unsupported unless
-  // the driver knows them as one allocation of device `device`'s.
+  // the driver knows them (more than none) as one allocation of device `device`'s.
   DeviceMemory(CUdeviceptr address, size_t bytes, const DeviceInfo& device);
   ~DeviceMemory();
   DeviceMemory(const DeviceMemory&) = delete;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <mutex>
 
 #include "devices/library_file.hpp"
 #include "ir/error.hpp"
@@ -54,8 +55,8 @@ struct Functions {
 
 constexpr std::string_view kIsaPrefix = "amdgcn-amd-amdhsa--";
 
-// A loaded library and what it reported of itself. Never unloaded: comgr keeps LLVM's global
-// state, which its exit handlers tear down.
+// A loaded library and what it reported of itself. Once it loads it stays: comgr keeps LLVM's
+// global state, which its exit handlers tear down.
 class Library {
  public:
   explicit Library(const std::vector<std::string>& names) {
@@ -152,9 +153,11 @@ class Action {
     Status_t done = fn_.amd_comgr_do_action(step.action, info_, input_, result_);
     size_t outputs = 0;
     if (done == 0) need(fn_.amd_comgr_action_data_count(result_, step.outputKind, &outputs), "amd_comgr_action_data_count");
-    if (done != 0 || outputs != 1)
-      throw Error(fmt::format("hip: comgr {} could not {} for {}: {}; its log: {}", library().status().version, step.verb,
-                              arch, done ? statusName(done) : fmt::format("{} outputs", outputs), log()));
+    if (done != 0 || outputs != 1) {
+      std::string what = done ? statusName(done) : fmt::format("{} outputs", outputs);
+      throw Unsupported(fmt::format("hip: comgr {} could not {} for {}: {}; its log: {}", library().status().version,
+                                    step.verb, arch, what, log()));
+    }
     return bytesOf(result(step.outputKind));
   }
 
@@ -164,7 +167,7 @@ class Action {
     return fmt::format("{} ({})", fn_.amd_comgr_status_string(s, &text) == 0 && text ? text : "unknown status", s);
   }
   void need(Status_t s, std::string_view call) const {
-    if (s != 0) throw Error(fmt::format("hip: {} failed: {}", call, statusName(s)));
+    if (s != 0) throw Unsupported(fmt::format("hip: {} failed: {}", call, statusName(s)));
   }
   Data make(int kind) {
     Data d{};
@@ -186,13 +189,17 @@ class Action {
     bytes.resize(size);
     return bytes;
   }
-  // The action's log, or "(none)".
+  // The action's log, or "(none)": never an error of its own, which would hide the action's.
   std::string log() {
-    size_t logs = 0;
-    if (fn_.amd_comgr_action_data_count(result_, kDataLog, &logs) != 0 || logs == 0) return "(none)";
-    std::vector<char> text = bytesOf(result(kDataLog));
-    std::string s(text.begin(), std::find(text.begin(), text.end(), '\0'));
-    return s.empty() ? "(none)" : s;
+    try {
+      size_t logs = 0;
+      if (fn_.amd_comgr_action_data_count(result_, kDataLog, &logs) != 0 || logs == 0) return "(none)";
+      std::vector<char> text = bytesOf(result(kDataLog));
+      std::string s(text.begin(), std::find(text.begin(), text.end(), '\0'));
+      return s.empty() ? "(none)" : s;
+    } catch (const Error& e) {
+      return fmt::format("(unreadable: {})", e.what());
+    }
   }
 
   const Functions& fn_;
@@ -212,6 +219,9 @@ namespace {
 std::vector<char> runStep(const Step& step, const std::vector<char>& bytes, const std::string& arch) {
   if (!status().available) throw Unsupported(status().reason);
   if (!knows(arch)) throw Unsupported(fmt::format("{} does not know {}", describe(), arch));
+  // comgr 2 (ROCm 5) is not safe to call from two threads at once; devices compile concurrently.
+  static std::mutex oneAtATime;
+  std::lock_guard lock(oneAtATime);
   Action action(library().fn());
   return action.run(step, bytes, arch);
 }
@@ -249,6 +259,7 @@ Toolchain toolchainFor(const std::string& arch) {
     t.why = "TILEJIT_AMD_LINKER=lld";
   } else if (whyNot.empty()) {
     t.comgrLinks = true;
+    t.comgrRequired = choice == "comgr";
     t.linker = "comgr " + status().version;
     t.why = fmt::format("{} knows {}", status().library, arch);
   } else if (choice == "comgr") {

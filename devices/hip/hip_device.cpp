@@ -63,13 +63,13 @@ class Context final : public DriverContext {
                                                         : amdgpu::compileObject(f, arch);
     return {llvmgpu::entryName(f.name), toolchain_.comgrLinks ? linkWithComgr(object, f.name) : amdgpu::linkCodeObject(object)};
   }
-  // A comgr that failed where TILEJIT_AMD_LINKER did not ask for it leaves the link to LLD.
+  // A comgr that failed where TILEJIT_AMD_LINKER did not ask for it leaves the link to LLD (the
+  // code object is as good, so it is cached under the key that names comgr all the same).
   std::vector<char> linkWithComgr(const std::vector<char>& object, const std::string& kernel) const {
     try {
       return comgr::linkCodeObject(object, info_.arch());
-    } catch (const Error& e) {
-      const char* choice = std::getenv("TILEJIT_AMD_LINKER");
-      if (choice && std::string_view(choice) == "comgr") throw Unsupported(e.what());
+    } catch (const Unsupported& e) {
+      if (toolchain_.comgrRequired) throw;
       spdlog::warn("tilejit: kernel '{}': {}; LLD links it instead", kernel, e.what());
       return amdgpu::linkCodeObject(object);
     }

@@ -145,6 +145,7 @@ DeviceMemory::DeviceMemory(size_t bytes) : bytes_(bytes) {
 
 DeviceMemory::DeviceMemory(uint64_t address, size_t bytes, const DeviceInfo& device)
     : pointer_(reinterpret_cast<void*>(uintptr_t(address))), bytes_(bytes), owned_(false) {
+  if (bytes == 0) return;  // an empty tensor's pointer may be null or past an allocation
   auto where = [&] { return fmt::format("hip: the {} bytes at {:#x}", bytes, address); };
   void* base = nullptr;
   size_t size = 0;

@@ -77,8 +77,8 @@ class DeviceMemory {
   using Stream = hipStream_t;
   explicit DeviceMemory(size_t bytes);  // at least one byte is allocated
   // The `bytes` at `address` on `device`, which someone else allocated and frees. Throws
-  // Unsupported where they are not memory the runtime allocated, are another device's, or
-  // reach past their allocation.
+  // Unsupported where they (more than none) are not memory the runtime allocated, are another
+  // device's, or reach past their allocation.
   DeviceMemory(uint64_t address, size_t bytes, const DeviceInfo& device);
   ~DeviceMemory();
   DeviceMemory(const DeviceMemory&) = delete;

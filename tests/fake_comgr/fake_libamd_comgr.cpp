@@ -101,6 +101,12 @@ std::string codegen(const std::vector<char>& bitcode, const std::string& process
 
 extern "C" {
 
+// The data objects, data sets and action infos alive: 0 once every action's were released.
+size_t tjFakeComgrLiveObjects() {
+  std::lock_guard lock(fake().mutex);
+  return fake().data.size() + fake().sets.size() + fake().infos.size();
+}
+
 void amd_comgr_get_version(size_t* major, size_t* minor) {
   *major = 3;
   *minor = 0;

@@ -320,6 +320,14 @@ TEST_CASE("fake hip: a kDLROCM tensor outside the runtime's memory, on another d
   }
 }
 
+TEST_CASE("fake hip: an empty kDLROCM tensor is imported whatever its pointer") {
+  constexpr DLDataType f32Code{kDLFloat, 32, 1};
+  test::DLPackProducer producer(nullptr, f32Code, {0, 4}, {}, 0, {kDLROCM, 0});
+  Tensor empty = Tensor::fromDLPack(producer.versioned());
+  CHECK(empty.numel() == 0);
+  CHECK(empty.dim(1) == 4);
+}
+
 TEST_CASE("fake hip: a second process loads the code object from disk, without LLVM") {
   test::ScopedEnv cache("TILEJIT_CACHE_DIR", test::scratchDir("fake_hip", "code_objects").c_str());
   fs::path dir = std::getenv("TILEJIT_CACHE_DIR");
@@ -509,6 +517,7 @@ constexpr const char* kProcessors[] = {"gfx942", "gfx1100", "gfx90a"};
 
 TEST_CASE("fake hip: comgr links the code objects of the processors it knows, LLD the others") {
   if (!comgrAvailable()) return;
+  test::ScopedEnv cache("TILEJIT_CACHE", "0");  // each code object compiled and linked now
   const hip::comgr::Status& comgr = hip::comgr::status();
   MESSAGE("comgr ", comgr.version, " (", comgr.library, ") knows ", comgr.processors.size(), " processors");
   Inputs in;
@@ -542,6 +551,7 @@ TEST_CASE("fake hip: comgr links the code objects of the processors it knows, LL
     linked.push_back(arch);
     TjFakeHipCounts before = counts();
     CHECK(launchAverage(hipN, in, samples::poisoned({kRows, kCols})) == expected);
+    CHECK(gReport.cache == jit::CacheSource::compiled);
     CHECK(counts().moduleLoads == before.moduleLoads + 1);
   }
   // Debian's comgr 5.2 knows gfx90a (not gfx942 or gfx1100): one of the three at least.
@@ -578,6 +588,7 @@ TEST_CASE("fake hip: comgr's code object is a shared ELF for the processor with 
                     std::string::npos,
                 error);
   CHECK_MESSAGE(error.find("its log: ") != std::string::npos, error);
+  CHECK_MESSAGE(error.find("its log: (none)") == std::string::npos, error);  // comgr's own words
   CHECK_THROWS_WITH_AS(hip::comgr::linkCodeObject(notAnObject, "gfx1"), doctest::Contains("does not know gfx1"),
                        Unsupported);
 }
@@ -602,6 +613,7 @@ TEST_CASE("fake hip: an MI355X (gfx950, which LLVM 19 does not know) runs what c
     CHECK(out.values() == expected);
     return;
   }
+  test::ScopedEnv cache("TILEJIT_CACHE", "0");
   hip::comgr::Toolchain toolchain = hip::comgr::toolchainFor("gfx950");
   CHECK(toolchain.comgrCompiles);
   CHECK(toolchain.comgrLinks);
@@ -609,7 +621,15 @@ TEST_CASE("fake hip: an MI355X (gfx950, which LLVM 19 does not know) runs what c
   CHECK(toolchain.why == amdgpu::llvmName() + " does not know gfx950; " + comgr.library + " knows gfx950");
   hip::HipDevice mi355("hip:3");
   CHECK(launchAverage(mi355, in, samples::poisoned({kRows, kCols})) == expected);
+  CHECK(gReport.cache == jit::CacheSource::compiled);
   for (DType dtype : {f16, bf16}) checkGemm("hip:3", dtype);  // MFMA
+  if (void* fake = dlopen(comgr.library.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD)) {  // every comgr object released
+    auto live = reinterpret_cast<size_t (*)()>(dlsym(fake, "tjFakeComgrLiveObjects"));
+    bool found = live != nullptr;
+    REQUIRE_MESSAGE(found, "the stand-in comgr has no tjFakeComgrLiveObjects");
+    CHECK(live() == 0);
+    dlclose(fake);
+  }
   std::printf("amdgpu: comgr %s (%s) compiled and linked gfx950's code objects (LLVM 19 does not know it), which the fake runtime ran\n",
               comgr.version.c_str(), comgr.library.c_str());
 }
