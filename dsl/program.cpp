@@ -742,7 +742,7 @@ namespace {
 DType defaultDotResult(DType operand) {
   switch (operand) {
     case DType::f64: return DType::f64;
-    case DType::i8: case DType::i32: return DType::i32;
+    case DType::i8: case DType::u8: case DType::i32: return DType::i32;
     case DType::i64: return DType::i64;
     default: return DType::f32;
   }
@@ -755,14 +755,17 @@ Tile dotImpl(const Tile& a, const Tile& b, DType out, const Tile* acc, const Sou
   if (ta.shape[1] != tb.shape[0])
     fail(l, "dot", "inner sizes differ: " + describe(ta) + " x " + describe(tb));
   bool float8In = isFloat8(ta.dtype) && isFloat8(tb.dtype);  // f8e4m3 x f8e5m2 as well
-  if (ta.dtype != tb.dtype && !float8In)
-    fail(l, "dot", "dtype mismatch: " + describe(ta) + " vs " + describe(tb));
+  bool u8TimesI8 = ta.dtype == DType::u8 && tb.dtype == DType::i8;  // quantized activations x weights
+  if (ta.dtype != tb.dtype && !float8In && !u8TimesI8)
+    fail(l, "dot", "dtype mismatch: " + describe(ta) + " vs " + describe(tb) +
+                       (isUnsigned(tb.dtype) ? " (the one mixed integer product is u8 x i8: the unsigned tile on the left)" : ""));
   if (ta.dtype == DType::boolean) fail(l, "dot", "bool tiles cannot be multiplied; cast them first");
-  if (isUnsigned(ta.dtype))
-    fail(l, "dot", "takes no unsigned tiles (" + describe(ta) + "); cast them to i32 or i64 first");
+  if (isUnsigned(ta.dtype) && !u8TimesI8)
+    fail(l, "dot", "takes unsigned tiles only as u8 x i8, not " + describe(ta) + " x " + describe(tb) +
+                       "; cast them to i32 or i64 first");
   bool narrowIn = ta.dtype == DType::f16 || ta.dtype == DType::bf16 || float8In;
   bool narrowOut = out == DType::f16 || out == DType::bf16 || out == DType::f32;
-  bool outOk = (out == ta.dtype && !float8In) || out == defaultDotResult(ta.dtype) || (narrowIn && narrowOut);
+  bool outOk = (out == ta.dtype && !float8In && !u8TimesI8) || out == defaultDotResult(ta.dtype) || (narrowIn && narrowOut);
   if (!outOk)
     fail(l, "dot", std::string(dtypeName(ta.dtype)) + " operands cannot give a " + std::string(dtypeName(out)) + " result");
   ir::Type result{out, {ta.shape[0], tb.shape[1]}};

@@ -389,15 +389,17 @@ class Verifier {
     bool hasAcc = op.operands.size() == 3;
     const Type &a = in(op, 0), &b = in(op, 1), &r = out(op, 0);
     bool float8Pair = isFloat8(a.dtype) && isFloat8(b.dtype);  // e4m3 x e5m2 too
-    if (a.rank() != 2 || b.rank() != 2 || a.shape[1] != b.shape[0] || (a.dtype != b.dtype && !float8Pair))
+    bool u8TimesI8 = a.dtype == DType::u8 && b.dtype == DType::i8;
+    if (a.rank() != 2 || b.rank() != 2 || a.shape[1] != b.shape[0] || (a.dtype != b.dtype && !float8Pair && !u8TimesI8))
       error(op, "cannot multiply " + a.str() + " by " + b.str());
-    if (isUnsigned(a.dtype)) error(op, "takes no unsigned operands, got " + a.str());
+    if (isUnsigned(a.dtype) && !u8TimesI8) error(op, "takes no unsigned operands but u8 x i8, got " + a.str());
     expectType(op, r, Type{r.dtype, {a.shape[0], b.shape[1]}}, "result");
-    // f16/bf16/f8 products may give f16, bf16 or f32 (f8 results are cast); i8 products accumulate in i32.
+    // f16/bf16/f8 products may give f16, bf16 or f32 (f8 results are cast); i8 (and u8 x i8)
+    // products accumulate in i32.
     bool halfInputs = a.dtype == DType::f16 || a.dtype == DType::bf16 || float8Pair;
     bool halfOrF32 = r.dtype == DType::f16 || r.dtype == DType::bf16 || r.dtype == DType::f32;
-    bool widened = halfInputs ? halfOrF32 : a.dtype == DType::i8 && r.dtype == DType::i32;
-    if (!widened && (r.dtype != a.dtype || float8Pair))
+    bool widened = halfInputs ? halfOrF32 : (a.dtype == DType::i8 || u8TimesI8) && r.dtype == DType::i32;
+    if (!widened && (r.dtype != a.dtype || float8Pair || u8TimesI8))
       error(op, "cannot produce " + r.str() + " from " + std::string(dtypeName(a.dtype)) + " operands");
     if (hasAcc) sameType(op, in(op, 2), r, "accumulator and result");
   }

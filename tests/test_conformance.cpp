@@ -1613,8 +1613,8 @@ TEST_CASE("conformance: dot on odd block sizes with an accumulator, against floa
     DType operand, result, operandB = operand;
   };
   const Case cases[] = {{f32, f32}, {f64, f64},          {f16, f32},           {bf16, f32},
-                        {i8, i32},  {f8e4m3, f32},       {f8e5m2, f32},        {f8e4m3, f32, f8e5m2},
-                        {f8e5m2, bf16, f8e4m3}};
+                        {i8, i32},  {u8, i32, i8},       {f8e4m3, f32},        {f8e5m2, f32},
+                        {f8e4m3, f32, f8e5m2},           {f8e5m2, bf16, f8e4m3}};
   const std::array<Shape, 3> blocks = {Shape{17, 9, 23}, Shape{13, 9, 32}, Shape{7, 10, 16}};
   for (const std::string& device : conformanceDevices())
     for (const Case& c : cases)

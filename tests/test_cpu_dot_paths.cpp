@@ -22,7 +22,7 @@ namespace {
 
 struct DotPath {
   const char* name;
-  DType operand;
+  DType a, b;                       // the operands' dtypes
   cpu::CpuLoweringOptions options;  // emulateMatrixInstructions is set where the host lacks them
   bool native;                      // the host runs these instructions
   cpu::DotProducts products;        // what the path's dots must take
@@ -38,32 +38,38 @@ std::vector<DotPath> dotPaths() {
   };
   using P = cpu::DotProducts;
   // pmaddwd has no emulated form: a host without it at its width (AVX without AVX2) skips it.
+  const DType i8 = DType::i8, u8 = DType::u8, bf16 = DType::bf16;
+  const cpu::CpuLoweringOptions pairs{.vectorBytes = width, .i16PairProducts = true},
+      quads = emulatedUnless(host.i8QuadProducts, {.vectorBytes = width, .i8QuadProducts = true}),
+      amx = emulatedUnless(host.amxInt8, {.vectorBytes = width, .amxInt8 = true});
   return {
-      {"i8 single products", DType::i8, {.vectorBytes = width}, true, P::single},
-      {"i8 pmaddwd pairs", DType::i8, {.vectorBytes = width, .i16PairProducts = true}, host.i16PairProducts, P::pairs,
-       !host.i16PairProducts},
-      {"i8 VNNI quads", DType::i8, emulatedUnless(host.i8QuadProducts, {.vectorBytes = width, .i8QuadProducts = true}),
-       host.i8QuadProducts, P::quads},
-      {"i8 AMX tiles", DType::i8, emulatedUnless(host.amxInt8, {.vectorBytes = width, .amxInt8 = true}), host.amxInt8,
-       P::amxTiles},
-      {"bf16 widened to f32", DType::bf16, {.vectorBytes = width}, true, P::single},
-      {"bf16 vdpbf16ps pairs", DType::bf16,
+      {"i8 single products", i8, i8, {.vectorBytes = width}, true, P::single},
+      {"i8 pmaddwd pairs", i8, i8, pairs, host.i16PairProducts, P::pairs, !host.i16PairProducts},
+      {"i8 VNNI quads", i8, i8, quads, host.i8QuadProducts, P::quads},
+      {"i8 AMX tiles", i8, i8, amx, host.amxInt8, P::amxTiles},
+      {"u8 x i8 single products", u8, i8, {.vectorBytes = width}, true, P::single},
+      {"u8 x i8 pmaddwd pairs", u8, i8, pairs, host.i16PairProducts, P::pairs, !host.i16PairProducts},
+      {"u8 x i8 VNNI quads", u8, i8, quads, host.i8QuadProducts, P::quads},
+      {"u8 x i8 AMX tiles", u8, i8, amx, host.amxInt8, P::amxTiles},
+      {"bf16 widened to f32", bf16, bf16, {.vectorBytes = width}, true, P::single},
+      {"bf16 vdpbf16ps pairs", bf16, bf16,
        emulatedUnless(host.bf16DotProduct, {.vectorBytes = 64, .bf16DotProduct = true}), host.bf16DotProduct, P::pairs},
-      {"bf16 AMX tiles", DType::bf16, emulatedUnless(host.amxBf16, {.vectorBytes = width, .amxBf16 = true}),
+      {"bf16 AMX tiles", bf16, bf16, emulatedUnless(host.amxBf16, {.vectorBytes = width, .amxBf16 = true}),
        host.amxBf16, P::amxTiles},
   };
 }
 
-// i8 over the whole range, both ends included; bf16 in [-2, 2) with a NaN, infinities and
-// subnormals.
+// i8 and u8 over their whole range, both ends included; bf16 in [-2, 2) with a NaN,
+// infinities and subnormals.
 Tensor operand(const Shape& shape, DType t, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::vector<double> values(static_cast<size_t>(shape[0] * shape[1]));
+  const int low = t == DType::i8 ? -128 : 0;
   for (double& v : values)
-    v = t == DType::i8 ? static_cast<double>(static_cast<int>(rng() % 256) - 128)
-                       : std::ldexp(static_cast<double>(static_cast<int>(rng() % 512) - 256), -7);
-  values[0] = t == DType::i8 ? -128 : 1e-39;
-  values[1] = t == DType::i8 ? 127 : -3e-40;
+    v = t == DType::bf16 ? std::ldexp(static_cast<double>(static_cast<int>(rng() % 512) - 256), -7)
+                         : static_cast<double>(static_cast<int>(rng() % 256) + low);
+  values[0] = t == DType::bf16 ? 1e-39 : low;
+  values[1] = t == DType::bf16 ? -3e-40 : low + 255;
   if (t == DType::bf16) {
     values[values.size() / 2] = std::numeric_limits<double>::quiet_NaN();
     values[values.size() / 3] = seed % 2 ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity();
@@ -75,8 +81,8 @@ Tensor operand(const Shape& shape, DType t, uint64_t seed) {
 // bias; checked against float64: i32 exactly, f32 within the bound of a K-term f32 sum.
 void checkGemm(const DotPath& path, const Shape& sizes, const Shape& block, bool bias) {
   const int64_t M = sizes[0], K = sizes[1], N = sizes[2], bm = block[0], bk = block[1], bn = block[2];
-  DType result = path.operand == DType::i8 ? DType::i32 : DType::f32;
-  Tensor a = operand({M, K}, path.operand, 11), b = operand({K, N}, path.operand, 12);
+  DType result = path.b == DType::i8 ? DType::i32 : DType::f32;
+  Tensor a = operand({M, K}, path.a, 11), b = operand({K, N}, path.b, 12);
   Tensor init = Tensor::random({M, N}, 13, result, -100, 100);
   Tensor out = Tensor::full({M, N}, result == DType::i32 ? -7777777 : 1e30, result);
   TracedKernel traced = trace({cdiv(M, bm), cdiv(N, bn)}, [&](Program& p) {
@@ -185,22 +191,26 @@ TEST_CASE("cpu dot paths: the host's options follow its features, TILEJIT_CPU_FE
 TEST_CASE("cpu dot paths: each level's dot instructions are in its assembly") {
   struct Want {
     const char* isa;
-    DType operand;
+    DType a, b;
     std::vector<std::string> instructions;
   };
-  const Want wants[] = {{"avx2", DType::i8, {"vpmaddwd"}},
-                        {"avx2vnni", DType::i8, {"{vex}\tvpdpbusd"}},
-                        {"avx512vnni", DType::i8, {"vpdpbusd\t%zmm"}},
-                        {"avx512bf16", DType::bf16, {"vdpbf16ps\t%zmm"}},
-                        {"amx", DType::i8, {"ldtilecfg", "tileloadd", "tdpbssd", "tilestored"}},
-                        {"amx", DType::bf16, {"ldtilecfg", "tdpbf16ps"}}};
+  const DType i8 = DType::i8, u8 = DType::u8, bf16 = DType::bf16;
+  const Want wants[] = {{"avx2", i8, i8, {"vpmaddwd"}},
+                        {"avx2", u8, i8, {"vpmaddwd"}},
+                        {"avx2vnni", i8, i8, {"{vex}\tvpdpbusd"}},
+                        {"avx512vnni", i8, i8, {"vpdpbusd\t%zmm"}},
+                        {"avx512vnni", u8, i8, {"vpdpbusd\t%zmm"}},
+                        {"avx512bf16", bf16, bf16, {"vdpbf16ps\t%zmm"}},
+                        {"amx", i8, i8, {"ldtilecfg", "tileloadd", "tdpbssd", "tilestored"}},
+                        {"amx", u8, i8, {"ldtilecfg", "tdpbusd"}},
+                        {"amx", bf16, bf16, {"ldtilecfg", "tdpbf16ps"}}};
   if (!jit::hostTarget().triple.starts_with("x86_64")) {
     MESSAGE("cpu dot paths: LLVM's x86 backend is registered only on an x86 host; this is " << jit::hostTarget().triple);
     return;
   }
   for (const Want& want : wants) {
-    DType result = want.operand == DType::i8 ? DType::i32 : DType::f32;
-    Tensor a = Tensor::zeros({128, 256}, want.operand), b = Tensor::zeros({256, 96}, want.operand);
+    DType result = want.b == DType::i8 ? DType::i32 : DType::f32;
+    Tensor a = Tensor::zeros({128, 256}, want.a), b = Tensor::zeros({256, 96}, want.b);
     Tensor out = Tensor::zeros({128, 96}, result);
     TracedKernel traced = trace({2, 3}, [&](Program& p) {
       auto A = p.read(a, {64, 64});
@@ -211,7 +221,7 @@ TEST_CASE("cpu dot paths: each level's dot instructions are in its assembly") {
     }, "dot_instructions");
     std::string assembly = jit::assemblyOf(*traced.kernel, jit::x86TargetForIsa(want.isa), cpu::loweringOptionsForIsa(want.isa));
     for (const std::string& instruction : want.instructions) {
-      INFO(std::string(want.isa), " ", std::string(dtypeName(want.operand)), ": ", instruction);
+      INFO(std::string(want.isa), " ", std::string(dtypeName(want.a)), " x ", std::string(dtypeName(want.b)), ": ", instruction);
       CHECK(assembly.find(instruction) != std::string::npos);
     }
   }

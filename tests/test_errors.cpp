@@ -122,10 +122,23 @@ TEST_CASE("errors: mistakes in tile expressions name the op, the operands and th
       {"a saturating cast to bool", "cast", {"Overflow::saturate", "not bool", "f32[8]"}, [](int& line) {
          kernel([&](Program& p) { line = __LINE__; (void)p.zeros({8}).cast(boolean, Overflow::saturate); });
        }},
-      {"dot of unsigned tiles", "dot", {"u8[16, 16]", "no unsigned", "cast them to i32"}, [](int& line) {
+      {"dot of unsigned tiles", "dot", {"u8[16, 16] x u8[16, 16]", "unsigned tiles only as u8 x i8", "cast them to i32"},
+       [](int& line) {
          kernel([&](Program& p) {
            Tile a = p.zeros({16, 16}, u8);
            line = __LINE__; (void)dot(a, a);
+         });
+       }},
+      {"dot of i8 by u8", "dot", {"i8[16, 16] vs u8[16, 16]", "u8 x i8: the unsigned tile on the left"}, [](int& line) {
+         kernel([&](Program& p) {
+           Tile a = p.zeros({16, 16}, i8), b = p.zeros({16, 16}, u8);
+           line = __LINE__; (void)dot(a, b);
+         });
+       }},
+      {"dot of u8 x i8 giving u8", "dot", {"u8 operands cannot give a u8 result"}, [](int& line) {
+         kernel([&](Program& p) {
+           Tile a = p.zeros({16, 16}, u8), b = p.zeros({16, 16}, i8);
+           line = __LINE__; (void)dot(a, b, u8);
          });
        }},
       {"a number past i64", "+", {"1e+19", "i64 range [-9223372036854775808, 9223372036854775807]"}, [](int& line) {

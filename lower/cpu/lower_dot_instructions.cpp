@@ -1,5 +1,5 @@
-// The host's dot-product instructions in the CPU micro-kernels: VNNI's vpdpbusd (four i8
-// products per i32 lane), AVX512-BF16's vdpbf16ps, and AMX tiles (tdpbssd, tdpbf16ps); each
+// The host's dot-product instructions in the CPU micro-kernels: VNNI's vpdpbusd (four byte
+// products per i32 lane), AVX512-BF16's vdpbf16ps, and AMX tiles (tdpbssd, tdpbusd, tdpbf16ps); each
 // also as what it computes in plain IR (CpuLoweringOptions::emulateMatrixInstructions), so tests
 // run every path on any x86 host.
 #include <llvm/Support/CommandLine.h>
@@ -117,7 +117,10 @@ void KernelLowering::emitAmxTiles(const ir::Op& op, llvm::Value* c, const MicroT
   int64_t chunk = 8;
   while (steps % chunk != 0) --chunk;
   int64_t colTiles = n % 32 == 0 ? 2 : 1;
-  bool integer = tile.accType == DType::i32;
+  // i8 x i8, u8 x i8 (A unsigned, as tdpbusd's first operand), bf16 x bf16.
+  llvm::Intrinsic::ID productOf = tile.operandType == DType::u8   ? llvm::Intrinsic::x86_tdpbusd_internal
+                                  : tile.operandType == DType::i8 ? llvm::Intrinsic::x86_tdpbssd_internal
+                                                                  : llvm::Intrinsic::x86_tdpbf16ps_internal;
   auto* zerosTy = llvm::ArrayType::get(b_.getInt8Ty(), 64);
   llvm::Value* zeros = module_.getOrInsertGlobal("tj_amx_zero_row", zerosTy, [&] {
     return new llvm::GlobalVariable(module_, zerosTy, true, llvm::GlobalValue::PrivateLinkage,
@@ -160,7 +163,7 @@ void KernelLowering::emitAmxTiles(const ir::Op& op, llvm::Value* c, const MicroT
           for (size_t i = 0; i < tileRows.size(); ++i)
             for (int64_t j = 0; j < colTiles; ++j) {
               llvm::Value*& sum = acc[i * static_cast<size_t>(colTiles) + static_cast<size_t>(j)];
-              sum = b_.CreateIntrinsic(amx, integer ? llvm::Intrinsic::x86_tdpbssd_internal : llvm::Intrinsic::x86_tdpbf16ps_internal,
+              sum = b_.CreateIntrinsic(amx, productOf,
                                        {i16(tileRows[i]), i16(64), i16(step * bytes), sum, a[i], bt[static_cast<size_t>(j)]});
             }
         }

@@ -78,7 +78,7 @@ void KernelLowering::emitDotLoops(const ir::Op& op, llvm::Value* c, DType accTyp
     emitLoop(b_, i64(0), i64(at.shape[1]), [&](llvm::Value* ki) {
       llvm::Value* av = cast(element(a, {mi, ki}), at.dtype, accType);
       emitLoop(b_, i64(0), i64(rt.shape[1]), [&](llvm::Value* ni) {
-        llvm::Value* bvv = cast(element(bv, {ki, ni}), at.dtype, accType);
+        llvm::Value* bvv = cast(element(bv, {ki, ni}), type(bv).dtype, accType);
         llvm::Value* address = bufferAddress(c, accTile, {mi, ni});
         llvm::Value* old = b_.CreateLoad(acc, address);
         llvm::Value* sum = isFloat(accType) ? b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {acc}, {av, bvv, old})
@@ -230,7 +230,7 @@ bool KernelLowering::emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType 
   if (products == DotProducts::pairs || (products == DotProducts::amxTiles && bt.dtype == DType::bf16))
     packedB = packPairs(b, bt.dtype, k, n, lanes);
   else if (products != DotProducts::single)
-    packedB = packQuads(b, k, n, lanes, products == DotProducts::quads);
+    packedB = packQuads(b, k, n, lanes, biasedQuads(products, at.dtype));
   MicroTile tile{.lanes = lanes, .vectors = vectors, .rows = rows, .accType = accType, .operandType = at.dtype,
                  .products = products, .a = buffers_[op.operands[0]], .b = b, .aRowStride = i64(k),
                  .aElement = storageType(ctx_, at.dtype), .packedB = packedB, .acc = {}};
@@ -366,7 +366,7 @@ void KernelLowering::emitMicroTileRow(const ir::Op& op, llvm::Value* c, const Mi
     each([&](int64_t r, int64_t v, llvm::Value* row, llvm::Value* col) {
       llvm::Value* to = viewAddress(tile.accType, out, {row, col});
       llvm::Value* sum = b_.CreateLoad(vecTy, acc[r * vectors + v]);
-      if (tile.products == DotProducts::quads) sum = b_.CreateSub(sum, quadBiasOf(tile, k, n, col));
+      if (biasedQuads(tile.products, at.dtype)) sum = b_.CreateSub(sum, quadBiasOf(tile, k, n, col));
       b_.CreateAlignedStore(sum, to, llvm::Align(4));
     });
   });
@@ -394,15 +394,20 @@ void KernelLowering::mapBuffer(llvm::Value* from, llvm::Type* fromType, llvm::Va
   emitLoop(b_, i64(count / lanes * lanes), i64(count), [&](llvm::Value* i) { map(1, i); });
 }
 
-// A's i8 in the form a step of pair or quad products reads with one broadcast: widened to i16
-// for pmaddwd, biased to u8 (quadBiasOf) for vpdpbusd. Null for other products.
+// A's bytes in the form a step of pair or quad products reads with one broadcast: widened to
+// i16 for pmaddwd, i8 biased to u8 (quadBiasOf) for vpdpbusd, whose u8 operand a u8 A already
+// is. Null where A is read as it is.
 llvm::Value* KernelLowering::packRowsOfA(llvm::Value* a, const ir::Type& t, DotProducts products) {
-  if (t.dtype != DType::i8 || (products != DotProducts::pairs && products != DotProducts::quads)) return nullptr;
-  bool pairs = products == DotProducts::pairs;
+  bool pairs = products == DotProducts::pairs, quads = products == DotProducts::quads;
+  bool bytes = t.dtype == DType::i8 || t.dtype == DType::u8;
+  if (!bytes || !(pairs || (quads && t.dtype == DType::i8))) return nullptr;
   llvm::Value* packed = allocateBuffer({pairs ? DType::bf16 : DType::i8, t.shape});  // bf16: 16-bit storage
   llvm::Type* to = pairs ? b_.getInt16Ty() : b_.getInt8Ty();
+  bool isSigned = t.dtype == DType::i8;
   mapBuffer(a, b_.getInt8Ty(), packed, to, t.numel(), [&](llvm::Value* v) {
-    return pairs ? b_.CreateSExt(v, v->getType()->getWithNewType(to)) : b_.CreateXor(v, llvm::ConstantInt::get(v->getType(), 0x80));
+    llvm::Type* wide = v->getType()->getWithNewType(to);
+    if (pairs) return isSigned ? b_.CreateSExt(v, wide) : b_.CreateZExt(v, wide);
+    return b_.CreateXor(v, llvm::ConstantInt::get(v->getType(), 0x80));
   });
   return packed;
 }

@@ -134,7 +134,7 @@ bool microKernelApplies(const ir::Kernel& k, const ir::Op& dot, const CpuLowerin
   const ir::Type& at = k.type(dot.operands[0]);
   DType resultType = k.type(dot.results[0]).dtype;
   bool f32Acc = isFloat(resultType) && resultType != DType::f64;
-  bool integer = resultType == DType::i32 && at.dtype == DType::i8;
+  bool integer = resultType == DType::i32 && (at.dtype == DType::i8 || at.dtype == DType::u8);
   return (f32Acc || integer) && k.type(dot.operands[1]).shape[1] % (options.vectorBytes / 4) == 0;
 }
 
@@ -148,7 +148,7 @@ int64_t amxStepK(int64_t k, DType operand) {
 DotProducts dotProducts(const ir::Kernel& k, const ir::Op& dot, const CpuLoweringOptions& options) {
   const ir::Type& at = k.type(dot.operands[0]);
   const ir::Type& bt = k.type(dot.operands[1]);
-  bool i8 = at.dtype == DType::i8 && k.type(dot.results[0]).dtype == DType::i32;
+  bool i8 = (at.dtype == DType::i8 || at.dtype == DType::u8) && k.type(dot.results[0]).dtype == DType::i32;  // x i8
   bool bf16 = at.dtype == DType::bf16 && bt.dtype == DType::bf16;
   int64_t depth = at.shape[1];
   if (!microKernelApplies(k, dot, options)) return DotProducts::single;

@@ -100,6 +100,9 @@ enum class DotProducts { single, pairs, quads, amxTiles };
 bool microKernelApplies(const ir::Kernel& k, const ir::Op& dot, const CpuLoweringOptions& options);
 DotProducts dotProducts(const ir::Kernel& k, const ir::Op& dot, const CpuLoweringOptions& options);
 bool widensOperands(const ir::Kernel& k, const ir::Op& dot, const CpuLoweringOptions& options);
+// Whether quad products enter A's bytes biased (i8 as u8, corrected by B's column sums):
+// vpdpbusd multiplies u8 by i8, so a u8 A enters as it is.
+inline bool biasedQuads(DotProducts products, DType a) { return products == DotProducts::quads && a == DType::i8; }
 // The k an AMX tile step covers: the most that fit a tile row's 64 bytes and divide k, in whole
 // 4-byte groups, at least 32 bytes of them; 0 when none does.
 int64_t amxStepK(int64_t k, DType operand);
