@@ -224,15 +224,18 @@ bool gemmSection(int threads, bool quick, double fmaPeak, std::map<std::string, 
 // One operand dtype: ours at the best blocks against oneDNN's GEMM of that dtype (sgemm,
 // s8s8s32; bf16 through its matmul primitive, as its C GEMM API has none, where it implements
 // one for the host's ISA; none for f16). f16/bf16 are checked against sgemm of the same values
-// widened to f32, i8 exactly against s8s8s32.
+// widened to f32, i8 exactly against s8s8s32, u8 x i8 (unsigned activations, as quantized
+// inference runs) exactly against u8s8s32.
 struct MixedCase {
   DType operands, result;
   const char* peer;  // oneDNN's function, or nullptr
+  DType right = operands;  // B's dtype
 };
 const MixedCase kMixedCases[] = {{DType::f32, DType::f32, "dnnl_sgemm"},
                                  {DType::f16, DType::f32, nullptr},
                                  {DType::bf16, DType::f32, "dnnl matmul bf16"},
-                                 {DType::i8, DType::i32, "dnnl_gemm_s8s8s32"}};
+                                 {DType::i8, DType::i32, "dnnl_gemm_s8s8s32"},
+                                 {DType::u8, DType::i32, "dnnl_gemm_u8s8s32", DType::i8}};
 
 // oneDNN's bf16 x bf16 -> f32 matmul of a and b: its rate, or 0 where this oneDNN has no
 // implementation for the host's ISA (2.6 needs AVX-512 for bf16), said once.
@@ -260,36 +263,23 @@ double onednnBf16MatmulRate(const GemmShape& s, const Tensor& a, const Tensor& b
   }
 }
 
-// oneDNN's u8s8s32 GEMM of the same product: A + 128 as u8 with an A offset of 128 (what
-// quantized inference with unsigned activations runs). Its rate; `c` must match s8s8s32's.
-double onednnU8S8Rate(const GemmShape& s, const Tensor& a, const Tensor& b, const std::vector<double>& c) {
-  std::vector<uint8_t> biased(static_cast<size_t>(s.m * s.k));
-  const auto* signedA = static_cast<const int8_t*>(a.data());
-  for (size_t i = 0; i < biased.size(); ++i) biased[i] = static_cast<uint8_t>(signedA[i] + 128);
-  std::vector<int32_t> out(c.size());
-  const int32_t offset = 0;
-  auto run = [&] {
-    if (dnnl_gemm_u8s8s32('N', 'N', 'F', s.m, s.n, s.k, 1.f, biased.data(), s.k, 128, static_cast<const int8_t*>(b.data()),
-                          s.n, 0, 0.f, out.data(), s.n, &offset) != dnnl_success)
-      throw Error("cpu-bench: dnnl_gemm_u8s8s32 failed");
-  };
-  double rate = gflops(s.flops(), medianSeconds(run));
-  if (!std::equal(out.begin(), out.end(), c.begin())) throw Error("cpu-bench: dnnl_gemm_u8s8s32 and dnnl_gemm_s8s8s32 disagree");
-  return rate;
-}
-
 // The peer's product of a and b (as f32 for the float cases), and its rate when it has one.
 std::pair<std::vector<double>, double> mixedPeer(const MixedCase& mc, const GemmShape& s, const Tensor& a,
                                                  const Tensor& b) {
   std::vector<double> out;
   double rate = 0;
-  if (mc.operands == DType::i8) {
+  if (mc.result == DType::i32) {
     std::vector<int32_t> c(static_cast<size_t>(s.m * s.n));
     const int32_t offset = 0;
+    const auto* b8 = static_cast<const int8_t*>(b.data());
     auto run = [&] {
-      if (dnnl_gemm_s8s8s32('N', 'N', 'F', s.m, s.n, s.k, 1.f, static_cast<const int8_t*>(a.data()), s.k, 0,
-                            static_cast<const int8_t*>(b.data()), s.n, 0, 0.f, c.data(), s.n, &offset) != dnnl_success)
-        throw Error("cpu-bench: dnnl_gemm_s8s8s32 failed");
+      dnnl_status_t status =
+          mc.operands == DType::u8
+              ? dnnl_gemm_u8s8s32('N', 'N', 'F', s.m, s.n, s.k, 1.f, static_cast<const uint8_t*>(a.data()), s.k, 0, b8,
+                                  s.n, 0, 0.f, c.data(), s.n, &offset)
+              : dnnl_gemm_s8s8s32('N', 'N', 'F', s.m, s.n, s.k, 1.f, static_cast<const int8_t*>(a.data()), s.k, 0, b8,
+                                  s.n, 0, 0.f, c.data(), s.n, &offset);
+      if (status != dnnl_success) throw Error(std::string("cpu-bench: ") + mc.peer + " failed");
     };
     rate = gflops(s.flops(), medianSeconds(run));
     out.assign(c.begin(), c.end());
@@ -342,11 +332,13 @@ bool mixedShape(const GemmShape& s, int threads) {
   double ourF32 = 0;
   bool allOk = true;
   for (const MixedCase& mc : kMixedCases) {
-    // i8 in [-64, 63]: without VNNI oneDNN sums pairs of i8 products in i16 (vpmaddubsw),
-    // which saturates past that range and gives a different, wrong product.
-    const bool integer = mc.operands == DType::i8;
+    // i8 in [-64, 63], u8 in [0, 255]: without VNNI oneDNN sums pairs of byte products in i16
+    // (vpmaddubsw), which saturates past that range and gives a different, wrong product.
+    const bool integer = mc.result == DType::i32;
     const double lo = integer ? -64 : -1, hi = integer ? 63 : 1;
-    Tensor a = Tensor::random({s.m, s.k}, 1, mc.operands, lo, hi), b = Tensor::random({s.k, s.n}, 2, mc.operands, lo, hi);
+    Tensor a = mc.operands == DType::u8 ? Tensor::random({s.m, s.k}, 1, DType::u8, 0, 255)
+                                        : Tensor::random({s.m, s.k}, 1, mc.operands, lo, hi);
+    Tensor b = Tensor::random({s.k, s.n}, 2, mc.right, lo, hi);
     settle();
     auto [ref, peerRate] = mixedPeer(mc, s, a, b);
     settle();
@@ -357,17 +349,14 @@ bool mixedShape(const GemmShape& s, int threads) {
       err = std::max(err, maxRelErr(c.values().data(), ref));
       best = std::max(best, rate);
     }
-    const std::string name = fmt::format("gemm_{}_{}_t{}", dtypeName(mc.operands), s.name(), threads);
+    const std::string dtypes = mc.right == mc.operands ? std::string(dtypeName(mc.operands))
+                                                       : fmt::format("{}{}", dtypeName(mc.operands), dtypeName(mc.right));
+    const std::string name = fmt::format("gemm_{}_{}_t{}", dtypes, s.name(), threads);
     figure(name + "_gflops", best, integer ? "GOP/s" : "GFLOP/s");
     std::string vsPeer = "-", vsF32 = "-";
     if (peerRate > 0) {
       vsPeer = num(best / peerRate, 2);
       ratio(name + "_vs_onednn", best / peerRate);
-    }
-    if (integer) {
-      double u8Rate = onednnU8S8Rate(s, a, b, ref);
-      figure(name + "_onednn_u8s8s32_gops", u8Rate, "GOP/s");
-      ratio(name + "_vs_onednn_u8s8s32", best / u8Rate);
     }
     if (mc.operands == DType::f32) ourF32 = best;
     else if (ourF32 > 0) {
@@ -376,7 +365,9 @@ bool mixedShape(const GemmShape& s, int threads) {
     }
     const bool ok = integer ? err == 0 : err <= samples::tolerance(DType::f32, s.k);
     allOk = allOk && ok;
-    row("mixed", {std::string(dtypeName(mc.operands)), std::string(dtypeName(mc.result)), s.name(),
+    row("mixed", {mc.right == mc.operands ? std::string(dtypeName(mc.operands))
+                                          : fmt::format("{} x {}", dtypeName(mc.operands), dtypeName(mc.right)),
+                  std::string(dtypeName(mc.result)), s.name(),
                   std::to_string(threads), num(best), peerRate > 0 ? mc.peer : "-", peerRate > 0 ? num(peerRate) : "-",
                   vsPeer, vsF32, fmt::format("{:.2g}{}", err, ok ? "" : " FAIL")});
   }
