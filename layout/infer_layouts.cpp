@@ -30,9 +30,10 @@ using ir::ValueId;
 
 const std::vector<Target>& targets() {
   const MatrixUnit mma{MatrixInstr::mma_m16n8k16, 16, 8, 16, {DType::f16, DType::bf16}};
-  const MatrixUnit mmaI8{MatrixInstr::mma_m16n8k32, 16, 8, 32, {DType::i8}};
+  // i8 x i8 and u8 x i8 (a's dtype listed; b is i8) into i32.
+  const MatrixUnit mmaI8{MatrixInstr::mma_m16n8k32, 16, 8, 32, {DType::i8, DType::u8}};
   // sm_89 and later multiply 8-bit floats on the same m16n8k32 shape (f32 accumulators).
-  const MatrixUnit mmaBytes{MatrixInstr::mma_m16n8k32, 16, 8, 32, {DType::i8, DType::f8e4m3, DType::f8e5m2}};
+  const MatrixUnit mmaBytes{MatrixInstr::mma_m16n8k32, 16, 8, 32, {DType::i8, DType::u8, DType::f8e4m3, DType::f8e5m2}};
   const MatrixUnit wmma{MatrixInstr::wmma_16x16x16, 16, 16, 16, {DType::f16, DType::bf16}};
   const MatrixUnit mfma{MatrixInstr::mfma_32x32x8, 32, 32, 8, {DType::f16, DType::bf16}};
   // Tiles with 16 rows or columns: 16x16x16 (4 blocks of k a lane holds 4 of).

@@ -68,7 +68,8 @@ std::vector<ir::Shape> sampleShapes(const std::string& name) {
   return std::vector<ir::Shape>(name == "fused" ? 4 : 3, {1000});
 }
 
-// Host tensors with deterministic values in [-1, 1) (stored as the kernel's dtypes).
+// Host tensors with deterministic values in [-1, 1) (stored as the kernel's dtypes; integers
+// over their ranges).
 struct HostTensors {
   std::vector<std::vector<char>> storage;
   std::vector<TensorArg> args;
@@ -89,6 +90,7 @@ struct HostTensors {
         if (dt == DType::f16) { uint16_t h = floatToHalf(v); std::memcpy(at, &h, 2); }
         else if (dt == DType::bf16) { uint16_t h = floatToBF16(v); std::memcpy(at, &h, 2); }
         else if (dt == DType::i8) { auto b = int8_t(r % 128); std::memcpy(at, &b, 1); }
+        else if (dt == DType::u8) *at = char(uint8_t((r + 1000) % 256));  // 0 to 255
         else if (isFloat8(dt)) *at = char(floatToF8(dt, v * 4));
         else if (dt == DType::i32) { auto x = int32_t(r); std::memcpy(at, &x, 4); }
         else std::memcpy(at, &v, 4);
@@ -106,6 +108,7 @@ struct HostTensors {
     if (args[t].dtype == DType::f16) { uint16_t h; std::memcpy(&h, p, 2); return halfToFloat(h); }
     if (args[t].dtype == DType::bf16) { uint16_t h; std::memcpy(&h, p, 2); return bf16ToFloat(h); }
     if (args[t].dtype == DType::i8) return double(*reinterpret_cast<const int8_t*>(p));
+    if (args[t].dtype == DType::u8) return double(*reinterpret_cast<const uint8_t*>(p));
     if (isFloat8(args[t].dtype)) return f8ToFloat(args[t].dtype, uint8_t(*p));
     if (args[t].dtype == DType::i32) { int32_t x; std::memcpy(&x, p, 4); return x; }
     float f;
@@ -828,6 +831,16 @@ TEST_CASE("kernel ir: an i8 gemm accumulates in i32 on mma.sync m16n8k32, read a
   CHECK(hasAttr(f.body, KOp::mma, "instr", std::string("m16n8k32")));
   CHECK(countOps(loopBody(f), KOp::async_copy) == (128 * 64 + 64 * 64) / 128 / 16);  // 16 i8 per copy
   // Rows of whole 16-byte vectors read ahead; other sizes through registers, element by element.
+  checkAgainstInterpreter(k, {{37, 144}, {144, 48}, {37, 48}}, f, {1, 1}, 0);
+  checkAgainstInterpreter(k, sampleShapes("gemm"), "sm_80", {1, 1}, 0);
+}
+
+// The same with u8 activations times i8 weights: m16n8k32's u8.s8 form.
+TEST_CASE("kernel ir: a u8 x i8 gemm accumulates in i32 on mma.sync m16n8k32 with an unsigned a, as the interpreter computes it") {
+  ir::Kernel k = test::retyped(gemmI8(), {{"t0: tensor<i8", "t0: tensor<u8"}, {"tile<128x64xi8>", "tile<128x64xu8>"}});
+  KernelFunction f = contiguousLowering(k, "sm_90");
+  CHECK(hasAttr(f.body, KOp::mma, "a", std::string("u8")));
+  CHECK(hasAttr(f.body, KOp::mma, "b", std::string("i8")));
   checkAgainstInterpreter(k, {{37, 144}, {144, 48}, {37, 48}}, f, {1, 1}, 0);
   checkAgainstInterpreter(k, sampleShapes("gemm"), "sm_80", {1, 1}, 0);
 }

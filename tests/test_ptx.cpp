@@ -210,12 +210,16 @@ TEST_CASE("ptx: the scaled FP8 gemm with B stored [N, K] runs QGMMA on two warpg
   CHECK(sassCount(a.sass, "LDGSTS") == 0);
 }
 
-TEST_CASE("ptx: an i8 gemm runs on IMMA (mma.sync m16n8k32) with i32 accumulators, read ahead by cp.async") {
-  ir::Kernel k = test::retyped(samples::traceSample("gemm_f16"), {{"f16", "i8"}, {"f32", "i32"}, {"= 0.0", "= 0"}});
-  for (const char* arch : kArchs) {
+TEST_CASE("ptx: i8 and u8 x i8 gemms run on IMMA (mma.sync m16n8k32) with i32 accumulators, read ahead by cp.async") {
+  ir::Kernel i8 = test::retyped(samples::traceSample("gemm_f16"), {{"f16", "i8"}, {"f32", "i32"}, {"= 0.0", "= 0"}});
+  ir::Kernel u8 = test::retyped(i8, {{"t0: tensor<i8", "t0: tensor<u8"}, {"tile<128x64xi8>", "tile<128x64xu8>"}});
+  for (const char* arch : kArchs)
+    for (const auto& [k, instruction] : {std::pair{i8, "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32"},
+                                         std::pair{u8, "mma.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32"}}) {
     CAPTURE(arch);
+    CAPTURE(instruction);
     std::string ptx = contiguousPtxOf(k, arch);
-    CHECK(ptx.find("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32") != std::string::npos);
+    CHECK(ptx.find(instruction) != std::string::npos);
     test::Assembled a = test::assemble(ptx, arch, true);
     if (a.report.empty()) continue;
     CHECK(a.report.find(" 0 bytes spill stores, 0 bytes spill loads") != std::string::npos);

@@ -81,16 +81,18 @@ class NvptxTarget final : public llvmgpu::LlvmGpuTarget {
   }
 
   // mma.sync row.col: m16n8k16 with f32 accumulators, f16 operands in pairs (<2 x half>) and
-  // bf16 operands as the bits of pairs (i32); m16n8k32 with i32 accumulators, i8 operands four
-  // to a register, or with f32 accumulators and 8-bit float codes four to a register (sm_89).
+  // bf16 operands as the bits of pairs (i32); m16n8k32 with i32 accumulators, i8 (or u8 x i8)
+  // operands four to a register, or with f32 accumulators and 8-bit float codes four to a
+  // register (sm_89).
   std::vector<Value*> mma(llvm::IRBuilderBase& b, const std::string& instr, DType a, DType bType,
                           const std::vector<Value*>& aRegs, const std::vector<Value*>& bRegs,
                           const std::vector<Value*>& cRegs) const override {
     bool half = instr == "m16n8k16" && (a == DType::f16 || a == DType::bf16) && aRegs.size() == 8 && bRegs.size() == 4;
     bool bytes = instr == "m16n8k32" && aRegs.size() == 16 && bRegs.size() == 8;
     bool float8 = bytes && isFloat8(a) && isFloat8(bType);
-    bytes = bytes && (float8 || a == DType::i8);
-    if ((a != bType && !float8) || (!half && !bytes) || cRegs.size() != 4)
+    bool u8TimesI8 = a == DType::u8 && bType == DType::i8;
+    bytes = bytes && (float8 || a == DType::i8 || u8TimesI8);
+    if ((a != bType && !float8 && !u8TimesI8) || (!half && !bytes) || cRegs.size() != 4)
       throw Unsupported("llvm gpu: unsupported: mma " + instr + " of " + std::string(dtypeName(a)) + " on NVPTX");
     auto packed = [&](const std::vector<Value*>& regs) {
       std::vector<Value*> out;
@@ -103,7 +105,8 @@ class NvptxTarget final : public llvmgpu::LlvmGpuTarget {
     args.insert(args.end(), bs.begin(), bs.end());
     args.insert(args.end(), cRegs.begin(), cRegs.end());
     if (float8) return float8Mma(b, a, bType, args);
-    auto id = bytes ? llvm::Intrinsic::nvvm_mma_m16n8k32_row_col_s8
+    auto id = u8TimesI8 ? llvm::Intrinsic::nvvm_mma_m16n8k32_row_col_u8_s8
+              : bytes   ? llvm::Intrinsic::nvvm_mma_m16n8k32_row_col_s8
               : a == DType::f16 ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32
                                 : llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16;
     Value* d = b.CreateIntrinsic(id, {}, args);
