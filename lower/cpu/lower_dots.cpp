@@ -185,7 +185,11 @@ llvm::Value* KernelLowering::floatExtremum(OpCode code, DType t, const std::func
   bool isMax = code == OpCode::reduce_max;
   llvm::Type* ty = llvm::cast<llvm::AllocaInst>(accSlot)->getAllocatedType();
   llvm::IRBuilder<> entry(allocaBlock_, allocaBlock_->begin());
-  llvm::Value* nanSlot = entry.CreateAlloca(b_.getInt1Ty());
+  // The largest magnitude's bits seen, past infinity's for a NaN: an unsigned max of integers
+  // (vpand, vpmaxud a vector), where an OR of isnan's i1 vectorizes into mask packing.
+  llvm::IntegerType* bitsTy = b_.getIntNTy(ty->getPrimitiveSizeInBits());
+  llvm::APInt infinity = llvm::APFloat::getInf(ty->getFltSemantics()).bitcastToAPInt();
+  llvm::Value* nanSlot = entry.CreateAlloca(bitsTy);
   auto reduce = [&](llvm::Intrinsic::ID fn, bool fast) {
     b_.CreateStore(reductionIdentity(code, t, ty), accSlot);
     emitLoop(b_, i64(0), i64(length), [&](llvm::Value* k) {
@@ -195,14 +199,15 @@ llvm::Value* KernelLowering::floatExtremum(OpCode code, DType t, const std::func
         auto* call = llvm::cast<llvm::Instruction>(next);
         call->setHasNoNaNs(true);
         call->setHasNoSignedZeros(true);
-        b_.CreateStore(b_.CreateOr(b_.CreateLoad(b_.getInt1Ty(), nanSlot), b_.CreateFCmpUNO(v, v)), nanSlot);
+        llvm::Value* magnitude = b_.CreateAnd(b_.CreateBitCast(v, bitsTy), llvm::ConstantInt::get(bitsTy, ~llvm::APInt::getSignMask(bitsTy->getBitWidth())));
+        b_.CreateStore(b_.CreateBinaryIntrinsic(llvm::Intrinsic::umax, b_.CreateLoad(bitsTy, nanSlot), magnitude), nanSlot);
       }
       b_.CreateStore(next, accSlot);
     });
   };
-  b_.CreateStore(b_.getFalse(), nanSlot);
+  b_.CreateStore(llvm::ConstantInt::get(bitsTy, 0), nanSlot);
   reduce(isMax ? llvm::Intrinsic::maxnum : llvm::Intrinsic::minnum, true);
-  llvm::Value* sawNaN = b_.CreateLoad(b_.getInt1Ty(), nanSlot);
+  llvm::Value* sawNaN = b_.CreateICmpUGT(b_.CreateLoad(bitsTy, nanSlot), llvm::ConstantInt::get(bitsTy, infinity));
   // A logical and: with a NaN seen the fast result is poison and must not reach a branch.
   llvm::Value* zero = b_.CreateLogicalAnd(b_.CreateNot(sawNaN), b_.CreateFCmpOEQ(b_.CreateLoad(ty, accSlot), llvm::ConstantFP::get(ty, 0.0)));
   emitIf(b_, zero, [&] { reduce(isMax ? llvm::Intrinsic::maximum : llvm::Intrinsic::minimum, false); });
