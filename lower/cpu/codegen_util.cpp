@@ -132,7 +132,7 @@ llvm::Value* emitFastExp2F32(llvm::IRBuilder<>& b, llvm::Value* x) {
   auto f = [&](double v) { return llvm::ConstantFP::get(b.getFloatTy(), v); };
   llvm::Value* clamped = clamp(b, x, -127.0, 128.0);
   llvm::Value* n = b.CreateUnaryIntrinsic(llvm::Intrinsic::floor, clamped);
-  llvm::Value* r = b.CreateFSub(clamped, n);  // exact
+  llvm::Value* r = b.CreateFSub(clamped, n);  // exact but for tiny negative x (-1e-30 + 1 rounds to 1)
   llvm::Value* p = f(1.867130108e-3);
   for (double c : {9.017030217e-3, 5.579991321e-2, 2.401644501e-1, 6.931513118e-1, 1.0})
     p = b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {b.getFloatTy()}, {p, r, f(c)});
