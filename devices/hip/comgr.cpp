@@ -109,10 +109,6 @@ const Library& library() {
   return *l;
 }
 
-bool knows(const std::string& arch) {
-  const auto& p = library().status().processors;
-  return std::find(p.begin(), p.end(), arch) != p.end();
-}
 
 // What one action turns into what, and the words for its errors.
 struct Step {
@@ -208,17 +204,26 @@ class Action {
   std::vector<Data> data_;
 };
 
-std::string describe() { return fmt::format("comgr {} ({})", library().status().version, library().status().library); }
-
 }  // namespace
 
 const Status& status() { return library().status(); }
 
+bool knows(const std::string& arch) {
+  const auto& p = status().processors;
+  return std::find(p.begin(), p.end(), arch) != p.end();
+}
+
 namespace {
 
+// Why comgr cannot serve `arch`, or "".
+std::string unusableFor(const std::string& arch) {
+  if (!status().available) return status().reason;
+  if (!knows(arch)) return fmt::format("comgr {} ({}) does not know {}", status().version, status().library, arch);
+  return "";
+}
+
 std::vector<char> runStep(const Step& step, const std::vector<char>& bytes, const std::string& arch) {
-  if (!status().available) throw Unsupported(status().reason);
-  if (!knows(arch)) throw Unsupported(fmt::format("{} does not know {}", describe(), arch));
+  if (std::string why = unusableFor(arch); !why.empty()) throw Unsupported(why);
   // comgr 2 (ROCm 5) is not safe to call from two threads at once; devices compile concurrently.
   static std::mutex oneAtATime;
   std::lock_guard lock(oneAtATime);
@@ -243,9 +248,7 @@ Toolchain toolchainFor(const std::string& arch) {
   std::string choice = env ? env : "";
   if (!choice.empty() && choice != "lld" && choice != "comgr")
     throw Error("TILEJIT_AMD_LINKER=" + choice + ": expected lld or comgr (or unset: comgr where it knows the GPU)");
-  std::string whyNot = !status().available ? status().reason
-                       : !knows(arch)      ? fmt::format("{} does not know {}", describe(), arch)
-                                           : "";
+  std::string whyNot = unusableFor(arch);
   Toolchain t;
   t.compiler = amdgpu::llvmName();
   if (!amdgpu::llvmKnows(arch)) {

@@ -22,6 +22,8 @@ struct Status {
 // The library, loaded once per process: $TILEJIT_LIBCOMGR, else libamd_comgr.so.3, .so.2,
 // libamd_comgr.so.
 const Status& status();
+// Whether comgr is available and lists `arch` ("gfx90a") among its ISAs.
+bool knows(const std::string& arch);
 
 // A relocatable object for `arch` ("gfx90a") linked into a code object by comgr
 // (AMD_COMGR_ACTION_LINK_RELOCATABLE_TO_EXECUTABLE). Throws Unsupported where comgr is not

@@ -74,18 +74,27 @@ llvm::Value* roundToDType(llvm::IRBuilder<>& b, llvm::Value* v, DType t) {
 
 namespace {
 
+llvm::Value* f32(llvm::IRBuilder<>& b, double v) { return llvm::ConstantFP::get(b.getFloatTy(), v); }
+
+// p * q + s in float, fused where the host has FMA (mul and add, not a libm call, where not).
+llvm::Value* fmuladd(llvm::IRBuilder<>& b, llvm::Value* p, llvm::Value* q, llvm::Value* s) {
+  return b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {b.getFloatTy()}, {p, q, s});
+}
+
+// The polynomial with `coefficients` (highest degree first) at r, by Horner's rule.
+llvm::Value* horner(llvm::IRBuilder<>& b, std::initializer_list<double> coefficients, llvm::Value* r) {
+  llvm::Value* p = nullptr;
+  for (double c : coefficients) p = p ? fmuladd(b, p, r, f32(b, c)) : f32(b, c);
+  return p;
+}
+
 // 2^n e^r for |r| <= ln2 / 2 and n (as i32) in [-160, 130]: a degree-6 polynomial, then the
 // power of two in two exact halves, so subnormal results round once (and a NaN stays NaN).
 llvm::Value* scaledExp(llvm::IRBuilder<>& b, llvm::Value* r, llvm::Value* ni) {
-  auto f = [&](double v) { return llvm::ConstantFP::get(b.getFloatTy(), v); };
   auto i = [&](int v) { return b.getInt32(static_cast<uint32_t>(v)); };
-  auto fma = [&](llvm::Value* p, llvm::Value* q, llvm::Value* s) {
-    return b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {b.getFloatTy()}, {p, q, s});
-  };
-  llvm::Value* p = f(1.9875691500e-4);
-  for (double c : {1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1})
-    p = fma(p, r, f(c));
-  p = b.CreateFAdd(fma(p, b.CreateFMul(r, r), r), f(1.0));
+  llvm::Value* p = horner(b, {1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1,
+                              5.0000001201e-1}, r);
+  p = b.CreateFAdd(fmuladd(b, p, b.CreateFMul(r, r), r), f32(b, 1.0));
   llvm::Value* half1 = b.CreateAShr(ni, i(1));
   llvm::Value* half2 = b.CreateSub(ni, half1);
   auto pow2 = [&](llvm::Value* e) { return b.CreateBitCast(b.CreateShl(b.CreateAdd(e, i(127)), i(23)), b.getFloatTy()); };
@@ -95,9 +104,8 @@ llvm::Value* scaledExp(llvm::IRBuilder<>& b, llvm::Value* r, llvm::Value* ni) {
 // x clamped to [lo, hi], past which the result is 0 or inf anyway (and 2^n stays
 // representable). A compare and select (one vmaxps/vminps each) lets a NaN through.
 llvm::Value* clamp(llvm::IRBuilder<>& b, llvm::Value* x, double lo, double hi) {
-  auto f = [&](double v) { return llvm::ConstantFP::get(b.getFloatTy(), v); };
-  llvm::Value* clamped = b.CreateSelect(b.CreateFCmpOLT(x, f(lo)), f(lo), x);
-  return b.CreateSelect(b.CreateFCmpOGT(clamped, f(hi)), f(hi), clamped);
+  llvm::Value* clamped = b.CreateSelect(b.CreateFCmpOLT(x, f32(b, lo)), f32(b, lo), x);
+  return b.CreateSelect(b.CreateFCmpOGT(clamped, f32(b, hi)), f32(b, hi), clamped);
 }
 
 // Adding 1.5 * 2^23, whose ulp is 1, rounds to an integer and leaves it in the sum's low bits,
@@ -110,16 +118,12 @@ llvm::Value* shiftedToInt(llvm::IRBuilder<>& b, llvm::Value* shifted) {
 }  // namespace
 
 llvm::Value* emitFastExpF32(llvm::IRBuilder<>& b, llvm::Value* x) {
-  auto f = [&](double v) { return llvm::ConstantFP::get(b.getFloatTy(), v); };
-  auto fma = [&](llvm::Value* p, llvm::Value* q, llvm::Value* r) {
-    return b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {b.getFloatTy()}, {p, q, r});
-  };
   llvm::Value* clamped = clamp(b, x, -110.0, 90.0);
   // n = round(x log2 e); r = x - n ln2, with ln2 split so n * ln2Hi is exact.
-  llvm::Value* shifted = fma(clamped, f(1.44269504088896341), f(kShifter));
-  llvm::Value* n = b.CreateFSub(shifted, f(kShifter));
-  llvm::Value* r = fma(n, f(-0.693359375), clamped);
-  r = fma(n, f(2.12194440e-4), r);
+  llvm::Value* shifted = fmuladd(b, clamped, f32(b, 1.44269504088896341), f32(b, kShifter));
+  llvm::Value* n = b.CreateFSub(shifted, f32(b, kShifter));
+  llvm::Value* r = fmuladd(b, n, f32(b, -0.693359375), clamped);
+  r = fmuladd(b, n, f32(b, 2.12194440e-4), r);
   return scaledExp(b, r, shiftedToInt(b, shifted));
 }
 
@@ -129,15 +133,12 @@ llvm::Value* emitFastExpF32(llvm::IRBuilder<>& b, llvm::Value* x) {
 // about half of exp2's instructions. x clamped to [-127, 128] makes those bits 0 (a zero
 // result) or infinity's; a NaN stays NaN through the product.
 llvm::Value* emitFastExp2F32(llvm::IRBuilder<>& b, llvm::Value* x) {
-  auto f = [&](double v) { return llvm::ConstantFP::get(b.getFloatTy(), v); };
   llvm::Value* clamped = clamp(b, x, -127.0, 128.0);
   llvm::Value* n = b.CreateUnaryIntrinsic(llvm::Intrinsic::floor, clamped);
   llvm::Value* r = b.CreateFSub(clamped, n);  // exact but for tiny negative x (-1e-30 + 1 rounds to 1)
-  llvm::Value* p = f(1.867130108e-3);
-  for (double c : {9.017030217e-3, 5.579991321e-2, 2.401644501e-1, 6.931513118e-1, 1.0})
-    p = b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {b.getFloatTy()}, {p, r, f(c)});
+  llvm::Value* p = horner(b, {1.867130108e-3, 9.017030217e-3, 5.579991321e-2, 2.401644501e-1, 6.931513118e-1, 1.0}, r);
   // n + 1.5 * 2^23 leaves n in the low bits, as an integer, without fptosi's poison for NaN.
-  llvm::Value* biased = b.CreateAdd(shiftedToInt(b, b.CreateFAdd(n, f(kShifter))), b.getInt32(127));
+  llvm::Value* biased = b.CreateAdd(shiftedToInt(b, b.CreateFAdd(n, f32(b, kShifter))), b.getInt32(127));
   return b.CreateFMul(p, b.CreateBitCast(b.CreateShl(biased, b.getInt32(23)), b.getFloatTy()));
 }
 

@@ -178,7 +178,7 @@ void KernelLowering::lowerReduction(const ir::Op& op) {
 
 // A float max or min with maximum/minimum's meaning (NaN wins; +0 > -0), fast: the loop takes
 // maxnum/minnum with no-NaN and no-signed-zero flags (a plain vmaxps that vectorizes, where
-// maximum costs three blends per vector) and ORs isnan(x) on the side. Only a zero result,
+// maximum costs three blends per vector) and tracks NaN on the side. Only a zero result,
 // whose sign those flags leave open, is recomputed exactly.
 llvm::Value* KernelLowering::floatExtremum(OpCode code, DType t, const std::function<llvm::Value*(llvm::Value*)>& at,
                                            int64_t length, llvm::Value* accSlot) {
@@ -199,7 +199,7 @@ llvm::Value* KernelLowering::floatExtremum(OpCode code, DType t, const std::func
         auto* call = llvm::cast<llvm::Instruction>(next);
         call->setHasNoNaNs(true);
         call->setHasNoSignedZeros(true);
-        llvm::Value* magnitude = b_.CreateAnd(b_.CreateBitCast(v, bitsTy), llvm::ConstantInt::get(bitsTy, ~llvm::APInt::getSignMask(bitsTy->getBitWidth())));
+        llvm::Value* magnitude = b_.CreateAnd(b_.CreateBitCast(v, bitsTy), llvm::APInt::getSignedMaxValue(bitsTy->getBitWidth()));
         b_.CreateStore(b_.CreateBinaryIntrinsic(llvm::Intrinsic::umax, b_.CreateLoad(bitsTy, nanSlot), magnitude), nanSlot);
       }
       b_.CreateStore(next, accSlot);
@@ -403,9 +403,9 @@ void KernelLowering::mapBuffer(llvm::Value* from, llvm::Type* fromType, llvm::Va
 // i16 for pmaddwd, i8 biased to u8 (quadBiasOf) for vpdpbusd, whose u8 operand a u8 A already
 // is. Null where A is read as it is.
 llvm::Value* KernelLowering::packRowsOfA(llvm::Value* a, const ir::Type& t, DotProducts products) {
-  bool pairs = products == DotProducts::pairs, quads = products == DotProducts::quads;
+  bool pairs = products == DotProducts::pairs;
   bool bytes = t.dtype == DType::i8 || t.dtype == DType::u8;
-  if (!bytes || !(pairs || (quads && t.dtype == DType::i8))) return nullptr;
+  if (!bytes || !(pairs || biasedQuads(products, t.dtype))) return nullptr;
   llvm::Value* packed = allocateBuffer({pairs ? DType::bf16 : DType::i8, t.shape});  // bf16: 16-bit storage
   llvm::Type* to = pairs ? b_.getInt16Ty() : b_.getInt8Ty();
   bool isSigned = t.dtype == DType::i8;

@@ -130,12 +130,20 @@ std::string_view placementName(Placement p) {
   return "?";
 }
 
+namespace {
+
+// i8 x i8 or u8 x i8 into i32: the byte products.
+bool bytesIntoI32(const ir::Kernel& k, const ir::Op& dot) {
+  DType a = k.type(dot.operands[0]).dtype;
+  return (a == DType::i8 || a == DType::u8) && k.type(dot.results[0]).dtype == DType::i32;
+}
+
+}  // namespace
+
 bool microKernelApplies(const ir::Kernel& k, const ir::Op& dot, const CpuLoweringOptions& options) {
-  const ir::Type& at = k.type(dot.operands[0]);
   DType resultType = k.type(dot.results[0]).dtype;
   bool f32Acc = isFloat(resultType) && resultType != DType::f64;
-  bool integer = resultType == DType::i32 && (at.dtype == DType::i8 || at.dtype == DType::u8);
-  return (f32Acc || integer) && k.type(dot.operands[1]).shape[1] % (options.vectorBytes / 4) == 0;
+  return (f32Acc || bytesIntoI32(k, dot)) && k.type(dot.operands[1]).shape[1] % (options.vectorBytes / 4) == 0;
 }
 
 int64_t amxStepK(int64_t k, DType operand) {
@@ -148,7 +156,7 @@ int64_t amxStepK(int64_t k, DType operand) {
 DotProducts dotProducts(const ir::Kernel& k, const ir::Op& dot, const CpuLoweringOptions& options) {
   const ir::Type& at = k.type(dot.operands[0]);
   const ir::Type& bt = k.type(dot.operands[1]);
-  bool i8 = (at.dtype == DType::i8 || at.dtype == DType::u8) && k.type(dot.results[0]).dtype == DType::i32;  // x i8
+  bool i8 = bytesIntoI32(k, dot);
   bool bf16 = at.dtype == DType::bf16 && bt.dtype == DType::bf16;
   int64_t depth = at.shape[1];
   if (!microKernelApplies(k, dot, options)) return DotProducts::single;

@@ -15,10 +15,12 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/IR/LegacyPassManager.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lower/amdgpu/amdgpu.hpp"
@@ -41,7 +43,6 @@ struct Data {
 };
 struct ActionInfo {
   std::string isa;
-  std::vector<std::string> options;
 };
 
 struct Fake {
@@ -50,14 +51,23 @@ struct Fake {
   std::map<uint64_t, Data> data;
   std::map<uint64_t, std::vector<uint64_t>> sets;
   std::map<uint64_t, ActionInfo> infos;
-  uint64_t add(Data d) {
-    data.emplace(next, std::move(d));
+  // A new object in `objects` (data, sets or infos) under a fresh handle.
+  template <class Objects>
+  uint64_t add(Objects& objects, typename Objects::mapped_type value = {}) {
+    objects.emplace(next, std::move(value));
     return next++;
   }
 };
 Fake& fake() {
   static Fake f;
   return f;
+}
+
+// The object a handle names in `objects`, or null.
+template <class Objects>
+auto* find(Objects& objects, Handle h) {
+  auto it = objects.find(h.handle);
+  return it == objects.end() ? nullptr : &it->second;
 }
 
 void release(uint64_t d) {
@@ -129,7 +139,7 @@ Status amd_comgr_get_isa_name(size_t index, const char** name) {
 Status amd_comgr_create_data(int kind, Handle* data) {
   if (kind < kLog || kind > kExecutable) return kInvalidArgument;
   std::lock_guard lock(fake().mutex);
-  data->handle = fake().add({kind, "", {}});
+  data->handle = fake().add(fake().data, {kind, "", {}});
   return kSuccess;
 }
 Status amd_comgr_release_data(Handle data) {
@@ -140,30 +150,29 @@ Status amd_comgr_release_data(Handle data) {
 }
 Status amd_comgr_set_data(Handle data, size_t size, const char* bytes) {
   std::lock_guard lock(fake().mutex);
-  auto it = fake().data.find(data.handle);
-  if (it == fake().data.end() || !size || !bytes) return kInvalidArgument;
-  it->second.bytes.assign(bytes, bytes + size);
+  Data* d = find(fake().data, data);
+  if (!d || !size || !bytes) return kInvalidArgument;
+  d->bytes.assign(bytes, bytes + size);
   return kSuccess;
 }
 Status amd_comgr_set_data_name(Handle data, const char* name) {
   std::lock_guard lock(fake().mutex);
-  auto it = fake().data.find(data.handle);
-  if (it == fake().data.end() || !name) return kInvalidArgument;
-  it->second.name = name;
+  Data* d = find(fake().data, data);
+  if (!d || !name) return kInvalidArgument;
+  d->name = name;
   return kSuccess;
 }
 Status amd_comgr_get_data(Handle data, size_t* size, char* bytes) {
   std::lock_guard lock(fake().mutex);
-  auto it = fake().data.find(data.handle);
-  if (it == fake().data.end() || !size) return kInvalidArgument;
-  if (bytes) std::copy_n(it->second.bytes.begin(), std::min(*size, it->second.bytes.size()), bytes);
-  *size = it->second.bytes.size();
+  Data* d = find(fake().data, data);
+  if (!d || !size) return kInvalidArgument;
+  if (bytes) std::copy_n(d->bytes.begin(), std::min(*size, d->bytes.size()), bytes);
+  *size = d->bytes.size();
   return kSuccess;
 }
 Status amd_comgr_create_data_set(Handle* set) {
   std::lock_guard lock(fake().mutex);
-  set->handle = fake().next++;
-  fake().sets[set->handle] = {};
+  set->handle = fake().add(fake().sets);
   return kSuccess;
 }
 Status amd_comgr_destroy_data_set(Handle set) {
@@ -176,25 +185,25 @@ Status amd_comgr_destroy_data_set(Handle set) {
 }
 Status amd_comgr_data_set_add(Handle set, Handle data) {
   std::lock_guard lock(fake().mutex);
-  auto it = fake().sets.find(set.handle);
-  auto d = fake().data.find(data.handle);
-  if (it == fake().sets.end() || d == fake().data.end() || d->second.name.empty()) return kInvalidArgument;
-  ++d->second.references;
-  it->second.push_back(data.handle);
+  std::vector<uint64_t>* members = find(fake().sets, set);
+  Data* d = find(fake().data, data);
+  if (!members || !d || d->name.empty()) return kInvalidArgument;
+  ++d->references;
+  members->push_back(data.handle);
   return kSuccess;
 }
 Status amd_comgr_action_data_count(Handle set, int kind, size_t* count) {
   std::lock_guard lock(fake().mutex);
-  auto it = fake().sets.find(set.handle);
-  if (it == fake().sets.end()) return kInvalidArgument;
-  *count = size_t(std::count_if(it->second.begin(), it->second.end(), [&](uint64_t d) { return fake().data.at(d).kind == kind; }));
+  std::vector<uint64_t>* members = find(fake().sets, set);
+  if (!members) return kInvalidArgument;
+  *count = size_t(std::count_if(members->begin(), members->end(), [&](uint64_t d) { return fake().data.at(d).kind == kind; }));
   return kSuccess;
 }
 Status amd_comgr_action_data_get_data(Handle set, int kind, size_t index, Handle* data) {
   std::lock_guard lock(fake().mutex);
-  auto it = fake().sets.find(set.handle);
-  if (it == fake().sets.end()) return kInvalidArgument;
-  for (uint64_t d : it->second)
+  std::vector<uint64_t>* members = find(fake().sets, set);
+  if (!members) return kInvalidArgument;
+  for (uint64_t d : *members)
     if (fake().data.at(d).kind == kind && index-- == 0) {
       ++fake().data.at(d).references;  // the caller's reference, which it releases
       data->handle = d;
@@ -204,8 +213,7 @@ Status amd_comgr_action_data_get_data(Handle set, int kind, size_t index, Handle
 }
 Status amd_comgr_create_action_info(Handle* info) {
   std::lock_guard lock(fake().mutex);
-  info->handle = fake().next++;
-  fake().infos[info->handle] = {};
+  info->handle = fake().add(fake().infos);
   return kSuccess;
 }
 Status amd_comgr_destroy_action_info(Handle info) {
@@ -214,20 +222,15 @@ Status amd_comgr_destroy_action_info(Handle info) {
 }
 Status amd_comgr_action_info_set_isa_name(Handle info, const char* isa) {
   std::lock_guard lock(fake().mutex);
-  auto it = fake().infos.find(info.handle);
-  if (it == fake().infos.end() || std::find_if(std::begin(kIsas), std::end(kIsas), [&](const char* k) {
-                                     return std::string(k) == isa;
-                                   }) == std::end(kIsas))
-    return kInvalidArgument;
-  it->second.isa = isa;
+  ActionInfo* i = find(fake().infos, info);
+  if (!i || !isa || std::ranges::find(kIsas, std::string_view(isa)) == std::end(kIsas)) return kInvalidArgument;
+  i->isa = isa;
   return kSuccess;
 }
+// Options are taken as given (the stand-in's codegen has no flags).
 Status amd_comgr_action_info_set_option_list(Handle info, const char** options, size_t count) {
   std::lock_guard lock(fake().mutex);
-  auto it = fake().infos.find(info.handle);
-  if (it == fake().infos.end() || (count && !options)) return kInvalidArgument;
-  it->second.options.assign(options, options + count);
-  return kSuccess;
+  return find(fake().infos, info) && (!count || options) ? kSuccess : kInvalidArgument;
 }
 Status amd_comgr_action_info_set_logging(Handle info, bool) {
   std::lock_guard lock(fake().mutex);
@@ -235,15 +238,13 @@ Status amd_comgr_action_info_set_logging(Handle info, bool) {
 }
 Status amd_comgr_do_action(int action, Handle info, Handle input, Handle result) {
   std::unique_lock lock(fake().mutex);
-  auto i = fake().infos.find(info.handle);
-  auto in = fake().sets.find(input.handle);
-  if (i == fake().infos.end() || i->second.isa.empty() || in == fake().sets.end() || !fake().sets.contains(result.handle) ||
-      in->second.size() != 1)
-    return kInvalidArgument;
-  const Data& source = fake().data.at(in->second[0]);
+  ActionInfo* i = find(fake().infos, info);
+  std::vector<uint64_t>* in = find(fake().sets, input);
+  if (!i || i->isa.empty() || !in || !find(fake().sets, result) || in->size() != 1) return kInvalidArgument;
+  const Data& source = fake().data.at((*in)[0]);
   int wanted = action == kCodegenBitcodeToRelocatable ? kBitcode : action == kLinkRelocatableToExecutable ? kRelocatable : -1;
   if (source.kind != wanted) return kInvalidArgument;
-  std::string processor = i->second.isa.substr(i->second.isa.rfind('-') + 1);
+  std::string processor = i->isa.substr(i->isa.rfind('-') + 1);
   std::vector<char> bytes = source.bytes, output;
   lock.unlock();  // LLVM and LLD run outside the lock
   std::string log;
@@ -259,10 +260,10 @@ Status amd_comgr_do_action(int action, Handle info, Handle input, Handle result)
   lock.lock();
   auto& out = fake().sets.at(result.handle);
   if (!log.empty()) {
-    out.push_back(fake().add({kLog, "log", {log.begin(), log.end()}}));
+    out.push_back(fake().add(fake().data, {kLog, "log", {log.begin(), log.end()}}));
     return kError;
   }
-  out.push_back(fake().add({action == kCodegenBitcodeToRelocatable ? kRelocatable : kExecutable, "kernel", std::move(output)}));
+  out.push_back(fake().add(fake().data, {action == kCodegenBitcodeToRelocatable ? kRelocatable : kExecutable, "kernel", std::move(output)}));
   return kSuccess;
 }
 
