@@ -81,6 +81,7 @@ TEST_CASE("ptx: f16 and bf16 gemm and attention at their default configs: no spi
         CHECK(sassCount(a.sass, "HMMA") > 0);
         CHECK(sassCount(a.sass, "LDSM") > 0);
         CHECK(sassCount(a.sass, "LDG.E.U16") == 0);  // no operand element is loaded alone
+        if (std::string(sample) == "attention_f16") CHECK(sassCount(a.sass, "F2FP") > 0);  // P's pairs rounded at once
         if (std::string(sample) == "gemm_f16") {  // its fold reads ahead: cp.async into a ring of 2 stages
           CHECK(sassCount(a.sass, "LDGSTS.E.BYPASS.128") > 0);
           CHECK(sassCount(a.sass, "DEPBAR") > 0);
@@ -121,7 +122,11 @@ TEST_CASE("ptx: on sm_90a f16 and bf16 gemm and attention run HGMMA from descrip
       CHECK(sassCount(a.sass, "LDSM") == 0);
       CHECK(sassCount(a.sass, "UTMALDG") > 0);
       CHECK(sassCount(a.sass, "SYNCS") > 0);  // the transaction barriers' arrive and phase checks
-      if (std::string(sample) == "attention_f16") CHECK(sassCount(a.sass, "MUFU.EX2") > 0);  // its fast_exp2
+      if (std::string(sample) == "attention_f16") {
+        CHECK(sassCount(a.sass, "MUFU.EX2") > 0);  // its fast_exp2
+        CHECK(sassCount(a.sass, "F2FP") > 0);      // P's pairs rounded for wgmma's a at once
+        CHECK(sassCount(a.sass, "F2F") == 0);
+      }
       if (std::string(sample) == "gemm_f16") CHECK(sassCount(a.sass, "UTMASTG") > 0);  // the result, from workgroup memory
       if (std::string(sample) == "gemm_f16") CHECK(sassCount(a.sass, "LDGSTS") == 0);
     }
@@ -285,6 +290,24 @@ TEST_CASE("ptx: conversions between float widths keep a NaN's sign") {
   CHECK(ptx.find("-2147483648") != std::string::npos);  // f64 -> f32: its sign in 32 bits
   CHECK(ptx.find("or.b64") != std::string::npos);       // f16 -> f64
   test::assemblePtx(ptx, "sm_90");
+}
+
+// A dot operand rounded from f32 (attention's P) converts its register pairs at once, each
+// pair once however many mma instructions read it, NaN's sign kept as single roundings keep it.
+TEST_CASE("ptx: f32 pairs rounded for a dot's f16 or bf16 operand take one paired cvt each") {
+  for (const char* arch : {"sm_80", "sm_90a"})
+    for (const char* dtype : {"f16", "bf16"}) {
+      CAPTURE(arch);
+      CAPTURE(dtype);
+      std::string ptx = contiguousPtxOf(retyped("attention_f16", "f16", dtype), arch);
+      std::string paired = std::string("cvt.rn.") + dtype + "x2.f32";
+      size_t pairs = 0;
+      for (size_t at = 0; (at = ptx.find(paired, at)) != std::string::npos; ++at) ++pairs;
+      CHECK(pairs == 16);  // a 64 x 64 block of P over 128 threads: 32 values a thread
+      CHECK(ptx.find(std::string("cvt.rn.") + dtype + ".f32") == std::string::npos);
+      CHECK(ptx.find("prmt.b32 signs") != std::string::npos);
+      test::assemblePtx(ptx, arch);
+    }
 }
 
 TEST_CASE("ptx: past 48 KiB the shared array is dynamic, sized at launch: within it, static") {

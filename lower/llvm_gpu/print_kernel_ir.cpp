@@ -223,11 +223,28 @@ class Printer {
   }
   Value* floatToFloat(Value* x, DType from, DType to) {
     if (isFloat8(from)) from = DType::f32;  // held exactly in an f32
+    Value* r = nullptr;
     if (isFloat8(to) || to == DType::bf16) {  // from an f32 (f64 rounded to odd: one rounding in all)
       Value* f = from == DType::f64 ? roundToOddF32(x) : resized(x, b_.getFloatTy());
-      return isFloat8(to) ? roundFloat8(to, f) : roundBF16(f);
+      r = isFloat8(to) ? roundFloat8(to, f) : roundBF16(f);
+    } else {
+      r = resized(x, type(to));
     }
-    return resized(x, type(to));
+    if (from == DType::f32 && (to == DType::f16 || to == DType::bf16)) roundedFrom_[r] = x;
+    return r;
+  }
+  // Registers of the 16-bit float t that an operand packs two to a word: pairs both rounded
+  // here from f32s are rounded again, together, where the target converts pairs at once (the
+  // single roundings become dead).
+  std::vector<Value*> withPairedRoundings(DType t, std::vector<Value*> regs) {
+    if (t != DType::f16 && t != DType::bf16) return regs;
+    for (size_t r = 0; r + 1 < regs.size(); r += 2) {
+      auto lo = roundedFrom_.find(regs[r]), hi = roundedFrom_.find(regs[r + 1]);
+      if (lo == roundedFrom_.end() || hi == roundedFrom_.end()) continue;
+      std::vector<Value*> pair = t_.roundPair(b_, t, lo->second, hi->second);
+      if (pair.size() == 2) regs[r] = pair[0], regs[r + 1] = pair[1];
+    }
+    return regs;
   }
 
   // ---- arithmetic ----
@@ -601,7 +618,7 @@ class Printer {
     // 8-bit float operands go as their codes: those they were read as, else encoded again.
     auto operands = [&](DType t, size_t from, size_t count) {
       std::vector<Value*> out = regs(from, count);
-      if (!isFloat8(t)) return out;
+      if (!isFloat8(t)) return withPairedRoundings(t, out);
       for (Value*& v : out) {
         auto it = float8Codes_.find(v);
         v = it != float8Codes_.end() ? it->second : toMemory(t, v);
@@ -789,7 +806,8 @@ class Printer {
     if (gpu::hasAttr(i, "allocA") || packedA_.count(&i)) return;
     std::vector<Value*> registers;
     for (size_t r = 0; r < 8; ++r) registers.push_back(val(i.operands.at(r)));
-    packedA_[&i] = t_.warpgroupFragmentA(b_, operandType(i, "a"), registers);
+    DType a = operandType(i, "a");
+    packedA_[&i] = t_.warpgroupFragmentA(b_, a, withPairedRoundings(a, registers));
   }
   void warpgroupFence(const KBlock& blk, size_t at) {
     for (size_t j = at + 1; j < blk.insts.size() && blk.insts[j].op != KOp::wgmma_commit; ++j)
@@ -876,6 +894,7 @@ class Printer {
   std::vector<Value*> values_;  // by register
   std::map<const KInst*, std::vector<Value*>> packedA_;  // wgmmas' a fragments, packed at their fence
   std::map<Value*, Value*> float8Codes_;  // an 8-bit float read from memory: its code (i8)
+  std::map<Value*, Value*> roundedFrom_;  // an f16 or bf16 rounded from an f32: that f32
 };
 
 }  // namespace
@@ -892,6 +911,7 @@ std::vector<llvm::Value*> LlvmGpuTarget::warpgroupMma(llvm::IRBuilderBase&, int6
   throw Unsupported("llvm gpu: unsupported: wgmma on " + triple());
 }
 llvm::Value* LlvmGpuTarget::approxExp2(llvm::IRBuilderBase&, llvm::Value*, double) const { return nullptr; }
+std::vector<llvm::Value*> LlvmGpuTarget::roundPair(llvm::IRBuilderBase&, DType, llvm::Value*, llvm::Value*) const { return {}; }
 std::vector<llvm::Value*> LlvmGpuTarget::warpgroupFragmentA(llvm::IRBuilderBase&, DType, const std::vector<llvm::Value*>&) const {
   throw Unsupported("llvm gpu: unsupported: wgmma on " + triple());
 }

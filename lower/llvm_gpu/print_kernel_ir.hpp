@@ -67,6 +67,11 @@ class LlvmGpuTarget {
   // IR's unary exp/exp2 with approx); null, emitting nothing, where the target has none: the
   // printer then computes the accurate version.
   virtual llvm::Value* approxExp2(llvm::IRBuilderBase& b, llvm::Value* x, double scale) const;
+  // Two f32 values rounded to nearest even to the 16-bit float t (f16, or bf16 held in an f32)
+  // by one paired conversion, as two registers of t that keep each value's sign (NaN too);
+  // empty, emitting nothing, where the target has none. A pair that mma or warpgroupFragmentA
+  // packs into one word then costs one instruction.
+  virtual std::vector<llvm::Value*> roundPair(llvm::IRBuilderBase& b, DType t, llvm::Value* lo, llvm::Value* hi) const;
   // A wgmma operand: the workgroup-memory address (i32, within the workgroup's window) of its
   // first element, its swizzle (32, 64 or 128 bytes), the byte strides of its column blocks
   // (leading) and 8-row groups (stride), and whether its rows are M or N rather than K.

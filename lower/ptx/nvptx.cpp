@@ -192,6 +192,20 @@ class NvptxTarget final : public llvmgpu::LlvmGpuTarget {
     if (scale != 1.0) f = b.CreateFMul(f, llvm::ConstantFP::get(b.getFloatTy(), scale));
     return b.CreateIntrinsic(llvm::Intrinsic::nvvm_ex2_approx_ftz_f, {}, {f});
   }
+  // cvt.rn.f16x2.f32 / cvt.rn.bf16x2.f32 (sm_80): one F2FP for two roundings. Their NaN is the
+  // canonical positive one, so each value's sign bit is or-ed in, as single roundings do: prmt
+  // gathers the f32s' top bytes into the halves' top bytes, lop3 ors their sign bits (a | b & c).
+  std::vector<Value*> roundPair(llvm::IRBuilderBase& b, DType t, Value* lo, Value* hi) const override {
+    if (t != DType::f16 && t != DType::bf16) return {};
+    std::string text = std::string("{ .reg .b32 signs; cvt.rn.") + (t == DType::f16 ? "f16x2" : "bf16x2") +
+                       ".f32 $0, $2, $1; prmt.b32 signs, $1, $2, 0x7030; lop3.b32 $0, $0, signs, 0x80008000, 0xf8; }";
+    Value* word = callAsm(b, text, "=r,f,f", {b.getInt32Ty()}, {lo, hi}, false);
+    if (t == DType::f16) {
+      Value* pair = b.CreateBitCast(word, llvm::FixedVectorType::get(b.getHalfTy(), 2));
+      return {b.CreateExtractElement(pair, uint64_t(0)), b.CreateExtractElement(pair, uint64_t(1))};
+    }
+    return {b.CreateBitCast(b.CreateShl(word, 16), b.getFloatTy()), b.CreateBitCast(b.CreateAnd(word, 0xffff0000u), b.getFloatTy())};
+  }
   std::vector<Value*> warpgroupFragmentA(llvm::IRBuilderBase& b, DType a, const std::vector<Value*>& registers) const override {
     std::vector<Value*> words;
     for (size_t r = 0; r + 1 < registers.size(); r += 2) {
@@ -296,7 +310,9 @@ class NvptxTarget final : public llvmgpu::LlvmGpuTarget {
     std::vector<llvm::Type*> params;
     for (Value* v : args) params.push_back(v->getType());
     auto* type = llvm::FunctionType::get(result, params, false);
-    return b.CreateCall(type, llvm::InlineAsm::get(type, text, constraints, sideEffects), args);
+    llvm::CallInst* call = b.CreateCall(type, llvm::InlineAsm::get(type, text, constraints, sideEffects), args);
+    if (!sideEffects) call->setDoesNotAccessMemory();  // a pure function of its operands: CSE-able
+    return call;
   }
 
   // cp.async: 16 bytes bypass L1 (.cg), 4 and 8 may only go through it (.ca).
