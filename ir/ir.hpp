@@ -68,7 +68,9 @@
 //   fold {stages?} (start, end, inits...) : region ^(k: i64, carried...) runs for k in [start, end);
 //                                 yields the new carried values; results are the final ones.
 //                                 stages (1 to 4, p.stages): how many iterations' loads a GPU
-//                                 with asynchronous copies keeps in flight; absent: the target's
+//                                 with asynchronous copies keeps in flight; absent: the target's.
+//                                 split = 1: one of the two parts of a fold split at its masks
+//                                 (ir/split_folds_at_masks.cpp), not split again
 //   if (cond)                    : regions ^() then and ^() else; runs then where the rank-0 bool
 //                                 cond is true, else the other; the one that ran yields the results
 //   while (inits...)             : regions ^(carried...) cond, yielding a rank-0 bool, and ^(carried...)
@@ -164,7 +166,7 @@ struct AttrKey {
 };
 namespace attr {
 inline constexpr AttrKey<int64_t> axis{"axis"}, tensor{"tensor"}, start{"start"}, index{"index"},
-    descending{"descending"}, stages{"stages"}, bins{"bins"}, approx{"approx"};
+    descending{"descending"}, stages{"stages"}, bins{"bins"}, approx{"approx"}, split{"split"};
 inline constexpr AttrKey<std::vector<int64_t>> perm{"perm"};
 inline constexpr AttrKey<std::string> pred{"pred"}, fn{"fn"}, label{"label"}, message{"message"};
 inline constexpr AttrKey<Number> value{"value"}, fill{"fill"};

@@ -39,4 +39,11 @@ Kernel hoistLoopInvariants(const Kernel& k);  // ir/hoist_invariants.cpp: fold-i
 // ir/canonicalize.cpp: the passes above to a fixed point (callers verify).
 Kernel canonicalize(const Kernel& k);
 
+// ir/split_folds_at_masks.cpp: a fold whose body masks tiles by compares affine in the fold
+// index and iotas runs as two folds (marked split), the compares constant true on the
+// iterations where they hold for every element (bounds computed before the loop), then the
+// kernel is canonicalized. Back ends run it on a canonical kernel before lowering it; the
+// canonical kernel itself (the interpreter's, the gradients') keeps its folds whole.
+Kernel splitFoldsAtMasks(const Kernel& k);
+
 }  // namespace tj::ir

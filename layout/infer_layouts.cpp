@@ -46,6 +46,7 @@ const std::vector<Target>& targets() {
     t.vectorBytes = 16;
     t.asyncCopy = true;
     t.defaultStages = 2;
+    t.splitMaskedFolds = true;
     return t;
   };
   auto amd = [](Target t) {

@@ -54,6 +54,12 @@ struct Target {
   // Hopper's tensor memory accelerator: a ring whose stage is one or more boxes of its load,
   // as TMA swizzles them, is filled by cp.async.bulk.tensor under transaction barriers.
   bool tma = false;
+  // Folds split at their masks before lowering (ir::splitFoldsAtMasks): the iterations whose
+  // compares hold for every element run without them. Each compare and select is a thread's
+  // instruction per element here; the cost is a second copy of the loop. NVIDIA only: lavapipe's
+  // compile time grows faster than the code, and on gfx1100 the second copy of attention's
+  // register-staged loop spills (124 bytes of scratch at the HIP defaults).
+  bool splitMaskedFolds = false;
 };
 
 const std::vector<Target>& targets();  // vulkan, sm_80, sm_90, gfx1100, gfx942, cpu

@@ -181,6 +181,26 @@ TEST_CASE("ptx: the gemm's CUDA tune space assembles for sm_90a without spills, 
   }
 }
 
+// As the device lowers them (the key loop split at its masks): bf16 at d 128, the GPU check's
+// attention, causal and not.
+TEST_CASE("ptx: attention's CUDA tune space assembles for sm_90a without spills, bf16 at d 128") {
+  for (bool causal : {false, true})
+    for (const TuneConfig& config : samples::attentionTuneSpace("cuda")) {
+      samples::AttentionBlocks blocks = samples::AttentionBlocks::from(config);
+      CAPTURE(config.str());
+      CAPTURE(causal);
+      Tensor q = Tensor::zeros({1, 2, 256, 128}, DType::bf16), out = Tensor::zeros({1, 2, 256, 128});
+      samples::KernelDefinition def = samples::attentionKernel(q, q, q, out, causal, blocks);
+      test::Assembled a = test::assemble(devicePtxOf(*tj::trace(def.grid, def.body, "attention").kernel, "sm_90a"), "sm_90a", true);
+      if (a.report.empty()) continue;
+      size_t used = a.report.find("Used ");
+      std::printf("ptx: attention bf16 d128%s %lldx%lld, %lld stages, %lld warps, sm_90a: %s", causal ? " causal" : "",
+                  (long long)blocks.m, (long long)blocks.n, (long long)blocks.stages, (long long)blocks.warps,
+                  used == std::string::npos ? "" : a.report.c_str() + used);
+      CHECK(a.report.find(" 0 bytes spill stores, 0 bytes spill loads") != std::string::npos);
+    }
+}
+
 TEST_CASE("ptx: an 8-bit float gemm on sm_90a runs QGMMA (wgmma m64nNk32 e4m3 x e5m2) from descriptors") {
   ir::Kernel k = gemmF8();
   std::string ptx = contiguousPtxOf(k, "sm_90a");
@@ -308,6 +328,24 @@ TEST_CASE("ptx: f32 pairs rounded for a dot's f16 or bf16 operand take one paire
       CHECK(ptx.find("prmt.b32 signs") != std::string::npos);
       test::assemblePtx(ptx, arch);
     }
+}
+
+// As the CUDA device lowers it, attention's key loop is split at its masks: a second copy of the
+// loop (twice the wgmmas) whose first copy has no compare or select per score.
+TEST_CASE("ptx: on sm_90a the device's attention runs two key loops, split at the mask, without spills") {
+  ir::Kernel k = samples::traceSample("attention_f16");
+  std::string whole = contiguousPtxOf(k, "sm_90a"), split = devicePtxOf(k, "sm_90a");
+  auto count = [](const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = 0; (at = text.find(what, at)) != std::string::npos; ++at) ++n;
+    return n;
+  };
+  CHECK(count(split, "wgmma.mma_async") == 2 * count(whole, "wgmma.mma_async"));
+  test::Assembled a = test::assemble(split, "sm_90a", true);
+  if (a.report.empty()) return;
+  CHECK(a.report.find(" 0 bytes spill stores, 0 bytes spill loads") != std::string::npos);
+  size_t used = a.report.find("Used ");
+  std::printf("ptx: attention_f16 sm_90a, split at its mask: %s", used == std::string::npos ? "" : a.report.c_str() + used);
 }
 
 TEST_CASE("ptx: past 48 KiB the shared array is dynamic, sized at launch: within it, static") {

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <optional>
 
+#include "ir/passes.hpp"
+
 namespace tj::gpu {
 
 namespace {
@@ -16,8 +18,13 @@ KernelFunction lowerOn(const ir::Kernel& k, layout::Target t, int64_t warps, con
 
 }  // namespace
 
-KernelFunction lowerWithinCodeBudget(const ir::Kernel& k, const layout::Target& target,
+ir::Kernel kernelForTarget(const ir::Kernel& canonical, const layout::Target& target) {
+  return target.splitMaskedFolds ? ir::splitFoldsAtMasks(canonical) : canonical;
+}
+
+KernelFunction lowerWithinCodeBudget(const ir::Kernel& canonical, const layout::Target& target,
                                      const KernelLoweringOptions& options) {
+  const ir::Kernel k = kernelForTarget(canonical, target);
   if (k.warps > 0) {  // the kernel's own choice (p.warps) stands
     if (k.warps * target.subgroupSize > target.maxWorkgroupThreads)
       throw Unsupported(fmt::format("kernel ir: {} warps of {} threads pass the {} threads a workgroup of {} may have", k.warps,

@@ -7,7 +7,11 @@
 
 namespace tj::gpu {
 
-// Infers layouts and lowers at the kernel's warps (p.warps) when it sets them: an Error when
+// The kernel a GPU target lowers for a canonical one: its folds split at their masks
+// (ir::splitFoldsAtMasks) where the target asks for it (layout::Target::splitMaskedFolds).
+ir::Kernel kernelForTarget(const ir::Kernel& canonical, const layout::Target& target);
+
+// Lowers kernelForTarget(k, target): infers layouts and lowers at the kernel's warps (p.warps) when it sets them: an Error when
 // they pass target.maxWorkgroupThreads. Otherwise at target.warpsPerProgram; while the kernel IR passes
 // target.codeBudget instructions or target.sharedAccessBudget workgroup-memory accesses per
 // thread, doubles the warps (up to target.maxWorkgroupThreads). A thread's code shrinks with

@@ -34,6 +34,7 @@
 #include "lower/cpu/plan_buffers.hpp"
 #include "lower/gpu/plan_read_ahead.hpp"
 #include "lower/gpu/lower_to_kernel_ir.hpp"
+#include "lower/gpu/spread_over_warps.hpp"
 #include "lower/amdgpu/amdgpu.hpp"
 #include "lower/ptx/nvptx.hpp"
 #include "lower/spirv/print_kernel_ir.hpp"
@@ -41,7 +42,7 @@
 
 namespace {
 
-const std::vector<std::string> kStages = {"parsed", "canonical", "grad", "buffers", "llvm", "layout", "readahead", "kernel", "spirv", "ptx", "amdgpu", "asm"};
+const std::vector<std::string> kStages = {"parsed", "canonical", "grad", "split", "buffers", "llvm", "layout", "readahead", "kernel", "spirv", "ptx", "amdgpu", "asm"};
 
 // The layout target `name` on `warps` warps per program (0: its default).
 tj::layout::Target targetOn(const std::string& name, int64_t warps) {
@@ -60,7 +61,8 @@ tj::gpu::KernelFunction kernelIR(const tj::ir::Kernel& k, const std::string& tar
   const tj::layout::Target t = targetOn(target, warps);
   tj::gpu::KernelLoweringOptions options;
   options.vectorTensors.assign(k.tensors.size(), !general);
-  return tj::gpu::lowerToKernelIR(k, tj::layout::inferLayouts(k, t), t, options);
+  const tj::ir::Kernel lowered = tj::gpu::kernelForTarget(k, t);  // as the devices lower it
+  return tj::gpu::lowerToKernelIR(lowered, tj::layout::inferLayouts(lowered, t), t, options);
 }
 
 // The CPU lowering's options for an x86 level, or this host's.
@@ -154,10 +156,14 @@ int main(int argc, char** argv) {
     else if (stage == "amdgpu")
       std::cout << tj::amdgpu::printAssembly(kernelIR(k, amdLayoutTarget(target, stage), warps, general), target);
     else if (stage == "ptx") std::cout << tj::ptx::printPtx(kernelIR(k, nvidiaTarget(target, stage), warps, general), target);
-    else if (stage == "readahead") {
-      const tj::layout::LayoutAssignment a = tj::layout::inferLayouts(k, targetOn(target, warps));
-      std::cout << tj::gpu::printReadAhead(k, tj::gpu::planReadAhead(k, a));
-    } else if (stage == "layout") std::cout << tj::layout::printWithLayouts(k, tj::layout::inferLayouts(k, targetOn(target, warps)));
+    else if (stage == "split") std::cout << tj::ir::print(tj::ir::splitFoldsAtMasks(k));
+    else if (stage == "readahead" || stage == "layout") {
+      const tj::layout::Target t = targetOn(target, warps);
+      const tj::ir::Kernel lowered = tj::gpu::kernelForTarget(k, t);
+      const tj::layout::LayoutAssignment a = tj::layout::inferLayouts(lowered, t);
+      std::cout << (stage == "layout" ? tj::layout::printWithLayouts(lowered, a)
+                                      : tj::gpu::printReadAhead(lowered, tj::gpu::planReadAhead(lowered, a)));
+    }
     else if (stage == "kernel") std::cout << tj::gpu::print(kernelIR(k, target, warps, general));
     else if (stage == "spirv") std::cout << disassemble(tj::spirv::printSpirv(kernelIR(k, "vulkan", warps, general)));
     else std::cout << tj::ir::print(k);
