@@ -46,7 +46,6 @@ const std::vector<Target>& targets() {
     t.vectorBytes = 16;
     t.asyncCopy = true;
     t.defaultStages = 2;
-    t.splitMaskedFolds = true;
     return t;
   };
   auto amd = [](Target t) {
@@ -57,6 +56,7 @@ const std::vector<Target>& targets() {
   };
   auto hopper = [](Target t) {
     t.tma = true;
+    t.splitMaskedFolds = true;
     return t;
   };
   static const std::vector<Target> all = {

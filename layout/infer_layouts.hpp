@@ -56,9 +56,10 @@ struct Target {
   bool tma = false;
   // Folds split at their masks before lowering (ir::splitFoldsAtMasks): the iterations whose
   // compares hold for every element run without them. Each compare and select is a thread's
-  // instruction per element here; the cost is a second copy of the loop. NVIDIA only: lavapipe's
-  // compile time grows faster than the code, and on gfx1100 the second copy of attention's
-  // register-staged loop spills (124 bytes of scratch at the HIP defaults).
+  // instruction per element here; the cost is a second copy of the loop. sm_90a only, where the
+  // second part reads the wgmma operands the first staged: lavapipe's compile time grows faster
+  // than the code; on sm_80 attention's mma.sync loops took 173 -> 242 registers (spilling for
+  // tensors of any strides), and on gfx1100 its register-staged loop spills (124 bytes).
   bool splitMaskedFolds = false;
 };
 

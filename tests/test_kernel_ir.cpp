@@ -1044,7 +1044,9 @@ TEST_CASE("kernel ir: attention split at its masks on sm_90a computes what the i
   for (const char* name : {"attention_f16", "attention_causal_f16"}) {
     CAPTURE(name);
     ir::Kernel k = kernelNamed(name);
-    ir::Kernel split = kernelForTarget(k, sm90a);
+    KernelLoweringOptions contiguous;
+    contiguous.vectorTensors.assign(k.tensors.size(), true);
+    ir::Kernel split = kernelForTarget(k, sm90a, contiguous);
     CHECK(std::ranges::count_if(split.body.ops, [](const ir::Op& op) { return op.code == ir::OpCode::fold; }) == 2);
     KernelFunction f = contiguousLowering(split, "sm_90a");
     const std::string text = print(f);
@@ -1143,7 +1145,10 @@ TEST_CASE("kernel ir: the read-ahead plans of the samples' folds match the golde
   for (const char* name : {"gemm_f16", "attention_f16"}) {
     CAPTURE(name);
     const layout::Target& sm90 = layout::targetByName("sm_90");
-    ir::Kernel k = kernelForTarget(samples::traceSample(name), sm90);
+    ir::Kernel k = samples::traceSample(name);
+    KernelLoweringOptions contiguous;
+    contiguous.vectorTensors.assign(k.tensors.size(), true);
+    k = kernelForTarget(k, sm90, contiguous);
     std::string text = printReadAhead(k, planReadAhead(k, layout::inferLayouts(k, sm90)));
     fs::path golden = dir / (std::string(name) + ".sm_90.readahead");
     if (update) std::ofstream(golden) << text;

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 
 #include "ir/passes.hpp"
@@ -18,13 +19,14 @@ KernelFunction lowerOn(const ir::Kernel& k, layout::Target t, int64_t warps, con
 
 }  // namespace
 
-ir::Kernel kernelForTarget(const ir::Kernel& canonical, const layout::Target& target) {
-  return target.splitMaskedFolds ? ir::splitFoldsAtMasks(canonical) : canonical;
+ir::Kernel kernelForTarget(const ir::Kernel& canonical, const layout::Target& target, const KernelLoweringOptions& options) {
+  bool wholeVectors = options.vectorTensors.size() == canonical.tensors.size() && std::ranges::all_of(options.vectorTensors, std::identity{});
+  return target.splitMaskedFolds && wholeVectors ? ir::splitFoldsAtMasks(canonical) : canonical;
 }
 
 KernelFunction lowerWithinCodeBudget(const ir::Kernel& canonical, const layout::Target& target,
                                      const KernelLoweringOptions& options) {
-  const ir::Kernel k = kernelForTarget(canonical, target);
+  const ir::Kernel k = kernelForTarget(canonical, target, options);
   if (k.warps > 0) {  // the kernel's own choice (p.warps) stands
     if (k.warps * target.subgroupSize > target.maxWorkgroupThreads)
       throw Unsupported(fmt::format("kernel ir: {} warps of {} threads pass the {} threads a workgroup of {} may have", k.warps,

@@ -8,8 +8,12 @@
 namespace tj::gpu {
 
 // The kernel a GPU target lowers for a canonical one: its folds split at their masks
-// (ir::splitFoldsAtMasks) where the target asks for it (layout::Target::splitMaskedFolds).
-ir::Kernel kernelForTarget(const ir::Kernel& canonical, const layout::Target& target);
+// (ir::splitFoldsAtMasks) where the target asks for it (layout::Target::splitMaskedFolds) and
+// every tensor takes whole vectors (options.vectorTensors). The general kernel's loops, their
+// addresses computed element by element, are at the register limit already (sm_90a attention:
+// 255 registers whole, a 32-byte spill split).
+ir::Kernel kernelForTarget(const ir::Kernel& canonical, const layout::Target& target,
+                           const KernelLoweringOptions& options);
 
 // Lowers kernelForTarget(k, target): infers layouts and lowers at the kernel's warps (p.warps) when it sets them: an Error when
 // they pass target.maxWorkgroupThreads. Otherwise at target.warpsPerProgram; while the kernel IR passes

@@ -61,7 +61,7 @@ tj::gpu::KernelFunction kernelIR(const tj::ir::Kernel& k, const std::string& tar
   const tj::layout::Target t = targetOn(target, warps);
   tj::gpu::KernelLoweringOptions options;
   options.vectorTensors.assign(k.tensors.size(), !general);
-  const tj::ir::Kernel lowered = tj::gpu::kernelForTarget(k, t);  // as the devices lower it
+  const tj::ir::Kernel lowered = tj::gpu::kernelForTarget(k, t, options);  // as the devices lower it
   return tj::gpu::lowerToKernelIR(lowered, tj::layout::inferLayouts(lowered, t), t, options);
 }
 
@@ -159,7 +159,9 @@ int main(int argc, char** argv) {
     else if (stage == "split") std::cout << tj::ir::print(tj::ir::splitFoldsAtMasks(k));
     else if (stage == "readahead" || stage == "layout") {
       const tj::layout::Target t = targetOn(target, warps);
-      const tj::ir::Kernel lowered = tj::gpu::kernelForTarget(k, t);
+      tj::gpu::KernelLoweringOptions options;
+      options.vectorTensors.assign(k.tensors.size(), !general);
+      const tj::ir::Kernel lowered = tj::gpu::kernelForTarget(k, t, options);
       const tj::layout::LayoutAssignment a = tj::layout::inferLayouts(lowered, t);
       std::cout << (stage == "layout" ? tj::layout::printWithLayouts(lowered, a)
                                       : tj::gpu::printReadAhead(lowered, tj::gpu::planReadAhead(lowered, a)));
