@@ -236,11 +236,12 @@ class FoldSplitter {
  private:
   // Emits `fold` into `ops`, split where its masks allow.
   void split(const Op& fold, std::vector<Op>& ops) {
+    if (fold.has(attr::split)) return ops.push_back(fold);
     MaskAnalysis analysis(k_, fold);
     std::vector<AffineMask> rising, falling;  // all true before a bound, after a bound
     for (const Op& op : fold.regions[0].ops)
       if (std::optional<AffineMask> m = analysis.mask(op)) (m->slope() > 0 ? rising : falling).push_back(*m);
-    if ((rising.empty() && falling.empty()) || fold.has(attr::split)) return ops.push_back(fold);
+    if (rising.empty() && falling.empty()) return ops.push_back(fold);
     bool prefix = rising.size() >= falling.size();
     const std::vector<AffineMask>& masks = prefix ? rising : falling;
     ScalarBuilder s(k_, ops, fold.loc);
