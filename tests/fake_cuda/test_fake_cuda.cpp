@@ -624,6 +624,37 @@ TEST_CASE("fake cuda: the causal f16 attention sample kernel through the device:
   CHECK(gLaunching.ptx.find("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16") != std::string::npos);
 }
 
+// Sequences of 1 to 64 keys over 16-key pages: the key loop split at `position < length` runs
+// whole pages unmasked and a partial last page masked, on the simulator as the device lowers it.
+TEST_CASE("fake cuda: paged attention through the device, its page loop split at the length: the interpreter's results") {
+  const int64_t batch = 4, heads = 2, dim = 64, pageSize = 16, pages = 4;
+  Tensor q = Tensor::random({batch, heads, dim}, 61), kCache = Tensor::random({batch * pages, heads, pageSize, dim}, 62);
+  Tensor vCache = Tensor::random({batch * pages, heads, pageSize, dim}, 63);
+  std::vector<double> table;
+  for (int64_t i = 0; i < batch * pages; ++i) table.push_back(double((i * 5) % (batch * pages)));  // pages out of order
+  Tensor blockTable = Tensor::from({batch, pages}, table, DType::i32);
+  Tensor lengths = Tensor::from({batch}, {1, 17, 40, 64}, DType::i32);
+  Tensor expected = samples::poisoned({batch, heads, dim}), o = samples::poisoned({batch, heads, dim});
+  samples::pagedAttention(q, kCache, vCache, blockTable, lengths, expected, {.device = "interp"});
+  {
+    CaptureTraces capture;
+    samples::pagedAttention(q, kCache, vCache, blockTable, lengths, o);
+    REQUIRE(capture.kernels().size() == 1);
+    gLaunching = {capture.kernels()[0], {lengths.launchArg(), q.launchArg(), kCache.launchArg(), vCache.launchArg(),
+                                         blockTable.launchArg(), o.launchArg()}, ""};
+  }
+  const ir::Kernel split = ir::splitFoldsAtMasks(gLaunching.kernel);
+  CHECK(std::ranges::count_if(split.body.ops, [](const ir::Op& op) { return op.code == ir::OpCode::fold; }) == 2);
+  simulateLaunches();
+  LaunchWatch launches;
+  CHECK(samples::pagedAttention(q, kCache, vCache, blockTable, lengths, o, {.device = "cuda"}) == "cuda");
+  CHECK_MESSAGE(!launches.last().fellBack(), launches.last().fallbackReason, " / ", gLaunching.failure);
+  std::vector<double> want = expected.values(), got = o.values();
+  size_t differ = 0;  // fast_exp2 within its bound on both; a NaN (an unwritten element) differs too
+  for (size_t i = 0; i < want.size(); ++i) differ += !(std::abs(got[i] - want[i]) <= 1e-5 * (1 + std::abs(want[i])));
+  CHECK_MESSAGE(differ == 0, differ << " elements differ, the first " << got[0] << " vs " << want[0]);
+}
+
 TEST_CASE("fake cuda: the cubin key names the device, the launch facts and the target") {
   cuda::DeviceInfo h200 = cuda::deviceInfo(0);
   layout::Target target = cuda::targetFor(h200);
