@@ -31,13 +31,18 @@ inline std::vector<std::string> runEveryStage(const ir::Kernel& verified) {
   ir::verify(k);
   ir::print(k);  // --stage=canonical
   ir::semanticHash(k);  // --hash
+  // --stage=split: its folds split at their masks, as valid as the canonical kernel.
+  const ir::Kernel split = ir::splitFoldsAtMasks(k);
+  ir::verify(split);
+  ir::print(split);
   stage("llvm", [&] { cpu::lowerToLLVMText(k); });
   for (const layout::Target& t : layout::targets()) {
+    const ir::Kernel& lowered = t.splitMaskedFolds ? split : k;  // what that target's device lowers
     stage("layout " + t.name, [&] {
-      layout::LayoutAssignment layouts = layout::inferLayouts(k, t);
-      layout::printWithLayouts(k, layouts);
+      layout::LayoutAssignment layouts = layout::inferLayouts(lowered, t);
+      layout::printWithLayouts(lowered, layouts);
       stage("kernel " + t.name, [&] {
-        gpu::KernelFunction f = gpu::lowerToKernelIR(k, layouts, t);
+        gpu::KernelFunction f = gpu::lowerToKernelIR(lowered, layouts, t);
         gpu::print(f);
         if (t.name == "vulkan") stage("spirv", [&] { spirv::printSpirv(f); });
       });
