@@ -106,6 +106,14 @@ TEST_CASE("ptx: on sm_90a f16 and bf16 gemm and attention run HGMMA from descrip
         CHECK_MESSAGE(ptx.find(instruction) != std::string::npos, instruction);
       // attention's probabilities are fast_exp2's: one ex2.approx each.
       CHECK((ptx.find("ex2.approx.ftz.f32") != std::string::npos) == (std::string(sample) == "attention_f16"));
+      // A stage's descriptors add their k-steps' offsets to one encoded address: at most one
+      // encoding (a shift of the address) per two wgmmas (one per instruction before).
+      auto count = [&](const std::string& what) {
+        size_t n = 0;
+        for (size_t at = 0; (at = ptx.find(what, at)) != std::string::npos; ++at) ++n;
+        return n;
+      };
+      CHECK(2 * count("shr.u64") <= count("wgmma.mma_async"));
       // 128-byte swizzle (mode 1 in bits 62-63) with 8-row groups 1024 bytes apart (64 << 32).
       CHECK(ptx.find(std::to_string((uint64_t{1} << 62) | (uint64_t{64} << 32) | (uint64_t{1} << 16))) != std::string::npos);
       test::Assembled a = test::assemble(ptx, "sm_90a", true);

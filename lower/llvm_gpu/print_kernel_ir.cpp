@@ -565,9 +565,10 @@ class Printer {
     DType dtype;
   };
   SharedElement sharedElement(const KInst& i, Reg indexReg) { return sharedElement(intAttr(i, "alloc"), indexReg); }
-  SharedElement sharedElement(int64_t alloc, Reg indexReg) {
+  SharedElement sharedElement(int64_t alloc, Reg indexReg) { return sharedElementAt(alloc, val(indexReg)); }
+  SharedElement sharedElementAt(int64_t alloc, Value* elementIndex) {
     const gpu::SharedAlloc& a = f_.shared.at(size_t(alloc));
-    Value* index = b_.CreateSExtOrTrunc(val(indexReg), b_.getInt64Ty());
+    Value* index = b_.CreateSExtOrTrunc(elementIndex, b_.getInt64Ty());
     Value* offset = b_.CreateAdd(b_.CreateMul(index, b_.getInt64(uint64_t(dtypeBytes(a.dtype)))), b_.getInt64(uint64_t(a.offset)));
     return {b_.CreateGEP(b_.getInt8Ty(), shared_, offset), a.dtype};
   }
@@ -783,8 +784,10 @@ class Printer {
   void wgmma(const KInst& i) {
     auto operand = [&](Reg start, const char* side) {
       std::string s(side);
-      Value* address = b_.CreatePtrToInt(sharedElement(intAttr(i, "alloc" + s), start).pointer, b_.getInt32Ty());
-      return LlvmGpuTarget::WarpgroupOperand{address, intAttr(i, "swizzle" + s), intAttr(i, "leading" + s),
+      const int64_t alloc = intAttr(i, "alloc" + s);
+      auto [base, offset] = baseAndOffset(start, f_.shared.at(size_t(alloc)).dtype);
+      Value* address = b_.CreatePtrToInt(sharedElementAt(alloc, base).pointer, b_.getInt32Ty());
+      return LlvmGpuTarget::WarpgroupOperand{address, offset, intAttr(i, "swizzle" + s), intAttr(i, "leading" + s),
                                              intAttr(i, "stride" + s), intAttr(i, "trans" + s) != 0};
     };
     bool aShared = gpu::hasAttr(i, "allocA");
@@ -799,6 +802,19 @@ class Printer {
                                             operand(i.operands.at(aCount), "B"), c);
     packedA_.erase(&i);
     for (size_t r = 0; r < d.size(); ++r) values_[size_t(i.results.at(r))] = d[r];
+  }
+  // A wgmma operand's start element as a base and a byte offset, a multiple of 16, where it is a
+  // register plus a constant (a k-step or a row block into a stage); else itself and 0.
+  std::pair<Value*, int64_t> baseAndOffset(Reg start, DType t) {
+    Value* index = val(start);
+    auto* add = llvm::dyn_cast<llvm::BinaryOperator>(index);
+    if (!add || add->getOpcode() != llvm::Instruction::Add) return {index, 0};
+    for (unsigned c : {0u, 1u})
+      if (auto* constant = llvm::dyn_cast<llvm::ConstantInt>(add->getOperand(c))) {
+        int64_t bytes = constant->getSExtValue() * dtypeBytes(t);
+        if (bytes >= 0 && bytes % 16 == 0) return {add->getOperand(1 - c), bytes};
+      }
+    return {index, 0};
   }
   // A register a fragment packed into words before the wgmma_fence that precedes its group: a
   // register written after the fence would make ptxas wait for every wgmma before the next.

@@ -75,9 +75,11 @@ class LlvmGpuTarget {
   // A wgmma operand: the workgroup-memory address (i32, within the workgroup's window) of its
   // first element, its swizzle (32, 64 or 128 bytes), the byte strides of its column blocks
   // (leading) and 8-row groups (stride), and whether its rows are M or N rather than K.
+  // `offset` bytes (a multiple of 16) past `address`: the operands of one stage's
+  // instructions differ by constants, which their descriptors add to one they share.
   struct WarpgroupOperand {
     llvm::Value* address;
-    int64_t swizzle, leading, stride;
+    int64_t offset, swizzle, leading, stride;
     bool trans;
   };
   // The kernel IR's wgmma (d = a·b + c over f32 registers, issued asynchronously; a from workgroup

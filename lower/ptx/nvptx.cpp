@@ -287,14 +287,16 @@ class NvptxTarget final : public llvmgpu::LlvmGpuTarget {
 
   // The 64-bit matrix descriptor: address, leading and stride byte offsets encoded as (x & 0x3FFFF) >> 4
   // in bits 0-13, 16-29 and 32-45; the swizzle mode in bits 62-63 (1: 128 bytes, 2: 64, 3: 32); base offset 0
-  // (allocations start on a swizzle pattern's boundary).
+  // (allocations start on a swizzle pattern's boundary). The operand's offset adds to the encoded
+  // address: workgroup memory ends below 2^18 bytes, so the 14-bit field does not carry over.
   static Value* descriptor(llvm::IRBuilderBase& b, const WarpgroupOperand& o) {
     auto encode = [](int64_t bytes) { return uint64_t(bytes & 0x3FFFF) >> 4; };
     uint64_t mode = o.swizzle == 128 ? 1 : o.swizzle == 64 ? 2 : o.swizzle == 32 ? 3 : 0;
     if (mode == 0) throw Unsupported("llvm gpu: unsupported: a wgmma operand swizzled by " + std::to_string(o.swizzle) + " bytes");
     uint64_t fixed = encode(o.leading) << 16 | encode(o.stride) << 32 | mode << 62;
     Value* address = b.CreateLShr(b.CreateAnd(b.CreateZExt(o.address, b.getInt64Ty()), 0x3FFFF), 4);
-    return b.CreateOr(address, b.getInt64(fixed));
+    Value* descriptor = b.CreateOr(address, b.getInt64(fixed));
+    return o.offset ? b.CreateAdd(descriptor, b.getInt64(uint64_t(o.offset) >> 4)) : descriptor;
   }
   // A multiplicand type's PTX name: e4m3, e5m2, f16, bf16.
   static std::string ptxType(DType t) {
