@@ -124,6 +124,36 @@ TEST_CASE("split folds: where an i32 mask would wrap on the unmasked iterations,
     CHECK(a[size_t(i)] == doctest::Approx(x.item(kBlock + i) + x.item(2 * kBlock + i) + x.item(3 * kBlock + i)));
 }
 
+// An inner fold with a step, starting at the outer fold's index (empty for some), whose rising
+// mask's bound depends on the outer index and whose falling one (on an i64 tile) on the program:
+// the rising one is taken off, the falling one stays in both parts.
+TEST_CASE("split folds: nested folds, a step, a start past zero, masks of both directions and i64 tiles") {
+  constexpr int64_t kBlock = 8;
+  for (int64_t n : {3, 8, 13, 40, 64}) {
+    CAPTURE(n);
+    Tensor x = Tensor::random({n}, 7), out = Tensor::zeros({2 * kBlock});
+    TracedKernel whole = trace({2}, [&](Program& p) {
+      auto X = p.read(x, {kBlock});
+      Tile total = p.fold(0, 3, p.zeros({kBlock}), [&](Index r, Tile outer) {
+        Tile inner = p.fold(r, X.blocks(0), 2, p.zeros({kBlock}), [&](Index b, Tile acc) {
+          Tile rising = p.iota({kBlock}, 0) + b * kBlock < X.size(0) - r * 3;
+          Tile falling = p.iota({kBlock}, 0).cast(i64) + b * kBlock >= p.id(0) * 5;
+          return acc + where(rising, X.at({b}), 0.0) + where(falling, X.at({b}) * 2.0, 0.0);
+        });
+        return outer + inner;
+      });
+      p.write(out, {kBlock}).put(total, {p.id(0)});
+    });
+    ir::Kernel split = ir::splitFoldsAtMasks(*whole.kernel);
+    ir::verify(split);
+    int64_t splitFolds = 0;
+    ir::forEachOp(split.body, [&](const ir::Op& op) { splitFolds += op.code == ir::OpCode::fold && op.has(ir::attr::split); });
+    CHECK(splitFolds == 2);
+    auto [a, b] = runBoth(whole, split, {2}, out);
+    CHECK(sameBits(a, b));
+  }
+}
+
 TEST_CASE("split folds: a fold without affine masks, or with a mask the same on every iteration, stays whole") {
   Tensor x = Tensor::random({40}, 6), out = Tensor::zeros({8});
   TracedKernel whole = trace({1}, [&](Program& p) {
