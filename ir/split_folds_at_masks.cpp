@@ -9,7 +9,6 @@
 // leaves every iteration to the original body, so results are the same bit for bit.
 #include <spdlog/spdlog.h>
 
-#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -55,8 +54,9 @@ struct Side {
   int64_t maxIota() const { return iotaAxis ? iotaExtent - 1 : 0; }
 };
 
-// A compare that is true for every element exactly where index * slope + offset < 0 holds, once
-// `sides` stay within their bits (slope != 0; offset is of the uniforms at index 0).
+// A compare of two sides, true for every element at fold index i exactly where
+// slope * i + (less - greater at i = 0) + less's largest iota - (inclusive ? 1 : 0) < 0, as long as
+// the sides stay within their bits (maskBound); slope != 0.
 struct AffineMask {
   const Op* cmp;
   Side less, greater;  // the compare as less < greater + (inclusive ? 1 : 0)
