@@ -35,6 +35,7 @@ struct Uniform {
     for (auto& t : u.terms) t.first *= c;
     return u;
   }
+  bool isZero() const { return indexCoeff == 0 && constant == 0 && terms.empty(); }
   Uniform plus(const Uniform& o) const {
     Uniform u = *this;
     u.indexCoeff += o.indexCoeff;
@@ -64,15 +65,13 @@ struct AffineMask {
   int64_t slope() const { return less.uniform.indexCoeff - greater.uniform.indexCoeff; }
 };
 
+using Definitions = std::map<ValueId, const Op*>;
+
 class MaskAnalysis {
  public:
-  // `k` for the values defined outside the fold, `fold` (maybe not yet in k) for those inside.
-  MaskAnalysis(const Kernel& k, const Op& fold) : k_(k), index_(fold.regions[0].args[0]) {
-    auto define = [&](const Op& op) {
-      for (ValueId r : op.results) defs_[r] = &op;
-    };
-    forEachOp(k.body, define);
-    forEachOp(fold.regions[0], define);
+  // `defs`: the ops of the kernel before any split, which define every value a fold's compares
+  // can reach (a fold's rewritten copy keeps its body's values).
+  MaskAnalysis(const Kernel& k, const Definitions& defs, const Op& fold) : k_(k), defs_(defs), index_(fold.regions[0].args[0]) {
     for (ValueId a : fold.regions[0].args) inside_.insert(a);
     forEachOp(fold.regions[0], [&](const Op& op) { inside_.insert(op.results.begin(), op.results.end()); });
   }
@@ -119,12 +118,11 @@ class MaskAnalysis {
     if (op->code != OpCode::add) return std::nullopt;
     std::optional<Side> a = side(op->operands[0]), b = side(op->operands[1]);
     if (!a || !b || (a->iotaAxis && b->iotaAxis)) return std::nullopt;
-    bool aUniform = a->uniform.indexCoeff == 0 && a->uniform.constant == 0 && a->uniform.terms.empty();
-    bool bUniform = b->uniform.indexCoeff == 0 && b->uniform.constant == 0 && b->uniform.terms.empty();
-    if (!aUniform && !bUniform) return std::nullopt;  // two runtime values added in `bits`: could wrap between them
+    // Two runtime values added in `bits` could wrap between them.
+    if (!a->uniform.isZero() && !b->uniform.isZero()) return std::nullopt;
     Side s = *a;
     if (b->iotaAxis) s.iotaAxis = b->iotaAxis, s.iotaExtent = b->iotaExtent;
-    if (aUniform) s.uniform = b->uniform;
+    if (a->uniform.isZero()) s.uniform = b->uniform;
     return s;
   }
 
@@ -158,8 +156,8 @@ class MaskAnalysis {
   }
 
   const Kernel& k_;
+  const Definitions& defs_;
   ValueId index_;
-  std::map<ValueId, const Op*> defs_;
   std::set<ValueId> inside_;
 };
 
@@ -219,7 +217,12 @@ void renumber(Kernel& k, Block& b, std::map<ValueId, ValueId>& renamed) {
 
 class FoldSplitter {
  public:
-  explicit FoldSplitter(Kernel& k) : k_(k) {}
+  // Splits into `out`, a copy of `in` whose body it rewrites.
+  FoldSplitter(const Kernel& in, Kernel& out) : k_(out) {
+    forEachOp(in.body, [&](const Op& op) {
+      for (ValueId r : op.results) defs_[r] = &op;
+    });
+  }
 
   Block rewrite(const Block& b) {
     Block out{b.args, {}};
@@ -237,7 +240,7 @@ class FoldSplitter {
   // Emits `fold` into `ops`, split where its masks allow.
   void split(const Op& fold, std::vector<Op>& ops) {
     if (fold.has(attr::split)) return ops.push_back(fold);
-    MaskAnalysis analysis(k_, fold);
+    MaskAnalysis analysis(k_, defs_, fold);
     std::vector<AffineMask> rising, falling;  // all true before a bound, after a bound
     for (const Op& op : fold.regions[0].ops)
       if (std::optional<AffineMask> m = analysis.mask(op)) (m->slope() > 0 ? rising : falling).push_back(*m);
@@ -326,6 +329,7 @@ class FoldSplitter {
   }
 
   Kernel& k_;
+  Definitions defs_;
   int splits_ = 0;
 };
 
@@ -333,7 +337,7 @@ class FoldSplitter {
 
 Kernel splitFoldsAtMasks(const Kernel& k) {
   Kernel out = k;
-  FoldSplitter splitter(out);
+  FoldSplitter splitter(k, out);
   out.body = splitter.rewrite(k.body);
   spdlog::debug("pass split-folds-at-masks: {} folds split, {} ops", splitter.splits(), countOps(out.body));
   return splitter.splits() > 0 ? canonicalize(out) : k;

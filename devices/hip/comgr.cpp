@@ -109,7 +109,6 @@ const Library& library() {
   return *l;
 }
 
-
 // What one action turns into what, and the words for its errors.
 struct Step {
   int action, inputKind;

@@ -156,16 +156,16 @@ int64_t amxStepK(int64_t k, DType operand) {
 DotProducts dotProducts(const ir::Kernel& k, const ir::Op& dot, const CpuLoweringOptions& options) {
   const ir::Type& at = k.type(dot.operands[0]);
   const ir::Type& bt = k.type(dot.operands[1]);
-  bool i8 = bytesIntoI32(k, dot);
+  bool bytes = bytesIntoI32(k, dot);
   bool bf16 = at.dtype == DType::bf16 && bt.dtype == DType::bf16;
   int64_t depth = at.shape[1];
   if (!microKernelApplies(k, dot, options)) return DotProducts::single;
   // AMX where its tiles are at least half full: 16 rows, half a row's 64 bytes of K.
-  bool amx = (i8 && options.amxInt8) || (bf16 && options.amxBf16);
+  bool amx = (bytes && options.amxInt8) || (bf16 && options.amxBf16);
   if (amx && at.shape[0] >= 16 && bt.shape[1] % 16 == 0 && amxStepK(depth, at.dtype)) return DotProducts::amxTiles;
-  if (i8 && options.i8QuadProducts && depth % 4 == 0) return DotProducts::quads;
+  if (bytes && options.i8QuadProducts && depth % 4 == 0) return DotProducts::quads;
   bool bf16Pairs = bf16 && options.bf16DotProduct && options.vectorBytes == 64;
-  if ((bf16Pairs || (i8 && options.i16PairProducts)) && depth % 2 == 0) return DotProducts::pairs;
+  if ((bf16Pairs || (bytes && options.i16PairProducts)) && depth % 2 == 0) return DotProducts::pairs;
   return DotProducts::single;
 }
 

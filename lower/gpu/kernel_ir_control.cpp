@@ -38,7 +38,7 @@ void Lowering::fold(const ir::Op& op) {
                                alignedAbove(0, 8));
     sharedFloor_ = f_.shared[size_t(tma_.alloc)].offset + bytes;
   }
-  std::vector<std::pair<const ir::Op*, int>> invariant = stageInvariantOperands(op);
+  std::vector<std::pair<const ir::Op*, int>> invariant = stageInvariantOperands(body, std::exchange(lastFoldStaged_, {}));
   // wgmma accumulators left in flight across iterations read a stage one iteration longer:
   // the copies then run stages - 2 iterations ahead, so 3 stages at least.
   std::set<const ir::Op*> inFlight = ahead.empty() || stages < 3 ? std::set<const ir::Op*>{} : inFlightAccumulators(body);
@@ -64,11 +64,9 @@ void Lowering::fold(const ir::Op& op) {
   waitForAccumulators(op, inFlight);
   if (copiesIn(ahead)) b_.effect(KOp::async_wait, {}, {{"pending", int64_t{0}}});  // nothing lands on later allocations
   if (tma_.alloc >= 0) invalidateTmaBarriers(stages);
-  lastFoldStaged_.clear();
   for (const auto& [dot, i] : invariant)
     lastFoldStaged_[dot->operands[size_t(i)]] = {invariantStaged_.at({dot, i}), wgmmaMemory(*dot, i)};
   for (const auto& operand : invariant) invariantStaged_.erase(operand);
-  lastFold_ = &op;
   for (ir::ValueId v : ahead) {
     for (ir::ValueId view : readAhead_.at(v).views) readAheadViews_.erase(view);
     readAhead_.erase(v);

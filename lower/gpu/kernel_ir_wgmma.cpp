@@ -51,26 +51,21 @@ bool Lowering::wgmmaAFromRegisters(const ir::Op& op) const {
   return !isFloat8(dtypeOf(aV)) && !readAhead_.count(aV) && (!c || c->kind != layout::ConversionKind::shared_memory);
 }
 
-bool Lowering::continuesSplitFold(const ir::Op& fold) const {
-  if (!lastFold_ || !fold.has(ir::attr::split) || !lastFold_->has(ir::attr::split)) return false;
-  const std::vector<ir::ValueId>& before = lastFold_->results;
-  return fold.operands[0] == lastFold_->operands[1] && std::equal(before.begin(), before.end(), fold.operands.begin() + 2);
-}
-
-auto Lowering::stageInvariantOperands(const ir::Op& fold) -> std::vector<std::pair<const ir::Op*, int>> {
+auto Lowering::stageInvariantOperands(const ir::Block& body, const StagedOperands& before)
+    -> std::vector<std::pair<const ir::Op*, int>> {
   std::vector<std::pair<const ir::Op*, int>> staged;
-  const bool continues = continuesSplitFold(fold);
-  for (const ir::Op& op : fold.regions[0].ops) {
+  for (const ir::Op& op : body.ops) {
     const auto* acc = op.code == ir::OpCode::dot ? a_.of(op.results[0]).as<layout::MatrixAcc>() : nullptr;
     if (!acc || !layout::isWgmma(acc->instr)) continue;
     for (int i : {0, 1}) {
       ir::ValueId v = op.operands[size_t(i)];
       bool inMemory = i == 1 || !wgmmaAFromRegisters(op);
       if (!inMemory || !regs_.count(v) || readAhead_.count(v)) continue;
-      auto before = continues ? lastFoldStaged_.find(v) : lastFoldStaged_.end();
-      bool reuse = before != lastFoldStaged_.end() && before->second.second == wgmmaMemory(op, i) &&
-                   f_.shared[size_t(before->second.first)].offset >= sharedFloor_;
-      int64_t alloc = reuse ? before->second.first : wgmmaStaged(op, i, 0);
+      // In place: the same layout, above what this fold allocated so far.
+      auto earlier = before.find(v);
+      bool reuse = earlier != before.end() && earlier->second.second == wgmmaMemory(op, i) &&
+                   f_.shared[size_t(earlier->second.first)].offset >= sharedFloor_;
+      int64_t alloc = reuse ? earlier->second.first : wgmmaStaged(op, i, 0);
       invariantStaged_.emplace(std::pair{&op, i}, alloc);
       staged.emplace_back(&op, i);
       sharedFloor_ = f_.shared[size_t(alloc)].offset + f_.shared[size_t(alloc)].bytes;

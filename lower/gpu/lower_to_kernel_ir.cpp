@@ -129,7 +129,7 @@ void Lowering::block(const ir::Block& b) {
   for (const ir::Op& op : b.ops) {
     try {
       lower(op);
-      if (op.code != ir::OpCode::fold) lastFold_ = nullptr;
+      if (op.code != ir::OpCode::fold) lastFoldStaged_.clear();
     } catch (const KBuilder::OverBudget& e) {
       std::string tile = op.results.empty() ? "" : "of " + k_.type(op.results[0]).str() + " ";
       std::string where = op.loc.known() ? "at " + op.loc.str() + " " : "";

@@ -597,8 +597,9 @@ class Lowering {
   // memory (attention's q): stored once before the loop rather than in every iteration, above
   // the floor, which then rises past them. Returns the (dot, operand) pairs staged. (mma.sync
   // dots keep staging theirs in the loop: on sm_80 ptxas then spills attention at 168 registers.)
-  std::vector<std::pair<const ir::Op*, int>> stageInvariantOperands(const ir::Op& fold);
-  bool continuesSplitFold(const ir::Op& fold) const;
+  using StagedOperands = std::map<ir::ValueId, std::pair<int64_t, layout::Shared>>;
+  // `before`: what the fold right before this one staged, reused where still in place.
+  std::vector<std::pair<const ir::Op*, int>> stageInvariantOperands(const ir::Block& body, const StagedOperands& before);
   // The i32 element offset of an instruction's first element (row, col) of operand v, plus
   // `warpgroupRows` (-1: none).
   Reg wgmmaStart(const WgmmaOperand& o, ir::ValueId v, int64_t row, int64_t col, Reg warpgroupRows);
@@ -638,12 +639,11 @@ class Lowering {
   std::set<ir::ValueId> readAheadViews_;        // their loads and views, never in registers
   std::set<const ir::Op*> inFlightDots_;        // wgmma dots whose groups stay in flight (inFlightAccumulators)
   std::map<std::pair<const ir::Op*, int>, int64_t> invariantStaged_;  // allocations of wgmma operands staged before their folds
-  // The fold lowered last, while no other op followed it, and the wgmma operands it staged
-  // before its loop (value: allocation, layout). The second part of a fold split at its masks
-  // (ir::splitFoldsAtMasks) comes right after the first: it reads them where they are, so
-  // their registers need not live through the first part's loop to be stored again.
-  const ir::Op* lastFold_ = nullptr;
-  std::map<ir::ValueId, std::pair<int64_t, layout::Shared>> lastFoldStaged_;
+  // The wgmma operands the fold lowered last staged before its loop (value: allocation,
+  // layout), while no other op has been lowered since: a fold right after it (the second part
+  // of a fold split at its masks, ir::splitFoldsAtMasks) reads them where they are, so their
+  // registers need not live through the first loop to be stored again.
+  StagedOperands lastFoldStaged_;
   // The innermost fold's barriers for its TMA rings: one transaction barrier (an i64) per stage
   // in allocation `alloc` (-1: none), then, when every ring is TMA's (`releases`), one per stage
   // that the warps arrive on when done reading it (`release`, before the body's yield), which

@@ -57,10 +57,16 @@ tj::layout::Target targetOn(const std::string& name, int64_t warps) {
 
 // Lowered as a launch would lower it: for tensors that allow the target's widest accesses
 // (contiguous, 16-byte-aligned rows), unless `general` asks for the kernel every launch can run.
-tj::gpu::KernelFunction kernelIR(const tj::ir::Kernel& k, const std::string& target, int64_t warps, bool general) {
-  const tj::layout::Target t = targetOn(target, warps);
+// The launch facts of --general (none) or else of contiguous tensors of whole vectors.
+tj::gpu::KernelLoweringOptions launchOptions(const tj::ir::Kernel& k, bool general) {
   tj::gpu::KernelLoweringOptions options;
   options.vectorTensors.assign(k.tensors.size(), !general);
+  return options;
+}
+
+tj::gpu::KernelFunction kernelIR(const tj::ir::Kernel& k, const std::string& target, int64_t warps, bool general) {
+  const tj::layout::Target t = targetOn(target, warps);
+  const tj::gpu::KernelLoweringOptions options = launchOptions(k, general);
   const tj::ir::Kernel lowered = tj::gpu::kernelForTarget(k, t, options);  // as the devices lower it
   return tj::gpu::lowerToKernelIR(lowered, tj::layout::inferLayouts(lowered, t), t, options);
 }
@@ -159,9 +165,7 @@ int main(int argc, char** argv) {
     else if (stage == "split") std::cout << tj::ir::print(tj::ir::splitFoldsAtMasks(k));
     else if (stage == "readahead" || stage == "layout") {
       const tj::layout::Target t = targetOn(target, warps);
-      tj::gpu::KernelLoweringOptions options;
-      options.vectorTensors.assign(k.tensors.size(), !general);
-      const tj::ir::Kernel lowered = tj::gpu::kernelForTarget(k, t, options);
+      const tj::ir::Kernel lowered = tj::gpu::kernelForTarget(k, t, launchOptions(k, general));
       const tj::layout::LayoutAssignment a = tj::layout::inferLayouts(lowered, t);
       std::cout << (stage == "layout" ? tj::layout::printWithLayouts(lowered, a)
                                       : tj::gpu::printReadAhead(lowered, tj::gpu::planReadAhead(lowered, a)));
