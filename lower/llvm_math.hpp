@@ -107,5 +107,10 @@ inline llvm::Value* f32ToFloat8(llvm::IRBuilder<>& b, DType t, llvm::Value* f) {
   LlvmMath e(b, false, vec ? vec->getNumElements() : 0);
   return b.CreateTrunc(e.get(f32ToFloat8(e, t, e.put(f))), f->getType()->getWithNewType(b.getInt8Ty()));
 }
+inline llvm::Value* unsaturatedFloat8(llvm::IRBuilder<>& b, DType t, llvm::Value* f, llvm::Value* saturated) {
+  LlvmMath e(b, false, 0);
+  MathValue code = unsaturatedFloat8(e, t, e.put(f), e.put(b.CreateZExt(saturated, b.getInt32Ty())));
+  return b.CreateTrunc(e.get(code), b.getInt8Ty());
+}
 
 }  // namespace tj::math

@@ -1,6 +1,7 @@
 // Flash-attention forward (online softmax), causal or not, against float64; with --backward,
 // dQ, dK and dV by hand-written FlashAttention-2 kernels and by the backward derived from the
-// forward kernel (grad::backward), both against float64, and the speed of each.
+// forward kernel (grad::backward), both against float64, and the speed of each. With an 8-bit
+// float --dtype, q, k and v are quantized with scales first and the FP8 kernel runs.
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -11,9 +12,16 @@
 using namespace tj;
 
 namespace {
-// softmax(q kᵀ / sqrt(d)) v for one [seq, dim] head.
+// How far an 8-bit P may be from the probability it rounds (P scaled so that the largest is 1):
+// a relative half ulp, or half the subnormal step where the kernel's P (times 2^8) is that small.
+struct ProbabilityRounding {
+  double relative = 0, absolute = 0;
+};
+
+// softmax(q kᵀ / sqrt(d)) v for one [seq, dim] head. With `rounding`, also each output's bound
+// for P rounded so: sum_j max(relative P_j, absolute) |v_j| / sum_j P_j.
 void referenceHead(const double* q, const double* k, const double* v, double* o, int64_t seq, int64_t dim,
-                   bool causal) {
+                   bool causal, ProbabilityRounding rounding = {}, double* bound = nullptr) {
   std::vector<double> scores(static_cast<size_t>(seq));
   for (int64_t i = 0; i < seq; ++i) {
     int64_t last = causal ? i : seq - 1;
@@ -26,12 +34,56 @@ void referenceHead(const double* q, const double* k, const double* v, double* o,
     }
     for (int64_t j = 0; j <= last; ++j) sum += scores[j] = std::exp(scores[j] - maxScore);
     for (int64_t d = 0; d < dim; ++d) {
-      double acc = 0;
-      for (int64_t j = 0; j <= last; ++j) acc += scores[j] * v[j * dim + d];
+      double acc = 0, err = 0;
+      for (int64_t j = 0; j <= last; ++j) {
+        acc += scores[j] * v[j * dim + d];
+        err += std::max(rounding.relative * scores[j], rounding.absolute) * std::fabs(v[j * dim + d]);
+      }
       o[i * dim + d] = acc / sum;
+      if (bound) bound[i * dim + d] = err / sum;
     }
   }
 }
+
+// q, k and v for an 8-bit --dtype: f32 values quantized by quantizeFp8 over [batch * heads, seq,
+// dim] views (q per row, k and v per kScaleBlock keys; v stored [batch, heads, dim, seq]), as
+// [batch, heads, seq, dim] views; returns their scales. Rows grow by 1x, 2x or 4x from one block
+// of keys to the next, so that each block's scale matters, and q is 4x k, so that the softmax
+// is peaked.
+samples::AttentionScales quantizeInputs(const Shape& shape, DType dtype, const RunOptions& opts, Tensor& q, Tensor& k,
+                                        Tensor& v) {
+  const int64_t heads = shape[0] * shape[1], seq = shape[2], dim = shape[3], keyBlocks = cdiv(seq, samples::kScaleBlock);
+  auto input = [&](uint64_t seed, double magnitude) {
+    std::vector<double> x = Tensor::random({heads, seq, dim}, seed).values();
+    for (size_t i = 0; i < x.size(); ++i)
+      x[i] *= magnitude * double(1 << (static_cast<int64_t>(i) / dim % seq / samples::kScaleBlock % 3));
+    return Tensor::from({heads, seq, dim}, x);
+  };
+  q = Tensor::empty({heads, seq, dim}, dtype);
+  k = Tensor::empty({heads, seq, dim}, dtype);
+  Tensor vStored = Tensor::empty({heads, dim, seq}, dtype);
+  samples::AttentionScales scales{Tensor::empty({heads, seq, 1}), Tensor::empty({heads, keyBlocks, 1}),
+                                  Tensor::empty({heads, keyBlocks, 1})};
+  samples::quantizeFp8(input(1, 4), q, scales.q, 1, opts);
+  samples::quantizeFp8(input(2, 1), k, scales.k, samples::kScaleBlock, opts);
+  samples::quantizeFp8(input(3, 1), vStored.transpose(1, 2), scales.v, samples::kScaleBlock, opts);
+  q = q.reshape(shape);
+  k = k.reshape(shape);
+  v = vStored.reshape({shape[0], shape[1], dim, seq}).transpose(2, 3);
+  return scales;
+}
+
+// What an 8-bit x ([batch, heads, seq, dim]) holds times its scales ([batch * heads, rows' blocks, 1]).
+std::vector<double> dequantized(const Tensor& x, const Tensor& scale) {
+  const int64_t seq = x.dim(2), dim = x.dim(3), blockRows = scale.dim(1) == seq ? 1 : samples::kScaleBlock;
+  std::vector<double> v = x.values(), s = scale.values();
+  for (size_t i = 0; i < v.size(); ++i) {
+    const int64_t head = static_cast<int64_t>(i) / (seq * dim), row = static_cast<int64_t>(i) / dim % seq;
+    v[i] *= s[static_cast<size_t>(head * scale.dim(1) + row / blockRows)];
+  }
+  return v;
+}
+
 // The gradients of sum(O * dO) for one head: P = softmax(S), dV = P^T dO, dP = dO V^T,
 // dS = P (dP - rowsum(dP P)), dQ = dS K / sqrt(d), dK = dS^T Q / sqrt(d).
 void referenceHeadBackward(const double* q, const double* k, const double* v, const double* dOut, double* dq,
@@ -109,8 +161,9 @@ int main(int argc, char** argv) {
   cli.app.add_flag("--backward", backward,
                    "time and check dQ, dK, dV: hand-written FlashAttention-2 kernels and the derived backward (f32)");
   std::string dtypeName = "f32";
-  cli.app.add_option("--dtype", dtypeName, "q, k, v dtype (products accumulate in f32; out is f32)")
-      ->check(CLI::IsMember({"f32", "f16", "bf16"}));
+  cli.app.add_option("--dtype", dtypeName,
+                     "q, k, v dtype (products accumulate in f32; out is f32); f8e4m3 and f8e5m2 quantize them with scales")
+      ->check(CLI::IsMember({"f32", "f16", "bf16", "f8e4m3", "f8e5m2"}));
   samples::AttentionBlocks blocks;
   // Blocks given on the command line are used as they are; otherwise they are autotuned.
   cli.app.add_option("--block-m", blocks.m, "query rows of a block (default: tuned)")->check(CLI::PositiveNumber);
@@ -119,13 +172,18 @@ int main(int argc, char** argv) {
     Shape shape{batch, heads, seq, dim};
     DType dtype = samples::parseDTypeOption(dtypeName);
     if (backward && dtype != f32) throw Error("attention --backward: gradients are f32 here, not " + dtypeName);
-    Tensor q = Tensor::random(shape, 1, dtype), k = Tensor::random(shape, 2, dtype), v = Tensor::random(shape, 3, dtype);
-    Tensor o = samples::poisoned(shape);
-    cli.keepOnDevice({&q, &k, &v, &o});
+    Tensor q, k, v, o = samples::poisoned(shape);
+    samples::AttentionScales scales;
+    if (isFloat8(dtype)) {
+      scales = quantizeInputs(shape, dtype, cli.runOptions(), q, k, v);
+    } else {
+      q = Tensor::random(shape, 1, dtype), k = Tensor::random(shape, 2, dtype), v = Tensor::random(shape, 3, dtype);
+    }
+    cli.keepOnDevice({&q, &k, &v, &o, &scales.q, &scales.k, &scales.v});
     if (cli.app.count("--block-m") + cli.app.count("--block-n") > 0) {
       r.tune = "off";
     } else {
-      TuneResult tuned = samples::tuneAttention(q, k, v, o, causal, cli.runOptions());
+      TuneResult tuned = samples::tuneAttention(q, k, v, o, causal, cli.runOptions(), {}, scales);
       blocks = samples::AttentionBlocks::from(tuned.chosen);
       r.tune = tuneSourceName(tuned.source);
     }
@@ -136,16 +194,30 @@ int main(int argc, char** argv) {
       r.work = 10.0 * batch * heads * seq * seq * dim * (causal ? 0.5 : 1.0);  // five products of the forward's size
       return runBackward(cli, r, q, k, v, causal, blocks);
     }
-    r.time([&] { return samples::attention(q, k, v, o, causal, cli.runOptions(), blocks); });
+    r.time([&] { return samples::attention(q, k, v, o, causal, cli.runOptions(), blocks, scales); });
     r.shape = std::to_string(batch) + "x" + std::to_string(heads) + "x" + std::to_string(seq) + "x" +
               std::to_string(dim) + (causal ? "-causal" : "");
     r.work = 4.0 * batch * heads * seq * seq * dim * (causal ? 0.5 : 1.0);
     if (!cli.check()) return;
-    std::vector<double> qv = q.values(), kv = k.values(), vv = v.values(), ref(qv.size());
+    const bool quantized = isFloat8(dtype);
+    auto values = [&](const Tensor& x, const Tensor& scale) { return quantized ? dequantized(x, scale) : x.values(); };
+    std::vector<double> qv = values(q, scales.q), kv = values(k, scales.k), vv = values(v, scales.v), ref(qv.size()),
+                        bound(qv.size());
+    ProbabilityRounding rounding;
+    if (quantized) {  // P times 2^8 in the 8-bit float: half an ulp, or half its subnormal step
+      const Float8Format f = float8Format(dtype);
+      rounding = {std::ldexp(1.0, -(f.mantissaBits + 1)), std::ldexp(1.0, -f.bias - f.mantissaBits - 8)};
+    }
     for (int64_t h = 0; h < batch * heads; ++h) {
       size_t off = static_cast<size_t>(h * seq * dim);
-      referenceHead(&qv[off], &kv[off], &vv[off], &ref[off], seq, dim, causal);
+      referenceHead(&qv[off], &kv[off], &vv[off], &ref[off], seq, dim, causal, rounding, &bound[off]);
     }
-    r.compare(o, ref, samples::tolerance(dtype, seq + dim));
+    // 8-bit: P's rounding (the inputs' is the reference's too) as a share of the largest output.
+    double largest = 0, worstBound = 0;
+    for (size_t i = 0; i < ref.size(); ++i) {
+      largest = std::max(largest, std::fabs(ref[i]));
+      worstBound = std::max(worstBound, bound[i]);
+    }
+    r.compare(o, ref, samples::tolerance(quantized ? f32 : dtype, seq + dim) + worstBound / std::max(largest, 1e-30));
   });
 }

@@ -64,7 +64,8 @@ void SampleCli::keepOnDevice(std::initializer_list<const Tensor*> tensors) const
   std::string why;
   const DeviceKind* kind = findDeviceKind(device.name());
   if (!kind || kind->name != "cuda" || !device.copyOf(1, why)) return;  // a launch says why it runs elsewhere
-  for (const Tensor* t : tensors) t->on(device.name());
+  for (const Tensor* t : tensors)
+    if (t->defined()) t->on(device.name());
 }
 
 int SampleCli::main(int argc, char** argv, const std::function<void(Report&)>& body) {

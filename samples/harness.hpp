@@ -45,7 +45,7 @@ class SampleCli {
   // Keeps the tensors in device memory when the sample runs on cuda: launches are then timed
   // without copies, as a GPU program's are. On Vulkan they stay on the host, since lavapipe
   // ends long loops early, and a kernel cut short after writing a device copy in place
-  // could not rerun on the CPU.
+  // could not rerun on the CPU. Undefined tensors (optional inputs) are left out.
   void keepOnDevice(std::initializer_list<const Tensor*> tensors) const;
   // Parses arguments, runs body, prints RESULT; returns the exit status
   // (1 on a failed check or an error, 2 on bad arguments).

@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 #include <numbers>
+#include <optional>
 
 #include "devices/device.hpp"
 #include "devices/registry.hpp"
@@ -112,11 +113,11 @@ TuneResult tuneGemmSplitK(const Tensor& a, const Tensor& b, const Tensor& c, int
 }
 
 TuneResult tuneAttention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, bool causal,
-                         const RunOptions& opts, TuneOptions tuning) {
+                         const RunOptions& opts, TuneOptions tuning, const AttentionScales& scales) {
   TuneKey key{{q.dim(0) * q.dim(1), q.dim(2), q.dim(3)}, {q.dtype()}};
   tuning.device = opts.device;
   return tune(causal ? "attention_causal" : "attention", attentionTuneSpace(deviceName(opts)), key,
-              [&](const TuneConfig& config) { attention(q, k, v, out, causal, opts, AttentionBlocks::from(config)); },
+              [&](const TuneConfig& config) { attention(q, k, v, out, causal, opts, AttentionBlocks::from(config), scales); },
               tuning);
 }
 
@@ -152,16 +153,26 @@ std::string quantizeFp8(const Tensor& x, const Tensor& q, const Tensor& scale, i
   if (blockRows != 1 && blockRows != kScaleBlock)
     throw Error("quantizeFp8: blockRows is " + std::to_string(blockRows) + "; it must be 1 or " +
                 std::to_string(kScaleBlock));
+  if (x.rank() != 2 && x.rank() != 3)
+    throw Error("quantizeFp8: x has rank " + std::to_string(x.rank()) + "; it must be [rows, cols] or [groups, rows, cols]");
   const int64_t rows = blockRows == 1 ? 16 : blockRows;  // of one program
   const double largest = maxFinite(q.dtype());
-  return run({cdiv(x.dim(0), rows), cdiv(x.dim(1), kScaleBlock)}, [&](Program& p) {
-    Index i = p.id(0), j = p.id(1);
-    Tile v = p.read(x, {rows, kScaleBlock}).at({i, j});  // zeros past the edges leave the largest alone
+  // A stack of matrices takes the groups' axis first in its blocks and their coordinates.
+  const bool stacked = x.rank() == 3;
+  auto block = [&](int64_t r, int64_t c) { return stacked ? Shape{1, r, c} : Shape{r, c}; };
+  auto at = [&](Index g, Index i, Index j) { return stacked ? std::vector<Index>{g, i, j} : std::vector<Index>{i, j}; };
+  const int64_t rowAxis = x.rank() - 2;
+  return run({cdiv(x.dim(rowAxis), rows), cdiv(x.dim(rowAxis + 1), kScaleBlock), stacked ? x.dim(0) : 1}, [&](Program& p) {
+    Index i = p.id(0), j = p.id(1), g = p.id(2);
+    // zeros past the edges leave the largest alone
+    Tile v = p.read(x, block(rows, kScaleBlock)).at(at(g, i, j)).reshape({rows, kScaleBlock});
     Tile amax = abs(v).max(1, true);
     if (blockRows != 1) amax = amax.max(0, true);
     Tile s = where(amax > 0, amax / largest, 1.0);
-    p.write(q, {rows, kScaleBlock}).put((v / s).cast(q.dtype(), Overflow::saturate), {i, j});
-    p.write(scale, {blockRows == 1 ? rows : 1, 1}).put(s, {i, j});
+    const int64_t scaleRows = blockRows == 1 ? rows : 1;
+    p.write(q, block(rows, kScaleBlock)).put((v / s).cast(q.dtype(), Overflow::saturate).reshape(block(rows, kScaleBlock)),
+                                             at(g, i, j));
+    p.write(scale, block(scaleRows, 1)).put(s.reshape(block(scaleRows, 1)), at(g, i, j));
   }, named(opts, "quantize_fp8"));
 }
 
@@ -205,24 +216,58 @@ std::string scaledGemm(const Tensor& a, const Tensor& aScale, const Tensor& b, c
 
 DType accumulatorFor(DType input) { return input == f64 ? f64 : f32; }
 
+namespace {
+// The attention inputs' 8-bit scales against the blocks: one per query row, one per
+// kScaleBlock keys (so key blocks must divide it), head dims that one scale covers.
+void checkAttentionScales(const Tensor& q, const AttentionScales& scales, const AttentionBlocks& blocks) {
+  const int64_t dim = q.dim(3);
+  if (!isFloat8(q.dtype()))
+    throw Error("attention: scales are for 8-bit float q, k and v, not " + std::string(dtypeName(q.dtype())));
+  if (kScaleBlock % blocks.n != 0)
+    throw Error("attention: block_n " + std::to_string(blocks.n) + " must divide the key scales' blocks of " +
+                std::to_string(kScaleBlock));
+  if (dim > kScaleBlock)
+    throw Error("attention: 8-bit heads of " + std::to_string(dim) + " dims; one scale per row covers at most " +
+                std::to_string(kScaleBlock));
+}
+}  // namespace
+
 KernelDefinition attentionKernel(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, bool causal,
-                                 AttentionBlocks blocks, const Tensor& lse) {
+                                 AttentionBlocks blocks, const Tensor& lse, const AttentionScales& scales) {
   const int64_t heads = q.dim(1), dim = q.dim(3);
   const DType accType = accumulatorFor(q.dtype());
   const int64_t blockM = blocks.m, blockN = blocks.n;
+  const bool scaled = scales.q.defined();
+  if (scaled) checkAttentionScales(q, scales, blocks);
   // Scores in base-2 units (times log2 e), so that each probability is one fast exp2.
   const double scale = std::numbers::log2e / std::sqrt(static_cast<double>(dim));
   const double inf = std::numeric_limits<double>::infinity();
+  // 8-bit P: probabilities times 2^8 (in [0, 256], exact powers of two), so that small ones keep
+  // their bits; the sum and the products scale alike, and their quotient does not change.
+  const double probShift = scaled ? 8 : 0;
+  // v stored [batch, heads, dim, seq] (this a transposed view): blocks read along the keys,
+  // as 8-bit wgmma reads its b (K-major) and TMA then copies them.
+  const bool vAlongKeys = v.strides()[2] == 1 && v.strides()[3] != 1;
+  const Tensor vRead = vAlongKeys ? v.transpose(2, 3) : v;
   return {{cdiv(q.dim(2), blockM), q.dim(0) * heads}, [=](Program& p) {
     if (blocks.stages > 0) p.stages(blocks.stages);
     if (blocks.warps > 0) p.warps(blocks.warps);
     Index m = p.id(0), batch = p.id(1) / heads, head = p.id(1) % heads;
     auto Q = p.read(q, {1, 1, blockM, dim});
     auto K = p.read(k, {1, 1, blockN, dim});
-    auto V = p.read(v, {1, 1, blockN, dim});
+    auto V = p.read(vRead, vAlongKeys ? Shape{1, 1, dim, blockN} : Shape{1, 1, blockN, dim});
     Index seqK = K.size(2);
     Tile qt = Q.at({batch, head, m, 0}).reshape({blockM, dim});
     Tile rows = p.iota({blockM, blockN}, 0) + m * blockM;
+    // 8-bit inputs: the scores' scale per query row (the softmax's with q's), and k's and v's
+    // per block of keys, read in the loop.
+    std::optional<Tile> queryScale;
+    std::optional<ReadView> KS, VS;
+    if (scaled) {
+      queryScale = p.read(scales.q, {1, blockM, 1}).at({p.id(1), m, 0}).reshape({blockM, 1}) * scale;
+      KS = p.read(scales.k, {1, 1, 1});
+      VS = p.read(scales.v, {1, 1, 1});
+    }
     // f16/bf16 inputs: both products accumulate in f32; P is rounded to V's dtype for the second.
     // Causal: key blocks past this query block's last row are never needed.
     Index end = causal ? min(cdiv((m + 1) * blockM, blockN), K.blocks(2)) : K.blocks(2);
@@ -230,28 +275,38 @@ KernelDefinition attentionKernel(const Tensor& q, const Tensor& k, const Tensor&
         0, end, std::tuple{p.full({blockM}, -inf, accType), p.zeros({blockM}, accType), p.zeros({blockM, dim}, accType)},
         [&](Index n, Tile rowMax, Tile rowSum, Tile acc) {
           Tile kt = K.at({batch, head, n, 0}).reshape({blockN, dim});
-          Tile vt = V.at({batch, head, n, 0}).reshape({blockN, dim});
+          Tile vt = vAlongKeys ? V.at({batch, head, 0, n}).reshape({dim, blockN}).transpose()
+                               : V.at({batch, head, n, 0}).reshape({blockN, dim});
+          auto keyScale = [&](const std::optional<ReadView>& s) {
+            return s->at({p.id(1), n * blockN / kScaleBlock, 0}).reshape({1, 1});
+          };
           Tile cols = p.iota({blockM, blockN}, 1) + n * blockN;
           Tile valid = cols < seqK;
           if (causal) valid = valid && cols <= rows;
-          Tile s = where(valid, dot(qt, kt.transpose()) * scale, -inf);
+          Tile products = dot(qt, kt.transpose());
+          Tile s = where(valid, scaled ? products * (*queryScale * keyScale(KS)) : products * scale, -inf);
           Tile newMax = max(rowMax, s.max(1));
-          Tile probs = (s - newMax.expand_dims(1)).fast_exp2();
+          Tile probs = (s - (scaled ? newMax - probShift : newMax).expand_dims(1)).fast_exp2();
           Tile rescale = (rowMax - newMax).fast_exp2();
-          return std::tuple{newMax, rowSum * rescale + probs.sum(1),
-                            acc * rescale.expand_dims(1) + dot(probs.cast(vt.dtype()), vt)};
+          Tile sum = rowSum * rescale + probs.sum(1);
+          auto values = [&] {
+            Tile products = dot(probs.cast(vt.dtype()), vt);
+            return scaled ? products * keyScale(VS) : products;
+          };
+          return std::tuple{newMax, sum, acc * rescale.expand_dims(1) + values()};
         });
     Tile o = acc * (1.0 / rowSum).expand_dims(1);  // one division per row
     p.write(out, {1, 1, blockM, dim}).put(o.reshape({1, 1, blockM, dim}), {batch, head, m, 0});
-    if (lse.defined())  // in natural units
-      p.write(lse, {1, 1, blockM}).put(((rowMax + rowSum.log2()) * std::numbers::ln2).reshape({1, 1, blockM}),
-                                       {batch, head, m});
+    if (lse.defined()) {  // in natural units
+      Tile logSum = scaled ? rowSum.log2() - probShift : rowSum.log2();
+      p.write(lse, {1, 1, blockM}).put(((rowMax + logSum) * std::numbers::ln2).reshape({1, 1, blockM}), {batch, head, m});
+    }
   }};
 }
 
 std::string attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, bool causal,
-                      const RunOptions& opts, AttentionBlocks blocks) {
-  KernelDefinition kernel = attentionKernel(q, k, v, out, causal, blocks);
+                      const RunOptions& opts, AttentionBlocks blocks, const AttentionScales& scales) {
+  KernelDefinition kernel = attentionKernel(q, k, v, out, causal, blocks, {}, scales);
   return run(kernel.grid, kernel.body, named(opts, "attention"));
 }
 
@@ -630,7 +685,7 @@ std::string histogram(const Tensor& values, const Tensor& counts, const RunOptio
 }
 
 std::vector<std::string> sampleNames() {
-  return {"gemm",    "gemm_f16",  "gemm_bf16", "attention",  "attention_causal", "attention_f16",
+  return {"gemm",    "gemm_f16",  "gemm_bf16", "attention",  "attention_causal", "attention_f16", "attention_f8e4m3",
           "softmax", "layernorm", "vector_add", "fused", "dropout", "embedding", "histogram", "paged_attention",
           "moe_gemm", "cumsum", "topk"};
 }
@@ -648,6 +703,9 @@ ir::Kernel traceSample(const std::string& name, const std::string& device) {
   else if (name == "attention" || name == "attention_causal")
     attention(heads(), heads(), heads(), heads(), name == "attention_causal", {}, attentionBlocks);
   else if (name == "attention_f16") attention(heads(f16), heads(f16), heads(f16), heads(), false, {}, attentionBlocks);
+  else if (name == "attention_f8e4m3")  // v stored [batch, heads, dim, seq]; q's scales per row, k's and v's per block
+    attention(heads(f8e4m3), heads(f8e4m3), Tensor::zeros({1, 2, 64, 37}, f8e4m3).transpose(2, 3), heads(), false, {},
+              attentionBlocks, {Tensor::zeros({2, 37, 1}), Tensor::zeros({2, 1, 1}), Tensor::zeros({2, 1, 1})});
   else if (name == "softmax") softmax(matrix(37, 29), matrix(37, 29));
   else if (name == "layernorm") layernorm(matrix(37, 29), vector(29), vector(29), matrix(37, 29));
   else if (name == "vector_add") vectorAdd(vector(1000), vector(1000), vector(1000));

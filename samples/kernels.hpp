@@ -25,11 +25,11 @@ std::string gemmSplitK(const Tensor& a, const Tensor& b, const Tensor& c, int64_
                        GemmBlocks blocks);
 
 // FP8 products with scales, as DeepSeek-V3 trains and serves (kScaleBlock-wide blocks along K):
-// quantizeFp8 turns an f32 matrix x [rows, cols] into q (f8e4m3 or f8e5m2) with one f32 scale
+// quantizeFp8 turns an f32 matrix x [rows, cols] (or a stack of them, [groups, rows, cols]) into q (f8e4m3 or f8e5m2) with one f32 scale
 // per block of blockRows x kScaleBlock elements (blockRows 1: per row, for activations;
 // kScaleBlock: square blocks, for weights): scale = the block's largest magnitude over q's
 // largest finite value (1 for an all-zero block), q = x / scale rounded and saturated.
-// scale is [cdiv(rows, blockRows), cdiv(cols, kScaleBlock)].
+// scale is [cdiv(rows, blockRows), cdiv(cols, kScaleBlock)] (after groups for a stack).
 inline constexpr int64_t kScaleBlock = 128;
 std::string quantizeFp8(const Tensor& x, const Tensor& q, const Tensor& scale, int64_t blockRows,
                         const RunOptions& opts = {});
@@ -52,8 +52,18 @@ struct AttentionBlocks {
   TuneConfig config() const;  // block_m, block_n and, when set, stages and warps
   static AttentionBlocks from(const TuneConfig& config);
 };
+// FP8 attention (FlashAttention-3's recipe, with DeepSeek-V3's fine-grained scales): q, k and v
+// in f8e4m3 or f8e5m2, each with f32 scales: q per query row ([batch * heads, seq, 1]), k and v
+// per kScaleBlock keys ([batch * heads, cdiv(seq, kScaleBlock), 1]), as quantizeFp8 makes them
+// from [batch * heads, seq, dim] views; blocks.n must divide kScaleBlock, dim be at most it.
+// Both products run on the 8-bit values (P rounded to v's dtype, times 2^8), the scales applied
+// to their f32 results. v may be the transposed view of values stored [batch, heads, dim, seq],
+// which 8-bit wgmma then reads as it is (its b must run along K, the keys).
+struct AttentionScales {
+  Tensor q, k, v;
+};
 std::string attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, bool causal,
-                      const RunOptions& opts = {}, AttentionBlocks blocks = {});
+                      const RunOptions& opts = {}, AttentionBlocks blocks = {}, const AttentionScales& scales = {});
 // A kernel's grid and body, for tracing it (grad::backward derives its backward from the trace).
 struct KernelDefinition {
   std::vector<int64_t> grid;
@@ -65,7 +75,7 @@ DType accumulatorFor(DType input);
 // attention()'s kernel; with `lse` ([batch, heads, seq], f64 for f64 inputs, else f32) it also
 // writes each query row's logsumexp of scores, which the hand-written backward reads.
 KernelDefinition attentionKernel(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, bool causal,
-                                 AttentionBlocks blocks = {}, const Tensor& lse = {});
+                                 AttentionBlocks blocks = {}, const Tensor& lse = {}, const AttentionScales& scales = {});
 // The tensors of attention's backward (all f32, or all f64): the forward's inputs, output and
 // logsumexp, the output's gradient, and the inputs' gradients to write.
 struct AttentionGradients {
@@ -94,7 +104,7 @@ TuneResult tuneGemmSplitK(const Tensor& a, const Tensor& b, const Tensor& c, int
                           const RunOptions& opts = {}, TuneOptions tuning = {});
 // Keyed on batch * heads, seq, dim; the kernel is "attention" or "attention_causal". Writes `out`.
 TuneResult tuneAttention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out, bool causal,
-                         const RunOptions& opts = {}, TuneOptions tuning = {});
+                         const RunOptions& opts = {}, TuneOptions tuning = {}, const AttentionScales& scales = {});
 
 // Multi-head latent attention (DeepSeek-V2) at decode, with the up-projections absorbed:
 // per-head keys and values are never formed. A token's cache entry is its latent c_kv

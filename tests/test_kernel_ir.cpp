@@ -64,6 +64,8 @@ std::vector<ir::Shape> sampleShapes(const std::string& name) {
   if (name.starts_with("gemm")) return {{37, 29}, {29, 23}, {37, 23}};
   if (name.starts_with("softmax")) return {{37, 29}, {37, 29}};
   if (name.starts_with("layernorm")) return {{37, 29}, {29}, {29}, {37, 29}};
+  // 8-bit: q, k, v stored [batch, heads, dim, seq], the scales of q's rows and of k's and v's blocks, out.
+  if (name == "attention_f8e4m3") return {{1, 2, 37, 64}, {1, 2, 37, 64}, {1, 2, 64, 37}, {2, 37, 1}, {2, 1, 1}, {2, 1, 1}, {1, 2, 37, 64}};
   if (name.starts_with("attention")) return std::vector<ir::Shape>(4, {1, 2, 37, 64});
   return std::vector<ir::Shape>(name == "fused" ? 4 : 3, {1000});
 }
@@ -786,6 +788,27 @@ TEST_CASE("kernel ir: f16 attention on sm_90a runs both products on wgmma: K tra
   CHECK(countOps(tma.body, KOp::store_shared) > 0);
   checkAgainstInterpreter("attention_f16", "sm_90a", {1, 2}, 1e-2);
   checkAgainstInterpreter(samples::traceSample("attention_f16"), sampleShapes("attention_f16"), tma, {1, 2}, 1e-2);
+}
+
+// FP8 attention at 144 keys (a partial key block past two scale blocks) and at the sample's 37.
+TEST_CASE("kernel ir: FP8 attention runs both products on 8-bit wgmma (sm_90a) or mma.sync (sm_90), as the interpreter computes it") {
+  ir::Kernel k = kernelNamed("attention_f8e4m3");
+  const int64_t seq = 144;
+  const std::vector<ir::Shape> shapes{{1, 2, seq, 64}, {1, 2, seq, 64}, {1, 2, 64, seq}, {2, seq, 1},
+                                      {2, 2, 1},       {2, 2, 1},       {1, 2, seq, 64}};
+  KernelFunction f = contiguousLowering(k, "sm_90a");
+  CHECK(countOps(f.body, KOp::mma) == 0);
+  CHECK(hasAttr(loopBody(f), KOp::wgmma, "k", int64_t{32}));
+  // k and v, both along the head dim and the keys in memory (K-major for both products), come
+  // by TMA; P is stored for its product (8-bit wgmma takes no a from registers).
+  CHECK(countOps(loopBody(f), KOp::tma_load) == 2);
+  CHECK(!hasAttr(f.body, KOp::wgmma, "transB", int64_t{1}));
+  checkAgainstInterpreter(k, shapes, f, {3, 2}, 1e-5);
+  checkAgainstInterpreter(k, shapes, "sm_90a", {3, 2}, 1e-5);
+  checkAgainstInterpreter("attention_f8e4m3", "sm_90a", {1, 2}, 1e-5);
+  KernelFunction portable = contiguousLowering(k, "sm_90");
+  CHECK(hasAttr(portable.body, KOp::mma, "instr", std::string("m16n8k32")));
+  checkAgainstInterpreter(k, shapes, portable, {3, 2}, 1e-5);
 }
 
 TEST_CASE("kernel ir: f16 and bf16 gemm and attention on gfx942 (MFMA, wave64) and gfx1100 (WMMA, wave32) compute as the interpreter does") {

@@ -356,6 +356,25 @@ TEST_CASE("ptx: on sm_90a the device's attention runs two key loops, split at th
   std::printf("ptx: attention_f16 sm_90a, split at its mask: %s", used == std::string::npos ? "" : a.report.c_str() + used);
 }
 
+// FP8 attention as the device lowers it (its key loop split at the mask): 8-bit wgmma for both
+// products, P's f32 pairs rounded by one saturating cvt each (its ends fixed after), no spills.
+TEST_CASE("ptx: on sm_90a FP8 attention runs QGMMA on TMA rings, P rounded in pairs, without spills") {
+  std::string ptx = devicePtxOf(samples::traceSample("attention_f8e4m3"), "sm_90a");
+  CHECK(ptx.find("wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3") != std::string::npos);
+  CHECK(ptx.find("cvt.rn.satfinite.e4m3x2.f32") != std::string::npos);
+  test::Assembled a = test::assemble(ptx, "sm_90a", true);
+  if (a.report.empty()) return;
+  CHECK(a.report.find(" 0 bytes spill stores, 0 bytes spill loads") != std::string::npos);
+  size_t used = a.report.find("Used ");
+  std::printf("ptx: attention_f8e4m3 sm_90a, split at its mask: %s", used == std::string::npos ? "" : a.report.c_str() + used);
+  if (a.sass.empty()) return;
+  CHECK(sassCount(a.sass, "QGMMA") > 0);
+  CHECK(sassCount(a.sass, "HGMMA") == 0);
+  CHECK(sassCount(a.sass, "UTMALDG") > 0);
+  CHECK(sassCount(a.sass, "F2FP.SATFINITE.E4M3") > 0);
+  CHECK(sassCount(a.sass, "I2F") == 0);  // no 8-bit code decoded again to be stored
+}
+
 TEST_CASE("ptx: past 48 KiB the shared array is dynamic, sized at launch: within it, static") {
   ir::Kernel gemm = samples::traceSample("gemm_f16");
   std::string two = contiguousPtxOf(gemm, "sm_90");  // 2 stages of 24 KiB

@@ -117,7 +117,10 @@ class Printer {
   Value* toMemory(DType t, Value* v) {
     if (t == DType::boolean) return b_.CreateZExt(v, b_.getInt8Ty());
     if (t == DType::bf16) return b_.CreateTrunc(b_.CreateLShr(b_.CreateBitCast(v, b_.getInt32Ty()), 16), b_.getInt16Ty());
-    if (isFloat8(t)) return math::f32ToFloat8(b_, t, v);
+    if (isFloat8(t)) {  // a value decoded from a code (read, or rounded here) stores that code
+      auto code = float8Codes_.find(v);
+      return code != float8Codes_.end() ? code->second : math::f32ToFloat8(b_, t, v);
+    }
     return v;
   }
   Value* fromMemory(DType t, Value* v) {
@@ -231,6 +234,7 @@ class Printer {
       r = resized(x, type(to));
     }
     if (from == DType::f32 && (to == DType::f16 || to == DType::bf16)) roundedFrom_[r] = x;
+    if (isFloat8(to) && from != DType::f64) roundedFrom_[r] = resized(x, b_.getFloatTy());
     return r;
   }
   // Registers of the 16-bit float t that an operand packs two to a word: pairs both rounded
@@ -245,6 +249,26 @@ class Printer {
       if (pair.size() == 2) regs[r] = pair[0], regs[r + 1] = pair[1];
     }
     return regs;
+  }
+
+  // The 8-bit float codes of registers of t, to store or multiply: pairs rounded here from f32s
+  // take the target's paired conversion where it has one.
+  std::vector<Value*> float8Codes(DType t, const std::vector<Value*>& values) {
+    std::vector<Value*> codes;
+    for (size_t r = 0; r < values.size(); ++r) {
+      auto lo = roundedFrom_.find(values[r]), hi = r + 1 < values.size() ? roundedFrom_.find(values[r + 1]) : lo;
+      std::vector<Value*> pair;
+      if (lo != roundedFrom_.end() && hi != roundedFrom_.end() && hi != lo)
+        pair = t_.saturatedFloat8Pair(b_, t, lo->second, hi->second);
+      if (pair.size() != 2) {
+        codes.push_back(toMemory(t, values[r]));
+        continue;
+      }
+      codes.push_back(math::unsaturatedFloat8(b_, t, lo->second, pair[0]));
+      codes.push_back(math::unsaturatedFloat8(b_, t, hi->second, pair[1]));
+      ++r;
+    }
+    return codes;
   }
 
   // ---- arithmetic ----
@@ -501,10 +525,16 @@ class Printer {
   }
   // Registers as the value one access stores: an element, or a vector of them.
   Value* inMemory(DType stored, const std::vector<Reg>& values) {
-    auto one = [&](Reg r) { return toMemory(stored, cast(val(r), dtypeOf(r), stored)); };
-    if (values.size() == 1) return one(values[0]);
+    std::vector<Value*> converted;
+    for (Reg r : values) converted.push_back(cast(val(r), dtypeOf(r), stored));
+    if (isFloat8(stored)) {
+      converted = float8Codes(stored, converted);
+    } else {
+      for (Value*& v : converted) v = toMemory(stored, v);
+    }
+    if (values.size() == 1) return converted[0];
     Value* v = llvm::PoisonValue::get(accessType(stored, int64_t(values.size())));
-    for (size_t e = 0; e < values.size(); ++e) v = b_.CreateInsertElement(v, one(values[e]), uint64_t(e));
+    for (size_t e = 0; e < values.size(); ++e) v = b_.CreateInsertElement(v, converted[e], uint64_t(e));
     return v;
   }
 
@@ -575,10 +605,11 @@ class Printer {
 
   // ---- subgroups ----
 
-  // Any register through 32-bit shuffles: narrower widened, 64-bit in two halves.
+  // Any register through 32-bit shuffles: narrower widened, 64-bit in two halves. (bf16 and
+  // 8-bit floats are held in f32 registers.)
   template <class Shuffle32>
-  Value* shuffled(DType t, Value* x, Shuffle32 shuffle32) {
-    unsigned bits = t == DType::boolean ? 1 : unsigned(t == DType::bf16 ? 32 : dtypeBytes(t) * 8);
+  Value* shuffled(Value* x, Shuffle32 shuffle32) {
+    const unsigned bits = x->getType()->getPrimitiveSizeInBits();
     llvm::Type* I = b_.getIntNTy(bits);
     Value* asInt = x->getType()->isIntegerTy() ? x : b_.CreateBitCast(x, I);
     Value* out;
@@ -591,15 +622,15 @@ class Printer {
     }
     return x->getType()->isIntegerTy() ? out : b_.CreateBitCast(out, x->getType());
   }
-  Value* shuffleXor(DType t, Value* x, int64_t mask) {
-    return shuffled(t, x, [&](Value* w) { return t_.shuffleXor(b_, w, mask, f_.subgroupSize); });
+  Value* shuffleXor(Value* x, int64_t mask) {
+    return shuffled(x, [&](Value* w) { return t_.shuffleXor(b_, w, mask, f_.subgroupSize); });
   }
   // Butterflies over clusters of lanes, rounding as every op does.
   Value* subgroupReduce(const KInst& i) {
     DType t = dtypeOf(i.operands[0]);
     const std::string& fn = strAttr(i, "fn");
     Value* x = val(i.operands[0]);
-    for (int64_t mask = intAttr(i, "cluster") / 2; mask >= 1; mask /= 2) x = binary(fn, t, x, shuffleXor(t, x, mask));
+    for (int64_t mask = intAttr(i, "cluster") / 2; mask >= 1; mask /= 2) x = binary(fn, t, x, shuffleXor(x, mask));
     return x;
   }
 
@@ -616,15 +647,10 @@ class Printer {
       return out;
     };
     DType a = operandType(i, "a"), b = operandType(i, "b");
-    // 8-bit float operands go as their codes: those they were read as, else encoded again.
+    // 8-bit float operands go as their codes.
     auto operands = [&](DType t, size_t from, size_t count) {
       std::vector<Value*> out = regs(from, count);
-      if (!isFloat8(t)) return withPairedRoundings(t, out);
-      for (Value*& v : out) {
-        auto it = float8Codes_.find(v);
-        v = it != float8Codes_.end() ? it->second : toMemory(t, v);
-      }
-      return out;
+      return isFloat8(t) ? float8Codes(t, out) : withPairedRoundings(t, out);
     };
     std::vector<Value*> d = t_.mma(b_, strAttr(i, "instr"), a, b, operands(a, 0, aCount), operands(b, aCount, bCount),
                                    regs(aCount + bCount, i.operands.size() - aCount - bCount));
@@ -890,10 +916,10 @@ class Printer {
       case KOp::cmp: return compare(strAttr(i, "pred"), dtypeOf(o[0]), val(o[0]), val(o[1]));
       case KOp::select: return b_.CreateSelect(cast(val(o[0]), dtypeOf(o[0]), DType::boolean), val(o[1]), val(o[2]));
       case KOp::cast: return cast(val(o[0]), dtypeOf(o[0]), t);
-      case KOp::shuffle_xor: return shuffleXor(t, val(o[0]), intAttr(i, "mask"));
+      case KOp::shuffle_xor: return shuffleXor(val(o[0]), intAttr(i, "mask"));
       case KOp::shuffle_idx: {
         Value* lane = cast(val(o[1]), dtypeOf(o[1]), DType::i32);
-        return shuffled(t, val(o[0]), [&](Value* w) { return t_.shuffleIdx(b_, w, lane, f_.subgroupSize); });
+        return shuffled(val(o[0]), [&](Value* w) { return t_.shuffleIdx(b_, w, lane, f_.subgroupSize); });
       }
       case KOp::subgroup_reduce: return subgroupReduce(i);
       default: unsupported(std::string(gpu::kopName(i.op)));
@@ -909,7 +935,7 @@ class Printer {
   llvm::GlobalVariable* shared_ = nullptr;
   std::vector<Value*> values_;  // by register
   std::map<const KInst*, std::vector<Value*>> packedA_;  // wgmmas' a fragments, packed at their fence
-  std::map<Value*, Value*> float8Codes_;  // an 8-bit float read from memory: its code (i8)
+  std::map<Value*, Value*> float8Codes_;  // an 8-bit float read from memory or rounded: its code (i8)
   std::map<Value*, Value*> roundedFrom_;  // an f16 or bf16 rounded from an f32: that f32
 };
 
@@ -928,6 +954,9 @@ std::vector<llvm::Value*> LlvmGpuTarget::warpgroupMma(llvm::IRBuilderBase&, int6
 }
 llvm::Value* LlvmGpuTarget::approxExp2(llvm::IRBuilderBase&, llvm::Value*, double) const { return nullptr; }
 std::vector<llvm::Value*> LlvmGpuTarget::roundPair(llvm::IRBuilderBase&, DType, llvm::Value*, llvm::Value*) const { return {}; }
+std::vector<llvm::Value*> LlvmGpuTarget::saturatedFloat8Pair(llvm::IRBuilderBase&, DType, llvm::Value*, llvm::Value*) const {
+  return {};
+}
 std::vector<llvm::Value*> LlvmGpuTarget::warpgroupFragmentA(llvm::IRBuilderBase&, DType, const std::vector<llvm::Value*>&) const {
   throw Unsupported("llvm gpu: unsupported: wgmma on " + triple());
 }

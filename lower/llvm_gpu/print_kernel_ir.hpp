@@ -72,6 +72,12 @@ class LlvmGpuTarget {
   // empty, emitting nothing, where the target has none. A pair that mma or warpgroupFragmentA
   // packs into one word then costs one instruction.
   virtual std::vector<llvm::Value*> roundPair(llvm::IRBuilderBase& b, DType t, llvm::Value* lo, llvm::Value* hi) const;
+  // Two f32 values rounded to nearest even to the 8-bit float t by one paired conversion that
+  // saturates (past the largest finite value to it, NaN to a NaN), as their codes (two i8);
+  // empty, emitting nothing, where the target has none. The printer makes the ends what an
+  // unsaturated rounding gives (math::unsaturatedFloat8).
+  virtual std::vector<llvm::Value*> saturatedFloat8Pair(llvm::IRBuilderBase& b, DType t, llvm::Value* lo,
+                                                        llvm::Value* hi) const;
   // A wgmma operand: the workgroup-memory address (i32, within the workgroup's window) of its
   // first element, its swizzle (32, 64 or 128 bytes), the byte strides of its column blocks
   // (leading) and 8-row groups (stride), and whether its rows are M or N rather than K.

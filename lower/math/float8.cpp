@@ -1,5 +1,6 @@
 #include "lower/math/float8.hpp"
 
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -44,6 +45,21 @@ MathValue f32ToFloat8(MathEmitter& e, DType t, MathValue x) {
   code = e.isel(e.ilt(e.ci(int32_t(f.largestFinite)), code), e.ci(int32_t(f.overflow)), code);
   code = e.isel(e.isNan(x), e.ci(int32_t(f.nan)), code);
   return e.iadd(code, sign);
+}
+
+MathValue unsaturatedFloat8(MathEmitter& e, DType t, MathValue f, MathValue saturated) {
+  const Float8Format fmt = float8Format(t);
+  // The smallest magnitude that overflows: half an ulp past the largest finite value, where a tie
+  // rounds to an odd largest's even successor, else the next f32.
+  const float largest = f8ToFloat(t, uint8_t(fmt.largestFinite));
+  const float tie = largest + std::ldexp(1.0f, std::ilogb(largest) - fmt.mantissaBits - 1);
+  const auto overflowsFrom = std::bit_cast<int32_t>(tie) + ((fmt.largestFinite & 1) ? 0 : 1);
+  MathValue bits = e.floatToBits(f);
+  MathValue sign = e.iand(e.shr(bits, 24), e.ci(0x80));
+  MathValue magnitude = e.iand(bits, e.ci(0x7fffffff));
+  MathValue code = e.isel(e.ilt(magnitude, e.ci(overflowsFrom)), saturated, e.iadd(e.ci(int32_t(fmt.overflow)), sign));
+  if (fmt.nan == fmt.overflow) return code;  // f8e4m3: NaN is where the magnitudes overflow
+  return e.isel(e.isNan(f), e.iadd(e.ci(int32_t(fmt.nan)), sign), code);
 }
 
 }  // namespace tj::math

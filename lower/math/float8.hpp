@@ -12,5 +12,9 @@ namespace tj::math {
 MathValue float8ToF32(MathEmitter& e, DType t, MathValue code);
 // An f32 rounded into 8-bit float t: its code (0 to 255) in an int32.
 MathValue f32ToFloat8(MathEmitter& e, DType t, MathValue f);
+// f32ToFloat8's code of f, from `saturated`: f's code (an int32) by a conversion that rounds to
+// nearest even but saturates (past the largest finite value to it; a NaN to some NaN), as
+// NVIDIA's cvt.rn.satfinite does. Overflow becomes t's overflow code and NaN t's NaN, with f's sign.
+MathValue unsaturatedFloat8(MathEmitter& e, DType t, MathValue f, MathValue saturated);
 
 }  // namespace tj::math

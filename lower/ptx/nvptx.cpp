@@ -29,7 +29,8 @@ constexpr unsigned kGlobal = 1, kShared = 3;
 
 class NvptxTarget final : public llvmgpu::LlvmGpuTarget {
  public:
-  explicit NvptxTarget(std::string dataLayout) : dataLayout_(std::move(dataLayout)) {}
+  // `sm`: the architecture's number (90 for sm_90a), which picks the conversions it has.
+  NvptxTarget(std::string dataLayout, int sm) : dataLayout_(std::move(dataLayout)), sm_(sm) {}
   std::string triple() const override { return kTriple; }
   std::string dataLayout() const override { return dataLayout_; }
   unsigned globalAddressSpace() const override { return kGlobal; }
@@ -206,6 +207,14 @@ class NvptxTarget final : public llvmgpu::LlvmGpuTarget {
     }
     return {b.CreateBitCast(b.CreateShl(word, 16), b.getFloatTy()), b.CreateBitCast(b.CreateAnd(word, 0xffff0000u), b.getFloatTy())};
   }
+  // cvt.rn.satfinite.e4m3x2.f32 / .e5m2x2 (sm_89): one F2FP for two roundings, hi's code in the
+  // upper byte.
+  std::vector<Value*> saturatedFloat8Pair(llvm::IRBuilderBase& b, DType t, Value* lo, Value* hi) const override {
+    if (sm_ < 89 || !isFloat8(t)) return {};
+    std::string text = std::string("cvt.rn.satfinite.") + (t == DType::f8e4m3 ? "e4m3x2" : "e5m2x2") + ".f32 $0, $2, $1;";
+    Value* pair = callAsm(b, text, "=h,f,f", {b.getInt16Ty()}, {lo, hi}, false);
+    return {b.CreateTrunc(pair, b.getInt8Ty()), b.CreateTrunc(b.CreateLShr(pair, 8), b.getInt8Ty())};
+  }
   std::vector<Value*> warpgroupFragmentA(llvm::IRBuilderBase& b, DType a, const std::vector<Value*>& registers) const override {
     std::vector<Value*> words;
     for (size_t r = 0; r + 1 < registers.size(); r += 2) {
@@ -358,6 +367,7 @@ class NvptxTarget final : public llvmgpu::LlvmGpuTarget {
   }
 
   std::string dataLayout_;
+  int sm_;
 };
 
 std::unique_ptr<llvm::TargetMachine> machineFor(const std::string& arch) {
@@ -382,7 +392,7 @@ std::unique_ptr<llvm::TargetMachine> machineFor(const std::string& arch) {
 std::string printNvptxLlvm(const gpu::KernelFunction& f, const std::string& arch) {
   std::unique_ptr<llvm::TargetMachine> tm = machineFor(arch);
   llvm::LLVMContext c;
-  NvptxTarget target(tm->createDataLayout().getStringRepresentation());
+  NvptxTarget target(tm->createDataLayout().getStringRepresentation(), std::stoi(arch.substr(3)));
   std::string text;
   llvm::raw_string_ostream out(text);
   llvmgpu::printLlvm(f, target, c)->print(out, nullptr);
@@ -392,7 +402,7 @@ std::string printNvptxLlvm(const gpu::KernelFunction& f, const std::string& arch
 std::string printPtx(const gpu::KernelFunction& f, const std::string& arch) {
   std::unique_ptr<llvm::TargetMachine> tm = machineFor(arch);
   llvm::LLVMContext c;
-  NvptxTarget target(tm->createDataLayout().getStringRepresentation());
+  NvptxTarget target(tm->createDataLayout().getStringRepresentation(), std::stoi(arch.substr(3)));
   std::unique_ptr<llvm::Module> m = llvmgpu::printLlvm(f, target, c);
   llvmgpu::optimize(*m, *tm);
   return llvmgpu::emit(*m, *tm, llvmgpu::FileKind::assembly, "ptx");
