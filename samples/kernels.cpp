@@ -561,8 +561,11 @@ std::string mlaLatentAttention(const MlaTensors& t, const Tensor& qAbs, const Te
   const double scale = std::numbers::log2e / std::sqrt(static_cast<double>(t.qNope.dim(2) + rope));
   const double inf = std::numeric_limits<double>::infinity();
   const DType cacheType = t.latentCache.dtype();
-  const bool scaled = isFloat8(cacheType);  // products of the widened cache, scaled after
-  const DType computeType = scaled ? DType::f32 : cacheType;
+  // An 8-bit cache is widened to bf16, which holds every 8-bit float exactly, so that its
+  // products run on matrix units as a 16-bit cache's do (q in bf16, as FlashMLA's and vLLM's FP8
+  // caches take it); the scales apply to the products.
+  const bool scaled = isFloat8(cacheType);
+  const DType computeType = scaled ? DType::bf16 : cacheType;
   return run({t.qNope.dim(0), cdiv(heads, bl.heads), cdiv(latent, bl.split)}, [&](Program& p) {
     Index b = p.id(0), hb = p.id(1), slice = p.id(2);
     Index length = p.index(p.gather(t.seqLens, {b}));

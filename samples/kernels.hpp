@@ -115,7 +115,8 @@ TuneResult tuneAttention(const Tensor& q, const Tensor& k, const Tensor& v, cons
 //   out[b, h]  = ctx[b, h] . wUV[h]                         (absorb the value projection)
 // with scale = 1 / sqrt(nope + rope) and online softmax over each sequence's first
 // seqLens[b] tokens. The caches are f32, f16 or bf16, whose products accumulate in f32, or an
-// 8-bit float with a scale per cache (an FP8 KV cache, as vLLM's): read as f32, computed in f32.
+// 8-bit float with a scale per cache (an FP8 KV cache, as vLLM's): widened to bf16, as the
+// query is, the products accumulating in f32.
 struct MlaTensors {
   Tensor qNope;             // [batch, heads, nope]
   Tensor qPe;               // [batch, heads, rope], before RoPE
