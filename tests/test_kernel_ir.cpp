@@ -809,6 +809,21 @@ TEST_CASE("kernel ir: FP8 attention runs both products on 8-bit wgmma (sm_90a) o
   KernelFunction portable = contiguousLowering(k, "sm_90");
   CHECK(hasAttr(portable.body, KOp::mma, "instr", std::string("m16n8k32")));
   checkAgainstInterpreter(k, shapes, portable, {3, 2}, 1e-5);
+  // e5m2 at head dim 128, causal, 8 warps on 128 query rows: two warpgroups.
+  CaptureTraces capture;
+  const int64_t dim = 128;
+  samples::attention(Tensor::zeros({1, 1, seq, dim}, DType::f8e5m2), Tensor::zeros({1, 1, seq, dim}, DType::f8e5m2),
+                     Tensor::zeros({1, 1, dim, seq}, DType::f8e5m2).transpose(2, 3), Tensor::zeros({1, 1, seq, dim}), true,
+                     {.device = "interp"}, {.m = 128, .n = 64, .stages = 3, .warps = 8},
+                     {Tensor::zeros({1, seq, 1}), Tensor::zeros({1, 2, 1}), Tensor::zeros({1, 2, 1})});
+  const ir::Kernel& wide = capture.kernels().at(0);
+  KernelLoweringOptions contiguous;  // as the device lowers it: its warps, the key loop split at the mask
+  contiguous.vectorTensors.assign(wide.tensors.size(), true);
+  KernelFunction twoGroups = lowerWithinCodeBudget(wide, layout::targetByName("sm_90a"), contiguous);
+  CHECK(twoGroups.workgroupSize == 256);
+  CHECK(hasAttr(loopBody(twoGroups), KOp::wgmma, "b", std::string("f8e5m2")));
+  checkAgainstInterpreter(wide, {{1, 1, seq, dim}, {1, 1, seq, dim}, {1, 1, dim, seq}, {1, seq, 1}, {1, 2, 1}, {1, 2, 1}, {1, 1, seq, dim}},
+                          twoGroups, {2, 1}, 1e-5);
 }
 
 TEST_CASE("kernel ir: f16 and bf16 gemm and attention on gfx942 (MFMA, wave64) and gfx1100 (WMMA, wave32) compute as the interpreter does") {
