@@ -290,8 +290,8 @@ KernelDefinition attentionKernel(const Tensor& q, const Tensor& k, const Tensor&
           Tile rescale = (rowMax - newMax).fast_exp2();
           Tile sum = rowSum * rescale + probs.sum(1);
           auto values = [&] {
-            Tile products = dot(probs.cast(vt.dtype()), vt);
-            return scaled ? products * keyScale(VS) : products;
+            Tile weighted = dot(probs.cast(vt.dtype()), vt);
+            return scaled ? weighted * keyScale(VS) : weighted;
           };
           return std::tuple{newMax, sum, acc * rescale.expand_dims(1) + values()};
         });

@@ -287,7 +287,8 @@ if want cuda; then
 fi
 
 # Sample cases: name, program, arguments. ctest's (tests/CMakeLists.txt), then larger odd
-# sizes that take many programs per launch.
+# sizes that take many programs per launch (the FP8 attentions' at key counts whose v rows,
+# stored [batch, heads, dim, seq], are whole 16-byte vectors: the TMA path).
 sample_cases() {
   sed -n 's/^sample_test(\([A-Za-z0-9_]*\) \${BIN}\/\([A-Za-z0-9_]*\) \(.*\))$/\1 \2 \3/p' "$ROOT/tests/CMakeLists.txt"
   cat <<'EOF'
@@ -298,6 +299,8 @@ gemm_f8e4m3_wgmma gemm --m=333 --n=1025 --k=1001 --dtype=f8e4m3 --block-m=64 --b
 gemm_f8e5m2_tensor gemm --m=257 --n=515 --k=640 --dtype=f8e5m2 --scales=tensor
 attention_causal_big attention --batch=2 --heads=3 --seq=511 --dim=64 --causal
 attention_f16_d128_big attention --batch=1 --heads=4 --seq=300 --dim=128 --dtype=f16
+attention_f8e4m3_d128_big attention --batch=1 --heads=4 --seq=1024 --dim=128 --dtype=f8e4m3 --causal
+attention_f8e5m2_big attention --batch=2 --heads=2 --seq=512 --dim=64 --dtype=f8e5m2
 softmax_big softmax --rows=1000 --cols=3001
 layernorm_big layernorm --rows=1000 --cols=3001
 vector_add_big vector_add --n=10000019
