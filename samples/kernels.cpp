@@ -552,10 +552,11 @@ std::string perHeadProduct(const Tensor& x, const Tensor& w, const Tensor& out, 
 
 // Program (b, head block, latent slice) scores its heads against every token of sequence b
 // in steps of bl.tokens, and accumulates its slice of P . c_kv.
-std::string mlaLatentAttention(const MlaTensors& t, const Tensor& qAbs, const Tensor& ctx, const RunOptions& opts) {
+std::string mlaLatentAttention(const MlaTensors& t, const Tensor& qAbs, const Tensor& ctx, const RunOptions& opts,
+                               std::optional<MlaBlocks> blocks) {
   if (t.qPe.dim(2) % 2 != 0)
     throw Error("mla_decode: the rope dimension must be even to rotate pairs; got " + std::to_string(t.qPe.dim(2)));
-  const MlaBlocks bl = MlaBlocks::forDevice(deviceName(opts), qAbs.dim(2));
+  const MlaBlocks bl = blocks ? *blocks : MlaBlocks::forDevice(deviceName(opts), qAbs.dim(2));
   const int64_t heads = t.qNope.dim(1), rope = t.qPe.dim(2), half = rope / 2, latent = qAbs.dim(2);
   // Scores in base-2 units (times log2 e), so that each probability is one fast exp2.
   const double scale = std::numbers::log2e / std::sqrt(static_cast<double>(t.qNope.dim(2) + rope));

@@ -1,5 +1,6 @@
 // The sample kernels, shared by the sample programs, tile-ir --sample and the tests.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -141,7 +142,9 @@ struct MlaBlocks {
 std::string mlaDecode(const MlaTensors& t, const RunOptions& opts = {});
 // Its three launches, for timing them apart; qAbs and ctx are [batch, heads, latent] f32.
 std::string mlaAbsorbQuery(const MlaTensors& t, const Tensor& qAbs, const RunOptions& opts = {});
-std::string mlaLatentAttention(const MlaTensors& t, const Tensor& qAbs, const Tensor& ctx, const RunOptions& opts = {});
+// The latent attention's blocks are MlaBlocks::forDevice(opts' device) unless given.
+std::string mlaLatentAttention(const MlaTensors& t, const Tensor& qAbs, const Tensor& ctx, const RunOptions& opts = {},
+                               std::optional<MlaBlocks> blocks = {});
 std::string mlaAbsorbValue(const MlaTensors& t, const Tensor& ctx, const RunOptions& opts = {});
 
 std::string softmax(const Tensor& x, const Tensor& out, const RunOptions& opts = {});                 // over rows

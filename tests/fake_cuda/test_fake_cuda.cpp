@@ -656,6 +656,44 @@ TEST_CASE("fake cuda: the causal FP8 attention sample kernel through the device:
     CHECK_MESSAGE(gLaunching.ptx.find(instruction) != std::string::npos, std::string(instruction));
 }
 
+// MLA decode's latent attention at CUDA's blocks over an 8-bit cache: the cache widened to bf16,
+// its score and value products on mma.sync, on the simulator as the device lowers it.
+TEST_CASE("fake cuda: MLA's latent attention over an FP8 cache multiplies in bf16 on mma.sync: the interpreter's results") {
+  const int64_t batch = 2, heads = 16, nope = 32, rope = 64, latent = 256, value = 32, seq = 45;
+  samples::MlaTensors t{.qNope = Tensor::random({batch, heads, nope}, 81),
+                        .qPe = Tensor::random({batch, heads, rope}, 82),
+                        .ropeCos = Tensor::random({batch, rope / 2}, 83),
+                        .ropeSin = Tensor::random({batch, rope / 2}, 84),
+                        .wUK = Tensor::random({heads, nope, latent}, 85),
+                        .wUV = Tensor::random({heads, latent, value}, 86),
+                        .latentCache = Tensor::random({batch, seq, latent}, 87, DType::f8e4m3),
+                        .ropeKeyCache = Tensor::random({batch, seq, rope}, 88, DType::f8e4m3),
+                        .seqLens = Tensor::from({batch}, {45, 17}, DType::i32),
+                        .out = samples::poisoned({batch, heads, value}),
+                        .cacheScales = Tensor::from({2}, {0.5, 2.0})};
+  const samples::MlaBlocks blocks = samples::MlaBlocks::forDevice("cuda", latent);
+  Tensor qAbs = Tensor::random({batch, heads, latent}, 89);
+  Tensor expected = samples::poisoned({batch, heads, latent}), ctx = samples::poisoned({batch, heads, latent});
+  samples::mlaLatentAttention(t, qAbs, expected, {.device = "interp"}, blocks);
+  {
+    CaptureTraces capture;
+    samples::mlaLatentAttention(t, qAbs, ctx, {.device = "interp"}, blocks);
+    REQUIRE(capture.kernels().size() == 1);
+    gLaunching = {capture.kernels()[0], {t.seqLens.launchArg(), t.cacheScales.launchArg(), qAbs.launchArg(),
+                                         t.latentCache.launchArg(), t.ropeKeyCache.launchArg(), t.qPe.launchArg(),
+                                         t.ropeCos.launchArg(), t.ropeSin.launchArg(), ctx.launchArg()}, ""};
+  }
+  simulateLaunches();
+  LaunchWatch launches;
+  CHECK(samples::mlaLatentAttention(t, qAbs, ctx, {.device = "cuda"}, blocks) == "cuda");
+  CHECK_MESSAGE(!launches.last().fellBack(), launches.last().fallbackReason, " / ", gLaunching.failure);
+  std::vector<double> want = expected.values(), got = ctx.values();
+  size_t differ = 0;  // fast_exp2 within its bound on both; a NaN (an unwritten element) differs too
+  for (size_t i = 0; i < want.size(); ++i) differ += !(std::abs(got[i] - want[i]) <= 1e-5 * (1 + std::abs(want[i])));
+  CHECK_MESSAGE(differ == 0, differ << " elements differ, the first " << got[0] << " vs " << want[0]);
+  CHECK(gLaunching.ptx.find("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32") != std::string::npos);
+}
+
 // Sequences of 1 to 64 keys over 16-key pages: the key loop split at `position < length` runs
 // whole pages unmasked and a partial last page masked, on the simulator as the device lowers it.
 TEST_CASE("fake cuda: paged attention through the device, its page loop split at the length: the interpreter's results") {
