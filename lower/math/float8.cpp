@@ -54,10 +54,10 @@ MathValue unsaturatedFloat8(MathEmitter& e, DType t, MathValue f, MathValue satu
   const float largest = f8ToFloat(t, uint8_t(fmt.largestFinite));
   const float tie = largest + std::ldexp(1.0f, std::ilogb(largest) - fmt.mantissaBits - 1);
   const auto overflowsFrom = std::bit_cast<int32_t>(tie) + ((fmt.largestFinite & 1) ? 0 : 1);
-  MathValue bits = e.floatToBits(f);
-  MathValue sign = e.iand(e.shr(bits, 24), e.ci(0x80));
-  MathValue magnitude = e.iand(bits, e.ci(0x7fffffff));
-  MathValue code = e.isel(e.ilt(magnitude, e.ci(overflowsFrom)), saturated, e.iadd(e.ci(int32_t(fmt.overflow)), sign));
+  MathValue sign = e.iand(e.shr(e.floatToBits(f), 24), e.ci(0x80));
+  // An ordered compare of the magnitude: false for NaN, which overflows too.
+  MathValue inRange = e.lt(e.abs(f), e.c(std::bit_cast<float>(overflowsFrom)));
+  MathValue code = e.isel(inRange, saturated, e.iadd(e.ci(int32_t(fmt.overflow)), sign));
   if (fmt.nan == fmt.overflow) return code;  // f8e4m3: NaN is where the magnitudes overflow
   return e.isel(e.isNan(f), e.iadd(e.ci(int32_t(fmt.nan)), sign), code);
 }
