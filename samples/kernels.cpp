@@ -7,6 +7,9 @@
 #include <numbers>
 #include <optional>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "devices/device.hpp"
 #include "devices/registry.hpp"
 
@@ -217,12 +220,20 @@ std::string scaledGemm(const Tensor& a, const Tensor& aScale, const Tensor& b, c
 DType accumulatorFor(DType input) { return input == f64 ? f64 : f32; }
 
 namespace {
-// The attention inputs' 8-bit scales against the blocks: one per query row, one per
-// kScaleBlock keys (so key blocks must divide it), head dims that one scale covers.
-void checkAttentionScales(const Tensor& q, const AttentionScales& scales, const AttentionBlocks& blocks) {
-  const int64_t dim = q.dim(3);
+// The attention inputs' 8-bit scales against the inputs and the blocks: one per query row, one
+// per kScaleBlock keys (so key blocks must divide it), head dims that one scale covers.
+void checkAttentionScales(const Tensor& q, const Tensor& k, const AttentionScales& scales, const AttentionBlocks& blocks) {
+  const int64_t dim = q.dim(3), heads = q.dim(0) * q.dim(1), keyBlocks = cdiv(k.dim(2), kScaleBlock);
   if (!isFloat8(q.dtype()))
     throw Error("attention: scales are for 8-bit float q, k and v, not " + std::string(dtypeName(q.dtype())));
+  auto expect = [](const char* name, const Tensor& scale, const Shape& shape) {
+    if (scale.shape() != shape || scale.dtype() != DType::f32)
+      throw Error(fmt::format("attention: {}'s scales are {} [{}]; they must be f32 [{}]", name, dtypeName(scale.dtype()),
+                              fmt::join(scale.shape(), ", "), fmt::join(shape, ", ")));
+  };
+  expect("q", scales.q, {heads, q.dim(2), 1});
+  expect("k", scales.k, {heads, keyBlocks, 1});
+  expect("v", scales.v, {heads, keyBlocks, 1});
   if (kScaleBlock % blocks.n != 0)
     throw Error("attention: block_n " + std::to_string(blocks.n) + " must divide the key scales' blocks of " +
                 std::to_string(kScaleBlock));
@@ -238,7 +249,7 @@ KernelDefinition attentionKernel(const Tensor& q, const Tensor& k, const Tensor&
   const DType accType = accumulatorFor(q.dtype());
   const int64_t blockM = blocks.m, blockN = blocks.n;
   const bool scaled = scales.q.defined();
-  if (scaled) checkAttentionScales(q, scales, blocks);
+  if (scaled) checkAttentionScales(q, k, scales, blocks);
   // Scores in base-2 units (times log2 e), so that each probability is one fast exp2.
   const double scale = std::numbers::log2e / std::sqrt(static_cast<double>(dim));
   const double inf = std::numeric_limits<double>::infinity();

@@ -826,6 +826,24 @@ TEST_CASE("kernel ir: FP8 attention runs both products on 8-bit wgmma (sm_90a) o
                           twoGroups, {2, 1}, 1e-5);
 }
 
+TEST_CASE("samples: FP8 attention's scales of another shape, key blocks past a scale block or heads past 128 dims are Errors naming them") {
+  auto errorOf = [](int64_t seq, int64_t dim, int64_t blockN, int64_t kBlocks) -> std::string {
+    const Shape shape{1, 2, seq, dim};
+    Tensor q = Tensor::zeros(shape, DType::f8e4m3), out = Tensor::zeros(shape);
+    try {
+      samples::attention(q, q, q, out, false, {.device = "interp"}, {.m = 64, .n = blockN},
+                         {Tensor::zeros({2, seq, 1}), Tensor::zeros({2, kBlocks, 1}), Tensor::zeros({2, cdiv(seq, 128), 1})});
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "nothing thrown";
+  };
+  CHECK(errorOf(200, 64, 64, 2) == "nothing thrown");
+  CHECK(errorOf(200, 64, 64, 1) == "attention: k's scales are f32 [2, 1, 1]; they must be f32 [2, 2, 1]");
+  CHECK(errorOf(200, 64, 256, 2).find("block_n 256 must divide the key scales' blocks of 128") != std::string::npos);
+  CHECK(errorOf(200, 256, 64, 2).find("8-bit heads of 256 dims") != std::string::npos);
+}
+
 TEST_CASE("kernel ir: f16 and bf16 gemm and attention on gfx942 (MFMA, wave64) and gfx1100 (WMMA, wave32) compute as the interpreter does") {
   // The simulator takes MFMA's and WMMA's fragments from AMD's ISA documents, the AMDGPU printer
   // hands the registers to the instructions in layout/'s order: agreeing here, they agree there.
