@@ -1104,11 +1104,20 @@ TEST_CASE("kernel ir: attention split at its masks on sm_90a computes what the i
     contiguous.vectorTensors.assign(k.tensors.size(), true);
     ir::Kernel split = kernelForTarget(k, sm90a, contiguous);
     CHECK(std::ranges::count_if(split.body.ops, [](const ir::Op& op) { return op.code == ir::OpCode::fold; }) == 2);
-    KernelFunction f = contiguousLowering(split, "sm_90a");
-    const std::string text = print(f);
-    CHECK(text.find("wgmma") != std::string::npos);
-    CHECK(text.find("tma_load") != std::string::npos);
-    checkAgainstInterpreter(k, std::vector<ir::Shape>(4, {1, 2, 150, 64}), f, {3, 2}, 1e-2);
+    for (int64_t stages : {2, 3}) {
+      CAPTURE(stages);
+      KernelFunction f = contiguousLowering(test::withStages(split, stages), "sm_90a");
+      const std::string text = print(f);
+      CHECK(text.find("wgmma") != std::string::npos);
+      CHECK(text.find("tma_load") != std::string::npos);
+      // The second loop goes on with the first's rings, barriers and phases: one set of
+      // transaction and release barriers, set up once, its stages filled by the first loop.
+      CHECK(countOps(f.body, KOp::mbarrier_init) == 2 * stages);
+      CHECK(countOps(f.body, KOp::mbarrier_inval) == 2 * stages);
+      // 150 keys: full blocks, then a partial one; 128: no masked block (non-causal); 37: only one.
+      for (int64_t seq : {150, 128, 37})
+        checkAgainstInterpreter(k, std::vector<ir::Shape>(4, {1, 2, seq, 64}), f, {cdiv(seq, 64), 2}, 1e-2);
+    }
   }
 }
 

@@ -20,40 +20,60 @@ void Lowering::fold(const ir::Op& op) {
   std::vector<Reg> operands = {regs_.at(op.operands[0]).at(0), regs_.at(op.operands[1]).at(0)};
   operands.insert(operands.end(), inits.begin(), inits.end());
   const ir::Block& body = op.regions.at(0);
+  const ir::Op* next = nextOp_;
+  // The rings of the fold right before, whose iterations this one continues.
+  std::optional<RingHandoff> taken = std::exchange(handoff_, std::nullopt);
+  if (taken && taken->next != &op) taken.reset();
   int64_t stages = std::min(options_.maxStages, op.has(ir::attr::stages) ? op.get(ir::attr::stages) : t_.defaultStages);
   // Registers hold one iteration's loads. After the fold the rings' bytes are reused: every
   // later user of workgroup memory begins with a barrier.
   if (!t_.asyncCopy) stages = std::min<int64_t>(stages, 2);
+  if (taken) stages = taken->stages;
   int64_t floor = sharedFloor_;
   FoldBarriers outer = std::exchange(tma_, {});
   std::vector<StagedLoad> outerLoads = std::exchange(stagedLoads_, {});
   int outerLoadsDepth = std::exchange(stagedLoadsDepth_, regionDepth_ + 1);
   bool readsAhead = (t_.asyncCopy || t_.registerStaging) && stages > 1;
-  std::vector<ir::ValueId> ahead = readsAhead ? giveRings(op, stages) : std::vector<ir::ValueId>{};
+  std::vector<ir::ValueId> ahead;
+  if (taken) {
+    sharedFloor_ = taken->floor;
+    ahead = giveRings(op, stages, &taken->rings);
+    if (ahead.size() != taken->rings.size() || !allTma(ahead))
+      throw InternalError("kernel ir", "a fold does not take the rings the fold before it filled for it");
+    tma_.alloc = taken->alloc;
+  } else if (readsAhead) {
+    ahead = giveRings(op, stages);
+  }
   tma_.releases = !ahead.empty() && allTma(ahead);
-  if (std::ranges::any_of(ahead, [&](ir::ValueId v) { return readAhead_.at(v).tma.has_value(); })) {
+  if (!taken && std::ranges::any_of(ahead, [&](ir::ValueId v) { return readAhead_.at(v).tma.has_value(); })) {
     int64_t bytes = (tma_.releases ? 2 : 1) * stages * 8;
     tma_.alloc = allocShared(bytes, DType::i64, tma_.releases ? "transaction barriers, then release barriers, one per stage"
                                                                : "transaction barriers, one per stage",
                                alignedAbove(0, 8));
     sharedFloor_ = f_.shared[size_t(tma_.alloc)].offset + bytes;
   }
+  const int64_t ringFloor = sharedFloor_;
   std::vector<std::pair<const ir::Op*, int>> invariant = stageInvariantOperands(body, std::exchange(lastFoldStaged_, {}));
   // wgmma accumulators left in flight across iterations read a stage one iteration longer:
   // the copies then run stages - 2 iterations ahead, so 3 stages at least.
-  std::set<const ir::Op*> inFlight = ahead.empty() || stages < 3 ? std::set<const ir::Op*>{} : inFlightAccumulators(body);
-  int64_t lookahead = stages - 1 - (inFlight.empty() ? 0 : 1);
-  if (!ahead.empty()) readAheadPrologue(body, ahead, stages, lookahead, operands[0], operands[1]);
+  std::set<const ir::Op*> inFlight = taken || ahead.empty() || stages < 3 ? std::set<const ir::Op*>{} : inFlightAccumulators(body);
+  int64_t lookahead = taken ? taken->lookahead : stages - 1 - (inFlight.empty() ? 0 : 1);
+  // Stages and phases count from the first of the folds that share the rings; copies run up
+  // to the end of the last.
+  Reg start = taken ? taken->start : operands[0];
+  bool handsOn = tma_.releases && inFlight.empty() && continues(op, next);
+  Reg end = handsOn ? regs_.at(next->operands[1]).at(0) : operands[1];
+  if (!ahead.empty() && !taken) readAheadPrologue(body, ahead, stages, lookahead, start, end);
   std::vector<Reg> results = b_.emitMulti(KOp::for_loop, types, operands, {});
   std::vector<DType> argTypes = types;
   argTypes.insert(argTypes.begin(), DType::i64);  // k
   std::vector<Reg> args = b_.openRegion(argTypes);
   define(body.args[0], {args[0]});
   splitInto(body.args, 1, std::vector<Reg>(args.begin() + 1, args.end()), counts);
-  if (!ahead.empty()) readAheadIteration(body, ahead, stages, lookahead, operands[0], operands[1], args[0]);
+  if (!ahead.empty()) readAheadIteration(body, ahead, stages, lookahead, start, end, args[0]);
   // The stage this iteration read is released at its end; one a wgmma still reads, at the next's.
   if (tma_.releases)
-    tma_.release = StageRelease{b_.binary("sub", args[0], operands[0]), inFlight.empty() ? 0 : 1, stages, regionDepth_ + 1};
+    tma_.release = StageRelease{b_.binary("sub", args[0], start), inFlight.empty() ? 0 : 1, stages, regionDepth_ + 1};
   inFlightDots_.insert(inFlight.begin(), inFlight.end());
   ++regionDepth_;
   block(body);
@@ -63,7 +83,15 @@ void Lowering::fold(const ir::Op& op) {
   splitInto(op.results, 0, results, counts);
   waitForAccumulators(op, inFlight);
   if (copiesIn(ahead)) b_.effect(KOp::async_wait, {}, {{"pending", int64_t{0}}});  // nothing lands on later allocations
-  if (tma_.alloc >= 0) invalidateTmaBarriers(stages);
+  if (handsOn) {
+    std::map<size_t, int64_t> rings;
+    const std::vector<ReadAheadCandidate>& plan = readAheadPlan_.at(&op);
+    for (size_t c = 0; c < plan.size(); ++c)
+      if (readAhead_.count(plan[c].operand)) rings[c] = readAhead_.at(plan[c].operand).staged.alloc;
+    handoff_ = RingHandoff{next, rings, tma_.alloc, stages, lookahead, ringFloor, start};
+  } else if (tma_.alloc >= 0) {
+    invalidateTmaBarriers(stages);
+  }
   for (const auto& [dot, i] : invariant)
     lastFoldStaged_[dot->operands[size_t(i)]] = {invariantStaged_.at({dot, i}), wgmmaMemory(*dot, i)};
   for (const auto& operand : invariant) invariantStaged_.erase(operand);
@@ -75,6 +103,41 @@ void Lowering::fold(const ir::Op& op) {
   tma_ = outer;
   stagedLoads_ = std::move(outerLoads);
   stagedLoadsDepth_ = outerLoadsDepth;
+}
+
+bool Lowering::continues(const ir::Op& first, const ir::Op* second) const {
+  if (!second || second->code != ir::OpCode::fold || !first.has(ir::attr::split) || !second->has(ir::attr::split) ||
+      second->operands[0] != first.operands[1] || !regs_.count(second->operands[1]))
+    return false;
+  auto stagesOf = [](const ir::Op& f) { return f.has(ir::attr::stages) ? f.get(ir::attr::stages) : int64_t{0}; };
+  auto a = readAheadPlan_.find(&first), b = readAheadPlan_.find(second);
+  if (stagesOf(first) != stagesOf(*second) || a == readAheadPlan_.end() || b == readAheadPlan_.end() ||
+      a->second.size() != b->second.size())
+    return false;
+  // Values of the first body and the second's that hold the same: the indices, then the
+  // results of ops that compute the same of them.
+  std::map<ir::ValueId, ir::ValueId> same = {{first.regions.at(0).args.at(0), second->regions.at(0).args.at(0)}};
+  auto sameOp = [&](const ir::Op& x, const ir::Op& y) {
+    if (x.code != y.code || x.attrs != y.attrs || x.operands.size() != y.operands.size() || x.results.size() != y.results.size())
+      return false;
+    for (size_t i = 0; i < x.operands.size(); ++i) {
+      auto it = same.find(x.operands[i]);
+      if ((it == same.end() ? x.operands[i] : it->second) != y.operands[i]) return false;
+    }
+    for (size_t i = 0; i < x.results.size(); ++i) {
+      if (k_.type(x.results[i]) != k_.type(y.results[i])) return false;
+      same[x.results[i]] = y.results[i];
+    }
+    return true;
+  };
+  for (size_t c = 0; c < a->second.size(); ++c) {
+    const ReadAheadCandidate &x = a->second[c], &y = b->second[c];
+    if (x.offsetOps.size() != y.offsetOps.size()) return false;
+    for (size_t i = 0; i < x.offsetOps.size(); ++i)
+      if (!sameOp(*x.offsetOps[i], *y.offsetOps[i])) return false;
+    if (!sameOp(*x.load, *y.load)) return false;
+  }
+  return true;
 }
 
 bool Lowering::copiesIn(const std::vector<ir::ValueId>& ahead) const {
@@ -212,9 +275,13 @@ void Lowering::yield(const ir::Op& op) {
   b_.effect(KOp::yield, flat);
 }
 
-auto Lowering::giveRings(const ir::Op& fold, int64_t stages) -> std::vector<ir::ValueId> {
+auto Lowering::giveRings(const ir::Op& fold, int64_t stages, const std::map<size_t, int64_t>* rings)
+    -> std::vector<ir::ValueId> {
   std::vector<ir::ValueId> given;
-  for (const ReadAheadCandidate& c : readAheadPlan_.at(&fold)) {
+  const std::vector<ReadAheadCandidate>& plan = readAheadPlan_.at(&fold);
+  for (size_t index = 0; index < plan.size(); ++index) {
+    const ReadAheadCandidate& c = plan[index];
+    if (rings && !rings->count(index)) continue;
     ir::ValueId v = c.operand;
     const ir::Op* load = c.load;
     layout::Layout mem = c.conversion->via ? layout::Layout{*c.conversion->via} : plainShared(v);
@@ -228,15 +295,16 @@ auto Lowering::giveRings(const ir::Op& fold, int64_t stages) -> std::vector<ir::
     // Stages start on their swizzle pattern (wgmma's, TMA's), cp.async's on 16 bytes.
     int64_t atom = std::max(asyncProxy ? swizzleAtomBytes(mem, dt) : 16, tma ? tma->patternBytes() : 16);
     int64_t stageBytes = alignTo(paddedNumel(v) * dtypeBytes(dt), atom);
-    int64_t ring = allocShared(stages * stageBytes, dt, layout::str(mem) + ", a read-ahead ring of " + std::to_string(stages),
-                               alignedAbove(0, atom));
+    int64_t ring = rings ? rings->at(index)
+                         : allocShared(stages * stageBytes, dt,
+                                       layout::str(mem) + ", a read-ahead ring of " + std::to_string(stages), alignedAbove(0, atom));
     int64_t vec = std::min(vectorWidth(*load, load->get(ir::attr::tensor), at, k_.type(load->results[0]).shape),
                            sharedVectorWidth(storeAt, dt, ring));
-    if (int64_t bytes = vec * dtypeBytes(dt); !tma && t_.asyncCopy && bytes != 4 && bytes != 8 && bytes != 16) {
+    if (int64_t bytes = vec * dtypeBytes(dt); !rings && !tma && t_.asyncCopy && bytes != 4 && bytes != 8 && bytes != 16) {
       f_.shared.pop_back();
       continue;
     }
-    sharedFloor_ = f_.shared[size_t(ring)].offset + stages * stageBytes;
+    if (!rings) sharedFloor_ = f_.shared[size_t(ring)].offset + stages * stageBytes;
     readAhead_.emplace(v, ReadAhead{load, c.views, c.offsetOps, at, storeAt, vec, stageBytes / dtypeBytes(dt),
                                     {ring, loadAt, matrixLoad(loadAt, dt, ring)}, asyncProxy, tma});
     readAheadViews_.insert(c.views.begin(), c.views.end());

@@ -128,6 +128,7 @@ auto Lowering::remap(const std::vector<Reg>& src, const LinearLayout& from, cons
 void Lowering::block(const ir::Block& b) {
   for (const ir::Op& op : b.ops) {
     try {
+      nextOp_ = &op + 1 < b.ops.data() + b.ops.size() ? &op + 1 : nullptr;
       lower(op);
       if (op.code != ir::OpCode::fold) lastFoldStaged_.clear();
     } catch (const KBuilder::OverBudget& e) {

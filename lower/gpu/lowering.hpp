@@ -524,8 +524,14 @@ class Lowering {
   };
 
   // The fold's read-ahead candidates (planReadAhead) given rings of `stages` buffers below a
-  // raised allocation floor; with cp.async, those whose copies are 4, 8 or 16 bytes.
-  std::vector<ir::ValueId> giveRings(const ir::Op& fold, int64_t stages);
+  // raised allocation floor; with cp.async, those whose copies are 4, 8 or 16 bytes. With
+  // `rings` (candidate index -> allocation), those candidates take the rings a fold before
+  // handed on, and no others.
+  std::vector<ir::ValueId> giveRings(const ir::Op& fold, int64_t stages, const std::map<size_t, int64_t>* rings = nullptr);
+  // Whether fold `second` goes on with `first`'s iterations (it starts where `first` ends, as
+  // the parts of a fold split at its masks do) reading the same blocks: its read-ahead
+  // candidates load the same tensors from offsets that the same ops compute of its index.
+  bool continues(const ir::Op& first, const ir::Op* second) const;
   bool copiesIn(const std::vector<ir::ValueId>& ahead) const;  // whether a ring of them is filled by cp.async
   bool allTma(const std::vector<ir::ValueId>& ahead) const;    // whether every ring of them is filled by TMA
   // The TMA boxes that fill a stage of candidate c's ring exactly as `offsetOf` (its layout:
@@ -644,6 +650,18 @@ class Lowering {
   // of a fold split at its masks, ir::splitFoldsAtMasks) reads them where they are, so their
   // registers need not live through the first loop to be stored again.
   StagedOperands lastFoldStaged_;
+  // A fold's TMA rings, their barriers and phases, handed on to the fold right after it that
+  // continues its iterations (continues()): the first reads ahead into the second's iterations,
+  // which start with their stages full instead of a drained pipeline and new barriers.
+  struct RingHandoff {
+    const ir::Op* next;                // the fold that takes them
+    std::map<size_t, int64_t> rings;   // candidate index -> ring allocation
+    int64_t alloc, stages, lookahead;  // the barriers' allocation; how far the copies run ahead
+    int64_t floor;                     // the allocation floor above the rings and barriers
+    Reg start;                         // the first fold's start: stages and phases count from it
+  };
+  std::optional<RingHandoff> handoff_;
+  const ir::Op* nextOp_ = nullptr;  // the op after the one being lowered, in its block
   // The innermost fold's barriers for its TMA rings: one transaction barrier (an i64) per stage
   // in allocation `alloc` (-1: none), then, when every ring is TMA's (`releases`), one per stage
   // that the warps arrive on when done reading it (`release`, before the body's yield), which
