@@ -48,15 +48,15 @@ void referenceHead(const double* q, const double* k, const double* v, double* o,
 // q, k and v for an 8-bit --dtype: f32 values quantized by quantizeFp8 over [batch * heads, seq,
 // dim] views (q per row, k and v per kScaleBlock keys; v stored [batch, heads, dim, seq]), as
 // [batch, heads, seq, dim] views; returns their scales. Rows grow by 1x, 2x or 4x from one block
-// of keys to the next, so that each block's scale matters, and q is 4x k, so that the softmax
-// is peaked.
+// of keys to the next (v's a block on from k's), so that each block's scale matters and k's are
+// not v's, and q is 4x k, so that the softmax is peaked.
 samples::AttentionScales quantizeInputs(const Shape& shape, DType dtype, const RunOptions& opts, Tensor& q, Tensor& k,
                                         Tensor& v) {
   const int64_t heads = shape[0] * shape[1], seq = shape[2], dim = shape[3], keyBlocks = cdiv(seq, samples::kScaleBlock);
-  auto input = [&](uint64_t seed, double magnitude) {
+  auto input = [&](uint64_t seed, double magnitude, int64_t firstBlock) {
     std::vector<double> x = Tensor::random({heads, seq, dim}, seed).values();
     for (size_t i = 0; i < x.size(); ++i)
-      x[i] *= magnitude * double(1 << (static_cast<int64_t>(i) / dim % seq / samples::kScaleBlock % 3));
+      x[i] *= magnitude * double(1 << ((static_cast<int64_t>(i) / dim % seq / samples::kScaleBlock + firstBlock) % 3));
     return Tensor::from({heads, seq, dim}, x);
   };
   q = Tensor::empty({heads, seq, dim}, dtype);
@@ -64,9 +64,9 @@ samples::AttentionScales quantizeInputs(const Shape& shape, DType dtype, const R
   Tensor vStored = Tensor::empty({heads, dim, seq}, dtype);
   samples::AttentionScales scales{Tensor::empty({heads, seq, 1}), Tensor::empty({heads, keyBlocks, 1}),
                                   Tensor::empty({heads, keyBlocks, 1})};
-  samples::quantizeFp8(input(1, 4), q, scales.q, 1, opts);
-  samples::quantizeFp8(input(2, 1), k, scales.k, samples::kScaleBlock, opts);
-  samples::quantizeFp8(input(3, 1), vStored.transpose(1, 2), scales.v, samples::kScaleBlock, opts);
+  samples::quantizeFp8(input(1, 4, 0), q, scales.q, 1, opts);
+  samples::quantizeFp8(input(2, 1, 0), k, scales.k, samples::kScaleBlock, opts);
+  samples::quantizeFp8(input(3, 1, 1), vStored.transpose(1, 2), scales.v, samples::kScaleBlock, opts);
   q = q.reshape(shape);
   k = k.reshape(shape);
   v = vStored.reshape({shape[0], shape[1], dim, seq}).transpose(2, 3);
