@@ -73,9 +73,10 @@ samples::AttentionScales quantizeInputs(const Shape& shape, DType dtype, const R
   return scales;
 }
 
-// What an 8-bit x ([batch, heads, seq, dim]) holds times its scales ([batch * heads, rows' blocks, 1]).
-std::vector<double> dequantized(const Tensor& x, const Tensor& scale) {
-  const int64_t seq = x.dim(2), dim = x.dim(3), blockRows = scale.dim(1) == seq ? 1 : samples::kScaleBlock;
+// What an 8-bit x ([batch, heads, seq, dim]) holds times its scales ([batch * heads, blocks of
+// blockRows rows, 1]).
+std::vector<double> dequantized(const Tensor& x, const Tensor& scale, int64_t blockRows) {
+  const int64_t seq = x.dim(2), dim = x.dim(3);
   std::vector<double> v = x.values(), s = scale.values();
   for (size_t i = 0; i < v.size(); ++i) {
     const int64_t head = static_cast<int64_t>(i) / (seq * dim), row = static_cast<int64_t>(i) / dim % seq;
@@ -200,9 +201,11 @@ int main(int argc, char** argv) {
     r.work = 4.0 * batch * heads * seq * seq * dim * (causal ? 0.5 : 1.0);
     if (!cli.check()) return;
     const bool quantized = isFloat8(dtype);
-    auto values = [&](const Tensor& x, const Tensor& scale) { return quantized ? dequantized(x, scale) : x.values(); };
-    std::vector<double> qv = values(q, scales.q), kv = values(k, scales.k), vv = values(v, scales.v), ref(qv.size()),
-                        bound(qv.size());
+    auto values = [&](const Tensor& x, const Tensor& scale, int64_t blockRows) {
+      return quantized ? dequantized(x, scale, blockRows) : x.values();
+    };
+    std::vector<double> qv = values(q, scales.q, 1), kv = values(k, scales.k, samples::kScaleBlock),
+                        vv = values(v, scales.v, samples::kScaleBlock), ref(qv.size()), bound(qv.size());
     ProbabilityRounding rounding;
     if (quantized) {  // P times 2^8 in the 8-bit float: half an ulp, or half its subnormal step
       const Float8Format f = float8Format(dtype);

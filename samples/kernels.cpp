@@ -158,13 +158,20 @@ std::string quantizeFp8(const Tensor& x, const Tensor& q, const Tensor& scale, i
                 std::to_string(kScaleBlock));
   if (x.rank() != 2 && x.rank() != 3)
     throw Error("quantizeFp8: x has rank " + std::to_string(x.rank()) + "; it must be [rows, cols] or [groups, rows, cols]");
-  const int64_t rows = blockRows == 1 ? 16 : blockRows;  // of one program
-  const double largest = maxFinite(q.dtype());
   // A stack of matrices takes the groups' axis first in its blocks and their coordinates.
   const bool stacked = x.rank() == 3;
+  const int64_t rowAxis = x.rank() - 2;
+  Shape scaleShape{cdiv(x.dim(rowAxis), blockRows), cdiv(x.dim(rowAxis + 1), kScaleBlock)};
+  if (stacked) scaleShape.insert(scaleShape.begin(), x.dim(0));
+  if (q.shape() != x.shape() || !isFloat8(q.dtype()) || scale.shape() != scaleShape || scale.dtype() != DType::f32)
+    throw Error(fmt::format("quantizeFp8: x [{}] takes an 8-bit q of its shape and f32 scales [{}]; got {} q [{}] and {} "
+                            "scales [{}]",
+                            fmt::join(x.shape(), ", "), fmt::join(scaleShape, ", "), dtypeName(q.dtype()),
+                            fmt::join(q.shape(), ", "), dtypeName(scale.dtype()), fmt::join(scale.shape(), ", ")));
+  const int64_t rows = blockRows == 1 ? 16 : blockRows;  // of one program
+  const double largest = maxFinite(q.dtype());
   auto block = [&](int64_t r, int64_t c) { return stacked ? Shape{1, r, c} : Shape{r, c}; };
   auto at = [&](Index g, Index i, Index j) { return stacked ? std::vector<Index>{g, i, j} : std::vector<Index>{i, j}; };
-  const int64_t rowAxis = x.rank() - 2;
   return run({cdiv(x.dim(rowAxis), rows), cdiv(x.dim(rowAxis + 1), kScaleBlock), stacked ? x.dim(0) : 1}, [&](Program& p) {
     Index i = p.id(0), j = p.id(1), g = p.id(2);
     // zeros past the edges leave the largest alone
@@ -222,11 +229,15 @@ DType accumulatorFor(DType input) { return input == f64 ? f64 : f32; }
 namespace {
 // The attention inputs' 8-bit scales against the inputs and the blocks: one per query row, one
 // per kScaleBlock keys (so key blocks must divide it), head dims that one scale covers.
-void checkAttentionScales(const Tensor& q, const Tensor& k, const AttentionScales& scales, const AttentionBlocks& blocks) {
+void checkAttentionScales(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionScales& scales,
+                          const AttentionBlocks& blocks) {
   const int64_t dim = q.dim(3), heads = q.dim(0) * q.dim(1), keyBlocks = cdiv(k.dim(2), kScaleBlock);
-  if (!isFloat8(q.dtype()))
-    throw Error("attention: scales are for 8-bit float q, k and v, not " + std::string(dtypeName(q.dtype())));
+  for (const auto& [name, x] : {std::pair{"q", &q}, {"k", &k}, {"v", &v}})
+    if (!isFloat8(x->dtype()))
+      throw Error(fmt::format("attention: scales are for 8-bit float q, k and v; {} is {}", name, dtypeName(x->dtype())));
   auto expect = [](const char* name, const Tensor& scale, const Shape& shape) {
+    if (!scale.defined())
+      throw Error(fmt::format("attention: {}'s scales are missing: q, k and v take theirs together", name));
     if (scale.shape() != shape || scale.dtype() != DType::f32)
       throw Error(fmt::format("attention: {}'s scales are {} [{}]; they must be f32 [{}]", name, dtypeName(scale.dtype()),
                               fmt::join(scale.shape(), ", "), fmt::join(shape, ", ")));
@@ -248,14 +259,14 @@ KernelDefinition attentionKernel(const Tensor& q, const Tensor& k, const Tensor&
   const int64_t heads = q.dim(1), dim = q.dim(3);
   const DType accType = accumulatorFor(q.dtype());
   const int64_t blockM = blocks.m, blockN = blocks.n;
-  const bool scaled = scales.q.defined();
-  if (scaled) checkAttentionScales(q, k, scales, blocks);
+  const bool scaled = scales.q.defined() || scales.k.defined() || scales.v.defined();
+  if (scaled) checkAttentionScales(q, k, v, scales, blocks);
   // Scores in base-2 units (times log2 e), so that each probability is one fast exp2.
   const double scale = std::numbers::log2e / std::sqrt(static_cast<double>(dim));
   const double inf = std::numeric_limits<double>::infinity();
-  // 8-bit P: probabilities times 2^8 (in [0, 256], exact powers of two), so that small ones keep
-  // their bits; the sum and the products scale alike, and their quotient does not change.
-  const double probShift = scaled ? 8 : 0;
+  // P rounded to 8 bits: probabilities times 2^8 (in [0, 256]), so that small ones keep their
+  // bits; the sum and the products scale alike, and their quotient does not change.
+  const double probShift = isFloat8(v.dtype()) ? 8 : 0;
   // v stored [batch, heads, dim, seq] (this a transposed view): blocks read along the keys,
   // as 8-bit wgmma reads its b (K-major) and TMA then copies them.
   const bool vAlongKeys = v.strides()[2] == 1 && v.strides()[3] != 1;
@@ -297,7 +308,7 @@ KernelDefinition attentionKernel(const Tensor& q, const Tensor& k, const Tensor&
           Tile products = dot(qt, kt.transpose());
           Tile s = where(valid, scaled ? products * (*queryScale * keyScale(KS)) : products * scale, -inf);
           Tile newMax = max(rowMax, s.max(1));
-          Tile probs = (s - (scaled ? newMax - probShift : newMax).expand_dims(1)).fast_exp2();
+          Tile probs = (s - (probShift != 0 ? newMax - probShift : newMax).expand_dims(1)).fast_exp2();
           Tile rescale = (rowMax - newMax).fast_exp2();
           Tile sum = rowSum * rescale + probs.sum(1);
           auto values = [&] {
@@ -309,7 +320,7 @@ KernelDefinition attentionKernel(const Tensor& q, const Tensor& k, const Tensor&
     Tile o = acc * (1.0 / rowSum).expand_dims(1);  // one division per row
     p.write(out, {1, 1, blockM, dim}).put(o.reshape({1, 1, blockM, dim}), {batch, head, m, 0});
     if (lse.defined()) {  // in natural units
-      Tile logSum = scaled ? rowSum.log2() - probShift : rowSum.log2();
+      Tile logSum = probShift != 0 ? rowSum.log2() - probShift : rowSum.log2();
       p.write(lse, {1, 1, blockM}).put(((rowMax + logSum) * std::numbers::ln2).reshape({1, 1, blockM}), {batch, head, m});
     }
   }};

@@ -26,11 +26,12 @@ std::string gemmSplitK(const Tensor& a, const Tensor& b, const Tensor& c, int64_
                        GemmBlocks blocks);
 
 // FP8 products with scales, as DeepSeek-V3 trains and serves (kScaleBlock-wide blocks along K):
-// quantizeFp8 turns an f32 matrix x [rows, cols] (or a stack of them, [groups, rows, cols]) into q (f8e4m3 or f8e5m2) with one f32 scale
-// per block of blockRows x kScaleBlock elements (blockRows 1: per row, for activations;
-// kScaleBlock: square blocks, for weights): scale = the block's largest magnitude over q's
-// largest finite value (1 for an all-zero block), q = x / scale rounded and saturated.
-// scale is [cdiv(rows, blockRows), cdiv(cols, kScaleBlock)] (after groups for a stack).
+// quantizeFp8 turns an f32 matrix x [rows, cols] (or a stack of them, [groups, rows, cols])
+// into q (f8e4m3 or f8e5m2, x's shape) with one f32 scale per block of blockRows x kScaleBlock
+// elements (blockRows 1: per row, for activations; kScaleBlock: square blocks, for weights):
+// scale = the block's largest magnitude over q's largest finite value (1 for an all-zero block),
+// q = x / scale rounded and saturated. scale is [cdiv(rows, blockRows), cdiv(cols, kScaleBlock)]
+// (after groups for a stack).
 inline constexpr int64_t kScaleBlock = 128;
 std::string quantizeFp8(const Tensor& x, const Tensor& q, const Tensor& scale, int64_t blockRows,
                         const RunOptions& opts = {});

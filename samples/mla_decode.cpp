@@ -170,8 +170,10 @@ int main(int argc, char** argv) {
     r.work = cacheBytesRead(d, cacheType, tokens);
     printAttentionSpeed(t, d, tokens, cli.runOptions());
     if (!cli.check()) return;
-    // An 8-bit cache computes in bf16 (its query rounded so).
-    r.compare(t.out, explicitDecode(t, d, lengths),
-              samples::tolerance(isFloat8(cacheType) ? DType::bf16 : cacheType, d.latent + d.rope));
+    // An 8-bit cache computes in bf16: the query and P each rounded once to bf16's 2^-9, which
+    // the scores' exp and the sums carry to the output a few times over (0.002 measured at the
+    // test's sizes), not bf16 products' error over the whole reduction.
+    const double tolerance = isFloat8(cacheType) ? 0.03 : samples::tolerance(cacheType, d.latent + d.rope);
+    r.compare(t.out, explicitDecode(t, d, lengths), tolerance);
   });
 }

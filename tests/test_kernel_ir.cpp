@@ -842,6 +842,25 @@ TEST_CASE("samples: FP8 attention's scales of another shape, key blocks past a s
   CHECK(errorOf(200, 64, 64, 1) == "attention: k's scales are f32 [2, 1, 1]; they must be f32 [2, 2, 1]");
   CHECK(errorOf(200, 64, 256, 2).find("block_n 256 must divide the key scales' blocks of 128") != std::string::npos);
   CHECK(errorOf(200, 256, 64, 2).find("8-bit heads of 256 dims") != std::string::npos);
+  const Shape shape{1, 2, 64, 64};
+  Tensor e4m3 = Tensor::zeros(shape, DType::f8e4m3), half = Tensor::zeros(shape, DType::f16), out = Tensor::zeros(shape);
+  const samples::AttentionScales scales{Tensor::zeros({2, 64, 1}), Tensor::zeros({2, 1, 1}), Tensor::zeros({2, 1, 1})};
+  auto message = [&](const std::function<void()>& f) -> std::string {
+    try {
+      f();
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "nothing thrown";
+  };
+  CHECK(message([&] { samples::attention(e4m3, e4m3, half, out, false, {.device = "interp"}, {}, scales); }) ==
+        "attention: scales are for 8-bit float q, k and v; v is f16");
+  CHECK(message([&] { samples::attention(e4m3, e4m3, e4m3, out, false, {.device = "interp"}, {}, {scales.q, scales.k, {}}); }) ==
+        "attention: v's scales are missing: q, k and v take theirs together");
+  CHECK(message([&] { samples::quantizeFp8(Tensor::zeros({2, 64, 64}), Tensor::zeros({2, 64, 64}, DType::f8e4m3),
+                                           Tensor::zeros({2, 1, 1}), 1, {.device = "interp"}); }) ==
+        "quantizeFp8: x [2, 64, 64] takes an 8-bit q of its shape and f32 scales [2, 64, 1]; got f8e4m3 q [2, 64, 64] "
+        "and f32 scales [2, 1, 1]");
 }
 
 TEST_CASE("kernel ir: f16 and bf16 gemm and attention on gfx942 (MFMA, wave64) and gfx1100 (WMMA, wave32) compute as the interpreter does") {

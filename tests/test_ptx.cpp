@@ -281,6 +281,21 @@ TEST_CASE("ptx: an 8-bit float gemm runs on mma.sync m16n8k32 e4m3 x e5m2 into f
   test::assemble(contiguousPtxOf(k, "sm_80"), "sm_80", false);  // ptxas accepts it
 }
 
+// A value read as one 8-bit float and stored as the other is encoded again in the other's
+// format: the same f32 is another code there (1.0 is 0x3c in e5m2, 0x38 in e4m3), so the
+// code it was read as must not be stored as it is.
+TEST_CASE("ptx: a cast between the 8-bit floats encodes the value again, rounding it in the other format") {
+  Tensor e5m2 = Tensor::zeros({64}, f8e5m2), e4m3 = Tensor::zeros({64}, f8e4m3);
+  TracedKernel traced =
+      tj::trace({1}, [&](Program& p) { p.write(e4m3, {64}).put(p.read(e5m2, {64}).at({0}).cast(f8e4m3), {0}); });
+  for (const char* arch : {"sm_80", "sm_90a"}) {
+    CAPTURE(arch);
+    std::string ptx = ptxOf(*traced.kernel, arch);
+    CHECK(ptx.find("cvt.rni") != std::string::npos);  // f32ToFloat8's subnormal steps: the encode is there
+    test::assemblePtx(ptx, arch);
+  }
+}
+
 // Two folds of ptxas 13.0 (the H200's driver compiles PTX with the same) that lost a sign on
 // the GPU: a cvt.rn.f32.u32 of an abs.s32 became a signed I2FP, which made -2^31 positive, and a
 // compare and select of one float became FMNMX.NAN, whose NaN is the canonical one.

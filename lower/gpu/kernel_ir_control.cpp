@@ -16,27 +16,28 @@ auto Lowering::carried(const ir::Op& op, size_t first) -> Carried {
 }
 
 void Lowering::fold(const ir::Op& op) {
+  const ir::Op* next = nextOp_;
+  // The rings of the fold right before, whose iterations this one continues: its copies are
+  // landing in them.
+  std::optional<RingHandoff> taken = std::exchange(handoff_, std::nullopt);
+  if (taken && taken->next != &op) throw InternalError("kernel ir", "a fold's rings were handed on to a fold not lowered next");
+  int64_t floor = sharedFloor_;
+  if (taken) sharedFloor_ = taken->floor;
   auto [inits, types, counts] = carried(op, 2);
   std::vector<Reg> operands = {regs_.at(op.operands[0]).at(0), regs_.at(op.operands[1]).at(0)};
   operands.insert(operands.end(), inits.begin(), inits.end());
   const ir::Block& body = op.regions.at(0);
-  const ir::Op* next = nextOp_;
-  // The rings of the fold right before, whose iterations this one continues.
-  std::optional<RingHandoff> taken = std::exchange(handoff_, std::nullopt);
-  if (taken && taken->next != &op) taken.reset();
   int64_t stages = std::min(options_.maxStages, op.has(ir::attr::stages) ? op.get(ir::attr::stages) : t_.defaultStages);
   // Registers hold one iteration's loads. After the fold the rings' bytes are reused: every
   // later user of workgroup memory begins with a barrier.
   if (!t_.asyncCopy) stages = std::min<int64_t>(stages, 2);
   if (taken) stages = taken->stages;
-  int64_t floor = sharedFloor_;
   FoldBarriers outer = std::exchange(tma_, {});
   std::vector<StagedLoad> outerLoads = std::exchange(stagedLoads_, {});
   int outerLoadsDepth = std::exchange(stagedLoadsDepth_, regionDepth_ + 1);
   bool readsAhead = (t_.asyncCopy || t_.registerStaging) && stages > 1;
   std::vector<ir::ValueId> ahead;
   if (taken) {
-    sharedFloor_ = taken->floor;
     ahead = giveRings(op, stages, &taken->rings);
     if (ahead.size() != taken->rings.size() || !allTma(ahead))
       throw InternalError("kernel ir", "a fold does not take the rings the fold before it filled for it");
@@ -109,6 +110,9 @@ bool Lowering::continues(const ir::Op& first, const ir::Op* second) const {
   if (!second || second->code != ir::OpCode::fold || !first.has(ir::attr::split) || !second->has(ir::attr::split) ||
       second->operands[0] != first.operands[1] || !regs_.count(second->operands[1]))
     return false;
+  // Its carried values come as they are: nothing is staged in workgroup memory before it takes the rings.
+  for (size_t i = 2; i < second->operands.size(); ++i)
+    if (a_.conversionAt(*second, int(i))) return false;
   auto stagesOf = [](const ir::Op& f) { return f.has(ir::attr::stages) ? f.get(ir::attr::stages) : int64_t{0}; };
   auto a = readAheadPlan_.find(&first), b = readAheadPlan_.find(second);
   if (stagesOf(first) != stagesOf(*second) || a == readAheadPlan_.end() || b == readAheadPlan_.end() ||
@@ -136,6 +140,10 @@ bool Lowering::continues(const ir::Op& first, const ir::Op* second) const {
     for (size_t i = 0; i < x.offsetOps.size(); ++i)
       if (!sameOp(*x.offsetOps[i], *y.offsetOps[i])) return false;
     if (!sameOp(*x.load, *y.load)) return false;
+    // The same stage contents: the load's layout, and the workgroup-memory layout it converts through.
+    if (!(a_.of(x.load->results[0]) == a_.of(y.load->results[0])) || !(*x.conversion->to == *y.conversion->to) ||
+        x.conversion->via != y.conversion->via)
+      return false;
   }
   return true;
 }

@@ -17,6 +17,7 @@ namespace detail {
 
 auto Lowering::run() -> KernelFunction {
   block(k_.body);
+  if (handoff_) throw InternalError("kernel ir", "a fold's rings were handed on to no fold");
   if (t_.loopIterationLimit > 0 && hasLoops(f_)) {
     f_.loopIterationLimit = t_.loopIterationLimit;
     f_.faultBuffer();

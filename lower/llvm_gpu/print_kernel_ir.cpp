@@ -117,8 +117,8 @@ class Printer {
   Value* toMemory(DType t, Value* v) {
     if (t == DType::boolean) return b_.CreateZExt(v, b_.getInt8Ty());
     if (t == DType::bf16) return b_.CreateTrunc(b_.CreateLShr(b_.CreateBitCast(v, b_.getInt32Ty()), 16), b_.getInt16Ty());
-    if (isFloat8(t)) {  // a value decoded from a code (read, or rounded here) stores that code
-      auto code = float8Codes_.find(v);
+    if (isFloat8(t)) {  // a value decoded from a code of t (read, or rounded here) stores that code
+      auto code = float8Codes_.find({v, t});
       return code != float8Codes_.end() ? code->second : math::f32ToFloat8(b_, t, v);
     }
     return v;
@@ -128,7 +128,7 @@ class Printer {
     if (t == DType::bf16) return b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(v, b_.getInt32Ty()), 16), b_.getFloatTy());
     if (isFloat8(t)) {
       Value* decoded = math::float8ToF32(b_, t, v);
-      float8Codes_[decoded] = v;
+      float8Codes_[{decoded, t}] = v;
       return decoded;
     }
     return v;
@@ -230,11 +230,11 @@ class Printer {
     if (isFloat8(to) || to == DType::bf16) {  // from an f32 (f64 rounded to odd: one rounding in all)
       Value* f = from == DType::f64 ? roundToOddF32(x) : resized(x, b_.getFloatTy());
       r = isFloat8(to) ? roundFloat8(to, f) : roundBF16(f);
+      if (isFloat8(to)) roundedFrom_[r] = f;
     } else {
       r = resized(x, type(to));
     }
     if (from == DType::f32 && (to == DType::f16 || to == DType::bf16)) roundedFrom_[r] = x;
-    if (isFloat8(to) && from != DType::f64) roundedFrom_[r] = resized(x, b_.getFloatTy());
     return r;
   }
   // Registers of the 16-bit float t that an operand packs two to a word: pairs both rounded
@@ -935,8 +935,10 @@ class Printer {
   llvm::GlobalVariable* shared_ = nullptr;
   std::vector<Value*> values_;  // by register
   std::map<const KInst*, std::vector<Value*>> packedA_;  // wgmmas' a fragments, packed at their fence
-  std::map<Value*, Value*> float8Codes_;  // an 8-bit float read from memory or rounded: its code (i8)
-  std::map<Value*, Value*> roundedFrom_;  // an f16 or bf16 rounded from an f32: that f32
+  // An 8-bit float of a dtype, read from memory or rounded: its code (i8) in that dtype (the same
+  // f32 value is another code in the other 8-bit dtype).
+  std::map<std::pair<Value*, DType>, Value*> float8Codes_;
+  std::map<Value*, Value*> roundedFrom_;  // an f16, bf16 or 8-bit float rounded (once) from an f32: that f32
 };
 
 }  // namespace

@@ -370,6 +370,9 @@ class NvptxTarget final : public llvmgpu::LlvmGpuTarget {
   int sm_;
 };
 
+// The architecture's number: 90 for sm_90a.
+int smOf(const std::string& arch) { return std::stoi(arch.substr(3)); }
+
 std::unique_ptr<llvm::TargetMachine> machineFor(const std::string& arch) {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -392,7 +395,7 @@ std::unique_ptr<llvm::TargetMachine> machineFor(const std::string& arch) {
 std::string printNvptxLlvm(const gpu::KernelFunction& f, const std::string& arch) {
   std::unique_ptr<llvm::TargetMachine> tm = machineFor(arch);
   llvm::LLVMContext c;
-  NvptxTarget target(tm->createDataLayout().getStringRepresentation(), std::stoi(arch.substr(3)));
+  NvptxTarget target(tm->createDataLayout().getStringRepresentation(), smOf(arch));
   std::string text;
   llvm::raw_string_ostream out(text);
   llvmgpu::printLlvm(f, target, c)->print(out, nullptr);
@@ -402,7 +405,7 @@ std::string printNvptxLlvm(const gpu::KernelFunction& f, const std::string& arch
 std::string printPtx(const gpu::KernelFunction& f, const std::string& arch) {
   std::unique_ptr<llvm::TargetMachine> tm = machineFor(arch);
   llvm::LLVMContext c;
-  NvptxTarget target(tm->createDataLayout().getStringRepresentation(), std::stoi(arch.substr(3)));
+  NvptxTarget target(tm->createDataLayout().getStringRepresentation(), smOf(arch));
   std::unique_ptr<llvm::Module> m = llvmgpu::printLlvm(f, target, c);
   llvmgpu::optimize(*m, *tm);
   return llvmgpu::emit(*m, *tm, llvmgpu::FileKind::assembly, "ptx");
