@@ -514,5 +514,27 @@ TEST_CASE("autotune: tile-tune lists, shows and clears entries") {
   fs::remove_all(dir);
 }
 
+// The entry's id names the dtype the sample runs in, so that the sample's own tuning finds it.
+TEST_CASE("autotune: tile-tune pretunes attention in the dtype asked, 8-bit with its scales") {
+  fs::path dir = test::scratchDir("tune", "pretune");
+  fs::path file = dir / "t.json";
+  auto tileTune = [&](const std::string& args) {
+    return test::runConcurrently({test::binDir() + "/tile-tune --file '" + file.string() + "' --device cpu " + args})[0];
+  };
+  for (const char* dtype : {"bf16", "f8e4m3"}) {
+    CAPTURE(dtype);
+    test::CommandResult r = tileTune(std::string("pretune --sample attention --shape 1x2x70x32 --causal --dtype ") + dtype);
+    CHECK_MESSAGE(r.status == 0, r.output);
+    CHECK_MESSAGE(r.output.find("(ran,") != std::string::npos, r.output);
+  }
+  test::CommandResult list = tileTune("list");
+  CHECK_MESSAGE(list.output.find("/bf16") != std::string::npos, list.output);
+  CHECK_MESSAGE(list.output.find("/f8e4m3") != std::string::npos, list.output);
+  test::CommandResult gemm8 = tileTune("pretune --sample gemm --shape 64x64x64 --dtype f8e4m3");
+  CHECK(gemm8.status == 1);
+  CHECK_MESSAGE(gemm8.output.find("take fixed blocks") != std::string::npos, gemm8.output);
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace tj

@@ -3,7 +3,7 @@
 //   tile-tune show ID                  one entry with every candidate
 //   tile-tune clear [ID]               remove one entry, or all of them
 //   tile-tune pretune --sample gemm --shape 2048x2048x2048 [--shape ...] [--dtype f16]
-//   tile-tune pretune --sample attention --shape 1x8x1024x64 [--causal]
+//   tile-tune pretune --sample attention --shape 1x8x1024x64 [--causal] [--dtype bf16]
 //                                      tune the sample kernels now, so that later runs only read the file
 // --file F reads and writes F instead of the device's file; --device D picks the
 // device (default: $TILEJIT_DEVICE or the best).
@@ -114,12 +114,22 @@ TuneResult pretuneOne(const Options& o, const std::vector<int64_t>& s, const Tun
   RunOptions run{.name = o.sample, .device = o.device};
   if (o.sample == "gemm") {
     DType dtype = samples::parseDTypeOption(o.dtype);
+    if (isFloat8(dtype))
+      throw Error("--dtype " + o.dtype + ": the gemm sample's 8-bit products (scaledGemm) take fixed blocks, not tuned ones");
     Tensor a = Tensor::random({s[0], s[2]}, 1, dtype), b = Tensor::random({s[2], s[1]}, 2, dtype);
     return samples::tuneGemm(a, b, Tensor::empty({s[0], s[1]}), run, tuning);
   }
   Shape shape(s.begin(), s.end());
-  Tensor q = Tensor::random(shape, 1), k = Tensor::random(shape, 2), v = Tensor::random(shape, 3);
-  return samples::tuneAttention(q, k, v, Tensor::empty(shape), o.causal, run, tuning);
+  DType dtype = samples::parseDTypeOption(o.dtype);
+  Tensor q = Tensor::random(shape, 1, dtype), k = Tensor::random(shape, 2, dtype), v = Tensor::random(shape, 3, dtype);
+  samples::AttentionScales scales;
+  if (isFloat8(dtype)) {  // the FP8 kernel the sample runs: unit scales, v stored [batch, heads, dim, seq]
+    const int64_t heads = s[0] * s[1], keyBlocks = cdiv(s[2], samples::kScaleBlock);
+    v = Tensor::random({s[0], s[1], s[3], s[2]}, 3, dtype).transpose(2, 3);
+    scales = {Tensor::full({heads, s[2], 1}, 1.0), Tensor::full({heads, keyBlocks, 1}, 1.0),
+              Tensor::full({heads, keyBlocks, 1}, 1.0)};
+  }
+  return samples::tuneAttention(q, k, v, Tensor::empty(shape), o.causal, run, tuning, scales);
 }
 
 int pretune(const Options& o) {
@@ -150,7 +160,8 @@ int main(int argc, char** argv) {
   pretuneCmd->add_option("--sample", o.sample, "gemm or attention")->check(CLI::IsMember({"gemm", "attention"}));
   pretuneCmd->add_option("--shape", o.shapes, "gemm: MxNxK; attention: BATCHxHEADSxSEQxDIM (repeatable)")
       ->required();
-  pretuneCmd->add_option("--dtype", o.dtype, "gemm operand dtype: f32, f16, bf16");
+  pretuneCmd->add_option("--dtype", o.dtype, "operand dtype: f32, f16, bf16; attention also f8e4m3, f8e5m2 (with scales)")
+      ->check(CLI::IsMember({"f32", "f16", "bf16", "f8e4m3", "f8e5m2"}));
   pretuneCmd->add_flag("--causal", o.causal, "attention with a causal mask");
   CLI11_PARSE(app, argc, argv);
   try {
