@@ -73,18 +73,6 @@ samples::AttentionScales quantizeInputs(const Shape& shape, DType dtype, const R
   return scales;
 }
 
-// What an 8-bit x ([batch, heads, seq, dim]) holds times its scales ([batch * heads, blocks of
-// blockRows rows, 1]).
-std::vector<double> dequantized(const Tensor& x, const Tensor& scale, int64_t blockRows) {
-  const int64_t seq = x.dim(2), dim = x.dim(3);
-  std::vector<double> v = x.values(), s = scale.values();
-  for (size_t i = 0; i < v.size(); ++i) {
-    const int64_t head = static_cast<int64_t>(i) / (seq * dim), row = static_cast<int64_t>(i) / dim % seq;
-    v[i] *= s[static_cast<size_t>(head * scale.dim(1) + row / blockRows)];
-  }
-  return v;
-}
-
 // The gradients of sum(O * dO) for one head: P = softmax(S), dV = P^T dO, dP = dO V^T,
 // dS = P (dP - rowsum(dP P)), dQ = dS K / sqrt(d), dK = dS^T Q / sqrt(d).
 void referenceHeadBackward(const double* q, const double* k, const double* v, const double* dOut, double* dq,
@@ -201,8 +189,8 @@ int main(int argc, char** argv) {
     r.work = 4.0 * batch * heads * seq * seq * dim * (causal ? 0.5 : 1.0);
     if (!cli.check()) return;
     const bool quantized = isFloat8(dtype);
-    auto values = [&](const Tensor& x, const Tensor& scale, int64_t blockRows) {
-      return quantized ? dequantized(x, scale, blockRows) : x.values();
+    auto values = [&](const Tensor& x, const Tensor& scale, int64_t blockRows) {  // 8-bit: as quantizeFp8's stacks
+      return quantized ? samples::dequantize(x.contiguous().reshape({batch * heads, seq, dim}), scale, blockRows) : x.values();
     };
     std::vector<double> qv = values(q, scales.q, 1), kv = values(k, scales.k, samples::kScaleBlock),
                         vv = values(v, scales.v, samples::kScaleBlock), ref(qv.size()), bound(qv.size());

@@ -14,7 +14,7 @@ namespace {
 void checkQuantized(const Tensor& x, const std::vector<double>& dequantized, DType dtype,
                     const Tensor& scale, int64_t blockRows) {
   const Float8Format f = float8Format(dtype);
-  const std::vector<double> v = x.values(), s = samples::elementScales(scale, x.dim(0), x.dim(1), blockRows);
+  const std::vector<double> v = x.values(), s = samples::elementScales(scale, x.shape(), blockRows);
   double worst = 0;
   for (size_t i = 0; i < v.size(); ++i) {
     double bound = std::ldexp(std::fabs(v[i]), -(f.mantissaBits + 1)) * (1 + 1e-6) +

@@ -143,18 +143,22 @@ std::pair<Tensor, double> quantizePerTensor(const Tensor& x, DType dtype) {
   return {Tensor::from(x.shape(), v, dtype), scale};
 }
 
-std::vector<double> elementScales(const Tensor& scale, int64_t rows, int64_t cols, int64_t blockRows) {
+std::vector<double> elementScales(const Tensor& scale, const Shape& shape, int64_t blockRows) {
   const std::vector<double> s = scale.values();
-  std::vector<double> out(static_cast<size_t>(rows * cols));
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c)
-      out[static_cast<size_t>(r * cols + c)] =
-          s.size() == 1 ? s[0] : s[static_cast<size_t>((r / blockRows) * scale.dim(1) + c / kScaleBlock)];
+  const size_t rank = shape.size();
+  const int64_t groups = rank == 3 ? shape[0] : 1, rows = shape[rank - 2], cols = shape[rank - 1];
+  const int64_t scaleCols = scale.dim(scale.rank() - 1), perGroup = cdiv(rows, blockRows) * scaleCols;
+  std::vector<double> out;
+  out.reserve(static_cast<size_t>(groups * rows * cols));
+  for (int64_t g = 0; g < groups; ++g)
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c)
+        out.push_back(s.size() == 1 ? s[0] : s[static_cast<size_t>(g * perGroup + (r / blockRows) * scaleCols + c / kScaleBlock)]);
   return out;
 }
 
 std::vector<double> dequantize(const Tensor& q, const Tensor& scale, int64_t blockRows) {
-  std::vector<double> v = q.values(), s = elementScales(scale, q.dim(0), q.dim(1), blockRows);
+  std::vector<double> v = q.values(), s = elementScales(scale, q.shape(), blockRows);
   for (size_t i = 0; i < v.size(); ++i) v[i] *= s[i];
   return v;
 }

@@ -72,9 +72,10 @@ double tolerance(DType dtype, int64_t reductionLength);
 // largest magnitude over the dtype's largest finite value (1 for all zeros). Returns the
 // 8-bit tensor and the scale (x is about the first times the second).
 std::pair<Tensor, double> quantizePerTensor(const Tensor& x, DType dtype);
-// The scale of each element of a [rows, cols] quantized matrix, row-major: scale[r / blockRows,
-// c / kScaleBlock] (quantizeFp8's layout), or scale[0, 0] for a one-element scale.
-std::vector<double> elementScales(const Tensor& scale, int64_t rows, int64_t cols, int64_t blockRows);
+// The scale of each element of a quantized matrix of `shape` [rows, cols], or of a stack of them
+// [groups, rows, cols], row-major: scale[(g,) r / blockRows, c / kScaleBlock] (quantizeFp8's
+// layout), or the one element of a one-element scale.
+std::vector<double> elementScales(const Tensor& scale, const Shape& shape, int64_t blockRows);
 // q times its scales: the values a scaled product multiplies.
 std::vector<double> dequantize(const Tensor& q, const Tensor& scale, int64_t blockRows);
 // GB/s of memcpy moving `bytes` in all (half read, half written, as a kernel's bytes are

@@ -127,9 +127,10 @@ auto Lowering::remap(const std::vector<Reg>& src, const LinearLayout& from, cons
 }
 
 void Lowering::block(const ir::Block& b) {
-  for (const ir::Op& op : b.ops) {
+  for (size_t i = 0; i < b.ops.size(); ++i) {
+    const ir::Op& op = b.ops[i];
     try {
-      nextOp_ = &op + 1 < b.ops.data() + b.ops.size() ? &op + 1 : nullptr;
+      nextOp_ = i + 1 < b.ops.size() ? &b.ops[i + 1] : nullptr;
       lower(op);
       if (op.code != ir::OpCode::fold) lastFoldStaged_.clear();
     } catch (const KBuilder::OverBudget& e) {

@@ -256,10 +256,10 @@ class Printer {
   std::vector<Value*> float8Codes(DType t, const std::vector<Value*>& values) {
     std::vector<Value*> codes;
     for (size_t r = 0; r < values.size(); ++r) {
-      auto lo = roundedFrom_.find(values[r]), hi = r + 1 < values.size() ? roundedFrom_.find(values[r + 1]) : lo;
+      auto lo = roundedFrom_.find(values[r]);
+      auto hi = r + 1 < values.size() ? roundedFrom_.find(values[r + 1]) : roundedFrom_.end();
       std::vector<Value*> pair;
-      if (lo != roundedFrom_.end() && hi != roundedFrom_.end() && hi != lo)
-        pair = t_.saturatedFloat8Pair(b_, t, lo->second, hi->second);
+      if (lo != roundedFrom_.end() && hi != roundedFrom_.end()) pair = t_.saturatedFloat8Pair(b_, t, lo->second, hi->second);
       if (pair.size() != 2) {
         codes.push_back(toMemory(t, values[r]));
         continue;

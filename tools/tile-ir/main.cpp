@@ -55,8 +55,6 @@ tj::layout::Target targetOn(const std::string& name, int64_t warps) {
   return t;
 }
 
-// Lowered as a launch would lower it: for tensors that allow the target's widest accesses
-// (contiguous, 16-byte-aligned rows), unless `general` asks for the kernel every launch can run.
 // The launch facts of --general (none) or else of contiguous tensors of whole vectors.
 tj::gpu::KernelLoweringOptions launchOptions(const tj::ir::Kernel& k, bool general) {
   tj::gpu::KernelLoweringOptions options;
@@ -64,6 +62,8 @@ tj::gpu::KernelLoweringOptions launchOptions(const tj::ir::Kernel& k, bool gener
   return options;
 }
 
+// Lowered as a launch would lower it: for tensors that allow the target's widest accesses
+// (contiguous, 16-byte-aligned rows), unless `general` asks for the kernel every launch can run.
 tj::gpu::KernelFunction kernelIR(const tj::ir::Kernel& k, const std::string& target, int64_t warps, bool general) {
   const tj::layout::Target t = targetOn(target, warps);
   const tj::gpu::KernelLoweringOptions options = launchOptions(k, general);
