@@ -27,6 +27,8 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -221,53 +223,74 @@ bool gemmSection(int threads, bool quick, double fmaPeak, std::map<std::string, 
 
 // ---------------------------------------------------------------- mixed precision
 
-// One operand dtype: ours at the best blocks against oneDNN's GEMM of that dtype (sgemm,
-// s8s8s32; bf16 through its matmul primitive, as its C GEMM API has none, where it implements
-// one for the host's ISA; none for f16). f16/bf16 are checked against sgemm of the same values
-// widened to f32, i8 exactly against s8s8s32, u8 x i8 (unsigned activations, as quantized
-// inference runs) exactly against u8s8s32.
+// One operand dtype: ours at the best blocks against oneDNN's products of that dtype: its C
+// GEMM API (sgemm, gemm_s8s8s32, gemm_u8s8s32) and its matmul primitive (bf16, which the GEMM
+// API lacks, and the integer ones, which the primitive runs on AMX where the host has it and
+// the GEMM API does not), where oneDNN implements them for the host's ISA; none for f16.
+// f16/bf16 are checked against sgemm of the same values widened to f32, i8 exactly against
+// s8s8s32, u8 x i8 (unsigned activations, as quantized inference runs) exactly against u8s8s32.
 struct MixedCase {
   DType operands, result;
-  const char* peer;  // oneDNN's function, or nullptr
+  const char* gemmPeer;  // oneDNN's C GEMM function, or nullptr
+  bool matmulPeer;       // also oneDNN's matmul primitive of these dtypes
   DType right = operands;  // B's dtype
 };
-const MixedCase kMixedCases[] = {{DType::f32, DType::f32, "dnnl_sgemm"},
-                                 {DType::f16, DType::f32, nullptr},
-                                 {DType::bf16, DType::f32, "dnnl matmul bf16"},
-                                 {DType::i8, DType::i32, "dnnl_gemm_s8s8s32"},
-                                 {DType::u8, DType::i32, "dnnl_gemm_u8s8s32", DType::i8}};
+const MixedCase kMixedCases[] = {{DType::f32, DType::f32, "dnnl_sgemm", false},
+                                 {DType::f16, DType::f32, nullptr, false},
+                                 {DType::bf16, DType::f32, nullptr, true},
+                                 {DType::i8, DType::i32, "dnnl_gemm_s8s8s32", true},
+                                 {DType::u8, DType::i32, "dnnl_gemm_u8s8s32", true, DType::i8}};
 
-// oneDNN's bf16 x bf16 -> f32 matmul of a and b: its rate, or 0 where this oneDNN has no
-// implementation for the host's ISA (2.6 needs AVX-512 for bf16), said once.
-double onednnBf16MatmulRate(const GemmShape& s, const Tensor& a, const Tensor& b) {
+struct PeerRun {
+  std::string name;
+  double rate;
+};
+
+// oneDNN's matmul primitive of a and b (plain row-major, as ours reads them) into c's dtype:
+// its run, checked against `reference` (exactly for integers), or nothing where this oneDNN has
+// no implementation for the host's ISA (2.6 needs AVX-512 for bf16), said once per dtype.
+std::optional<PeerRun> onednnMatmul(const GemmShape& s, const Tensor& a, const Tensor& b, DType result,
+                                    const std::vector<double>& reference) {
   using dt = dnnl::memory::data_type;
   using tag = dnnl::memory::format_tag;
+  auto dnnlType = [](DType t) {
+    return t == DType::bf16 ? dt::bf16 : t == DType::i8 ? dt::s8 : t == DType::u8 ? dt::u8 : t == DType::i32 ? dt::s32 : dt::f32;
+  };
+  const std::string name = fmt::format("dnnl matmul {}", dtypeName(a.dtype()));
   try {
     dnnl::engine engine(dnnl::engine::kind::cpu, 0);
     dnnl::stream stream(engine);
-    dnnl::memory::desc aDesc({s.m, s.k}, dt::bf16, tag::ab), bDesc({s.k, s.n}, dt::bf16, tag::ab),
-        cDesc({s.m, s.n}, dt::f32, tag::ab);
-    dnnl::matmul matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(aDesc, bDesc, cDesc), engine));
-    std::vector<float> c(static_cast<size_t>(s.m * s.n));
+    dnnl::memory::desc aDesc({s.m, s.k}, dnnlType(a.dtype()), tag::ab), bDesc({s.k, s.n}, dnnlType(b.dtype()), tag::ab),
+        cDesc({s.m, s.n}, dnnlType(result), tag::ab);
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(aDesc, bDesc, cDesc), engine);
+    dnnl::matmul matmul(pd);
+    static std::set<DType> named;
+    if (named.insert(a.dtype()).second) info(name, fmt::format("runs oneDNN's {}", pd.impl_info_str()));
+    Tensor c = Tensor::zeros({s.m, s.n}, result);
     dnnl::memory am(aDesc, engine, a.data()), bm(bDesc, engine, b.data()), cm(cDesc, engine, c.data());
-    return gflops(s.flops(), medianSeconds([&] {
+    double rate = gflops(s.flops(), medianSeconds([&] {
       matmul.execute(stream, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
       stream.wait();
     }));
+    double err = maxRelErr(c.values().data(), reference);
+    if (result == DType::i32 ? err != 0 : err > samples::tolerance(DType::f32, s.k))
+      throw Error(fmt::format("cpu-bench: {} ({}) differs from the reference by {:.2g}", name, pd.impl_info_str(), err));
+    return PeerRun{name, rate};
   } catch (const dnnl::error& e) {
-    static bool said = false;
-    if (!std::exchange(said, true))
-      std::printf("cpu-bench: oneDNN has no bf16 matmul on this host (%s): %s\n",
+    static std::set<DType> said;
+    if (said.insert(a.dtype()).second)
+      std::printf("cpu-bench: oneDNN has no %s on this host (%s): %s\n", name.c_str(),
                   dnnl_cpu_isa2str(dnnl_get_effective_cpu_isa()), e.what());
-    return 0;
+    return std::nullopt;
   }
 }
 
-// The peer's product of a and b (as f32 for the float cases), and its rate when it has one.
-std::pair<std::vector<double>, double> mixedPeer(const MixedCase& mc, const GemmShape& s, const Tensor& a,
-                                                 const Tensor& b) {
+// The reference product of a and b (oneDNN's C GEMM of them, in f32 for the float cases) and
+// the peers' runs.
+std::pair<std::vector<double>, std::vector<PeerRun>> mixedPeers(const MixedCase& mc, const GemmShape& s, const Tensor& a,
+                                                                const Tensor& b) {
   std::vector<double> out;
-  double rate = 0;
+  std::vector<PeerRun> peers;
   if (mc.result == DType::i32) {
     std::vector<int32_t> c(static_cast<size_t>(s.m * s.n));
     const int32_t offset = 0;
@@ -279,20 +302,21 @@ std::pair<std::vector<double>, double> mixedPeer(const MixedCase& mc, const Gemm
                                   s.n, 0, 0.f, c.data(), s.n, &offset)
               : dnnl_gemm_s8s8s32('N', 'N', 'F', s.m, s.n, s.k, 1.f, static_cast<const int8_t*>(a.data()), s.k, 0, b8,
                                   s.n, 0, 0.f, c.data(), s.n, &offset);
-      if (status != dnnl_success) throw Error(std::string("cpu-bench: ") + mc.peer + " failed");
+      if (status != dnnl_success) throw Error(std::string("cpu-bench: ") + mc.gemmPeer + " failed");
     };
-    rate = gflops(s.flops(), medianSeconds(run));
+    peers.push_back({mc.gemmPeer, gflops(s.flops(), medianSeconds(run))});
     out.assign(c.begin(), c.end());
-    return {out, rate};
+  } else {
+    Tensor af = Tensor::from(a.shape(), a.values()), bf = Tensor::from(b.shape(), b.values());  // exact widening
+    std::vector<float> c(static_cast<size_t>(s.m * s.n));
+    auto run = [&] { onednnSgemm(s, floats(af), floats(bf), c.data()); };
+    if (mc.gemmPeer) peers.push_back({mc.gemmPeer, gflops(s.flops(), medianSeconds(run))});
+    else run();  // only the reference
+    out.assign(c.begin(), c.end());
   }
-  Tensor af = Tensor::from(a.shape(), a.values()), bf = Tensor::from(b.shape(), b.values());  // exact widening
-  std::vector<float> c(static_cast<size_t>(s.m * s.n));
-  auto run = [&] { onednnSgemm(s, floats(af), floats(bf), c.data()); };
-  if (mc.operands == DType::f32) rate = gflops(s.flops(), medianSeconds(run));
-  else run();  // only the reference
-  if (mc.operands == DType::bf16) rate = onednnBf16MatmulRate(s, a, b);
-  out.assign(c.begin(), c.end());
-  return {out, rate};
+  if (mc.matmulPeer)
+    if (std::optional<PeerRun> matmul = onednnMatmul(s, a, b, mc.result, out)) peers.push_back(*matmul);
+  return {out, peers};
 }
 
 // f8e4m3 with DeepSeek-V3's scales (per row and 128 K of A, per 128x128 block of B), quantized
@@ -340,7 +364,7 @@ bool mixedShape(const GemmShape& s, int threads) {
                                         : Tensor::random({s.m, s.k}, 1, mc.operands, lo, hi);
     Tensor b = Tensor::random({s.k, s.n}, 2, mc.right, lo, hi);
     settle();
-    auto [ref, peerRate] = mixedPeer(mc, s, a, b);
+    auto [ref, peers] = mixedPeers(mc, s, a, b);
     settle();
     double best = 0, err = 0;
     for (const auto& blocks : cpuGemmBlocks()) {
@@ -353,23 +377,25 @@ bool mixedShape(const GemmShape& s, int threads) {
                                                        : fmt::format("{}{}", dtypeName(mc.operands), dtypeName(mc.right));
     const std::string name = fmt::format("gemm_{}_{}_t{}", dtypes, s.name(), threads);
     figure(name + "_gflops", best, integer ? "GOP/s" : "GFLOP/s");
-    std::string vsPeer = "-", vsF32 = "-";
-    if (peerRate > 0) {
-      vsPeer = num(best / peerRate, 2);
-      ratio(name + "_vs_onednn", best / peerRate);
-    }
+    std::string vsF32 = "-";
     if (mc.operands == DType::f32) ourF32 = best;
     else if (ourF32 > 0) {
       vsF32 = num(best / ourF32, 2);
       ratio(name + "_vs_our_f32", best / ourF32);
     }
+    // _vs_onednn: against the faster of oneDNN's products; a row per peer.
+    double fastestPeer = 0;
+    for (const PeerRun& peer : peers) fastestPeer = std::max(fastestPeer, peer.rate);
+    if (fastestPeer > 0) ratio(name + "_vs_onednn", best / fastestPeer);
     const bool ok = integer ? err == 0 : err <= samples::tolerance(DType::f32, s.k);
     allOk = allOk && ok;
-    row("mixed", {mc.right == mc.operands ? std::string(dtypeName(mc.operands))
-                                          : fmt::format("{} x {}", dtypeName(mc.operands), dtypeName(mc.right)),
-                  std::string(dtypeName(mc.result)), s.name(),
-                  std::to_string(threads), num(best), peerRate > 0 ? mc.peer : "-", peerRate > 0 ? num(peerRate) : "-",
-                  vsPeer, vsF32, fmt::format("{:.2g}{}", err, ok ? "" : " FAIL")});
+    if (peers.empty()) peers.push_back({"-", 0});
+    for (const PeerRun& peer : peers)
+      row("mixed", {mc.right == mc.operands ? std::string(dtypeName(mc.operands))
+                                            : fmt::format("{} x {}", dtypeName(mc.operands), dtypeName(mc.right)),
+                    std::string(dtypeName(mc.result)), s.name(), std::to_string(threads), num(best), peer.name,
+                    peer.rate > 0 ? num(peer.rate) : "-", peer.rate > 0 ? num(best / peer.rate, 2) : "-", vsF32,
+                    fmt::format("{:.2g}{}", err, ok ? "" : " FAIL")});
   }
   return scaledFp8Case(s, threads, ourF32) && allOk;
 }

@@ -6,6 +6,8 @@
 #include <llvm/ADT/SmallVector.h>
 #include <llvm/Analysis/TargetLibraryInfo.h>
 #include <llvm/AsmParser/Parser.h>
+#include <llvm/IR/DiagnosticInfo.h>
+#include <llvm/IR/DiagnosticPrinter.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
@@ -55,6 +57,26 @@ void optimize(llvm::Module& module, llvm::TargetMachine& tm) {
   pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(module, mam);
 }
 
+// Collects the errors LLVM reports through its context while it generates code (a register
+// allocator out of registers, an inline assembly it cannot assemble): its default handler
+// would print them and exit the process.
+class CollectErrors : public llvm::DiagnosticHandler {
+ public:
+  explicit CollectErrors(std::string& errors) : errors_(errors) {}
+  bool handleDiagnostics(const llvm::DiagnosticInfo& info) override {
+    if (info.getSeverity() != llvm::DS_Error) return false;
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    llvm::DiagnosticPrinterRawOStream printer(os);
+    info.print(printer);
+    errors_ += (errors_.empty() ? "" : "; ") + text;
+    return true;
+  }
+
+ private:
+  std::string& errors_;
+};
+
 std::vector<char> emit(llvm::Module& module, llvm::TargetMachine& tm,
                        llvm::CodeGenFileType type = llvm::CodeGenFileType::ObjectFile) {
   llvm::SmallVector<char, 0> buffer;
@@ -62,7 +84,14 @@ std::vector<char> emit(llvm::Module& module, llvm::TargetMachine& tm,
   llvm::legacy::PassManager pm;
   if (tm.addPassesToEmitFile(pm, os, nullptr, type))
     throw InternalError("cpu", "the target machine cannot emit this kind of file");
+  std::string errors;
+  llvm::LLVMContext& context = module.getContext();
+  std::unique_ptr<llvm::DiagnosticHandler> previous = context.getDiagnosticHandler();
+  context.setDiagnosticHandler(std::make_unique<CollectErrors>(errors));
   pm.run(module);
+  context.setDiagnosticHandler(std::move(previous));
+  if (!errors.empty())
+    throw InternalError("cpu", "LLVM could not generate code for '" + module.getModuleIdentifier() + "': " + errors);
   return {buffer.begin(), buffer.end()};
 }
 

@@ -322,6 +322,15 @@ TEST_CASE("cpu jit: bad LLVM assembly and missing symbols are errors") {
   CHECK_THROWS_AS(jit::loadKernel(code.bytes, "not_there"), Error);
 }
 
+// LLVM reports what its code generator cannot do through its context, whose default handler
+// exits the process; the compile throws instead, and the process goes on to compile more.
+TEST_CASE("cpu jit: an error of LLVM's code generator is an exception, not an exit") {
+  const std::string bad = "define void @f() {\n call void asm sideeffect \"not_an_instruction %eax\", \"\"()\n ret void\n}\n";
+  CHECK_THROWS_WITH_AS(jit::compileAssembly(bad), doctest::Contains("LLVM could not generate code"), InternalError);
+  CHECK_THROWS_WITH_AS(jit::compileAssembly(bad), doctest::Contains("not_an_instruction"), InternalError);
+  CHECK_FALSE(jit::compileAssembly("define void @f() {\n ret void\n}\n").bytes.empty());
+}
+
 TEST_CASE("cpu device: launches through the cache and prints like the interpreter") {
   jit::KernelCache cache(cputest::compileIds, "");
   cpu::ThreadPool pool(3);

@@ -130,6 +130,8 @@ class KernelLowering {
     CTarget target = {nullptr, nullptr, nullptr};  // in the micro-kernel function: its arguments
   };
   llvm::Function* microKernelFunction(const ir::Op& op, const MicroTile& tile);
+  llvm::Function* emitHelperFunction(const std::string& name, llvm::FunctionType* type,
+                                     const std::function<void(llvm::Function&)>& body);
   void emitMicroTileRow(const ir::Op& op, llvm::Value* c, const MicroTile& tile, llvm::Value* row0);
   llvm::Value* aAddress(const MicroTile& tile, llvm::Value* row, llvm::Value* col) {
     return b_.CreateInBoundsGEP(tile.aElement, tile.a,
@@ -148,6 +150,9 @@ class KernelLowering {
   llvm::Value* dotBf16Pairs(llvm::Value* acc, llvm::Value* a, llvm::Value* b);
   llvm::Value* dotI8Quads(llvm::Value* acc, llvm::Value* a, llvm::Value* b);
   void emitAmxTiles(const ir::Op& op, llvm::Value* c, const MicroTile& tile);
+  llvm::Function* amxBandFunction(const ir::Op& op, const MicroTile& caller, const std::vector<int64_t>& tileRows);
+  void emitAmxBand(const ir::Op& op, llvm::Value* c, const MicroTile& tile, llvm::Value* row0,
+                   const std::vector<int64_t>& tileRows);
   void compileAmxAsLoops(llvm::Function& fn);
   void lowerReduction(const ir::Op& op);
 

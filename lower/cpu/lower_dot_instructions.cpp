@@ -104,14 +104,52 @@ llvm::Value* KernelLowering::quadBiasOf(const MicroTile& tile, int64_t k, int64_
   return b_.CreateShl(sum, 7);
 }
 
-// C += A·B on AMX tiles. C in tiles of up to 16 rows x 16 columns (64 bytes a row), A as tiles
-// of up to 16 rows x `step` k read where it lies, B packed in 4-byte groups (k pairs of bf16,
-// quads of i8) as tiles of step / groups rows x 16 columns. A block of 32 x 32 of C takes 4 C
-// tiles, 2 of A and 2 of B: the 8 tile registers. The K loop runs in chunks of up to 8 unrolled
-// steps, C loaded before and stored after each, so no tile value crosses a loop edge (LLVM
-// configures the tiles by the shapes it sees at each use). The first chunk starts from zero
-// where the caller says so, and from C otherwise; each stores to `out`, which later chunks read.
+// C += A·B on AMX tiles, in bands of 32 rows (two tiles of 16) and one band of the rows left.
+// Each band height has a function of its own: LLVM configures the tile registers once per
+// function, one shape per register, so a function with a 32-row band (all 8 registers of 16
+// rows) and a band of 5 had none left for the latter, a fatal "ran out of registers".
 void KernelLowering::emitAmxTiles(const ir::Op& op, llvm::Value* c, const MicroTile& tile) {
+  int64_t m = type(op.operands[0]).shape[0];
+  auto bands = [&](const std::vector<int64_t>& tileRows, int64_t firstRow, int64_t count) {
+    b_.CreateCall(amxBandFunction(op, tile, tileRows),
+                  {tile.a, tile.aRowStride, tile.packedB, c, tile.target.out, tile.target.outRowStride,
+                   tile.target.startsAtZero, i64(firstRow), i64(count)});
+  };
+  if (m >= 32) bands({16, 16}, 0, m / 32);
+  if (int64_t rest = m % 32; rest > 16) bands({16, rest - 16}, m - rest, 1);
+  else if (rest > 0) bands({rest}, m - rest, 1);
+}
+
+// `void(a, aRowStride, packedB, c, out, outRowStride, startsAtZero, firstRow, bands)`: C += A·B
+// for `bands` bands of C's rows from firstRow, each of tiles of tileRows rows. C in tiles of up
+// to 16 rows x 16 columns (64 bytes a row), A as tiles of up to 16 rows x `step` k read where it
+// lies, B packed in 4-byte groups (k pairs of bf16, quads of i8) as tiles of step / groups rows
+// x 16 columns. A block of 32 x 32 of C takes 4 C tiles, 2 of A and 2 of B: the 8 tile
+// registers. The K loop runs in chunks of up to 8 unrolled steps, C loaded before and stored
+// after each, so no tile value crosses a loop edge (LLVM configures the tiles by the shapes it
+// sees at each use). The first chunk starts from zero where the caller says so, and from C
+// otherwise; each stores to `out`, which later chunks read.
+llvm::Function* KernelLowering::amxBandFunction(const ir::Op& op, const MicroTile& caller, const std::vector<int64_t>& tileRows) {
+  llvm::Type* ptr = b_.getPtrTy();
+  llvm::Type* index = b_.getInt64Ty();
+  auto* fnType = llvm::FunctionType::get(b_.getVoidTy(), {ptr, index, ptr, ptr, ptr, index, b_.getInt1Ty(), index, index}, false);
+  std::string name = std::string(b_.GetInsertBlock()->getParent()->getName()) + "_rows";
+  for (int64_t rows : tileRows) name += "_" + std::to_string(rows);
+  return emitHelperFunction(name, fnType, [&](llvm::Function& fn) {
+    MicroTile tile = caller;
+    tile.a = fn.getArg(0);
+    tile.aRowStride = fn.getArg(1);
+    tile.packedB = fn.getArg(2);
+    tile.target = {fn.getArg(4), fn.getArg(5), fn.getArg(6)};
+    emitLoop(b_, i64(0), fn.getArg(8), [&](llvm::Value* band) {
+      emitAmxBand(op, fn.getArg(3), tile, b_.CreateAdd(fn.getArg(7), b_.CreateMul(band, i64(32))), tileRows);
+    });
+    if (options_.emulateMatrixInstructions) compileAmxAsLoops(fn);
+  });
+}
+
+void KernelLowering::emitAmxBand(const ir::Op& op, llvm::Value* c, const MicroTile& tile, llvm::Value* row0,
+                                 const std::vector<int64_t>& tileRows) {
   int64_t m = type(op.operands[0]).shape[0], k = type(op.operands[0]).shape[1], n = type(op.operands[1]).shape[1];
   int64_t bytes = dtypeBytes(tile.operandType), step = amxStepK(k, tile.operandType), steps = k / step;
   int64_t chunk = 8;
@@ -134,50 +172,45 @@ void KernelLowering::emitAmxTiles(const ir::Op& op, llvm::Value* c, const MicroT
   const ir::Type accTile{tile.accType, {m, n}};
   const BlockView out{tile.target.out, {tile.target.outRowStride, i64(1)}};
   llvm::Value* outStrideBytes = b_.CreateMul(tile.target.outRowStride, i64(4));
-  auto band = [&](llvm::Value* row0, const std::vector<int64_t>& tileRows) {
-    emitLoop(b_, i64(0), i64(n / (16 * colTiles)), [&](llvm::Value* colBlock) {
-      llvm::Value* col0 = b_.CreateMul(colBlock, i64(16 * colTiles));
-      auto rowOf = [&](size_t i) { return b_.CreateAdd(row0, i64(16 * static_cast<int64_t>(i))); };
-      auto colOf = [&](int64_t j) { return b_.CreateAdd(col0, i64(16 * j)); };
-      emitLoop(b_, i64(0), i64(steps / chunk), [&](llvm::Value* chunkIndex) {
-        llvm::Value* first = b_.CreateICmpEQ(chunkIndex, i64(0));
-        llvm::Value* zero = b_.CreateAnd(first, tile.target.startsAtZero);
-        std::vector<llvm::Value*> acc;
+  emitLoop(b_, i64(0), i64(n / (16 * colTiles)), [&](llvm::Value* colBlock) {
+    llvm::Value* col0 = b_.CreateMul(colBlock, i64(16 * colTiles));
+    auto rowOf = [&](size_t i) { return b_.CreateAdd(row0, i64(16 * static_cast<int64_t>(i))); };
+    auto colOf = [&](int64_t j) { return b_.CreateAdd(col0, i64(16 * j)); };
+    emitLoop(b_, i64(0), i64(steps / chunk), [&](llvm::Value* chunkIndex) {
+      llvm::Value* first = b_.CreateICmpEQ(chunkIndex, i64(0));
+      llvm::Value* zero = b_.CreateAnd(first, tile.target.startsAtZero);
+      std::vector<llvm::Value*> acc;
+      for (size_t i = 0; i < tileRows.size(); ++i)
+        for (int64_t j = 0; j < colTiles; ++j) {
+          llvm::Value* at = b_.CreateSelect(first, bufferAddress(c, accTile, {rowOf(i), colOf(j)}),
+                                            viewAddress(tile.accType, out, {rowOf(i), colOf(j)}));
+          llvm::Value* stride = b_.CreateSelect(first, i64(n * 4), outStrideBytes);
+          acc.push_back(load(tileRows[i], 64, b_.CreateSelect(zero, zeros, at), b_.CreateSelect(zero, i64(0), stride)));
+        }
+      for (int64_t s = 0; s < chunk; ++s) {
+        llvm::Value* k0 = b_.CreateAdd(b_.CreateMul(chunkIndex, i64(chunk * step)), i64(s * step));
+        std::vector<llvm::Value*> a, bt;
         for (size_t i = 0; i < tileRows.size(); ++i)
-          for (int64_t j = 0; j < colTiles; ++j) {
-            llvm::Value* at = b_.CreateSelect(first, bufferAddress(c, accTile, {rowOf(i), colOf(j)}),
-                                              viewAddress(tile.accType, out, {rowOf(i), colOf(j)}));
-            llvm::Value* stride = b_.CreateSelect(first, i64(n * 4), outStrideBytes);
-            acc.push_back(load(tileRows[i], 64, b_.CreateSelect(zero, zeros, at), b_.CreateSelect(zero, i64(0), stride)));
-          }
-        for (int64_t s = 0; s < chunk; ++s) {
-          llvm::Value* k0 = b_.CreateAdd(b_.CreateMul(chunkIndex, i64(chunk * step)), i64(s * step));
-          std::vector<llvm::Value*> a, bt;
-          for (size_t i = 0; i < tileRows.size(); ++i)
-            a.push_back(load(tileRows[i], step * bytes, aAddress(tile, rowOf(i), k0), b_.CreateMul(tile.aRowStride, i64(bytes))));
-          for (int64_t j = 0; j < colTiles; ++j) {
-            llvm::Value* group = b_.CreateUDiv(b_.CreateMul(k0, i64(bytes)), i64(4));
-            llvm::Value* offset = b_.CreateMul(b_.CreateAdd(b_.CreateMul(group, i64(n)), colOf(j)), i64(4));
-            bt.push_back(load(step * bytes / 4, 64, b_.CreateInBoundsGEP(b_.getInt8Ty(), tile.packedB, offset), i64(n * 4)));
-          }
-          for (size_t i = 0; i < tileRows.size(); ++i)
-            for (int64_t j = 0; j < colTiles; ++j) {
-              llvm::Value*& sum = acc[i * static_cast<size_t>(colTiles) + static_cast<size_t>(j)];
-              sum = b_.CreateIntrinsic(amx, productOf,
-                                       {i16(tileRows[i]), i16(64), i16(step * bytes), sum, a[i], bt[static_cast<size_t>(j)]});
-            }
+          a.push_back(load(tileRows[i], step * bytes, aAddress(tile, rowOf(i), k0), b_.CreateMul(tile.aRowStride, i64(bytes))));
+        for (int64_t j = 0; j < colTiles; ++j) {
+          llvm::Value* group = b_.CreateUDiv(b_.CreateMul(k0, i64(bytes)), i64(4));
+          llvm::Value* offset = b_.CreateMul(b_.CreateAdd(b_.CreateMul(group, i64(n)), colOf(j)), i64(4));
+          bt.push_back(load(step * bytes / 4, 64, b_.CreateInBoundsGEP(b_.getInt8Ty(), tile.packedB, offset), i64(n * 4)));
         }
         for (size_t i = 0; i < tileRows.size(); ++i)
-          for (int64_t j = 0; j < colTiles; ++j)
-            b_.CreateIntrinsic(b_.getVoidTy(), llvm::Intrinsic::x86_tilestored64_internal,
-                               {i16(tileRows[i]), i16(64), viewAddress(tile.accType, out, {rowOf(i), colOf(j)}), outStrideBytes,
-                                acc[i * static_cast<size_t>(colTiles) + static_cast<size_t>(j)]});
-      });
+          for (int64_t j = 0; j < colTiles; ++j) {
+            llvm::Value*& sum = acc[i * static_cast<size_t>(colTiles) + static_cast<size_t>(j)];
+            sum = b_.CreateIntrinsic(amx, productOf,
+                                     {i16(tileRows[i]), i16(64), i16(step * bytes), sum, a[i], bt[static_cast<size_t>(j)]});
+          }
+      }
+      for (size_t i = 0; i < tileRows.size(); ++i)
+        for (int64_t j = 0; j < colTiles; ++j)
+          b_.CreateIntrinsic(b_.getVoidTy(), llvm::Intrinsic::x86_tilestored64_internal,
+                             {i16(tileRows[i]), i16(64), viewAddress(tile.accType, out, {rowOf(i), colOf(j)}), outStrideBytes,
+                              acc[i * static_cast<size_t>(colTiles) + static_cast<size_t>(j)]});
     });
-  };
-  emitLoop(b_, i64(0), i64(m / 32), [&](llvm::Value* b) { band(b_.CreateMul(b, i64(32)), {16, 16}); });
-  if (int64_t rest = m % 32; rest > 16) band(i64(m - rest), {16, rest - 16});
-  else if (rest > 0) band(i64(m - rest), {rest});
+  });
 }
 
 // LLVM rewrites AMX intrinsics as loops in a function it compiles unoptimized, when asked

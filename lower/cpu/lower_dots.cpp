@@ -244,8 +244,10 @@ bool KernelLowering::emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType 
     if (products == DotProducts::pairs) tile.aElement = b_.getInt16Ty();
   }
   if (auto view = inPlaceOperands_.find(op.operands[0]); view != inPlaceOperands_.end()) {
-    // widenToF32 and packRowsOfA read A as a contiguous block: the plan reads only f32 operands in place.
-    if (at.dtype != DType::f32) throw InternalError("lower/cpu", "only an f32 dot operand can be read in place");
+    // widenToF32 and packRowsOfA read A as a contiguous block: the plan reads in place only f32
+    // operands and AMX's, which neither touches.
+    if (at.dtype != DType::f32 && products != DotProducts::amxTiles)
+      throw InternalError("lower/cpu", "only an f32 or AMX dot operand can be read in place");
     tile.a = view->second.base;
     tile.aRowStride = view->second.strides[0];
   }
@@ -278,38 +280,46 @@ llvm::Function* KernelLowering::microKernelFunction(const ir::Op& op, const Micr
   if (auto known = microKernels_.find(key); known != microKernels_.end()) return known->second;
   llvm::Type* ptr = b_.getPtrTy();
   auto* fnType = llvm::FunctionType::get(b_.getVoidTy(), {ptr, b_.getInt64Ty(), ptr, ptr, ptr, b_.getInt64Ty(), b_.getInt1Ty()}, false);
-  auto* fn = llvm::Function::Create(fnType, llvm::Function::InternalLinkage, "tj_dot_" + std::to_string(microKernels_.size()), module_);
-  fn->copyAttributesFrom(b_.GetInsertBlock()->getParent());
-  fn->setDSOLocal(true);
-  fn->addFnAttr(llvm::Attribute::NoInline);
-  // B is the dot's own copy; A may be a tensor's rows, and c and out (which may be c) are written.
-  fn->addParamAttr(2, llvm::Attribute::NoAlias);
-  microKernels_.emplace(key, fn);
-  llvm::IRBuilderBase::InsertPointGuard resume(b_);
-  llvm::BasicBlock* kernelAllocas = std::exchange(allocaBlock_, llvm::BasicBlock::Create(ctx_, "entry", fn));
-  b_.SetInsertPoint(allocaBlock_);
-  MicroTile local = tile;
-  local.a = fn->getArg(0);
-  local.aRowStride = fn->getArg(1);
-  (tile.packedB ? local.packedB : local.b) = fn->getArg(2);
-  local.target = {fn->getArg(4), fn->getArg(5), fn->getArg(6)};
-  if (tile.products == DotProducts::amxTiles) {
-    emitAmxTiles(op, fn->getArg(3), local);
-    if (options_.emulateMatrixInstructions) compileAmxAsLoops(*fn);
-  } else {
+  std::string name = "tj_dot_" + std::to_string(microKernels_.size());
+  llvm::Function* fn = emitHelperFunction(name, fnType, [&](llvm::Function& fn) {
+    // B is the dot's own copy; A may be a tensor's rows, and c and out (which may be c) are written.
+    fn.addParamAttr(2, llvm::Attribute::NoAlias);
+    MicroTile local = tile;
+    local.a = fn.getArg(0);
+    local.aRowStride = fn.getArg(1);
+    (tile.packedB ? local.packedB : local.b) = fn.getArg(2);
+    local.target = {fn.getArg(4), fn.getArg(5), fn.getArg(6)};
+    if (tile.products == DotProducts::amxTiles) return emitAmxTiles(op, fn.getArg(3), local);
     // Accumulators live in allocas that mem2reg turns into registers.
     auto* vecTy = llvm::FixedVectorType::get(compute(tile.accType), static_cast<unsigned>(tile.lanes));
     for (int64_t i = 0; i < tile.rows * tile.vectors; ++i) local.acc.push_back(b_.CreateAlloca(vecTy));
     emitLoop(b_, i64(0), i64(m / tile.rows), [&](llvm::Value* band) {
-      emitMicroTileRow(op, fn->getArg(3), local, b_.CreateMul(band, i64(tile.rows)));
+      emitMicroTileRow(op, fn.getArg(3), local, b_.CreateMul(band, i64(tile.rows)));
     });
     if (m % tile.rows != 0) {
       local.rows = m % tile.rows;
-      emitMicroTileRow(op, fn->getArg(3), local, i64(m - m % tile.rows));
+      emitMicroTileRow(op, fn.getArg(3), local, i64(m - m % tile.rows));
     }
-  }
+  });
+  microKernels_.emplace(key, fn);
+  return fn;
+}
+
+// A function of the kernel's module for one of its parts (a micro-kernel, an AMX band), never
+// inlined, with the kernel's attributes: `body` emits all of it but the `ret void`, its allocas
+// in its own entry block.
+llvm::Function* KernelLowering::emitHelperFunction(const std::string& name, llvm::FunctionType* type,
+                                                   const std::function<void(llvm::Function&)>& body) {
+  auto* fn = llvm::Function::Create(type, llvm::Function::InternalLinkage, name, module_);
+  fn->copyAttributesFrom(b_.GetInsertBlock()->getParent());
+  fn->setDSOLocal(true);
+  fn->addFnAttr(llvm::Attribute::NoInline);
+  llvm::IRBuilderBase::InsertPointGuard resume(b_);
+  llvm::BasicBlock* callerAllocas = std::exchange(allocaBlock_, llvm::BasicBlock::Create(ctx_, "entry", fn));
+  b_.SetInsertPoint(allocaBlock_);
+  body(*fn);
   b_.CreateRetVoid();
-  allocaBlock_ = kernelAllocas;
+  allocaBlock_ = callerAllocas;
   return fn;
 }
 

@@ -98,15 +98,16 @@ class Planner {
   }
 
   // Whether v, a block loaded for a dot's left operand alone, may be read where it lies
-  // instead of copied: an f32 micro-kernel reads A one element at a time (broadcast), so its
-  // rows need no copy (B's rows, read as vectors, are copied: rows a large power of two apart
-  // would share cache sets).
+  // instead of copied: an f32 micro-kernel reads A one element at a time (broadcast), and AMX
+  // loads A's tiles row by row at any stride, so their rows need no copy (B's rows, read as
+  // vectors, are copied: rows a large power of two apart would share cache sets).
   bool readsInPlace(ValueId v) const {
     const ir::Op* load = info_.def[v];
     const ir::Op* dot = info_.dotUser[v];
     if (!load || load->code != OpCode::load || !dot || info_.uses[v] != 1 || dot->operands[0] != v) return false;
     const ir::Type& t = type(v);
-    return t.dtype == DType::f32 && t.shape.size() == 2 && microKernelApplies(k_, *dot, options_) &&
+    bool readAsItIs = t.dtype == DType::f32 || dotProducts(k_, *dot, options_) == DotProducts::amxTiles;
+    return readAsItIs && t.shape.size() == 2 && microKernelApplies(k_, *dot, options_) &&
            !info_.storedTensors.count(load->get(ir::attr::tensor));
   }
 
