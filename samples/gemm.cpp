@@ -1,5 +1,6 @@
 // C = A·B for any M, N, K: the tile kernel of samples/kernels.cpp against float64. With an
-// 8-bit float --dtype, A and B are quantized with scales first and the scaled product runs.
+// 8-bit float --dtype, A and B are quantized with scales first and the scaled product runs;
+// with i8 or u8, A of that dtype times B of i8 accumulates exactly into an i32 C.
 #include <cmath>
 
 #include "samples/harness.hpp"
@@ -8,6 +9,15 @@
 using namespace tj;
 
 namespace {
+
+// A·B of row-major values, in float64 (exact for the integer dtypes).
+std::vector<double> product(const std::vector<double>& av, const std::vector<double>& bv, int64_t m, int64_t n, int64_t k) {
+  std::vector<double> c(static_cast<size_t>(m * n), 0.0);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t p = 0; p < k; ++p)
+      for (int64_t j = 0; j < n; ++j) c[i * n + j] += av[i * k + p] * bv[p * n + j];
+  return c;
+}
 
 // How far a dequantized element may be from the value it quantizes: half an ulp of the 8-bit
 // float (relative 2^-(mantissa + 1)), or half the subnormal step, in units of the scale.
@@ -57,11 +67,7 @@ void scaledGemm(samples::SampleCli& cli, samples::Report& r, DType dtype, int64_
   std::vector<double> av = samples::dequantize(a, aScale, 1), bv = samples::dequantize(b, bScale, kScaleBlock);
   checkQuantized(a32, av, dtype, aScale, 1);
   checkQuantized(b32, bv, dtype, bScale, kScaleBlock);
-  std::vector<double> ref(static_cast<size_t>(m * n), 0.0);
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t p = 0; p < k; ++p)
-      for (int64_t j = 0; j < n; ++j) ref[i * n + j] += av[i * k + p] * bv[p * n + j];
-  r.compare(c, ref, samples::tolerance(DType::f32, k));
+  r.compare(c, product(av, bv, m, n, k), samples::tolerance(DType::f32, k));
 }
 
 }  // namespace
@@ -73,8 +79,10 @@ int main(int argc, char** argv) {
   cli.app.add_option("--m", m, "rows of A and C")->check(CLI::PositiveNumber);
   cli.app.add_option("--n", n, "columns of B and C")->check(CLI::PositiveNumber);
   cli.app.add_option("--k", k, "columns of A, rows of B")->check(CLI::PositiveNumber);
-  cli.app.add_option("--dtype", dtypeName, "operand dtype (C is f32); f8e4m3 and f8e5m2 quantize A and B with scales")
-      ->check(CLI::IsMember({"f32", "f16", "bf16", "f8e4m3", "f8e5m2"}));
+  cli.app.add_option("--dtype", dtypeName,
+                     "operand dtype (C is f32); f8e4m3 and f8e5m2 quantize A and B with scales; i8 and u8 multiply "
+                     "A of that dtype by B of i8 into an i32 C")
+      ->check(CLI::IsMember({"f32", "f16", "bf16", "f8e4m3", "f8e5m2", "i8", "u8"}));
   std::string scales = "block";
   cli.app.add_option("--scales", scales, "8-bit floats: block (per row and 128 K for A, 128x128 for B) or tensor")
       ->check(CLI::IsMember({"block", "tensor"}));
@@ -93,8 +101,11 @@ int main(int argc, char** argv) {
         blocks = samples::scaledGemmBlocks(cli.runOptions());
       return scaledGemm(cli, r, dtype, m, n, k, scales == "tensor", blocks);
     }
-    Tensor a = Tensor::random({m, k}, 1, dtype), b = Tensor::random({k, n}, 2, dtype);
-    Tensor c = samples::poisoned({m, n});
+    const bool integer = dtype == DType::i8 || dtype == DType::u8;
+    Tensor a = integer ? Tensor::random({m, k}, 1, dtype, dtype == DType::u8 ? 0 : -128, dtype == DType::u8 ? 255 : 127)
+                       : Tensor::random({m, k}, 1, dtype);
+    Tensor b = integer ? Tensor::random({k, n}, 2, DType::i8, -128, 127) : Tensor::random({k, n}, 2, dtype);
+    Tensor c = samples::poisoned({m, n}, integer ? DType::i32 : DType::f32);
     cli.keepOnDevice({&a, &b, &c});
     if (cli.app.count("--block-m") + cli.app.count("--block-n") + cli.app.count("--block-k") > 0) {
       r.tune = "off";
@@ -114,10 +125,6 @@ int main(int argc, char** argv) {
               (splits > 1 ? "_split" + std::to_string(splits) : "");
     r.work = 2.0 * m * n * k;
     if (!cli.check()) return;
-    std::vector<double> av = a.values(), bv = b.values(), ref(static_cast<size_t>(m * n), 0.0);
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t p = 0; p < k; ++p)
-        for (int64_t j = 0; j < n; ++j) ref[i * n + j] += av[i * k + p] * bv[p * n + j];
-    r.compare(c, ref, samples::tolerance(DType::f32, k));
+    r.compare(c, product(a.values(), b.values(), m, n, k), integer ? 0 : samples::tolerance(DType::f32, k));
   });
 }

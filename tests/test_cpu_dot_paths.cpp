@@ -99,10 +99,13 @@ void checkGemm(const DotPath& path, const Shape& sizes, const Shape& block, bool
   }, "dot_path");
   const ir::Kernel& kernel = *traced.kernel;
   bool found = false;
+  const cpu::BufferPlan plan = cpu::planBuffers(kernel, cpu::UseInfo(kernel), path.options);
   ir::forEachOp(kernel.body, [&](const ir::Op& op) {
     if (op.code != ir::OpCode::dot) return;
     found = true;
     CHECK(cpu::dotProducts(kernel, op, path.options) == path.products);
+    // AMX loads A's tiles from its tensor's rows; the other paths read A's bytes from a copy.
+    CHECK((plan.of[size_t(op.operands[0])] == cpu::Placement::inPlace) == (path.products == cpu::DotProducts::amxTiles));
   });
   REQUIRE(found);
   jit::KernelCache cache(
