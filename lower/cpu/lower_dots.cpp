@@ -33,11 +33,16 @@ void KernelLowering::lowerDot(const ir::Op& op) {
     }
   }
   llvm::Value* c = allocateBuffer(accTile);
-  emitNest(rt.shape, hasAcc ? std::vector<ValueId>{op.operands[2]} : std::vector<ValueId>{}, [&](const Indices& idx) {
-    llvm::Value* init = hasAcc ? cast(element(op.operands[2], idx), rt.dtype, accType) : llvm::Constant::getNullValue(compute(accType));
-    storeToBuffer(c, accTile, idx, init);
-  });
-  if (!emitDotMicroKernel(op, c, accType)) emitDotLoops(op, c, accType);
+  // Without an accumulator a micro-kernel starts from zeros itself, so no pass zeroes C first
+  // (attention's scores: a 32 KiB memset and C's loads at every step).
+  bool fromZeros = !hasAcc && emitDotMicroKernel(op, c, accType, {c, i64(rt.shape[1]), b_.getTrue()});
+  if (!fromZeros) {
+    emitNest(rt.shape, hasAcc ? std::vector<ValueId>{op.operands[2]} : std::vector<ValueId>{}, [&](const Indices& idx) {
+      llvm::Value* init = hasAcc ? cast(element(op.operands[2], idx), rt.dtype, accType) : llvm::Constant::getNullValue(compute(accType));
+      storeToBuffer(c, accTile, idx, init);
+    });
+    if (!emitDotMicroKernel(op, c, accType)) emitDotLoops(op, c, accType);
+  }
   if (accType == rt.dtype) {
     buffers_[r] = c;
     return;
