@@ -1,8 +1,9 @@
 // Every dot-product path of the CPU micro-kernels (plain, pmaddwd and vdpbf16ps pairs, VNNI
 // quads, AMX tiles), each lowered with its own options and run through a CPU device against a
-// float64 reference: natively where this host has the instructions, otherwise emulated
+// float64 reference: natively where this host has the instructions, and emulated on every host
 // (CpuLoweringOptions::emulateMatrixInstructions: the instructions as plain IR, AMX
-// micro-kernels compiled unoptimized where LLVM turns tiles into loops). Prints which ran how.
+// micro-kernels compiled unoptimized where LLVM turns tiles into loops), since a host without
+// them runs that form. Prints which ran how.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -30,6 +31,11 @@ struct DotPath {
   // vdpbf16ps and tdpbf16ps take subnormal inputs as zeros (so inf times one is NaN) and flush
   // subnormal results; their emulations keep both.
   bool flushesSubnormalInputs() const { return native && a == DType::bf16 && products != cpu::DotProducts::single; }
+  // vpdpbusd, vdpbf16ps and AMX have one (CpuLoweringOptions::emulateMatrixInstructions).
+  bool hasEmulatedForm() const {
+    return products == cpu::DotProducts::quads || products == cpu::DotProducts::amxTiles ||
+           (products == cpu::DotProducts::pairs && a == DType::bf16);
+  }
 };
 
 std::vector<DotPath> dotPaths() {
@@ -104,8 +110,10 @@ void checkGemm(const DotPath& path, const Shape& sizes, const Shape& block, bool
     if (op.code != ir::OpCode::dot) return;
     found = true;
     CHECK(cpu::dotProducts(kernel, op, path.options) == path.products);
-    // AMX loads A's tiles from its tensor's rows; the other paths read A's bytes from a copy.
-    CHECK((plan.of[size_t(op.operands[0])] == cpu::Placement::inPlace) == (path.products == cpu::DotProducts::amxTiles));
+    // AMX loads A's tiles from its tensor's rows (but emulated); the other paths read A's bytes
+    // from a copy.
+    const bool amx = path.products == cpu::DotProducts::amxTiles && !path.options.emulateMatrixInstructions;
+    CHECK((plan.of[size_t(op.operands[0])] == cpu::Placement::inPlace) == amx);
   });
   REQUIRE(found);
   jit::KernelCache cache(
@@ -153,19 +161,28 @@ TEST_CASE("cpu dot paths: each runs against float64, natively where the host has
     MESSAGE("cpu dot paths: x86 instructions, and this host is " << jit::hostTarget().triple);
     return;
   }
-  for (const DotPath& path : dotPaths()) {
-    if (path.skipped) {
-      std::printf("cpu dot paths: %s not run (the host lacks it, and it has no emulated form)\n", path.name);
+  for (const DotPath& native : dotPaths()) {
+    if (native.skipped) {
+      std::printf("cpu dot paths: %s not run (the host lacks it, and it has no emulated form)\n", native.name);
       continue;
     }
-    std::printf("cpu dot paths: %s %s\n", path.name, path.native ? "ran natively" : "emulated (the host lacks it)");
-    for (const auto& [sizes, block] : cases)
-      for (bool bias : {false, true}) {
-        std::string what = std::string(path.name) + (path.native ? "" : " (emulated)") + ": " + shapeText(sizes) +
-                           " in blocks " + shapeText(block) + (bias ? " from a bias" : " from zeros");
-        INFO(what);
-        checkGemm(path, sizes, block, bias);
-      }
+    // A path the host runs natively runs emulated too, as a host without it would run it.
+    std::vector<DotPath> forms{native};
+    if (native.native && native.hasEmulatedForm()) {
+      forms.push_back(native);
+      forms.back().native = false;
+      forms.back().options.emulateMatrixInstructions = true;
+    }
+    std::printf("cpu dot paths: %s %s\n", native.name,
+                !native.native ? "emulated (the host lacks it)" : forms.size() > 1 ? "ran natively and emulated" : "ran natively");
+    for (const DotPath& path : forms)
+      for (const auto& [sizes, block] : cases)
+        for (bool bias : {false, true}) {
+          std::string what = std::string(path.name) + (path.native ? "" : " (emulated)") + ": " + shapeText(sizes) +
+                             " in blocks " + shapeText(block) + (bias ? " from a bias" : " from zeros");
+          INFO(what);
+          checkGemm(path, sizes, block, bias);
+        }
   }
 }
 

@@ -106,7 +106,10 @@ class Planner {
     const ir::Op* dot = info_.dotUser[v];
     if (!load || load->code != OpCode::load || !dot || info_.uses[v] != 1 || dot->operands[0] != v) return false;
     const ir::Type& t = type(v);
-    bool readAsItIs = t.dtype == DType::f32 || dotProducts(k_, *dot, options_) == DotProducts::amxTiles;
+    // (Not AMX emulated: LLVM's loops for tileloadd take the stride in 4-byte units, and a
+    // tensor's rows may lie any number of bytes apart.)
+    bool amx = dotProducts(k_, *dot, options_) == DotProducts::amxTiles && !options_.emulateMatrixInstructions;
+    bool readAsItIs = t.dtype == DType::f32 || amx;
     return readAsItIs && t.shape.size() == 2 && microKernelApplies(k_, *dot, options_) &&
            !info_.storedTensors.count(load->get(ir::attr::tensor));
   }
