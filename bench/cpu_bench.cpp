@@ -273,8 +273,11 @@ std::optional<PeerRun> onednnMatmul(const GemmShape& s, const Tensor& a, const T
       stream.wait();
     }));
     double err = maxRelErr(c.values().data(), reference);
-    if (result == DType::i32 ? err != 0 : err > samples::tolerance(DType::f32, s.k))
-      throw Error(fmt::format("cpu-bench: {} ({}) differs from the reference by {:.2g}", name, pd.impl_info_str(), err));
+    if (result == DType::i32 ? err != 0 : err > samples::tolerance(DType::f32, s.k)) {
+      std::printf("cpu-bench: %s (%s) differs from the reference by %.2g: left out as a peer\n", name.c_str(),
+                  pd.impl_info_str(), err);
+      return std::nullopt;
+    }
     return PeerRun{name, rate};
   } catch (const dnnl::error& e) {
     static std::set<DType> said;

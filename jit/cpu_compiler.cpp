@@ -3,6 +3,7 @@
 #include "jit/cpu_jit.hpp"
 #include "jit/timing.hpp"
 
+#include <llvm/ADT/ScopeExit.h>
 #include <llvm/ADT/SmallVector.h>
 #include <llvm/Analysis/TargetLibraryInfo.h>
 #include <llvm/AsmParser/Parser.h>
@@ -88,8 +89,10 @@ std::vector<char> emit(llvm::Module& module, llvm::TargetMachine& tm,
   llvm::LLVMContext& context = module.getContext();
   std::unique_ptr<llvm::DiagnosticHandler> previous = context.getDiagnosticHandler();
   context.setDiagnosticHandler(std::make_unique<CollectErrors>(errors));
-  pm.run(module);
-  context.setDiagnosticHandler(std::move(previous));
+  {
+    auto restore = llvm::make_scope_exit([&] { context.setDiagnosticHandler(std::move(previous)); });
+    pm.run(module);
+  }
   if (!errors.empty())
     throw InternalError("cpu", "LLVM could not generate code for '" + module.getModuleIdentifier() + "': " + errors);
   return {buffer.begin(), buffer.end()};

@@ -80,8 +80,8 @@ int main(int argc, char** argv) {
   cli.app.add_option("--n", n, "columns of B and C")->check(CLI::PositiveNumber);
   cli.app.add_option("--k", k, "columns of A, rows of B")->check(CLI::PositiveNumber);
   cli.app.add_option("--dtype", dtypeName,
-                     "operand dtype (C is f32); f8e4m3 and f8e5m2 quantize A and B with scales; i8 and u8 multiply "
-                     "A of that dtype by B of i8 into an i32 C")
+                     "operand dtype (C is f32, but i32 for i8 and u8); f8e4m3 and f8e5m2 quantize A and B with "
+                     "scales; i8 and u8 multiply A of that dtype by B of i8")
       ->check(CLI::IsMember({"f32", "f16", "bf16", "f8e4m3", "f8e5m2", "i8", "u8"}));
   std::string scales = "block";
   cli.app.add_option("--scales", scales, "8-bit floats: block (per row and 128 K for A, 128x128 for B) or tensor")
@@ -102,6 +102,9 @@ int main(int argc, char** argv) {
       return scaledGemm(cli, r, dtype, m, n, k, scales == "tensor", blocks);
     }
     const bool integer = dtype == DType::i8 || dtype == DType::u8;
+    if (integer && splits > 1)
+      throw Error("--split-k=" + std::to_string(splits) + " adds f32 partial products, and --dtype=" + dtypeName +
+                  " accumulates in i32; run it without --split-k");
     Tensor a = integer ? Tensor::random({m, k}, 1, dtype, dtype == DType::u8 ? 0 : -128, dtype == DType::u8 ? 255 : 127)
                        : Tensor::random({m, k}, 1, dtype);
     Tensor b = integer ? Tensor::random({k, n}, 2, DType::i8, -128, 127) : Tensor::random({k, n}, 2, dtype);

@@ -28,7 +28,7 @@ struct DotPath {
   bool native;                      // the host runs these instructions
   cpu::DotProducts products;        // what the path's dots must take
   bool skipped = false;             // neither native nor emulated
-  // vdpbf16ps and tdpbf16ps take subnormal inputs as zeros (so inf times one is NaN) and flush
+  // vdpbf16ps and tdpbf16ps take subnormal inputs as zeros (so inf times a subnormal is NaN) and flush
   // subnormal results; their emulations keep both.
   bool flushesSubnormalInputs() const { return native && a == DType::bf16 && products != cpu::DotProducts::single; }
   // vpdpbusd, vdpbf16ps and AMX have one (CpuLoweringOptions::emulateMatrixInstructions).

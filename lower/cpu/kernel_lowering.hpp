@@ -4,6 +4,7 @@
 #pragma once
 #include "lower/cpu/lower_to_llvm.hpp"
 
+#include <llvm/ADT/ScopeExit.h>
 #include <llvm/Analysis/ValueTracking.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>

@@ -106,8 +106,9 @@ llvm::Value* KernelLowering::quadBiasOf(const MicroTile& tile, int64_t k, int64_
 
 // C += A·B on AMX tiles, in bands of 32 rows (two tiles of 16) and one band of the rows left.
 // Each band height has a function of its own: LLVM configures the tile registers once per
-// function, one shape per register, so a function with a 32-row band (all 8 registers of 16
-// rows) and a band of 5 had none left for the latter, a fatal "ran out of registers".
+// function, one shape per register, so a function with a 32-row band of two column tiles (all 8
+// registers at 16 rows) and a band of 5 rows had none left for the latter, a fatal "ran out of
+// registers".
 void KernelLowering::emitAmxTiles(const ir::Op& op, llvm::Value* c, const MicroTile& tile) {
   int64_t m = type(op.operands[0]).shape[0];
   auto bands = [&](const std::vector<int64_t>& tileRows, int64_t firstRow, int64_t count) {

@@ -41,7 +41,8 @@ void KernelLowering::lowerDot(const ir::Op& op) {
       llvm::Value* init = hasAcc ? cast(element(op.operands[2], idx), rt.dtype, accType) : llvm::Constant::getNullValue(compute(accType));
       storeToBuffer(c, accTile, idx, init);
     });
-    if (!emitDotMicroKernel(op, c, accType)) emitDotLoops(op, c, accType);
+    // (Without an accumulator no micro-kernel applies here: the one above would have run.)
+    if (!hasAcc || !emitDotMicroKernel(op, c, accType)) emitDotLoops(op, c, accType);
   }
   if (accType == rt.dtype) {
     buffers_[r] = c;
@@ -321,10 +322,10 @@ llvm::Function* KernelLowering::emitHelperFunction(const std::string& name, llvm
   fn->addFnAttr(llvm::Attribute::NoInline);
   llvm::IRBuilderBase::InsertPointGuard resume(b_);
   llvm::BasicBlock* callerAllocas = std::exchange(allocaBlock_, llvm::BasicBlock::Create(ctx_, "entry", fn));
+  auto restore = llvm::make_scope_exit([&] { allocaBlock_ = callerAllocas; });
   b_.SetInsertPoint(allocaBlock_);
   body(*fn);
   b_.CreateRetVoid();
-  allocaBlock_ = callerAllocas;
   return fn;
 }
 
