@@ -3,7 +3,9 @@
 
 #include "tests/support.hpp"
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -95,6 +97,45 @@ TEST_CASE("the CPU buffer plans of samples match their golden files, as tile-ir 
   }
   CHECK(test::readText(dir / "gemm.avx2.buffers").find("// read in place") != std::string::npos);
   CHECK(test::readText(dir / "attention_f16.avx512.buffers").find("// buffer of f32") != std::string::npos);
+}
+
+// Tiles used more than once: a block read is read again where each use is, and so is an
+// expression of a few one-instruction ops; a costly one, or one a loop uses, gets a buffer.
+TEST_CASE("the CPU buffer plan recomputes reads and cheap tiles at each use, not costly or loop-invariant ones") {
+  Tensor x = Tensor::random({8, 64}, 5), out = Tensor::zeros({8, 64});
+  TracedKernel traced = trace({2}, [&](Program& p) {
+    Tile t = p.read(x, {4, 64}).at({p.id(0), 0});  // read by the sum, the centering and the loop's abs
+    Tile centered = t - t.sum(1, true) / 64.0;      // a sub and a broadcast division per row: cheap
+    Tile e = centered.exp();                        // costly
+    Tile magnitude = t.abs();                       // cheap, but used inside the loop
+    Tile acc = p.fold(0, 2, p.zeros({4, 64}), [&](Index, Tile a) { return a + magnitude; });
+    p.write(out, {4, 64}).put(centered * centered + e * e + acc, {p.id(0), 0});
+  }, "plan");
+  const ir::Kernel& k = *traced.kernel;
+  cpu::UseInfo info(k);
+  cpu::BufferPlan plan = cpu::planBuffers(k, info, cpu::loweringOptionsForIsa("avx2"));
+  auto resultOf = [&](ir::OpCode code) {
+    auto op = std::find_if(k.body.ops.begin(), k.body.ops.end(), [&](const ir::Op& o) { return o.code == code; });
+    REQUIRE_MESSAGE(op != k.body.ops.end(), "no " << ir::opName(code) << " in the kernel");
+    return op->results[0];
+  };
+  CHECK(info.uses[resultOf(ir::OpCode::load)] == 3);
+  CHECK(plan.of[resultOf(ir::OpCode::load)] == cpu::Placement::fused);
+  CHECK(info.uses[resultOf(ir::OpCode::sub)] == 3);
+  CHECK(plan.of[resultOf(ir::OpCode::sub)] == cpu::Placement::fused);
+  CHECK(plan.of[resultOf(ir::OpCode::exp)] == cpu::Placement::buffer);
+  CHECK(plan.of[resultOf(ir::OpCode::abs)] == cpu::Placement::buffer);
+  // And the kernel computes what it says: out = c^2 + exp(c)^2 + 2|x|, c = x - mean(row).
+  launch(traced, {2}, RunOptions{.device = "cpu"});
+  std::vector<double> xv = x.values();
+  for (int64_t r = 0; r < 8; ++r) {
+    double mean = 0;
+    for (int64_t c = 0; c < 64; ++c) mean += xv[size_t(r * 64 + c)] / 64;
+    for (int64_t c = 0; c < 64; ++c) {
+      double centered = xv[size_t(r * 64 + c)] - mean, e = std::exp(centered);
+      CHECK(out.item(r * 64 + c) == doctest::Approx(centered * centered + e * e + 2 * std::fabs(xv[size_t(r * 64 + c)])).epsilon(1e-5));
+    }
+  }
 }
 
 // Halide's habit: with spdlog at debug, each lowering step logs its result as tile-ir prints it.

@@ -4,6 +4,7 @@
 // back-to-back launches rarely pay for a wake-up.
 #pragma once
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -56,6 +57,7 @@ class ThreadPool {
   void work(uint32_t generation);
   void waitDone(int64_t chunks);
 
+  const std::chrono::microseconds spin_;  // how long a waiting thread polls before it sleeps
   std::vector<std::thread> workers_;
   std::mutex launchMutex_;   // held by the parallelFor that owns the workers
   uint32_t generation_ = 0;  // the count of jobs, under launchMutex_

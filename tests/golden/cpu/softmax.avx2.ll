@@ -11,13 +11,13 @@ entry:
   %5 = alloca i64, align 8
   %6 = alloca float, i64 2, align 64
   %7 = alloca float, i64 64, align 64
-  %8 = alloca i32, align 4
-  %9 = alloca float, align 4
-  %10 = alloca i64, align 8
-  %11 = alloca float, i64 2, align 64
+  %8 = alloca float, i64 64, align 64
+  %9 = alloca i32, align 4
   %block_firsts = alloca [4 x i64], align 8
-  %12 = alloca float, i64 64, align 64
-  %13 = alloca float, i64 64, align 64
+  %10 = alloca float, i64 64, align 64
+  %11 = alloca float, align 4
+  %12 = alloca i64, align 8
+  %13 = alloca float, i64 2, align 64
   %14 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 0
   %tensors = load ptr, ptr %14, align 8
   %15 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %tensors, i64 0
@@ -47,8 +47,8 @@ entry:
   %program_id = alloca [3 x i64], align 8
   br label %loop
 
-loop:                                             ; preds = %join49, %entry
-  %i = phi i64 [ %1, %entry ], [ %219, %join49 ]
+loop:                                             ; preds = %join43, %entry
+  %i = phi i64 [ %1, %entry ], [ %229, %join43 ]
   %37 = icmp slt i64 %i, %2
   br i1 %37, label %loop.body, label %loop.exit
 
@@ -82,7 +82,7 @@ then:                                             ; preds = %loop.body
   store i64 0, ptr %53, align 4
   %54 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
   %55 = load ptr, ptr %54, align 8
-  call void %55(ptr %15, i32 2, i32 4, ptr %block_firsts, ptr @block_shape, i64 4286578688, ptr %12)
+  call void %55(ptr %15, i32 2, i32 4, ptr %block_firsts, ptr @block_shape, i64 4286578688, ptr %10)
   br label %join
 
 join:                                             ; preds = %then, %loop.body
@@ -91,304 +91,302 @@ join:                                             ; preds = %then, %loop.body
   %58 = mul i64 0, %24
   %59 = add i64 %57, %58
   %60 = getelementptr float, ptr %data, i64 %59
-  %61 = select i1 %50, ptr %60, ptr %12
+  %61 = select i1 %50, ptr %60, ptr %10
   %62 = select i1 %50, i64 %20, i64 32
   br label %loop2
 
-loop2:                                            ; preds = %loop.exit8, %join
-  %i5 = phi i64 [ 0, %join ], [ %76, %loop.exit8 ]
+loop2:                                            ; preds = %join11, %join
+  %i5 = phi i64 [ 0, %join ], [ %98, %join11 ]
   %63 = icmp slt i64 %i5, 2
   br i1 %63, label %loop.body3, label %loop.exit4
 
 loop.body3:                                       ; preds = %loop2
+  store i32 0, ptr %9, align 4
+  store float 0xFFF0000000000000, ptr %11, align 4
   br label %loop6
 
 loop.exit4:                                       ; preds = %loop2
-  br label %loop10
+  %64 = icmp eq i64 %24, 1
+  %65 = add i64 %41, 2
+  %66 = icmp sle i64 %65, %18
+  %67 = icmp sge i64 %41, 0
+  %68 = and i1 %67, %66
+  %69 = and i1 %64, %68
+  %70 = icmp sle i64 32, %22
+  %71 = and i1 true, %70
+  %72 = and i1 %69, %71
+  %73 = xor i1 %72, true
+  br i1 %73, label %then16, label %join17
 
 loop6:                                            ; preds = %loop.body7, %loop.body3
-  %i9 = phi i64 [ 0, %loop.body3 ], [ %75, %loop.body7 ]
-  %64 = icmp slt i64 %i9, 32
-  br i1 %64, label %loop.body7, label %loop.exit8
+  %i9 = phi i64 [ 0, %loop.body3 ], [ %87, %loop.body7 ]
+  %74 = icmp slt i64 %i9, 32
+  br i1 %74, label %loop.body7, label %loop.exit8
 
 loop.body7:                                       ; preds = %loop6
-  %65 = mul i64 %i5, %62
-  %66 = add i64 0, %65
-  %67 = mul i64 %i9, 1
-  %68 = add i64 %66, %67
-  %69 = getelementptr inbounds float, ptr %61, i64 %68
-  %70 = load float, ptr %69, align 4
-  %71 = add i64 0, %i5
-  %72 = mul i64 %71, 32
-  %73 = add i64 %72, %i9
-  %74 = getelementptr inbounds float, ptr %13, i64 %73
-  store float %70, ptr %74, align 4
-  %75 = add nuw nsw i64 %i9, 1
-  br label %loop6, !llvm.loop !0
+  %75 = mul i64 %i5, %62
+  %76 = add i64 0, %75
+  %77 = mul i64 %i9, 1
+  %78 = add i64 %76, %77
+  %79 = getelementptr inbounds float, ptr %61, i64 %78
+  %80 = load float, ptr %79, align 4
+  %81 = load float, ptr %11, align 4
+  %82 = call nnan nsz float @llvm.maxnum.f32(float %81, float %80)
+  %83 = bitcast float %80 to i32
+  %84 = and i32 %83, 2147483647
+  %85 = load i32, ptr %9, align 4
+  %86 = call i32 @llvm.umax.i32(i32 %85, i32 %84)
+  store i32 %86, ptr %9, align 4
+  store float %82, ptr %11, align 4
+  %87 = add nuw nsw i64 %i9, 1
+  br label %loop6
 
 loop.exit8:                                       ; preds = %loop6
-  %76 = add nuw nsw i64 %i5, 1
-  br label %loop2
+  %88 = load i32, ptr %9, align 4
+  %89 = icmp ugt i32 %88, 2139095040
+  %90 = load float, ptr %11, align 4
+  %91 = fcmp oeq float %90, 0.000000e+00
+  %92 = xor i1 %89, true
+  %93 = select i1 %92, i1 %91, i1 false
+  br i1 %93, label %then10, label %join11
 
-loop10:                                           ; preds = %join19, %loop.exit4
-  %i13 = phi i64 [ 0, %loop.exit4 ], [ %101, %join19 ]
-  %77 = icmp slt i64 %i13, 2
-  br i1 %77, label %loop.body11, label %loop.exit12
+then10:                                           ; preds = %loop.exit8
+  store float 0xFFF0000000000000, ptr %11, align 4
+  br label %loop12
 
-loop.body11:                                      ; preds = %loop10
-  store i32 0, ptr %8, align 4
-  store float 0xFFF0000000000000, ptr %9, align 4
-  br label %loop14
+join11:                                           ; preds = %loop.exit14, %loop.exit8
+  %94 = load float, ptr %11, align 4
+  %95 = select i1 %89, float 0x7FF8000000000000, float %94
+  %96 = add i64 0, %i5
+  %97 = getelementptr inbounds float, ptr %13, i64 %96
+  store float %95, ptr %97, align 4
+  %98 = add nuw nsw i64 %i5, 1
+  br label %loop2, !llvm.loop !0
 
-loop.exit12:                                      ; preds = %loop10
-  br label %loop24
+loop12:                                           ; preds = %loop.body13, %then10
+  %i15 = phi i64 [ 0, %then10 ], [ %108, %loop.body13 ]
+  %99 = icmp slt i64 %i15, 32
+  br i1 %99, label %loop.body13, label %loop.exit14
 
-loop14:                                           ; preds = %loop.body15, %loop.body11
-  %i17 = phi i64 [ 0, %loop.body11 ], [ %90, %loop.body15 ]
-  %78 = icmp slt i64 %i17, 32
-  br i1 %78, label %loop.body15, label %loop.exit16
+loop.body13:                                      ; preds = %loop12
+  %100 = mul i64 %i5, %62
+  %101 = add i64 0, %100
+  %102 = mul i64 %i15, 1
+  %103 = add i64 %101, %102
+  %104 = getelementptr inbounds float, ptr %61, i64 %103
+  %105 = load float, ptr %104, align 4
+  %106 = load float, ptr %11, align 4
+  %107 = call float @llvm.maximum.f32(float %106, float %105)
+  store float %107, ptr %11, align 4
+  %108 = add nuw nsw i64 %i15, 1
+  br label %loop12
 
-loop.body15:                                      ; preds = %loop14
-  %79 = add i64 0, %i13
-  %80 = mul i64 %79, 32
-  %81 = add i64 %80, %i17
-  %82 = getelementptr inbounds float, ptr %13, i64 %81
-  %83 = load float, ptr %82, align 4
-  %84 = load float, ptr %9, align 4
-  %85 = call nnan nsz float @llvm.maxnum.f32(float %84, float %83)
-  %86 = bitcast float %83 to i32
-  %87 = and i32 %86, 2147483647
-  %88 = load i32, ptr %8, align 4
-  %89 = call i32 @llvm.umax.i32(i32 %88, i32 %87)
-  store i32 %89, ptr %8, align 4
-  store float %85, ptr %9, align 4
-  %90 = add nuw nsw i64 %i17, 1
-  br label %loop14
+loop.exit14:                                      ; preds = %loop12
+  br label %join11
 
-loop.exit16:                                      ; preds = %loop14
-  %91 = load i32, ptr %8, align 4
-  %92 = icmp ugt i32 %91, 2139095040
-  %93 = load float, ptr %9, align 4
-  %94 = fcmp oeq float %93, 0.000000e+00
-  %95 = xor i1 %92, true
-  %96 = select i1 %95, i1 %94, i1 false
-  br i1 %96, label %then18, label %join19
+then16:                                           ; preds = %loop.exit4
+  %109 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
+  store i64 %41, ptr %109, align 4
+  %110 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
+  store i64 0, ptr %110, align 4
+  %111 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
+  %112 = load ptr, ptr %111, align 8
+  call void %112(ptr %15, i32 2, i32 4, ptr %block_firsts, ptr @block_shape, i64 4286578688, ptr %7)
+  br label %join17
 
-then18:                                           ; preds = %loop.exit16
-  store float 0xFFF0000000000000, ptr %9, align 4
-  br label %loop20
+join17:                                           ; preds = %then16, %loop.exit4
+  %113 = mul i64 %41, %20
+  %114 = add i64 0, %113
+  %115 = mul i64 0, %24
+  %116 = add i64 %114, %115
+  %117 = getelementptr float, ptr %data, i64 %116
+  %118 = select i1 %72, ptr %117, ptr %7
+  %119 = select i1 %72, i64 %20, i64 32
+  br label %loop18
 
-join19:                                           ; preds = %loop.exit22, %loop.exit16
-  %97 = load float, ptr %9, align 4
-  %98 = select i1 %92, float 0x7FF8000000000000, float %97
-  %99 = add i64 0, %i13
-  %100 = getelementptr inbounds float, ptr %11, i64 %99
-  store float %98, ptr %100, align 4
-  %101 = add nuw nsw i64 %i13, 1
-  br label %loop10, !llvm.loop !2
+loop18:                                           ; preds = %loop.exit24, %join17
+  %i21 = phi i64 [ 0, %join17 ], [ %170, %loop.exit24 ]
+  %120 = icmp slt i64 %i21, 2
+  br i1 %120, label %loop.body19, label %loop.exit20
 
-loop20:                                           ; preds = %loop.body21, %then18
-  %i23 = phi i64 [ 0, %then18 ], [ %110, %loop.body21 ]
-  %102 = icmp slt i64 %i23, 32
-  br i1 %102, label %loop.body21, label %loop.exit22
+loop.body19:                                      ; preds = %loop18
+  br label %loop22
 
-loop.body21:                                      ; preds = %loop20
-  %103 = add i64 0, %i13
-  %104 = mul i64 %103, 32
-  %105 = add i64 %104, %i23
-  %106 = getelementptr inbounds float, ptr %13, i64 %105
-  %107 = load float, ptr %106, align 4
-  %108 = load float, ptr %9, align 4
-  %109 = call float @llvm.maximum.f32(float %108, float %107)
-  store float %109, ptr %9, align 4
-  %110 = add nuw nsw i64 %i23, 1
-  br label %loop20
+loop.exit20:                                      ; preds = %loop18
+  br label %loop26
 
-loop.exit22:                                      ; preds = %loop20
-  br label %join19
+loop22:                                           ; preds = %loop.body23, %loop.body19
+  %i25 = phi i64 [ 0, %loop.body19 ], [ %169, %loop.body23 ]
+  %121 = icmp slt i64 %i25, 32
+  br i1 %121, label %loop.body23, label %loop.exit24
 
-loop24:                                           ; preds = %loop.exit30, %loop.exit12
-  %i27 = phi i64 [ 0, %loop.exit12 ], [ %160, %loop.exit30 ]
-  %111 = icmp slt i64 %i27, 2
-  br i1 %111, label %loop.body25, label %loop.exit26
+loop.body23:                                      ; preds = %loop22
+  %122 = mul i64 %i21, %119
+  %123 = add i64 0, %122
+  %124 = mul i64 %i25, 1
+  %125 = add i64 %123, %124
+  %126 = getelementptr inbounds float, ptr %118, i64 %125
+  %127 = load float, ptr %126, align 4
+  %128 = add i64 0, %i21
+  %129 = mul i64 %128, 1
+  %130 = add i64 %129, 0
+  %131 = urem i64 %130, 2
+  %132 = udiv i64 %130, 2
+  %133 = add i64 0, %131
+  %134 = getelementptr inbounds float, ptr %13, i64 %133
+  %135 = load float, ptr %134, align 4
+  %136 = fsub float %127, %135
+  %137 = fcmp olt float %136, -1.100000e+02
+  %138 = select i1 %137, float -1.100000e+02, float %136
+  %139 = fcmp ogt float %138, 9.000000e+01
+  %140 = select i1 %139, float 9.000000e+01, float %138
+  %141 = call float @llvm.fmuladd.f32(float %140, float 0x3FF7154760000000, float 0x4168000000000000)
+  %142 = fsub float %141, 0x4168000000000000
+  %143 = call float @llvm.fmuladd.f32(float %142, float 0xBFE6300000000000, float %140)
+  %144 = call float @llvm.fmuladd.f32(float %142, float 0x3F2BD01060000000, float %143)
+  %145 = bitcast float %141 to i32
+  %146 = sub i32 %145, 1262485504
+  %147 = call float @llvm.fmuladd.f32(float 0x3F2A0D2CE0000000, float %144, float 0x3F56E879C0000000)
+  %148 = call float @llvm.fmuladd.f32(float %147, float %144, float 0x3F81112100000000)
+  %149 = call float @llvm.fmuladd.f32(float %148, float %144, float 0x3FA5553820000000)
+  %150 = call float @llvm.fmuladd.f32(float %149, float %144, float 0x3FC5555540000000)
+  %151 = call float @llvm.fmuladd.f32(float %150, float %144, float 5.000000e-01)
+  %152 = fmul float %144, %144
+  %153 = call float @llvm.fmuladd.f32(float %151, float %152, float %144)
+  %154 = fadd float %153, 1.000000e+00
+  %155 = ashr i32 %146, 1
+  %156 = sub i32 %146, %155
+  %157 = add i32 %156, 127
+  %158 = shl i32 %157, 23
+  %159 = bitcast i32 %158 to float
+  %160 = add i32 %155, 127
+  %161 = shl i32 %160, 23
+  %162 = bitcast i32 %161 to float
+  %163 = fmul float %154, %162
+  %164 = fmul float %163, %159
+  %165 = add i64 0, %i21
+  %166 = mul i64 %165, 32
+  %167 = add i64 %166, %i25
+  %168 = getelementptr inbounds float, ptr %8, i64 %167
+  store float %164, ptr %168, align 4
+  %169 = add nuw nsw i64 %i25, 1
+  br label %loop22, !llvm.loop !2
 
-loop.body25:                                      ; preds = %loop24
-  br label %loop28
+loop.exit24:                                      ; preds = %loop22
+  %170 = add nuw nsw i64 %i21, 1
+  br label %loop18
 
-loop.exit26:                                      ; preds = %loop24
-  br label %loop32
+loop26:                                           ; preds = %loop.exit32, %loop.exit20
+  %i29 = phi i64 [ 0, %loop.exit20 ], [ %200, %loop.exit32 ]
+  %171 = icmp slt i64 %i29, 2
+  br i1 %171, label %loop.body27, label %loop.exit28
 
-loop28:                                           ; preds = %loop.body29, %loop.body25
-  %i31 = phi i64 [ 0, %loop.body25 ], [ %159, %loop.body29 ]
-  %112 = icmp slt i64 %i31, 32
-  br i1 %112, label %loop.body29, label %loop.exit30
-
-loop.body29:                                      ; preds = %loop28
-  %113 = add i64 0, %i27
-  %114 = mul i64 %113, 32
-  %115 = add i64 %114, %i31
-  %116 = getelementptr inbounds float, ptr %13, i64 %115
-  %117 = load float, ptr %116, align 4
-  %118 = add i64 0, %i27
-  %119 = mul i64 %118, 1
-  %120 = add i64 %119, 0
-  %121 = urem i64 %120, 2
-  %122 = udiv i64 %120, 2
-  %123 = add i64 0, %121
-  %124 = getelementptr inbounds float, ptr %11, i64 %123
-  %125 = load float, ptr %124, align 4
-  %126 = fsub float %117, %125
-  %127 = fcmp olt float %126, -1.100000e+02
-  %128 = select i1 %127, float -1.100000e+02, float %126
-  %129 = fcmp ogt float %128, 9.000000e+01
-  %130 = select i1 %129, float 9.000000e+01, float %128
-  %131 = call float @llvm.fmuladd.f32(float %130, float 0x3FF7154760000000, float 0x4168000000000000)
-  %132 = fsub float %131, 0x4168000000000000
-  %133 = call float @llvm.fmuladd.f32(float %132, float 0xBFE6300000000000, float %130)
-  %134 = call float @llvm.fmuladd.f32(float %132, float 0x3F2BD01060000000, float %133)
-  %135 = bitcast float %131 to i32
-  %136 = sub i32 %135, 1262485504
-  %137 = call float @llvm.fmuladd.f32(float 0x3F2A0D2CE0000000, float %134, float 0x3F56E879C0000000)
-  %138 = call float @llvm.fmuladd.f32(float %137, float %134, float 0x3F81112100000000)
-  %139 = call float @llvm.fmuladd.f32(float %138, float %134, float 0x3FA5553820000000)
-  %140 = call float @llvm.fmuladd.f32(float %139, float %134, float 0x3FC5555540000000)
-  %141 = call float @llvm.fmuladd.f32(float %140, float %134, float 5.000000e-01)
-  %142 = fmul float %134, %134
-  %143 = call float @llvm.fmuladd.f32(float %141, float %142, float %134)
-  %144 = fadd float %143, 1.000000e+00
-  %145 = ashr i32 %136, 1
-  %146 = sub i32 %136, %145
-  %147 = add i32 %146, 127
-  %148 = shl i32 %147, 23
-  %149 = bitcast i32 %148 to float
-  %150 = add i32 %145, 127
-  %151 = shl i32 %150, 23
-  %152 = bitcast i32 %151 to float
-  %153 = fmul float %144, %152
-  %154 = fmul float %153, %149
-  %155 = add i64 0, %i27
-  %156 = mul i64 %155, 32
-  %157 = add i64 %156, %i31
-  %158 = getelementptr inbounds float, ptr %7, i64 %157
-  store float %154, ptr %158, align 4
-  %159 = add nuw nsw i64 %i31, 1
-  br label %loop28, !llvm.loop !4
-
-loop.exit30:                                      ; preds = %loop28
-  %160 = add nuw nsw i64 %i27, 1
-  br label %loop24
-
-loop32:                                           ; preds = %loop.exit38, %loop.exit26
-  %i35 = phi i64 [ 0, %loop.exit26 ], [ %190, %loop.exit38 ]
-  %161 = icmp slt i64 %i35, 2
-  br i1 %161, label %loop.body33, label %loop.exit34
-
-loop.body33:                                      ; preds = %loop32
+loop.body27:                                      ; preds = %loop26
   store float -0.000000e+00, ptr %4, align 4
   store i64 0, ptr %5, align 4
-  br label %loop36
+  br label %loop30
 
-loop.exit34:                                      ; preds = %loop32
-  %162 = icmp eq i64 %34, 1
-  %163 = add i64 %41, 2
-  %164 = icmp sle i64 %163, %28
-  %165 = icmp sge i64 %41, 0
-  %166 = and i1 %165, %164
-  %167 = and i1 %162, %166
-  %168 = icmp sle i64 32, %32
-  %169 = and i1 true, %168
-  %170 = and i1 %167, %169
-  %171 = mul i64 %41, %30
-  %172 = add i64 0, %171
-  %173 = mul i64 0, %34
-  %174 = add i64 %172, %173
-  %175 = getelementptr float, ptr %data1, i64 %174
-  %176 = select i1 %170, ptr %175, ptr %3
-  %177 = select i1 %170, i64 %30, i64 32
-  br label %loop40
+loop.exit28:                                      ; preds = %loop26
+  %172 = icmp eq i64 %34, 1
+  %173 = add i64 %41, 2
+  %174 = icmp sle i64 %173, %28
+  %175 = icmp sge i64 %41, 0
+  %176 = and i1 %175, %174
+  %177 = and i1 %172, %176
+  %178 = icmp sle i64 32, %32
+  %179 = and i1 true, %178
+  %180 = and i1 %177, %179
+  %181 = mul i64 %41, %30
+  %182 = add i64 0, %181
+  %183 = mul i64 0, %34
+  %184 = add i64 %182, %183
+  %185 = getelementptr float, ptr %data1, i64 %184
+  %186 = select i1 %180, ptr %185, ptr %3
+  %187 = select i1 %180, i64 %30, i64 32
+  br label %loop34
 
-loop36:                                           ; preds = %loop.body37, %loop.body33
-  %i39 = phi i64 [ 0, %loop.body33 ], [ %186, %loop.body37 ]
-  %178 = icmp slt i64 %i39, 32
-  br i1 %178, label %loop.body37, label %loop.exit38
+loop30:                                           ; preds = %loop.body31, %loop.body27
+  %i33 = phi i64 [ 0, %loop.body27 ], [ %196, %loop.body31 ]
+  %188 = icmp slt i64 %i33, 32
+  br i1 %188, label %loop.body31, label %loop.exit32
 
-loop.body37:                                      ; preds = %loop36
-  %179 = add i64 0, %i35
-  %180 = mul i64 %179, 32
-  %181 = add i64 %180, %i39
-  %182 = getelementptr inbounds float, ptr %7, i64 %181
-  %183 = load float, ptr %182, align 4
-  %184 = load float, ptr %4, align 4
-  %185 = fadd reassoc float %184, %183
-  store float %185, ptr %4, align 4
-  %186 = add nuw nsw i64 %i39, 1
-  br label %loop36
+loop.body31:                                      ; preds = %loop30
+  %189 = add i64 0, %i29
+  %190 = mul i64 %189, 32
+  %191 = add i64 %190, %i33
+  %192 = getelementptr inbounds float, ptr %8, i64 %191
+  %193 = load float, ptr %192, align 4
+  %194 = load float, ptr %4, align 4
+  %195 = fadd reassoc float %194, %193
+  store float %195, ptr %4, align 4
+  %196 = add nuw nsw i64 %i33, 1
+  br label %loop30
 
-loop.exit38:                                      ; preds = %loop36
-  %187 = load float, ptr %4, align 4
-  %188 = add i64 0, %i35
-  %189 = getelementptr inbounds float, ptr %6, i64 %188
-  store float %187, ptr %189, align 4
-  %190 = add nuw nsw i64 %i35, 1
-  br label %loop32, !llvm.loop !5
+loop.exit32:                                      ; preds = %loop30
+  %197 = load float, ptr %4, align 4
+  %198 = add i64 0, %i29
+  %199 = getelementptr inbounds float, ptr %6, i64 %198
+  store float %197, ptr %199, align 4
+  %200 = add nuw nsw i64 %i29, 1
+  br label %loop26, !llvm.loop !4
 
-loop40:                                           ; preds = %loop.exit46, %loop.exit34
-  %i43 = phi i64 [ 0, %loop.exit34 ], [ %214, %loop.exit46 ]
-  %191 = icmp slt i64 %i43, 2
-  br i1 %191, label %loop.body41, label %loop.exit42
+loop34:                                           ; preds = %loop.exit40, %loop.exit28
+  %i37 = phi i64 [ 0, %loop.exit28 ], [ %224, %loop.exit40 ]
+  %201 = icmp slt i64 %i37, 2
+  br i1 %201, label %loop.body35, label %loop.exit36
 
-loop.body41:                                      ; preds = %loop40
-  br label %loop44
+loop.body35:                                      ; preds = %loop34
+  br label %loop38
 
-loop.exit42:                                      ; preds = %loop40
-  %192 = xor i1 %170, true
-  br i1 %192, label %then48, label %join49
+loop.exit36:                                      ; preds = %loop34
+  %202 = xor i1 %180, true
+  br i1 %202, label %then42, label %join43
 
-loop44:                                           ; preds = %loop.body45, %loop.body41
-  %i47 = phi i64 [ 0, %loop.body41 ], [ %213, %loop.body45 ]
-  %193 = icmp slt i64 %i47, 32
-  br i1 %193, label %loop.body45, label %loop.exit46
+loop38:                                           ; preds = %loop.body39, %loop.body35
+  %i41 = phi i64 [ 0, %loop.body35 ], [ %223, %loop.body39 ]
+  %203 = icmp slt i64 %i41, 32
+  br i1 %203, label %loop.body39, label %loop.exit40
 
-loop.body45:                                      ; preds = %loop44
-  %194 = mul i64 %i43, %177
-  %195 = add i64 0, %194
-  %196 = mul i64 %i47, 1
-  %197 = add i64 %195, %196
-  %198 = getelementptr inbounds float, ptr %176, i64 %197
-  %199 = add i64 0, %i43
-  %200 = mul i64 %199, 32
-  %201 = add i64 %200, %i47
-  %202 = getelementptr inbounds float, ptr %7, i64 %201
-  %203 = load float, ptr %202, align 4
-  %204 = add i64 0, %i43
-  %205 = mul i64 %204, 1
-  %206 = add i64 %205, 0
-  %207 = urem i64 %206, 2
-  %208 = udiv i64 %206, 2
-  %209 = add i64 0, %207
-  %210 = getelementptr inbounds float, ptr %6, i64 %209
-  %211 = load float, ptr %210, align 4
-  %212 = fdiv float %203, %211
-  store float %212, ptr %198, align 4
-  %213 = add nuw nsw i64 %i47, 1
-  br label %loop44, !llvm.loop !6
+loop.body39:                                      ; preds = %loop38
+  %204 = mul i64 %i37, %187
+  %205 = add i64 0, %204
+  %206 = mul i64 %i41, 1
+  %207 = add i64 %205, %206
+  %208 = getelementptr inbounds float, ptr %186, i64 %207
+  %209 = add i64 0, %i37
+  %210 = mul i64 %209, 32
+  %211 = add i64 %210, %i41
+  %212 = getelementptr inbounds float, ptr %8, i64 %211
+  %213 = load float, ptr %212, align 4
+  %214 = add i64 0, %i37
+  %215 = mul i64 %214, 1
+  %216 = add i64 %215, 0
+  %217 = urem i64 %216, 2
+  %218 = udiv i64 %216, 2
+  %219 = add i64 0, %217
+  %220 = getelementptr inbounds float, ptr %6, i64 %219
+  %221 = load float, ptr %220, align 4
+  %222 = fdiv float %213, %221
+  store float %222, ptr %208, align 4
+  %223 = add nuw nsw i64 %i41, 1
+  br label %loop38, !llvm.loop !5
 
-loop.exit46:                                      ; preds = %loop44
-  %214 = add nuw nsw i64 %i43, 1
-  br label %loop40
+loop.exit40:                                      ; preds = %loop38
+  %224 = add nuw nsw i64 %i37, 1
+  br label %loop34
 
-then48:                                           ; preds = %loop.exit42
-  %215 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
-  store i64 %41, ptr %215, align 4
-  %216 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
-  store i64 0, ptr %216, align 4
-  %217 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 7
-  %218 = load ptr, ptr %217, align 8
-  call void %218(ptr %25, i32 2, i32 4, ptr %block_firsts, ptr @block_shape, ptr %3)
-  br label %join49
+then42:                                           ; preds = %loop.exit36
+  %225 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
+  store i64 %41, ptr %225, align 4
+  %226 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
+  store i64 0, ptr %226, align 4
+  %227 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 7
+  %228 = load ptr, ptr %227, align 8
+  call void %228(ptr %25, i32 2, i32 4, ptr %block_firsts, ptr @block_shape, ptr %3)
+  br label %join43
 
-join49:                                           ; preds = %then48, %loop.exit42
-  %219 = add nuw nsw i64 %i, 1
+join43:                                           ; preds = %then42, %loop.exit36
+  %229 = add nuw nsw i64 %i, 1
   br label %loop
 }
 
@@ -408,9 +406,8 @@ attributes #0 = { nounwind "min-legal-vector-width"="256" "prefer-vector-width"=
 attributes #1 = { nocallback nofree nosync nounwind speculatable willreturn memory(none) }
 
 !0 = distinct !{!0, !1}
-!1 = !{!"llvm.loop.interleave.count", i32 4}
+!1 = !{!"llvm.loop.interleave.count", i32 1}
 !2 = distinct !{!2, !3}
-!3 = !{!"llvm.loop.interleave.count", i32 1}
+!3 = !{!"llvm.loop.interleave.count", i32 4}
 !4 = distinct !{!4, !1}
 !5 = distinct !{!5, !3}
-!6 = distinct !{!6, !1}
