@@ -2,9 +2,9 @@
 """torch_peers: tilejit's CPU kernels against PyTorch on the same shapes, measured in one run.
 
 Ours are the sample binaries (gemm, attention, softmax, layernorm, fused) run with --device=cpu
---repeat=R; their RESULT line's ms is the median of the runs after the first. PyTorch's time is
-the median of R calls (time.perf_counter) after a few warm-up calls, on random data of the same
-shapes and dtypes:
+--repeat=R --warmup=3; their RESULT line's ms is the median of the runs after the first and the
+warm-up. PyTorch's time is the median of R calls (time.perf_counter) after 3 warm-up calls, on
+random data of the same shapes and dtypes:
   - torch.matmul, square f32 (1024, 2048, 4096) and bf16 (2048, 4096); torch's bf16 product is
     bf16, ours is f32. Where torch has no fast bf16 GEMM for the CPU (a 256 product under a tenth
     of f32's rate) the bf16 cases are skipped with an INFO line: they would take minutes;
@@ -78,6 +78,8 @@ class Bench:
     def ours(self, sample, *flags, repeat=None, cache_dir=None):
         """The RESULT fields of one run of a sample binary on the CPU device."""
         cmd = [str(self.bin / sample), "--device=cpu", f"--repeat={repeat or self.repeat}", *flags]
+        if not repeat:  # the warm-up PyTorch's side gets too
+            cmd.append(f"--warmup={WARMUP}")
         env = dict(self.env, TILEJIT_CACHE_DIR=cache_dir) if cache_dir else self.env
         try:
             proc = subprocess.run(cmd, env=env, capture_output=True, text=True)

@@ -19,7 +19,7 @@ namespace tj::samples {
 
 void Report::time(const std::function<std::string()>& f) {
   std::vector<double> runs;
-  for (int i = 0; i < std::max(repeat, 1); ++i) {
+  for (int i = 0; i < std::max(repeat, 1) + warmup; ++i) {
     std::optional<LaunchWatch> launches;  // of the first run: where its last kernel came from
     if (i == 0) launches.emplace();
     auto start = std::chrono::steady_clock::now();
@@ -30,8 +30,9 @@ void Report::time(const std::function<std::string()>& f) {
       compileMs = launches->last().compileMs;
     }
   }
-  firstMs = runs[0];
-  if (runs.size() > 1) runs.erase(runs.begin());
+  firstMs = ms = runs[0];
+  runs.erase(runs.begin(), runs.begin() + 1 + warmup);
+  if (runs.empty()) return;
   std::nth_element(runs.begin(), runs.begin() + static_cast<std::ptrdiff_t>(runs.size() / 2), runs.end());
   ms = runs[runs.size() / 2];
 }
@@ -57,6 +58,8 @@ SampleCli::SampleCli(std::string sample, const std::string& description)
   app.add_flag("--check", check_, "compare with a float64 reference; exit 1 on mismatch");
   app.add_option("--repeat", repeat_, "run N times; ms is the median of the runs after the first")
       ->check(CLI::PositiveNumber);
+  app.add_option("--warmup", warmup_, "run N more times after the first, untimed, before the timed runs")
+      ->check(CLI::NonNegativeNumber);
 }
 
 void SampleCli::keepOnDevice(std::initializer_list<const Tensor*> tensors) const {
@@ -77,6 +80,7 @@ int SampleCli::main(int argc, char** argv, const std::function<void(Report&)>& b
   Report r;
   r.sample = sample_;
   r.repeat = repeat_;
+  r.warmup = warmup_;
   try {
     body(r);
   } catch (const Error& e) {
@@ -102,6 +106,7 @@ std::vector<Tensor> timeDerivedBackward(const Report& handwritten, const TracedK
                                         const std::vector<grad::OutputGradient>& outputs, const RunOptions& options) {
   Report derived;
   derived.repeat = handwritten.repeat;
+  derived.warmup = handwritten.warmup;
   std::vector<Tensor> gradients;
   derived.time([&] {
     LaunchWatch launches;

@@ -23,13 +23,14 @@ struct Report {
   double tolerance = 0;
 
   int repeat = 1;           // --repeat: runs in all; the first may compile and is left out of ms
+  int warmup = 0;           // --warmup: untimed runs after the first, before the others
   double firstMs = 0;
   std::string cache;  // how the first run got its kernel on cpu, vulkan or cuda: miss, memory or disk
   double compileMs = 0;
   std::string tune;   // for samples that autotune: ran, file or off (TuneSource)
 
-  // Runs f (which returns the device name) 1 + repeat - 1 times; ms is the
-  // median of the runs after the first when there are any, else the first.
+  // Runs f (which returns the device name) once, then `warmup` times untimed, then repeat - 1
+  // times; ms is the median of those last runs when there are any, else the first.
   void time(const std::function<std::string()>& f);
   // max |got - ref| / max |ref| over all elements; NaN anywhere counts as infinite. Called
   // for several outputs, the report keeps the one furthest past its tolerance.
@@ -54,7 +55,7 @@ class SampleCli {
  private:
   std::string sample_, device_;
   bool check_ = false;
-  int repeat_ = 1;
+  int repeat_ = 1, warmup_ = 0;
 };
 
 // --backward: grad::backward of `forward` (launched over `grid`), timed as `handwritten` (the
