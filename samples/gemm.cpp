@@ -105,10 +105,8 @@ int main(int argc, char** argv) {
     if (integer && splits > 1)
       throw Error("--split-k=" + std::to_string(splits) + " adds f32 partial products, and --dtype=" + dtypeName +
                   " accumulates in i32; run it without --split-k");
-    Tensor a = integer ? Tensor::random({m, k}, 1, dtype, dtype == DType::u8 ? 0 : -128, dtype == DType::u8 ? 255 : 127)
-                       : Tensor::random({m, k}, 1, dtype);
-    Tensor b = integer ? Tensor::random({k, n}, 2, DType::i8, -128, 127) : Tensor::random({k, n}, 2, dtype);
-    Tensor c = samples::poisoned({m, n}, integer ? DType::i32 : DType::f32);
+    auto [a, b, cType] = samples::gemmOperands(dtype, m, n, k);
+    Tensor c = samples::poisoned({m, n}, cType);
     cli.keepOnDevice({&a, &b, &c});
     if (cli.app.count("--block-m") + cli.app.count("--block-n") + cli.app.count("--block-k") > 0) {
       r.tune = "off";

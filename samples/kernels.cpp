@@ -103,6 +103,15 @@ std::vector<TuneConfig> attentionTuneSpace(const std::string& device) {
                {"hip", {{64, 64, 1, 8}, {128, 32, 2, 8}, {64, 32, 2, 8}, {128, 32, 1, 8}}}});
 }
 
+GemmOperands gemmOperands(DType dtype, int64_t m, int64_t n, int64_t k) {
+  if (dtype == DType::i8 || dtype == DType::u8) {
+    bool u8 = dtype == DType::u8;
+    return {Tensor::random({m, k}, 1, dtype, u8 ? 0 : -128, u8 ? 255 : 127), Tensor::random({k, n}, 2, DType::i8, -128, 127),
+            DType::i32};
+  }
+  return {Tensor::random({m, k}, 1, dtype), Tensor::random({k, n}, 2, dtype), DType::f32};
+}
+
 TuneResult tuneGemm(const Tensor& a, const Tensor& b, const Tensor& c, const RunOptions& opts, TuneOptions tuning) {
   TuneKey key{{a.dim(0), b.dim(1), a.dim(1)}, {a.dtype()}};
   tuning.device = opts.device;

@@ -96,6 +96,13 @@ std::vector<TuneConfig> gemmTuneSpace(const std::string& device);
 std::vector<TuneConfig> attentionTuneSpace(const std::string& device);
 // Split-K products have a small C: deep K steps over C-sized blocks, reading A and B once.
 std::vector<TuneConfig> gemmSplitKTuneSpace(const std::string& device);
+// Random operands of an MxNxK gemm of `dtype` (f32, f16, bf16, i8, u8), and C's dtype: i8 and u8
+// multiply A of that dtype (its whole range) by B of i8 into an exact i32 C; the floats into f32.
+struct GemmOperands {
+  Tensor a, b;
+  DType cType;
+};
+GemmOperands gemmOperands(DType dtype, int64_t m, int64_t n, int64_t k);
 // The best blocks for these arguments on opts.device (key: the bucketed sizes and the operand
 // dtype), from the tuning file or timed now; use GemmBlocks::from(result.chosen). Writes `c`.
 // `tuning` sets the file and the timing; its device is opts.device.

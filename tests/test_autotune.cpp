@@ -515,7 +515,7 @@ TEST_CASE("autotune: tile-tune lists, shows and clears entries") {
 }
 
 // The entry's id names the dtype the sample runs in, so that the sample's own tuning finds it.
-TEST_CASE("autotune: tile-tune pretunes attention in the dtype asked, 8-bit with its scales") {
+TEST_CASE("autotune: tile-tune pretunes in the dtype asked: attention 8-bit with its scales, gemm i8 and u8") {
   fs::path dir = test::scratchDir("tune", "pretune");
   fs::path file = dir / "t.json";
   auto tileTune = [&](const std::string& args) {
@@ -533,6 +533,18 @@ TEST_CASE("autotune: tile-tune pretunes attention in the dtype asked, 8-bit with
   test::CommandResult gemm8 = tileTune("pretune --sample gemm --shape 64x64x64 --dtype f8e4m3");
   CHECK(gemm8.status == 1);
   CHECK_MESSAGE(gemm8.output.find("take fixed blocks") != std::string::npos, gemm8.output);
+  // Integer gemms: A of i8 or u8 times B of i8 into i32, under the id the sample looks up.
+  for (const char* dtype : {"i8", "u8"}) {
+    CAPTURE(dtype);
+    test::CommandResult r = tileTune(std::string("pretune --sample gemm --shape 64x64x128 --dtype ") + dtype);
+    CHECK_MESSAGE(r.status == 0, r.output);
+    CHECK_MESSAGE(r.output.find("(ran,") != std::string::npos, r.output);
+    CHECK_MESSAGE(tileTune("list").output.find(std::string("gemm/64x64x128/") + dtype) != std::string::npos, dtype);
+  }
+  test::CommandResult attention8 = tileTune("pretune --sample attention --shape 1x2x70x32 --dtype i8");
+  CHECK(attention8.status == 1);
+  CHECK_MESSAGE(attention8.output.find("--dtype i8: attention takes f32, f16, bf16") != std::string::npos,
+                attention8.output);
   fs::remove_all(dir);
 }
 

@@ -2,7 +2,7 @@
 //   tile-tune list                     every entry: id, choice, its time, when
 //   tile-tune show ID                  one entry with every candidate
 //   tile-tune clear [ID]               remove one entry, or all of them
-//   tile-tune pretune --sample gemm --shape 2048x2048x2048 [--shape ...] [--dtype f16]
+//   tile-tune pretune --sample gemm --shape 2048x2048x2048 [--shape ...] [--dtype f16|i8|u8...]
 //   tile-tune pretune --sample attention --shape 1x8x1024x64 [--causal] [--dtype bf16]
 //                                      tune the sample kernels now, so that later runs only read the file
 // --file F reads and writes F instead of the device's file; --device D picks the
@@ -116,11 +116,13 @@ TuneResult pretuneOne(const Options& o, const std::vector<int64_t>& s, const Tun
     DType dtype = samples::parseDTypeOption(o.dtype);
     if (isFloat8(dtype))
       throw Error("--dtype " + o.dtype + ": the gemm sample's 8-bit products (scaledGemm) take fixed blocks, not tuned ones");
-    Tensor a = Tensor::random({s[0], s[2]}, 1, dtype), b = Tensor::random({s[2], s[1]}, 2, dtype);
-    return samples::tuneGemm(a, b, Tensor::empty({s[0], s[1]}), run, tuning);
+    if (o.causal) throw Error("--causal: the gemm sample has no mask; it is attention's");
+    auto [a, b, cType] = samples::gemmOperands(dtype, s[0], s[1], s[2]);
+    return samples::tuneGemm(a, b, Tensor::empty({s[0], s[1]}, cType), run, tuning);
   }
   Shape shape(s.begin(), s.end());
   DType dtype = samples::parseDTypeOption(o.dtype);
+  if (!isFloat(dtype)) throw Error("--dtype " + o.dtype + ": attention takes f32, f16, bf16, f8e4m3 or f8e5m2");
   Tensor q = Tensor::random(shape, 1, dtype), k = Tensor::random(shape, 2, dtype), v = Tensor::random(shape, 3, dtype);
   samples::AttentionScales scales;
   if (isFloat8(dtype)) {  // the FP8 kernel the sample runs: unit scales, v stored [batch, heads, dim, seq]
@@ -160,8 +162,11 @@ int main(int argc, char** argv) {
   pretuneCmd->add_option("--sample", o.sample, "gemm or attention")->check(CLI::IsMember({"gemm", "attention"}));
   pretuneCmd->add_option("--shape", o.shapes, "gemm: MxNxK; attention: BATCHxHEADSxSEQxDIM (repeatable)")
       ->required();
-  pretuneCmd->add_option("--dtype", o.dtype, "operand dtype: f32, f16, bf16; attention also f8e4m3, f8e5m2 (with scales)")
-      ->check(CLI::IsMember({"f32", "f16", "bf16", "f8e4m3", "f8e5m2"}));
+  pretuneCmd
+      ->add_option("--dtype", o.dtype,
+                   "operand dtype: f32, f16, bf16; gemm also i8 and u8 (times B of i8, into i32); attention also "
+                   "f8e4m3, f8e5m2 (with scales)")
+      ->check(CLI::IsMember({"f32", "f16", "bf16", "f8e4m3", "f8e5m2", "i8", "u8"}));
   pretuneCmd->add_flag("--causal", o.causal, "attention with a causal mask");
   CLI11_PARSE(app, argc, argv);
   try {
