@@ -88,19 +88,24 @@ Tensor operand(const Shape& shape, DType t, uint64_t seed) {
 
 // out = init + A·B over blocks, init zeros (the micro-kernel's output-accumulator start) or a
 // bias; checked against float64 (of A and B with subnormals as zeros where the path's
-// instructions take them so): i32 exactly, f32 within the bound of a K-term f32 sum.
-void checkGemm(const DotPath& path, const Shape& sizes, const Shape& block, bool bias) {
+// instructions take them so): i32 exactly, f32 within the bound of a K-term f32 sum. With
+// `transposedB`, B is stored [N, K] and each block transposed, as attention's K is (bf16 pairs
+// pack such a block straight from its rows: packTransposedPairs).
+void checkGemm(const DotPath& path, const Shape& sizes, const Shape& block, bool bias, bool transposedB) {
   const int64_t M = sizes[0], K = sizes[1], N = sizes[2], bm = block[0], bk = block[1], bn = block[2];
   DType result = path.b == DType::i8 ? DType::i32 : DType::f32;
   Tensor a = operand({M, K}, path.a, 11), b = operand({K, N}, path.b, 12);
+  Tensor stored = transposedB ? b.transpose(0, 1).contiguous() : b;
   Tensor init = Tensor::random({M, N}, 13, result, -100, 100);
   Tensor out = Tensor::full({M, N}, result == DType::i32 ? -7777777 : 1e30, result);
   TracedKernel traced = trace({cdiv(M, bm), cdiv(N, bn)}, [&](Program& p) {
     Index i = p.id(0), j = p.id(1);
     auto A = p.read(a, {bm, bk});
-    auto B = p.read(b, {bk, bn});
+    auto B = p.read(stored, transposedB ? Shape{bn, bk} : Shape{bk, bn});
     Tile start = bias ? p.read(init, {bm, bn}).at({i, j}) : p.zeros({bm, bn}, result);
-    Tile acc = p.fold(0, A.blocks(1), start, [&](Index k, Tile acc) { return dot(A.at({i, k}), B.at({k, j}), acc); });
+    Tile acc = p.fold(0, A.blocks(1), start, [&](Index k, Tile acc) {
+      return dot(A.at({i, k}), transposedB ? B.at({j, k}).transpose() : B.at({k, j}), acc);
+    });
     p.write(out, {bm, bn}).put(acc, {i, j});
   }, "dot_path");
   const ir::Kernel& kernel = *traced.kernel;
@@ -181,7 +186,11 @@ TEST_CASE("cpu dot paths: each runs against float64, natively where the host has
           std::string what = std::string(path.name) + (path.native ? "" : " (emulated)") + ": " + shapeText(sizes) +
                              " in blocks " + shapeText(block) + (bias ? " from a bias" : " from zeros");
           INFO(what);
-          checkGemm(path, sizes, block, bias);
+          checkGemm(path, sizes, block, bias, false);
+          if (path.a == DType::bf16) {
+            INFO("B stored transposed");
+            checkGemm(path, sizes, block, bias, true);
+          }
         }
   }
 }

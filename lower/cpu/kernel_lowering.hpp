@@ -190,6 +190,10 @@ class KernelLowering {
   // Writes every element of v into buffer, stored as v's type or, given, as another dtype.
   void materialize(ValueId v, llvm::Value* buffer, std::optional<DType> as = std::nullopt);
   bool materializeTranspose(ValueId v, llvm::Value* buffer, const ir::Type& as);
+  std::vector<llvm::Value*> transpose8x8(std::vector<llvm::Value*> rows);
+  bool packsTransposedPairs(ValueId v) const;
+  const ir::Op* transposedLoad(ValueId v) const;
+  void packTransposedPairs(ValueId v, llvm::Value* packed);
   void emitNest(const ir::Shape& shape, const std::vector<ValueId>& roots,
                 const std::function<void(const Indices&)>& body);
   void emitFastOrGeneral(const std::vector<ValueId>& roots, const std::function<void()>& fast,
@@ -274,7 +278,8 @@ class KernelLowering {
   llvm::Value* blockFirsts_ = nullptr;  // copyBlock's argument: i64[kMaxRank]
   std::map<ir::Shape, llvm::GlobalVariable*> blockShapes_;  // copyBlock's other argument, by shape
   std::map<ValueId, BlockView> inPlaceOperands_;  // dot left operands read where they lie (lowerInPlaceOperand)
-  std::set<ValueId> widened_;  // 16- and 8-bit float dot operands whose buffers hold f32 (Placement::widened)
+  std::set<ValueId> widened_;
+  std::set<ValueId> packedPairs_;  // bf16 dot operands written in packPairs' layout (packTransposedPairs)  // 16- and 8-bit float dot operands whose buffers hold f32 (Placement::widened)
   std::set<const ir::Op*> trueMasks_;  // the masks the current fast path knows to be all true
   std::map<std::string, llvm::Function*> microKernels_;  // by what their code depends on (microKernelFunction)
   // A fold's tile that accumulates in its store's block of the output (beginOutputAccumulator).

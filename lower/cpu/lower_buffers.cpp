@@ -103,18 +103,6 @@ bool KernelLowering::materializeTranspose(ValueId v, llvm::Value* buffer, const 
       t.shape[1] % kBlock != 0)
     return false;
   ValueId source = op->operands[0];
-  auto shuffle = [&](llvm::Value* a, llvm::Value* b, std::initializer_list<int> mask) {
-    return b_.CreateShuffleVector(a, b, llvm::ArrayRef<int>(mask.begin(), mask.size()));
-  };
-  auto pairs = [&](std::vector<llvm::Value*>& x, std::initializer_list<int> lo, std::initializer_list<int> hi, int step) {
-    std::vector<llvm::Value*> y(x.size());
-    for (int i = 0; i < kBlock; i += 2 * step)
-      for (int j = i; j < i + step; ++j) {
-        y[size_t(j)] = shuffle(x[size_t(j)], x[size_t(j + step)], lo);
-        y[size_t(j + step)] = shuffle(x[size_t(j)], x[size_t(j + step)], hi);
-      }
-    x = std::move(y);
-  };
   ir::Shape blocks = {t.shape[1] / kBlock, t.shape[0] / kBlock};  // over the source's rows, then columns
   auto* vectorType = llvm::FixedVectorType::get(compute(t.dtype), kBlock);
   llvm::Value* rowSlots = llvm::IRBuilder<>(allocaBlock_, allocaBlock_->begin()).CreateAlloca(vectorType, i64(kBlock));
@@ -132,15 +120,10 @@ bool KernelLowering::materializeTranspose(ValueId v, llvm::Value* buffer, const 
     });
     std::vector<llvm::Value*> rows;
     for (int64_t r = 0; r < kBlock; ++r) rows.push_back(b_.CreateLoad(vectorType, b_.CreateInBoundsGEP(vectorType, rowSlots, i64(r))));
-    // Interleave pairs of rows, then pairs of pairs, then the two halves: rows[k] is then
-    // column kColumn[k] (the middle round leaves columns 1 and 2, 5 and 6 swapped).
-    pairs(rows, {0, 8, 1, 9, 4, 12, 5, 13}, {2, 10, 3, 11, 6, 14, 7, 15}, 1);
-    pairs(rows, {0, 1, 8, 9, 4, 5, 12, 13}, {2, 3, 10, 11, 6, 7, 14, 15}, 2);
-    pairs(rows, {0, 1, 2, 3, 8, 9, 10, 11}, {4, 5, 6, 7, 12, 13, 14, 15}, 4);
-    constexpr int64_t kColumn[kBlock] = {0, 2, 1, 3, 4, 6, 5, 7};
+    std::vector<llvm::Value*> columns = transpose8x8(rows);
     for (int64_t k = 0; k < kBlock; ++k)
-      b_.CreateAlignedStore(toStorage(b_, rows[size_t(k)], as.dtype),
-                            bufferAddress(buffer, as, {b_.CreateAdd(col0, i64(kColumn[k])), row0}),
+      b_.CreateAlignedStore(toStorage(b_, columns[size_t(k)], as.dtype),
+                            bufferAddress(buffer, as, {b_.CreateAdd(col0, i64(k)), row0}),
                             llvm::Align(dtypeBytes(as.dtype)));
   };
   // Where the source's index masks may be false, the plain nest.
@@ -148,6 +131,88 @@ bool KernelLowering::materializeTranspose(ValueId v, llvm::Value* buffer, const 
     emitNestLevels(t.shape, 0, idx, [&](const Indices& at) { storeToBuffer(buffer, as, at, element(v, at)); });
   });
   return true;
+}
+
+// The columns of an 8x8 block given as its eight rows (vectors of 8), by three rounds of
+// shuffles: pairs of rows interleaved, then pairs of pairs, then the two halves.
+std::vector<llvm::Value*> KernelLowering::transpose8x8(std::vector<llvm::Value*> rows) {
+  auto round = [&](std::initializer_list<int> lo, std::initializer_list<int> hi, int step) {
+    std::vector<llvm::Value*> next(rows.size());
+    for (int i = 0; i < 8; i += 2 * step)
+      for (int j = i; j < i + step; ++j) {
+        next[size_t(j)] = b_.CreateShuffleVector(rows[size_t(j)], rows[size_t(j + step)], llvm::ArrayRef<int>(lo.begin(), lo.size()));
+        next[size_t(j + step)] = b_.CreateShuffleVector(rows[size_t(j)], rows[size_t(j + step)], llvm::ArrayRef<int>(hi.begin(), hi.size()));
+      }
+    rows = std::move(next);
+  };
+  round({0, 8, 1, 9, 4, 12, 5, 13}, {2, 10, 3, 11, 6, 14, 7, 15}, 1);
+  round({0, 1, 8, 9, 4, 5, 12, 13}, {2, 3, 10, 11, 6, 7, 14, 15}, 2);
+  round({0, 1, 2, 3, 8, 9, 10, 11}, {4, 5, 6, 7, 12, 13, 14, 15}, 4);
+  // rows[k] is now column kColumn[k]: the middle round leaves columns 1 and 2, 5 and 6 swapped.
+  constexpr int kColumn[8] = {0, 2, 1, 3, 4, 6, 5, 7};
+  std::vector<llvm::Value*> columns(8);
+  for (int k = 0; k < 8; ++k) columns[size_t(kColumn[k])] = rows[size_t(k)];
+  return columns;
+}
+
+// Whether v, the transpose of a loaded block of bf16 [n, k] that a dot multiplies by pairs (or AMX
+// tiles) alone, is written straight into packPairs' layout by packTransposedPairs.
+bool KernelLowering::packsTransposedPairs(ValueId v) const {
+  const ir::Op* op = info_.def[v];
+  const ir::Op* dot = info_.dotUser[v];
+  if (!op || op->code != OpCode::permute || !dot || dot->operands[1] != v || dot->operands[0] == v ||
+      info_.uses[v] != 1 || type(v).dtype != DType::bf16 || type(v).rank() != 2)
+    return false;
+  DotProducts products = dotProducts(kernel_, *dot, options_);
+  const ir::Shape& shape = type(v).shape;  // [k, n]
+  return transposedLoad(v) && (products == DotProducts::pairs || products == DotProducts::amxTiles) &&
+         shape[0] % 16 == 0 && shape[1] % 8 == 0;
+}
+
+// The load under permute v (through reshapes that add or drop unit axes, as a block of a
+// [batch, heads, seq, dim] tensor is read), each fused and used once; null if there is none.
+const ir::Op* KernelLowering::transposedLoad(ValueId v) const {
+  ValueId x = info_.def[v]->operands[0];
+  const ir::Shape& shape = type(x).shape;
+  while (info_.def[x] && info_.def[x]->code == OpCode::reshape && info_.uses[x] == 1 && !plan_.buffered(x))
+    x = info_.def[x]->operands[0];
+  const ir::Op* load = info_.def[x];
+  if (!load || load->code != OpCode::load || info_.uses[x] != 1 || plan_.buffered(x)) return nullptr;
+  const ir::Shape& loaded = type(x).shape;
+  bool unitsThenShape = loaded.size() >= 2 && std::equal(shape.begin(), shape.end(), loaded.end() - 2) &&
+                        std::all_of(loaded.begin(), loaded.end() - 2, [](int64_t d) { return d == 1; });
+  return unitsThenShape ? load : nullptr;
+}
+
+// packPairs(permute(x)) in one pass, for x a loaded bf16 block [n, k]: its transpose's pair
+// layout [k/2, n, 2] is x's rows read as 32-bit words (two neighbours along k), transposed
+// (attention's K^T: one 8x8 word transpose where there were a 16-bit transpose and a packing).
+void KernelLowering::packTransposedPairs(ValueId v, llvm::Value* packed) {
+  const ir::Op& load = *transposedLoad(v);
+  const ir::Shape& xShape = type(load.results[0]).shape;
+  const int64_t n = xShape.end()[-2], words = xShape.back() / 2;
+  auto* wordsTy = llvm::FixedVectorType::get(b_.getInt32Ty(), 8);
+  auto pack = [&] {
+    const BlockView& x = stagedLoads_.at(&load);
+    Indices idx;
+    emitNestLevels({n / 8, words / 8}, 0, idx, [&](const Indices& at) {
+      llvm::Value* row0 = b_.CreateMul(at[0], i64(8));
+      llvm::Value* word0 = b_.CreateMul(at[1], i64(8));
+      std::vector<llvm::Value*> rows;
+      for (int64_t r = 0; r < 8; ++r) {
+        Indices first(xShape.size() - 2, i64(0));  // of the row's word
+        first.insert(first.end(), {b_.CreateAdd(row0, i64(r)), b_.CreateMul(word0, i64(2))});
+        llvm::Value* from = viewAddress(DType::bf16, x, first);
+        rows.push_back(b_.CreateAlignedLoad(wordsTy, from, llvm::Align(2)));
+      }
+      std::vector<llvm::Value*> columns = transpose8x8(rows);
+      for (int64_t c = 0; c < 8; ++c) {
+        llvm::Value* to = b_.CreateAdd(b_.CreateMul(b_.CreateAdd(word0, i64(c)), i64(n)), row0);
+        b_.CreateAlignedStore(columns[size_t(c)], b_.CreateInBoundsGEP(b_.getInt32Ty(), packed, to), llvm::Align(4));
+      }
+    });
+  };
+  emitFastOrGeneral({load.results[0]}, pack, pack);  // (a load has no index masks)
 }
 
 void KernelLowering::collectFacts(ValueId v, NestReads& facts, std::set<ValueId>& seen) const {

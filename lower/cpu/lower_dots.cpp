@@ -238,7 +238,9 @@ bool KernelLowering::emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType 
   DotProducts products = dotProducts(kernel_, op, options_);
   llvm::Value* b = buffers_[op.operands[1]];
   llvm::Value* packedB = nullptr;
-  if (products == DotProducts::pairs || (products == DotProducts::amxTiles && bt.dtype == DType::bf16))
+  if (packedPairs_.count(op.operands[1]))
+    packedB = b;
+  else if (products == DotProducts::pairs || (products == DotProducts::amxTiles && bt.dtype == DType::bf16))
     packedB = packPairs(b, bt.dtype, k, n, lanes);
   else if (products != DotProducts::single)
     packedB = packQuads(b, k, n, lanes, biasedQuads(products, at.dtype));

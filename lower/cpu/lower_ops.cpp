@@ -63,8 +63,14 @@ void KernelLowering::lowerOp(const ir::Op& op) {
     bool widen = placed == Placement::widened;
     llvm::Value* buffer = allocateBuffer({widen ? DType::f32 : type(r).dtype, type(r).shape});
     if (widen) widened_.insert(r);
-    if (placed == Placement::inPlace) lowerInPlaceOperand(op, buffer);
-    else materialize(r, buffer, widen ? std::optional{DType::f32} : std::nullopt);
+    if (placed == Placement::inPlace) {
+      lowerInPlaceOperand(op, buffer);
+    } else if (placed == Placement::buffer && packsTransposedPairs(r)) {
+      packTransposedPairs(r, buffer);
+      packedPairs_.insert(r);
+    } else {
+      materialize(r, buffer, widen ? std::optional{DType::f32} : std::nullopt);
+    }
     buffers_[r] = buffer;
   }
 }
