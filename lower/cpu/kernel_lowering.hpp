@@ -273,7 +273,8 @@ class KernelLowering {
   llvm::CallInst* heap_ = nullptr;
   std::set<const llvm::Value*> heapBuffers_;  // the tiles' parts of it
   int64_t stackBytes_ = 0, heapBytes_ = 0;
-  // The loads the nest being emitted reads through a view (see stageLoad), unmasked.
+  // The loads the nest being emitted reads through a view (see stageLoad), unmasked, and those
+  // several nests read, staged where they are defined (lowerOp).
   std::map<const ir::Op*, BlockView> stagedLoads_;
   llvm::Value* blockFirsts_ = nullptr;  // copyBlock's argument: i64[kMaxRank]
   std::map<ir::Shape, llvm::GlobalVariable*> blockShapes_;  // copyBlock's other argument, by shape

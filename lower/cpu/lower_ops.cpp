@@ -59,6 +59,10 @@ void KernelLowering::lowerOp(const ir::Op& op) {
   Placement placed = plan_.of[size_t(r)];
   if (placed == Placement::scalar) {
     scalars_[r] = computeElement(op, {});
+  } else if (op.code == OpCode::load && placed == Placement::fused && info_.uses[r] > 1) {
+    // Read by several nests (the plan reads it again rather than copy it): staged once, here,
+    // so that an edge block is gathered once.
+    stagedLoads_.emplace(&op, stageLoad(op, allocateBuffer(type(r))));
   } else if (plan_.buffered(r)) {
     bool widen = placed == Placement::widened;
     llvm::Value* buffer = allocateBuffer({widen ? DType::f32 : type(r).dtype, type(r).shape});
