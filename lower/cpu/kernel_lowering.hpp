@@ -7,6 +7,7 @@
 #include <llvm/ADT/ScopeExit.h>
 #include <llvm/Analysis/ValueTracking.h>
 #include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/IR/Module.h>
@@ -143,7 +144,9 @@ class KernelLowering {
   void mapBuffer(llvm::Value* from, llvm::Type* fromType, llvm::Value* to, llvm::Type* toType, int64_t count,
                  const std::function<llvm::Value*(llvm::Value*)>& f);
   llvm::Value* packRowsOfA(llvm::Value* a, const ir::Type& t, DotProducts products);
-  void emitGroupStep(const ir::Op& op, const MicroTile& tile, llvm::Value* group, llvm::Value* row0, llvm::Value* col0);
+  std::vector<llvm::Value*> rowPointers(const MicroTile& tile, llvm::Value* row0);
+  void emitGroupStep(const ir::Op& op, const MicroTile& tile, llvm::Value* group, const std::vector<llvm::Value*>& aRows,
+                     llvm::Value* col0);
   llvm::Value* groupProduct(const MicroTile& tile, llvm::Value* acc, llvm::Value* a, llvm::Value* b);
   // ---- dot instructions by host (lower_dot_instructions.cpp)
   llvm::Value* packQuads(llvm::Value* b, int64_t k, int64_t n, int64_t lanes, bool withColumnSums);

@@ -304,7 +304,7 @@ loop.exit:                                        ; preds = %loop
   br label %loop19
 
 loop1:                                            ; preds = %loop.exit7, %loop.body
-  %i4 = phi i64 [ 0, %loop.body ], [ %296, %loop.exit7 ]
+  %i4 = phi i64 [ 0, %loop.body ], [ %308, %loop.exit7 ]
   %21 = icmp slt i64 %i4, 4
   br i1 %21, label %loop.body2, label %loop.exit3
 
@@ -455,347 +455,363 @@ else:                                             ; preds = %loop.body2
   br label %join
 
 join:                                             ; preds = %else, %then
+  %132 = add i64 %20, 0
+  %133 = mul i64 %132, %1
+  %134 = add i64 %133, 0
+  %135 = getelementptr inbounds float, ptr %0, i64 %134
+  %136 = call ptr asm "", "=r,0"(ptr %135)
+  %137 = add i64 %20, 1
+  %138 = mul i64 %137, %1
+  %139 = add i64 %138, 0
+  %140 = getelementptr inbounds float, ptr %0, i64 %139
+  %141 = call ptr asm "", "=r,0"(ptr %140)
+  %142 = add i64 %20, 2
+  %143 = mul i64 %142, %1
+  %144 = add i64 %143, 0
+  %145 = getelementptr inbounds float, ptr %0, i64 %144
+  %146 = call ptr asm "", "=r,0"(ptr %145)
+  %147 = add i64 %20, 3
+  %148 = mul i64 %147, %1
+  %149 = add i64 %148, 0
+  %150 = getelementptr inbounds float, ptr %0, i64 %149
+  %151 = call ptr asm "", "=r,0"(ptr %150)
+  %152 = add i64 %20, 4
+  %153 = mul i64 %152, %1
+  %154 = add i64 %153, 0
+  %155 = getelementptr inbounds float, ptr %0, i64 %154
+  %156 = call ptr asm "", "=r,0"(ptr %155)
+  %157 = add i64 %20, 5
+  %158 = mul i64 %157, %1
+  %159 = add i64 %158, 0
+  %160 = getelementptr inbounds float, ptr %0, i64 %159
+  %161 = call ptr asm "", "=r,0"(ptr %160)
   br label %loop5
 
 loop5:                                            ; preds = %loop.body6, %join
-  %i8 = phi i64 [ 0, %join ], [ %199, %loop.body6 ]
-  %132 = icmp slt i64 %i8, 64
-  br i1 %132, label %loop.body6, label %loop.exit7
+  %i8 = phi i64 [ 0, %join ], [ %211, %loop.body6 ]
+  %162 = icmp slt i64 %i8, 64
+  br i1 %162, label %loop.body6, label %loop.exit7
 
 loop.body6:                                       ; preds = %loop5
-  %133 = add i64 %22, 0
-  %134 = add i64 0, %i8
-  %135 = mul i64 %134, 64
-  %136 = add i64 %135, %133
-  %137 = getelementptr inbounds float, ptr %2, i64 %136
-  %138 = load <8 x float>, ptr %137, align 4
-  %139 = add i64 %22, 8
-  %140 = add i64 0, %i8
-  %141 = mul i64 %140, 64
-  %142 = add i64 %141, %139
-  %143 = getelementptr inbounds float, ptr %2, i64 %142
-  %144 = load <8 x float>, ptr %143, align 4
-  %145 = add i64 %20, 0
-  %146 = mul i64 %145, %1
-  %147 = add i64 %146, %i8
-  %148 = getelementptr inbounds float, ptr %0, i64 %147
-  %149 = load float, ptr %148, align 4
-  %.splatinsert = insertelement <8 x float> poison, float %149, i64 0
-  %.splat = shufflevector <8 x float> %.splatinsert, <8 x float> poison, <8 x i32> zeroinitializer
-  %150 = load <8 x float>, ptr %7, align 32
-  %151 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %.splat, <8 x float> %138, <8 x float> %150)
-  store <8 x float> %151, ptr %7, align 32
-  %152 = load <8 x float>, ptr %8, align 32
-  %153 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %.splat, <8 x float> %144, <8 x float> %152)
-  store <8 x float> %153, ptr %8, align 32
-  %154 = add i64 %20, 1
-  %155 = mul i64 %154, %1
-  %156 = add i64 %155, %i8
-  %157 = getelementptr inbounds float, ptr %0, i64 %156
-  %158 = load float, ptr %157, align 4
-  %.splatinsert9 = insertelement <8 x float> poison, float %158, i64 0
-  %.splat10 = shufflevector <8 x float> %.splatinsert9, <8 x float> poison, <8 x i32> zeroinitializer
-  %159 = load <8 x float>, ptr %9, align 32
-  %160 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %.splat10, <8 x float> %138, <8 x float> %159)
-  store <8 x float> %160, ptr %9, align 32
-  %161 = load <8 x float>, ptr %10, align 32
-  %162 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %.splat10, <8 x float> %144, <8 x float> %161)
-  store <8 x float> %162, ptr %10, align 32
-  %163 = add i64 %20, 2
-  %164 = mul i64 %163, %1
-  %165 = add i64 %164, %i8
-  %166 = getelementptr inbounds float, ptr %0, i64 %165
-  %167 = load float, ptr %166, align 4
-  %.splatinsert11 = insertelement <8 x float> poison, float %167, i64 0
-  %.splat12 = shufflevector <8 x float> %.splatinsert11, <8 x float> poison, <8 x i32> zeroinitializer
-  %168 = load <8 x float>, ptr %11, align 32
-  %169 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %.splat12, <8 x float> %138, <8 x float> %168)
-  store <8 x float> %169, ptr %11, align 32
-  %170 = load <8 x float>, ptr %12, align 32
-  %171 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %.splat12, <8 x float> %144, <8 x float> %170)
-  store <8 x float> %171, ptr %12, align 32
-  %172 = add i64 %20, 3
-  %173 = mul i64 %172, %1
-  %174 = add i64 %173, %i8
-  %175 = getelementptr inbounds float, ptr %0, i64 %174
+  %163 = add i64 %22, 0
+  %164 = add i64 0, %i8
+  %165 = mul i64 %164, 64
+  %166 = add i64 %165, %163
+  %167 = getelementptr inbounds float, ptr %2, i64 %166
+  %168 = load <8 x float>, ptr %167, align 4
+  %169 = add i64 %22, 8
+  %170 = add i64 0, %i8
+  %171 = mul i64 %170, 64
+  %172 = add i64 %171, %169
+  %173 = getelementptr inbounds float, ptr %2, i64 %172
+  %174 = load <8 x float>, ptr %173, align 4
+  %175 = getelementptr inbounds float, ptr %136, i64 %i8
   %176 = load float, ptr %175, align 4
-  %.splatinsert13 = insertelement <8 x float> poison, float %176, i64 0
-  %.splat14 = shufflevector <8 x float> %.splatinsert13, <8 x float> poison, <8 x i32> zeroinitializer
-  %177 = load <8 x float>, ptr %13, align 32
-  %178 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %.splat14, <8 x float> %138, <8 x float> %177)
-  store <8 x float> %178, ptr %13, align 32
-  %179 = load <8 x float>, ptr %14, align 32
-  %180 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %.splat14, <8 x float> %144, <8 x float> %179)
-  store <8 x float> %180, ptr %14, align 32
-  %181 = add i64 %20, 4
-  %182 = mul i64 %181, %1
-  %183 = add i64 %182, %i8
-  %184 = getelementptr inbounds float, ptr %0, i64 %183
-  %185 = load float, ptr %184, align 4
-  %.splatinsert15 = insertelement <8 x float> poison, float %185, i64 0
-  %.splat16 = shufflevector <8 x float> %.splatinsert15, <8 x float> poison, <8 x i32> zeroinitializer
-  %186 = load <8 x float>, ptr %15, align 32
-  %187 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %.splat16, <8 x float> %138, <8 x float> %186)
-  store <8 x float> %187, ptr %15, align 32
-  %188 = load <8 x float>, ptr %16, align 32
-  %189 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %.splat16, <8 x float> %144, <8 x float> %188)
-  store <8 x float> %189, ptr %16, align 32
-  %190 = add i64 %20, 5
-  %191 = mul i64 %190, %1
-  %192 = add i64 %191, %i8
-  %193 = getelementptr inbounds float, ptr %0, i64 %192
+  %.splatinsert = insertelement <8 x float> poison, float %176, i64 0
+  %.splat = shufflevector <8 x float> %.splatinsert, <8 x float> poison, <8 x i32> zeroinitializer
+  %177 = load <8 x float>, ptr %7, align 32
+  %178 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %.splat, <8 x float> %168, <8 x float> %177)
+  store <8 x float> %178, ptr %7, align 32
+  %179 = load <8 x float>, ptr %8, align 32
+  %180 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %.splat, <8 x float> %174, <8 x float> %179)
+  store <8 x float> %180, ptr %8, align 32
+  %181 = getelementptr inbounds float, ptr %141, i64 %i8
+  %182 = load float, ptr %181, align 4
+  %.splatinsert9 = insertelement <8 x float> poison, float %182, i64 0
+  %.splat10 = shufflevector <8 x float> %.splatinsert9, <8 x float> poison, <8 x i32> zeroinitializer
+  %183 = load <8 x float>, ptr %9, align 32
+  %184 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %.splat10, <8 x float> %168, <8 x float> %183)
+  store <8 x float> %184, ptr %9, align 32
+  %185 = load <8 x float>, ptr %10, align 32
+  %186 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %.splat10, <8 x float> %174, <8 x float> %185)
+  store <8 x float> %186, ptr %10, align 32
+  %187 = getelementptr inbounds float, ptr %146, i64 %i8
+  %188 = load float, ptr %187, align 4
+  %.splatinsert11 = insertelement <8 x float> poison, float %188, i64 0
+  %.splat12 = shufflevector <8 x float> %.splatinsert11, <8 x float> poison, <8 x i32> zeroinitializer
+  %189 = load <8 x float>, ptr %11, align 32
+  %190 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %.splat12, <8 x float> %168, <8 x float> %189)
+  store <8 x float> %190, ptr %11, align 32
+  %191 = load <8 x float>, ptr %12, align 32
+  %192 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %.splat12, <8 x float> %174, <8 x float> %191)
+  store <8 x float> %192, ptr %12, align 32
+  %193 = getelementptr inbounds float, ptr %151, i64 %i8
   %194 = load float, ptr %193, align 4
-  %.splatinsert17 = insertelement <8 x float> poison, float %194, i64 0
+  %.splatinsert13 = insertelement <8 x float> poison, float %194, i64 0
+  %.splat14 = shufflevector <8 x float> %.splatinsert13, <8 x float> poison, <8 x i32> zeroinitializer
+  %195 = load <8 x float>, ptr %13, align 32
+  %196 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %.splat14, <8 x float> %168, <8 x float> %195)
+  store <8 x float> %196, ptr %13, align 32
+  %197 = load <8 x float>, ptr %14, align 32
+  %198 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %.splat14, <8 x float> %174, <8 x float> %197)
+  store <8 x float> %198, ptr %14, align 32
+  %199 = getelementptr inbounds float, ptr %156, i64 %i8
+  %200 = load float, ptr %199, align 4
+  %.splatinsert15 = insertelement <8 x float> poison, float %200, i64 0
+  %.splat16 = shufflevector <8 x float> %.splatinsert15, <8 x float> poison, <8 x i32> zeroinitializer
+  %201 = load <8 x float>, ptr %15, align 32
+  %202 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %.splat16, <8 x float> %168, <8 x float> %201)
+  store <8 x float> %202, ptr %15, align 32
+  %203 = load <8 x float>, ptr %16, align 32
+  %204 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %.splat16, <8 x float> %174, <8 x float> %203)
+  store <8 x float> %204, ptr %16, align 32
+  %205 = getelementptr inbounds float, ptr %161, i64 %i8
+  %206 = load float, ptr %205, align 4
+  %.splatinsert17 = insertelement <8 x float> poison, float %206, i64 0
   %.splat18 = shufflevector <8 x float> %.splatinsert17, <8 x float> poison, <8 x i32> zeroinitializer
-  %195 = load <8 x float>, ptr %17, align 32
-  %196 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %.splat18, <8 x float> %138, <8 x float> %195)
-  store <8 x float> %196, ptr %17, align 32
-  %197 = load <8 x float>, ptr %18, align 32
-  %198 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %.splat18, <8 x float> %144, <8 x float> %197)
-  store <8 x float> %198, ptr %18, align 32
-  %199 = add nuw nsw i64 %i8, 1
+  %207 = load <8 x float>, ptr %17, align 32
+  %208 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %.splat18, <8 x float> %168, <8 x float> %207)
+  store <8 x float> %208, ptr %17, align 32
+  %209 = load <8 x float>, ptr %18, align 32
+  %210 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %.splat18, <8 x float> %174, <8 x float> %209)
+  store <8 x float> %210, ptr %18, align 32
+  %211 = add nuw nsw i64 %i8, 1
   br label %loop5, !llvm.loop !2
 
 loop.exit7:                                       ; preds = %loop5
-  %200 = add i64 %22, 0
-  %201 = add i64 %20, 0
-  %202 = mul i64 %201, %5
-  %203 = add i64 0, %202
-  %204 = mul i64 %200, 1
-  %205 = add i64 %203, %204
-  %206 = getelementptr inbounds float, ptr %4, i64 %205
-  %207 = load <8 x float>, ptr %7, align 32
-  store <8 x float> %207, ptr %206, align 4
-  %208 = add i64 %22, 8
-  %209 = add i64 %20, 0
-  %210 = mul i64 %209, %5
-  %211 = add i64 0, %210
-  %212 = mul i64 %208, 1
-  %213 = add i64 %211, %212
-  %214 = getelementptr inbounds float, ptr %4, i64 %213
-  %215 = load <8 x float>, ptr %8, align 32
-  store <8 x float> %215, ptr %214, align 4
-  %216 = add i64 %22, 0
-  %217 = add i64 %20, 1
-  %218 = mul i64 %217, %5
-  %219 = add i64 0, %218
-  %220 = mul i64 %216, 1
-  %221 = add i64 %219, %220
-  %222 = getelementptr inbounds float, ptr %4, i64 %221
-  %223 = load <8 x float>, ptr %9, align 32
-  store <8 x float> %223, ptr %222, align 4
-  %224 = add i64 %22, 8
-  %225 = add i64 %20, 1
-  %226 = mul i64 %225, %5
-  %227 = add i64 0, %226
-  %228 = mul i64 %224, 1
-  %229 = add i64 %227, %228
-  %230 = getelementptr inbounds float, ptr %4, i64 %229
-  %231 = load <8 x float>, ptr %10, align 32
-  store <8 x float> %231, ptr %230, align 4
-  %232 = add i64 %22, 0
-  %233 = add i64 %20, 2
-  %234 = mul i64 %233, %5
-  %235 = add i64 0, %234
-  %236 = mul i64 %232, 1
-  %237 = add i64 %235, %236
-  %238 = getelementptr inbounds float, ptr %4, i64 %237
-  %239 = load <8 x float>, ptr %11, align 32
-  store <8 x float> %239, ptr %238, align 4
-  %240 = add i64 %22, 8
-  %241 = add i64 %20, 2
-  %242 = mul i64 %241, %5
-  %243 = add i64 0, %242
-  %244 = mul i64 %240, 1
-  %245 = add i64 %243, %244
-  %246 = getelementptr inbounds float, ptr %4, i64 %245
-  %247 = load <8 x float>, ptr %12, align 32
-  store <8 x float> %247, ptr %246, align 4
-  %248 = add i64 %22, 0
-  %249 = add i64 %20, 3
-  %250 = mul i64 %249, %5
-  %251 = add i64 0, %250
-  %252 = mul i64 %248, 1
-  %253 = add i64 %251, %252
-  %254 = getelementptr inbounds float, ptr %4, i64 %253
-  %255 = load <8 x float>, ptr %13, align 32
-  store <8 x float> %255, ptr %254, align 4
-  %256 = add i64 %22, 8
-  %257 = add i64 %20, 3
-  %258 = mul i64 %257, %5
-  %259 = add i64 0, %258
-  %260 = mul i64 %256, 1
-  %261 = add i64 %259, %260
-  %262 = getelementptr inbounds float, ptr %4, i64 %261
-  %263 = load <8 x float>, ptr %14, align 32
-  store <8 x float> %263, ptr %262, align 4
-  %264 = add i64 %22, 0
-  %265 = add i64 %20, 4
-  %266 = mul i64 %265, %5
-  %267 = add i64 0, %266
-  %268 = mul i64 %264, 1
-  %269 = add i64 %267, %268
-  %270 = getelementptr inbounds float, ptr %4, i64 %269
-  %271 = load <8 x float>, ptr %15, align 32
-  store <8 x float> %271, ptr %270, align 4
-  %272 = add i64 %22, 8
-  %273 = add i64 %20, 4
-  %274 = mul i64 %273, %5
-  %275 = add i64 0, %274
-  %276 = mul i64 %272, 1
-  %277 = add i64 %275, %276
-  %278 = getelementptr inbounds float, ptr %4, i64 %277
-  %279 = load <8 x float>, ptr %16, align 32
-  store <8 x float> %279, ptr %278, align 4
-  %280 = add i64 %22, 0
-  %281 = add i64 %20, 5
-  %282 = mul i64 %281, %5
-  %283 = add i64 0, %282
-  %284 = mul i64 %280, 1
-  %285 = add i64 %283, %284
-  %286 = getelementptr inbounds float, ptr %4, i64 %285
-  %287 = load <8 x float>, ptr %17, align 32
-  store <8 x float> %287, ptr %286, align 4
-  %288 = add i64 %22, 8
-  %289 = add i64 %20, 5
-  %290 = mul i64 %289, %5
-  %291 = add i64 0, %290
-  %292 = mul i64 %288, 1
-  %293 = add i64 %291, %292
-  %294 = getelementptr inbounds float, ptr %4, i64 %293
-  %295 = load <8 x float>, ptr %18, align 32
-  store <8 x float> %295, ptr %294, align 4
-  %296 = add nuw nsw i64 %i4, 1
+  %212 = add i64 %22, 0
+  %213 = add i64 %20, 0
+  %214 = mul i64 %213, %5
+  %215 = add i64 0, %214
+  %216 = mul i64 %212, 1
+  %217 = add i64 %215, %216
+  %218 = getelementptr inbounds float, ptr %4, i64 %217
+  %219 = load <8 x float>, ptr %7, align 32
+  store <8 x float> %219, ptr %218, align 4
+  %220 = add i64 %22, 8
+  %221 = add i64 %20, 0
+  %222 = mul i64 %221, %5
+  %223 = add i64 0, %222
+  %224 = mul i64 %220, 1
+  %225 = add i64 %223, %224
+  %226 = getelementptr inbounds float, ptr %4, i64 %225
+  %227 = load <8 x float>, ptr %8, align 32
+  store <8 x float> %227, ptr %226, align 4
+  %228 = add i64 %22, 0
+  %229 = add i64 %20, 1
+  %230 = mul i64 %229, %5
+  %231 = add i64 0, %230
+  %232 = mul i64 %228, 1
+  %233 = add i64 %231, %232
+  %234 = getelementptr inbounds float, ptr %4, i64 %233
+  %235 = load <8 x float>, ptr %9, align 32
+  store <8 x float> %235, ptr %234, align 4
+  %236 = add i64 %22, 8
+  %237 = add i64 %20, 1
+  %238 = mul i64 %237, %5
+  %239 = add i64 0, %238
+  %240 = mul i64 %236, 1
+  %241 = add i64 %239, %240
+  %242 = getelementptr inbounds float, ptr %4, i64 %241
+  %243 = load <8 x float>, ptr %10, align 32
+  store <8 x float> %243, ptr %242, align 4
+  %244 = add i64 %22, 0
+  %245 = add i64 %20, 2
+  %246 = mul i64 %245, %5
+  %247 = add i64 0, %246
+  %248 = mul i64 %244, 1
+  %249 = add i64 %247, %248
+  %250 = getelementptr inbounds float, ptr %4, i64 %249
+  %251 = load <8 x float>, ptr %11, align 32
+  store <8 x float> %251, ptr %250, align 4
+  %252 = add i64 %22, 8
+  %253 = add i64 %20, 2
+  %254 = mul i64 %253, %5
+  %255 = add i64 0, %254
+  %256 = mul i64 %252, 1
+  %257 = add i64 %255, %256
+  %258 = getelementptr inbounds float, ptr %4, i64 %257
+  %259 = load <8 x float>, ptr %12, align 32
+  store <8 x float> %259, ptr %258, align 4
+  %260 = add i64 %22, 0
+  %261 = add i64 %20, 3
+  %262 = mul i64 %261, %5
+  %263 = add i64 0, %262
+  %264 = mul i64 %260, 1
+  %265 = add i64 %263, %264
+  %266 = getelementptr inbounds float, ptr %4, i64 %265
+  %267 = load <8 x float>, ptr %13, align 32
+  store <8 x float> %267, ptr %266, align 4
+  %268 = add i64 %22, 8
+  %269 = add i64 %20, 3
+  %270 = mul i64 %269, %5
+  %271 = add i64 0, %270
+  %272 = mul i64 %268, 1
+  %273 = add i64 %271, %272
+  %274 = getelementptr inbounds float, ptr %4, i64 %273
+  %275 = load <8 x float>, ptr %14, align 32
+  store <8 x float> %275, ptr %274, align 4
+  %276 = add i64 %22, 0
+  %277 = add i64 %20, 4
+  %278 = mul i64 %277, %5
+  %279 = add i64 0, %278
+  %280 = mul i64 %276, 1
+  %281 = add i64 %279, %280
+  %282 = getelementptr inbounds float, ptr %4, i64 %281
+  %283 = load <8 x float>, ptr %15, align 32
+  store <8 x float> %283, ptr %282, align 4
+  %284 = add i64 %22, 8
+  %285 = add i64 %20, 4
+  %286 = mul i64 %285, %5
+  %287 = add i64 0, %286
+  %288 = mul i64 %284, 1
+  %289 = add i64 %287, %288
+  %290 = getelementptr inbounds float, ptr %4, i64 %289
+  %291 = load <8 x float>, ptr %16, align 32
+  store <8 x float> %291, ptr %290, align 4
+  %292 = add i64 %22, 0
+  %293 = add i64 %20, 5
+  %294 = mul i64 %293, %5
+  %295 = add i64 0, %294
+  %296 = mul i64 %292, 1
+  %297 = add i64 %295, %296
+  %298 = getelementptr inbounds float, ptr %4, i64 %297
+  %299 = load <8 x float>, ptr %17, align 32
+  store <8 x float> %299, ptr %298, align 4
+  %300 = add i64 %22, 8
+  %301 = add i64 %20, 5
+  %302 = mul i64 %301, %5
+  %303 = add i64 0, %302
+  %304 = mul i64 %300, 1
+  %305 = add i64 %303, %304
+  %306 = getelementptr inbounds float, ptr %4, i64 %305
+  %307 = load <8 x float>, ptr %18, align 32
+  store <8 x float> %307, ptr %306, align 4
+  %308 = add nuw nsw i64 %i4, 1
   br label %loop1
 
 loop19:                                           ; preds = %loop.exit28, %loop.exit
-  %i22 = phi i64 [ 0, %loop.exit ], [ %377, %loop.exit28 ]
-  %297 = icmp slt i64 %i22, 4
-  br i1 %297, label %loop.body20, label %loop.exit21
+  %i22 = phi i64 [ 0, %loop.exit ], [ %393, %loop.exit28 ]
+  %309 = icmp slt i64 %i22, 4
+  br i1 %309, label %loop.body20, label %loop.exit21
 
 loop.body20:                                      ; preds = %loop19
-  %298 = mul i64 %i22, 16
+  %310 = mul i64 %i22, 16
   br i1 %6, label %then23, label %else24
 
 loop.exit21:                                      ; preds = %loop19
   ret void
 
 then23:                                           ; preds = %loop.body20
-  %299 = add i64 %298, 0
+  %311 = add i64 %310, 0
   store <8 x float> zeroinitializer, ptr %7, align 32
-  %300 = add i64 %298, 8
+  %312 = add i64 %310, 8
   store <8 x float> zeroinitializer, ptr %8, align 32
-  %301 = add i64 %298, 0
+  %313 = add i64 %310, 0
   store <8 x float> zeroinitializer, ptr %9, align 32
-  %302 = add i64 %298, 8
+  %314 = add i64 %310, 8
   store <8 x float> zeroinitializer, ptr %10, align 32
   br label %join25
 
 else24:                                           ; preds = %loop.body20
-  %303 = add i64 %298, 0
-  %304 = add i64 8064, %303
-  %305 = getelementptr inbounds float, ptr %3, i64 %304
-  %306 = load <8 x float>, ptr %305, align 4
-  store <8 x float> %306, ptr %7, align 32
-  %307 = add i64 %298, 8
-  %308 = add i64 8064, %307
-  %309 = getelementptr inbounds float, ptr %3, i64 %308
-  %310 = load <8 x float>, ptr %309, align 4
-  store <8 x float> %310, ptr %8, align 32
-  %311 = add i64 %298, 0
-  %312 = add i64 8128, %311
-  %313 = getelementptr inbounds float, ptr %3, i64 %312
-  %314 = load <8 x float>, ptr %313, align 4
-  store <8 x float> %314, ptr %9, align 32
-  %315 = add i64 %298, 8
-  %316 = add i64 8128, %315
+  %315 = add i64 %310, 0
+  %316 = add i64 8064, %315
   %317 = getelementptr inbounds float, ptr %3, i64 %316
   %318 = load <8 x float>, ptr %317, align 4
-  store <8 x float> %318, ptr %10, align 32
+  store <8 x float> %318, ptr %7, align 32
+  %319 = add i64 %310, 8
+  %320 = add i64 8064, %319
+  %321 = getelementptr inbounds float, ptr %3, i64 %320
+  %322 = load <8 x float>, ptr %321, align 4
+  store <8 x float> %322, ptr %8, align 32
+  %323 = add i64 %310, 0
+  %324 = add i64 8128, %323
+  %325 = getelementptr inbounds float, ptr %3, i64 %324
+  %326 = load <8 x float>, ptr %325, align 4
+  store <8 x float> %326, ptr %9, align 32
+  %327 = add i64 %310, 8
+  %328 = add i64 8128, %327
+  %329 = getelementptr inbounds float, ptr %3, i64 %328
+  %330 = load <8 x float>, ptr %329, align 4
+  store <8 x float> %330, ptr %10, align 32
   br label %join25
 
 join25:                                           ; preds = %else24, %then23
+  %331 = mul i64 126, %1
+  %332 = add i64 %331, 0
+  %333 = getelementptr inbounds float, ptr %0, i64 %332
+  %334 = call ptr asm "", "=r,0"(ptr %333)
+  %335 = mul i64 127, %1
+  %336 = add i64 %335, 0
+  %337 = getelementptr inbounds float, ptr %0, i64 %336
+  %338 = call ptr asm "", "=r,0"(ptr %337)
   br label %loop26
 
 loop26:                                           ; preds = %loop.body27, %join25
-  %i29 = phi i64 [ 0, %join25 ], [ %348, %loop.body27 ]
-  %319 = icmp slt i64 %i29, 64
-  br i1 %319, label %loop.body27, label %loop.exit28
+  %i29 = phi i64 [ 0, %join25 ], [ %364, %loop.body27 ]
+  %339 = icmp slt i64 %i29, 64
+  br i1 %339, label %loop.body27, label %loop.exit28
 
 loop.body27:                                      ; preds = %loop26
-  %320 = add i64 %298, 0
-  %321 = add i64 0, %i29
-  %322 = mul i64 %321, 64
-  %323 = add i64 %322, %320
-  %324 = getelementptr inbounds float, ptr %2, i64 %323
-  %325 = load <8 x float>, ptr %324, align 4
-  %326 = add i64 %298, 8
-  %327 = add i64 0, %i29
-  %328 = mul i64 %327, 64
-  %329 = add i64 %328, %326
-  %330 = getelementptr inbounds float, ptr %2, i64 %329
-  %331 = load <8 x float>, ptr %330, align 4
-  %332 = mul i64 126, %1
-  %333 = add i64 %332, %i29
-  %334 = getelementptr inbounds float, ptr %0, i64 %333
-  %335 = load float, ptr %334, align 4
-  %.splatinsert30 = insertelement <8 x float> poison, float %335, i64 0
+  %340 = add i64 %310, 0
+  %341 = add i64 0, %i29
+  %342 = mul i64 %341, 64
+  %343 = add i64 %342, %340
+  %344 = getelementptr inbounds float, ptr %2, i64 %343
+  %345 = load <8 x float>, ptr %344, align 4
+  %346 = add i64 %310, 8
+  %347 = add i64 0, %i29
+  %348 = mul i64 %347, 64
+  %349 = add i64 %348, %346
+  %350 = getelementptr inbounds float, ptr %2, i64 %349
+  %351 = load <8 x float>, ptr %350, align 4
+  %352 = getelementptr inbounds float, ptr %334, i64 %i29
+  %353 = load float, ptr %352, align 4
+  %.splatinsert30 = insertelement <8 x float> poison, float %353, i64 0
   %.splat31 = shufflevector <8 x float> %.splatinsert30, <8 x float> poison, <8 x i32> zeroinitializer
-  %336 = load <8 x float>, ptr %7, align 32
-  %337 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %.splat31, <8 x float> %325, <8 x float> %336)
-  store <8 x float> %337, ptr %7, align 32
-  %338 = load <8 x float>, ptr %8, align 32
-  %339 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %.splat31, <8 x float> %331, <8 x float> %338)
-  store <8 x float> %339, ptr %8, align 32
-  %340 = mul i64 127, %1
-  %341 = add i64 %340, %i29
-  %342 = getelementptr inbounds float, ptr %0, i64 %341
-  %343 = load float, ptr %342, align 4
-  %.splatinsert32 = insertelement <8 x float> poison, float %343, i64 0
+  %354 = load <8 x float>, ptr %7, align 32
+  %355 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %.splat31, <8 x float> %345, <8 x float> %354)
+  store <8 x float> %355, ptr %7, align 32
+  %356 = load <8 x float>, ptr %8, align 32
+  %357 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %.splat31, <8 x float> %351, <8 x float> %356)
+  store <8 x float> %357, ptr %8, align 32
+  %358 = getelementptr inbounds float, ptr %338, i64 %i29
+  %359 = load float, ptr %358, align 4
+  %.splatinsert32 = insertelement <8 x float> poison, float %359, i64 0
   %.splat33 = shufflevector <8 x float> %.splatinsert32, <8 x float> poison, <8 x i32> zeroinitializer
-  %344 = load <8 x float>, ptr %9, align 32
-  %345 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %.splat33, <8 x float> %325, <8 x float> %344)
-  store <8 x float> %345, ptr %9, align 32
-  %346 = load <8 x float>, ptr %10, align 32
-  %347 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %.splat33, <8 x float> %331, <8 x float> %346)
-  store <8 x float> %347, ptr %10, align 32
-  %348 = add nuw nsw i64 %i29, 1
+  %360 = load <8 x float>, ptr %9, align 32
+  %361 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %.splat33, <8 x float> %345, <8 x float> %360)
+  store <8 x float> %361, ptr %9, align 32
+  %362 = load <8 x float>, ptr %10, align 32
+  %363 = call <8 x float> @llvm.fmuladd.v8f32(<8 x float> %.splat33, <8 x float> %351, <8 x float> %362)
+  store <8 x float> %363, ptr %10, align 32
+  %364 = add nuw nsw i64 %i29, 1
   br label %loop26, !llvm.loop !4
 
 loop.exit28:                                      ; preds = %loop26
-  %349 = add i64 %298, 0
-  %350 = mul i64 126, %5
-  %351 = add i64 0, %350
-  %352 = mul i64 %349, 1
-  %353 = add i64 %351, %352
-  %354 = getelementptr inbounds float, ptr %4, i64 %353
-  %355 = load <8 x float>, ptr %7, align 32
-  store <8 x float> %355, ptr %354, align 4
-  %356 = add i64 %298, 8
-  %357 = mul i64 126, %5
-  %358 = add i64 0, %357
-  %359 = mul i64 %356, 1
-  %360 = add i64 %358, %359
-  %361 = getelementptr inbounds float, ptr %4, i64 %360
-  %362 = load <8 x float>, ptr %8, align 32
-  store <8 x float> %362, ptr %361, align 4
-  %363 = add i64 %298, 0
-  %364 = mul i64 127, %5
-  %365 = add i64 0, %364
-  %366 = mul i64 %363, 1
-  %367 = add i64 %365, %366
-  %368 = getelementptr inbounds float, ptr %4, i64 %367
-  %369 = load <8 x float>, ptr %9, align 32
-  store <8 x float> %369, ptr %368, align 4
-  %370 = add i64 %298, 8
-  %371 = mul i64 127, %5
-  %372 = add i64 0, %371
-  %373 = mul i64 %370, 1
-  %374 = add i64 %372, %373
-  %375 = getelementptr inbounds float, ptr %4, i64 %374
-  %376 = load <8 x float>, ptr %10, align 32
-  store <8 x float> %376, ptr %375, align 4
-  %377 = add nuw nsw i64 %i22, 1
+  %365 = add i64 %310, 0
+  %366 = mul i64 126, %5
+  %367 = add i64 0, %366
+  %368 = mul i64 %365, 1
+  %369 = add i64 %367, %368
+  %370 = getelementptr inbounds float, ptr %4, i64 %369
+  %371 = load <8 x float>, ptr %7, align 32
+  store <8 x float> %371, ptr %370, align 4
+  %372 = add i64 %310, 8
+  %373 = mul i64 126, %5
+  %374 = add i64 0, %373
+  %375 = mul i64 %372, 1
+  %376 = add i64 %374, %375
+  %377 = getelementptr inbounds float, ptr %4, i64 %376
+  %378 = load <8 x float>, ptr %8, align 32
+  store <8 x float> %378, ptr %377, align 4
+  %379 = add i64 %310, 0
+  %380 = mul i64 127, %5
+  %381 = add i64 0, %380
+  %382 = mul i64 %379, 1
+  %383 = add i64 %381, %382
+  %384 = getelementptr inbounds float, ptr %4, i64 %383
+  %385 = load <8 x float>, ptr %9, align 32
+  store <8 x float> %385, ptr %384, align 4
+  %386 = add i64 %310, 8
+  %387 = mul i64 127, %5
+  %388 = add i64 0, %387
+  %389 = mul i64 %386, 1
+  %390 = add i64 %388, %389
+  %391 = getelementptr inbounds float, ptr %4, i64 %390
+  %392 = load <8 x float>, ptr %10, align 32
+  store <8 x float> %392, ptr %391, align 4
+  %393 = add nuw nsw i64 %i22, 1
   br label %loop19
 }
 

@@ -420,7 +420,7 @@ loop.exit:                                        ; preds = %loop
   ret void
 
 loop1:                                            ; preds = %loop.exit7, %loop.body
-  %i4 = phi i64 [ 0, %loop.body ], [ %386, %loop.exit7 ]
+  %i4 = phi i64 [ 0, %loop.body ], [ %402, %loop.exit7 ]
   %25 = icmp slt i64 %i4, 2
   br i1 %25, label %loop.body2, label %loop.exit3
 
@@ -615,279 +615,295 @@ else:                                             ; preds = %loop.body2
   br label %join
 
 join:                                             ; preds = %else, %then
+  %172 = add i64 %24, 0
+  %173 = mul i64 %172, %1
+  %174 = add i64 %173, 0
+  %175 = getelementptr inbounds float, ptr %0, i64 %174
+  %176 = call ptr asm "", "=r,0"(ptr %175)
+  %177 = add i64 %24, 1
+  %178 = mul i64 %177, %1
+  %179 = add i64 %178, 0
+  %180 = getelementptr inbounds float, ptr %0, i64 %179
+  %181 = call ptr asm "", "=r,0"(ptr %180)
+  %182 = add i64 %24, 2
+  %183 = mul i64 %182, %1
+  %184 = add i64 %183, 0
+  %185 = getelementptr inbounds float, ptr %0, i64 %184
+  %186 = call ptr asm "", "=r,0"(ptr %185)
+  %187 = add i64 %24, 3
+  %188 = mul i64 %187, %1
+  %189 = add i64 %188, 0
+  %190 = getelementptr inbounds float, ptr %0, i64 %189
+  %191 = call ptr asm "", "=r,0"(ptr %190)
+  %192 = add i64 %24, 4
+  %193 = mul i64 %192, %1
+  %194 = add i64 %193, 0
+  %195 = getelementptr inbounds float, ptr %0, i64 %194
+  %196 = call ptr asm "", "=r,0"(ptr %195)
+  %197 = add i64 %24, 5
+  %198 = mul i64 %197, %1
+  %199 = add i64 %198, 0
+  %200 = getelementptr inbounds float, ptr %0, i64 %199
+  %201 = call ptr asm "", "=r,0"(ptr %200)
+  %202 = add i64 %24, 6
+  %203 = mul i64 %202, %1
+  %204 = add i64 %203, 0
+  %205 = getelementptr inbounds float, ptr %0, i64 %204
+  %206 = call ptr asm "", "=r,0"(ptr %205)
+  %207 = add i64 %24, 7
+  %208 = mul i64 %207, %1
+  %209 = add i64 %208, 0
+  %210 = getelementptr inbounds float, ptr %0, i64 %209
+  %211 = call ptr asm "", "=r,0"(ptr %210)
   br label %loop5
 
 loop5:                                            ; preds = %loop.body6, %join
-  %i8 = phi i64 [ 0, %join ], [ %257, %loop.body6 ]
-  %172 = icmp slt i64 %i8, 64
-  br i1 %172, label %loop.body6, label %loop.exit7
+  %i8 = phi i64 [ 0, %join ], [ %273, %loop.body6 ]
+  %212 = icmp slt i64 %i8, 64
+  br i1 %212, label %loop.body6, label %loop.exit7
 
 loop.body6:                                       ; preds = %loop5
-  %173 = add i64 %26, 0
-  %174 = add i64 0, %i8
-  %175 = mul i64 %174, 64
-  %176 = add i64 %175, %173
-  %177 = getelementptr inbounds float, ptr %2, i64 %176
-  %178 = load <16 x float>, ptr %177, align 4
-  %179 = add i64 %26, 16
-  %180 = add i64 0, %i8
-  %181 = mul i64 %180, 64
-  %182 = add i64 %181, %179
-  %183 = getelementptr inbounds float, ptr %2, i64 %182
-  %184 = load <16 x float>, ptr %183, align 4
-  %185 = add i64 %24, 0
-  %186 = mul i64 %185, %1
-  %187 = add i64 %186, %i8
-  %188 = getelementptr inbounds float, ptr %0, i64 %187
-  %189 = load float, ptr %188, align 4
-  %.splatinsert = insertelement <16 x float> poison, float %189, i64 0
+  %213 = add i64 %26, 0
+  %214 = add i64 0, %i8
+  %215 = mul i64 %214, 64
+  %216 = add i64 %215, %213
+  %217 = getelementptr inbounds float, ptr %2, i64 %216
+  %218 = load <16 x float>, ptr %217, align 4
+  %219 = add i64 %26, 16
+  %220 = add i64 0, %i8
+  %221 = mul i64 %220, 64
+  %222 = add i64 %221, %219
+  %223 = getelementptr inbounds float, ptr %2, i64 %222
+  %224 = load <16 x float>, ptr %223, align 4
+  %225 = getelementptr inbounds float, ptr %176, i64 %i8
+  %226 = load float, ptr %225, align 4
+  %.splatinsert = insertelement <16 x float> poison, float %226, i64 0
   %.splat = shufflevector <16 x float> %.splatinsert, <16 x float> poison, <16 x i32> zeroinitializer
-  %190 = load <16 x float>, ptr %7, align 64
-  %191 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat, <16 x float> %178, <16 x float> %190)
-  store <16 x float> %191, ptr %7, align 64
-  %192 = load <16 x float>, ptr %8, align 64
-  %193 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat, <16 x float> %184, <16 x float> %192)
-  store <16 x float> %193, ptr %8, align 64
-  %194 = add i64 %24, 1
-  %195 = mul i64 %194, %1
-  %196 = add i64 %195, %i8
-  %197 = getelementptr inbounds float, ptr %0, i64 %196
-  %198 = load float, ptr %197, align 4
-  %.splatinsert9 = insertelement <16 x float> poison, float %198, i64 0
+  %227 = load <16 x float>, ptr %7, align 64
+  %228 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat, <16 x float> %218, <16 x float> %227)
+  store <16 x float> %228, ptr %7, align 64
+  %229 = load <16 x float>, ptr %8, align 64
+  %230 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat, <16 x float> %224, <16 x float> %229)
+  store <16 x float> %230, ptr %8, align 64
+  %231 = getelementptr inbounds float, ptr %181, i64 %i8
+  %232 = load float, ptr %231, align 4
+  %.splatinsert9 = insertelement <16 x float> poison, float %232, i64 0
   %.splat10 = shufflevector <16 x float> %.splatinsert9, <16 x float> poison, <16 x i32> zeroinitializer
-  %199 = load <16 x float>, ptr %9, align 64
-  %200 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat10, <16 x float> %178, <16 x float> %199)
-  store <16 x float> %200, ptr %9, align 64
-  %201 = load <16 x float>, ptr %10, align 64
-  %202 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat10, <16 x float> %184, <16 x float> %201)
-  store <16 x float> %202, ptr %10, align 64
-  %203 = add i64 %24, 2
-  %204 = mul i64 %203, %1
-  %205 = add i64 %204, %i8
-  %206 = getelementptr inbounds float, ptr %0, i64 %205
-  %207 = load float, ptr %206, align 4
-  %.splatinsert11 = insertelement <16 x float> poison, float %207, i64 0
+  %233 = load <16 x float>, ptr %9, align 64
+  %234 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat10, <16 x float> %218, <16 x float> %233)
+  store <16 x float> %234, ptr %9, align 64
+  %235 = load <16 x float>, ptr %10, align 64
+  %236 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat10, <16 x float> %224, <16 x float> %235)
+  store <16 x float> %236, ptr %10, align 64
+  %237 = getelementptr inbounds float, ptr %186, i64 %i8
+  %238 = load float, ptr %237, align 4
+  %.splatinsert11 = insertelement <16 x float> poison, float %238, i64 0
   %.splat12 = shufflevector <16 x float> %.splatinsert11, <16 x float> poison, <16 x i32> zeroinitializer
-  %208 = load <16 x float>, ptr %11, align 64
-  %209 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat12, <16 x float> %178, <16 x float> %208)
-  store <16 x float> %209, ptr %11, align 64
-  %210 = load <16 x float>, ptr %12, align 64
-  %211 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat12, <16 x float> %184, <16 x float> %210)
-  store <16 x float> %211, ptr %12, align 64
-  %212 = add i64 %24, 3
-  %213 = mul i64 %212, %1
-  %214 = add i64 %213, %i8
-  %215 = getelementptr inbounds float, ptr %0, i64 %214
-  %216 = load float, ptr %215, align 4
-  %.splatinsert13 = insertelement <16 x float> poison, float %216, i64 0
+  %239 = load <16 x float>, ptr %11, align 64
+  %240 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat12, <16 x float> %218, <16 x float> %239)
+  store <16 x float> %240, ptr %11, align 64
+  %241 = load <16 x float>, ptr %12, align 64
+  %242 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat12, <16 x float> %224, <16 x float> %241)
+  store <16 x float> %242, ptr %12, align 64
+  %243 = getelementptr inbounds float, ptr %191, i64 %i8
+  %244 = load float, ptr %243, align 4
+  %.splatinsert13 = insertelement <16 x float> poison, float %244, i64 0
   %.splat14 = shufflevector <16 x float> %.splatinsert13, <16 x float> poison, <16 x i32> zeroinitializer
-  %217 = load <16 x float>, ptr %13, align 64
-  %218 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat14, <16 x float> %178, <16 x float> %217)
-  store <16 x float> %218, ptr %13, align 64
-  %219 = load <16 x float>, ptr %14, align 64
-  %220 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat14, <16 x float> %184, <16 x float> %219)
-  store <16 x float> %220, ptr %14, align 64
-  %221 = add i64 %24, 4
-  %222 = mul i64 %221, %1
-  %223 = add i64 %222, %i8
-  %224 = getelementptr inbounds float, ptr %0, i64 %223
-  %225 = load float, ptr %224, align 4
-  %.splatinsert15 = insertelement <16 x float> poison, float %225, i64 0
+  %245 = load <16 x float>, ptr %13, align 64
+  %246 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat14, <16 x float> %218, <16 x float> %245)
+  store <16 x float> %246, ptr %13, align 64
+  %247 = load <16 x float>, ptr %14, align 64
+  %248 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat14, <16 x float> %224, <16 x float> %247)
+  store <16 x float> %248, ptr %14, align 64
+  %249 = getelementptr inbounds float, ptr %196, i64 %i8
+  %250 = load float, ptr %249, align 4
+  %.splatinsert15 = insertelement <16 x float> poison, float %250, i64 0
   %.splat16 = shufflevector <16 x float> %.splatinsert15, <16 x float> poison, <16 x i32> zeroinitializer
-  %226 = load <16 x float>, ptr %15, align 64
-  %227 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat16, <16 x float> %178, <16 x float> %226)
-  store <16 x float> %227, ptr %15, align 64
-  %228 = load <16 x float>, ptr %16, align 64
-  %229 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat16, <16 x float> %184, <16 x float> %228)
-  store <16 x float> %229, ptr %16, align 64
-  %230 = add i64 %24, 5
-  %231 = mul i64 %230, %1
-  %232 = add i64 %231, %i8
-  %233 = getelementptr inbounds float, ptr %0, i64 %232
-  %234 = load float, ptr %233, align 4
-  %.splatinsert17 = insertelement <16 x float> poison, float %234, i64 0
+  %251 = load <16 x float>, ptr %15, align 64
+  %252 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat16, <16 x float> %218, <16 x float> %251)
+  store <16 x float> %252, ptr %15, align 64
+  %253 = load <16 x float>, ptr %16, align 64
+  %254 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat16, <16 x float> %224, <16 x float> %253)
+  store <16 x float> %254, ptr %16, align 64
+  %255 = getelementptr inbounds float, ptr %201, i64 %i8
+  %256 = load float, ptr %255, align 4
+  %.splatinsert17 = insertelement <16 x float> poison, float %256, i64 0
   %.splat18 = shufflevector <16 x float> %.splatinsert17, <16 x float> poison, <16 x i32> zeroinitializer
-  %235 = load <16 x float>, ptr %17, align 64
-  %236 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat18, <16 x float> %178, <16 x float> %235)
-  store <16 x float> %236, ptr %17, align 64
-  %237 = load <16 x float>, ptr %18, align 64
-  %238 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat18, <16 x float> %184, <16 x float> %237)
-  store <16 x float> %238, ptr %18, align 64
-  %239 = add i64 %24, 6
-  %240 = mul i64 %239, %1
-  %241 = add i64 %240, %i8
-  %242 = getelementptr inbounds float, ptr %0, i64 %241
-  %243 = load float, ptr %242, align 4
-  %.splatinsert19 = insertelement <16 x float> poison, float %243, i64 0
+  %257 = load <16 x float>, ptr %17, align 64
+  %258 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat18, <16 x float> %218, <16 x float> %257)
+  store <16 x float> %258, ptr %17, align 64
+  %259 = load <16 x float>, ptr %18, align 64
+  %260 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat18, <16 x float> %224, <16 x float> %259)
+  store <16 x float> %260, ptr %18, align 64
+  %261 = getelementptr inbounds float, ptr %206, i64 %i8
+  %262 = load float, ptr %261, align 4
+  %.splatinsert19 = insertelement <16 x float> poison, float %262, i64 0
   %.splat20 = shufflevector <16 x float> %.splatinsert19, <16 x float> poison, <16 x i32> zeroinitializer
-  %244 = load <16 x float>, ptr %19, align 64
-  %245 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat20, <16 x float> %178, <16 x float> %244)
-  store <16 x float> %245, ptr %19, align 64
-  %246 = load <16 x float>, ptr %20, align 64
-  %247 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat20, <16 x float> %184, <16 x float> %246)
-  store <16 x float> %247, ptr %20, align 64
-  %248 = add i64 %24, 7
-  %249 = mul i64 %248, %1
-  %250 = add i64 %249, %i8
-  %251 = getelementptr inbounds float, ptr %0, i64 %250
-  %252 = load float, ptr %251, align 4
-  %.splatinsert21 = insertelement <16 x float> poison, float %252, i64 0
+  %263 = load <16 x float>, ptr %19, align 64
+  %264 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat20, <16 x float> %218, <16 x float> %263)
+  store <16 x float> %264, ptr %19, align 64
+  %265 = load <16 x float>, ptr %20, align 64
+  %266 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat20, <16 x float> %224, <16 x float> %265)
+  store <16 x float> %266, ptr %20, align 64
+  %267 = getelementptr inbounds float, ptr %211, i64 %i8
+  %268 = load float, ptr %267, align 4
+  %.splatinsert21 = insertelement <16 x float> poison, float %268, i64 0
   %.splat22 = shufflevector <16 x float> %.splatinsert21, <16 x float> poison, <16 x i32> zeroinitializer
-  %253 = load <16 x float>, ptr %21, align 64
-  %254 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat22, <16 x float> %178, <16 x float> %253)
-  store <16 x float> %254, ptr %21, align 64
-  %255 = load <16 x float>, ptr %22, align 64
-  %256 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat22, <16 x float> %184, <16 x float> %255)
-  store <16 x float> %256, ptr %22, align 64
-  %257 = add nuw nsw i64 %i8, 1
+  %269 = load <16 x float>, ptr %21, align 64
+  %270 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat22, <16 x float> %218, <16 x float> %269)
+  store <16 x float> %270, ptr %21, align 64
+  %271 = load <16 x float>, ptr %22, align 64
+  %272 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat22, <16 x float> %224, <16 x float> %271)
+  store <16 x float> %272, ptr %22, align 64
+  %273 = add nuw nsw i64 %i8, 1
   br label %loop5, !llvm.loop !3
 
 loop.exit7:                                       ; preds = %loop5
-  %258 = add i64 %26, 0
-  %259 = add i64 %24, 0
-  %260 = mul i64 %259, %5
-  %261 = add i64 0, %260
-  %262 = mul i64 %258, 1
-  %263 = add i64 %261, %262
-  %264 = getelementptr inbounds float, ptr %4, i64 %263
-  %265 = load <16 x float>, ptr %7, align 64
-  store <16 x float> %265, ptr %264, align 4
-  %266 = add i64 %26, 16
-  %267 = add i64 %24, 0
-  %268 = mul i64 %267, %5
-  %269 = add i64 0, %268
-  %270 = mul i64 %266, 1
-  %271 = add i64 %269, %270
-  %272 = getelementptr inbounds float, ptr %4, i64 %271
-  %273 = load <16 x float>, ptr %8, align 64
-  store <16 x float> %273, ptr %272, align 4
   %274 = add i64 %26, 0
-  %275 = add i64 %24, 1
+  %275 = add i64 %24, 0
   %276 = mul i64 %275, %5
   %277 = add i64 0, %276
   %278 = mul i64 %274, 1
   %279 = add i64 %277, %278
   %280 = getelementptr inbounds float, ptr %4, i64 %279
-  %281 = load <16 x float>, ptr %9, align 64
+  %281 = load <16 x float>, ptr %7, align 64
   store <16 x float> %281, ptr %280, align 4
   %282 = add i64 %26, 16
-  %283 = add i64 %24, 1
+  %283 = add i64 %24, 0
   %284 = mul i64 %283, %5
   %285 = add i64 0, %284
   %286 = mul i64 %282, 1
   %287 = add i64 %285, %286
   %288 = getelementptr inbounds float, ptr %4, i64 %287
-  %289 = load <16 x float>, ptr %10, align 64
+  %289 = load <16 x float>, ptr %8, align 64
   store <16 x float> %289, ptr %288, align 4
   %290 = add i64 %26, 0
-  %291 = add i64 %24, 2
+  %291 = add i64 %24, 1
   %292 = mul i64 %291, %5
   %293 = add i64 0, %292
   %294 = mul i64 %290, 1
   %295 = add i64 %293, %294
   %296 = getelementptr inbounds float, ptr %4, i64 %295
-  %297 = load <16 x float>, ptr %11, align 64
+  %297 = load <16 x float>, ptr %9, align 64
   store <16 x float> %297, ptr %296, align 4
   %298 = add i64 %26, 16
-  %299 = add i64 %24, 2
+  %299 = add i64 %24, 1
   %300 = mul i64 %299, %5
   %301 = add i64 0, %300
   %302 = mul i64 %298, 1
   %303 = add i64 %301, %302
   %304 = getelementptr inbounds float, ptr %4, i64 %303
-  %305 = load <16 x float>, ptr %12, align 64
+  %305 = load <16 x float>, ptr %10, align 64
   store <16 x float> %305, ptr %304, align 4
   %306 = add i64 %26, 0
-  %307 = add i64 %24, 3
+  %307 = add i64 %24, 2
   %308 = mul i64 %307, %5
   %309 = add i64 0, %308
   %310 = mul i64 %306, 1
   %311 = add i64 %309, %310
   %312 = getelementptr inbounds float, ptr %4, i64 %311
-  %313 = load <16 x float>, ptr %13, align 64
+  %313 = load <16 x float>, ptr %11, align 64
   store <16 x float> %313, ptr %312, align 4
   %314 = add i64 %26, 16
-  %315 = add i64 %24, 3
+  %315 = add i64 %24, 2
   %316 = mul i64 %315, %5
   %317 = add i64 0, %316
   %318 = mul i64 %314, 1
   %319 = add i64 %317, %318
   %320 = getelementptr inbounds float, ptr %4, i64 %319
-  %321 = load <16 x float>, ptr %14, align 64
+  %321 = load <16 x float>, ptr %12, align 64
   store <16 x float> %321, ptr %320, align 4
   %322 = add i64 %26, 0
-  %323 = add i64 %24, 4
+  %323 = add i64 %24, 3
   %324 = mul i64 %323, %5
   %325 = add i64 0, %324
   %326 = mul i64 %322, 1
   %327 = add i64 %325, %326
   %328 = getelementptr inbounds float, ptr %4, i64 %327
-  %329 = load <16 x float>, ptr %15, align 64
+  %329 = load <16 x float>, ptr %13, align 64
   store <16 x float> %329, ptr %328, align 4
   %330 = add i64 %26, 16
-  %331 = add i64 %24, 4
+  %331 = add i64 %24, 3
   %332 = mul i64 %331, %5
   %333 = add i64 0, %332
   %334 = mul i64 %330, 1
   %335 = add i64 %333, %334
   %336 = getelementptr inbounds float, ptr %4, i64 %335
-  %337 = load <16 x float>, ptr %16, align 64
+  %337 = load <16 x float>, ptr %14, align 64
   store <16 x float> %337, ptr %336, align 4
   %338 = add i64 %26, 0
-  %339 = add i64 %24, 5
+  %339 = add i64 %24, 4
   %340 = mul i64 %339, %5
   %341 = add i64 0, %340
   %342 = mul i64 %338, 1
   %343 = add i64 %341, %342
   %344 = getelementptr inbounds float, ptr %4, i64 %343
-  %345 = load <16 x float>, ptr %17, align 64
+  %345 = load <16 x float>, ptr %15, align 64
   store <16 x float> %345, ptr %344, align 4
   %346 = add i64 %26, 16
-  %347 = add i64 %24, 5
+  %347 = add i64 %24, 4
   %348 = mul i64 %347, %5
   %349 = add i64 0, %348
   %350 = mul i64 %346, 1
   %351 = add i64 %349, %350
   %352 = getelementptr inbounds float, ptr %4, i64 %351
-  %353 = load <16 x float>, ptr %18, align 64
+  %353 = load <16 x float>, ptr %16, align 64
   store <16 x float> %353, ptr %352, align 4
   %354 = add i64 %26, 0
-  %355 = add i64 %24, 6
+  %355 = add i64 %24, 5
   %356 = mul i64 %355, %5
   %357 = add i64 0, %356
   %358 = mul i64 %354, 1
   %359 = add i64 %357, %358
   %360 = getelementptr inbounds float, ptr %4, i64 %359
-  %361 = load <16 x float>, ptr %19, align 64
+  %361 = load <16 x float>, ptr %17, align 64
   store <16 x float> %361, ptr %360, align 4
   %362 = add i64 %26, 16
-  %363 = add i64 %24, 6
+  %363 = add i64 %24, 5
   %364 = mul i64 %363, %5
   %365 = add i64 0, %364
   %366 = mul i64 %362, 1
   %367 = add i64 %365, %366
   %368 = getelementptr inbounds float, ptr %4, i64 %367
-  %369 = load <16 x float>, ptr %20, align 64
+  %369 = load <16 x float>, ptr %18, align 64
   store <16 x float> %369, ptr %368, align 4
   %370 = add i64 %26, 0
-  %371 = add i64 %24, 7
+  %371 = add i64 %24, 6
   %372 = mul i64 %371, %5
   %373 = add i64 0, %372
   %374 = mul i64 %370, 1
   %375 = add i64 %373, %374
   %376 = getelementptr inbounds float, ptr %4, i64 %375
-  %377 = load <16 x float>, ptr %21, align 64
+  %377 = load <16 x float>, ptr %19, align 64
   store <16 x float> %377, ptr %376, align 4
   %378 = add i64 %26, 16
-  %379 = add i64 %24, 7
+  %379 = add i64 %24, 6
   %380 = mul i64 %379, %5
   %381 = add i64 0, %380
   %382 = mul i64 %378, 1
   %383 = add i64 %381, %382
   %384 = getelementptr inbounds float, ptr %4, i64 %383
-  %385 = load <16 x float>, ptr %22, align 64
+  %385 = load <16 x float>, ptr %20, align 64
   store <16 x float> %385, ptr %384, align 4
-  %386 = add nuw nsw i64 %i4, 1
+  %386 = add i64 %26, 0
+  %387 = add i64 %24, 7
+  %388 = mul i64 %387, %5
+  %389 = add i64 0, %388
+  %390 = mul i64 %386, 1
+  %391 = add i64 %389, %390
+  %392 = getelementptr inbounds float, ptr %4, i64 %391
+  %393 = load <16 x float>, ptr %21, align 64
+  store <16 x float> %393, ptr %392, align 4
+  %394 = add i64 %26, 16
+  %395 = add i64 %24, 7
+  %396 = mul i64 %395, %5
+  %397 = add i64 0, %396
+  %398 = mul i64 %394, 1
+  %399 = add i64 %397, %398
+  %400 = getelementptr inbounds float, ptr %4, i64 %399
+  %401 = load <16 x float>, ptr %22, align 64
+  store <16 x float> %401, ptr %400, align 4
+  %402 = add nuw nsw i64 %i4, 1
   br label %loop1
 }
 
