@@ -89,9 +89,12 @@ Tensor operand(const Shape& shape, DType t, uint64_t seed) {
 // out = init + A·B over blocks, init zeros (the micro-kernel's output-accumulator start) or a
 // bias; checked against float64 (of A and B with subnormals as zeros where the path's
 // instructions take them so): i32 exactly, f32 within the bound of a K-term f32 sum. With
-// `transposedB`, B is stored [N, K] and each block transposed, as attention's K is (bf16 pairs
-// pack such a block straight from its rows: packTransposedPairs).
-void checkGemm(const DotPath& path, const Shape& sizes, const Shape& block, bool bias, bool transposedB) {
+// `BOperand::transposed`, B is stored [N, K] and each block transposed, as attention's K is (bf16 pairs
+// pack such a block straight from its rows: packTransposedPairs); `identityPermuted` permutes B's
+// blocks by {0, 1}, which is no transpose.
+enum class BOperand { asStored, transposed, identityPermuted };
+void checkGemm(const DotPath& path, const Shape& sizes, const Shape& block, bool bias, BOperand bOperand) {
+  const bool transposedB = bOperand == BOperand::transposed;
   const int64_t M = sizes[0], K = sizes[1], N = sizes[2], bm = block[0], bk = block[1], bn = block[2];
   DType result = path.b == DType::i8 ? DType::i32 : DType::f32;
   Tensor a = operand({M, K}, path.a, 11), b = operand({K, N}, path.b, 12);
@@ -104,7 +107,8 @@ void checkGemm(const DotPath& path, const Shape& sizes, const Shape& block, bool
     auto B = p.read(stored, transposedB ? Shape{bn, bk} : Shape{bk, bn});
     Tile start = bias ? p.read(init, {bm, bn}).at({i, j}) : p.zeros({bm, bn}, result);
     Tile acc = p.fold(0, A.blocks(1), start, [&](Index k, Tile acc) {
-      return dot(A.at({i, k}), transposedB ? B.at({j, k}).transpose() : B.at({k, j}), acc);
+      Tile b = transposedB ? B.at({j, k}).transpose() : B.at({k, j});
+      return dot(A.at({i, k}), bOperand == BOperand::identityPermuted ? b.permute({0, 1}) : b, acc);
     });
     p.write(out, {bm, bn}).put(acc, {i, j});
   }, "dot_path");
@@ -186,10 +190,12 @@ TEST_CASE("cpu dot paths: each runs against float64, natively where the host has
           std::string what = std::string(path.name) + (path.native ? "" : " (emulated)") + ": " + shapeText(sizes) +
                              " in blocks " + shapeText(block) + (bias ? " from a bias" : " from zeros");
           INFO(what);
-          checkGemm(path, sizes, block, bias, false);
+          checkGemm(path, sizes, block, bias, BOperand::asStored);
           if (path.a == DType::bf16) {
             INFO("B stored transposed");
-            checkGemm(path, sizes, block, bias, true);
+            checkGemm(path, sizes, block, bias, BOperand::transposed);
+            INFO("B permuted by {0, 1}");
+            checkGemm(path, sizes, block, bias, BOperand::identityPermuted);
           }
         }
   }

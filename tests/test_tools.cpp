@@ -100,14 +100,15 @@ TEST_CASE("the CPU buffer plans of samples match their golden files, as tile-ir 
 }
 
 // Tiles used more than once: a block read is read again where each use is, and so is an
-// expression of a few one-instruction ops; a costly one, or one a loop uses, gets a buffer.
+// expression of a few one-instruction ops; a costly one, one a loop uses, or one read again
+// after a tensor is written gets a buffer, and so does a costly tile a broadcast expands.
 TEST_CASE("the CPU buffer plan recomputes reads and cheap tiles at each use, not costly or loop-invariant ones") {
   Tensor x = Tensor::random({8, 64}, 5), out = Tensor::zeros({8, 64});
   TracedKernel traced = trace({2}, [&](Program& p) {
-    Tile t = p.read(x, {4, 64}).at({p.id(0), 0});  // read by the sum, the centering and the loop's abs
-    Tile centered = t - t.sum(1, true) / 64.0;      // a sub and a broadcast division per row: cheap
+    Tile t = p.read(x, {4, 64}).at({p.id(0), 0});  // read by the sum, the centering and the abs
+    Tile centered = t - t.sum(1, true) / 64.0;      // a sub of a row's mean (a division, buffered)
     Tile e = centered.exp();                        // costly
-    Tile magnitude = t.abs();                       // cheap, but used inside the loop
+    Tile magnitude = t.abs();                       // cheap, but the loop uses it
     Tile acc = p.fold(0, 2, p.zeros({4, 64}), [&](Index, Tile a) { return a + magnitude; });
     p.write(out, {4, 64}).put(centered * centered + e * e + acc, {p.id(0), 0});
   }, "plan");
@@ -125,6 +126,7 @@ TEST_CASE("the CPU buffer plan recomputes reads and cheap tiles at each use, not
   CHECK(plan.of[resultOf(ir::OpCode::sub)] == cpu::Placement::fused);
   CHECK(plan.of[resultOf(ir::OpCode::exp)] == cpu::Placement::buffer);
   CHECK(plan.of[resultOf(ir::OpCode::abs)] == cpu::Placement::buffer);
+  CHECK(plan.of[resultOf(ir::OpCode::div)] == cpu::Placement::buffer);
   // And the kernel computes what it says: out = c^2 + exp(c)^2 + 2|x|, c = x - mean(row).
   launch(traced, {2}, RunOptions{.device = "cpu"});
   std::vector<double> xv = x.values();
@@ -136,6 +138,21 @@ TEST_CASE("the CPU buffer plan recomputes reads and cheap tiles at each use, not
       CHECK(out.item(r * 64 + c) == doctest::Approx(centered * centered + e * e + 2 * std::fabs(xv[size_t(r * 64 + c)])).epsilon(1e-5));
     }
   }
+}
+
+// A block read by two ops with a store between them keeps its copy: the store's tensor may be
+// another view of the memory the block was read from.
+TEST_CASE("the CPU buffer plan copies a block read again after a store") {
+  Tensor x = Tensor::random({4, 64}, 6), y = Tensor::zeros({4, 64}), z = Tensor::zeros({4, 64});
+  TracedKernel traced = trace({1}, [&](Program& p) {
+    Tile t = p.read(x, {4, 64}).at({0, 0});
+    p.write(y, {4, 64}).put(t * 2.0, {0, 0});
+    p.write(z, {4, 64}).put(t + 1.0, {0, 0});
+  }, "read_store_read");
+  const ir::Kernel& k = *traced.kernel;
+  cpu::BufferPlan plan = cpu::planBuffers(k, cpu::UseInfo(k), cpu::loweringOptionsForIsa("avx2"));
+  const ir::Op& load = *std::find_if(k.body.ops.begin(), k.body.ops.end(), [](const ir::Op& op) { return op.code == ir::OpCode::load; });
+  CHECK(plan.of[size_t(load.results[0])] == cpu::Placement::buffer);
 }
 
 // Halide's habit: with spdlog at debug, each lowering step logs its result as tile-ir prints it.

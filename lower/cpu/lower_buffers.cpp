@@ -160,8 +160,8 @@ std::vector<llvm::Value*> KernelLowering::transpose8x8(std::vector<llvm::Value*>
 bool KernelLowering::packsTransposedPairs(ValueId v) const {
   const ir::Op* op = info_.def[v];
   const ir::Op* dot = info_.dotUser[v];
-  if (!op || op->code != OpCode::permute || !dot || dot->operands[1] != v || dot->operands[0] == v ||
-      info_.uses[v] != 1 || type(v).dtype != DType::bf16 || type(v).rank() != 2)
+  if (!op || op->code != OpCode::permute || op->get(ir::attr::perm) != std::vector<int64_t>{1, 0} || !dot ||
+      dot->operands[1] != v || dot->operands[0] == v || info_.uses[v] != 1 || type(v).dtype != DType::bf16)
     return false;
   DotProducts products = dotProducts(kernel_, *dot, options_);
   const ir::Shape& shape = type(v).shape;  // [k, n]
@@ -173,13 +173,13 @@ bool KernelLowering::packsTransposedPairs(ValueId v) const {
 // [batch, heads, seq, dim] tensor is read), each fused and used once; null if there is none.
 const ir::Op* KernelLowering::transposedLoad(ValueId v) const {
   ValueId x = info_.def[v]->operands[0];
-  const ir::Shape& shape = type(x).shape;
+  const ir::Shape& transposed = type(x).shape;  // [n, k]
   while (info_.def[x] && info_.def[x]->code == OpCode::reshape && info_.uses[x] == 1 && !plan_.buffered(x))
     x = info_.def[x]->operands[0];
   const ir::Op* load = info_.def[x];
   if (!load || load->code != OpCode::load || info_.uses[x] != 1 || plan_.buffered(x)) return nullptr;
   const ir::Shape& loaded = type(x).shape;
-  bool unitsThenShape = loaded.size() >= 2 && std::equal(shape.begin(), shape.end(), loaded.end() - 2) &&
+  bool unitsThenShape = loaded.size() >= 2 && std::equal(transposed.begin(), transposed.end(), loaded.end() - 2) &&
                         std::all_of(loaded.begin(), loaded.end() - 2, [](int64_t d) { return d == 1; });
   return unitsThenShape ? load : nullptr;
 }

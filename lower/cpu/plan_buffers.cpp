@@ -20,9 +20,9 @@ constexpr int kMaxFusedLoads = 16;
 
 // A tile used more than once is computed again at each use, rather than written to a buffer
 // and read back, when its fused expression costs at most kMaxRecomputedOps one-instruction ops
-// (adds, compares, selects...) per element and it has at most kMaxRecomputedUses uses: in
-// memory-bound kernels the buffer's extra pass costs more (layernorm's `where(inRow, x - mean,
-// 0)`, read three times: 4096x1024 0.78 -> 0.71 ms).
+// (adds, compares, selects...) per element and it has at most kMaxRecomputedUses uses (and no
+// tensor is written between them): in memory-bound kernels the buffer's extra pass costs more
+// (layernorm's `where(inRow, x - mean, 0)`, read three times: 4096x1024 0.78 -> 0.71 ms).
 constexpr int kMaxRecomputedOps = 4, kMaxRecomputedUses = 4;
 
 // What an op costs per element, in one-instruction ops, computed again at each use.
@@ -84,6 +84,7 @@ class Planner {
   void placeValue(ValueId r) {
     if (type(r).isScalar()) return;
     const ir::Op& op = *info_.def[r];
+    if (op.code == OpCode::broadcast) bufferCostlyOperand(op);
     int loads = countFusedLoads(op), ops = countFusedOps(op);
     if (!needsBuffer(r, ops) && loads <= kMaxFusedLoads) {
       plan_.of[size_t(r)] = Placement::fused;
@@ -100,11 +101,24 @@ class Planner {
     // A read must read memory before any later write to the same tensor can change it.
     if (ir::readsTensor(op->code) && info_.storedTensors.count(op->get(ir::attr::tensor))) return true;
     if (isCheap(op->code)) return false;
-    if (info_.usedDeeper[v]) return true;
+    if (info_.usedDeeper[v]) return true;  // a loop would compute it at every step
+    if (info_.uses[v] == 1) return false;
+    // Used again after a write to a tensor (another view of the memory it reads, perhaps), it
+    // would read what the write left.
+    if (info_.writeBeforeLastUse(v)) return true;
     // A block read again where each use is (from cache) costs no more than its copy read again,
     // and spares writing the copy (layernorm 4096x1024, x read twice: 0.86 -> 0.78 ms).
     if (op->code == OpCode::load) return false;
-    return info_.uses[v] > 1 && (ops > kMaxRecomputedOps || info_.uses[v] > kMaxRecomputedUses);
+    return ops > kMaxRecomputedOps || info_.uses[v] > kMaxRecomputedUses;
+  }
+
+  // A costly tile that a broadcast expands (a row's mean, exp of a row's max) is computed once,
+  // into a buffer, rather than at every element the broadcast makes of it.
+  void bufferCostlyOperand(const ir::Op& broadcast) {
+    ValueId o = broadcast.operands[0];
+    if (plan_.of[size_t(o)] == Placement::fused && fusedOps_[size_t(o)] > kMaxRecomputedOps &&
+        type(o).numel() < type(broadcast.results[0]).numel())
+      plan_.of[size_t(o)] = Placement::buffer;
   }
 
   // The loads a tile's fused expression stages (buffered operands stage none).
@@ -116,15 +130,11 @@ class Planner {
   }
 
   // The recomputeCost of a tile's fused expression per element (buffered operands are read, not
-  // computed). A broadcast along the innermost axis computes its operand once per row of the
-  // nest's inner loop (LLVM hoists it), so its cost spreads over that row.
+  // computed).
   int countFusedOps(const ir::Op& op) {
     int64_t ops = recomputeCost(op.code);
     for (ValueId o : op.operands)
       if (!plan_.buffered(o)) ops += fusedOps_[size_t(o)];
-    const ir::Shape& shape = type(op.results[0]).shape;
-    if (op.code == OpCode::broadcast && !shape.empty() && type(op.operands[0]).shape.back() == 1)
-      ops = (ops + shape.back() - 1) / shape.back();
     return fusedOps_[size_t(op.results[0])] = static_cast<int>(std::min<int64_t>(ops, 1 << 20));
   }
 

@@ -2,6 +2,7 @@
 // is emitted (lowerToLLVM plans, then emits by the plan). A function of the kernel and the
 // lowering options alone; tile-ir --stage=buffers prints it.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <set>
@@ -39,11 +40,21 @@ struct UseInfo {
   std::vector<const ir::Op*> storer;  // the store that writes the value, if one does
   std::set<int64_t> storedTensors;
   std::map<int64_t, int> tensorOps;  // how many ops read or write each tensor
+  // Ops numbered in program order (an op before the ops of its regions): where each value is
+  // defined and last used, and where tensors are written.
+  std::vector<int> definedAt, lastUsedAt, writesAt;
 
   explicit UseInfo(const ir::Kernel& k)
       : def(k.types.size()), uses(k.types.size()), defDepth(k.types.size()), usedDeeper(k.types.size()),
-        printed(k.types.size()), dotUser(k.types.size()), yieldedInto(k.types.size(), -1), storer(k.types.size()) {
+        printed(k.types.size()), dotUser(k.types.size()), yieldedInto(k.types.size(), -1), storer(k.types.size()),
+        definedAt(k.types.size()), lastUsedAt(k.types.size()) {
     walk(k.body, 0, -1);
+  }
+
+  // Whether an op writes a tensor after v is defined and before its last use.
+  bool writeBeforeLastUse(ValueId v) const {
+    auto next = std::upper_bound(writesAt.begin(), writesAt.end(), definedAt[size_t(v)]);
+    return next != writesAt.end() && *next < lastUsedAt[size_t(v)];
   }
 
   // Where a region's loop-carried arguments start (a fold's after k, a while body's at 0); -1
@@ -56,9 +67,12 @@ struct UseInfo {
   void walk(const ir::Block& block, int depth, int carriedFrom) {
     for (ValueId a : block.args) defDepth[a] = depth;
     for (const ir::Op& op : block.ops) {
+      const int at = ops_++;
+      if (ir::writesTensor(op.code)) writesAt.push_back(at);
       for (size_t i = 0; i < op.operands.size(); ++i) {
         ValueId v = op.operands[i];
         ++uses[v];
+        lastUsedAt[v] = at;
         if (depth > defDepth[v]) usedDeeper[v] = true;
         if (op.code == OpCode::dot && i < 2) dotUser[v] = &op;
         if (op.code == OpCode::print) printed[v] = true;
@@ -69,12 +83,16 @@ struct UseInfo {
       for (ValueId r : op.results) {
         def[r] = &op;
         defDepth[r] = depth;
+        definedAt[r] = at;
       }
       for (size_t r = 0; r < op.regions.size(); ++r) walk(op.regions[r], depth + 1, firstCarried(op, r));
       if (op.code == OpCode::yield && carriedFrom >= 0)
         for (size_t i = 0; i < op.operands.size(); ++i) yieldedInto[op.operands[i]] = block.args[size_t(carriedFrom) + i];
     }
   }
+
+ private:
+  int ops_ = 0;  // ops numbered so far
 };
 
 enum class Placement : uint8_t {
