@@ -7,6 +7,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <string_view>
+#if defined(__linux__)
+#include <sched.h>
+#endif
 #include <system_error>
 
 namespace tj::cpu {
@@ -50,7 +53,15 @@ uint32_t unclaimedOf(uint64_t ticket) { return static_cast<uint32_t>(ticket); }
 // (and each costs a stack), so more are never started.
 constexpr int kMaxThreadsPerCore = 4;
 
-int coreCount() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+// The cores this process may run on: its affinity mask (taskset, a container's cpuset), else
+// the machine's.
+int coreCount() {
+#if defined(__linux__)
+  cpu_set_t mask;
+  if (sched_getaffinity(0, sizeof mask, &mask) == 0) return std::max(1, CPU_COUNT(&mask));
+#endif
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
 
 int threadsFromEnvironment() {
   const int cores = coreCount();

@@ -29,7 +29,8 @@ class ThreadPool {
 
   int threads() const { return static_cast<int>(workers_.size()) + 1; }
 
-  // The process's pool: $TILEJIT_THREADS threads (at most 4 per core), default one per core.
+  // The process's pool: $TILEJIT_THREADS threads (at most 4 per core), default one per core the
+  // process may run on.
   static ThreadPool& global();
 
   // Calls fn(begin, end) on disjoint ranges that cover [0, total) once.
