@@ -140,6 +140,23 @@ TEST_CASE("the CPU buffer plan recomputes reads and cheap tiles at each use, not
   }
 }
 
+// Rounding to bf16 is several ops, so a bf16 tile used twice is not computed again at each use.
+TEST_CASE("the CPU buffer plan buffers a bf16 tile used twice") {
+  Tensor x = Tensor::random({4, 64}, 7), y = Tensor::zeros({4, 64});
+  TracedKernel traced = trace({1}, [&](Program& p) {
+    Tile narrow = (p.read(x, {4, 64}).at({0, 0}) * 3.0).cast(DType::bf16);
+    p.write(y, {4, 64}).put(narrow.cast(DType::f32) + narrow.abs().cast(DType::f32), {0, 0});
+  }, "bf16_twice");
+  const ir::Kernel& k = *traced.kernel;
+  cpu::UseInfo info(k);
+  cpu::BufferPlan plan = cpu::planBuffers(k, info, cpu::loweringOptionsForIsa("avx2"));
+  const ir::Op& rounding = *std::find_if(k.body.ops.begin(), k.body.ops.end(), [&](const ir::Op& op) {
+    return op.code == ir::OpCode::cast && k.type(op.results[0]).dtype == DType::bf16;
+  });
+  CHECK(info.uses[size_t(rounding.results[0])] == 2);
+  CHECK(plan.of[size_t(rounding.results[0])] == cpu::Placement::buffer);
+}
+
 // A block read by two ops with a store between them keeps its copy: the store's tensor may be
 // another view of the memory the block was read from.
 TEST_CASE("the CPU buffer plan copies a block read again after a store") {

@@ -26,7 +26,7 @@ constexpr int kMaxFusedLoads = 16;
 constexpr int kMaxRecomputedOps = 4, kMaxRecomputedUses = 4;
 
 // What an op costs per element, in one-instruction ops, computed again at each use.
-int recomputeCost(OpCode c) {
+int opCost(OpCode c) {
   switch (c) {
     case OpCode::neg: case OpCode::abs: case OpCode::relu: case OpCode::floor: case OpCode::ceil:
     case OpCode::logical_not: case OpCode::add: case OpCode::sub: case OpCode::mul: case OpCode::max:
@@ -38,6 +38,16 @@ int recomputeCost(OpCode c) {
     default:
       return isCheap(c) || c == OpCode::load ? 0 : 32;  // transcendentals, gathers, atomics...
   }
+}
+
+bool isNarrowFloat(DType t) { return t == DType::f16 || t == DType::bf16 || isFloat8(t); }
+
+// opCost, and four times it where a 16- or 8-bit float is rounded to or converted from (each
+// op on those rounds its f32 result; bf16 and 8-bit conversions are several integer ops).
+int recomputeCost(const ir::Kernel& k, const ir::Op& op) {
+  bool narrow = isNarrowFloat(k.type(op.results[0]).dtype) ||
+                (op.code == OpCode::cast && isNarrowFloat(k.type(op.operands[0]).dtype));
+  return opCost(op.code) * (narrow && !isCheap(op.code) && op.code != OpCode::load ? 4 : 1);
 }
 
 class Planner {
@@ -132,7 +142,7 @@ class Planner {
   // The recomputeCost of a tile's fused expression per element (buffered operands are read, not
   // computed).
   int countFusedOps(const ir::Op& op) {
-    int64_t ops = recomputeCost(op.code);
+    int64_t ops = recomputeCost(k_, op);
     for (ValueId o : op.operands)
       if (!plan_.buffered(o)) ops += fusedOps_[size_t(o)];
     return fusedOps_[size_t(op.results[0])] = static_cast<int>(std::min<int64_t>(ops, 1 << 20));
