@@ -56,7 +56,7 @@ SampleCli::SampleCli(std::string sample, const std::string& description)
   app.add_option("--device", device_,
                  "cpu, interp, vulkan[:N], cuda[:N] or hip[:N] (default: $TILEJIT_DEVICE or the best device)");
   app.add_flag("--check", check_, "compare with a float64 reference; exit 1 on mismatch");
-  app.add_option("--repeat", repeat_, "run N times (after --warmup's runs); ms is the median of the runs after the first")
+  app.add_option("--repeat", repeat_, "run N times, besides --warmup's runs; ms is the median of the runs after the first")
       ->check(CLI::PositiveNumber);
   app.add_option("--warmup", warmup_, "run N more times after the first, untimed, before the timed runs")
       ->check(CLI::NonNegativeNumber);

@@ -190,12 +190,13 @@ TEST_CASE("cpu dot paths: each runs against float64, natively where the host has
           std::string what = std::string(path.name) + (path.native ? "" : " (emulated)") + ": " + shapeText(sizes) +
                              " in blocks " + shapeText(block) + (bias ? " from a bias" : " from zeros");
           INFO(what);
-          checkGemm(path, sizes, block, bias, BOperand::asStored);
-          if (path.a == DType::bf16) {
-            INFO("B stored transposed");
-            checkGemm(path, sizes, block, bias, BOperand::transposed);
-            INFO("B permuted by {0, 1}");
-            checkGemm(path, sizes, block, bias, BOperand::identityPermuted);
+          for (BOperand operand : {BOperand::asStored, BOperand::transposed, BOperand::identityPermuted}) {
+            if (operand != BOperand::asStored && path.a != DType::bf16) continue;
+            const char* form = operand == BOperand::asStored     ? "B as stored"
+                               : operand == BOperand::transposed ? "B stored transposed"
+                                                                 : "B permuted by {0, 1}";
+            INFO(form);
+            checkGemm(path, sizes, block, bias, operand);
           }
         }
   }

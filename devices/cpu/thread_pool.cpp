@@ -19,7 +19,8 @@ namespace {
 // How long an idle worker (or a caller waiting for the workers) polls before it sleeps. Waking
 // a sleeper costs tens of microseconds, and a program's launches follow one another closer than
 // that: a 20 us spin let the worker fall asleep between runs, which cost layernorm 4096x1024
-// 0.78 -> 0.70 ms and vector add 4M 0.96 -> 0.89 ms on 2 threads (100 us or more did alike).
+// 0.78 -> 0.70 ms and vector add 4M 0.96 -> 0.89 ms on 2 threads. 100 us to 1 ms did alike and
+// 50 us did not: 200 leaves a margin for a slower caller.
 // With more threads than cores a spinning thread takes a core from a working one: spin briefly.
 constexpr auto kSpin = std::chrono::microseconds(200), kSpinOversubscribed = std::chrono::microseconds(20);
 

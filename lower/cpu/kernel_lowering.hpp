@@ -283,7 +283,6 @@ class KernelLowering {
   std::map<ir::Shape, llvm::GlobalVariable*> blockShapes_;  // copyBlock's other argument, by shape
   std::map<ValueId, BlockView> inPlaceOperands_;  // dot left operands read where they lie (lowerInPlaceOperand)
   std::set<ValueId> widened_;  // 16- and 8-bit float dot operands whose buffers hold f32 (Placement::widened)
-  std::set<ValueId> packedPairs_;  // bf16 dot operands written in packPairs' layout (packTransposedPairs)
   std::set<const ir::Op*> trueMasks_;  // the masks the current fast path knows to be all true
   std::map<std::string, llvm::Function*> microKernels_;  // by what their code depends on (microKernelFunction)
   // A fold's tile that accumulates in its store's block of the output (beginOutputAccumulator).

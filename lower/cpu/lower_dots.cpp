@@ -238,7 +238,7 @@ bool KernelLowering::emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType 
   DotProducts products = dotProducts(kernel_, op, options_);
   llvm::Value* b = buffers_[op.operands[1]];
   llvm::Value* packedB = nullptr;
-  if (packedPairs_.count(op.operands[1]))
+  if (packsTransposedPairs(op.operands[1]))  // written so already
     packedB = b;
   else if (products == DotProducts::pairs || (products == DotProducts::amxTiles && bt.dtype == DType::bf16))
     packedB = packPairs(b, bt.dtype, k, n, lanes);

@@ -69,9 +69,8 @@ void KernelLowering::lowerOp(const ir::Op& op) {
     if (widen) widened_.insert(r);
     if (placed == Placement::inPlace) {
       lowerInPlaceOperand(op, buffer);
-    } else if (placed == Placement::buffer && packsTransposedPairs(r)) {
+    } else if (packsTransposedPairs(r)) {
       packTransposedPairs(r, buffer);
-      packedPairs_.insert(r);
     } else {
       materialize(r, buffer, widen ? std::optional{DType::f32} : std::nullopt);
     }

@@ -47,7 +47,7 @@ bool isNarrowFloat(DType t) { return t == DType::f16 || t == DType::bf16 || isFl
 int recomputeCost(const ir::Kernel& k, const ir::Op& op) {
   bool narrow = isNarrowFloat(k.type(op.results[0]).dtype) ||
                 (op.code == OpCode::cast && isNarrowFloat(k.type(op.operands[0]).dtype));
-  return opCost(op.code) * (narrow && !isCheap(op.code) && op.code != OpCode::load ? 4 : 1);
+  return opCost(op.code) * (narrow ? 4 : 1);
 }
 
 class Planner {
@@ -238,8 +238,7 @@ DotProducts dotProducts(const ir::Kernel& k, const ir::Op& dot, const CpuLowerin
 
 bool widensOperands(const ir::Kernel& k, const ir::Op& dot, const CpuLoweringOptions& options) {
   DType operand = k.type(dot.operands[0]).dtype;
-  bool narrowFloat = operand == DType::f16 || operand == DType::bf16 || isFloat8(operand);
-  return narrowFloat && microKernelApplies(k, dot, options) && dotProducts(k, dot, options) == DotProducts::single;
+  return isNarrowFloat(operand) && microKernelApplies(k, dot, options) && dotProducts(k, dot, options) == DotProducts::single;
 }
 
 BufferPlan planBuffers(const ir::Kernel& kernel, const UseInfo& info, const CpuLoweringOptions& options) {
