@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "devices/cpu/block_copy.hpp"
+#include "devices/cpu/launch_workspace.hpp"
 #include "devices/interp/values.hpp"
 #include "ir/passes.hpp"
 #include "jit/cpu_compiler.hpp"
@@ -98,7 +99,9 @@ LaunchReport CpuDevice::launch(const ir::Kernel& kernel, const LaunchArgs& args)
   Printer printer{args.print, args.grid.size()};
   KernelFaults faults;
   std::vector<int64_t> scalars = scalarSlots(kernel, args.scalars);
-  KernelArgs kernelArgs{tensors.data(), {1, 1, 1}, printTile, &printer, &faults, scalars.data(), gatherBlock, scatterBlock};
+  LaunchWorkspace workspace(workspaces_);
+  KernelArgs kernelArgs{tensors.data(), {1, 1, 1}, printTile,   &printer,  &faults, scalars.data(), gatherBlock,
+                        scatterBlock,   LaunchWorkspace::provide, &workspace};
   int64_t programs = 1;
   for (size_t i = 0; i < args.grid.size(); ++i) {
     kernelArgs.grid[i] = args.grid[i];

@@ -1,6 +1,7 @@
 // The CPU device: kernels compiled by LLVM (through the kernel cache) and run
 // over the grid on a thread pool.
 #pragma once
+#include "devices/cpu/launch_workspace.hpp"
 #include "devices/cpu/thread_pool.hpp"
 #include "devices/device.hpp"
 #include "devices/registry.hpp"
@@ -26,6 +27,7 @@ class CpuDevice final : public Device {
  private:
   jit::KernelCache& cache_;
   ThreadPool& pool_;
+  WorkspacePool workspaces_;
 };
 
 }  // namespace tj::cpu

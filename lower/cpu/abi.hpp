@@ -42,6 +42,12 @@ using GatherBlockFn = void (*)(const TensorDesc* tensor, int32_t rank, int32_t e
 using ScatterBlockFn = void (*)(const TensorDesc* tensor, int32_t rank, int32_t elementBytes, const int64_t* firsts,
                                 const int64_t* block, const void* staging);
 
+// One block of memory that every call of a launch shares (each call asks, and each gets the same
+// block), its first `zeroedBytes` zero: there a kernel packs once the dot operand blocks that
+// several of its programs read alike (lower/cpu's Placement::packedOnce). Null when the runtime
+// cannot give it; the kernel then packs each program's blocks for that program.
+using WorkspaceFn = void* (*)(void* context, int64_t bytes, int64_t zeroedBytes);
+
 struct KernelArgs {
   const TensorDesc* tensors;  // one per kernel tensor parameter, in order
   int64_t grid[kMaxGridRank];  // unused trailing entries are 1
@@ -51,6 +57,8 @@ struct KernelArgs {
   const int64_t* scalars;  // one per scalar parameter: an i64, or a float parameter's f64 bits
   GatherBlockFn gatherBlock;
   ScatterBlockFn scatterBlock;
+  WorkspaceFn workspace;  // may be null: no workspace
+  void* workspaceContext;
 };
 
 // Runtime faults a kernel reports instead of trapping.

@@ -139,7 +139,14 @@ class KernelLowering {
     return b_.CreateInBoundsGEP(tile.aElement, tile.a,
                                 b_.CreateAdd(b_.CreateMul(row, tile.aRowStride), col));
   }
-  llvm::Value* packPairs(llvm::Value* b, DType dtype, int64_t k, int64_t n, int64_t lanes);
+  // How a micro-kernel reads B: its rows as they are (single products), or packed in groups of
+  // k (packPairs, packQuads) for the products that take them.
+  enum class BPacking { rows, pairs, quads };
+  BPacking bPackingOf(const ir::Op& dot) const;
+  int64_t packedOperandBytes(ValueId b) const;  // of B's block as its dot reads it
+  // B's block from its buffer `b` into `packed`, as bPackingOf says; returns `packed`.
+  llvm::Value* packB(const ir::Op& dot, llvm::Value* b, llvm::Value* packed);
+  void packPairs(llvm::Value* b, DType dtype, int64_t k, int64_t n, int64_t lanes, llvm::Value* packed);
   llvm::Value* widenToF32(llvm::Value* buffer, const ir::Type& t);
   void mapBuffer(llvm::Value* from, llvm::Type* fromType, llvm::Value* to, llvm::Type* toType, int64_t count,
                  const std::function<llvm::Value*(llvm::Value*)>& f);
@@ -149,7 +156,7 @@ class KernelLowering {
                      llvm::Value* col0);
   llvm::Value* groupProduct(const MicroTile& tile, llvm::Value* acc, llvm::Value* a, llvm::Value* b);
   // ---- dot instructions by host (lower_dot_instructions.cpp)
-  llvm::Value* packQuads(llvm::Value* b, int64_t k, int64_t n, int64_t lanes, bool withColumnSums);
+  void packQuads(llvm::Value* b, int64_t k, int64_t n, int64_t lanes, bool withColumnSums, llvm::Value* packed);
   llvm::Value* quadBiasOf(const MicroTile& tile, int64_t k, int64_t n, llvm::Value* col);
   llvm::Value* dotBf16Pairs(llvm::Value* acc, llvm::Value* a, llvm::Value* b);
   llvm::Value* dotI8Quads(llvm::Value* acc, llvm::Value* a, llvm::Value* b);
@@ -159,6 +166,11 @@ class KernelLowering {
                    const std::vector<int64_t>& tileRows);
   void compileAmxAsLoops(llvm::Function& fn);
   void lowerReduction(const ir::Op& op);
+
+  // ---- dot operands packed once per launch (lower_packed_once.cpp)
+  void emitWorkspace();
+  llvm::Value* lowerPackedOnce(ValueId v);
+  void packOperand(ValueId v, llvm::Value* packed);
 
   // ---- elements: the register value of element `idx` of `v`
   llvm::Value* element(ValueId v, const Indices& idx);
@@ -238,7 +250,7 @@ class KernelLowering {
     BlockView view;
   };
   StagedStore stageStore(const ir::Op& store);
-  static constexpr int kGatherBlock = 6, kScatterBlock = 7;  // KernelArgs' fields
+  static constexpr int kGatherBlock = 6, kScatterBlock = 7, kWorkspace = 8, kWorkspaceContext = 9;  // KernelArgs' fields
   void copyBlock(int field, int64_t tensor, const Indices& firsts, const ir::Shape& block, llvm::Value* stagingBuffer,
                  llvm::Value* fillBits = nullptr);
   llvm::Value* viewAddress(DType dtype, const BlockView& view, const Indices& idx);
@@ -284,6 +296,15 @@ class KernelLowering {
   std::map<ValueId, BlockView> inPlaceOperands_;  // dot left operands read where they lie (lowerInPlaceOperand)
   std::set<ValueId> widened_;  // 16- and 8-bit float dot operands whose buffers hold f32 (Placement::widened)
   std::set<const ir::Op*> trueMasks_;  // the masks the current fast path knows to be all true
+  // A packed operand's part of the workspace (emitWorkspace): a state word per slot at `flags`,
+  // then a block of blockBytes per slot at `blocks`; usable where the workspace was given and
+  // the operand has slots.
+  struct PackedRegion {
+    llvm::Value *flags = nullptr, *blocks = nullptr, *usable = nullptr, *slots = nullptr;
+    Indices blocksPerAxis;  // of its tensor, in blocks: slots are numbered row-major over them
+    int64_t blockBytes = 0;
+  };
+  std::map<ValueId, PackedRegion> packedRegions_;
   std::map<std::string, llvm::Function*> microKernels_;  // by what their code depends on (microKernelFunction)
   // A fold's tile that accumulates in its store's block of the output (beginOutputAccumulator).
   struct OutputAccumulator {

@@ -58,8 +58,7 @@ llvm::Value* KernelLowering::dotBf16Pairs(llvm::Value* acc, llvm::Value* a, llvm
 // B [k, n] of i8 -> [k/4, n, 4]: element (4q + i, j) at (q * n + j) * 4 + i, the layout of
 // vpdpbusd's and AMX's right operand. With the column sums Σ_k B[k, j] as i32 after the k * n
 // bytes (quadBiasOf). `lanes` columns at a time: four row loads, two concatenations, one interleave.
-llvm::Value* KernelLowering::packQuads(llvm::Value* b, int64_t k, int64_t n, int64_t lanes, bool withColumnSums) {
-  llvm::Value* packed = allocateBuffer({DType::i8, {k + (withColumnSums ? 4 : 0), n}});
+void KernelLowering::packQuads(llvm::Value* b, int64_t k, int64_t n, int64_t lanes, bool withColumnSums, llvm::Value* packed) {
   llvm::Type* i8 = b_.getInt8Ty();
   auto* rowTy = llvm::FixedVectorType::get(i8, static_cast<unsigned>(lanes));
   auto* sumTy = llvm::FixedVectorType::get(b_.getInt32Ty(), static_cast<unsigned>(lanes));
@@ -91,7 +90,6 @@ llvm::Value* KernelLowering::packQuads(llvm::Value* b, int64_t k, int64_t n, int
       b_.CreateAlignedStore(sum, sumsAt(col), llvm::Align(4));
     });
   });
-  return packed;
 }
 
 // vpdpbusd multiplies unsigned bytes by signed ones, so A's i8 enter as a + 128 (the sign bit

@@ -236,14 +236,13 @@ bool KernelLowering::emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType 
   int64_t vectors = n % (2 * lanes) == 0 ? 2 : 1;
   int64_t rows = std::min(m, lanes >= 16 ? int64_t{8} : int64_t{6});
   DotProducts products = dotProducts(kernel_, op, options_);
-  llvm::Value* b = buffers_[op.operands[1]];
+  ValueId bv = op.operands[1];
+  llvm::Value* b = buffers_[bv];
   llvm::Value* packedB = nullptr;
-  if (packsTransposedPairs(op.operands[1]))  // written so already
-    packedB = b;
-  else if (products == DotProducts::pairs || (products == DotProducts::amxTiles && bt.dtype == DType::bf16))
-    packedB = packPairs(b, bt.dtype, k, n, lanes);
-  else if (products != DotProducts::single)
-    packedB = packQuads(b, k, n, lanes, biasedQuads(products, at.dtype));
+  if (bPackingOf(op) != BPacking::rows) {
+    bool written = plan_.of[size_t(bv)] == Placement::packedOnce || packsTransposedPairs(bv);  // so already
+    packedB = written ? b : packB(op, b, allocateBuffer({DType::i8, {packedOperandBytes(bv)}}));
+  }
   MicroTile tile{.lanes = lanes, .vectors = vectors, .rows = rows, .accType = accType, .operandType = at.dtype,
                  .products = products, .a = buffers_[op.operands[0]], .b = b, .aRowStride = i64(k),
                  .aElement = storageType(ctx_, at.dtype), .packedB = packedB, .acc = {}};
@@ -450,11 +449,39 @@ llvm::Value* KernelLowering::packRowsOfA(llvm::Value* a, const ir::Type& t, DotP
   return packed;
 }
 
+KernelLowering::BPacking KernelLowering::bPackingOf(const ir::Op& dot) const {
+  DotProducts products = dotProducts(kernel_, dot, options_);
+  if (products == DotProducts::pairs || (products == DotProducts::amxTiles && type(dot.operands[1]).dtype == DType::bf16))
+    return BPacking::pairs;
+  return products == DotProducts::single ? BPacking::rows : BPacking::quads;
+}
+
+int64_t KernelLowering::packedOperandBytes(ValueId b) const {
+  const ir::Op& dot = *info_.dotUser[b];
+  const ir::Type& bt = type(b);
+  int64_t k = bt.shape[0], n = bt.shape[1];
+  switch (bPackingOf(dot)) {
+    case BPacking::rows: return k * n * dtypeBytes(bt.dtype);
+    case BPacking::pairs: return k * n * 2;
+    case BPacking::quads: break;
+  }
+  bool sums = biasedQuads(dotProducts(kernel_, dot, options_), type(dot.operands[0]).dtype);
+  return (k + (sums ? 4 : 0)) * n;  // the column sums' i32s after the bytes
+}
+
+llvm::Value* KernelLowering::packB(const ir::Op& dot, llvm::Value* b, llvm::Value* packed) {
+  const ir::Type& bt = type(dot.operands[1]);
+  int64_t k = bt.shape[0], n = bt.shape[1], lanes = options_.vectorBytes / 4;
+  DotProducts products = dotProducts(kernel_, dot, options_);
+  if (bPackingOf(dot) == BPacking::pairs) packPairs(b, bt.dtype, k, n, lanes, packed);
+  else packQuads(b, k, n, lanes, biasedQuads(products, type(dot.operands[0]).dtype), packed);
+  return packed;
+}
+
 // B [k, n] -> [k/2, n, 2] of 16-bit values (bf16 bits, or i8 sign-extended): element
 // (2p + i, j) at (p * n + j) * 2 + i. `lanes` columns at a time: two row loads, one
 // interleaving shuffle, one store.
-llvm::Value* KernelLowering::packPairs(llvm::Value* b, DType dtype, int64_t k, int64_t n, int64_t lanes) {
-  llvm::Value* packed = allocateBuffer({DType::bf16, {k, n}});
+void KernelLowering::packPairs(llvm::Value* b, DType dtype, int64_t k, int64_t n, int64_t lanes, llvm::Value* packed) {
   llvm::Type* i16 = b_.getInt16Ty();
   llvm::Type* storage = storageType(ctx_, dtype);
   auto* rowTy = llvm::FixedVectorType::get(storage, static_cast<unsigned>(lanes));
@@ -474,7 +501,6 @@ llvm::Value* KernelLowering::packPairs(llvm::Value* b, DType dtype, int64_t k, i
       b_.CreateAlignedStore(pairs, b_.CreateInBoundsGEP(i16, packed, to), llvm::Align(4));
     });
   });
-  return packed;
 }
 
 // One step of the micro-kernel over the k of one 4-byte group of B's packing: a pair of bf16

@@ -63,6 +63,8 @@ void KernelLowering::lowerOp(const ir::Op& op) {
     // Read by several nests (the plan reads it again rather than copy it): staged once, here,
     // so that an edge block is gathered once.
     stagedLoads_.emplace(&op, stageLoad(op, allocateBuffer(type(r))));
+  } else if (placed == Placement::packedOnce) {
+    buffers_[r] = lowerPackedOnce(r);
   } else if (plan_.buffered(r)) {
     bool widen = placed == Placement::widened;
     llvm::Value* buffer = allocateBuffer({widen ? DType::f32 : type(r).dtype, type(r).shape});

@@ -25,6 +25,7 @@ void KernelLowering::lower(const std::string& entryName) {
   allocaBlock_ = llvm::BasicBlock::Create(ctx_, "entry", fn);
   b_.SetInsertPoint(allocaBlock_);
   emitPrologue(fn);
+  emitWorkspace();
   auto alignedAlloc = module_.getOrInsertFunction("aligned_alloc", ptr, b_.getInt64Ty(), b_.getInt64Ty());
   heap_ = b_.CreateCall(alignedAlloc, {i64(kBufferAlign), i64(0)}, "heap");
   llvm::Value* begin = fn->getArg(1);
@@ -45,7 +46,7 @@ void KernelLowering::emitPrologue(llvm::Function* fn) {
   llvm::Type* i64Ty = b_.getInt64Ty();
   llvm::Type* ptr = b_.getPtrTy();
   auto* descType = llvm::StructType::get(ctx_, {ptr, llvm::ArrayType::get(i64Ty, kMaxRank), llvm::ArrayType::get(i64Ty, kMaxRank)});
-  argsType_ = llvm::StructType::get(ctx_, {ptr, llvm::ArrayType::get(i64Ty, kMaxGridRank), ptr, ptr, ptr, ptr, ptr, ptr});
+  argsType_ = llvm::StructType::get(ctx_, {ptr, llvm::ArrayType::get(i64Ty, kMaxGridRank), ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr});
   args_ = fn->getArg(0);
   llvm::Value* descs = b_.CreateLoad(ptr, b_.CreateStructGEP(argsType_, args_, 0), "tensors");
   for (size_t t = 0; t < kernel_.tensors.size(); ++t) {

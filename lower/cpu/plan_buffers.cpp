@@ -53,7 +53,8 @@ int recomputeCost(const ir::Kernel& k, const ir::Op& op) {
 class Planner {
  public:
   Planner(const ir::Kernel& k, const UseInfo& info, const CpuLoweringOptions& options)
-      : k_(k), info_(info), options_(options), fusedLoads_(k.types.size()), fusedOps_(k.types.size()) {
+      : k_(k), info_(info), options_(options), fusedLoads_(k.types.size()), fusedOps_(k.types.size()),
+        programAxes_(k.types.size(), kEveryAxis) {
     // Block arguments hold scalars or loop-carried tiles, which live in buffers.
     for (size_t v = 0; v < k.types.size(); ++v)
       plan_.of.push_back(k.types[v].isScalar() ? Placement::scalar : Placement::buffer);
@@ -69,6 +70,7 @@ class Planner {
 
   void visit(const ir::Block& b) {
     for (const ir::Op& op : b.ops) {
+      trackProgramAxes(op);
       place(op);
       for (const ir::Block& region : op.regions) visit(region);
     }
@@ -101,6 +103,47 @@ class Planner {
       return;
     }
     plan_.of[size_t(r)] = storedWidened(r) ? Placement::widened : readsInPlace(r) ? Placement::inPlace : Placement::buffer;
+    if (plan_.of[size_t(r)] == Placement::buffer) placePackedOnce(r);
+  }
+
+  // Which program ids (a bit per grid axis) each scalar depends on, as far as the plan can tell:
+  // a fold's index on its bounds'; values carried by loops, out of regions, or read from memory
+  // the kernel writes, on all of them.
+  void trackProgramAxes(const ir::Op& op) {
+    uint32_t axes = 0;
+    if (op.code == OpCode::program_id) axes = 1u << op.get(ir::attr::axis);
+    else if (!op.regions.empty() || op.code == OpCode::atomic ||
+             (ir::readsTensor(op.code) && info_.storedTensors.count(op.get(ir::attr::tensor))))
+      axes = kEveryAxis;
+    else
+      for (ValueId o : op.operands) axes |= programAxes_[size_t(o)];
+    for (ValueId r : op.results) programAxes_[size_t(r)] = axes;
+    if (op.code == OpCode::fold)
+      programAxes_[size_t(op.regions[0].args[0])] = programAxes_[size_t(op.operands[0])] | programAxes_[size_t(op.operands[1])];
+  }
+
+  // Packed once (Placement::packedOnce) when v is B of a micro-kernel dot and nothing else, a
+  // block of a tensor no program writes (or its transpose, through reshapes of unit axes, each
+  // used once) at offsets that do not depend on every program id: B of a GEMM, one block per
+  // column block and K step, which every row block of C reads.
+  void placePackedOnce(ValueId v) {
+    const ir::Op* dot = info_.dotUser[v];
+    if (!dot || dot->operands[1] != v || dot->operands[0] == v || info_.uses[v] != 1 ||
+        !microKernelApplies(k_, *dot, options_) || widensOperands(k_, *dot, options_))
+      return;
+    ValueId x = v;
+    while (info_.def[x] && (info_.def[x]->code == OpCode::permute || info_.def[x]->code == OpCode::reshape) &&
+           (x == v || (info_.uses[x] == 1 && !plan_.buffered(x))))
+      x = info_.def[x]->operands[0];
+    const ir::Op* load = info_.def[x];
+    if (!load || load->code != OpCode::load || (x != v && (info_.uses[x] != 1 || plan_.buffered(x))) ||
+        info_.storedTensors.count(load->get(ir::attr::tensor)))
+      return;
+    uint32_t axes = 0, grid = (1u << k_.gridRank) - 1;
+    for (ValueId offset : load->operands) axes |= programAxes_[size_t(offset)];
+    if ((axes & grid) == grid) return;
+    plan_.of[size_t(v)] = Placement::packedOnce;
+    plan_.packedOnce[v] = {load, axes & grid};
   }
 
   // `ops`: the recomputeCost of v's fused expression.
@@ -182,6 +225,8 @@ class Planner {
   BufferPlan plan_;
   std::vector<int> fusedLoads_;  // per tile: the loads its fused expression stages
   std::vector<int> fusedOps_;    // per tile: the recomputeCost of its fused expression
+  static constexpr uint32_t kEveryAxis = ~0u;
+  std::vector<uint32_t> programAxes_;  // per scalar: the program ids it depends on (trackProgramAxes)
 };
 
 }  // namespace
@@ -193,6 +238,7 @@ std::string_view placementName(Placement p) {
     case Placement::buffer: return "buffer";
     case Placement::widened: return "buffer of f32";
     case Placement::inPlace: return "read in place";
+    case Placement::packedOnce: return "packed once per launch";
   }
   return "?";
 }

@@ -101,11 +101,21 @@ enum class Placement : uint8_t {
   buffer,   // a buffer of its own, written once (every tile of a loop, dot, reduction, scan...)
   widened,  // a buffer holding a 16- or 8-bit float dot operand as f32, written so once
   inPlace,  // an f32 dot operand read from its tensor's rows where its block lies inside them
+  // B of a dot, a block (perhaps transposed) that programs differing only in some program ids
+  // read alike: packed for the micro-kernel once per launch, by the first program to need it,
+  // into the launch's workspace (KernelArgs::workspace), where the others read it
+  packedOnce,
 };
 std::string_view placementName(Placement p);
 
 struct BufferPlan {
   std::vector<Placement> of;  // by ValueId
+  // Each packedOnce value's load, and the program ids (a bit per grid axis) its offsets depend on.
+  struct SharedLoad {
+    const ir::Op* load;
+    uint32_t programAxes;
+  };
+  std::map<ValueId, SharedLoad> packedOnce;
   bool buffered(ValueId v) const { return of[size_t(v)] >= Placement::buffer; }
 };
 

@@ -10,267 +10,380 @@ entry:
   %3 = alloca float, i64 8192, align 64
   %block_firsts = alloca [4 x i64], align 8
   %4 = alloca float, i64 4096, align 64
-  %5 = alloca float, i64 4096, align 64
-  %6 = alloca float, i64 8192, align 64
-  %7 = alloca float, i64 8192, align 64
-  %8 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 0
-  %tensors = load ptr, ptr %8, align 8
-  %9 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %tensors, i64 0
-  %10 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %9, i32 0, i32 0
-  %data = load ptr, ptr %10, align 8
-  %11 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %9, i32 0, i32 1, i32 0
-  %12 = load i64, ptr %11, align 4
-  %13 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %9, i32 0, i32 2, i32 0
-  %14 = load i64, ptr %13, align 4
-  %15 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %9, i32 0, i32 1, i32 1
-  %16 = load i64, ptr %15, align 4
-  %17 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %9, i32 0, i32 2, i32 1
-  %18 = load i64, ptr %17, align 4
-  %19 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %tensors, i64 1
-  %20 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %19, i32 0, i32 0
-  %data1 = load ptr, ptr %20, align 8
-  %21 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %19, i32 0, i32 1, i32 0
-  %22 = load i64, ptr %21, align 4
-  %23 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %19, i32 0, i32 2, i32 0
-  %24 = load i64, ptr %23, align 4
-  %25 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %19, i32 0, i32 1, i32 1
-  %26 = load i64, ptr %25, align 4
-  %27 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %19, i32 0, i32 2, i32 1
-  %28 = load i64, ptr %27, align 4
-  %29 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %tensors, i64 2
-  %30 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %29, i32 0, i32 0
-  %data2 = load ptr, ptr %30, align 8
-  %31 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %29, i32 0, i32 1, i32 0
-  %32 = load i64, ptr %31, align 4
-  %33 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %29, i32 0, i32 2, i32 0
-  %34 = load i64, ptr %33, align 4
-  %35 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %29, i32 0, i32 1, i32 1
-  %36 = load i64, ptr %35, align 4
-  %37 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %29, i32 0, i32 2, i32 1
-  %38 = load i64, ptr %37, align 4
-  %39 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 1, i32 0
-  %40 = load i64, ptr %39, align 4
-  %41 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 1, i32 1
-  %42 = load i64, ptr %41, align 4
+  %5 = alloca ptr, align 8
+  %6 = alloca i1, align 1
+  %7 = alloca i1, align 1
+  %8 = alloca i8, i64 16384, align 64
+  %9 = alloca float, i64 8192, align 64
+  %10 = alloca float, i64 8192, align 64
+  %11 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 0
+  %tensors = load ptr, ptr %11, align 8
+  %12 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %tensors, i64 0
+  %13 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %12, i32 0, i32 0
+  %data = load ptr, ptr %13, align 8
+  %14 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %12, i32 0, i32 1, i32 0
+  %15 = load i64, ptr %14, align 4
+  %16 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %12, i32 0, i32 2, i32 0
+  %17 = load i64, ptr %16, align 4
+  %18 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %12, i32 0, i32 1, i32 1
+  %19 = load i64, ptr %18, align 4
+  %20 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %12, i32 0, i32 2, i32 1
+  %21 = load i64, ptr %20, align 4
+  %22 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %tensors, i64 1
+  %23 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %22, i32 0, i32 0
+  %data1 = load ptr, ptr %23, align 8
+  %24 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %22, i32 0, i32 1, i32 0
+  %25 = load i64, ptr %24, align 4
+  %26 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %22, i32 0, i32 2, i32 0
+  %27 = load i64, ptr %26, align 4
+  %28 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %22, i32 0, i32 1, i32 1
+  %29 = load i64, ptr %28, align 4
+  %30 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %22, i32 0, i32 2, i32 1
+  %31 = load i64, ptr %30, align 4
+  %32 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %tensors, i64 2
+  %33 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %32, i32 0, i32 0
+  %data2 = load ptr, ptr %33, align 8
+  %34 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %32, i32 0, i32 1, i32 0
+  %35 = load i64, ptr %34, align 4
+  %36 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %32, i32 0, i32 2, i32 0
+  %37 = load i64, ptr %36, align 4
+  %38 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %32, i32 0, i32 1, i32 1
+  %39 = load i64, ptr %38, align 4
+  %40 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %32, i32 0, i32 2, i32 1
+  %41 = load i64, ptr %40, align 4
+  %42 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 1, i32 0
+  %43 = load i64, ptr %42, align 4
+  %44 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 1, i32 1
+  %45 = load i64, ptr %44, align 4
   %program_id = alloca [3 x i64], align 8
+  %46 = add i64 %25, 63
+  %47 = sdiv i64 %46, 64
+  %48 = mul i64 1, %47
+  %49 = sitofp i64 %47 to double
+  %50 = fmul double 1.638400e+04, %49
+  %51 = add i64 %29, 63
+  %52 = sdiv i64 %51, 64
+  %53 = mul i64 %48, %52
+  %54 = sitofp i64 %52 to double
+  %55 = fmul double %50, %54
+  %56 = mul i64 1, %43
+  %57 = fcmp ole double %55, 0x4270000000000000
+  %58 = icmp sgt i64 %56, 1
+  %59 = and i1 %58, %57
+  %60 = select i1 %59, i64 %53, i64 0
+  %61 = mul i64 %60, 4
+  %62 = add i64 0, %61
+  %63 = mul i64 %60, 16384
+  %64 = add i64 0, %63
+  %65 = add i64 %62, 63
+  %66 = and i64 %65, -64
+  %67 = add i64 %66, %64
+  %68 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 8
+  %workspace_fn = load ptr, ptr %68, align 8
+  %69 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 9
+  %70 = load ptr, ptr %69, align 8
+  %71 = icmp sgt i64 %67, 0
+  %72 = icmp ne ptr %workspace_fn, null
+  %73 = and i1 %72, %71
+  br i1 %73, label %then, label %join
+
+then:                                             ; preds = %entry
+  %74 = call ptr %workspace_fn(ptr %70, i64 %67, i64 %62)
+  br label %join
+
+join:                                             ; preds = %then, %entry
+  %75 = phi ptr [ %74, %then ], [ null, %entry ]
+  %76 = getelementptr i8, ptr %75, i64 0
+  %77 = add i64 %66, 0
+  %78 = getelementptr i8, ptr %75, i64 %77
+  %79 = icmp sgt i64 %60, 0
+  %80 = icmp ne ptr %75, null
+  %81 = and i1 %80, %79
   br label %loop
 
-loop:                                             ; preds = %join28, %entry
-  %i = phi i64 [ %1, %entry ], [ %159, %join28 ]
-  %43 = icmp slt i64 %i, %2
-  br i1 %43, label %loop.body, label %loop.exit
+loop:                                             ; preds = %join38, %join
+  %i = phi i64 [ %1, %join ], [ %230, %join38 ]
+  %82 = icmp slt i64 %i, %2
+  br i1 %82, label %loop.body, label %loop.exit
 
 loop.body:                                        ; preds = %loop
-  %44 = srem i64 %i, %42
-  %45 = sdiv i64 %i, %42
-  %46 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 0
-  store i64 %45, ptr %46, align 4
-  %47 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 1
-  store i64 %44, ptr %47, align 4
-  %48 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 2
-  store i64 0, ptr %48, align 4
-  %49 = add i64 %16, 63
-  br i1 false, label %then, label %join
+  %83 = srem i64 %i, %45
+  %84 = sdiv i64 %i, %45
+  %85 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 0
+  store i64 %84, ptr %85, align 4
+  %86 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 1
+  store i64 %83, ptr %86, align 4
+  %87 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 2
+  store i64 0, ptr %87, align 4
+  %88 = add i64 %19, 63
+  br i1 false, label %then3, label %join4
 
 loop.exit:                                        ; preds = %loop
   ret void
 
-then:                                             ; preds = %loop.body
-  %50 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 4
-  %51 = load ptr, ptr %50, align 8
-  %52 = icmp ne ptr %51, null
-  br i1 %52, label %then3, label %join4
+then3:                                            ; preds = %loop.body
+  %89 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 4
+  %90 = load ptr, ptr %89, align 8
+  %91 = icmp ne ptr %90, null
+  br i1 %91, label %then5, label %join6
 
-join:                                             ; preds = %join4, %loop.body
-  %53 = sdiv i64 %49, 64
-  %54 = sub i64 0, %49
-  %55 = select i1 false, i64 0, i64 %54
-  %56 = select i1 false, i64 %55, i64 %53
-  %57 = mul i64 %44, 64
-  %58 = mul i64 %45, 128
-  %59 = icmp eq i64 %38, 1
-  %60 = add i64 %58, 128
-  %61 = icmp sle i64 %60, %32
-  %62 = icmp sge i64 %58, 0
-  %63 = and i1 %62, %61
-  %64 = and i1 %59, %63
-  %65 = add i64 %57, 64
-  %66 = icmp sle i64 %65, %36
-  %67 = icmp sge i64 %57, 0
-  %68 = and i1 %67, %66
-  %69 = and i1 %64, %68
-  %70 = mul i64 %58, %34
-  %71 = add i64 0, %70
-  %72 = mul i64 %57, %38
-  %73 = add i64 %71, %72
-  %74 = getelementptr float, ptr %data2, i64 %73
-  %75 = select i1 %69, ptr %74, ptr %6
-  %76 = select i1 %69, i64 %34, i64 64
-  br label %loop5
+join4:                                            ; preds = %join6, %loop.body
+  %92 = sdiv i64 %88, 64
+  %93 = sub i64 0, %88
+  %94 = select i1 false, i64 0, i64 %93
+  %95 = select i1 false, i64 %94, i64 %92
+  %96 = mul i64 %83, 64
+  %97 = mul i64 %84, 128
+  %98 = icmp eq i64 %41, 1
+  %99 = add i64 %97, 128
+  %100 = icmp sle i64 %99, %35
+  %101 = icmp sge i64 %97, 0
+  %102 = and i1 %101, %100
+  %103 = and i1 %98, %102
+  %104 = add i64 %96, 64
+  %105 = icmp sle i64 %104, %39
+  %106 = icmp sge i64 %96, 0
+  %107 = and i1 %106, %105
+  %108 = and i1 %103, %107
+  %109 = mul i64 %97, %37
+  %110 = add i64 0, %109
+  %111 = mul i64 %96, %41
+  %112 = add i64 %110, %111
+  %113 = getelementptr float, ptr %data2, i64 %112
+  %114 = select i1 %108, ptr %113, ptr %9
+  %115 = select i1 %108, i64 %37, i64 64
+  br label %loop7
 
-then3:                                            ; preds = %then
-  %77 = getelementptr inbounds { i32, i64, i32, i64, i64 }, ptr %51, i32 0, i32 0
-  %78 = atomicrmw or ptr %77, i32 1 monotonic, align 4
+then5:                                            ; preds = %then3
+  %116 = getelementptr inbounds { i32, i64, i32, i64, i64 }, ptr %90, i32 0, i32 0
+  %117 = atomicrmw or ptr %116, i32 1 monotonic, align 4
+  br label %join6
+
+join6:                                            ; preds = %then5, %then3
   br label %join4
 
-join4:                                            ; preds = %then3, %then
-  br label %join
+loop7:                                            ; preds = %join30, %join4
+  %i10 = phi i64 [ 0, %join4 ], [ %218, %join30 ]
+  %118 = icmp slt i64 %i10, %95
+  br i1 %118, label %loop.body8, label %loop.exit9
 
-loop5:                                            ; preds = %join20, %join
-  %i8 = phi i64 [ 0, %join ], [ %147, %join20 ]
-  %79 = icmp slt i64 %i8, %56
-  br i1 %79, label %loop.body6, label %loop.exit7
+loop.body8:                                       ; preds = %loop7
+  %119 = icmp eq i64 %i10, 0
+  %120 = add i64 %i10, 1
+  %121 = icmp eq i64 %120, %95
+  %122 = mul i64 %i10, 64
+  %123 = icmp slt i64 %122, %25
+  %124 = icmp sge i64 %122, 0
+  %125 = and i1 %124, %123
+  %126 = srem i64 %122, 64
+  %127 = icmp eq i64 %126, 0
+  %128 = and i1 %125, %127
+  %129 = and i1 %81, %128
+  %130 = sdiv i64 %122, 64
+  %131 = mul i64 0, %47
+  %132 = add i64 %131, %130
+  %133 = icmp slt i64 %96, %29
+  %134 = icmp sge i64 %96, 0
+  %135 = and i1 %134, %133
+  %136 = srem i64 %96, 64
+  %137 = icmp eq i64 %136, 0
+  %138 = and i1 %135, %137
+  %139 = and i1 %129, %138
+  %140 = sdiv i64 %96, 64
+  %141 = mul i64 %132, %52
+  %142 = add i64 %141, %140
+  %143 = select i1 %139, i64 %142, i64 0
+  %144 = getelementptr i32, ptr %76, i64 %143
+  %145 = mul i64 %143, 16384
+  %146 = getelementptr i8, ptr %78, i64 %145
+  store ptr %8, ptr %5, align 8
+  store i1 true, ptr %6, align 1
+  store i1 false, ptr %7, align 1
+  br i1 %139, label %then11, label %join12
 
-loop.body6:                                       ; preds = %loop5
-  %80 = icmp eq i64 %i8, 0
-  %81 = add i64 %i8, 1
-  %82 = icmp eq i64 %81, %56
-  %83 = mul i64 %i8, 64
-  %84 = icmp eq i64 %28, 1
-  %85 = add i64 %83, 64
-  %86 = icmp sle i64 %85, %22
-  %87 = icmp sge i64 %83, 0
-  %88 = and i1 %87, %86
-  %89 = and i1 %84, %88
-  %90 = add i64 %57, 64
-  %91 = icmp sle i64 %90, %26
-  %92 = icmp sge i64 %57, 0
-  %93 = and i1 %92, %91
-  %94 = and i1 %89, %93
-  %95 = xor i1 %94, true
-  br i1 %95, label %then9, label %join10
+loop.exit9:                                       ; preds = %loop7
+  %147 = icmp sge i64 0, %95
+  br i1 %147, label %then31, label %join32
 
-loop.exit7:                                       ; preds = %loop5
-  %96 = icmp sge i64 0, %56
-  br i1 %96, label %then21, label %join22
+then11:                                           ; preds = %loop.body8
+  %148 = load atomic i32, ptr %144 acquire, align 4
+  %149 = icmp eq i32 %148, 2
+  br i1 %149, label %then13, label %else
 
-then9:                                            ; preds = %loop.body6
-  %97 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
-  store i64 %83, ptr %97, align 4
-  %98 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
-  store i64 %57, ptr %98, align 4
-  %99 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
-  %100 = load ptr, ptr %99, align 8
-  call void %100(ptr %19, i32 2, i32 4, ptr %block_firsts, ptr @block_shape, i64 0, ptr %4)
-  br label %join10
+join12:                                           ; preds = %join14, %loop.body8
+  %150 = load ptr, ptr %5, align 8
+  %151 = load i1, ptr %6, align 1
+  br i1 %151, label %then15, label %join16
 
-join10:                                           ; preds = %then9, %loop.body6
-  %101 = mul i64 %83, %24
-  %102 = add i64 0, %101
-  %103 = mul i64 %57, %28
-  %104 = add i64 %102, %103
-  %105 = getelementptr float, ptr %data1, i64 %104
-  %106 = select i1 %94, ptr %105, ptr %4
-  %107 = select i1 %94, i64 %24, i64 64
-  br label %loop11
+then13:                                           ; preds = %then11
+  store ptr %146, ptr %5, align 8
+  store i1 false, ptr %6, align 1
+  br label %join14
 
-loop11:                                           ; preds = %loop.exit17, %join10
-  %i14 = phi i64 [ 0, %join10 ], [ %133, %loop.exit17 ]
-  %108 = icmp slt i64 %i14, 64
-  br i1 %108, label %loop.body12, label %loop.exit13
+else:                                             ; preds = %then11
+  %152 = cmpxchg ptr %144, i32 0, i32 1 monotonic monotonic, align 4
+  %153 = extractvalue { i32, i1 } %152, 1
+  store i1 %153, ptr %7, align 1
+  %154 = select i1 %153, ptr %146, ptr %8
+  store ptr %154, ptr %5, align 8
+  br label %join14
 
-loop.body12:                                      ; preds = %loop11
-  br label %loop15
+join14:                                           ; preds = %else, %then13
+  br label %join12
 
-loop.exit13:                                      ; preds = %loop11
-  %109 = icmp eq i64 %18, 1
-  %110 = add i64 %58, 128
-  %111 = icmp sle i64 %110, %12
-  %112 = icmp sge i64 %58, 0
-  %113 = and i1 %112, %111
-  %114 = and i1 %109, %113
-  %115 = add i64 %83, 64
-  %116 = icmp sle i64 %115, %16
-  %117 = icmp sge i64 %83, 0
-  %118 = and i1 %117, %116
-  %119 = and i1 %114, %118
-  %120 = xor i1 %119, true
-  br i1 %120, label %then19, label %join20
+then15:                                           ; preds = %join12
+  %155 = icmp eq i64 %31, 1
+  %156 = add i64 %122, 64
+  %157 = icmp sle i64 %156, %25
+  %158 = icmp sge i64 %122, 0
+  %159 = and i1 %158, %157
+  %160 = and i1 %155, %159
+  %161 = add i64 %96, 64
+  %162 = icmp sle i64 %161, %29
+  %163 = icmp sge i64 %96, 0
+  %164 = and i1 %163, %162
+  %165 = and i1 %160, %164
+  %166 = xor i1 %165, true
+  br i1 %166, label %then17, label %join18
 
-loop15:                                           ; preds = %loop.body16, %loop.body12
-  %i18 = phi i64 [ 0, %loop.body12 ], [ %132, %loop.body16 ]
-  %121 = icmp slt i64 %i18, 64
-  br i1 %121, label %loop.body16, label %loop.exit17
+join16:                                           ; preds = %join28, %join12
+  %167 = icmp eq i64 %21, 1
+  %168 = add i64 %97, 128
+  %169 = icmp sle i64 %168, %15
+  %170 = icmp sge i64 %97, 0
+  %171 = and i1 %170, %169
+  %172 = and i1 %167, %171
+  %173 = add i64 %122, 64
+  %174 = icmp sle i64 %173, %19
+  %175 = icmp sge i64 %122, 0
+  %176 = and i1 %175, %174
+  %177 = and i1 %172, %176
+  %178 = xor i1 %177, true
+  br i1 %178, label %then29, label %join30
 
-loop.body16:                                      ; preds = %loop15
-  %122 = mul i64 %i14, %107
-  %123 = add i64 0, %122
-  %124 = mul i64 %i18, 1
-  %125 = add i64 %123, %124
-  %126 = getelementptr inbounds float, ptr %106, i64 %125
-  %127 = load float, ptr %126, align 4
-  %128 = add i64 0, %i14
-  %129 = mul i64 %128, 64
-  %130 = add i64 %129, %i18
-  %131 = getelementptr inbounds float, ptr %5, i64 %130
-  store float %127, ptr %131, align 4
-  %132 = add nuw nsw i64 %i18, 1
-  br label %loop15, !llvm.loop !0
+then17:                                           ; preds = %then15
+  %179 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
+  store i64 %122, ptr %179, align 4
+  %180 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
+  store i64 %96, ptr %180, align 4
+  %181 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
+  %182 = load ptr, ptr %181, align 8
+  call void %182(ptr %22, i32 2, i32 4, ptr %block_firsts, ptr @block_shape, i64 0, ptr %4)
+  br label %join18
 
-loop.exit17:                                      ; preds = %loop15
-  %133 = add nuw nsw i64 %i14, 1
-  br label %loop11
+join18:                                           ; preds = %then17, %then15
+  %183 = mul i64 %122, %27
+  %184 = add i64 0, %183
+  %185 = mul i64 %96, %31
+  %186 = add i64 %184, %185
+  %187 = getelementptr float, ptr %data1, i64 %186
+  %188 = select i1 %165, ptr %187, ptr %4
+  %189 = select i1 %165, i64 %27, i64 64
+  br label %loop19
 
-then19:                                           ; preds = %loop.exit13
-  %134 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
-  store i64 %58, ptr %134, align 4
-  %135 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
-  store i64 %83, ptr %135, align 4
-  %136 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
-  %137 = load ptr, ptr %136, align 8
-  call void %137(ptr %9, i32 2, i32 4, ptr %block_firsts, ptr @block_shape.1, i64 0, ptr %3)
-  br label %join20
+loop19:                                           ; preds = %loop.exit25, %join18
+  %i22 = phi i64 [ 0, %join18 ], [ %204, %loop.exit25 ]
+  %190 = icmp slt i64 %i22, 64
+  br i1 %190, label %loop.body20, label %loop.exit21
 
-join20:                                           ; preds = %then19, %loop.exit13
-  %138 = mul i64 %58, %14
-  %139 = add i64 0, %138
-  %140 = mul i64 %83, %18
-  %141 = add i64 %139, %140
-  %142 = getelementptr float, ptr %data, i64 %141
-  %143 = select i1 %119, ptr %142, ptr %3
-  %144 = select i1 %119, i64 %14, i64 64
-  %145 = select i1 %82, ptr %75, ptr %7
-  %146 = select i1 %82, i64 %76, i64 64
-  call void @tj_dot_0(ptr %143, i64 %144, ptr %5, ptr %7, ptr %145, i64 %146, i1 %80)
-  %147 = add nuw nsw i64 %i8, 1
-  br label %loop5
-
-then21:                                           ; preds = %loop.exit7
+loop.body20:                                      ; preds = %loop19
   br label %loop23
 
-join22:                                           ; preds = %loop.exit25, %loop.exit7
-  %148 = xor i1 %69, true
-  br i1 %148, label %then27, label %join28
+loop.exit21:                                      ; preds = %loop19
+  %191 = load i1, ptr %7, align 1
+  br i1 %191, label %then27, label %join28
 
-loop23:                                           ; preds = %loop.body24, %then21
-  %i26 = phi i64 [ 0, %then21 ], [ %154, %loop.body24 ]
-  %149 = icmp slt i64 %i26, 128
-  br i1 %149, label %loop.body24, label %loop.exit25
+loop23:                                           ; preds = %loop.body24, %loop.body20
+  %i26 = phi i64 [ 0, %loop.body20 ], [ %203, %loop.body24 ]
+  %192 = icmp slt i64 %i26, 64
+  br i1 %192, label %loop.body24, label %loop.exit25
 
 loop.body24:                                      ; preds = %loop23
-  %150 = mul i64 %i26, %76
-  %151 = add i64 0, %150
-  %152 = add i64 %151, 0
-  %153 = getelementptr inbounds float, ptr %75, i64 %152
-  call void @llvm.memset.p0.i64(ptr align 4 %153, i8 0, i64 256, i1 false)
-  %154 = add nuw nsw i64 %i26, 1
-  br label %loop23
+  %193 = mul i64 %i22, %189
+  %194 = add i64 0, %193
+  %195 = mul i64 %i26, 1
+  %196 = add i64 %194, %195
+  %197 = getelementptr inbounds float, ptr %188, i64 %196
+  %198 = load float, ptr %197, align 4
+  %199 = add i64 0, %i22
+  %200 = mul i64 %199, 64
+  %201 = add i64 %200, %i26
+  %202 = getelementptr inbounds float, ptr %150, i64 %201
+  store float %198, ptr %202, align 4
+  %203 = add nuw nsw i64 %i26, 1
+  br label %loop23, !llvm.loop !0
 
 loop.exit25:                                      ; preds = %loop23
-  br label %join22
+  %204 = add nuw nsw i64 %i22, 1
+  br label %loop19
 
-then27:                                           ; preds = %join22
-  %155 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
-  store i64 %58, ptr %155, align 4
-  %156 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
-  store i64 %57, ptr %156, align 4
-  %157 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 7
-  %158 = load ptr, ptr %157, align 8
-  call void %158(ptr %29, i32 2, i32 4, ptr %block_firsts, ptr @block_shape.1, ptr %6)
+then27:                                           ; preds = %loop.exit21
+  store atomic i32 2, ptr %144 release, align 4
   br label %join28
 
-join28:                                           ; preds = %then27, %join22
-  %159 = add nuw nsw i64 %i, 1
+join28:                                           ; preds = %then27, %loop.exit21
+  br label %join16
+
+then29:                                           ; preds = %join16
+  %205 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
+  store i64 %97, ptr %205, align 4
+  %206 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
+  store i64 %122, ptr %206, align 4
+  %207 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
+  %208 = load ptr, ptr %207, align 8
+  call void %208(ptr %12, i32 2, i32 4, ptr %block_firsts, ptr @block_shape.1, i64 0, ptr %3)
+  br label %join30
+
+join30:                                           ; preds = %then29, %join16
+  %209 = mul i64 %97, %17
+  %210 = add i64 0, %209
+  %211 = mul i64 %122, %21
+  %212 = add i64 %210, %211
+  %213 = getelementptr float, ptr %data, i64 %212
+  %214 = select i1 %177, ptr %213, ptr %3
+  %215 = select i1 %177, i64 %17, i64 64
+  %216 = select i1 %121, ptr %114, ptr %10
+  %217 = select i1 %121, i64 %115, i64 64
+  call void @tj_dot_0(ptr %214, i64 %215, ptr %150, ptr %10, ptr %216, i64 %217, i1 %119)
+  %218 = add nuw nsw i64 %i10, 1
+  br label %loop7
+
+then31:                                           ; preds = %loop.exit9
+  br label %loop33
+
+join32:                                           ; preds = %loop.exit35, %loop.exit9
+  %219 = xor i1 %108, true
+  br i1 %219, label %then37, label %join38
+
+loop33:                                           ; preds = %loop.body34, %then31
+  %i36 = phi i64 [ 0, %then31 ], [ %225, %loop.body34 ]
+  %220 = icmp slt i64 %i36, 128
+  br i1 %220, label %loop.body34, label %loop.exit35
+
+loop.body34:                                      ; preds = %loop33
+  %221 = mul i64 %i36, %115
+  %222 = add i64 0, %221
+  %223 = add i64 %222, 0
+  %224 = getelementptr inbounds float, ptr %114, i64 %223
+  call void @llvm.memset.p0.i64(ptr align 4 %224, i8 0, i64 256, i1 false)
+  %225 = add nuw nsw i64 %i36, 1
+  br label %loop33
+
+loop.exit35:                                      ; preds = %loop33
+  br label %join32
+
+then37:                                           ; preds = %join32
+  %226 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
+  store i64 %97, ptr %226, align 4
+  %227 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
+  store i64 %96, ptr %227, align 4
+  %228 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 7
+  %229 = load ptr, ptr %228, align 8
+  call void %229(ptr %32, i32 2, i32 4, ptr %block_firsts, ptr @block_shape.1, ptr %9)
+  br label %join38
+
+join38:                                           ; preds = %then37, %join32
+  %230 = add nuw nsw i64 %i, 1
   br label %loop
 }
 

@@ -16,7 +16,7 @@ entry:
   %8 = alloca half, i64 4096, align 64
   %9 = alloca float, i64 8192, align 64
   %10 = alloca float, i64 8192, align 64
-  %11 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 0
+  %11 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 0
   %tensors = load ptr, ptr %11, align 8
   %12 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %tensors, i64 0
   %13 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %12, i32 0, i32 0
@@ -51,9 +51,9 @@ entry:
   %39 = load i64, ptr %38, align 4
   %40 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %32, i32 0, i32 2, i32 1
   %41 = load i64, ptr %40, align 4
-  %42 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 1, i32 0
+  %42 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 1, i32 0
   %43 = load i64, ptr %42, align 4
-  %44 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 1, i32 1
+  %44 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 1, i32 1
   %45 = load i64, ptr %44, align 4
   %program_id = alloca [3 x i64], align 8
   br label %loop
@@ -79,7 +79,7 @@ loop.exit:                                        ; preds = %loop
   ret void
 
 then:                                             ; preds = %loop.body
-  %53 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 4
+  %53 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 4
   %54 = load ptr, ptr %53, align 8
   %55 = icmp ne ptr %54, null
   br i1 %55, label %then3, label %join4
@@ -152,7 +152,7 @@ then9:                                            ; preds = %loop.body6
   store i64 %86, ptr %100, align 4
   %101 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
   store i64 %60, ptr %101, align 4
-  %102 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
+  %102 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
   %103 = load ptr, ptr %102, align 8
   call void %103(ptr %22, i32 2, i32 2, ptr %block_firsts, ptr @block_shape, i64 0, ptr %7)
   br label %join10
@@ -221,7 +221,7 @@ then19:                                           ; preds = %loop.exit13
   store i64 %61, ptr %139, align 4
   %140 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
   store i64 %86, ptr %140, align 4
-  %141 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
+  %141 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
   %142 = load ptr, ptr %141, align 8
   call void %142(ptr %12, i32 2, i32 2, ptr %block_firsts, ptr @block_shape.1, i64 0, ptr %5)
   br label %join20
@@ -376,7 +376,7 @@ then51:                                           ; preds = %join46
   store i64 %61, ptr %202, align 4
   %203 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
   store i64 %60, ptr %203, align 4
-  %204 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 7
+  %204 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 7
   %205 = load ptr, ptr %204, align 8
   call void %205(ptr %32, i32 2, i32 4, ptr %block_firsts, ptr @block_shape.1, ptr %9)
   br label %join52

@@ -17,7 +17,7 @@ entry:
   %11 = alloca float, i64 2, align 64
   %block_firsts = alloca [4 x i64], align 8
   %12 = alloca float, i64 64, align 64
-  %13 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 0
+  %13 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 0
   %tensors = load ptr, ptr %13, align 8
   %14 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %tensors, i64 0
   %15 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %14, i32 0, i32 0
@@ -41,7 +41,7 @@ entry:
   %31 = load i64, ptr %30, align 4
   %32 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %24, i32 0, i32 2, i32 1
   %33 = load i64, ptr %32, align 4
-  %34 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 1, i32 0
+  %34 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 1, i32 0
   %35 = load i64, ptr %34, align 4
   %program_id = alloca [3 x i64], align 8
   br label %loop
@@ -79,7 +79,7 @@ then:                                             ; preds = %loop.body
   store i64 %40, ptr %51, align 4
   %52 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
   store i64 0, ptr %52, align 4
-  %53 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
+  %53 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
   %54 = load ptr, ptr %53, align 8
   call void %54(ptr %14, i32 2, i32 4, ptr %block_firsts, ptr @block_shape, i64 4286578688, ptr %12)
   br label %join
@@ -349,7 +349,7 @@ then40:                                           ; preds = %loop.exit34
   store i64 %40, ptr %203, align 4
   %204 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
   store i64 0, ptr %204, align 4
-  %205 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 7
+  %205 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 7
   %206 = load ptr, ptr %205, align 8
   call void %206(ptr %24, i32 2, i32 4, ptr %block_firsts, ptr @block_shape, ptr %3)
   br label %join41

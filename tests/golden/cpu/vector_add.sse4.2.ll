@@ -10,7 +10,7 @@ entry:
   %block_firsts = alloca [4 x i64], align 8
   %4 = alloca float, i64 1024, align 64
   %5 = alloca float, i64 1024, align 64
-  %6 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 0
+  %6 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 0
   %tensors = load ptr, ptr %6, align 8
   %7 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %tensors, i64 0
   %8 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %7, i32 0, i32 0
@@ -33,7 +33,7 @@ entry:
   %22 = load i64, ptr %21, align 4
   %23 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %19, i32 0, i32 2, i32 0
   %24 = load i64, ptr %23, align 4
-  %25 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 1, i32 0
+  %25 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 1, i32 0
   %26 = load i64, ptr %25, align 4
   %program_id = alloca [3 x i64], align 8
   br label %loop
@@ -76,7 +76,7 @@ loop.exit:                                        ; preds = %loop
 then:                                             ; preds = %loop.body
   %49 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
   store i64 %31, ptr %49, align 4
-  %50 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
+  %50 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
   %51 = load ptr, ptr %50, align 8
   call void %51(ptr %19, i32 1, i32 4, ptr %block_firsts, ptr @block_shape, i64 0, ptr %4)
   br label %join
@@ -98,7 +98,7 @@ join:                                             ; preds = %then, %loop.body
 then3:                                            ; preds = %join
   %63 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
   store i64 %31, ptr %63, align 4
-  %64 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
+  %64 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
   %65 = load ptr, ptr %64, align 8
   call void %65(ptr %13, i32 1, i32 4, ptr %block_firsts, ptr @block_shape, i64 0, ptr %3)
   br label %join4
@@ -139,7 +139,7 @@ loop.exit7:                                       ; preds = %loop5
 then9:                                            ; preds = %loop.exit7
   %85 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
   store i64 %31, ptr %85, align 4
-  %86 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 7
+  %86 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 7
   %87 = load ptr, ptr %86, align 8
   call void %87(ptr %7, i32 1, i32 4, ptr %block_firsts, ptr @block_shape, ptr %5)
   br label %join10
