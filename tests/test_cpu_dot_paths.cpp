@@ -271,3 +271,61 @@ TEST_CASE("cpu dot paths: each level's dot instructions are in its assembly") {
     }
   }
 }
+
+// P·V as attention takes it: an f32 tile that another op reads too (so it has a buffer), rounded
+// to bf16 for a dot. On the bf16 products the host runs, with AVX512-BF16, the rounding is the
+// host's instruction (vcvtneps2bf16, which takes subnormals as zeros, as those products do);
+// emulated, it is exact.
+// exp2 of [-135, 5) makes subnormals, ties and infinities of the f32 values.
+TEST_CASE("cpu dot paths: an f32 tile rounded to bf16 for the dot, by the host's conversion where it runs the products") {
+  const int64_t M = 45, K = 64, N = 32, bm = 16;
+  if (!jit::hostTarget().triple.starts_with("x86_64")) return;
+  std::mt19937_64 rng(5);
+  std::vector<double> av(size_t(M * K));
+  for (double& v : av) v = std::ldexp(double(int(rng() % 4480) - 4320), -5);
+  av[7] = std::numeric_limits<double>::quiet_NaN();
+  av[9] = std::numeric_limits<double>::infinity();
+  av[11] = -std::numeric_limits<double>::infinity();
+  Tensor a = Tensor::from({M, K}, av), b = operand({K, N}, DType::bf16, 3);
+  for (const DotPath& path : dotPaths()) {
+    if (path.a != DType::bf16 || path.products == cpu::DotProducts::single) continue;
+    for (bool emulated : {false, true}) {
+      if (!emulated && !path.native) continue;
+      DotPath form = path;
+      form.native = !emulated;
+      form.options.emulateMatrixInstructions = emulated;
+      INFO(std::string(path.name), emulated ? " (emulated)" : "");
+      Tensor probabilities = Tensor::full({M, K}, 1e30), out = Tensor::full({M, N}, 1e30);
+      TracedKernel traced = trace({cdiv(M, bm)}, [&](Program& p) {
+        Tile e = p.read(a, {bm, K}).at({p.id(0), 0}).exp2();
+        p.write(probabilities, {bm, K}).put(e, {p.id(0), 0});
+        p.write(out, {bm, N}).put(dot(e.cast(DType::bf16), p.read(b, {K, N}).at({0, 0})), {p.id(0), 0});
+      }, "rounded_operand");
+      std::string assembly = jit::assemblyOf(*traced.kernel, jit::hostTarget(), form.options);
+      // (The AMX path's options here leave AVX512-BF16's instructions off.)
+      CHECK((assembly.find("vcvtneps2bf16") != std::string::npos) == (form.native && form.options.bf16DotProduct));
+      jit::KernelCache cache([&](const ir::Kernel& k, const std::string& entry) { return jit::compileKernel(k, entry, form.options); }, "");
+      cpu::CpuDevice device(cache, cpu::ThreadPool::global());
+      std::vector<TensorArg> args;
+      for (const Tensor& t : traced.tensors) args.push_back(t.launchArg());
+      device.launch(*traced.kernel, {args, std::vector<int64_t>{cdiv(M, bm)}, {}});
+      int64_t wrong = 0;
+      for (int64_t r = 0; r < M; ++r)
+        for (int64_t c = 0; c < N; ++c) {
+          double sum = 0, magnitude = 0;
+          for (int64_t k = 0; k < K; ++k) {
+            double pv = Tensor::from({1}, {probabilities.item(r * K + k)}, DType::bf16).item(0);  // rounded to nearest even
+            if (form.flushesSubnormalInputs() && std::fabs(probabilities.item(r * K + k)) < 0x1p-126) pv = 0;
+            double term = pv * b.item(k * N + c);
+            sum += term;
+            magnitude += std::fabs(term);
+          }
+          double got = out.item(r * N + c);
+          bool ok = std::isnan(sum) ? std::isnan(got) : std::isinf(sum) ? got == sum
+                                                      : std::fabs(got - sum) <= 2.0 * (K + 2) * 0x1p-24 * magnitude + 1e-30;
+          if (!ok && wrong++ < 5) FAIL_CHECK("out[", r, ", ", c, "] = ", got, ", float64 says ", sum);
+        }
+      CHECK(wrong == 0);
+    }
+  }
+}

@@ -205,6 +205,7 @@ class KernelLowering {
   // Writes every element of v into buffer, stored as v's type or, given, as another dtype.
   void materialize(ValueId v, llvm::Value* buffer, std::optional<DType> as = std::nullopt);
   bool materializeTranspose(ValueId v, llvm::Value* buffer, const ir::Type& as);
+  bool roundsToBf16ByHost(ValueId v) const;
   std::vector<llvm::Value*> transpose8x8(std::vector<llvm::Value*> rows);
   bool packsTransposedPairs(ValueId v) const;
   const ir::Op* transposedLoad(ValueId v) const;

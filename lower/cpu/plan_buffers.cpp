@@ -107,8 +107,9 @@ class Planner {
   }
 
   // Which program ids (a bit per grid axis) each scalar depends on, as far as the plan can tell:
-  // a fold's index on its bounds'; values carried by loops, out of regions, or read from memory
-  // the kernel writes, on all of them.
+  // a fold's index on its start's (programs that start alike walk the same first indices, as
+  // causal attention's query blocks walk the same key blocks to ends of their own); values
+  // carried by loops, out of regions, or read from memory the kernel writes, on all of them.
   void trackProgramAxes(const ir::Op& op) {
     uint32_t axes = 0;
     if (op.code == OpCode::program_id) axes = 1u << op.get(ir::attr::axis);
@@ -119,7 +120,7 @@ class Planner {
       for (ValueId o : op.operands) axes |= programAxes_[size_t(o)];
     for (ValueId r : op.results) programAxes_[size_t(r)] = axes;
     if (op.code == OpCode::fold)
-      programAxes_[size_t(op.regions[0].args[0])] = programAxes_[size_t(op.operands[0])] | programAxes_[size_t(op.operands[1])];
+      programAxes_[size_t(op.regions[0].args[0])] = programAxes_[size_t(op.operands[0])];
   }
 
   // Packed once (Placement::packedOnce) when v is B of a micro-kernel dot and nothing else, a
