@@ -405,506 +405,910 @@ entry:
   %20 = alloca <16 x float>, align 64
   %21 = alloca <16 x float>, align 64
   %22 = alloca <16 x float>, align 64
+  %23 = alloca <16 x float>, align 64
+  %24 = alloca <16 x float>, align 64
+  %25 = alloca <16 x float>, align 64
+  %26 = alloca <16 x float>, align 64
+  %27 = alloca <16 x float>, align 64
+  %28 = alloca <16 x float>, align 64
+  %29 = alloca <16 x float>, align 64
+  %30 = alloca <16 x float>, align 64
   br label %loop
 
 loop:                                             ; preds = %loop.exit3, %entry
-  %i = phi i64 [ 0, %entry ], [ %27, %loop.exit3 ]
-  %23 = icmp slt i64 %i, 16
-  br i1 %23, label %loop.body, label %loop.exit
+  %i = phi i64 [ 0, %entry ], [ %35, %loop.exit3 ]
+  %31 = icmp slt i64 %i, 21
+  br i1 %31, label %loop.body, label %loop.exit
 
 loop.body:                                        ; preds = %loop
-  %24 = mul i64 %i, 8
+  %32 = mul i64 %i, 6
   br label %loop1
 
 loop.exit:                                        ; preds = %loop
-  ret void
+  br label %loop19
 
 loop1:                                            ; preds = %loop.exit7, %loop.body
-  %i4 = phi i64 [ 0, %loop.body ], [ %402, %loop.exit7 ]
-  %25 = icmp slt i64 %i4, 2
-  br i1 %25, label %loop.body2, label %loop.exit3
+  %i4 = phi i64 [ 0, %loop.body ], [ %560, %loop.exit7 ]
+  %33 = icmp slt i64 %i4, 1
+  br i1 %33, label %loop.body2, label %loop.exit3
 
 loop.body2:                                       ; preds = %loop1
-  %26 = mul i64 %i4, 32
+  %34 = mul i64 %i4, 64
   br i1 %6, label %then, label %else
 
 loop.exit3:                                       ; preds = %loop1
-  %27 = add nuw nsw i64 %i, 1
+  %35 = add nuw nsw i64 %i, 1
   br label %loop
 
 then:                                             ; preds = %loop.body2
-  %28 = add i64 %26, 0
-  %29 = add i64 %24, 0
+  %36 = add i64 %34, 0
+  %37 = add i64 %32, 0
   store <16 x float> zeroinitializer, ptr %7, align 64
-  %30 = add i64 %26, 16
-  %31 = add i64 %24, 0
+  %38 = add i64 %34, 16
+  %39 = add i64 %32, 0
   store <16 x float> zeroinitializer, ptr %8, align 64
-  %32 = add i64 %26, 0
-  %33 = add i64 %24, 1
+  %40 = add i64 %34, 32
+  %41 = add i64 %32, 0
   store <16 x float> zeroinitializer, ptr %9, align 64
-  %34 = add i64 %26, 16
-  %35 = add i64 %24, 1
+  %42 = add i64 %34, 48
+  %43 = add i64 %32, 0
   store <16 x float> zeroinitializer, ptr %10, align 64
-  %36 = add i64 %26, 0
-  %37 = add i64 %24, 2
+  %44 = add i64 %34, 0
+  %45 = add i64 %32, 1
   store <16 x float> zeroinitializer, ptr %11, align 64
-  %38 = add i64 %26, 16
-  %39 = add i64 %24, 2
+  %46 = add i64 %34, 16
+  %47 = add i64 %32, 1
   store <16 x float> zeroinitializer, ptr %12, align 64
-  %40 = add i64 %26, 0
-  %41 = add i64 %24, 3
+  %48 = add i64 %34, 32
+  %49 = add i64 %32, 1
   store <16 x float> zeroinitializer, ptr %13, align 64
-  %42 = add i64 %26, 16
-  %43 = add i64 %24, 3
+  %50 = add i64 %34, 48
+  %51 = add i64 %32, 1
   store <16 x float> zeroinitializer, ptr %14, align 64
-  %44 = add i64 %26, 0
-  %45 = add i64 %24, 4
+  %52 = add i64 %34, 0
+  %53 = add i64 %32, 2
   store <16 x float> zeroinitializer, ptr %15, align 64
-  %46 = add i64 %26, 16
-  %47 = add i64 %24, 4
+  %54 = add i64 %34, 16
+  %55 = add i64 %32, 2
   store <16 x float> zeroinitializer, ptr %16, align 64
-  %48 = add i64 %26, 0
-  %49 = add i64 %24, 5
+  %56 = add i64 %34, 32
+  %57 = add i64 %32, 2
   store <16 x float> zeroinitializer, ptr %17, align 64
-  %50 = add i64 %26, 16
-  %51 = add i64 %24, 5
+  %58 = add i64 %34, 48
+  %59 = add i64 %32, 2
   store <16 x float> zeroinitializer, ptr %18, align 64
-  %52 = add i64 %26, 0
-  %53 = add i64 %24, 6
+  %60 = add i64 %34, 0
+  %61 = add i64 %32, 3
   store <16 x float> zeroinitializer, ptr %19, align 64
-  %54 = add i64 %26, 16
-  %55 = add i64 %24, 6
+  %62 = add i64 %34, 16
+  %63 = add i64 %32, 3
   store <16 x float> zeroinitializer, ptr %20, align 64
-  %56 = add i64 %26, 0
-  %57 = add i64 %24, 7
+  %64 = add i64 %34, 32
+  %65 = add i64 %32, 3
   store <16 x float> zeroinitializer, ptr %21, align 64
-  %58 = add i64 %26, 16
-  %59 = add i64 %24, 7
+  %66 = add i64 %34, 48
+  %67 = add i64 %32, 3
   store <16 x float> zeroinitializer, ptr %22, align 64
+  %68 = add i64 %34, 0
+  %69 = add i64 %32, 4
+  store <16 x float> zeroinitializer, ptr %23, align 64
+  %70 = add i64 %34, 16
+  %71 = add i64 %32, 4
+  store <16 x float> zeroinitializer, ptr %24, align 64
+  %72 = add i64 %34, 32
+  %73 = add i64 %32, 4
+  store <16 x float> zeroinitializer, ptr %25, align 64
+  %74 = add i64 %34, 48
+  %75 = add i64 %32, 4
+  store <16 x float> zeroinitializer, ptr %26, align 64
+  %76 = add i64 %34, 0
+  %77 = add i64 %32, 5
+  store <16 x float> zeroinitializer, ptr %27, align 64
+  %78 = add i64 %34, 16
+  %79 = add i64 %32, 5
+  store <16 x float> zeroinitializer, ptr %28, align 64
+  %80 = add i64 %34, 32
+  %81 = add i64 %32, 5
+  store <16 x float> zeroinitializer, ptr %29, align 64
+  %82 = add i64 %34, 48
+  %83 = add i64 %32, 5
+  store <16 x float> zeroinitializer, ptr %30, align 64
   br label %join
 
 else:                                             ; preds = %loop.body2
-  %60 = add i64 %26, 0
-  %61 = add i64 %24, 0
-  %62 = add i64 0, %61
-  %63 = mul i64 %62, 64
-  %64 = add i64 %63, %60
-  %65 = getelementptr inbounds float, ptr %3, i64 %64
-  %66 = load <16 x float>, ptr %65, align 4
-  store <16 x float> %66, ptr %7, align 64
-  %67 = add i64 %26, 16
-  %68 = add i64 %24, 0
-  %69 = add i64 0, %68
-  %70 = mul i64 %69, 64
-  %71 = add i64 %70, %67
-  %72 = getelementptr inbounds float, ptr %3, i64 %71
-  %73 = load <16 x float>, ptr %72, align 4
-  store <16 x float> %73, ptr %8, align 64
-  %74 = add i64 %26, 0
-  %75 = add i64 %24, 1
-  %76 = add i64 0, %75
-  %77 = mul i64 %76, 64
-  %78 = add i64 %77, %74
-  %79 = getelementptr inbounds float, ptr %3, i64 %78
-  %80 = load <16 x float>, ptr %79, align 4
-  store <16 x float> %80, ptr %9, align 64
-  %81 = add i64 %26, 16
-  %82 = add i64 %24, 1
-  %83 = add i64 0, %82
-  %84 = mul i64 %83, 64
-  %85 = add i64 %84, %81
-  %86 = getelementptr inbounds float, ptr %3, i64 %85
-  %87 = load <16 x float>, ptr %86, align 4
-  store <16 x float> %87, ptr %10, align 64
-  %88 = add i64 %26, 0
-  %89 = add i64 %24, 2
-  %90 = add i64 0, %89
-  %91 = mul i64 %90, 64
-  %92 = add i64 %91, %88
-  %93 = getelementptr inbounds float, ptr %3, i64 %92
-  %94 = load <16 x float>, ptr %93, align 4
-  store <16 x float> %94, ptr %11, align 64
-  %95 = add i64 %26, 16
-  %96 = add i64 %24, 2
-  %97 = add i64 0, %96
-  %98 = mul i64 %97, 64
-  %99 = add i64 %98, %95
-  %100 = getelementptr inbounds float, ptr %3, i64 %99
-  %101 = load <16 x float>, ptr %100, align 4
-  store <16 x float> %101, ptr %12, align 64
-  %102 = add i64 %26, 0
-  %103 = add i64 %24, 3
-  %104 = add i64 0, %103
-  %105 = mul i64 %104, 64
-  %106 = add i64 %105, %102
-  %107 = getelementptr inbounds float, ptr %3, i64 %106
-  %108 = load <16 x float>, ptr %107, align 4
-  store <16 x float> %108, ptr %13, align 64
-  %109 = add i64 %26, 16
-  %110 = add i64 %24, 3
-  %111 = add i64 0, %110
-  %112 = mul i64 %111, 64
-  %113 = add i64 %112, %109
-  %114 = getelementptr inbounds float, ptr %3, i64 %113
-  %115 = load <16 x float>, ptr %114, align 4
-  store <16 x float> %115, ptr %14, align 64
-  %116 = add i64 %26, 0
-  %117 = add i64 %24, 4
-  %118 = add i64 0, %117
-  %119 = mul i64 %118, 64
-  %120 = add i64 %119, %116
-  %121 = getelementptr inbounds float, ptr %3, i64 %120
-  %122 = load <16 x float>, ptr %121, align 4
-  store <16 x float> %122, ptr %15, align 64
-  %123 = add i64 %26, 16
-  %124 = add i64 %24, 4
-  %125 = add i64 0, %124
-  %126 = mul i64 %125, 64
-  %127 = add i64 %126, %123
-  %128 = getelementptr inbounds float, ptr %3, i64 %127
-  %129 = load <16 x float>, ptr %128, align 4
-  store <16 x float> %129, ptr %16, align 64
-  %130 = add i64 %26, 0
-  %131 = add i64 %24, 5
-  %132 = add i64 0, %131
-  %133 = mul i64 %132, 64
-  %134 = add i64 %133, %130
-  %135 = getelementptr inbounds float, ptr %3, i64 %134
-  %136 = load <16 x float>, ptr %135, align 4
-  store <16 x float> %136, ptr %17, align 64
-  %137 = add i64 %26, 16
-  %138 = add i64 %24, 5
-  %139 = add i64 0, %138
-  %140 = mul i64 %139, 64
-  %141 = add i64 %140, %137
-  %142 = getelementptr inbounds float, ptr %3, i64 %141
-  %143 = load <16 x float>, ptr %142, align 4
-  store <16 x float> %143, ptr %18, align 64
-  %144 = add i64 %26, 0
-  %145 = add i64 %24, 6
-  %146 = add i64 0, %145
-  %147 = mul i64 %146, 64
-  %148 = add i64 %147, %144
-  %149 = getelementptr inbounds float, ptr %3, i64 %148
-  %150 = load <16 x float>, ptr %149, align 4
-  store <16 x float> %150, ptr %19, align 64
-  %151 = add i64 %26, 16
-  %152 = add i64 %24, 6
-  %153 = add i64 0, %152
-  %154 = mul i64 %153, 64
-  %155 = add i64 %154, %151
-  %156 = getelementptr inbounds float, ptr %3, i64 %155
-  %157 = load <16 x float>, ptr %156, align 4
-  store <16 x float> %157, ptr %20, align 64
-  %158 = add i64 %26, 0
-  %159 = add i64 %24, 7
-  %160 = add i64 0, %159
-  %161 = mul i64 %160, 64
-  %162 = add i64 %161, %158
-  %163 = getelementptr inbounds float, ptr %3, i64 %162
-  %164 = load <16 x float>, ptr %163, align 4
-  store <16 x float> %164, ptr %21, align 64
-  %165 = add i64 %26, 16
-  %166 = add i64 %24, 7
-  %167 = add i64 0, %166
-  %168 = mul i64 %167, 64
-  %169 = add i64 %168, %165
-  %170 = getelementptr inbounds float, ptr %3, i64 %169
-  %171 = load <16 x float>, ptr %170, align 4
-  store <16 x float> %171, ptr %22, align 64
+  %84 = add i64 %34, 0
+  %85 = add i64 %32, 0
+  %86 = add i64 0, %85
+  %87 = mul i64 %86, 64
+  %88 = add i64 %87, %84
+  %89 = getelementptr inbounds float, ptr %3, i64 %88
+  %90 = load <16 x float>, ptr %89, align 4
+  store <16 x float> %90, ptr %7, align 64
+  %91 = add i64 %34, 16
+  %92 = add i64 %32, 0
+  %93 = add i64 0, %92
+  %94 = mul i64 %93, 64
+  %95 = add i64 %94, %91
+  %96 = getelementptr inbounds float, ptr %3, i64 %95
+  %97 = load <16 x float>, ptr %96, align 4
+  store <16 x float> %97, ptr %8, align 64
+  %98 = add i64 %34, 32
+  %99 = add i64 %32, 0
+  %100 = add i64 0, %99
+  %101 = mul i64 %100, 64
+  %102 = add i64 %101, %98
+  %103 = getelementptr inbounds float, ptr %3, i64 %102
+  %104 = load <16 x float>, ptr %103, align 4
+  store <16 x float> %104, ptr %9, align 64
+  %105 = add i64 %34, 48
+  %106 = add i64 %32, 0
+  %107 = add i64 0, %106
+  %108 = mul i64 %107, 64
+  %109 = add i64 %108, %105
+  %110 = getelementptr inbounds float, ptr %3, i64 %109
+  %111 = load <16 x float>, ptr %110, align 4
+  store <16 x float> %111, ptr %10, align 64
+  %112 = add i64 %34, 0
+  %113 = add i64 %32, 1
+  %114 = add i64 0, %113
+  %115 = mul i64 %114, 64
+  %116 = add i64 %115, %112
+  %117 = getelementptr inbounds float, ptr %3, i64 %116
+  %118 = load <16 x float>, ptr %117, align 4
+  store <16 x float> %118, ptr %11, align 64
+  %119 = add i64 %34, 16
+  %120 = add i64 %32, 1
+  %121 = add i64 0, %120
+  %122 = mul i64 %121, 64
+  %123 = add i64 %122, %119
+  %124 = getelementptr inbounds float, ptr %3, i64 %123
+  %125 = load <16 x float>, ptr %124, align 4
+  store <16 x float> %125, ptr %12, align 64
+  %126 = add i64 %34, 32
+  %127 = add i64 %32, 1
+  %128 = add i64 0, %127
+  %129 = mul i64 %128, 64
+  %130 = add i64 %129, %126
+  %131 = getelementptr inbounds float, ptr %3, i64 %130
+  %132 = load <16 x float>, ptr %131, align 4
+  store <16 x float> %132, ptr %13, align 64
+  %133 = add i64 %34, 48
+  %134 = add i64 %32, 1
+  %135 = add i64 0, %134
+  %136 = mul i64 %135, 64
+  %137 = add i64 %136, %133
+  %138 = getelementptr inbounds float, ptr %3, i64 %137
+  %139 = load <16 x float>, ptr %138, align 4
+  store <16 x float> %139, ptr %14, align 64
+  %140 = add i64 %34, 0
+  %141 = add i64 %32, 2
+  %142 = add i64 0, %141
+  %143 = mul i64 %142, 64
+  %144 = add i64 %143, %140
+  %145 = getelementptr inbounds float, ptr %3, i64 %144
+  %146 = load <16 x float>, ptr %145, align 4
+  store <16 x float> %146, ptr %15, align 64
+  %147 = add i64 %34, 16
+  %148 = add i64 %32, 2
+  %149 = add i64 0, %148
+  %150 = mul i64 %149, 64
+  %151 = add i64 %150, %147
+  %152 = getelementptr inbounds float, ptr %3, i64 %151
+  %153 = load <16 x float>, ptr %152, align 4
+  store <16 x float> %153, ptr %16, align 64
+  %154 = add i64 %34, 32
+  %155 = add i64 %32, 2
+  %156 = add i64 0, %155
+  %157 = mul i64 %156, 64
+  %158 = add i64 %157, %154
+  %159 = getelementptr inbounds float, ptr %3, i64 %158
+  %160 = load <16 x float>, ptr %159, align 4
+  store <16 x float> %160, ptr %17, align 64
+  %161 = add i64 %34, 48
+  %162 = add i64 %32, 2
+  %163 = add i64 0, %162
+  %164 = mul i64 %163, 64
+  %165 = add i64 %164, %161
+  %166 = getelementptr inbounds float, ptr %3, i64 %165
+  %167 = load <16 x float>, ptr %166, align 4
+  store <16 x float> %167, ptr %18, align 64
+  %168 = add i64 %34, 0
+  %169 = add i64 %32, 3
+  %170 = add i64 0, %169
+  %171 = mul i64 %170, 64
+  %172 = add i64 %171, %168
+  %173 = getelementptr inbounds float, ptr %3, i64 %172
+  %174 = load <16 x float>, ptr %173, align 4
+  store <16 x float> %174, ptr %19, align 64
+  %175 = add i64 %34, 16
+  %176 = add i64 %32, 3
+  %177 = add i64 0, %176
+  %178 = mul i64 %177, 64
+  %179 = add i64 %178, %175
+  %180 = getelementptr inbounds float, ptr %3, i64 %179
+  %181 = load <16 x float>, ptr %180, align 4
+  store <16 x float> %181, ptr %20, align 64
+  %182 = add i64 %34, 32
+  %183 = add i64 %32, 3
+  %184 = add i64 0, %183
+  %185 = mul i64 %184, 64
+  %186 = add i64 %185, %182
+  %187 = getelementptr inbounds float, ptr %3, i64 %186
+  %188 = load <16 x float>, ptr %187, align 4
+  store <16 x float> %188, ptr %21, align 64
+  %189 = add i64 %34, 48
+  %190 = add i64 %32, 3
+  %191 = add i64 0, %190
+  %192 = mul i64 %191, 64
+  %193 = add i64 %192, %189
+  %194 = getelementptr inbounds float, ptr %3, i64 %193
+  %195 = load <16 x float>, ptr %194, align 4
+  store <16 x float> %195, ptr %22, align 64
+  %196 = add i64 %34, 0
+  %197 = add i64 %32, 4
+  %198 = add i64 0, %197
+  %199 = mul i64 %198, 64
+  %200 = add i64 %199, %196
+  %201 = getelementptr inbounds float, ptr %3, i64 %200
+  %202 = load <16 x float>, ptr %201, align 4
+  store <16 x float> %202, ptr %23, align 64
+  %203 = add i64 %34, 16
+  %204 = add i64 %32, 4
+  %205 = add i64 0, %204
+  %206 = mul i64 %205, 64
+  %207 = add i64 %206, %203
+  %208 = getelementptr inbounds float, ptr %3, i64 %207
+  %209 = load <16 x float>, ptr %208, align 4
+  store <16 x float> %209, ptr %24, align 64
+  %210 = add i64 %34, 32
+  %211 = add i64 %32, 4
+  %212 = add i64 0, %211
+  %213 = mul i64 %212, 64
+  %214 = add i64 %213, %210
+  %215 = getelementptr inbounds float, ptr %3, i64 %214
+  %216 = load <16 x float>, ptr %215, align 4
+  store <16 x float> %216, ptr %25, align 64
+  %217 = add i64 %34, 48
+  %218 = add i64 %32, 4
+  %219 = add i64 0, %218
+  %220 = mul i64 %219, 64
+  %221 = add i64 %220, %217
+  %222 = getelementptr inbounds float, ptr %3, i64 %221
+  %223 = load <16 x float>, ptr %222, align 4
+  store <16 x float> %223, ptr %26, align 64
+  %224 = add i64 %34, 0
+  %225 = add i64 %32, 5
+  %226 = add i64 0, %225
+  %227 = mul i64 %226, 64
+  %228 = add i64 %227, %224
+  %229 = getelementptr inbounds float, ptr %3, i64 %228
+  %230 = load <16 x float>, ptr %229, align 4
+  store <16 x float> %230, ptr %27, align 64
+  %231 = add i64 %34, 16
+  %232 = add i64 %32, 5
+  %233 = add i64 0, %232
+  %234 = mul i64 %233, 64
+  %235 = add i64 %234, %231
+  %236 = getelementptr inbounds float, ptr %3, i64 %235
+  %237 = load <16 x float>, ptr %236, align 4
+  store <16 x float> %237, ptr %28, align 64
+  %238 = add i64 %34, 32
+  %239 = add i64 %32, 5
+  %240 = add i64 0, %239
+  %241 = mul i64 %240, 64
+  %242 = add i64 %241, %238
+  %243 = getelementptr inbounds float, ptr %3, i64 %242
+  %244 = load <16 x float>, ptr %243, align 4
+  store <16 x float> %244, ptr %29, align 64
+  %245 = add i64 %34, 48
+  %246 = add i64 %32, 5
+  %247 = add i64 0, %246
+  %248 = mul i64 %247, 64
+  %249 = add i64 %248, %245
+  %250 = getelementptr inbounds float, ptr %3, i64 %249
+  %251 = load <16 x float>, ptr %250, align 4
+  store <16 x float> %251, ptr %30, align 64
   br label %join
 
 join:                                             ; preds = %else, %then
-  %172 = add i64 %24, 0
-  %173 = mul i64 %172, %1
-  %174 = add i64 %173, 0
-  %175 = getelementptr inbounds float, ptr %0, i64 %174
-  %176 = call ptr asm "", "=r,0"(ptr %175)
-  %177 = add i64 %24, 1
-  %178 = mul i64 %177, %1
-  %179 = add i64 %178, 0
-  %180 = getelementptr inbounds float, ptr %0, i64 %179
-  %181 = call ptr asm "", "=r,0"(ptr %180)
-  %182 = add i64 %24, 2
-  %183 = mul i64 %182, %1
-  %184 = add i64 %183, 0
-  %185 = getelementptr inbounds float, ptr %0, i64 %184
-  %186 = call ptr asm "", "=r,0"(ptr %185)
-  %187 = add i64 %24, 3
-  %188 = mul i64 %187, %1
-  %189 = add i64 %188, 0
-  %190 = getelementptr inbounds float, ptr %0, i64 %189
-  %191 = call ptr asm "", "=r,0"(ptr %190)
-  %192 = add i64 %24, 4
-  %193 = mul i64 %192, %1
-  %194 = add i64 %193, 0
-  %195 = getelementptr inbounds float, ptr %0, i64 %194
-  %196 = call ptr asm "", "=r,0"(ptr %195)
-  %197 = add i64 %24, 5
-  %198 = mul i64 %197, %1
-  %199 = add i64 %198, 0
-  %200 = getelementptr inbounds float, ptr %0, i64 %199
-  %201 = call ptr asm "", "=r,0"(ptr %200)
-  %202 = add i64 %24, 6
-  %203 = mul i64 %202, %1
-  %204 = add i64 %203, 0
-  %205 = getelementptr inbounds float, ptr %0, i64 %204
-  %206 = call ptr asm "", "=r,0"(ptr %205)
-  %207 = add i64 %24, 7
-  %208 = mul i64 %207, %1
-  %209 = add i64 %208, 0
-  %210 = getelementptr inbounds float, ptr %0, i64 %209
-  %211 = call ptr asm "", "=r,0"(ptr %210)
+  %252 = add i64 %32, 0
+  %253 = mul i64 %252, %1
+  %254 = add i64 %253, 0
+  %255 = getelementptr inbounds float, ptr %0, i64 %254
+  %256 = call ptr asm "", "=r,0"(ptr %255)
+  %257 = add i64 %32, 1
+  %258 = mul i64 %257, %1
+  %259 = add i64 %258, 0
+  %260 = getelementptr inbounds float, ptr %0, i64 %259
+  %261 = call ptr asm "", "=r,0"(ptr %260)
+  %262 = add i64 %32, 2
+  %263 = mul i64 %262, %1
+  %264 = add i64 %263, 0
+  %265 = getelementptr inbounds float, ptr %0, i64 %264
+  %266 = call ptr asm "", "=r,0"(ptr %265)
+  %267 = add i64 %32, 3
+  %268 = mul i64 %267, %1
+  %269 = add i64 %268, 0
+  %270 = getelementptr inbounds float, ptr %0, i64 %269
+  %271 = call ptr asm "", "=r,0"(ptr %270)
+  %272 = add i64 %32, 4
+  %273 = mul i64 %272, %1
+  %274 = add i64 %273, 0
+  %275 = getelementptr inbounds float, ptr %0, i64 %274
+  %276 = call ptr asm "", "=r,0"(ptr %275)
+  %277 = add i64 %32, 5
+  %278 = mul i64 %277, %1
+  %279 = add i64 %278, 0
+  %280 = getelementptr inbounds float, ptr %0, i64 %279
+  %281 = call ptr asm "", "=r,0"(ptr %280)
   br label %loop5
 
 loop5:                                            ; preds = %loop.body6, %join
-  %i8 = phi i64 [ 0, %join ], [ %273, %loop.body6 ]
-  %212 = icmp slt i64 %i8, 64
-  br i1 %212, label %loop.body6, label %loop.exit7
+  %i8 = phi i64 [ 0, %join ], [ %367, %loop.body6 ]
+  %282 = icmp slt i64 %i8, 64
+  br i1 %282, label %loop.body6, label %loop.exit7
 
 loop.body6:                                       ; preds = %loop5
-  %213 = add i64 %26, 0
-  %214 = add i64 0, %i8
-  %215 = mul i64 %214, 64
-  %216 = add i64 %215, %213
-  %217 = getelementptr inbounds float, ptr %2, i64 %216
-  %218 = load <16 x float>, ptr %217, align 4
-  %219 = add i64 %26, 16
-  %220 = add i64 0, %i8
-  %221 = mul i64 %220, 64
-  %222 = add i64 %221, %219
-  %223 = getelementptr inbounds float, ptr %2, i64 %222
-  %224 = load <16 x float>, ptr %223, align 4
-  %225 = getelementptr inbounds float, ptr %176, i64 %i8
-  %226 = load float, ptr %225, align 4
-  %.splatinsert = insertelement <16 x float> poison, float %226, i64 0
+  %283 = add i64 %34, 0
+  %284 = add i64 0, %i8
+  %285 = mul i64 %284, 64
+  %286 = add i64 %285, %283
+  %287 = getelementptr inbounds float, ptr %2, i64 %286
+  %288 = load <16 x float>, ptr %287, align 4
+  %289 = add i64 %34, 16
+  %290 = add i64 0, %i8
+  %291 = mul i64 %290, 64
+  %292 = add i64 %291, %289
+  %293 = getelementptr inbounds float, ptr %2, i64 %292
+  %294 = load <16 x float>, ptr %293, align 4
+  %295 = add i64 %34, 32
+  %296 = add i64 0, %i8
+  %297 = mul i64 %296, 64
+  %298 = add i64 %297, %295
+  %299 = getelementptr inbounds float, ptr %2, i64 %298
+  %300 = load <16 x float>, ptr %299, align 4
+  %301 = add i64 %34, 48
+  %302 = add i64 0, %i8
+  %303 = mul i64 %302, 64
+  %304 = add i64 %303, %301
+  %305 = getelementptr inbounds float, ptr %2, i64 %304
+  %306 = load <16 x float>, ptr %305, align 4
+  %307 = getelementptr inbounds float, ptr %256, i64 %i8
+  %308 = load float, ptr %307, align 4
+  %.splatinsert = insertelement <16 x float> poison, float %308, i64 0
   %.splat = shufflevector <16 x float> %.splatinsert, <16 x float> poison, <16 x i32> zeroinitializer
-  %227 = load <16 x float>, ptr %7, align 64
-  %228 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat, <16 x float> %218, <16 x float> %227)
-  store <16 x float> %228, ptr %7, align 64
-  %229 = load <16 x float>, ptr %8, align 64
-  %230 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat, <16 x float> %224, <16 x float> %229)
-  store <16 x float> %230, ptr %8, align 64
-  %231 = getelementptr inbounds float, ptr %181, i64 %i8
-  %232 = load float, ptr %231, align 4
-  %.splatinsert9 = insertelement <16 x float> poison, float %232, i64 0
+  %309 = load <16 x float>, ptr %7, align 64
+  %310 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat, <16 x float> %288, <16 x float> %309)
+  store <16 x float> %310, ptr %7, align 64
+  %311 = load <16 x float>, ptr %8, align 64
+  %312 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat, <16 x float> %294, <16 x float> %311)
+  store <16 x float> %312, ptr %8, align 64
+  %313 = load <16 x float>, ptr %9, align 64
+  %314 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat, <16 x float> %300, <16 x float> %313)
+  store <16 x float> %314, ptr %9, align 64
+  %315 = load <16 x float>, ptr %10, align 64
+  %316 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat, <16 x float> %306, <16 x float> %315)
+  store <16 x float> %316, ptr %10, align 64
+  %317 = getelementptr inbounds float, ptr %261, i64 %i8
+  %318 = load float, ptr %317, align 4
+  %.splatinsert9 = insertelement <16 x float> poison, float %318, i64 0
   %.splat10 = shufflevector <16 x float> %.splatinsert9, <16 x float> poison, <16 x i32> zeroinitializer
-  %233 = load <16 x float>, ptr %9, align 64
-  %234 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat10, <16 x float> %218, <16 x float> %233)
-  store <16 x float> %234, ptr %9, align 64
-  %235 = load <16 x float>, ptr %10, align 64
-  %236 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat10, <16 x float> %224, <16 x float> %235)
-  store <16 x float> %236, ptr %10, align 64
-  %237 = getelementptr inbounds float, ptr %186, i64 %i8
-  %238 = load float, ptr %237, align 4
-  %.splatinsert11 = insertelement <16 x float> poison, float %238, i64 0
+  %319 = load <16 x float>, ptr %11, align 64
+  %320 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat10, <16 x float> %288, <16 x float> %319)
+  store <16 x float> %320, ptr %11, align 64
+  %321 = load <16 x float>, ptr %12, align 64
+  %322 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat10, <16 x float> %294, <16 x float> %321)
+  store <16 x float> %322, ptr %12, align 64
+  %323 = load <16 x float>, ptr %13, align 64
+  %324 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat10, <16 x float> %300, <16 x float> %323)
+  store <16 x float> %324, ptr %13, align 64
+  %325 = load <16 x float>, ptr %14, align 64
+  %326 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat10, <16 x float> %306, <16 x float> %325)
+  store <16 x float> %326, ptr %14, align 64
+  %327 = getelementptr inbounds float, ptr %266, i64 %i8
+  %328 = load float, ptr %327, align 4
+  %.splatinsert11 = insertelement <16 x float> poison, float %328, i64 0
   %.splat12 = shufflevector <16 x float> %.splatinsert11, <16 x float> poison, <16 x i32> zeroinitializer
-  %239 = load <16 x float>, ptr %11, align 64
-  %240 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat12, <16 x float> %218, <16 x float> %239)
-  store <16 x float> %240, ptr %11, align 64
-  %241 = load <16 x float>, ptr %12, align 64
-  %242 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat12, <16 x float> %224, <16 x float> %241)
-  store <16 x float> %242, ptr %12, align 64
-  %243 = getelementptr inbounds float, ptr %191, i64 %i8
-  %244 = load float, ptr %243, align 4
-  %.splatinsert13 = insertelement <16 x float> poison, float %244, i64 0
+  %329 = load <16 x float>, ptr %15, align 64
+  %330 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat12, <16 x float> %288, <16 x float> %329)
+  store <16 x float> %330, ptr %15, align 64
+  %331 = load <16 x float>, ptr %16, align 64
+  %332 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat12, <16 x float> %294, <16 x float> %331)
+  store <16 x float> %332, ptr %16, align 64
+  %333 = load <16 x float>, ptr %17, align 64
+  %334 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat12, <16 x float> %300, <16 x float> %333)
+  store <16 x float> %334, ptr %17, align 64
+  %335 = load <16 x float>, ptr %18, align 64
+  %336 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat12, <16 x float> %306, <16 x float> %335)
+  store <16 x float> %336, ptr %18, align 64
+  %337 = getelementptr inbounds float, ptr %271, i64 %i8
+  %338 = load float, ptr %337, align 4
+  %.splatinsert13 = insertelement <16 x float> poison, float %338, i64 0
   %.splat14 = shufflevector <16 x float> %.splatinsert13, <16 x float> poison, <16 x i32> zeroinitializer
-  %245 = load <16 x float>, ptr %13, align 64
-  %246 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat14, <16 x float> %218, <16 x float> %245)
-  store <16 x float> %246, ptr %13, align 64
-  %247 = load <16 x float>, ptr %14, align 64
-  %248 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat14, <16 x float> %224, <16 x float> %247)
-  store <16 x float> %248, ptr %14, align 64
-  %249 = getelementptr inbounds float, ptr %196, i64 %i8
-  %250 = load float, ptr %249, align 4
-  %.splatinsert15 = insertelement <16 x float> poison, float %250, i64 0
+  %339 = load <16 x float>, ptr %19, align 64
+  %340 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat14, <16 x float> %288, <16 x float> %339)
+  store <16 x float> %340, ptr %19, align 64
+  %341 = load <16 x float>, ptr %20, align 64
+  %342 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat14, <16 x float> %294, <16 x float> %341)
+  store <16 x float> %342, ptr %20, align 64
+  %343 = load <16 x float>, ptr %21, align 64
+  %344 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat14, <16 x float> %300, <16 x float> %343)
+  store <16 x float> %344, ptr %21, align 64
+  %345 = load <16 x float>, ptr %22, align 64
+  %346 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat14, <16 x float> %306, <16 x float> %345)
+  store <16 x float> %346, ptr %22, align 64
+  %347 = getelementptr inbounds float, ptr %276, i64 %i8
+  %348 = load float, ptr %347, align 4
+  %.splatinsert15 = insertelement <16 x float> poison, float %348, i64 0
   %.splat16 = shufflevector <16 x float> %.splatinsert15, <16 x float> poison, <16 x i32> zeroinitializer
-  %251 = load <16 x float>, ptr %15, align 64
-  %252 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat16, <16 x float> %218, <16 x float> %251)
-  store <16 x float> %252, ptr %15, align 64
-  %253 = load <16 x float>, ptr %16, align 64
-  %254 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat16, <16 x float> %224, <16 x float> %253)
-  store <16 x float> %254, ptr %16, align 64
-  %255 = getelementptr inbounds float, ptr %201, i64 %i8
-  %256 = load float, ptr %255, align 4
-  %.splatinsert17 = insertelement <16 x float> poison, float %256, i64 0
+  %349 = load <16 x float>, ptr %23, align 64
+  %350 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat16, <16 x float> %288, <16 x float> %349)
+  store <16 x float> %350, ptr %23, align 64
+  %351 = load <16 x float>, ptr %24, align 64
+  %352 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat16, <16 x float> %294, <16 x float> %351)
+  store <16 x float> %352, ptr %24, align 64
+  %353 = load <16 x float>, ptr %25, align 64
+  %354 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat16, <16 x float> %300, <16 x float> %353)
+  store <16 x float> %354, ptr %25, align 64
+  %355 = load <16 x float>, ptr %26, align 64
+  %356 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat16, <16 x float> %306, <16 x float> %355)
+  store <16 x float> %356, ptr %26, align 64
+  %357 = getelementptr inbounds float, ptr %281, i64 %i8
+  %358 = load float, ptr %357, align 4
+  %.splatinsert17 = insertelement <16 x float> poison, float %358, i64 0
   %.splat18 = shufflevector <16 x float> %.splatinsert17, <16 x float> poison, <16 x i32> zeroinitializer
-  %257 = load <16 x float>, ptr %17, align 64
-  %258 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat18, <16 x float> %218, <16 x float> %257)
-  store <16 x float> %258, ptr %17, align 64
-  %259 = load <16 x float>, ptr %18, align 64
-  %260 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat18, <16 x float> %224, <16 x float> %259)
-  store <16 x float> %260, ptr %18, align 64
-  %261 = getelementptr inbounds float, ptr %206, i64 %i8
-  %262 = load float, ptr %261, align 4
-  %.splatinsert19 = insertelement <16 x float> poison, float %262, i64 0
-  %.splat20 = shufflevector <16 x float> %.splatinsert19, <16 x float> poison, <16 x i32> zeroinitializer
-  %263 = load <16 x float>, ptr %19, align 64
-  %264 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat20, <16 x float> %218, <16 x float> %263)
-  store <16 x float> %264, ptr %19, align 64
-  %265 = load <16 x float>, ptr %20, align 64
-  %266 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat20, <16 x float> %224, <16 x float> %265)
-  store <16 x float> %266, ptr %20, align 64
-  %267 = getelementptr inbounds float, ptr %211, i64 %i8
-  %268 = load float, ptr %267, align 4
-  %.splatinsert21 = insertelement <16 x float> poison, float %268, i64 0
-  %.splat22 = shufflevector <16 x float> %.splatinsert21, <16 x float> poison, <16 x i32> zeroinitializer
-  %269 = load <16 x float>, ptr %21, align 64
-  %270 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat22, <16 x float> %218, <16 x float> %269)
-  store <16 x float> %270, ptr %21, align 64
-  %271 = load <16 x float>, ptr %22, align 64
-  %272 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat22, <16 x float> %224, <16 x float> %271)
-  store <16 x float> %272, ptr %22, align 64
-  %273 = add nuw nsw i64 %i8, 1
+  %359 = load <16 x float>, ptr %27, align 64
+  %360 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat18, <16 x float> %288, <16 x float> %359)
+  store <16 x float> %360, ptr %27, align 64
+  %361 = load <16 x float>, ptr %28, align 64
+  %362 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat18, <16 x float> %294, <16 x float> %361)
+  store <16 x float> %362, ptr %28, align 64
+  %363 = load <16 x float>, ptr %29, align 64
+  %364 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat18, <16 x float> %300, <16 x float> %363)
+  store <16 x float> %364, ptr %29, align 64
+  %365 = load <16 x float>, ptr %30, align 64
+  %366 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat18, <16 x float> %306, <16 x float> %365)
+  store <16 x float> %366, ptr %30, align 64
+  %367 = add nuw nsw i64 %i8, 1
   br label %loop5, !llvm.loop !3
 
 loop.exit7:                                       ; preds = %loop5
-  %274 = add i64 %26, 0
-  %275 = add i64 %24, 0
-  %276 = mul i64 %275, %5
-  %277 = add i64 0, %276
-  %278 = mul i64 %274, 1
-  %279 = add i64 %277, %278
-  %280 = getelementptr inbounds float, ptr %4, i64 %279
-  %281 = load <16 x float>, ptr %7, align 64
-  store <16 x float> %281, ptr %280, align 4
-  %282 = add i64 %26, 16
-  %283 = add i64 %24, 0
-  %284 = mul i64 %283, %5
-  %285 = add i64 0, %284
-  %286 = mul i64 %282, 1
-  %287 = add i64 %285, %286
-  %288 = getelementptr inbounds float, ptr %4, i64 %287
-  %289 = load <16 x float>, ptr %8, align 64
-  store <16 x float> %289, ptr %288, align 4
-  %290 = add i64 %26, 0
-  %291 = add i64 %24, 1
-  %292 = mul i64 %291, %5
-  %293 = add i64 0, %292
-  %294 = mul i64 %290, 1
-  %295 = add i64 %293, %294
-  %296 = getelementptr inbounds float, ptr %4, i64 %295
-  %297 = load <16 x float>, ptr %9, align 64
-  store <16 x float> %297, ptr %296, align 4
-  %298 = add i64 %26, 16
-  %299 = add i64 %24, 1
-  %300 = mul i64 %299, %5
-  %301 = add i64 0, %300
-  %302 = mul i64 %298, 1
-  %303 = add i64 %301, %302
-  %304 = getelementptr inbounds float, ptr %4, i64 %303
-  %305 = load <16 x float>, ptr %10, align 64
-  store <16 x float> %305, ptr %304, align 4
-  %306 = add i64 %26, 0
-  %307 = add i64 %24, 2
-  %308 = mul i64 %307, %5
-  %309 = add i64 0, %308
-  %310 = mul i64 %306, 1
-  %311 = add i64 %309, %310
-  %312 = getelementptr inbounds float, ptr %4, i64 %311
-  %313 = load <16 x float>, ptr %11, align 64
-  store <16 x float> %313, ptr %312, align 4
-  %314 = add i64 %26, 16
-  %315 = add i64 %24, 2
-  %316 = mul i64 %315, %5
-  %317 = add i64 0, %316
-  %318 = mul i64 %314, 1
-  %319 = add i64 %317, %318
-  %320 = getelementptr inbounds float, ptr %4, i64 %319
-  %321 = load <16 x float>, ptr %12, align 64
-  store <16 x float> %321, ptr %320, align 4
-  %322 = add i64 %26, 0
-  %323 = add i64 %24, 3
-  %324 = mul i64 %323, %5
-  %325 = add i64 0, %324
-  %326 = mul i64 %322, 1
-  %327 = add i64 %325, %326
-  %328 = getelementptr inbounds float, ptr %4, i64 %327
-  %329 = load <16 x float>, ptr %13, align 64
-  store <16 x float> %329, ptr %328, align 4
-  %330 = add i64 %26, 16
-  %331 = add i64 %24, 3
-  %332 = mul i64 %331, %5
-  %333 = add i64 0, %332
-  %334 = mul i64 %330, 1
-  %335 = add i64 %333, %334
-  %336 = getelementptr inbounds float, ptr %4, i64 %335
-  %337 = load <16 x float>, ptr %14, align 64
-  store <16 x float> %337, ptr %336, align 4
-  %338 = add i64 %26, 0
-  %339 = add i64 %24, 4
-  %340 = mul i64 %339, %5
-  %341 = add i64 0, %340
-  %342 = mul i64 %338, 1
-  %343 = add i64 %341, %342
-  %344 = getelementptr inbounds float, ptr %4, i64 %343
-  %345 = load <16 x float>, ptr %15, align 64
-  store <16 x float> %345, ptr %344, align 4
-  %346 = add i64 %26, 16
-  %347 = add i64 %24, 4
-  %348 = mul i64 %347, %5
-  %349 = add i64 0, %348
-  %350 = mul i64 %346, 1
-  %351 = add i64 %349, %350
-  %352 = getelementptr inbounds float, ptr %4, i64 %351
-  %353 = load <16 x float>, ptr %16, align 64
-  store <16 x float> %353, ptr %352, align 4
-  %354 = add i64 %26, 0
-  %355 = add i64 %24, 5
-  %356 = mul i64 %355, %5
-  %357 = add i64 0, %356
-  %358 = mul i64 %354, 1
-  %359 = add i64 %357, %358
-  %360 = getelementptr inbounds float, ptr %4, i64 %359
-  %361 = load <16 x float>, ptr %17, align 64
-  store <16 x float> %361, ptr %360, align 4
-  %362 = add i64 %26, 16
-  %363 = add i64 %24, 5
-  %364 = mul i64 %363, %5
-  %365 = add i64 0, %364
-  %366 = mul i64 %362, 1
-  %367 = add i64 %365, %366
-  %368 = getelementptr inbounds float, ptr %4, i64 %367
-  %369 = load <16 x float>, ptr %18, align 64
-  store <16 x float> %369, ptr %368, align 4
-  %370 = add i64 %26, 0
-  %371 = add i64 %24, 6
-  %372 = mul i64 %371, %5
-  %373 = add i64 0, %372
-  %374 = mul i64 %370, 1
-  %375 = add i64 %373, %374
-  %376 = getelementptr inbounds float, ptr %4, i64 %375
-  %377 = load <16 x float>, ptr %19, align 64
-  store <16 x float> %377, ptr %376, align 4
-  %378 = add i64 %26, 16
-  %379 = add i64 %24, 6
-  %380 = mul i64 %379, %5
-  %381 = add i64 0, %380
-  %382 = mul i64 %378, 1
-  %383 = add i64 %381, %382
-  %384 = getelementptr inbounds float, ptr %4, i64 %383
-  %385 = load <16 x float>, ptr %20, align 64
-  store <16 x float> %385, ptr %384, align 4
-  %386 = add i64 %26, 0
-  %387 = add i64 %24, 7
-  %388 = mul i64 %387, %5
-  %389 = add i64 0, %388
-  %390 = mul i64 %386, 1
-  %391 = add i64 %389, %390
-  %392 = getelementptr inbounds float, ptr %4, i64 %391
-  %393 = load <16 x float>, ptr %21, align 64
-  store <16 x float> %393, ptr %392, align 4
-  %394 = add i64 %26, 16
-  %395 = add i64 %24, 7
-  %396 = mul i64 %395, %5
-  %397 = add i64 0, %396
-  %398 = mul i64 %394, 1
-  %399 = add i64 %397, %398
-  %400 = getelementptr inbounds float, ptr %4, i64 %399
-  %401 = load <16 x float>, ptr %22, align 64
-  store <16 x float> %401, ptr %400, align 4
-  %402 = add nuw nsw i64 %i4, 1
+  %368 = add i64 %34, 0
+  %369 = add i64 %32, 0
+  %370 = mul i64 %369, %5
+  %371 = add i64 0, %370
+  %372 = mul i64 %368, 1
+  %373 = add i64 %371, %372
+  %374 = getelementptr inbounds float, ptr %4, i64 %373
+  %375 = load <16 x float>, ptr %7, align 64
+  store <16 x float> %375, ptr %374, align 4
+  %376 = add i64 %34, 16
+  %377 = add i64 %32, 0
+  %378 = mul i64 %377, %5
+  %379 = add i64 0, %378
+  %380 = mul i64 %376, 1
+  %381 = add i64 %379, %380
+  %382 = getelementptr inbounds float, ptr %4, i64 %381
+  %383 = load <16 x float>, ptr %8, align 64
+  store <16 x float> %383, ptr %382, align 4
+  %384 = add i64 %34, 32
+  %385 = add i64 %32, 0
+  %386 = mul i64 %385, %5
+  %387 = add i64 0, %386
+  %388 = mul i64 %384, 1
+  %389 = add i64 %387, %388
+  %390 = getelementptr inbounds float, ptr %4, i64 %389
+  %391 = load <16 x float>, ptr %9, align 64
+  store <16 x float> %391, ptr %390, align 4
+  %392 = add i64 %34, 48
+  %393 = add i64 %32, 0
+  %394 = mul i64 %393, %5
+  %395 = add i64 0, %394
+  %396 = mul i64 %392, 1
+  %397 = add i64 %395, %396
+  %398 = getelementptr inbounds float, ptr %4, i64 %397
+  %399 = load <16 x float>, ptr %10, align 64
+  store <16 x float> %399, ptr %398, align 4
+  %400 = add i64 %34, 0
+  %401 = add i64 %32, 1
+  %402 = mul i64 %401, %5
+  %403 = add i64 0, %402
+  %404 = mul i64 %400, 1
+  %405 = add i64 %403, %404
+  %406 = getelementptr inbounds float, ptr %4, i64 %405
+  %407 = load <16 x float>, ptr %11, align 64
+  store <16 x float> %407, ptr %406, align 4
+  %408 = add i64 %34, 16
+  %409 = add i64 %32, 1
+  %410 = mul i64 %409, %5
+  %411 = add i64 0, %410
+  %412 = mul i64 %408, 1
+  %413 = add i64 %411, %412
+  %414 = getelementptr inbounds float, ptr %4, i64 %413
+  %415 = load <16 x float>, ptr %12, align 64
+  store <16 x float> %415, ptr %414, align 4
+  %416 = add i64 %34, 32
+  %417 = add i64 %32, 1
+  %418 = mul i64 %417, %5
+  %419 = add i64 0, %418
+  %420 = mul i64 %416, 1
+  %421 = add i64 %419, %420
+  %422 = getelementptr inbounds float, ptr %4, i64 %421
+  %423 = load <16 x float>, ptr %13, align 64
+  store <16 x float> %423, ptr %422, align 4
+  %424 = add i64 %34, 48
+  %425 = add i64 %32, 1
+  %426 = mul i64 %425, %5
+  %427 = add i64 0, %426
+  %428 = mul i64 %424, 1
+  %429 = add i64 %427, %428
+  %430 = getelementptr inbounds float, ptr %4, i64 %429
+  %431 = load <16 x float>, ptr %14, align 64
+  store <16 x float> %431, ptr %430, align 4
+  %432 = add i64 %34, 0
+  %433 = add i64 %32, 2
+  %434 = mul i64 %433, %5
+  %435 = add i64 0, %434
+  %436 = mul i64 %432, 1
+  %437 = add i64 %435, %436
+  %438 = getelementptr inbounds float, ptr %4, i64 %437
+  %439 = load <16 x float>, ptr %15, align 64
+  store <16 x float> %439, ptr %438, align 4
+  %440 = add i64 %34, 16
+  %441 = add i64 %32, 2
+  %442 = mul i64 %441, %5
+  %443 = add i64 0, %442
+  %444 = mul i64 %440, 1
+  %445 = add i64 %443, %444
+  %446 = getelementptr inbounds float, ptr %4, i64 %445
+  %447 = load <16 x float>, ptr %16, align 64
+  store <16 x float> %447, ptr %446, align 4
+  %448 = add i64 %34, 32
+  %449 = add i64 %32, 2
+  %450 = mul i64 %449, %5
+  %451 = add i64 0, %450
+  %452 = mul i64 %448, 1
+  %453 = add i64 %451, %452
+  %454 = getelementptr inbounds float, ptr %4, i64 %453
+  %455 = load <16 x float>, ptr %17, align 64
+  store <16 x float> %455, ptr %454, align 4
+  %456 = add i64 %34, 48
+  %457 = add i64 %32, 2
+  %458 = mul i64 %457, %5
+  %459 = add i64 0, %458
+  %460 = mul i64 %456, 1
+  %461 = add i64 %459, %460
+  %462 = getelementptr inbounds float, ptr %4, i64 %461
+  %463 = load <16 x float>, ptr %18, align 64
+  store <16 x float> %463, ptr %462, align 4
+  %464 = add i64 %34, 0
+  %465 = add i64 %32, 3
+  %466 = mul i64 %465, %5
+  %467 = add i64 0, %466
+  %468 = mul i64 %464, 1
+  %469 = add i64 %467, %468
+  %470 = getelementptr inbounds float, ptr %4, i64 %469
+  %471 = load <16 x float>, ptr %19, align 64
+  store <16 x float> %471, ptr %470, align 4
+  %472 = add i64 %34, 16
+  %473 = add i64 %32, 3
+  %474 = mul i64 %473, %5
+  %475 = add i64 0, %474
+  %476 = mul i64 %472, 1
+  %477 = add i64 %475, %476
+  %478 = getelementptr inbounds float, ptr %4, i64 %477
+  %479 = load <16 x float>, ptr %20, align 64
+  store <16 x float> %479, ptr %478, align 4
+  %480 = add i64 %34, 32
+  %481 = add i64 %32, 3
+  %482 = mul i64 %481, %5
+  %483 = add i64 0, %482
+  %484 = mul i64 %480, 1
+  %485 = add i64 %483, %484
+  %486 = getelementptr inbounds float, ptr %4, i64 %485
+  %487 = load <16 x float>, ptr %21, align 64
+  store <16 x float> %487, ptr %486, align 4
+  %488 = add i64 %34, 48
+  %489 = add i64 %32, 3
+  %490 = mul i64 %489, %5
+  %491 = add i64 0, %490
+  %492 = mul i64 %488, 1
+  %493 = add i64 %491, %492
+  %494 = getelementptr inbounds float, ptr %4, i64 %493
+  %495 = load <16 x float>, ptr %22, align 64
+  store <16 x float> %495, ptr %494, align 4
+  %496 = add i64 %34, 0
+  %497 = add i64 %32, 4
+  %498 = mul i64 %497, %5
+  %499 = add i64 0, %498
+  %500 = mul i64 %496, 1
+  %501 = add i64 %499, %500
+  %502 = getelementptr inbounds float, ptr %4, i64 %501
+  %503 = load <16 x float>, ptr %23, align 64
+  store <16 x float> %503, ptr %502, align 4
+  %504 = add i64 %34, 16
+  %505 = add i64 %32, 4
+  %506 = mul i64 %505, %5
+  %507 = add i64 0, %506
+  %508 = mul i64 %504, 1
+  %509 = add i64 %507, %508
+  %510 = getelementptr inbounds float, ptr %4, i64 %509
+  %511 = load <16 x float>, ptr %24, align 64
+  store <16 x float> %511, ptr %510, align 4
+  %512 = add i64 %34, 32
+  %513 = add i64 %32, 4
+  %514 = mul i64 %513, %5
+  %515 = add i64 0, %514
+  %516 = mul i64 %512, 1
+  %517 = add i64 %515, %516
+  %518 = getelementptr inbounds float, ptr %4, i64 %517
+  %519 = load <16 x float>, ptr %25, align 64
+  store <16 x float> %519, ptr %518, align 4
+  %520 = add i64 %34, 48
+  %521 = add i64 %32, 4
+  %522 = mul i64 %521, %5
+  %523 = add i64 0, %522
+  %524 = mul i64 %520, 1
+  %525 = add i64 %523, %524
+  %526 = getelementptr inbounds float, ptr %4, i64 %525
+  %527 = load <16 x float>, ptr %26, align 64
+  store <16 x float> %527, ptr %526, align 4
+  %528 = add i64 %34, 0
+  %529 = add i64 %32, 5
+  %530 = mul i64 %529, %5
+  %531 = add i64 0, %530
+  %532 = mul i64 %528, 1
+  %533 = add i64 %531, %532
+  %534 = getelementptr inbounds float, ptr %4, i64 %533
+  %535 = load <16 x float>, ptr %27, align 64
+  store <16 x float> %535, ptr %534, align 4
+  %536 = add i64 %34, 16
+  %537 = add i64 %32, 5
+  %538 = mul i64 %537, %5
+  %539 = add i64 0, %538
+  %540 = mul i64 %536, 1
+  %541 = add i64 %539, %540
+  %542 = getelementptr inbounds float, ptr %4, i64 %541
+  %543 = load <16 x float>, ptr %28, align 64
+  store <16 x float> %543, ptr %542, align 4
+  %544 = add i64 %34, 32
+  %545 = add i64 %32, 5
+  %546 = mul i64 %545, %5
+  %547 = add i64 0, %546
+  %548 = mul i64 %544, 1
+  %549 = add i64 %547, %548
+  %550 = getelementptr inbounds float, ptr %4, i64 %549
+  %551 = load <16 x float>, ptr %29, align 64
+  store <16 x float> %551, ptr %550, align 4
+  %552 = add i64 %34, 48
+  %553 = add i64 %32, 5
+  %554 = mul i64 %553, %5
+  %555 = add i64 0, %554
+  %556 = mul i64 %552, 1
+  %557 = add i64 %555, %556
+  %558 = getelementptr inbounds float, ptr %4, i64 %557
+  %559 = load <16 x float>, ptr %30, align 64
+  store <16 x float> %559, ptr %558, align 4
+  %560 = add nuw nsw i64 %i4, 1
   br label %loop1
+
+loop19:                                           ; preds = %loop.exit28, %loop.exit
+  %i22 = phi i64 [ 0, %loop.exit ], [ %713, %loop.exit28 ]
+  %561 = icmp slt i64 %i22, 1
+  br i1 %561, label %loop.body20, label %loop.exit21
+
+loop.body20:                                      ; preds = %loop19
+  %562 = mul i64 %i22, 64
+  br i1 %6, label %then23, label %else24
+
+loop.exit21:                                      ; preds = %loop19
+  ret void
+
+then23:                                           ; preds = %loop.body20
+  %563 = add i64 %562, 0
+  store <16 x float> zeroinitializer, ptr %7, align 64
+  %564 = add i64 %562, 16
+  store <16 x float> zeroinitializer, ptr %8, align 64
+  %565 = add i64 %562, 32
+  store <16 x float> zeroinitializer, ptr %9, align 64
+  %566 = add i64 %562, 48
+  store <16 x float> zeroinitializer, ptr %10, align 64
+  %567 = add i64 %562, 0
+  store <16 x float> zeroinitializer, ptr %11, align 64
+  %568 = add i64 %562, 16
+  store <16 x float> zeroinitializer, ptr %12, align 64
+  %569 = add i64 %562, 32
+  store <16 x float> zeroinitializer, ptr %13, align 64
+  %570 = add i64 %562, 48
+  store <16 x float> zeroinitializer, ptr %14, align 64
+  br label %join25
+
+else24:                                           ; preds = %loop.body20
+  %571 = add i64 %562, 0
+  %572 = add i64 8064, %571
+  %573 = getelementptr inbounds float, ptr %3, i64 %572
+  %574 = load <16 x float>, ptr %573, align 4
+  store <16 x float> %574, ptr %7, align 64
+  %575 = add i64 %562, 16
+  %576 = add i64 8064, %575
+  %577 = getelementptr inbounds float, ptr %3, i64 %576
+  %578 = load <16 x float>, ptr %577, align 4
+  store <16 x float> %578, ptr %8, align 64
+  %579 = add i64 %562, 32
+  %580 = add i64 8064, %579
+  %581 = getelementptr inbounds float, ptr %3, i64 %580
+  %582 = load <16 x float>, ptr %581, align 4
+  store <16 x float> %582, ptr %9, align 64
+  %583 = add i64 %562, 48
+  %584 = add i64 8064, %583
+  %585 = getelementptr inbounds float, ptr %3, i64 %584
+  %586 = load <16 x float>, ptr %585, align 4
+  store <16 x float> %586, ptr %10, align 64
+  %587 = add i64 %562, 0
+  %588 = add i64 8128, %587
+  %589 = getelementptr inbounds float, ptr %3, i64 %588
+  %590 = load <16 x float>, ptr %589, align 4
+  store <16 x float> %590, ptr %11, align 64
+  %591 = add i64 %562, 16
+  %592 = add i64 8128, %591
+  %593 = getelementptr inbounds float, ptr %3, i64 %592
+  %594 = load <16 x float>, ptr %593, align 4
+  store <16 x float> %594, ptr %12, align 64
+  %595 = add i64 %562, 32
+  %596 = add i64 8128, %595
+  %597 = getelementptr inbounds float, ptr %3, i64 %596
+  %598 = load <16 x float>, ptr %597, align 4
+  store <16 x float> %598, ptr %13, align 64
+  %599 = add i64 %562, 48
+  %600 = add i64 8128, %599
+  %601 = getelementptr inbounds float, ptr %3, i64 %600
+  %602 = load <16 x float>, ptr %601, align 4
+  store <16 x float> %602, ptr %14, align 64
+  br label %join25
+
+join25:                                           ; preds = %else24, %then23
+  %603 = mul i64 126, %1
+  %604 = add i64 %603, 0
+  %605 = getelementptr inbounds float, ptr %0, i64 %604
+  %606 = call ptr asm "", "=r,0"(ptr %605)
+  %607 = mul i64 127, %1
+  %608 = add i64 %607, 0
+  %609 = getelementptr inbounds float, ptr %0, i64 %608
+  %610 = call ptr asm "", "=r,0"(ptr %609)
+  br label %loop26
+
+loop26:                                           ; preds = %loop.body27, %join25
+  %i29 = phi i64 [ 0, %join25 ], [ %656, %loop.body27 ]
+  %611 = icmp slt i64 %i29, 64
+  br i1 %611, label %loop.body27, label %loop.exit28
+
+loop.body27:                                      ; preds = %loop26
+  %612 = add i64 %562, 0
+  %613 = add i64 0, %i29
+  %614 = mul i64 %613, 64
+  %615 = add i64 %614, %612
+  %616 = getelementptr inbounds float, ptr %2, i64 %615
+  %617 = load <16 x float>, ptr %616, align 4
+  %618 = add i64 %562, 16
+  %619 = add i64 0, %i29
+  %620 = mul i64 %619, 64
+  %621 = add i64 %620, %618
+  %622 = getelementptr inbounds float, ptr %2, i64 %621
+  %623 = load <16 x float>, ptr %622, align 4
+  %624 = add i64 %562, 32
+  %625 = add i64 0, %i29
+  %626 = mul i64 %625, 64
+  %627 = add i64 %626, %624
+  %628 = getelementptr inbounds float, ptr %2, i64 %627
+  %629 = load <16 x float>, ptr %628, align 4
+  %630 = add i64 %562, 48
+  %631 = add i64 0, %i29
+  %632 = mul i64 %631, 64
+  %633 = add i64 %632, %630
+  %634 = getelementptr inbounds float, ptr %2, i64 %633
+  %635 = load <16 x float>, ptr %634, align 4
+  %636 = getelementptr inbounds float, ptr %606, i64 %i29
+  %637 = load float, ptr %636, align 4
+  %.splatinsert30 = insertelement <16 x float> poison, float %637, i64 0
+  %.splat31 = shufflevector <16 x float> %.splatinsert30, <16 x float> poison, <16 x i32> zeroinitializer
+  %638 = load <16 x float>, ptr %7, align 64
+  %639 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat31, <16 x float> %617, <16 x float> %638)
+  store <16 x float> %639, ptr %7, align 64
+  %640 = load <16 x float>, ptr %8, align 64
+  %641 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat31, <16 x float> %623, <16 x float> %640)
+  store <16 x float> %641, ptr %8, align 64
+  %642 = load <16 x float>, ptr %9, align 64
+  %643 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat31, <16 x float> %629, <16 x float> %642)
+  store <16 x float> %643, ptr %9, align 64
+  %644 = load <16 x float>, ptr %10, align 64
+  %645 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat31, <16 x float> %635, <16 x float> %644)
+  store <16 x float> %645, ptr %10, align 64
+  %646 = getelementptr inbounds float, ptr %610, i64 %i29
+  %647 = load float, ptr %646, align 4
+  %.splatinsert32 = insertelement <16 x float> poison, float %647, i64 0
+  %.splat33 = shufflevector <16 x float> %.splatinsert32, <16 x float> poison, <16 x i32> zeroinitializer
+  %648 = load <16 x float>, ptr %11, align 64
+  %649 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat33, <16 x float> %617, <16 x float> %648)
+  store <16 x float> %649, ptr %11, align 64
+  %650 = load <16 x float>, ptr %12, align 64
+  %651 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat33, <16 x float> %623, <16 x float> %650)
+  store <16 x float> %651, ptr %12, align 64
+  %652 = load <16 x float>, ptr %13, align 64
+  %653 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat33, <16 x float> %629, <16 x float> %652)
+  store <16 x float> %653, ptr %13, align 64
+  %654 = load <16 x float>, ptr %14, align 64
+  %655 = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %.splat33, <16 x float> %635, <16 x float> %654)
+  store <16 x float> %655, ptr %14, align 64
+  %656 = add nuw nsw i64 %i29, 1
+  br label %loop26, !llvm.loop !5
+
+loop.exit28:                                      ; preds = %loop26
+  %657 = add i64 %562, 0
+  %658 = mul i64 126, %5
+  %659 = add i64 0, %658
+  %660 = mul i64 %657, 1
+  %661 = add i64 %659, %660
+  %662 = getelementptr inbounds float, ptr %4, i64 %661
+  %663 = load <16 x float>, ptr %7, align 64
+  store <16 x float> %663, ptr %662, align 4
+  %664 = add i64 %562, 16
+  %665 = mul i64 126, %5
+  %666 = add i64 0, %665
+  %667 = mul i64 %664, 1
+  %668 = add i64 %666, %667
+  %669 = getelementptr inbounds float, ptr %4, i64 %668
+  %670 = load <16 x float>, ptr %8, align 64
+  store <16 x float> %670, ptr %669, align 4
+  %671 = add i64 %562, 32
+  %672 = mul i64 126, %5
+  %673 = add i64 0, %672
+  %674 = mul i64 %671, 1
+  %675 = add i64 %673, %674
+  %676 = getelementptr inbounds float, ptr %4, i64 %675
+  %677 = load <16 x float>, ptr %9, align 64
+  store <16 x float> %677, ptr %676, align 4
+  %678 = add i64 %562, 48
+  %679 = mul i64 126, %5
+  %680 = add i64 0, %679
+  %681 = mul i64 %678, 1
+  %682 = add i64 %680, %681
+  %683 = getelementptr inbounds float, ptr %4, i64 %682
+  %684 = load <16 x float>, ptr %10, align 64
+  store <16 x float> %684, ptr %683, align 4
+  %685 = add i64 %562, 0
+  %686 = mul i64 127, %5
+  %687 = add i64 0, %686
+  %688 = mul i64 %685, 1
+  %689 = add i64 %687, %688
+  %690 = getelementptr inbounds float, ptr %4, i64 %689
+  %691 = load <16 x float>, ptr %11, align 64
+  store <16 x float> %691, ptr %690, align 4
+  %692 = add i64 %562, 16
+  %693 = mul i64 127, %5
+  %694 = add i64 0, %693
+  %695 = mul i64 %692, 1
+  %696 = add i64 %694, %695
+  %697 = getelementptr inbounds float, ptr %4, i64 %696
+  %698 = load <16 x float>, ptr %12, align 64
+  store <16 x float> %698, ptr %697, align 4
+  %699 = add i64 %562, 32
+  %700 = mul i64 127, %5
+  %701 = add i64 0, %700
+  %702 = mul i64 %699, 1
+  %703 = add i64 %701, %702
+  %704 = getelementptr inbounds float, ptr %4, i64 %703
+  %705 = load <16 x float>, ptr %13, align 64
+  store <16 x float> %705, ptr %704, align 4
+  %706 = add i64 %562, 48
+  %707 = mul i64 127, %5
+  %708 = add i64 0, %707
+  %709 = mul i64 %706, 1
+  %710 = add i64 %708, %709
+  %711 = getelementptr inbounds float, ptr %4, i64 %710
+  %712 = load <16 x float>, ptr %14, align 64
+  store <16 x float> %712, ptr %711, align 4
+  %713 = add nuw nsw i64 %i22, 1
+  br label %loop19
 }
 
 ; Function Attrs: nocallback nofree nosync nounwind speculatable willreturn memory(none)
@@ -923,3 +1327,4 @@ attributes #3 = { nocallback nofree nounwind willreturn memory(argmem: write) }
 !2 = distinct !{!2, !1}
 !3 = distinct !{!3, !4}
 !4 = !{!"llvm.loop.unroll.count", i32 2}
+!5 = distinct !{!5, !4}
