@@ -123,10 +123,8 @@ void checkGemm(const DotPath& path, const Shape& sizes, const Shape& block, bool
     // from a copy.
     const bool amx = path.products == cpu::DotProducts::amxTiles && !path.options.emulateMatrixInstructions;
     CHECK((plan.of[size_t(op.operands[0])] == cpu::Placement::inPlace) == amx);
-    // Every size has more than one row block, which share each block of B (but a B widened to
-    // f32 first).
-    CHECK((plan.of[size_t(op.operands[1])] == cpu::Placement::packedOnce) ==
-          !cpu::widensOperands(kernel, op, path.options));
+    // Every size has more than one row block, which share each block of B.
+    CHECK(plan.of[size_t(op.operands[1])] == cpu::Placement::packedOnce);
   });
   REQUIRE(found);
   jit::KernelCache cache(

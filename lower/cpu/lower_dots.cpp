@@ -465,7 +465,7 @@ int64_t KernelLowering::packedOperandBytes(ValueId b) const {
   const ir::Type& bt = type(b);
   int64_t k = bt.shape[0], n = bt.shape[1];
   switch (bPackingOf(dot)) {
-    case BPacking::rows: return k * n * dtypeBytes(bt.dtype);
+    case BPacking::rows: return k * n * (widensOperands(kernel_, dot, options_) ? 4 : dtypeBytes(bt.dtype));
     case BPacking::pairs: return k * n * 2;
     case BPacking::quads: break;
   }

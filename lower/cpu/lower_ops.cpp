@@ -65,6 +65,7 @@ void KernelLowering::lowerOp(const ir::Op& op) {
     stagedLoads_.emplace(&op, stageLoad(op, allocateBuffer(type(r))));
   } else if (placed == Placement::packedOnce) {
     buffers_[r] = lowerPackedOnce(r);
+    if (widensOperands(kernel_, *info_.dotUser[r], options_)) widened_.insert(r);
   } else if (plan_.buffered(r)) {
     bool widen = placed == Placement::widened;
     llvm::Value* buffer = allocateBuffer({widen ? DType::f32 : type(r).dtype, type(r).shape});

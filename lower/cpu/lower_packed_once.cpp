@@ -128,7 +128,8 @@ llvm::Value* KernelLowering::lowerPackedOnce(ValueId v) {
 void KernelLowering::packOperand(ValueId v, llvm::Value* packed) {
   const ir::Op& dot = *info_.dotUser[v];
   if (packsTransposedPairs(v)) return packTransposedPairs(v, packed);
-  if (bPackingOf(dot) == BPacking::rows) return materialize(v, packed);
+  if (bPackingOf(dot) == BPacking::rows)  // in f32 where the micro-kernel widens it
+    return materialize(v, packed, widensOperands(kernel_, dot, options_) ? std::optional{DType::f32} : std::nullopt);
   llvm::Value* rows = allocateBuffer(type(v));
   materialize(v, rows);
   packB(dot, rows, packed);

@@ -103,7 +103,7 @@ class Planner {
       return;
     }
     plan_.of[size_t(r)] = storedWidened(r) ? Placement::widened : readsInPlace(r) ? Placement::inPlace : Placement::buffer;
-    if (plan_.of[size_t(r)] == Placement::buffer) placePackedOnce(r);
+    if (plan_.of[size_t(r)] == Placement::buffer || plan_.of[size_t(r)] == Placement::widened) placePackedOnce(r);
   }
 
   // Which program ids (a bit per grid axis) each scalar depends on, as far as the plan can tell:
@@ -130,7 +130,7 @@ class Planner {
   void placePackedOnce(ValueId v) {
     const ir::Op* dot = info_.dotUser[v];
     if (!dot || dot->operands[1] != v || dot->operands[0] == v || info_.uses[v] != 1 ||
-        !microKernelApplies(k_, *dot, options_) || widensOperands(k_, *dot, options_))
+        !microKernelApplies(k_, *dot, options_))
       return;
     ValueId x = v;
     while (info_.def[x] && (info_.def[x]->code == OpCode::permute || info_.def[x]->code == OpCode::reshape) &&

@@ -7,382 +7,458 @@ source_filename = "tilejit.gemm"
 ; Function Attrs: nounwind
 define void @tj_kernel(ptr %0, i64 %1, i64 %2) #0 {
 entry:
-  %3 = alloca float, i64 4096, align 64
-  %4 = alloca float, i64 8192, align 64
+  %3 = alloca float, i64 8192, align 64
+  %4 = alloca half, i64 8192, align 64
   %5 = alloca half, i64 8192, align 64
-  %6 = alloca half, i64 8192, align 64
   %block_firsts = alloca [4 x i64], align 8
-  %7 = alloca half, i64 4096, align 64
-  %8 = alloca half, i64 4096, align 64
-  %9 = alloca float, i64 8192, align 64
-  %10 = alloca float, i64 8192, align 64
-  %11 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 0
-  %tensors = load ptr, ptr %11, align 8
-  %12 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %tensors, i64 0
-  %13 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %12, i32 0, i32 0
-  %data = load ptr, ptr %13, align 8
-  %14 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %12, i32 0, i32 1, i32 0
-  %15 = load i64, ptr %14, align 4
-  %16 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %12, i32 0, i32 2, i32 0
+  %6 = alloca half, i64 4096, align 64
+  %7 = alloca ptr, align 8
+  %8 = alloca i1, align 1
+  %9 = alloca i1, align 1
+  %10 = alloca i8, i64 16384, align 64
+  %11 = alloca float, i64 8192, align 64
+  %12 = alloca float, i64 8192, align 64
+  %13 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 0
+  %tensors = load ptr, ptr %13, align 8
+  %14 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %tensors, i64 0
+  %15 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %14, i32 0, i32 0
+  %data = load ptr, ptr %15, align 8
+  %16 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %14, i32 0, i32 1, i32 0
   %17 = load i64, ptr %16, align 4
-  %18 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %12, i32 0, i32 1, i32 1
+  %18 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %14, i32 0, i32 2, i32 0
   %19 = load i64, ptr %18, align 4
-  %20 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %12, i32 0, i32 2, i32 1
+  %20 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %14, i32 0, i32 1, i32 1
   %21 = load i64, ptr %20, align 4
-  %22 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %tensors, i64 1
-  %23 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %22, i32 0, i32 0
-  %data1 = load ptr, ptr %23, align 8
-  %24 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %22, i32 0, i32 1, i32 0
-  %25 = load i64, ptr %24, align 4
-  %26 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %22, i32 0, i32 2, i32 0
+  %22 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %14, i32 0, i32 2, i32 1
+  %23 = load i64, ptr %22, align 4
+  %24 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %tensors, i64 1
+  %25 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %24, i32 0, i32 0
+  %data1 = load ptr, ptr %25, align 8
+  %26 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %24, i32 0, i32 1, i32 0
   %27 = load i64, ptr %26, align 4
-  %28 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %22, i32 0, i32 1, i32 1
+  %28 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %24, i32 0, i32 2, i32 0
   %29 = load i64, ptr %28, align 4
-  %30 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %22, i32 0, i32 2, i32 1
+  %30 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %24, i32 0, i32 1, i32 1
   %31 = load i64, ptr %30, align 4
-  %32 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %tensors, i64 2
-  %33 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %32, i32 0, i32 0
-  %data2 = load ptr, ptr %33, align 8
-  %34 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %32, i32 0, i32 1, i32 0
-  %35 = load i64, ptr %34, align 4
-  %36 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %32, i32 0, i32 2, i32 0
+  %32 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %24, i32 0, i32 2, i32 1
+  %33 = load i64, ptr %32, align 4
+  %34 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %tensors, i64 2
+  %35 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %34, i32 0, i32 0
+  %data2 = load ptr, ptr %35, align 8
+  %36 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %34, i32 0, i32 1, i32 0
   %37 = load i64, ptr %36, align 4
-  %38 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %32, i32 0, i32 1, i32 1
+  %38 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %34, i32 0, i32 2, i32 0
   %39 = load i64, ptr %38, align 4
-  %40 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %32, i32 0, i32 2, i32 1
+  %40 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %34, i32 0, i32 1, i32 1
   %41 = load i64, ptr %40, align 4
-  %42 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 1, i32 0
+  %42 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %34, i32 0, i32 2, i32 1
   %43 = load i64, ptr %42, align 4
-  %44 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 1, i32 1
+  %44 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 1, i32 0
   %45 = load i64, ptr %44, align 4
+  %46 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 1, i32 1
+  %47 = load i64, ptr %46, align 4
   %program_id = alloca [3 x i64], align 8
+  %48 = add i64 %27, 63
+  %49 = sdiv i64 %48, 64
+  %50 = mul i64 1, %49
+  %51 = sitofp i64 %49 to double
+  %52 = fmul double 1.638400e+04, %51
+  %53 = add i64 %31, 63
+  %54 = sdiv i64 %53, 64
+  %55 = mul i64 %50, %54
+  %56 = sitofp i64 %54 to double
+  %57 = fmul double %52, %56
+  %58 = mul i64 1, %45
+  %59 = fcmp ole double %57, 0x4270000000000000
+  %60 = icmp sgt i64 %58, 1
+  %61 = and i1 %60, %59
+  %62 = select i1 %61, i64 %55, i64 0
+  %63 = mul i64 %62, 4
+  %64 = add i64 0, %63
+  %65 = mul i64 %62, 16384
+  %66 = add i64 0, %65
+  %67 = add i64 %64, 63
+  %68 = and i64 %67, -64
+  %69 = add i64 %68, %66
+  %70 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 8
+  %workspace_fn = load ptr, ptr %70, align 8
+  %71 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 9
+  %72 = load ptr, ptr %71, align 8
+  %73 = icmp sgt i64 %69, 0
+  %74 = icmp ne ptr %workspace_fn, null
+  %75 = and i1 %74, %73
+  br i1 %75, label %then, label %join
+
+then:                                             ; preds = %entry
+  %76 = call ptr %workspace_fn(ptr %72, i64 %69, i64 %64)
+  br label %join
+
+join:                                             ; preds = %then, %entry
+  %77 = phi ptr [ %76, %then ], [ null, %entry ]
+  %78 = getelementptr i8, ptr %77, i64 0
+  %79 = add i64 %68, 0
+  %80 = getelementptr i8, ptr %77, i64 %79
+  %81 = icmp sgt i64 %62, 0
+  %82 = icmp ne ptr %77, null
+  %83 = and i1 %82, %81
   br label %loop
 
-loop:                                             ; preds = %join52, %entry
-  %i = phi i64 [ %1, %entry ], [ %206, %join52 ]
-  %46 = icmp slt i64 %i, %2
-  br i1 %46, label %loop.body, label %loop.exit
+loop:                                             ; preds = %join54, %join
+  %i = phi i64 [ %1, %join ], [ %262, %join54 ]
+  %84 = icmp slt i64 %i, %2
+  br i1 %84, label %loop.body, label %loop.exit
 
 loop.body:                                        ; preds = %loop
-  %47 = srem i64 %i, %45
-  %48 = sdiv i64 %i, %45
-  %49 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 0
-  store i64 %48, ptr %49, align 4
-  %50 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 1
-  store i64 %47, ptr %50, align 4
-  %51 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 2
-  store i64 0, ptr %51, align 4
-  %52 = add i64 %19, 63
-  br i1 false, label %then, label %join
+  %85 = srem i64 %i, %47
+  %86 = sdiv i64 %i, %47
+  %87 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 0
+  store i64 %86, ptr %87, align 4
+  %88 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 1
+  store i64 %85, ptr %88, align 4
+  %89 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 2
+  store i64 0, ptr %89, align 4
+  %90 = add i64 %21, 63
+  br i1 false, label %then3, label %join4
 
 loop.exit:                                        ; preds = %loop
   ret void
 
-then:                                             ; preds = %loop.body
-  %53 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 4
-  %54 = load ptr, ptr %53, align 8
-  %55 = icmp ne ptr %54, null
-  br i1 %55, label %then3, label %join4
+then3:                                            ; preds = %loop.body
+  %91 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 4
+  %92 = load ptr, ptr %91, align 8
+  %93 = icmp ne ptr %92, null
+  br i1 %93, label %then5, label %join6
 
-join:                                             ; preds = %join4, %loop.body
-  %56 = sdiv i64 %52, 64
-  %57 = sub i64 0, %52
-  %58 = select i1 false, i64 0, i64 %57
-  %59 = select i1 false, i64 %58, i64 %56
-  %60 = mul i64 %47, 64
-  %61 = mul i64 %48, 128
-  %62 = icmp eq i64 %41, 1
-  %63 = add i64 %61, 128
-  %64 = icmp sle i64 %63, %35
-  %65 = icmp sge i64 %61, 0
-  %66 = and i1 %65, %64
-  %67 = and i1 %62, %66
-  %68 = add i64 %60, 64
-  %69 = icmp sle i64 %68, %39
-  %70 = icmp sge i64 %60, 0
-  %71 = and i1 %70, %69
-  %72 = and i1 %67, %71
-  %73 = mul i64 %61, %37
-  %74 = add i64 0, %73
-  %75 = mul i64 %60, %41
-  %76 = add i64 %74, %75
-  %77 = getelementptr float, ptr %data2, i64 %76
-  %78 = select i1 %72, ptr %77, ptr %9
-  %79 = select i1 %72, i64 %37, i64 64
-  br label %loop5
+join4:                                            ; preds = %join6, %loop.body
+  %94 = sdiv i64 %90, 64
+  %95 = sub i64 0, %90
+  %96 = select i1 false, i64 0, i64 %95
+  %97 = select i1 false, i64 %96, i64 %94
+  %98 = mul i64 %85, 64
+  %99 = mul i64 %86, 128
+  %100 = icmp eq i64 %43, 1
+  %101 = add i64 %99, 128
+  %102 = icmp sle i64 %101, %37
+  %103 = icmp sge i64 %99, 0
+  %104 = and i1 %103, %102
+  %105 = and i1 %100, %104
+  %106 = add i64 %98, 64
+  %107 = icmp sle i64 %106, %41
+  %108 = icmp sge i64 %98, 0
+  %109 = and i1 %108, %107
+  %110 = and i1 %105, %109
+  %111 = mul i64 %99, %39
+  %112 = add i64 0, %111
+  %113 = mul i64 %98, %43
+  %114 = add i64 %112, %113
+  %115 = getelementptr float, ptr %data2, i64 %114
+  %116 = select i1 %110, ptr %115, ptr %11
+  %117 = select i1 %110, i64 %39, i64 64
+  br label %loop7
 
-then3:                                            ; preds = %then
-  %80 = getelementptr inbounds { i32, i64, i32, i64, i64 }, ptr %54, i32 0, i32 0
-  %81 = atomicrmw or ptr %80, i32 1 monotonic, align 4
+then5:                                            ; preds = %then3
+  %118 = getelementptr inbounds { i32, i64, i32, i64, i64 }, ptr %92, i32 0, i32 0
+  %119 = atomicrmw or ptr %118, i32 1 monotonic, align 4
+  br label %join6
+
+join6:                                            ; preds = %then5, %then3
   br label %join4
 
-join4:                                            ; preds = %then3, %then
-  br label %join
+loop7:                                            ; preds = %loop.exit45, %join4
+  %i10 = phi i64 [ 0, %join4 ], [ %250, %loop.exit45 ]
+  %120 = icmp slt i64 %i10, %97
+  br i1 %120, label %loop.body8, label %loop.exit9
 
-loop5:                                            ; preds = %loop.exit43, %join
-  %i8 = phi i64 [ 0, %join ], [ %194, %loop.exit43 ]
-  %82 = icmp slt i64 %i8, %59
-  br i1 %82, label %loop.body6, label %loop.exit7
+loop.body8:                                       ; preds = %loop7
+  %121 = icmp eq i64 %i10, 0
+  %122 = add i64 %i10, 1
+  %123 = icmp eq i64 %122, %97
+  %124 = mul i64 %i10, 64
+  %125 = icmp slt i64 %124, %27
+  %126 = icmp sge i64 %124, 0
+  %127 = and i1 %126, %125
+  %128 = srem i64 %124, 64
+  %129 = icmp eq i64 %128, 0
+  %130 = and i1 %127, %129
+  %131 = and i1 %83, %130
+  %132 = sdiv i64 %124, 64
+  %133 = mul i64 0, %49
+  %134 = add i64 %133, %132
+  %135 = icmp slt i64 %98, %31
+  %136 = icmp sge i64 %98, 0
+  %137 = and i1 %136, %135
+  %138 = srem i64 %98, 64
+  %139 = icmp eq i64 %138, 0
+  %140 = and i1 %137, %139
+  %141 = and i1 %131, %140
+  %142 = sdiv i64 %98, 64
+  %143 = mul i64 %134, %54
+  %144 = add i64 %143, %142
+  %145 = select i1 %141, i64 %144, i64 0
+  %146 = getelementptr i32, ptr %78, i64 %145
+  %147 = mul i64 %145, 16384
+  %148 = getelementptr i8, ptr %80, i64 %147
+  store ptr %10, ptr %7, align 8
+  store i1 true, ptr %8, align 1
+  store i1 false, ptr %9, align 1
+  br i1 %141, label %then11, label %join12
 
-loop.body6:                                       ; preds = %loop5
-  %83 = icmp eq i64 %i8, 0
-  %84 = add i64 %i8, 1
-  %85 = icmp eq i64 %84, %59
-  %86 = mul i64 %i8, 64
-  %87 = icmp eq i64 %31, 1
-  %88 = add i64 %86, 64
-  %89 = icmp sle i64 %88, %25
-  %90 = icmp sge i64 %86, 0
-  %91 = and i1 %90, %89
-  %92 = and i1 %87, %91
-  %93 = add i64 %60, 64
-  %94 = icmp sle i64 %93, %29
-  %95 = icmp sge i64 %60, 0
-  %96 = and i1 %95, %94
-  %97 = and i1 %92, %96
-  %98 = xor i1 %97, true
-  br i1 %98, label %then9, label %join10
+loop.exit9:                                       ; preds = %loop7
+  %149 = icmp sge i64 0, %97
+  br i1 %149, label %then47, label %join48
 
-loop.exit7:                                       ; preds = %loop5
-  %99 = icmp sge i64 0, %59
-  br i1 %99, label %then45, label %join46
+then11:                                           ; preds = %loop.body8
+  %150 = load atomic i32, ptr %146 acquire, align 4
+  %151 = icmp eq i32 %150, 2
+  br i1 %151, label %then13, label %else
 
-then9:                                            ; preds = %loop.body6
-  %100 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
-  store i64 %86, ptr %100, align 4
-  %101 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
-  store i64 %60, ptr %101, align 4
-  %102 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
-  %103 = load ptr, ptr %102, align 8
-  call void %103(ptr %22, i32 2, i32 2, ptr %block_firsts, ptr @block_shape, i64 0, ptr %7)
-  br label %join10
+join12:                                           ; preds = %join14, %loop.body8
+  %152 = load ptr, ptr %7, align 8
+  %153 = load i1, ptr %8, align 1
+  br i1 %153, label %then15, label %join16
 
-join10:                                           ; preds = %then9, %loop.body6
-  %104 = mul i64 %86, %27
-  %105 = add i64 0, %104
-  %106 = mul i64 %60, %31
-  %107 = add i64 %105, %106
-  %108 = getelementptr half, ptr %data1, i64 %107
-  %109 = select i1 %97, ptr %108, ptr %7
-  %110 = select i1 %97, i64 %27, i64 64
-  br label %loop11
+then13:                                           ; preds = %then11
+  store ptr %148, ptr %7, align 8
+  store i1 false, ptr %8, align 1
+  br label %join14
 
-loop11:                                           ; preds = %loop.exit17, %join10
-  %i14 = phi i64 [ 0, %join10 ], [ %138, %loop.exit17 ]
-  %111 = icmp slt i64 %i14, 64
-  br i1 %111, label %loop.body12, label %loop.exit13
+else:                                             ; preds = %then11
+  %154 = cmpxchg ptr %146, i32 0, i32 1 monotonic monotonic, align 4
+  %155 = extractvalue { i32, i1 } %154, 1
+  store i1 %155, ptr %9, align 1
+  %156 = select i1 %155, ptr %148, ptr %10
+  store ptr %156, ptr %7, align 8
+  br label %join14
 
-loop.body12:                                      ; preds = %loop11
-  br label %loop15
+join14:                                           ; preds = %else, %then13
+  br label %join12
 
-loop.exit13:                                      ; preds = %loop11
-  %112 = icmp eq i64 %21, 1
-  %113 = add i64 %61, 128
-  %114 = icmp sle i64 %113, %15
-  %115 = icmp sge i64 %61, 0
-  %116 = and i1 %115, %114
-  %117 = and i1 %112, %116
-  %118 = add i64 %86, 64
-  %119 = icmp sle i64 %118, %19
-  %120 = icmp sge i64 %86, 0
-  %121 = and i1 %120, %119
-  %122 = and i1 %117, %121
-  %123 = xor i1 %122, true
-  br i1 %123, label %then19, label %join20
+then15:                                           ; preds = %join12
+  %157 = icmp eq i64 %33, 1
+  %158 = add i64 %124, 64
+  %159 = icmp sle i64 %158, %27
+  %160 = icmp sge i64 %124, 0
+  %161 = and i1 %160, %159
+  %162 = and i1 %157, %161
+  %163 = add i64 %98, 64
+  %164 = icmp sle i64 %163, %31
+  %165 = icmp sge i64 %98, 0
+  %166 = and i1 %165, %164
+  %167 = and i1 %162, %166
+  %168 = xor i1 %167, true
+  br i1 %168, label %then17, label %join18
 
-loop15:                                           ; preds = %loop.body16, %loop.body12
-  %i18 = phi i64 [ 0, %loop.body12 ], [ %137, %loop.body16 ]
-  %124 = icmp slt i64 %i18, 64
-  br i1 %124, label %loop.body16, label %loop.exit17
+join16:                                           ; preds = %join28, %join12
+  %169 = icmp eq i64 %23, 1
+  %170 = add i64 %99, 128
+  %171 = icmp sle i64 %170, %17
+  %172 = icmp sge i64 %99, 0
+  %173 = and i1 %172, %171
+  %174 = and i1 %169, %173
+  %175 = add i64 %124, 64
+  %176 = icmp sle i64 %175, %21
+  %177 = icmp sge i64 %124, 0
+  %178 = and i1 %177, %176
+  %179 = and i1 %174, %178
+  %180 = xor i1 %179, true
+  br i1 %180, label %then29, label %join30
 
-loop.body16:                                      ; preds = %loop15
-  %125 = mul i64 %i14, %110
-  %126 = add i64 0, %125
-  %127 = mul i64 %i18, 1
-  %128 = add i64 %126, %127
-  %129 = getelementptr inbounds half, ptr %109, i64 %128
-  %130 = load half, ptr %129, align 2
-  %131 = fpext half %130 to float
-  %132 = add i64 0, %i14
-  %133 = mul i64 %132, 64
-  %134 = add i64 %133, %i18
-  %135 = getelementptr inbounds half, ptr %8, i64 %134
-  %136 = fptrunc float %131 to half
-  store half %136, ptr %135, align 2
-  %137 = add nuw nsw i64 %i18, 1
-  br label %loop15, !llvm.loop !0
+then17:                                           ; preds = %then15
+  %181 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
+  store i64 %124, ptr %181, align 4
+  %182 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
+  store i64 %98, ptr %182, align 4
+  %183 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
+  %184 = load ptr, ptr %183, align 8
+  call void %184(ptr %24, i32 2, i32 2, ptr %block_firsts, ptr @block_shape, i64 0, ptr %6)
+  br label %join18
 
-loop.exit17:                                      ; preds = %loop15
-  %138 = add nuw nsw i64 %i14, 1
-  br label %loop11
+join18:                                           ; preds = %then17, %then15
+  %185 = mul i64 %124, %29
+  %186 = add i64 0, %185
+  %187 = mul i64 %98, %33
+  %188 = add i64 %186, %187
+  %189 = getelementptr half, ptr %data1, i64 %188
+  %190 = select i1 %167, ptr %189, ptr %6
+  %191 = select i1 %167, i64 %29, i64 64
+  br label %loop19
 
-then19:                                           ; preds = %loop.exit13
-  %139 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
-  store i64 %61, ptr %139, align 4
-  %140 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
-  store i64 %86, ptr %140, align 4
-  %141 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
-  %142 = load ptr, ptr %141, align 8
-  call void %142(ptr %12, i32 2, i32 2, ptr %block_firsts, ptr @block_shape.1, i64 0, ptr %5)
-  br label %join20
+loop19:                                           ; preds = %loop.exit25, %join18
+  %i22 = phi i64 [ 0, %join18 ], [ %207, %loop.exit25 ]
+  %192 = icmp slt i64 %i22, 64
+  br i1 %192, label %loop.body20, label %loop.exit21
 
-join20:                                           ; preds = %then19, %loop.exit13
-  %143 = mul i64 %61, %17
-  %144 = add i64 0, %143
-  %145 = mul i64 %86, %21
-  %146 = add i64 %144, %145
-  %147 = getelementptr half, ptr %data, i64 %146
-  %148 = select i1 %122, ptr %147, ptr %5
-  %149 = select i1 %122, i64 %17, i64 64
-  br label %loop21
+loop.body20:                                      ; preds = %loop19
+  br label %loop23
 
-loop21:                                           ; preds = %loop.exit27, %join20
-  %i24 = phi i64 [ 0, %join20 ], [ %167, %loop.exit27 ]
-  %150 = icmp slt i64 %i24, 128
-  br i1 %150, label %loop.body22, label %loop.exit23
+loop.exit21:                                      ; preds = %loop19
+  %193 = load i1, ptr %9, align 1
+  br i1 %193, label %then27, label %join28
 
-loop.body22:                                      ; preds = %loop21
-  br label %loop25
+loop23:                                           ; preds = %loop.body24, %loop.body20
+  %i26 = phi i64 [ 0, %loop.body20 ], [ %206, %loop.body24 ]
+  %194 = icmp slt i64 %i26, 64
+  br i1 %194, label %loop.body24, label %loop.exit25
 
-loop.exit23:                                      ; preds = %loop21
-  %151 = select i1 %85, ptr %78, ptr %10
-  %152 = select i1 %85, i64 %79, i64 64
-  br label %loop29
+loop.body24:                                      ; preds = %loop23
+  %195 = mul i64 %i22, %191
+  %196 = add i64 0, %195
+  %197 = mul i64 %i26, 1
+  %198 = add i64 %196, %197
+  %199 = getelementptr inbounds half, ptr %190, i64 %198
+  %200 = load half, ptr %199, align 2
+  %201 = fpext half %200 to float
+  %202 = add i64 0, %i22
+  %203 = mul i64 %202, 64
+  %204 = add i64 %203, %i26
+  %205 = getelementptr inbounds float, ptr %152, i64 %204
+  store float %201, ptr %205, align 4
+  %206 = add nuw nsw i64 %i26, 1
+  br label %loop23, !llvm.loop !0
 
-loop25:                                           ; preds = %loop.body26, %loop.body22
-  %i28 = phi i64 [ 0, %loop.body22 ], [ %166, %loop.body26 ]
-  %153 = icmp slt i64 %i28, 64
-  br i1 %153, label %loop.body26, label %loop.exit27
+loop.exit25:                                      ; preds = %loop23
+  %207 = add nuw nsw i64 %i22, 1
+  br label %loop19
 
-loop.body26:                                      ; preds = %loop25
-  %154 = mul i64 %i24, %149
-  %155 = add i64 0, %154
-  %156 = mul i64 %i28, 1
-  %157 = add i64 %155, %156
-  %158 = getelementptr inbounds half, ptr %148, i64 %157
-  %159 = load half, ptr %158, align 2
-  %160 = fpext half %159 to float
-  %161 = add i64 0, %i24
-  %162 = mul i64 %161, 64
-  %163 = add i64 %162, %i28
-  %164 = getelementptr inbounds half, ptr %6, i64 %163
-  %165 = fptrunc float %160 to half
-  store half %165, ptr %164, align 2
-  %166 = add nuw nsw i64 %i28, 1
-  br label %loop25, !llvm.loop !2
+then27:                                           ; preds = %loop.exit21
+  store atomic i32 2, ptr %146 release, align 4
+  br label %join28
 
-loop.exit27:                                      ; preds = %loop25
-  %167 = add nuw nsw i64 %i24, 1
-  br label %loop21
+join28:                                           ; preds = %then27, %loop.exit21
+  br label %join16
 
-loop29:                                           ; preds = %loop.body30, %loop.exit23
-  %i32 = phi i64 [ 0, %loop.exit23 ], [ %174, %loop.body30 ]
-  %168 = icmp slt i64 %i32, 512
-  br i1 %168, label %loop.body30, label %loop.exit31
+then29:                                           ; preds = %join16
+  %208 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
+  store i64 %99, ptr %208, align 4
+  %209 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
+  store i64 %124, ptr %209, align 4
+  %210 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
+  %211 = load ptr, ptr %210, align 8
+  call void %211(ptr %14, i32 2, i32 2, ptr %block_firsts, ptr @block_shape.1, i64 0, ptr %4)
+  br label %join30
 
-loop.body30:                                      ; preds = %loop29
-  %169 = mul i64 %i32, 16
-  %170 = getelementptr inbounds half, ptr %6, i64 %169
-  %171 = load <16 x half>, ptr %170, align 2
-  %172 = getelementptr inbounds float, ptr %4, i64 %169
-  %173 = fpext <16 x half> %171 to <16 x float>
-  store <16 x float> %173, ptr %172, align 4
-  %174 = add nuw nsw i64 %i32, 1
-  br label %loop29
+join30:                                           ; preds = %then29, %join16
+  %212 = mul i64 %99, %19
+  %213 = add i64 0, %212
+  %214 = mul i64 %124, %23
+  %215 = add i64 %213, %214
+  %216 = getelementptr half, ptr %data, i64 %215
+  %217 = select i1 %179, ptr %216, ptr %4
+  %218 = select i1 %179, i64 %19, i64 64
+  br label %loop31
 
-loop.exit31:                                      ; preds = %loop29
-  br label %loop33
+loop31:                                           ; preds = %loop.exit37, %join30
+  %i34 = phi i64 [ 0, %join30 ], [ %236, %loop.exit37 ]
+  %219 = icmp slt i64 %i34, 128
+  br i1 %219, label %loop.body32, label %loop.exit33
 
-loop33:                                           ; preds = %loop.body34, %loop.exit31
-  %i36 = phi i64 [ 8192, %loop.exit31 ], [ %180, %loop.body34 ]
-  %175 = icmp slt i64 %i36, 8192
-  br i1 %175, label %loop.body34, label %loop.exit35
+loop.body32:                                      ; preds = %loop31
+  br label %loop35
 
-loop.body34:                                      ; preds = %loop33
-  %176 = getelementptr inbounds half, ptr %6, i64 %i36
-  %177 = load half, ptr %176, align 2
-  %178 = getelementptr inbounds float, ptr %4, i64 %i36
-  %179 = fpext half %177 to float
-  store float %179, ptr %178, align 4
-  %180 = add nuw nsw i64 %i36, 1
-  br label %loop33
+loop.exit33:                                      ; preds = %loop31
+  %220 = select i1 %123, ptr %116, ptr %12
+  %221 = select i1 %123, i64 %117, i64 64
+  br label %loop39
 
-loop.exit35:                                      ; preds = %loop33
-  br label %loop37
+loop35:                                           ; preds = %loop.body36, %loop.body32
+  %i38 = phi i64 [ 0, %loop.body32 ], [ %235, %loop.body36 ]
+  %222 = icmp slt i64 %i38, 64
+  br i1 %222, label %loop.body36, label %loop.exit37
 
-loop37:                                           ; preds = %loop.body38, %loop.exit35
-  %i40 = phi i64 [ 0, %loop.exit35 ], [ %187, %loop.body38 ]
-  %181 = icmp slt i64 %i40, 256
-  br i1 %181, label %loop.body38, label %loop.exit39
+loop.body36:                                      ; preds = %loop35
+  %223 = mul i64 %i34, %218
+  %224 = add i64 0, %223
+  %225 = mul i64 %i38, 1
+  %226 = add i64 %224, %225
+  %227 = getelementptr inbounds half, ptr %217, i64 %226
+  %228 = load half, ptr %227, align 2
+  %229 = fpext half %228 to float
+  %230 = add i64 0, %i34
+  %231 = mul i64 %230, 64
+  %232 = add i64 %231, %i38
+  %233 = getelementptr inbounds half, ptr %5, i64 %232
+  %234 = fptrunc float %229 to half
+  store half %234, ptr %233, align 2
+  %235 = add nuw nsw i64 %i38, 1
+  br label %loop35, !llvm.loop !2
 
-loop.body38:                                      ; preds = %loop37
-  %182 = mul i64 %i40, 16
-  %183 = getelementptr inbounds half, ptr %8, i64 %182
-  %184 = load <16 x half>, ptr %183, align 2
-  %185 = getelementptr inbounds float, ptr %3, i64 %182
-  %186 = fpext <16 x half> %184 to <16 x float>
-  store <16 x float> %186, ptr %185, align 4
-  %187 = add nuw nsw i64 %i40, 1
-  br label %loop37
+loop.exit37:                                      ; preds = %loop35
+  %236 = add nuw nsw i64 %i34, 1
+  br label %loop31
 
-loop.exit39:                                      ; preds = %loop37
-  br label %loop41
+loop39:                                           ; preds = %loop.body40, %loop.exit33
+  %i42 = phi i64 [ 0, %loop.exit33 ], [ %243, %loop.body40 ]
+  %237 = icmp slt i64 %i42, 512
+  br i1 %237, label %loop.body40, label %loop.exit41
 
-loop41:                                           ; preds = %loop.body42, %loop.exit39
-  %i44 = phi i64 [ 4096, %loop.exit39 ], [ %193, %loop.body42 ]
-  %188 = icmp slt i64 %i44, 4096
-  br i1 %188, label %loop.body42, label %loop.exit43
+loop.body40:                                      ; preds = %loop39
+  %238 = mul i64 %i42, 16
+  %239 = getelementptr inbounds half, ptr %5, i64 %238
+  %240 = load <16 x half>, ptr %239, align 2
+  %241 = getelementptr inbounds float, ptr %3, i64 %238
+  %242 = fpext <16 x half> %240 to <16 x float>
+  store <16 x float> %242, ptr %241, align 4
+  %243 = add nuw nsw i64 %i42, 1
+  br label %loop39
 
-loop.body42:                                      ; preds = %loop41
-  %189 = getelementptr inbounds half, ptr %8, i64 %i44
-  %190 = load half, ptr %189, align 2
-  %191 = getelementptr inbounds float, ptr %3, i64 %i44
-  %192 = fpext half %190 to float
-  store float %192, ptr %191, align 4
-  %193 = add nuw nsw i64 %i44, 1
-  br label %loop41
+loop.exit41:                                      ; preds = %loop39
+  br label %loop43
 
-loop.exit43:                                      ; preds = %loop41
-  call void @tj_dot_0(ptr %4, i64 64, ptr %3, ptr %10, ptr %151, i64 %152, i1 %83)
-  %194 = add nuw nsw i64 %i8, 1
-  br label %loop5
+loop43:                                           ; preds = %loop.body44, %loop.exit41
+  %i46 = phi i64 [ 8192, %loop.exit41 ], [ %249, %loop.body44 ]
+  %244 = icmp slt i64 %i46, 8192
+  br i1 %244, label %loop.body44, label %loop.exit45
 
-then45:                                           ; preds = %loop.exit7
-  br label %loop47
+loop.body44:                                      ; preds = %loop43
+  %245 = getelementptr inbounds half, ptr %5, i64 %i46
+  %246 = load half, ptr %245, align 2
+  %247 = getelementptr inbounds float, ptr %3, i64 %i46
+  %248 = fpext half %246 to float
+  store float %248, ptr %247, align 4
+  %249 = add nuw nsw i64 %i46, 1
+  br label %loop43
 
-join46:                                           ; preds = %loop.exit49, %loop.exit7
-  %195 = xor i1 %72, true
-  br i1 %195, label %then51, label %join52
+loop.exit45:                                      ; preds = %loop43
+  call void @tj_dot_0(ptr %3, i64 64, ptr %152, ptr %12, ptr %220, i64 %221, i1 %121)
+  %250 = add nuw nsw i64 %i10, 1
+  br label %loop7
 
-loop47:                                           ; preds = %loop.body48, %then45
-  %i50 = phi i64 [ 0, %then45 ], [ %201, %loop.body48 ]
-  %196 = icmp slt i64 %i50, 128
-  br i1 %196, label %loop.body48, label %loop.exit49
+then47:                                           ; preds = %loop.exit9
+  br label %loop49
 
-loop.body48:                                      ; preds = %loop47
-  %197 = mul i64 %i50, %79
-  %198 = add i64 0, %197
-  %199 = add i64 %198, 0
-  %200 = getelementptr inbounds float, ptr %78, i64 %199
-  call void @llvm.memset.p0.i64(ptr align 4 %200, i8 0, i64 256, i1 false)
-  %201 = add nuw nsw i64 %i50, 1
-  br label %loop47
+join48:                                           ; preds = %loop.exit51, %loop.exit9
+  %251 = xor i1 %110, true
+  br i1 %251, label %then53, label %join54
 
-loop.exit49:                                      ; preds = %loop47
-  br label %join46
+loop49:                                           ; preds = %loop.body50, %then47
+  %i52 = phi i64 [ 0, %then47 ], [ %257, %loop.body50 ]
+  %252 = icmp slt i64 %i52, 128
+  br i1 %252, label %loop.body50, label %loop.exit51
 
-then51:                                           ; preds = %join46
-  %202 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
-  store i64 %61, ptr %202, align 4
-  %203 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
-  store i64 %60, ptr %203, align 4
-  %204 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 7
-  %205 = load ptr, ptr %204, align 8
-  call void %205(ptr %32, i32 2, i32 4, ptr %block_firsts, ptr @block_shape.1, ptr %9)
-  br label %join52
+loop.body50:                                      ; preds = %loop49
+  %253 = mul i64 %i52, %117
+  %254 = add i64 0, %253
+  %255 = add i64 %254, 0
+  %256 = getelementptr inbounds float, ptr %116, i64 %255
+  call void @llvm.memset.p0.i64(ptr align 4 %256, i8 0, i64 256, i1 false)
+  %257 = add nuw nsw i64 %i52, 1
+  br label %loop49
 
-join52:                                           ; preds = %then51, %join46
-  %206 = add nuw nsw i64 %i, 1
+loop.exit51:                                      ; preds = %loop49
+  br label %join48
+
+then53:                                           ; preds = %join48
+  %258 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
+  store i64 %99, ptr %258, align 4
+  %259 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
+  store i64 %98, ptr %259, align 4
+  %260 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 7
+  %261 = load ptr, ptr %260, align 8
+  call void %261(ptr %34, i32 2, i32 4, ptr %block_firsts, ptr @block_shape.1, ptr %11)
+  br label %join54
+
+join54:                                           ; preds = %then53, %join48
+  %262 = add nuw nsw i64 %i, 1
   br label %loop
 }
 
