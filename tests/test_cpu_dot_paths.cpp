@@ -120,10 +120,11 @@ void checkGemm(const DotPath& path, const Shape& sizes, const Shape& block, bool
     found = true;
     CHECK(cpu::dotProducts(kernel, op, path.options) == path.products);
     // AMX loads A's tiles from its tensor's rows (but emulated); the other paths read A's bytes
-    // from a copy.
+    // from a copy, packed once.
     const bool amx = path.products == cpu::DotProducts::amxTiles && !path.options.emulateMatrixInstructions;
-    CHECK((plan.of[size_t(op.operands[0])] == cpu::Placement::inPlace) == amx);
-    // Every size has more than one row block, which share each block of B.
+    // Every size has more than one row block, which share each block of B, and more than one
+    // column block, which share each block of A.
+    CHECK(plan.of[size_t(op.operands[0])] == (amx ? cpu::Placement::inPlace : cpu::Placement::packedOnce));
     CHECK(plan.of[size_t(op.operands[1])] == cpu::Placement::packedOnce);
   });
   REQUIRE(found);

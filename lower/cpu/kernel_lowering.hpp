@@ -143,14 +143,17 @@ class KernelLowering {
   // k (packPairs, packQuads) for the products that take them.
   enum class BPacking { rows, pairs, quads };
   BPacking bPackingOf(const ir::Op& dot) const;
-  int64_t packedOperandBytes(ValueId b) const;  // of B's block as its dot reads it
+  int64_t packedOperandBytes(ValueId v) const;  // of an operand's block as its dot's micro-kernel reads it
   // B's block from its buffer `b` into `packed`, as bPackingOf says; returns `packed`.
   llvm::Value* packB(const ir::Op& dot, llvm::Value* b, llvm::Value* packed);
   void packPairs(llvm::Value* b, DType dtype, int64_t k, int64_t n, int64_t lanes, llvm::Value* packed);
   llvm::Value* widenToF32(llvm::Value* buffer, const ir::Type& t);
   void mapBuffer(llvm::Value* from, llvm::Type* fromType, llvm::Value* to, llvm::Type* toType, int64_t count,
                  const std::function<llvm::Value*(llvm::Value*)>& f);
-  llvm::Value* packRowsOfA(llvm::Value* a, const ir::Type& t, DotProducts products);
+  static bool repacksRowsOfA(DType a, DotProducts products);
+  static DType packedRowsOfA(DotProducts products);  // the dtype whose storage holds them
+  // A's rows from its buffer `a` into `packed`, in the form repacksRowsOfA says; returns `packed`.
+  llvm::Value* packRowsOfA(llvm::Value* a, const ir::Type& t, DotProducts products, llvm::Value* packed);
   std::vector<llvm::Value*> rowPointers(const MicroTile& tile, llvm::Value* row0);
   void emitGroupStep(const ir::Op& op, const MicroTile& tile, llvm::Value* group, const std::vector<llvm::Value*>& aRows,
                      llvm::Value* col0);

@@ -250,10 +250,9 @@ bool KernelLowering::emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType 
   MicroTile tile{.lanes = lanes, .vectors = vectors, .rows = rows, .accType = accType, .operandType = at.dtype,
                  .products = products, .a = buffers_[op.operands[0]], .b = b, .aRowStride = i64(k),
                  .aElement = storageType(ctx_, at.dtype), .packedB = packedB, .acc = {}};
-  if (llvm::Value* packedA = packRowsOfA(tile.a, at, products)) {
-    tile.a = packedA;
-    if (products == DotProducts::pairs) tile.aElement = b_.getInt16Ty();
-  }
+  if (products == DotProducts::pairs) tile.aElement = b_.getInt16Ty();  // bf16, or i8 widened
+  if (repacksRowsOfA(at.dtype, products) && plan_.of[size_t(op.operands[0])] != Placement::packedOnce)
+    tile.a = packRowsOfA(tile.a, at, products, allocateBuffer({packedRowsOfA(products), at.shape}));
   if (auto view = inPlaceOperands_.find(op.operands[0]); view != inPlaceOperands_.end()) {
     // widenToF32 and packRowsOfA read A as a contiguous block: the plan reads in place only f32
     // operands and AMX's, which neither touches.
@@ -437,12 +436,18 @@ void KernelLowering::mapBuffer(llvm::Value* from, llvm::Type* fromType, llvm::Va
 
 // A's bytes in the form a step of pair or quad products reads with one broadcast: widened to
 // i16 for pmaddwd, i8 biased to u8 (quadBiasOf) for vpdpbusd, whose u8 operand a u8 A already
-// is. Null where A is read as it is.
-llvm::Value* KernelLowering::packRowsOfA(llvm::Value* a, const ir::Type& t, DotProducts products) {
+// is. Other A are read as they are.
+bool KernelLowering::repacksRowsOfA(DType a, DotProducts products) {
+  bool bytes = a == DType::i8 || a == DType::u8;
+  return bytes && (products == DotProducts::pairs || biasedQuads(products, a));
+}
+
+DType KernelLowering::packedRowsOfA(DotProducts products) {
+  return products == DotProducts::pairs ? DType::bf16 : DType::i8;  // bf16: 16-bit storage
+}
+
+llvm::Value* KernelLowering::packRowsOfA(llvm::Value* a, const ir::Type& t, DotProducts products, llvm::Value* packed) {
   bool pairs = products == DotProducts::pairs;
-  bool bytes = t.dtype == DType::i8 || t.dtype == DType::u8;
-  if (!bytes || !(pairs || biasedQuads(products, t.dtype))) return nullptr;
-  llvm::Value* packed = allocateBuffer({pairs ? DType::bf16 : DType::i8, t.shape});  // bf16: 16-bit storage
   llvm::Type* to = pairs ? b_.getInt16Ty() : b_.getInt8Ty();
   bool isSigned = t.dtype == DType::i8;
   mapBuffer(a, b_.getInt8Ty(), packed, to, t.numel(), [&](llvm::Value* v) {
@@ -463,6 +468,13 @@ KernelLowering::BPacking KernelLowering::bPackingOf(const ir::Op& dot) const {
 int64_t KernelLowering::packedOperandBytes(ValueId b) const {
   const ir::Op& dot = *info_.dotUser[b];
   const ir::Type& bt = type(b);
+  if (b == dot.operands[0]) {  // A
+    DotProducts products = dotProducts(kernel_, dot, options_);
+    DType form = widensOperands(kernel_, dot, options_) ? DType::f32
+                 : repacksRowsOfA(bt.dtype, products)    ? packedRowsOfA(products)
+                                                          : bt.dtype;
+    return bt.numel() * dtypeBytes(form);
+  }
   int64_t k = bt.shape[0], n = bt.shape[1];
   switch (bPackingOf(dot)) {
     case BPacking::rows: return k * n * (widensOperands(kernel_, dot, options_) ? 4 : dtypeBytes(bt.dtype));

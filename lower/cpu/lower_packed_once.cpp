@@ -124,15 +124,20 @@ llvm::Value* KernelLowering::lowerPackedOnce(ValueId v) {
   return packed;
 }
 
-// Writes B's block v in the form its dot's micro-kernel reads (bPackingOf) to `packed`.
+// Writes the operand block v in the form its dot's micro-kernel reads to `packed`: in f32 where
+// it widens the operands; A's rows repacked for pair or quad products (packRowsOfA), B in their
+// groups (bPackingOf).
 void KernelLowering::packOperand(ValueId v, llvm::Value* packed) {
   const ir::Op& dot = *info_.dotUser[v];
-  if (packsTransposedPairs(v)) return packTransposedPairs(v, packed);
-  if (bPackingOf(dot) == BPacking::rows)  // in f32 where the micro-kernel widens it
-    return materialize(v, packed, widensOperands(kernel_, dot, options_) ? std::optional{DType::f32} : std::nullopt);
+  if (widensOperands(kernel_, dot, options_)) return materialize(v, packed, DType::f32);
+  const bool isA = v == dot.operands[0];
+  const DotProducts products = dotProducts(kernel_, dot, options_);
+  if (!isA && packsTransposedPairs(v)) return packTransposedPairs(v, packed);
+  if (isA ? !repacksRowsOfA(type(v).dtype, products) : bPackingOf(dot) == BPacking::rows) return materialize(v, packed);
   llvm::Value* rows = allocateBuffer(type(v));
   materialize(v, rows);
-  packB(dot, rows, packed);
+  if (isA) packRowsOfA(rows, type(v), products, packed);
+  else packB(dot, rows, packed);
 }
 
 }  // namespace tj::cpu::detail

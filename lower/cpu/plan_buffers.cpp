@@ -123,14 +123,14 @@ class Planner {
       programAxes_[size_t(op.regions[0].args[0])] = programAxes_[size_t(op.operands[0])];
   }
 
-  // Packed once (Placement::packedOnce) when v is B of a micro-kernel dot and nothing else, a
-  // block of a tensor no program writes (or its transpose, through reshapes of unit axes, each
-  // used once) at offsets that do not depend on every program id: B of a GEMM, one block per
-  // column block and K step, which every row block of C reads.
+  // Packed once (Placement::packedOnce) when v is an operand of a micro-kernel dot and nothing
+  // else, copied for it (A is read in place where it can be), a block of a tensor no program
+  // writes (or its transpose, through reshapes of unit axes, each used once) at offsets that do
+  // not depend on every program id: B of a GEMM, one block per column block and K step, which
+  // every row block of C reads; A, where it is widened or repacked, which every column block reads.
   void placePackedOnce(ValueId v) {
     const ir::Op* dot = info_.dotUser[v];
-    if (!dot || dot->operands[1] != v || dot->operands[0] == v || info_.uses[v] != 1 ||
-        !microKernelApplies(k_, *dot, options_))
+    if (!dot || dot->operands[0] == dot->operands[1] || info_.uses[v] != 1 || !microKernelApplies(k_, *dot, options_))
       return;
     ValueId x = v;
     while (info_.def[x] && (info_.def[x]->code == OpCode::permute || info_.def[x]->code == OpCode::reshape) &&

@@ -7,458 +7,516 @@ source_filename = "tilejit.gemm"
 ; Function Attrs: nounwind
 define void @tj_kernel(ptr %0, i64 %1, i64 %2) #0 {
 entry:
-  %3 = alloca float, i64 8192, align 64
-  %4 = alloca half, i64 8192, align 64
-  %5 = alloca half, i64 8192, align 64
+  %3 = alloca half, i64 8192, align 64
+  %4 = alloca ptr, align 8
+  %5 = alloca i1, align 1
+  %6 = alloca i1, align 1
+  %7 = alloca i8, i64 32768, align 64
   %block_firsts = alloca [4 x i64], align 8
-  %6 = alloca half, i64 4096, align 64
-  %7 = alloca ptr, align 8
-  %8 = alloca i1, align 1
-  %9 = alloca i1, align 1
-  %10 = alloca i8, i64 16384, align 64
-  %11 = alloca float, i64 8192, align 64
-  %12 = alloca float, i64 8192, align 64
-  %13 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 0
-  %tensors = load ptr, ptr %13, align 8
-  %14 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %tensors, i64 0
-  %15 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %14, i32 0, i32 0
-  %data = load ptr, ptr %15, align 8
-  %16 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %14, i32 0, i32 1, i32 0
-  %17 = load i64, ptr %16, align 4
-  %18 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %14, i32 0, i32 2, i32 0
+  %8 = alloca half, i64 4096, align 64
+  %9 = alloca ptr, align 8
+  %10 = alloca i1, align 1
+  %11 = alloca i1, align 1
+  %12 = alloca i8, i64 16384, align 64
+  %13 = alloca float, i64 8192, align 64
+  %14 = alloca float, i64 8192, align 64
+  %15 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 0
+  %tensors = load ptr, ptr %15, align 8
+  %16 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %tensors, i64 0
+  %17 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %16, i32 0, i32 0
+  %data = load ptr, ptr %17, align 8
+  %18 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %16, i32 0, i32 1, i32 0
   %19 = load i64, ptr %18, align 4
-  %20 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %14, i32 0, i32 1, i32 1
+  %20 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %16, i32 0, i32 2, i32 0
   %21 = load i64, ptr %20, align 4
-  %22 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %14, i32 0, i32 2, i32 1
+  %22 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %16, i32 0, i32 1, i32 1
   %23 = load i64, ptr %22, align 4
-  %24 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %tensors, i64 1
-  %25 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %24, i32 0, i32 0
-  %data1 = load ptr, ptr %25, align 8
-  %26 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %24, i32 0, i32 1, i32 0
-  %27 = load i64, ptr %26, align 4
-  %28 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %24, i32 0, i32 2, i32 0
+  %24 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %16, i32 0, i32 2, i32 1
+  %25 = load i64, ptr %24, align 4
+  %26 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %tensors, i64 1
+  %27 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %26, i32 0, i32 0
+  %data1 = load ptr, ptr %27, align 8
+  %28 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %26, i32 0, i32 1, i32 0
   %29 = load i64, ptr %28, align 4
-  %30 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %24, i32 0, i32 1, i32 1
+  %30 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %26, i32 0, i32 2, i32 0
   %31 = load i64, ptr %30, align 4
-  %32 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %24, i32 0, i32 2, i32 1
+  %32 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %26, i32 0, i32 1, i32 1
   %33 = load i64, ptr %32, align 4
-  %34 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %tensors, i64 2
-  %35 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %34, i32 0, i32 0
-  %data2 = load ptr, ptr %35, align 8
-  %36 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %34, i32 0, i32 1, i32 0
-  %37 = load i64, ptr %36, align 4
-  %38 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %34, i32 0, i32 2, i32 0
+  %34 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %26, i32 0, i32 2, i32 1
+  %35 = load i64, ptr %34, align 4
+  %36 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %tensors, i64 2
+  %37 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %36, i32 0, i32 0
+  %data2 = load ptr, ptr %37, align 8
+  %38 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %36, i32 0, i32 1, i32 0
   %39 = load i64, ptr %38, align 4
-  %40 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %34, i32 0, i32 1, i32 1
+  %40 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %36, i32 0, i32 2, i32 0
   %41 = load i64, ptr %40, align 4
-  %42 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %34, i32 0, i32 2, i32 1
+  %42 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %36, i32 0, i32 1, i32 1
   %43 = load i64, ptr %42, align 4
-  %44 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 1, i32 0
+  %44 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %36, i32 0, i32 2, i32 1
   %45 = load i64, ptr %44, align 4
-  %46 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 1, i32 1
+  %46 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 1, i32 0
   %47 = load i64, ptr %46, align 4
+  %48 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 1, i32 1
+  %49 = load i64, ptr %48, align 4
   %program_id = alloca [3 x i64], align 8
-  %48 = add i64 %27, 63
-  %49 = sdiv i64 %48, 64
-  %50 = mul i64 1, %49
-  %51 = sitofp i64 %49 to double
-  %52 = fmul double 1.638400e+04, %51
-  %53 = add i64 %31, 63
-  %54 = sdiv i64 %53, 64
-  %55 = mul i64 %50, %54
-  %56 = sitofp i64 %54 to double
-  %57 = fmul double %52, %56
-  %58 = mul i64 1, %45
-  %59 = fcmp ole double %57, 0x4270000000000000
-  %60 = icmp sgt i64 %58, 1
-  %61 = and i1 %60, %59
-  %62 = select i1 %61, i64 %55, i64 0
-  %63 = mul i64 %62, 4
-  %64 = add i64 0, %63
-  %65 = mul i64 %62, 16384
+  %50 = add i64 %29, 63
+  %51 = sdiv i64 %50, 64
+  %52 = mul i64 1, %51
+  %53 = sitofp i64 %51 to double
+  %54 = fmul double 1.638400e+04, %53
+  %55 = add i64 %33, 63
+  %56 = sdiv i64 %55, 64
+  %57 = mul i64 %52, %56
+  %58 = sitofp i64 %56 to double
+  %59 = fmul double %54, %58
+  %60 = mul i64 1, %47
+  %61 = fcmp ole double %59, 0x4270000000000000
+  %62 = icmp sgt i64 %60, 1
+  %63 = and i1 %62, %61
+  %64 = select i1 %63, i64 %57, i64 0
+  %65 = mul i64 %64, 4
   %66 = add i64 0, %65
-  %67 = add i64 %64, 63
-  %68 = and i64 %67, -64
-  %69 = add i64 %68, %66
-  %70 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 8
-  %workspace_fn = load ptr, ptr %70, align 8
-  %71 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 9
-  %72 = load ptr, ptr %71, align 8
-  %73 = icmp sgt i64 %69, 0
-  %74 = icmp ne ptr %workspace_fn, null
-  %75 = and i1 %74, %73
-  br i1 %75, label %then, label %join
+  %67 = mul i64 %64, 16384
+  %68 = add i64 0, %67
+  %69 = add i64 %19, 127
+  %70 = sdiv i64 %69, 128
+  %71 = mul i64 1, %70
+  %72 = sitofp i64 %70 to double
+  %73 = fmul double 3.276800e+04, %72
+  %74 = add i64 %23, 63
+  %75 = sdiv i64 %74, 64
+  %76 = mul i64 %71, %75
+  %77 = sitofp i64 %75 to double
+  %78 = fmul double %73, %77
+  %79 = mul i64 1, %49
+  %80 = fcmp ole double %78, 0x4270000000000000
+  %81 = icmp sgt i64 %79, 1
+  %82 = and i1 %81, %80
+  %83 = select i1 %82, i64 %76, i64 0
+  %84 = mul i64 %83, 4
+  %85 = add i64 %66, %84
+  %86 = mul i64 %83, 32768
+  %87 = add i64 %68, %86
+  %88 = add i64 %85, 63
+  %89 = and i64 %88, -64
+  %90 = add i64 %89, %87
+  %91 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 8
+  %workspace_fn = load ptr, ptr %91, align 8
+  %92 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 9
+  %93 = load ptr, ptr %92, align 8
+  %94 = icmp sgt i64 %90, 0
+  %95 = icmp ne ptr %workspace_fn, null
+  %96 = and i1 %95, %94
+  br i1 %96, label %then, label %join
 
 then:                                             ; preds = %entry
-  %76 = call ptr %workspace_fn(ptr %72, i64 %69, i64 %64)
+  %97 = call ptr %workspace_fn(ptr %93, i64 %90, i64 %85)
   br label %join
 
 join:                                             ; preds = %then, %entry
-  %77 = phi ptr [ %76, %then ], [ null, %entry ]
-  %78 = getelementptr i8, ptr %77, i64 0
-  %79 = add i64 %68, 0
-  %80 = getelementptr i8, ptr %77, i64 %79
-  %81 = icmp sgt i64 %62, 0
-  %82 = icmp ne ptr %77, null
-  %83 = and i1 %82, %81
+  %98 = phi ptr [ %97, %then ], [ null, %entry ]
+  %99 = getelementptr i8, ptr %98, i64 0
+  %100 = add i64 %89, 0
+  %101 = getelementptr i8, ptr %98, i64 %100
+  %102 = icmp sgt i64 %64, 0
+  %103 = icmp ne ptr %98, null
+  %104 = and i1 %103, %102
+  %105 = getelementptr i8, ptr %98, i64 %66
+  %106 = add i64 %89, %68
+  %107 = getelementptr i8, ptr %98, i64 %106
+  %108 = icmp sgt i64 %83, 0
+  %109 = icmp ne ptr %98, null
+  %110 = and i1 %109, %108
   br label %loop
 
-loop:                                             ; preds = %join54, %join
-  %i = phi i64 [ %1, %join ], [ %262, %join54 ]
-  %84 = icmp slt i64 %i, %2
-  br i1 %84, label %loop.body, label %loop.exit
+loop:                                             ; preds = %join55, %join
+  %i = phi i64 [ %1, %join ], [ %307, %join55 ]
+  %111 = icmp slt i64 %i, %2
+  br i1 %111, label %loop.body, label %loop.exit
 
 loop.body:                                        ; preds = %loop
-  %85 = srem i64 %i, %47
-  %86 = sdiv i64 %i, %47
-  %87 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 0
-  store i64 %86, ptr %87, align 4
-  %88 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 1
-  store i64 %85, ptr %88, align 4
-  %89 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 2
-  store i64 0, ptr %89, align 4
-  %90 = add i64 %21, 63
+  %112 = srem i64 %i, %49
+  %113 = sdiv i64 %i, %49
+  %114 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 0
+  store i64 %113, ptr %114, align 4
+  %115 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 1
+  store i64 %112, ptr %115, align 4
+  %116 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 2
+  store i64 0, ptr %116, align 4
+  %117 = add i64 %23, 63
   br i1 false, label %then3, label %join4
 
 loop.exit:                                        ; preds = %loop
   ret void
 
 then3:                                            ; preds = %loop.body
-  %91 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 4
-  %92 = load ptr, ptr %91, align 8
-  %93 = icmp ne ptr %92, null
-  br i1 %93, label %then5, label %join6
+  %118 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 4
+  %119 = load ptr, ptr %118, align 8
+  %120 = icmp ne ptr %119, null
+  br i1 %120, label %then5, label %join6
 
 join4:                                            ; preds = %join6, %loop.body
-  %94 = sdiv i64 %90, 64
-  %95 = sub i64 0, %90
-  %96 = select i1 false, i64 0, i64 %95
-  %97 = select i1 false, i64 %96, i64 %94
-  %98 = mul i64 %85, 64
-  %99 = mul i64 %86, 128
-  %100 = icmp eq i64 %43, 1
-  %101 = add i64 %99, 128
-  %102 = icmp sle i64 %101, %37
-  %103 = icmp sge i64 %99, 0
-  %104 = and i1 %103, %102
-  %105 = and i1 %100, %104
-  %106 = add i64 %98, 64
-  %107 = icmp sle i64 %106, %41
-  %108 = icmp sge i64 %98, 0
-  %109 = and i1 %108, %107
-  %110 = and i1 %105, %109
-  %111 = mul i64 %99, %39
-  %112 = add i64 0, %111
-  %113 = mul i64 %98, %43
-  %114 = add i64 %112, %113
-  %115 = getelementptr float, ptr %data2, i64 %114
-  %116 = select i1 %110, ptr %115, ptr %11
-  %117 = select i1 %110, i64 %39, i64 64
+  %121 = sdiv i64 %117, 64
+  %122 = sub i64 0, %117
+  %123 = select i1 false, i64 0, i64 %122
+  %124 = select i1 false, i64 %123, i64 %121
+  %125 = mul i64 %112, 64
+  %126 = mul i64 %113, 128
+  %127 = icmp eq i64 %45, 1
+  %128 = add i64 %126, 128
+  %129 = icmp sle i64 %128, %39
+  %130 = icmp sge i64 %126, 0
+  %131 = and i1 %130, %129
+  %132 = and i1 %127, %131
+  %133 = add i64 %125, 64
+  %134 = icmp sle i64 %133, %43
+  %135 = icmp sge i64 %125, 0
+  %136 = and i1 %135, %134
+  %137 = and i1 %132, %136
+  %138 = mul i64 %126, %41
+  %139 = add i64 0, %138
+  %140 = mul i64 %125, %45
+  %141 = add i64 %139, %140
+  %142 = getelementptr float, ptr %data2, i64 %141
+  %143 = select i1 %137, ptr %142, ptr %13
+  %144 = select i1 %137, i64 %41, i64 64
   br label %loop7
 
 then5:                                            ; preds = %then3
-  %118 = getelementptr inbounds { i32, i64, i32, i64, i64 }, ptr %92, i32 0, i32 0
-  %119 = atomicrmw or ptr %118, i32 1 monotonic, align 4
+  %145 = getelementptr inbounds { i32, i64, i32, i64, i64 }, ptr %119, i32 0, i32 0
+  %146 = atomicrmw or ptr %145, i32 1 monotonic, align 4
   br label %join6
 
 join6:                                            ; preds = %then5, %then3
   br label %join4
 
-loop7:                                            ; preds = %loop.exit45, %join4
-  %i10 = phi i64 [ 0, %join4 ], [ %250, %loop.exit45 ]
-  %120 = icmp slt i64 %i10, %97
-  br i1 %120, label %loop.body8, label %loop.exit9
+loop7:                                            ; preds = %join35, %join4
+  %i10 = phi i64 [ 0, %join4 ], [ %268, %join35 ]
+  %147 = icmp slt i64 %i10, %124
+  br i1 %147, label %loop.body8, label %loop.exit9
 
 loop.body8:                                       ; preds = %loop7
-  %121 = icmp eq i64 %i10, 0
-  %122 = add i64 %i10, 1
-  %123 = icmp eq i64 %122, %97
-  %124 = mul i64 %i10, 64
-  %125 = icmp slt i64 %124, %27
-  %126 = icmp sge i64 %124, 0
-  %127 = and i1 %126, %125
-  %128 = srem i64 %124, 64
-  %129 = icmp eq i64 %128, 0
-  %130 = and i1 %127, %129
-  %131 = and i1 %83, %130
-  %132 = sdiv i64 %124, 64
-  %133 = mul i64 0, %49
-  %134 = add i64 %133, %132
-  %135 = icmp slt i64 %98, %31
-  %136 = icmp sge i64 %98, 0
-  %137 = and i1 %136, %135
-  %138 = srem i64 %98, 64
-  %139 = icmp eq i64 %138, 0
-  %140 = and i1 %137, %139
-  %141 = and i1 %131, %140
-  %142 = sdiv i64 %98, 64
-  %143 = mul i64 %134, %54
-  %144 = add i64 %143, %142
-  %145 = select i1 %141, i64 %144, i64 0
-  %146 = getelementptr i32, ptr %78, i64 %145
-  %147 = mul i64 %145, 16384
-  %148 = getelementptr i8, ptr %80, i64 %147
-  store ptr %10, ptr %7, align 8
-  store i1 true, ptr %8, align 1
-  store i1 false, ptr %9, align 1
-  br i1 %141, label %then11, label %join12
+  %148 = icmp eq i64 %i10, 0
+  %149 = add i64 %i10, 1
+  %150 = icmp eq i64 %149, %124
+  %151 = mul i64 %i10, 64
+  %152 = icmp slt i64 %151, %29
+  %153 = icmp sge i64 %151, 0
+  %154 = and i1 %153, %152
+  %155 = srem i64 %151, 64
+  %156 = icmp eq i64 %155, 0
+  %157 = and i1 %154, %156
+  %158 = and i1 %104, %157
+  %159 = sdiv i64 %151, 64
+  %160 = mul i64 0, %51
+  %161 = add i64 %160, %159
+  %162 = icmp slt i64 %125, %33
+  %163 = icmp sge i64 %125, 0
+  %164 = and i1 %163, %162
+  %165 = srem i64 %125, 64
+  %166 = icmp eq i64 %165, 0
+  %167 = and i1 %164, %166
+  %168 = and i1 %158, %167
+  %169 = sdiv i64 %125, 64
+  %170 = mul i64 %161, %56
+  %171 = add i64 %170, %169
+  %172 = select i1 %168, i64 %171, i64 0
+  %173 = getelementptr i32, ptr %99, i64 %172
+  %174 = mul i64 %172, 16384
+  %175 = getelementptr i8, ptr %101, i64 %174
+  store ptr %12, ptr %9, align 8
+  store i1 true, ptr %10, align 1
+  store i1 false, ptr %11, align 1
+  br i1 %168, label %then11, label %join12
 
 loop.exit9:                                       ; preds = %loop7
-  %149 = icmp sge i64 0, %97
-  br i1 %149, label %then47, label %join48
+  %176 = icmp sge i64 0, %124
+  br i1 %176, label %then48, label %join49
 
 then11:                                           ; preds = %loop.body8
-  %150 = load atomic i32, ptr %146 acquire, align 4
-  %151 = icmp eq i32 %150, 2
-  br i1 %151, label %then13, label %else
+  %177 = load atomic i32, ptr %173 acquire, align 4
+  %178 = icmp eq i32 %177, 2
+  br i1 %178, label %then13, label %else
 
 join12:                                           ; preds = %join14, %loop.body8
-  %152 = load ptr, ptr %7, align 8
-  %153 = load i1, ptr %8, align 1
-  br i1 %153, label %then15, label %join16
+  %179 = load ptr, ptr %9, align 8
+  %180 = load i1, ptr %10, align 1
+  br i1 %180, label %then15, label %join16
 
 then13:                                           ; preds = %then11
-  store ptr %148, ptr %7, align 8
-  store i1 false, ptr %8, align 1
+  store ptr %175, ptr %9, align 8
+  store i1 false, ptr %10, align 1
   br label %join14
 
 else:                                             ; preds = %then11
-  %154 = cmpxchg ptr %146, i32 0, i32 1 monotonic monotonic, align 4
-  %155 = extractvalue { i32, i1 } %154, 1
-  store i1 %155, ptr %9, align 1
-  %156 = select i1 %155, ptr %148, ptr %10
-  store ptr %156, ptr %7, align 8
+  %181 = cmpxchg ptr %173, i32 0, i32 1 monotonic monotonic, align 4
+  %182 = extractvalue { i32, i1 } %181, 1
+  store i1 %182, ptr %11, align 1
+  %183 = select i1 %182, ptr %175, ptr %12
+  store ptr %183, ptr %9, align 8
   br label %join14
 
 join14:                                           ; preds = %else, %then13
   br label %join12
 
 then15:                                           ; preds = %join12
-  %157 = icmp eq i64 %33, 1
-  %158 = add i64 %124, 64
-  %159 = icmp sle i64 %158, %27
-  %160 = icmp sge i64 %124, 0
-  %161 = and i1 %160, %159
-  %162 = and i1 %157, %161
-  %163 = add i64 %98, 64
-  %164 = icmp sle i64 %163, %31
-  %165 = icmp sge i64 %98, 0
-  %166 = and i1 %165, %164
-  %167 = and i1 %162, %166
-  %168 = xor i1 %167, true
-  br i1 %168, label %then17, label %join18
+  %184 = icmp eq i64 %35, 1
+  %185 = add i64 %151, 64
+  %186 = icmp sle i64 %185, %29
+  %187 = icmp sge i64 %151, 0
+  %188 = and i1 %187, %186
+  %189 = and i1 %184, %188
+  %190 = add i64 %125, 64
+  %191 = icmp sle i64 %190, %33
+  %192 = icmp sge i64 %125, 0
+  %193 = and i1 %192, %191
+  %194 = and i1 %189, %193
+  %195 = xor i1 %194, true
+  br i1 %195, label %then17, label %join18
 
 join16:                                           ; preds = %join28, %join12
-  %169 = icmp eq i64 %23, 1
-  %170 = add i64 %99, 128
-  %171 = icmp sle i64 %170, %17
-  %172 = icmp sge i64 %99, 0
-  %173 = and i1 %172, %171
-  %174 = and i1 %169, %173
-  %175 = add i64 %124, 64
-  %176 = icmp sle i64 %175, %21
-  %177 = icmp sge i64 %124, 0
-  %178 = and i1 %177, %176
-  %179 = and i1 %174, %178
-  %180 = xor i1 %179, true
-  br i1 %180, label %then29, label %join30
+  %196 = icmp slt i64 %126, %19
+  %197 = icmp sge i64 %126, 0
+  %198 = and i1 %197, %196
+  %199 = srem i64 %126, 128
+  %200 = icmp eq i64 %199, 0
+  %201 = and i1 %198, %200
+  %202 = and i1 %110, %201
+  %203 = sdiv i64 %126, 128
+  %204 = mul i64 0, %70
+  %205 = add i64 %204, %203
+  %206 = icmp slt i64 %151, %23
+  %207 = icmp sge i64 %151, 0
+  %208 = and i1 %207, %206
+  %209 = srem i64 %151, 64
+  %210 = icmp eq i64 %209, 0
+  %211 = and i1 %208, %210
+  %212 = and i1 %202, %211
+  %213 = sdiv i64 %151, 64
+  %214 = mul i64 %205, %75
+  %215 = add i64 %214, %213
+  %216 = select i1 %212, i64 %215, i64 0
+  %217 = getelementptr i32, ptr %105, i64 %216
+  %218 = mul i64 %216, 32768
+  %219 = getelementptr i8, ptr %107, i64 %218
+  store ptr %7, ptr %4, align 8
+  store i1 true, ptr %5, align 1
+  store i1 false, ptr %6, align 1
+  br i1 %212, label %then29, label %join30
 
 then17:                                           ; preds = %then15
-  %181 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
-  store i64 %124, ptr %181, align 4
-  %182 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
-  store i64 %98, ptr %182, align 4
-  %183 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
-  %184 = load ptr, ptr %183, align 8
-  call void %184(ptr %24, i32 2, i32 2, ptr %block_firsts, ptr @block_shape, i64 0, ptr %6)
+  %220 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
+  store i64 %151, ptr %220, align 4
+  %221 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
+  store i64 %125, ptr %221, align 4
+  %222 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
+  %223 = load ptr, ptr %222, align 8
+  call void %223(ptr %26, i32 2, i32 2, ptr %block_firsts, ptr @block_shape, i64 0, ptr %8)
   br label %join18
 
 join18:                                           ; preds = %then17, %then15
-  %185 = mul i64 %124, %29
-  %186 = add i64 0, %185
-  %187 = mul i64 %98, %33
-  %188 = add i64 %186, %187
-  %189 = getelementptr half, ptr %data1, i64 %188
-  %190 = select i1 %167, ptr %189, ptr %6
-  %191 = select i1 %167, i64 %29, i64 64
+  %224 = mul i64 %151, %31
+  %225 = add i64 0, %224
+  %226 = mul i64 %125, %35
+  %227 = add i64 %225, %226
+  %228 = getelementptr half, ptr %data1, i64 %227
+  %229 = select i1 %194, ptr %228, ptr %8
+  %230 = select i1 %194, i64 %31, i64 64
   br label %loop19
 
 loop19:                                           ; preds = %loop.exit25, %join18
-  %i22 = phi i64 [ 0, %join18 ], [ %207, %loop.exit25 ]
-  %192 = icmp slt i64 %i22, 64
-  br i1 %192, label %loop.body20, label %loop.exit21
+  %i22 = phi i64 [ 0, %join18 ], [ %246, %loop.exit25 ]
+  %231 = icmp slt i64 %i22, 64
+  br i1 %231, label %loop.body20, label %loop.exit21
 
 loop.body20:                                      ; preds = %loop19
   br label %loop23
 
 loop.exit21:                                      ; preds = %loop19
-  %193 = load i1, ptr %9, align 1
-  br i1 %193, label %then27, label %join28
+  %232 = load i1, ptr %11, align 1
+  br i1 %232, label %then27, label %join28
 
 loop23:                                           ; preds = %loop.body24, %loop.body20
-  %i26 = phi i64 [ 0, %loop.body20 ], [ %206, %loop.body24 ]
-  %194 = icmp slt i64 %i26, 64
-  br i1 %194, label %loop.body24, label %loop.exit25
+  %i26 = phi i64 [ 0, %loop.body20 ], [ %245, %loop.body24 ]
+  %233 = icmp slt i64 %i26, 64
+  br i1 %233, label %loop.body24, label %loop.exit25
 
 loop.body24:                                      ; preds = %loop23
-  %195 = mul i64 %i22, %191
-  %196 = add i64 0, %195
-  %197 = mul i64 %i26, 1
-  %198 = add i64 %196, %197
-  %199 = getelementptr inbounds half, ptr %190, i64 %198
-  %200 = load half, ptr %199, align 2
-  %201 = fpext half %200 to float
-  %202 = add i64 0, %i22
-  %203 = mul i64 %202, 64
-  %204 = add i64 %203, %i26
-  %205 = getelementptr inbounds float, ptr %152, i64 %204
-  store float %201, ptr %205, align 4
-  %206 = add nuw nsw i64 %i26, 1
+  %234 = mul i64 %i22, %230
+  %235 = add i64 0, %234
+  %236 = mul i64 %i26, 1
+  %237 = add i64 %235, %236
+  %238 = getelementptr inbounds half, ptr %229, i64 %237
+  %239 = load half, ptr %238, align 2
+  %240 = fpext half %239 to float
+  %241 = add i64 0, %i22
+  %242 = mul i64 %241, 64
+  %243 = add i64 %242, %i26
+  %244 = getelementptr inbounds float, ptr %179, i64 %243
+  store float %240, ptr %244, align 4
+  %245 = add nuw nsw i64 %i26, 1
   br label %loop23, !llvm.loop !0
 
 loop.exit25:                                      ; preds = %loop23
-  %207 = add nuw nsw i64 %i22, 1
+  %246 = add nuw nsw i64 %i22, 1
   br label %loop19
 
 then27:                                           ; preds = %loop.exit21
-  store atomic i32 2, ptr %146 release, align 4
+  store atomic i32 2, ptr %173 release, align 4
   br label %join28
 
 join28:                                           ; preds = %then27, %loop.exit21
   br label %join16
 
 then29:                                           ; preds = %join16
-  %208 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
-  store i64 %99, ptr %208, align 4
-  %209 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
-  store i64 %124, ptr %209, align 4
-  %210 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
-  %211 = load ptr, ptr %210, align 8
-  call void %211(ptr %14, i32 2, i32 2, ptr %block_firsts, ptr @block_shape.1, i64 0, ptr %4)
+  %247 = load atomic i32, ptr %217 acquire, align 4
+  %248 = icmp eq i32 %247, 2
+  br i1 %248, label %then31, label %else32
+
+join30:                                           ; preds = %join33, %join16
+  %249 = load ptr, ptr %4, align 8
+  %250 = load i1, ptr %5, align 1
+  br i1 %250, label %then34, label %join35
+
+then31:                                           ; preds = %then29
+  store ptr %219, ptr %4, align 8
+  store i1 false, ptr %5, align 1
+  br label %join33
+
+else32:                                           ; preds = %then29
+  %251 = cmpxchg ptr %217, i32 0, i32 1 monotonic monotonic, align 4
+  %252 = extractvalue { i32, i1 } %251, 1
+  store i1 %252, ptr %6, align 1
+  %253 = select i1 %252, ptr %219, ptr %7
+  store ptr %253, ptr %4, align 8
+  br label %join33
+
+join33:                                           ; preds = %else32, %then31
   br label %join30
 
-join30:                                           ; preds = %then29, %join16
-  %212 = mul i64 %99, %19
-  %213 = add i64 0, %212
-  %214 = mul i64 %124, %23
-  %215 = add i64 %213, %214
-  %216 = getelementptr half, ptr %data, i64 %215
-  %217 = select i1 %179, ptr %216, ptr %4
-  %218 = select i1 %179, i64 %19, i64 64
-  br label %loop31
+then34:                                           ; preds = %join30
+  %254 = icmp eq i64 %25, 1
+  %255 = add i64 %126, 128
+  %256 = icmp sle i64 %255, %19
+  %257 = icmp sge i64 %126, 0
+  %258 = and i1 %257, %256
+  %259 = and i1 %254, %258
+  %260 = add i64 %151, 64
+  %261 = icmp sle i64 %260, %23
+  %262 = icmp sge i64 %151, 0
+  %263 = and i1 %262, %261
+  %264 = and i1 %259, %263
+  %265 = xor i1 %264, true
+  br i1 %265, label %then36, label %join37
 
-loop31:                                           ; preds = %loop.exit37, %join30
-  %i34 = phi i64 [ 0, %join30 ], [ %236, %loop.exit37 ]
-  %219 = icmp slt i64 %i34, 128
-  br i1 %219, label %loop.body32, label %loop.exit33
-
-loop.body32:                                      ; preds = %loop31
-  br label %loop35
-
-loop.exit33:                                      ; preds = %loop31
-  %220 = select i1 %123, ptr %116, ptr %12
-  %221 = select i1 %123, i64 %117, i64 64
-  br label %loop39
-
-loop35:                                           ; preds = %loop.body36, %loop.body32
-  %i38 = phi i64 [ 0, %loop.body32 ], [ %235, %loop.body36 ]
-  %222 = icmp slt i64 %i38, 64
-  br i1 %222, label %loop.body36, label %loop.exit37
-
-loop.body36:                                      ; preds = %loop35
-  %223 = mul i64 %i34, %218
-  %224 = add i64 0, %223
-  %225 = mul i64 %i38, 1
-  %226 = add i64 %224, %225
-  %227 = getelementptr inbounds half, ptr %217, i64 %226
-  %228 = load half, ptr %227, align 2
-  %229 = fpext half %228 to float
-  %230 = add i64 0, %i34
-  %231 = mul i64 %230, 64
-  %232 = add i64 %231, %i38
-  %233 = getelementptr inbounds half, ptr %5, i64 %232
-  %234 = fptrunc float %229 to half
-  store half %234, ptr %233, align 2
-  %235 = add nuw nsw i64 %i38, 1
-  br label %loop35, !llvm.loop !2
-
-loop.exit37:                                      ; preds = %loop35
-  %236 = add nuw nsw i64 %i34, 1
-  br label %loop31
-
-loop39:                                           ; preds = %loop.body40, %loop.exit33
-  %i42 = phi i64 [ 0, %loop.exit33 ], [ %243, %loop.body40 ]
-  %237 = icmp slt i64 %i42, 512
-  br i1 %237, label %loop.body40, label %loop.exit41
-
-loop.body40:                                      ; preds = %loop39
-  %238 = mul i64 %i42, 16
-  %239 = getelementptr inbounds half, ptr %5, i64 %238
-  %240 = load <16 x half>, ptr %239, align 2
-  %241 = getelementptr inbounds float, ptr %3, i64 %238
-  %242 = fpext <16 x half> %240 to <16 x float>
-  store <16 x float> %242, ptr %241, align 4
-  %243 = add nuw nsw i64 %i42, 1
-  br label %loop39
-
-loop.exit41:                                      ; preds = %loop39
-  br label %loop43
-
-loop43:                                           ; preds = %loop.body44, %loop.exit41
-  %i46 = phi i64 [ 8192, %loop.exit41 ], [ %249, %loop.body44 ]
-  %244 = icmp slt i64 %i46, 8192
-  br i1 %244, label %loop.body44, label %loop.exit45
-
-loop.body44:                                      ; preds = %loop43
-  %245 = getelementptr inbounds half, ptr %5, i64 %i46
-  %246 = load half, ptr %245, align 2
-  %247 = getelementptr inbounds float, ptr %3, i64 %i46
-  %248 = fpext half %246 to float
-  store float %248, ptr %247, align 4
-  %249 = add nuw nsw i64 %i46, 1
-  br label %loop43
-
-loop.exit45:                                      ; preds = %loop43
-  call void @tj_dot_0(ptr %3, i64 64, ptr %152, ptr %12, ptr %220, i64 %221, i1 %121)
-  %250 = add nuw nsw i64 %i10, 1
+join35:                                           ; preds = %join47, %join30
+  %266 = select i1 %150, ptr %143, ptr %14
+  %267 = select i1 %150, i64 %144, i64 64
+  call void @tj_dot_0(ptr %249, i64 64, ptr %179, ptr %14, ptr %266, i64 %267, i1 %148)
+  %268 = add nuw nsw i64 %i10, 1
   br label %loop7
 
-then47:                                           ; preds = %loop.exit9
-  br label %loop49
+then36:                                           ; preds = %then34
+  %269 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
+  store i64 %126, ptr %269, align 4
+  %270 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
+  store i64 %151, ptr %270, align 4
+  %271 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
+  %272 = load ptr, ptr %271, align 8
+  call void %272(ptr %16, i32 2, i32 2, ptr %block_firsts, ptr @block_shape.1, i64 0, ptr %3)
+  br label %join37
 
-join48:                                           ; preds = %loop.exit51, %loop.exit9
-  %251 = xor i1 %110, true
-  br i1 %251, label %then53, label %join54
+join37:                                           ; preds = %then36, %then34
+  %273 = mul i64 %126, %21
+  %274 = add i64 0, %273
+  %275 = mul i64 %151, %25
+  %276 = add i64 %274, %275
+  %277 = getelementptr half, ptr %data, i64 %276
+  %278 = select i1 %264, ptr %277, ptr %3
+  %279 = select i1 %264, i64 %21, i64 64
+  br label %loop38
 
-loop49:                                           ; preds = %loop.body50, %then47
-  %i52 = phi i64 [ 0, %then47 ], [ %257, %loop.body50 ]
-  %252 = icmp slt i64 %i52, 128
-  br i1 %252, label %loop.body50, label %loop.exit51
+loop38:                                           ; preds = %loop.exit44, %join37
+  %i41 = phi i64 [ 0, %join37 ], [ %295, %loop.exit44 ]
+  %280 = icmp slt i64 %i41, 128
+  br i1 %280, label %loop.body39, label %loop.exit40
 
-loop.body50:                                      ; preds = %loop49
-  %253 = mul i64 %i52, %117
-  %254 = add i64 0, %253
-  %255 = add i64 %254, 0
-  %256 = getelementptr inbounds float, ptr %116, i64 %255
-  call void @llvm.memset.p0.i64(ptr align 4 %256, i8 0, i64 256, i1 false)
-  %257 = add nuw nsw i64 %i52, 1
-  br label %loop49
+loop.body39:                                      ; preds = %loop38
+  br label %loop42
 
-loop.exit51:                                      ; preds = %loop49
-  br label %join48
+loop.exit40:                                      ; preds = %loop38
+  %281 = load i1, ptr %6, align 1
+  br i1 %281, label %then46, label %join47
 
-then53:                                           ; preds = %join48
-  %258 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
-  store i64 %99, ptr %258, align 4
-  %259 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
-  store i64 %98, ptr %259, align 4
-  %260 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 7
-  %261 = load ptr, ptr %260, align 8
-  call void %261(ptr %34, i32 2, i32 4, ptr %block_firsts, ptr @block_shape.1, ptr %11)
-  br label %join54
+loop42:                                           ; preds = %loop.body43, %loop.body39
+  %i45 = phi i64 [ 0, %loop.body39 ], [ %294, %loop.body43 ]
+  %282 = icmp slt i64 %i45, 64
+  br i1 %282, label %loop.body43, label %loop.exit44
 
-join54:                                           ; preds = %then53, %join48
-  %262 = add nuw nsw i64 %i, 1
+loop.body43:                                      ; preds = %loop42
+  %283 = mul i64 %i41, %279
+  %284 = add i64 0, %283
+  %285 = mul i64 %i45, 1
+  %286 = add i64 %284, %285
+  %287 = getelementptr inbounds half, ptr %278, i64 %286
+  %288 = load half, ptr %287, align 2
+  %289 = fpext half %288 to float
+  %290 = add i64 0, %i41
+  %291 = mul i64 %290, 64
+  %292 = add i64 %291, %i45
+  %293 = getelementptr inbounds float, ptr %249, i64 %292
+  store float %289, ptr %293, align 4
+  %294 = add nuw nsw i64 %i45, 1
+  br label %loop42, !llvm.loop !2
+
+loop.exit44:                                      ; preds = %loop42
+  %295 = add nuw nsw i64 %i41, 1
+  br label %loop38
+
+then46:                                           ; preds = %loop.exit40
+  store atomic i32 2, ptr %217 release, align 4
+  br label %join47
+
+join47:                                           ; preds = %then46, %loop.exit40
+  br label %join35
+
+then48:                                           ; preds = %loop.exit9
+  br label %loop50
+
+join49:                                           ; preds = %loop.exit52, %loop.exit9
+  %296 = xor i1 %137, true
+  br i1 %296, label %then54, label %join55
+
+loop50:                                           ; preds = %loop.body51, %then48
+  %i53 = phi i64 [ 0, %then48 ], [ %302, %loop.body51 ]
+  %297 = icmp slt i64 %i53, 128
+  br i1 %297, label %loop.body51, label %loop.exit52
+
+loop.body51:                                      ; preds = %loop50
+  %298 = mul i64 %i53, %144
+  %299 = add i64 0, %298
+  %300 = add i64 %299, 0
+  %301 = getelementptr inbounds float, ptr %143, i64 %300
+  call void @llvm.memset.p0.i64(ptr align 4 %301, i8 0, i64 256, i1 false)
+  %302 = add nuw nsw i64 %i53, 1
+  br label %loop50
+
+loop.exit52:                                      ; preds = %loop50
+  br label %join49
+
+then54:                                           ; preds = %join49
+  %303 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
+  store i64 %126, ptr %303, align 4
+  %304 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
+  store i64 %125, ptr %304, align 4
+  %305 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 7
+  %306 = load ptr, ptr %305, align 8
+  call void %306(ptr %36, i32 2, i32 4, ptr %block_firsts, ptr @block_shape.1, ptr %13)
+  br label %join55
+
+join55:                                           ; preds = %then54, %join49
+  %307 = add nuw nsw i64 %i, 1
   br label %loop
 }
 
