@@ -288,7 +288,10 @@ KernelDefinition attentionKernel(const Tensor& q, const Tensor& k, const Tensor&
   return {{cdiv(q.dim(2), blockM), q.dim(0) * heads}, [=](Program& p) {
     if (blocks.stages > 0) p.stages(blocks.stages);
     if (blocks.warps > 0) p.warps(blocks.warps);
-    Index m = p.id(0), batch = p.id(1) / heads, head = p.id(1) % heads;
+    // Causal: the last query blocks, which see the most keys, first, so that the work left at
+    // the end is the smallest (programs run in id order where there are fewer cores than programs).
+    Index queryBlocks = cdiv(q.dim(2), blockM);
+    Index m = causal ? queryBlocks - 1 - p.id(0) : p.id(0), batch = p.id(1) / heads, head = p.id(1) % heads;
     auto Q = p.read(q, {1, 1, blockM, dim});
     auto K = p.read(k, {1, 1, blockN, dim});
     auto V = p.read(vRead, vAlongKeys ? Shape{1, 1, dim, blockN} : Shape{1, 1, blockN, dim});

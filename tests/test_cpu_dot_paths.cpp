@@ -122,8 +122,8 @@ void checkGemm(const DotPath& path, const Shape& sizes, const Shape& block, bool
     // AMX loads A's tiles from its tensor's rows (but emulated); the other paths read A's bytes
     // from a copy, packed once.
     const bool amx = path.products == cpu::DotProducts::amxTiles && !path.options.emulateMatrixInstructions;
-    // Every size has more than one row block, which share each block of B, and more than one
-    // column block, which share each block of A.
+    // B's offsets do not depend on the row block, A's on the column block: both are packed once
+    // (A where it is copied).
     CHECK(plan.of[size_t(op.operands[0])] == (amx ? cpu::Placement::inPlace : cpu::Placement::packedOnce));
     CHECK(plan.of[size_t(op.operands[1])] == cpu::Placement::packedOnce);
   });
@@ -293,6 +293,8 @@ TEST_CASE("cpu dot paths: an f32 tile rounded to bf16 for the dot, by the host's
       DotPath form = path;
       form.native = !emulated;
       form.options.emulateMatrixInstructions = emulated;
+      // As the host's options have it (the AMX path's options leave it off)
+      form.options.bf16DotProduct = jit::loweringOptions().bf16DotProduct;
       INFO(std::string(path.name), emulated ? " (emulated)" : "");
       Tensor probabilities = Tensor::full({M, K}, 1e30), out = Tensor::full({M, N}, 1e30);
       TracedKernel traced = trace({cdiv(M, bm)}, [&](Program& p) {
@@ -301,7 +303,6 @@ TEST_CASE("cpu dot paths: an f32 tile rounded to bf16 for the dot, by the host's
         p.write(out, {bm, N}).put(dot(e.cast(DType::bf16), p.read(b, {K, N}).at({0, 0})), {p.id(0), 0});
       }, "rounded_operand");
       std::string assembly = jit::assemblyOf(*traced.kernel, jit::hostTarget(), form.options);
-      // (The AMX path's options here leave AVX512-BF16's instructions off.)
       CHECK((assembly.find("vcvtneps2bf16") != std::string::npos) == (form.native && form.options.bf16DotProduct));
       jit::KernelCache cache([&](const ir::Kernel& k, const std::string& entry) { return jit::compileKernel(k, entry, form.options); }, "");
       cpu::CpuDevice device(cache, cpu::ThreadPool::global());
@@ -327,4 +328,40 @@ TEST_CASE("cpu dot paths: an f32 tile rounded to bf16 for the dot, by the host's
       CHECK(wrong == 0);
     }
   }
+}
+
+// A tile multiplied by itself, and a B that two dots multiply with products of different packings
+// (i8 A needs B's column sums for vpdpbusd's bias, u8 A does not): each dot packs B for itself, in
+// a buffer as large as its own packing.
+TEST_CASE("cpu dot paths: x·x, and one B for an i8 and a u8 A, on quad products") {
+  if (!jit::hostTarget().triple.starts_with("x86_64")) return;
+  const cpu::CpuLoweringOptions host = jit::loweringOptions();
+  cpu::CpuLoweringOptions quads{.vectorBytes = host.vectorBytes, .i8QuadProducts = true,
+                                .emulateMatrixInstructions = !host.i8QuadProducts};
+  const int64_t n = 32;
+  Tensor x = operand({n, n}, DType::i8, 21), a8 = operand({n, n}, DType::u8, 22);
+  Tensor square = Tensor::full({n, n}, -7777777, DType::i32), both = Tensor::full({n, n}, -7777777, DType::i32);
+  TracedKernel traced = trace({1}, [&](Program& p) {
+    Tile xt = p.read(x, {n, n}).at({0, 0});
+    p.write(square, {n, n}).put(dot(xt, xt), {0, 0});
+    Tile b = p.read(x, {n, n}).at({0, 0});
+    p.write(both, {n, n}).put(dot(xt, b) + dot(p.read(a8, {n, n}).at({0, 0}), b), {0, 0});
+  }, "shared_b");
+  jit::KernelCache cache([&](const ir::Kernel& k, const std::string& entry) { return jit::compileKernel(k, entry, quads); }, "");
+  cpu::CpuDevice device(cache, cpu::ThreadPool::global());
+  std::vector<TensorArg> args;
+  for (const Tensor& t : traced.tensors) args.push_back(t.launchArg());
+  device.launch(*traced.kernel, {args, std::vector<int64_t>{1}, {}});
+  int64_t wrong = 0;
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t c = 0; c < n; ++c) {
+      int64_t xx = 0, ub = 0;
+      for (int64_t k = 0; k < n; ++k) {
+        xx += int64_t(x.item(r * n + k)) * int64_t(x.item(k * n + c));
+        ub += int64_t(a8.item(r * n + k)) * int64_t(x.item(k * n + c));
+      }
+      if (square.item(r * n + c) != double(xx) && wrong++ < 5) FAIL_CHECK("x·x [", r, ", ", c, "] = ", square.item(r * n + c), ", not ", xx);
+      if (both.item(r * n + c) != double(xx + ub) && wrong++ < 5) FAIL_CHECK("x·b + a8·b [", r, ", ", c, "] wrong");
+    }
+  CHECK(wrong == 0);
 }

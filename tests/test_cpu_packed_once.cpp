@@ -4,6 +4,7 @@
 // another packs a slot), or with no workspace at all; each against float64.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -216,5 +217,64 @@ TEST_CASE("packed-once blocks: programs share them, pack their own while a slot 
         }
       CHECK(wrong == 0);
     }
+  }
+}
+
+// A block at offsets that are not a block's, or that start outside the tensor, has no slot: each
+// program packs its own, from the right rows, and no slot is claimed.
+TEST_CASE("packed-once blocks: offsets off the block grid or outside the tensor get no slot") {
+  const int64_t M = 40, K = 96, N = 64, bm = 16, bk = 32, bn = 32;
+  Tensor a = operand({M, K}, DType::f32, 5), b = operand({K, N}, DType::f32, 6);
+  for (int64_t shift : {3, -5}) {
+    INFO("B's rows shifted by ", shift);
+    Tensor c = Tensor::full({M, N}, 1e30);
+    TracedKernel traced = trace({cdiv(M, bm), cdiv(N, bn)}, [&](Program& p) {
+      Index i = p.id(0), j = p.id(1);
+      auto A = p.read(a, {bm, bk});
+      auto B = p.read(b, {bk, bn});
+      Tile acc = p.fold(0, A.blocks(1), p.zeros({bm, bn}), [&](Index k, Tile acc) {
+        return dot(A.at({i, k}), B.at_offset({k * bk + shift, j * bn}), acc);
+      });
+      p.write(c, {bm, bn}).put(acc, {i, j});
+    }, "shifted_b");
+    const ir::Kernel& kernel = *traced.kernel;
+    REQUIRE(dotOperandB(kernel, cpu::planBuffers(kernel, cpu::UseInfo(kernel), jit::loweringOptions())).second ==
+            cpu::Placement::packedOnce);
+    jit::KernelCache cache([](const ir::Kernel& k, const std::string& entry) { return jit::compileKernel(k, entry); }, "");
+    jit::ArtifactKey key{jit::ArtifactKind::cpuObject, traced.hash, jit::hostTarget().deviceFeatures, jit::compileOptions()};
+    cpu::KernelEntry entry = cache.lookup(kernel, key).entry;
+    REQUIRE_MESSAGE(bool(entry), "no entry for kernel " << kernel.name);
+    std::vector<cpu::TensorDesc> descs;
+    for (const Tensor& t : {a, b, c}) {
+      TensorArg arg = t.launchArg();
+      cpu::TensorDesc d{arg.data, {1, 1, 1, 1}, {0, 0, 0, 0}};
+      std::copy(arg.shape.begin(), arg.shape.end(), d.shape);
+      std::copy(arg.strides.begin(), arg.strides.end(), d.strides);
+      descs.push_back(d);
+    }
+    TestWorkspace workspace;
+    cpu::KernelFaults faults;
+    cpu::KernelArgs args{descs.data(), {cdiv(M, bm), cdiv(N, bn), 1}, nullptr, nullptr, &faults, nullptr,
+                         cpu::gatherBlock, cpu::scatterBlock, TestWorkspace::provide, &workspace};
+    cpu::ThreadPool pool(2);
+    pool.parallelFor(cdiv(M, bm) * cdiv(N, bn), [&](int64_t begin, int64_t end) { entry(&args, begin, end); });
+    CHECK(faults.bits == 0);
+    CHECK(workspace.slotsIn(0) == workspace.flagBytes / 4);  // none claimed
+    int64_t wrong = 0;
+    for (int64_t r = 0; r < M; ++r)
+      for (int64_t col = 0; col < N; ++col) {
+        double sum = 0, magnitude = 0;
+        for (int64_t k = 0; k < K; ++k) {
+          int64_t row = k + shift;  // B's row that meets A's column k; the fill, 0, outside B
+          double term = a.item(r * K + k) * (row < 0 || row >= K ? 0.0 : b.item(row * N + col));
+          sum += term;
+          magnitude += std::fabs(term);
+        }
+        double got = c.item(r * N + col);
+        bool ok = std::isnan(sum) ? std::isnan(got) : std::isinf(sum) ? got == sum
+                                                    : std::fabs(got - sum) <= 2.0 * (K + 2) * 0x1p-24 * magnitude + 1e-30;
+        if (!ok && wrong++ < 5) FAIL_CHECK("c[", r, ", ", col, "] = ", got, ", float64 says ", sum);
+      }
+    CHECK(wrong == 0);
   }
 }

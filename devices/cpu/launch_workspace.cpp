@@ -26,7 +26,7 @@ void WorkspacePool::give(Block block) {
 
 void* LaunchWorkspace::provide(void* context, int64_t bytes, int64_t zeroedBytes) noexcept {
   auto& self = *static_cast<LaunchWorkspace*>(context);
-  if (bytes <= 0 || bytes > WorkspacePool::kMaxBytes || zeroedBytes < 0 || zeroedBytes > bytes) return nullptr;
+  if (bytes <= 0 || bytes > kMaxWorkspaceBytes || zeroedBytes < 0 || zeroedBytes > bytes) return nullptr;
   // Every call of a launch asks for the same bytes: the first one's request is the launch's.
   std::call_once(self.once_, [&] {
     self.block_ = self.pool_.take(static_cast<size_t>(bytes));

@@ -15,7 +15,6 @@ namespace tj::cpu {
 // kKeptBytes, is kept.
 class WorkspacePool {
  public:
-  static constexpr int64_t kMaxBytes = int64_t{1} << 30;   // larger requests get no workspace
   static constexpr int64_t kKeptBytes = int64_t{256} << 20;
 
   struct Block {

@@ -42,11 +42,13 @@ using GatherBlockFn = void (*)(const TensorDesc* tensor, int32_t rank, int32_t e
 using ScatterBlockFn = void (*)(const TensorDesc* tensor, int32_t rank, int32_t elementBytes, const int64_t* firsts,
                                 const int64_t* block, const void* staging);
 
-// One block of memory that every call of a launch shares (each call asks, and each gets the same
-// block), its first `zeroedBytes` zero: there a kernel packs once the dot operand blocks that
-// several of its programs read alike (lower/cpu's Placement::packedOnce). Null when the runtime
-// cannot give it; the kernel then packs each program's blocks for that program.
+// One block of memory that every call of a launch shares, 64-byte aligned, its first
+// `zeroedBytes` zero: there a kernel packs once the dot operand blocks that several of its
+// programs read alike (lower/cpu's Placement::packedOnce). Every call of the launch asks, with
+// the same sizes, and gets the same block. Null when the runtime cannot give it (more than
+// kMaxWorkspaceBytes, or no memory); the kernel then packs each program's blocks for that program.
 using WorkspaceFn = void* (*)(void* context, int64_t bytes, int64_t zeroedBytes);
+constexpr int64_t kMaxWorkspaceBytes = int64_t{1} << 30;
 
 struct KernelArgs {
   const TensorDesc* tensors;  // one per kernel tensor parameter, in order

@@ -40,6 +40,7 @@ using Indices = std::vector<llvm::Value*>;
 constexpr int64_t kStackBudget = int64_t{1} << 20;
 // Buffers start on cache lines, which is also the widest vector's alignment.
 constexpr int64_t kBufferAlign = 64;
+inline int64_t alignToBuffer(int64_t bytes) { return (bytes + kBufferAlign - 1) / kBufferAlign * kBufferAlign; }
 
 // LLVM's optimizer and code generator take time superlinear in a function's size, and a loop
 // around everything (the programs') makes it worse. A body of N block reads (a C++ loop
@@ -126,7 +127,9 @@ class KernelLowering {
     DotProducts products;
     llvm::Value *a, *b;
     llvm::Value* aRowStride;  // in elements: A's row length in a buffer, its tensor's row stride in place
-    llvm::Type* aElement;     // what `a` holds: A's storage type, or i16 for i8 widened by packRowsOfA
+    // What `a` holds: A's storage type; i16 for pair products (bf16, or i8 widened); float
+    // where the operands are widened.
+    llvm::Type* aElement;
     llvm::Value* packedB;
     std::vector<llvm::Value*> acc;
     CTarget target = {nullptr, nullptr, nullptr};  // in the micro-kernel function: its arguments
@@ -143,7 +146,8 @@ class KernelLowering {
   // k (packPairs, packQuads) for the products that take them.
   enum class BPacking { rows, pairs, quads };
   BPacking bPackingOf(const ir::Op& dot) const;
-  int64_t packedOperandBytes(ValueId v) const;  // of an operand's block as its dot's micro-kernel reads it
+  // The bytes of a dot's operand (0: A, 1: B) in the form its micro-kernel reads.
+  int64_t packedOperandBytes(const ir::Op& dot, size_t operand) const;
   // B's block from its buffer `b` into `packed`, as bPackingOf says; returns `packed`.
   llvm::Value* packB(const ir::Op& dot, llvm::Value* b, llvm::Value* packed);
   void packPairs(llvm::Value* b, DType dtype, int64_t k, int64_t n, int64_t lanes, llvm::Value* packed);

@@ -7,7 +7,7 @@ namespace tj::cpu::detail {
 
 // Tiles share the stack while they fit kStackBudget; the others go to the heap block.
 llvm::Value* KernelLowering::allocateBuffer(const ir::Type& t) {
-  int64_t bytes = (t.numel() * dtypeBytes(t.dtype) + kBufferAlign - 1) / kBufferAlign * kBufferAlign;
+  int64_t bytes = alignToBuffer(t.numel() * dtypeBytes(t.dtype));
   if (stackBytes_ + bytes <= kStackBudget) {
     stackBytes_ += bytes;
     llvm::IRBuilder<> entry(allocaBlock_, allocaBlock_->begin());

@@ -135,7 +135,7 @@ llvm::Function* KernelLowering::amxBandFunction(const ir::Op& op, const MicroTil
   std::string name = std::string(b_.GetInsertBlock()->getParent()->getName()) + "_rows";
   for (int64_t rows : tileRows) name += "_" + std::to_string(rows);
   return emitHelperFunction(name, fnType, [&](llvm::Function& fn) {
-    fn.addParamAttr(2, llvm::Attribute::NoAlias);  // B packed by the dot, as in the micro-kernel
+    fn.addParamAttr(2, llvm::Attribute::NoAlias);  // B packed for the dot, as in the micro-kernel
     MicroTile tile = caller;
     tile.a = fn.getArg(0);
     tile.aRowStride = fn.getArg(1);

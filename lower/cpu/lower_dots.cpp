@@ -245,7 +245,7 @@ bool KernelLowering::emitDotMicroKernel(const ir::Op& op, llvm::Value* c, DType 
   llvm::Value* packedB = nullptr;
   if (bPackingOf(op) != BPacking::rows) {
     bool written = plan_.of[size_t(bv)] == Placement::packedOnce || packsTransposedPairs(bv);  // so already
-    packedB = written ? b : packB(op, b, allocateBuffer({DType::i8, {packedOperandBytes(bv)}}));
+    packedB = written ? b : packB(op, b, allocateBuffer({DType::i8, {packedOperandBytes(op, 1)}}));
   }
   MicroTile tile{.lanes = lanes, .vectors = vectors, .rows = rows, .accType = accType, .operandType = at.dtype,
                  .products = products, .a = buffers_[op.operands[0]], .b = b, .aRowStride = i64(k),
@@ -292,7 +292,8 @@ llvm::Function* KernelLowering::microKernelFunction(const ir::Op& op, const Micr
   auto* fnType = llvm::FunctionType::get(b_.getVoidTy(), {ptr, b_.getInt64Ty(), ptr, ptr, ptr, b_.getInt64Ty(), b_.getInt1Ty()}, false);
   std::string name = "tj_dot_" + std::to_string(microKernels_.size());
   llvm::Function* fn = emitHelperFunction(name, fnType, [&](llvm::Function& fn) {
-    // B is the dot's own copy; A may be a tensor's rows, and c and out (which may be c) are written.
+    // B is the dot's own copy, or a workspace slot no one writes while it is read; A may be a
+    // tensor's rows, and c and out (which may be c) are written.
     fn.addParamAttr(2, llvm::Attribute::NoAlias);
     MicroTile local = tile;
     local.a = fn.getArg(0);
@@ -465,23 +466,21 @@ KernelLowering::BPacking KernelLowering::bPackingOf(const ir::Op& dot) const {
   return products == DotProducts::single ? BPacking::rows : BPacking::quads;
 }
 
-int64_t KernelLowering::packedOperandBytes(ValueId b) const {
-  const ir::Op& dot = *info_.dotUser[b];
-  const ir::Type& bt = type(b);
-  if (b == dot.operands[0]) {  // A
-    DotProducts products = dotProducts(kernel_, dot, options_);
-    DType form = widensOperands(kernel_, dot, options_) ? DType::f32
-                 : repacksRowsOfA(bt.dtype, products)    ? packedRowsOfA(products)
-                                                          : bt.dtype;
-    return bt.numel() * dtypeBytes(form);
+int64_t KernelLowering::packedOperandBytes(const ir::Op& dot, size_t operand) const {
+  const ir::Type& t = type(dot.operands[operand]);
+  const DotProducts products = dotProducts(kernel_, dot, options_);
+  const bool widens = widensOperands(kernel_, dot, options_);
+  if (operand == 0) {
+    DType form = widens ? DType::f32 : repacksRowsOfA(t.dtype, products) ? packedRowsOfA(products) : t.dtype;
+    return t.numel() * dtypeBytes(form);
   }
-  int64_t k = bt.shape[0], n = bt.shape[1];
+  int64_t k = t.shape[0], n = t.shape[1];
   switch (bPackingOf(dot)) {
-    case BPacking::rows: return k * n * (widensOperands(kernel_, dot, options_) ? 4 : dtypeBytes(bt.dtype));
+    case BPacking::rows: return k * n * (widens ? 4 : dtypeBytes(t.dtype));
     case BPacking::pairs: return k * n * 2;
     case BPacking::quads: break;
   }
-  bool sums = biasedQuads(dotProducts(kernel_, dot, options_), type(dot.operands[0]).dtype);
+  bool sums = biasedQuads(products, type(dot.operands[0]).dtype);
   return (k + (sums ? 4 : 0)) * n;  // the column sums' i32s after the bytes
 }
 

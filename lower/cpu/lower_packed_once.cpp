@@ -1,7 +1,7 @@
-// The CPU lowering of dot operands packed once per launch (Placement::packedOnce): B blocks that
-// several programs read alike are packed by the first program to need one into the launch's
-// workspace, and read there by the others. A GEMM with row blocks of 256 packed each block of B
-// eight times at 2048, a third of the bf16 kernel's time.
+// The CPU lowering of dot operands packed once per launch (Placement::packedOnce): operand blocks
+// that several programs read alike (a GEMM's B blocks, a widened A's) are packed by the first
+// program to need one into the launch's workspace, and read there by the others. A GEMM with row
+// blocks of 256 packed each block of B eight times at 2048, a third of the bf16 kernel's time.
 #include "lower/cpu/kernel_lowering.hpp"
 
 namespace tj::cpu::detail {
@@ -10,11 +10,6 @@ namespace {
 
 constexpr int64_t kFlagBytes = 4;  // a slot's state: kSlotEmpty, kSlotPacking or kSlotPacked
 constexpr int32_t kSlotEmpty = 0, kSlotPacking = 1, kSlotPacked = 2;
-// A packed operand takes the workspace only while its blocks fit this many bytes (a tensor
-// broadcast by zero strides may have blocks without number).
-constexpr double kMaxRegionBytes = double(int64_t{1} << 40);
-
-int64_t roundUp(int64_t bytes) { return (bytes + kBufferAlign - 1) / kBufferAlign * kBufferAlign; }
 
 }  // namespace
 
@@ -23,6 +18,9 @@ int64_t roundUp(int64_t bytes) { return (bytes + kBufferAlign - 1) / kBufferAlig
 // program shares its blocks (every other program id's grid is 1). One request covers all.
 void KernelLowering::emitWorkspace() {
   if (plan_.packedOnce.empty()) return;
+  // Each operand takes slots only while its blocks and states fit its share of what the runtime
+  // gives (a tensor broadcast by zero strides may have blocks without number).
+  const double maxRegionBytes = double(kMaxWorkspaceBytes) / double(2 * plan_.packedOnce.size());
   llvm::Type* i64Ty = b_.getInt64Ty();
   llvm::Value* flagBytes = i64(0);
   std::vector<std::pair<llvm::Value*, llvm::Value*>> offsets;  // of each region's flags and first block, from the flags'
@@ -31,11 +29,14 @@ void KernelLowering::emitWorkspace() {
     const ir::Shape& block = type(shared.load->results[0]).shape;
     const TensorView& tensor = tensors_[size_t(shared.load->get(ir::attr::tensor))];
     PackedRegion region;
-    region.blockBytes = roundUp(packedOperandBytes(v));
+    const ir::Op& dot = *info_.dotUser[v];
+    region.blockBytes = alignToBuffer(packedOperandBytes(dot, v == dot.operands[0] ? 0 : 1));
     llvm::Value* count = i64(1);
-    llvm::Value* bytes = llvm::ConstantFP::get(b_.getDoubleTy(), double(region.blockBytes));
+    llvm::Value* bytes = llvm::ConstantFP::get(b_.getDoubleTy(), double(region.blockBytes + kFlagBytes));
     for (size_t d = 0; d < block.size(); ++d) {
-      llvm::Value* blocks = b_.CreateSDiv(b_.CreateAdd(tensor.shape[d], i64(block[d] - 1)), i64(block[d]));
+      // (shape + block - 1) / block would wrap near INT64_MAX; shapes are not negative.
+      llvm::Value* blocks = b_.CreateAdd(b_.CreateSDiv(tensor.shape[d], i64(block[d])),
+                                         b_.CreateZExt(b_.CreateICmpNE(b_.CreateSRem(tensor.shape[d], i64(block[d])), i64(0)), i64Ty));
       region.blocksPerAxis.push_back(blocks);
       count = b_.CreateMul(count, blocks);
       bytes = b_.CreateFMul(bytes, b_.CreateSIToFP(blocks, b_.getDoubleTy()));
@@ -44,7 +45,7 @@ void KernelLowering::emitWorkspace() {
     for (int a = 0; a < kernel_.gridRank; ++a)
       if (!(shared.programAxes & (1u << a))) otherPrograms = b_.CreateMul(otherPrograms, grid_[size_t(a)]);
     llvm::Value* worth = b_.CreateAnd(b_.CreateICmpSGT(otherPrograms, i64(1)),
-                                      b_.CreateFCmpOLE(bytes, llvm::ConstantFP::get(b_.getDoubleTy(), kMaxRegionBytes)));
+                                      b_.CreateFCmpOLE(bytes, llvm::ConstantFP::get(b_.getDoubleTy(), maxRegionBytes)));
     region.slots = b_.CreateSelect(worth, count, i64(0));
     offsets.emplace_back(flagBytes, dataBytes);
     flagBytes = b_.CreateAdd(flagBytes, b_.CreateMul(region.slots, i64(kFlagBytes)));

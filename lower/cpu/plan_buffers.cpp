@@ -127,7 +127,8 @@ class Planner {
   // else, copied for it (A is read in place where it can be), a block of a tensor no program
   // writes (or its transpose, through reshapes of unit axes, each used once) at offsets that do
   // not depend on every program id: B of a GEMM, one block per column block and K step, which
-  // every row block of C reads; A, where it is widened or repacked, which every column block reads.
+  // every row block of C reads; A where it is copied (widened, repacked, or as it is), which
+  // every column block reads.
   void placePackedOnce(ValueId v) {
     const ir::Op* dot = info_.dotUser[v];
     if (!dot || dot->operands[0] == dot->operands[1] || info_.uses[v] != 1 || !microKernelApplies(k_, *dot, options_))

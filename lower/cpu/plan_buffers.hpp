@@ -101,10 +101,10 @@ enum class Placement : uint8_t {
   buffer,   // a buffer of its own, written once (every tile of a loop, dot, reduction, scan...)
   widened,  // a buffer holding a 16- or 8-bit float dot operand as f32, written so once
   inPlace,  // an f32 dot operand read from its tensor's rows where its block lies inside them
-  // B of a dot, a block (perhaps transposed) that programs differing only in some program ids
-  // read alike: packed for the micro-kernel (in f32 where it widens B) once per launch, by the
-  // first program to need it, into the launch's workspace (KernelArgs::workspace), where the
-  // others read it
+  // a dot operand the micro-kernel reads from a copy, a block (perhaps transposed) that programs
+  // differing only in some program ids read alike: packed for the micro-kernel (in f32 where it
+  // widens the operands) once per launch, by the first program to need it, into the launch's
+  // workspace (KernelArgs::workspace), where the others read it
   packedOnce,
 };
 std::string_view placementName(Placement p);

@@ -56,334 +56,340 @@ entry:
   %44 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 1, i32 1
   %45 = load i64, ptr %44, align 4
   %program_id = alloca [3 x i64], align 8
-  %46 = add i64 %25, 63
-  %47 = sdiv i64 %46, 64
-  %48 = mul i64 1, %47
-  %49 = sitofp i64 %47 to double
-  %50 = fmul double 1.638400e+04, %49
-  %51 = add i64 %29, 63
-  %52 = sdiv i64 %51, 64
-  %53 = mul i64 %48, %52
-  %54 = sitofp i64 %52 to double
-  %55 = fmul double %50, %54
-  %56 = mul i64 1, %43
-  %57 = fcmp ole double %55, 0x4270000000000000
-  %58 = icmp sgt i64 %56, 1
-  %59 = and i1 %58, %57
-  %60 = select i1 %59, i64 %53, i64 0
-  %61 = mul i64 %60, 4
-  %62 = add i64 0, %61
-  %63 = mul i64 %60, 16384
-  %64 = add i64 0, %63
-  %65 = add i64 %62, 63
-  %66 = and i64 %65, -64
-  %67 = add i64 %66, %64
-  %68 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 8
-  %workspace_fn = load ptr, ptr %68, align 8
-  %69 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 9
-  %70 = load ptr, ptr %69, align 8
-  %71 = icmp sgt i64 %67, 0
-  %72 = icmp ne ptr %workspace_fn, null
-  %73 = and i1 %72, %71
-  br i1 %73, label %then, label %join
+  %46 = srem i64 %25, 64
+  %47 = icmp ne i64 %46, 0
+  %48 = zext i1 %47 to i64
+  %49 = sdiv i64 %25, 64
+  %50 = add i64 %49, %48
+  %51 = mul i64 1, %50
+  %52 = sitofp i64 %50 to double
+  %53 = fmul double 1.638800e+04, %52
+  %54 = srem i64 %29, 64
+  %55 = icmp ne i64 %54, 0
+  %56 = zext i1 %55 to i64
+  %57 = sdiv i64 %29, 64
+  %58 = add i64 %57, %56
+  %59 = mul i64 %51, %58
+  %60 = sitofp i64 %58 to double
+  %61 = fmul double %53, %60
+  %62 = mul i64 1, %43
+  %63 = fcmp ole double %61, 0x41C0000000000000
+  %64 = icmp sgt i64 %62, 1
+  %65 = and i1 %64, %63
+  %66 = select i1 %65, i64 %59, i64 0
+  %67 = mul i64 %66, 4
+  %68 = add i64 0, %67
+  %69 = mul i64 %66, 16384
+  %70 = add i64 0, %69
+  %71 = add i64 %68, 63
+  %72 = and i64 %71, -64
+  %73 = add i64 %72, %70
+  %74 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 8
+  %workspace_fn = load ptr, ptr %74, align 8
+  %75 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 9
+  %76 = load ptr, ptr %75, align 8
+  %77 = icmp sgt i64 %73, 0
+  %78 = icmp ne ptr %workspace_fn, null
+  %79 = and i1 %78, %77
+  br i1 %79, label %then, label %join
 
 then:                                             ; preds = %entry
-  %74 = call ptr %workspace_fn(ptr %70, i64 %67, i64 %62)
+  %80 = call ptr %workspace_fn(ptr %76, i64 %73, i64 %68)
   br label %join
 
 join:                                             ; preds = %then, %entry
-  %75 = phi ptr [ %74, %then ], [ null, %entry ]
-  %76 = getelementptr i8, ptr %75, i64 0
-  %77 = add i64 %66, 0
-  %78 = getelementptr i8, ptr %75, i64 %77
-  %79 = icmp sgt i64 %60, 0
-  %80 = icmp ne ptr %75, null
-  %81 = and i1 %80, %79
+  %81 = phi ptr [ %80, %then ], [ null, %entry ]
+  %82 = getelementptr i8, ptr %81, i64 0
+  %83 = add i64 %72, 0
+  %84 = getelementptr i8, ptr %81, i64 %83
+  %85 = icmp sgt i64 %66, 0
+  %86 = icmp ne ptr %81, null
+  %87 = and i1 %86, %85
   br label %loop
 
 loop:                                             ; preds = %join38, %join
-  %i = phi i64 [ %1, %join ], [ %230, %join38 ]
-  %82 = icmp slt i64 %i, %2
-  br i1 %82, label %loop.body, label %loop.exit
+  %i = phi i64 [ %1, %join ], [ %236, %join38 ]
+  %88 = icmp slt i64 %i, %2
+  br i1 %88, label %loop.body, label %loop.exit
 
 loop.body:                                        ; preds = %loop
-  %83 = srem i64 %i, %45
-  %84 = sdiv i64 %i, %45
-  %85 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 0
-  store i64 %84, ptr %85, align 4
-  %86 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 1
-  store i64 %83, ptr %86, align 4
-  %87 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 2
-  store i64 0, ptr %87, align 4
-  %88 = add i64 %19, 63
+  %89 = srem i64 %i, %45
+  %90 = sdiv i64 %i, %45
+  %91 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 0
+  store i64 %90, ptr %91, align 4
+  %92 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 1
+  store i64 %89, ptr %92, align 4
+  %93 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 2
+  store i64 0, ptr %93, align 4
+  %94 = add i64 %19, 63
   br i1 false, label %then3, label %join4
 
 loop.exit:                                        ; preds = %loop
   ret void
 
 then3:                                            ; preds = %loop.body
-  %89 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 4
-  %90 = load ptr, ptr %89, align 8
-  %91 = icmp ne ptr %90, null
-  br i1 %91, label %then5, label %join6
+  %95 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 4
+  %96 = load ptr, ptr %95, align 8
+  %97 = icmp ne ptr %96, null
+  br i1 %97, label %then5, label %join6
 
 join4:                                            ; preds = %join6, %loop.body
-  %92 = sdiv i64 %88, 64
-  %93 = sub i64 0, %88
-  %94 = select i1 false, i64 0, i64 %93
-  %95 = select i1 false, i64 %94, i64 %92
-  %96 = mul i64 %83, 64
-  %97 = mul i64 %84, 128
-  %98 = icmp eq i64 %41, 1
-  %99 = add i64 %97, 128
-  %100 = icmp sle i64 %99, %35
-  %101 = icmp sge i64 %97, 0
-  %102 = and i1 %101, %100
-  %103 = and i1 %98, %102
-  %104 = add i64 %96, 64
-  %105 = icmp sle i64 %104, %39
-  %106 = icmp sge i64 %96, 0
-  %107 = and i1 %106, %105
-  %108 = and i1 %103, %107
-  %109 = mul i64 %97, %37
-  %110 = add i64 0, %109
-  %111 = mul i64 %96, %41
-  %112 = add i64 %110, %111
-  %113 = getelementptr float, ptr %data2, i64 %112
-  %114 = select i1 %108, ptr %113, ptr %9
-  %115 = select i1 %108, i64 %37, i64 64
+  %98 = sdiv i64 %94, 64
+  %99 = sub i64 0, %94
+  %100 = select i1 false, i64 0, i64 %99
+  %101 = select i1 false, i64 %100, i64 %98
+  %102 = mul i64 %89, 64
+  %103 = mul i64 %90, 128
+  %104 = icmp eq i64 %41, 1
+  %105 = add i64 %103, 128
+  %106 = icmp sle i64 %105, %35
+  %107 = icmp sge i64 %103, 0
+  %108 = and i1 %107, %106
+  %109 = and i1 %104, %108
+  %110 = add i64 %102, 64
+  %111 = icmp sle i64 %110, %39
+  %112 = icmp sge i64 %102, 0
+  %113 = and i1 %112, %111
+  %114 = and i1 %109, %113
+  %115 = mul i64 %103, %37
+  %116 = add i64 0, %115
+  %117 = mul i64 %102, %41
+  %118 = add i64 %116, %117
+  %119 = getelementptr float, ptr %data2, i64 %118
+  %120 = select i1 %114, ptr %119, ptr %9
+  %121 = select i1 %114, i64 %37, i64 64
   br label %loop7
 
 then5:                                            ; preds = %then3
-  %116 = getelementptr inbounds { i32, i64, i32, i64, i64 }, ptr %90, i32 0, i32 0
-  %117 = atomicrmw or ptr %116, i32 1 monotonic, align 4
+  %122 = getelementptr inbounds { i32, i64, i32, i64, i64 }, ptr %96, i32 0, i32 0
+  %123 = atomicrmw or ptr %122, i32 1 monotonic, align 4
   br label %join6
 
 join6:                                            ; preds = %then5, %then3
   br label %join4
 
 loop7:                                            ; preds = %join30, %join4
-  %i10 = phi i64 [ 0, %join4 ], [ %218, %join30 ]
-  %118 = icmp slt i64 %i10, %95
-  br i1 %118, label %loop.body8, label %loop.exit9
+  %i10 = phi i64 [ 0, %join4 ], [ %224, %join30 ]
+  %124 = icmp slt i64 %i10, %101
+  br i1 %124, label %loop.body8, label %loop.exit9
 
 loop.body8:                                       ; preds = %loop7
-  %119 = icmp eq i64 %i10, 0
-  %120 = add i64 %i10, 1
-  %121 = icmp eq i64 %120, %95
-  %122 = mul i64 %i10, 64
-  %123 = icmp slt i64 %122, %25
-  %124 = icmp sge i64 %122, 0
-  %125 = and i1 %124, %123
-  %126 = srem i64 %122, 64
-  %127 = icmp eq i64 %126, 0
-  %128 = and i1 %125, %127
-  %129 = and i1 %81, %128
-  %130 = sdiv i64 %122, 64
-  %131 = mul i64 0, %47
-  %132 = add i64 %131, %130
-  %133 = icmp slt i64 %96, %29
-  %134 = icmp sge i64 %96, 0
-  %135 = and i1 %134, %133
-  %136 = srem i64 %96, 64
-  %137 = icmp eq i64 %136, 0
-  %138 = and i1 %135, %137
-  %139 = and i1 %129, %138
-  %140 = sdiv i64 %96, 64
-  %141 = mul i64 %132, %52
-  %142 = add i64 %141, %140
-  %143 = select i1 %139, i64 %142, i64 0
-  %144 = getelementptr i32, ptr %76, i64 %143
-  %145 = mul i64 %143, 16384
-  %146 = getelementptr i8, ptr %78, i64 %145
+  %125 = icmp eq i64 %i10, 0
+  %126 = add i64 %i10, 1
+  %127 = icmp eq i64 %126, %101
+  %128 = mul i64 %i10, 64
+  %129 = icmp slt i64 %128, %25
+  %130 = icmp sge i64 %128, 0
+  %131 = and i1 %130, %129
+  %132 = srem i64 %128, 64
+  %133 = icmp eq i64 %132, 0
+  %134 = and i1 %131, %133
+  %135 = and i1 %87, %134
+  %136 = sdiv i64 %128, 64
+  %137 = mul i64 0, %50
+  %138 = add i64 %137, %136
+  %139 = icmp slt i64 %102, %29
+  %140 = icmp sge i64 %102, 0
+  %141 = and i1 %140, %139
+  %142 = srem i64 %102, 64
+  %143 = icmp eq i64 %142, 0
+  %144 = and i1 %141, %143
+  %145 = and i1 %135, %144
+  %146 = sdiv i64 %102, 64
+  %147 = mul i64 %138, %58
+  %148 = add i64 %147, %146
+  %149 = select i1 %145, i64 %148, i64 0
+  %150 = getelementptr i32, ptr %82, i64 %149
+  %151 = mul i64 %149, 16384
+  %152 = getelementptr i8, ptr %84, i64 %151
   store ptr %8, ptr %5, align 8
   store i1 true, ptr %6, align 1
   store i1 false, ptr %7, align 1
-  br i1 %139, label %then11, label %join12
+  br i1 %145, label %then11, label %join12
 
 loop.exit9:                                       ; preds = %loop7
-  %147 = icmp sge i64 0, %95
-  br i1 %147, label %then31, label %join32
+  %153 = icmp sge i64 0, %101
+  br i1 %153, label %then31, label %join32
 
 then11:                                           ; preds = %loop.body8
-  %148 = load atomic i32, ptr %144 acquire, align 4
-  %149 = icmp eq i32 %148, 2
-  br i1 %149, label %then13, label %else
+  %154 = load atomic i32, ptr %150 acquire, align 4
+  %155 = icmp eq i32 %154, 2
+  br i1 %155, label %then13, label %else
 
 join12:                                           ; preds = %join14, %loop.body8
-  %150 = load ptr, ptr %5, align 8
-  %151 = load i1, ptr %6, align 1
-  br i1 %151, label %then15, label %join16
+  %156 = load ptr, ptr %5, align 8
+  %157 = load i1, ptr %6, align 1
+  br i1 %157, label %then15, label %join16
 
 then13:                                           ; preds = %then11
-  store ptr %146, ptr %5, align 8
+  store ptr %152, ptr %5, align 8
   store i1 false, ptr %6, align 1
   br label %join14
 
 else:                                             ; preds = %then11
-  %152 = cmpxchg ptr %144, i32 0, i32 1 monotonic monotonic, align 4
-  %153 = extractvalue { i32, i1 } %152, 1
-  store i1 %153, ptr %7, align 1
-  %154 = select i1 %153, ptr %146, ptr %8
-  store ptr %154, ptr %5, align 8
+  %158 = cmpxchg ptr %150, i32 0, i32 1 monotonic monotonic, align 4
+  %159 = extractvalue { i32, i1 } %158, 1
+  store i1 %159, ptr %7, align 1
+  %160 = select i1 %159, ptr %152, ptr %8
+  store ptr %160, ptr %5, align 8
   br label %join14
 
 join14:                                           ; preds = %else, %then13
   br label %join12
 
 then15:                                           ; preds = %join12
-  %155 = icmp eq i64 %31, 1
-  %156 = add i64 %122, 64
-  %157 = icmp sle i64 %156, %25
-  %158 = icmp sge i64 %122, 0
-  %159 = and i1 %158, %157
-  %160 = and i1 %155, %159
-  %161 = add i64 %96, 64
-  %162 = icmp sle i64 %161, %29
-  %163 = icmp sge i64 %96, 0
-  %164 = and i1 %163, %162
-  %165 = and i1 %160, %164
-  %166 = xor i1 %165, true
-  br i1 %166, label %then17, label %join18
+  %161 = icmp eq i64 %31, 1
+  %162 = add i64 %128, 64
+  %163 = icmp sle i64 %162, %25
+  %164 = icmp sge i64 %128, 0
+  %165 = and i1 %164, %163
+  %166 = and i1 %161, %165
+  %167 = add i64 %102, 64
+  %168 = icmp sle i64 %167, %29
+  %169 = icmp sge i64 %102, 0
+  %170 = and i1 %169, %168
+  %171 = and i1 %166, %170
+  %172 = xor i1 %171, true
+  br i1 %172, label %then17, label %join18
 
 join16:                                           ; preds = %join28, %join12
-  %167 = icmp eq i64 %21, 1
-  %168 = add i64 %97, 128
-  %169 = icmp sle i64 %168, %15
-  %170 = icmp sge i64 %97, 0
-  %171 = and i1 %170, %169
-  %172 = and i1 %167, %171
-  %173 = add i64 %122, 64
-  %174 = icmp sle i64 %173, %19
-  %175 = icmp sge i64 %122, 0
-  %176 = and i1 %175, %174
-  %177 = and i1 %172, %176
-  %178 = xor i1 %177, true
-  br i1 %178, label %then29, label %join30
+  %173 = icmp eq i64 %21, 1
+  %174 = add i64 %103, 128
+  %175 = icmp sle i64 %174, %15
+  %176 = icmp sge i64 %103, 0
+  %177 = and i1 %176, %175
+  %178 = and i1 %173, %177
+  %179 = add i64 %128, 64
+  %180 = icmp sle i64 %179, %19
+  %181 = icmp sge i64 %128, 0
+  %182 = and i1 %181, %180
+  %183 = and i1 %178, %182
+  %184 = xor i1 %183, true
+  br i1 %184, label %then29, label %join30
 
 then17:                                           ; preds = %then15
-  %179 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
-  store i64 %122, ptr %179, align 4
-  %180 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
-  store i64 %96, ptr %180, align 4
-  %181 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
-  %182 = load ptr, ptr %181, align 8
-  call void %182(ptr %22, i32 2, i32 4, ptr %block_firsts, ptr @block_shape, i64 0, ptr %4)
+  %185 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
+  store i64 %128, ptr %185, align 4
+  %186 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
+  store i64 %102, ptr %186, align 4
+  %187 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
+  %188 = load ptr, ptr %187, align 8
+  call void %188(ptr %22, i32 2, i32 4, ptr %block_firsts, ptr @block_shape, i64 0, ptr %4)
   br label %join18
 
 join18:                                           ; preds = %then17, %then15
-  %183 = mul i64 %122, %27
-  %184 = add i64 0, %183
-  %185 = mul i64 %96, %31
-  %186 = add i64 %184, %185
-  %187 = getelementptr float, ptr %data1, i64 %186
-  %188 = select i1 %165, ptr %187, ptr %4
-  %189 = select i1 %165, i64 %27, i64 64
+  %189 = mul i64 %128, %27
+  %190 = add i64 0, %189
+  %191 = mul i64 %102, %31
+  %192 = add i64 %190, %191
+  %193 = getelementptr float, ptr %data1, i64 %192
+  %194 = select i1 %171, ptr %193, ptr %4
+  %195 = select i1 %171, i64 %27, i64 64
   br label %loop19
 
 loop19:                                           ; preds = %loop.exit25, %join18
-  %i22 = phi i64 [ 0, %join18 ], [ %204, %loop.exit25 ]
-  %190 = icmp slt i64 %i22, 64
-  br i1 %190, label %loop.body20, label %loop.exit21
+  %i22 = phi i64 [ 0, %join18 ], [ %210, %loop.exit25 ]
+  %196 = icmp slt i64 %i22, 64
+  br i1 %196, label %loop.body20, label %loop.exit21
 
 loop.body20:                                      ; preds = %loop19
   br label %loop23
 
 loop.exit21:                                      ; preds = %loop19
-  %191 = load i1, ptr %7, align 1
-  br i1 %191, label %then27, label %join28
+  %197 = load i1, ptr %7, align 1
+  br i1 %197, label %then27, label %join28
 
 loop23:                                           ; preds = %loop.body24, %loop.body20
-  %i26 = phi i64 [ 0, %loop.body20 ], [ %203, %loop.body24 ]
-  %192 = icmp slt i64 %i26, 64
-  br i1 %192, label %loop.body24, label %loop.exit25
+  %i26 = phi i64 [ 0, %loop.body20 ], [ %209, %loop.body24 ]
+  %198 = icmp slt i64 %i26, 64
+  br i1 %198, label %loop.body24, label %loop.exit25
 
 loop.body24:                                      ; preds = %loop23
-  %193 = mul i64 %i22, %189
-  %194 = add i64 0, %193
-  %195 = mul i64 %i26, 1
-  %196 = add i64 %194, %195
-  %197 = getelementptr inbounds float, ptr %188, i64 %196
-  %198 = load float, ptr %197, align 4
-  %199 = add i64 0, %i22
-  %200 = mul i64 %199, 64
-  %201 = add i64 %200, %i26
-  %202 = getelementptr inbounds float, ptr %150, i64 %201
-  store float %198, ptr %202, align 4
-  %203 = add nuw nsw i64 %i26, 1
+  %199 = mul i64 %i22, %195
+  %200 = add i64 0, %199
+  %201 = mul i64 %i26, 1
+  %202 = add i64 %200, %201
+  %203 = getelementptr inbounds float, ptr %194, i64 %202
+  %204 = load float, ptr %203, align 4
+  %205 = add i64 0, %i22
+  %206 = mul i64 %205, 64
+  %207 = add i64 %206, %i26
+  %208 = getelementptr inbounds float, ptr %156, i64 %207
+  store float %204, ptr %208, align 4
+  %209 = add nuw nsw i64 %i26, 1
   br label %loop23, !llvm.loop !0
 
 loop.exit25:                                      ; preds = %loop23
-  %204 = add nuw nsw i64 %i22, 1
+  %210 = add nuw nsw i64 %i22, 1
   br label %loop19
 
 then27:                                           ; preds = %loop.exit21
-  store atomic i32 2, ptr %144 release, align 4
+  store atomic i32 2, ptr %150 release, align 4
   br label %join28
 
 join28:                                           ; preds = %then27, %loop.exit21
   br label %join16
 
 then29:                                           ; preds = %join16
-  %205 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
-  store i64 %97, ptr %205, align 4
-  %206 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
-  store i64 %122, ptr %206, align 4
-  %207 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
-  %208 = load ptr, ptr %207, align 8
-  call void %208(ptr %12, i32 2, i32 4, ptr %block_firsts, ptr @block_shape.1, i64 0, ptr %3)
+  %211 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
+  store i64 %103, ptr %211, align 4
+  %212 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
+  store i64 %128, ptr %212, align 4
+  %213 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
+  %214 = load ptr, ptr %213, align 8
+  call void %214(ptr %12, i32 2, i32 4, ptr %block_firsts, ptr @block_shape.1, i64 0, ptr %3)
   br label %join30
 
 join30:                                           ; preds = %then29, %join16
-  %209 = mul i64 %97, %17
-  %210 = add i64 0, %209
-  %211 = mul i64 %122, %21
-  %212 = add i64 %210, %211
-  %213 = getelementptr float, ptr %data, i64 %212
-  %214 = select i1 %177, ptr %213, ptr %3
-  %215 = select i1 %177, i64 %17, i64 64
-  %216 = select i1 %121, ptr %114, ptr %10
-  %217 = select i1 %121, i64 %115, i64 64
-  call void @tj_dot_0(ptr %214, i64 %215, ptr %150, ptr %10, ptr %216, i64 %217, i1 %119)
-  %218 = add nuw nsw i64 %i10, 1
+  %215 = mul i64 %103, %17
+  %216 = add i64 0, %215
+  %217 = mul i64 %128, %21
+  %218 = add i64 %216, %217
+  %219 = getelementptr float, ptr %data, i64 %218
+  %220 = select i1 %183, ptr %219, ptr %3
+  %221 = select i1 %183, i64 %17, i64 64
+  %222 = select i1 %127, ptr %120, ptr %10
+  %223 = select i1 %127, i64 %121, i64 64
+  call void @tj_dot_0(ptr %220, i64 %221, ptr %156, ptr %10, ptr %222, i64 %223, i1 %125)
+  %224 = add nuw nsw i64 %i10, 1
   br label %loop7
 
 then31:                                           ; preds = %loop.exit9
   br label %loop33
 
 join32:                                           ; preds = %loop.exit35, %loop.exit9
-  %219 = xor i1 %108, true
-  br i1 %219, label %then37, label %join38
+  %225 = xor i1 %114, true
+  br i1 %225, label %then37, label %join38
 
 loop33:                                           ; preds = %loop.body34, %then31
-  %i36 = phi i64 [ 0, %then31 ], [ %225, %loop.body34 ]
-  %220 = icmp slt i64 %i36, 128
-  br i1 %220, label %loop.body34, label %loop.exit35
+  %i36 = phi i64 [ 0, %then31 ], [ %231, %loop.body34 ]
+  %226 = icmp slt i64 %i36, 128
+  br i1 %226, label %loop.body34, label %loop.exit35
 
 loop.body34:                                      ; preds = %loop33
-  %221 = mul i64 %i36, %115
-  %222 = add i64 0, %221
-  %223 = add i64 %222, 0
-  %224 = getelementptr inbounds float, ptr %114, i64 %223
-  call void @llvm.memset.p0.i64(ptr align 4 %224, i8 0, i64 256, i1 false)
-  %225 = add nuw nsw i64 %i36, 1
+  %227 = mul i64 %i36, %121
+  %228 = add i64 0, %227
+  %229 = add i64 %228, 0
+  %230 = getelementptr inbounds float, ptr %120, i64 %229
+  call void @llvm.memset.p0.i64(ptr align 4 %230, i8 0, i64 256, i1 false)
+  %231 = add nuw nsw i64 %i36, 1
   br label %loop33
 
 loop.exit35:                                      ; preds = %loop33
   br label %join32
 
 then37:                                           ; preds = %join32
-  %226 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
-  store i64 %97, ptr %226, align 4
-  %227 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
-  store i64 %96, ptr %227, align 4
-  %228 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 7
-  %229 = load ptr, ptr %228, align 8
-  call void %229(ptr %32, i32 2, i32 4, ptr %block_firsts, ptr @block_shape.1, ptr %9)
+  %232 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
+  store i64 %103, ptr %232, align 4
+  %233 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
+  store i64 %102, ptr %233, align 4
+  %234 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 7
+  %235 = load ptr, ptr %234, align 8
+  call void %235(ptr %32, i32 2, i32 4, ptr %block_firsts, ptr @block_shape.1, ptr %9)
   br label %join38
 
 join38:                                           ; preds = %then37, %join32
-  %230 = add nuw nsw i64 %i, 1
+  %236 = add nuw nsw i64 %i, 1
   br label %loop
 }
 

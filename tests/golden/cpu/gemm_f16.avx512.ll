@@ -60,422 +60,434 @@ entry:
   %48 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 1, i32 1
   %49 = load i64, ptr %48, align 4
   %program_id = alloca [3 x i64], align 8
-  %50 = add i64 %29, 63
-  %51 = sdiv i64 %50, 64
-  %52 = mul i64 1, %51
-  %53 = sitofp i64 %51 to double
-  %54 = fmul double 1.638400e+04, %53
-  %55 = add i64 %33, 63
-  %56 = sdiv i64 %55, 64
-  %57 = mul i64 %52, %56
-  %58 = sitofp i64 %56 to double
-  %59 = fmul double %54, %58
-  %60 = mul i64 1, %47
-  %61 = fcmp ole double %59, 0x4270000000000000
-  %62 = icmp sgt i64 %60, 1
-  %63 = and i1 %62, %61
-  %64 = select i1 %63, i64 %57, i64 0
-  %65 = mul i64 %64, 4
-  %66 = add i64 0, %65
-  %67 = mul i64 %64, 16384
-  %68 = add i64 0, %67
-  %69 = add i64 %19, 127
-  %70 = sdiv i64 %69, 128
-  %71 = mul i64 1, %70
-  %72 = sitofp i64 %70 to double
-  %73 = fmul double 3.276800e+04, %72
-  %74 = add i64 %23, 63
-  %75 = sdiv i64 %74, 64
-  %76 = mul i64 %71, %75
-  %77 = sitofp i64 %75 to double
-  %78 = fmul double %73, %77
-  %79 = mul i64 1, %49
-  %80 = fcmp ole double %78, 0x4270000000000000
-  %81 = icmp sgt i64 %79, 1
-  %82 = and i1 %81, %80
-  %83 = select i1 %82, i64 %76, i64 0
-  %84 = mul i64 %83, 4
-  %85 = add i64 %66, %84
-  %86 = mul i64 %83, 32768
-  %87 = add i64 %68, %86
-  %88 = add i64 %85, 63
-  %89 = and i64 %88, -64
-  %90 = add i64 %89, %87
-  %91 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 8
-  %workspace_fn = load ptr, ptr %91, align 8
-  %92 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 9
-  %93 = load ptr, ptr %92, align 8
-  %94 = icmp sgt i64 %90, 0
-  %95 = icmp ne ptr %workspace_fn, null
-  %96 = and i1 %95, %94
-  br i1 %96, label %then, label %join
+  %50 = srem i64 %29, 64
+  %51 = icmp ne i64 %50, 0
+  %52 = zext i1 %51 to i64
+  %53 = sdiv i64 %29, 64
+  %54 = add i64 %53, %52
+  %55 = mul i64 1, %54
+  %56 = sitofp i64 %54 to double
+  %57 = fmul double 1.638800e+04, %56
+  %58 = srem i64 %33, 64
+  %59 = icmp ne i64 %58, 0
+  %60 = zext i1 %59 to i64
+  %61 = sdiv i64 %33, 64
+  %62 = add i64 %61, %60
+  %63 = mul i64 %55, %62
+  %64 = sitofp i64 %62 to double
+  %65 = fmul double %57, %64
+  %66 = mul i64 1, %47
+  %67 = fcmp ole double %65, 0x41B0000000000000
+  %68 = icmp sgt i64 %66, 1
+  %69 = and i1 %68, %67
+  %70 = select i1 %69, i64 %63, i64 0
+  %71 = mul i64 %70, 4
+  %72 = add i64 0, %71
+  %73 = mul i64 %70, 16384
+  %74 = add i64 0, %73
+  %75 = srem i64 %19, 128
+  %76 = icmp ne i64 %75, 0
+  %77 = zext i1 %76 to i64
+  %78 = sdiv i64 %19, 128
+  %79 = add i64 %78, %77
+  %80 = mul i64 1, %79
+  %81 = sitofp i64 %79 to double
+  %82 = fmul double 3.277200e+04, %81
+  %83 = srem i64 %23, 64
+  %84 = icmp ne i64 %83, 0
+  %85 = zext i1 %84 to i64
+  %86 = sdiv i64 %23, 64
+  %87 = add i64 %86, %85
+  %88 = mul i64 %80, %87
+  %89 = sitofp i64 %87 to double
+  %90 = fmul double %82, %89
+  %91 = mul i64 1, %49
+  %92 = fcmp ole double %90, 0x41B0000000000000
+  %93 = icmp sgt i64 %91, 1
+  %94 = and i1 %93, %92
+  %95 = select i1 %94, i64 %88, i64 0
+  %96 = mul i64 %95, 4
+  %97 = add i64 %72, %96
+  %98 = mul i64 %95, 32768
+  %99 = add i64 %74, %98
+  %100 = add i64 %97, 63
+  %101 = and i64 %100, -64
+  %102 = add i64 %101, %99
+  %103 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 8
+  %workspace_fn = load ptr, ptr %103, align 8
+  %104 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 9
+  %105 = load ptr, ptr %104, align 8
+  %106 = icmp sgt i64 %102, 0
+  %107 = icmp ne ptr %workspace_fn, null
+  %108 = and i1 %107, %106
+  br i1 %108, label %then, label %join
 
 then:                                             ; preds = %entry
-  %97 = call ptr %workspace_fn(ptr %93, i64 %90, i64 %85)
+  %109 = call ptr %workspace_fn(ptr %105, i64 %102, i64 %97)
   br label %join
 
 join:                                             ; preds = %then, %entry
-  %98 = phi ptr [ %97, %then ], [ null, %entry ]
-  %99 = getelementptr i8, ptr %98, i64 0
-  %100 = add i64 %89, 0
-  %101 = getelementptr i8, ptr %98, i64 %100
-  %102 = icmp sgt i64 %64, 0
-  %103 = icmp ne ptr %98, null
-  %104 = and i1 %103, %102
-  %105 = getelementptr i8, ptr %98, i64 %66
-  %106 = add i64 %89, %68
-  %107 = getelementptr i8, ptr %98, i64 %106
-  %108 = icmp sgt i64 %83, 0
-  %109 = icmp ne ptr %98, null
-  %110 = and i1 %109, %108
+  %110 = phi ptr [ %109, %then ], [ null, %entry ]
+  %111 = getelementptr i8, ptr %110, i64 0
+  %112 = add i64 %101, 0
+  %113 = getelementptr i8, ptr %110, i64 %112
+  %114 = icmp sgt i64 %70, 0
+  %115 = icmp ne ptr %110, null
+  %116 = and i1 %115, %114
+  %117 = getelementptr i8, ptr %110, i64 %72
+  %118 = add i64 %101, %74
+  %119 = getelementptr i8, ptr %110, i64 %118
+  %120 = icmp sgt i64 %95, 0
+  %121 = icmp ne ptr %110, null
+  %122 = and i1 %121, %120
   br label %loop
 
 loop:                                             ; preds = %join55, %join
-  %i = phi i64 [ %1, %join ], [ %307, %join55 ]
-  %111 = icmp slt i64 %i, %2
-  br i1 %111, label %loop.body, label %loop.exit
+  %i = phi i64 [ %1, %join ], [ %319, %join55 ]
+  %123 = icmp slt i64 %i, %2
+  br i1 %123, label %loop.body, label %loop.exit
 
 loop.body:                                        ; preds = %loop
-  %112 = srem i64 %i, %49
-  %113 = sdiv i64 %i, %49
-  %114 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 0
-  store i64 %113, ptr %114, align 4
-  %115 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 1
-  store i64 %112, ptr %115, align 4
-  %116 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 2
-  store i64 0, ptr %116, align 4
-  %117 = add i64 %23, 63
+  %124 = srem i64 %i, %49
+  %125 = sdiv i64 %i, %49
+  %126 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 0
+  store i64 %125, ptr %126, align 4
+  %127 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 1
+  store i64 %124, ptr %127, align 4
+  %128 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 2
+  store i64 0, ptr %128, align 4
+  %129 = add i64 %23, 63
   br i1 false, label %then3, label %join4
 
 loop.exit:                                        ; preds = %loop
   ret void
 
 then3:                                            ; preds = %loop.body
-  %118 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 4
-  %119 = load ptr, ptr %118, align 8
-  %120 = icmp ne ptr %119, null
-  br i1 %120, label %then5, label %join6
+  %130 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 4
+  %131 = load ptr, ptr %130, align 8
+  %132 = icmp ne ptr %131, null
+  br i1 %132, label %then5, label %join6
 
 join4:                                            ; preds = %join6, %loop.body
-  %121 = sdiv i64 %117, 64
-  %122 = sub i64 0, %117
-  %123 = select i1 false, i64 0, i64 %122
-  %124 = select i1 false, i64 %123, i64 %121
-  %125 = mul i64 %112, 64
-  %126 = mul i64 %113, 128
-  %127 = icmp eq i64 %45, 1
-  %128 = add i64 %126, 128
-  %129 = icmp sle i64 %128, %39
-  %130 = icmp sge i64 %126, 0
-  %131 = and i1 %130, %129
-  %132 = and i1 %127, %131
-  %133 = add i64 %125, 64
-  %134 = icmp sle i64 %133, %43
-  %135 = icmp sge i64 %125, 0
-  %136 = and i1 %135, %134
-  %137 = and i1 %132, %136
-  %138 = mul i64 %126, %41
-  %139 = add i64 0, %138
-  %140 = mul i64 %125, %45
-  %141 = add i64 %139, %140
-  %142 = getelementptr float, ptr %data2, i64 %141
-  %143 = select i1 %137, ptr %142, ptr %13
-  %144 = select i1 %137, i64 %41, i64 64
+  %133 = sdiv i64 %129, 64
+  %134 = sub i64 0, %129
+  %135 = select i1 false, i64 0, i64 %134
+  %136 = select i1 false, i64 %135, i64 %133
+  %137 = mul i64 %124, 64
+  %138 = mul i64 %125, 128
+  %139 = icmp eq i64 %45, 1
+  %140 = add i64 %138, 128
+  %141 = icmp sle i64 %140, %39
+  %142 = icmp sge i64 %138, 0
+  %143 = and i1 %142, %141
+  %144 = and i1 %139, %143
+  %145 = add i64 %137, 64
+  %146 = icmp sle i64 %145, %43
+  %147 = icmp sge i64 %137, 0
+  %148 = and i1 %147, %146
+  %149 = and i1 %144, %148
+  %150 = mul i64 %138, %41
+  %151 = add i64 0, %150
+  %152 = mul i64 %137, %45
+  %153 = add i64 %151, %152
+  %154 = getelementptr float, ptr %data2, i64 %153
+  %155 = select i1 %149, ptr %154, ptr %13
+  %156 = select i1 %149, i64 %41, i64 64
   br label %loop7
 
 then5:                                            ; preds = %then3
-  %145 = getelementptr inbounds { i32, i64, i32, i64, i64 }, ptr %119, i32 0, i32 0
-  %146 = atomicrmw or ptr %145, i32 1 monotonic, align 4
+  %157 = getelementptr inbounds { i32, i64, i32, i64, i64 }, ptr %131, i32 0, i32 0
+  %158 = atomicrmw or ptr %157, i32 1 monotonic, align 4
   br label %join6
 
 join6:                                            ; preds = %then5, %then3
   br label %join4
 
 loop7:                                            ; preds = %join35, %join4
-  %i10 = phi i64 [ 0, %join4 ], [ %268, %join35 ]
-  %147 = icmp slt i64 %i10, %124
-  br i1 %147, label %loop.body8, label %loop.exit9
+  %i10 = phi i64 [ 0, %join4 ], [ %280, %join35 ]
+  %159 = icmp slt i64 %i10, %136
+  br i1 %159, label %loop.body8, label %loop.exit9
 
 loop.body8:                                       ; preds = %loop7
-  %148 = icmp eq i64 %i10, 0
-  %149 = add i64 %i10, 1
-  %150 = icmp eq i64 %149, %124
-  %151 = mul i64 %i10, 64
-  %152 = icmp slt i64 %151, %29
-  %153 = icmp sge i64 %151, 0
-  %154 = and i1 %153, %152
-  %155 = srem i64 %151, 64
-  %156 = icmp eq i64 %155, 0
-  %157 = and i1 %154, %156
-  %158 = and i1 %104, %157
-  %159 = sdiv i64 %151, 64
-  %160 = mul i64 0, %51
-  %161 = add i64 %160, %159
-  %162 = icmp slt i64 %125, %33
-  %163 = icmp sge i64 %125, 0
-  %164 = and i1 %163, %162
-  %165 = srem i64 %125, 64
-  %166 = icmp eq i64 %165, 0
-  %167 = and i1 %164, %166
-  %168 = and i1 %158, %167
-  %169 = sdiv i64 %125, 64
-  %170 = mul i64 %161, %56
-  %171 = add i64 %170, %169
-  %172 = select i1 %168, i64 %171, i64 0
-  %173 = getelementptr i32, ptr %99, i64 %172
-  %174 = mul i64 %172, 16384
-  %175 = getelementptr i8, ptr %101, i64 %174
+  %160 = icmp eq i64 %i10, 0
+  %161 = add i64 %i10, 1
+  %162 = icmp eq i64 %161, %136
+  %163 = mul i64 %i10, 64
+  %164 = icmp slt i64 %163, %29
+  %165 = icmp sge i64 %163, 0
+  %166 = and i1 %165, %164
+  %167 = srem i64 %163, 64
+  %168 = icmp eq i64 %167, 0
+  %169 = and i1 %166, %168
+  %170 = and i1 %116, %169
+  %171 = sdiv i64 %163, 64
+  %172 = mul i64 0, %54
+  %173 = add i64 %172, %171
+  %174 = icmp slt i64 %137, %33
+  %175 = icmp sge i64 %137, 0
+  %176 = and i1 %175, %174
+  %177 = srem i64 %137, 64
+  %178 = icmp eq i64 %177, 0
+  %179 = and i1 %176, %178
+  %180 = and i1 %170, %179
+  %181 = sdiv i64 %137, 64
+  %182 = mul i64 %173, %62
+  %183 = add i64 %182, %181
+  %184 = select i1 %180, i64 %183, i64 0
+  %185 = getelementptr i32, ptr %111, i64 %184
+  %186 = mul i64 %184, 16384
+  %187 = getelementptr i8, ptr %113, i64 %186
   store ptr %12, ptr %9, align 8
   store i1 true, ptr %10, align 1
   store i1 false, ptr %11, align 1
-  br i1 %168, label %then11, label %join12
+  br i1 %180, label %then11, label %join12
 
 loop.exit9:                                       ; preds = %loop7
-  %176 = icmp sge i64 0, %124
-  br i1 %176, label %then48, label %join49
+  %188 = icmp sge i64 0, %136
+  br i1 %188, label %then48, label %join49
 
 then11:                                           ; preds = %loop.body8
-  %177 = load atomic i32, ptr %173 acquire, align 4
-  %178 = icmp eq i32 %177, 2
-  br i1 %178, label %then13, label %else
+  %189 = load atomic i32, ptr %185 acquire, align 4
+  %190 = icmp eq i32 %189, 2
+  br i1 %190, label %then13, label %else
 
 join12:                                           ; preds = %join14, %loop.body8
-  %179 = load ptr, ptr %9, align 8
-  %180 = load i1, ptr %10, align 1
-  br i1 %180, label %then15, label %join16
+  %191 = load ptr, ptr %9, align 8
+  %192 = load i1, ptr %10, align 1
+  br i1 %192, label %then15, label %join16
 
 then13:                                           ; preds = %then11
-  store ptr %175, ptr %9, align 8
+  store ptr %187, ptr %9, align 8
   store i1 false, ptr %10, align 1
   br label %join14
 
 else:                                             ; preds = %then11
-  %181 = cmpxchg ptr %173, i32 0, i32 1 monotonic monotonic, align 4
-  %182 = extractvalue { i32, i1 } %181, 1
-  store i1 %182, ptr %11, align 1
-  %183 = select i1 %182, ptr %175, ptr %12
-  store ptr %183, ptr %9, align 8
+  %193 = cmpxchg ptr %185, i32 0, i32 1 monotonic monotonic, align 4
+  %194 = extractvalue { i32, i1 } %193, 1
+  store i1 %194, ptr %11, align 1
+  %195 = select i1 %194, ptr %187, ptr %12
+  store ptr %195, ptr %9, align 8
   br label %join14
 
 join14:                                           ; preds = %else, %then13
   br label %join12
 
 then15:                                           ; preds = %join12
-  %184 = icmp eq i64 %35, 1
-  %185 = add i64 %151, 64
-  %186 = icmp sle i64 %185, %29
-  %187 = icmp sge i64 %151, 0
-  %188 = and i1 %187, %186
-  %189 = and i1 %184, %188
-  %190 = add i64 %125, 64
-  %191 = icmp sle i64 %190, %33
-  %192 = icmp sge i64 %125, 0
-  %193 = and i1 %192, %191
-  %194 = and i1 %189, %193
-  %195 = xor i1 %194, true
-  br i1 %195, label %then17, label %join18
+  %196 = icmp eq i64 %35, 1
+  %197 = add i64 %163, 64
+  %198 = icmp sle i64 %197, %29
+  %199 = icmp sge i64 %163, 0
+  %200 = and i1 %199, %198
+  %201 = and i1 %196, %200
+  %202 = add i64 %137, 64
+  %203 = icmp sle i64 %202, %33
+  %204 = icmp sge i64 %137, 0
+  %205 = and i1 %204, %203
+  %206 = and i1 %201, %205
+  %207 = xor i1 %206, true
+  br i1 %207, label %then17, label %join18
 
 join16:                                           ; preds = %join28, %join12
-  %196 = icmp slt i64 %126, %19
-  %197 = icmp sge i64 %126, 0
-  %198 = and i1 %197, %196
-  %199 = srem i64 %126, 128
-  %200 = icmp eq i64 %199, 0
-  %201 = and i1 %198, %200
-  %202 = and i1 %110, %201
-  %203 = sdiv i64 %126, 128
-  %204 = mul i64 0, %70
-  %205 = add i64 %204, %203
-  %206 = icmp slt i64 %151, %23
-  %207 = icmp sge i64 %151, 0
-  %208 = and i1 %207, %206
-  %209 = srem i64 %151, 64
-  %210 = icmp eq i64 %209, 0
-  %211 = and i1 %208, %210
-  %212 = and i1 %202, %211
-  %213 = sdiv i64 %151, 64
-  %214 = mul i64 %205, %75
-  %215 = add i64 %214, %213
-  %216 = select i1 %212, i64 %215, i64 0
-  %217 = getelementptr i32, ptr %105, i64 %216
-  %218 = mul i64 %216, 32768
-  %219 = getelementptr i8, ptr %107, i64 %218
+  %208 = icmp slt i64 %138, %19
+  %209 = icmp sge i64 %138, 0
+  %210 = and i1 %209, %208
+  %211 = srem i64 %138, 128
+  %212 = icmp eq i64 %211, 0
+  %213 = and i1 %210, %212
+  %214 = and i1 %122, %213
+  %215 = sdiv i64 %138, 128
+  %216 = mul i64 0, %79
+  %217 = add i64 %216, %215
+  %218 = icmp slt i64 %163, %23
+  %219 = icmp sge i64 %163, 0
+  %220 = and i1 %219, %218
+  %221 = srem i64 %163, 64
+  %222 = icmp eq i64 %221, 0
+  %223 = and i1 %220, %222
+  %224 = and i1 %214, %223
+  %225 = sdiv i64 %163, 64
+  %226 = mul i64 %217, %87
+  %227 = add i64 %226, %225
+  %228 = select i1 %224, i64 %227, i64 0
+  %229 = getelementptr i32, ptr %117, i64 %228
+  %230 = mul i64 %228, 32768
+  %231 = getelementptr i8, ptr %119, i64 %230
   store ptr %7, ptr %4, align 8
   store i1 true, ptr %5, align 1
   store i1 false, ptr %6, align 1
-  br i1 %212, label %then29, label %join30
+  br i1 %224, label %then29, label %join30
 
 then17:                                           ; preds = %then15
-  %220 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
-  store i64 %151, ptr %220, align 4
-  %221 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
-  store i64 %125, ptr %221, align 4
-  %222 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
-  %223 = load ptr, ptr %222, align 8
-  call void %223(ptr %26, i32 2, i32 2, ptr %block_firsts, ptr @block_shape, i64 0, ptr %8)
+  %232 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
+  store i64 %163, ptr %232, align 4
+  %233 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
+  store i64 %137, ptr %233, align 4
+  %234 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
+  %235 = load ptr, ptr %234, align 8
+  call void %235(ptr %26, i32 2, i32 2, ptr %block_firsts, ptr @block_shape, i64 0, ptr %8)
   br label %join18
 
 join18:                                           ; preds = %then17, %then15
-  %224 = mul i64 %151, %31
-  %225 = add i64 0, %224
-  %226 = mul i64 %125, %35
-  %227 = add i64 %225, %226
-  %228 = getelementptr half, ptr %data1, i64 %227
-  %229 = select i1 %194, ptr %228, ptr %8
-  %230 = select i1 %194, i64 %31, i64 64
+  %236 = mul i64 %163, %31
+  %237 = add i64 0, %236
+  %238 = mul i64 %137, %35
+  %239 = add i64 %237, %238
+  %240 = getelementptr half, ptr %data1, i64 %239
+  %241 = select i1 %206, ptr %240, ptr %8
+  %242 = select i1 %206, i64 %31, i64 64
   br label %loop19
 
 loop19:                                           ; preds = %loop.exit25, %join18
-  %i22 = phi i64 [ 0, %join18 ], [ %246, %loop.exit25 ]
-  %231 = icmp slt i64 %i22, 64
-  br i1 %231, label %loop.body20, label %loop.exit21
+  %i22 = phi i64 [ 0, %join18 ], [ %258, %loop.exit25 ]
+  %243 = icmp slt i64 %i22, 64
+  br i1 %243, label %loop.body20, label %loop.exit21
 
 loop.body20:                                      ; preds = %loop19
   br label %loop23
 
 loop.exit21:                                      ; preds = %loop19
-  %232 = load i1, ptr %11, align 1
-  br i1 %232, label %then27, label %join28
+  %244 = load i1, ptr %11, align 1
+  br i1 %244, label %then27, label %join28
 
 loop23:                                           ; preds = %loop.body24, %loop.body20
-  %i26 = phi i64 [ 0, %loop.body20 ], [ %245, %loop.body24 ]
-  %233 = icmp slt i64 %i26, 64
-  br i1 %233, label %loop.body24, label %loop.exit25
+  %i26 = phi i64 [ 0, %loop.body20 ], [ %257, %loop.body24 ]
+  %245 = icmp slt i64 %i26, 64
+  br i1 %245, label %loop.body24, label %loop.exit25
 
 loop.body24:                                      ; preds = %loop23
-  %234 = mul i64 %i22, %230
-  %235 = add i64 0, %234
-  %236 = mul i64 %i26, 1
-  %237 = add i64 %235, %236
-  %238 = getelementptr inbounds half, ptr %229, i64 %237
-  %239 = load half, ptr %238, align 2
-  %240 = fpext half %239 to float
-  %241 = add i64 0, %i22
-  %242 = mul i64 %241, 64
-  %243 = add i64 %242, %i26
-  %244 = getelementptr inbounds float, ptr %179, i64 %243
-  store float %240, ptr %244, align 4
-  %245 = add nuw nsw i64 %i26, 1
+  %246 = mul i64 %i22, %242
+  %247 = add i64 0, %246
+  %248 = mul i64 %i26, 1
+  %249 = add i64 %247, %248
+  %250 = getelementptr inbounds half, ptr %241, i64 %249
+  %251 = load half, ptr %250, align 2
+  %252 = fpext half %251 to float
+  %253 = add i64 0, %i22
+  %254 = mul i64 %253, 64
+  %255 = add i64 %254, %i26
+  %256 = getelementptr inbounds float, ptr %191, i64 %255
+  store float %252, ptr %256, align 4
+  %257 = add nuw nsw i64 %i26, 1
   br label %loop23, !llvm.loop !0
 
 loop.exit25:                                      ; preds = %loop23
-  %246 = add nuw nsw i64 %i22, 1
+  %258 = add nuw nsw i64 %i22, 1
   br label %loop19
 
 then27:                                           ; preds = %loop.exit21
-  store atomic i32 2, ptr %173 release, align 4
+  store atomic i32 2, ptr %185 release, align 4
   br label %join28
 
 join28:                                           ; preds = %then27, %loop.exit21
   br label %join16
 
 then29:                                           ; preds = %join16
-  %247 = load atomic i32, ptr %217 acquire, align 4
-  %248 = icmp eq i32 %247, 2
-  br i1 %248, label %then31, label %else32
+  %259 = load atomic i32, ptr %229 acquire, align 4
+  %260 = icmp eq i32 %259, 2
+  br i1 %260, label %then31, label %else32
 
 join30:                                           ; preds = %join33, %join16
-  %249 = load ptr, ptr %4, align 8
-  %250 = load i1, ptr %5, align 1
-  br i1 %250, label %then34, label %join35
+  %261 = load ptr, ptr %4, align 8
+  %262 = load i1, ptr %5, align 1
+  br i1 %262, label %then34, label %join35
 
 then31:                                           ; preds = %then29
-  store ptr %219, ptr %4, align 8
+  store ptr %231, ptr %4, align 8
   store i1 false, ptr %5, align 1
   br label %join33
 
 else32:                                           ; preds = %then29
-  %251 = cmpxchg ptr %217, i32 0, i32 1 monotonic monotonic, align 4
-  %252 = extractvalue { i32, i1 } %251, 1
-  store i1 %252, ptr %6, align 1
-  %253 = select i1 %252, ptr %219, ptr %7
-  store ptr %253, ptr %4, align 8
+  %263 = cmpxchg ptr %229, i32 0, i32 1 monotonic monotonic, align 4
+  %264 = extractvalue { i32, i1 } %263, 1
+  store i1 %264, ptr %6, align 1
+  %265 = select i1 %264, ptr %231, ptr %7
+  store ptr %265, ptr %4, align 8
   br label %join33
 
 join33:                                           ; preds = %else32, %then31
   br label %join30
 
 then34:                                           ; preds = %join30
-  %254 = icmp eq i64 %25, 1
-  %255 = add i64 %126, 128
-  %256 = icmp sle i64 %255, %19
-  %257 = icmp sge i64 %126, 0
-  %258 = and i1 %257, %256
-  %259 = and i1 %254, %258
-  %260 = add i64 %151, 64
-  %261 = icmp sle i64 %260, %23
-  %262 = icmp sge i64 %151, 0
-  %263 = and i1 %262, %261
-  %264 = and i1 %259, %263
-  %265 = xor i1 %264, true
-  br i1 %265, label %then36, label %join37
+  %266 = icmp eq i64 %25, 1
+  %267 = add i64 %138, 128
+  %268 = icmp sle i64 %267, %19
+  %269 = icmp sge i64 %138, 0
+  %270 = and i1 %269, %268
+  %271 = and i1 %266, %270
+  %272 = add i64 %163, 64
+  %273 = icmp sle i64 %272, %23
+  %274 = icmp sge i64 %163, 0
+  %275 = and i1 %274, %273
+  %276 = and i1 %271, %275
+  %277 = xor i1 %276, true
+  br i1 %277, label %then36, label %join37
 
 join35:                                           ; preds = %join47, %join30
-  %266 = select i1 %150, ptr %143, ptr %14
-  %267 = select i1 %150, i64 %144, i64 64
-  call void @tj_dot_0(ptr %249, i64 64, ptr %179, ptr %14, ptr %266, i64 %267, i1 %148)
-  %268 = add nuw nsw i64 %i10, 1
+  %278 = select i1 %162, ptr %155, ptr %14
+  %279 = select i1 %162, i64 %156, i64 64
+  call void @tj_dot_0(ptr %261, i64 64, ptr %191, ptr %14, ptr %278, i64 %279, i1 %160)
+  %280 = add nuw nsw i64 %i10, 1
   br label %loop7
 
 then36:                                           ; preds = %then34
-  %269 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
-  store i64 %126, ptr %269, align 4
-  %270 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
-  store i64 %151, ptr %270, align 4
-  %271 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
-  %272 = load ptr, ptr %271, align 8
-  call void %272(ptr %16, i32 2, i32 2, ptr %block_firsts, ptr @block_shape.1, i64 0, ptr %3)
+  %281 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
+  store i64 %138, ptr %281, align 4
+  %282 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
+  store i64 %163, ptr %282, align 4
+  %283 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
+  %284 = load ptr, ptr %283, align 8
+  call void %284(ptr %16, i32 2, i32 2, ptr %block_firsts, ptr @block_shape.1, i64 0, ptr %3)
   br label %join37
 
 join37:                                           ; preds = %then36, %then34
-  %273 = mul i64 %126, %21
-  %274 = add i64 0, %273
-  %275 = mul i64 %151, %25
-  %276 = add i64 %274, %275
-  %277 = getelementptr half, ptr %data, i64 %276
-  %278 = select i1 %264, ptr %277, ptr %3
-  %279 = select i1 %264, i64 %21, i64 64
+  %285 = mul i64 %138, %21
+  %286 = add i64 0, %285
+  %287 = mul i64 %163, %25
+  %288 = add i64 %286, %287
+  %289 = getelementptr half, ptr %data, i64 %288
+  %290 = select i1 %276, ptr %289, ptr %3
+  %291 = select i1 %276, i64 %21, i64 64
   br label %loop38
 
 loop38:                                           ; preds = %loop.exit44, %join37
-  %i41 = phi i64 [ 0, %join37 ], [ %295, %loop.exit44 ]
-  %280 = icmp slt i64 %i41, 128
-  br i1 %280, label %loop.body39, label %loop.exit40
+  %i41 = phi i64 [ 0, %join37 ], [ %307, %loop.exit44 ]
+  %292 = icmp slt i64 %i41, 128
+  br i1 %292, label %loop.body39, label %loop.exit40
 
 loop.body39:                                      ; preds = %loop38
   br label %loop42
 
 loop.exit40:                                      ; preds = %loop38
-  %281 = load i1, ptr %6, align 1
-  br i1 %281, label %then46, label %join47
+  %293 = load i1, ptr %6, align 1
+  br i1 %293, label %then46, label %join47
 
 loop42:                                           ; preds = %loop.body43, %loop.body39
-  %i45 = phi i64 [ 0, %loop.body39 ], [ %294, %loop.body43 ]
-  %282 = icmp slt i64 %i45, 64
-  br i1 %282, label %loop.body43, label %loop.exit44
+  %i45 = phi i64 [ 0, %loop.body39 ], [ %306, %loop.body43 ]
+  %294 = icmp slt i64 %i45, 64
+  br i1 %294, label %loop.body43, label %loop.exit44
 
 loop.body43:                                      ; preds = %loop42
-  %283 = mul i64 %i41, %279
-  %284 = add i64 0, %283
-  %285 = mul i64 %i45, 1
-  %286 = add i64 %284, %285
-  %287 = getelementptr inbounds half, ptr %278, i64 %286
-  %288 = load half, ptr %287, align 2
-  %289 = fpext half %288 to float
-  %290 = add i64 0, %i41
-  %291 = mul i64 %290, 64
-  %292 = add i64 %291, %i45
-  %293 = getelementptr inbounds float, ptr %249, i64 %292
-  store float %289, ptr %293, align 4
-  %294 = add nuw nsw i64 %i45, 1
+  %295 = mul i64 %i41, %291
+  %296 = add i64 0, %295
+  %297 = mul i64 %i45, 1
+  %298 = add i64 %296, %297
+  %299 = getelementptr inbounds half, ptr %290, i64 %298
+  %300 = load half, ptr %299, align 2
+  %301 = fpext half %300 to float
+  %302 = add i64 0, %i41
+  %303 = mul i64 %302, 64
+  %304 = add i64 %303, %i45
+  %305 = getelementptr inbounds float, ptr %261, i64 %304
+  store float %301, ptr %305, align 4
+  %306 = add nuw nsw i64 %i45, 1
   br label %loop42, !llvm.loop !2
 
 loop.exit44:                                      ; preds = %loop42
-  %295 = add nuw nsw i64 %i41, 1
+  %307 = add nuw nsw i64 %i41, 1
   br label %loop38
 
 then46:                                           ; preds = %loop.exit40
-  store atomic i32 2, ptr %217 release, align 4
+  store atomic i32 2, ptr %229 release, align 4
   br label %join47
 
 join47:                                           ; preds = %then46, %loop.exit40
@@ -485,38 +497,38 @@ then48:                                           ; preds = %loop.exit9
   br label %loop50
 
 join49:                                           ; preds = %loop.exit52, %loop.exit9
-  %296 = xor i1 %137, true
-  br i1 %296, label %then54, label %join55
+  %308 = xor i1 %149, true
+  br i1 %308, label %then54, label %join55
 
 loop50:                                           ; preds = %loop.body51, %then48
-  %i53 = phi i64 [ 0, %then48 ], [ %302, %loop.body51 ]
-  %297 = icmp slt i64 %i53, 128
-  br i1 %297, label %loop.body51, label %loop.exit52
+  %i53 = phi i64 [ 0, %then48 ], [ %314, %loop.body51 ]
+  %309 = icmp slt i64 %i53, 128
+  br i1 %309, label %loop.body51, label %loop.exit52
 
 loop.body51:                                      ; preds = %loop50
-  %298 = mul i64 %i53, %144
-  %299 = add i64 0, %298
-  %300 = add i64 %299, 0
-  %301 = getelementptr inbounds float, ptr %143, i64 %300
-  call void @llvm.memset.p0.i64(ptr align 4 %301, i8 0, i64 256, i1 false)
-  %302 = add nuw nsw i64 %i53, 1
+  %310 = mul i64 %i53, %156
+  %311 = add i64 0, %310
+  %312 = add i64 %311, 0
+  %313 = getelementptr inbounds float, ptr %155, i64 %312
+  call void @llvm.memset.p0.i64(ptr align 4 %313, i8 0, i64 256, i1 false)
+  %314 = add nuw nsw i64 %i53, 1
   br label %loop50
 
 loop.exit52:                                      ; preds = %loop50
   br label %join49
 
 then54:                                           ; preds = %join49
-  %303 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
-  store i64 %126, ptr %303, align 4
-  %304 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
-  store i64 %125, ptr %304, align 4
-  %305 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 7
-  %306 = load ptr, ptr %305, align 8
-  call void %306(ptr %36, i32 2, i32 4, ptr %block_firsts, ptr @block_shape.1, ptr %13)
+  %315 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
+  store i64 %138, ptr %315, align 4
+  %316 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
+  store i64 %137, ptr %316, align 4
+  %317 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 7
+  %318 = load ptr, ptr %317, align 8
+  call void %318(ptr %36, i32 2, i32 4, ptr %block_firsts, ptr @block_shape.1, ptr %13)
   br label %join55
 
 join55:                                           ; preds = %then54, %join49
-  %307 = add nuw nsw i64 %i, 1
+  %319 = add nuw nsw i64 %i, 1
   br label %loop
 }
 
