@@ -30,7 +30,18 @@ void KernelLowering::lower(const std::string& entryName) {
   heap_ = b_.CreateCall(alignedAlloc, {i64(kBufferAlign), i64(0)}, "heap");
   llvm::Value* begin = fn->getArg(1);
   llvm::Value* end = fn->getArg(2);
-  emitLoop(b_, begin, end, [&](llvm::Value* linearId) {
+  // A kernel with packed operands starts an odd-numbered run of programs (the pool hands runs
+  // of equal length to its threads in order) halfway through it, so that two threads starting
+  // side by side pack different blocks rather than the same ones twice.
+  llvm::Value* length = b_.CreateSub(end, begin);
+  llvm::Value* rotation = i64(0);
+  if (!plan_.packedOnce.empty()) {
+    llvm::Value* odd = b_.CreateAnd(b_.CreateSDiv(begin, b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, length, i64(1))), i64(1));
+    rotation = b_.CreateMul(odd, b_.CreateSDiv(length, i64(2)));
+  }
+  emitLoop(b_, i64(0), length, [&](llvm::Value* step) {
+    llvm::Value* turned = b_.CreateAdd(step, rotation);
+    llvm::Value* linearId = b_.CreateAdd(begin, b_.CreateSelect(b_.CreateICmpSGE(turned, length), b_.CreateSub(turned, length), turned));
     programLinear_ = linearId;
     emitProgramIds(linearId);
     lowerBlock(kernel_.body);

@@ -105,296 +105,310 @@ join:                                             ; preds = %then, %entry
   %85 = icmp sgt i64 %66, 0
   %86 = icmp ne ptr %81, null
   %87 = and i1 %86, %85
+  %88 = sub i64 %2, %1
+  %89 = call i64 @llvm.smax.i64(i64 %88, i64 1)
+  %90 = sdiv i64 %1, %89
+  %91 = and i64 %90, 1
+  %92 = sdiv i64 %88, 2
+  %93 = mul i64 %91, %92
   br label %loop
 
 loop:                                             ; preds = %join38, %join
-  %i = phi i64 [ %1, %join ], [ %236, %join38 ]
-  %88 = icmp slt i64 %i, %2
-  br i1 %88, label %loop.body, label %loop.exit
+  %i = phi i64 [ 0, %join ], [ %247, %join38 ]
+  %94 = icmp slt i64 %i, %88
+  br i1 %94, label %loop.body, label %loop.exit
 
 loop.body:                                        ; preds = %loop
-  %89 = srem i64 %i, %45
-  %90 = sdiv i64 %i, %45
-  %91 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 0
-  store i64 %90, ptr %91, align 4
-  %92 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 1
-  store i64 %89, ptr %92, align 4
-  %93 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 2
-  store i64 0, ptr %93, align 4
-  %94 = add i64 %19, 63
+  %95 = add i64 %i, %93
+  %96 = sub i64 %95, %88
+  %97 = icmp sge i64 %95, %88
+  %98 = select i1 %97, i64 %96, i64 %95
+  %99 = add i64 %1, %98
+  %100 = srem i64 %99, %45
+  %101 = sdiv i64 %99, %45
+  %102 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 0
+  store i64 %101, ptr %102, align 4
+  %103 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 1
+  store i64 %100, ptr %103, align 4
+  %104 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 2
+  store i64 0, ptr %104, align 4
+  %105 = add i64 %19, 63
   br i1 false, label %then3, label %join4
 
 loop.exit:                                        ; preds = %loop
   ret void
 
 then3:                                            ; preds = %loop.body
-  %95 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 4
-  %96 = load ptr, ptr %95, align 8
-  %97 = icmp ne ptr %96, null
-  br i1 %97, label %then5, label %join6
+  %106 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 4
+  %107 = load ptr, ptr %106, align 8
+  %108 = icmp ne ptr %107, null
+  br i1 %108, label %then5, label %join6
 
 join4:                                            ; preds = %join6, %loop.body
-  %98 = sdiv i64 %94, 64
-  %99 = sub i64 0, %94
-  %100 = select i1 false, i64 0, i64 %99
-  %101 = select i1 false, i64 %100, i64 %98
-  %102 = mul i64 %89, 64
-  %103 = mul i64 %90, 128
-  %104 = icmp eq i64 %41, 1
-  %105 = add i64 %103, 128
-  %106 = icmp sle i64 %105, %35
-  %107 = icmp sge i64 %103, 0
-  %108 = and i1 %107, %106
-  %109 = and i1 %104, %108
-  %110 = add i64 %102, 64
-  %111 = icmp sle i64 %110, %39
-  %112 = icmp sge i64 %102, 0
-  %113 = and i1 %112, %111
-  %114 = and i1 %109, %113
-  %115 = mul i64 %103, %37
-  %116 = add i64 0, %115
-  %117 = mul i64 %102, %41
-  %118 = add i64 %116, %117
-  %119 = getelementptr float, ptr %data2, i64 %118
-  %120 = select i1 %114, ptr %119, ptr %9
-  %121 = select i1 %114, i64 %37, i64 64
+  %109 = sdiv i64 %105, 64
+  %110 = sub i64 0, %105
+  %111 = select i1 false, i64 0, i64 %110
+  %112 = select i1 false, i64 %111, i64 %109
+  %113 = mul i64 %100, 64
+  %114 = mul i64 %101, 128
+  %115 = icmp eq i64 %41, 1
+  %116 = add i64 %114, 128
+  %117 = icmp sle i64 %116, %35
+  %118 = icmp sge i64 %114, 0
+  %119 = and i1 %118, %117
+  %120 = and i1 %115, %119
+  %121 = add i64 %113, 64
+  %122 = icmp sle i64 %121, %39
+  %123 = icmp sge i64 %113, 0
+  %124 = and i1 %123, %122
+  %125 = and i1 %120, %124
+  %126 = mul i64 %114, %37
+  %127 = add i64 0, %126
+  %128 = mul i64 %113, %41
+  %129 = add i64 %127, %128
+  %130 = getelementptr float, ptr %data2, i64 %129
+  %131 = select i1 %125, ptr %130, ptr %9
+  %132 = select i1 %125, i64 %37, i64 64
   br label %loop7
 
 then5:                                            ; preds = %then3
-  %122 = getelementptr inbounds { i32, i64, i32, i64, i64 }, ptr %96, i32 0, i32 0
-  %123 = atomicrmw or ptr %122, i32 1 monotonic, align 4
+  %133 = getelementptr inbounds { i32, i64, i32, i64, i64 }, ptr %107, i32 0, i32 0
+  %134 = atomicrmw or ptr %133, i32 1 monotonic, align 4
   br label %join6
 
 join6:                                            ; preds = %then5, %then3
   br label %join4
 
 loop7:                                            ; preds = %join30, %join4
-  %i10 = phi i64 [ 0, %join4 ], [ %224, %join30 ]
-  %124 = icmp slt i64 %i10, %101
-  br i1 %124, label %loop.body8, label %loop.exit9
+  %i10 = phi i64 [ 0, %join4 ], [ %235, %join30 ]
+  %135 = icmp slt i64 %i10, %112
+  br i1 %135, label %loop.body8, label %loop.exit9
 
 loop.body8:                                       ; preds = %loop7
-  %125 = icmp eq i64 %i10, 0
-  %126 = add i64 %i10, 1
-  %127 = icmp eq i64 %126, %101
-  %128 = mul i64 %i10, 64
-  %129 = icmp slt i64 %128, %25
-  %130 = icmp sge i64 %128, 0
-  %131 = and i1 %130, %129
-  %132 = srem i64 %128, 64
-  %133 = icmp eq i64 %132, 0
-  %134 = and i1 %131, %133
-  %135 = and i1 %87, %134
-  %136 = sdiv i64 %128, 64
-  %137 = mul i64 0, %50
-  %138 = add i64 %137, %136
-  %139 = icmp slt i64 %102, %29
-  %140 = icmp sge i64 %102, 0
-  %141 = and i1 %140, %139
-  %142 = srem i64 %102, 64
-  %143 = icmp eq i64 %142, 0
-  %144 = and i1 %141, %143
-  %145 = and i1 %135, %144
-  %146 = sdiv i64 %102, 64
-  %147 = mul i64 %138, %58
-  %148 = add i64 %147, %146
-  %149 = select i1 %145, i64 %148, i64 0
-  %150 = getelementptr i32, ptr %82, i64 %149
-  %151 = mul i64 %149, 16384
-  %152 = getelementptr i8, ptr %84, i64 %151
+  %136 = icmp eq i64 %i10, 0
+  %137 = add i64 %i10, 1
+  %138 = icmp eq i64 %137, %112
+  %139 = mul i64 %i10, 64
+  %140 = icmp slt i64 %139, %25
+  %141 = icmp sge i64 %139, 0
+  %142 = and i1 %141, %140
+  %143 = srem i64 %139, 64
+  %144 = icmp eq i64 %143, 0
+  %145 = and i1 %142, %144
+  %146 = and i1 %87, %145
+  %147 = sdiv i64 %139, 64
+  %148 = mul i64 0, %50
+  %149 = add i64 %148, %147
+  %150 = icmp slt i64 %113, %29
+  %151 = icmp sge i64 %113, 0
+  %152 = and i1 %151, %150
+  %153 = srem i64 %113, 64
+  %154 = icmp eq i64 %153, 0
+  %155 = and i1 %152, %154
+  %156 = and i1 %146, %155
+  %157 = sdiv i64 %113, 64
+  %158 = mul i64 %149, %58
+  %159 = add i64 %158, %157
+  %160 = select i1 %156, i64 %159, i64 0
+  %161 = getelementptr i32, ptr %82, i64 %160
+  %162 = mul i64 %160, 16384
+  %163 = getelementptr i8, ptr %84, i64 %162
   store ptr %8, ptr %5, align 8
   store i1 true, ptr %6, align 1
   store i1 false, ptr %7, align 1
-  br i1 %145, label %then11, label %join12
+  br i1 %156, label %then11, label %join12
 
 loop.exit9:                                       ; preds = %loop7
-  %153 = icmp sge i64 0, %101
-  br i1 %153, label %then31, label %join32
+  %164 = icmp sge i64 0, %112
+  br i1 %164, label %then31, label %join32
 
 then11:                                           ; preds = %loop.body8
-  %154 = load atomic i32, ptr %150 acquire, align 4
-  %155 = icmp eq i32 %154, 2
-  br i1 %155, label %then13, label %else
+  %165 = load atomic i32, ptr %161 acquire, align 4
+  %166 = icmp eq i32 %165, 2
+  br i1 %166, label %then13, label %else
 
 join12:                                           ; preds = %join14, %loop.body8
-  %156 = load ptr, ptr %5, align 8
-  %157 = load i1, ptr %6, align 1
-  br i1 %157, label %then15, label %join16
+  %167 = load ptr, ptr %5, align 8
+  %168 = load i1, ptr %6, align 1
+  br i1 %168, label %then15, label %join16
 
 then13:                                           ; preds = %then11
-  store ptr %152, ptr %5, align 8
+  store ptr %163, ptr %5, align 8
   store i1 false, ptr %6, align 1
   br label %join14
 
 else:                                             ; preds = %then11
-  %158 = cmpxchg ptr %150, i32 0, i32 1 monotonic monotonic, align 4
-  %159 = extractvalue { i32, i1 } %158, 1
-  store i1 %159, ptr %7, align 1
-  %160 = select i1 %159, ptr %152, ptr %8
-  store ptr %160, ptr %5, align 8
+  %169 = cmpxchg ptr %161, i32 0, i32 1 monotonic monotonic, align 4
+  %170 = extractvalue { i32, i1 } %169, 1
+  store i1 %170, ptr %7, align 1
+  %171 = select i1 %170, ptr %163, ptr %8
+  store ptr %171, ptr %5, align 8
   br label %join14
 
 join14:                                           ; preds = %else, %then13
   br label %join12
 
 then15:                                           ; preds = %join12
-  %161 = icmp eq i64 %31, 1
-  %162 = add i64 %128, 64
-  %163 = icmp sle i64 %162, %25
-  %164 = icmp sge i64 %128, 0
-  %165 = and i1 %164, %163
-  %166 = and i1 %161, %165
-  %167 = add i64 %102, 64
-  %168 = icmp sle i64 %167, %29
-  %169 = icmp sge i64 %102, 0
-  %170 = and i1 %169, %168
-  %171 = and i1 %166, %170
-  %172 = xor i1 %171, true
-  br i1 %172, label %then17, label %join18
+  %172 = icmp eq i64 %31, 1
+  %173 = add i64 %139, 64
+  %174 = icmp sle i64 %173, %25
+  %175 = icmp sge i64 %139, 0
+  %176 = and i1 %175, %174
+  %177 = and i1 %172, %176
+  %178 = add i64 %113, 64
+  %179 = icmp sle i64 %178, %29
+  %180 = icmp sge i64 %113, 0
+  %181 = and i1 %180, %179
+  %182 = and i1 %177, %181
+  %183 = xor i1 %182, true
+  br i1 %183, label %then17, label %join18
 
 join16:                                           ; preds = %join28, %join12
-  %173 = icmp eq i64 %21, 1
-  %174 = add i64 %103, 128
-  %175 = icmp sle i64 %174, %15
-  %176 = icmp sge i64 %103, 0
-  %177 = and i1 %176, %175
-  %178 = and i1 %173, %177
-  %179 = add i64 %128, 64
-  %180 = icmp sle i64 %179, %19
-  %181 = icmp sge i64 %128, 0
-  %182 = and i1 %181, %180
-  %183 = and i1 %178, %182
-  %184 = xor i1 %183, true
-  br i1 %184, label %then29, label %join30
+  %184 = icmp eq i64 %21, 1
+  %185 = add i64 %114, 128
+  %186 = icmp sle i64 %185, %15
+  %187 = icmp sge i64 %114, 0
+  %188 = and i1 %187, %186
+  %189 = and i1 %184, %188
+  %190 = add i64 %139, 64
+  %191 = icmp sle i64 %190, %19
+  %192 = icmp sge i64 %139, 0
+  %193 = and i1 %192, %191
+  %194 = and i1 %189, %193
+  %195 = xor i1 %194, true
+  br i1 %195, label %then29, label %join30
 
 then17:                                           ; preds = %then15
-  %185 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
-  store i64 %128, ptr %185, align 4
-  %186 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
-  store i64 %102, ptr %186, align 4
-  %187 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
-  %188 = load ptr, ptr %187, align 8
-  call void %188(ptr %22, i32 2, i32 4, ptr %block_firsts, ptr @block_shape, i64 0, ptr %4)
+  %196 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
+  store i64 %139, ptr %196, align 4
+  %197 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
+  store i64 %113, ptr %197, align 4
+  %198 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
+  %199 = load ptr, ptr %198, align 8
+  call void %199(ptr %22, i32 2, i32 4, ptr %block_firsts, ptr @block_shape, i64 0, ptr %4)
   br label %join18
 
 join18:                                           ; preds = %then17, %then15
-  %189 = mul i64 %128, %27
-  %190 = add i64 0, %189
-  %191 = mul i64 %102, %31
-  %192 = add i64 %190, %191
-  %193 = getelementptr float, ptr %data1, i64 %192
-  %194 = select i1 %171, ptr %193, ptr %4
-  %195 = select i1 %171, i64 %27, i64 64
+  %200 = mul i64 %139, %27
+  %201 = add i64 0, %200
+  %202 = mul i64 %113, %31
+  %203 = add i64 %201, %202
+  %204 = getelementptr float, ptr %data1, i64 %203
+  %205 = select i1 %182, ptr %204, ptr %4
+  %206 = select i1 %182, i64 %27, i64 64
   br label %loop19
 
 loop19:                                           ; preds = %loop.exit25, %join18
-  %i22 = phi i64 [ 0, %join18 ], [ %210, %loop.exit25 ]
-  %196 = icmp slt i64 %i22, 64
-  br i1 %196, label %loop.body20, label %loop.exit21
+  %i22 = phi i64 [ 0, %join18 ], [ %221, %loop.exit25 ]
+  %207 = icmp slt i64 %i22, 64
+  br i1 %207, label %loop.body20, label %loop.exit21
 
 loop.body20:                                      ; preds = %loop19
   br label %loop23
 
 loop.exit21:                                      ; preds = %loop19
-  %197 = load i1, ptr %7, align 1
-  br i1 %197, label %then27, label %join28
+  %208 = load i1, ptr %7, align 1
+  br i1 %208, label %then27, label %join28
 
 loop23:                                           ; preds = %loop.body24, %loop.body20
-  %i26 = phi i64 [ 0, %loop.body20 ], [ %209, %loop.body24 ]
-  %198 = icmp slt i64 %i26, 64
-  br i1 %198, label %loop.body24, label %loop.exit25
+  %i26 = phi i64 [ 0, %loop.body20 ], [ %220, %loop.body24 ]
+  %209 = icmp slt i64 %i26, 64
+  br i1 %209, label %loop.body24, label %loop.exit25
 
 loop.body24:                                      ; preds = %loop23
-  %199 = mul i64 %i22, %195
-  %200 = add i64 0, %199
-  %201 = mul i64 %i26, 1
-  %202 = add i64 %200, %201
-  %203 = getelementptr inbounds float, ptr %194, i64 %202
-  %204 = load float, ptr %203, align 4
-  %205 = add i64 0, %i22
-  %206 = mul i64 %205, 64
-  %207 = add i64 %206, %i26
-  %208 = getelementptr inbounds float, ptr %156, i64 %207
-  store float %204, ptr %208, align 4
-  %209 = add nuw nsw i64 %i26, 1
+  %210 = mul i64 %i22, %206
+  %211 = add i64 0, %210
+  %212 = mul i64 %i26, 1
+  %213 = add i64 %211, %212
+  %214 = getelementptr inbounds float, ptr %205, i64 %213
+  %215 = load float, ptr %214, align 4
+  %216 = add i64 0, %i22
+  %217 = mul i64 %216, 64
+  %218 = add i64 %217, %i26
+  %219 = getelementptr inbounds float, ptr %167, i64 %218
+  store float %215, ptr %219, align 4
+  %220 = add nuw nsw i64 %i26, 1
   br label %loop23, !llvm.loop !0
 
 loop.exit25:                                      ; preds = %loop23
-  %210 = add nuw nsw i64 %i22, 1
+  %221 = add nuw nsw i64 %i22, 1
   br label %loop19
 
 then27:                                           ; preds = %loop.exit21
-  store atomic i32 2, ptr %150 release, align 4
+  store atomic i32 2, ptr %161 release, align 4
   br label %join28
 
 join28:                                           ; preds = %then27, %loop.exit21
   br label %join16
 
 then29:                                           ; preds = %join16
-  %211 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
-  store i64 %103, ptr %211, align 4
-  %212 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
-  store i64 %128, ptr %212, align 4
-  %213 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
-  %214 = load ptr, ptr %213, align 8
-  call void %214(ptr %12, i32 2, i32 4, ptr %block_firsts, ptr @block_shape.1, i64 0, ptr %3)
+  %222 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
+  store i64 %114, ptr %222, align 4
+  %223 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
+  store i64 %139, ptr %223, align 4
+  %224 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
+  %225 = load ptr, ptr %224, align 8
+  call void %225(ptr %12, i32 2, i32 4, ptr %block_firsts, ptr @block_shape.1, i64 0, ptr %3)
   br label %join30
 
 join30:                                           ; preds = %then29, %join16
-  %215 = mul i64 %103, %17
-  %216 = add i64 0, %215
-  %217 = mul i64 %128, %21
-  %218 = add i64 %216, %217
-  %219 = getelementptr float, ptr %data, i64 %218
-  %220 = select i1 %183, ptr %219, ptr %3
-  %221 = select i1 %183, i64 %17, i64 64
-  %222 = select i1 %127, ptr %120, ptr %10
-  %223 = select i1 %127, i64 %121, i64 64
-  call void @tj_dot_0(ptr %220, i64 %221, ptr %156, ptr %10, ptr %222, i64 %223, i1 %125)
-  %224 = add nuw nsw i64 %i10, 1
+  %226 = mul i64 %114, %17
+  %227 = add i64 0, %226
+  %228 = mul i64 %139, %21
+  %229 = add i64 %227, %228
+  %230 = getelementptr float, ptr %data, i64 %229
+  %231 = select i1 %194, ptr %230, ptr %3
+  %232 = select i1 %194, i64 %17, i64 64
+  %233 = select i1 %138, ptr %131, ptr %10
+  %234 = select i1 %138, i64 %132, i64 64
+  call void @tj_dot_0(ptr %231, i64 %232, ptr %167, ptr %10, ptr %233, i64 %234, i1 %136)
+  %235 = add nuw nsw i64 %i10, 1
   br label %loop7
 
 then31:                                           ; preds = %loop.exit9
   br label %loop33
 
 join32:                                           ; preds = %loop.exit35, %loop.exit9
-  %225 = xor i1 %114, true
-  br i1 %225, label %then37, label %join38
+  %236 = xor i1 %125, true
+  br i1 %236, label %then37, label %join38
 
 loop33:                                           ; preds = %loop.body34, %then31
-  %i36 = phi i64 [ 0, %then31 ], [ %231, %loop.body34 ]
-  %226 = icmp slt i64 %i36, 128
-  br i1 %226, label %loop.body34, label %loop.exit35
+  %i36 = phi i64 [ 0, %then31 ], [ %242, %loop.body34 ]
+  %237 = icmp slt i64 %i36, 128
+  br i1 %237, label %loop.body34, label %loop.exit35
 
 loop.body34:                                      ; preds = %loop33
-  %227 = mul i64 %i36, %121
-  %228 = add i64 0, %227
-  %229 = add i64 %228, 0
-  %230 = getelementptr inbounds float, ptr %120, i64 %229
-  call void @llvm.memset.p0.i64(ptr align 4 %230, i8 0, i64 256, i1 false)
-  %231 = add nuw nsw i64 %i36, 1
+  %238 = mul i64 %i36, %132
+  %239 = add i64 0, %238
+  %240 = add i64 %239, 0
+  %241 = getelementptr inbounds float, ptr %131, i64 %240
+  call void @llvm.memset.p0.i64(ptr align 4 %241, i8 0, i64 256, i1 false)
+  %242 = add nuw nsw i64 %i36, 1
   br label %loop33
 
 loop.exit35:                                      ; preds = %loop33
   br label %join32
 
 then37:                                           ; preds = %join32
-  %232 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
-  store i64 %103, ptr %232, align 4
-  %233 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
-  store i64 %102, ptr %233, align 4
-  %234 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 7
-  %235 = load ptr, ptr %234, align 8
-  call void %235(ptr %32, i32 2, i32 4, ptr %block_firsts, ptr @block_shape.1, ptr %9)
+  %243 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
+  store i64 %114, ptr %243, align 4
+  %244 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
+  store i64 %113, ptr %244, align 4
+  %245 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 7
+  %246 = load ptr, ptr %245, align 8
+  call void %246(ptr %32, i32 2, i32 4, ptr %block_firsts, ptr @block_shape.1, ptr %9)
   br label %join38
 
 join38:                                           ; preds = %then37, %join32
-  %236 = add nuw nsw i64 %i, 1
+  %247 = add nuw nsw i64 %i, 1
   br label %loop
 }
 
+; Function Attrs: nocallback nofree nosync nounwind speculatable willreturn memory(none)
+declare i64 @llvm.smax.i64(i64, i64) #1
+
 ; Function Attrs: noinline nounwind
-define internal void @tj_dot_0(ptr %0, i64 %1, ptr noalias %2, ptr %3, ptr %4, i64 %5, i1 %6) #1 {
+define internal void @tj_dot_0(ptr %0, i64 %1, ptr noalias %2, ptr %3, ptr %4, i64 %5, i1 %6) #2 {
 entry:
   %7 = alloca <8 x float>, align 32
   %8 = alloca <8 x float>, align 32
@@ -935,14 +949,14 @@ loop.exit28:                                      ; preds = %loop26
 }
 
 ; Function Attrs: nocallback nofree nosync nounwind speculatable willreturn memory(none)
-declare <8 x float> @llvm.fmuladd.v8f32(<8 x float>, <8 x float>, <8 x float>) #2
+declare <8 x float> @llvm.fmuladd.v8f32(<8 x float>, <8 x float>, <8 x float>) #1
 
 ; Function Attrs: nocallback nofree nounwind willreturn memory(argmem: write)
 declare void @llvm.memset.p0.i64(ptr nocapture writeonly, i8, i64, i1 immarg) #3
 
 attributes #0 = { nounwind "min-legal-vector-width"="256" "prefer-vector-width"="256" }
-attributes #1 = { noinline nounwind "min-legal-vector-width"="256" "prefer-vector-width"="256" }
-attributes #2 = { nocallback nofree nosync nounwind speculatable willreturn memory(none) }
+attributes #1 = { nocallback nofree nosync nounwind speculatable willreturn memory(none) }
+attributes #2 = { noinline nounwind "min-legal-vector-width"="256" "prefer-vector-width"="256" }
 attributes #3 = { nocallback nofree nounwind willreturn memory(argmem: write) }
 
 !0 = distinct !{!0, !1}

@@ -140,354 +140,365 @@ join:                                             ; preds = %then, %entry
   %120 = icmp sgt i64 %95, 0
   %121 = icmp ne ptr %110, null
   %122 = and i1 %121, %120
+  %123 = sub i64 %2, %1
+  %124 = call i64 @llvm.smax.i64(i64 %123, i64 1)
+  %125 = sdiv i64 %1, %124
+  %126 = and i64 %125, 1
+  %127 = sdiv i64 %123, 2
+  %128 = mul i64 %126, %127
   br label %loop
 
 loop:                                             ; preds = %join55, %join
-  %i = phi i64 [ %1, %join ], [ %319, %join55 ]
-  %123 = icmp slt i64 %i, %2
-  br i1 %123, label %loop.body, label %loop.exit
+  %i = phi i64 [ 0, %join ], [ %330, %join55 ]
+  %129 = icmp slt i64 %i, %123
+  br i1 %129, label %loop.body, label %loop.exit
 
 loop.body:                                        ; preds = %loop
-  %124 = srem i64 %i, %49
-  %125 = sdiv i64 %i, %49
-  %126 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 0
-  store i64 %125, ptr %126, align 4
-  %127 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 1
-  store i64 %124, ptr %127, align 4
-  %128 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 2
-  store i64 0, ptr %128, align 4
-  %129 = add i64 %23, 63
+  %130 = add i64 %i, %128
+  %131 = sub i64 %130, %123
+  %132 = icmp sge i64 %130, %123
+  %133 = select i1 %132, i64 %131, i64 %130
+  %134 = add i64 %1, %133
+  %135 = srem i64 %134, %49
+  %136 = sdiv i64 %134, %49
+  %137 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 0
+  store i64 %136, ptr %137, align 4
+  %138 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 1
+  store i64 %135, ptr %138, align 4
+  %139 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 2
+  store i64 0, ptr %139, align 4
+  %140 = add i64 %23, 63
   br i1 false, label %then3, label %join4
 
 loop.exit:                                        ; preds = %loop
   ret void
 
 then3:                                            ; preds = %loop.body
-  %130 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 4
-  %131 = load ptr, ptr %130, align 8
-  %132 = icmp ne ptr %131, null
-  br i1 %132, label %then5, label %join6
+  %141 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 4
+  %142 = load ptr, ptr %141, align 8
+  %143 = icmp ne ptr %142, null
+  br i1 %143, label %then5, label %join6
 
 join4:                                            ; preds = %join6, %loop.body
-  %133 = sdiv i64 %129, 64
-  %134 = sub i64 0, %129
-  %135 = select i1 false, i64 0, i64 %134
-  %136 = select i1 false, i64 %135, i64 %133
-  %137 = mul i64 %124, 64
-  %138 = mul i64 %125, 128
-  %139 = icmp eq i64 %45, 1
-  %140 = add i64 %138, 128
-  %141 = icmp sle i64 %140, %39
-  %142 = icmp sge i64 %138, 0
-  %143 = and i1 %142, %141
-  %144 = and i1 %139, %143
-  %145 = add i64 %137, 64
-  %146 = icmp sle i64 %145, %43
-  %147 = icmp sge i64 %137, 0
-  %148 = and i1 %147, %146
-  %149 = and i1 %144, %148
-  %150 = mul i64 %138, %41
-  %151 = add i64 0, %150
-  %152 = mul i64 %137, %45
-  %153 = add i64 %151, %152
-  %154 = getelementptr float, ptr %data2, i64 %153
-  %155 = select i1 %149, ptr %154, ptr %13
-  %156 = select i1 %149, i64 %41, i64 64
+  %144 = sdiv i64 %140, 64
+  %145 = sub i64 0, %140
+  %146 = select i1 false, i64 0, i64 %145
+  %147 = select i1 false, i64 %146, i64 %144
+  %148 = mul i64 %135, 64
+  %149 = mul i64 %136, 128
+  %150 = icmp eq i64 %45, 1
+  %151 = add i64 %149, 128
+  %152 = icmp sle i64 %151, %39
+  %153 = icmp sge i64 %149, 0
+  %154 = and i1 %153, %152
+  %155 = and i1 %150, %154
+  %156 = add i64 %148, 64
+  %157 = icmp sle i64 %156, %43
+  %158 = icmp sge i64 %148, 0
+  %159 = and i1 %158, %157
+  %160 = and i1 %155, %159
+  %161 = mul i64 %149, %41
+  %162 = add i64 0, %161
+  %163 = mul i64 %148, %45
+  %164 = add i64 %162, %163
+  %165 = getelementptr float, ptr %data2, i64 %164
+  %166 = select i1 %160, ptr %165, ptr %13
+  %167 = select i1 %160, i64 %41, i64 64
   br label %loop7
 
 then5:                                            ; preds = %then3
-  %157 = getelementptr inbounds { i32, i64, i32, i64, i64 }, ptr %131, i32 0, i32 0
-  %158 = atomicrmw or ptr %157, i32 1 monotonic, align 4
+  %168 = getelementptr inbounds { i32, i64, i32, i64, i64 }, ptr %142, i32 0, i32 0
+  %169 = atomicrmw or ptr %168, i32 1 monotonic, align 4
   br label %join6
 
 join6:                                            ; preds = %then5, %then3
   br label %join4
 
 loop7:                                            ; preds = %join35, %join4
-  %i10 = phi i64 [ 0, %join4 ], [ %280, %join35 ]
-  %159 = icmp slt i64 %i10, %136
-  br i1 %159, label %loop.body8, label %loop.exit9
+  %i10 = phi i64 [ 0, %join4 ], [ %291, %join35 ]
+  %170 = icmp slt i64 %i10, %147
+  br i1 %170, label %loop.body8, label %loop.exit9
 
 loop.body8:                                       ; preds = %loop7
-  %160 = icmp eq i64 %i10, 0
-  %161 = add i64 %i10, 1
-  %162 = icmp eq i64 %161, %136
-  %163 = mul i64 %i10, 64
-  %164 = icmp slt i64 %163, %29
-  %165 = icmp sge i64 %163, 0
-  %166 = and i1 %165, %164
-  %167 = srem i64 %163, 64
-  %168 = icmp eq i64 %167, 0
-  %169 = and i1 %166, %168
-  %170 = and i1 %116, %169
-  %171 = sdiv i64 %163, 64
-  %172 = mul i64 0, %54
-  %173 = add i64 %172, %171
-  %174 = icmp slt i64 %137, %33
-  %175 = icmp sge i64 %137, 0
-  %176 = and i1 %175, %174
-  %177 = srem i64 %137, 64
-  %178 = icmp eq i64 %177, 0
-  %179 = and i1 %176, %178
-  %180 = and i1 %170, %179
-  %181 = sdiv i64 %137, 64
-  %182 = mul i64 %173, %62
-  %183 = add i64 %182, %181
-  %184 = select i1 %180, i64 %183, i64 0
-  %185 = getelementptr i32, ptr %111, i64 %184
-  %186 = mul i64 %184, 16384
-  %187 = getelementptr i8, ptr %113, i64 %186
+  %171 = icmp eq i64 %i10, 0
+  %172 = add i64 %i10, 1
+  %173 = icmp eq i64 %172, %147
+  %174 = mul i64 %i10, 64
+  %175 = icmp slt i64 %174, %29
+  %176 = icmp sge i64 %174, 0
+  %177 = and i1 %176, %175
+  %178 = srem i64 %174, 64
+  %179 = icmp eq i64 %178, 0
+  %180 = and i1 %177, %179
+  %181 = and i1 %116, %180
+  %182 = sdiv i64 %174, 64
+  %183 = mul i64 0, %54
+  %184 = add i64 %183, %182
+  %185 = icmp slt i64 %148, %33
+  %186 = icmp sge i64 %148, 0
+  %187 = and i1 %186, %185
+  %188 = srem i64 %148, 64
+  %189 = icmp eq i64 %188, 0
+  %190 = and i1 %187, %189
+  %191 = and i1 %181, %190
+  %192 = sdiv i64 %148, 64
+  %193 = mul i64 %184, %62
+  %194 = add i64 %193, %192
+  %195 = select i1 %191, i64 %194, i64 0
+  %196 = getelementptr i32, ptr %111, i64 %195
+  %197 = mul i64 %195, 16384
+  %198 = getelementptr i8, ptr %113, i64 %197
   store ptr %12, ptr %9, align 8
   store i1 true, ptr %10, align 1
   store i1 false, ptr %11, align 1
-  br i1 %180, label %then11, label %join12
+  br i1 %191, label %then11, label %join12
 
 loop.exit9:                                       ; preds = %loop7
-  %188 = icmp sge i64 0, %136
-  br i1 %188, label %then48, label %join49
+  %199 = icmp sge i64 0, %147
+  br i1 %199, label %then48, label %join49
 
 then11:                                           ; preds = %loop.body8
-  %189 = load atomic i32, ptr %185 acquire, align 4
-  %190 = icmp eq i32 %189, 2
-  br i1 %190, label %then13, label %else
+  %200 = load atomic i32, ptr %196 acquire, align 4
+  %201 = icmp eq i32 %200, 2
+  br i1 %201, label %then13, label %else
 
 join12:                                           ; preds = %join14, %loop.body8
-  %191 = load ptr, ptr %9, align 8
-  %192 = load i1, ptr %10, align 1
-  br i1 %192, label %then15, label %join16
+  %202 = load ptr, ptr %9, align 8
+  %203 = load i1, ptr %10, align 1
+  br i1 %203, label %then15, label %join16
 
 then13:                                           ; preds = %then11
-  store ptr %187, ptr %9, align 8
+  store ptr %198, ptr %9, align 8
   store i1 false, ptr %10, align 1
   br label %join14
 
 else:                                             ; preds = %then11
-  %193 = cmpxchg ptr %185, i32 0, i32 1 monotonic monotonic, align 4
-  %194 = extractvalue { i32, i1 } %193, 1
-  store i1 %194, ptr %11, align 1
-  %195 = select i1 %194, ptr %187, ptr %12
-  store ptr %195, ptr %9, align 8
+  %204 = cmpxchg ptr %196, i32 0, i32 1 monotonic monotonic, align 4
+  %205 = extractvalue { i32, i1 } %204, 1
+  store i1 %205, ptr %11, align 1
+  %206 = select i1 %205, ptr %198, ptr %12
+  store ptr %206, ptr %9, align 8
   br label %join14
 
 join14:                                           ; preds = %else, %then13
   br label %join12
 
 then15:                                           ; preds = %join12
-  %196 = icmp eq i64 %35, 1
-  %197 = add i64 %163, 64
-  %198 = icmp sle i64 %197, %29
-  %199 = icmp sge i64 %163, 0
-  %200 = and i1 %199, %198
-  %201 = and i1 %196, %200
-  %202 = add i64 %137, 64
-  %203 = icmp sle i64 %202, %33
-  %204 = icmp sge i64 %137, 0
-  %205 = and i1 %204, %203
-  %206 = and i1 %201, %205
-  %207 = xor i1 %206, true
-  br i1 %207, label %then17, label %join18
+  %207 = icmp eq i64 %35, 1
+  %208 = add i64 %174, 64
+  %209 = icmp sle i64 %208, %29
+  %210 = icmp sge i64 %174, 0
+  %211 = and i1 %210, %209
+  %212 = and i1 %207, %211
+  %213 = add i64 %148, 64
+  %214 = icmp sle i64 %213, %33
+  %215 = icmp sge i64 %148, 0
+  %216 = and i1 %215, %214
+  %217 = and i1 %212, %216
+  %218 = xor i1 %217, true
+  br i1 %218, label %then17, label %join18
 
 join16:                                           ; preds = %join28, %join12
-  %208 = icmp slt i64 %138, %19
-  %209 = icmp sge i64 %138, 0
-  %210 = and i1 %209, %208
-  %211 = srem i64 %138, 128
-  %212 = icmp eq i64 %211, 0
-  %213 = and i1 %210, %212
-  %214 = and i1 %122, %213
-  %215 = sdiv i64 %138, 128
-  %216 = mul i64 0, %79
-  %217 = add i64 %216, %215
-  %218 = icmp slt i64 %163, %23
-  %219 = icmp sge i64 %163, 0
-  %220 = and i1 %219, %218
-  %221 = srem i64 %163, 64
-  %222 = icmp eq i64 %221, 0
-  %223 = and i1 %220, %222
-  %224 = and i1 %214, %223
-  %225 = sdiv i64 %163, 64
-  %226 = mul i64 %217, %87
-  %227 = add i64 %226, %225
-  %228 = select i1 %224, i64 %227, i64 0
-  %229 = getelementptr i32, ptr %117, i64 %228
-  %230 = mul i64 %228, 32768
-  %231 = getelementptr i8, ptr %119, i64 %230
+  %219 = icmp slt i64 %149, %19
+  %220 = icmp sge i64 %149, 0
+  %221 = and i1 %220, %219
+  %222 = srem i64 %149, 128
+  %223 = icmp eq i64 %222, 0
+  %224 = and i1 %221, %223
+  %225 = and i1 %122, %224
+  %226 = sdiv i64 %149, 128
+  %227 = mul i64 0, %79
+  %228 = add i64 %227, %226
+  %229 = icmp slt i64 %174, %23
+  %230 = icmp sge i64 %174, 0
+  %231 = and i1 %230, %229
+  %232 = srem i64 %174, 64
+  %233 = icmp eq i64 %232, 0
+  %234 = and i1 %231, %233
+  %235 = and i1 %225, %234
+  %236 = sdiv i64 %174, 64
+  %237 = mul i64 %228, %87
+  %238 = add i64 %237, %236
+  %239 = select i1 %235, i64 %238, i64 0
+  %240 = getelementptr i32, ptr %117, i64 %239
+  %241 = mul i64 %239, 32768
+  %242 = getelementptr i8, ptr %119, i64 %241
   store ptr %7, ptr %4, align 8
   store i1 true, ptr %5, align 1
   store i1 false, ptr %6, align 1
-  br i1 %224, label %then29, label %join30
+  br i1 %235, label %then29, label %join30
 
 then17:                                           ; preds = %then15
-  %232 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
-  store i64 %163, ptr %232, align 4
-  %233 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
-  store i64 %137, ptr %233, align 4
-  %234 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
-  %235 = load ptr, ptr %234, align 8
-  call void %235(ptr %26, i32 2, i32 2, ptr %block_firsts, ptr @block_shape, i64 0, ptr %8)
+  %243 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
+  store i64 %174, ptr %243, align 4
+  %244 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
+  store i64 %148, ptr %244, align 4
+  %245 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
+  %246 = load ptr, ptr %245, align 8
+  call void %246(ptr %26, i32 2, i32 2, ptr %block_firsts, ptr @block_shape, i64 0, ptr %8)
   br label %join18
 
 join18:                                           ; preds = %then17, %then15
-  %236 = mul i64 %163, %31
-  %237 = add i64 0, %236
-  %238 = mul i64 %137, %35
-  %239 = add i64 %237, %238
-  %240 = getelementptr half, ptr %data1, i64 %239
-  %241 = select i1 %206, ptr %240, ptr %8
-  %242 = select i1 %206, i64 %31, i64 64
+  %247 = mul i64 %174, %31
+  %248 = add i64 0, %247
+  %249 = mul i64 %148, %35
+  %250 = add i64 %248, %249
+  %251 = getelementptr half, ptr %data1, i64 %250
+  %252 = select i1 %217, ptr %251, ptr %8
+  %253 = select i1 %217, i64 %31, i64 64
   br label %loop19
 
 loop19:                                           ; preds = %loop.exit25, %join18
-  %i22 = phi i64 [ 0, %join18 ], [ %258, %loop.exit25 ]
-  %243 = icmp slt i64 %i22, 64
-  br i1 %243, label %loop.body20, label %loop.exit21
+  %i22 = phi i64 [ 0, %join18 ], [ %269, %loop.exit25 ]
+  %254 = icmp slt i64 %i22, 64
+  br i1 %254, label %loop.body20, label %loop.exit21
 
 loop.body20:                                      ; preds = %loop19
   br label %loop23
 
 loop.exit21:                                      ; preds = %loop19
-  %244 = load i1, ptr %11, align 1
-  br i1 %244, label %then27, label %join28
+  %255 = load i1, ptr %11, align 1
+  br i1 %255, label %then27, label %join28
 
 loop23:                                           ; preds = %loop.body24, %loop.body20
-  %i26 = phi i64 [ 0, %loop.body20 ], [ %257, %loop.body24 ]
-  %245 = icmp slt i64 %i26, 64
-  br i1 %245, label %loop.body24, label %loop.exit25
+  %i26 = phi i64 [ 0, %loop.body20 ], [ %268, %loop.body24 ]
+  %256 = icmp slt i64 %i26, 64
+  br i1 %256, label %loop.body24, label %loop.exit25
 
 loop.body24:                                      ; preds = %loop23
-  %246 = mul i64 %i22, %242
-  %247 = add i64 0, %246
-  %248 = mul i64 %i26, 1
-  %249 = add i64 %247, %248
-  %250 = getelementptr inbounds half, ptr %241, i64 %249
-  %251 = load half, ptr %250, align 2
-  %252 = fpext half %251 to float
-  %253 = add i64 0, %i22
-  %254 = mul i64 %253, 64
-  %255 = add i64 %254, %i26
-  %256 = getelementptr inbounds float, ptr %191, i64 %255
-  store float %252, ptr %256, align 4
-  %257 = add nuw nsw i64 %i26, 1
+  %257 = mul i64 %i22, %253
+  %258 = add i64 0, %257
+  %259 = mul i64 %i26, 1
+  %260 = add i64 %258, %259
+  %261 = getelementptr inbounds half, ptr %252, i64 %260
+  %262 = load half, ptr %261, align 2
+  %263 = fpext half %262 to float
+  %264 = add i64 0, %i22
+  %265 = mul i64 %264, 64
+  %266 = add i64 %265, %i26
+  %267 = getelementptr inbounds float, ptr %202, i64 %266
+  store float %263, ptr %267, align 4
+  %268 = add nuw nsw i64 %i26, 1
   br label %loop23, !llvm.loop !0
 
 loop.exit25:                                      ; preds = %loop23
-  %258 = add nuw nsw i64 %i22, 1
+  %269 = add nuw nsw i64 %i22, 1
   br label %loop19
 
 then27:                                           ; preds = %loop.exit21
-  store atomic i32 2, ptr %185 release, align 4
+  store atomic i32 2, ptr %196 release, align 4
   br label %join28
 
 join28:                                           ; preds = %then27, %loop.exit21
   br label %join16
 
 then29:                                           ; preds = %join16
-  %259 = load atomic i32, ptr %229 acquire, align 4
-  %260 = icmp eq i32 %259, 2
-  br i1 %260, label %then31, label %else32
+  %270 = load atomic i32, ptr %240 acquire, align 4
+  %271 = icmp eq i32 %270, 2
+  br i1 %271, label %then31, label %else32
 
 join30:                                           ; preds = %join33, %join16
-  %261 = load ptr, ptr %4, align 8
-  %262 = load i1, ptr %5, align 1
-  br i1 %262, label %then34, label %join35
+  %272 = load ptr, ptr %4, align 8
+  %273 = load i1, ptr %5, align 1
+  br i1 %273, label %then34, label %join35
 
 then31:                                           ; preds = %then29
-  store ptr %231, ptr %4, align 8
+  store ptr %242, ptr %4, align 8
   store i1 false, ptr %5, align 1
   br label %join33
 
 else32:                                           ; preds = %then29
-  %263 = cmpxchg ptr %229, i32 0, i32 1 monotonic monotonic, align 4
-  %264 = extractvalue { i32, i1 } %263, 1
-  store i1 %264, ptr %6, align 1
-  %265 = select i1 %264, ptr %231, ptr %7
-  store ptr %265, ptr %4, align 8
+  %274 = cmpxchg ptr %240, i32 0, i32 1 monotonic monotonic, align 4
+  %275 = extractvalue { i32, i1 } %274, 1
+  store i1 %275, ptr %6, align 1
+  %276 = select i1 %275, ptr %242, ptr %7
+  store ptr %276, ptr %4, align 8
   br label %join33
 
 join33:                                           ; preds = %else32, %then31
   br label %join30
 
 then34:                                           ; preds = %join30
-  %266 = icmp eq i64 %25, 1
-  %267 = add i64 %138, 128
-  %268 = icmp sle i64 %267, %19
-  %269 = icmp sge i64 %138, 0
-  %270 = and i1 %269, %268
-  %271 = and i1 %266, %270
-  %272 = add i64 %163, 64
-  %273 = icmp sle i64 %272, %23
-  %274 = icmp sge i64 %163, 0
-  %275 = and i1 %274, %273
-  %276 = and i1 %271, %275
-  %277 = xor i1 %276, true
-  br i1 %277, label %then36, label %join37
+  %277 = icmp eq i64 %25, 1
+  %278 = add i64 %149, 128
+  %279 = icmp sle i64 %278, %19
+  %280 = icmp sge i64 %149, 0
+  %281 = and i1 %280, %279
+  %282 = and i1 %277, %281
+  %283 = add i64 %174, 64
+  %284 = icmp sle i64 %283, %23
+  %285 = icmp sge i64 %174, 0
+  %286 = and i1 %285, %284
+  %287 = and i1 %282, %286
+  %288 = xor i1 %287, true
+  br i1 %288, label %then36, label %join37
 
 join35:                                           ; preds = %join47, %join30
-  %278 = select i1 %162, ptr %155, ptr %14
-  %279 = select i1 %162, i64 %156, i64 64
-  call void @tj_dot_0(ptr %261, i64 64, ptr %191, ptr %14, ptr %278, i64 %279, i1 %160)
-  %280 = add nuw nsw i64 %i10, 1
+  %289 = select i1 %173, ptr %166, ptr %14
+  %290 = select i1 %173, i64 %167, i64 64
+  call void @tj_dot_0(ptr %272, i64 64, ptr %202, ptr %14, ptr %289, i64 %290, i1 %171)
+  %291 = add nuw nsw i64 %i10, 1
   br label %loop7
 
 then36:                                           ; preds = %then34
-  %281 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
-  store i64 %138, ptr %281, align 4
-  %282 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
-  store i64 %163, ptr %282, align 4
-  %283 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
-  %284 = load ptr, ptr %283, align 8
-  call void %284(ptr %16, i32 2, i32 2, ptr %block_firsts, ptr @block_shape.1, i64 0, ptr %3)
+  %292 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
+  store i64 %149, ptr %292, align 4
+  %293 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
+  store i64 %174, ptr %293, align 4
+  %294 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
+  %295 = load ptr, ptr %294, align 8
+  call void %295(ptr %16, i32 2, i32 2, ptr %block_firsts, ptr @block_shape.1, i64 0, ptr %3)
   br label %join37
 
 join37:                                           ; preds = %then36, %then34
-  %285 = mul i64 %138, %21
-  %286 = add i64 0, %285
-  %287 = mul i64 %163, %25
-  %288 = add i64 %286, %287
-  %289 = getelementptr half, ptr %data, i64 %288
-  %290 = select i1 %276, ptr %289, ptr %3
-  %291 = select i1 %276, i64 %21, i64 64
+  %296 = mul i64 %149, %21
+  %297 = add i64 0, %296
+  %298 = mul i64 %174, %25
+  %299 = add i64 %297, %298
+  %300 = getelementptr half, ptr %data, i64 %299
+  %301 = select i1 %287, ptr %300, ptr %3
+  %302 = select i1 %287, i64 %21, i64 64
   br label %loop38
 
 loop38:                                           ; preds = %loop.exit44, %join37
-  %i41 = phi i64 [ 0, %join37 ], [ %307, %loop.exit44 ]
-  %292 = icmp slt i64 %i41, 128
-  br i1 %292, label %loop.body39, label %loop.exit40
+  %i41 = phi i64 [ 0, %join37 ], [ %318, %loop.exit44 ]
+  %303 = icmp slt i64 %i41, 128
+  br i1 %303, label %loop.body39, label %loop.exit40
 
 loop.body39:                                      ; preds = %loop38
   br label %loop42
 
 loop.exit40:                                      ; preds = %loop38
-  %293 = load i1, ptr %6, align 1
-  br i1 %293, label %then46, label %join47
+  %304 = load i1, ptr %6, align 1
+  br i1 %304, label %then46, label %join47
 
 loop42:                                           ; preds = %loop.body43, %loop.body39
-  %i45 = phi i64 [ 0, %loop.body39 ], [ %306, %loop.body43 ]
-  %294 = icmp slt i64 %i45, 64
-  br i1 %294, label %loop.body43, label %loop.exit44
+  %i45 = phi i64 [ 0, %loop.body39 ], [ %317, %loop.body43 ]
+  %305 = icmp slt i64 %i45, 64
+  br i1 %305, label %loop.body43, label %loop.exit44
 
 loop.body43:                                      ; preds = %loop42
-  %295 = mul i64 %i41, %291
-  %296 = add i64 0, %295
-  %297 = mul i64 %i45, 1
-  %298 = add i64 %296, %297
-  %299 = getelementptr inbounds half, ptr %290, i64 %298
-  %300 = load half, ptr %299, align 2
-  %301 = fpext half %300 to float
-  %302 = add i64 0, %i41
-  %303 = mul i64 %302, 64
-  %304 = add i64 %303, %i45
-  %305 = getelementptr inbounds float, ptr %261, i64 %304
-  store float %301, ptr %305, align 4
-  %306 = add nuw nsw i64 %i45, 1
+  %306 = mul i64 %i41, %302
+  %307 = add i64 0, %306
+  %308 = mul i64 %i45, 1
+  %309 = add i64 %307, %308
+  %310 = getelementptr inbounds half, ptr %301, i64 %309
+  %311 = load half, ptr %310, align 2
+  %312 = fpext half %311 to float
+  %313 = add i64 0, %i41
+  %314 = mul i64 %313, 64
+  %315 = add i64 %314, %i45
+  %316 = getelementptr inbounds float, ptr %272, i64 %315
+  store float %312, ptr %316, align 4
+  %317 = add nuw nsw i64 %i45, 1
   br label %loop42, !llvm.loop !2
 
 loop.exit44:                                      ; preds = %loop42
-  %307 = add nuw nsw i64 %i41, 1
+  %318 = add nuw nsw i64 %i41, 1
   br label %loop38
 
 then46:                                           ; preds = %loop.exit40
-  store atomic i32 2, ptr %229 release, align 4
+  store atomic i32 2, ptr %240 release, align 4
   br label %join47
 
 join47:                                           ; preds = %then46, %loop.exit40
@@ -497,43 +508,46 @@ then48:                                           ; preds = %loop.exit9
   br label %loop50
 
 join49:                                           ; preds = %loop.exit52, %loop.exit9
-  %308 = xor i1 %149, true
-  br i1 %308, label %then54, label %join55
+  %319 = xor i1 %160, true
+  br i1 %319, label %then54, label %join55
 
 loop50:                                           ; preds = %loop.body51, %then48
-  %i53 = phi i64 [ 0, %then48 ], [ %314, %loop.body51 ]
-  %309 = icmp slt i64 %i53, 128
-  br i1 %309, label %loop.body51, label %loop.exit52
+  %i53 = phi i64 [ 0, %then48 ], [ %325, %loop.body51 ]
+  %320 = icmp slt i64 %i53, 128
+  br i1 %320, label %loop.body51, label %loop.exit52
 
 loop.body51:                                      ; preds = %loop50
-  %310 = mul i64 %i53, %156
-  %311 = add i64 0, %310
-  %312 = add i64 %311, 0
-  %313 = getelementptr inbounds float, ptr %155, i64 %312
-  call void @llvm.memset.p0.i64(ptr align 4 %313, i8 0, i64 256, i1 false)
-  %314 = add nuw nsw i64 %i53, 1
+  %321 = mul i64 %i53, %167
+  %322 = add i64 0, %321
+  %323 = add i64 %322, 0
+  %324 = getelementptr inbounds float, ptr %166, i64 %323
+  call void @llvm.memset.p0.i64(ptr align 4 %324, i8 0, i64 256, i1 false)
+  %325 = add nuw nsw i64 %i53, 1
   br label %loop50
 
 loop.exit52:                                      ; preds = %loop50
   br label %join49
 
 then54:                                           ; preds = %join49
-  %315 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
-  store i64 %138, ptr %315, align 4
-  %316 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
-  store i64 %137, ptr %316, align 4
-  %317 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 7
-  %318 = load ptr, ptr %317, align 8
-  call void %318(ptr %36, i32 2, i32 4, ptr %block_firsts, ptr @block_shape.1, ptr %13)
+  %326 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
+  store i64 %149, ptr %326, align 4
+  %327 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
+  store i64 %148, ptr %327, align 4
+  %328 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 7
+  %329 = load ptr, ptr %328, align 8
+  call void %329(ptr %36, i32 2, i32 4, ptr %block_firsts, ptr @block_shape.1, ptr %13)
   br label %join55
 
 join55:                                           ; preds = %then54, %join49
-  %319 = add nuw nsw i64 %i, 1
+  %330 = add nuw nsw i64 %i, 1
   br label %loop
 }
 
+; Function Attrs: nocallback nofree nosync nounwind speculatable willreturn memory(none)
+declare i64 @llvm.smax.i64(i64, i64) #1
+
 ; Function Attrs: noinline nounwind
-define internal void @tj_dot_0(ptr %0, i64 %1, ptr noalias %2, ptr %3, ptr %4, i64 %5, i1 %6) #1 {
+define internal void @tj_dot_0(ptr %0, i64 %1, ptr noalias %2, ptr %3, ptr %4, i64 %5, i1 %6) #2 {
 entry:
   %7 = alloca <16 x float>, align 64
   %8 = alloca <16 x float>, align 64
@@ -1458,14 +1472,14 @@ loop.exit28:                                      ; preds = %loop26
 }
 
 ; Function Attrs: nocallback nofree nosync nounwind speculatable willreturn memory(none)
-declare <16 x float> @llvm.fmuladd.v16f32(<16 x float>, <16 x float>, <16 x float>) #2
+declare <16 x float> @llvm.fmuladd.v16f32(<16 x float>, <16 x float>, <16 x float>) #1
 
 ; Function Attrs: nocallback nofree nounwind willreturn memory(argmem: write)
 declare void @llvm.memset.p0.i64(ptr nocapture writeonly, i8, i64, i1 immarg) #3
 
 attributes #0 = { nounwind "min-legal-vector-width"="512" "prefer-vector-width"="512" }
-attributes #1 = { noinline nounwind "min-legal-vector-width"="512" "prefer-vector-width"="512" }
-attributes #2 = { nocallback nofree nosync nounwind speculatable willreturn memory(none) }
+attributes #1 = { nocallback nofree nosync nounwind speculatable willreturn memory(none) }
+attributes #2 = { noinline nounwind "min-legal-vector-width"="512" "prefer-vector-width"="512" }
 attributes #3 = { nocallback nofree nounwind willreturn memory(argmem: write) }
 
 !0 = distinct !{!0, !1}

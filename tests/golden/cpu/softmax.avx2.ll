@@ -44,60 +44,66 @@ entry:
   %34 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 1, i32 0
   %35 = load i64, ptr %34, align 4
   %program_id = alloca [3 x i64], align 8
+  %36 = sub i64 %2, %1
   br label %loop
 
 loop:                                             ; preds = %join41, %entry
-  %i = phi i64 [ %1, %entry ], [ %207, %join41 ]
-  %36 = icmp slt i64 %i, %2
-  br i1 %36, label %loop.body, label %loop.exit
+  %i = phi i64 [ 0, %entry ], [ %213, %join41 ]
+  %37 = icmp slt i64 %i, %36
+  br i1 %37, label %loop.body, label %loop.exit
 
 loop.body:                                        ; preds = %loop
-  %37 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 0
-  store i64 %i, ptr %37, align 4
-  %38 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 1
-  store i64 0, ptr %38, align 4
-  %39 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 2
-  store i64 0, ptr %39, align 4
-  %40 = mul i64 %i, 2
-  %41 = icmp eq i64 %23, 1
-  %42 = add i64 %40, 2
-  %43 = icmp sle i64 %42, %17
-  %44 = icmp sge i64 %40, 0
-  %45 = and i1 %44, %43
-  %46 = and i1 %41, %45
-  %47 = icmp sle i64 32, %21
-  %48 = and i1 true, %47
-  %49 = and i1 %46, %48
-  %50 = xor i1 %49, true
-  br i1 %50, label %then, label %join
+  %38 = add i64 %i, 0
+  %39 = sub i64 %38, %36
+  %40 = icmp sge i64 %38, %36
+  %41 = select i1 %40, i64 %39, i64 %38
+  %42 = add i64 %1, %41
+  %43 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 0
+  store i64 %42, ptr %43, align 4
+  %44 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 1
+  store i64 0, ptr %44, align 4
+  %45 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 2
+  store i64 0, ptr %45, align 4
+  %46 = mul i64 %42, 2
+  %47 = icmp eq i64 %23, 1
+  %48 = add i64 %46, 2
+  %49 = icmp sle i64 %48, %17
+  %50 = icmp sge i64 %46, 0
+  %51 = and i1 %50, %49
+  %52 = and i1 %47, %51
+  %53 = icmp sle i64 32, %21
+  %54 = and i1 true, %53
+  %55 = and i1 %52, %54
+  %56 = xor i1 %55, true
+  br i1 %56, label %then, label %join
 
 loop.exit:                                        ; preds = %loop
   ret void
 
 then:                                             ; preds = %loop.body
-  %51 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
-  store i64 %40, ptr %51, align 4
-  %52 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
-  store i64 0, ptr %52, align 4
-  %53 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
-  %54 = load ptr, ptr %53, align 8
-  call void %54(ptr %14, i32 2, i32 4, ptr %block_firsts, ptr @block_shape, i64 4286578688, ptr %12)
+  %57 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
+  store i64 %46, ptr %57, align 4
+  %58 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
+  store i64 0, ptr %58, align 4
+  %59 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
+  %60 = load ptr, ptr %59, align 8
+  call void %60(ptr %14, i32 2, i32 4, ptr %block_firsts, ptr @block_shape, i64 4286578688, ptr %12)
   br label %join
 
 join:                                             ; preds = %then, %loop.body
-  %55 = mul i64 %40, %19
-  %56 = add i64 0, %55
-  %57 = mul i64 0, %23
-  %58 = add i64 %56, %57
-  %59 = getelementptr float, ptr %data, i64 %58
-  %60 = select i1 %49, ptr %59, ptr %12
-  %61 = select i1 %49, i64 %19, i64 32
+  %61 = mul i64 %46, %19
+  %62 = add i64 0, %61
+  %63 = mul i64 0, %23
+  %64 = add i64 %62, %63
+  %65 = getelementptr float, ptr %data, i64 %64
+  %66 = select i1 %55, ptr %65, ptr %12
+  %67 = select i1 %55, i64 %19, i64 32
   br label %loop2
 
 loop2:                                            ; preds = %join11, %join
-  %i5 = phi i64 [ 0, %join ], [ %87, %join11 ]
-  %62 = icmp slt i64 %i5, 2
-  br i1 %62, label %loop.body3, label %loop.exit4
+  %i5 = phi i64 [ 0, %join ], [ %93, %join11 ]
+  %68 = icmp slt i64 %i5, 2
+  br i1 %68, label %loop.body3, label %loop.exit4
 
 loop.body3:                                       ; preds = %loop2
   store i32 0, ptr %8, align 4
@@ -108,75 +114,75 @@ loop.exit4:                                       ; preds = %loop2
   br label %loop16
 
 loop6:                                            ; preds = %loop.body7, %loop.body3
-  %i9 = phi i64 [ 0, %loop.body3 ], [ %76, %loop.body7 ]
-  %63 = icmp slt i64 %i9, 32
-  br i1 %63, label %loop.body7, label %loop.exit8
+  %i9 = phi i64 [ 0, %loop.body3 ], [ %82, %loop.body7 ]
+  %69 = icmp slt i64 %i9, 32
+  br i1 %69, label %loop.body7, label %loop.exit8
 
 loop.body7:                                       ; preds = %loop6
-  %64 = mul i64 %i5, %61
-  %65 = add i64 0, %64
-  %66 = mul i64 %i9, 1
-  %67 = add i64 %65, %66
-  %68 = getelementptr inbounds float, ptr %60, i64 %67
-  %69 = load float, ptr %68, align 4
-  %70 = load float, ptr %9, align 4
-  %71 = call nnan nsz float @llvm.maxnum.f32(float %70, float %69)
-  %72 = bitcast float %69 to i32
-  %73 = and i32 %72, 2147483647
-  %74 = load i32, ptr %8, align 4
-  %75 = call i32 @llvm.umax.i32(i32 %74, i32 %73)
-  store i32 %75, ptr %8, align 4
-  store float %71, ptr %9, align 4
-  %76 = add nuw nsw i64 %i9, 1
+  %70 = mul i64 %i5, %67
+  %71 = add i64 0, %70
+  %72 = mul i64 %i9, 1
+  %73 = add i64 %71, %72
+  %74 = getelementptr inbounds float, ptr %66, i64 %73
+  %75 = load float, ptr %74, align 4
+  %76 = load float, ptr %9, align 4
+  %77 = call nnan nsz float @llvm.maxnum.f32(float %76, float %75)
+  %78 = bitcast float %75 to i32
+  %79 = and i32 %78, 2147483647
+  %80 = load i32, ptr %8, align 4
+  %81 = call i32 @llvm.umax.i32(i32 %80, i32 %79)
+  store i32 %81, ptr %8, align 4
+  store float %77, ptr %9, align 4
+  %82 = add nuw nsw i64 %i9, 1
   br label %loop6
 
 loop.exit8:                                       ; preds = %loop6
-  %77 = load i32, ptr %8, align 4
-  %78 = icmp ugt i32 %77, 2139095040
-  %79 = load float, ptr %9, align 4
-  %80 = fcmp oeq float %79, 0.000000e+00
-  %81 = xor i1 %78, true
-  %82 = select i1 %81, i1 %80, i1 false
-  br i1 %82, label %then10, label %join11
+  %83 = load i32, ptr %8, align 4
+  %84 = icmp ugt i32 %83, 2139095040
+  %85 = load float, ptr %9, align 4
+  %86 = fcmp oeq float %85, 0.000000e+00
+  %87 = xor i1 %84, true
+  %88 = select i1 %87, i1 %86, i1 false
+  br i1 %88, label %then10, label %join11
 
 then10:                                           ; preds = %loop.exit8
   store float 0xFFF0000000000000, ptr %9, align 4
   br label %loop12
 
 join11:                                           ; preds = %loop.exit14, %loop.exit8
-  %83 = load float, ptr %9, align 4
-  %84 = select i1 %78, float 0x7FF8000000000000, float %83
-  %85 = add i64 0, %i5
-  %86 = getelementptr inbounds float, ptr %11, i64 %85
-  store float %84, ptr %86, align 4
-  %87 = add nuw nsw i64 %i5, 1
+  %89 = load float, ptr %9, align 4
+  %90 = select i1 %84, float 0x7FF8000000000000, float %89
+  %91 = add i64 0, %i5
+  %92 = getelementptr inbounds float, ptr %11, i64 %91
+  store float %90, ptr %92, align 4
+  %93 = add nuw nsw i64 %i5, 1
   br label %loop2, !llvm.loop !0
 
 loop12:                                           ; preds = %loop.body13, %then10
-  %i15 = phi i64 [ 0, %then10 ], [ %97, %loop.body13 ]
-  %88 = icmp slt i64 %i15, 32
-  br i1 %88, label %loop.body13, label %loop.exit14
+  %i15 = phi i64 [ 0, %then10 ], [ %103, %loop.body13 ]
+  %94 = icmp slt i64 %i15, 32
+  br i1 %94, label %loop.body13, label %loop.exit14
 
 loop.body13:                                      ; preds = %loop12
-  %89 = mul i64 %i5, %61
-  %90 = add i64 0, %89
-  %91 = mul i64 %i15, 1
-  %92 = add i64 %90, %91
-  %93 = getelementptr inbounds float, ptr %60, i64 %92
-  %94 = load float, ptr %93, align 4
-  %95 = load float, ptr %9, align 4
-  %96 = call float @llvm.maximum.f32(float %95, float %94)
-  store float %96, ptr %9, align 4
-  %97 = add nuw nsw i64 %i15, 1
+  %95 = mul i64 %i5, %67
+  %96 = add i64 0, %95
+  %97 = mul i64 %i15, 1
+  %98 = add i64 %96, %97
+  %99 = getelementptr inbounds float, ptr %66, i64 %98
+  %100 = load float, ptr %99, align 4
+  %101 = load float, ptr %9, align 4
+  %102 = call float @llvm.maximum.f32(float %101, float %100)
+  store float %102, ptr %9, align 4
+  %103 = add nuw nsw i64 %i15, 1
   br label %loop12
 
 loop.exit14:                                      ; preds = %loop12
   br label %join11
 
 loop16:                                           ; preds = %loop.exit22, %loop.exit4
-  %i19 = phi i64 [ 0, %loop.exit4 ], [ %148, %loop.exit22 ]
-  %98 = icmp slt i64 %i19, 2
-  br i1 %98, label %loop.body17, label %loop.exit18
+  %i19 = phi i64 [ 0, %loop.exit4 ], [ %154, %loop.exit22 ]
+  %104 = icmp slt i64 %i19, 2
+  br i1 %104, label %loop.body17, label %loop.exit18
 
 loop.body17:                                      ; preds = %loop16
   br label %loop20
@@ -185,70 +191,70 @@ loop.exit18:                                      ; preds = %loop16
   br label %loop24
 
 loop20:                                           ; preds = %loop.body21, %loop.body17
-  %i23 = phi i64 [ 0, %loop.body17 ], [ %147, %loop.body21 ]
-  %99 = icmp slt i64 %i23, 32
-  br i1 %99, label %loop.body21, label %loop.exit22
+  %i23 = phi i64 [ 0, %loop.body17 ], [ %153, %loop.body21 ]
+  %105 = icmp slt i64 %i23, 32
+  br i1 %105, label %loop.body21, label %loop.exit22
 
 loop.body21:                                      ; preds = %loop20
-  %100 = mul i64 %i19, %61
-  %101 = add i64 0, %100
-  %102 = mul i64 %i23, 1
-  %103 = add i64 %101, %102
-  %104 = getelementptr inbounds float, ptr %60, i64 %103
-  %105 = load float, ptr %104, align 4
-  %106 = add i64 0, %i19
-  %107 = mul i64 %106, 1
-  %108 = add i64 %107, 0
-  %109 = urem i64 %108, 2
-  %110 = udiv i64 %108, 2
-  %111 = add i64 0, %109
-  %112 = getelementptr inbounds float, ptr %11, i64 %111
-  %113 = load float, ptr %112, align 4
-  %114 = fsub float %105, %113
-  %115 = fcmp olt float %114, -1.100000e+02
-  %116 = select i1 %115, float -1.100000e+02, float %114
-  %117 = fcmp ogt float %116, 9.000000e+01
-  %118 = select i1 %117, float 9.000000e+01, float %116
-  %119 = call float @llvm.fmuladd.f32(float %118, float 0x3FF7154760000000, float 0x4168000000000000)
-  %120 = fsub float %119, 0x4168000000000000
-  %121 = call float @llvm.fmuladd.f32(float %120, float 0xBFE6300000000000, float %118)
-  %122 = call float @llvm.fmuladd.f32(float %120, float 0x3F2BD01060000000, float %121)
-  %123 = bitcast float %119 to i32
-  %124 = sub i32 %123, 1262485504
-  %125 = call float @llvm.fmuladd.f32(float 0x3F2A0D2CE0000000, float %122, float 0x3F56E879C0000000)
-  %126 = call float @llvm.fmuladd.f32(float %125, float %122, float 0x3F81112100000000)
-  %127 = call float @llvm.fmuladd.f32(float %126, float %122, float 0x3FA5553820000000)
-  %128 = call float @llvm.fmuladd.f32(float %127, float %122, float 0x3FC5555540000000)
-  %129 = call float @llvm.fmuladd.f32(float %128, float %122, float 5.000000e-01)
-  %130 = fmul float %122, %122
-  %131 = call float @llvm.fmuladd.f32(float %129, float %130, float %122)
-  %132 = fadd float %131, 1.000000e+00
-  %133 = ashr i32 %124, 1
-  %134 = sub i32 %124, %133
-  %135 = add i32 %134, 127
-  %136 = shl i32 %135, 23
-  %137 = bitcast i32 %136 to float
-  %138 = add i32 %133, 127
-  %139 = shl i32 %138, 23
-  %140 = bitcast i32 %139 to float
-  %141 = fmul float %132, %140
-  %142 = fmul float %141, %137
-  %143 = add i64 0, %i19
-  %144 = mul i64 %143, 32
-  %145 = add i64 %144, %i23
-  %146 = getelementptr inbounds float, ptr %7, i64 %145
-  store float %142, ptr %146, align 4
-  %147 = add nuw nsw i64 %i23, 1
+  %106 = mul i64 %i19, %67
+  %107 = add i64 0, %106
+  %108 = mul i64 %i23, 1
+  %109 = add i64 %107, %108
+  %110 = getelementptr inbounds float, ptr %66, i64 %109
+  %111 = load float, ptr %110, align 4
+  %112 = add i64 0, %i19
+  %113 = mul i64 %112, 1
+  %114 = add i64 %113, 0
+  %115 = urem i64 %114, 2
+  %116 = udiv i64 %114, 2
+  %117 = add i64 0, %115
+  %118 = getelementptr inbounds float, ptr %11, i64 %117
+  %119 = load float, ptr %118, align 4
+  %120 = fsub float %111, %119
+  %121 = fcmp olt float %120, -1.100000e+02
+  %122 = select i1 %121, float -1.100000e+02, float %120
+  %123 = fcmp ogt float %122, 9.000000e+01
+  %124 = select i1 %123, float 9.000000e+01, float %122
+  %125 = call float @llvm.fmuladd.f32(float %124, float 0x3FF7154760000000, float 0x4168000000000000)
+  %126 = fsub float %125, 0x4168000000000000
+  %127 = call float @llvm.fmuladd.f32(float %126, float 0xBFE6300000000000, float %124)
+  %128 = call float @llvm.fmuladd.f32(float %126, float 0x3F2BD01060000000, float %127)
+  %129 = bitcast float %125 to i32
+  %130 = sub i32 %129, 1262485504
+  %131 = call float @llvm.fmuladd.f32(float 0x3F2A0D2CE0000000, float %128, float 0x3F56E879C0000000)
+  %132 = call float @llvm.fmuladd.f32(float %131, float %128, float 0x3F81112100000000)
+  %133 = call float @llvm.fmuladd.f32(float %132, float %128, float 0x3FA5553820000000)
+  %134 = call float @llvm.fmuladd.f32(float %133, float %128, float 0x3FC5555540000000)
+  %135 = call float @llvm.fmuladd.f32(float %134, float %128, float 5.000000e-01)
+  %136 = fmul float %128, %128
+  %137 = call float @llvm.fmuladd.f32(float %135, float %136, float %128)
+  %138 = fadd float %137, 1.000000e+00
+  %139 = ashr i32 %130, 1
+  %140 = sub i32 %130, %139
+  %141 = add i32 %140, 127
+  %142 = shl i32 %141, 23
+  %143 = bitcast i32 %142 to float
+  %144 = add i32 %139, 127
+  %145 = shl i32 %144, 23
+  %146 = bitcast i32 %145 to float
+  %147 = fmul float %138, %146
+  %148 = fmul float %147, %143
+  %149 = add i64 0, %i19
+  %150 = mul i64 %149, 32
+  %151 = add i64 %150, %i23
+  %152 = getelementptr inbounds float, ptr %7, i64 %151
+  store float %148, ptr %152, align 4
+  %153 = add nuw nsw i64 %i23, 1
   br label %loop20, !llvm.loop !2
 
 loop.exit22:                                      ; preds = %loop20
-  %148 = add nuw nsw i64 %i19, 1
+  %154 = add nuw nsw i64 %i19, 1
   br label %loop16
 
 loop24:                                           ; preds = %loop.exit30, %loop.exit18
-  %i27 = phi i64 [ 0, %loop.exit18 ], [ %178, %loop.exit30 ]
-  %149 = icmp slt i64 %i27, 2
-  br i1 %149, label %loop.body25, label %loop.exit26
+  %i27 = phi i64 [ 0, %loop.exit18 ], [ %184, %loop.exit30 ]
+  %155 = icmp slt i64 %i27, 2
+  br i1 %155, label %loop.body25, label %loop.exit26
 
 loop.body25:                                      ; preds = %loop24
   store float -0.000000e+00, ptr %4, align 4
@@ -256,106 +262,106 @@ loop.body25:                                      ; preds = %loop24
   br label %loop28
 
 loop.exit26:                                      ; preds = %loop24
-  %150 = icmp eq i64 %33, 1
-  %151 = add i64 %40, 2
-  %152 = icmp sle i64 %151, %27
-  %153 = icmp sge i64 %40, 0
-  %154 = and i1 %153, %152
-  %155 = and i1 %150, %154
-  %156 = icmp sle i64 32, %31
-  %157 = and i1 true, %156
-  %158 = and i1 %155, %157
-  %159 = mul i64 %40, %29
-  %160 = add i64 0, %159
-  %161 = mul i64 0, %33
-  %162 = add i64 %160, %161
-  %163 = getelementptr float, ptr %data1, i64 %162
-  %164 = select i1 %158, ptr %163, ptr %3
-  %165 = select i1 %158, i64 %29, i64 32
+  %156 = icmp eq i64 %33, 1
+  %157 = add i64 %46, 2
+  %158 = icmp sle i64 %157, %27
+  %159 = icmp sge i64 %46, 0
+  %160 = and i1 %159, %158
+  %161 = and i1 %156, %160
+  %162 = icmp sle i64 32, %31
+  %163 = and i1 true, %162
+  %164 = and i1 %161, %163
+  %165 = mul i64 %46, %29
+  %166 = add i64 0, %165
+  %167 = mul i64 0, %33
+  %168 = add i64 %166, %167
+  %169 = getelementptr float, ptr %data1, i64 %168
+  %170 = select i1 %164, ptr %169, ptr %3
+  %171 = select i1 %164, i64 %29, i64 32
   br label %loop32
 
 loop28:                                           ; preds = %loop.body29, %loop.body25
-  %i31 = phi i64 [ 0, %loop.body25 ], [ %174, %loop.body29 ]
-  %166 = icmp slt i64 %i31, 32
-  br i1 %166, label %loop.body29, label %loop.exit30
+  %i31 = phi i64 [ 0, %loop.body25 ], [ %180, %loop.body29 ]
+  %172 = icmp slt i64 %i31, 32
+  br i1 %172, label %loop.body29, label %loop.exit30
 
 loop.body29:                                      ; preds = %loop28
-  %167 = add i64 0, %i27
-  %168 = mul i64 %167, 32
-  %169 = add i64 %168, %i31
-  %170 = getelementptr inbounds float, ptr %7, i64 %169
-  %171 = load float, ptr %170, align 4
-  %172 = load float, ptr %4, align 4
-  %173 = fadd reassoc float %172, %171
-  store float %173, ptr %4, align 4
-  %174 = add nuw nsw i64 %i31, 1
+  %173 = add i64 0, %i27
+  %174 = mul i64 %173, 32
+  %175 = add i64 %174, %i31
+  %176 = getelementptr inbounds float, ptr %7, i64 %175
+  %177 = load float, ptr %176, align 4
+  %178 = load float, ptr %4, align 4
+  %179 = fadd reassoc float %178, %177
+  store float %179, ptr %4, align 4
+  %180 = add nuw nsw i64 %i31, 1
   br label %loop28
 
 loop.exit30:                                      ; preds = %loop28
-  %175 = load float, ptr %4, align 4
-  %176 = add i64 0, %i27
-  %177 = getelementptr inbounds float, ptr %6, i64 %176
-  store float %175, ptr %177, align 4
-  %178 = add nuw nsw i64 %i27, 1
+  %181 = load float, ptr %4, align 4
+  %182 = add i64 0, %i27
+  %183 = getelementptr inbounds float, ptr %6, i64 %182
+  store float %181, ptr %183, align 4
+  %184 = add nuw nsw i64 %i27, 1
   br label %loop24, !llvm.loop !4
 
 loop32:                                           ; preds = %loop.exit38, %loop.exit26
-  %i35 = phi i64 [ 0, %loop.exit26 ], [ %202, %loop.exit38 ]
-  %179 = icmp slt i64 %i35, 2
-  br i1 %179, label %loop.body33, label %loop.exit34
+  %i35 = phi i64 [ 0, %loop.exit26 ], [ %208, %loop.exit38 ]
+  %185 = icmp slt i64 %i35, 2
+  br i1 %185, label %loop.body33, label %loop.exit34
 
 loop.body33:                                      ; preds = %loop32
   br label %loop36
 
 loop.exit34:                                      ; preds = %loop32
-  %180 = xor i1 %158, true
-  br i1 %180, label %then40, label %join41
+  %186 = xor i1 %164, true
+  br i1 %186, label %then40, label %join41
 
 loop36:                                           ; preds = %loop.body37, %loop.body33
-  %i39 = phi i64 [ 0, %loop.body33 ], [ %201, %loop.body37 ]
-  %181 = icmp slt i64 %i39, 32
-  br i1 %181, label %loop.body37, label %loop.exit38
+  %i39 = phi i64 [ 0, %loop.body33 ], [ %207, %loop.body37 ]
+  %187 = icmp slt i64 %i39, 32
+  br i1 %187, label %loop.body37, label %loop.exit38
 
 loop.body37:                                      ; preds = %loop36
-  %182 = mul i64 %i35, %165
-  %183 = add i64 0, %182
-  %184 = mul i64 %i39, 1
-  %185 = add i64 %183, %184
-  %186 = getelementptr inbounds float, ptr %164, i64 %185
-  %187 = add i64 0, %i35
-  %188 = mul i64 %187, 32
-  %189 = add i64 %188, %i39
-  %190 = getelementptr inbounds float, ptr %7, i64 %189
-  %191 = load float, ptr %190, align 4
-  %192 = add i64 0, %i35
-  %193 = mul i64 %192, 1
-  %194 = add i64 %193, 0
-  %195 = urem i64 %194, 2
-  %196 = udiv i64 %194, 2
-  %197 = add i64 0, %195
-  %198 = getelementptr inbounds float, ptr %6, i64 %197
-  %199 = load float, ptr %198, align 4
-  %200 = fdiv float %191, %199
-  store float %200, ptr %186, align 4
-  %201 = add nuw nsw i64 %i39, 1
+  %188 = mul i64 %i35, %171
+  %189 = add i64 0, %188
+  %190 = mul i64 %i39, 1
+  %191 = add i64 %189, %190
+  %192 = getelementptr inbounds float, ptr %170, i64 %191
+  %193 = add i64 0, %i35
+  %194 = mul i64 %193, 32
+  %195 = add i64 %194, %i39
+  %196 = getelementptr inbounds float, ptr %7, i64 %195
+  %197 = load float, ptr %196, align 4
+  %198 = add i64 0, %i35
+  %199 = mul i64 %198, 1
+  %200 = add i64 %199, 0
+  %201 = urem i64 %200, 2
+  %202 = udiv i64 %200, 2
+  %203 = add i64 0, %201
+  %204 = getelementptr inbounds float, ptr %6, i64 %203
+  %205 = load float, ptr %204, align 4
+  %206 = fdiv float %197, %205
+  store float %206, ptr %192, align 4
+  %207 = add nuw nsw i64 %i39, 1
   br label %loop36, !llvm.loop !5
 
 loop.exit38:                                      ; preds = %loop36
-  %202 = add nuw nsw i64 %i35, 1
+  %208 = add nuw nsw i64 %i35, 1
   br label %loop32
 
 then40:                                           ; preds = %loop.exit34
-  %203 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
-  store i64 %40, ptr %203, align 4
-  %204 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
-  store i64 0, ptr %204, align 4
-  %205 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 7
-  %206 = load ptr, ptr %205, align 8
-  call void %206(ptr %24, i32 2, i32 4, ptr %block_firsts, ptr @block_shape, ptr %3)
+  %209 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
+  store i64 %46, ptr %209, align 4
+  %210 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
+  store i64 0, ptr %210, align 4
+  %211 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 7
+  %212 = load ptr, ptr %211, align 8
+  call void %212(ptr %24, i32 2, i32 4, ptr %block_firsts, ptr @block_shape, ptr %3)
   br label %join41
 
 join41:                                           ; preds = %then40, %loop.exit34
-  %207 = add nuw nsw i64 %i, 1
+  %213 = add nuw nsw i64 %i, 1
   br label %loop
 }
 

@@ -36,116 +36,122 @@ entry:
   %25 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 1, i32 0
   %26 = load i64, ptr %25, align 4
   %program_id = alloca [3 x i64], align 8
+  %27 = sub i64 %2, %1
   br label %loop
 
 loop:                                             ; preds = %join10, %entry
-  %i = phi i64 [ %1, %entry ], [ %88, %join10 ]
-  %27 = icmp slt i64 %i, %2
-  br i1 %27, label %loop.body, label %loop.exit
+  %i = phi i64 [ 0, %entry ], [ %94, %join10 ]
+  %28 = icmp slt i64 %i, %27
+  br i1 %28, label %loop.body, label %loop.exit
 
 loop.body:                                        ; preds = %loop
-  %28 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 0
-  store i64 %i, ptr %28, align 4
-  %29 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 1
-  store i64 0, ptr %29, align 4
-  %30 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 2
-  store i64 0, ptr %30, align 4
-  %31 = mul i64 %i, 1024
-  %32 = icmp eq i64 %12, 1
-  %33 = add i64 %31, 1024
-  %34 = icmp sle i64 %33, %10
-  %35 = icmp sge i64 %31, 0
-  %36 = and i1 %35, %34
-  %37 = and i1 %32, %36
-  %38 = mul i64 %31, %12
-  %39 = add i64 0, %38
-  %40 = getelementptr float, ptr %data, i64 %39
-  %41 = select i1 %37, ptr %40, ptr %5
-  %42 = icmp eq i64 %24, 1
-  %43 = add i64 %31, 1024
-  %44 = icmp sle i64 %43, %22
-  %45 = icmp sge i64 %31, 0
-  %46 = and i1 %45, %44
-  %47 = and i1 %42, %46
-  %48 = xor i1 %47, true
-  br i1 %48, label %then, label %join
+  %29 = add i64 %i, 0
+  %30 = sub i64 %29, %27
+  %31 = icmp sge i64 %29, %27
+  %32 = select i1 %31, i64 %30, i64 %29
+  %33 = add i64 %1, %32
+  %34 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 0
+  store i64 %33, ptr %34, align 4
+  %35 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 1
+  store i64 0, ptr %35, align 4
+  %36 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 2
+  store i64 0, ptr %36, align 4
+  %37 = mul i64 %33, 1024
+  %38 = icmp eq i64 %12, 1
+  %39 = add i64 %37, 1024
+  %40 = icmp sle i64 %39, %10
+  %41 = icmp sge i64 %37, 0
+  %42 = and i1 %41, %40
+  %43 = and i1 %38, %42
+  %44 = mul i64 %37, %12
+  %45 = add i64 0, %44
+  %46 = getelementptr float, ptr %data, i64 %45
+  %47 = select i1 %43, ptr %46, ptr %5
+  %48 = icmp eq i64 %24, 1
+  %49 = add i64 %37, 1024
+  %50 = icmp sle i64 %49, %22
+  %51 = icmp sge i64 %37, 0
+  %52 = and i1 %51, %50
+  %53 = and i1 %48, %52
+  %54 = xor i1 %53, true
+  br i1 %54, label %then, label %join
 
 loop.exit:                                        ; preds = %loop
   ret void
 
 then:                                             ; preds = %loop.body
-  %49 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
-  store i64 %31, ptr %49, align 4
-  %50 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
-  %51 = load ptr, ptr %50, align 8
-  call void %51(ptr %19, i32 1, i32 4, ptr %block_firsts, ptr @block_shape, i64 0, ptr %4)
+  %55 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
+  store i64 %37, ptr %55, align 4
+  %56 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
+  %57 = load ptr, ptr %56, align 8
+  call void %57(ptr %19, i32 1, i32 4, ptr %block_firsts, ptr @block_shape, i64 0, ptr %4)
   br label %join
 
 join:                                             ; preds = %then, %loop.body
-  %52 = mul i64 %31, %24
-  %53 = add i64 0, %52
-  %54 = getelementptr float, ptr %data2, i64 %53
-  %55 = select i1 %47, ptr %54, ptr %4
-  %56 = icmp eq i64 %18, 1
-  %57 = add i64 %31, 1024
-  %58 = icmp sle i64 %57, %16
-  %59 = icmp sge i64 %31, 0
-  %60 = and i1 %59, %58
-  %61 = and i1 %56, %60
-  %62 = xor i1 %61, true
-  br i1 %62, label %then3, label %join4
+  %58 = mul i64 %37, %24
+  %59 = add i64 0, %58
+  %60 = getelementptr float, ptr %data2, i64 %59
+  %61 = select i1 %53, ptr %60, ptr %4
+  %62 = icmp eq i64 %18, 1
+  %63 = add i64 %37, 1024
+  %64 = icmp sle i64 %63, %16
+  %65 = icmp sge i64 %37, 0
+  %66 = and i1 %65, %64
+  %67 = and i1 %62, %66
+  %68 = xor i1 %67, true
+  br i1 %68, label %then3, label %join4
 
 then3:                                            ; preds = %join
-  %63 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
-  store i64 %31, ptr %63, align 4
-  %64 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
-  %65 = load ptr, ptr %64, align 8
-  call void %65(ptr %13, i32 1, i32 4, ptr %block_firsts, ptr @block_shape, i64 0, ptr %3)
+  %69 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
+  store i64 %37, ptr %69, align 4
+  %70 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
+  %71 = load ptr, ptr %70, align 8
+  call void %71(ptr %13, i32 1, i32 4, ptr %block_firsts, ptr @block_shape, i64 0, ptr %3)
   br label %join4
 
 join4:                                            ; preds = %then3, %join
-  %66 = mul i64 %31, %18
-  %67 = add i64 0, %66
-  %68 = getelementptr float, ptr %data1, i64 %67
-  %69 = select i1 %61, ptr %68, ptr %3
+  %72 = mul i64 %37, %18
+  %73 = add i64 0, %72
+  %74 = getelementptr float, ptr %data1, i64 %73
+  %75 = select i1 %67, ptr %74, ptr %3
   br label %loop5
 
 loop5:                                            ; preds = %loop.body6, %join4
-  %i8 = phi i64 [ 0, %join4 ], [ %83, %loop.body6 ]
-  %70 = icmp slt i64 %i8, 1024
-  br i1 %70, label %loop.body6, label %loop.exit7
+  %i8 = phi i64 [ 0, %join4 ], [ %89, %loop.body6 ]
+  %76 = icmp slt i64 %i8, 1024
+  br i1 %76, label %loop.body6, label %loop.exit7
 
 loop.body6:                                       ; preds = %loop5
-  %71 = mul i64 %i8, 1
-  %72 = add i64 0, %71
-  %73 = getelementptr inbounds float, ptr %41, i64 %72
-  %74 = mul i64 %i8, 1
-  %75 = add i64 0, %74
-  %76 = getelementptr inbounds float, ptr %55, i64 %75
-  %77 = load float, ptr %76, align 4
-  %78 = mul i64 %i8, 1
-  %79 = add i64 0, %78
-  %80 = getelementptr inbounds float, ptr %69, i64 %79
-  %81 = load float, ptr %80, align 4
-  %82 = fadd float %77, %81
-  store float %82, ptr %73, align 4
-  %83 = add nuw nsw i64 %i8, 1
+  %77 = mul i64 %i8, 1
+  %78 = add i64 0, %77
+  %79 = getelementptr inbounds float, ptr %47, i64 %78
+  %80 = mul i64 %i8, 1
+  %81 = add i64 0, %80
+  %82 = getelementptr inbounds float, ptr %61, i64 %81
+  %83 = load float, ptr %82, align 4
+  %84 = mul i64 %i8, 1
+  %85 = add i64 0, %84
+  %86 = getelementptr inbounds float, ptr %75, i64 %85
+  %87 = load float, ptr %86, align 4
+  %88 = fadd float %83, %87
+  store float %88, ptr %79, align 4
+  %89 = add nuw nsw i64 %i8, 1
   br label %loop5, !llvm.loop !0
 
 loop.exit7:                                       ; preds = %loop5
-  %84 = xor i1 %37, true
-  br i1 %84, label %then9, label %join10
+  %90 = xor i1 %43, true
+  br i1 %90, label %then9, label %join10
 
 then9:                                            ; preds = %loop.exit7
-  %85 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
-  store i64 %31, ptr %85, align 4
-  %86 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 7
-  %87 = load ptr, ptr %86, align 8
-  call void %87(ptr %7, i32 1, i32 4, ptr %block_firsts, ptr @block_shape, ptr %5)
+  %91 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
+  store i64 %37, ptr %91, align 4
+  %92 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 7
+  %93 = load ptr, ptr %92, align 8
+  call void %93(ptr %7, i32 1, i32 4, ptr %block_firsts, ptr @block_shape, ptr %5)
   br label %join10
 
 join10:                                           ; preds = %then9, %loop.exit7
-  %88 = add nuw nsw i64 %i, 1
+  %94 = add nuw nsw i64 %i, 1
   br label %loop
 }
 
