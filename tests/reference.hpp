@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <string>
 #include <utility>
@@ -221,6 +222,38 @@ inline std::string shapeText(const Shape& s) {
   std::string r = "[";
   for (size_t d = 0; d < s.size(); ++d) r += (d ? ", " : "") + std::to_string(s[d]);
   return r + "]";
+}
+
+// An element of an [m, n] product that differs from float64's (productMismatches).
+struct ProductMismatch {
+  int64_t row, col;
+  double got, want;
+};
+
+// The elements of `out`, an [m, n] product of k terms term(r, c, i) added to start(r, c), that
+// differ from the float64 sum: NaN where it is NaN, the same infinity, else within 2 (k + 2) u of
+// f32 of the terms' magnitudes (the bound of f32 sums in any order); an i32 `out` exactly,
+// wrapped to 32 bits.
+inline std::vector<ProductMismatch> productMismatches(const Tensor& out, int64_t m, int64_t n, int64_t k,
+                                                      const std::function<double(int64_t, int64_t, int64_t)>& term,
+                                                      const std::function<double(int64_t, int64_t)>& start = {}) {
+  std::vector<ProductMismatch> bad;
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t c = 0; c < n; ++c) {
+      double sum = start ? start(r, c) : 0, magnitude = std::fabs(sum);
+      for (int64_t i = 0; i < k; ++i) {
+        double t = term(r, c, i);
+        sum += t;
+        magnitude += std::fabs(t);
+      }
+      double got = out.item(r * n + c);
+      bool ok = std::isnan(sum) ? std::isnan(got)
+                : std::isinf(sum) ? got == sum
+                : out.dtype() == DType::i32 ? got == static_cast<double>(static_cast<int32_t>(static_cast<int64_t>(sum)))
+                                            : std::fabs(got - sum) <= 2.0 * double(k + 2) * 0x1p-24 * magnitude + 1e-30;
+      if (!ok) bad.push_back({r, c, got, sum});
+    }
+  return bad;
 }
 
 }  // namespace tj::ref

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "devices/vulkan/vulkan_runtime.hpp"
+#include "tests/reference.hpp"
 #include "ir/ir.hpp"
 #include "ir/passes.hpp"
 
@@ -227,5 +228,14 @@ inline Assembled assemble(const std::string& ptx, const std::string& arch, bool 
   return out;
 }
 inline std::string assemblePtx(const std::string& ptx, const std::string& arch) { return assemble(ptx, arch, false).report; }
+
+// FAIL_CHECKs the first mismatches of ref::productMismatches and CHECKs there are none.
+inline void checkProduct(const Tensor& out, int64_t m, int64_t n, int64_t k, const std::function<double(int64_t, int64_t, int64_t)>& term,
+                  const std::function<double(int64_t, int64_t)>& start = {}) {
+  std::vector<ref::ProductMismatch> bad = ref::productMismatches(out, m, n, k, term, start);
+  for (size_t i = 0; i < std::min<size_t>(bad.size(), 5); ++i)
+    FAIL_CHECK("out[", bad[i].row, ", ", bad[i].col, "] = ", bad[i].got, ", float64 says ", bad[i].want);
+  CHECK(bad.empty());
+}
 
 }  // namespace tj::test

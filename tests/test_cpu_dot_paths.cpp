@@ -16,6 +16,7 @@
 #include "jit/cpu_compiler.hpp"
 #include "jit/cpu_target.hpp"
 #include "lower/cpu/plan_buffers.hpp"
+#include "tests/support.hpp"
 
 using namespace tj;
 
@@ -136,24 +137,9 @@ void checkGemm(const DotPath& path, const Shape& sizes, const Shape& block, bool
   for (const Tensor& t : traced.tensors) args.push_back(t.launchArg());
   std::vector<int64_t> grid{cdiv(M, bm), cdiv(N, bn)};
   device.launch(kernel, {args, grid, {}});
-  int64_t wrong = 0;
-  for (int64_t r = 0; r < M; ++r)
-    for (int64_t c = 0; c < N; ++c) {
-      double sum = bias ? init.item(r * N + c) : 0, magnitude = std::fabs(sum);
-      auto input = [&](double v) { return path.flushesSubnormalInputs() && std::fabs(v) < 0x1p-126 ? 0.0 : v; };
-      for (int64_t k = 0; k < K; ++k) {
-        double term = input(a.item(r * K + k)) * input(b.item(k * N + c));
-        sum += term;
-        magnitude += std::fabs(term);
-      }
-      double got = out.item(r * N + c);
-      bool ok = std::isnan(sum) ? std::isnan(got)
-                : std::isinf(sum) ? got == sum
-                : result == DType::i32 ? got == static_cast<double>(static_cast<int32_t>(static_cast<int64_t>(sum)))
-                                       : std::fabs(got - sum) <= 2.0 * (K + 2) * 0x1p-24 * magnitude + 1e-30;
-      if (!ok && wrong++ < 5) FAIL_CHECK("out[", r, ", ", c, "] = ", got, ", float64 says ", sum);
-    }
-  CHECK(wrong == 0);
+  auto input = [&](double v) { return path.flushesSubnormalInputs() && std::fabs(v) < 0x1p-126 ? 0.0 : v; };
+  test::checkProduct(out, M, N, K, [&](int64_t r, int64_t c, int64_t k) { return input(a.item(r * K + k)) * input(b.item(k * N + c)); },
+               [&](int64_t r, int64_t c) { return bias ? init.item(r * N + c) : 0.0; });
 }
 
 std::string shapeText(const Shape& s) {
@@ -309,23 +295,11 @@ TEST_CASE("cpu dot paths: an f32 tile rounded to bf16 for the dot, by the host's
       std::vector<TensorArg> args;
       for (const Tensor& t : traced.tensors) args.push_back(t.launchArg());
       device.launch(*traced.kernel, {args, std::vector<int64_t>{cdiv(M, bm)}, {}});
-      int64_t wrong = 0;
-      for (int64_t r = 0; r < M; ++r)
-        for (int64_t c = 0; c < N; ++c) {
-          double sum = 0, magnitude = 0;
-          for (int64_t k = 0; k < K; ++k) {
-            double pv = Tensor::from({1}, {probabilities.item(r * K + k)}, DType::bf16).item(0);  // rounded to nearest even
-            if (form.flushesSubnormalInputs() && std::fabs(probabilities.item(r * K + k)) < 0x1p-126) pv = 0;
-            double term = pv * b.item(k * N + c);
-            sum += term;
-            magnitude += std::fabs(term);
-          }
-          double got = out.item(r * N + c);
-          bool ok = std::isnan(sum) ? std::isnan(got) : std::isinf(sum) ? got == sum
-                                                      : std::fabs(got - sum) <= 2.0 * (K + 2) * 0x1p-24 * magnitude + 1e-30;
-          if (!ok && wrong++ < 5) FAIL_CHECK("out[", r, ", ", c, "] = ", got, ", float64 says ", sum);
-        }
-      CHECK(wrong == 0);
+      test::checkProduct(out, M, N, K, [&](int64_t r, int64_t c, int64_t k) {
+        double p = probabilities.item(r * K + k);
+        double rounded = Tensor::from({1}, {p}, DType::bf16).item(0);  // to nearest even
+        return (form.flushesSubnormalInputs() && std::fabs(p) < 0x1p-126 ? 0.0 : rounded) * b.item(k * N + c);
+      });
     }
   }
 }

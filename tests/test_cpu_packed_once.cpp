@@ -18,6 +18,7 @@
 #include "jit/cpu_target.hpp"
 #include "jit/kernel_cache.hpp"
 #include "lower/cpu/plan_buffers.hpp"
+#include "tests/support.hpp"
 
 using namespace tj;
 
@@ -145,6 +146,38 @@ Tensor operand(const Shape& shape, DType t, uint64_t seed) {
   return Tensor::from(shape, v, t);
 }
 
+// Runs a kernel's entry over a grid of rows x cols programs straight through the ABI, on
+// `threads` threads, with `workspace`; returns the faults it reported.
+uint32_t runThroughAbi(cpu::KernelEntry entry, const std::vector<Tensor>& tensors, int64_t rows, int64_t cols,
+                       TestWorkspace& workspace, int threads) {
+  std::vector<cpu::TensorDesc> descs;
+  for (const Tensor& t : tensors) {
+    TensorArg arg = t.launchArg();
+    cpu::TensorDesc d{arg.data, {1, 1, 1, 1}, {0, 0, 0, 0}};
+    std::copy(arg.shape.begin(), arg.shape.end(), d.shape);
+    std::copy(arg.strides.begin(), arg.strides.end(), d.strides);
+    descs.push_back(d);
+  }
+  cpu::KernelFaults faults;
+  cpu::KernelArgs args{descs.data(), {rows, cols, 1}, nullptr, nullptr, &faults, nullptr,
+                       cpu::gatherBlock, cpu::scatterBlock, TestWorkspace::provide, &workspace};
+  cpu::ThreadPool pool(threads);
+  pool.parallelFor(rows * cols, [&](int64_t begin, int64_t end) { entry(&args, begin, end); });
+  return faults.bits;
+}
+
+// The compiled entry of a traced kernel, for the host, from `cache`.
+cpu::KernelEntry entryOf(jit::KernelCache& cache, const TracedKernel& traced) {
+  jit::ArtifactKey key{jit::ArtifactKind::cpuObject, traced.hash, jit::hostTarget().deviceFeatures, jit::compileOptions()};
+  cpu::KernelEntry entry = cache.lookup(*traced.kernel, key).entry;
+  REQUIRE_MESSAGE(bool(entry), "no entry for kernel " << traced.kernel->name);
+  return entry;
+}
+
+jit::KernelCache hostCache() {
+  return jit::KernelCache([](const ir::Kernel& k, const std::string& entry) { return jit::compileKernel(k, entry); }, "");
+}
+
 }  // namespace
 
 TEST_CASE("packed-once blocks: programs share them, pack their own while a slot is taken, or without a workspace") {
@@ -162,30 +195,14 @@ TEST_CASE("packed-once blocks: programs share them, pack their own while a slot 
     REQUIRE(dotOperandB(kernel, plan).second == cpu::Placement::packedOnce);
     const bool aPackedOnce = plan.packedOnce.size() == 2;
     if (dtype == DType::f16) CHECK(aPackedOnce);
-    jit::KernelCache cache([](const ir::Kernel& k, const std::string& entry) { return jit::compileKernel(k, entry); }, "");
-    jit::ArtifactKey key{jit::ArtifactKind::cpuObject, traced.hash, jit::hostTarget().deviceFeatures, jit::compileOptions()};
-    cpu::KernelEntry entry = cache.lookup(kernel, key).entry;
-    REQUIRE_MESSAGE(bool(entry), "no entry for kernel " << kernel.name);
+    jit::KernelCache cache = hostCache();
+    cpu::KernelEntry entry = entryOf(cache, traced);
 
     for (int start : {0, 1, 2}) {  // slots empty, slots taken, no workspace
       INFO(dtypeName(dtype), start == 0 ? ": slots empty" : start == 1 ? ": slots taken" : ": no workspace");
       Tensor out = Tensor::full({M, N}, result == DType::i32 ? -7777777 : 1e30, result);
-      std::vector<cpu::TensorDesc> descs;
-      for (const Tensor& t : {a, b, out}) {
-        TensorArg arg = t.launchArg();
-        cpu::TensorDesc d{arg.data, {1, 1, 1, 1}, {0, 0, 0, 0}};
-        std::copy(arg.shape.begin(), arg.shape.end(), d.shape);
-        std::copy(arg.strides.begin(), arg.strides.end(), d.strides);
-        descs.push_back(d);
-      }
       TestWorkspace workspace{.state = start == 1 ? 1 : 0, .given = start != 2};
-      cpu::KernelFaults faults;
-      const int64_t programs = cdiv(M, block[0]) * cdiv(N, block[2]);
-      cpu::KernelArgs args{descs.data(), {cdiv(M, block[0]), cdiv(N, block[2]), 1}, nullptr, nullptr, &faults, nullptr,
-                           cpu::gatherBlock, cpu::scatterBlock, TestWorkspace::provide, &workspace};
-      cpu::ThreadPool pool(3);
-      pool.parallelFor(programs, [&](int64_t begin, int64_t end) { entry(&args, begin, end); });
-      CHECK(faults.bits == 0);
+      CHECK(runThroughAbi(entry, {a, b, out}, cdiv(M, block[0]), cdiv(N, block[2]), workspace, 3) == 0);
       CHECK(workspace.calls > 0);
       CHECK(workspace.otherRequests == 0);
       const int64_t blocks = cdiv(K, block[1]) * cdiv(N, block[2]) + (aPackedOnce ? cdiv(M, block[0]) * cdiv(K, block[1]) : 0);
@@ -199,23 +216,7 @@ TEST_CASE("packed-once blocks: programs share them, pack their own while a slot 
                                      [](std::byte x) { return x == TestWorkspace::kPoison; });
         CHECK_MESSAGE(untouched, "a program packed into a slot another program had taken");
       }
-      int64_t wrong = 0;
-      for (int64_t r = 0; r < M; ++r)
-        for (int64_t col = 0; col < N; ++col) {
-          double sum = 0, magnitude = 0;
-          for (int64_t k = 0; k < K; ++k) {
-            double term = a.item(r * K + k) * b.item(k * N + col);
-            sum += term;
-            magnitude += std::fabs(term);
-          }
-          double got = out.item(r * N + col);
-          bool ok = std::isnan(sum) ? std::isnan(got)
-                    : std::isinf(sum) ? got == sum
-                    : result == DType::i32 ? got == sum
-                                           : std::fabs(got - sum) <= 2.0 * (K + 2) * 0x1p-24 * magnitude + 1e-30;
-          if (!ok && wrong++ < 5) FAIL_CHECK("out[", r, ", ", col, "] = ", got, ", float64 says ", sum);
-        }
-      CHECK(wrong == 0);
+      test::checkProduct(out, M, N, K, [&](int64_t r, int64_t c, int64_t k) { return a.item(r * K + k) * b.item(k * N + c); });
     }
   }
 }
@@ -240,41 +241,14 @@ TEST_CASE("packed-once blocks: offsets off the block grid or outside the tensor 
     const ir::Kernel& kernel = *traced.kernel;
     REQUIRE(dotOperandB(kernel, cpu::planBuffers(kernel, cpu::UseInfo(kernel), jit::loweringOptions())).second ==
             cpu::Placement::packedOnce);
-    jit::KernelCache cache([](const ir::Kernel& k, const std::string& entry) { return jit::compileKernel(k, entry); }, "");
-    jit::ArtifactKey key{jit::ArtifactKind::cpuObject, traced.hash, jit::hostTarget().deviceFeatures, jit::compileOptions()};
-    cpu::KernelEntry entry = cache.lookup(kernel, key).entry;
-    REQUIRE_MESSAGE(bool(entry), "no entry for kernel " << kernel.name);
-    std::vector<cpu::TensorDesc> descs;
-    for (const Tensor& t : {a, b, c}) {
-      TensorArg arg = t.launchArg();
-      cpu::TensorDesc d{arg.data, {1, 1, 1, 1}, {0, 0, 0, 0}};
-      std::copy(arg.shape.begin(), arg.shape.end(), d.shape);
-      std::copy(arg.strides.begin(), arg.strides.end(), d.strides);
-      descs.push_back(d);
-    }
+    jit::KernelCache cache = hostCache();
+    cpu::KernelEntry entry = entryOf(cache, traced);
     TestWorkspace workspace;
-    cpu::KernelFaults faults;
-    cpu::KernelArgs args{descs.data(), {cdiv(M, bm), cdiv(N, bn), 1}, nullptr, nullptr, &faults, nullptr,
-                         cpu::gatherBlock, cpu::scatterBlock, TestWorkspace::provide, &workspace};
-    cpu::ThreadPool pool(2);
-    pool.parallelFor(cdiv(M, bm) * cdiv(N, bn), [&](int64_t begin, int64_t end) { entry(&args, begin, end); });
-    CHECK(faults.bits == 0);
+    CHECK(runThroughAbi(entry, {a, b, c}, cdiv(M, bm), cdiv(N, bn), workspace, 2) == 0);
     CHECK(workspace.slotsIn(0) == workspace.flagBytes / 4);  // none claimed
-    int64_t wrong = 0;
-    for (int64_t r = 0; r < M; ++r)
-      for (int64_t col = 0; col < N; ++col) {
-        double sum = 0, magnitude = 0;
-        for (int64_t k = 0; k < K; ++k) {
-          int64_t row = k + shift;  // B's row that meets A's column k; the fill, 0, outside B
-          double term = a.item(r * K + k) * (row < 0 || row >= K ? 0.0 : b.item(row * N + col));
-          sum += term;
-          magnitude += std::fabs(term);
-        }
-        double got = c.item(r * N + col);
-        bool ok = std::isnan(sum) ? std::isnan(got) : std::isinf(sum) ? got == sum
-                                                    : std::fabs(got - sum) <= 2.0 * (K + 2) * 0x1p-24 * magnitude + 1e-30;
-        if (!ok && wrong++ < 5) FAIL_CHECK("c[", r, ", ", col, "] = ", got, ", float64 says ", sum);
-      }
-    CHECK(wrong == 0);
+    test::checkProduct(c, M, N, K, [&](int64_t r, int64_t col, int64_t k) {
+      int64_t row = k + shift;  // B's row that meets A's column k; the fill, 0, outside B
+      return a.item(r * K + k) * (row < 0 || row >= K ? 0.0 : b.item(row * N + col));
+    });
   }
 }
