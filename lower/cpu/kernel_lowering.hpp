@@ -146,6 +146,10 @@ class KernelLowering {
   // k (packPairs, packQuads) for the products that take them.
   enum class BPacking { rows, pairs, quads };
   BPacking bPackingOf(const ir::Op& dot) const;
+  // The k a step of the micro-kernel multiplies: one, or a 4-byte group of pairs or quads.
+  static int64_t groupSize(DotProducts products) {
+    return products == DotProducts::quads ? 4 : products == DotProducts::pairs ? 2 : 1;
+  }
   // The bytes of a dot's operand (0: A, 1: B) in the form its micro-kernel reads.
   int64_t packedOperandBytes(const ir::Op& dot, size_t operand) const;
   // B's block from its buffer `b` into `packed`, as bPackingOf says; returns `packed`.

@@ -367,9 +367,8 @@ void KernelLowering::emitMicroTileRow(const ir::Op& op, llvm::Value* c, const Mi
         b_.CreateStore(b_.CreateAlignedLoad(vecTy, cAddress(row, col), llvm::Align(4)), acc[r * vectors + v]);
       });
     });
-    int64_t perStep = tile.products == DotProducts::quads ? 4 : tile.products == DotProducts::pairs ? 2 : 1;
     std::vector<llvm::Value*> aRows = rowPointers(tile, row0);
-    emitLoop(b_, i64(0), i64(k / perStep), [&](llvm::Value* step) {
+    emitLoop(b_, i64(0), i64(k / groupSize(tile.products)), [&](llvm::Value* step) {
       if (tile.products != DotProducts::single) return emitGroupStep(op, tile, step, aRows, col0);
       std::vector<llvm::Value*> bRow(static_cast<size_t>(vectors));
       for (int64_t v = 0; v < vectors; ++v) {
@@ -533,7 +532,7 @@ void KernelLowering::emitGroupStep(const ir::Op& op, const MicroTile& tile, llvm
     llvm::Value* offset = b_.CreateMul(b_.CreateAdd(b_.CreateMul(group, i64(n)), col), i64(4));
     bWords[v] = b_.CreateAlignedLoad(wordsTy, b_.CreateInBoundsGEP(b_.getInt8Ty(), tile.packedB, offset), llvm::Align(4));
   }
-  llvm::Value* k0 = b_.CreateMul(group, i64(tile.products == DotProducts::quads ? 4 : 2));
+  llvm::Value* k0 = b_.CreateMul(group, i64(groupSize(tile.products)));
   for (int64_t r = 0; r < tile.rows; ++r) {
     llvm::Value* word = b_.CreateAlignedLoad(b_.getInt32Ty(), b_.CreateInBoundsGEP(tile.aElement, aRows[r], k0), llvm::Align(1));
     llvm::Value* aWords = b_.CreateVectorSplat(static_cast<unsigned>(lanes), word);

@@ -93,31 +93,20 @@ llvm::Value* KernelLowering::lowerPackedOnce(ValueId v) {
   llvm::Value* packedInSlot = b_.CreateGEP(b_.getInt8Ty(), region.blocks, b_.CreateMul(slot, i64(region.blockBytes)));
   llvm::Value* own = allocateBuffer({DType::i8, {region.blockBytes}});
 
-  llvm::IRBuilder<> entry(allocaBlock_, allocaBlock_->begin());
-  llvm::Value* packedSlot = entry.CreateAlloca(b_.getPtrTy());
-  llvm::Value* mustPackSlot = entry.CreateAlloca(b_.getInt1Ty());
-  llvm::Value* claimedSlot = entry.CreateAlloca(b_.getInt1Ty());
-  b_.CreateStore(own, packedSlot);
-  b_.CreateStore(b_.getTrue(), mustPackSlot);
-  b_.CreateStore(b_.getFalse(), claimedSlot);
-  emitIf(b_, hasSlot, [&] {
+  llvm::Value* ready = emitIfValue(b_, hasSlot, [&] {
     auto* state = b_.CreateAlignedLoad(b_.getInt32Ty(), flag, llvm::Align(kFlagBytes));
     state->setAtomic(llvm::AtomicOrdering::Acquire);
-    emitIf(b_, b_.CreateICmpEQ(state, b_.getInt32(kSlotPacked)), [&] {
-      b_.CreateStore(packedInSlot, packedSlot);
-      b_.CreateStore(b_.getFalse(), mustPackSlot);
-    }, [&] {
-      auto* claim = b_.CreateAtomicCmpXchg(flag, b_.getInt32(kSlotEmpty), b_.getInt32(kSlotPacking), llvm::Align(kFlagBytes),
-                                           llvm::AtomicOrdering::Monotonic, llvm::AtomicOrdering::Monotonic);
-      llvm::Value* claimed = b_.CreateExtractValue(claim, 1);
-      b_.CreateStore(claimed, claimedSlot);
-      b_.CreateStore(b_.CreateSelect(claimed, packedInSlot, own), packedSlot);
-    });
-  });
-  llvm::Value* packed = b_.CreateLoad(b_.getPtrTy(), packedSlot);
-  emitIf(b_, b_.CreateLoad(b_.getInt1Ty(), mustPackSlot), [&] {
+    return b_.CreateICmpEQ(state, b_.getInt32(kSlotPacked));
+  }, b_.getFalse());
+  llvm::Value* claimed = emitIfValue(b_, b_.CreateAnd(hasSlot, b_.CreateNot(ready)), [&] {
+    auto* claim = b_.CreateAtomicCmpXchg(flag, b_.getInt32(kSlotEmpty), b_.getInt32(kSlotPacking), llvm::Align(kFlagBytes),
+                                         llvm::AtomicOrdering::Monotonic, llvm::AtomicOrdering::Monotonic);
+    return b_.CreateExtractValue(claim, 1);
+  }, b_.getFalse());
+  llvm::Value* packed = b_.CreateSelect(b_.CreateOr(ready, claimed), packedInSlot, own);
+  emitIf(b_, b_.CreateNot(ready), [&] {
     packOperand(v, packed);
-    emitIf(b_, b_.CreateLoad(b_.getInt1Ty(), claimedSlot), [&] {
+    emitIf(b_, claimed, [&] {
       auto* done = b_.CreateAlignedStore(b_.getInt32(kSlotPacked), flag, llvm::Align(kFlagBytes));
       done->setAtomic(llvm::AtomicOrdering::Release);
     });

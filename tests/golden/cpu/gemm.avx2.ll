@@ -10,170 +10,167 @@ entry:
   %3 = alloca float, i64 8192, align 64
   %block_firsts = alloca [4 x i64], align 8
   %4 = alloca float, i64 4096, align 64
-  %5 = alloca ptr, align 8
-  %6 = alloca i1, align 1
-  %7 = alloca i1, align 1
-  %8 = alloca i8, i64 16384, align 64
-  %9 = alloca float, i64 8192, align 64
-  %10 = alloca float, i64 8192, align 64
-  %11 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 0
-  %tensors = load ptr, ptr %11, align 8
-  %12 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %tensors, i64 0
-  %13 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %12, i32 0, i32 0
-  %data = load ptr, ptr %13, align 8
-  %14 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %12, i32 0, i32 1, i32 0
-  %15 = load i64, ptr %14, align 4
-  %16 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %12, i32 0, i32 2, i32 0
-  %17 = load i64, ptr %16, align 4
-  %18 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %12, i32 0, i32 1, i32 1
-  %19 = load i64, ptr %18, align 4
-  %20 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %12, i32 0, i32 2, i32 1
-  %21 = load i64, ptr %20, align 4
-  %22 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %tensors, i64 1
-  %23 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %22, i32 0, i32 0
-  %data1 = load ptr, ptr %23, align 8
-  %24 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %22, i32 0, i32 1, i32 0
-  %25 = load i64, ptr %24, align 4
-  %26 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %22, i32 0, i32 2, i32 0
-  %27 = load i64, ptr %26, align 4
-  %28 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %22, i32 0, i32 1, i32 1
-  %29 = load i64, ptr %28, align 4
-  %30 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %22, i32 0, i32 2, i32 1
-  %31 = load i64, ptr %30, align 4
-  %32 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %tensors, i64 2
-  %33 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %32, i32 0, i32 0
-  %data2 = load ptr, ptr %33, align 8
-  %34 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %32, i32 0, i32 1, i32 0
-  %35 = load i64, ptr %34, align 4
-  %36 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %32, i32 0, i32 2, i32 0
-  %37 = load i64, ptr %36, align 4
-  %38 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %32, i32 0, i32 1, i32 1
-  %39 = load i64, ptr %38, align 4
-  %40 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %32, i32 0, i32 2, i32 1
-  %41 = load i64, ptr %40, align 4
-  %42 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 1, i32 0
-  %43 = load i64, ptr %42, align 4
-  %44 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 1, i32 1
-  %45 = load i64, ptr %44, align 4
+  %5 = alloca i8, i64 16384, align 64
+  %6 = alloca float, i64 8192, align 64
+  %7 = alloca float, i64 8192, align 64
+  %8 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 0
+  %tensors = load ptr, ptr %8, align 8
+  %9 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %tensors, i64 0
+  %10 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %9, i32 0, i32 0
+  %data = load ptr, ptr %10, align 8
+  %11 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %9, i32 0, i32 1, i32 0
+  %12 = load i64, ptr %11, align 4
+  %13 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %9, i32 0, i32 2, i32 0
+  %14 = load i64, ptr %13, align 4
+  %15 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %9, i32 0, i32 1, i32 1
+  %16 = load i64, ptr %15, align 4
+  %17 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %9, i32 0, i32 2, i32 1
+  %18 = load i64, ptr %17, align 4
+  %19 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %tensors, i64 1
+  %20 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %19, i32 0, i32 0
+  %data1 = load ptr, ptr %20, align 8
+  %21 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %19, i32 0, i32 1, i32 0
+  %22 = load i64, ptr %21, align 4
+  %23 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %19, i32 0, i32 2, i32 0
+  %24 = load i64, ptr %23, align 4
+  %25 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %19, i32 0, i32 1, i32 1
+  %26 = load i64, ptr %25, align 4
+  %27 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %19, i32 0, i32 2, i32 1
+  %28 = load i64, ptr %27, align 4
+  %29 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %tensors, i64 2
+  %30 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %29, i32 0, i32 0
+  %data2 = load ptr, ptr %30, align 8
+  %31 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %29, i32 0, i32 1, i32 0
+  %32 = load i64, ptr %31, align 4
+  %33 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %29, i32 0, i32 2, i32 0
+  %34 = load i64, ptr %33, align 4
+  %35 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %29, i32 0, i32 1, i32 1
+  %36 = load i64, ptr %35, align 4
+  %37 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %29, i32 0, i32 2, i32 1
+  %38 = load i64, ptr %37, align 4
+  %39 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 1, i32 0
+  %40 = load i64, ptr %39, align 4
+  %41 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 1, i32 1
+  %42 = load i64, ptr %41, align 4
   %program_id = alloca [3 x i64], align 8
-  %46 = srem i64 %25, 64
-  %47 = icmp ne i64 %46, 0
-  %48 = zext i1 %47 to i64
-  %49 = sdiv i64 %25, 64
-  %50 = add i64 %49, %48
-  %51 = mul i64 1, %50
-  %52 = sitofp i64 %50 to double
-  %53 = fmul double 1.638800e+04, %52
-  %54 = srem i64 %29, 64
-  %55 = icmp ne i64 %54, 0
-  %56 = zext i1 %55 to i64
-  %57 = sdiv i64 %29, 64
-  %58 = add i64 %57, %56
-  %59 = mul i64 %51, %58
-  %60 = sitofp i64 %58 to double
-  %61 = fmul double %53, %60
-  %62 = mul i64 1, %43
-  %63 = fcmp ole double %61, 0x41C0000000000000
-  %64 = icmp sgt i64 %62, 1
-  %65 = and i1 %64, %63
-  %66 = select i1 %65, i64 %59, i64 0
-  %67 = mul i64 %66, 4
-  %68 = add i64 0, %67
-  %69 = mul i64 %66, 16384
-  %70 = add i64 0, %69
-  %71 = add i64 %68, 63
-  %72 = and i64 %71, -64
-  %73 = add i64 %72, %70
-  %74 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 8
-  %workspace_fn = load ptr, ptr %74, align 8
-  %75 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 9
-  %76 = load ptr, ptr %75, align 8
-  %77 = icmp sgt i64 %73, 0
-  %78 = icmp ne ptr %workspace_fn, null
-  %79 = and i1 %78, %77
-  br i1 %79, label %then, label %join
+  %43 = srem i64 %22, 64
+  %44 = icmp ne i64 %43, 0
+  %45 = zext i1 %44 to i64
+  %46 = sdiv i64 %22, 64
+  %47 = add i64 %46, %45
+  %48 = mul i64 1, %47
+  %49 = sitofp i64 %47 to double
+  %50 = fmul double 1.638800e+04, %49
+  %51 = srem i64 %26, 64
+  %52 = icmp ne i64 %51, 0
+  %53 = zext i1 %52 to i64
+  %54 = sdiv i64 %26, 64
+  %55 = add i64 %54, %53
+  %56 = mul i64 %48, %55
+  %57 = sitofp i64 %55 to double
+  %58 = fmul double %50, %57
+  %59 = mul i64 1, %40
+  %60 = fcmp ole double %58, 0x41C0000000000000
+  %61 = icmp sgt i64 %59, 1
+  %62 = and i1 %61, %60
+  %63 = select i1 %62, i64 %56, i64 0
+  %64 = mul i64 %63, 4
+  %65 = add i64 0, %64
+  %66 = mul i64 %63, 16384
+  %67 = add i64 0, %66
+  %68 = add i64 %65, 63
+  %69 = and i64 %68, -64
+  %70 = add i64 %69, %67
+  %71 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 8
+  %workspace_fn = load ptr, ptr %71, align 8
+  %72 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 9
+  %73 = load ptr, ptr %72, align 8
+  %74 = icmp sgt i64 %70, 0
+  %75 = icmp ne ptr %workspace_fn, null
+  %76 = and i1 %75, %74
+  br i1 %76, label %then, label %join
 
 then:                                             ; preds = %entry
-  %80 = call ptr %workspace_fn(ptr %76, i64 %73, i64 %68)
+  %77 = call ptr %workspace_fn(ptr %73, i64 %70, i64 %65)
   br label %join
 
 join:                                             ; preds = %then, %entry
-  %81 = phi ptr [ %80, %then ], [ null, %entry ]
-  %82 = getelementptr i8, ptr %81, i64 0
-  %83 = add i64 %72, 0
-  %84 = getelementptr i8, ptr %81, i64 %83
-  %85 = icmp sgt i64 %66, 0
-  %86 = icmp ne ptr %81, null
-  %87 = and i1 %86, %85
-  %88 = sub i64 %2, %1
-  %89 = call i64 @llvm.smax.i64(i64 %88, i64 1)
-  %90 = sdiv i64 %1, %89
-  %91 = and i64 %90, 1
-  %92 = sdiv i64 %88, 2
-  %93 = mul i64 %91, %92
+  %78 = phi ptr [ %77, %then ], [ null, %entry ]
+  %79 = getelementptr i8, ptr %78, i64 0
+  %80 = add i64 %69, 0
+  %81 = getelementptr i8, ptr %78, i64 %80
+  %82 = icmp sgt i64 %63, 0
+  %83 = icmp ne ptr %78, null
+  %84 = and i1 %83, %82
+  %85 = sub i64 %2, %1
+  %86 = call i64 @llvm.smax.i64(i64 %85, i64 1)
+  %87 = sdiv i64 %1, %86
+  %88 = and i64 %87, 1
+  %89 = sdiv i64 %85, 2
+  %90 = mul i64 %88, %89
   br label %loop
 
 loop:                                             ; preds = %join38, %join
   %i = phi i64 [ 0, %join ], [ %247, %join38 ]
-  %94 = icmp slt i64 %i, %88
-  br i1 %94, label %loop.body, label %loop.exit
+  %91 = icmp slt i64 %i, %85
+  br i1 %91, label %loop.body, label %loop.exit
 
 loop.body:                                        ; preds = %loop
-  %95 = add i64 %i, %93
-  %96 = sub i64 %95, %88
-  %97 = icmp sge i64 %95, %88
-  %98 = select i1 %97, i64 %96, i64 %95
-  %99 = add i64 %1, %98
-  %100 = srem i64 %99, %45
-  %101 = sdiv i64 %99, %45
-  %102 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 0
-  store i64 %101, ptr %102, align 4
-  %103 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 1
-  store i64 %100, ptr %103, align 4
-  %104 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 2
-  store i64 0, ptr %104, align 4
-  %105 = add i64 %19, 63
+  %92 = add i64 %i, %90
+  %93 = sub i64 %92, %85
+  %94 = icmp sge i64 %92, %85
+  %95 = select i1 %94, i64 %93, i64 %92
+  %96 = add i64 %1, %95
+  %97 = srem i64 %96, %42
+  %98 = sdiv i64 %96, %42
+  %99 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 0
+  store i64 %98, ptr %99, align 4
+  %100 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 1
+  store i64 %97, ptr %100, align 4
+  %101 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 2
+  store i64 0, ptr %101, align 4
+  %102 = add i64 %16, 63
   br i1 false, label %then3, label %join4
 
 loop.exit:                                        ; preds = %loop
   ret void
 
 then3:                                            ; preds = %loop.body
-  %106 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 4
-  %107 = load ptr, ptr %106, align 8
-  %108 = icmp ne ptr %107, null
-  br i1 %108, label %then5, label %join6
+  %103 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 4
+  %104 = load ptr, ptr %103, align 8
+  %105 = icmp ne ptr %104, null
+  br i1 %105, label %then5, label %join6
 
 join4:                                            ; preds = %join6, %loop.body
-  %109 = sdiv i64 %105, 64
-  %110 = sub i64 0, %105
-  %111 = select i1 false, i64 0, i64 %110
-  %112 = select i1 false, i64 %111, i64 %109
-  %113 = mul i64 %100, 64
-  %114 = mul i64 %101, 128
-  %115 = icmp eq i64 %41, 1
-  %116 = add i64 %114, 128
-  %117 = icmp sle i64 %116, %35
-  %118 = icmp sge i64 %114, 0
-  %119 = and i1 %118, %117
-  %120 = and i1 %115, %119
-  %121 = add i64 %113, 64
-  %122 = icmp sle i64 %121, %39
-  %123 = icmp sge i64 %113, 0
-  %124 = and i1 %123, %122
-  %125 = and i1 %120, %124
-  %126 = mul i64 %114, %37
-  %127 = add i64 0, %126
-  %128 = mul i64 %113, %41
-  %129 = add i64 %127, %128
-  %130 = getelementptr float, ptr %data2, i64 %129
-  %131 = select i1 %125, ptr %130, ptr %9
-  %132 = select i1 %125, i64 %37, i64 64
+  %106 = sdiv i64 %102, 64
+  %107 = sub i64 0, %102
+  %108 = select i1 false, i64 0, i64 %107
+  %109 = select i1 false, i64 %108, i64 %106
+  %110 = mul i64 %97, 64
+  %111 = mul i64 %98, 128
+  %112 = icmp eq i64 %38, 1
+  %113 = add i64 %111, 128
+  %114 = icmp sle i64 %113, %32
+  %115 = icmp sge i64 %111, 0
+  %116 = and i1 %115, %114
+  %117 = and i1 %112, %116
+  %118 = add i64 %110, 64
+  %119 = icmp sle i64 %118, %36
+  %120 = icmp sge i64 %110, 0
+  %121 = and i1 %120, %119
+  %122 = and i1 %117, %121
+  %123 = mul i64 %111, %34
+  %124 = add i64 0, %123
+  %125 = mul i64 %110, %38
+  %126 = add i64 %124, %125
+  %127 = getelementptr float, ptr %data2, i64 %126
+  %128 = select i1 %122, ptr %127, ptr %6
+  %129 = select i1 %122, i64 %34, i64 64
   br label %loop7
 
 then5:                                            ; preds = %then3
-  %133 = getelementptr inbounds { i32, i64, i32, i64, i64 }, ptr %107, i32 0, i32 0
-  %134 = atomicrmw or ptr %133, i32 1 monotonic, align 4
+  %130 = getelementptr inbounds { i32, i64, i32, i64, i64 }, ptr %104, i32 0, i32 0
+  %131 = atomicrmw or ptr %130, i32 1 monotonic, align 4
   br label %join6
 
 join6:                                            ; preds = %then5, %then3
@@ -181,134 +178,127 @@ join6:                                            ; preds = %then5, %then3
 
 loop7:                                            ; preds = %join30, %join4
   %i10 = phi i64 [ 0, %join4 ], [ %235, %join30 ]
-  %135 = icmp slt i64 %i10, %112
-  br i1 %135, label %loop.body8, label %loop.exit9
+  %132 = icmp slt i64 %i10, %109
+  br i1 %132, label %loop.body8, label %loop.exit9
 
 loop.body8:                                       ; preds = %loop7
-  %136 = icmp eq i64 %i10, 0
-  %137 = add i64 %i10, 1
-  %138 = icmp eq i64 %137, %112
-  %139 = mul i64 %i10, 64
-  %140 = icmp slt i64 %139, %25
-  %141 = icmp sge i64 %139, 0
-  %142 = and i1 %141, %140
-  %143 = srem i64 %139, 64
-  %144 = icmp eq i64 %143, 0
-  %145 = and i1 %142, %144
-  %146 = and i1 %87, %145
-  %147 = sdiv i64 %139, 64
-  %148 = mul i64 0, %50
-  %149 = add i64 %148, %147
-  %150 = icmp slt i64 %113, %29
-  %151 = icmp sge i64 %113, 0
-  %152 = and i1 %151, %150
-  %153 = srem i64 %113, 64
-  %154 = icmp eq i64 %153, 0
-  %155 = and i1 %152, %154
-  %156 = and i1 %146, %155
-  %157 = sdiv i64 %113, 64
-  %158 = mul i64 %149, %58
-  %159 = add i64 %158, %157
-  %160 = select i1 %156, i64 %159, i64 0
-  %161 = getelementptr i32, ptr %82, i64 %160
-  %162 = mul i64 %160, 16384
-  %163 = getelementptr i8, ptr %84, i64 %162
-  store ptr %8, ptr %5, align 8
-  store i1 true, ptr %6, align 1
-  store i1 false, ptr %7, align 1
-  br i1 %156, label %then11, label %join12
+  %133 = icmp eq i64 %i10, 0
+  %134 = add i64 %i10, 1
+  %135 = icmp eq i64 %134, %109
+  %136 = mul i64 %i10, 64
+  %137 = icmp slt i64 %136, %22
+  %138 = icmp sge i64 %136, 0
+  %139 = and i1 %138, %137
+  %140 = srem i64 %136, 64
+  %141 = icmp eq i64 %140, 0
+  %142 = and i1 %139, %141
+  %143 = and i1 %84, %142
+  %144 = sdiv i64 %136, 64
+  %145 = mul i64 0, %47
+  %146 = add i64 %145, %144
+  %147 = icmp slt i64 %110, %26
+  %148 = icmp sge i64 %110, 0
+  %149 = and i1 %148, %147
+  %150 = srem i64 %110, 64
+  %151 = icmp eq i64 %150, 0
+  %152 = and i1 %149, %151
+  %153 = and i1 %143, %152
+  %154 = sdiv i64 %110, 64
+  %155 = mul i64 %146, %55
+  %156 = add i64 %155, %154
+  %157 = select i1 %153, i64 %156, i64 0
+  %158 = getelementptr i32, ptr %79, i64 %157
+  %159 = mul i64 %157, 16384
+  %160 = getelementptr i8, ptr %81, i64 %159
+  br i1 %153, label %then11, label %join12
 
 loop.exit9:                                       ; preds = %loop7
-  %164 = icmp sge i64 0, %112
-  br i1 %164, label %then31, label %join32
+  %161 = icmp sge i64 0, %109
+  br i1 %161, label %then31, label %join32
 
 then11:                                           ; preds = %loop.body8
-  %165 = load atomic i32, ptr %161 acquire, align 4
-  %166 = icmp eq i32 %165, 2
-  br i1 %166, label %then13, label %else
-
-join12:                                           ; preds = %join14, %loop.body8
-  %167 = load ptr, ptr %5, align 8
-  %168 = load i1, ptr %6, align 1
-  br i1 %168, label %then15, label %join16
-
-then13:                                           ; preds = %then11
-  store ptr %163, ptr %5, align 8
-  store i1 false, ptr %6, align 1
-  br label %join14
-
-else:                                             ; preds = %then11
-  %169 = cmpxchg ptr %161, i32 0, i32 1 monotonic monotonic, align 4
-  %170 = extractvalue { i32, i1 } %169, 1
-  store i1 %170, ptr %7, align 1
-  %171 = select i1 %170, ptr %163, ptr %8
-  store ptr %171, ptr %5, align 8
-  br label %join14
-
-join14:                                           ; preds = %else, %then13
+  %162 = load atomic i32, ptr %158 acquire, align 4
+  %163 = icmp eq i32 %162, 2
   br label %join12
 
-then15:                                           ; preds = %join12
-  %172 = icmp eq i64 %31, 1
-  %173 = add i64 %139, 64
-  %174 = icmp sle i64 %173, %25
-  %175 = icmp sge i64 %139, 0
-  %176 = and i1 %175, %174
-  %177 = and i1 %172, %176
-  %178 = add i64 %113, 64
-  %179 = icmp sle i64 %178, %29
-  %180 = icmp sge i64 %113, 0
-  %181 = and i1 %180, %179
-  %182 = and i1 %177, %181
-  %183 = xor i1 %182, true
-  br i1 %183, label %then17, label %join18
+join12:                                           ; preds = %then11, %loop.body8
+  %164 = phi i1 [ %163, %then11 ], [ false, %loop.body8 ]
+  %165 = xor i1 %164, true
+  %166 = and i1 %153, %165
+  br i1 %166, label %then13, label %join14
 
-join16:                                           ; preds = %join28, %join12
-  %184 = icmp eq i64 %21, 1
-  %185 = add i64 %114, 128
-  %186 = icmp sle i64 %185, %15
-  %187 = icmp sge i64 %114, 0
-  %188 = and i1 %187, %186
-  %189 = and i1 %184, %188
-  %190 = add i64 %139, 64
-  %191 = icmp sle i64 %190, %19
-  %192 = icmp sge i64 %139, 0
-  %193 = and i1 %192, %191
-  %194 = and i1 %189, %193
-  %195 = xor i1 %194, true
-  br i1 %195, label %then29, label %join30
+then13:                                           ; preds = %join12
+  %167 = cmpxchg ptr %158, i32 0, i32 1 monotonic monotonic, align 4
+  %168 = extractvalue { i32, i1 } %167, 1
+  br label %join14
+
+join14:                                           ; preds = %then13, %join12
+  %169 = phi i1 [ %168, %then13 ], [ false, %join12 ]
+  %170 = or i1 %164, %169
+  %171 = select i1 %170, ptr %160, ptr %5
+  %172 = xor i1 %164, true
+  br i1 %172, label %then15, label %join16
+
+then15:                                           ; preds = %join14
+  %173 = icmp eq i64 %28, 1
+  %174 = add i64 %136, 64
+  %175 = icmp sle i64 %174, %22
+  %176 = icmp sge i64 %136, 0
+  %177 = and i1 %176, %175
+  %178 = and i1 %173, %177
+  %179 = add i64 %110, 64
+  %180 = icmp sle i64 %179, %26
+  %181 = icmp sge i64 %110, 0
+  %182 = and i1 %181, %180
+  %183 = and i1 %178, %182
+  %184 = xor i1 %183, true
+  br i1 %184, label %then17, label %join18
+
+join16:                                           ; preds = %join28, %join14
+  %185 = icmp eq i64 %18, 1
+  %186 = add i64 %111, 128
+  %187 = icmp sle i64 %186, %12
+  %188 = icmp sge i64 %111, 0
+  %189 = and i1 %188, %187
+  %190 = and i1 %185, %189
+  %191 = add i64 %136, 64
+  %192 = icmp sle i64 %191, %16
+  %193 = icmp sge i64 %136, 0
+  %194 = and i1 %193, %192
+  %195 = and i1 %190, %194
+  %196 = xor i1 %195, true
+  br i1 %196, label %then29, label %join30
 
 then17:                                           ; preds = %then15
-  %196 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
-  store i64 %139, ptr %196, align 4
-  %197 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
-  store i64 %113, ptr %197, align 4
-  %198 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
-  %199 = load ptr, ptr %198, align 8
-  call void %199(ptr %22, i32 2, i32 4, ptr %block_firsts, ptr @block_shape, i64 0, ptr %4)
+  %197 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
+  store i64 %136, ptr %197, align 4
+  %198 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
+  store i64 %110, ptr %198, align 4
+  %199 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
+  %200 = load ptr, ptr %199, align 8
+  call void %200(ptr %19, i32 2, i32 4, ptr %block_firsts, ptr @block_shape, i64 0, ptr %4)
   br label %join18
 
 join18:                                           ; preds = %then17, %then15
-  %200 = mul i64 %139, %27
-  %201 = add i64 0, %200
-  %202 = mul i64 %113, %31
-  %203 = add i64 %201, %202
-  %204 = getelementptr float, ptr %data1, i64 %203
-  %205 = select i1 %182, ptr %204, ptr %4
-  %206 = select i1 %182, i64 %27, i64 64
+  %201 = mul i64 %136, %24
+  %202 = add i64 0, %201
+  %203 = mul i64 %110, %28
+  %204 = add i64 %202, %203
+  %205 = getelementptr float, ptr %data1, i64 %204
+  %206 = select i1 %183, ptr %205, ptr %4
+  %207 = select i1 %183, i64 %24, i64 64
   br label %loop19
 
 loop19:                                           ; preds = %loop.exit25, %join18
   %i22 = phi i64 [ 0, %join18 ], [ %221, %loop.exit25 ]
-  %207 = icmp slt i64 %i22, 64
-  br i1 %207, label %loop.body20, label %loop.exit21
+  %208 = icmp slt i64 %i22, 64
+  br i1 %208, label %loop.body20, label %loop.exit21
 
 loop.body20:                                      ; preds = %loop19
   br label %loop23
 
 loop.exit21:                                      ; preds = %loop19
-  %208 = load i1, ptr %7, align 1
-  br i1 %208, label %then27, label %join28
+  br i1 %169, label %then27, label %join28
 
 loop23:                                           ; preds = %loop.body24, %loop.body20
   %i26 = phi i64 [ 0, %loop.body20 ], [ %220, %loop.body24 ]
@@ -316,16 +306,16 @@ loop23:                                           ; preds = %loop.body24, %loop.
   br i1 %209, label %loop.body24, label %loop.exit25
 
 loop.body24:                                      ; preds = %loop23
-  %210 = mul i64 %i22, %206
+  %210 = mul i64 %i22, %207
   %211 = add i64 0, %210
   %212 = mul i64 %i26, 1
   %213 = add i64 %211, %212
-  %214 = getelementptr inbounds float, ptr %205, i64 %213
+  %214 = getelementptr inbounds float, ptr %206, i64 %213
   %215 = load float, ptr %214, align 4
   %216 = add i64 0, %i22
   %217 = mul i64 %216, 64
   %218 = add i64 %217, %i26
-  %219 = getelementptr inbounds float, ptr %167, i64 %218
+  %219 = getelementptr inbounds float, ptr %171, i64 %218
   store float %215, ptr %219, align 4
   %220 = add nuw nsw i64 %i26, 1
   br label %loop23, !llvm.loop !0
@@ -335,7 +325,7 @@ loop.exit25:                                      ; preds = %loop23
   br label %loop19
 
 then27:                                           ; preds = %loop.exit21
-  store atomic i32 2, ptr %161 release, align 4
+  store atomic i32 2, ptr %158 release, align 4
   br label %join28
 
 join28:                                           ; preds = %then27, %loop.exit21
@@ -343,25 +333,25 @@ join28:                                           ; preds = %then27, %loop.exit2
 
 then29:                                           ; preds = %join16
   %222 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
-  store i64 %114, ptr %222, align 4
+  store i64 %111, ptr %222, align 4
   %223 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
-  store i64 %139, ptr %223, align 4
+  store i64 %136, ptr %223, align 4
   %224 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
   %225 = load ptr, ptr %224, align 8
-  call void %225(ptr %12, i32 2, i32 4, ptr %block_firsts, ptr @block_shape.1, i64 0, ptr %3)
+  call void %225(ptr %9, i32 2, i32 4, ptr %block_firsts, ptr @block_shape.1, i64 0, ptr %3)
   br label %join30
 
 join30:                                           ; preds = %then29, %join16
-  %226 = mul i64 %114, %17
+  %226 = mul i64 %111, %14
   %227 = add i64 0, %226
-  %228 = mul i64 %139, %21
+  %228 = mul i64 %136, %18
   %229 = add i64 %227, %228
   %230 = getelementptr float, ptr %data, i64 %229
-  %231 = select i1 %194, ptr %230, ptr %3
-  %232 = select i1 %194, i64 %17, i64 64
-  %233 = select i1 %138, ptr %131, ptr %10
-  %234 = select i1 %138, i64 %132, i64 64
-  call void @tj_dot_0(ptr %231, i64 %232, ptr %167, ptr %10, ptr %233, i64 %234, i1 %136)
+  %231 = select i1 %195, ptr %230, ptr %3
+  %232 = select i1 %195, i64 %14, i64 64
+  %233 = select i1 %135, ptr %128, ptr %7
+  %234 = select i1 %135, i64 %129, i64 64
+  call void @tj_dot_0(ptr %231, i64 %232, ptr %171, ptr %7, ptr %233, i64 %234, i1 %133)
   %235 = add nuw nsw i64 %i10, 1
   br label %loop7
 
@@ -369,7 +359,7 @@ then31:                                           ; preds = %loop.exit9
   br label %loop33
 
 join32:                                           ; preds = %loop.exit35, %loop.exit9
-  %236 = xor i1 %125, true
+  %236 = xor i1 %122, true
   br i1 %236, label %then37, label %join38
 
 loop33:                                           ; preds = %loop.body34, %then31
@@ -378,10 +368,10 @@ loop33:                                           ; preds = %loop.body34, %then3
   br i1 %237, label %loop.body34, label %loop.exit35
 
 loop.body34:                                      ; preds = %loop33
-  %238 = mul i64 %i36, %132
+  %238 = mul i64 %i36, %129
   %239 = add i64 0, %238
   %240 = add i64 %239, 0
-  %241 = getelementptr inbounds float, ptr %131, i64 %240
+  %241 = getelementptr inbounds float, ptr %128, i64 %240
   call void @llvm.memset.p0.i64(ptr align 4 %241, i8 0, i64 256, i1 false)
   %242 = add nuw nsw i64 %i36, 1
   br label %loop33
@@ -391,12 +381,12 @@ loop.exit35:                                      ; preds = %loop33
 
 then37:                                           ; preds = %join32
   %243 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
-  store i64 %114, ptr %243, align 4
+  store i64 %111, ptr %243, align 4
   %244 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
-  store i64 %113, ptr %244, align 4
+  store i64 %110, ptr %244, align 4
   %245 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 7
   %246 = load ptr, ptr %245, align 8
-  call void %246(ptr %32, i32 2, i32 4, ptr %block_firsts, ptr @block_shape.1, ptr %9)
+  call void %246(ptr %29, i32 2, i32 4, ptr %block_firsts, ptr @block_shape.1, ptr %6)
   br label %join38
 
 join38:                                           ; preds = %then37, %join32

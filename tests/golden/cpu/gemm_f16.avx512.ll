@@ -8,537 +8,517 @@ source_filename = "tilejit.gemm"
 define void @tj_kernel(ptr %0, i64 %1, i64 %2) #0 {
 entry:
   %3 = alloca half, i64 8192, align 64
-  %4 = alloca ptr, align 8
-  %5 = alloca i1, align 1
-  %6 = alloca i1, align 1
-  %7 = alloca i8, i64 32768, align 64
+  %4 = alloca i8, i64 32768, align 64
   %block_firsts = alloca [4 x i64], align 8
-  %8 = alloca half, i64 4096, align 64
-  %9 = alloca ptr, align 8
-  %10 = alloca i1, align 1
-  %11 = alloca i1, align 1
-  %12 = alloca i8, i64 16384, align 64
-  %13 = alloca float, i64 8192, align 64
-  %14 = alloca float, i64 8192, align 64
-  %15 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 0
-  %tensors = load ptr, ptr %15, align 8
-  %16 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %tensors, i64 0
-  %17 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %16, i32 0, i32 0
-  %data = load ptr, ptr %17, align 8
-  %18 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %16, i32 0, i32 1, i32 0
+  %5 = alloca half, i64 4096, align 64
+  %6 = alloca i8, i64 16384, align 64
+  %7 = alloca float, i64 8192, align 64
+  %8 = alloca float, i64 8192, align 64
+  %9 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 0
+  %tensors = load ptr, ptr %9, align 8
+  %10 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %tensors, i64 0
+  %11 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %10, i32 0, i32 0
+  %data = load ptr, ptr %11, align 8
+  %12 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %10, i32 0, i32 1, i32 0
+  %13 = load i64, ptr %12, align 4
+  %14 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %10, i32 0, i32 2, i32 0
+  %15 = load i64, ptr %14, align 4
+  %16 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %10, i32 0, i32 1, i32 1
+  %17 = load i64, ptr %16, align 4
+  %18 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %10, i32 0, i32 2, i32 1
   %19 = load i64, ptr %18, align 4
-  %20 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %16, i32 0, i32 2, i32 0
-  %21 = load i64, ptr %20, align 4
-  %22 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %16, i32 0, i32 1, i32 1
+  %20 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %tensors, i64 1
+  %21 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %20, i32 0, i32 0
+  %data1 = load ptr, ptr %21, align 8
+  %22 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %20, i32 0, i32 1, i32 0
   %23 = load i64, ptr %22, align 4
-  %24 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %16, i32 0, i32 2, i32 1
+  %24 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %20, i32 0, i32 2, i32 0
   %25 = load i64, ptr %24, align 4
-  %26 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %tensors, i64 1
-  %27 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %26, i32 0, i32 0
-  %data1 = load ptr, ptr %27, align 8
-  %28 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %26, i32 0, i32 1, i32 0
+  %26 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %20, i32 0, i32 1, i32 1
+  %27 = load i64, ptr %26, align 4
+  %28 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %20, i32 0, i32 2, i32 1
   %29 = load i64, ptr %28, align 4
-  %30 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %26, i32 0, i32 2, i32 0
-  %31 = load i64, ptr %30, align 4
-  %32 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %26, i32 0, i32 1, i32 1
+  %30 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %tensors, i64 2
+  %31 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %30, i32 0, i32 0
+  %data2 = load ptr, ptr %31, align 8
+  %32 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %30, i32 0, i32 1, i32 0
   %33 = load i64, ptr %32, align 4
-  %34 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %26, i32 0, i32 2, i32 1
+  %34 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %30, i32 0, i32 2, i32 0
   %35 = load i64, ptr %34, align 4
-  %36 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %tensors, i64 2
-  %37 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %36, i32 0, i32 0
-  %data2 = load ptr, ptr %37, align 8
-  %38 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %36, i32 0, i32 1, i32 0
+  %36 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %30, i32 0, i32 1, i32 1
+  %37 = load i64, ptr %36, align 4
+  %38 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %30, i32 0, i32 2, i32 1
   %39 = load i64, ptr %38, align 4
-  %40 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %36, i32 0, i32 2, i32 0
+  %40 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 1, i32 0
   %41 = load i64, ptr %40, align 4
-  %42 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %36, i32 0, i32 1, i32 1
+  %42 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 1, i32 1
   %43 = load i64, ptr %42, align 4
-  %44 = getelementptr inbounds { ptr, [4 x i64], [4 x i64] }, ptr %36, i32 0, i32 2, i32 1
-  %45 = load i64, ptr %44, align 4
-  %46 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 1, i32 0
-  %47 = load i64, ptr %46, align 4
-  %48 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 1, i32 1
-  %49 = load i64, ptr %48, align 4
   %program_id = alloca [3 x i64], align 8
-  %50 = srem i64 %29, 64
-  %51 = icmp ne i64 %50, 0
-  %52 = zext i1 %51 to i64
-  %53 = sdiv i64 %29, 64
-  %54 = add i64 %53, %52
-  %55 = mul i64 1, %54
-  %56 = sitofp i64 %54 to double
-  %57 = fmul double 1.638800e+04, %56
-  %58 = srem i64 %33, 64
-  %59 = icmp ne i64 %58, 0
-  %60 = zext i1 %59 to i64
-  %61 = sdiv i64 %33, 64
-  %62 = add i64 %61, %60
-  %63 = mul i64 %55, %62
-  %64 = sitofp i64 %62 to double
-  %65 = fmul double %57, %64
-  %66 = mul i64 1, %47
-  %67 = fcmp ole double %65, 0x41B0000000000000
-  %68 = icmp sgt i64 %66, 1
-  %69 = and i1 %68, %67
-  %70 = select i1 %69, i64 %63, i64 0
-  %71 = mul i64 %70, 4
-  %72 = add i64 0, %71
-  %73 = mul i64 %70, 16384
-  %74 = add i64 0, %73
-  %75 = srem i64 %19, 128
-  %76 = icmp ne i64 %75, 0
-  %77 = zext i1 %76 to i64
-  %78 = sdiv i64 %19, 128
-  %79 = add i64 %78, %77
-  %80 = mul i64 1, %79
-  %81 = sitofp i64 %79 to double
-  %82 = fmul double 3.277200e+04, %81
-  %83 = srem i64 %23, 64
-  %84 = icmp ne i64 %83, 0
-  %85 = zext i1 %84 to i64
-  %86 = sdiv i64 %23, 64
-  %87 = add i64 %86, %85
-  %88 = mul i64 %80, %87
-  %89 = sitofp i64 %87 to double
-  %90 = fmul double %82, %89
-  %91 = mul i64 1, %49
-  %92 = fcmp ole double %90, 0x41B0000000000000
-  %93 = icmp sgt i64 %91, 1
-  %94 = and i1 %93, %92
-  %95 = select i1 %94, i64 %88, i64 0
-  %96 = mul i64 %95, 4
-  %97 = add i64 %72, %96
-  %98 = mul i64 %95, 32768
-  %99 = add i64 %74, %98
-  %100 = add i64 %97, 63
-  %101 = and i64 %100, -64
-  %102 = add i64 %101, %99
-  %103 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 8
-  %workspace_fn = load ptr, ptr %103, align 8
-  %104 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 9
-  %105 = load ptr, ptr %104, align 8
-  %106 = icmp sgt i64 %102, 0
-  %107 = icmp ne ptr %workspace_fn, null
-  %108 = and i1 %107, %106
-  br i1 %108, label %then, label %join
+  %44 = srem i64 %23, 64
+  %45 = icmp ne i64 %44, 0
+  %46 = zext i1 %45 to i64
+  %47 = sdiv i64 %23, 64
+  %48 = add i64 %47, %46
+  %49 = mul i64 1, %48
+  %50 = sitofp i64 %48 to double
+  %51 = fmul double 1.638800e+04, %50
+  %52 = srem i64 %27, 64
+  %53 = icmp ne i64 %52, 0
+  %54 = zext i1 %53 to i64
+  %55 = sdiv i64 %27, 64
+  %56 = add i64 %55, %54
+  %57 = mul i64 %49, %56
+  %58 = sitofp i64 %56 to double
+  %59 = fmul double %51, %58
+  %60 = mul i64 1, %41
+  %61 = fcmp ole double %59, 0x41B0000000000000
+  %62 = icmp sgt i64 %60, 1
+  %63 = and i1 %62, %61
+  %64 = select i1 %63, i64 %57, i64 0
+  %65 = mul i64 %64, 4
+  %66 = add i64 0, %65
+  %67 = mul i64 %64, 16384
+  %68 = add i64 0, %67
+  %69 = srem i64 %13, 128
+  %70 = icmp ne i64 %69, 0
+  %71 = zext i1 %70 to i64
+  %72 = sdiv i64 %13, 128
+  %73 = add i64 %72, %71
+  %74 = mul i64 1, %73
+  %75 = sitofp i64 %73 to double
+  %76 = fmul double 3.277200e+04, %75
+  %77 = srem i64 %17, 64
+  %78 = icmp ne i64 %77, 0
+  %79 = zext i1 %78 to i64
+  %80 = sdiv i64 %17, 64
+  %81 = add i64 %80, %79
+  %82 = mul i64 %74, %81
+  %83 = sitofp i64 %81 to double
+  %84 = fmul double %76, %83
+  %85 = mul i64 1, %43
+  %86 = fcmp ole double %84, 0x41B0000000000000
+  %87 = icmp sgt i64 %85, 1
+  %88 = and i1 %87, %86
+  %89 = select i1 %88, i64 %82, i64 0
+  %90 = mul i64 %89, 4
+  %91 = add i64 %66, %90
+  %92 = mul i64 %89, 32768
+  %93 = add i64 %68, %92
+  %94 = add i64 %91, 63
+  %95 = and i64 %94, -64
+  %96 = add i64 %95, %93
+  %97 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 8
+  %workspace_fn = load ptr, ptr %97, align 8
+  %98 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 9
+  %99 = load ptr, ptr %98, align 8
+  %100 = icmp sgt i64 %96, 0
+  %101 = icmp ne ptr %workspace_fn, null
+  %102 = and i1 %101, %100
+  br i1 %102, label %then, label %join
 
 then:                                             ; preds = %entry
-  %109 = call ptr %workspace_fn(ptr %105, i64 %102, i64 %97)
+  %103 = call ptr %workspace_fn(ptr %99, i64 %96, i64 %91)
   br label %join
 
 join:                                             ; preds = %then, %entry
-  %110 = phi ptr [ %109, %then ], [ null, %entry ]
-  %111 = getelementptr i8, ptr %110, i64 0
-  %112 = add i64 %101, 0
-  %113 = getelementptr i8, ptr %110, i64 %112
-  %114 = icmp sgt i64 %70, 0
-  %115 = icmp ne ptr %110, null
+  %104 = phi ptr [ %103, %then ], [ null, %entry ]
+  %105 = getelementptr i8, ptr %104, i64 0
+  %106 = add i64 %95, 0
+  %107 = getelementptr i8, ptr %104, i64 %106
+  %108 = icmp sgt i64 %64, 0
+  %109 = icmp ne ptr %104, null
+  %110 = and i1 %109, %108
+  %111 = getelementptr i8, ptr %104, i64 %66
+  %112 = add i64 %95, %68
+  %113 = getelementptr i8, ptr %104, i64 %112
+  %114 = icmp sgt i64 %89, 0
+  %115 = icmp ne ptr %104, null
   %116 = and i1 %115, %114
-  %117 = getelementptr i8, ptr %110, i64 %72
-  %118 = add i64 %101, %74
-  %119 = getelementptr i8, ptr %110, i64 %118
-  %120 = icmp sgt i64 %95, 0
-  %121 = icmp ne ptr %110, null
-  %122 = and i1 %121, %120
-  %123 = sub i64 %2, %1
-  %124 = call i64 @llvm.smax.i64(i64 %123, i64 1)
-  %125 = sdiv i64 %1, %124
-  %126 = and i64 %125, 1
-  %127 = sdiv i64 %123, 2
-  %128 = mul i64 %126, %127
+  %117 = sub i64 %2, %1
+  %118 = call i64 @llvm.smax.i64(i64 %117, i64 1)
+  %119 = sdiv i64 %1, %118
+  %120 = and i64 %119, 1
+  %121 = sdiv i64 %117, 2
+  %122 = mul i64 %120, %121
   br label %loop
 
-loop:                                             ; preds = %join55, %join
-  %i = phi i64 [ 0, %join ], [ %330, %join55 ]
-  %129 = icmp slt i64 %i, %123
-  br i1 %129, label %loop.body, label %loop.exit
+loop:                                             ; preds = %join54, %join
+  %i = phi i64 [ 0, %join ], [ %330, %join54 ]
+  %123 = icmp slt i64 %i, %117
+  br i1 %123, label %loop.body, label %loop.exit
 
 loop.body:                                        ; preds = %loop
-  %130 = add i64 %i, %128
-  %131 = sub i64 %130, %123
-  %132 = icmp sge i64 %130, %123
-  %133 = select i1 %132, i64 %131, i64 %130
-  %134 = add i64 %1, %133
-  %135 = srem i64 %134, %49
-  %136 = sdiv i64 %134, %49
-  %137 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 0
-  store i64 %136, ptr %137, align 4
-  %138 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 1
-  store i64 %135, ptr %138, align 4
-  %139 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 2
-  store i64 0, ptr %139, align 4
-  %140 = add i64 %23, 63
+  %124 = add i64 %i, %122
+  %125 = sub i64 %124, %117
+  %126 = icmp sge i64 %124, %117
+  %127 = select i1 %126, i64 %125, i64 %124
+  %128 = add i64 %1, %127
+  %129 = srem i64 %128, %43
+  %130 = sdiv i64 %128, %43
+  %131 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 0
+  store i64 %130, ptr %131, align 4
+  %132 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 1
+  store i64 %129, ptr %132, align 4
+  %133 = getelementptr inbounds [3 x i64], ptr %program_id, i32 0, i32 2
+  store i64 0, ptr %133, align 4
+  %134 = add i64 %17, 63
   br i1 false, label %then3, label %join4
 
 loop.exit:                                        ; preds = %loop
   ret void
 
 then3:                                            ; preds = %loop.body
-  %141 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 4
-  %142 = load ptr, ptr %141, align 8
-  %143 = icmp ne ptr %142, null
-  br i1 %143, label %then5, label %join6
+  %135 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 4
+  %136 = load ptr, ptr %135, align 8
+  %137 = icmp ne ptr %136, null
+  br i1 %137, label %then5, label %join6
 
 join4:                                            ; preds = %join6, %loop.body
-  %144 = sdiv i64 %140, 64
-  %145 = sub i64 0, %140
-  %146 = select i1 false, i64 0, i64 %145
-  %147 = select i1 false, i64 %146, i64 %144
-  %148 = mul i64 %135, 64
-  %149 = mul i64 %136, 128
-  %150 = icmp eq i64 %45, 1
-  %151 = add i64 %149, 128
-  %152 = icmp sle i64 %151, %39
-  %153 = icmp sge i64 %149, 0
-  %154 = and i1 %153, %152
-  %155 = and i1 %150, %154
-  %156 = add i64 %148, 64
-  %157 = icmp sle i64 %156, %43
-  %158 = icmp sge i64 %148, 0
-  %159 = and i1 %158, %157
-  %160 = and i1 %155, %159
-  %161 = mul i64 %149, %41
-  %162 = add i64 0, %161
-  %163 = mul i64 %148, %45
-  %164 = add i64 %162, %163
-  %165 = getelementptr float, ptr %data2, i64 %164
-  %166 = select i1 %160, ptr %165, ptr %13
-  %167 = select i1 %160, i64 %41, i64 64
+  %138 = sdiv i64 %134, 64
+  %139 = sub i64 0, %134
+  %140 = select i1 false, i64 0, i64 %139
+  %141 = select i1 false, i64 %140, i64 %138
+  %142 = mul i64 %129, 64
+  %143 = mul i64 %130, 128
+  %144 = icmp eq i64 %39, 1
+  %145 = add i64 %143, 128
+  %146 = icmp sle i64 %145, %33
+  %147 = icmp sge i64 %143, 0
+  %148 = and i1 %147, %146
+  %149 = and i1 %144, %148
+  %150 = add i64 %142, 64
+  %151 = icmp sle i64 %150, %37
+  %152 = icmp sge i64 %142, 0
+  %153 = and i1 %152, %151
+  %154 = and i1 %149, %153
+  %155 = mul i64 %143, %35
+  %156 = add i64 0, %155
+  %157 = mul i64 %142, %39
+  %158 = add i64 %156, %157
+  %159 = getelementptr float, ptr %data2, i64 %158
+  %160 = select i1 %154, ptr %159, ptr %7
+  %161 = select i1 %154, i64 %35, i64 64
   br label %loop7
 
 then5:                                            ; preds = %then3
-  %168 = getelementptr inbounds { i32, i64, i32, i64, i64 }, ptr %142, i32 0, i32 0
-  %169 = atomicrmw or ptr %168, i32 1 monotonic, align 4
+  %162 = getelementptr inbounds { i32, i64, i32, i64, i64 }, ptr %136, i32 0, i32 0
+  %163 = atomicrmw or ptr %162, i32 1 monotonic, align 4
   br label %join6
 
 join6:                                            ; preds = %then5, %then3
   br label %join4
 
-loop7:                                            ; preds = %join35, %join4
-  %i10 = phi i64 [ 0, %join4 ], [ %291, %join35 ]
-  %170 = icmp slt i64 %i10, %147
-  br i1 %170, label %loop.body8, label %loop.exit9
+loop7:                                            ; preds = %join34, %join4
+  %i10 = phi i64 [ 0, %join4 ], [ %292, %join34 ]
+  %164 = icmp slt i64 %i10, %141
+  br i1 %164, label %loop.body8, label %loop.exit9
 
 loop.body8:                                       ; preds = %loop7
-  %171 = icmp eq i64 %i10, 0
-  %172 = add i64 %i10, 1
-  %173 = icmp eq i64 %172, %147
-  %174 = mul i64 %i10, 64
-  %175 = icmp slt i64 %174, %29
-  %176 = icmp sge i64 %174, 0
-  %177 = and i1 %176, %175
-  %178 = srem i64 %174, 64
-  %179 = icmp eq i64 %178, 0
-  %180 = and i1 %177, %179
-  %181 = and i1 %116, %180
-  %182 = sdiv i64 %174, 64
-  %183 = mul i64 0, %54
-  %184 = add i64 %183, %182
-  %185 = icmp slt i64 %148, %33
-  %186 = icmp sge i64 %148, 0
-  %187 = and i1 %186, %185
-  %188 = srem i64 %148, 64
-  %189 = icmp eq i64 %188, 0
-  %190 = and i1 %187, %189
-  %191 = and i1 %181, %190
-  %192 = sdiv i64 %148, 64
-  %193 = mul i64 %184, %62
-  %194 = add i64 %193, %192
-  %195 = select i1 %191, i64 %194, i64 0
-  %196 = getelementptr i32, ptr %111, i64 %195
-  %197 = mul i64 %195, 16384
-  %198 = getelementptr i8, ptr %113, i64 %197
-  store ptr %12, ptr %9, align 8
-  store i1 true, ptr %10, align 1
-  store i1 false, ptr %11, align 1
-  br i1 %191, label %then11, label %join12
+  %165 = icmp eq i64 %i10, 0
+  %166 = add i64 %i10, 1
+  %167 = icmp eq i64 %166, %141
+  %168 = mul i64 %i10, 64
+  %169 = icmp slt i64 %168, %23
+  %170 = icmp sge i64 %168, 0
+  %171 = and i1 %170, %169
+  %172 = srem i64 %168, 64
+  %173 = icmp eq i64 %172, 0
+  %174 = and i1 %171, %173
+  %175 = and i1 %110, %174
+  %176 = sdiv i64 %168, 64
+  %177 = mul i64 0, %48
+  %178 = add i64 %177, %176
+  %179 = icmp slt i64 %142, %27
+  %180 = icmp sge i64 %142, 0
+  %181 = and i1 %180, %179
+  %182 = srem i64 %142, 64
+  %183 = icmp eq i64 %182, 0
+  %184 = and i1 %181, %183
+  %185 = and i1 %175, %184
+  %186 = sdiv i64 %142, 64
+  %187 = mul i64 %178, %56
+  %188 = add i64 %187, %186
+  %189 = select i1 %185, i64 %188, i64 0
+  %190 = getelementptr i32, ptr %105, i64 %189
+  %191 = mul i64 %189, 16384
+  %192 = getelementptr i8, ptr %107, i64 %191
+  br i1 %185, label %then11, label %join12
 
 loop.exit9:                                       ; preds = %loop7
-  %199 = icmp sge i64 0, %147
-  br i1 %199, label %then48, label %join49
+  %193 = icmp sge i64 0, %141
+  br i1 %193, label %then47, label %join48
 
 then11:                                           ; preds = %loop.body8
-  %200 = load atomic i32, ptr %196 acquire, align 4
-  %201 = icmp eq i32 %200, 2
-  br i1 %201, label %then13, label %else
-
-join12:                                           ; preds = %join14, %loop.body8
-  %202 = load ptr, ptr %9, align 8
-  %203 = load i1, ptr %10, align 1
-  br i1 %203, label %then15, label %join16
-
-then13:                                           ; preds = %then11
-  store ptr %198, ptr %9, align 8
-  store i1 false, ptr %10, align 1
-  br label %join14
-
-else:                                             ; preds = %then11
-  %204 = cmpxchg ptr %196, i32 0, i32 1 monotonic monotonic, align 4
-  %205 = extractvalue { i32, i1 } %204, 1
-  store i1 %205, ptr %11, align 1
-  %206 = select i1 %205, ptr %198, ptr %12
-  store ptr %206, ptr %9, align 8
-  br label %join14
-
-join14:                                           ; preds = %else, %then13
+  %194 = load atomic i32, ptr %190 acquire, align 4
+  %195 = icmp eq i32 %194, 2
   br label %join12
 
-then15:                                           ; preds = %join12
-  %207 = icmp eq i64 %35, 1
-  %208 = add i64 %174, 64
-  %209 = icmp sle i64 %208, %29
-  %210 = icmp sge i64 %174, 0
-  %211 = and i1 %210, %209
-  %212 = and i1 %207, %211
-  %213 = add i64 %148, 64
-  %214 = icmp sle i64 %213, %33
-  %215 = icmp sge i64 %148, 0
-  %216 = and i1 %215, %214
-  %217 = and i1 %212, %216
-  %218 = xor i1 %217, true
-  br i1 %218, label %then17, label %join18
+join12:                                           ; preds = %then11, %loop.body8
+  %196 = phi i1 [ %195, %then11 ], [ false, %loop.body8 ]
+  %197 = xor i1 %196, true
+  %198 = and i1 %185, %197
+  br i1 %198, label %then13, label %join14
 
-join16:                                           ; preds = %join28, %join12
-  %219 = icmp slt i64 %149, %19
-  %220 = icmp sge i64 %149, 0
-  %221 = and i1 %220, %219
-  %222 = srem i64 %149, 128
-  %223 = icmp eq i64 %222, 0
-  %224 = and i1 %221, %223
-  %225 = and i1 %122, %224
-  %226 = sdiv i64 %149, 128
-  %227 = mul i64 0, %79
-  %228 = add i64 %227, %226
-  %229 = icmp slt i64 %174, %23
-  %230 = icmp sge i64 %174, 0
-  %231 = and i1 %230, %229
-  %232 = srem i64 %174, 64
-  %233 = icmp eq i64 %232, 0
-  %234 = and i1 %231, %233
-  %235 = and i1 %225, %234
-  %236 = sdiv i64 %174, 64
-  %237 = mul i64 %228, %87
-  %238 = add i64 %237, %236
-  %239 = select i1 %235, i64 %238, i64 0
-  %240 = getelementptr i32, ptr %117, i64 %239
-  %241 = mul i64 %239, 32768
-  %242 = getelementptr i8, ptr %119, i64 %241
-  store ptr %7, ptr %4, align 8
-  store i1 true, ptr %5, align 1
-  store i1 false, ptr %6, align 1
-  br i1 %235, label %then29, label %join30
+then13:                                           ; preds = %join12
+  %199 = cmpxchg ptr %190, i32 0, i32 1 monotonic monotonic, align 4
+  %200 = extractvalue { i32, i1 } %199, 1
+  br label %join14
+
+join14:                                           ; preds = %then13, %join12
+  %201 = phi i1 [ %200, %then13 ], [ false, %join12 ]
+  %202 = or i1 %196, %201
+  %203 = select i1 %202, ptr %192, ptr %6
+  %204 = xor i1 %196, true
+  br i1 %204, label %then15, label %join16
+
+then15:                                           ; preds = %join14
+  %205 = icmp eq i64 %29, 1
+  %206 = add i64 %168, 64
+  %207 = icmp sle i64 %206, %23
+  %208 = icmp sge i64 %168, 0
+  %209 = and i1 %208, %207
+  %210 = and i1 %205, %209
+  %211 = add i64 %142, 64
+  %212 = icmp sle i64 %211, %27
+  %213 = icmp sge i64 %142, 0
+  %214 = and i1 %213, %212
+  %215 = and i1 %210, %214
+  %216 = xor i1 %215, true
+  br i1 %216, label %then17, label %join18
+
+join16:                                           ; preds = %join28, %join14
+  %217 = icmp slt i64 %143, %13
+  %218 = icmp sge i64 %143, 0
+  %219 = and i1 %218, %217
+  %220 = srem i64 %143, 128
+  %221 = icmp eq i64 %220, 0
+  %222 = and i1 %219, %221
+  %223 = and i1 %116, %222
+  %224 = sdiv i64 %143, 128
+  %225 = mul i64 0, %73
+  %226 = add i64 %225, %224
+  %227 = icmp slt i64 %168, %17
+  %228 = icmp sge i64 %168, 0
+  %229 = and i1 %228, %227
+  %230 = srem i64 %168, 64
+  %231 = icmp eq i64 %230, 0
+  %232 = and i1 %229, %231
+  %233 = and i1 %223, %232
+  %234 = sdiv i64 %168, 64
+  %235 = mul i64 %226, %81
+  %236 = add i64 %235, %234
+  %237 = select i1 %233, i64 %236, i64 0
+  %238 = getelementptr i32, ptr %111, i64 %237
+  %239 = mul i64 %237, 32768
+  %240 = getelementptr i8, ptr %113, i64 %239
+  br i1 %233, label %then29, label %join30
 
 then17:                                           ; preds = %then15
-  %243 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
-  store i64 %174, ptr %243, align 4
-  %244 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
-  store i64 %148, ptr %244, align 4
-  %245 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
-  %246 = load ptr, ptr %245, align 8
-  call void %246(ptr %26, i32 2, i32 2, ptr %block_firsts, ptr @block_shape, i64 0, ptr %8)
+  %241 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
+  store i64 %168, ptr %241, align 4
+  %242 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
+  store i64 %142, ptr %242, align 4
+  %243 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
+  %244 = load ptr, ptr %243, align 8
+  call void %244(ptr %20, i32 2, i32 2, ptr %block_firsts, ptr @block_shape, i64 0, ptr %5)
   br label %join18
 
 join18:                                           ; preds = %then17, %then15
-  %247 = mul i64 %174, %31
-  %248 = add i64 0, %247
-  %249 = mul i64 %148, %35
-  %250 = add i64 %248, %249
-  %251 = getelementptr half, ptr %data1, i64 %250
-  %252 = select i1 %217, ptr %251, ptr %8
-  %253 = select i1 %217, i64 %31, i64 64
+  %245 = mul i64 %168, %25
+  %246 = add i64 0, %245
+  %247 = mul i64 %142, %29
+  %248 = add i64 %246, %247
+  %249 = getelementptr half, ptr %data1, i64 %248
+  %250 = select i1 %215, ptr %249, ptr %5
+  %251 = select i1 %215, i64 %25, i64 64
   br label %loop19
 
 loop19:                                           ; preds = %loop.exit25, %join18
-  %i22 = phi i64 [ 0, %join18 ], [ %269, %loop.exit25 ]
-  %254 = icmp slt i64 %i22, 64
-  br i1 %254, label %loop.body20, label %loop.exit21
+  %i22 = phi i64 [ 0, %join18 ], [ %266, %loop.exit25 ]
+  %252 = icmp slt i64 %i22, 64
+  br i1 %252, label %loop.body20, label %loop.exit21
 
 loop.body20:                                      ; preds = %loop19
   br label %loop23
 
 loop.exit21:                                      ; preds = %loop19
-  %255 = load i1, ptr %11, align 1
-  br i1 %255, label %then27, label %join28
+  br i1 %201, label %then27, label %join28
 
 loop23:                                           ; preds = %loop.body24, %loop.body20
-  %i26 = phi i64 [ 0, %loop.body20 ], [ %268, %loop.body24 ]
-  %256 = icmp slt i64 %i26, 64
-  br i1 %256, label %loop.body24, label %loop.exit25
+  %i26 = phi i64 [ 0, %loop.body20 ], [ %265, %loop.body24 ]
+  %253 = icmp slt i64 %i26, 64
+  br i1 %253, label %loop.body24, label %loop.exit25
 
 loop.body24:                                      ; preds = %loop23
-  %257 = mul i64 %i22, %253
-  %258 = add i64 0, %257
-  %259 = mul i64 %i26, 1
-  %260 = add i64 %258, %259
-  %261 = getelementptr inbounds half, ptr %252, i64 %260
-  %262 = load half, ptr %261, align 2
-  %263 = fpext half %262 to float
-  %264 = add i64 0, %i22
-  %265 = mul i64 %264, 64
-  %266 = add i64 %265, %i26
-  %267 = getelementptr inbounds float, ptr %202, i64 %266
-  store float %263, ptr %267, align 4
-  %268 = add nuw nsw i64 %i26, 1
+  %254 = mul i64 %i22, %251
+  %255 = add i64 0, %254
+  %256 = mul i64 %i26, 1
+  %257 = add i64 %255, %256
+  %258 = getelementptr inbounds half, ptr %250, i64 %257
+  %259 = load half, ptr %258, align 2
+  %260 = fpext half %259 to float
+  %261 = add i64 0, %i22
+  %262 = mul i64 %261, 64
+  %263 = add i64 %262, %i26
+  %264 = getelementptr inbounds float, ptr %203, i64 %263
+  store float %260, ptr %264, align 4
+  %265 = add nuw nsw i64 %i26, 1
   br label %loop23, !llvm.loop !0
 
 loop.exit25:                                      ; preds = %loop23
-  %269 = add nuw nsw i64 %i22, 1
+  %266 = add nuw nsw i64 %i22, 1
   br label %loop19
 
 then27:                                           ; preds = %loop.exit21
-  store atomic i32 2, ptr %196 release, align 4
+  store atomic i32 2, ptr %190 release, align 4
   br label %join28
 
 join28:                                           ; preds = %then27, %loop.exit21
   br label %join16
 
 then29:                                           ; preds = %join16
-  %270 = load atomic i32, ptr %240 acquire, align 4
-  %271 = icmp eq i32 %270, 2
-  br i1 %271, label %then31, label %else32
-
-join30:                                           ; preds = %join33, %join16
-  %272 = load ptr, ptr %4, align 8
-  %273 = load i1, ptr %5, align 1
-  br i1 %273, label %then34, label %join35
-
-then31:                                           ; preds = %then29
-  store ptr %242, ptr %4, align 8
-  store i1 false, ptr %5, align 1
-  br label %join33
-
-else32:                                           ; preds = %then29
-  %274 = cmpxchg ptr %240, i32 0, i32 1 monotonic monotonic, align 4
-  %275 = extractvalue { i32, i1 } %274, 1
-  store i1 %275, ptr %6, align 1
-  %276 = select i1 %275, ptr %242, ptr %7
-  store ptr %276, ptr %4, align 8
-  br label %join33
-
-join33:                                           ; preds = %else32, %then31
+  %267 = load atomic i32, ptr %238 acquire, align 4
+  %268 = icmp eq i32 %267, 2
   br label %join30
 
-then34:                                           ; preds = %join30
-  %277 = icmp eq i64 %25, 1
-  %278 = add i64 %149, 128
-  %279 = icmp sle i64 %278, %19
-  %280 = icmp sge i64 %149, 0
-  %281 = and i1 %280, %279
-  %282 = and i1 %277, %281
-  %283 = add i64 %174, 64
-  %284 = icmp sle i64 %283, %23
-  %285 = icmp sge i64 %174, 0
-  %286 = and i1 %285, %284
-  %287 = and i1 %282, %286
-  %288 = xor i1 %287, true
-  br i1 %288, label %then36, label %join37
+join30:                                           ; preds = %then29, %join16
+  %269 = phi i1 [ %268, %then29 ], [ false, %join16 ]
+  %270 = xor i1 %269, true
+  %271 = and i1 %233, %270
+  br i1 %271, label %then31, label %join32
 
-join35:                                           ; preds = %join47, %join30
-  %289 = select i1 %173, ptr %166, ptr %14
-  %290 = select i1 %173, i64 %167, i64 64
-  call void @tj_dot_0(ptr %272, i64 64, ptr %202, ptr %14, ptr %289, i64 %290, i1 %171)
-  %291 = add nuw nsw i64 %i10, 1
+then31:                                           ; preds = %join30
+  %272 = cmpxchg ptr %238, i32 0, i32 1 monotonic monotonic, align 4
+  %273 = extractvalue { i32, i1 } %272, 1
+  br label %join32
+
+join32:                                           ; preds = %then31, %join30
+  %274 = phi i1 [ %273, %then31 ], [ false, %join30 ]
+  %275 = or i1 %269, %274
+  %276 = select i1 %275, ptr %240, ptr %4
+  %277 = xor i1 %269, true
+  br i1 %277, label %then33, label %join34
+
+then33:                                           ; preds = %join32
+  %278 = icmp eq i64 %19, 1
+  %279 = add i64 %143, 128
+  %280 = icmp sle i64 %279, %13
+  %281 = icmp sge i64 %143, 0
+  %282 = and i1 %281, %280
+  %283 = and i1 %278, %282
+  %284 = add i64 %168, 64
+  %285 = icmp sle i64 %284, %17
+  %286 = icmp sge i64 %168, 0
+  %287 = and i1 %286, %285
+  %288 = and i1 %283, %287
+  %289 = xor i1 %288, true
+  br i1 %289, label %then35, label %join36
+
+join34:                                           ; preds = %join46, %join32
+  %290 = select i1 %167, ptr %160, ptr %8
+  %291 = select i1 %167, i64 %161, i64 64
+  call void @tj_dot_0(ptr %276, i64 64, ptr %203, ptr %8, ptr %290, i64 %291, i1 %165)
+  %292 = add nuw nsw i64 %i10, 1
   br label %loop7
 
-then36:                                           ; preds = %then34
-  %292 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
-  store i64 %149, ptr %292, align 4
-  %293 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
-  store i64 %174, ptr %293, align 4
-  %294 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
-  %295 = load ptr, ptr %294, align 8
-  call void %295(ptr %16, i32 2, i32 2, ptr %block_firsts, ptr @block_shape.1, i64 0, ptr %3)
-  br label %join37
+then35:                                           ; preds = %then33
+  %293 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
+  store i64 %143, ptr %293, align 4
+  %294 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
+  store i64 %168, ptr %294, align 4
+  %295 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 6
+  %296 = load ptr, ptr %295, align 8
+  call void %296(ptr %10, i32 2, i32 2, ptr %block_firsts, ptr @block_shape.1, i64 0, ptr %3)
+  br label %join36
 
-join37:                                           ; preds = %then36, %then34
-  %296 = mul i64 %149, %21
-  %297 = add i64 0, %296
-  %298 = mul i64 %174, %25
-  %299 = add i64 %297, %298
-  %300 = getelementptr half, ptr %data, i64 %299
-  %301 = select i1 %287, ptr %300, ptr %3
-  %302 = select i1 %287, i64 %21, i64 64
-  br label %loop38
+join36:                                           ; preds = %then35, %then33
+  %297 = mul i64 %143, %15
+  %298 = add i64 0, %297
+  %299 = mul i64 %168, %19
+  %300 = add i64 %298, %299
+  %301 = getelementptr half, ptr %data, i64 %300
+  %302 = select i1 %288, ptr %301, ptr %3
+  %303 = select i1 %288, i64 %15, i64 64
+  br label %loop37
 
-loop38:                                           ; preds = %loop.exit44, %join37
-  %i41 = phi i64 [ 0, %join37 ], [ %318, %loop.exit44 ]
-  %303 = icmp slt i64 %i41, 128
-  br i1 %303, label %loop.body39, label %loop.exit40
+loop37:                                           ; preds = %loop.exit43, %join36
+  %i40 = phi i64 [ 0, %join36 ], [ %318, %loop.exit43 ]
+  %304 = icmp slt i64 %i40, 128
+  br i1 %304, label %loop.body38, label %loop.exit39
 
-loop.body39:                                      ; preds = %loop38
-  br label %loop42
+loop.body38:                                      ; preds = %loop37
+  br label %loop41
 
-loop.exit40:                                      ; preds = %loop38
-  %304 = load i1, ptr %6, align 1
-  br i1 %304, label %then46, label %join47
+loop.exit39:                                      ; preds = %loop37
+  br i1 %274, label %then45, label %join46
 
-loop42:                                           ; preds = %loop.body43, %loop.body39
-  %i45 = phi i64 [ 0, %loop.body39 ], [ %317, %loop.body43 ]
-  %305 = icmp slt i64 %i45, 64
-  br i1 %305, label %loop.body43, label %loop.exit44
+loop41:                                           ; preds = %loop.body42, %loop.body38
+  %i44 = phi i64 [ 0, %loop.body38 ], [ %317, %loop.body42 ]
+  %305 = icmp slt i64 %i44, 64
+  br i1 %305, label %loop.body42, label %loop.exit43
 
-loop.body43:                                      ; preds = %loop42
-  %306 = mul i64 %i41, %302
+loop.body42:                                      ; preds = %loop41
+  %306 = mul i64 %i40, %303
   %307 = add i64 0, %306
-  %308 = mul i64 %i45, 1
+  %308 = mul i64 %i44, 1
   %309 = add i64 %307, %308
-  %310 = getelementptr inbounds half, ptr %301, i64 %309
+  %310 = getelementptr inbounds half, ptr %302, i64 %309
   %311 = load half, ptr %310, align 2
   %312 = fpext half %311 to float
-  %313 = add i64 0, %i41
+  %313 = add i64 0, %i40
   %314 = mul i64 %313, 64
-  %315 = add i64 %314, %i45
-  %316 = getelementptr inbounds float, ptr %272, i64 %315
+  %315 = add i64 %314, %i44
+  %316 = getelementptr inbounds float, ptr %276, i64 %315
   store float %312, ptr %316, align 4
-  %317 = add nuw nsw i64 %i45, 1
-  br label %loop42, !llvm.loop !2
+  %317 = add nuw nsw i64 %i44, 1
+  br label %loop41, !llvm.loop !2
 
-loop.exit44:                                      ; preds = %loop42
-  %318 = add nuw nsw i64 %i41, 1
-  br label %loop38
+loop.exit43:                                      ; preds = %loop41
+  %318 = add nuw nsw i64 %i40, 1
+  br label %loop37
 
-then46:                                           ; preds = %loop.exit40
-  store atomic i32 2, ptr %240 release, align 4
-  br label %join47
+then45:                                           ; preds = %loop.exit39
+  store atomic i32 2, ptr %238 release, align 4
+  br label %join46
 
-join47:                                           ; preds = %then46, %loop.exit40
-  br label %join35
+join46:                                           ; preds = %then45, %loop.exit39
+  br label %join34
 
-then48:                                           ; preds = %loop.exit9
-  br label %loop50
+then47:                                           ; preds = %loop.exit9
+  br label %loop49
 
-join49:                                           ; preds = %loop.exit52, %loop.exit9
-  %319 = xor i1 %160, true
-  br i1 %319, label %then54, label %join55
+join48:                                           ; preds = %loop.exit51, %loop.exit9
+  %319 = xor i1 %154, true
+  br i1 %319, label %then53, label %join54
 
-loop50:                                           ; preds = %loop.body51, %then48
-  %i53 = phi i64 [ 0, %then48 ], [ %325, %loop.body51 ]
-  %320 = icmp slt i64 %i53, 128
-  br i1 %320, label %loop.body51, label %loop.exit52
+loop49:                                           ; preds = %loop.body50, %then47
+  %i52 = phi i64 [ 0, %then47 ], [ %325, %loop.body50 ]
+  %320 = icmp slt i64 %i52, 128
+  br i1 %320, label %loop.body50, label %loop.exit51
 
-loop.body51:                                      ; preds = %loop50
-  %321 = mul i64 %i53, %167
+loop.body50:                                      ; preds = %loop49
+  %321 = mul i64 %i52, %161
   %322 = add i64 0, %321
   %323 = add i64 %322, 0
-  %324 = getelementptr inbounds float, ptr %166, i64 %323
+  %324 = getelementptr inbounds float, ptr %160, i64 %323
   call void @llvm.memset.p0.i64(ptr align 4 %324, i8 0, i64 256, i1 false)
-  %325 = add nuw nsw i64 %i53, 1
-  br label %loop50
+  %325 = add nuw nsw i64 %i52, 1
+  br label %loop49
 
-loop.exit52:                                      ; preds = %loop50
-  br label %join49
+loop.exit51:                                      ; preds = %loop49
+  br label %join48
 
-then54:                                           ; preds = %join49
+then53:                                           ; preds = %join48
   %326 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 0
-  store i64 %149, ptr %326, align 4
+  store i64 %143, ptr %326, align 4
   %327 = getelementptr inbounds [4 x i64], ptr %block_firsts, i64 0, i64 1
-  store i64 %148, ptr %327, align 4
+  store i64 %142, ptr %327, align 4
   %328 = getelementptr inbounds { ptr, [3 x i64], ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr }, ptr %0, i32 0, i32 7
   %329 = load ptr, ptr %328, align 8
-  call void %329(ptr %36, i32 2, i32 4, ptr %block_firsts, ptr @block_shape.1, ptr %13)
-  br label %join55
+  call void %329(ptr %30, i32 2, i32 4, ptr %block_firsts, ptr @block_shape.1, ptr %7)
+  br label %join54
 
-join55:                                           ; preds = %then54, %join49
+join54:                                           ; preds = %then53, %join48
   %330 = add nuw nsw i64 %i, 1
   br label %loop
 }
