@@ -143,6 +143,7 @@ cpu::CpuLoweringOptions loweringOptions(const CpuTarget& target) {
   options.vectorBytes = target.hasFeature("avx512f") ? 64 : target.hasFeature("avx") ? 32 : 16;
   bool wide = options.vectorBytes == 64;
   options.bf16DotProduct = target.hasFeature("avx512bf16");
+  options.widenBf16Dots = options.bf16DotProduct && target.slowBf16Pairs;
   options.i16PairProducts = target.hasFeature(wide ? "avx512bw" : options.vectorBytes == 32 ? "avx2" : "sse4.2");
   // At 32 bytes (no AVX-512): AVX-VNNI, the VEX form of the instruction.
   options.i8QuadProducts = target.hasFeature(wide ? "avx512vnni" : "avxvnni") && options.vectorBytes >= 32;

@@ -16,10 +16,12 @@
 #include <algorithm>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <vector>
 
 #include "ir/error.hpp"
+#include "jit/bf16_pair_rate.hpp"
 #include "lower/cpu/lower_to_llvm.hpp"
 
 namespace tj::jit {
@@ -72,6 +74,12 @@ CpuTarget detectHost() {
                  "dots use the vector instructions instead");
     t = restrictFeatures(t, "-amx-tile");
   }
+  if (t.hasFeature("avx512bf16"))
+    if (std::optional<double> rate = measureBf16PairRate()) {
+      t.slowBf16Pairs = *rate < 1;
+      spdlog::debug("tilejit: vdpbf16ps makes {:.2f}x the multiply-adds a second of f32 FMAs here: bf16 dots {}", *rate,
+                    t.slowBf16Pairs ? "widen to f32 where AMX does not take them" : "take vdpbf16ps pairs");
+    }
   return t;
 }
 

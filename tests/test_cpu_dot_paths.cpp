@@ -9,11 +9,13 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <optional>
 #include <random>
 
 #include "devices/cpu/cpu_device.hpp"
 #include "dsl/tilejit.hpp"
 #include "jit/cpu_compiler.hpp"
+#include "jit/bf16_pair_rate.hpp"
 #include "jit/cpu_target.hpp"
 #include "lower/cpu/plan_buffers.hpp"
 #include "tests/support.hpp"
@@ -64,6 +66,8 @@ std::vector<DotPath> dotPaths() {
       {"bf16 widened to f32", bf16, bf16, {.vectorBytes = width}, true, P::single},
       {"bf16 vdpbf16ps pairs", bf16, bf16,
        emulatedUnless(host.bf16DotProduct, {.vectorBytes = 64, .bf16DotProduct = true}), host.bf16DotProduct, P::pairs},
+      {"bf16 widened to f32 where vdpbf16ps is slower", bf16, bf16,
+       {.vectorBytes = width, .bf16DotProduct = true, .widenBf16Dots = true}, true, P::single, width != 64},
       {"bf16 AMX tiles", bf16, bf16, emulatedUnless(host.amxBf16, {.vectorBytes = width, .amxBf16 = true}),
        host.amxBf16, P::amxTiles},
   };
@@ -200,7 +204,11 @@ TEST_CASE("cpu dot paths: the host's options follow its features, TILEJIT_CPU_FE
   CHECK_FALSE(o.amxInt8);
   CHECK(jit::compileOptions(target) == "O3 pic vector=32 pmaddwd vnni");
   target.features = "+avx,+avx2,+avx512f,+avx512bw,+avx512vl,+avx512vnni,+avx512bf16,+amx-tile,+amx-int8,+amx-bf16";
+  target.slowBf16Pairs = false;
   CHECK(jit::compileOptions(target) == "O3 pic vector=64 bf16dot pmaddwd vnni amx-int8 amx-bf16");
+  target.slowBf16Pairs = true;  // measured so: its conversions stay, bf16 dots AMX leaves widen
+  CHECK(jit::loweringOptions(target).widenBf16Dots);
+  CHECK(jit::compileOptions(target) == "O3 pic vector=64 bf16cvt pmaddwd vnni amx-int8 amx-bf16");
   // The restriction goes through LLVM, which takes what needs a feature away with it.
   if (jit::hostTarget().triple.starts_with("x86_64") && jit::hostTarget().hasFeature("avx2")) {
     jit::CpuTarget host = jit::hostTarget();
@@ -214,6 +222,38 @@ TEST_CASE("cpu dot paths: the host's options follow its features, TILEJIT_CPU_FE
     CHECK_THROWS_WITH_AS(jit::restrictFeatures(host, "+avx512vnni"), doctest::Contains("only turn features off"), Error);
     CHECK_THROWS_WITH_AS(jit::restrictFeatures(host, "-avx9"), doctest::Contains("'avx9' is not a feature"), Error);
   }
+}
+
+// The hardware ranges from half the f32 rate (a Sapphire Rapids core issues vdpbf16ps every
+// other cycle, FMAs twice a cycle) to twice it (Zen 4 issues both once a cycle).
+TEST_CASE("cpu dot paths: bf16 dots widen to f32 where the host's vdpbf16ps is slower than its FMAs, as measured") {
+  const jit::CpuTarget& host = jit::hostTarget();
+  if (!host.hasFeature("avx512bf16")) {
+    CHECK_FALSE(host.slowBf16Pairs);
+    CHECK_FALSE(jit::loweringOptions().widenBf16Dots);
+    MESSAGE("cpu dot paths: this host has no AVX512-BF16 to measure");
+    return;
+  }
+  std::optional<double> rate = jit::measureBf16PairRate();
+  REQUIRE(rate);
+  CHECK(*rate > 0.1);
+  CHECK(*rate < 8);
+  std::printf("cpu dot paths: vdpbf16ps makes %.2fx the multiply-adds a second of f32 FMAs here; bf16 dots %s\n", *rate,
+              host.slowBf16Pairs ? "widen to f32 where AMX does not take them" : "take vdpbf16ps pairs");
+  // Near the threshold two measurements may fall on either side of it.
+  if (*rate < 0.8 || *rate > 1.25) CHECK(host.slowBf16Pairs == (*rate < 1));
+  // 8 rows: fewer than AMX takes.
+  Tensor a = Tensor::zeros({8, 64}, DType::bf16), b = Tensor::zeros({64, 32}, DType::bf16), c = Tensor::zeros({8, 32});
+  TracedKernel traced = trace({1}, [&](Program& p) {
+    p.write(c, {8, 32}).put(dot(p.read(a, {8, 64}).at({0, 0}), p.read(b, {64, 32}).at({0, 0})), {0, 0});
+  }, "small_bf16_dot");
+  const cpu::CpuLoweringOptions options = jit::loweringOptions();
+  CHECK(options.widenBf16Dots == host.slowBf16Pairs);
+  ir::forEachOp(traced.kernel->body, [&](const ir::Op& op) {
+    if (op.code != ir::OpCode::dot) return;
+    CHECK(cpu::dotProducts(*traced.kernel, op, options) == (host.slowBf16Pairs ? cpu::DotProducts::single : cpu::DotProducts::pairs));
+    CHECK(cpu::widensOperands(*traced.kernel, op, options) == host.slowBf16Pairs);
+  });
 }
 
 // The instructions each x86 level's dots are lowered to, in the optimized assembly for a CPU of

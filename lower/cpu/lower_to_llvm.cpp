@@ -233,7 +233,8 @@ std::string dotInstructionsName(const CpuLoweringOptions& options) {
   auto add = [&](bool on, const char* what) {
     if (on) name += (name.empty() ? "" : " ") + std::string(what);
   };
-  add(options.bf16DotProduct, "bf16dot");
+  add(options.bf16DotProduct && !options.widenBf16Dots, "bf16dot");
+  add(options.bf16DotProduct && options.widenBf16Dots, "bf16cvt");  // its conversions only
   add(options.i16PairProducts, "pmaddwd");
   add(options.i8QuadProducts, "vnni");
   add(options.amxInt8, "amx-int8");

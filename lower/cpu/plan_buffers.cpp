@@ -279,7 +279,7 @@ DotProducts dotProducts(const ir::Kernel& k, const ir::Op& dot, const CpuLowerin
   bool amx = (bytes && options.amxInt8) || (bf16 && options.amxBf16);
   if (amx && at.shape[0] >= 16 && bt.shape[1] % 16 == 0 && amxStepK(depth, at.dtype)) return DotProducts::amxTiles;
   if (bytes && options.i8QuadProducts && depth % 4 == 0) return DotProducts::quads;
-  bool bf16Pairs = bf16 && options.bf16DotProduct && options.vectorBytes == 64;
+  bool bf16Pairs = bf16 && options.bf16DotProduct && !options.widenBf16Dots && options.vectorBytes == 64;
   if ((bf16Pairs || (bytes && options.i16PairProducts)) && depth % 2 == 0) return DotProducts::pairs;
   return DotProducts::single;
 }
