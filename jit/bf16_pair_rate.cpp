@@ -39,12 +39,12 @@ double seconds(void (*loop)(int64_t), int64_t iterations) {
 }  // namespace
 
 std::optional<double> measureBf16PairRate() {
-  // 40000 steps of 12: about 0.3 ms of vdpbf16ps where it issues one every two cycles. The
-  // fastest of three tries each, interleaved, so a frequency change or an interruption during
-  // one try does not decide.
-  constexpr int64_t kSteps = 40000;
+  // 20000 steps of 12: about 0.15 ms of vdpbf16ps where it issues one every two cycles. The
+  // fastest of five tries each, interleaved, so a frequency change or another thread taking the
+  // core during a try does not decide.
+  constexpr int64_t kSteps = 20000;
   double pairs = 1e9, fmas = 1e9;
-  for (int attempt = 0; attempt < 3; ++attempt) {
+  for (int attempt = 0; attempt < 5; ++attempt) {
     fmas = std::min(fmas, seconds(fmaLoop, kSteps));
     pairs = std::min(pairs, seconds(pairLoop, kSteps));
   }

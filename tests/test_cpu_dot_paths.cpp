@@ -6,11 +6,13 @@
 // them runs that form. Prints which ran how.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <optional>
 #include <random>
+#include <vector>
 
 #include "devices/cpu/cpu_device.hpp"
 #include "dsl/tilejit.hpp"
@@ -234,14 +236,21 @@ TEST_CASE("cpu dot paths: bf16 dots widen to f32 where the host's vdpbf16ps is s
     MESSAGE("cpu dot paths: this host has no AVX512-BF16 to measure");
     return;
   }
-  std::optional<double> rate = jit::measureBf16PairRate();
-  REQUIRE(rate);
-  CHECK(*rate > 0.1);
-  CHECK(*rate < 8);
-  std::printf("cpu dot paths: vdpbf16ps makes %.2fx the multiply-adds a second of f32 FMAs here; bf16 dots %s\n", *rate,
+  std::vector<double> rates;
+  for (int i = 0; i < 3; ++i) {
+    std::optional<double> rate = jit::measureBf16PairRate();
+    REQUIRE(rate);
+    CHECK(*rate > 0.1);
+    CHECK(*rate < 8);
+    rates.push_back(*rate);
+  }
+  std::sort(rates.begin(), rates.end());
+  const double rate = rates[1];
+  std::printf("cpu dot paths: vdpbf16ps makes %.2fx the multiply-adds a second of f32 FMAs here; bf16 dots %s\n", rate,
               host.slowBf16Pairs ? "widen to f32 where AMX does not take them" : "take vdpbf16ps pairs");
-  // Near the threshold two measurements may fall on either side of it.
-  if (*rate < 0.8 || *rate > 1.25) CHECK(host.slowBf16Pairs == (*rate < 1));
+  // The host's decision came from one measurement at start; near the threshold two may fall on
+  // either side of it.
+  if (rate < 0.8 || rate > 1.25) CHECK(host.slowBf16Pairs == (rate < 1));
   // 8 rows: fewer than AMX takes.
   Tensor a = Tensor::zeros({8, 64}, DType::bf16), b = Tensor::zeros({64, 32}, DType::bf16), c = Tensor::zeros({8, 32});
   TracedKernel traced = trace({1}, [&](Program& p) {
