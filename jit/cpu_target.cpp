@@ -76,7 +76,7 @@ CpuTarget detectHost() {
   }
   if (t.hasFeature("avx512bf16"))
     if (std::optional<double> rate = measureBf16PairRate()) {
-      t.slowBf16Pairs = *rate < 1;
+      t.slowBf16Pairs = *rate < kSlowBf16PairRate;
       spdlog::debug("tilejit: vdpbf16ps makes {:.2f}x the multiply-adds a second of f32 FMAs here: bf16 dots {}", *rate,
                     t.slowBf16Pairs ? "widen to f32 where AMX does not take them" : "take vdpbf16ps pairs");
     }

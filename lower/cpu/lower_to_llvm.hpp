@@ -17,7 +17,8 @@ struct CpuLoweringOptions {
   int vectorBytes = 64;  // the widest SIMD register: 64 with AVX-512, 32 with AVX2, 16 otherwise
   bool bf16DotProduct = false;  // AVX512-BF16's vdpbf16ps for bf16 x bf16 -> f32 products
   // With it, bf16 dots that AMX does not take still widen to f32: the host runs vdpbf16ps's
-  // multiply-adds slower than f32 FMAs (jit::CpuTarget::slowBf16Pairs). Its conversions stay.
+  // multiply-adds slower than f32 FMAs (jit::CpuTarget::slowBf16Pairs). vcvtneps2bf16 still
+  // rounds the f32 tiles AMX dots take as bf16.
   bool widenBf16Dots = false;
   bool i16PairProducts = false;  // pmaddwd at the vector width, for i8 x i8 -> i32 products
   bool i8QuadProducts = false;   // VNNI's vpdpbusd at the vector width: four i8 products per i32 lane
