@@ -41,6 +41,8 @@ std::string deviceKey(const CpuTarget& t) {
   std::string key = "cpu-" + llvm::Triple(t.triple).getArchName().str() + "-" + t.cpu;
   for (const char* f : kCodegenFeatures)
     if (t.hasFeature(f)) key += std::string("+") + f;
+  // Measured, not a feature, but it changes the code and what the tuner picks for it.
+  if (t.slowBf16Pairs) key += "+bf16widen";
   return key;
 }
 
@@ -77,6 +79,7 @@ CpuTarget detectHost() {
   if (t.hasFeature("avx512bf16"))
     if (std::optional<double> rate = measureBf16PairRate()) {
       t.slowBf16Pairs = *rate < kSlowBf16PairRate;
+      t.deviceFeatures = deviceKey(t);
       spdlog::debug("tilejit: vdpbf16ps makes {:.2f}x the multiply-adds a second of f32 FMAs here: bf16 dots {}", *rate,
                     t.slowBf16Pairs ? "widen to f32 where AMX does not take them" : "take vdpbf16ps pairs");
     }

@@ -15,7 +15,7 @@ struct CpuTarget {
   std::string triple;          // "x86_64-pc-linux-gnu"
   std::string cpu;             // LLVM's name: "skylake-avx512", "znver4", ...
   std::string features;        // every host feature for LLVM: "+avx2,-avx512f,..."
-  std::string deviceFeatures;  // the cache's device key: "cpu-x86_64-znver4+avx2+fma+avx512f"
+  std::string deviceFeatures;  // the cache's and tuning files' device key: "cpu-x86_64-znver4+avx2+fma+avx512f"
   // Measured on the host (measureBf16PairRate): its vdpbf16ps makes fewer multiply-adds a second
   // than f32 FMAs, so bf16 dots that AMX does not take are widened to f32 instead.
   bool slowBf16Pairs = false;

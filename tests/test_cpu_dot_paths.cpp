@@ -258,6 +258,8 @@ TEST_CASE("cpu dot paths: bf16 dots widen to f32 where the host's vdpbf16ps is s
   }, "small_bf16_dot");
   const cpu::CpuLoweringOptions options = jit::loweringOptions();
   CHECK(options.widenBf16Dots == host.slowBf16Pairs);
+  // Tuning files and cached kernels of the two choices are kept apart.
+  CHECK((host.deviceFeatures.find("+bf16widen") != std::string::npos) == host.slowBf16Pairs);
   ir::forEachOp(traced.kernel->body, [&](const ir::Op& op) {
     if (op.code != ir::OpCode::dot) return;
     CHECK(cpu::dotProducts(*traced.kernel, op, options) == (host.slowBf16Pairs ? cpu::DotProducts::single : cpu::DotProducts::pairs));
