@@ -377,16 +377,10 @@ TEST_CASE("cpu dot paths: x·x, and one B for an i8 and a u8 A, on quad products
   std::vector<TensorArg> args;
   for (const Tensor& t : traced.tensors) args.push_back(t.launchArg());
   device.launch(*traced.kernel, {args, std::vector<int64_t>{1}, {}});
-  int64_t wrong = 0;
-  for (int64_t r = 0; r < n; ++r)
-    for (int64_t c = 0; c < n; ++c) {
-      int64_t xx = 0, ub = 0;
-      for (int64_t k = 0; k < n; ++k) {
-        xx += int64_t(x.item(r * n + k)) * int64_t(x.item(k * n + c));
-        ub += int64_t(a8.item(r * n + k)) * int64_t(x.item(k * n + c));
-      }
-      if (square.item(r * n + c) != double(xx) && wrong++ < 5) FAIL_CHECK("x·x [", r, ", ", c, "] = ", square.item(r * n + c), ", not ", xx);
-      if (both.item(r * n + c) != double(xx + ub) && wrong++ < 5) FAIL_CHECK("x·b + a8·b [", r, ", ", c, "] wrong");
-    }
-  CHECK(wrong == 0);
+  INFO("x·x");
+  test::checkProduct(square, n, n, n, [&](int64_t r, int64_t c, int64_t k) { return x.item(r * n + k) * x.item(k * n + c); });
+  INFO("x·b + a8·b");
+  test::checkProduct(both, n, n, n, [&](int64_t r, int64_t c, int64_t k) {
+    return (x.item(r * n + k) + a8.item(r * n + k)) * x.item(k * n + c);
+  });
 }
