@@ -227,7 +227,7 @@ TEST_CASE("cpu dot paths: the host's options follow its features, TILEJIT_CPU_FE
 }
 
 // The hardware ranges from half the f32 rate (a Sapphire Rapids core issues vdpbf16ps every
-// other cycle, FMAs twice a cycle) to twice it (Zen 4 issues both once a cycle).
+// other cycle, FMAs twice a cycle) to twice it (Zen 4 by published tables: both once a cycle).
 TEST_CASE("cpu dot paths: bf16 dots widen to f32 where the host's vdpbf16ps is slower than its FMAs, as measured") {
   const jit::CpuTarget& host = jit::hostTarget();
   if (!host.hasFeature("avx512bf16")) {
