@@ -257,6 +257,26 @@ class Workgroup {
         return set(r, [&](size_t t) { return reg(o[0])[t / S * S + ((t % S) ^ size_t(intAttr(i, "mask")))]; });
       case KOp::shuffle_idx: return set(r, [&](size_t t) { return reg(o[0])[t / S * S + size_t(reg(o[1])[t])]; });
       case KOp::subgroup_reduce: return subgroupReduce(i);
+      case KOp::pack:  // the values' bytes in one little-endian word, as memory holds them
+        return set(r, [&](size_t t) {
+          uint32_t word = 0;
+          for (size_t e = 0; e < o.size(); ++e) writeElement(&word, type(o[e]), int64_t(e), reg(o[e])[t]);
+          return double(word);
+        });
+      case KOp::byte_perm:
+        return set(r, [&](size_t t) {
+          uint64_t both = uint64_t(reg(o[0])[t]) | uint64_t(reg(o[1])[t]) << 32, out = 0;
+          auto selector = uint64_t(reg(o[2])[t]);
+          for (int j = 0; j < 4; ++j) out |= (both >> (8 * (selector >> 4 * j & 7)) & 0xff) << 8 * j;
+          return double(out);
+        });
+      case KOp::unpack:
+        for (size_t e = 0; e < i.results.size(); ++e)
+          set(i.results[e], [&](size_t t) {
+            auto word = uint32_t(reg(o[0])[t]);
+            return readElement(&word, type(i.results[e]), int64_t(e));
+          });
+        return;
       case KOp::mma: return mma(i);
       case KOp::wgmma: return wgmma(i);
       case KOp::wgmma_fence: return;
@@ -690,13 +710,14 @@ class Workgroup {
   }
   // wgmma m64nNk16/k32: per the PTX ISA's figures of its register fragments, warp w of a
   // warpgroup holds rows 16 w.. of D as m16n8k16's accumulator, one per 8 columns (d[4c..4c+3]
-  // for columns 8c..), and a register a as m16n8k16's a.
+  // for columns 8c..), and a register a as m16n8k16's a (k32: m16n8k32's).
   void wgmma(const KInst& i) {
     int64_t n = intAttr(i, "n"), K = intAttr(i, "k");
     if (T_ % 128 != 0 || int64_t(i.results.size()) != n / 2)
       throw Error("simulate: wgmma m64n" + std::to_string(n) + " of " + std::to_string(i.results.size()) + " registers");
     bool aShared = hasAttr(i, "allocA");
-    size_t aCount = aShared ? 1 : 8;
+    const Fragment aAt = K == 32 ? ptxM16N8K32(0) : ptxM16N8K16(0), dAt = ptxM16N8K16(2);
+    size_t aCount = aShared ? 1 : aAt.registers;
     // Operand `side` (A: 64 x K, rows m; B: n x K, rows n) as the warpgroup from thread g reads it.
     auto matrix = [&](const std::string& side, size_t g, int64_t rows) {
       const SharedAlloc& alloc = f_.shared.at(size_t(intAttr(i, "alloc" + side)));
@@ -720,13 +741,12 @@ class Workgroup {
         }
       return m;
     };
-    const Fragment aAt = ptxM16N8K16(0), dAt = ptxM16N8K16(2);
     auto registers = [&](size_t g) {
-      std::vector<double> m(64 * 16);
+      std::vector<double> m(size_t(64 * K));
       for (size_t t = g; t < g + 128; ++t)
-        for (int64_t j = 0; j < 8; ++j) {
+        for (int64_t j = 0; j < int64_t(aCount); ++j) {
           auto [row, col] = aAt.at(j, int64_t(t % 32));
-          m[size_t((16 * int64_t((t - g) / 32) + row) * 16 + col)] = reg(i.operands[size_t(j)])[t];
+          m[size_t((16 * int64_t((t - g) / 32) + row) * K + col)] = reg(i.operands[size_t(j)])[t];
         }
       return m;
     };

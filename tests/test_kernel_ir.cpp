@@ -800,8 +800,17 @@ TEST_CASE("kernel ir: FP8 attention runs both products on 8-bit wgmma (sm_90a) o
   CHECK(countOps(f.body, KOp::mma) == 0);
   CHECK(hasAttr(loopBody(f), KOp::wgmma, "k", int64_t{32}));
   // k and v, both along the head dim and the keys in memory (K-major for both products), come
-  // by TMA; P is stored for its product (8-bit wgmma takes no a from registers).
+  // by TMA; P reaches its product's a fragments in registers, four 8-bit values a shuffle: the
+  // loop stores nothing to workgroup memory and has no workgroup barrier.
   CHECK(countOps(loopBody(f), KOp::tma_load) == 2);
+  CHECK(countOps(loopBody(f), KOp::store_shared) == 0);
+  CHECK(countOps(loopBody(f), KOp::barrier) == 0);
+  // A thread's 32 values of P make 8 words, each half from one of two lanes; a lane sends both
+  // halves a receiver may want in one packed word (the same for both senders), and one
+  // byte_perm a word merges the receiver's halves.
+  CHECK(countOps(loopBody(f), KOp::shuffle_idx) == 16);
+  CHECK(countOps(loopBody(f), KOp::pack) == 8);
+  CHECK(countOps(loopBody(f), KOp::byte_perm) == 8);
   CHECK(!hasAttr(f.body, KOp::wgmma, "transB", int64_t{1}));
   checkAgainstInterpreter(k, shapes, f, {3, 2}, 1e-5);
   checkAgainstInterpreter(k, shapes, "sm_90a", {3, 2}, 1e-5);

@@ -372,8 +372,9 @@ TEST_CASE("ptx: on sm_90a the device's attention runs two key loops, split at th
 }
 
 // FP8 attention as the device lowers it (its key loop split at the mask): 8-bit wgmma for both
-// products, P's f32 pairs rounded by one saturating cvt each (its ends fixed after), no spills.
-TEST_CASE("ptx: on sm_90a FP8 attention runs QGMMA on TMA rings, P rounded in pairs, without spills") {
+// products, P's f32 pairs rounded by one saturating cvt each (its ends fixed after) and moved
+// into the second product's a fragments by shuffles (no workgroup memory, no barrier), no spills.
+TEST_CASE("ptx: on sm_90a FP8 attention runs QGMMA on TMA rings, P rounded in pairs and shuffled, without spills") {
   std::string ptx = devicePtxOf(samples::traceSample("attention_f8e4m3"), "sm_90a");
   CHECK(ptx.find("wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3") != std::string::npos);
   CHECK(ptx.find("cvt.rn.satfinite.e4m3x2.f32") != std::string::npos);
@@ -388,6 +389,11 @@ TEST_CASE("ptx: on sm_90a FP8 attention runs QGMMA on TMA rings, P rounded in pa
   CHECK(sassCount(a.sass, "UTMALDG") > 0);
   CHECK(sassCount(a.sass, "F2FP.SATFINITE.E4M3") > 0);
   CHECK(sassCount(a.sass, "I2F") == 0);  // no 8-bit code decoded again to be stored
+  // Both key loops: 16 shuffles and 8 byte permutes each, where P's codes were 16 two-byte
+  // stores to workgroup memory between two barriers.
+  CHECK(sassCount(a.sass, "SHFL.IDX") == 32);
+  CHECK(sassCount(a.sass, "PRMT") == 16);
+  CHECK(sassCount(a.sass, "STS.U16") == 0);
 }
 
 TEST_CASE("ptx: past 48 KiB the shared array is dynamic, sized at launch: within it, static") {

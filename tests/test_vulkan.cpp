@@ -13,8 +13,14 @@
 #include <vector>
 
 #include "devices/vulkan/vulkan_runtime.hpp"
+#include "ir/dtype.hpp"
 #include "ir/error.hpp"
+#include "lower/amdgpu/amdgpu.hpp"
+#include "lower/gpu/kernel_ir.hpp"
+#include "lower/ptx/nvptx.hpp"
+#include "lower/spirv/print_kernel_ir.hpp"
 #include "lower/spirv/spirv_builder.hpp"
+#include "tests/kernel_ir_simulator.hpp"
 #include "tests/support.hpp"
 
 namespace tj::spirvtest {
@@ -162,6 +168,112 @@ TEST_CASE("vulkan: subgroup reduce and shuffle agree with the host") {
     for (uint32_t i = first; i < first + lanes; ++i) wrong += !(std::abs(out[i] - (sum + max + in[first])) <= 1e-5f);
   }
   CHECK(wrong == 0);
+}
+
+namespace {
+
+// Each thread packs its `4 / bytes` values of in (dtype t) into a word, takes lane + 3's word
+// by a shuffle, byte_perms the two by its selector and unpacks the result into out; the merged
+// words go to words.
+gpu::KernelFunction packedShuffle(DType t, uint32_t lanes, const std::string& target) {
+  const int64_t per = 4 / dtypeBytes(t);
+  gpu::KernelFunction f{.name = "packed_shuffle", .target = target, .workgroupSize = lanes, .subgroupSize = lanes};
+  f.addBufferParam("in", t);
+  f.addBufferParam("out", t);
+  f.addBufferParam("words", DType::u32);
+  f.addBufferParam("selectors", DType::u32);
+  gpu::KBuilder b(f);
+  gpu::Reg thread = b.emit(gpu::KOp::thread_id, DType::i32), yes = b.constant(DType::boolean, 1);
+  auto at = [&](int64_t e) { return b.binary("add", b.binary("mul", thread, b.constant(DType::i32, double(per))), b.constant(DType::i32, double(e))); };
+  auto load = [&](int64_t buffer, DType dt, gpu::Reg index) {
+    gpu::KAttrValue fill = isFloat(dt) ? gpu::KAttrValue{0.0} : gpu::KAttrValue{int64_t{0}};
+    return b.emit(gpu::KOp::load_global, dt, {index, yes}, {{"buffer", buffer}, {"fill", fill}, {"vec", int64_t{1}}});
+  };
+  std::vector<gpu::Reg> values;
+  for (int64_t e = 0; e < per; ++e) values.push_back(load(0, t, at(e)));
+  gpu::Reg word = b.emit(gpu::KOp::pack, DType::u32, values);
+  gpu::Reg source = b.binary("and", b.binary("add", b.emit(gpu::KOp::lane_id, DType::i32), b.constant(DType::i32, 3)),
+                             b.constant(DType::i32, double(lanes - 1)));
+  gpu::Reg other = b.emit(gpu::KOp::shuffle_idx, DType::u32, {word, source});
+  gpu::Reg merged = b.emit(gpu::KOp::byte_perm, DType::u32, {word, other, load(3, DType::u32, thread)});
+  std::vector<gpu::Reg> parts = b.emitMulti(gpu::KOp::unpack, std::vector<DType>(size_t(per), t), {merged}, {});
+  auto store = [&](int64_t buffer, gpu::Reg index, gpu::Reg value) {
+    b.effect(gpu::KOp::store_global, {index, yes, value}, {{"buffer", buffer}, {"vec", int64_t{1}}});
+  };
+  for (int64_t e = 0; e < per; ++e) store(1, at(e), parts[size_t(e)]);
+  store(2, thread, merged);
+  return f;
+}
+
+}  // namespace
+
+// The LLVM printers print them too: PTX (prmt, which ptxas assembles) and AMDGPU.
+TEST_CASE("vulkan: pack, byte_perm and unpack move 8- and 16-bit values' bits as the simulator and the host do") {
+  for (DType t : {DType::f8e4m3, DType::i8, DType::bf16}) {
+    std::string ptx = ptx::printPtx(packedShuffle(t, 32, "sm_90"), "sm_90");
+    CHECK(ptx.find("prmt.b32") != std::string::npos);
+    test::assemble(ptx, "sm_90", false);
+    CHECK(amdgpu::printAssembly(packedShuffle(t, 64, "gfx942"), "gfx942").find("packed_shuffle") != std::string::npos);
+  }
+  vk::Gpu* g = gpu();
+  const uint32_t lanes = g ? g->info().subgroupSize : 8;
+  std::mt19937 rng(11);
+  for (DType t : {DType::f8e4m3, DType::f8e5m2, DType::i8, DType::u8, DType::f16, DType::bf16, DType::u16}) {
+    CAPTURE(dtypeName(t));
+    // Random bits (NaNs among them), a float's as its decoding encodes them again (the
+    // simulator holds values, not NaN payloads); selectors' nibbles past 7 choose as their low
+    // three bits.
+    std::vector<uint8_t> in(4 * lanes), out(4 * lanes, 0xa5);
+    for (uint8_t& x : in) x = uint8_t(rng());
+    for (size_t i = 0; i < in.size(); i += size_t(dtypeBytes(t))) {
+      uint16_t bits = uint16_t(in[i] | (dtypeBytes(t) == 2 ? in[i + 1] << 8 : 0));
+      if (isFloat8(t)) bits = floatToF8(t, f8ToFloat(t, uint8_t(bits)));
+      if (t == DType::f16) bits = floatToHalf(halfToFloat(bits));
+      if (t == DType::bf16) bits = floatToBF16(bf16ToFloat(bits));
+      in[i] = uint8_t(bits);
+      if (dtypeBytes(t) == 2) in[i + 1] = uint8_t(bits >> 8);
+    }
+    std::vector<uint32_t> selectors(lanes), words(lanes, 0xa5a5a5a5u);
+    for (uint32_t& x : selectors) x = uint32_t(rng()) & 0xffff;
+    // Expected: byte j of thread l's result is byte (selector >> 4j) & 7 of its word, then lane l + 3's.
+    std::vector<uint8_t> expectedOut(in.size());
+    std::vector<uint32_t> expectedWords(lanes);
+    for (uint32_t l = 0; l < lanes; ++l) {
+      uint32_t source = (l + 3) % lanes, merged = 0;
+      for (uint32_t j = 0; j < 4; ++j) {
+        uint32_t from = selectors[l] >> 4 * j & 7;
+        merged |= uint32_t(in[4 * (from < 4 ? l : source) + from % 4]) << 8 * j;
+      }
+      expectedWords[l] = merged;
+      for (uint32_t j = 0; j < 4; ++j) expectedOut[4 * l + j] = uint8_t(merged >> 8 * j);
+    }
+    gpu::KernelFunction f = packedShuffle(t, lanes, "vulkan");
+    const int64_t n = int64_t(in.size()) / dtypeBytes(t);
+    std::vector<uint8_t> simulatedOut = out;
+    std::vector<uint32_t> simulatedWords = words;
+    gpu::simulate(f,
+                  {{in.data(), t, {n}, {1}}, {simulatedOut.data(), t, {n}, {1}},
+                   {simulatedWords.data(), DType::u32, {int64_t(lanes)}, {1}}, {selectors.data(), DType::u32, {int64_t(lanes)}, {1}}},
+                  {}, {1});
+    CHECK(simulatedWords == expectedWords);
+    CHECK(simulatedOut == expectedOut);
+    std::vector<uint32_t> spirv = spirv::printSpirv(f);
+    test::checkSpirvValid(spirv);
+    if (!g) continue;
+    vk::Buffer bufIn(*g, in.size()), bufOut(*g, out.size()), bufWords(*g, 4 * lanes), bufSelectors(*g, 4 * lanes);
+    bufIn.upload(std::span<const uint8_t>(in));
+    bufOut.upload(std::span<const uint8_t>(out));
+    bufWords.upload(std::span<const uint32_t>(words));
+    bufSelectors.upload(std::span<const uint32_t>(selectors));
+    vk::Pipeline pipeline(*g, spirv, 4, spirv::pushConstantBytes(f));
+    vk::Buffer* buffers[] = {&bufIn, &bufOut, &bufWords, &bufSelectors};
+    std::vector<std::byte> pushConstants(spirv::pushConstantBytes(f));
+    g->dispatch(pipeline, buffers, pushConstants, 1);
+    bufOut.download(std::span<uint8_t>(out));
+    bufWords.download(std::span<uint32_t>(words));
+    CHECK(words == expectedWords);
+    CHECK(out == expectedOut);
+  }
 }
 
 TEST_CASE("vulkan: bad SPIR-V and bad dispatches are errors, not crashes") {

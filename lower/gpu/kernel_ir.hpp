@@ -38,6 +38,11 @@
 //   barrier                            : workgroup barrier (memory and execution)
 //   shuffle_xor {mask} (x), shuffle_idx (x, lane) : x from another lane of the subgroup
 //   subgroup_reduce {fn, cluster} (x)  : fn over clusters of `cluster` consecutive lanes
+//   pack (values...) : u32             : the bits of 32 / w values of one w-bit dtype (8 or 16 bits; an
+//                                        8-bit float's code, bf16's high half) in one word, the first lowest
+//   unpack (word) : T...               : the reverse: a u32's w-bit pieces as values of T, the lowest first
+//   byte_perm (a, b, selector) : u32   : byte j is byte (selector >> 4j) & 7 of the u32s b:a, a's lowest
+//                                        byte 0 (PTX's prmt without its sign modes)
 //   mma {instr, m, n, k, a, b, c} (a..., b..., c...) : one matrix instruction over register fragments; results d...
 //   wgmma {n, k, a, b, allocB, transB, swizzleB, leadingB, strideB[, allocA, transA, swizzleA, leadingA,
 //          strideA]} (startA | a0..a7, startB, c...) : Hopper's warpgroup MMA m64nNk into f32 (k 16 for
@@ -47,7 +52,8 @@
 //                                        their allocations' wgmma Shared layouts, from element start: rows
 //                                        M (N) rather than K with trans, 8-row groups `stride` bytes apart,
 //                                        column blocks `leading` apart, swizzled by `swizzle` bytes.
-//                                        Without allocA, a is 8 registers: m16n8k16's a fragment per warp.
+//                                        Without allocA, a is registers: m16n8k16's a fragment per warp
+//                                        (8), or m16n8k32's for 8-bit floats (16).
 //                                        c... and results d...: m16n8k16's accumulator per warp, its n/8
 //                                        column tiles in order, warps stacked along M. The results are
 //                                        ready after a wgmma_wait.
@@ -108,6 +114,7 @@ enum class KOp : uint8_t {
   atomic_global, ldmatrix, async_copy, async_commit, async_wait, atomic_shared,
   while_loop, wgmma, wgmma_fence, wgmma_commit, wgmma_wait, fence_async_shared,
   mbarrier_init, mbarrier_expect, mbarrier_wait, mbarrier_inval, tma_load, mbarrier_arrive, tma_store, tma_store_wait,
+  pack, unpack, byte_perm,
 };
 std::string_view kopName(KOp op);  // "for" for the structured loop
 bool isPure(KOp op);               // no side effects and no dependence on control (CSE-able)

@@ -13,13 +13,17 @@ auto Lowering::lazyOperand(const ir::Op& op, int i, int64_t sharedOffset) -> Ope
   LinearLayout from = linear(*c->from, v), to = linear(*c->to, v);
   if (c->kind == layout::ConversionKind::register_permute)
     return Operand(*this, remap(src, from, to, [](const Coord& x) { return x; }, op, *c->to));
-  if (c->kind == layout::ConversionKind::warp_shuffle)
-    if (std::optional<std::vector<Reg>> moved = throughShuffles(src, from, to)) return Operand(*this, *moved);
+  if (c->kind == layout::ConversionKind::warp_shuffle) {
+    // 8-bit elements move four to a shuffle.
+    DType dt = dtypeOf(v);
+    std::optional<std::vector<Reg>> moved = dtypeBytes(dt) == 1 ? throughPackedShuffles(src, from, to, dt) : std::nullopt;
+    if (!moved) moved = throughShuffles(src, from, to);
+    if (moved) return Operand(*this, *moved);
+  }
   return Operand(*this, stageInShared(v, src, from, to, c->via ? layout::Layout{*c->via} : plainShared(v), sharedOffset));
 }
 
-auto Lowering::throughShuffles(const std::vector<Reg>& src, const LinearLayout& from, const LinearLayout& to)
-    -> std::optional<std::vector<Reg>> {
+auto Lowering::solveShuffles(const LinearLayout& from, const LinearLayout& to) const -> std::optional<ShuffleSolution> {
   const std::vector<std::string> ids = {layout::kRegister, layout::kLane, layout::kWarp};
   std::vector<std::string> present;  // those the source has: the others add no bits
   for (const std::string& id : ids)
@@ -35,21 +39,35 @@ auto Lowering::throughShuffles(const std::vector<Reg>& src, const LinearLayout& 
         if (*combo >> column & 1) parts[id] ^= int64_t{1} << i;
     return parts;
   };
-  std::vector<std::array<int64_t, 3>> regBits, laneBits;
-  for (const Basis& b : bases(to, layout::kRegister)) regBits.push_back(solve(b).value_or(std::array<int64_t, 3>{-1, 0, 0}));
-  for (const Basis& b : bases(to, layout::kLane)) laneBits.push_back(solve(b).value_or(std::array<int64_t, 3>{-1, 0, 0}));
-  for (const auto& p : regBits) if (p[0] < 0 || p[2] != 0) return std::nullopt;
-  for (const auto& p : laneBits) if (p[0] < 0 || p[2] != 0) return std::nullopt;
+  ShuffleSolution s;
+  for (const Basis& b : bases(to, layout::kRegister)) s.regBits.push_back(solve(b).value_or(std::array<int64_t, 3>{-1, 0, 0}));
+  for (const Basis& b : bases(to, layout::kLane)) s.laneBits.push_back(solve(b).value_or(std::array<int64_t, 3>{-1, 0, 0}));
+  for (const auto& p : s.regBits) if (p[0] < 0 || p[2] != 0) return std::nullopt;
+  for (const auto& p : s.laneBits) if (p[0] < 0 || p[2] != 0) return std::nullopt;
   for (size_t i = 0; i < bases(to, layout::kWarp).size(); ++i) {
     auto p = solve(bases(to, layout::kWarp)[i]);
     if (!p || (*p)[0] != 0 || (*p)[1] != 0 || (*p)[2] != (int64_t{1} << i)) return std::nullopt;
   }
-  // This lane's bits -> the source lane, and -> the source register offset (when the register
-  // depends on the lane, every lane reads each candidate register and selects its own).
-  std::vector<Basis> laneMap, regMap;
+  return s;
+}
+
+Reg Lowering::sourceLane(const ShuffleSolution& s, int64_t constant) {
+  std::vector<Basis> laneMap;
+  for (const auto& p : s.laneBits) laneMap.push_back({p[1]});
+  Reg lane = idBits(KOp::lane_id, laneMap, 0, -1);
+  Reg c = b_.constant(DType::i32, double(constant));
+  return lane < 0 ? c : constant == 0 ? lane : b_.binary("xor", lane, c);
+}
+
+auto Lowering::throughShuffles(const std::vector<Reg>& src, const LinearLayout& from, const LinearLayout& to)
+    -> std::optional<std::vector<Reg>> {
+  std::optional<ShuffleSolution> s = solveShuffles(from, to);
+  if (!s) return std::nullopt;
+  // This lane's bits -> the source register offset (when the register depends on the lane,
+  // every lane reads each candidate register and selects its own).
+  std::vector<Basis> regMap;
   std::set<int64_t> offsets = {0};
-  for (const auto& p : laneBits) {
-    laneMap.push_back({p[1]});
+  for (const auto& p : s->laneBits) {
     regMap.push_back({p[0]});
     for (int64_t o : std::set<int64_t>(offsets)) offsets.insert(o ^ p[0]);
   }
@@ -58,11 +76,9 @@ auto Lowering::throughShuffles(const std::vector<Reg>& src, const LinearLayout& 
   std::vector<Reg> out;
   for (int64_t r = 0; r < registerCount(to); ++r) {
     int64_t base = 0, srcLane = 0;
-    for (size_t i = 0; i < regBits.size(); ++i)
-      if (r >> i & 1) base ^= regBits[i][0], srcLane ^= regBits[i][1];
-    Reg lane = idBits(KOp::lane_id, laneMap, 0, -1);
-    Reg c = b_.constant(DType::i32, double(srcLane));
-    lane = lane < 0 ? c : srcLane == 0 ? lane : b_.binary("xor", lane, c);
+    for (size_t i = 0; i < s->regBits.size(); ++i)
+      if (r >> i & 1) base ^= s->regBits[i][0], srcLane ^= s->regBits[i][1];
+    Reg lane = sourceLane(*s, srcLane);
     Reg value = -1;
     for (int64_t o : offsets) {
       Reg x = src.at(size_t(base ^ o));
@@ -71,6 +87,79 @@ auto Lowering::throughShuffles(const std::vector<Reg>& src, const LinearLayout& 
       value = value < 0 ? moved : b_.select(mine, moved, value);
     }
     out.push_back(value);
+  }
+  return out;
+}
+
+auto Lowering::throughPackedShuffles(const std::vector<Reg>& src, const LinearLayout& from, const LinearLayout& to, DType dt)
+    -> std::optional<std::vector<Reg>> {
+  const int64_t perWord = 4 / dtypeBytes(dt), wordBits = std::countr_zero(uint64_t(perWord));
+  std::optional<ShuffleSolution> s = solveShuffles(from, to);
+  if (!s || int64_t(s->regBits.size()) < wordBits) return std::nullopt;
+  // The source register offsets a lane's bits select among: candidate c is the XOR of the
+  // independent offsets `spanning` picked by c's bits; each lane bit picks `pick`.
+  std::vector<int64_t> spanning;
+  auto offsetOf = [&](int64_t c) {
+    int64_t o = 0;
+    for (size_t i = 0; i < spanning.size(); ++i)
+      if (c >> i & 1) o ^= spanning[i];
+    return o;
+  };
+  std::vector<Basis> pick;
+  for (const auto& p : s->laneBits) {
+    int64_t c = 0, n = int64_t{1} << spanning.size();
+    while (c < n && offsetOf(c) != p[0]) ++c;
+    if (c == n) spanning.push_back(p[0]);  // independent of those before: a new candidate bit
+    pick.push_back({c});
+  }
+  const int64_t candidates = int64_t{1} << spanning.size();
+  // A word's elements (its registers' lowest bits) by the source lane they come from.
+  auto contribution = [&](int64_t bits, size_t from, size_t to, size_t part) {
+    int64_t x = 0;
+    for (size_t i = from; i < to; ++i)
+      if (bits >> (i - from) & 1) x ^= s->regBits[i][part];
+    return x;
+  };
+  std::map<int64_t, std::vector<int64_t>> groups;  // source lane offset -> the word's elements
+  for (int64_t e = 0; e < perWord; ++e) groups[contribution(e, 0, size_t(wordBits), 1)].push_back(e);
+  if (groups.size() > 2) return std::nullopt;  // one byte_perm merges two words
+  for (const auto& [lane, elements] : groups)
+    if (int64_t(elements.size()) * candidates > perWord) return std::nullopt;
+  // Each sender packs every candidate's elements of a group (the same registers in every
+  // lane); a receiver's byte_perm picks its own candidate's from the group's two words. The
+  // selector is linear in the candidate: its bytes lie |elements| * bytes further per step.
+  const int64_t bytes = dtypeBytes(dt);
+  int64_t selector = 0, step = 0, g = 0;
+  for (const auto& [lane, elements] : groups) {
+    for (size_t k = 0; k < elements.size(); ++k)
+      for (int64_t q = 0; q < bytes; ++q) {
+        int64_t j = elements[k] * bytes + q;  // the destination byte
+        selector |= (4 * g + int64_t(k) * bytes + q) << 4 * j;
+        step |= int64_t(elements.size()) * bytes << 4 * j;
+      }
+    ++g;
+  }
+  Reg select = b_.constant(DType::u32, double(selector));
+  if (candidates > 1) {
+    Reg candidate = castTo(idBits(KOp::lane_id, pick, 0, -1), DType::u32);
+    select = b_.binary("add", select, b_.binary("mul", candidate, b_.constant(DType::u32, double(step))));
+  }
+  std::vector<Reg> out;
+  for (int64_t w = 0; w < registerCount(to) / perWord; ++w) {
+    int64_t baseReg = contribution(w, size_t(wordBits), s->regBits.size(), 0);
+    int64_t baseLane = contribution(w, size_t(wordBits), s->regBits.size(), 1);
+    std::vector<Reg> words;
+    for (const auto& [laneOffset, elements] : groups) {
+      std::vector<Reg> packed;
+      for (int64_t c = 0; c < candidates; ++c)
+        for (int64_t e : elements) packed.push_back(src.at(size_t(baseReg ^ contribution(e, 0, size_t(wordBits), 0) ^ offsetOf(c))));
+      packed.resize(size_t(perWord), packed[0]);
+      Reg word = b_.emit(KOp::pack, DType::u32, packed);
+      words.push_back(b_.emit(KOp::shuffle_idx, DType::u32, {word, sourceLane(*s, baseLane ^ laneOffset)}));
+    }
+    Reg merged = b_.emit(KOp::byte_perm, DType::u32, {words.front(), words.back(), select});
+    std::vector<Reg> parts = b_.emitMulti(KOp::unpack, std::vector<DType>(size_t(perWord), dt), {merged}, {});
+    out.insert(out.end(), parts.begin(), parts.end());
   }
   return out;
 }

@@ -48,7 +48,7 @@ int64_t Lowering::wgmmaStaged(const ir::Op& op, int i, int64_t sharedOffset) {
 bool Lowering::wgmmaAFromRegisters(const ir::Op& op) const {
   ir::ValueId aV = op.operands[0];
   const layout::Conversion* c = a_.conversionAt(op, 0);
-  return !isFloat8(dtypeOf(aV)) && !readAhead_.count(aV) && (!c || c->kind != layout::ConversionKind::shared_memory);
+  return !readAhead_.count(aV) && (!c || c->kind != layout::ConversionKind::shared_memory);
 }
 
 auto Lowering::stageInvariantOperands(const ir::Block& body, const StagedOperands& before)
@@ -127,7 +127,7 @@ void Lowering::wgmmaDot(const ir::Op& op, int64_t kStep) {
   std::vector<Reg> c = op.operands.size() == 3 ? operand(op, 2)
                                                : std::vector<Reg>(size_t(registerCount(cLin)), b_.constant(DType::f32, 0.0));
   // A stays in registers where it is already in (or a shuffle away from) wgmma's A fragments:
-  // an accumulator's layout, such as attention's P.
+  // an accumulator's layout, such as attention's P (8-bit: packed shuffles within quads).
   bool aRegisters = wgmmaAFromRegisters(op);
   std::map<std::pair<int64_t, int64_t>, std::vector<Reg>> aFragments;
   std::optional<WgmmaOperand> a;
@@ -161,7 +161,7 @@ void Lowering::wgmmaDot(const ir::Op& op, int64_t kStep) {
         operands.push_back(wgmmaStart(*a, aV, mi * rowsPerStep, kk, aRows));
       } else {
         auto fragment = aFragments.find({mi, kk / kStep});
-        if (fragment == aFragments.end() || fragment->second.size() != 8)
+        if (fragment == aFragments.end() || int64_t(fragment->second.size()) != kStep / 2)
           unsupported(op, "on wgmma: operand a's registers do not form its fragments");
         operands = fragment->second;
       }

@@ -182,11 +182,27 @@ class Lowering {
   // fragment just before the instructions that read it.
   Operand lazyOperand(const ir::Op& op, int i, int64_t sharedOffset);
 
-  // A conversion within warps as one shuffle per register: solves, over GF(2), which source
-  // (register, lane) holds each destination bit's element. Only when the source register does
-  // not depend on the lane and warps map alike; nullopt otherwise (the caller goes through memory).
+  // Which source (register, lane) bits hold the element of each destination register and lane
+  // bit, solved over GF(2): [register, lane, warp] bits per bit of `to`. nullopt where warps do
+  // not map alike (data would cross warps).
+  struct ShuffleSolution {
+    std::vector<std::array<int64_t, 3>> regBits, laneBits;
+  };
+  std::optional<ShuffleSolution> solveShuffles(const LinearLayout& from, const LinearLayout& to) const;
+  // The i32 lane this lane reads from: its bits mapped by the solution, XOR `constant`.
+  Reg sourceLane(const ShuffleSolution& s, int64_t constant);
+  // A conversion within warps as shuffles, one per register and source-register candidate
+  // (where the register read depends on the lane, options_.maxShuffleCandidates at most);
+  // nullopt otherwise (the caller goes through memory).
   std::optional<std::vector<Reg>> throughShuffles(const std::vector<Reg>& src, const LinearLayout& from,
                                                   const LinearLayout& to);
+  // The same for 8-bit elements, packed four to a word: a destination word's elements come
+  // from one or two source lanes; each sender packs, for every candidate register a receiver
+  // may want, the elements into one word, and the receiver's byte_perm takes its own from the
+  // two words (as FlashAttention-3 moves FP8 probabilities into wgmma's a fragments). nullopt
+  // where a word's elements come from more lanes or their candidates do not fit in one.
+  std::optional<std::vector<Reg>> throughPackedShuffles(const std::vector<Reg>& src, const LinearLayout& from,
+                                                        const LinearLayout& to, DType dt);
   layout::Layout plainShared(ir::ValueId v) const {
     return layout::Layout{layout::Shared{1, 1, 1, layout::rowMajorOrder(k_.type(v).shape.size())}};
   }

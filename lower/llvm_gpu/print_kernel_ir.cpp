@@ -634,6 +634,31 @@ class Printer {
     return x;
   }
 
+  // Values' bits in one i32, as memory holds them (8-bit floats' codes paired where rounded together).
+  Value* pack(const KInst& i) {
+    DType t = dtypeOf(i.operands[0]);
+    auto bits = unsigned(8 * dtypeBytes(t));
+    std::vector<Value*> values;
+    for (Reg r : i.operands) values.push_back(val(r));
+    if (isFloat8(t)) values = float8Codes(t, values);
+    else for (Value*& v : values) v = toMemory(t, v);
+    Value* word = b_.getInt32(0);
+    for (unsigned e = 0; e < unsigned(values.size()); ++e) {
+      Value* piece = b_.CreateZExt(b_.CreateBitOrPointerCast(values[e], b_.getIntNTy(bits)), b_.getInt32Ty());
+      word = b_.CreateOr(word, b_.CreateShl(piece, e * bits));
+    }
+    return word;
+  }
+  void unpack(const KInst& i) {
+    DType t = dtypeOf(i.results[0]);
+    auto bits = unsigned(8 * dtypeBytes(t));
+    Value* word = val(i.operands[0]);
+    for (unsigned e = 0; e < unsigned(i.results.size()); ++e) {
+      Value* piece = b_.CreateTrunc(b_.CreateLShr(word, e * bits), b_.getIntNTy(bits));
+      values_[size_t(i.results[e])] = fromMemory(t, b_.CreateBitOrPointerCast(piece, memoryType(t)));
+    }
+  }
+
   void mma(const KInst& i) {
     int64_t m = intAttr(i, "m"), n = intAttr(i, "n"), k = intAttr(i, "k");
     size_t lanes = size_t(f_.subgroupSize), aCount = size_t(m * k) / lanes, bCount = size_t(k * n) / lanes;
@@ -817,7 +842,7 @@ class Printer {
                                              intAttr(i, "stride" + s), intAttr(i, "trans" + s) != 0};
     };
     bool aShared = gpu::hasAttr(i, "allocA");
-    size_t aCount = aShared ? 1 : 8;
+    size_t aCount = aShared ? 1 : fragmentARegisters(i);
     std::vector<Value*> c;
     std::optional<LlvmGpuTarget::WarpgroupOperand> a;
     if (aShared) a = operand(i.operands[0], "A");
@@ -847,10 +872,12 @@ class Printer {
   void packFragmentA(const KInst& i) {
     if (gpu::hasAttr(i, "allocA") || packedA_.count(&i)) return;
     std::vector<Value*> registers;
-    for (size_t r = 0; r < 8; ++r) registers.push_back(val(i.operands.at(r)));
+    for (size_t r = 0; r < fragmentARegisters(i); ++r) registers.push_back(val(i.operands.at(r)));
     DType a = operandType(i, "a");
-    packedA_[&i] = t_.warpgroupFragmentA(b_, a, withPairedRoundings(a, registers));
+    packedA_[&i] = t_.warpgroupFragmentA(b_, a, isFloat8(a) ? float8Codes(a, registers) : withPairedRoundings(a, registers));
   }
+  // A thread's elements of a register a: four words of 16-bit pairs (k16) or 8-bit quads (k32).
+  size_t fragmentARegisters(const KInst& i) { return size_t(4 * 4 / dtypeBytes(operandType(i, "a"))); }
   void warpgroupFence(const KBlock& blk, size_t at) {
     for (size_t j = at + 1; j < blk.insts.size() && blk.insts[j].op != KOp::wgmma_commit; ++j)
       if (blk.insts[j].op == KOp::wgmma) packFragmentA(blk.insts[j]);
@@ -889,6 +916,7 @@ class Printer {
       case KOp::async_copy: return asyncCopy(i);
       case KOp::async_commit: return t_.asyncCommit(b_);
       case KOp::async_wait: return t_.asyncWait(b_, intAttr(i, "pending"));
+      case KOp::unpack: return unpack(i);
       default: break;
     }
     if (i.results.size() != 1) unsupported(std::string(gpu::kopName(i.op)));
@@ -922,6 +950,8 @@ class Printer {
         return shuffled(val(o[0]), [&](Value* w) { return t_.shuffleIdx(b_, w, lane, f_.subgroupSize); });
       }
       case KOp::subgroup_reduce: return subgroupReduce(i);
+      case KOp::pack: return pack(i);
+      case KOp::byte_perm: return t_.bytePermute(b_, val(o[0]), val(o[1]), val(o[2]));
       default: unsupported(std::string(gpu::kopName(i.op)));
     }
   }
@@ -956,6 +986,18 @@ std::vector<llvm::Value*> LlvmGpuTarget::warpgroupMma(llvm::IRBuilderBase&, int6
 }
 llvm::Value* LlvmGpuTarget::approxExp2(llvm::IRBuilderBase&, llvm::Value*, double) const { return nullptr; }
 std::vector<llvm::Value*> LlvmGpuTarget::roundPair(llvm::IRBuilderBase&, DType, llvm::Value*, llvm::Value*) const { return {}; }
+llvm::Value* LlvmGpuTarget::bytePermute(llvm::IRBuilderBase& b, llvm::Value* lo, llvm::Value* hi, llvm::Value* selector) const {
+  llvm::Type* i64 = b.getInt64Ty();
+  llvm::Value* both = b.CreateOr(b.CreateZExt(lo, i64), b.CreateShl(b.CreateZExt(hi, i64), 32));
+  llvm::Value* out = b.getInt32(0);
+  for (unsigned j = 0; j < 4; ++j) {
+    llvm::Value* from = b.CreateAnd(b.CreateLShr(selector, 4 * j), 7);
+    llvm::Value* byte = b.CreateLShr(both, b.CreateZExt(b.CreateShl(from, 3), i64));
+    out = b.CreateOr(out, b.CreateShl(b.CreateAnd(b.CreateTrunc(byte, b.getInt32Ty()), 0xff), 8 * j));
+  }
+  return out;
+}
+
 std::vector<llvm::Value*> LlvmGpuTarget::saturatedFloat8Pair(llvm::IRBuilderBase&, DType, llvm::Value*, llvm::Value*) const {
   return {};
 }

@@ -53,6 +53,8 @@ class LlvmGpuTarget {
   virtual std::vector<llvm::Value*> mma(llvm::IRBuilderBase& b, const std::string& instr, DType a, DType bType,
                                         const std::vector<llvm::Value*>& aRegs, const std::vector<llvm::Value*>& bRegs,
                                         const std::vector<llvm::Value*>& cRegs) const = 0;
+  // The kernel IR's byte_perm of i32s: byte j of the result is byte (selector >> 4j) & 7 of b:a.
+  virtual llvm::Value* bytePermute(llvm::IRBuilderBase& b, llvm::Value* lo, llvm::Value* hi, llvm::Value* selector) const;
   // The kernel IR's ldmatrix: `num` 32-bit registers of two 16-bit elements each (low half
   // first), from this lane's row in workgroup memory. Throws where the target has none.
   virtual std::vector<llvm::Value*> loadMatrix(llvm::IRBuilderBase& b, llvm::Value* row, int64_t num, bool trans) const;
@@ -95,7 +97,8 @@ class LlvmGpuTarget {
   virtual std::vector<llvm::Value*> warpgroupMma(llvm::IRBuilderBase& b, int64_t n, DType a, DType bType,
                                                  const WarpgroupOperand* aShared, const std::vector<llvm::Value*>& aWords,
                                                  const WarpgroupOperand& bOperand, const std::vector<llvm::Value*>& c) const;
-  // A wgmma's a fragment (8 registers of 16-bit elements) as the 4 words the instruction reads.
+  // A wgmma's a fragment (8 registers of 16-bit elements, or 16 codes of 8-bit floats) as the 4
+  // words the instruction reads.
   virtual std::vector<llvm::Value*> warpgroupFragmentA(llvm::IRBuilderBase& b, DType a,
                                                        const std::vector<llvm::Value*>& registers) const;
   virtual void warpgroupFence(llvm::IRBuilderBase& b) const;

@@ -80,6 +80,10 @@ class NvptxTarget final : public llvmgpu::LlvmGpuTarget {
     return b.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_idx_i32, {},
                              {b.getInt32(0xffffffffu), x, lane, b.getInt32(clamp(width))});
   }
+  // prmt's default mode: a selector nibble's bit 3 (replicate the sign) cleared.
+  Value* bytePermute(llvm::IRBuilderBase& b, Value* lo, Value* hi, Value* selector) const override {
+    return b.CreateIntrinsic(llvm::Intrinsic::nvvm_prmt, {}, {lo, hi, b.CreateAnd(selector, 0x7777)});
+  }
 
   // mma.sync row.col: m16n8k16 with f32 accumulators, f16 operands in pairs (<2 x half>) and
   // bf16 operands as the bits of pairs (i32); m16n8k32 with i32 accumulators, i8 (or u8 x i8)
@@ -151,7 +155,7 @@ class NvptxTarget final : public llvmgpu::LlvmGpuTarget {
                                    const std::vector<Value*>& aWords, const WarpgroupOperand& bOperand,
                                    const std::vector<Value*>& c) const override {
     bool half = a == bType && (a == DType::f16 || a == DType::bf16), bytes = isFloat8(a) && isFloat8(bType);
-    if ((!half && !bytes) || int64_t(c.size()) != n / 2 || (!aShared && (bytes || aWords.size() != 4)))
+    if ((!half && !bytes) || int64_t(c.size()) != n / 2 || (!aShared && aWords.size() != 4))
       throw Unsupported("llvm gpu: unsupported: wgmma m64n" + std::to_string(n) + " of " + std::string(dtypeName(a)) + " and " +
                         std::string(dtypeName(bType)));
     std::string shape = "m64n" + std::to_string(n) + (half ? "k16" : "k32"), outputs, constraints;
@@ -217,6 +221,15 @@ class NvptxTarget final : public llvmgpu::LlvmGpuTarget {
   }
   std::vector<Value*> warpgroupFragmentA(llvm::IRBuilderBase& b, DType a, const std::vector<Value*>& registers) const override {
     std::vector<Value*> words;
+    if (isFloat8(a)) {  // four codes a word, the first lowest
+      for (size_t r = 0; r + 3 < registers.size(); r += 4) {
+        Value* word = b.getInt32(0);
+        for (unsigned e = 0; e < 4; ++e)
+          word = b.CreateOr(word, b.CreateShl(b.CreateZExt(registers[r + e], b.getInt32Ty()), 8 * e));
+        words.push_back(word);
+      }
+      return words;
+    }
     for (size_t r = 0; r + 1 < registers.size(); r += 2) {
       Value* pair = pack(b, a, registers[r], registers[r + 1]);
       words.push_back(pair->getType()->isIntegerTy() ? pair : b.CreateBitCast(pair, b.getInt32Ty()));

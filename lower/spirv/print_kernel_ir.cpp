@@ -180,6 +180,7 @@ void Printer::inst(const KInst& i) {
                                semantics::kAcquireRelease | semantics::kWorkgroupMemory);
     case KOp::for_loop: return loop(i);
     case KOp::while_loop: return whileInst(i);
+    case KOp::unpack: return unpack(i);
     default: break;
   }
   if (i.results.size() != 1) unsupported(std::string(gpu::kopName(i.op)));
@@ -211,7 +212,44 @@ auto Printer::value(const KInst& i, DType t) -> Id {
     case KOp::shuffle_idx:
       return m_.subgroupShuffle(T, id(o[0]), m_.op(Op::Bitcast, u32_, {cast(id(o[1]), dtypeOf(o[1]), DType::i32)}));
     case KOp::subgroup_reduce: return subgroupReduce(i);
+    case KOp::pack: return pack(i, T);
+    case KOp::byte_perm: return bytePermute(i, T);
     default: unsupported(std::string(gpu::kopName(i.op)));
+  }
+}
+
+auto Printer::pack(const KInst& i, Id T) -> Id {
+  DType t = dtypeOf(i.operands[0]);
+  auto bits = uint32_t(8 * dtypeBytes(t));
+  Id word = m_.constU32(0);
+  for (size_t e = 0; e < i.operands.size(); ++e) {
+    Id piece = m_.op(Op::UConvert, u32_, {toMemory(t, id(i.operands[e]))});
+    word = m_.op(Op::BitwiseOr, u32_, {word, m_.op(Op::ShiftLeftLogical, u32_, {piece, m_.constU32(uint32_t(e) * bits)})});
+  }
+  return m_.op(Op::Bitcast, T, {word});
+}
+
+auto Printer::bytePermute(const KInst& i, Id T) -> Id {
+  Id lo = m_.op(Op::Bitcast, u32_, {id(i.operands[0])}), hi = m_.op(Op::Bitcast, u32_, {id(i.operands[1])});
+  Id selector = m_.op(Op::Bitcast, u32_, {id(i.operands[2])});
+  Id out = m_.constU32(0);
+  for (uint32_t j = 0; j < 4; ++j) {
+    Id from = m_.op(Op::BitwiseAnd, u32_, {m_.op(Op::ShiftRightLogical, u32_, {selector, m_.constU32(4 * j)}), m_.constU32(7)});
+    Id word = m_.select(u32_, m_.op(Op::ULessThan, bool_, {from, m_.constU32(4)}), lo, hi);
+    Id shift = m_.op(Op::ShiftLeftLogical, u32_, {m_.op(Op::BitwiseAnd, u32_, {from, m_.constU32(3)}), m_.constU32(3)});
+    Id byte = m_.op(Op::BitwiseAnd, u32_, {m_.op(Op::ShiftRightLogical, u32_, {word, shift}), m_.constU32(0xff)});
+    out = m_.op(Op::BitwiseOr, u32_, {out, m_.op(Op::ShiftLeftLogical, u32_, {byte, m_.constU32(8 * j)})});
+  }
+  return m_.op(Op::Bitcast, T, {out});
+}
+
+void Printer::unpack(const KInst& i) {
+  DType t = dtypeOf(i.results[0]);
+  auto bits = uint32_t(8 * dtypeBytes(t));
+  Id word = m_.op(Op::Bitcast, u32_, {id(i.operands[0])});
+  for (size_t e = 0; e < i.results.size(); ++e) {
+    Id piece = m_.op(Op::ShiftRightLogical, u32_, {word, m_.constU32(uint32_t(e) * bits)});
+    ids_[size_t(i.results[e])] = fromMemory(t, m_.op(Op::UConvert, uint(dtypeBytes(t)), {piece}));
   }
 }
 

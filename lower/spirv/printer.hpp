@@ -79,6 +79,10 @@ class Printer {
   // A value as the unsigned integer memory holds for dtype t: bool one byte 0 or 1, bf16
   // its 16 bits, the 8-bit floats their codes, every other dtype its own bits.
   Id toMemory(DType t, Id v);
+  // The kernel IR's pack and unpack: values' bits in a word as memory holds them, and back.
+  Id pack(const KInst& i, Id T);
+  Id bytePermute(const KInst& i, Id T);
+  void unpack(const KInst& i);
   Id fromMemory(DType t, Id bits);
   // A float register's bits as an unsigned integer of its width.
   Id bitsOf(DType t, Id v) { return m_.op(Op::Bitcast, uint(registerBytes(t)), {v}); }
