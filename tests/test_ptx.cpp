@@ -209,6 +209,37 @@ TEST_CASE("ptx: attention's CUDA tune space assembles for sm_90a without spills,
     }
 }
 
+// FP8 at d 128 (the GPU check's FP8 attention), v stored [batch, heads, dim, seq]: P reaches
+// the second product's a fragments by shuffles in every configuration. None spills but 128x64
+// on 4 warps, one warpgroup holding 128 rows of O (128 registers a thread) and of S: it spilled
+// 336 bytes (causal 360) when P went through workgroup memory too; it is kept in the space for
+// bf16, which fits.
+TEST_CASE("ptx: FP8 attention's CUDA tune space assembles for sm_90a at d 128, P shuffled, spilling only at 128 rows a warpgroup") {
+  const int64_t seq = 256, dim = 128;
+  for (bool causal : {false, true})
+    for (const TuneConfig& config : samples::attentionTuneSpace("cuda")) {
+      samples::AttentionBlocks blocks = samples::AttentionBlocks::from(config);
+      CAPTURE(config.str());
+      CAPTURE(causal);
+      Tensor q = Tensor::zeros({1, 2, seq, dim}, DType::f8e4m3), out = Tensor::zeros({1, 2, seq, dim});
+      Tensor v = Tensor::zeros({1, 2, dim, seq}, DType::f8e4m3).transpose(2, 3);
+      samples::AttentionScales scales{Tensor::zeros({2, seq, 1}), Tensor::zeros({2, seq / 128, 1}),
+                                      Tensor::zeros({2, seq / 128, 1})};
+      samples::KernelDefinition def = samples::attentionKernel(q, q, v, out, causal, blocks, {}, scales);
+      test::Assembled a = test::assemble(devicePtxOf(*tj::trace(def.grid, def.body, "attention").kernel, "sm_90a"), "sm_90a", true);
+      if (a.report.empty()) continue;
+      size_t used = a.report.find("Used ");
+      std::printf("ptx: attention f8e4m3 d128%s %lldx%lld, %lld stages, %lld warps, sm_90a: %s", causal ? " causal" : "",
+                  (long long)blocks.m, (long long)blocks.n, (long long)blocks.stages, (long long)blocks.warps,
+                  used == std::string::npos ? "" : a.report.c_str() + used);
+      const int64_t warps = blocks.warps > 0 ? blocks.warps : 4;
+      CHECK((a.report.find(" 0 bytes spill stores, 0 bytes spill loads") != std::string::npos) == (blocks.m <= 16 * warps));
+      if (a.sass.empty()) continue;
+      CHECK(sassCount(a.sass, "QGMMA") > 0);
+      CHECK(sassCount(a.sass, "STS.U16") == 0);
+    }
+}
+
 TEST_CASE("ptx: an 8-bit float gemm on sm_90a runs QGMMA (wgmma m64nNk32 e4m3 x e5m2) from descriptors") {
   ir::Kernel k = gemmF8();
   std::string ptx = contiguousPtxOf(k, "sm_90a");
