@@ -906,6 +906,23 @@ TEST_CASE("kernel ir: a gemm of 16-row blocks runs MFMA 16x16x16 on gfx942 (too 
   }
 }
 
+// Workgroups take a GEMM's programs in bands of 8 row blocks (ir-level program ids unchanged):
+// every block written once, the last band short; attention keeps the workgroups' own order.
+TEST_CASE("kernel ir: a gemm's programs run in bands of 8 row blocks, column by column, as the interpreter computes them") {
+  CaptureTraces capture;
+  samples::gemm(Tensor::zeros({170, 29}, DType::f16), Tensor::zeros({29, 45}, DType::f16), Tensor::zeros({170, 45}),
+                {.device = "interp"}, samples::GemmBlocks{16, 16, 32, 2, 1});  // one warp: mma.sync / MFMA
+  const ir::Kernel& k = capture.kernels().at(0);
+  for (const std::string target : {"sm_90", "gfx942"}) {
+    CAPTURE(target);
+    KernelFunction f = contiguousLowering(k, target);
+    CHECK(countOps(f.body, KOp::workgroup_count) == 2);  // the grid's rows and columns, for the bands
+    checkAgainstInterpreter(k, {{170, 40}, {40, 48}, {170, 48}}, f, {11, 3}, 2e-2);  // rows of whole vectors
+    checkAgainstInterpreter(k, {{170, 29}, {29, 45}, {170, 45}}, target, {11, 3}, 2e-2);
+  }
+  CHECK(countOps(contiguousLowering(kernelNamed("attention_f16"), "sm_90").body, KOp::workgroup_count) == 0);
+}
+
 // The f16 gemm with i8 operands and an i32 accumulator: the m16n8k32 integer matrix unit.
 ir::Kernel gemmI8() { return test::retyped(samples::traceSample("gemm_f16"), {{"f16", "i8"}, {"f32", "i32"}, {"= 0.0", "= 0"}}); }
 

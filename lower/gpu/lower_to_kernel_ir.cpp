@@ -16,6 +16,7 @@ namespace tj::gpu {
 namespace detail {
 
 auto Lowering::run() -> KernelFunction {
+  groupPrograms();
   block(k_.body);
   if (handoff_) throw InternalError("kernel ir", "a fold's rings were handed on to no fold");
   if (t_.loopIterationLimit > 0 && hasLoops(f_)) {
@@ -150,8 +151,8 @@ void Lowering::lower(const ir::Op& op) {
   if (res >= 0) producers_[res] = &op;
   if (readAheadViews_.count(res)) return;  // its copies run ahead; the dot reads the ring
   switch (op.code) {
-    case OpCode::program_id: return define(res, {b_.emit(KOp::workgroup_id, DType::i64, {}, {{"axis", op.get(ir::attr::axis)}})});
-    case OpCode::num_programs: return define(res, {b_.emit(KOp::workgroup_count, DType::i64, {}, {{"axis", op.get(ir::attr::axis)}})});
+    case OpCode::program_id: return define(res, {programId(op.get(ir::attr::axis))});
+    case OpCode::num_programs: return define(res, {workgroupCount(op.get(ir::attr::axis))});
     case OpCode::tensor_dim: return define(res, {tensorParam(op.get(ir::attr::tensor), "size", op.get(ir::attr::axis))});
     case OpCode::scalar_param: return define(res, {param("s" + std::to_string(op.get(ir::attr::index)))});
     case OpCode::constant: return define(res, std::vector<Reg>(size_t(countOf(res)), constantOf(op, dtypeOf(res))));
@@ -283,11 +284,48 @@ void Lowering::checkDivisor(const LinearLayout& lin, int64_t reg, Reg divisor, c
 }
 
 auto Lowering::programIndex() -> Reg {
-  Reg index = b_.emit(KOp::workgroup_id, DType::i64, {}, {{"axis", int64_t{0}}});
+  Reg index = programId(0);
   for (int64_t axis = 1; axis < k_.gridRank; ++axis)
-    index = b_.binary("add", b_.binary("mul", index, b_.emit(KOp::workgroup_count, DType::i64, {}, {{"axis", axis}})),
-                      b_.emit(KOp::workgroup_id, DType::i64, {}, {{"axis", axis}}));
+    index = b_.binary("add", b_.binary("mul", index, workgroupCount(axis)), programId(axis));
   return index;
+}
+
+void Lowering::groupPrograms() {
+  // A GEMM's shape: a fold's matrix-unit dot of two blocks its body loads (through views and
+  // casts), which move along k. Attention's q comes from outside its fold and P from its
+  // softmax: its programs along axis 0 share a head's keys and values, which the workgroups'
+  // own order keeps together.
+  bool streamsBoth = false;
+  ir::forEachOp(k_.body, [&](const ir::Op& fold) {
+    if (fold.code != ir::OpCode::fold) return;
+    std::map<ir::ValueId, const ir::Op*> producer;
+    auto loaded = [&](ir::ValueId v) {
+      const ir::Op* op = producer.count(v) ? producer.at(v) : nullptr;
+      while (op && op->code != ir::OpCode::load && op->operands.size() == 1 && producer.count(op->operands[0]))
+        op = producer.at(op->operands[0]);
+      return op && op->code == ir::OpCode::load;
+    };
+    for (const ir::Op& op : fold.regions.at(0).ops) {
+      streamsBoth |= op.code == ir::OpCode::dot && a_.of(op.results[0]).as<layout::MatrixAcc>() && loaded(op.operands[0]) &&
+                     loaded(op.operands[1]);
+      for (ir::ValueId r : op.results) producer[r] = &op;
+    }
+  });
+  if (k_.gridRank < 2 || !streamsBoth) return;
+  // In u32 (GPUs divide 64-bit integers in long sequences), where the plane's programs number
+  // under 2^32; the workgroups' own ids past that.
+  auto u32 = [&](Reg r) { return castTo(r, DType::u32); };
+  auto constant = [&](int64_t v) { return b_.constant(DType::u32, double(v)); };
+  Reg rows = u32(workgroupCount(0)), columns = u32(workgroupCount(1));
+  Reg started = b_.binary("add", u32(workgroupId(0)), b_.binary("mul", u32(workgroupId(1)), rows));
+  Reg perGroup = b_.binary("mul", constant(kProgramGroup), columns);
+  Reg group = b_.binary("div", started, perGroup);
+  Reg first = b_.binary("mul", group, constant(kProgramGroup));
+  Reg size = b_.binary("min", b_.binary("sub", rows, first), constant(kProgramGroup));  // the last group may be short
+  Reg within = b_.binary("sub", started, b_.binary("mul", group, perGroup));
+  Reg fits = b_.cmp("lt", b_.binary("mul", workgroupCount(0), workgroupCount(1)), b_.constant(DType::i64, 0x1p32));
+  std::array<Reg, 2> grouped = {b_.binary("add", first, b_.binary("rem", within, size)), b_.binary("div", within, size)};
+  for (size_t axis = 0; axis < 2; ++axis) groupedIds_[axis] = b_.select(fits, castTo(grouped[axis], DType::i64), workgroupId(int64_t(axis)));
 }
 
 auto Lowering::copyBits(const LinearLayout& lin) -> int64_t {
