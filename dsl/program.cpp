@@ -719,6 +719,22 @@ Tile where(const Tile& cond, const Operand& a, const Operand& b, Loc loc) {
                   {tx.dtype, shape}, l);
 }
 
+Tile fma(const Tile& a, const Operand& b, const Operand& c, Loc loc) {
+  SourceLoc l = SourceLoc::from(loc);
+  const ir::Type ta = typeOf(a, l, "fma");
+  if (ta.dtype != DType::f32 && ta.dtype != DType::f64)
+    fail(l, "fma", "takes f32 or f64 tiles, got " + describe(ta) + "; cast 16-bit floats to f32 first");
+  Tile y = materialize(b, ta.dtype, l, "fma"), z = materialize(c, ta.dtype, l, "fma");
+  const ir::Type ty = typeOf(y, l, "fma"), tz = typeOf(z, l, "fma");
+  for (const ir::Type& t : {ty, tz})
+    if (t.dtype != ta.dtype) fail(l, "fma", "dtype mismatch: " + describe(ta) + " vs " + describe(t));
+  Shape shape = broadcastShapes(ta, {ta.dtype, broadcastShapes(ty, tz, l, "fma")}, l, "fma");
+  return emitTile(OpCode::fma,
+                  {broadcastTo(a, shape, l, "fma").value(), broadcastTo(y, shape, l, "fma").value(),
+                   broadcastTo(z, shape, l, "fma").value()},
+                  {ta.dtype, shape}, l);
+}
+
 Tile cat(const std::vector<Tile>& tiles, int axis, Loc loc) {
   SourceLoc l = SourceLoc::from(loc);
   if (tiles.empty()) fail(l, "cat", "no tiles to join");

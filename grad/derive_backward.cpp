@@ -513,6 +513,10 @@ class Deriver {
       case OpCode::mul:
         give(0, [&] { return b_.binary(OpCode::mul, g, p(1)); });
         return give(1, [&] { return b_.binary(OpCode::mul, g, p(0)); });
+      case OpCode::fma:  // a * b + c
+        give(0, [&] { return b_.binary(OpCode::mul, g, p(1)); });
+        give(1, [&] { return b_.binary(OpCode::mul, g, p(0)); });
+        return give(2, [&] { return g; });
       case OpCode::div:
         give(0, [&] { return b_.binary(OpCode::div, g, p(1)); });
         return give(1, [&] { return b_.unary(OpCode::neg, b_.binary(OpCode::div, b_.binary(OpCode::mul, g, y()), p(1))); });
@@ -734,6 +738,8 @@ class Deriver {
       case OpCode::mul: return from.size() == 1 && others({0, 1});
       case OpCode::div: return only({0}) && others({1});
       case OpCode::select: return only({1, 2});
+      case OpCode::fma:  // linear in c, and in a or b while the other takes no gradient
+        return !(std::ranges::count(from, 0) && std::ranges::count(from, 1)) && others({0, 1});
       case OpCode::dot: return from.size() == 1 && (from[0] == 2 || others({0, 1}));
       default: return false;
     }

@@ -263,6 +263,7 @@ class Verifier {
       case OpCode::constant: return constant(op);
       case OpCode::iota: return iota(op);
       case OpCode::select: return select(op);
+      case OpCode::fma: return fma(op);
       case OpCode::cast: return cast(op);
       case OpCode::broadcast: return broadcast(op);
       case OpCode::reshape: return reshape(op);
@@ -345,6 +346,14 @@ class Verifier {
     sameType(op, a, in(op, 2), "operand");
     expectType(op, in(op, 0), Type{DType::boolean, a.shape}, "condition");
     sameType(op, a, out(op, 0), "operand and result");
+  }
+
+  void fma(const Op& op) const {
+    const Type& a = in(op, 0);
+    for (int i : {1, 2}) sameType(op, a, in(op, i), "operand");
+    sameType(op, a, out(op, 0), "operand and result");
+    if (a.dtype != DType::f32 && a.dtype != DType::f64)
+      error(op, "takes f32 or f64 values, not " + a.str() + "; cast 16-bit floats to f32 first");
   }
 
   void cast(const Op& op) const {
@@ -524,7 +533,7 @@ class Verifier {
     }
     for (const Op& o : combine.ops) {
       bool elementwise = isUnaryElementwise(o.code) || isBinaryElementwise(o.code) || o.code == OpCode::select ||
-                         o.code == OpCode::cast || o.code == OpCode::constant || o.code == OpCode::yield;
+                         o.code == OpCode::fma || o.code == OpCode::cast || o.code == OpCode::constant || o.code == OpCode::yield;
       if (!elementwise) error(o, "a scan's combine holds only elementwise ops, not " + std::string(opName(o.code)));
       for (ValueId r : o.results)
         if (!k_.type(r).isScalar()) error(o, "a scan's combine computes rank-0 values, not " + k_.type(r).str());

@@ -93,8 +93,8 @@ namespace {
 // i alone (a gather or an atomic reaches the tensor at its coordinates' element i), or, for a
 // scan, moves through workgroup memory in the lowering.
 bool isElementwise(OpCode c) {
-  return ir::isUnaryElementwise(c) || ir::isBinaryElementwise(c) || c == OpCode::select || c == OpCode::cast ||
-         c == OpCode::gather || c == OpCode::atomic || c == OpCode::scan;
+  return ir::isUnaryElementwise(c) || ir::isBinaryElementwise(c) || c == OpCode::select || c == OpCode::fma ||
+         c == OpCode::cast || c == OpCode::gather || c == OpCode::atomic || c == OpCode::scan;
 }
 
 // x clamped to [1, hi] and rounded down to a power of two (thread and vector counts are).
@@ -354,7 +354,7 @@ class Inference {
       case OpCode::sort: return visitLines(op);
       case OpCode::scan: return op.regions.empty() ? visitElementwise(op) : visitLines(op);
       case OpCode::histogram: return visitHistogram(op);
-      TJ_UNARY_ELEMENTWISE_OPS: TJ_BINARY_ELEMENTWISE_OPS: case OpCode::select: case OpCode::cast:
+      TJ_UNARY_ELEMENTWISE_OPS: TJ_BINARY_ELEMENTWISE_OPS: case OpCode::select: case OpCode::fma: case OpCode::cast:
       case OpCode::gather: case OpCode::atomic: return visitElementwise(op);
       TJ_REDUCTION_OPS: return visitReduction(op);
       TJ_SHAPE_OPS: return visitShape(op);

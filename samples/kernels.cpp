@@ -322,10 +322,15 @@ KernelDefinition attentionKernel(const Tensor& q, const Tensor& k, const Tensor&
           Tile cols = p.iota({blockM, blockN}, 1) + n * blockN;
           Tile valid = cols < seqK;
           if (causal) valid = valid && cols <= rows;
+          // Each probability is exp2(scores * factor - max) rounded once, by an fma; the max is
+          // taken of the scores and then scaled (a positive factor keeps their order). 8-bit
+          // inputs scale each row's scores by its own factor first.
           Tile products = dot(qt, kt.transpose());
-          Tile s = where(valid, scaled ? products * (*queryScale * keyScale(KS)) : products * scale, -inf);
-          Tile newMax = max(rowMax, s.max(1));
-          Tile probs = (s - (probShift != 0 ? newMax - probShift : newMax).expand_dims(1)).fast_exp2();
+          Tile scores = where(valid, scaled ? products * (*queryScale * keyScale(KS)) : products, -inf);
+          const double factor = scaled ? 1.0 : scale;
+          Tile newMax = max(rowMax, scaled ? scores.max(1) : scores.max(1) * factor);
+          Tile shift = -(probShift != 0 ? newMax - probShift : newMax).expand_dims(1);
+          Tile probs = fma(scores, factor, shift).fast_exp2();
           Tile rescale = (rowMax - newMax).fast_exp2();
           Tile sum = rowSum * rescale + probs.sum(1);
           auto values = [&] {

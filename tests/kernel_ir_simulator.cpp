@@ -263,6 +263,11 @@ class Workgroup {
           for (size_t e = 0; e < o.size(); ++e) writeElement(&word, type(o[e]), int64_t(e), reg(o[e])[t]);
           return double(word);
         });
+      case KOp::fma:  // one rounding in the registers' dtype
+        return set(r, [&](size_t t) {
+          double a = reg(o[0])[t], b = reg(o[1])[t], c = reg(o[2])[t];
+          return type(r) == DType::f32 ? double(std::fma(float(a), float(b), float(c))) : std::fma(a, b, c);
+        });
       case KOp::byte_perm:
         return set(r, [&](size_t t) {
           uint64_t both = uint64_t(reg(o[0])[t]) | uint64_t(reg(o[1])[t]) << 32, out = 0;

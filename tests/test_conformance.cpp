@@ -496,6 +496,46 @@ TEST_CASE("conformance: binary ops and comparisons on every pair of edge values,
       }
 }
 
+// a * b + c rounded once: edge values crossed, and products that tell one rounding from two:
+// (1 + 2^-12)^2 = 1 + 2^-11 + 2^-24 lies on an f32 tie, which an addend far below f64's
+// precision decides (a sum rounded to f64 first loses it), and minus 1 + 2^-11 leaves 2^-24.
+TEST_CASE("conformance: fma rounds a * b + c once, on edge values and on f32 ties an addend decides") {
+  constexpr int64_t n = 23;
+  const double near = 1 + 0x1p-12;
+  for (const std::string& device : conformanceDevices())
+    for (DType t : {f32, f64}) {
+      if (device == "vulkan" && t == f64) continue;  // runs on the CPU: below
+      INFO(device, ": fma(x, y, z) on ", dtypeName(t), "[23, 1], [1, 23] and [23, 23]");
+      std::vector<Num> xs = edges(t), ys = edges(t);
+      std::reverse(ys.begin(), ys.end());
+      xs.insert(xs.begin(), near);
+      ys.insert(ys.begin(), {near, near, near, near});
+      Tensor x = sample({n, 1}, t, 61, xs), y = sample({1, n}, t, 62, ys);
+      Tensor z = sample({n, n}, t, 63, {-(1 + 0x1p-11), 0x1p-70, -0x1p-70, 0.0});
+      checkMap(
+          device, "fma", {x, y, z}, {n, n}, t, [&](Program&, const std::vector<Tile>& in) { return fma(in[0], in[1], in[2]); },
+          [&](const std::vector<Num>& v, int64_t, int64_t) {
+            double a = ref::asDouble(v[0]), b = ref::asDouble(v[1]), c = ref::asDouble(v[2]);
+            return Num(t == f32 ? double(std::fmaf(float(a), float(b), float(c))) : std::fma(a, b, c));
+          });
+    }
+  // Vulkan's f64 arithmetic has no exact fma to build one on (f32's is an f64 sum rounded to odd):
+  // the kernel runs on the CPU, saying why.
+  if (!test::vulkanAvailable()) return;
+  Tensor x = sample({5, 7}, f64, 64), out = Tensor::zeros({5, 7}, f64);
+  LaunchWatch launches;
+  std::string ran = run({1}, [&](Program& p) {
+    Tile a = p.read(x, {5, 7}).at({0, 0});
+    p.write(out, {5, 7}).put(fma(a, a, -a), {0, 0});
+  }, RunOptions{.name = "fma_f64", .device = "vulkan"});
+  CHECK(ran == "cpu");
+  CHECK_MESSAGE(launches.last().fallbackReason.find("fma of f64 values") != std::string::npos, launches.last().fallbackReason);
+  for (int64_t i = 0; i < 35; ++i) {
+    double a = ref::asDouble(ref::element(x, i));
+    CHECK(ref::asDouble(ref::element(out, i)) == std::fma(a, a, -a));
+  }
+}
+
 // An integer element as its exact value (u64 past 2^63 included).
 __int128 exactInt(DType t, const Num& x) {
   return t == u64 ? __int128(uint64_t(ref::asInt(x))) : __int128(ref::asInt(x));

@@ -314,6 +314,15 @@ TEST_CASE("errors: mistakes in tile expressions name the op, the operands and th
            line = __LINE__; (void)dot(a, b, i32);
          });
        }},
+      {"fma of f16 tiles", "fma", {"f32 or f64", "f16[8]", "cast 16-bit floats to f32"}, [](int& line) {
+         kernel([&](Program& p) { line = __LINE__; (void)fma(p.zeros({8}, f16), 2.0, 1.0); });
+       }},
+      {"fma of tiles of two dtypes", "fma", {"dtype mismatch", "f32[8]", "f64[8]"}, [](int& line) {
+         kernel([&](Program& p) {
+           Tile a = p.zeros({8}), c = p.zeros({8}, f64);
+           line = __LINE__; (void)fma(a, a, c);
+         });
+       }},
       {"arithmetic on 8-bit float tiles", "add", {"f8e4m3 tiles", "cast to f16, bf16 or f32"}, [](int& line) {
          kernel([&](Program& p) { line = __LINE__; (void)(p.zeros({8}, f8e4m3) + 1.0); });
        }},

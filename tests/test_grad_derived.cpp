@@ -104,7 +104,7 @@ Case elementwise(int64_t n) {
   return {{cdiv(n, 16)}, [](Program& p, const std::vector<Tensor>& in, const Tensor& out) {
             Index i = p.id(0);
             Tile x = p.read(in[0], {16}, 0.0).at({i}), w = p.read(in[1], {16}, 0.0).at({i});
-            p.write(out, {16}).put(x.exp() * w + x.sin() / (x * x + 1.0) + max(x, w).tanh(), {i});
+            p.write(out, {16}).put(x.exp() * w + x.sin() / (x * x + 1.0) + max(x, w).tanh() + fma(x, w, x.cos()), {i});
           }, {n}};
 }
 

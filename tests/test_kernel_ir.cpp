@@ -400,6 +400,22 @@ TEST_CASE("kernel ir: integer division by zero in a real element, not in padding
   CHECK(lowerToKernelIR(*byConstant.kernel, layout::inferLayouts(*byConstant.kernel, t), t).faultParam == -1);
 }
 
+TEST_CASE("kernel ir: fma is one kernel-IR instruction, rounding once as the interpreter does") {
+  Tensor x = Tensor::zeros({37, 29}), out = Tensor::zeros({37, 29});
+  TracedKernel traced = tj::trace({2}, [&](Program& p) {
+    Index i = p.id(0);
+    auto X = p.read(x, {32, 29});
+    Tile a = X.at({i, 0});
+    p.write(out, {32, 29}).put(fma(a, a.sin(), -a), {i, 0});
+  });
+  for (const std::string target : {"sm_90", "gfx942", "vulkan"}) {
+    const layout::Target& t = layout::targetByName(target);
+    KernelFunction f = lowerToKernelIR(*traced.kernel, layout::inferLayouts(*traced.kernel, t), t);
+    CHECK(countOps(f.body, KOp::fma) > 0);
+    checkAgainstInterpreter(*traced.kernel, {{37, 29}, {37, 29}}, f, {2}, 0);
+  }
+}
+
 TEST_CASE("kernel ir: integer constants and fills stay exact past 2^53") {
   ir::Kernel k = ir::parse(R"(kernel @wide(t0: tensor<i64, 1>, t1: tensor<i64, 1>) grid 1 {
   %0 = constant() {value = 0} : i64

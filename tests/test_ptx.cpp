@@ -453,6 +453,18 @@ TEST_CASE("ptx: every sample's kernel prints as PTX that ptxas assembles for sm_
   std::printf("ptx: %d kernels assembled by ptxas\n", assembled);  // tools/dev test adds these up
 }
 
+TEST_CASE("ptx: fma is fma.rn, one rounding, where a * b + c stays a multiply and an add") {
+  Tensor x = Tensor::zeros({64});
+  TracedKernel traced = tj::trace({1}, [&](Program& p) {
+    Tile a = p.read(x, {64}).at({0});
+    p.write(x, {64}).put(fma(a, a, 1.0) + (a * a + 2.0), {0});
+  });
+  std::string ptx = ptxOf(*traced.kernel, "sm_90");
+  CHECK(ptx.find("fma.rn.f32") != std::string::npos);
+  CHECK(ptx.find("mul.rn.f32") != std::string::npos);
+  test::assemble(ptx, "sm_90", false);
+}
+
 TEST_CASE("ptx: an f16 dot runs on mma.sync with f32 accumulators") {
   std::string ptx = ptxOf(samples::traceSample("attention_f16"), "sm_90");
   CHECK(ptx.find("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") != std::string::npos);

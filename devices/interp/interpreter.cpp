@@ -203,6 +203,7 @@ class Interpreter {
   Value binary(const ir::Op& op, const ir::Type& rt);
   Value compare(const ir::Op& op, const ir::Type& rt);
   Value select(const ir::Op& op, const ir::Type& rt);
+  Value fusedMultiplyAdd(const ir::Op& op, const ir::Type& rt);
   Value cast(const ir::Op& op, const ir::Type& rt);
   Value broadcast(const ir::Op& op, const ir::Type& rt);
   Value reshape(const ir::Op& op, const ir::Type& rt);
@@ -336,6 +337,7 @@ Value Interpreter::compute(const ir::Op& op, const ir::Type& rt) {
     case OpCode::scalar_param: return scalarParam(op, rt);
     case OpCode::iota: return iota(op, rt);
     case OpCode::select: return select(op, rt);
+    case OpCode::fma: return fusedMultiplyAdd(op, rt);
     case OpCode::cast: return cast(op, rt);
     case OpCode::broadcast: return broadcast(op, rt);
     case OpCode::reshape: return reshape(op, rt);
@@ -508,6 +510,14 @@ Value Interpreter::select(const ir::Op& op, const ir::Type& rt) {
   auto pick = [](int64_t c, auto x, auto y) { return c ? x : y; };
   return a.isFloat() ? elementwise(op, rt, pick, cond, a.floats, b.data<double>())
                      : elementwise(op, rt, pick, cond, a.ints, b.data<int64_t>());
+}
+
+// One rounding, in the tiles' own dtype (an f32 fma through double would round twice).
+Value Interpreter::fusedMultiplyAdd(const ir::Op& op, const ir::Type& rt) {
+  const std::vector<double>&a = in(op, 0).floats, &b = in(op, 1).floats, &c = in(op, 2).floats;
+  if (rt.dtype == DType::f32)
+    return elementwise(op, rt, [](double x, double y, double z) { return double(std::fma(float(x), float(y), float(z))); }, a, b, c);
+  return elementwise(op, rt, [](double x, double y, double z) { return std::fma(x, y, z); }, a, b, c);
 }
 
 // Each conversion rounds once: the int <-> float helpers are exact, and
@@ -1049,7 +1059,8 @@ Value Interpreter::withProvenance(const ir::Op& op, Value v) {
       bool bZero = product && b[i] == 0 && std::isfinite(a[i]);
       out->provenance[i] = aZero ? bit(xs[0], i) : bZero ? bit(xs[1], i) : bit(xs[0], i) | bit(xs[1], i);
     }
-  } else if (ir::isUnaryElementwise(op.code) || ir::isBinaryElementwise(op.code) || op.code == OpCode::cast) {
+  } else if (ir::isUnaryElementwise(op.code) || ir::isBinaryElementwise(op.code) || op.code == OpCode::cast ||
+             op.code == OpCode::fma) {
     out->provenance.assign(n, 0);
     for (const Tile* x : xs)
       for (size_t i = 0; i < n; ++i) out->provenance[i] |= bit(x, i);

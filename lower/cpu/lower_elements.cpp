@@ -59,6 +59,7 @@ llvm::Value* KernelLowering::computeElement(const ir::Op& op, const Indices& idx
   switch (op.code) {
     case OpCode::cast: return cast(x[0], type(op.operands[0]).dtype, rt.dtype);
     case OpCode::select: return b_.CreateSelect(x[0], x[1], x[2]);
+    case OpCode::fma: return b_.CreateIntrinsic(llvm::Intrinsic::fma, {x[0]->getType()}, {x[0], x[1], x[2]});
     case OpCode::cmp: return compare(op, x[0], x[1]);
     default: break;
   }

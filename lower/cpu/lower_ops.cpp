@@ -52,8 +52,8 @@ void KernelLowering::lowerOp(const ir::Op& op) {
     // Values: computed per element where they are used (fused), or into a buffer here.
     TJ_UNARY_ELEMENTWISE_OPS: TJ_BINARY_ELEMENTWISE_OPS: TJ_SHAPE_OPS:
     case OpCode::program_id: case OpCode::num_programs: case OpCode::tensor_dim: case OpCode::scalar_param:
-    case OpCode::constant: case OpCode::iota: case OpCode::select: case OpCode::cast: case OpCode::load:
-    case OpCode::gather: case OpCode::atomic: case OpCode::slice: case OpCode::concat: break;
+    case OpCode::constant: case OpCode::iota: case OpCode::select: case OpCode::fma: case OpCode::cast:
+    case OpCode::load: case OpCode::gather: case OpCode::atomic: case OpCode::slice: case OpCode::concat: break;
   }
   ValueId r = op.results.at(0);
   Placement placed = plan_.of[size_t(r)];

@@ -31,7 +31,7 @@ int opCost(OpCode c) {
     case OpCode::neg: case OpCode::abs: case OpCode::relu: case OpCode::floor: case OpCode::ceil:
     case OpCode::logical_not: case OpCode::add: case OpCode::sub: case OpCode::mul: case OpCode::max:
     case OpCode::min: case OpCode::logical_and: case OpCode::logical_or: case OpCode::cmp: case OpCode::bit_xor:
-    case OpCode::shl: case OpCode::shr: case OpCode::shru: case OpCode::select: case OpCode::cast:
+    case OpCode::shl: case OpCode::shr: case OpCode::shru: case OpCode::select: case OpCode::fma: case OpCode::cast:
       return 1;
     case OpCode::div: case OpCode::rem: case OpCode::sqrt: case OpCode::rsqrt:
       return 8;
@@ -87,8 +87,8 @@ class Planner {
         return;
       TJ_UNARY_ELEMENTWISE_OPS: TJ_BINARY_ELEMENTWISE_OPS: TJ_SHAPE_OPS:
       case OpCode::program_id: case OpCode::num_programs: case OpCode::tensor_dim: case OpCode::scalar_param:
-      case OpCode::constant: case OpCode::iota: case OpCode::select: case OpCode::cast: case OpCode::load:
-      case OpCode::gather: case OpCode::atomic: case OpCode::slice: case OpCode::concat:
+      case OpCode::constant: case OpCode::iota: case OpCode::select: case OpCode::fma: case OpCode::cast:
+      case OpCode::load: case OpCode::gather: case OpCode::atomic: case OpCode::slice: case OpCode::concat:
         return placeValue(op.results.at(0));
     }
   }

@@ -27,7 +27,7 @@ inline bool isCheap(OpCode c) {
 // Ops computed element by element wherever they are used (fused into the consumer's loop nest).
 inline bool isFusable(OpCode c) {
   return isCheap(c) || ir::isUnaryElementwise(c) || ir::isBinaryElementwise(c) || c == OpCode::select ||
-         c == OpCode::cast || c == OpCode::load || c == OpCode::gather || c == OpCode::slice || c == OpCode::concat;
+         c == OpCode::fma || c == OpCode::cast || c == OpCode::load || c == OpCode::gather || c == OpCode::slice || c == OpCode::concat;
 }
 
 // Where each value is defined and how it is used, to decide what gets a buffer.

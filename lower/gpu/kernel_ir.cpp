@@ -17,7 +17,7 @@ std::string_view kopName(KOp op) {
       "for", "yield", "atomic_global", "ldmatrix", "async_copy", "async_commit", "async_wait", "atomic_shared",
       "while", "wgmma", "wgmma_fence", "wgmma_commit", "wgmma_wait", "fence_async_shared",
       "mbarrier_init", "mbarrier_expect", "mbarrier_wait", "mbarrier_inval", "tma_load", "mbarrier_arrive",
-      "tma_store", "tma_store_wait", "pack", "unpack", "byte_perm"};
+      "tma_store", "tma_store_wait", "pack", "unpack", "byte_perm", "fma"};
   return names[static_cast<size_t>(op)];
 }
 
@@ -26,7 +26,7 @@ bool isPure(KOp op) {
     case KOp::thread_id: case KOp::lane_id: case KOp::warp_id: case KOp::workgroup_id:
     case KOp::workgroup_count: case KOp::param: case KOp::constant: case KOp::unary:
     case KOp::binary: case KOp::cmp: case KOp::select: case KOp::cast: case KOp::pack: case KOp::unpack:
-    case KOp::byte_perm:
+    case KOp::byte_perm: case KOp::fma:
       return true;
     default:
       return false;  // memory, barriers, subgroup ops (they depend on which lanes run) and control

@@ -14,6 +14,7 @@
 //   cmp {pred} (a, b)                  : bool; pred lt le gt ge eq ne in the order of the operands' dtype
 //                                        (unsigned for u8...u64), ult (unsigned less: 0 <= a < b when b >= 0)
 //   select (c, a, b), cast (x)         : cast converts to the result type
+//   fma (a, b, c)                      : a * b + c rounded once (f32, f64)
 //   load_global {buffer, fill, vec} (index, pred)  : buffer[index] if pred else fill (index in elements)
 //   store_global {buffer, vec} (index, pred, value): buffer[index] = value if pred
 //   atomic_global {buffer, fn} (index, pred, value[, compare]) : the tile IR's atomic on buffer[index] if
@@ -114,7 +115,7 @@ enum class KOp : uint8_t {
   atomic_global, ldmatrix, async_copy, async_commit, async_wait, atomic_shared,
   while_loop, wgmma, wgmma_fence, wgmma_commit, wgmma_wait, fence_async_shared,
   mbarrier_init, mbarrier_expect, mbarrier_wait, mbarrier_inval, tma_load, mbarrier_arrive, tma_store, tma_store_wait,
-  pack, unpack, byte_perm,
+  pack, unpack, byte_perm, fma,
 };
 std::string_view kopName(KOp op);  // "for" for the structured loop
 bool isPure(KOp op);               // no side effects and no dependence on control (CSE-able)

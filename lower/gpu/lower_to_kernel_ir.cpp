@@ -159,7 +159,8 @@ void Lowering::lower(const ir::Op& op) {
     case OpCode::iota: return iota(op);
     TJ_SHAPE_OPS: return reshape(op);
     TJ_REDUCTION_OPS: return reduce(op);
-    TJ_UNARY_ELEMENTWISE_OPS: TJ_BINARY_ELEMENTWISE_OPS: case OpCode::select: case OpCode::cast: return elementwise(op);
+    TJ_UNARY_ELEMENTWISE_OPS: TJ_BINARY_ELEMENTWISE_OPS: case OpCode::select: case OpCode::fma: case OpCode::cast:
+      return elementwise(op);
     case OpCode::dot: return dot(op);
     case OpCode::load: return load(op);
     case OpCode::store: return store(op);
@@ -207,6 +208,7 @@ void Lowering::elementwise(const ir::Op& op) {
     if (checked) checkDivisor(linear(op.results[0]), int64_t(r), args[1], k_.type(op.results[0]).shape);
     if (op.code == ir::OpCode::cmp) out.push_back(b_.emit(KOp::cmp, t, args, {{"pred", op.get(ir::attr::pred)}}));
     else if (op.code == ir::OpCode::select) out.push_back(b_.emit(KOp::select, t, args));
+    else if (op.code == ir::OpCode::fma) out.push_back(b_.emit(KOp::fma, t, args));
     else if (op.code == ir::OpCode::cast) out.push_back(b_.emit(KOp::cast, t, args));
     else out.push_back(b_.emit(args.size() == 1 ? KOp::unary : KOp::binary, t, args, attrs));
   }

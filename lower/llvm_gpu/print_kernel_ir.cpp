@@ -951,6 +951,7 @@ class Printer {
       }
       case KOp::subgroup_reduce: return subgroupReduce(i);
       case KOp::pack: return pack(i);
+      case KOp::fma: return b_.CreateIntrinsic(llvm::Intrinsic::fma, {type(t)}, {val(o[0]), val(o[1]), val(o[2])});
       case KOp::byte_perm: return t_.bytePermute(b_, val(o[0]), val(o[1]), val(o[2]));
       default: unsupported(std::string(gpu::kopName(i.op)));
     }

@@ -10,6 +10,26 @@ auto Printer::arith(Op op, DType t, Id a, Id b) -> Id {
   return r;
 }
 
+auto Printer::fusedMultiplyAdd(DType t, Id a, Id b, Id c) -> Id {
+  if (t != DType::f32) unsupported("fma of " + std::string(dtypeName(t)) + " values (exact for f32 only)");
+  const DType d = DType::f64;
+  Id x = cast(a, t, d), y = cast(b, t, d), z = cast(c, t, d);
+  Id product = arith(Op::FMul, d, x, y), sum = arith(Op::FAdd, d, product, z);
+  Id fromZ = arith(Op::FSub, d, sum, product), fromProduct = arith(Op::FSub, d, sum, fromZ);
+  Id error = arith(Op::FAdd, d, arith(Op::FSub, d, product, fromProduct), arith(Op::FSub, d, z, fromZ));
+  // Inexact where the error is nonzero (NaN where the sum is not finite: left as it is); the
+  // exact value lies away from zero where the error has the sum's sign.
+  Id zero = constant(d, 0.0);
+  Id inexact = m_.op(Op::FOrdNotEqual, bool_, {error, zero});
+  Id away = m_.op(Op::LogicalEqual, bool_, {m_.op(Op::FOrdGreaterThan, bool_, {error, zero}),
+                                            m_.op(Op::FOrdGreaterThan, bool_, {sum, zero})});
+  Id U = uint(8), bits = m_.op(Op::Bitcast, U, {sum});
+  Id even = m_.op(Op::IEqual, bool_, {m_.op(Op::BitwiseAnd, U, {bits, uconst(8, 1)}), uconst(8, 0)});
+  Id odd = m_.select(U, away, m_.op(Op::IAdd, U, {bits, uconst(8, 1)}), m_.op(Op::ISub, U, {bits, uconst(8, 1)}));
+  Id toOdd = m_.op(Op::Bitcast, type(d), {m_.select(U, m_.op(Op::LogicalAnd, bool_, {inexact, even}), odd, bits)});
+  return cast(toOdd, d, t);
+}
+
 auto Printer::roundBF16(Id f) -> Id {
   Id bits = bitsOf(DType::f32, f);
   Id lsb = m_.op(Op::BitwiseAnd, u32_, {m_.op(Op::ShiftRightLogical, u32_, {bits, m_.constU32(16)}), m_.constU32(1)});

@@ -122,6 +122,9 @@ class Printer {
   // f rounded to odd instead of to nearest: where f is inexact with an even last bit, the
   // neighbor toward the exact value. A later rounding to 16 bits is then the only one.
   Id nudgeToOdd(Id f, Id inexact, Id roundedAway);
+  // The kernel IR's fma of f32 values, exactly (SPIR-V's Fma may round twice): the product is
+  // exact in f64, the sum rounded to odd there (TwoSum gives its error), then once to f32.
+  Id fusedMultiplyAdd(DType t, Id a, Id b, Id c);
 
   Id roundToOddF32(Id d);
 
