@@ -702,6 +702,18 @@ Tile umulhi(const Tile& a, const Operand& b, Loc loc) {
 Tile max(const Tile& a, const Operand& b) { return tileOp({OpCode::max, "max"}, a, b); }
 Tile min(const Tile& a, const Operand& b) { return tileOp({OpCode::min, "min"}, a, b); }
 
+namespace {
+// A three-operand elementwise op of `dtype` on tiles broadcast to their common shape.
+Tile ternary(OpCode code, const Tile& a, const Tile& b, const Tile& c, DType dtype, const SourceLoc& l, std::string_view name) {
+  const ir::Type ta = typeOf(a, l, name), tb = typeOf(b, l, name), tc = typeOf(c, l, name);
+  Shape shape = broadcastShapes(ta, {tb.dtype, broadcastShapes(tb, tc, l, name)}, l, name);
+  return emitTile(code,
+                  {broadcastTo(a, shape, l, name).value(), broadcastTo(b, shape, l, name).value(),
+                   broadcastTo(c, shape, l, name).value()},
+                  {dtype, shape}, l);
+}
+}  // namespace
+
 Tile where(const Tile& cond, const Operand& a, const Operand& b, Loc loc) {
   SourceLoc l = SourceLoc::from(loc);
   const ir::Type tc = typeOf(cond, l, "where");
@@ -712,11 +724,7 @@ Tile where(const Tile& cond, const Operand& a, const Operand& b, Loc loc) {
   Tile x = materialize(a, dtype, l, "where"), y = materialize(b, dtype, l, "where");
   const ir::Type tx = typeOf(x, l, "where"), ty = typeOf(y, l, "where");
   if (tx.dtype != ty.dtype) fail(l, "where", "dtype mismatch: " + describe(tx) + " vs " + describe(ty));
-  Shape shape = broadcastShapes(tc, {tx.dtype, broadcastShapes(tx, ty, l, "where")}, l, "where");
-  return emitTile(OpCode::select,
-                  {broadcastTo(cond, shape, l, "where").value(), broadcastTo(x, shape, l, "where").value(),
-                   broadcastTo(y, shape, l, "where").value()},
-                  {tx.dtype, shape}, l);
+  return ternary(OpCode::select, cond, x, y, tx.dtype, l, "where");
 }
 
 Tile fma(const Tile& a, const Operand& b, const Operand& c, Loc loc) {
@@ -728,11 +736,7 @@ Tile fma(const Tile& a, const Operand& b, const Operand& c, Loc loc) {
   const ir::Type ty = typeOf(y, l, "fma"), tz = typeOf(z, l, "fma");
   for (const ir::Type& t : {ty, tz})
     if (t.dtype != ta.dtype) fail(l, "fma", "dtype mismatch: " + describe(ta) + " vs " + describe(t));
-  Shape shape = broadcastShapes(ta, {ta.dtype, broadcastShapes(ty, tz, l, "fma")}, l, "fma");
-  return emitTile(OpCode::fma,
-                  {broadcastTo(a, shape, l, "fma").value(), broadcastTo(y, shape, l, "fma").value(),
-                   broadcastTo(z, shape, l, "fma").value()},
-                  {ta.dtype, shape}, l);
+  return ternary(OpCode::fma, a, y, z, ta.dtype, l, "fma");
 }
 
 Tile cat(const std::vector<Tile>& tiles, int axis, Loc loc) {
