@@ -704,13 +704,14 @@ Tile min(const Tile& a, const Operand& b) { return tileOp({OpCode::min, "min"}, 
 
 namespace {
 // A three-operand elementwise op of `dtype` on tiles broadcast to their common shape.
-Tile ternary(OpCode code, const Tile& a, const Tile& b, const Tile& c, DType dtype, const SourceLoc& l, std::string_view name) {
+Tile ternary(OpCode code, const Tile& a, const Tile& b, const Tile& c, DType dtype, const SourceLoc& l, std::string_view name,
+             std::vector<ir::Attr> attrs = {}) {
   const ir::Type ta = typeOf(a, l, name), tb = typeOf(b, l, name), tc = typeOf(c, l, name);
   Shape shape = broadcastShapes(ta, {tb.dtype, broadcastShapes(tb, tc, l, name)}, l, name);
   return emitTile(code,
                   {broadcastTo(a, shape, l, name).value(), broadcastTo(b, shape, l, name).value(),
                    broadcastTo(c, shape, l, name).value()},
-                  {dtype, shape}, l);
+                  {dtype, shape}, l, std::move(attrs));
 }
 }  // namespace
 
@@ -727,16 +728,26 @@ Tile where(const Tile& cond, const Operand& a, const Operand& b, Loc loc) {
   return ternary(OpCode::select, cond, x, y, tx.dtype, l, "where");
 }
 
-Tile fma(const Tile& a, const Operand& b, const Operand& c, Loc loc) {
-  SourceLoc l = SourceLoc::from(loc);
-  const ir::Type ta = typeOf(a, l, "fma");
+namespace {
+Tile multiplyAdd(const Tile& a, const Operand& b, const Operand& c, const SourceLoc& l, std::string_view name,
+                 std::vector<ir::Attr> attrs) {
+  const ir::Type ta = typeOf(a, l, name);
   if (ta.dtype != DType::f32 && ta.dtype != DType::f64)
-    fail(l, "fma", "takes f32 or f64 tiles, got " + describe(ta) + "; cast 16-bit floats to f32 first");
-  Tile y = materialize(b, ta.dtype, l, "fma"), z = materialize(c, ta.dtype, l, "fma");
-  const ir::Type ty = typeOf(y, l, "fma"), tz = typeOf(z, l, "fma");
+    fail(l, name, "takes f32 or f64 tiles, got " + describe(ta) + "; cast 16-bit floats to f32 first");
+  Tile y = materialize(b, ta.dtype, l, name), z = materialize(c, ta.dtype, l, name);
+  const ir::Type ty = typeOf(y, l, name), tz = typeOf(z, l, name);
   for (const ir::Type& t : {ty, tz})
-    if (t.dtype != ta.dtype) fail(l, "fma", "dtype mismatch: " + describe(ta) + " vs " + describe(t));
-  return ternary(OpCode::fma, a, y, z, ta.dtype, l, "fma");
+    if (t.dtype != ta.dtype) fail(l, name, "dtype mismatch: " + describe(ta) + " vs " + describe(t));
+  return ternary(OpCode::fma, a, y, z, ta.dtype, l, name, std::move(attrs));
+}
+}  // namespace
+
+Tile fma(const Tile& a, const Operand& b, const Operand& c, Loc loc) {
+  return multiplyAdd(a, b, c, SourceLoc::from(loc), "fma", {});
+}
+
+Tile muladd(const Tile& a, const Operand& b, const Operand& c, Loc loc) {
+  return multiplyAdd(a, b, c, SourceLoc::from(loc), "muladd", {ir::makeAttr(ir::attr::approx, int64_t{1})});
 }
 
 Tile cat(const std::vector<Tile>& tiles, int axis, Loc loc) {

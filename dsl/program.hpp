@@ -205,6 +205,9 @@ Tile where(const Tile& cond, const Operand& a, const Operand& b, Loc loc = Loc::
 // a * b + c rounded once (IEEE's fusedMultiplyAdd, Triton's tl.fma) on every device: f32 or f64
 // tiles (numbers take a's dtype), shapes broadcast as for +. Without it a * b + c rounds twice.
 Tile fma(const Tile& a, const Operand& b, const Operand& c, Loc loc = Loc::current());
+// a * b + c as fast as the device computes it: rounded once where it has a fused multiply-add
+// (CPUs, NVIDIA, AMD), a * b rounded first elsewhere (Vulkan); LLVM's fmuladd. f32 or f64.
+Tile muladd(const Tile& a, const Operand& b, const Operand& c, Loc loc = Loc::current());
 // Tiles one after another along an axis (their other dimensions and dtypes equal).
 Tile cat(const std::vector<Tile>& tiles, int axis, Loc loc = Loc::current());
 // An inclusive scan under your combine (Triton's tl.associative_scan): element i of the result

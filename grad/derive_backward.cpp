@@ -738,8 +738,10 @@ class Deriver {
       case OpCode::mul: return from.size() == 1 && others({0, 1});
       case OpCode::div: return only({0}) && others({1});
       case OpCode::select: return only({1, 2});
-      case OpCode::fma:  // linear in c, and in a or b while the other takes no gradient
-        return !(std::ranges::count(from, 0) && std::ranges::count(from, 1)) && others({0, 1});
+      case OpCode::fma: {  // linear in c, and in a or b while the other takes no gradient
+        bool a = std::ranges::count(from, 0) > 0, b = std::ranges::count(from, 1) > 0;
+        return !(a && b) && (!a || others({1})) && (!b || others({0}));
+      }
       case OpCode::dot: return from.size() == 1 && (from[0] == 2 || others({0, 1}));
       default: return false;
     }

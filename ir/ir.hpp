@@ -23,6 +23,7 @@
 //   cmp {pred} (a, b)            : bool   pred is lt le gt ge eq ne (IEEE: NaN compares false but ne)
 //   select (cond, a, b)          : where(cond, a, b)
 //   fma (a, b, c)                : a * b + c rounded once (IEEE's fusedMultiplyAdd); f32 and f64
+//   fma {approx = 1}             a back end without a fused multiply-add may round a * b first
 //   cast (x)                     : the result type's dtype; float->int truncates, NaN->0, saturates
 //   broadcast (x)                : result shape; x has the same rank with 1 where it grows
 //   reshape (x)                  : result shape, same element count, row-major order

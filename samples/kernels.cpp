@@ -322,15 +322,14 @@ KernelDefinition attentionKernel(const Tensor& q, const Tensor& k, const Tensor&
           Tile cols = p.iota({blockM, blockN}, 1) + n * blockN;
           Tile valid = cols < seqK;
           if (causal) valid = valid && cols <= rows;
-          // Each probability is exp2(scores * factor - max) rounded once, by an fma; the max is
-          // taken of the scores and then scaled (a positive factor keeps their order). 8-bit
-          // inputs scale each row's scores by its own factor first.
+          // Each probability's exponent is products * scale - max, one fused multiply-add where
+          // the device has one (muladd); the max is taken of the products and then scaled (a
+          // positive scale keeps their order). 8-bit inputs scale each row by its own factor first.
           Tile products = dot(qt, kt.transpose());
           Tile scores = where(valid, scaled ? products * (*queryScale * keyScale(KS)) : products, -inf);
-          const double factor = scaled ? 1.0 : scale;
-          Tile newMax = max(rowMax, scaled ? scores.max(1) : scores.max(1) * factor);
+          Tile newMax = max(rowMax, scaled ? scores.max(1) : scores.max(1) * scale);
           Tile shift = -(probShift != 0 ? newMax - probShift : newMax).expand_dims(1);
-          Tile probs = fma(scores, factor, shift).fast_exp2();
+          Tile probs = (scaled ? scores + shift : muladd(scores, scale, shift)).fast_exp2();
           Tile rescale = (rowMax - newMax).fast_exp2();
           Tile sum = rowSum * rescale + probs.sum(1);
           auto values = [&] {

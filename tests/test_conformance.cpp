@@ -499,13 +499,16 @@ TEST_CASE("conformance: binary ops and comparisons on every pair of edge values,
 // a * b + c rounded once: edge values crossed, and products that tell one rounding from two:
 // (1 + 2^-12)^2 = 1 + 2^-11 + 2^-24 lies on an f32 tie, which an addend far below f64's
 // precision decides (a sum rounded to f64 first loses it), and minus 1 + 2^-11 leaves 2^-24.
-TEST_CASE("conformance: fma rounds a * b + c once, on edge values and on f32 ties an addend decides") {
+// muladd rounds once where the device has a fused multiply-add, and a * b first on Vulkan.
+TEST_CASE("conformance: fma rounds a * b + c once, on edge values and on f32 ties an addend decides; muladd as the device fuses") {
   constexpr int64_t n = 23;
   const double near = 1 + 0x1p-12;
   for (const std::string& device : conformanceDevices())
-    for (DType t : {f32, f64}) {
-      if (device == "vulkan" && t == f64) continue;  // runs on the CPU: below
-      INFO(device, ": fma(x, y, z) on ", dtypeName(t), "[23, 1], [1, 23] and [23, 23]");
+    for (DType t : {f32, f64})
+      for (bool approx : {false, true}) {
+      if (device == "vulkan" && t == f64 && !approx) continue;  // runs on the CPU: below
+      const bool fused = !approx || device != "vulkan";
+      INFO(device, ": ", approx ? "muladd" : "fma", "(x, y, z) on ", dtypeName(t), "[23, 1], [1, 23] and [23, 23]");
       std::vector<Num> xs = edges(t), ys = edges(t);
       std::reverse(ys.begin(), ys.end());
       xs.insert(xs.begin(), near);
@@ -513,10 +516,14 @@ TEST_CASE("conformance: fma rounds a * b + c once, on edge values and on f32 tie
       Tensor x = sample({n, 1}, t, 61, xs), y = sample({1, n}, t, 62, ys);
       Tensor z = sample({n, n}, t, 63, {-(1 + 0x1p-11), 0x1p-70, -0x1p-70, 0.0});
       checkMap(
-          device, "fma", {x, y, z}, {n, n}, t, [&](Program&, const std::vector<Tile>& in) { return fma(in[0], in[1], in[2]); },
+          device, approx ? "muladd" : "fma", {x, y, z}, {n, n}, t,
+          [&](Program&, const std::vector<Tile>& in) { return approx ? muladd(in[0], in[1], in[2]) : fma(in[0], in[1], in[2]); },
           [&](const std::vector<Num>& v, int64_t, int64_t) {
             double a = ref::asDouble(v[0]), b = ref::asDouble(v[1]), c = ref::asDouble(v[2]);
-            return Num(t == f32 ? double(std::fmaf(float(a), float(b), float(c))) : std::fma(a, b, c));
+            if (t == f64) return Num(fused ? std::fma(a, b, c) : a * b + c);
+            auto x = float(a), y = float(b), z = float(c);
+            float product = x * y;
+            return Num(double(fused ? std::fmaf(x, y, z) : product + z));
           });
     }
   // Vulkan's f64 arithmetic has no exact fma to build one on (f32's is an f64 sum rounded to odd):

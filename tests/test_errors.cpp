@@ -317,6 +317,9 @@ TEST_CASE("errors: mistakes in tile expressions name the op, the operands and th
       {"fma of f16 tiles", "fma", {"f32 or f64", "f16[8]", "cast 16-bit floats to f32"}, [](int& line) {
          kernel([&](Program& p) { line = __LINE__; (void)fma(p.zeros({8}, f16), 2.0, 1.0); });
        }},
+      {"muladd of a bf16 tile", "muladd", {"f32 or f64", "bf16[8]"}, [](int& line) {
+         kernel([&](Program& p) { line = __LINE__; (void)muladd(p.zeros({8}, bf16), 2.0, 1.0); });
+       }},
       {"fma of tiles of two dtypes", "fma", {"dtype mismatch", "f32[8]", "f64[8]"}, [](int& line) {
          kernel([&](Program& p) {
            Tile a = p.zeros({8}), c = p.zeros({8}, f64);

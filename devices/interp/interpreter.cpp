@@ -998,7 +998,7 @@ bool passesOn(const ir::Op& op, size_t i, const ir::Kernel& k) {
     case OpCode::store: return i + 1 == op.operands.size();
     case OpCode::scatter: case OpCode::atomic:
       return i == static_cast<size_t>(k.tensors.at(static_cast<size_t>(op.get(ir::attr::tensor))).rank);
-    default: return ir::isUnaryElementwise(op.code) || ir::isBinaryElementwise(op.code);
+    default: return ir::isUnaryElementwise(op.code) || ir::isBinaryElementwise(op.code) || op.code == OpCode::fma;
   }
 }
 

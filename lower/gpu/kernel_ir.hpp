@@ -14,7 +14,8 @@
 //   cmp {pred} (a, b)                  : bool; pred lt le gt ge eq ne in the order of the operands' dtype
 //                                        (unsigned for u8...u64), ult (unsigned less: 0 <= a < b when b >= 0)
 //   select (c, a, b), cast (x)         : cast converts to the result type
-//   fma (a, b, c)                      : a * b + c rounded once (f32, f64)
+//   fma [approx] (a, b, c)             : a * b + c rounded once (f32, f64); with approx, a target
+//                                        without a fused multiply-add may round a * b first
 //   load_global {buffer, fill, vec} (index, pred)  : buffer[index] if pred else fill (index in elements)
 //   store_global {buffer, vec} (index, pred, value): buffer[index] = value if pred
 //   atomic_global {buffer, fn} (index, pred, value[, compare]) : the tile IR's atomic on buffer[index] if

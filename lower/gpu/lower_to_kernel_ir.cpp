@@ -208,7 +208,7 @@ void Lowering::elementwise(const ir::Op& op) {
     if (checked) checkDivisor(linear(op.results[0]), int64_t(r), args[1], k_.type(op.results[0]).shape);
     if (op.code == ir::OpCode::cmp) out.push_back(b_.emit(KOp::cmp, t, args, {{"pred", op.get(ir::attr::pred)}}));
     else if (op.code == ir::OpCode::select) out.push_back(b_.emit(KOp::select, t, args));
-    else if (op.code == ir::OpCode::fma) out.push_back(b_.emit(KOp::fma, t, args));
+    else if (op.code == ir::OpCode::fma) out.push_back(b_.emit(KOp::fma, t, args, {attrs.begin() + 1, attrs.end()}));
     else if (op.code == ir::OpCode::cast) out.push_back(b_.emit(KOp::cast, t, args));
     else out.push_back(b_.emit(args.size() == 1 ? KOp::unary : KOp::binary, t, args, attrs));
   }
@@ -320,7 +320,7 @@ void Lowering::groupPrograms() {
   auto constant = [&](int64_t v) { return b_.constant(DType::u32, double(v)); };
   Reg rows = u32(workgroupCount(0)), columns = u32(workgroupCount(1));
   Reg started = b_.binary("add", u32(workgroupId(0)), b_.binary("mul", u32(workgroupId(1)), rows));
-  Reg perGroup = b_.binary("mul", constant(kProgramGroup), columns);
+  Reg perGroup = b_.binary("mul", b_.binary("min", rows, constant(kProgramGroup)), columns);  // at most the plane
   Reg group = b_.binary("div", started, perGroup);
   Reg first = b_.binary("mul", group, constant(kProgramGroup));
   Reg size = b_.binary("min", b_.binary("sub", rows, first), constant(kProgramGroup));  // the last group may be short

@@ -457,9 +457,9 @@ class Lowering {
   // This program's id on `axis` (i64): the workgroup's, but in a kernel whose grid has two axes
   // or more and whose folds run matrix-unit dots of two blocks loaded along k (a GEMM's
   // shape), workgroups take the programs of axes 0 and 1 in groups of kProgramGroup along
-  // axis 0 (Triton's GROUP_M): the hardware
-  // starts workgroups in order of axis 0, then 1, so those running together cover a band of
-  // kProgramGroup row blocks column by column, and the blocks of A and B they read stay in L2.
+  // axis 0 (Triton's GROUP_M): the hardware starts workgroups in order of axis 0, then 1, so
+  // those running together cover a band of kProgramGroup row blocks column by column, and the
+  // blocks of A and B they read stay in L2.
   Reg programId(int64_t axis) { return axis < 2 && groupedIds_[0] >= 0 ? groupedIds_[size_t(axis)] : workgroupId(axis); }
   Reg workgroupId(int64_t axis) { return b_.emit(KOp::workgroup_id, DType::i64, {}, {{"axis", axis}}); }
   Reg workgroupCount(int64_t axis) { return b_.emit(KOp::workgroup_count, DType::i64, {}, {{"axis", axis}}); }

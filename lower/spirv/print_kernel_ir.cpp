@@ -214,7 +214,9 @@ auto Printer::value(const KInst& i, DType t) -> Id {
     case KOp::subgroup_reduce: return subgroupReduce(i);
     case KOp::pack: return pack(i, T);
     case KOp::byte_perm: return bytePermute(i, T);
-    case KOp::fma: return fusedMultiplyAdd(t, id(o[0]), id(o[1]), id(o[2]));
+    case KOp::fma:  // approx: as fast as it runs here, a multiply then an add
+      if (gpu::hasAttr(i, "approx")) return arith(Op::FAdd, t, arith(Op::FMul, t, id(o[0]), id(o[1])), id(o[2]));
+      return fusedMultiplyAdd(t, id(o[0]), id(o[1]), id(o[2]));
     default: unsupported(std::string(gpu::kopName(i.op)));
   }
 }
