@@ -113,6 +113,19 @@ TEST_CASE("sanitizer: Tensor::empty memory read before anything wrote it is repo
             }, kSanitize);
           }).find("unwritten memory used: program (0) computes reduce_sum") != std::string::npos);
   }
+  SUBCASE("elementwise ops pass it on, fma as a * b + c: only where it is stored is it reported") {
+    for (bool fused : {false, true}) {
+      CAPTURE(fused);
+      std::string masked = findings([&] {
+        run({1}, [&](Program& p) {
+          Tile v = p.read(partial, {128}, 0.0).at({0});
+          Tile y = fused ? fma(v, 2.0, 1.0) : v * 2.0 + 1.0;
+          p.write(out, {128}).put(where(p.arange(128) < 64, y, 0.0), {0});
+        }, kSanitize);
+      });
+      CHECK(masked == "");
+    }
+  }
   SUBCASE("host writes and launches on other devices count as writes") {
     Tensor filled = Tensor::empty({100});
     run({1}, [&](Program& p) { p.write(filled, {128}).put(p.zeros({128}), {0}); }, {.device = "interp"});
