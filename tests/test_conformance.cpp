@@ -500,7 +500,7 @@ TEST_CASE("conformance: binary ops and comparisons on every pair of edge values,
 // (1 + 2^-12)^2 = 1 + 2^-11 + 2^-24 lies on an f32 tie, which an addend far below f64's
 // precision decides (a sum rounded to f64 first loses it), and minus 1 + 2^-11 leaves 2^-24.
 // muladd rounds once where the device has a fused multiply-add, and a * b first on Vulkan.
-TEST_CASE("conformance: fma rounds a * b + c once, on edge values and on f32 ties an addend decides; muladd as the device fuses") {
+TEST_CASE("conformance: fma rounds a * b + c once, on edge values and on f32 ties an addend decides, and muladd as the device fuses") {
   constexpr int64_t n = 23;
   const double near = 1 + 0x1p-12;
   for (const std::string& device : conformanceDevices())
