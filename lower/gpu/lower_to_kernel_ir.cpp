@@ -292,13 +292,15 @@ auto Lowering::programIndex() -> Reg {
   return index;
 }
 
-void Lowering::groupPrograms() {
-  // A GEMM's shape: a fold's matrix-unit dot of two blocks its body loads (through views and
-  // casts), which move along k. Attention's q comes from outside its fold and P from its
-  // softmax: its programs along axis 0 share a head's keys and values, which the workgroups'
-  // own order keeps together.
+namespace {
+
+// A GEMM's shape: a grid of two axes or more, and a fold's matrix-unit dot of two blocks its
+// body loads (through views and casts). Attention's q comes from outside its fold and P from its
+// softmax: its programs along axis 0 share a head's keys and values, which the workgroups' own
+// order keeps together.
+bool gemmShaped(const ir::Kernel& k, const layout::LayoutAssignment& a) {
   bool streamsBoth = false;
-  ir::forEachOp(k_.body, [&](const ir::Op& fold) {
+  ir::forEachOp(k.body, [&](const ir::Op& fold) {
     if (fold.code != ir::OpCode::fold) return;
     std::map<ir::ValueId, const ir::Op*> producer;
     auto loaded = [&](ir::ValueId v) {
@@ -308,12 +310,18 @@ void Lowering::groupPrograms() {
       return op && op->code == ir::OpCode::load;
     };
     for (const ir::Op& op : fold.regions.at(0).ops) {
-      streamsBoth |= op.code == ir::OpCode::dot && a_.of(op.results[0]).as<layout::MatrixAcc>() && loaded(op.operands[0]) &&
+      streamsBoth |= op.code == ir::OpCode::dot && a.of(op.results[0]).as<layout::MatrixAcc>() && loaded(op.operands[0]) &&
                      loaded(op.operands[1]);
       for (ir::ValueId r : op.results) producer[r] = &op;
     }
   });
-  if (k_.gridRank < 2 || !streamsBoth) return;
+  return k.gridRank >= 2 && streamsBoth;
+}
+
+}  // namespace
+
+void Lowering::groupPrograms() {
+  if (!gemmShaped(k_, a_)) return;
   // In u32 (GPUs divide 64-bit integers in long sequences), where the plane's programs number
   // under 2^32; the workgroups' own ids past that.
   auto u32 = [&](Reg r) { return castTo(r, DType::u32); };
