@@ -189,6 +189,23 @@ TEST_CASE("ptx: the gemm's CUDA tune space assembles for sm_90a without spills, 
   }
 }
 
+namespace {
+
+// An attention kernel of the CUDA tune space assembled for sm_90a as the device lowers it,
+// ptxas's registers printed under `label`.
+test::Assembled assembleAttention(const samples::KernelDefinition& def, const std::string& label, bool causal,
+                                  const samples::AttentionBlocks& blocks) {
+  test::Assembled a = test::assemble(devicePtxOf(*tj::trace(def.grid, def.body, "attention").kernel, "sm_90a"), "sm_90a", true);
+  size_t used = a.report.find("Used ");
+  if (used != std::string::npos)
+    std::printf("ptx: attention %s%s %lldx%lld, %lld stages, %lld warps, sm_90a: %s", label.c_str(), causal ? " causal" : "",
+                (long long)blocks.m, (long long)blocks.n, (long long)blocks.stages, (long long)blocks.warps,
+                a.report.c_str() + used);
+  return a;
+}
+
+}  // namespace
+
 // As the device lowers them (the key loop split at its masks): bf16 at d 128, the GPU check's
 // attention, causal and not.
 TEST_CASE("ptx: attention's CUDA tune space assembles for sm_90a without spills, bf16 at d 128") {
@@ -198,13 +215,8 @@ TEST_CASE("ptx: attention's CUDA tune space assembles for sm_90a without spills,
       CAPTURE(config.str());
       CAPTURE(causal);
       Tensor q = Tensor::zeros({1, 2, 256, 128}, DType::bf16), out = Tensor::zeros({1, 2, 256, 128});
-      samples::KernelDefinition def = samples::attentionKernel(q, q, q, out, causal, blocks);
-      test::Assembled a = test::assemble(devicePtxOf(*tj::trace(def.grid, def.body, "attention").kernel, "sm_90a"), "sm_90a", true);
+      test::Assembled a = assembleAttention(samples::attentionKernel(q, q, q, out, causal, blocks), "bf16 d128", causal, blocks);
       if (a.report.empty()) continue;
-      size_t used = a.report.find("Used ");
-      std::printf("ptx: attention bf16 d128%s %lldx%lld, %lld stages, %lld warps, sm_90a: %s", causal ? " causal" : "",
-                  (long long)blocks.m, (long long)blocks.n, (long long)blocks.stages, (long long)blocks.warps,
-                  used == std::string::npos ? "" : a.report.c_str() + used);
       CHECK(a.report.find(" 0 bytes spill stores, 0 bytes spill loads") != std::string::npos);
     }
 }
@@ -225,13 +237,9 @@ TEST_CASE("ptx: FP8 attention's CUDA tune space assembles for sm_90a at d 128, P
       Tensor v = Tensor::zeros({1, 2, dim, seq}, DType::f8e4m3).transpose(2, 3);
       samples::AttentionScales scales{Tensor::zeros({2, seq, 1}), Tensor::zeros({2, seq / 128, 1}),
                                       Tensor::zeros({2, seq / 128, 1})};
-      samples::KernelDefinition def = samples::attentionKernel(q, q, v, out, causal, blocks, {}, scales);
-      test::Assembled a = test::assemble(devicePtxOf(*tj::trace(def.grid, def.body, "attention").kernel, "sm_90a"), "sm_90a", true);
+      test::Assembled a =
+          assembleAttention(samples::attentionKernel(q, q, v, out, causal, blocks, {}, scales), "f8e4m3 d128", causal, blocks);
       if (a.report.empty()) continue;
-      size_t used = a.report.find("Used ");
-      std::printf("ptx: attention f8e4m3 d128%s %lldx%lld, %lld stages, %lld warps, sm_90a: %s", causal ? " causal" : "",
-                  (long long)blocks.m, (long long)blocks.n, (long long)blocks.stages, (long long)blocks.warps,
-                  used == std::string::npos ? "" : a.report.c_str() + used);
       const int64_t warps = blocks.warps > 0 ? blocks.warps : 4;
       if (blocks.m <= 16 * warps) CHECK(a.report.find(" 0 bytes spill stores, 0 bytes spill loads") != std::string::npos);
       if (a.sass.empty()) continue;

@@ -93,7 +93,7 @@ auto Lowering::throughShuffles(const std::vector<Reg>& src, const LinearLayout& 
 
 auto Lowering::throughPackedShuffles(const std::vector<Reg>& src, const LinearLayout& from, const LinearLayout& to, DType dt)
     -> std::optional<std::vector<Reg>> {
-  const int64_t perWord = 4 / dtypeBytes(dt), wordBits = std::countr_zero(uint64_t(perWord));
+  constexpr int64_t perWord = 4, wordBits = 2;  // 8-bit elements
   std::optional<ShuffleSolution> s = solveShuffles(from, to);
   if (!s || int64_t(s->regBits.size()) < wordBits) return std::nullopt;
   // The source register offsets a lane's bits select among: candidate c is the XOR of the
@@ -127,16 +127,13 @@ auto Lowering::throughPackedShuffles(const std::vector<Reg>& src, const LinearLa
     if (int64_t(elements.size()) * candidates > perWord) return std::nullopt;
   // Each sender packs every candidate's elements of a group (the same registers in every
   // lane); a receiver's byte_perm picks its own candidate's from the group's two words. The
-  // selector is linear in the candidate: its bytes lie |elements| * bytes further per step.
-  const int64_t bytes = dtypeBytes(dt);
+  // selector is linear in the candidate: its bytes lie |elements| further per step.
   int64_t selector = 0, step = 0, g = 0;
   for (const auto& [lane, elements] : groups) {
-    for (size_t k = 0; k < elements.size(); ++k)
-      for (int64_t q = 0; q < bytes; ++q) {
-        int64_t j = elements[k] * bytes + q;  // the destination byte
-        selector |= (4 * g + int64_t(k) * bytes + q) << 4 * j;
-        step |= int64_t(elements.size()) * bytes << 4 * j;
-      }
+    for (size_t k = 0; k < elements.size(); ++k) {  // element elements[k] is destination byte elements[k]
+      selector |= (4 * g + int64_t(k)) << 4 * elements[k];
+      step |= int64_t(elements.size()) << 4 * elements[k];
+    }
     ++g;
   }
   Reg select = b_.constant(DType::u32, double(selector));

@@ -637,17 +637,20 @@ class Printer {
   // Values' bits in one i32, as memory holds them (8-bit floats' codes paired where rounded together).
   Value* pack(const KInst& i) {
     DType t = dtypeOf(i.operands[0]);
-    auto bits = unsigned(8 * dtypeBytes(t));
     std::vector<Value*> values;
     for (Reg r : i.operands) values.push_back(val(r));
     if (isFloat8(t)) values = float8Codes(t, values);
     else for (Value*& v : values) v = toMemory(t, v);
-    Value* word = b_.getInt32(0);
-    for (unsigned e = 0; e < unsigned(values.size()); ++e) {
-      Value* piece = b_.CreateZExt(b_.CreateBitOrPointerCast(values[e], b_.getIntNTy(bits)), b_.getInt32Ty());
-      word = b_.CreateOr(word, b_.CreateShl(piece, e * bits));
+    return word(values, unsigned(8 * dtypeBytes(t)));
+  }
+  // Pieces of `bits` bits each (memory's representation) in one i32, the first lowest.
+  Value* word(const std::vector<Value*>& pieces, unsigned bits) {
+    Value* w = b_.getInt32(0);
+    for (unsigned e = 0; e < unsigned(pieces.size()); ++e) {
+      Value* piece = b_.CreateZExt(b_.CreateBitOrPointerCast(pieces[e], b_.getIntNTy(bits)), b_.getInt32Ty());
+      w = b_.CreateOr(w, b_.CreateShl(piece, e * bits));
     }
-    return word;
+    return w;
   }
   void unpack(const KInst& i) {
     DType t = dtypeOf(i.results[0]);
@@ -874,7 +877,13 @@ class Printer {
     std::vector<Value*> registers;
     for (size_t r = 0; r < fragmentARegisters(i); ++r) registers.push_back(val(i.operands.at(r)));
     DType a = operandType(i, "a");
-    packedA_[&i] = t_.warpgroupFragmentA(b_, a, isFloat8(a) ? float8Codes(a, registers) : withPairedRoundings(a, registers));
+    if (!isFloat8(a)) {
+      packedA_[&i] = t_.warpgroupFragmentA(b_, a, withPairedRoundings(a, registers));
+      return;
+    }
+    std::vector<Value*> codes = float8Codes(a, registers), words;  // four a word, as pack puts them
+    for (size_t r = 0; r < codes.size(); r += 4) words.push_back(word({codes.begin() + r, codes.begin() + r + 4}, 8));
+    packedA_[&i] = words;
   }
   // A thread's elements of a register a: four words of 16-bit pairs (k16) or 8-bit quads (k32).
   size_t fragmentARegisters(const KInst& i) { return size_t(4 * 4 / dtypeBytes(operandType(i, "a"))); }

@@ -97,8 +97,8 @@ class LlvmGpuTarget {
   virtual std::vector<llvm::Value*> warpgroupMma(llvm::IRBuilderBase& b, int64_t n, DType a, DType bType,
                                                  const WarpgroupOperand* aShared, const std::vector<llvm::Value*>& aWords,
                                                  const WarpgroupOperand& bOperand, const std::vector<llvm::Value*>& c) const;
-  // A wgmma's a fragment (8 registers of 16-bit elements, or 16 codes of 8-bit floats) as the 4
-  // words the instruction reads.
+  // A wgmma's a fragment (8 registers of 16-bit elements) as the 4 words the instruction reads
+  // (8-bit codes the printer packs itself, four a word).
   virtual std::vector<llvm::Value*> warpgroupFragmentA(llvm::IRBuilderBase& b, DType a,
                                                        const std::vector<llvm::Value*>& registers) const;
   virtual void warpgroupFence(llvm::IRBuilderBase& b) const;

@@ -221,15 +221,6 @@ class NvptxTarget final : public llvmgpu::LlvmGpuTarget {
   }
   std::vector<Value*> warpgroupFragmentA(llvm::IRBuilderBase& b, DType a, const std::vector<Value*>& registers) const override {
     std::vector<Value*> words;
-    if (isFloat8(a)) {  // four codes a word, the first lowest
-      for (size_t r = 0; r + 3 < registers.size(); r += 4) {
-        Value* word = b.getInt32(0);
-        for (unsigned e = 0; e < 4; ++e)
-          word = b.CreateOr(word, b.CreateShl(b.CreateZExt(registers[r + e], b.getInt32Ty()), 8 * e));
-        words.push_back(word);
-      }
-      return words;
-    }
     for (size_t r = 0; r + 1 < registers.size(); r += 2) {
       Value* pair = pack(b, a, registers[r], registers[r + 1]);
       words.push_back(pair->getType()->isIntegerTy() ? pair : b.CreateBitCast(pair, b.getInt32Ty()));

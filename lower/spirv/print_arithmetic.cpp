@@ -18,16 +18,12 @@ auto Printer::fusedMultiplyAdd(DType t, Id a, Id b, Id c) -> Id {
   Id fromZ = arith(Op::FSub, d, sum, product), fromProduct = arith(Op::FSub, d, sum, fromZ);
   Id error = arith(Op::FAdd, d, arith(Op::FSub, d, product, fromProduct), arith(Op::FSub, d, z, fromZ));
   // Inexact where the error is nonzero (NaN where the sum is not finite: left as it is); the
-  // exact value lies away from zero where the error has the sum's sign.
+  // sum was rounded away from zero where the error's sign is not the sum's.
   Id zero = constant(d, 0.0);
   Id inexact = m_.op(Op::FOrdNotEqual, bool_, {error, zero});
-  Id away = m_.op(Op::LogicalEqual, bool_, {m_.op(Op::FOrdGreaterThan, bool_, {error, zero}),
-                                            m_.op(Op::FOrdGreaterThan, bool_, {sum, zero})});
-  Id U = uint(8), bits = m_.op(Op::Bitcast, U, {sum});
-  Id even = m_.op(Op::IEqual, bool_, {m_.op(Op::BitwiseAnd, U, {bits, uconst(8, 1)}), uconst(8, 0)});
-  Id odd = m_.select(U, away, m_.op(Op::IAdd, U, {bits, uconst(8, 1)}), m_.op(Op::ISub, U, {bits, uconst(8, 1)}));
-  Id toOdd = m_.op(Op::Bitcast, type(d), {m_.select(U, m_.op(Op::LogicalAnd, bool_, {inexact, even}), odd, bits)});
-  return cast(toOdd, d, t);
+  Id roundedAway = m_.op(Op::LogicalNotEqual, bool_, {m_.op(Op::FOrdGreaterThan, bool_, {error, zero}),
+                                                      m_.op(Op::FOrdGreaterThan, bool_, {sum, zero})});
+  return cast(nudgeToOdd(d, sum, inexact, roundedAway), d, t);
 }
 
 auto Printer::roundBF16(Id f) -> Id {
@@ -39,13 +35,13 @@ auto Printer::roundBF16(Id f) -> Id {
   return m_.op(Op::Bitcast, type(DType::f32), {m_.op(Op::BitwiseAnd, u32_, {chosen, m_.constU32(0xffff0000u)})});
 }
 
-auto Printer::nudgeToOdd(Id f, Id inexact, Id roundedAway) -> Id {
-  Id bits = bitsOf(DType::f32, f);
-  Id even = m_.op(Op::IEqual, bool_, {m_.op(Op::BitwiseAnd, u32_, {bits, m_.constU32(1)}), m_.constU32(0)});
-  Id odd = m_.select(u32_, roundedAway, m_.op(Op::ISub, u32_, {bits, m_.constU32(1)}),
-                     m_.op(Op::IAdd, u32_, {bits, m_.constU32(1)}));
+auto Printer::nudgeToOdd(DType t, Id f, Id inexact, Id roundedAway) -> Id {
+  const int bytes = dtypeBytes(t);
+  Id U = uint(bytes), bits = bitsOf(t, f), one = uconst(bytes, 1);
+  Id even = m_.op(Op::IEqual, bool_, {m_.op(Op::BitwiseAnd, U, {bits, one}), uconst(bytes, 0)});
+  Id odd = m_.select(U, roundedAway, m_.op(Op::ISub, U, {bits, one}), m_.op(Op::IAdd, U, {bits, one}));
   Id nudge = m_.op(Op::LogicalAnd, bool_, {inexact, even});
-  return m_.op(Op::Bitcast, type(DType::f32), {m_.select(u32_, nudge, odd, bits)});
+  return m_.op(Op::Bitcast, type(t), {m_.select(U, nudge, odd, bits)});
 }
 
 auto Printer::roundToOddF32(Id d) -> Id {
@@ -54,7 +50,7 @@ auto Printer::roundToOddF32(Id d) -> Id {
   Id back = m_.op(Op::FConvert, D, {f});
   Id inexact = m_.op(Op::FOrdNotEqual, bool_, {back, d});  // false for NaN
   Id away = m_.op(Op::FOrdGreaterThan, bool_, {m_.ext(GlslOp::FAbs, D, {back}), m_.ext(GlslOp::FAbs, D, {d})});
-  return nudgeToOdd(f, inexact, away);
+  return nudgeToOdd(DType::f32, f, inexact, away);
 }
 
 auto Printer::intToOddF32(Id x, DType from) -> Id {
@@ -67,7 +63,7 @@ auto Printer::intToOddF32(Id x, DType from) -> Id {
   // (undefined): that f is inexact and rounded away.
   Id over = compare("ge", DType::f32, f, constant(DType::f32, std::ldexp(1.0, 8 * bytes)));
   Id back = m_.op(Op::ConvertFToU, U, {m_.select(F, over, constant(DType::f32, 0), f)});
-  Id odd = nudgeToOdd(f, any({over, m_.op(Op::INotEqual, bool_, {back, magnitude})}),
+  Id odd = nudgeToOdd(DType::f32, f, any({over, m_.op(Op::INotEqual, bool_, {back, magnitude})}),
                       any({over, m_.op(Op::UGreaterThan, bool_, {back, magnitude})}));
   return m_.select(F, negative, m_.op(Op::FNegate, F, {odd}), odd);
 }

@@ -79,11 +79,12 @@ class Printer {
   // A value as the unsigned integer memory holds for dtype t: bool one byte 0 or 1, bf16
   // its 16 bits, the 8-bit floats their codes, every other dtype its own bits.
   Id toMemory(DType t, Id v);
+  Id fromMemory(DType t, Id bits);
   // The kernel IR's pack and unpack: values' bits in a word as memory holds them, and back.
   Id pack(const KInst& i, Id T);
-  Id bytePermute(const KInst& i, Id T);
   void unpack(const KInst& i);
-  Id fromMemory(DType t, Id bits);
+  // The kernel IR's byte_perm: each result byte chosen among the 8 bytes of two words.
+  Id bytePermute(const KInst& i, Id T);
   // A float register's bits as an unsigned integer of its width.
   Id bitsOf(DType t, Id v) { return m_.op(Op::Bitcast, uint(registerBytes(t)), {v}); }
 
@@ -119,9 +120,9 @@ class Printer {
   // An f32 (or bf16 register) rounded to bf16, to nearest even, NaN kept quiet (ir/dtype's floatToBF16).
   Id roundBF16(Id f);
 
-  // f rounded to odd instead of to nearest: where f is inexact with an even last bit, the
-  // neighbor toward the exact value. A later rounding to 16 bits is then the only one.
-  Id nudgeToOdd(Id f, Id inexact, Id roundedAway);
+  // f (an f32 or f64) rounded to odd instead of to nearest: where f is inexact with an even last
+  // bit, the neighbor toward the exact value. A later rounding to a narrower float is then the only one.
+  Id nudgeToOdd(DType t, Id f, Id inexact, Id roundedAway);
   // The kernel IR's fma of f32 values, exactly (SPIR-V's Fma may round twice): the product is
   // exact in f64, the sum rounded to odd there (TwoSum gives its error), then once to f32.
   Id fusedMultiplyAdd(DType t, Id a, Id b, Id c);
