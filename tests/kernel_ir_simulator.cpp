@@ -10,6 +10,11 @@
 #include <set>
 #include <functional>
 #include <limits>
+#include <list>
+#include <mutex>
+#include <condition_variable>
+#include <thread>
+#include <utility>
 
 #include "devices/print_buffers.hpp"
 #include "ir/error.hpp"
@@ -114,6 +119,12 @@ bool compare(const std::string& pred, double a, double b) {
   throw Error("simulate: unknown predicate " + pred);
 }
 
+// Runs a workgroup's threads in lockstep, one stream of them; a branch whose sides both have
+// threads splits its stream in two (warp specialization's roles) until both sides end. Streams
+// run one at a time, each on an OS thread of its own that holds the turn (a mutex and whose
+// turn it is), and hand the turn on where they must wait for another: a transaction barrier's
+// phase not complete, a named barrier not met, a branch's other side not done. When every
+// stream waits and none ran an instruction since, the kernel would hang: the simulator reports it.
 class Workgroup {
  public:
   Workgroup(const KernelFunction& f, const std::vector<SimTensor>& tensors, const std::vector<double>& scalars,
@@ -121,12 +132,24 @@ class Workgroup {
       : f_(f), tensors_(tensors), scalars_(scalars), grid_(grid), T_(size_t(f.workgroupSize)),
         regs_(f.regTypes.size()), shared_(size_t(f.sharedBytes()), 0.0), read_(shared_.size()),
         written_(shared_.size()), unfenced_(shared_.size(), false), tmaPending_(shared_.size(), false),
-        wgmmaReads_(shared_.size(), -1), copies_(T_), acquired_(T_, -1), bulkStores_(T_, 0) {}
+        wgmmaReads_(shared_.size(), -1), buckets_(std::min<size_t>(64, std::max<size_t>(1, T_ / size_t(f.subgroupSize)))),
+        acquired_(T_, std::vector<int64_t>(buckets_, -1)), copies_(T_), bulkStores_(T_, 0) {}
 
   void run(const std::vector<int64_t>& id) {
     id_ = id;
     ++epoch_;  // a new workgroup: nothing earlier races with it
-    block(f_.body);
+    Stream root;
+    for (size_t t = 0; t < T_; ++t) root.threads.push_back(t);
+    std::unique_lock lock(turnMutex_);
+    root.lock = &lock;
+    streams_ = {&root};
+    turn_ = &root;
+    running_ = &root;
+    try {
+      block(f_.body);
+    } catch (const Cancelled&) {
+      std::rethrow_exception(std::exchange(failure_, nullptr));
+    }
     for (const Copies& c : copies_)
       if (!c.open.empty() || !c.groups.empty()) throw Error("simulate: the kernel ends with asynchronous copies not waited for");
     for (const auto& [at, b] : barriers_)
@@ -138,12 +161,104 @@ class Workgroup {
 
  private:
   using Lanes = std::vector<double>;
+
+  // ---- streams ----
+  struct Stream {
+    std::vector<size_t> threads;            // running this stream's code, in order
+    std::unique_lock<std::mutex>* lock = nullptr;  // its OS thread's hold on the turn
+    int64_t stalledAt = -1;                 // progress() when it last found it must wait
+  };
+  struct Cancelled {};  // another stream failed: unwinds this one
+  const std::vector<size_t>& threads() const { return running_->threads; }
+  int64_t progress() const { return clock_ + finished_; }
+  // Hands the turn to the next stream and waits for it to come back.
+  void passTurn() {
+    Stream* self = running_;
+    auto at = std::ranges::find(streams_, self);
+    turn_ = std::next(at) == streams_.end() ? streams_.front() : *std::next(at);
+    turnChanged_.notify_all();
+    turnChanged_.wait(*self->lock, [&] { return turn_ == self || failure_; });
+    if (failure_) throw Cancelled{};
+    running_ = self;
+  }
+  // The running stream cannot go on until another does something (`why`).
+  void stall(const std::string& why) {
+    Stream& self = *running_;
+    if (streams_.size() == 1) throw Error("simulate: " + why);
+    if (self.stalledAt == progress())
+      throw Error("simulate: " + why + ", and every other warp waits too: the kernel would hang");
+    self.stalledAt = progress();
+    passTurn();
+  }
+  // branch: each side on its threads; both sides at once where both have threads.
+  void branch(const KInst& i) {
+    std::vector<size_t> sides[2];
+    size_t S = size_t(f_.subgroupSize);
+    for (size_t t : threads()) {
+      bool then = reg(i.operands[0])[t] != 0;
+      if (t % S != 0 && then != (reg(i.operands[0])[t - 1] != 0))
+        throw Error("simulate: branch's condition differs within warp " + std::to_string(t / S));
+      sides[then ? 0 : 1].push_back(t);
+    }
+    if (sides[0].empty() || sides[1].empty()) {
+      block(i.regions.at(sides[0].empty() ? 1 : 0));
+      return;
+    }
+    Stream& self = *running_;
+    Stream child{sides[0]};
+    streams_.insert(std::next(std::ranges::find(streams_, &self)), &child);
+    bool done = false;
+    std::thread side([&] {
+      std::unique_lock lock(turnMutex_);
+      child.lock = &lock;
+      turnChanged_.wait(lock, [&] { return turn_ == &child || failure_; });
+      running_ = &child;
+      try {
+        if (!failure_) block(i.regions.at(0));
+      } catch (const Cancelled&) {
+      } catch (...) {
+        if (!failure_) failure_ = std::current_exception();
+      }
+      done = true;
+      ++finished_;
+      running_ = nullptr;
+      leave(&child);
+    });
+    std::vector<size_t> all = std::exchange(self.threads, sides[1]);
+    try {
+      block(i.regions.at(1));
+      while (!done) stall("a branch side waits for the other side to end");
+    } catch (...) {
+      if (!failure_) failure_ = std::current_exception();
+      turnChanged_.notify_all();
+      self.lock->unlock();
+      side.join();
+      self.lock->lock();
+      running_ = &self;
+      self.threads = all;
+      throw Cancelled{};
+    }
+    self.lock->unlock();
+    side.join();
+    self.lock->lock();
+    running_ = &self;
+    self.threads = std::move(all);
+  }
+  // A finished stream leaves the ring, handing the turn to the one after it.
+  void leave(Stream* gone) {
+    auto at = std::ranges::find(streams_, gone);
+    Stream* next = std::next(at) == streams_.end() ? streams_.front() : *std::next(at);
+    streams_.erase(at);
+    turn_ = next;
+    turnChanged_.notify_all();
+  }
   Lanes& reg(Reg r) { return regs_.at(size_t(r)); }
   DType type(Reg r) const { return f_.regTypes.at(size_t(r)); }
+  // Computes register r of the running threads; the others' lanes keep what they held.
   void set(Reg r, const std::function<double(size_t)>& f) {
-    Lanes v(T_);
-    for (size_t t = 0; t < T_; ++t) v[t] = roundTo(type(r), f(t));
-    reg(r) = std::move(v);
+    Lanes& v = reg(r);
+    v.resize(T_);
+    for (size_t t : threads()) v[t] = roundTo(type(r), f(t));
   }
 
   std::vector<Reg> block(const KBlock& b) {
@@ -206,7 +321,7 @@ class Workgroup {
       }
       case KOp::store_global: {
         const SimTensor& tensor = tensorOf(intAttr(i, "buffer"));
-        for (size_t t = 0; t < T_; ++t)
+        for (size_t t : threads())
           for (size_t e = 0; e + 2 < o.size() && reg(o[1])[t] != 0; ++e)
             writeElement(tensor.data, tensor.dtype, vectorAt(i, tensor, reg(o[0])[t]) + int64_t(e), reg(o[2 + e])[t]);
         return;
@@ -233,13 +348,13 @@ class Workgroup {
           });
         return;
       case KOp::store_shared:
-        for (size_t t = 0; t < T_; ++t) {
+        for (size_t t : threads()) {
           if (o.size() > 2) aligned(i, sharedAt(i, reg(o[0])[t]), (o.size() - 1) * size_t(dtypeBytes(type(o[1]))));
           for (size_t e = 1; e < o.size(); ++e) writeShared(sharedAt(i, reg(o[0])[t] + double(e - 1)), t, reg(o[e])[t]);
         }
         return;
       case KOp::atomic_shared:  // thread by thread; atomics do not race with one another
-        for (size_t t = 0; t < T_; ++t) {
+        for (size_t t : threads()) {
           size_t at = sharedAt(i, reg(o[0])[t]);
           if (unordered(read_[at], t)) race("adds to", at, t, read_[at].thread);
           access(written_[at], t);
@@ -249,10 +364,17 @@ class Workgroup {
       case KOp::ldmatrix: return ldmatrix(i);
       case KOp::async_copy: return asyncCopy(i);
       case KOp::async_commit:
-        for (Copies& c : copies_) c.groups.push_back(std::move(c.open)), c.open.clear();
+        for (size_t t : threads()) copies_[t].groups.push_back(std::move(copies_[t].open)), copies_[t].open.clear();
         return;
       case KOp::async_wait: return asyncWait(size_t(intAttr(i, "pending")));
-      case KOp::barrier: ++epoch_; return;  // lockstep: every thread finished the previous instruction
+      case KOp::barrier:
+        if (hasAttr(i, "id")) return namedBarrier(i);
+        if (streams_.size() > 1)
+          throw Error("simulate: a barrier of every thread while a branch runs warps apart: it would wait forever");
+        ++epoch_;  // lockstep: every thread finished the previous instruction
+        return;
+      case KOp::branch: return branch(i);
+      case KOp::set_max_registers: return setMaxRegisters(i);
       case KOp::shuffle_xor:
         return set(r, [&](size_t t) { return reg(o[0])[t / S * S + ((t % S) ^ size_t(intAttr(i, "mask")))]; });
       case KOp::shuffle_idx: return set(r, [&](size_t t) { return reg(o[0])[t / S * S + size_t(reg(o[1])[t])]; });
@@ -289,7 +411,7 @@ class Workgroup {
       case KOp::wgmma_wait: return wgmmaWait(i);
       case KOp::fence_async_shared: std::fill(unfenced_.begin(), unfenced_.end(), false); return;
       case KOp::mbarrier_init:
-        for (size_t t = 0; t < T_; ++t)
+        for (size_t t : threads())
           if (reg(o[1])[t] != 0) {
             int64_t count = intAttr(i, "count");
             barriers_[barrierAt(i, t)] = {count, count, 0, 0, {}};
@@ -297,7 +419,7 @@ class Workgroup {
         return;
       case KOp::mbarrier_expect:
       case KOp::mbarrier_arrive:
-        for (size_t t = 0; t < T_; ++t)
+        for (size_t t : threads())
           if (reg(o[1])[t] != 0) {
             Mbarrier& b = barrier(i, t);
             arrive(b, t);
@@ -307,7 +429,7 @@ class Workgroup {
         return;
       case KOp::mbarrier_wait: return mbarrierWait(i);
       case KOp::mbarrier_inval:
-        for (size_t t = 0; t < T_; ++t)
+        for (size_t t : threads())
           if (reg(o[1])[t] != 0) {
             const Mbarrier& b = barrier(i, t);
             if (!b.landing.empty() || b.bytes != 0) throw Error("simulate: a transaction barrier ended with bytes to come");
@@ -317,7 +439,7 @@ class Workgroup {
       case KOp::tma_load: return tmaLoad(i);
       case KOp::tma_store: return tmaStore(i);
       case KOp::tma_store_wait:
-        for (size_t t = 0; t < T_; ++t)
+        for (size_t t : threads())
           if (reg(o[0])[t] != 0) bulkStores_[t] = 0;
         return;
       case KOp::for_loop: return loop(i);
@@ -355,14 +477,66 @@ class Workgroup {
     int64_t epoch = -1;
     int64_t thread = -1;  // -2: several threads
     int64_t stamp = -1;   // the instruction count at the last access
+    uint64_t buckets = 0;  // the warps' buckets that accessed it since the last barrier
   };
+  // A named barrier: the threads arrived in the current generation.
+  struct NamedBarrier {
+    int64_t threads = 0, generation = 0;
+    std::map<size_t, int64_t> warps;  // arrived: warp -> when
+    size_t arrived = 0;
+  };
+  void namedBarrier(const KInst& i) {
+    int64_t id = intAttr(i, "id"), count = intAttr(i, "threads");
+    NamedBarrier& n = named_[id];
+    if (n.arrived == 0) n.threads = count;
+    if (n.threads != count)
+      throw Error("simulate: named barrier " + std::to_string(id) + " met by " + std::to_string(n.threads) + " and by " +
+                  std::to_string(count) + " threads at once");
+    for (size_t t : threads()) n.warps[t / size_t(f_.subgroupSize)] = clock_;
+    n.arrived += threads().size();
+    if (n.arrived > size_t(count))
+      throw Error("simulate: named barrier " + std::to_string(id) + " of " + std::to_string(count) + " threads reached by " +
+                  std::to_string(n.arrived));
+    if (n.arrived < size_t(count)) {
+      for (int64_t generation = n.generation; named_[id].generation == generation;)
+        stall("named barrier " + std::to_string(id) + " waits for " + std::to_string(count - int64_t(named_[id].arrived)) +
+              " of its " + std::to_string(count) + " threads");
+      return;
+    }
+    // Met: every thread that took part sees the others' accesses before it.
+    std::map<size_t, int64_t> met = wholeBuckets(n.warps);
+    for (auto [w, when] : n.warps)
+      for (size_t l = 0; l < size_t(f_.subgroupSize); ++l) acquire(w * size_t(f_.subgroupSize) + l, met);
+    n.warps.clear(), n.arrived = 0, ++n.generation;
+  }
+  size_t bucketOf(size_t t) const { return t / size_t(f_.subgroupSize) * buckets_ / std::max<size_t>(1, T_ / size_t(f_.subgroupSize)); }
   void access(Access& a, size_t t) const {
+    if (a.epoch != epoch_) a.buckets = 0;
     a.thread = a.epoch == epoch_ && a.thread != int64_t(t) ? -2 : int64_t(t);
     a.epoch = epoch_;
     a.stamp = clock_;
+    a.buckets |= uint64_t{1} << bucketOf(t);
   }
   bool unordered(const Access& a, size_t t) const {
-    return a.epoch == epoch_ && a.thread != int64_t(t) && a.stamp > acquired_[t];
+    if (a.epoch != epoch_ || a.thread == int64_t(t)) return false;
+    for (size_t b = 0; b < buckets_; ++b)
+      if ((a.buckets >> b & 1) && a.stamp > acquired_[t][b]) return true;
+    return false;
+  }
+  // Thread t's later accesses come after each bucket's accesses up to `until` (bucket -> clock).
+  void acquire(size_t t, const std::map<size_t, int64_t>& until) {
+    for (auto [b, clock] : until) acquired_[t][b] = std::max(acquired_[t][b], clock);
+  }
+  // The buckets every warp of which is among `warps` (warp -> clock), each with its earliest clock.
+  std::map<size_t, int64_t> wholeBuckets(const std::map<size_t, int64_t>& warps) const {
+    std::map<size_t, int64_t> earliest, seen;
+    for (auto [w, clock] : warps) {
+      size_t b = bucketOf(w * size_t(f_.subgroupSize));
+      earliest[b] = seen[b]++ ? std::min(earliest[b], clock) : clock;
+    }
+    size_t perBucket = std::max<size_t>(1, T_ / size_t(f_.subgroupSize) / buckets_);
+    std::erase_if(earliest, [&](const auto& e) { return size_t(seen[e.first]) < perBucket; });
+    return earliest;
   }
   [[noreturn]] void race(const char* what, size_t at, size_t t, int64_t other) const {
     throw Error("simulate: a race in workgroup memory: thread " + std::to_string(t) + " " + what + " byte " +
@@ -408,7 +582,7 @@ class Workgroup {
     const SharedAlloc& alloc = f_.shared.at(size_t(intAttr(i, "alloc")));
     size_t bytes = size_t(intAttr(i, "bytes")), elementBytes = size_t(dtypeBytes(tensor.dtype));
     if (elementBytes != size_t(dtypeBytes(alloc.dtype))) throw Error("simulate: async_copy between dtypes of different widths");
-    for (size_t t = 0; t < T_; ++t) {
+    for (size_t t : threads()) {
       size_t at = sharedAt(i, reg(i.operands[2])[t]);
       aligned(i, at, bytes);
       sharedAt(i, reg(i.operands[2])[t] + double(bytes / elementBytes - 1));  // the last element is inside too
@@ -425,7 +599,7 @@ class Workgroup {
     }
   }
   void asyncWait(size_t pending) {
-    for (size_t t = 0; t < T_; ++t)
+    for (size_t t : threads())
       for (auto& groups = copies_.at(t).groups; groups.size() > pending; groups.pop_front())
         for (const Copy& c : groups.front())
           for (size_t e = 0; e < c.values.size(); ++e) writeShared(c.at + e * c.elementBytes, t, c.values[e]);
@@ -439,15 +613,14 @@ class Workgroup {
     int64_t count, arrivals, bytes, phase;  // arrivals and transaction bytes still missing in the phase
     std::vector<Copy> landing;
     std::map<size_t, int64_t> arrived;  // this phase's arrivals: by warp, when
-    // When the last completed phase had every warp's arrival: the earliest (what its waiters
-    // acquire); else -1.
-    int64_t released = -1;
+    // The buckets whose every warp arrived in the last completed phase, each with its earliest
+    // arrival: what its waiters acquire.
+    std::map<size_t, int64_t> released;
   };
   // A phase with all its arrivals and no bytes outstanding completes.
   void completeIfDone(Mbarrier& b) {
     if (b.arrivals != 0 || b.bytes != 0 || !b.landing.empty()) return;
-    bool everyWarp = b.arrived.size() == T_ / size_t(f_.subgroupSize);
-    b.released = everyWarp ? std::ranges::min(b.arrived | std::views::values) : -1;
+    b.released = wholeBuckets(b.arrived);
     b.arrivals = b.count, b.arrived.clear(), ++b.phase;
   }
   void arrive(Mbarrier& b, size_t t) {
@@ -468,30 +641,39 @@ class Workgroup {
     if (it == barriers_.end()) throw Error("simulate: " + std::string(kopName(i.op)) + " on a transaction barrier never initialized");
     return it->second;
   }
+  // Waits until every running thread's phase is complete: one whose arrivals and bytes are all
+  // in completes then (its copies land); else the stream waits for the others to bring them.
   void mbarrierWait(const KInst& i) {
-    for (size_t t = 0; t < T_; ++t) {
-      if (i.operands.size() > 2 && reg(i.operands[2])[t] == 0) continue;
-      Mbarrier& b = barrier(i, t);
-      if (b.phase % 2 != int64_t(reg(i.operands[1])[t])) {  // that phase is complete (or phase 0 is current)
-        if (b.phase > 0) acquired_[t] = std::max(acquired_[t], b.released);
-        continue;
-      }
-      int64_t landed = 0;
-      for (const Copy& c : b.landing)
-        for (size_t e = 0; e < c.values.size(); ++e) {
-          size_t at = c.at + e * c.elementBytes;
-          tmaPending_[at] = false;
-          shared_[at] = c.values[e];
-          written_[at] = Access{};  // by the async proxy, visible to the waiting threads
-          landed += int64_t(c.elementBytes);
+    while (true) {
+      std::string missing;
+      for (size_t t : threads()) {
+        if (i.operands.size() > 2 && reg(i.operands[2])[t] == 0) continue;
+        Mbarrier& b = barrier(i, t);
+        if (b.phase % 2 != int64_t(reg(i.operands[1])[t])) {  // that phase is complete (or phase 0 is current)
+          if (b.phase > 0) acquire(t, b.released);
+          continue;
         }
-      b.landing.clear();
-      if (b.arrivals != 0 || b.bytes != landed)
-        throw Error("simulate: mbarrier_wait could deadlock: its phase has " + std::to_string(b.arrivals) +
-                    " arrivals missing and expects " + std::to_string(b.bytes) + " bytes, " + std::to_string(landed) + " came");
-      b.bytes = 0;
-      completeIfDone(b);
-      acquired_[t] = std::max(acquired_[t], b.released);
+        int64_t landing = 0;
+        for (const Copy& c : b.landing) landing += int64_t(c.values.size() * c.elementBytes);
+        if (b.arrivals != 0 || b.bytes != landing) {
+          missing = "mbarrier_wait could deadlock: its phase has " + std::to_string(b.arrivals) + " arrivals missing and expects " +
+                    std::to_string(b.bytes) + " bytes, " + std::to_string(landing) + " came";
+          continue;
+        }
+        for (const Copy& c : b.landing)
+          for (size_t e = 0; e < c.values.size(); ++e) {
+            size_t at = c.at + e * c.elementBytes;
+            tmaPending_[at] = false;
+            shared_[at] = c.values[e];
+            written_[at] = Access{};  // by the async proxy, visible to the waiting threads
+          }
+        b.landing.clear();
+        b.bytes = 0;
+        completeIfDone(b);
+        acquire(t, b.released);
+      }
+      if (missing.empty()) return;
+      stall(missing);
     }
   }
   // The element offsets (in the tensor, or -1 outside it) and workgroup-memory byte addresses of
@@ -533,7 +715,7 @@ class Workgroup {
   void tmaStore(const KInst& i) {
     const KParam& map = tensorMap(i);
     const SimTensor& tensor = tensors_.at(map.number);
-    for (size_t t = 0; t < T_; ++t) {
+    for (size_t t : threads()) {
       if (reg(i.operands[0])[t] == 0) continue;
       for (auto [element, at] : tmaBox(i, map, tensor, sharedAt(i, reg(i.operands[1])[t]), 2, t)) {
         if (unfenced_[at]) throw Error("simulate: tma_store reads byte " + std::to_string(at) + ", stored since the last fence_async_shared");
@@ -551,7 +733,7 @@ class Workgroup {
     const KParam& map = tensorMap(i);
     const SimTensor& tensor = tensors_.at(map.number);
     size_t bytes = size_t(dtypeBytes(tensor.dtype));
-    for (size_t t = 0; t < T_; ++t) {
+    for (size_t t : threads()) {
       if (reg(i.operands[0])[t] == 0) continue;
       Mbarrier& b = barrier(i, t, "barrier", 2);
       for (auto [element, at] : tmaBox(i, map, tensor, sharedAt(i, reg(i.operands[1])[t]), 3, t)) {
@@ -593,6 +775,25 @@ class Workgroup {
       for (size_t l = first + 1; l < first + cluster; ++l) acc = binaryOp(strAttr(i, "fn"), acc, x[l], type(i.operands[0]));
       return acc;
     });
+  }
+
+  // The groups of `size` consecutive threads that run (a warp, a warpgroup), each whole.
+  std::vector<size_t> runningGroups(size_t size) const {
+    std::vector<size_t> groups;
+    for (size_t at = 0; at < threads().size(); at += size) {
+      size_t first = threads()[at];
+      if (first % size != 0 || at + size > threads().size() || threads()[at + size - 1] != first + size - 1)
+        throw Error("simulate: an instruction of whole groups of " + std::to_string(size) + " threads run by part of one");
+      groups.push_back(first / size);
+    }
+    return groups;
+  }
+  // setmaxnreg: a whole warpgroup asks for a multiple of 8 registers from 24 to 256.
+  void setMaxRegisters(const KInst& i) {
+    int64_t count = intAttr(i, "count");
+    runningGroups(128);
+    if (count % 8 != 0 || count < 24 || count > 256)
+      throw Error("simulate: set_max_registers of " + std::to_string(count) + " registers, not a multiple of 8 from 24 to 256");
   }
 
   // Where register j of lane l holds its element of an operand (0: a, 1: b) or of the
@@ -669,7 +870,7 @@ class Workgroup {
       throw Error("simulate: mma " + instr + " takes " + std::to_string(na) + " + " + std::to_string(nb) + " + " +
                   std::to_string(cAt.registers) + " registers, not " + std::to_string(i.operands.size()));
     std::vector<Lanes> d(i.results.size(), Lanes(T_));
-    for (size_t w = 0; w < T_ / S; ++w) {
+    for (size_t w : runningGroups(S)) {
       std::vector<double> A(size_t(m * k)), B(size_t(k * n)), C(size_t(m * n));
       // Lanes that repeat an element (WMMA's a and b) must agree on it.
       auto gather = [&](const Fragment& at, size_t first, size_t count, std::vector<double>& into, int64_t cols) {
@@ -718,7 +919,7 @@ class Workgroup {
   // for columns 8c..), and a register a as m16n8k16's a (k32: m16n8k32's).
   void wgmma(const KInst& i) {
     int64_t n = intAttr(i, "n"), K = intAttr(i, "k");
-    if (T_ % 128 != 0 || int64_t(i.results.size()) != n / 2)
+    if (int64_t(i.results.size()) != n / 2)
       throw Error("simulate: wgmma m64n" + std::to_string(n) + " of " + std::to_string(i.results.size()) + " registers");
     bool aShared = hasAttr(i, "allocA");
     const Fragment aAt = K == 32 ? ptxM16N8K32(0) : ptxM16N8K16(0), dAt = ptxM16N8K16(2);
@@ -756,7 +957,8 @@ class Workgroup {
       return m;
     };
     std::vector<Lanes> d(i.results.size(), Lanes(T_));
-    for (size_t g = 0; g < T_; g += 128) {
+    for (size_t g : runningGroups(128)) {
+      g *= 128;
       std::vector<double> A = aShared ? matrix("A", g, 64) : registers(g), B = matrix("B", g, n);
       for (size_t t = g; t < g + 128; ++t)
         for (size_t j = 0; j < i.results.size(); ++j) {
@@ -786,7 +988,8 @@ class Workgroup {
 
   void loop(const KInst& i) {
     const KBlock& body = i.regions.at(0);
-    int64_t start = int64_t(reg(i.operands[0])[0]), end = int64_t(reg(i.operands[1])[0]);
+    size_t first = threads().front();  // the bounds are the same in every thread
+    int64_t start = int64_t(reg(i.operands[0])[first]), end = int64_t(reg(i.operands[1])[first]);
     std::vector<Lanes> carried;
     std::vector<Reg> from;  // the registers the carried values come from: a wgmma group's pending follows them
     for (size_t c = 2; c < i.operands.size(); ++c) carried.push_back(reg(i.operands[c])), from.push_back(i.operands[c]);
@@ -803,7 +1006,7 @@ class Workgroup {
     for (size_t c = 0; c < carried.size(); ++c) reg(i.results[c]) = carried[c], pass(c, i.results[c]);
   }
 
-  // The cond is the same in every thread (the kernel IR's rule): thread 0's decides.
+  // The cond is the same in every thread (the kernel IR's rule): the first running thread's decides.
   void whileLoop(const KInst& i) {
     std::vector<Lanes> carried;
     for (Reg r : i.operands) carried.push_back(reg(r));
@@ -811,7 +1014,7 @@ class Workgroup {
       for (size_t c = 0; c < carried.size(); ++c) reg(region.args[c]) = carried[c];
       return block(region);
     };
-    while (reg(run(i.regions.at(0)).at(0))[0] != 0) {
+    while (reg(run(i.regions.at(0)).at(0))[threads().front()] != 0) {
       std::vector<Reg> yielded = run(i.regions.at(1));
       for (size_t c = 0; c < carried.size(); ++c) carried[c] = reg(yielded.at(c));
     }
@@ -834,7 +1037,18 @@ class Workgroup {
   int64_t committed_ = 0, completed_ = 0;  // wgmma groups closed / known complete
   int64_t epoch_ = 0;                   // barriers passed
   int64_t clock_ = 0;                   // instructions run
-  std::vector<int64_t> acquired_;       // per thread: others' accesses up to this clock are ordered before its own
+  // Warps in up to 64 buckets (one each where there are no more): per thread and bucket, the
+  // clock up to which that bucket's accesses are ordered before the thread's own.
+  size_t buckets_;
+  std::vector<std::vector<int64_t>> acquired_;
+  std::map<int64_t, NamedBarrier> named_;  // by id
+  std::mutex turnMutex_;
+  std::condition_variable turnChanged_;
+  std::list<Stream*> streams_;          // the running streams, in the order they take turns
+  Stream* turn_ = nullptr;              // whose turn it is
+  Stream* running_ = nullptr;           // the stream this OS thread runs
+  std::exception_ptr failure_;          // the first error of a stream, which ends them all
+  int64_t finished_ = 0;                // streams ended
   std::vector<int64_t> bulkStores_;     // per thread: TMA stores not waited for
   std::vector<Copies> copies_;          // per thread
   std::vector<int64_t> id_;

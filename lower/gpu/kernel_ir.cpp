@@ -17,7 +17,8 @@ std::string_view kopName(KOp op) {
       "for", "yield", "atomic_global", "ldmatrix", "async_copy", "async_commit", "async_wait", "atomic_shared",
       "while", "wgmma", "wgmma_fence", "wgmma_commit", "wgmma_wait", "fence_async_shared",
       "mbarrier_init", "mbarrier_expect", "mbarrier_wait", "mbarrier_inval", "tma_load", "mbarrier_arrive",
-      "tma_store", "tma_store_wait", "pack", "unpack", "byte_perm", "fma"};
+      "tma_store", "tma_store_wait", "pack", "unpack", "byte_perm", "fma", "branch",
+      "set_max_registers"};
   return names[static_cast<size_t>(op)];
 }
 

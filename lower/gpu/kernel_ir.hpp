@@ -37,7 +37,9 @@
 //                                        completes its group (PTX's cp.async)
 //   async_commit                       : closes this thread's group of the async copies started since the last
 //   async_wait {pending}               : waits until at most `pending` of this thread's groups are in flight
-//   barrier                            : workgroup barrier (memory and execution)
+//   barrier {[id, threads]}            : workgroup barrier (memory and execution); with id (1 to 15),
+//                                        a named barrier that `threads` threads (whole warps) meet at,
+//                                        the others going on (PTX's barrier.sync id, threads)
 //   shuffle_xor {mask} (x), shuffle_idx (x, lane) : x from another lane of the subgroup
 //   subgroup_reduce {fn, cluster} (x)  : fn over clusters of `cluster` consecutive lanes
 //   pack (values...) : u32             : the bits of 32 / w values of one w-bit dtype (8 or 16 bits; an
@@ -90,6 +92,13 @@
 //                                        workgroup memory asynchronously (the async proxy)
 //   tma_store_wait (pred)              : if pred, waits until this thread's TMA stores are done
 //   for (start, end, inits...) / yield (values...)
+//   branch (cond)                      : regions ^() then and ^() else, no results: the threads where
+//                                        cond holds run then, the others else, side by side; cond is
+//                                        the same within each warp (warp specialization's roles)
+//   set_max_registers {count, grow}    : the warpgroup's registers per thread become `count` (a
+//                                        multiple of 8, 24 to 256), grown or shrunk as grow says
+//                                        (PTX's setmaxnreg.inc / .dec: the registers a producer
+//                                        warpgroup gives up go to the consumers)
 //   while (inits...)                   : regions ^(carried...) cond, yielding a bool the same in every
 //                                        thread, and ^(carried...) body, yielding the next carried
 //                                        registers; the results are the last ones
@@ -116,7 +125,7 @@ enum class KOp : uint8_t {
   atomic_global, ldmatrix, async_copy, async_commit, async_wait, atomic_shared,
   while_loop, wgmma, wgmma_fence, wgmma_commit, wgmma_wait, fence_async_shared,
   mbarrier_init, mbarrier_expect, mbarrier_wait, mbarrier_inval, tma_load, mbarrier_arrive, tma_store, tma_store_wait,
-  pack, unpack, byte_perm, fma,
+  pack, unpack, byte_perm, fma, branch, set_max_registers,
 };
 std::string_view kopName(KOp op);  // "for" for the structured loop
 bool isPure(KOp op);               // no side effects and no dependence on control (CSE-able)

@@ -804,6 +804,22 @@ class Printer {
     for (size_t r = 0; r < i.results.size(); ++r) values_[size_t(i.results[r])] = l.phis.at(r + 1);
   }
 
+  // Each side in a block of its own, both going on at the join.
+  void branch(const KInst& i) {
+    llvm::Function* fn = b_.GetInsertBlock()->getParent();
+    llvm::LLVMContext& c = fn->getContext();
+    auto* then = llvm::BasicBlock::Create(c, "then", fn);
+    auto* otherwise = llvm::BasicBlock::Create(c, "else", fn);
+    auto* join = llvm::BasicBlock::Create(c, "join", fn);
+    b_.CreateCondBr(val(i.operands.at(0)), then, otherwise);
+    for (auto [side, region] : {std::pair{then, &i.regions.at(0)}, std::pair{otherwise, &i.regions.at(1)}}) {
+      b_.SetInsertPoint(side);
+      block(*region);
+      b_.CreateBr(join);
+    }
+    b_.SetInsertPoint(join);
+  }
+
   // while (cond(carried)) carried = body(carried): the cond region runs from the loop's header.
   void whileInst(const KInst& i) {
     const KBlock &cond = i.regions.at(0), &body = i.regions.at(1);
@@ -917,7 +933,11 @@ class Printer {
       case KOp::load_shared: return loadShared(i);
       case KOp::store_shared: return storeShared(i);
       case KOp::atomic_shared: return atomicShared(i);
-      case KOp::barrier: return t_.barrier(b_);
+      case KOp::barrier:
+        if (gpu::hasAttr(i, "id")) return t_.namedBarrier(b_, intAttr(i, "id"), intAttr(i, "threads"));
+        return t_.barrier(b_);
+      case KOp::set_max_registers: return t_.setMaxRegisters(b_, intAttr(i, "count"), intAttr(i, "grow") != 0);
+      case KOp::branch: return branch(i);
       case KOp::for_loop: return loop(i);
       case KOp::while_loop: return whileInst(i);
       case KOp::mma: return mma(i);
@@ -1025,6 +1045,12 @@ std::vector<llvm::Value*> LlvmGpuTarget::warpgroupWait(llvm::IRBuilderBase&, int
 }
 void LlvmGpuTarget::fenceAsyncShared(llvm::IRBuilderBase&) const {
   throw Unsupported("llvm gpu: unsupported: fence_async_shared on " + triple());
+}
+void LlvmGpuTarget::namedBarrier(llvm::IRBuilderBase&, int64_t, int64_t) const {
+  throw Unsupported("llvm gpu: unsupported: a named barrier on " + triple());
+}
+void LlvmGpuTarget::setMaxRegisters(llvm::IRBuilderBase&, int64_t, bool) const {
+  throw Unsupported("llvm gpu: unsupported: set_max_registers on " + triple());
 }
 void LlvmGpuTarget::mbarrierInit(llvm::IRBuilderBase&, llvm::Value*, int64_t) const {
   throw Unsupported("llvm gpu: unsupported: mbarrier_init on " + triple());

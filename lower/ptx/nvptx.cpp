@@ -71,6 +71,16 @@ class NvptxTarget final : public llvmgpu::LlvmGpuTarget {
     return b.CreateIntrinsic(ids[checkedAxis(axis)], {}, {});
   }
   void barrier(llvm::IRBuilderBase& b) const override { b.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); }
+  void namedBarrier(llvm::IRBuilderBase& b, int64_t id, int64_t threads) const override {
+    b.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier_sync_cnt, {}, {b.getInt32(uint32_t(id)), b.getInt32(uint32_t(threads))});
+  }
+  // setmaxnreg is sm_90a's (and PTX 8.0's), as wgmma is.
+  void setMaxRegisters(llvm::IRBuilderBase& b, int64_t count, bool grow) const override {
+    if (sm_ < 90) LlvmGpuTarget::setMaxRegisters(b, count, grow);
+    b.CreateIntrinsic(grow ? llvm::Intrinsic::nvvm_setmaxnreg_inc_sync_aligned_u32
+                           : llvm::Intrinsic::nvvm_setmaxnreg_dec_sync_aligned_u32,
+                      {}, {b.getInt32(uint32_t(count))});
+  }
   // Every lane of the warp takes part (the kernel IR's shuffles are warp-uniform).
   Value* shuffleXor(llvm::IRBuilderBase& b, Value* x, int64_t mask, int64_t width) const override {
     return b.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_bfly_i32, {},
