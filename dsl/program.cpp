@@ -1089,6 +1089,8 @@ void Program::stages(int64_t n, Loc loc) {
   stages_ = n;
 }
 
+void Program::warp_specialize(bool on) { specialize_ = on; }
+
 void Program::warps(int64_t n, Loc loc) {
   if (!ir::isWarpCount(n))
     fail(SourceLoc::from(loc), "warps", fmt::format("{} warps; a program runs on a power of two from 1 to {}", n, ir::kMaxWarps));
@@ -1241,6 +1243,7 @@ Program::Carried Program::foldTiles(const IndexOperand& start, const IndexOperan
   if (!exited) {
     std::vector<ir::Attr> attrs;
     if (stages_) attrs.push_back(ir::makeAttr(ir::attr::stages, *stages_));
+    if (specialize_) attrs.push_back(ir::makeAttr(ir::attr::specialize, 1));
     return emitTiles(tracer_, {OpCode::fold, operands, {}, std::move(attrs), {std::move(region)}, l}, types);
   }
   ir::Op loop{OpCode::while_, {operands[0]}, {}, {}, {ir::Block{}, std::move(region)}, l};

@@ -380,6 +380,14 @@ class Program {
   // further on lavapipe for compile time); the CPU ignores it. A device whose workgroups are
   // smaller runs the kernel on the CPU and says why.
   void warps(int64_t n, Loc loc = Loc::current());
+  // Folds traced after this call (until p.warp_specialize(false)) are warp-specialized on GPUs
+  // with TMA (NVIDIA sm_90a): a producer warpgroup of its own, added to the p.warps consumer
+  // warps, issues the TMA copies of the loads read ahead into the rings, while the consumer
+  // warpgroups only wait for stages, compute and release them (Triton's warp_specialize; with
+  // 8 warps, two consumer warpgroups take registers the producer gives up). Where a fold's
+  // dot operands are not all copied by TMA, or more than its offsets' scalars come from before
+  // the fold, it runs as without the call. Other devices ignore it.
+  void warp_specialize(bool on = true);
   // A loop kept in the kernel: for k in [start, end): carried = body(k, carried).
   Tile fold(const IndexOperand& start, const IndexOperand& end, const Tile& init,
             const std::function<Tile(Index, Tile)>& body, Loc loc = Loc::current());
@@ -451,6 +459,7 @@ class Program {
   Tile seedTile(std::string_view op, const Operand& seed, const SourceLoc& l, Loc loc);
   Tracer& tracer_;
   std::optional<int64_t> stages_;  // p.stages: every later fold's stages attribute
+  bool specialize_ = false;        // p.warp_specialize: every later fold's specialize attribute
 };
 
 template <typename... Ts, typename F>

@@ -73,6 +73,8 @@
 //                                 with asynchronous copies keeps in flight; absent: the target's.
 //                                 split = 1: one of the two parts of a fold split at its masks
 //                                 (ir/split_folds_at_masks.cpp), not split again
+//                                 specialize = 1 (p.warp_specialize): on a GPU with TMA, a
+//                                 producer warpgroup of its own issues the loads read ahead
 //   if (cond)                    : regions ^() then and ^() else; runs then where the rank-0 bool
 //                                 cond is true, else the other; the one that ran yields the results
 //   while (inits...)             : regions ^(carried...) cond, yielding a rank-0 bool, and ^(carried...)
@@ -168,7 +170,8 @@ struct AttrKey {
 };
 namespace attr {
 inline constexpr AttrKey<int64_t> axis{"axis"}, tensor{"tensor"}, start{"start"}, index{"index"},
-    descending{"descending"}, stages{"stages"}, bins{"bins"}, approx{"approx"}, split{"split"};
+    descending{"descending"}, stages{"stages"}, bins{"bins"}, approx{"approx"}, split{"split"},
+    specialize{"specialize"};
 inline constexpr AttrKey<std::vector<int64_t>> perm{"perm"};
 inline constexpr AttrKey<std::string> pred{"pred"}, fn{"fn"}, label{"label"}, message{"message"};
 inline constexpr AttrKey<Number> value{"value"}, fill{"fill"};

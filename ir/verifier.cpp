@@ -574,7 +574,8 @@ class Verifier {
       int64_t stages = op.get(attr::stages);
       if (stages < 1 || stages > kMaxStages) error(op, "stages = " + std::to_string(stages) + " is outside [1, " + std::to_string(kMaxStages) + "]");
     }
-    if (op.has(attr::split) && op.get(attr::split) != 1) error(op, "split = " + std::to_string(op.get(attr::split)) + " is not 1");
+    for (const auto& flag : {attr::split, attr::specialize})
+      if (op.has(flag) && op.get(flag) != 1) error(op, std::string(flag.name) + " = " + std::to_string(op.get(flag)) + " is not 1");
     for (size_t i = 0; i < n; ++i) {
       sameType(op, in(op, i + 2), out(op, i), "initial value and result");
       sameType(op, in(op, i + 2), typeOf(op, body.args[i + 1]), "initial value and body argument");

@@ -139,13 +139,13 @@ inline void checkSpirvValid(const std::vector<uint32_t>& words) {
   CHECK_MESSAGE(r.status == 0, r.output);
 }
 
-// The kernel with each fold's stages attribute set to `stages`.
-inline ir::Kernel withStages(ir::Kernel k, int64_t stages) {
+// The kernel with each fold's attribute `name` set to `value`.
+inline ir::Kernel withFoldAttr(ir::Kernel k, const std::string& name, int64_t value) {
   std::function<void(ir::Block&)> visit = [&](ir::Block& b) {
     for (ir::Op& op : b.ops) {
       if (op.code == ir::OpCode::fold) {
-        std::erase_if(op.attrs, [](const ir::Attr& a) { return a.name == "stages"; });
-        op.attrs.push_back({"stages", stages});
+        std::erase_if(op.attrs, [&](const ir::Attr& a) { return a.name == name; });
+        op.attrs.push_back({name, value});
         std::ranges::sort(op.attrs, {}, &ir::Attr::name);
       }
       for (ir::Block& r : op.regions) visit(r);
@@ -155,6 +155,10 @@ inline ir::Kernel withStages(ir::Kernel k, int64_t stages) {
   ir::verify(k);
   return k;
 }
+// Each fold's stages set to `stages`.
+inline ir::Kernel withStages(ir::Kernel k, int64_t stages) { return withFoldAttr(std::move(k), "stages", stages); }
+// Every fold warp-specialized (p.warp_specialize).
+inline ir::Kernel warpSpecialized(ir::Kernel k) { return withFoldAttr(std::move(k), "specialize", 1); }
 
 // `k` with every `from` text replaced by its `to` in its printed IR (f16 operands to bf16...).
 inline ir::Kernel retyped(const ir::Kernel& k, const std::vector<std::pair<std::string, std::string>>& replacements) {

@@ -741,6 +741,62 @@ TEST_CASE("kernel ir: on sm_90a a dot that does not fill a warpgroup runs mma.sy
   checkAgainstInterpreter(k, {{37, 144}, {144, 48}, {37, 48}}, f, {1, 1}, 1e-4);
 }
 
+// The consumers' and the producer's code of a warp-specialized kernel (its branch's regions).
+std::pair<const KBlock*, const KBlock*> roles(const KernelFunction& f) {
+  for (const KInst& i : f.body.insts)
+    if (i.op == KOp::branch) return {&i.regions.at(0), &i.regions.at(1)};
+  FAIL("no branch");
+  return {nullptr, nullptr};
+}
+
+TEST_CASE("kernel ir: a warp-specialized sm_90a gemm: a producer warpgroup issues the TMA copies, the consumers only wait, compute and release, as the interpreter computes it") {
+  for (int64_t warps : {4, 8}) {
+    CAPTURE(warps);
+    ir::Kernel k = test::warpSpecialized(test::withStages(
+        test::retyped(samples::traceSample("gemm_f16"), {{"grid 2 {", "grid 2 warps " + std::to_string(warps) + " {"}}), 3));
+    KernelLoweringOptions contiguous;
+    contiguous.vectorTensors.assign(k.tensors.size(), true);
+    KernelFunction f = lowerWithinCodeBudget(k, layout::targetByName("sm_90a"), contiguous);
+    CHECK(f.workgroupSize == 32 * warps + 128);
+    auto [consumers, producer] = roles(f);
+    CHECK(countOps(*consumers, KOp::tma_load) == 0);
+    CHECK(countOps(*consumers, KOp::wgmma) > 0);
+    CHECK(countOps(*consumers, KOp::mbarrier_arrive) == 1);  // the stage released
+    CHECK(countOps(*producer, KOp::tma_load) == 2);
+    CHECK(countOps(*producer, KOp::mbarrier_expect) == 1);
+    CHECK(countOps(*producer, KOp::mbarrier_wait) == 1);  // for the stage's release
+    CHECK(countOps(*producer, KOp::wgmma) == 0);
+    // Two consumer warpgroups take the registers the producer gives up.
+    CHECK(countOps(f.body, KOp::set_max_registers) == (warps == 8 ? 2 : 0));
+    // The consumers' barriers leave the producer out; the two roles meet at named barrier 1.
+    CHECK(!hasAttr(*consumers, KOp::barrier, "id", int64_t{0}));
+    CHECK(hasAttr(*producer, KOp::barrier, "threads", f.workgroupSize));
+    for (const std::vector<ir::Shape>& shapes : {std::vector<ir::Shape>{{37, 144}, {144, 48}, {37, 48}},
+                                                 std::vector<ir::Shape>{{130, 400}, {400, 70}, {130, 70}}})
+      checkAgainstInterpreter(k, shapes, f, {2, 1}, 1e-4);
+  }
+}
+
+TEST_CASE("kernel ir: the simulator runs a warp-specialized kernel's roles side by side and reports a producer or consumer that would wait forever") {
+  ir::Kernel k = test::warpSpecialized(test::withStages(samples::traceSample("gemm_f16"), 3));
+  HostTensors tensors(k, {{37, 400}, {400, 48}, {37, 48}});
+  // Consumers that never release a stage: the producer waits forever for it.
+  KernelFunction unreleased = contiguousLowering(k, "sm_90a");
+  KInst* arrive = firstOf(unreleased.body, KOp::mbarrier_arrive);
+  REQUIRE(arrive != nullptr);
+  *arrive = KInst{KOp::wgmma_fence, {}, {}, {}, {}};
+  CHECK_THROWS_WITH_AS(gpu::simulate(unreleased, tensors.sim(), {}, {1, 1}), doctest::Contains("the kernel would hang"), Error);
+  // A producer that never arrives at the barrier closing the loop.
+  KernelFunction early = contiguousLowering(k, "sm_90a");
+  KBlock& producer = early.body.insts.back().regions.at(1);
+  REQUIRE(producer.insts.back().op == KOp::barrier);
+  producer.insts.pop_back();
+  CHECK_THROWS_WITH_AS(gpu::simulate(early, tensors.sim(), {}, {1, 1}), doctest::Contains("named barrier 1 waits for 128"), Error);
+  // Without specialization (a fold whose operands are not read by TMA) the kernel is as before.
+  const layout::Target& t = layout::targetByName("sm_90a");
+  CHECK(countOps(lowerToKernelIR(k, layout::inferLayouts(k, t), t).body, KOp::branch) == 0);
+}
+
 // The in-loop wgmma_wait of a lowered function (pending 1: the previous iteration's group).
 KInst* inFlightWait(KBlock& b) {
   for (KInst& i : b.insts) {

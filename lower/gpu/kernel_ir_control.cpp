@@ -46,6 +46,9 @@ void Lowering::fold(const ir::Op& op) {
     ahead = giveRings(op, stages);
   }
   tma_.releases = !ahead.empty() && allTma(ahead);
+  tma_.specialized = taken ? taken->specialized : &op == specialized_;
+  if (tma_.specialized && !tma_.releases)
+    throw CannotSpecialize("kernel ir: a specialized fold whose dot operands TMA does not copy (all of them)");
   if (!taken && std::ranges::any_of(ahead, [&](ir::ValueId v) { return readAhead_.at(v).tma.has_value(); })) {
     int64_t bytes = (tma_.releases ? 2 : 1) * stages * 8;
     tma_.alloc = allocShared(bytes, DType::i64, tma_.releases ? "transaction barriers, then release barriers, one per stage"
@@ -65,6 +68,10 @@ void Lowering::fold(const ir::Op& op) {
   bool handsOn = tma_.releases && inFlight.empty() && continues(op, next);
   Reg end = handsOn ? regs_.at(next->operands[1]).at(0) : operands[1];
   if (!ahead.empty() && !taken) readAheadPrologue(body, ahead, stages, lookahead, start, end);
+  if (tma_.specialized && !taken) {
+    producer_ = ProducerPlan{&op, op.operands[0], handsOn ? next->operands[1] : op.operands[1], stages, tma_.alloc, {}};
+    for (ir::ValueId v : ahead) producer_->rings.emplace_back(v, readAhead_.at(v));
+  }
   std::vector<Reg> results = b_.emitMulti(KOp::for_loop, types, operands, {});
   std::vector<DType> argTypes = types;
   argTypes.insert(argTypes.begin(), DType::i64);  // k
@@ -89,7 +96,7 @@ void Lowering::fold(const ir::Op& op) {
     const std::vector<ReadAheadCandidate>& plan = readAheadPlan_.at(&op);
     for (size_t c = 0; c < plan.size(); ++c)
       if (readAhead_.count(plan[c].operand)) rings[c] = readAhead_.at(plan[c].operand).staged.alloc;
-    handoff_ = RingHandoff{next, rings, tma_.alloc, stages, lookahead, ringFloor, start};
+    handoff_ = RingHandoff{next, rings, tma_.alloc, stages, lookahead, ringFloor, start, tma_.specialized};
   } else if (tma_.alloc >= 0) {
     invalidateTmaBarriers(stages);
   }
@@ -197,6 +204,7 @@ void Lowering::readAheadPrologue(const ir::Block& body, const std::vector<ir::Va
   stagesUsed_ = std::max(stagesUsed_, stages);
   b_.effect(KOp::barrier);  // the rings alias earlier allocations: their readers are done
   if (tma_.alloc >= 0) initTmaBarriers(stages);
+  if (tma_.specialized) return;  // the producer fills the stages
   for (int64_t s = 0; s < lookahead; ++s) {
     Reg k = b_.binary("add", start, b_.constant(DType::i64, double(s)));
     issueReadAhead(body, ahead, k, b_.constant(DType::i64, double(s)), b_.cmp("lt", k, end));
@@ -215,13 +223,14 @@ void Lowering::readAheadIteration(const ir::Block& body, const std::vector<ir::V
   }
   if (std::ranges::any_of(ahead, [&](ir::ValueId v) { return readAhead_.at(v).asyncProxy && !readAhead_.at(v).tma; }))
     b_.effect(KOp::fence_async_shared);  // wgmma reads the landed copies
+  for (ir::ValueId v : ahead) readAhead_.at(v).staged.base = stageOffset(readAhead_.at(v), stage);
+  if (tma_.specialized) return;  // the producer refills the stage once released
   Reg distance = b_.constant(DType::i64, double(lookahead));  // how far the copies run ahead
   Reg refill = b_.binary("rem", b_.binary("add", step, distance), S);
   if (tma_.releases) awaitRelease(step, distance, S, refill);
   else b_.effect(KOp::barrier);
   Reg later = b_.binary("add", k, distance);
   issueReadAhead(body, ahead, later, refill, b_.cmp("lt", later, end));
-  for (ir::ValueId v : ahead) readAhead_.at(v).staged.base = stageOffset(readAhead_.at(v), stage);
 }
 
 void Lowering::whileLoop(const ir::Op& op) {

@@ -71,11 +71,13 @@ void Lowering::initTmaBarriers(int64_t stages) {
   // The async proxy sees the barriers, and the generic accesses of the bytes the rings reuse,
   // before the first copy.
   b_.effect(KOp::fence_async_shared);
-  b_.effect(KOp::barrier);
+  if (tma_.specialized) syncWithProducer();
+  else b_.effect(KOp::barrier);
 }
 
 void Lowering::invalidateTmaBarriers(int64_t stages) {
-  b_.effect(KOp::barrier);  // every thread is past its last wait
+  if (tma_.specialized) syncWithProducer();  // every thread is past its last wait
+  else b_.effect(KOp::barrier);
   Reg first = firstThread();
   for (int64_t s = 0; s < (tma_.releases ? 2 : 1) * stages; ++s)
     b_.effect(KOp::mbarrier_inval, {b_.constant(DType::i32, double(s)), first}, {{"alloc", tma_.alloc}});

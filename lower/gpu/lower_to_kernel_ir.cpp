@@ -17,7 +17,13 @@ namespace detail {
 
 auto Lowering::run() -> KernelFunction {
   groupPrograms();
-  block(k_.body);
+  // The first fold {specialize = 1} at the top level, where a producer warpgroup fits.
+  bool fits = f_.workgroupSize % 128 == 0 && f_.workgroupSize + 128 <= t_.maxWorkgroupThreads;
+  for (const ir::Op& op : k_.body.ops)
+    if (!specialized_ && options_.warpSpecialize && t_.tma && fits && op.code == ir::OpCode::fold && op.has(ir::attr::specialize))
+      specialized_ = &op;
+  if (specialized_) lowerSpecialized();
+  else block(k_.body);
   if (handoff_) throw InternalError("kernel ir", "a fold's rings were handed on to no fold");
   if (t_.loopIterationLimit > 0 && hasLoops(f_)) {
     f_.loopIterationLimit = t_.loopIterationLimit;
@@ -393,6 +399,9 @@ KernelFunction lowerToKernelIR(const ir::Kernel& k, const layout::LayoutAssignme
     } catch (const Lowering::SharedOverBudget& e) {
       if (e.stages <= 1) throw;
       tried.maxStages = e.stages - 1;  // smaller rings
+    } catch (const Lowering::CannotSpecialize& e) {
+      spdlog::debug("tilejit: {} without warp specialization: {}", k.name, e.what());
+      tried.warpSpecialize = false;
     }
   }
 }

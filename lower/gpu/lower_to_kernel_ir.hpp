@@ -26,6 +26,9 @@ struct KernelLoweringOptions {
   // The most stages a fold reads ahead with (ir.hpp's fold); lowerToKernelIR lowers with fewer
   // when the rings do not fit in workgroup memory.
   int64_t maxStages = ir::kMaxStages;
+  // Whether a fold {specialize = 1} gets a producer warpgroup on a target with TMA;
+  // lowerToKernelIR lowers without where that cannot be done.
+  bool warpSpecialize = true;
 };
 
 // Whether a tensor argument at device address `address` allows `bytes`-wide accesses along

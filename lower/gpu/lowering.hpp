@@ -76,6 +76,10 @@ class Lowering {
   }
 
   KernelFunction run();
+  // The fold chosen for warp specialization cannot have it: lowered again without.
+  struct CannotSpecialize : Unsupported {
+    using Unsupported::Unsupported;
+  };
   struct SharedOverBudget : Unsupported {
     SharedOverBudget(const std::string& what, int64_t stages) : Unsupported(what), stages(stages) {}
     int64_t stages;  // the most stages a fold read ahead with
@@ -109,7 +113,11 @@ class Lowering {
   // shifted) row-major in `space`, or the scratch slot past space's elements for padding.
   Reg slotOf(const LinearLayout& lin, int64_t r, const std::vector<Reg>& at, const ir::Shape& shape,
              const ir::Shape& space);
-  Reg firstThread() { return b_.cmp("eq", b_.emit(KOp::thread_id, DType::i32), b_.constant(DType::i32, 0)); }
+  // The thread that issues what one thread does (barrier setup, TMA): thread 0, or the
+  // producer warpgroup's first in its code.
+  Reg firstThread() {
+    return b_.cmp("eq", b_.emit(KOp::thread_id, DType::i32), b_.constant(DType::i32, double(leaderThread_)));
+  }
 
   // ---- padding: a tile is laid out over its power-of-two padding (layout::paddedShape) ----
   // Whether register `reg`'s coordinate `c` on dimension d is inside `shape`: -1 when it
@@ -660,6 +668,30 @@ class Lowering {
   // padded shape; the caller brackets the stores with barriers.
   int64_t stageRowMajor(ir::ValueId v, int64_t offset);
 
+  // ---- warp specialization (kernel_ir_specialize.cpp) ----
+  // The kernel as two roles: the p.warps consumer warps run it, with the fold specialized_
+  // taking stages that the producer warpgroup (128 threads more) fills with TMA copies.
+  void lowerSpecialized();
+  // The producer's code: the scalars its copies need, then a loop over the fold's iterations
+  // that waits for each stage's release and issues its copies.
+  void producer();
+  // The ops before the fold whose values the producer needs, in kernel order; throws
+  // CannotSpecialize unless each is a scalar op at the kernel's top level without memory access.
+  std::vector<const ir::Op*> producerOps() const;
+  // Named barrier 1 of the consumers and the producer: at the fold's start (its barriers set up)
+  // and end (every wait done).
+  void syncWithProducer();
+  // What the producer issues, captured when the consumers' fold takes its rings.
+  struct ProducerPlan {
+    const ir::Op* fold;
+    ir::ValueId start, end;  // its iterations: through the fold that continues it
+    int64_t stages, barriers;
+    std::vector<std::pair<ir::ValueId, ReadAhead>> rings;
+  };
+  const ir::Op* specialized_ = nullptr;  // the fold {specialize = 1} a producer reads ahead for
+  std::optional<ProducerPlan> producer_;
+  int64_t leaderThread_ = 0;  // firstThread()'s
+
   const ir::Kernel& k_;
   const layout::LayoutAssignment& a_;
   const ReadAheadPlan& readAheadPlan_;
@@ -688,6 +720,7 @@ class Lowering {
     int64_t alloc, stages, lookahead;  // the barriers' allocation; how far the copies run ahead
     int64_t floor;                     // the allocation floor above the rings and barriers
     Reg start;                         // the first fold's start: stages and phases count from it
+    bool specialized;                  // a producer warpgroup fills the rings
   };
   std::optional<RingHandoff> handoff_;
   const ir::Op* nextOp_ = nullptr;  // the op after the one being lowered, in its block
@@ -699,6 +732,7 @@ class Lowering {
     int64_t alloc = -1;
     bool releases = false;
     std::optional<StageRelease> release;
+    bool specialized = false;  // the producer warpgroup issues the copies (lowerSpecialized)
   };
   FoldBarriers tma_;
   // The innermost register-staged fold's loads for its next iteration, stored before the yield
