@@ -44,24 +44,28 @@ std::vector<TuneConfig> space(const std::string& device, const std::map<std::str
 }  // namespace
 
 namespace {
-// A config's stages (NVIDIA's read-ahead) and warps, where it sets them; 0: the device's default.
-TuneConfig withKnobs(TuneConfig c, int64_t stages, int64_t warps) {
+// A config's stages (NVIDIA's read-ahead), warps and warp specialization, where it sets them;
+// 0: the device's default.
+TuneConfig withKnobs(TuneConfig c, int64_t stages, int64_t warps, bool specialize) {
   if (stages > 0) c.values["stages"] = stages;
   if (warps > 0) c.values["warps"] = warps;
+  if (specialize) c.values["warp_specialize"] = 1;
   return c;
 }
 int64_t knob(const TuneConfig& c, const char* name) { return c.values.count(name) ? c[name] : 0; }
 }  // namespace
 
 TuneConfig GemmBlocks::config() const {
-  return withKnobs({{{"block_m", m}, {"block_n", n}, {"block_k", k}}}, stages, warps);
+  return withKnobs({{{"block_m", m}, {"block_n", n}, {"block_k", k}}}, stages, warps, specialize);
 }
 GemmBlocks GemmBlocks::from(const TuneConfig& c) {
-  return {c["block_m"], c["block_n"], c["block_k"], knob(c, "stages"), knob(c, "warps")};
+  return {c["block_m"], c["block_n"], c["block_k"], knob(c, "stages"), knob(c, "warps"), knob(c, "warp_specialize") != 0};
 }
-TuneConfig AttentionBlocks::config() const { return withKnobs({{{"block_m", m}, {"block_n", n}}}, stages, warps); }
+TuneConfig AttentionBlocks::config() const {
+  return withKnobs({{{"block_m", m}, {"block_n", n}}}, stages, warps, specialize);
+}
 AttentionBlocks AttentionBlocks::from(const TuneConfig& c) {
-  return {c["block_m"], c["block_n"], knob(c, "stages"), knob(c, "warps")};
+  return {c["block_m"], c["block_n"], knob(c, "stages"), knob(c, "warps"), knob(c, "warp_specialize") != 0};
 }
 
 std::vector<TuneConfig> gemmTuneSpace(const std::string& device) {
@@ -78,9 +82,11 @@ std::vector<TuneConfig> gemmTuneSpace(const std::string& device) {
        {"vulkan", {{64, 64, 32}, {32, 64, 32}, {32, 32, 32}}},
        // NVIDIA: f16/bf16 tiles on mma.sync, 2 to 4 stages of cp.async read-ahead, 8 warps for
        // the largest blocks and 2 for the smallest, as Triton's configs; Hopper's wgmma: two
-       // warpgroups of 64 x 128 (4 stages) or 64 x 256 (3).
+       // warpgroups of 64 x 128 (4 stages) or 64 x 256 (3), also warp-specialized (a producer
+       // warpgroup more, the consumers' registers raised to 232).
        {"cuda", {{128, 64, 64}, {128, 64, 64, 3}, {128, 128, 32, 3, 8}, {128, 128, 64, 3, 8}, {64, 128, 64, 3},
-                 {128, 64, 32, 4}, {64, 64, 64, 4, 2}, {128, 128, 64, 4, 8}, {128, 256, 64, 3, 8}}},
+                 {128, 64, 32, 4}, {64, 64, 64, 4, 2}, {128, 128, 64, 4, 8}, {128, 256, 64, 3, 8},
+                 {128, 128, 64, 4, 8, true}, {128, 256, 64, 3, 8, true}}},
        // AMD: MFMA 32x32 (gfx942) or WMMA 16x16 (gfx1100), mostly 8 waves; 2 stages read the
        // next blocks into registers during the dots (Triton's AMD default), 1 does not. Each
        // compiles without scratch on both (untimed: no AMD GPU was at hand).
@@ -99,7 +105,9 @@ std::vector<TuneConfig> attentionTuneSpace(const std::string& device) {
   return space<AttentionBlocks>(
       device, {{"cpu", {{64, 64}, {32, 64}, {64, 32}, {128, 64}, {64, 128}, {256, 64}, {256, 128}, {256, 256}}},
                {"vulkan", {{64, 64}, {32, 32}}},
-               {"cuda", {{64, 64}, {64, 64, 3}, {128, 64}, {128, 64, 3, 8}, {64, 128, 3}, {128, 128, 0, 8}}},
+               // NVIDIA: the last two warp-specialized (a producer warpgroup fills K's and V's rings).
+               {"cuda", {{64, 64}, {64, 64, 3}, {128, 64}, {128, 64, 3, 8}, {64, 128, 3}, {128, 128, 0, 8},
+                         {128, 64, 3, 8, true}, {128, 128, 2, 8, true}}},
                // AMD: 8 waves, one stage first as Triton's AMD attention (two would fill gfx942's 64
                // KiB of LDS at 64 keys); each compiles without scratch on gfx942 and gfx1100 (untimed).
                {"hip", {{64, 64, 1, 8}, {128, 32, 2, 8}, {64, 32, 2, 8}, {128, 32, 1, 8}}}});
@@ -142,6 +150,7 @@ std::string gemm(const Tensor& a, const Tensor& b, const Tensor& c, const RunOpt
   return run({cdiv(a.dim(0), bs.m), cdiv(b.dim(1), bs.n)}, [&](Program& p) {
     if (bs.stages > 0) p.stages(bs.stages);
     if (bs.warps > 0) p.warps(bs.warps);
+    p.warp_specialize(bs.specialize);
     Index i = p.id(0), j = p.id(1);
     auto A = p.read(a, {bs.m, bs.k});
     auto B = p.read(b, {bs.k, bs.n});
@@ -222,6 +231,7 @@ std::string scaledGemm(const Tensor& a, const Tensor& aScale, const Tensor& b, c
   return run({cdiv(a.dim(0), bs.m), cdiv(b.dim(1), bs.n)}, [&](Program& p) {
     if (bs.stages > 0) p.stages(bs.stages);
     if (bs.warps > 0) p.warps(bs.warps);
+    p.warp_specialize(bs.specialize);
     Index i = p.id(0), j = p.id(1);
     auto A = p.read(a, {bs.m, bs.k});
     auto B = p.read(bRead, bAlongK ? Shape{bs.n, bs.k} : Shape{bs.k, bs.n});
@@ -288,6 +298,7 @@ KernelDefinition attentionKernel(const Tensor& q, const Tensor& k, const Tensor&
   return {{cdiv(q.dim(2), blockM), q.dim(0) * heads}, [=](Program& p) {
     if (blocks.stages > 0) p.stages(blocks.stages);
     if (blocks.warps > 0) p.warps(blocks.warps);
+    p.warp_specialize(blocks.specialize);
     // Causal: the last query blocks, which see the most keys, first, so that the work left at
     // the end is the smallest (programs run in id order where there are fewer cores than programs).
     Index queryBlocks = cdiv(q.dim(2), blockM);

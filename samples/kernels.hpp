@@ -15,7 +15,8 @@ struct GemmBlocks {
   int64_t m = 128, n = 64, k = 64;  // the fastest of a sweep at 2048^3 on AVX-512
   int64_t stages = 0;               // p.stages of the K loop; 0: the device's default
   int64_t warps = 0;                // p.warps; 0: the device's default
-  TuneConfig config() const;        // block_m, block_n, block_k and, when set, stages and warps
+  bool specialize = false;          // p.warp_specialize: a producer warpgroup issues the K loop's copies
+  TuneConfig config() const;        // block_m, block_n, block_k and, when set, stages, warps and warp_specialize
   static GemmBlocks from(const TuneConfig& config);
 };
 // C accumulates in its own dtype: f32 for f32, f16 or bf16 operands, i32 for i8.
@@ -51,7 +52,8 @@ struct AttentionBlocks {
   int64_t m = 64, n = 64;  // query rows of a program, keys per step of its loop
   int64_t stages = 0;      // p.stages of the key loop; 0: the device's default
   int64_t warps = 0;       // p.warps; 0: the device's default
-  TuneConfig config() const;  // block_m, block_n and, when set, stages and warps
+  bool specialize = false;  // p.warp_specialize: a producer warpgroup issues the key loop's copies
+  TuneConfig config() const;  // block_m, block_n and, when set, stages, warps and warp_specialize
   static AttentionBlocks from(const TuneConfig& config);
 };
 // FP8 attention (FlashAttention-3's recipe, with DeepSeek-V3's fine-grained scales): q, k and v

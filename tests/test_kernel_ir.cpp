@@ -1247,6 +1247,29 @@ TEST_CASE("kernel ir: attention split at its masks on sm_90a computes what the i
   }
 }
 
+TEST_CASE("kernel ir: warp-specialized attention on sm_90a: the producer fills K and V's rings through both parts of a fold split at its masks, as the interpreter computes it") {
+  const layout::Target& sm90a = layout::targetByName("sm_90a");
+  for (const char* name : {"attention_f16", "attention_causal_f16", "attention_f8e4m3"}) {
+    CAPTURE(name);
+    ir::Kernel k = test::warpSpecialized(test::withStages(kernelNamed(name), 3));
+    KernelLoweringOptions contiguous;
+    contiguous.vectorTensors.assign(k.tensors.size(), true);
+    KernelFunction f = lowerWithinCodeBudget(k, sm90a, contiguous);
+    REQUIRE(f.workgroupSize == 256);
+    auto [consumers, producer] = roles(f);
+    CHECK(countOps(*consumers, KOp::tma_load) == 0);
+    CHECK(countOps(*producer, KOp::tma_load) > 0);
+    CHECK(countOps(*producer, KOp::for_loop) == 1);  // one loop over both parts' iterations
+    CHECK(countOps(*consumers, KOp::mbarrier_init) == 6);
+    if (std::string(name) == "attention_f8e4m3") {
+      checkAgainstInterpreter(k, sampleShapes(name), f, {1, 2}, 2e-2);
+      continue;
+    }
+    for (int64_t seq : {150, 37})
+      checkAgainstInterpreter(k, std::vector<ir::Shape>(4, {1, 2, seq, 64}), f, {cdiv(seq, 64), 2}, 1e-2);
+  }
+}
+
 TEST_CASE("kernel ir: the simulator catches a read-ahead ring read without its wait or its barrier") {
   ir::Kernel gemm = kernelNamed("gemm_f16");
   KernelFunction f = contiguousLowering(test::withStages(gemm, 2), "sm_90");

@@ -180,8 +180,8 @@ TEST_CASE("ptx: the gemm's CUDA tune space assembles for sm_90a without spills, 
     test::Assembled a = test::assemble(devicePtxOf(gemmKernel(blocks, DType::bf16), "sm_90a"), "sm_90a", true);
     if (a.report.empty()) continue;
     size_t used = a.report.find("Used ");
-    std::printf("ptx: gemm bf16 %lldx%lldx%lld, %lld stages, %lld warps, sm_90a: %s", (long long)blocks.m, (long long)blocks.n,
-                (long long)blocks.k, (long long)blocks.stages, (long long)blocks.warps,
+    std::printf("ptx: gemm bf16 %lldx%lldx%lld, %lld stages, %lld warps%s, sm_90a: %s", (long long)blocks.m, (long long)blocks.n,
+                (long long)blocks.k, (long long)blocks.stages, (long long)blocks.warps, blocks.specialize ? ", specialized" : "",
                 used == std::string::npos ? "" : a.report.c_str() + used);
     CHECK(a.report.find(" 0 bytes spill stores, 0 bytes spill loads") != std::string::npos);
     int64_t warps = blocks.warps > 0 ? blocks.warps : 4;
@@ -198,9 +198,9 @@ test::Assembled assembleAttention(const samples::KernelDefinition& def, const st
   test::Assembled a = test::assemble(devicePtxOf(*tj::trace(def.grid, def.body, "attention").kernel, "sm_90a"), "sm_90a", true);
   size_t used = a.report.find("Used ");
   if (used != std::string::npos)
-    std::printf("ptx: attention %s%s %lldx%lld, %lld stages, %lld warps, sm_90a: %s", label.c_str(), causal ? " causal" : "",
+    std::printf("ptx: attention %s%s %lldx%lld, %lld stages, %lld warps%s, sm_90a: %s", label.c_str(), causal ? " causal" : "",
                 (long long)blocks.m, (long long)blocks.n, (long long)blocks.stages, (long long)blocks.warps,
-                a.report.c_str() + used);
+                blocks.specialize ? ", specialized" : "", a.report.c_str() + used);
   return a;
 }
 
@@ -208,6 +208,27 @@ test::Assembled assembleAttention(const samples::KernelDefinition& def, const st
 
 // As the device lowers them (the key loop split at its masks): bf16 at d 128, the GPU check's
 // attention, causal and not.
+TEST_CASE("ptx: a warp-specialized sm_90a gemm: HGMMA and UTMALDG on two roles that meet at named barriers, registers moved by setmaxnreg") {
+  for (int64_t n : {128, 256}) {
+    CAPTURE(n);
+    samples::GemmBlocks blocks{128, n, 64, n == 128 ? 4 : 3, 8, true};
+    std::string ptx = devicePtxOf(gemmKernel(blocks, DType::bf16), "sm_90a");
+    for (const char* instruction : {".maxntid 384, 1, 1", "setmaxnreg.inc.sync.aligned.u32 232", "setmaxnreg.dec.sync.aligned.u32 40",
+                                    "barrier.sync \t1, 384", "barrier.sync \t2, 256", "cp.async.bulk.tensor.", "wgmma.mma_async"})
+      CHECK_MESSAGE(ptx.find(instruction) != std::string::npos, instruction);
+    test::Assembled a = test::assemble(ptx, "sm_90a", true);
+    if (a.report.empty()) continue;
+    CHECK(a.report.find(" 0 bytes spill stores, 0 bytes spill loads") != std::string::npos);
+    if (a.sass.empty()) continue;
+    CHECK(sassCount(a.sass, "HGMMA") > 0);
+    // A's box and B's n / 64 (of 128-byte rows), in the producer's loop alone: none before it.
+    CHECK(sassCount(a.sass, "UTMALDG") == 1 + n / 64);
+    // ptxas keeps them where the consumers need more than the 168 registers of 384 threads.
+    if (n == 256) CHECK(sassCount(a.sass, "USETMAXREG") == 2);
+    CHECK(a.sass.find("BAR.SYNC.DEFER_BLOCKING 0x1, 0x180") != std::string::npos);
+  }
+}
+
 TEST_CASE("ptx: attention's CUDA tune space assembles for sm_90a without spills, bf16 at d 128") {
   for (bool causal : {false, true})
     for (const TuneConfig& config : samples::attentionTuneSpace("cuda")) {
