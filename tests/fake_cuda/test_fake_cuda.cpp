@@ -564,13 +564,16 @@ TEST_CASE("fake cuda: a bug in the lowering fails the launch and is not remember
 // 48 KiB (opted in) in wgmma's swizzled layout, filled by TMA boxes (tensor maps encoded at the
 // launch) or 16-byte cp.async copies, proxy fences, wgmma from descriptors and vector stores,
 // run by the simulator from the launch's parameters.
+// Warp-specialized (p.warp_specialize): a producer warpgroup more, 384 threads a block.
 TEST_CASE("fake cuda: the f16 gemm sample kernel through the device: wgmma, TMA or cp.async") {
+  for (bool specialize : {false, true}) {
+  CAPTURE(specialize);
   test::ScopedEnv cache("TILEJIT_CACHE", "0");
   const int64_t m = 70, n = 72, k = 40;  // rows of 16-byte vectors, not multiples of the blocks
   Tensor a = Tensor::random({m, k}, 41, f16), b = Tensor::random({k, n}, 42, f16);
   Tensor expected = samples::poisoned({m, n}), c = samples::poisoned({m, n});
   // Three stages of 128x64 and 64x128 f16 blocks: 96 KiB of shared memory, past the static 48.
-  samples::GemmBlocks blocks{.m = 128, .n = 128, .k = 64, .stages = 3, .warps = 8};
+  samples::GemmBlocks blocks{.m = 128, .n = 128, .k = 64, .stages = 3, .warps = 8, .specialize = specialize};
   samples::gemm(a, b, expected, {.device = "interp"}, blocks);
   {
     CaptureTraces capture;
@@ -599,6 +602,8 @@ TEST_CASE("fake cuda: the f16 gemm sample kernel through the device: wgmma, TMA 
                                   "fence.proxy.async.shared::cta", tma ? "cp.async.bulk.tensor.2d.global.shared::cta" : "st.global.v2.f32",
                                   ".extern .shared .align 1024"})
     CHECK_MESSAGE(gLaunching.ptx.find(instruction) != std::string::npos, std::string(instruction));
+  if (tma) CHECK((gLaunching.ptx.find(".maxntid 384, 1, 1") != std::string::npos) == specialize);
+  }
 }
 
 TEST_CASE("fake cuda: the causal f16 attention sample kernel through the device: the interpreter's results") {
