@@ -1083,6 +1083,12 @@ TEST_CASE("kernel ir: the scaled FP8 gemm with B stored [N, K] runs wgmma on two
   CHECK(countOps(loopBody(f), KOp::barrier) == 0);
   // The tensors in order of first read: a, b stored, a's scales, b's (a transposed view), c.
   checkAgainstInterpreter(k, {{M, K}, {N, K}, {M, K / 128}, {K / 128, 2}, {M, N}}, f, {2, 2}, 1e-5);
+  // Warp-specialized: the producer copies a's and b's blocks; the consumers still load the scales.
+  KernelFunction specialized = lowerWithinCodeBudget(test::warpSpecialized(k), layout::targetByName("sm_90a"), contiguous);
+  CHECK(specialized.workgroupSize == 384);
+  CHECK(countOps(*roles(specialized).second, KOp::tma_load) == 2);
+  CHECK(countOps(*roles(specialized).first, KOp::load_global) > 0);
+  checkAgainstInterpreter(k, {{M, K}, {N, K}, {M, K / 128}, {K / 128, 2}, {M, N}}, specialized, {2, 2}, 1e-5);
 }
 
 TEST_CASE("kernel ir: matrix operands leave workgroup memory through ldmatrix, the transposed one with .trans") {
