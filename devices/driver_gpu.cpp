@@ -143,6 +143,9 @@ class ParameterValues {
           mapOf[p] = maps_.size();
           maps_.push_back(encodeMap(param, n));
           break;
+        case gpu::KParam::Kind::program_count:
+          put(param.axis < args.grid.size() ? int64_t(args.grid[param.axis]) : int64_t{1});
+          break;
       }
     }
     for (size_t p = 0; p < c.params.size(); ++p)
@@ -267,6 +270,7 @@ void DriverContext::checkInterface(const DriverBinary& b, const ir::Kernel& kern
                param.box.size() == size_t(kernel.tensors[param.number].rank) && !param.box.empty() &&
                param.box.size() <= 5 && std::ranges::all_of(param.box, [](int64_t n) { return n >= 1 && n <= 256; }) &&
                (param.swizzle == 0 || param.swizzle == 32 || param.swizzle == 64 || param.swizzle == 128);
+      case gpu::KParam::Kind::program_count: return param.axis < 3;
     }
     return false;
   };
@@ -333,18 +337,23 @@ std::unique_ptr<StartedLaunch> DriverContext::start(const LoadedKernel& loaded, 
   const auto& compiled = static_cast<const Compiled&>(loaded);
   makeCurrent();
   if (args.grid.size() > 3) unsupported("grid rank " + std::to_string(args.grid.size()));
+  const DriverBinary& c = compiled.binary;
   unsigned grid[3] = {1, 1, 1};
   for (size_t a = 0; a < args.grid.size(); ++a) {
     if (args.grid[a] > limits_.maxGrid[a]) unsupported(fmt::format("grid size {} on axis {}", args.grid[a], a));
     grid[a] = unsigned(args.grid[a]);
   }
-  const DriverBinary& c = compiled.binary;
   report.threadsPerProgram = c.workgroupSize;
   auto launched = std::make_unique<Launched>(*this, args.stream);
   Launched& l = *launched;
   if (std::ranges::any_of(args.grid, [](int64_t g) { return g == 0; })) return launched;
   l.compiled = &compiled;
   int64_t programs = int64_t(grid[0]) * grid[1] * grid[2];
+  if (gpu::isPersistent(c.params)) {  // one workgroup per multiprocessor, each taking programs in turn
+    int64_t workgroups = limits_.multiprocessors > 0 ? std::min(programs, limits_.multiprocessors) : programs;
+    if (workgroups > limits_.maxGrid[0]) unsupported(fmt::format("{} persistent workgroups", workgroups));
+    grid[0] = unsigned(workgroups), grid[1] = grid[2] = 1;
+  }
   std::vector<uint64_t> buffers(c.params.size(), 0);  // by parameter
   for (const TensorArg& t : args.tensors) l.tensors.push_back(bind(t, l));
   for (size_t p = 0; p < c.params.size(); ++p)

@@ -139,11 +139,13 @@ class DriverContext : public GpuContext {
   struct Limits {
     int64_t maxThreadsPerBlock = 1024;
     int64_t maxGrid[3] = {1, 1, 1};
+    int64_t multiprocessors = 0;  // a persistent kernel's workgroups; 0: unknown (one per program)
   };
-  // A driver's device facts (maxThreadsPerBlock, maxGrid[3]) as Limits.
+  // A driver's device facts (maxThreadsPerBlock, maxGrid[3], multiprocessors) as Limits.
   template <class DeviceInfo>
   static Limits limitsOf(const DeviceInfo& d) {
-    return {.maxThreadsPerBlock = d.maxThreadsPerBlock, .maxGrid = {d.maxGrid[0], d.maxGrid[1], d.maxGrid[2]}};
+    return {.maxThreadsPerBlock = d.maxThreadsPerBlock, .maxGrid = {d.maxGrid[0], d.maxGrid[1], d.maxGrid[2]},
+            .multiprocessors = d.multiprocessors};
   }
   // What a backend's compiler makes of a kernel: its image and the kernel's name in it.
   struct Image {

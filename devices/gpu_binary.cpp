@@ -41,7 +41,7 @@ std::vector<gpu::KParam> getParams(jit::FieldReader& in) {
   for (uint32_t n = in.get<uint32_t>(); n > 0; --n) {
     auto kind = in.get<uint8_t>();
     auto dtype = in.get<uint8_t>();
-    if (kind > uint8_t(gpu::KParam::Kind::tensor_map) || dtype >= kDTypeCount)
+    if (kind > uint8_t(gpu::KParam::Kind::program_count) || dtype >= kDTypeCount)
       in.bad(fmt::format("a bad parameter (kind {}, dtype {})", kind, dtype));
     gpu::KParam p{.kind = gpu::KParam::Kind(kind), .name = {}, .dtype = DType(dtype)};
     p.number = in.get<uint32_t>();

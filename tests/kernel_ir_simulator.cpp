@@ -127,9 +127,11 @@ bool compare(const std::string& pred, double a, double b) {
 // stream waits and none ran an instruction since, the kernel would hang: the simulator reports it.
 class Workgroup {
  public:
+  // `grid`: the workgroups launched; `programs`: the program grid, a persistent kernel's
+  // program_count parameters.
   Workgroup(const KernelFunction& f, const std::vector<SimTensor>& tensors, const std::vector<double>& scalars,
-            const std::vector<int64_t>& grid)
-      : f_(f), tensors_(tensors), scalars_(scalars), grid_(grid), T_(size_t(f.workgroupSize)),
+            const std::vector<int64_t>& grid, const std::vector<int64_t>& programs)
+      : f_(f), tensors_(tensors), scalars_(scalars), grid_(grid), programs_(programs), T_(size_t(f.workgroupSize)),
         regs_(f.regTypes.size()), shared_(size_t(f.sharedBytes()), 0.0), read_(shared_.size()),
         written_(shared_.size()), unfenced_(shared_.size(), false), tmaPending_(shared_.size(), false),
         wgmmaReads_(shared_.size(), -1), buckets_(std::min<size_t>(64, std::max<size_t>(1, T_ / size_t(f.subgroupSize)))),
@@ -275,6 +277,7 @@ class Workgroup {
   double param(int64_t index) const {
     const KParam& p = f_.params.at(size_t(index));
     if (p.kind == KParam::Kind::scalar) return scalars_.at(p.number);
+    if (p.kind == KParam::Kind::program_count) return double(p.axis < programs_.size() ? programs_[p.axis] : 1);
     const SimTensor& t = tensors_.at(p.number);
     return double(p.kind == KParam::Kind::size ? t.shape.at(p.axis) : t.strides.at(p.axis));
   }
@@ -1025,6 +1028,7 @@ class Workgroup {
   const std::vector<SimTensor>& tensors_;
   const std::vector<double>& scalars_;
   const std::vector<int64_t>& grid_;
+  const std::vector<int64_t>& programs_;
   size_t T_;
   std::vector<Lanes> regs_;
   std::vector<double> shared_;  // by byte address: one slot per element start
@@ -1056,9 +1060,12 @@ class Workgroup {
 
 }  // namespace
 
-void simulate(const KernelFunction& f, const std::vector<SimTensor>& tensors, const std::vector<double>& scalars,
-              const std::vector<int64_t>& grid) {
-  Workgroup wg(f, tensors, scalars, grid);
+namespace {
+
+// Each workgroup of `grid` in turn; `programs`: the program grid.
+void runWorkgroups(const KernelFunction& f, const std::vector<SimTensor>& tensors, const std::vector<double>& scalars,
+                   const std::vector<int64_t>& grid, const std::vector<int64_t>& programs) {
+  Workgroup wg(f, tensors, scalars, grid, programs);
   std::vector<int64_t> id(grid.size(), 0);
   int64_t total = 1;
   for (int64_t g : grid) total *= g;
@@ -1067,6 +1074,16 @@ void simulate(const KernelFunction& f, const std::vector<SimTensor>& tensors, co
     for (size_t a = 0; a < grid.size(); ++a) id[a] = rest % grid[a], rest /= grid[a];
     wg.run(id);
   }
+}
+
+}  // namespace
+
+void simulate(const KernelFunction& f, const std::vector<SimTensor>& tensors, const std::vector<double>& scalars,
+              const std::vector<int64_t>& grid) {
+  if (!isPersistent(f.params)) return runWorkgroups(f, tensors, scalars, grid, grid);
+  int64_t programs = 1;
+  for (int64_t g : grid) programs *= g;
+  runWorkgroups(f, tensors, scalars, {std::min(programs, kSimulatedMultiprocessors)}, grid);
 }
 
 void simulateLaunch(const KernelFunction& f, std::span<const TensorArg> tensors, const std::vector<uint64_t>& addresses,
@@ -1088,10 +1105,16 @@ void simulateLaunch(const KernelFunction& f, std::span<const TensorArg> tensors,
     simulated.push_back({reinterpret_cast<void*>(uintptr_t(word(p))), param.dtype, {elements}, {1}});
   }
   std::vector<double> scalars;
+  std::vector<int64_t> programGrid = grid;  // a persistent kernel's from its program_count parameters
   for (size_t p = 0; p < f.params.size(); ++p) {
     const KParam& param = f.params[p];
     if (param.kind == KParam::Kind::tensor_map || param.kind == KParam::Kind::buffer) continue;
     uint64_t value = word(p);
+    if (param.kind == KParam::Kind::program_count) {
+      programGrid.resize(std::max(programGrid.size(), size_t(param.axis) + 1), 1);
+      programGrid[param.axis] = int64_t(value);
+      continue;
+    }
     if (param.kind == KParam::Kind::scalar) {
       scalars.resize(std::max(scalars.size(), param.number + 1));
       scalars[param.number] = param.dtype == DType::f64 ? std::bit_cast<double>(value)
@@ -1103,7 +1126,7 @@ void simulateLaunch(const KernelFunction& f, std::span<const TensorArg> tensors,
       if (int64_t(value) != expected) throw Error("parameter " + param.name + " is not the tensor's");
     }
   }
-  simulate(f, simulated, scalars, grid);
+  runWorkgroups(f, simulated, scalars, grid, programGrid);
 }
 
 }  // namespace tj::gpu

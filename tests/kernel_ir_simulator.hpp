@@ -19,8 +19,11 @@ struct SimTensor {
   std::vector<int64_t> shape, strides;  // in elements
 };
 
-// Runs `f` over `grid` (one workgroup per grid point). `tensors` are the kernel's, then one
-// per print (KernelFunction::prints). `scalars` holds i64 and float scalar parameters as doubles. Throws Error on an instruction it cannot run.
+// Runs `f` over `grid` (one workgroup per grid point; a persistent kernel's programs on
+// kSimulatedMultiprocessors workgroups at most, each taking its programs in turn). `tensors`
+// are the kernel's, then one per print (KernelFunction::prints). `scalars` holds i64 and float
+// scalar parameters as doubles. Throws Error on an instruction it cannot run.
+inline constexpr int64_t kSimulatedMultiprocessors = 3;
 void simulate(const KernelFunction& f, const std::vector<SimTensor>& tensors, const std::vector<double>& scalars,
               const std::vector<int64_t>& grid);
 

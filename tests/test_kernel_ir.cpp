@@ -777,6 +777,54 @@ TEST_CASE("kernel ir: a warp-specialized sm_90a gemm: a producer warpgroup issue
   }
 }
 
+TEST_CASE("kernel ir: a warp-specialized gemm is persistent: each workgroup goes through its programs, the rings' phases going on, as the interpreter computes it") {
+  ir::Kernel k = test::warpSpecialized(test::withStages(
+      test::retyped(samples::traceSample("gemm_f16"), {{"grid 2 {", "grid 2 warps 8 {"}}), 3));
+  KernelLoweringOptions contiguous;
+  contiguous.vectorTensors.assign(k.tensors.size(), true);
+  KernelFunction f = lowerWithinCodeBudget(k, layout::targetByName("sm_90a"), contiguous);
+  REQUIRE(isPersistent(f.params));
+  CHECK(std::ranges::count(f.params, KParam::Kind::program_count, &KParam::kind) == 2);
+  auto [consumers, producer] = roles(f);
+  // The barriers are set up once, before the loop over the programs, and ended after it.
+  CHECK(countOps(*consumers, KOp::mbarrier_init) == 6);
+  for (const KBlock* role : {consumers, producer}) {
+    const KInst* programs = nullptr;
+    for (const KInst& i : role->insts)
+      if (i.op == KOp::for_loop) programs = &i;
+    REQUIRE(programs != nullptr);
+    CHECK(countOps(programs->regions.at(0), KOp::mbarrier_init) == 0);
+    CHECK(countOps(programs->regions.at(0), KOp::for_loop) == 1);  // the fold, inside
+  }
+  // Nothing else lies on the rings' bytes: the result's staging for its TMA store is above them.
+  int64_t ringsEnd = 0;
+  for (const SharedAlloc& a : f.shared)
+    if (a.layout.find("read-ahead ring") != std::string::npos) ringsEnd = std::max(ringsEnd, a.offset + a.bytes);
+  for (const SharedAlloc& a : f.shared)
+    if (a.layout.find("read-ahead ring") == std::string::npos && a.dtype != DType::i64) CHECK(a.offset >= ringsEnd);
+  // 3 x 2 programs on kSimulatedMultiprocessors (3) workgroups, two programs each; K of 5
+  // steps, so that a program's first step is on another stage and phase than the one before's.
+  const std::vector<ir::Shape> shapes = {{300, 320}, {320, 70}, {300, 70}};
+  checkAgainstInterpreter(k, shapes, f, {3, 2}, 1e-4);
+  checkAgainstInterpreter(k, {{37, 40}, {40, 48}, {37, 48}}, f, {1, 1}, 1e-4);
+  // Consumers whose steps start again at each program wait for stages the producer fills later,
+  // or read them before: the simulator reports it (a hang or a read before the copy landed).
+  KernelFunction restarted = f;
+  KBlock& consumerCode = restarted.body.insts.back().regions.at(0);
+  auto programLoop = std::ranges::find(consumerCode.insts, KOp::for_loop, &KInst::op);
+  REQUIRE(programLoop != consumerCode.insts.end());
+  KBlock& perProgram = programLoop->regions.at(0);
+  perProgram.insts.back().operands = {perProgram.args.at(1)};  // yield the same base
+  HostTensors tensors(k, shapes);
+  CHECK_THROWS_AS(gpu::simulate(restarted, tensors.sim(), {}, {3, 2}), Error);
+  // Without persistence, a workgroup per program.
+  KernelLoweringOptions onePerProgram = contiguous;
+  onePerProgram.persistent = false;
+  KernelFunction plain = lowerWithinCodeBudget(k, layout::targetByName("sm_90a"), onePerProgram);
+  CHECK(!isPersistent(plain.params));
+  checkAgainstInterpreter(k, shapes, plain, {3, 2}, 1e-4);
+}
+
 TEST_CASE("kernel ir: the simulator runs a warp-specialized kernel's roles side by side and reports a producer or consumer that would wait forever") {
   ir::Kernel k = test::warpSpecialized(test::withStages(samples::traceSample("gemm_f16"), 3));
   HostTensors tensors(k, {{37, 400}, {400, 48}, {37, 48}});

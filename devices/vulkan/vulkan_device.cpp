@@ -44,6 +44,7 @@ std::vector<int64_t> paramSlots(const KernelBinary& b, const LaunchArgs& args) {
       case gpu::KParam::Kind::stride: slots[p] = args.tensors[n].strides.at(param.axis); break;
       case gpu::KParam::Kind::scalar: slots[p] = scalarSlot(param.dtype, args.scalars[n]); break;
       case gpu::KParam::Kind::tensor_map: throw InternalError("vulkan", "a tensor map parameter (TMA is Hopper's)");
+      case gpu::KParam::Kind::program_count: throw InternalError("vulkan", "a persistent kernel (warp specialization is Hopper's)");
     }
   }
   return slots;

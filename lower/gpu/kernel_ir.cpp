@@ -34,6 +34,10 @@ bool isPure(KOp op) {
   }
 }
 
+bool isPersistent(const std::vector<KParam>& params) {
+  return std::ranges::any_of(params, [](const KParam& p) { return p.kind == KParam::Kind::program_count; });
+}
+
 size_t KernelFunction::addBufferParam(std::string name, DType t) {
   size_t binding = size_t(std::ranges::count(params, KParam::Kind::buffer, &KParam::kind));
   params.push_back({KParam::Kind::buffer, std::move(name), t, binding});

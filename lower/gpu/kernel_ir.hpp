@@ -150,12 +150,14 @@ struct KInst {
   std::vector<KBlock> regions;
 };
 
-// A runtime argument: a tensor's buffer, one of its sizes or strides, a scalar, or a tensor
+// A runtime argument: a tensor's buffer, one of its sizes or strides, a scalar, a tensor
 // map: Hopper's TMA descriptor of a tensor (CUtensorMap, 128 bytes, passed by value), which
-// the device encodes at each launch from the tensor's address, sizes and strides.
+// the device encodes at each launch from the tensor's address, sizes and strides; or a
+// persistent kernel's program count on an axis (i64: the launch's grid, which its
+// workgroups go through in turn).
 struct KParam {
-  enum class Kind : uint8_t { buffer, size, stride, scalar, tensor_map } kind;
-  std::string name;  // "t0", "t0.size1", "t0.stride1", "s0", "t0.map0"
+  enum class Kind : uint8_t { buffer, size, stride, scalar, tensor_map, program_count } kind;
+  std::string name;  // "t0", "t0.size1", "t0.stride1", "s0", "t0.map0", "programs0"
   DType dtype;       // the element type of a buffer or tensor map; i64 for sizes and strides
   size_t number = 0;  // the tensor's or scalar's index: N in "tN..." or "sN"
   size_t axis = 0;    // the dimension of a size or stride
@@ -268,6 +270,11 @@ bool hasAttr(const KInst& i, std::string_view name);
 int64_t intAttr(const KInst& i, std::string_view name);
 const std::string& strAttr(const KInst& i, std::string_view name);
 double number(const KAttrValue& v);  // a double attribute, or an integer one as a double
+
+// Whether a kernel with these parameters is persistent: it takes program_count parameters, and
+// the device launches at most one workgroup per multiprocessor on a 1-D grid, workgroup w
+// running programs w, w + workgroup_count, ... in row-major order of the program grid.
+bool isPersistent(const std::vector<KParam>& params);
 
 // Stable text for goldens.
 std::string print(const KernelFunction& f);

@@ -37,6 +37,9 @@ void Lowering::fold(const ir::Op& op) {
   int outerLoadsDepth = std::exchange(stagedLoadsDepth_, regionDepth_ + 1);
   bool readsAhead = (t_.asyncCopy || t_.registerStaging) && stages > 1;
   std::vector<ir::ValueId> ahead;
+  // A persistent kernel's rings stay while later programs run: nothing before them may share their bytes.
+  if (&op == specialized_ && persistentRings_ && f_.shared.size() != persistentRings_->allocations)
+    throw CannotPersist("kernel ir: workgroup memory is used before the specialized fold");
   if (taken) {
     ahead = giveRings(op, stages, &taken->rings);
     if (ahead.size() != taken->rings.size() || !allTma(ahead))
@@ -49,7 +52,11 @@ void Lowering::fold(const ir::Op& op) {
   tma_.specialized = taken ? taken->specialized : &op == specialized_;
   if (tma_.specialized && !tma_.releases)
     throw CannotSpecialize("kernel ir: a specialized fold whose dot operands TMA does not copy (all of them)");
-  if (!taken && std::ranges::any_of(ahead, [&](ir::ValueId v) { return readAhead_.at(v).tma.has_value(); })) {
+  bool persistentRings = tma_.specialized && persistentRings_;
+  if (persistentRings && !taken) {  // set up before the loop over the programs
+    if (stages != persistentRings_->stages) throw CannotPersist("kernel ir: the specialized fold's stages changed");
+    tma_.alloc = persistentRings_->barriers;
+  } else if (!taken && std::ranges::any_of(ahead, [&](ir::ValueId v) { return readAhead_.at(v).tma.has_value(); })) {
     int64_t bytes = (tma_.releases ? 2 : 1) * stages * 8;
     tma_.alloc = allocShared(bytes, DType::i64, tma_.releases ? "transaction barriers, then release barriers, one per stage"
                                                                : "transaction barriers, one per stage",
@@ -68,6 +75,8 @@ void Lowering::fold(const ir::Op& op) {
   bool handsOn = tma_.releases && inFlight.empty() && continues(op, next);
   Reg end = handsOn ? regs_.at(next->operands[1]).at(0) : operands[1];
   if (!ahead.empty() && !taken) readAheadPrologue(body, ahead, stages, lookahead, start, end);
+  if (persistentRings && !taken)
+    persistentRings_->steps = b_.binary("max", b_.binary("sub", end, start), b_.constant(DType::i64, 0));
   if (tma_.specialized && !taken) {
     producer_ = ProducerPlan{&op, op.operands[0], handsOn ? next->operands[1] : op.operands[1], stages, tma_.alloc, {}};
     for (ir::ValueId v : ahead) producer_->rings.emplace_back(v, readAhead_.at(v));
@@ -81,7 +90,7 @@ void Lowering::fold(const ir::Op& op) {
   if (!ahead.empty()) readAheadIteration(body, ahead, stages, lookahead, start, end, args[0]);
   // The stage this iteration read is released at its end; one a wgmma still reads, at the next's.
   if (tma_.releases)
-    tma_.release = StageRelease{b_.binary("sub", args[0], start), inFlight.empty() ? 0 : 1, stages, regionDepth_ + 1};
+    tma_.release = StageRelease{ringStep(args[0], start), inFlight.empty() ? 0 : 1, stages, regionDepth_ + 1};
   inFlightDots_.insert(inFlight.begin(), inFlight.end());
   ++regionDepth_;
   block(body);
@@ -97,7 +106,7 @@ void Lowering::fold(const ir::Op& op) {
     for (size_t c = 0; c < plan.size(); ++c)
       if (readAhead_.count(plan[c].operand)) rings[c] = readAhead_.at(plan[c].operand).staged.alloc;
     handoff_ = RingHandoff{next, rings, tma_.alloc, stages, lookahead, ringFloor, start, tma_.specialized};
-  } else if (tma_.alloc >= 0) {
+  } else if (tma_.alloc >= 0 && !persistentRings) {
     invalidateTmaBarriers(stages);
   }
   for (const auto& [dot, i] : invariant)
@@ -107,7 +116,7 @@ void Lowering::fold(const ir::Op& op) {
     for (ir::ValueId view : readAhead_.at(v).views) readAheadViews_.erase(view);
     readAhead_.erase(v);
   }
-  sharedFloor_ = floor;
+  sharedFloor_ = persistentRings ? ringFloor : floor;
   tma_ = outer;
   stagedLoads_ = std::move(outerLoads);
   stagedLoadsDepth_ = outerLoadsDepth;
@@ -203,7 +212,7 @@ void Lowering::readAheadPrologue(const ir::Block& body, const std::vector<ir::Va
                                  int64_t lookahead, Reg start, Reg end) {
   stagesUsed_ = std::max(stagesUsed_, stages);
   b_.effect(KOp::barrier);  // the rings alias earlier allocations: their readers are done
-  if (tma_.alloc >= 0) initTmaBarriers(stages);
+  if (tma_.alloc >= 0 && !(tma_.specialized && persistentRings_)) initTmaBarriers(stages);
   if (tma_.specialized) return;  // the producer fills the stages
   for (int64_t s = 0; s < lookahead; ++s) {
     Reg k = b_.binary("add", start, b_.constant(DType::i64, double(s)));
@@ -214,7 +223,7 @@ void Lowering::readAheadPrologue(const ir::Block& body, const std::vector<ir::Va
 
 void Lowering::readAheadIteration(const ir::Block& body, const std::vector<ir::ValueId>& ahead, int64_t stages,
                                   int64_t lookahead, Reg start, Reg end, Reg k) {
-  Reg step = b_.binary("sub", k, start), S = b_.constant(DType::i64, double(stages));
+  Reg step = ringStep(k, start), S = b_.constant(DType::i64, double(stages));
   Reg stage = b_.binary("rem", step, S);
   if (copiesIn(ahead)) b_.effect(KOp::async_wait, {}, {{"pending", lookahead - 1}});
   if (tma_.alloc >= 0) {  // the stage's phase (step / stages) % 2 is complete

@@ -7,6 +7,10 @@
 // barriers are set up and when the loop is over; the consumers' other barriers are named
 // barrier 2 of their threads alone. With two consumer warpgroups or more, the producer gives up
 // registers (setmaxnreg) that the consumers take, as CUTLASS's and FlashAttention-3's kernels do.
+// A GEMM-shaped kernel is persistent as well: both roles loop over the programs their workgroup
+// takes (forEachProgram), the rings' steps and phases going on from one program to the next, so
+// that the producer fills the next program's first stages while the consumers store this one's
+// result; the barriers are set up once before the loop, and nothing else takes the rings' bytes.
 #include "ir/op_cases.hpp"
 #include "lower/gpu/lowering.hpp"
 
@@ -52,7 +56,11 @@ void Lowering::lowerSpecialized() {
   b_.effect(KOp::branch, {consumers});
   b_.openRegion({});
   if (groups >= 2) b_.effect(KOp::set_max_registers, {}, {{"count", consumerRegisters(groups)}, {"grow", int64_t{1}}});
-  block(k_.body);
+  if (persistent_) {
+    persistentConsumers();
+  } else {
+    block(k_.body);
+  }
   b_.closeRegion();
   if (!producer_) throw CannotSpecialize("kernel ir: the specialized fold reads nothing ahead");
   nameBarriers(b_.lastInst().regions.at(0), f_.workgroupSize);
@@ -63,29 +71,75 @@ void Lowering::lowerSpecialized() {
   f_.workgroupSize += 4 * f_.subgroupSize;
 }
 
+void Lowering::persistentConsumers() {
+  const ir::Op& fold = *specialized_;
+  int64_t stages = std::min(options_.maxStages, fold.has(ir::attr::stages) ? fold.get(ir::attr::stages) : t_.defaultStages);
+  int64_t bytes = 2 * stages * 8;  // a transaction barrier and a release barrier per stage
+  int64_t barriers = allocShared(bytes, DType::i64, "transaction barriers, then release barriers, one per stage", alignedAbove(0, 8));
+  sharedFloor_ = f_.shared[size_t(barriers)].offset + bytes;
+  persistentRings_ = PersistentRings{stages, barriers, f_.shared.size()};
+  tma_ = FoldBarriers{barriers, true, std::nullopt, true};
+  initTmaBarriers(stages);
+  forEachProgram([&] {
+    block(k_.body);
+    if (!producer_ || persistentRings_->steps < 0) throw CannotPersist("kernel ir: the specialized fold is not lowered once a program");
+    return persistentRings_->steps;
+  });
+  tma_ = FoldBarriers{barriers, true, std::nullopt, true};
+  invalidateTmaBarriers(stages);
+  tma_ = {};
+}
+
+void Lowering::forEachProgram(const std::function<Reg()>& body) {
+  Reg workgroup = workgroupId(0), workgroups = workgroupCount(0), programs = programCount(0);
+  for (int64_t axis = 1; axis < k_.gridRank; ++axis) programs = b_.binary("mul", programs, programCount(axis));
+  Reg one = b_.constant(DType::i64, 1), zero = b_.constant(DType::i64, 0);
+  // Workgroup w takes programs w, w + workgroups, ... (the device launches no more workgroups than programs).
+  Reg rounds = b_.binary("div", b_.binary("add", b_.binary("sub", programs, workgroup), b_.binary("sub", workgroups, one)),
+                         workgroups);
+  b_.emitMulti(KOp::for_loop, {DType::i64}, {zero, rounds, zero}, {});
+  std::vector<Reg> args = b_.openRegion({DType::i64, DType::i64});
+  programIds_ = programIds(b_.binary("add", workgroup, b_.binary("mul", args[0], workgroups)));
+  stepBase_ = args[1];
+  Reg steps = body();
+  b_.effect(KOp::yield, {b_.binary("add", args[1], steps)});
+  b_.closeRegion();
+  programIds_ = {-1, -1, -1};
+  stepBase_ = -1;
+}
+
 void Lowering::producer() {
   const ProducerPlan& p = *producer_;
   syncWithProducer();  // the consumers have set the barriers up
   leaderThread_ = f_.workgroupSize;
   std::map<ir::ValueId, std::vector<Reg>> consumerRegs = std::exchange(regs_, {});
-  for (const ir::Op* op : producerOps()) lower(*op);
   tma_ = FoldBarriers{p.barriers, true, std::nullopt, true};
+  for (const auto& [v, ring] : p.rings) readAhead_.emplace(v, ring);
+  if (persistent_) forEachProgram([&] { return producerLoop(); });
+  else producerLoop();
+  syncWithProducer();  // the consumers are past their last wait
+  for (const auto& [v, ring] : p.rings) readAhead_.erase(v);
+  tma_ = {};
+  regs_ = std::move(consumerRegs);
+  leaderThread_ = 0;
+}
+
+Reg Lowering::producerLoop() {
+  const ProducerPlan& p = *producer_;
+  regs_.clear();
+  for (const ir::Op* op : producerOps()) lower(*op);
   std::vector<ir::ValueId> ahead;
-  for (const auto& [v, ring] : p.rings) readAhead_.emplace(v, ring), ahead.push_back(v);
-  Reg start = regs_.at(p.start).at(0);
-  b_.emitMulti(KOp::for_loop, {}, {start, regs_.at(p.end).at(0)}, {});
+  for (const auto& ring : p.rings) ahead.push_back(ring.first);
+  Reg start = regs_.at(p.start).at(0), end = regs_.at(p.end).at(0);
+  b_.emitMulti(KOp::for_loop, {}, {start, end}, {});
   Reg k = b_.openRegion({DType::i64}).at(0);
-  Reg step = b_.binary("sub", k, start), S = b_.constant(DType::i64, double(p.stages));
+  Reg step = ringStep(k, start), S = b_.constant(DType::i64, double(p.stages));
   Reg stage = b_.binary("rem", step, S);
   awaitRelease(step, b_.constant(DType::i64, 0), S, stage);
   issueReadAhead(p.fold->regions.at(0), ahead, k, stage, b_.constant(DType::boolean, 1));
   b_.effect(KOp::yield);
   b_.closeRegion();
-  syncWithProducer();  // the consumers are past their last wait
-  for (ir::ValueId v : ahead) readAhead_.erase(v);
-  tma_ = {};
-  regs_ = std::move(consumerRegs);
-  leaderThread_ = 0;
+  return b_.binary("max", b_.binary("sub", end, start), b_.constant(DType::i64, 0));
 }
 
 std::vector<const ir::Op*> Lowering::producerOps() const {

@@ -16,12 +16,15 @@ namespace tj::gpu {
 namespace detail {
 
 auto Lowering::run() -> KernelFunction {
-  groupPrograms();
   // The first fold {specialize = 1} at the top level, where a producer warpgroup fits.
   bool fits = f_.workgroupSize % 128 == 0 && f_.workgroupSize + 128 <= t_.maxWorkgroupThreads;
   for (const ir::Op& op : k_.body.ops)
     if (!specialized_ && options_.warpSpecialize && t_.tma && fits && op.code == ir::OpCode::fold && op.has(ir::attr::specialize))
       specialized_ = &op;
+  persistent_ = specialized_ && options_.persistent && gemmShaped(k_, a_) && k_.gridRank <= 3;
+  for (int64_t axis = 0; persistent_ && axis < k_.gridRank; ++axis)
+    f_.params.push_back({KParam::Kind::program_count, "programs" + std::to_string(axis), DType::i64, 0, size_t(axis)});
+  groupPrograms();
   if (specialized_) lowerSpecialized();
   else block(k_.body);
   if (handoff_) throw InternalError("kernel ir", "a fold's rings were handed on to no fold");
@@ -158,7 +161,7 @@ void Lowering::lower(const ir::Op& op) {
   if (readAheadViews_.count(res)) return;  // its copies run ahead; the dot reads the ring
   switch (op.code) {
     case OpCode::program_id: return define(res, {programId(op.get(ir::attr::axis))});
-    case OpCode::num_programs: return define(res, {workgroupCount(op.get(ir::attr::axis))});
+    case OpCode::num_programs: return define(res, {programCount(op.get(ir::attr::axis))});
     case OpCode::tensor_dim: return define(res, {tensorParam(op.get(ir::attr::tensor), "size", op.get(ir::attr::axis))});
     case OpCode::scalar_param: return define(res, {param("s" + std::to_string(op.get(ir::attr::index)))});
     case OpCode::constant: return define(res, std::vector<Reg>(size_t(countOf(res)), constantOf(op, dtypeOf(res))));
@@ -294,11 +297,9 @@ void Lowering::checkDivisor(const LinearLayout& lin, int64_t reg, Reg divisor, c
 auto Lowering::programIndex() -> Reg {
   Reg index = programId(0);
   for (int64_t axis = 1; axis < k_.gridRank; ++axis)
-    index = b_.binary("add", b_.binary("mul", index, workgroupCount(axis)), programId(axis));
+    index = b_.binary("add", b_.binary("mul", index, programCount(axis)), programId(axis));
   return index;
 }
-
-namespace {
 
 // A GEMM's shape: a grid of two axes or more, and a fold's matrix-unit dot of two blocks its
 // body loads (through views and casts). Attention's q comes from outside its fold and P from its
@@ -324,24 +325,41 @@ bool gemmShaped(const ir::Kernel& k, const layout::LayoutAssignment& a) {
   return k.gridRank >= 2 && streamsBoth;
 }
 
-}  // namespace
 
 void Lowering::groupPrograms() {
-  if (!gemmShaped(k_, a_)) return;
+  if (persistent_ || !gemmShaped(k_, a_)) return;
+  Reg linear = b_.binary("add", workgroupId(0), b_.binary("mul", workgroupId(1), workgroupCount(0)));
+  groupedIds_ = groupedIds(linear, {workgroupId(0), workgroupId(1)});
+}
+
+auto Lowering::groupedIds(Reg linear, std::array<Reg, 2> plain) -> std::array<Reg, 2> {
   // In u32 (GPUs divide 64-bit integers in long sequences), where the plane's programs number
-  // under 2^32; the workgroups' own ids past that.
+  // under 2^32.
   auto u32 = [&](Reg r) { return castTo(r, DType::u32); };
   auto constant = [&](int64_t v) { return b_.constant(DType::u32, double(v)); };
-  Reg rows = u32(workgroupCount(0)), columns = u32(workgroupCount(1));
-  Reg started = b_.binary("add", u32(workgroupId(0)), b_.binary("mul", u32(workgroupId(1)), rows));
+  Reg rows = u32(programCount(0)), columns = u32(programCount(1)), started = u32(linear);
   Reg perGroup = b_.binary("mul", b_.binary("min", rows, constant(kProgramGroup)), columns);  // at most the plane
   Reg group = b_.binary("div", started, perGroup);
   Reg first = b_.binary("mul", group, constant(kProgramGroup));
   Reg size = b_.binary("min", b_.binary("sub", rows, first), constant(kProgramGroup));  // the last group may be short
   Reg within = b_.binary("sub", started, b_.binary("mul", group, perGroup));
-  Reg fits = b_.cmp("lt", b_.binary("mul", workgroupCount(0), workgroupCount(1)), b_.constant(DType::i64, 0x1p32));
+  Reg fits = b_.cmp("lt", b_.binary("mul", programCount(0), programCount(1)), b_.constant(DType::i64, 0x1p32));
   std::array<Reg, 2> grouped = {b_.binary("add", first, b_.binary("rem", within, size)), b_.binary("div", within, size)};
-  for (size_t axis = 0; axis < 2; ++axis) groupedIds_[axis] = b_.select(fits, castTo(grouped[axis], DType::i64), workgroupId(int64_t(axis)));
+  return {b_.select(fits, castTo(grouped[0], DType::i64), plain[0]), b_.select(fits, castTo(grouped[1], DType::i64), plain[1])};
+}
+
+auto Lowering::programIds(Reg linear) -> std::array<Reg, 3> {
+  std::array<Reg, 3> ids = {linear, b_.constant(DType::i64, 0), b_.constant(DType::i64, 0)};
+  Reg rest = linear;
+  for (int64_t axis = 0; axis + 1 < k_.gridRank; ++axis) {
+    Reg count = programCount(axis);
+    ids[size_t(axis)] = b_.binary("rem", rest, count);
+    ids[size_t(axis) + 1] = rest = b_.binary("div", rest, count);
+  }
+  if (k_.gridRank < 2 || !gemmShaped(k_, a_)) return ids;
+  Reg plane = b_.binary("mul", programCount(0), programCount(1));
+  std::array<Reg, 2> grouped = groupedIds(b_.binary("rem", linear, plane), {ids[0], ids[1]});
+  return {grouped[0], grouped[1], k_.gridRank > 2 ? b_.binary("div", linear, plane) : ids[2]};
 }
 
 auto Lowering::copyBits(const LinearLayout& lin) -> int64_t {
@@ -399,6 +417,9 @@ KernelFunction lowerToKernelIR(const ir::Kernel& k, const layout::LayoutAssignme
     } catch (const Lowering::SharedOverBudget& e) {
       if (e.stages <= 1) throw;
       tried.maxStages = e.stages - 1;  // smaller rings
+    } catch (const Lowering::CannotPersist& e) {
+      spdlog::debug("tilejit: {} not persistent: {}", k.name, e.what());
+      tried.persistent = false;
     } catch (const Lowering::CannotSpecialize& e) {
       spdlog::debug("tilejit: {} without warp specialization: {}", k.name, e.what());
       tried.warpSpecialize = false;

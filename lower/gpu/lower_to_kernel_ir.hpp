@@ -29,6 +29,10 @@ struct KernelLoweringOptions {
   // Whether a fold {specialize = 1} gets a producer warpgroup on a target with TMA;
   // lowerToKernelIR lowers without where that cannot be done.
   bool warpSpecialize = true;
+  // Whether a warp-specialized GEMM-shaped kernel is persistent (isPersistent): its workgroups
+  // go through the programs, the producer filling the next program's stages while the
+  // consumers store this one's result. lowerToKernelIR lowers without where that cannot be done.
+  bool persistent = true;
 };
 
 // Whether a tensor argument at device address `address` allows `bytes`-wide accesses along

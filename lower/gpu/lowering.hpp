@@ -44,6 +44,10 @@ inline int64_t registerCount(const LinearLayout& lin) {
   return 1;
 }
 
+// A GEMM's shape: a grid of two axes or more, and a fold's matrix-unit dot of two blocks its
+// body loads (through views and casts).
+bool gemmShaped(const ir::Kernel& k, const layout::LayoutAssignment& a);
+
 inline std::string_view combineFn(ir::OpCode c) {
   if (c == ir::OpCode::reduce_sum) return "add";
   return c == ir::OpCode::reduce_max ? "max" : "min";
@@ -78,6 +82,10 @@ class Lowering {
   KernelFunction run();
   // The fold chosen for warp specialization cannot have it: lowered again without.
   struct CannotSpecialize : Unsupported {
+    using Unsupported::Unsupported;
+  };
+  // The warp-specialized kernel cannot be persistent: lowered again without.
+  struct CannotPersist : Unsupported {
     using Unsupported::Unsupported;
   };
   struct SharedOverBudget : Unsupported {
@@ -468,13 +476,28 @@ class Lowering {
   // axis 0 (Triton's GROUP_M): the hardware starts workgroups in order of axis 0, then 1, so
   // those running together cover a band of kProgramGroup row blocks column by column, and the
   // blocks of A and B they read stay in L2.
-  Reg programId(int64_t axis) { return axis < 2 && groupedIds_[0] >= 0 ? groupedIds_[size_t(axis)] : workgroupId(axis); }
+  // A persistent kernel's program ids are its current program's (programIds).
+  Reg programId(int64_t axis) {
+    if (programIds_[0] >= 0) return programIds_.at(size_t(axis));
+    return axis < 2 && groupedIds_[0] >= 0 ? groupedIds_[size_t(axis)] : workgroupId(axis);
+  }
+  // The programs on `axis` (i64): the workgroups', or a persistent kernel's program_count parameter.
+  Reg programCount(int64_t axis) {
+    return persistent_ ? param("programs" + std::to_string(axis)) : workgroupCount(axis);
+  }
   Reg workgroupId(int64_t axis) { return b_.emit(KOp::workgroup_id, DType::i64, {}, {{"axis", axis}}); }
   Reg workgroupCount(int64_t axis) { return b_.emit(KOp::workgroup_count, DType::i64, {}, {{"axis", axis}}); }
   static constexpr int64_t kProgramGroup = 8;
   // Whether the kernel's programs are grouped; if so, sets groupedIds_ (at the kernel's top level).
   void groupPrograms();
+  // The ids on axes 0 and 1 of the program numbered `linear` (i64, axis 0 fastest) in groups
+  // of kProgramGroup, where the programs number under 2^32; else `plain`.
+  std::array<Reg, 2> groupedIds(Reg linear, std::array<Reg, 2> plain);
+  // The ids of the program numbered `linear` in a persistent kernel: row-major (axis 0
+  // fastest), grouped on axes 0 and 1 as groupPrograms does where the kernel is GEMM-shaped.
+  std::array<Reg, 3> programIds(Reg linear);
   std::array<Reg, 2> groupedIds_ = {-1, -1};
+  std::array<Reg, 3> programIds_ = {-1, -1, -1};  // a persistent kernel's current program
 
   // ---- replicated elements: bits of a layout whose basis is zero hold copies ----
   // Each element is stored once, by its copy whose copy bits are 0: a program that reads
@@ -672,6 +695,9 @@ class Lowering {
   // The kernel as two roles: the p.warps consumer warps run it, with the fold specialized_
   // taking stages that the producer warpgroup (128 threads more) fills with TMA copies.
   void lowerSpecialized();
+  // A persistent kernel's consumers: the barriers set up, the kernel run for each program of the
+  // workgroup, the barriers ended.
+  void persistentConsumers();
   // The producer's code: the scalars its copies need, then a loop over the fold's iterations
   // that waits for each stage's release and issues its copies.
   void producer();
@@ -681,6 +707,26 @@ class Lowering {
   // Named barrier 1 of the consumers and the producer: at the fold's start (its barriers set up)
   // and end (every wait done).
   void syncWithProducer();
+  // The producer's loop over one program's iterations of the fold (ring steps from stepBase_
+  // on); returns how many it ran (i64).
+  Reg producerLoop();
+  // A persistent kernel's loop over the programs of this workgroup: `body` runs each (its ids
+  // in programIds_, the ring steps of the programs before it in stepBase_) and returns how many
+  // ring steps it took.
+  void forEachProgram(const std::function<Reg()>& body);
+  // Where a ring's iteration k (i64) is in the ring's sequence of steps: k - start, after the
+  // steps of the persistent kernel's programs before this one.
+  Reg ringStep(Reg k, Reg start) {
+    Reg step = b_.binary("sub", k, start);
+    return tma_.specialized && stepBase_ >= 0 ? b_.binary("add", step, stepBase_) : step;
+  }
+  // A persistent kernel's stage count (its rings must have it), barrier allocation, ring steps
+  // per program (the specialized fold's iterations) and the allocations made before the fold.
+  struct PersistentRings {
+    int64_t stages, barriers;
+    size_t allocations;
+    Reg steps = -1;
+  };
   // What the producer issues, captured when the consumers' fold takes its rings.
   struct ProducerPlan {
     const ir::Op* fold;
@@ -689,6 +735,9 @@ class Lowering {
     std::vector<std::pair<ir::ValueId, ReadAhead>> rings;
   };
   const ir::Op* specialized_ = nullptr;  // the fold {specialize = 1} a producer reads ahead for
+  bool persistent_ = false;               // isPersistent (forEachProgram)
+  std::optional<PersistentRings> persistentRings_;
+  Reg stepBase_ = -1;                     // ring steps of the persistent kernel's programs before this one
   std::optional<ProducerPlan> producer_;
   int64_t leaderThread_ = 0;  // firstThread()'s
 

@@ -39,6 +39,7 @@ struct Fake {
   TjFakeCudaCounts counts{};
   TjFakeCudaKernel kernel = nullptr;
   bool unterminatedName = false;  // cuDeviceGetName fills the whole buffer, without a NUL
+  int multiprocessors = 132;      // an H200's
   tj::fake::Memory memory;
   tj::fake::Handles handles;
   std::map<CUmodule, std::string> modules;    // PTX by module
@@ -151,6 +152,10 @@ CUresult cuDeviceGet(CUdevice* device, int ordinal) {
   *device = 0;
   return CUDA_SUCCESS;
 }
+void tjFakeCudaSetMultiprocessors(int count) {
+  std::lock_guard lock(fake().mutex);
+  fake().multiprocessors = count;
+}
 void tjFakeCudaSetNameUnterminated(bool unterminated) {
   std::lock_guard lock(fake().mutex);
   fake().unterminatedName = unterminated;
@@ -170,7 +175,11 @@ CUresult cuDeviceGetAttribute(int* value, CUdevice_attribute attribute, CUdevice
     case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: *value = 65535; break;
     case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *value = 48 * 1024; break;
     case CU_DEVICE_ATTRIBUTE_WARP_SIZE: *value = 32; break;
-    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *value = 132; break;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: {
+      std::lock_guard lock(fake().mutex);
+      *value = fake().multiprocessors;
+      break;
+    }
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *value = 9; break;
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *value = 0; break;
     case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *value = 227 * 1024; break;

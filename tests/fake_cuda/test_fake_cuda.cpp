@@ -61,6 +61,7 @@ struct Launching {
   std::vector<TensorArg> tensors;
   std::string failure;  // why the last launch did not match, if it did not
   std::string ptx;      // what the last launch ran
+  int64_t workgroups = 0;  // how many workgroups it ran
   bool refuse = false;  // fail the launch, as a driver may (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES)
 };
 Launching gLaunching;
@@ -149,6 +150,7 @@ int simulateLaunch(const char* ptx, const unsigned grid[3], unsigned block, unsi
     options.vectorTensors = vectorFacts(target);
     gpu::KernelFunction f = gpu::lowerWithinCodeBudget(gLaunching.kernel, target, options);
     gLaunching.ptx = ptx;
+    gLaunching.workgroups = int64_t(grid[0]) * grid[1] * grid[2];
     if (ptx::printPtx(f, "sm_90a") != ptx) throw Error("the PTX launched is not the kernel's lowering");
     if (block != unsigned(f.workgroupSize)) throw Error("threads per block");
     if (f.sharedBytes() > ptx::kStaticSharedBytes && sharedBytes < f.sharedBytes())
@@ -604,6 +606,38 @@ TEST_CASE("fake cuda: the f16 gemm sample kernel through the device: wgmma, TMA 
     CHECK_MESSAGE(gLaunching.ptx.find(instruction) != std::string::npos, std::string(instruction));
   if (tma) CHECK((gLaunching.ptx.find(".maxntid 384, 1, 1") != std::string::npos) == specialize);
   }
+}
+
+// Persistent (a warp-specialized GEMM): no more workgroups than multiprocessors, each going
+// through its programs; the device read as having two of them.
+TEST_CASE("fake cuda: a persistent gemm runs on a workgroup per multiprocessor, each taking its programs in turn") {
+  test::ScopedEnv cache("TILEJIT_CACHE", "0");
+  auto multiprocessors = reinterpret_cast<void (*)(int)>(fakeSymbol("tjFakeCudaSetMultiprocessors"));
+  multiprocessors(2);
+  const int64_t m = 300, n = 200, k = 72;  // 3 x 2 programs of 128 x 128
+  Tensor a = Tensor::random({m, k}, 43, f16), b = Tensor::random({k, n}, 44, f16);
+  Tensor expected = samples::poisoned({m, n}), c = samples::poisoned({m, n});
+  samples::GemmBlocks blocks{.m = 128, .n = 128, .k = 64, .stages = 3, .warps = 8, .specialize = true};
+  samples::gemm(a, b, expected, {.device = "interp"}, blocks);
+  {
+    CaptureTraces capture;
+    samples::gemm(a, b, c, {}, blocks);
+    REQUIRE(capture.kernels().size() == 1);
+    gLaunching = {capture.kernels()[0], {a.launchArg(), b.launchArg(), c.launchArg()}, ""};
+  }
+  simulateLaunches();
+  cuda::CudaDevice device("cuda");
+  const int64_t grid[] = {cdiv(m, blocks.m), cdiv(n, blocks.n)};
+  LaunchReport report = device.launch(gLaunching.kernel, {gLaunching.tensors, grid});
+  multiprocessors(132);
+  CHECK_MESSAGE(!report.fellBack(), report.fallbackReason, " / ", gLaunching.failure);
+  CHECK(gLaunching.workgroups == 2);
+  CHECK(gLaunching.ptx.find("setmaxnreg.inc.sync.aligned.u32 232") != std::string::npos);
+  std::vector<double> want = expected.values(), got = c.values();
+  REQUIRE(want.size() == got.size());
+  size_t differ = 0;  // a NaN (an element no program wrote) differs too
+  for (size_t i = 0; i < want.size(); ++i) differ += !(std::abs(got[i] - want[i]) <= 1e-5 * (1 + std::abs(want[i])));
+  CHECK_MESSAGE(differ == 0, differ << " elements differ");
 }
 
 TEST_CASE("fake cuda: the causal f16 attention sample kernel through the device: the interpreter's results") {
