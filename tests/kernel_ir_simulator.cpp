@@ -125,6 +125,28 @@ bool compare(const std::string& pred, double a, double b) {
 // turn it is), and hand the turn on where they must wait for another: a transaction barrier's
 // phase not complete, a named barrier not met, a branch's other side not done. When every
 // stream waits and none ran an instruction since, the kernel would hang: the simulator reports it.
+// The registers a block defines (results and region arguments, nested regions included) and reads.
+void definedAndRead(const KBlock& b, std::set<Reg>& defined, std::set<Reg>& read) {
+  defined.insert(b.args.begin(), b.args.end());
+  for (const KInst& i : b.insts) {
+    defined.insert(i.results.begin(), i.results.end());
+    read.insert(i.operands.begin(), i.operands.end());
+    for (const KBlock& r : i.regions) definedAndRead(r, defined, read);
+  }
+}
+
+// The two sides of a branch run apart: neither may read what the other defines (a value that
+// does not dominate its use, which the simulator would read from lanes nothing wrote).
+void checkSidesApart(const KInst& branch) {
+  std::set<Reg> defined[2], read[2];
+  for (size_t side = 0; side < 2; ++side) definedAndRead(branch.regions.at(side), defined[side], read[side]);
+  for (size_t side = 0; side < 2; ++side)
+    for (Reg r : read[side])
+      if (defined[1 - side].count(r))
+        throw Error("simulate: branch's " + std::string(side ? "else" : "then") + " side reads %" + std::to_string(r) +
+                    ", which its other side defines");
+}
+
 class Workgroup {
  public:
   // `grid`: the workgroups launched; `programs`: the program grid, a persistent kernel's
@@ -132,9 +154,9 @@ class Workgroup {
   Workgroup(const KernelFunction& f, const std::vector<SimTensor>& tensors, const std::vector<double>& scalars,
             const std::vector<int64_t>& grid, const std::vector<int64_t>& programs)
       : f_(f), tensors_(tensors), scalars_(scalars), grid_(grid), programs_(programs), T_(size_t(f.workgroupSize)),
-        regs_(f.regTypes.size()), shared_(size_t(f.sharedBytes()), 0.0), read_(shared_.size()),
-        written_(shared_.size()), unfenced_(shared_.size(), false), tmaPending_(shared_.size(), false),
-        wgmmaReads_(shared_.size(), -1), buckets_(std::min<size_t>(64, std::max<size_t>(1, T_ / size_t(f.subgroupSize)))),
+        regs_(f.regTypes.size()), shared_(size_t(f.sharedBytes()), 0.0), buckets_(bucketCount(f)),
+        read_(shared_.size(), buckets_), written_(shared_.size(), buckets_), unfenced_(shared_.size(), false), tmaPending_(shared_.size(), false),
+        wgmmaReads_(shared_.size(), -1),
         acquired_(T_, std::vector<int64_t>(buckets_, -1)), copies_(T_), bulkStores_(T_, 0) {}
 
   void run(const std::vector<int64_t>& id) {
@@ -144,6 +166,7 @@ class Workgroup {
     for (size_t t = 0; t < T_; ++t) root.threads.push_back(t);
     std::unique_lock lock(turnMutex_);
     root.lock = &lock;
+    named_.clear();
     streams_ = {&root};
     turn_ = &root;
     running_ = &root;
@@ -158,6 +181,8 @@ class Workgroup {
       if (!b.landing.empty()) throw Error("simulate: the kernel ends with TMA copies to barrier " + std::to_string(at) + " not waited for");
     if (std::ranges::any_of(bulkStores_, [](int64_t n) { return n > 0; }))
       throw Error("simulate: the kernel ends with TMA stores not waited for");
+    for (const auto& [id, n] : named_)
+      if (n.arrived != 0) throw Error("simulate: the kernel ends with threads at named barrier " + std::to_string(id));
     barriers_.clear();
   }
 
@@ -194,6 +219,7 @@ class Workgroup {
   }
   // branch: each side on its threads; both sides at once where both have threads.
   void branch(const KInst& i) {
+    if (checkedBranches_.insert(&i).second) checkSidesApart(i);
     std::vector<size_t> sides[2];
     size_t S = size_t(f_.subgroupSize);
     for (size_t t : threads()) {
@@ -359,8 +385,8 @@ class Workgroup {
       case KOp::atomic_shared:  // thread by thread; atomics do not race with one another
         for (size_t t : threads()) {
           size_t at = sharedAt(i, reg(o[0])[t]);
-          if (unordered(read_[at], t)) race("adds to", at, t, read_[at].thread);
-          access(written_[at], t);
+          if (int64_t other = unordered(read_, at, t); other != -1) race("adds to", at, t, other);
+          access(written_, at, t);
           shared_[at] += reg(o[1])[t];
         }
         return;
@@ -476,12 +502,40 @@ class Workgroup {
   // Workgroup memory with race detection: between two barriers, no thread may read a slot
   // another thread wrote or write a slot another thread read (a real GPU orders neither),
   // unless a transaction barrier it waited on ordered that access before (acquired_).
-  struct Access {
-    int64_t epoch = -1;
-    int64_t thread = -1;  // -2: several threads
-    int64_t stamp = -1;   // the instruction count at the last access
-    uint64_t buckets = 0;  // the warps' buckets that accessed it since the last barrier
+  // Per byte address and bucket of warps, the last access since the last workgroup barrier:
+  // when (the clock; -1: none) and by which thread (-2: several).
+  class AccessLog {
+   public:
+    AccessLog(size_t bytes, size_t buckets)
+        : buckets_(buckets), epochs_(bytes, -1), stamps_(bytes * buckets, -1), threads_(bytes * buckets, -1) {}
+    void record(size_t at, size_t bucket, int64_t thread, int64_t epoch, int64_t clock) {
+      if (epochs_[at] != epoch) {
+        epochs_[at] = epoch;
+        std::fill_n(stamps_.begin() + std::ptrdiff_t(at * buckets_), buckets_, -1);
+      }
+      size_t i = at * buckets_ + bucket;
+      threads_[i] = stamps_[i] >= 0 && threads_[i] != thread ? -2 : thread;
+      stamps_[i] = clock;
+    }
+    // Another thread (-2: several) whose access in this epoch thread t has not acquired (by
+    // bucket, up to `acquired`); -1: none.
+    int64_t unordered(size_t at, int64_t t, int64_t epoch, const std::vector<int64_t>& acquired) const {
+      if (epochs_[at] != epoch) return -1;
+      for (size_t b = 0; b < buckets_; ++b) {
+        size_t i = at * buckets_ + b;
+        if (stamps_[i] >= 0 && threads_[i] != t && stamps_[i] > acquired[b]) return threads_[i];
+      }
+      return -1;
+    }
+    void clear(size_t at) { epochs_[at] = -1; }
+
+   private:
+    size_t buckets_;
+    std::vector<int64_t> epochs_, stamps_, threads_;
   };
+  static size_t bucketCount(const KernelFunction& f) {
+    return std::min<size_t>(64, std::max<size_t>(1, size_t(f.workgroupSize / f.subgroupSize)));
+  }
   // A named barrier: the threads arrived in the current generation.
   struct NamedBarrier {
     int64_t threads = 0, generation = 0;
@@ -513,18 +567,9 @@ class Workgroup {
     n.warps.clear(), n.arrived = 0, ++n.generation;
   }
   size_t bucketOf(size_t t) const { return t / size_t(f_.subgroupSize) * buckets_ / std::max<size_t>(1, T_ / size_t(f_.subgroupSize)); }
-  void access(Access& a, size_t t) const {
-    if (a.epoch != epoch_) a.buckets = 0;
-    a.thread = a.epoch == epoch_ && a.thread != int64_t(t) ? -2 : int64_t(t);
-    a.epoch = epoch_;
-    a.stamp = clock_;
-    a.buckets |= uint64_t{1} << bucketOf(t);
-  }
-  bool unordered(const Access& a, size_t t) const {
-    if (a.epoch != epoch_ || a.thread == int64_t(t)) return false;
-    for (size_t b = 0; b < buckets_; ++b)
-      if ((a.buckets >> b & 1) && a.stamp > acquired_[t][b]) return true;
-    return false;
+  void access(AccessLog& log, size_t at, size_t t) const { log.record(at, bucketOf(t), int64_t(t), epoch_, clock_); }
+  int64_t unordered(const AccessLog& log, size_t at, size_t t) const {
+    return log.unordered(at, int64_t(t), epoch_, acquired_[t]);
   }
   // Thread t's later accesses come after each bucket's accesses up to `until` (bucket -> clock).
   void acquire(size_t t, const std::map<size_t, int64_t>& until) {
@@ -537,8 +582,9 @@ class Workgroup {
       size_t b = bucketOf(w * size_t(f_.subgroupSize));
       earliest[b] = seen[b]++ ? std::min(earliest[b], clock) : clock;
     }
-    size_t perBucket = std::max<size_t>(1, T_ / size_t(f_.subgroupSize) / buckets_);
-    std::erase_if(earliest, [&](const auto& e) { return size_t(seen[e.first]) < perBucket; });
+    std::map<size_t, int64_t> size;  // warps per bucket
+    for (size_t w = 0; w < T_ / size_t(f_.subgroupSize); ++w) ++size[bucketOf(w * size_t(f_.subgroupSize))];
+    std::erase_if(earliest, [&](const auto& e) { return seen[e.first] < size[e.first]; });
     return earliest;
   }
   [[noreturn]] void race(const char* what, size_t at, size_t t, int64_t other) const {
@@ -547,9 +593,9 @@ class Workgroup {
                 " accessed since the last barrier");
   }
   double readShared(size_t at, size_t t) {
-    if (unordered(written_[at], t)) race("reads", at, t, written_[at].thread);
+    if (int64_t other = unordered(written_, at, t); other != -1) race("reads", at, t, other);
     if (tmaPending_[at]) throw Error("simulate: byte " + std::to_string(at) + " is read before the TMA copy to it has landed (no wait on its barrier's phase)");
-    access(read_[at], t);
+    access(read_, at, t);
     return shared_[at];
   }
   // Stores and copies may not land on bytes a wgmma group still in flight reads.
@@ -559,10 +605,10 @@ class Workgroup {
                   std::to_string(wgmmaReads_[at]) + ", which reads it, may be in flight");
   }
   void writeShared(size_t at, size_t t, double v) {
-    if (unordered(read_[at], t)) race("writes", at, t, read_[at].thread);
+    if (int64_t other = unordered(read_, at, t); other != -1) race("writes", at, t, other);
     if (tmaPending_[at]) throw Error("simulate: byte " + std::to_string(at) + " is written while a TMA copy to it may land");
     checkNotInFlight(at);
-    access(written_[at], t);
+    access(written_, at, t);
     unfenced_[at] = true;
     shared_[at] = v;
   }
@@ -594,7 +640,8 @@ class Workgroup {
       int64_t first = live ? int64_t(reg(i.operands[0])[t]) : 0;
       if (live) aligned(i, reinterpret_cast<uintptr_t>(tensor.data) + uintptr_t(first) * elementBytes, bytes);
       for (size_t e = 0; e < bytes / elementBytes; ++e) {
-        if (unordered(read_[at + e * elementBytes], t)) race("starts a copy over", at + e * elementBytes, t, read_[at + e * elementBytes].thread);
+        if (int64_t other = unordered(read_, at + e * elementBytes, t); other != -1)
+          race("starts a copy over", at + e * elementBytes, t, other);
         checkNotInFlight(at + e * elementBytes);
         c.values.push_back(live ? readElement(tensor.data, tensor.dtype, first + int64_t(e)) : 0.0);
       }
@@ -668,7 +715,7 @@ class Workgroup {
             size_t at = c.at + e * c.elementBytes;
             tmaPending_[at] = false;
             shared_[at] = c.values[e];
-            written_[at] = Access{};  // by the async proxy, visible to the waiting threads
+            written_.clear(at);  // by the async proxy, visible to the waiting threads
           }
         b.landing.clear();
         b.bytes = 0;
@@ -740,7 +787,7 @@ class Workgroup {
       if (reg(i.operands[0])[t] == 0) continue;
       Mbarrier& b = barrier(i, t, "barrier", 2);
       for (auto [element, at] : tmaBox(i, map, tensor, sharedAt(i, reg(i.operands[1])[t]), 3, t)) {
-        if (unordered(read_[at], t)) race("starts a TMA copy over", at, t, read_[at].thread);
+        if (int64_t other = unordered(read_, at, t); other != -1) race("starts a TMA copy over", at, t, other);
         if (unfenced_[at]) throw Error("simulate: tma_load over byte " + std::to_string(at) + ", stored since the last fence_async_shared");
         if (tmaPending_[at]) throw Error("simulate: two TMA copies to byte " + std::to_string(at) + " in flight");
         checkNotInFlight(at);
@@ -1032,7 +1079,8 @@ class Workgroup {
   size_t T_;
   std::vector<Lanes> regs_;
   std::vector<double> shared_;  // by byte address: one slot per element start
-  std::vector<Access> read_, written_;  // per byte address, the last accesses
+  size_t buckets_;  // warps in up to 64 buckets (one each where there are no more)
+  AccessLog read_, written_;  // per byte address, the last accesses
   std::vector<bool> unfenced_;          // per byte address: stored since the last fence_async_shared
   std::vector<bool> tmaPending_;        // per byte address: a TMA copy to it has not landed
   std::map<size_t, Mbarrier> barriers_;  // by byte address
@@ -1041,11 +1089,11 @@ class Workgroup {
   int64_t committed_ = 0, completed_ = 0;  // wgmma groups closed / known complete
   int64_t epoch_ = 0;                   // barriers passed
   int64_t clock_ = 0;                   // instructions run
-  // Warps in up to 64 buckets (one each where there are no more): per thread and bucket, the
-  // clock up to which that bucket's accesses are ordered before the thread's own.
-  size_t buckets_;
+  // Per thread and bucket of warps, the clock up to which that bucket's accesses are ordered
+  // before the thread's own.
   std::vector<std::vector<int64_t>> acquired_;
   std::map<int64_t, NamedBarrier> named_;  // by id
+  std::set<const KInst*> checkedBranches_;  // checkSidesApart
   std::mutex turnMutex_;
   std::condition_variable turnChanged_;
   std::list<Stream*> streams_;          // the running streams, in the order they take turns

@@ -1375,6 +1375,59 @@ TEST_CASE("kernel ir: the simulator reports workgroup memory read before a barri
   for (int t = 0; t < 64; ++t) CHECK(out[size_t(t)] == float(t ^ 1));
 }
 
+// Named barriers order only the warps that meet there; a thread reading its own write after one
+// is no race, a read of another warp's write before it is.
+TEST_CASE("kernel ir: the simulator's named barriers order the accesses of the warps that meet there") {
+  KernelFunction f{.name = "named", .target = "sm_90a", .workgroupSize = 64, .subgroupSize = 32};
+  f.params = {{KParam::Kind::buffer, "t0", DType::f32}};
+  f.shared = {{0, 64 * 4, DType::f32, ""}};
+  auto build = [&](bool named) {
+    KernelFunction g = f;
+    KBuilder b(g);
+    Reg thread = b.emit(KOp::thread_id, DType::i32);
+    Reg other = b.binary("rem", b.binary("add", thread, b.constant(DType::i32, 32)), b.constant(DType::i32, 64));
+    b.effect(KOp::store_shared, {other, b.emit(KOp::cast, DType::f32, {other})}, {{"alloc", int64_t{0}}});
+    if (named) b.effect(KOp::barrier, {}, {{"id", int64_t{2}}, {"threads", int64_t{64}}});
+    b.effect(KOp::store_shared, {thread, b.emit(KOp::cast, DType::f32, {thread})}, {{"alloc", int64_t{0}}});
+    Reg v = b.emit(KOp::load_shared, DType::f32, {thread}, {{"alloc", int64_t{0}}});
+    b.effect(KOp::store_global, {thread, b.constant(DType::boolean, 1), v}, {{"buffer", int64_t{0}}, {"vec", int64_t{1}}});
+    return g;
+  };
+  std::vector<float> out(64, -1);
+  std::vector<SimTensor> tensors = {{out.data(), DType::f32, {64}, {1}}};
+  simulate(build(true), tensors, {}, {1});
+  for (int t = 0; t < 64; ++t) CHECK(out[size_t(t)] == float(t));
+  CHECK_THROWS_WITH_AS(simulate(build(false), tensors, {}, {1}), doctest::Contains("a race in workgroup memory"), Error);
+}
+
+TEST_CASE("kernel ir: a branch's sides run apart: a condition that differs within a warp, or a side reading the other's registers, is an error") {
+  KernelFunction f{.name = "sides", .target = "sm_90a", .workgroupSize = 64, .subgroupSize = 32};
+  f.params = {{KParam::Kind::buffer, "t0", DType::f32}};
+  auto build = [&](KOp id, bool crossRead) {
+    KernelFunction g = f;
+    KBuilder b(g);
+    Reg cond = b.cmp("lt", b.emit(id, DType::i32), b.constant(DType::i32, 1));
+    b.effect(KOp::branch, {cond});
+    b.openRegion({});
+    Reg thenValue = b.emit(KOp::cast, DType::f32, {b.emit(KOp::thread_id, DType::i32)});
+    b.closeRegion();
+    b.openRegion({});
+    Reg thread = b.emit(KOp::thread_id, DType::i32);
+    Reg v = crossRead ? thenValue : b.constant(DType::f32, 2);
+    b.effect(KOp::store_global, {thread, b.constant(DType::boolean, 1), v}, {{"buffer", int64_t{0}}, {"vec", int64_t{1}}});
+    b.closeRegion();
+    return g;
+  };
+  std::vector<float> out(64, -1);
+  std::vector<SimTensor> tensors = {{out.data(), DType::f32, {64}, {1}}};
+  simulate(build(KOp::warp_id, false), tensors, {}, {1});  // warp 0 runs then, warp 1 else
+  for (int t = 0; t < 64; ++t) CHECK(out[size_t(t)] == (t < 32 ? -1.0f : 2.0f));
+  CHECK_THROWS_WITH_AS(simulate(build(KOp::lane_id, false), tensors, {}, {1}),
+                       doctest::Contains("branch's condition differs within warp 0"), Error);
+  CHECK_THROWS_WITH_AS(simulate(build(KOp::warp_id, true), tensors, {}, {1}),
+                       doctest::Contains("branch's else side reads %"), Error);
+}
+
 TEST_CASE("kernel ir: what is not lowered yet fails with a clear error") {
   CHECK_THROWS_WITH_AS(lowered("gemm", "vulkan"), doctest::Contains("kernel ir: unsupported: 49152 bytes of workgroup memory"), Error);
   CHECK_THROWS_WITH_AS(lowered("softmax", "cpu"), doctest::Contains("kernel ir: unsupported: target cpu"), Error);
