@@ -328,21 +328,22 @@ bool gemmShaped(const ir::Kernel& k, const layout::LayoutAssignment& a) {
 
 void Lowering::groupPrograms() {
   if (persistent_ || !gemmShaped(k_, a_)) return;
-  Reg linear = b_.binary("add", workgroupId(0), b_.binary("mul", workgroupId(1), workgroupCount(0)));
-  groupedIds_ = groupedIds(linear, {workgroupId(0), workgroupId(1)});
+  auto u32 = [&](Reg r) { return castTo(r, DType::u32); };
+  groupedIds_ = groupedIds([&](Reg rows) { return b_.binary("add", u32(workgroupId(0)), b_.binary("mul", u32(workgroupId(1)), rows)); },
+                           {workgroupId(0), workgroupId(1)});
 }
 
-auto Lowering::groupedIds(Reg linear, std::array<Reg, 2> plain) -> std::array<Reg, 2> {
+auto Lowering::groupedIds(const std::function<Reg(Reg rows)>& started, std::array<Reg, 2> plain) -> std::array<Reg, 2> {
   // In u32 (GPUs divide 64-bit integers in long sequences), where the plane's programs number
   // under 2^32.
   auto u32 = [&](Reg r) { return castTo(r, DType::u32); };
   auto constant = [&](int64_t v) { return b_.constant(DType::u32, double(v)); };
-  Reg rows = u32(programCount(0)), columns = u32(programCount(1)), started = u32(linear);
+  Reg rows = u32(programCount(0)), columns = u32(programCount(1)), linear = started(rows);
   Reg perGroup = b_.binary("mul", b_.binary("min", rows, constant(kProgramGroup)), columns);  // at most the plane
-  Reg group = b_.binary("div", started, perGroup);
+  Reg group = b_.binary("div", linear, perGroup);
   Reg first = b_.binary("mul", group, constant(kProgramGroup));
   Reg size = b_.binary("min", b_.binary("sub", rows, first), constant(kProgramGroup));  // the last group may be short
-  Reg within = b_.binary("sub", started, b_.binary("mul", group, perGroup));
+  Reg within = b_.binary("sub", linear, b_.binary("mul", group, perGroup));
   Reg fits = b_.cmp("lt", b_.binary("mul", programCount(0), programCount(1)), b_.constant(DType::i64, 0x1p32));
   std::array<Reg, 2> grouped = {b_.binary("add", first, b_.binary("rem", within, size)), b_.binary("div", within, size)};
   return {b_.select(fits, castTo(grouped[0], DType::i64), plain[0]), b_.select(fits, castTo(grouped[1], DType::i64), plain[1])};
@@ -358,7 +359,8 @@ auto Lowering::programIds(Reg linear) -> std::array<Reg, 3> {
   }
   if (k_.gridRank < 2 || !gemmShaped(k_, a_)) return ids;
   Reg plane = b_.binary("mul", programCount(0), programCount(1));
-  std::array<Reg, 2> grouped = groupedIds(b_.binary("rem", linear, plane), {ids[0], ids[1]});
+  std::array<Reg, 2> grouped =
+      groupedIds([&](Reg) { return castTo(b_.binary("rem", linear, plane), DType::u32); }, {ids[0], ids[1]});
   return {grouped[0], grouped[1], k_.gridRank > 2 ? b_.binary("div", linear, plane) : ids[2]};
 }
 

@@ -490,9 +490,10 @@ class Lowering {
   static constexpr int64_t kProgramGroup = 8;
   // Whether the kernel's programs are grouped; if so, sets groupedIds_ (at the kernel's top level).
   void groupPrograms();
-  // The ids on axes 0 and 1 of the program numbered `linear` (i64, axis 0 fastest) in groups
-  // of kProgramGroup, where the programs number under 2^32; else `plain`.
-  std::array<Reg, 2> groupedIds(Reg linear, std::array<Reg, 2> plain);
+  // The ids on axes 0 and 1 of the program numbered `started(rows)` (u32, axis 0 fastest, given
+  // the u32 program count of axis 0) in groups of kProgramGroup, where the programs number
+  // under 2^32; else `plain`.
+  std::array<Reg, 2> groupedIds(const std::function<Reg(Reg rows)>& started, std::array<Reg, 2> plain);
   // The ids of the program numbered `linear` in a persistent kernel: row-major (axis 0
   // fastest), grouped on axes 0 and 1 as groupPrograms does where the kernel is GEMM-shaped.
   std::array<Reg, 3> programIds(Reg linear);
