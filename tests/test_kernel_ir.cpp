@@ -817,6 +817,19 @@ TEST_CASE("kernel ir: a warp-specialized gemm is persistent: each workgroup goes
   perProgram.insts.back().operands = {perProgram.args.at(1)};  // yield the same base
   HostTensors tensors(k, shapes);
   CHECK_THROWS_AS(gpu::simulate(restarted, tensors.sim(), {}, {3, 2}), Error);
+  // 128 x 256 blocks: three stages of rings and the result's staging apart pass the 227 KiB of
+  // workgroup memory; the kernel keeps its stages and gives up persistence.
+  {
+    Tensor a = Tensor::zeros({256, 256}, DType::bf16), b = Tensor::zeros({256, 512}, DType::bf16), c = Tensor::zeros({256, 512});
+    CaptureTraces capture;
+    samples::gemm(a, b, c, {.device = "interp"}, samples::GemmBlocks{128, 256, 64, 3, 8, true});
+    const ir::Kernel& wide = capture.kernels().at(0);
+    contiguous.vectorTensors.assign(wide.tensors.size(), true);
+    KernelFunction g = lowerWithinCodeBudget(wide, layout::targetByName("sm_90a"), contiguous);
+    CHECK(g.workgroupSize == 384);
+    CHECK(!isPersistent(g.params));
+    CHECK(countOps(g.body, KOp::mbarrier_init) == 6);
+  }
   // Without persistence, a workgroup per program.
   KernelLoweringOptions onePerProgram = contiguous;
   onePerProgram.persistent = false;

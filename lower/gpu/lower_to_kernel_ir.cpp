@@ -35,7 +35,7 @@ auto Lowering::run() -> KernelFunction {
   if (f_.sharedBytes() > t_.sharedBytes)
     throw SharedOverBudget("kernel ir: unsupported: " + std::to_string(f_.sharedBytes()) + " bytes of workgroup memory on " +
                                t_.name + " (" + std::to_string(t_.sharedBytes) + " available)",
-                           stagesUsed_);
+                           stagesUsed_, persistent_);
   return std::move(f_);
 }
 
@@ -417,6 +417,12 @@ KernelFunction lowerToKernelIR(const ir::Kernel& k, const layout::LayoutAssignme
       if (spdlog::should_log(spdlog::level::debug)) spdlog::debug("tilejit: {} kernel IR\n{}", k.name, print(f));
       return f;
     } catch (const Lowering::SharedOverBudget& e) {
+      // A persistent kernel's rings share no bytes with its result's staging: without
+      // persistence first, rather than with fewer stages.
+      if (e.persistent) {
+        tried.persistent = false;
+        continue;
+      }
       if (e.stages <= 1) throw;
       tried.maxStages = e.stages - 1;  // smaller rings
     } catch (const Lowering::CannotPersist& e) {

@@ -89,8 +89,10 @@ class Lowering {
     using Unsupported::Unsupported;
   };
   struct SharedOverBudget : Unsupported {
-    SharedOverBudget(const std::string& what, int64_t stages) : Unsupported(what), stages(stages) {}
-    int64_t stages;  // the most stages a fold read ahead with
+    SharedOverBudget(const std::string& what, int64_t stages, bool persistent)
+        : Unsupported(what), stages(stages), persistent(persistent) {}
+    int64_t stages;   // the most stages a fold read ahead with
+    bool persistent;  // its rings kept apart from the rest (a persistent kernel's)
   };
 
  private:
