@@ -562,20 +562,18 @@ TEST_CASE("fake cuda: a bug in the lowering fails the launch and is not remember
   CHECK(again.fallbackReason == "kernel ir: unsupported: a fault armed by a test");
 }
 
-// The fast path as the device (an H200, sm_90a) builds it: rings in dynamic shared memory past
-// 48 KiB (opted in) in wgmma's swizzled layout, filled by TMA boxes (tensor maps encoded at the
-// launch) or 16-byte cp.async copies, proxy fences, wgmma from descriptors and vector stores,
-// run by the simulator from the launch's parameters.
-// Warp-specialized (p.warp_specialize): a producer warpgroup more, 384 threads a block.
-TEST_CASE("fake cuda: the f16 gemm sample kernel through the device: wgmma, TMA or cp.async") {
-  for (bool specialize : {false, true}) {
-  CAPTURE(specialize);
+// The f16 gemm sample at m x n x k through the fake device, its launches run by the simulator:
+// the report, the tensor maps the launch encoded and the elements that differ from the
+// interpreter's (f32 sums in another order; a NaN, an element no program wrote, differs too).
+struct GemmRun {
+  LaunchReport report;
+  int tensorMaps;
+  size_t differ;
+};
+GemmRun runGemmSample(int64_t m, int64_t n, int64_t k, const samples::GemmBlocks& blocks, uint64_t seed) {
   test::ScopedEnv cache("TILEJIT_CACHE", "0");
-  const int64_t m = 70, n = 72, k = 40;  // rows of 16-byte vectors, not multiples of the blocks
-  Tensor a = Tensor::random({m, k}, 41, f16), b = Tensor::random({k, n}, 42, f16);
+  Tensor a = Tensor::random({m, k}, seed, f16), b = Tensor::random({k, n}, seed + 1, f16);
   Tensor expected = samples::poisoned({m, n}), c = samples::poisoned({m, n});
-  // Three stages of 128x64 and 64x128 f16 blocks: 96 KiB of shared memory, past the static 48.
-  samples::GemmBlocks blocks{.m = 128, .n = 128, .k = 64, .stages = 3, .warps = 8, .specialize = specialize};
   samples::gemm(a, b, expected, {.device = "interp"}, blocks);
   {
     CaptureTraces capture;
@@ -587,57 +585,52 @@ TEST_CASE("fake cuda: the f16 gemm sample kernel through the device: wgmma, TMA 
   cuda::CudaDevice device("cuda");
   const int64_t grid[] = {cdiv(m, blocks.m), cdiv(n, blocks.n)};
   Counts before = counts();
-  LaunchReport report = device.launch(gLaunching.kernel, {gLaunching.tensors, grid});
-  CHECK_MESSAGE(!report.fellBack(), report.fallbackReason, " / ", gLaunching.failure);
-  // The rings are filled by TMA and c stored by it (a tensor map of a, b and c, encoded at the
-  // launch), or by cp.async and st.global.
-  const bool tma = gLaunching.ptx.find("cp.async.bulk.tensor") != std::string::npos;
-  CHECK(counts().tensorMaps == before.tensorMaps + (tma ? 3 : 0));
-  CHECK_MESSAGE(gLaunching.ptx.find(tma ? ".param .align 64 .b8" : "cp.async.cg.shared.global") != std::string::npos,
-                gLaunching.ptx.substr(0, 2000));
+  GemmRun run{device.launch(gLaunching.kernel, {gLaunching.tensors, grid}), counts().tensorMaps - before.tensorMaps, 0};
   std::vector<double> want = expected.values(), got = c.values();
   REQUIRE(want.size() == got.size());
-  size_t differ = 0;  // f32 sums in another order; a NaN (an unwritten element) differs too
-  for (size_t i = 0; i < want.size(); ++i) differ += !(std::abs(got[i] - want[i]) <= 1e-5 * (1 + std::abs(want[i])));
-  CHECK_MESSAGE(differ == 0, differ << " elements differ, the first " << got[0] << " vs " << want[0]);
-  for (const char* instruction : {"wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16", "wgmma.wait_group.sync.aligned 0",
-                                  "fence.proxy.async.shared::cta", tma ? "cp.async.bulk.tensor.2d.global.shared::cta" : "st.global.v2.f32",
-                                  ".extern .shared .align 1024"})
-    CHECK_MESSAGE(gLaunching.ptx.find(instruction) != std::string::npos, std::string(instruction));
-  if (tma) CHECK((gLaunching.ptx.find(".maxntid 384, 1, 1") != std::string::npos) == specialize);
+  for (size_t i = 0; i < want.size(); ++i) run.differ += !(std::abs(got[i] - want[i]) <= 1e-5 * (1 + std::abs(want[i])));
+  return run;
+}
+
+// The fast path as the device (an H200, sm_90a) builds it: rings in dynamic shared memory past
+// 48 KiB (opted in) in wgmma's swizzled layout, filled by TMA boxes (tensor maps encoded at the
+// launch) or 16-byte cp.async copies, proxy fences, wgmma from descriptors and vector stores,
+// run by the simulator from the launch's parameters. Warp-specialized (p.warp_specialize): a
+// producer warpgroup more, 384 threads a block.
+TEST_CASE("fake cuda: the f16 gemm sample kernel through the device: wgmma, TMA or cp.async") {
+  for (bool specialize : {false, true}) {
+    CAPTURE(specialize);
+    // Three stages of 128x64 and 64x128 f16 blocks: 96 KiB of shared memory, past the static 48.
+    // Rows of 16-byte vectors, not multiples of the blocks.
+    GemmRun run = runGemmSample(70, 72, 40, {.m = 128, .n = 128, .k = 64, .stages = 3, .warps = 8, .specialize = specialize}, 41);
+    CHECK_MESSAGE(!run.report.fellBack(), run.report.fallbackReason, " / ", gLaunching.failure);
+    CHECK_MESSAGE(run.differ == 0, run.differ << " elements differ");
+    // The rings are filled by TMA and c stored by it (a tensor map of a, b and c, encoded at the
+    // launch), or by cp.async and st.global.
+    const bool tma = gLaunching.ptx.find("cp.async.bulk.tensor") != std::string::npos;
+    CHECK(run.tensorMaps == (tma ? 3 : 0));
+    CHECK_MESSAGE(gLaunching.ptx.find(tma ? ".param .align 64 .b8" : "cp.async.cg.shared.global") != std::string::npos,
+                  gLaunching.ptx.substr(0, 2000));
+    for (const char* instruction : {"wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16", "wgmma.wait_group.sync.aligned 0",
+                                    "fence.proxy.async.shared::cta", tma ? "cp.async.bulk.tensor.2d.global.shared::cta" : "st.global.v2.f32",
+                                    ".extern .shared .align 1024"})
+      CHECK_MESSAGE(gLaunching.ptx.find(instruction) != std::string::npos, std::string(instruction));
+    if (tma) CHECK((gLaunching.ptx.find(".maxntid 384, 1, 1") != std::string::npos) == specialize);
   }
 }
 
 // Persistent (a warp-specialized GEMM): no more workgroups than multiprocessors, each going
 // through its programs; the device read as having two of them.
 TEST_CASE("fake cuda: a persistent gemm runs on a workgroup per multiprocessor, each taking its programs in turn") {
-  test::ScopedEnv cache("TILEJIT_CACHE", "0");
   auto multiprocessors = reinterpret_cast<void (*)(int)>(fakeSymbol("tjFakeCudaSetMultiprocessors"));
   multiprocessors(2);
-  const int64_t m = 300, n = 200, k = 72;  // 3 x 2 programs of 128 x 128
-  Tensor a = Tensor::random({m, k}, 43, f16), b = Tensor::random({k, n}, 44, f16);
-  Tensor expected = samples::poisoned({m, n}), c = samples::poisoned({m, n});
-  samples::GemmBlocks blocks{.m = 128, .n = 128, .k = 64, .stages = 3, .warps = 8, .specialize = true};
-  samples::gemm(a, b, expected, {.device = "interp"}, blocks);
-  {
-    CaptureTraces capture;
-    samples::gemm(a, b, c, {}, blocks);
-    REQUIRE(capture.kernels().size() == 1);
-    gLaunching = {capture.kernels()[0], {a.launchArg(), b.launchArg(), c.launchArg()}, ""};
-  }
-  simulateLaunches();
-  cuda::CudaDevice device("cuda");
-  const int64_t grid[] = {cdiv(m, blocks.m), cdiv(n, blocks.n)};
-  LaunchReport report = device.launch(gLaunching.kernel, {gLaunching.tensors, grid});
+  // 3 x 2 programs of 128 x 128.
+  GemmRun run = runGemmSample(300, 200, 72, {.m = 128, .n = 128, .k = 64, .stages = 3, .warps = 8, .specialize = true}, 43);
   multiprocessors(132);
-  CHECK_MESSAGE(!report.fellBack(), report.fallbackReason, " / ", gLaunching.failure);
+  CHECK_MESSAGE(!run.report.fellBack(), run.report.fallbackReason, " / ", gLaunching.failure);
+  CHECK_MESSAGE(run.differ == 0, run.differ << " elements differ");
   CHECK(gLaunching.workgroups == 2);
   CHECK(gLaunching.ptx.find("setmaxnreg.inc.sync.aligned.u32 232") != std::string::npos);
-  std::vector<double> want = expected.values(), got = c.values();
-  REQUIRE(want.size() == got.size());
-  size_t differ = 0;  // a NaN (an element no program wrote) differs too
-  for (size_t i = 0; i < want.size(); ++i) differ += !(std::abs(got[i] - want[i]) <= 1e-5 * (1 + std::abs(want[i])));
-  CHECK_MESSAGE(differ == 0, differ << " elements differ");
 }
 
 TEST_CASE("fake cuda: the causal f16 attention sample kernel through the device: the interpreter's results") {
