@@ -155,8 +155,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"f32", "f16", "bf16", "f8e4m3", "f8e5m2"}));
   samples::AttentionBlocks blocks;
   // Blocks given on the command line are used as they are; otherwise they are autotuned.
-  cli.app.add_option("--block-m", blocks.m, "query rows of a block (default: tuned)")->check(CLI::PositiveNumber);
-  cli.app.add_option("--block-n", blocks.n, "keys per step of the loop (default: tuned)")->check(CLI::PositiveNumber);
+  cli.addBlockOptions({{"m", "query rows of a block", &blocks.m}, {"n", "keys per step of the loop", &blocks.n}},
+                      blocks.stages, blocks.warps, blocks.specialize);
   return cli.main(argc, argv, [&](samples::Report& r) {
     Shape shape{batch, heads, seq, dim};
     DType dtype = samples::parseDTypeOption(dtypeName);
@@ -169,7 +169,7 @@ int main(int argc, char** argv) {
       q = Tensor::random(shape, 1, dtype), k = Tensor::random(shape, 2, dtype), v = Tensor::random(shape, 3, dtype);
     }
     cli.keepOnDevice({&q, &k, &v, &o, &scales.q, &scales.k, &scales.v});
-    if (cli.app.count("--block-m") + cli.app.count("--block-n") > 0) {
+    if (cli.blocksGiven()) {
       r.tune = "off";
     } else {
       TuneResult tuned = samples::tuneAttention(q, k, v, o, causal, cli.runOptions(), {}, scales);

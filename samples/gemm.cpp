@@ -91,14 +91,14 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(int64_t{1}, int64_t{4096}));
   samples::GemmBlocks blocks;
   // Blocks given on the command line are used as they are; otherwise they are autotuned.
-  cli.app.add_option("--block-m", blocks.m, "rows of a C block (default: tuned)")->check(CLI::PositiveNumber);
-  cli.app.add_option("--block-n", blocks.n, "columns of a C block (default: tuned)")->check(CLI::PositiveNumber);
-  cli.app.add_option("--block-k", blocks.k, "depth of one step of the K loop (default: tuned)")->check(CLI::PositiveNumber);
+  cli.addBlockOptions({{"m", "rows of a C block", &blocks.m},
+                       {"n", "columns of a C block", &blocks.n},
+                       {"k", "depth of one step of the K loop", &blocks.k}},
+                      blocks.stages, blocks.warps, blocks.specialize);
   return cli.main(argc, argv, [&](samples::Report& r) {
     DType dtype = samples::parseDTypeOption(dtypeName);
     if (isFloat8(dtype)) {
-      if (cli.app.count("--block-m") + cli.app.count("--block-n") + cli.app.count("--block-k") == 0)
-        blocks = samples::scaledGemmBlocks(cli.runOptions());
+      if (!cli.blocksGiven()) blocks = samples::scaledGemmBlocks(cli.runOptions());
       return scaledGemm(cli, r, dtype, m, n, k, scales == "tensor", blocks);
     }
     const bool integer = dtype == DType::i8 || dtype == DType::u8;
@@ -108,7 +108,7 @@ int main(int argc, char** argv) {
     auto [a, b, cType] = samples::gemmOperands(dtype, m, n, k);
     Tensor c = samples::poisoned({m, n}, cType);
     cli.keepOnDevice({&a, &b, &c});
-    if (cli.app.count("--block-m") + cli.app.count("--block-n") + cli.app.count("--block-k") > 0) {
+    if (cli.blocksGiven()) {
       r.tune = "off";
     } else {
       TuneResult tuned = splits == 1 ? samples::tuneGemm(a, b, c, cli.runOptions())

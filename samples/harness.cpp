@@ -62,6 +62,24 @@ SampleCli::SampleCli(std::string sample, const std::string& description)
       ->check(CLI::NonNegativeNumber);
 }
 
+void SampleCli::addBlockOptions(const std::vector<BlockSize>& sizes, int64_t& stages, int64_t& warps, bool& specialize) {
+  for (const BlockSize& s : sizes) {
+    blockOptions_.push_back("--block-" + s.name);
+    app.add_option(blockOptions_.back(), *s.size, s.what + " (default: tuned)")->check(CLI::PositiveNumber);
+  }
+  app.add_option("--stages", stages, "GPUs: the loop's stages of loads in flight, p.stages (default: the device's)")
+      ->check(CLI::Range(int64_t{1}, int64_t{4}));
+  app.add_option("--warps", warps, "GPUs: warps per program, p.warps (default: the device's)")
+      ->check(CLI::IsMember({1, 2, 4, 8, 16, 32}));
+  app.add_flag("--warp-specialize", specialize,
+               "Hopper: a producer warpgroup issues the loop's TMA copies, p.warp_specialize (default: off)");
+  blockOptions_.insert(blockOptions_.end(), {"--stages", "--warps", "--warp-specialize"});
+}
+
+bool SampleCli::blocksGiven() const {
+  return std::ranges::any_of(blockOptions_, [&](const std::string& name) { return app.count(name) > 0; });
+}
+
 void SampleCli::keepOnDevice(std::initializer_list<const Tensor*> tensors) const {
   Device& device = selectDevice(device_);
   std::string why;

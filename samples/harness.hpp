@@ -48,12 +48,23 @@ class SampleCli {
   // ends long loops early, and a kernel cut short after writing a device copy in place
   // could not rerun on the CPU. Undefined tensors (optional inputs) are left out.
   void keepOnDevice(std::initializer_list<const Tensor*> tensors) const;
+  // --block-NAME options (a block size each, described by `what`) and the GPU knobs --stages,
+  // --warps and --warp-specialize (p.stages, p.warps, p.warp_specialize), into a blocks
+  // struct's fields.
+  struct BlockSize {
+    std::string name, what;
+    int64_t* size;
+  };
+  void addBlockOptions(const std::vector<BlockSize>& sizes, int64_t& stages, int64_t& warps, bool& specialize);
+  // Whether the command line gave blocks (any option addBlockOptions added): used as they are.
+  bool blocksGiven() const;
   // Parses arguments, runs body, prints RESULT; returns the exit status
   // (1 on a failed check or an error, 2 on bad arguments).
   int main(int argc, char** argv, const std::function<void(Report&)>& body);
 
  private:
   std::string sample_, device_;
+  std::vector<std::string> blockOptions_;
   bool check_ = false;
   int repeat_ = 1, warmup_ = 0;
 };

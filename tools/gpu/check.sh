@@ -296,9 +296,11 @@ gemm_f32_big gemm --m=1000 --n=777 --k=515
 gemm_f16_big gemm --m=515 --n=1000 --k=777 --dtype=f16
 gemm_bf16_big gemm --m=333 --n=1025 --k=1001 --dtype=bf16
 gemm_f8e4m3_wgmma gemm --m=333 --n=1025 --k=1001 --dtype=f8e4m3 --block-m=64 --block-n=128 --block-k=128
+gemm_bf16_ws gemm --m=1333 --n=1025 --k=1001 --dtype=bf16 --block-m=128 --block-n=128 --block-k=64 --stages=4 --warps=8 --warp-specialize
 gemm_f8e5m2_tensor gemm --m=257 --n=515 --k=640 --dtype=f8e5m2 --scales=tensor
 attention_causal_big attention --batch=2 --heads=3 --seq=511 --dim=64 --causal
 attention_f16_d128_big attention --batch=1 --heads=4 --seq=300 --dim=128 --dtype=f16
+attention_bf16_d128_ws attention --batch=1 --heads=4 --seq=300 --dim=128 --dtype=bf16 --causal --block-m=128 --block-n=64 --stages=3 --warps=8 --warp-specialize
 attention_f8e4m3_d128_big attention --batch=1 --heads=4 --seq=1024 --dim=128 --dtype=f8e4m3 --causal
 attention_f8e5m2_big attention --batch=2 --heads=2 --seq=512 --dim=64 --dtype=f8e5m2
 softmax_big softmax --rows=1000 --cols=3001
@@ -445,12 +447,14 @@ gemm_f16 gemm --m=4096 --n=4096 --k=4096 --dtype=f16 | gemm f16 4096 4096 4096
 gemm_bf16 gemm --m=4096 --n=4096 --k=4096 --dtype=bf16 | gemm bf16 4096 4096 4096
 gemm_bf16_portable gemm --m=4096 --n=4096 --k=4096 --dtype=bf16 | gemm bf16 4096 4096 4096
 gemm_bf16_notma gemm --m=4096 --n=4096 --k=4096 --dtype=bf16 | gemm bf16 4096 4096 4096
+gemm_bf16_ws gemm --m=4096 --n=4096 --k=4096 --dtype=bf16 --block-m=128 --block-n=128 --block-k=64 --stages=4 --warps=8 --warp-specialize | gemm bf16 4096 4096 4096
 gemm_f8e4m3_tensor gemm --m=4096 --n=4096 --k=4096 --dtype=f8e4m3 --scales=tensor | scaled_gemm e4m3 4096 4096 4096
 attention_f32 attention --batch=4 --heads=16 --seq=2048 --dim=64 | attention f32 4 16 2048 64 0
 attention_f16_causal attention --batch=4 --heads=16 --seq=2048 --dim=64 --causal --dtype=f16 | attention f16 4 16 2048 64 1
 attention_f16_causal_portable attention --batch=4 --heads=16 --seq=2048 --dim=64 --causal --dtype=f16 | attention f16 4 16 2048 64 1
 attention_bf16_d128 attention --batch=1 --heads=16 --seq=4096 --dim=128 --dtype=bf16 | attention bf16 1 16 4096 128 0
 attention_bf16_d128_causal attention --batch=1 --heads=16 --seq=4096 --dim=128 --causal --dtype=bf16 | attention bf16 1 16 4096 128 1
+attention_bf16_d128_ws attention --batch=1 --heads=16 --seq=4096 --dim=128 --dtype=bf16 --block-m=128 --block-n=64 --stages=3 --warps=8 --warp-specialize | attention bf16 1 16 4096 128 0
 attention_f8e4m3_d128 attention --batch=1 --heads=16 --seq=4096 --dim=128 --dtype=f8e4m3 | attention bf16 1 16 4096 128 0
 softmax softmax --rows=8192 --cols=8192 | softmax 8192 8192
 layernorm layernorm --rows=8192 --cols=8192 | layernorm 8192 8192
