@@ -55,6 +55,17 @@ TEST_CASE("limits: a tensor has rank 1 to 4, refused at the parameter's line:col
   CHECK_THROWS_WITH_AS(verify(parse(tensor("2147483647"))), doctest::Contains("tensor y has rank 2147483647"), Error);
 }
 
+TEST_CASE("limits: a fold's stages are 1 to 4, its split and specialize flags 1") {
+  auto fold = [](const std::string& attrs) {
+    return withOps("  %0 = constant() {value = 0} : i64\n  %1 = constant() {value = 4} : i64\n"
+                   "  fold(%0, %1) {" + attrs + "} {\n  ^(%2: i64):\n    yield()\n  }\n");
+  };
+  CHECK_NOTHROW(verify(parse(fold("specialize = 1, stages = 4"))));
+  CHECK_THROWS_WITH_AS(verify(parse(fold("stages = 5"))), doctest::Contains("fold: stages = 5 is outside [1, 4]"), Error);
+  CHECK_THROWS_WITH_AS(verify(parse(fold("specialize = 2"))), doctest::Contains("fold: specialize = 2 is not 1"), Error);
+  CHECK_THROWS_WITH_AS(verify(parse(fold("split = 0"))), doctest::Contains("fold: split = 0 is not 1"), Error);
+}
+
 TEST_CASE("limits: a tile has rank at most 4") {
   CHECK_NOTHROW(verify(parse(constantOf("1.0", "tile<1x2x3x4xf32>"))));
   CHECK_THROWS_WITH_AS(verify(parse(constantOf("1.0", "tile<1x1x2x3x4xf32>"))),
