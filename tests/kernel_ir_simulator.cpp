@@ -540,6 +540,7 @@ class Workgroup {
   struct NamedBarrier {
     int64_t threads = 0, generation = 0;
     std::map<size_t, int64_t> warps;  // arrived: warp -> when
+    std::set<size_t> waiting;         // the warps of those that wait (not barrier.arrive's)
     size_t arrived = 0;
   };
   void namedBarrier(const KInst& i) {
@@ -549,22 +550,27 @@ class Workgroup {
     if (n.threads != count)
       throw Error("simulate: named barrier " + std::to_string(id) + " met by " + std::to_string(n.threads) + " and by " +
                   std::to_string(count) + " threads at once");
-    for (size_t t : threads()) n.warps[t / size_t(f_.subgroupSize)] = clock_;
+    bool waits = !hasAttr(i, "arrive");
+    for (size_t t : threads()) {
+      n.warps[t / size_t(f_.subgroupSize)] = clock_;
+      if (waits) n.waiting.insert(t / size_t(f_.subgroupSize));
+    }
     n.arrived += threads().size();
     if (n.arrived > size_t(count))
       throw Error("simulate: named barrier " + std::to_string(id) + " of " + std::to_string(count) + " threads reached by " +
                   std::to_string(n.arrived));
     if (n.arrived < size_t(count)) {
+      if (!waits) return;
       for (int64_t generation = n.generation; named_[id].generation == generation;)
         stall("named barrier " + std::to_string(id) + " waits for " + std::to_string(count - int64_t(named_[id].arrived)) +
               " of its " + std::to_string(count) + " threads");
       return;
     }
-    // Met: every thread that took part sees the others' accesses before it.
+    // Met: every thread that waited sees the accesses before it of all that took part.
     std::map<size_t, int64_t> met = wholeBuckets(n.warps);
-    for (auto [w, when] : n.warps)
+    for (size_t w : n.waiting)
       for (size_t l = 0; l < size_t(f_.subgroupSize); ++l) acquire(w * size_t(f_.subgroupSize) + l, met);
-    n.warps.clear(), n.arrived = 0, ++n.generation;
+    n.warps.clear(), n.waiting.clear(), n.arrived = 0, ++n.generation;
   }
   size_t bucketOf(size_t t) const { return t / size_t(f_.subgroupSize) * buckets_ / std::max<size_t>(1, T_ / size_t(f_.subgroupSize)); }
   void access(AccessLog& log, size_t at, size_t t) const { log.record(at, bucketOf(t), int64_t(t), epoch_, clock_); }

@@ -1337,6 +1337,44 @@ TEST_CASE("kernel ir: warp-specialized attention on sm_90a: the producer fills K
   }
 }
 
+// Two consumer warpgroups of 64 query rows each: each runs its own copy of the consumers' code,
+// waiting for its turn (named barrier 3 or 4) before each product and passing it after.
+TEST_CASE("kernel ir: warp-specialized attention on two consumer warpgroups takes turns on the tensor cores (ping-pong), as the interpreter computes it") {
+  for (bool causal : {false, true}) {
+    CAPTURE(causal);
+    Tensor q = Tensor::zeros({1, 2, 150, 64}, DType::f16), kv = Tensor::zeros({1, 2, 150, 64}, DType::f16);
+    Tensor v = Tensor::zeros({1, 2, 150, 64}, DType::f16), out = Tensor::zeros({1, 2, 150, 64});
+    samples::KernelDefinition def = samples::attentionKernel(q, kv, v, out, causal, {128, 64, 3, 8, true});
+    ir::Kernel k = *tj::trace(def.grid, def.body, "attention").kernel;
+    KernelLoweringOptions contiguous;
+    contiguous.vectorTensors.assign(k.tensors.size(), true);
+    KernelFunction f = lowerWithinCodeBudget(k, layout::targetByName("sm_90a"), contiguous);
+    REQUIRE(f.workgroupSize == 384);
+    const KBlock& consumers = *roles(f).first;
+    const KInst* perWarpgroup = firstOf(const_cast<KBlock&>(consumers), KOp::branch);
+    REQUIRE(perWarpgroup != nullptr);
+    for (int64_t g : {0, 1}) {
+      CAPTURE(g);
+      const KBlock& code = perWarpgroup->regions.at(size_t(g));
+      // A turn per wgmma group in the loops: waited for on its own barrier, passed on the other's.
+      int64_t fences = countOps(code, KOp::wgmma_fence);
+      CHECK(fences >= 4);
+      CHECK(hasAttr(code, KOp::barrier, "id", int64_t{3 + g}));
+      CHECK(hasAttr(code, KOp::barrier, "id", int64_t{4 - g}));
+    }
+    CHECK(countOps(f.body, KOp::tma_load) > 0);
+    checkAgainstInterpreter(k, std::vector<ir::Shape>(4, {1, 2, 150, 64}), f, def.grid, 1e-2);
+    // Without the first turn (warpgroup 1 passing it to warpgroup 0) warpgroup 0 waits forever.
+    KernelFunction unprimed = f;
+    KBlock& second = firstOf(const_cast<KBlock&>(*roles(unprimed).first), KOp::branch)->regions.at(1);
+    auto prime = std::ranges::find_if(second.insts, [](const KInst& i) { return i.op == KOp::barrier && hasAttr(i, "arrive"); });
+    REQUIRE(prime != second.insts.end());
+    second.insts.erase(prime);
+    HostTensors tensors(k, std::vector<ir::Shape>(4, {1, 2, 150, 64}));
+    CHECK_THROWS_WITH_AS(gpu::simulate(unprimed, tensors.sim(), {}, def.grid), doctest::Contains("would hang"), Error);
+  }
+}
+
 TEST_CASE("kernel ir: the simulator catches a read-ahead ring read without its wait or its barrier") {
   ir::Kernel gemm = kernelNamed("gemm_f16");
   KernelFunction f = contiguousLowering(test::withStages(gemm, 2), "sm_90");

@@ -242,6 +242,24 @@ TEST_CASE("ptx: attention's CUDA tune space assembles for sm_90a without spills,
     }
 }
 
+// Warp-specialized on two consumer warpgroups: each its own copy of the code, taking turns on
+// the tensor cores at named barriers 3 and 4 (FlashAttention-3's ping-pong).
+TEST_CASE("ptx: warp-specialized attention's two consumer warpgroups take turns at named barriers (BAR.SYNC, BAR.ARV)") {
+  samples::AttentionBlocks blocks{128, 64, 3, 8, true};
+  Tensor q = Tensor::zeros({1, 2, 256, 128}, DType::bf16), out = Tensor::zeros({1, 2, 256, 128});
+  samples::KernelDefinition def = samples::attentionKernel(q, q, q, out, false, blocks);
+  std::string ptx = devicePtxOf(*tj::trace(def.grid, def.body, "attention").kernel, "sm_90a");
+  for (const char* instruction : {"barrier.sync \t3, 256", "barrier.sync \t4, 256", "barrier.arrive 3, 256", "barrier.arrive 4, 256",
+                                  "setmaxnreg.inc.sync.aligned.u32 232"})
+    CHECK_MESSAGE(ptx.find(instruction) != std::string::npos, instruction);
+  test::Assembled a = test::assemble(ptx, "sm_90a", true);
+  if (a.report.empty()) return;
+  CHECK(a.report.find(" 0 bytes spill stores, 0 bytes spill loads") != std::string::npos);
+  if (a.sass.empty()) return;
+  CHECK(sassCount(a.sass, "BAR.ARV") >= 4);  // two products a loop, in each warpgroup's copy
+  CHECK(sassCount(a.sass, "HGMMA") > 0);
+}
+
 // FP8 at d 128 (the GPU check's FP8 attention), v stored [batch, heads, dim, seq]: P reaches
 // the second product's a fragments by shuffles in every configuration. 128x64 on 4 warps (one
 // warpgroup holding 128 rows of O, 128 registers a thread, and of S) spills, as it did when P

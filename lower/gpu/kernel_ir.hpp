@@ -37,9 +37,11 @@
 //                                        completes its group (PTX's cp.async)
 //   async_commit                       : closes this thread's group of the async copies started since the last
 //   async_wait {pending}               : waits until at most `pending` of this thread's groups are in flight
-//   barrier {[id, threads]}            : workgroup barrier (memory and execution); with id (1 to 15),
+//   barrier {[id, threads[, arrive]]}  : workgroup barrier (memory and execution); with id (1 to 15),
 //                                        a named barrier that `threads` threads (whole warps) meet at,
-//                                        the others going on (PTX's barrier.sync id, threads)
+//                                        the others going on (PTX's barrier.sync id, threads); with
+//                                        arrive, these threads count toward it and go on at once
+//                                        (barrier.arrive: orders their accesses before the others')
 //   shuffle_xor {mask} (x), shuffle_idx (x, lane) : x from another lane of the subgroup
 //   subgroup_reduce {fn, cluster} (x)  : fn over clusters of `cluster` consecutive lanes
 //   pack (values...) : u32             : the bits of 32 / w values of one w-bit dtype (8 or 16 bits; an

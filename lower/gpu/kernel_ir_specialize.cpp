@@ -7,6 +7,9 @@
 // barriers are set up and when the loop is over; the consumers' other barriers are named
 // barrier 2 of their threads alone. With two consumer warpgroups or more, the producer gives up
 // registers (setmaxnreg) that the consumers take, as CUTLASS's and FlashAttention-3's kernels do.
+// Attention's two consumer warpgroups take turns on the tensor cores (FlashAttention-3's
+// ping-pong, pingPong): each issues its products in its turn and runs its softmax while the
+// other issues its own.
 // A GEMM-shaped kernel is persistent as well: both roles loop over the programs their workgroup
 // takes (forEachProgram), the rings' steps and phases going on from one program to the next, so
 // that the producer fills the next program's first stages while the consumers store this one's
@@ -33,6 +36,61 @@ void nameBarriers(KBlock& block, int64_t threads) {
   for (KInst& i : block.insts) {
     if (i.op == KOp::barrier && !hasAttr(i, "id")) i.attrs = {{"id", int64_t{2}}, {"threads", threads}};
     for (KBlock& r : i.regions) nameBarriers(r, threads);
+  }
+}
+
+// Named barriers 3 and 4: warpgroup 0's and 1's turn to issue wgmmas.
+constexpr int64_t kTurnBarrier = 3;
+
+KInst namedBarrier(int64_t id, int64_t threads, bool arrive) {
+  KInst i{KOp::barrier, {}, {}, {{"id", id}, {"threads", threads}}, {}};
+  if (arrive) i.attrs.push_back({"arrive", int64_t{1}});
+  return i;
+}
+
+// Instructions of kind `op` directly in b (not in nested regions).
+int64_t topLevelCount(const KBlock& b, KOp op) { return std::ranges::count(b.insts, op, &KInst::op); }
+
+// A copy of b whose registers (results and region arguments) are new ones of f.
+KBlock copyWithNewRegisters(KernelFunction& f, const KBlock& b, std::map<Reg, Reg>& renamed) {
+  auto fresh = [&](Reg r) { return renamed[r] = f.newReg(f.regTypes.at(size_t(r))); };
+  KBlock copy;
+  for (Reg a : b.args) copy.args.push_back(fresh(a));
+  for (const KInst& i : b.insts) {
+    KInst c{i.op, {}, {}, i.attrs, {}};
+    for (Reg o : i.operands) c.operands.push_back(renamed.count(o) ? renamed.at(o) : o);
+    for (const KBlock& r : i.regions) c.regions.push_back(copyWithNewRegisters(f, r, renamed));
+    for (Reg r : i.results) c.results.push_back(fresh(r));
+    copy.insts.push_back(std::move(c));
+  }
+  return copy;
+}
+
+// Whether b has a loop whose body issues two wgmma groups or more (where warpgroups take turns).
+bool issuesGroupsInTurn(const KBlock& b) {
+  return std::ranges::any_of(b.insts, [](const KInst& i) {
+    return (i.op == KOp::for_loop && topLevelCount(i.regions.at(0), KOp::wgmma_commit) >= 2) ||
+           std::ranges::any_of(i.regions, issuesGroupsInTurn);
+  });
+}
+
+// Warpgroup g's turns in its copy of the consumers' code: in each loop whose body issues two
+// wgmma groups or more (attention's products), it waits for its turn before each group and
+// passes the turn on after it (the two copies run the same loops the same number of times).
+void takeTurns(KBlock& b, int64_t g, int64_t threads) {
+  for (size_t at = 0; at < b.insts.size(); ++at) {
+    if (b.insts[at].op != KOp::for_loop || topLevelCount(b.insts[at].regions.at(0), KOp::wgmma_commit) < 2) {
+      for (KBlock& r : b.insts[at].regions) takeTurns(r, g, threads);
+      continue;
+    }
+    std::vector<KInst> body;
+    for (KInst& i : b.insts[at].regions.at(0).insts) {
+      if (i.op == KOp::wgmma_fence) body.push_back(namedBarrier(kTurnBarrier + g, threads, false));
+      bool commit = i.op == KOp::wgmma_commit;
+      body.push_back(std::move(i));
+      if (commit) body.push_back(namedBarrier(kTurnBarrier + 1 - g, threads, true));
+    }
+    b.insts[at].regions.at(0).insts = std::move(body);
   }
 }
 
@@ -63,7 +121,9 @@ void Lowering::lowerSpecialized() {
   }
   b_.closeRegion();
   if (!producer_) throw CannotSpecialize("kernel ir: the specialized fold reads nothing ahead");
-  nameBarriers(b_.lastInst().regions.at(0), f_.workgroupSize);
+  KBlock& consumerCode = b_.lastInst().regions.at(0);
+  nameBarriers(consumerCode, f_.workgroupSize);
+  if (groups == 2) consumerCode = pingPong(std::move(consumerCode));
   b_.openRegion({});
   if (groups >= 2) b_.effect(KOp::set_max_registers, {}, {{"count", kProducerRegisters}, {"grow", int64_t{0}}});
   producer();
@@ -106,6 +166,26 @@ void Lowering::forEachProgram(const std::function<Reg()>& body) {
   b_.closeRegion();
   programIds_ = {-1, -1, -1};
   stepBase_ = -1;
+}
+
+KBlock Lowering::pingPong(KBlock consumers) {
+  if (!issuesGroupsInTurn(consumers)) return consumers;
+  std::map<Reg, Reg> renamed;
+  KBlock second = copyWithNewRegisters(f_, consumers, renamed);
+  takeTurns(consumers, 0, f_.workgroupSize);
+  takeTurns(second, 1, f_.workgroupSize);
+  // Warpgroup 1 gives warpgroup 0 its first turn (after the registers it takes), and warpgroup 0
+  // takes the turn warpgroup 1 passed last, so that every generation of barrier 3 is met.
+  bool registersFirst = !second.insts.empty() && second.insts.front().op == KOp::set_max_registers;
+  second.insts.insert(second.insts.begin() + (registersFirst ? 1 : 0), namedBarrier(kTurnBarrier, f_.workgroupSize, true));
+  consumers.insts.push_back(namedBarrier(kTurnBarrier, f_.workgroupSize, false));
+  Reg warp = f_.newReg(DType::i32), four = f_.newReg(DType::i32), first = f_.newReg(DType::boolean);
+  KBlock out;
+  out.insts.push_back({KOp::warp_id, {warp}, {}, {}, {}});
+  out.insts.push_back({KOp::constant, {four}, {}, {{"value", int64_t{4}}}, {}});
+  out.insts.push_back({KOp::cmp, {first}, {warp, four}, {{"pred", std::string("lt")}}, {}});
+  out.insts.push_back({KOp::branch, {}, {first}, {}, {std::move(consumers), std::move(second)}});
+  return out;
 }
 
 void Lowering::producer() {

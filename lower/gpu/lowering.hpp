@@ -701,6 +701,9 @@ class Lowering {
   // A persistent kernel's consumers: the barriers set up, the kernel run for each program of the
   // workgroup, the barriers ended.
   void persistentConsumers();
+  // The consumers' code of two warpgroups, once per warpgroup where it has loops of two wgmma
+  // groups or more, each copy taking turns with the other (kernel_ir_specialize.cpp's takeTurns).
+  KBlock pingPong(KBlock consumers);
   // The producer's code: the scalars its copies need, then a loop over the fold's iterations
   // that waits for each stage's release and issues its copies.
   void producer();

@@ -934,7 +934,8 @@ class Printer {
       case KOp::store_shared: return storeShared(i);
       case KOp::atomic_shared: return atomicShared(i);
       case KOp::barrier:
-        if (gpu::hasAttr(i, "id")) return t_.namedBarrier(b_, intAttr(i, "id"), intAttr(i, "threads"));
+        if (gpu::hasAttr(i, "id"))
+          return t_.namedBarrier(b_, intAttr(i, "id"), intAttr(i, "threads"), gpu::hasAttr(i, "arrive"));
         return t_.barrier(b_);
       case KOp::set_max_registers: return t_.setMaxRegisters(b_, intAttr(i, "count"), intAttr(i, "grow") != 0);
       case KOp::branch: return branch(i);
@@ -1046,7 +1047,7 @@ std::vector<llvm::Value*> LlvmGpuTarget::warpgroupWait(llvm::IRBuilderBase&, int
 void LlvmGpuTarget::fenceAsyncShared(llvm::IRBuilderBase&) const {
   throw Unsupported("llvm gpu: unsupported: fence_async_shared on " + triple());
 }
-void LlvmGpuTarget::namedBarrier(llvm::IRBuilderBase&, int64_t, int64_t) const {
+void LlvmGpuTarget::namedBarrier(llvm::IRBuilderBase&, int64_t, int64_t, bool) const {
   throw Unsupported("llvm gpu: unsupported: a named barrier on " + triple());
 }
 void LlvmGpuTarget::setMaxRegisters(llvm::IRBuilderBase&, int64_t, bool) const {

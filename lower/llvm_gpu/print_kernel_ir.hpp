@@ -121,9 +121,9 @@ class LlvmGpuTarget {
   // The kernel IR's tma_store (from workgroup memory `from`) and tma_store_wait.
   virtual void tmaStore(llvm::IRBuilderBase& b, llvm::Value* from, llvm::Value* map, const std::vector<llvm::Value*>& coords) const;
   virtual void tmaStoreWait(llvm::IRBuilderBase& b) const;
-  // The kernel IR's named barrier (barrier {id, threads}) and set_max_registers {count, grow}.
-  // Throw where the target has none.
-  virtual void namedBarrier(llvm::IRBuilderBase& b, int64_t id, int64_t threads) const;
+  // The kernel IR's named barrier (barrier {id, threads[, arrive]}) and set_max_registers {count,
+  // grow}. Throw where the target has none.
+  virtual void namedBarrier(llvm::IRBuilderBase& b, int64_t id, int64_t threads, bool arrive) const;
   virtual void setMaxRegisters(llvm::IRBuilderBase& b, int64_t count, bool grow) const;
   // Whether `bytes` of workgroup memory are a dynamic array (sized at launch) rather than a
   // static one.

@@ -71,8 +71,11 @@ class NvptxTarget final : public llvmgpu::LlvmGpuTarget {
     return b.CreateIntrinsic(ids[checkedAxis(axis)], {}, {});
   }
   void barrier(llvm::IRBuilderBase& b) const override { b.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); }
-  void namedBarrier(llvm::IRBuilderBase& b, int64_t id, int64_t threads) const override {
-    b.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier_sync_cnt, {}, {b.getInt32(uint32_t(id)), b.getInt32(uint32_t(threads))});
+  void namedBarrier(llvm::IRBuilderBase& b, int64_t id, int64_t threads, bool arrive) const override {
+    if (arrive)  // LLVM has no intrinsic for it
+      callAsm(b, "barrier.arrive " + std::to_string(id) + ", " + std::to_string(threads) + ";", "~{memory}", {}, {});
+    else
+      b.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier_sync_cnt, {}, {b.getInt32(uint32_t(id)), b.getInt32(uint32_t(threads))});
   }
   // setmaxnreg is sm_90a's (and PTX 8.0's), as wgmma is.
   void setMaxRegisters(llvm::IRBuilderBase& b, int64_t count, bool grow) const override {
