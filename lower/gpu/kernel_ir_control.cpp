@@ -27,11 +27,9 @@ void Lowering::fold(const ir::Op& op) {
   std::vector<Reg> operands = {regs_.at(op.operands[0]).at(0), regs_.at(op.operands[1]).at(0)};
   operands.insert(operands.end(), inits.begin(), inits.end());
   const ir::Block& body = op.regions.at(0);
-  int64_t stages = std::min(options_.maxStages, op.has(ir::attr::stages) ? op.get(ir::attr::stages) : t_.defaultStages);
-  // Registers hold one iteration's loads. After the fold the rings' bytes are reused: every
-  // later user of workgroup memory begins with a barrier.
-  if (!t_.asyncCopy) stages = std::min<int64_t>(stages, 2);
-  if (taken) stages = taken->stages;
+  // After the fold the rings' bytes are reused: every later user of workgroup memory begins
+  // with a barrier.
+  int64_t stages = taken ? taken->stages : foldStages(op);
   FoldBarriers outer = std::exchange(tma_, {});
   std::vector<StagedLoad> outerLoads = std::exchange(stagedLoads_, {});
   int outerLoadsDepth = std::exchange(stagedLoadsDepth_, regionDepth_ + 1);
@@ -57,11 +55,7 @@ void Lowering::fold(const ir::Op& op) {
     if (stages != persistentRings_->stages) throw CannotPersist("kernel ir: the specialized fold's stages changed");
     tma_.alloc = persistentRings_->barriers;
   } else if (!taken && std::ranges::any_of(ahead, [&](ir::ValueId v) { return readAhead_.at(v).tma.has_value(); })) {
-    int64_t bytes = (tma_.releases ? 2 : 1) * stages * 8;
-    tma_.alloc = allocShared(bytes, DType::i64, tma_.releases ? "transaction barriers, then release barriers, one per stage"
-                                                               : "transaction barriers, one per stage",
-                               alignedAbove(0, 8));
-    sharedFloor_ = f_.shared[size_t(tma_.alloc)].offset + bytes;
+    tma_.alloc = allocTmaBarriers(stages, tma_.releases);
   }
   const int64_t ringFloor = sharedFloor_;
   std::vector<std::pair<const ir::Op*, int>> invariant = stageInvariantOperands(body, std::exchange(lastFoldStaged_, {}));
@@ -120,6 +114,11 @@ void Lowering::fold(const ir::Op& op) {
   tma_ = outer;
   stagedLoads_ = std::move(outerLoads);
   stagedLoadsDepth_ = outerLoadsDepth;
+}
+
+int64_t Lowering::foldStages(const ir::Op& fold) const {
+  int64_t stages = std::min(options_.maxStages, fold.has(ir::attr::stages) ? fold.get(ir::attr::stages) : t_.defaultStages);
+  return t_.asyncCopy ? stages : std::min<int64_t>(stages, 2);  // registers hold one iteration's loads
 }
 
 bool Lowering::continues(const ir::Op& first, const ir::Op* second) const {

@@ -128,15 +128,11 @@ void Lowering::lowerSpecialized() {
   if (groups >= 2) b_.effect(KOp::set_max_registers, {}, {{"count", kProducerRegisters}, {"grow", int64_t{0}}});
   producer();
   b_.closeRegion();
-  f_.workgroupSize += 4 * f_.subgroupSize;
+  f_.workgroupSize += kProducerThreads;
 }
 
 void Lowering::persistentConsumers() {
-  const ir::Op& fold = *specialized_;
-  int64_t stages = std::min(options_.maxStages, fold.has(ir::attr::stages) ? fold.get(ir::attr::stages) : t_.defaultStages);
-  int64_t bytes = 2 * stages * 8;  // a transaction barrier and a release barrier per stage
-  int64_t barriers = allocShared(bytes, DType::i64, "transaction barriers, then release barriers, one per stage", alignedAbove(0, 8));
-  sharedFloor_ = f_.shared[size_t(barriers)].offset + bytes;
+  int64_t stages = foldStages(*specialized_), barriers = allocTmaBarriers(stages, true);
   persistentRings_ = PersistentRings{stages, barriers, f_.shared.size()};
   tma_ = FoldBarriers{barriers, true, std::nullopt, true};
   initTmaBarriers(stages);
@@ -253,7 +249,7 @@ std::vector<const ir::Op*> Lowering::producerOps() const {
 }
 
 void Lowering::syncWithProducer() {
-  b_.effect(KOp::barrier, {}, {{"id", int64_t{1}}, {"threads", f_.workgroupSize + 4 * f_.subgroupSize}});
+  b_.effect(KOp::barrier, {}, {{"id", int64_t{1}}, {"threads", f_.workgroupSize + kProducerThreads}});
 }
 
 }  // namespace tj::gpu::detail

@@ -63,6 +63,15 @@ int64_t Lowering::tensorMapParam(int64_t tensor, const std::vector<int64_t>& box
   return int64_t(f_.params.size() - 1);
 }
 
+int64_t Lowering::allocTmaBarriers(int64_t stages, bool releases) {
+  int64_t bytes = (releases ? 2 : 1) * stages * 8;
+  int64_t alloc = allocShared(bytes, DType::i64, releases ? "transaction barriers, then release barriers, one per stage"
+                                                          : "transaction barriers, one per stage",
+                              alignedAbove(0, 8));
+  sharedFloor_ = f_.shared[size_t(alloc)].offset + bytes;
+  return alloc;
+}
+
 void Lowering::initTmaBarriers(int64_t stages) {
   Reg first = firstThread();
   for (int64_t s = 0; s < (tma_.releases ? 2 : 1) * stages; ++s)

@@ -17,7 +17,7 @@ namespace detail {
 
 auto Lowering::run() -> KernelFunction {
   // The first fold {specialize = 1} at the top level, where a producer warpgroup fits.
-  bool fits = f_.workgroupSize % 128 == 0 && f_.workgroupSize + 128 <= t_.maxWorkgroupThreads;
+  bool fits = f_.workgroupSize % kProducerThreads == 0 && f_.workgroupSize + kProducerThreads <= t_.maxWorkgroupThreads;
   for (const ir::Op& op : k_.body.ops)
     if (!specialized_ && options_.warpSpecialize && t_.tma && fits && op.code == ir::OpCode::fold && op.has(ir::attr::specialize))
       specialized_ = &op;

@@ -613,6 +613,11 @@ class Lowering {
   bool tmaStore(const ir::Op& op);
   // The tensor-map parameter of `tensor` with this box and swizzle, added on first use.
   int64_t tensorMapParam(int64_t tensor, const std::vector<int64_t>& box, int64_t swizzle);
+  // The stages a fold reads ahead with: its own (p.stages) or the target's, within the options'.
+  int64_t foldStages(const ir::Op& fold) const;
+  // A transaction barrier per stage (and a release barrier per stage with `releases`), below a
+  // raised allocation floor: their allocation.
+  int64_t allocTmaBarriers(int64_t stages, bool releases);
   // The barriers' setup before the prologue's copies, and their end after the loop.
   void initTmaBarriers(int64_t stages);
   void invalidateTmaBarriers(int64_t stages);
@@ -713,6 +718,7 @@ class Lowering {
   // Named barrier 1 of the consumers and the producer: at the fold's start (its barriers set up)
   // and end (every wait done).
   void syncWithProducer();
+  static constexpr int64_t kProducerThreads = 128;  // a warpgroup
   // The producer's loop over one program's iterations of the fold (ring steps from stepBase_
   // on); returns how many it ran (i64).
   Reg producerLoop();
