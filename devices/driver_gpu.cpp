@@ -7,6 +7,7 @@
 #include <bit>
 #include <cstring>
 #include <functional>
+#include <limits>
 
 #include "devices/gpu_binary.hpp"
 #include "devices/print_buffers.hpp"
@@ -338,18 +339,20 @@ std::unique_ptr<StartedLaunch> DriverContext::start(const LoadedKernel& loaded, 
   makeCurrent();
   if (args.grid.size() > 3) unsupported("grid rank " + std::to_string(args.grid.size()));
   const DriverBinary& c = compiled.binary;
+  const bool persistent = gpu::isPersistent(c.params);  // launched on a grid of its own below
   unsigned grid[3] = {1, 1, 1};
   for (size_t a = 0; a < args.grid.size(); ++a) {
-    if (args.grid[a] > limits_.maxGrid[a]) unsupported(fmt::format("grid size {} on axis {}", args.grid[a], a));
-    grid[a] = unsigned(args.grid[a]);
+    if (!persistent && args.grid[a] > limits_.maxGrid[a]) unsupported(fmt::format("grid size {} on axis {}", args.grid[a], a));
+    grid[a] = unsigned(std::min<int64_t>(args.grid[a], std::numeric_limits<unsigned>::max()));
   }
   report.threadsPerProgram = c.workgroupSize;
   auto launched = std::make_unique<Launched>(*this, args.stream);
   Launched& l = *launched;
   if (std::ranges::any_of(args.grid, [](int64_t g) { return g == 0; })) return launched;
   l.compiled = &compiled;
-  int64_t programs = int64_t(grid[0]) * grid[1] * grid[2];
-  if (gpu::isPersistent(c.params)) {  // one workgroup per multiprocessor, each taking programs in turn
+  int64_t programs = 1;
+  for (int64_t g : args.grid) programs *= g;
+  if (persistent) {  // one workgroup per multiprocessor, each taking programs in turn
     int64_t workgroups = limits_.multiprocessors > 0 ? std::min(programs, limits_.multiprocessors) : programs;
     if (workgroups > limits_.maxGrid[0]) unsupported(fmt::format("{} persistent workgroups", workgroups));
     grid[0] = unsigned(workgroups), grid[1] = grid[2] = 1;

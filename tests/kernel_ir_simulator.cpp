@@ -156,7 +156,8 @@ class Workgroup {
       : f_(f), tensors_(tensors), scalars_(scalars), grid_(grid), programs_(programs), T_(size_t(f.workgroupSize)),
         regs_(f.regTypes.size()), shared_(size_t(f.sharedBytes()), 0.0), buckets_(bucketCount(f)),
         read_(shared_.size(), buckets_), written_(shared_.size(), buckets_), unfenced_(shared_.size(), false), tmaPending_(shared_.size(), false),
-        wgmmaReads_(shared_.size(), -1),
+        warpgroups_(std::max<size_t>(1, T_ / 128)), wgmmaReads_(shared_.size() * warpgroups_, -1),
+        committed_(warpgroups_, 0), completed_(warpgroups_, 0),
         acquired_(T_, std::vector<int64_t>(buckets_, -1)), copies_(T_), bulkStores_(T_, 0) {}
 
   void run(const std::vector<int64_t>& id) {
@@ -313,7 +314,7 @@ class Workgroup {
     const std::vector<Reg>& o = i.operands;
     if (!pending_.empty() && i.op != KOp::wgmma && i.op != KOp::wgmma_wait)
       for (Reg x : o)
-        if (pending_.count(x) && pending_.at(x) >= completed_)
+        if (pending_.count(x) && pending_.at(x) >= completed_[warpgroup()])
           throw Error("simulate: " + std::string(kopName(i.op)) + " reads %" + std::to_string(x) +
                       ", a wgmma result before the wgmma_wait that returns it");
     Reg r = i.results.empty() ? -1 : i.results[0];
@@ -436,7 +437,9 @@ class Workgroup {
       case KOp::mma: return mma(i);
       case KOp::wgmma: return wgmma(i);
       case KOp::wgmma_fence: return;
-      case KOp::wgmma_commit: ++committed_; return;
+      case KOp::wgmma_commit:
+        for (size_t g : runningGroups(128)) ++committed_[g];
+        return;
       case KOp::wgmma_wait: return wgmmaWait(i);
       case KOp::fence_async_shared: std::fill(unfenced_.begin(), unfenced_.end(), false); return;
       case KOp::mbarrier_init:
@@ -514,7 +517,7 @@ class Workgroup {
         std::fill_n(stamps_.begin() + std::ptrdiff_t(at * buckets_), buckets_, -1);
       }
       size_t i = at * buckets_ + bucket;
-      threads_[i] = stamps_[i] >= 0 && threads_[i] != thread ? -2 : thread;
+      threads_[i] = stamps_[i] >= 0 && threads_[i] != thread ? -2 : int32_t(thread);
       stamps_[i] = clock;
     }
     // Another thread (-2: several) whose access in this epoch thread t has not acquired (by
@@ -531,7 +534,8 @@ class Workgroup {
 
    private:
     size_t buckets_;
-    std::vector<int64_t> epochs_, stamps_, threads_;
+    std::vector<int64_t> epochs_, stamps_;
+    std::vector<int32_t> threads_;
   };
   static size_t bucketCount(const KernelFunction& f) {
     return std::min<size_t>(64, std::max<size_t>(1, size_t(f.workgroupSize / f.subgroupSize)));
@@ -606,9 +610,11 @@ class Workgroup {
   }
   // Stores and copies may not land on bytes a wgmma group still in flight reads.
   void checkNotInFlight(size_t at) const {
-    if (wgmmaReads_[at] >= completed_)
-      throw Error("simulate: workgroup memory byte " + std::to_string(at) + " is overwritten while wgmma group " +
-                  std::to_string(wgmmaReads_[at]) + ", which reads it, may be in flight");
+    for (size_t g = 0; g < warpgroups_; ++g)
+      if (wgmmaReads_[at * warpgroups_ + g] >= completed_[g])
+        throw Error("simulate: workgroup memory byte " + std::to_string(at) + " is overwritten while wgmma group " +
+                    std::to_string(wgmmaReads_[at * warpgroups_ + g]) + " of warpgroup " + std::to_string(g) +
+                    ", which reads it, may be in flight");
   }
   void writeShared(size_t at, size_t t, double v) {
     if (int64_t other = unordered(read_, at, t); other != -1) race("writes", at, t, other);
@@ -833,6 +839,8 @@ class Workgroup {
     });
   }
 
+  // The first running thread's warpgroup.
+  size_t warpgroup() const { return std::min(threads().front() / 128, warpgroups_ - 1); }
   // The groups of `size` consecutive threads that run (a warp, a warpgroup), each whole.
   std::vector<size_t> runningGroups(size_t size) const {
     std::vector<size_t> groups;
@@ -999,7 +1007,7 @@ class Workgroup {
           if (at >= shared_.size()) throw Error("simulate: wgmma reads byte " + std::to_string(at) + " past the workgroup memory");
           if (unfenced_[at]) throw Error("simulate: wgmma reads byte " + std::to_string(at) + ", stored since the last fence_async_shared");
           m[size_t(r * K + k)] = readShared(at, g);
-          wgmmaReads_[at] = committed_;
+          wgmmaReads_[at * warpgroups_ + g / 128] = committed_[g / 128];
         }
       return m;
     };
@@ -1027,16 +1035,16 @@ class Workgroup {
     }
     for (size_t j = 0; j < i.results.size(); ++j) {
       reg(i.results[j]) = std::move(d[j]);
-      pending_[i.results[j]] = committed_;
+      pending_[i.results[j]] = committed_[warpgroup()];
     }
   }
-  // Groups up to `committed_ - pending` are complete: their results may be read (those passed
+  // A warpgroup's groups up to `committed_ - pending` are complete: their results may be read (those passed
   // through the wait come back as new registers) and the bytes they read rewritten.
   void wgmmaWait(const KInst& i) {
-    completed_ = std::max(completed_, committed_ - intAttr(i, "pending"));
+    for (size_t g : runningGroups(128)) completed_[g] = std::max(completed_[g], committed_[g] - intAttr(i, "pending"));
     for (size_t j = 0; j < i.operands.size(); ++j) {
       auto it = pending_.find(i.operands[j]);
-      if (it != pending_.end() && it->second >= completed_)
+      if (it != pending_.end() && it->second >= completed_[warpgroup()])
         throw Error("simulate: wgmma_wait returns %" + std::to_string(i.operands[j]) + " of a group still in flight");
       reg(i.results[j]) = reg(i.operands[j]);
     }
@@ -1090,9 +1098,12 @@ class Workgroup {
   std::vector<bool> unfenced_;          // per byte address: stored since the last fence_async_shared
   std::vector<bool> tmaPending_;        // per byte address: a TMA copy to it has not landed
   std::map<size_t, Mbarrier> barriers_;  // by byte address
-  std::map<Reg, int64_t> pending_;      // wgmma results (and the loop values carrying them) -> their group
-  std::vector<int64_t> wgmmaReads_;     // per byte address: the last wgmma group that read it (-1: none)
-  int64_t committed_ = 0, completed_ = 0;  // wgmma groups closed / known complete
+  // wgmma results (and the loop values carrying them) -> their group (the running threads'
+  // warpgroups count their groups alike: they run the same code, or a copy of their own)
+  std::map<Reg, int64_t> pending_;
+  size_t warpgroups_;
+  std::vector<int64_t> wgmmaReads_;  // per byte address and warpgroup: the last wgmma group that read it (-1: none)
+  std::vector<int64_t> committed_, completed_;  // per warpgroup: wgmma groups closed / known complete
   int64_t epoch_ = 0;                   // barriers passed
   int64_t clock_ = 0;                   // instructions run
   // Per thread and bucket of warps, the clock up to which that bucket's accesses are ordered
@@ -1146,8 +1157,14 @@ void simulateLaunch(const KernelFunction& f, std::span<const TensorArg> tensors,
   for (size_t t = 0; t < tensors.size(); ++t)
     simulated.push_back({reinterpret_cast<void*>(uintptr_t(addresses.at(t))), tensors[t].dtype, tensors[t].shape,
                          tensors[t].strides});
+  std::vector<int64_t> programGrid = grid;  // a persistent kernel's from its program_count parameters
+  for (size_t p = 0; p < f.params.size(); ++p)
+    if (const KParam& param = f.params[p]; param.kind == KParam::Kind::program_count) {
+      programGrid.resize(std::max(programGrid.size(), size_t(param.axis) + 1), 1);
+      programGrid[param.axis] = int64_t(word(p));
+    }
   int64_t programs = 1;
-  for (int64_t g : grid) programs *= g;
+  for (int64_t g : programGrid) programs *= g;
   // The print and fault buffers follow the tensors, numbered in parameter order.
   for (size_t p = 0; p < f.params.size(); ++p) {
     const KParam& param = f.params[p];
@@ -1159,16 +1176,12 @@ void simulateLaunch(const KernelFunction& f, std::span<const TensorArg> tensors,
     simulated.push_back({reinterpret_cast<void*>(uintptr_t(word(p))), param.dtype, {elements}, {1}});
   }
   std::vector<double> scalars;
-  std::vector<int64_t> programGrid = grid;  // a persistent kernel's from its program_count parameters
   for (size_t p = 0; p < f.params.size(); ++p) {
     const KParam& param = f.params[p];
-    if (param.kind == KParam::Kind::tensor_map || param.kind == KParam::Kind::buffer) continue;
-    uint64_t value = word(p);
-    if (param.kind == KParam::Kind::program_count) {
-      programGrid.resize(std::max(programGrid.size(), size_t(param.axis) + 1), 1);
-      programGrid[param.axis] = int64_t(value);
+    if (param.kind == KParam::Kind::tensor_map || param.kind == KParam::Kind::buffer ||
+        param.kind == KParam::Kind::program_count)
       continue;
-    }
+    uint64_t value = word(p);
     if (param.kind == KParam::Kind::scalar) {
       scalars.resize(std::max(scalars.size(), param.number + 1));
       scalars[param.number] = param.dtype == DType::f64 ? std::bit_cast<double>(value)

@@ -1372,6 +1372,13 @@ TEST_CASE("kernel ir: warp-specialized attention on two consumer warpgroups take
     second.insts.erase(prime);
     HostTensors tensors(k, std::vector<ir::Shape>(4, {1, 2, 150, 64}));
     CHECK_THROWS_WITH_AS(gpu::simulate(unprimed, tensors.sim(), {}, def.grid), doctest::Contains("would hang"), Error);
+    // Each warpgroup waits for its own wgmma groups: warpgroup 1 reading S without its wait is
+    // caught though warpgroup 0 waited for its own.
+    KernelFunction unwaited = f;
+    KInst* wait = firstOf(firstOf(const_cast<KBlock&>(*roles(unwaited).first), KOp::branch)->regions.at(1), KOp::wgmma_wait);
+    REQUIRE(wait != nullptr);
+    wait->attrs = {{"pending", int64_t{1}}};
+    CHECK_THROWS_WITH_AS(gpu::simulate(unwaited, tensors.sim(), {}, def.grid), doctest::Contains("wgmma_wait"), Error);
   }
 }
 

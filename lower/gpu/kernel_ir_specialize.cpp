@@ -136,6 +136,7 @@ void Lowering::persistentConsumers() {
   persistentRings_ = PersistentRings{stages, barriers, f_.shared.size()};
   tma_ = FoldBarriers{barriers, true, std::nullopt, true};
   initTmaBarriers(stages);
+  tma_ = {};  // the fold's own, when it is lowered
   forEachProgram([&] {
     block(k_.body);
     if (!producer_ || persistentRings_->steps < 0) throw CannotPersist("kernel ir: the specialized fold is not lowered once a program");

@@ -481,6 +481,7 @@ class Lowering {
   // A persistent kernel's program ids are its current program's (programIds).
   Reg programId(int64_t axis) {
     if (programIds_[0] >= 0) return programIds_.at(size_t(axis));
+    if (persistent_) throw InternalError("kernel ir", "a persistent kernel's program id outside its loop over the programs");
     return axis < 2 && groupedIds_[0] >= 0 ? groupedIds_[size_t(axis)] : workgroupId(axis);
   }
   // The programs on `axis` (i64): the workgroups', or a persistent kernel's program_count parameter.
