@@ -208,6 +208,19 @@ TEST_CASE("tile-ir prints the same IR and hash as the library, and the hash is e
   }
 }
 
+TEST_CASE("tile-ir --stages and --warp-specialize set every fold's, as p.stages and p.warp_specialize") {
+  CommandResult kernel = runCommand(tileIr("--sample gemm_bf16 --stage=kernel --target=sm_90a --warps 8 --stages 4 --warp-specialize"));
+  REQUIRE(kernel.status == 0);
+  CHECK(kernel.output.find("workgroup 384") != std::string::npos);  // a producer warpgroup more
+  CHECK(kernel.output.find("branch(") != std::string::npos);
+  CHECK(kernel.output.find("set_max_registers") != std::string::npos);
+  CommandResult text = runCommand(tileIr("--sample gemm_bf16 --stage=parsed --stages 3 --warp-specialize"));
+  CHECK(text.output.find("{specialize = 1, stages = 3}") != std::string::npos);
+  CommandResult bad = runCommand(tileIr("--sample gemm_bf16 --stages 7"));
+  CHECK(bad.status != 0);
+  CHECK(bad.output.find("fold: stages = 7 is outside [1, 4]") != std::string::npos);
+}
+
 TEST_CASE("tile-ir reads a file back: round trip, and any semantic edit changes the hash") {
   fs::path dir = test::scratchDir("test", "edit");
   std::string text = ir::print(samples::traceSample("gemm"));

@@ -14,6 +14,8 @@
 //   tile-ir --stage=ptx --target=sm_90 ...  the PTX for an NVIDIA target (--stage=llvm: its LLVM IR)
 //   tile-ir --stage=amdgpu --target=gfx942 ...  the assembly for an AMD target (gfx942, gfx1100,
 //                               gfx1151 with gfx1100's layouts; --stage=llvm: its LLVM IR)
+//   tile-ir --stages=N --warp-specialize ...  every fold with N stages, warp-specialized, as
+//                               p.stages and p.warp_specialize
 //   tile-ir --warps=N ...       GPU stages on N warps (subgroups) per program, as p.warps,
 //                               TILEJIT_VULKAN_WARPS or a spread over lavapipe's code budget give
 #include <CLI/CLI.hpp>
@@ -121,13 +123,22 @@ tj::ir::Kernel readFile(const std::string& path, bool canonical) {
   return canonical ? tj::ir::canonicalize(k) : k;
 }
 
+// Every fold of b with the integer attribute `key` = `value`.
+void setOnFolds(tj::ir::Block& b, tj::ir::AttrKey<int64_t> key, int64_t value) {
+  for (tj::ir::Op& op : b.ops) {
+    if (op.code == tj::ir::OpCode::fold) op.set(key, value);
+    for (tj::ir::Block& r : op.regions) setOnFolds(r, key, value);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app("Reads, checks, canonicalizes and prints tilejit tile IR", "tile-ir");
   std::string file, sample, stage = "canonical", target = "cpu", cpu = "host";
   bool hash = false, general = false;
-  int64_t warps = 0;
+  int64_t warps = 0, stages = 0;
+  bool specialize = false;
   app.add_option("file", file, "a .tir file");
   app.add_option("--sample", sample, "print a sample kernel's IR instead of a file")
       ->check(CLI::IsMember(tj::samples::sampleNames()));
@@ -142,6 +153,8 @@ int main(int argc, char** argv) {
                  "avx512vnni, avx512bf16, amx), "
                  "so that the output does not depend on this machine");
   app.add_option("--warps", warps, "GPU stages: warps (subgroups) per program, a power of two (default: the target's 4)");
+  app.add_option("--stages", stages, "every fold's stages, as p.stages (1 to 4)");
+  app.add_flag("--warp-specialize", specialize, "every fold warp-specialized, as p.warp_specialize");
   CLI11_PARSE(app, argc, argv);
   if (file.empty() == sample.empty()) {
     std::fprintf(stderr, "tile-ir: give exactly one of FILE or --sample NAME\n");
@@ -149,6 +162,9 @@ int main(int argc, char** argv) {
   }
   try {
     tj::ir::Kernel k = sample.empty() ? readFile(file, stage != "parsed") : tj::samples::traceSample(sample);
+    if (stages) setOnFolds(k.body, tj::ir::attr::stages, stages);
+    if (specialize) setOnFolds(k.body, tj::ir::attr::specialize, 1);
+    if (stages || specialize) tj::ir::verify(k);
     if (hash) std::cout << tj::ir::hashHex(tj::ir::semanticHash(k)) << "\n";
     else if (stage == "grad") std::cout << tj::ir::print(tj::ir::canonicalize(tj::grad::backwardKernel(k)));
     else if (stage == "buffers") std::cout << tj::cpu::printWithBuffers(k, tj::cpu::planBuffers(k, tj::cpu::UseInfo(k), cpuOptions(cpu)));
