@@ -380,13 +380,15 @@ class Program {
   // further on lavapipe for compile time); the CPU ignores it. A device whose workgroups are
   // smaller runs the kernel on the CPU and says why.
   void warps(int64_t n, Loc loc = Loc::current());
-  // Folds traced after this call (until p.warp_specialize(false)) are warp-specialized on GPUs
-  // with TMA (NVIDIA sm_90a): a producer warpgroup of its own, added to the p.warps consumer
-  // warps, issues the TMA copies of the loads read ahead into the rings, while the consumer
-  // warpgroups only wait for stages, compute and release them (Triton's warp_specialize; with
-  // 8 warps, two consumer warpgroups take registers the producer gives up). Where a fold's
-  // dot operands are not all copied by TMA, or more than its offsets' scalars come from before
-  // the fold, it runs as without the call. Other devices ignore it.
+  // Folds traced after this call (until p.warp_specialize(false)) are marked, and the first
+  // marked one at the kernel's top level is warp-specialized on GPUs with TMA (NVIDIA sm_90a):
+  // a producer warpgroup of its own, added to the p.warps consumer warps, issues the TMA
+  // copies of the loads read ahead into the rings, while the consumer warpgroups only wait for
+  // stages, compute and release them (Triton's warp_specialize; with 8 warps, two consumer
+  // warpgroups take registers the producer gives up, and take turns on the tensor cores where
+  // the loop has two products or more). Where a fold's dot operands are not all copied by TMA,
+  // or more than its offsets' scalars come from before the fold, it runs as without the call.
+  // Other devices ignore it.
   void warp_specialize(bool on = true);
   // A loop kept in the kernel: for k in [start, end): carried = body(k, carried).
   Tile fold(const IndexOperand& start, const IndexOperand& end, const Tile& init,
