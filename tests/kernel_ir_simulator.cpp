@@ -199,11 +199,15 @@ class Workgroup {
   struct Cancelled {};  // another stream failed: unwinds this one
   const std::vector<size_t>& threads() const { return running_->threads; }
   int64_t progress() const { return clock_ + finished_; }
+  // The stream whose turn comes after s's.
+  Stream* after(Stream* s) const {
+    auto next = std::next(std::ranges::find(streams_, s));
+    return next == streams_.end() ? streams_.front() : *next;
+  }
   // Hands the turn to the next stream and waits for it to come back.
   void passTurn() {
     Stream* self = running_;
-    auto at = std::ranges::find(streams_, self);
-    turn_ = std::next(at) == streams_.end() ? streams_.front() : *std::next(at);
+    turn_ = after(self);
     turnChanged_.notify_all();
     turnChanged_.wait(*self->lock, [&] { return turn_ == self || failure_; });
     if (failure_) throw Cancelled{};
@@ -254,31 +258,28 @@ class Workgroup {
       leave(&child);
     });
     std::vector<size_t> all = std::exchange(self.threads, sides[1]);
+    auto rejoin = [&] {  // the other side's OS thread ends once it has the lock
+      self.lock->unlock();
+      side.join();
+      self.lock->lock();
+      running_ = &self;
+      self.threads = all;
+    };
     try {
       block(i.regions.at(1));
       while (!done) stall("a branch side waits for the other side to end");
     } catch (...) {
       if (!failure_) failure_ = std::current_exception();
       turnChanged_.notify_all();
-      self.lock->unlock();
-      side.join();
-      self.lock->lock();
-      running_ = &self;
-      self.threads = all;
+      rejoin();
       throw Cancelled{};
     }
-    self.lock->unlock();
-    side.join();
-    self.lock->lock();
-    running_ = &self;
-    self.threads = std::move(all);
+    rejoin();
   }
   // A finished stream leaves the ring, handing the turn to the one after it.
   void leave(Stream* gone) {
-    auto at = std::ranges::find(streams_, gone);
-    Stream* next = std::next(at) == streams_.end() ? streams_.front() : *std::next(at);
-    streams_.erase(at);
-    turn_ = next;
+    turn_ = after(gone);
+    streams_.remove(gone);
     turnChanged_.notify_all();
   }
   Lanes& reg(Reg r) { return regs_.at(size_t(r)); }
@@ -1021,8 +1022,8 @@ class Workgroup {
       return m;
     };
     std::vector<Lanes> d(i.results.size(), Lanes(T_));
-    for (size_t g : runningGroups(128)) {
-      g *= 128;
+    for (size_t group : runningGroups(128)) {
+      size_t g = group * 128;  // its first thread
       std::vector<double> A = aShared ? matrix("A", g, 64) : registers(g), B = matrix("B", g, n);
       for (size_t t = g; t < g + 128; ++t)
         for (size_t j = 0; j < i.results.size(); ++j) {

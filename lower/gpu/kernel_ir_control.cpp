@@ -51,9 +51,8 @@ void Lowering::fold(const ir::Op& op) {
   if (tma_.specialized && !tma_.releases)
     throw CannotSpecialize("kernel ir: a specialized fold whose dot operands TMA does not copy (all of them)");
   bool persistentRings = tma_.specialized && persistentRings_;
-  if (persistentRings && !taken) {  // set up before the loop over the programs
-    if (stages != persistentRings_->stages) throw CannotPersist("kernel ir: the specialized fold's stages changed");
-    tma_.alloc = persistentRings_->barriers;
+  if (persistentRings && !taken) {
+    tma_.alloc = persistentRings_->barriers;  // set up before the loop over the programs
   } else if (!taken && std::ranges::any_of(ahead, [&](ir::ValueId v) { return readAhead_.at(v).tma.has_value(); })) {
     tma_.alloc = allocTmaBarriers(stages, tma_.releases);
   }

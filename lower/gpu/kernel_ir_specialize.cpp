@@ -66,12 +66,12 @@ KBlock copyWithNewRegisters(KernelFunction& f, const KBlock& b, std::map<Reg, Re
   return copy;
 }
 
-// Whether b has a loop whose body issues two wgmma groups or more (where warpgroups take turns).
-bool issuesGroupsInTurn(const KBlock& b) {
-  return std::ranges::any_of(b.insts, [](const KInst& i) {
-    return (i.op == KOp::for_loop && topLevelCount(i.regions.at(0), KOp::wgmma_commit) >= 2) ||
-           std::ranges::any_of(i.regions, issuesGroupsInTurn);
-  });
+// Whether i is a loop whose body issues two wgmma groups or more: where warpgroups take turns.
+bool takesTurns(const KInst& i) {
+  return i.op == KOp::for_loop && topLevelCount(i.regions.at(0), KOp::wgmma_commit) >= 2;
+}
+bool hasTurns(const KBlock& b) {
+  return std::ranges::any_of(b.insts, [](const KInst& i) { return takesTurns(i) || std::ranges::any_of(i.regions, hasTurns); });
 }
 
 // Warpgroup g's turns in its copy of the consumers' code: in each loop whose body issues two
@@ -79,7 +79,7 @@ bool issuesGroupsInTurn(const KBlock& b) {
 // passes the turn on after it (the two copies run the same loops the same number of times).
 void takeTurns(KBlock& b, int64_t g, int64_t threads) {
   for (size_t at = 0; at < b.insts.size(); ++at) {
-    if (b.insts[at].op != KOp::for_loop || topLevelCount(b.insts[at].regions.at(0), KOp::wgmma_commit) < 2) {
+    if (!takesTurns(b.insts[at])) {
       for (KBlock& r : b.insts[at].regions) takeTurns(r, g, threads);
       continue;
     }
@@ -133,13 +133,12 @@ void Lowering::lowerSpecialized() {
 
 void Lowering::persistentConsumers() {
   int64_t stages = foldStages(*specialized_), barriers = allocTmaBarriers(stages, true);
-  persistentRings_ = PersistentRings{stages, barriers, f_.shared.size()};
+  persistentRings_ = PersistentRings{barriers, f_.shared.size()};
   tma_ = FoldBarriers{barriers, true, std::nullopt, true};
   initTmaBarriers(stages);
   tma_ = {};  // the fold's own, when it is lowered
   forEachProgram([&] {
-    block(k_.body);
-    if (!producer_ || persistentRings_->steps < 0) throw CannotPersist("kernel ir: the specialized fold is not lowered once a program");
+    block(k_.body);  // the specialized fold, at the top level, sets the steps
     return persistentRings_->steps;
   });
   tma_ = FoldBarriers{barriers, true, std::nullopt, true};
@@ -166,7 +165,7 @@ void Lowering::forEachProgram(const std::function<Reg()>& body) {
 }
 
 KBlock Lowering::pingPong(KBlock consumers) {
-  if (!issuesGroupsInTurn(consumers)) return consumers;
+  if (!hasTurns(consumers)) return consumers;
   std::map<Reg, Reg> renamed;
   KBlock second = copyWithNewRegisters(f_, consumers, renamed);
   takeTurns(consumers, 0, f_.workgroupSize);

@@ -21,7 +21,8 @@ auto Lowering::run() -> KernelFunction {
   for (const ir::Op& op : k_.body.ops)
     if (!specialized_ && options_.warpSpecialize && t_.tma && fits && op.code == ir::OpCode::fold && op.has(ir::attr::specialize))
       specialized_ = &op;
-  persistent_ = specialized_ && options_.persistent && gemmShaped(k_, a_) && k_.gridRank <= 3;
+  gemmShaped_ = gemmShaped(k_, a_);
+  persistent_ = specialized_ && options_.persistent && gemmShaped_ && k_.gridRank <= 3;
   for (int64_t axis = 0; persistent_ && axis < k_.gridRank; ++axis)
     f_.params.push_back({KParam::Kind::program_count, "programs" + std::to_string(axis), DType::i64, 0, size_t(axis)});
   groupPrograms();
@@ -325,9 +326,8 @@ bool gemmShaped(const ir::Kernel& k, const layout::LayoutAssignment& a) {
   return k.gridRank >= 2 && streamsBoth;
 }
 
-
 void Lowering::groupPrograms() {
-  if (persistent_ || !gemmShaped(k_, a_)) return;
+  if (persistent_ || !gemmShaped_) return;
   auto u32 = [&](Reg r) { return castTo(r, DType::u32); };
   groupedIds_ = groupedIds([&](Reg rows) { return b_.binary("add", u32(workgroupId(0)), b_.binary("mul", u32(workgroupId(1)), rows)); },
                            {workgroupId(0), workgroupId(1)});
@@ -357,7 +357,7 @@ auto Lowering::programIds(Reg linear) -> std::array<Reg, 3> {
     ids[size_t(axis)] = b_.binary("rem", rest, count);
     ids[size_t(axis) + 1] = rest = b_.binary("div", rest, count);
   }
-  if (k_.gridRank < 2 || !gemmShaped(k_, a_)) return ids;
+  if (!gemmShaped_) return ids;
   Reg plane = b_.binary("mul", programCount(0), programCount(1));
   std::array<Reg, 2> grouped =
       groupedIds([&](Reg) { return castTo(b_.binary("rem", linear, plane), DType::u32); }, {ids[0], ids[1]});

@@ -500,6 +500,7 @@ class Lowering {
   // The ids of the program numbered `linear` in a persistent kernel: row-major (axis 0
   // fastest), grouped on axes 0 and 1 as groupPrograms does where the kernel is GEMM-shaped.
   std::array<Reg, 3> programIds(Reg linear);
+  bool gemmShaped_ = false;  // gemmShaped(k_, a_)
   std::array<Reg, 2> groupedIds_ = {-1, -1};
   std::array<Reg, 3> programIds_ = {-1, -1, -1};  // a persistent kernel's current program
 
@@ -733,10 +734,10 @@ class Lowering {
     Reg step = b_.binary("sub", k, start);
     return tma_.specialized && stepBase_ >= 0 ? b_.binary("add", step, stepBase_) : step;
   }
-  // A persistent kernel's stage count (its rings must have it), barrier allocation, ring steps
-  // per program (the specialized fold's iterations) and the allocations made before the fold.
+  // A persistent kernel's barrier allocation, the allocations made before the fold and the ring
+  // steps per program (the specialized fold's iterations).
   struct PersistentRings {
-    int64_t stages, barriers;
+    int64_t barriers;
     size_t allocations;
     Reg steps = -1;
   };

@@ -79,7 +79,7 @@ class NvptxTarget final : public llvmgpu::LlvmGpuTarget {
   }
   // setmaxnreg is sm_90a's (and PTX 8.0's), as wgmma is.
   void setMaxRegisters(llvm::IRBuilderBase& b, int64_t count, bool grow) const override {
-    if (sm_ < 90) LlvmGpuTarget::setMaxRegisters(b, count, grow);
+    if (sm_ < 90) return LlvmGpuTarget::setMaxRegisters(b, count, grow);  // throws
     b.CreateIntrinsic(grow ? llvm::Intrinsic::nvvm_setmaxnreg_inc_sync_aligned_u32
                            : llvm::Intrinsic::nvvm_setmaxnreg_dec_sync_aligned_u32,
                       {}, {b.getInt32(uint32_t(count))});
