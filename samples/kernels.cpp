@@ -83,10 +83,11 @@ std::vector<TuneConfig> gemmTuneSpace(const std::string& device) {
        // NVIDIA: f16/bf16 tiles on mma.sync, 2 to 4 stages of cp.async read-ahead, 8 warps for
        // the largest blocks and 2 for the smallest, as Triton's configs; Hopper's wgmma: two
        // warpgroups of 64 x 128 (4 stages) or 64 x 256 (3), also warp-specialized (a producer
-       // warpgroup more, the consumers' registers raised to 232).
+       // warpgroup more, the consumers' registers raised to 232) and so persistent, where the
+       // result's two box buffers leave room for a fourth stage of 64 x 256.
        {"cuda", {{128, 64, 64}, {128, 64, 64, 3}, {128, 128, 32, 3, 8}, {128, 128, 64, 3, 8}, {64, 128, 64, 3},
                  {128, 64, 32, 4}, {64, 64, 64, 4, 2}, {128, 128, 64, 4, 8}, {128, 256, 64, 3, 8},
-                 {128, 128, 64, 4, 8, true}, {128, 256, 64, 3, 8, true}}},
+                 {128, 128, 64, 4, 8, true}, {128, 256, 64, 3, 8, true}, {128, 256, 64, 4, 8, true}}},
        // AMD: MFMA 32x32 (gfx942) or WMMA 16x16 (gfx1100), mostly 8 waves; 2 stages read the
        // next blocks into registers during the dots (Triton's AMD default), 1 does not. Each
        // compiles without scratch on both (untimed: no AMD GPU was at hand).

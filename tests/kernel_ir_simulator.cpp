@@ -158,7 +158,7 @@ class Workgroup {
         read_(shared_.size(), buckets_), written_(shared_.size(), buckets_), unfenced_(shared_.size(), false), tmaPending_(shared_.size(), false),
         warpgroups_(std::max<size_t>(1, T_ / 128)), wgmmaReads_(shared_.size() * warpgroups_, -1),
         committed_(warpgroups_, 0), completed_(warpgroups_, 0),
-        acquired_(T_, std::vector<int64_t>(buckets_, -1)), copies_(T_), bulkStores_(T_, 0) {}
+        acquired_(T_, std::vector<int64_t>(buckets_, -1)), copies_(T_), bulkStores_(T_), bulkReading_(shared_.size(), 0) {}
 
   void run(const std::vector<int64_t>& id) {
     id_ = id;
@@ -180,7 +180,7 @@ class Workgroup {
       if (!c.open.empty() || !c.groups.empty()) throw Error("simulate: the kernel ends with asynchronous copies not waited for");
     for (const auto& [at, b] : barriers_)
       if (!b.landing.empty()) throw Error("simulate: the kernel ends with TMA copies to barrier " + std::to_string(at) + " not waited for");
-    if (std::ranges::any_of(bulkStores_, [](int64_t n) { return n > 0; }))
+    if (std::ranges::any_of(bulkReading_, [](int32_t n) { return n > 0; }))
       throw Error("simulate: the kernel ends with TMA stores not waited for");
     for (const auto& [id, n] : named_)
       if (n.arrived != 0) throw Error("simulate: the kernel ends with threads at named barrier " + std::to_string(id));
@@ -471,10 +471,7 @@ class Workgroup {
         return;
       case KOp::tma_load: return tmaLoad(i);
       case KOp::tma_store: return tmaStore(i);
-      case KOp::tma_store_wait:
-        for (size_t t : threads())
-          if (reg(o[0])[t] != 0) bulkStores_[t] = 0;
-        return;
+      case KOp::tma_store_wait: return tmaStoreWait(i);
       case KOp::for_loop: return loop(i);
       case KOp::while_loop: return whileLoop(i);
       default: throw Error("simulate: cannot run " + std::string(kopName(i.op)));
@@ -620,6 +617,8 @@ class Workgroup {
   void writeShared(size_t at, size_t t, double v) {
     if (int64_t other = unordered(read_, at, t); other != -1) race("writes", at, t, other);
     if (tmaPending_[at]) throw Error("simulate: byte " + std::to_string(at) + " is written while a TMA copy to it may land");
+    if (bulkReading_[at])
+      throw Error("simulate: byte " + std::to_string(at) + " is written while a TMA store may still read it (its group not waited for)");
     checkNotInFlight(at);
     access(written_, at, t);
     unfenced_[at] = true;
@@ -784,8 +783,26 @@ class Workgroup {
         if (unfenced_[at]) throw Error("simulate: tma_store reads byte " + std::to_string(at) + ", stored since the last fence_async_shared");
         double v = readShared(at, t);
         if (element >= 0) writeElement(tensor.data, tensor.dtype, element, v);
+        bulkStores_[t].open.push_back(at);
+        ++bulkReading_[at];
       }
-      ++bulkStores_[t];
+    }
+  }
+  // PTX's cp.async.bulk.commit_group and wait_group.read: the thread's stores since its last
+  // wait become a group (an empty one too), and the groups but the last `pending` are done
+  // reading, their reads this thread's from now (a write of another thread races with them
+  // until a barrier follows).
+  void tmaStoreWait(const KInst& i) {
+    size_t pending = size_t(intAttr(i, "pending"));
+    for (size_t t : threads()) {
+      if (reg(i.operands[0])[t] == 0) continue;
+      BulkStores& s = bulkStores_[t];
+      s.groups.push_back(std::exchange(s.open, {}));
+      for (; s.groups.size() > pending; s.groups.pop_front())
+        for (size_t at : s.groups.front()) {
+          --bulkReading_[at];
+          access(read_, at, t);
+        }
     }
   }
 
@@ -1119,7 +1136,12 @@ class Workgroup {
   Stream* running_ = nullptr;           // the stream this OS thread runs
   std::exception_ptr failure_;          // the first error of a stream, which ends them all
   int64_t finished_ = 0;                // streams ended
-  std::vector<int64_t> bulkStores_;     // per thread: TMA stores not waited for
+  struct BulkStores {
+    std::vector<size_t> open;                // bytes read by the stores since the last wait
+    std::deque<std::vector<size_t>> groups;  // committed, not waited for: the oldest first
+  };
+  std::vector<BulkStores> bulkStores_;  // per thread
+  std::vector<int32_t> bulkReading_;    // per byte of workgroup memory: TMA store groups reading it
   std::vector<Copies> copies_;          // per thread
   std::vector<int64_t> id_;
 };

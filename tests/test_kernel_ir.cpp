@@ -691,6 +691,16 @@ KInst* firstOf(KBlock& b, KOp op) {
   return nullptr;
 }
 
+// Every instruction of kind `op` in b, nested regions included, in program order.
+std::vector<KInst*> allOf(KBlock& b, KOp op) {
+  std::vector<KInst*> found;
+  for (KInst& i : b.insts) {
+    if (i.op == op) found.push_back(&i);
+    for (KBlock& r : i.regions) std::ranges::copy(allOf(r, op), std::back_inserter(found));
+  }
+  return found;
+}
+
 TEST_CASE("kernel ir: the simulator holds sm_90a's TMA copies to their barriers and fences: a read before the wait, bytes not expected, a store unfenced or not waited for, fail") {
   ir::Kernel k = samples::traceSample("gemm_f16");
   std::vector<ir::Shape> shapes = {{37, 144}, {144, 48}, {37, 48}};
@@ -817,18 +827,39 @@ TEST_CASE("kernel ir: a warp-specialized gemm is persistent: each workgroup goes
   perProgram.insts.back().operands = {perProgram.args.at(1)};  // yield the same base
   HostTensors tensors(k, shapes);
   CHECK_THROWS_AS(gpu::simulate(restarted, tensors.sim(), {}, {3, 2}), Error);
-  // 128 x 256 blocks: three stages of rings and the result's staging apart pass the 227 KiB of
-  // workgroup memory; the kernel keeps its stages and gives up persistence.
+  // 128 x 256 blocks: the result leaves a box (128 x 32 f32) at a time through two buffers of
+  // 16 KiB, so that three stages of rings stay beside them within the 227 KiB: persistent.
   {
     Tensor a = Tensor::zeros({256, 256}, DType::bf16), b = Tensor::zeros({256, 512}, DType::bf16), c = Tensor::zeros({256, 512});
     CaptureTraces capture;
     samples::gemm(a, b, c, {.device = "interp"}, samples::GemmBlocks{128, 256, 64, 3, 8, true});
+    samples::gemm(a, b, c, {.device = "interp"}, samples::GemmBlocks{128, 256, 128, 3, 8, true});
     const ir::Kernel& wide = capture.kernels().at(0);
     contiguous.vectorTensors.assign(wide.tensors.size(), true);
     KernelFunction g = lowerWithinCodeBudget(wide, layout::targetByName("sm_90a"), contiguous);
     CHECK(g.workgroupSize == 384);
-    CHECK(!isPersistent(g.params));
-    CHECK(countOps(g.body, KOp::mbarrier_init) == 6);
+    CHECK(isPersistent(g.params));
+    CHECK(countOps(g.body, KOp::tma_store) == 8);
+    CHECK(g.sharedBytes() == 181248);  // 48 KiB of rings per stage, 32 KiB of buffers for the result, barriers
+    // 3 x 3 programs on 3 workgroups, three each.
+    const std::vector<ir::Shape> wideShapes = {{300, 70}, {70, 520}, {300, 520}};
+    checkAgainstInterpreter(wide, wideShapes, g, {3, 3}, 1e-4);
+    HostTensors wideTensors(wide, wideShapes);
+    // A box staged over the buffer whose store is not waited for, and one staged before every
+    // thread knows that the first thread waited: the simulator reports both.
+    KernelFunction unwaited = g;
+    for (KInst* wait : allOf(unwaited.body, KOp::tma_store_wait)) wait->attrs = {{"pending", int64_t{2}}};
+    CHECK_THROWS_WITH_AS(gpu::simulate(unwaited, wideTensors.sim(), {}, {3, 3}), doctest::Contains("while a TMA store may still read it"), Error);
+    KernelFunction unsynchronized = g;
+    KInst* barrierAfterWait = allOf(unsynchronized.body, KOp::tma_store_wait).at(1) + 1;
+    REQUIRE(barrierAfterWait->op == KOp::barrier);
+    *barrierAfterWait = KInst{KOp::wgmma_fence, {}, {}, {}, {}};
+    CHECK_THROWS_WITH_AS(gpu::simulate(unsynchronized, wideTensors.sim(), {}, {3, 3}), doctest::Contains("a race in workgroup memory"), Error);
+    // Rings of 96 KiB a stage: three pass the budget; the kernel gives up persistence before a stage ...
+    const ir::Kernel& deep = capture.kernels().at(1);
+    KernelFunction h = lowerWithinCodeBudget(deep, layout::targetByName("sm_90a"), contiguous);
+    CHECK(!isPersistent(h.params));
+    CHECK(countOps(h.body, KOp::mbarrier_init) == 4);  // ... and then the stage: two
   }
   // Without persistence, a workgroup per program.
   KernelLoweringOptions onePerProgram = contiguous;

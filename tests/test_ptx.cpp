@@ -208,13 +208,14 @@ test::Assembled assembleAttention(const samples::KernelDefinition& def, const st
 
 // As the device lowers them (the key loop split at its masks): bf16 at d 128, the GPU check's
 // attention, causal and not.
-TEST_CASE("ptx: a warp-specialized sm_90a gemm: HGMMA and UTMALDG on two roles that meet at named barriers, registers moved by setmaxnreg") {
+TEST_CASE("ptx: a warp-specialized sm_90a gemm: HGMMA and UTMALDG on two roles that meet at named barriers, registers moved by setmaxnreg, the result stored a box at a time") {
   for (int64_t n : {128, 256}) {
     CAPTURE(n);
     samples::GemmBlocks blocks{128, n, 64, n == 128 ? 4 : 3, 8, true};
     std::string ptx = devicePtxOf(gemmKernel(blocks, DType::bf16), "sm_90a");
     for (const char* instruction : {".maxntid 384, 1, 1", "setmaxnreg.inc.sync.aligned.u32 232", "setmaxnreg.dec.sync.aligned.u32 40",
-                                    "barrier.sync \t1, 384", "barrier.sync \t2, 256", "cp.async.bulk.tensor.", "wgmma.mma_async"})
+                                    "barrier.sync \t1, 384", "barrier.sync \t2, 256", "cp.async.bulk.tensor.", "wgmma.mma_async",
+                                    "cp.async.bulk.wait_group.read 1"})
       CHECK_MESSAGE(ptx.find(instruction) != std::string::npos, instruction);
     test::Assembled a = test::assemble(ptx, "sm_90a", true);
     if (a.report.empty()) continue;
@@ -223,6 +224,8 @@ TEST_CASE("ptx: a warp-specialized sm_90a gemm: HGMMA and UTMALDG on two roles t
     CHECK(sassCount(a.sass, "HGMMA") > 0);
     // A's box and B's n / 64 (of 128-byte rows), in the producer's loop alone: none before it.
     CHECK(sassCount(a.sass, "UTMALDG") == 1 + n / 64);
+    // Persistent, the result leaves a box of 128 x 32 f32 at a time.
+    CHECK(sassCount(a.sass, "UTMASTG") == n / 32);
     // ptxas keeps them where the consumers need more than the 168 registers of 384 threads.
     if (n == 256) CHECK(sassCount(a.sass, "USETMAXREG") == 2);
     CHECK(a.sass.find("BAR.SYNC.DEFER_BLOCKING 0x1, 0x180") != std::string::npos);

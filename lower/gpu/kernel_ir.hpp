@@ -92,7 +92,9 @@
 //                                        alloc at element slot (as tma_load places it) to the tensor at
 //                                        coords, leaving out elements outside the tensor; it reads the
 //                                        workgroup memory asynchronously (the async proxy)
-//   tma_store_wait (pred)              : if pred, waits until this thread's TMA stores are done
+//   tma_store_wait {pending} (pred)    : if pred, the TMA stores this thread issued since its last
+//                                        wait become a group, and it waits until at most `pending`
+//                                        of its groups have not read their workgroup memory
 //   for (start, end, inits...) / yield (values...)
 //   branch (cond)                      : regions ^() then and ^() else, no results: the threads where
 //                                        cond holds run then, the others else, side by side; cond is

@@ -124,15 +124,54 @@ bool Lowering::tmaStore(const ir::Op& op) {
                                            : std::nullopt;
   if (!boxes) return false;
   LinearLayout lin = layout::toLinear(from, shape);
-  Staged s = stageInShared(v, operand(op, int(op.operands.size()) - 1), lin, lin, layout::Layout{*mem},
-                           alignedAbove(0, boxes->patternBytes()), true);
+  std::vector<Reg> src = operand(op, int(op.operands.size()) - 1);
+  if (persistent_ && storeBoxByBox(op, *boxes, offsetOf->compose(lin), src, dt, layout::str(layout::Layout{*mem}))) return true;
+  Staged s = stageInShared(v, src, lin, lin, layout::Layout{*mem}, alignedAbove(0, boxes->patternBytes()), true);
   Reg first = firstThread();
-  for (int64_t j = 0; j < boxes->blocks; ++j) {
-    std::vector<Reg> operands = {first, b_.constant(DType::i32, double(j * boxes->blockElements))};
-    std::ranges::copy(boxCoords(op, 2, *boxes, j), std::back_inserter(operands));
-    b_.effect(KOp::tma_store, operands, {{"map", boxes->map}, {"alloc", s.alloc}});
+  for (int64_t j = 0; j < boxes->blocks; ++j) issueTmaStore(op, *boxes, j, s.alloc, j * boxes->blockElements);
+  b_.effect(KOp::tma_store_wait, {first}, {{"pending", int64_t{0}}});  // before the buffer is written again
+  return true;
+}
+
+void Lowering::issueTmaStore(const ir::Op& op, const TmaBoxes& boxes, int64_t box, int64_t alloc, int64_t slot) {
+  std::vector<Reg> operands = {firstThread(), b_.constant(DType::i32, double(slot))};
+  std::ranges::copy(boxCoords(op, 2, boxes, box), std::back_inserter(operands));
+  b_.effect(KOp::tma_store, operands, {{"map", boxes.map}, {"alloc", alloc}});
+}
+
+bool Lowering::storeBoxByBox(const ir::Op& op, const TmaBoxes& boxes, const LinearLayout& storeAt,
+                             const std::vector<Reg>& src, DType dt, const std::string& placement) {
+  int64_t box = boxes.blockElements, buffers = std::min<int64_t>(boxes.blocks, 2);
+  auto withinBox = [&](const Basis& b) { return b[0] < box; };
+  if (!std::ranges::all_of(bases(storeAt, layout::kLane), withinBox) ||
+      !std::ranges::all_of(bases(storeAt, layout::kWarp), withinBox))
+    return false;
+  // A register's box is its offset's bits above a box (lanes and warps stay within one); box j
+  // takes buffer j % buffers, the lowest of those bits: masking the register bases above it
+  // places each register in its box's buffer.
+  std::vector<LinearLayout::InDim> ins = storeAt.ins();
+  for (LinearLayout::InDim& in : ins)
+    if (in.name == layout::kRegister)
+      for (Basis& b : in.bases) b[0] &= buffers * box - 1;
+  LinearLayout inBuffers(ins, storeAt.outs());
+  int64_t alloc = allocShared(buffers * box * dtypeBytes(dt), dt, placement + ", " + std::to_string(buffers) + " boxes at a time",
+                              alignedAbove(0, boxes.patternBytes()));
+  int64_t vec = sharedVectorWidth(inBuffers, dt, alloc);
+  for (int64_t j = 0; j < boxes.blocks; ++j) {
+    b_.effect(KOp::barrier);  // the first thread has waited until the store that last read this buffer is done
+    for (int64_t r = 0; r < registerCount(storeAt); r += vec) {
+      if (input(storeAt, layout::kRegister, r)[0] / box != j) continue;
+      std::vector<Reg> operands = {coords(inBuffers, r)[0]};
+      operands.insert(operands.end(), src.begin() + r, src.begin() + r + vec);
+      b_.effect(KOp::store_shared, operands, {{"alloc", alloc}});
+    }
+    b_.effect(KOp::fence_async_shared);
+    b_.effect(KOp::barrier);
+    issueTmaStore(op, boxes, j, alloc, j % buffers * box);
+    // The other buffer free for the next box; after the last, both (the next program's
+    // allocations may take their bytes).
+    b_.effect(KOp::tma_store_wait, {firstThread()}, {{"pending", j + 1 < boxes.blocks ? buffers - 1 : int64_t{0}}});
   }
-  b_.effect(KOp::tma_store_wait, {first});  // before the buffer is written again
   return true;
 }
 

@@ -613,6 +613,13 @@ class Lowering {
   // in one pass, where a thread's direct stores cover 8 bytes of a row); false where the target,
   // the tensor's launch facts or the block do not allow one, or the store is inside a loop.
   bool tmaStore(const ir::Op& op);
+  // Box `box` of a stored dot result, from element `slot` of workgroup memory `alloc`, by the first thread.
+  void issueTmaStore(const ir::Op& op, const TmaBoxes& boxes, int64_t box, int64_t alloc, int64_t slot);
+  // A persistent kernel's dot result, stored through two box-sized buffers of its own (the rings
+  // stay): each box's TMA store overlaps the staging of the next. False (nothing emitted) where a
+  // lane's or warp's registers span boxes.
+  bool storeBoxByBox(const ir::Op& op, const TmaBoxes& boxes, const LinearLayout& storeAt, const std::vector<Reg>& src,
+                     DType dt, const std::string& placement);
   // The tensor-map parameter of `tensor` with this box and swizzle, added on first use.
   int64_t tensorMapParam(int64_t tensor, const std::vector<int64_t>& box, int64_t swizzle);
   // The stages a fold reads ahead with: its own (p.stages) or the target's, within the options'.

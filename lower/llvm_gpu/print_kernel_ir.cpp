@@ -925,7 +925,7 @@ class Printer {
       case KOp::mbarrier_arrive: return mbarrier(i);
       case KOp::tma_load: case KOp::tma_store: return tma(i);
       case KOp::tma_store_wait:
-        predicated(predicate(i.operands[0]), nullptr, [&]() -> Value* { t_.tmaStoreWait(b_); return nullptr; });
+        predicated(predicate(i.operands[0]), nullptr, [&]() -> Value* { t_.tmaStoreWait(b_, intAttr(i, "pending")); return nullptr; });
         return;
       case KOp::store_global: return storeGlobal(i);
       case KOp::atomic_global: return atomicGlobal(i);
@@ -1074,7 +1074,7 @@ void LlvmGpuTarget::tmaLoad(llvm::IRBuilderBase&, llvm::Value*, llvm::Value*, ll
 void LlvmGpuTarget::tmaStore(llvm::IRBuilderBase&, llvm::Value*, llvm::Value*, const std::vector<llvm::Value*>&) const {
   throw Unsupported("llvm gpu: unsupported: tma_store on " + triple());
 }
-void LlvmGpuTarget::tmaStoreWait(llvm::IRBuilderBase&) const {
+void LlvmGpuTarget::tmaStoreWait(llvm::IRBuilderBase&, int64_t) const {
   throw Unsupported("llvm gpu: unsupported: tma_store_wait on " + triple());
 }
 void LlvmGpuTarget::asyncCommit(llvm::IRBuilderBase&) const {

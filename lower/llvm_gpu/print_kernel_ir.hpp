@@ -120,7 +120,7 @@ class LlvmGpuTarget {
                        const std::vector<llvm::Value*>& coords) const;
   // The kernel IR's tma_store (from workgroup memory `from`) and tma_store_wait.
   virtual void tmaStore(llvm::IRBuilderBase& b, llvm::Value* from, llvm::Value* map, const std::vector<llvm::Value*>& coords) const;
-  virtual void tmaStoreWait(llvm::IRBuilderBase& b) const;
+  virtual void tmaStoreWait(llvm::IRBuilderBase& b, int64_t pending) const;
   // The kernel IR's named barrier (barrier {id, threads[, arrive]}) and set_max_registers {count,
   // grow}. Throw where the target has none.
   virtual void namedBarrier(llvm::IRBuilderBase& b, int64_t id, int64_t threads, bool arrive) const;

@@ -293,8 +293,8 @@ class NvptxTarget final : public llvmgpu::LlvmGpuTarget {
     callAsm(b, "cp.async.bulk.tensor." + std::to_string(coords.size()) + "d.global.shared::cta.tile.bulk_group [$1, " + box + "], [$0];",
             "r,l" + repeat(",r", coords.size()) + ",~{memory}", {}, args);
   }
-  void tmaStoreWait(llvm::IRBuilderBase& b) const override {
-    callAsm(b, "cp.async.bulk.commit_group; cp.async.bulk.wait_group 0;", "~{memory}", {}, {});
+  void tmaStoreWait(llvm::IRBuilderBase& b, int64_t pending) const override {
+    callAsm(b, "cp.async.bulk.commit_group; cp.async.bulk.wait_group.read " + std::to_string(pending) + ";", "~{memory}", {}, {});
   }
   // A TMA box's coordinates as PTX lists them, innermost first ("{$3, $4}"), appended to args.
   static std::string tensorCoords(const std::vector<Value*>& coords, std::vector<Value*>& args) {

@@ -621,17 +621,22 @@ TEST_CASE("fake cuda: the f16 gemm sample kernel through the device: wgmma, TMA 
 }
 
 // Persistent (a warp-specialized GEMM): no more workgroups than multiprocessors, each going
-// through its programs; the device read as having two of them.
+// through its programs; the device read as having two of them. At 128 x 256 with 4 stages the
+// rings and the result's two box buffers take 230,400 bytes of the 227 KiB a block may opt in to.
 TEST_CASE("fake cuda: a persistent gemm runs on a workgroup per multiprocessor, each taking its programs in turn") {
   auto multiprocessors = reinterpret_cast<void (*)(int)>(fakeSymbol("tjFakeCudaSetMultiprocessors"));
-  multiprocessors(2);
-  // 3 x 2 programs of 128 x 128.
-  GemmRun run = runGemmSample(300, 200, 72, {.m = 128, .n = 128, .k = 64, .stages = 3, .warps = 8, .specialize = true}, 43);
-  multiprocessors(132);
-  CHECK_MESSAGE(!run.report.fellBack(), run.report.fallbackReason, " / ", gLaunching.failure);
-  CHECK_MESSAGE(run.differ == 0, run.differ << " elements differ");
-  CHECK(gLaunching.workgroups == 2);
-  CHECK(gLaunching.ptx.find("setmaxnreg.inc.sync.aligned.u32 232") != std::string::npos);
+  // 3 x 2 programs of 128 x 128 (3 stages), or 3 x 3 of 128 x 256 (4 stages).
+  for (auto [n, columns, stages] : {std::array<int64_t, 3>{128, 200, 3}, {256, 520, 4}}) {
+    CAPTURE(n);
+    multiprocessors(2);
+    GemmRun run = runGemmSample(300, columns, 72, {.m = 128, .n = n, .k = 64, .stages = stages, .warps = 8, .specialize = true}, 43);
+    multiprocessors(132);
+    CHECK_MESSAGE(!run.report.fellBack(), run.report.fallbackReason, " / ", gLaunching.failure);
+    CHECK_MESSAGE(run.differ == 0, run.differ << " elements differ");
+    CHECK(gLaunching.workgroups == 2);
+    CHECK(gLaunching.ptx.find("setmaxnreg.inc.sync.aligned.u32 232") != std::string::npos);
+    CHECK(gLaunching.ptx.find("cp.async.bulk.wait_group.read 1") != std::string::npos);  // a box at a time
+  }
 }
 
 TEST_CASE("fake cuda: the causal f16 attention sample kernel through the device: the interpreter's results") {
