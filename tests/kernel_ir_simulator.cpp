@@ -180,7 +180,7 @@ class Workgroup {
       if (!c.open.empty() || !c.groups.empty()) throw Error("simulate: the kernel ends with asynchronous copies not waited for");
     for (const auto& [at, b] : barriers_)
       if (!b.landing.empty()) throw Error("simulate: the kernel ends with TMA copies to barrier " + std::to_string(at) + " not waited for");
-    if (std::ranges::any_of(bulkReading_, [](int32_t n) { return n > 0; }))
+    if (std::ranges::any_of(bulkStores_, [](const BulkStores& s) { return !s.open.empty() || !s.groups.empty(); }))
       throw Error("simulate: the kernel ends with TMA stores not waited for");
     for (const auto& [id, n] : named_)
       if (n.arrived != 0) throw Error("simulate: the kernel ends with threads at named barrier " + std::to_string(id));
@@ -388,6 +388,7 @@ class Workgroup {
         for (size_t t : threads()) {
           size_t at = sharedAt(i, reg(o[0])[t]);
           if (int64_t other = unordered(read_, at, t); other != -1) race("adds to", at, t, other);
+          checkNotBulkRead(at);
           access(written_, at, t);
           shared_[at] += reg(o[1])[t];
         }
@@ -614,11 +615,15 @@ class Workgroup {
                     std::to_string(wgmmaReads_[at * warpgroups_ + g]) + " of warpgroup " + std::to_string(g) +
                     ", which reads it, may be in flight");
   }
+  // Nothing may land on bytes a TMA store group not waited for may still read.
+  void checkNotBulkRead(size_t at) const {
+    if (bulkReading_[at])
+      throw Error("simulate: byte " + std::to_string(at) + " is written while a TMA store may still read it (its group not waited for)");
+  }
   void writeShared(size_t at, size_t t, double v) {
     if (int64_t other = unordered(read_, at, t); other != -1) race("writes", at, t, other);
     if (tmaPending_[at]) throw Error("simulate: byte " + std::to_string(at) + " is written while a TMA copy to it may land");
-    if (bulkReading_[at])
-      throw Error("simulate: byte " + std::to_string(at) + " is written while a TMA store may still read it (its group not waited for)");
+    checkNotBulkRead(at);
     checkNotInFlight(at);
     access(written_, at, t);
     unfenced_[at] = true;
@@ -655,6 +660,7 @@ class Workgroup {
         if (int64_t other = unordered(read_, at + e * elementBytes, t); other != -1)
           race("starts a copy over", at + e * elementBytes, t, other);
         checkNotInFlight(at + e * elementBytes);
+        checkNotBulkRead(at + e * elementBytes);
         c.values.push_back(live ? readElement(tensor.data, tensor.dtype, first + int64_t(e)) : 0.0);
       }
       copies_.at(t).open.push_back(std::move(c));
@@ -725,6 +731,7 @@ class Workgroup {
         for (const Copy& c : b.landing)
           for (size_t e = 0; e < c.values.size(); ++e) {
             size_t at = c.at + e * c.elementBytes;
+            checkNotBulkRead(at);
             tmaPending_[at] = false;
             shared_[at] = c.values[e];
             written_.clear(at);  // by the async proxy, visible to the waiting threads
@@ -783,8 +790,10 @@ class Workgroup {
         if (unfenced_[at]) throw Error("simulate: tma_store reads byte " + std::to_string(at) + ", stored since the last fence_async_shared");
         double v = readShared(at, t);
         if (element >= 0) writeElement(tensor.data, tensor.dtype, element, v);
-        bulkStores_[t].open.push_back(at);
-        ++bulkReading_[at];
+        for (size_t byte = at; byte < at + size_t(dtypeBytes(tensor.dtype)); ++byte) {  // narrower writes may alias them
+          bulkStores_[t].open.push_back(byte);
+          ++bulkReading_[byte];
+        }
       }
     }
   }
@@ -821,6 +830,7 @@ class Workgroup {
         if (unfenced_[at]) throw Error("simulate: tma_load over byte " + std::to_string(at) + ", stored since the last fence_async_shared");
         if (tmaPending_[at]) throw Error("simulate: two TMA copies to byte " + std::to_string(at) + " in flight");
         checkNotInFlight(at);
+        checkNotBulkRead(at);
         tmaPending_[at] = true;
         b.landing.push_back({at, {element >= 0 ? readElement(tensor.data, tensor.dtype, element) : 0.0}, bytes});
       }
@@ -1137,7 +1147,7 @@ class Workgroup {
   std::exception_ptr failure_;          // the first error of a stream, which ends them all
   int64_t finished_ = 0;                // streams ended
   struct BulkStores {
-    std::vector<size_t> open;                // bytes read by the stores since the last wait
+    std::vector<size_t> open;                // bytes read by the stores since the last wait (each element's every byte)
     std::deque<std::vector<size_t>> groups;  // committed, not waited for: the oldest first
   };
   std::vector<BulkStores> bulkStores_;  // per thread

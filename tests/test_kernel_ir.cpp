@@ -681,16 +681,6 @@ TEST_CASE("kernel ir: f16 and bf16 gemms on sm_90a run wgmma from read-ahead rin
   }
 }
 
-// The first instruction of kind `op` in b, nested regions included; null if none.
-KInst* firstOf(KBlock& b, KOp op) {
-  for (KInst& i : b.insts) {
-    if (i.op == op) return &i;
-    for (KBlock& r : i.regions)
-      if (KInst* found = firstOf(r, op)) return found;
-  }
-  return nullptr;
-}
-
 // Every instruction of kind `op` in b, nested regions included, in program order.
 std::vector<KInst*> allOf(KBlock& b, KOp op) {
   std::vector<KInst*> found;
@@ -699,6 +689,22 @@ std::vector<KInst*> allOf(KBlock& b, KOp op) {
     for (KBlock& r : i.regions) std::ranges::copy(allOf(r, op), std::back_inserter(found));
   }
   return found;
+}
+
+// The first of them; null if none.
+KInst* firstOf(KBlock& b, KOp op) {
+  std::vector<KInst*> all = allOf(b, op);
+  return all.empty() ? nullptr : all.front();
+}
+
+// The block of b (b itself or one nested in it) that holds instruction i; null if none.
+KBlock* blockOf(KBlock& b, const KInst* i) {
+  for (KInst& inst : b.insts) {
+    if (&inst == i) return &b;
+    for (KBlock& r : inst.regions)
+      if (KBlock* found = blockOf(r, i)) return found;
+  }
+  return nullptr;
 }
 
 TEST_CASE("kernel ir: the simulator holds sm_90a's TMA copies to their barriers and fences: a read before the wait, bytes not expected, a store unfenced or not waited for, fail") {
@@ -834,12 +840,13 @@ TEST_CASE("kernel ir: a warp-specialized gemm is persistent: each workgroup goes
     CaptureTraces capture;
     samples::gemm(a, b, c, {.device = "interp"}, samples::GemmBlocks{128, 256, 64, 3, 8, true});
     samples::gemm(a, b, c, {.device = "interp"}, samples::GemmBlocks{128, 256, 128, 3, 8, true});
+    samples::gemm(a, b, c, {.device = "interp"}, samples::GemmBlocks{128, 32, 64, 3, 8, true});
     const ir::Kernel& wide = capture.kernels().at(0);
     contiguous.vectorTensors.assign(wide.tensors.size(), true);
     KernelFunction g = lowerWithinCodeBudget(wide, layout::targetByName("sm_90a"), contiguous);
     CHECK(g.workgroupSize == 384);
     CHECK(isPersistent(g.params));
-    CHECK(countOps(g.body, KOp::tma_store) == 8);
+    CHECK(countOps(g.body, KOp::tma_store_wait) == 8);  // one a box: the whole block staged at once would wait once
     CHECK(g.sharedBytes() == 181248);  // 48 KiB of rings per stage, 32 KiB of buffers for the result, barriers
     // 3 x 3 programs on 3 workgroups, three each.
     const std::vector<ir::Shape> wideShapes = {{300, 70}, {70, 520}, {300, 520}};
@@ -851,15 +858,25 @@ TEST_CASE("kernel ir: a warp-specialized gemm is persistent: each workgroup goes
     for (KInst* wait : allOf(unwaited.body, KOp::tma_store_wait)) wait->attrs = {{"pending", int64_t{2}}};
     CHECK_THROWS_WITH_AS(gpu::simulate(unwaited, wideTensors.sim(), {}, {3, 3}), doctest::Contains("while a TMA store may still read it"), Error);
     KernelFunction unsynchronized = g;
-    KInst* barrierAfterWait = allOf(unsynchronized.body, KOp::tma_store_wait).at(1) + 1;
-    REQUIRE(barrierAfterWait->op == KOp::barrier);
-    *barrierAfterWait = KInst{KOp::wgmma_fence, {}, {}, {}, {}};
+    const KInst* secondWait = allOf(unsynchronized.body, KOp::tma_store_wait).at(1);
+    KBlock* epilogue = blockOf(unsynchronized.body, secondWait);
+    REQUIRE(epilogue != nullptr);
+    size_t next = size_t(secondWait - epilogue->insts.data()) + 1;
+    REQUIRE(next < epilogue->insts.size());
+    REQUIRE(epilogue->insts[next].op == KOp::barrier);
+    epilogue->insts[next] = KInst{KOp::wgmma_fence, {}, {}, {}, {}};
     CHECK_THROWS_WITH_AS(gpu::simulate(unsynchronized, wideTensors.sim(), {}, {3, 3}), doctest::Contains("a race in workgroup memory"), Error);
     // Rings of 96 KiB a stage: three pass the budget; the kernel gives up persistence before a stage ...
     const ir::Kernel& deep = capture.kernels().at(1);
     KernelFunction h = lowerWithinCodeBudget(deep, layout::targetByName("sm_90a"), contiguous);
     CHECK(!isPersistent(h.params));
     CHECK(countOps(h.body, KOp::mbarrier_init) == 4);  // ... and then the stage: two
+    // 128 x 32 f32: a single box, one buffer, each program's store waited for before the next's.
+    const ir::Kernel& narrow = capture.kernels().at(2);
+    KernelFunction one = lowerWithinCodeBudget(narrow, layout::targetByName("sm_90a"), contiguous);
+    CHECK(isPersistent(one.params));
+    CHECK(countOps(one.body, KOp::tma_store) == 1);
+    checkAgainstInterpreter(narrow, {{300, 70}, {70, 90}, {300, 90}}, one, {3, 3}, 1e-4);
   }
   // Without persistence, a workgroup per program.
   KernelLoweringOptions onePerProgram = contiguous;

@@ -53,7 +53,7 @@ ir::Kernel gemmF8() {
                                                          {"tile<64x64xf8e4m3>", "tile<64x64xf8e5m2>"}});
 }
 
-// How many SASS instructions start with `opcode` (e.g. "LDSM", "LDG.E.128").
+// How many instructions of a SASS (or PTX) listing start with `opcode` (e.g. "LDSM", "LDG.E.128").
 int64_t sassCount(const std::string& sass, const std::string& opcode) {
   int64_t n = 0;
   for (size_t at = 0; (at = sass.find(" " + opcode, at)) != std::string::npos; ++at) {
@@ -217,6 +217,9 @@ TEST_CASE("ptx: a warp-specialized sm_90a gemm: HGMMA and UTMALDG on two roles t
                                     "barrier.sync \t1, 384", "barrier.sync \t2, 256", "cp.async.bulk.tensor.", "wgmma.mma_async",
                                     "cp.async.bulk.wait_group.read 1"})
       CHECK_MESSAGE(ptx.find(instruction) != std::string::npos, instruction);
+    // Persistent: the result leaves by boxes of 128 x 32 f32, each waited for on its own so
+    // that the next is staged meanwhile.
+    CHECK(sassCount(ptx, "cp.async.bulk.wait_group") == n / 32);
     test::Assembled a = test::assemble(ptx, "sm_90a", true);
     if (a.report.empty()) continue;
     CHECK(a.report.find(" 0 bytes spill stores, 0 bytes spill loads") != std::string::npos);
@@ -224,7 +227,6 @@ TEST_CASE("ptx: a warp-specialized sm_90a gemm: HGMMA and UTMALDG on two roles t
     CHECK(sassCount(a.sass, "HGMMA") > 0);
     // A's box and B's n / 64 (of 128-byte rows), in the producer's loop alone: none before it.
     CHECK(sassCount(a.sass, "UTMALDG") == 1 + n / 64);
-    // Persistent, the result leaves a box of 128 x 32 f32 at a time.
     CHECK(sassCount(a.sass, "UTMASTG") == n / 32);
     // ptxas keeps them where the consumers need more than the 168 registers of 384 threads.
     if (n == 256) CHECK(sassCount(a.sass, "USETMAXREG") == 2);

@@ -170,15 +170,21 @@ auto Lowering::stageInShared(ir::ValueId v, const std::vector<Reg>& src, const L
   int64_t alloc = allocShared(paddedNumel(v) * dtypeBytes(dt), dt, layout::str(mem), offset);
   LinearLayout storeAt = offsetOf->compose(from), loadAt = offsetOf->compose(to);
   b_.effect(KOp::barrier);  // earlier readers of the aliased buffer are done
-  int64_t vec = sharedVectorWidth(storeAt, dt, alloc);
-  for (int64_t r = 0; r < registerCount(from); r += vec) {
-    std::vector<Reg> operands = {coords(storeAt, r)[0]};
-    operands.insert(operands.end(), src.begin() + r, src.begin() + r + vec);
-    b_.effect(KOp::store_shared, operands, {{"alloc", alloc}});
-  }
+  storeRegisters(storeAt, src, alloc, [](int64_t) { return true; });
   if (asyncProxy) b_.effect(KOp::fence_async_shared);
   b_.effect(KOp::barrier);
   return {alloc, loadAt, matrixLoad(loadAt, dt, alloc)};
+}
+
+void Lowering::storeRegisters(const LinearLayout& at, const std::vector<Reg>& src, int64_t alloc,
+                              const std::function<bool(int64_t)>& keep) {
+  int64_t vec = sharedVectorWidth(at, f_.shared[size_t(alloc)].dtype, alloc);
+  for (int64_t r = 0; r < registerCount(at); r += vec) {
+    if (!keep(r)) continue;
+    std::vector<Reg> operands = {coords(at, r)[0]};
+    operands.insert(operands.end(), src.begin() + r, src.begin() + r + vec);
+    b_.effect(KOp::store_shared, operands, {{"alloc", alloc}});
+  }
 }
 
 auto Lowering::sharedVectorWidth(const LinearLayout& at, DType dt, int64_t alloc) const -> int64_t {

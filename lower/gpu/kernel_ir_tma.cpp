@@ -125,11 +125,10 @@ bool Lowering::tmaStore(const ir::Op& op) {
   if (!boxes) return false;
   LinearLayout lin = layout::toLinear(from, shape);
   std::vector<Reg> src = operand(op, int(op.operands.size()) - 1);
-  if (persistent_ && storeBoxByBox(op, *boxes, offsetOf->compose(lin), src, dt, layout::str(layout::Layout{*mem}))) return true;
+  if (persistent_ && storeBoxByBox(op, *boxes, offsetOf->compose(lin), src, layout::Layout{*mem})) return true;
   Staged s = stageInShared(v, src, lin, lin, layout::Layout{*mem}, alignedAbove(0, boxes->patternBytes()), true);
-  Reg first = firstThread();
   for (int64_t j = 0; j < boxes->blocks; ++j) issueTmaStore(op, *boxes, j, s.alloc, j * boxes->blockElements);
-  b_.effect(KOp::tma_store_wait, {first}, {{"pending", int64_t{0}}});  // before the buffer is written again
+  b_.effect(KOp::tma_store_wait, {firstThread()}, {{"pending", int64_t{0}}});  // before the buffer is written again
   return true;
 }
 
@@ -140,7 +139,8 @@ void Lowering::issueTmaStore(const ir::Op& op, const TmaBoxes& boxes, int64_t bo
 }
 
 bool Lowering::storeBoxByBox(const ir::Op& op, const TmaBoxes& boxes, const LinearLayout& storeAt,
-                             const std::vector<Reg>& src, DType dt, const std::string& placement) {
+                             const std::vector<Reg>& src, const layout::Layout& mem) {
+  DType dt = dtypeOf(op.operands.back());
   int64_t box = boxes.blockElements, buffers = std::min<int64_t>(boxes.blocks, 2);
   auto withinBox = [&](const Basis& b) { return b[0] < box; };
   if (!std::ranges::all_of(bases(storeAt, layout::kLane), withinBox) ||
@@ -154,17 +154,13 @@ bool Lowering::storeBoxByBox(const ir::Op& op, const TmaBoxes& boxes, const Line
     if (in.name == layout::kRegister)
       for (Basis& b : in.bases) b[0] &= buffers * box - 1;
   LinearLayout inBuffers(ins, storeAt.outs());
-  int64_t alloc = allocShared(buffers * box * dtypeBytes(dt), dt, placement + ", " + std::to_string(buffers) + " boxes at a time",
+  int64_t alloc = allocShared(buffers * box * dtypeBytes(dt), dt, layout::str(mem) + ", " + std::to_string(buffers) + " boxes at a time",
                               alignedAbove(0, boxes.patternBytes()));
-  int64_t vec = sharedVectorWidth(inBuffers, dt, alloc);
   for (int64_t j = 0; j < boxes.blocks; ++j) {
-    b_.effect(KOp::barrier);  // the first thread has waited until the store that last read this buffer is done
-    for (int64_t r = 0; r < registerCount(storeAt); r += vec) {
-      if (input(storeAt, layout::kRegister, r)[0] / box != j) continue;
-      std::vector<Reg> operands = {coords(inBuffers, r)[0]};
-      operands.insert(operands.end(), src.begin() + r, src.begin() + r + vec);
-      b_.effect(KOp::store_shared, operands, {{"alloc", alloc}});
-    }
+    // Before the first box, earlier users of the bytes are done; before a buffer's next box, the
+    // first thread has waited for the store that read it.
+    if (j == 0 || j >= buffers) b_.effect(KOp::barrier);
+    storeRegisters(inBuffers, src, alloc, [&](int64_t r) { return input(storeAt, layout::kRegister, r)[0] / box == j; });
     b_.effect(KOp::fence_async_shared);
     b_.effect(KOp::barrier);
     issueTmaStore(op, boxes, j, alloc, j % buffers * box);

@@ -229,6 +229,10 @@ class Lowering {
   // asyncProxy: wgmma reads it (a proxy fence orders the stores before the async proxy's reads).
   Staged stageInShared(ir::ValueId v, const std::vector<Reg>& src, const LinearLayout& from, const LinearLayout& to,
                        const layout::Layout& mem, int64_t offset, bool asyncProxy = false);
+  // Stores the registers r of src that `keep` takes to workgroup memory alloc at offsets `at`,
+  // consecutive ones together (sharedVectorWidth; `keep` takes whole vectors).
+  void storeRegisters(const LinearLayout& at, const std::vector<Reg>& src, int64_t alloc,
+                      const std::function<bool(int64_t)>& keep);
   // How many registers one store to workgroup memory writes (at offsets `at`: register, lane,
   // warp -> element): up to the target's widest access, where the lowest register bits step
   // 1, 2, 4... elements and every other bit keeps the vector aligned.
@@ -615,11 +619,12 @@ class Lowering {
   bool tmaStore(const ir::Op& op);
   // Box `box` of a stored dot result, from element `slot` of workgroup memory `alloc`, by the first thread.
   void issueTmaStore(const ir::Op& op, const TmaBoxes& boxes, int64_t box, int64_t alloc, int64_t slot);
-  // A persistent kernel's dot result, stored through two box-sized buffers of its own (the rings
-  // stay): each box's TMA store overlaps the staging of the next. False (nothing emitted) where a
-  // lane's or warp's registers span boxes.
+  // A persistent kernel's dot result (staged at `storeAt` in workgroup-memory layout `mem`),
+  // stored through two box-sized buffers of its own (the rings stay): each box's TMA store
+  // overlaps the staging of the next. False (nothing emitted) where a lane's or warp's offsets
+  // reach past a box.
   bool storeBoxByBox(const ir::Op& op, const TmaBoxes& boxes, const LinearLayout& storeAt, const std::vector<Reg>& src,
-                     DType dt, const std::string& placement);
+                     const layout::Layout& mem);
   // The tensor-map parameter of `tensor` with this box and swizzle, added on first use.
   int64_t tensorMapParam(int64_t tensor, const std::vector<int64_t>& box, int64_t swizzle);
   // The stages a fold reads ahead with: its own (p.stages) or the target's, within the options'.

@@ -62,6 +62,7 @@ struct Launching {
   std::string failure;  // why the last launch did not match, if it did not
   std::string ptx;      // what the last launch ran
   int64_t workgroups = 0;  // how many workgroups it ran
+  int64_t sharedBytes = 0;  // the workgroup memory its kernel takes
   bool refuse = false;  // fail the launch, as a driver may (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES)
 };
 Launching gLaunching;
@@ -151,6 +152,7 @@ int simulateLaunch(const char* ptx, const unsigned grid[3], unsigned block, unsi
     gpu::KernelFunction f = gpu::lowerWithinCodeBudget(gLaunching.kernel, target, options);
     gLaunching.ptx = ptx;
     gLaunching.workgroups = int64_t(grid[0]) * grid[1] * grid[2];
+    gLaunching.sharedBytes = f.sharedBytes();
     if (ptx::printPtx(f, "sm_90a") != ptx) throw Error("the PTX launched is not the kernel's lowering");
     if (block != unsigned(f.workgroupSize)) throw Error("threads per block");
     if (f.sharedBytes() > ptx::kStaticSharedBytes && sharedBytes < f.sharedBytes())
@@ -621,7 +623,7 @@ TEST_CASE("fake cuda: the f16 gemm sample kernel through the device: wgmma, TMA 
 }
 
 // Persistent (a warp-specialized GEMM): no more workgroups than multiprocessors, each going
-// through its programs; the device read as having two of them. At 128 x 256 with 4 stages the
+// through its programs; the device read as having two of them. At 128 x 256 the four stages of
 // rings and the result's two box buffers take 230,400 bytes of the 227 KiB a block may opt in to.
 TEST_CASE("fake cuda: a persistent gemm runs on a workgroup per multiprocessor, each taking its programs in turn") {
   auto multiprocessors = reinterpret_cast<void (*)(int)>(fakeSymbol("tjFakeCudaSetMultiprocessors"));
@@ -636,6 +638,7 @@ TEST_CASE("fake cuda: a persistent gemm runs on a workgroup per multiprocessor, 
     CHECK(gLaunching.workgroups == 2);
     CHECK(gLaunching.ptx.find("setmaxnreg.inc.sync.aligned.u32 232") != std::string::npos);
     CHECK(gLaunching.ptx.find("cp.async.bulk.wait_group.read 1") != std::string::npos);  // a box at a time
+    if (n == 256) CHECK(gLaunching.sharedBytes == 230400);  // every stage kept
   }
 }
 
