@@ -411,23 +411,25 @@ KernelFunction lowerToKernelIR(const ir::Kernel& k, const layout::LayoutAssignme
     spdlog::debug("tilejit: {} read-ahead plan\n{}", k.name, printReadAhead(k, readAhead));
   }
   KernelLoweringOptions tried = options;
+  bool mayPersist = options.persistent;
   while (true) {
     try {
       KernelFunction f = Lowering(k, a, readAhead, t, tried).run();
       if (spdlog::should_log(spdlog::level::debug)) spdlog::debug("tilejit: {} kernel IR\n{}", k.name, print(f));
       return f;
     } catch (const Lowering::SharedOverBudget& e) {
-      // A persistent kernel's rings share no bytes with its result's staging: without
-      // persistence first, rather than with fewer stages.
+      // A persistent kernel's rings share no bytes with its result's staging: with the same
+      // stages, not persistent; with fewer, persistent again.
       if (e.persistent) {
         tried.persistent = false;
         continue;
       }
       if (e.stages <= 1) throw;
       tried.maxStages = e.stages - 1;  // smaller rings
+      tried.persistent = mayPersist;
     } catch (const Lowering::CannotPersist& e) {
       spdlog::debug("tilejit: {} not persistent: {}", k.name, e.what());
-      tried.persistent = false;
+      tried.persistent = mayPersist = false;
     } catch (const Lowering::CannotSpecialize& e) {
       spdlog::debug("tilejit: {} without warp specialization: {}", k.name, e.what());
       tried.warpSpecialize = false;
