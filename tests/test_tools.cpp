@@ -221,6 +221,19 @@ TEST_CASE("tile-ir --stages and --warp-specialize set every fold's, as p.stages 
   CHECK(bad.output.find("fold: stages = 7 is outside [1, 4]") != std::string::npos);
 }
 
+// A kernel dumped with p.warps (TILEJIT_DUMP) prints as the device lowers it: on its warps.
+TEST_CASE("tile-ir's GPU stages lower a kernel on its own p.warps unless --warps says otherwise") {
+  fs::path dir = test::scratchDir("test", "warps");
+  std::string text = ir::print(samples::traceSample("gemm_bf16"));
+  REQUIRE(text.find("grid 2 {") != std::string::npos);
+  text.replace(text.find("grid 2 {"), 8, "grid 2 warps 8 {");
+  std::ofstream(dir / "gemm.tir") << text;
+  const std::string file = (dir / "gemm.tir").string();
+  CHECK(runCommand(tileIr(file + " --stage=kernel --target=sm_90a")).output.find("workgroup 256 ") != std::string::npos);
+  CHECK(runCommand(tileIr(file + " --stage=kernel --target=sm_90a --warps 4")).output.find("workgroup 128 ") != std::string::npos);
+  CHECK(runCommand(tileIr(file + " --stage=layout --target=sm_90a")).output.find("wpc=[8,1]") != std::string::npos);
+}
+
 TEST_CASE("tile-ir reads a file back: round trip, and any semantic edit changes the hash") {
   fs::path dir = test::scratchDir("test", "edit");
   std::string text = ir::print(samples::traceSample("gemm"));
@@ -302,7 +315,7 @@ TEST_CASE("tile-ir --warps=N lowers on N warps per program, as a spread over lav
   CHECK(layout.output != runCommand(tileIr("--sample cumsum --stage=layout --target=vulkan")).output);
   CommandResult bad = runCommand(tileIr("--sample cumsum --stage=kernel --target=vulkan --warps=3"));
   CHECK(bad.status == 1);
-  CHECK(bad.output.find("--warps=3 is not a power of two from 1 to 128 (vulkan's workgroups)") != std::string::npos);
+  CHECK(bad.output.find("--warps or p.warps of 3 is not a power of two from 1 to 128 (vulkan's workgroups)") != std::string::npos);
 }
 
 TEST_CASE("tile-ir --stage=amdgpu prints AMDGPU assembly: attention on gfx942 on v_mfma, gemm on gfx1151 on v_wmma, not for sm_90") {

@@ -46,12 +46,13 @@ namespace {
 
 const std::vector<std::string> kStages = {"parsed", "canonical", "grad", "split", "buffers", "llvm", "layout", "readahead", "kernel", "spirv", "ptx", "amdgpu", "asm"};
 
-// The layout target `name` on `warps` warps per program (0: its default).
+// The layout target `name` on `warps` warps per program (--warps, else the kernel's p.warps; 0:
+// the target's default).
 tj::layout::Target targetOn(const std::string& name, int64_t warps) {
   tj::layout::Target t = tj::layout::targetByName(name);
   if (warps == 0) return t;
   if (!std::has_single_bit(uint64_t(warps)) || warps * t.subgroupSize > t.maxWorkgroupThreads)
-    throw tj::Error("tile-ir: --warps=" + std::to_string(warps) + " is not a power of two from 1 to " +
+    throw tj::Error("tile-ir: --warps or p.warps of " + std::to_string(warps) + " is not a power of two from 1 to " +
                     std::to_string(t.maxWorkgroupThreads / t.subgroupSize) + " (" + name + "'s workgroups)");
   t.warpsPerProgram = warps;
   return t;
@@ -66,11 +67,8 @@ tj::gpu::KernelLoweringOptions launchOptions(const tj::ir::Kernel& k, bool gener
 
 // Lowered as a launch would lower it: for tensors that allow the target's widest accesses
 // (contiguous, 16-byte-aligned rows), unless `general` asks for the kernel every launch can run.
-tj::gpu::KernelFunction kernelIR(const tj::ir::Kernel& k, const std::string& target, int64_t warps, bool general) {
-  const tj::layout::Target t = targetOn(target, warps);
-  const tj::gpu::KernelLoweringOptions options = launchOptions(k, general);
-  const tj::ir::Kernel lowered = tj::gpu::kernelForTarget(k, t, options);  // as the devices lower it
-  return tj::gpu::lowerToKernelIR(lowered, tj::layout::inferLayouts(lowered, t), t, options);
+tj::gpu::KernelFunction kernelIR(const tj::ir::Kernel& k, const std::string& target, bool general) {
+  return tj::gpu::lowerWithinCodeBudget(k, targetOn(target, k.warps), launchOptions(k, general));  // as the devices lower it
 }
 
 // The CPU lowering's options for an x86 level, or this host's.
@@ -152,7 +150,9 @@ int main(int argc, char** argv) {
                  "--stage=buffers, asm, and llvm with --target=cpu: the x86 level to lower for (host, sse4.2, avx2, avx2vnni, avx512, "
                  "avx512vnni, avx512bf16, amx), "
                  "so that the output does not depend on this machine");
-  app.add_option("--warps", warps, "GPU stages: warps (subgroups) per program, a power of two (default: the target's 4)");
+  app.add_option("--warps", warps,
+                 "GPU stages: warps (subgroups) per program, a power of two, as p.warps (default: the kernel's p.warps, else the "
+                 "target's 4)");
   app.add_option("--stages", stages, "every fold's stages, as p.stages (1 to 4)");
   app.add_flag("--warp-specialize", specialize, "every fold warp-specialized, as p.warp_specialize");
   CLI11_PARSE(app, argc, argv);
@@ -162,6 +162,7 @@ int main(int argc, char** argv) {
   }
   try {
     tj::ir::Kernel k = sample.empty() ? readFile(file, stage != "parsed") : tj::samples::traceSample(sample);
+    if (warps) k.warps = warps;  // as p.warps
     if (stages) setOnFolds(k.body, tj::ir::attr::stages, stages);
     if (specialize) setOnFolds(k.body, tj::ir::attr::specialize, 1);
     if (stages || specialize) tj::ir::verify(k);
@@ -172,22 +173,22 @@ int main(int argc, char** argv) {
     else if (stage == "asm")
       std::cout << tj::jit::assemblyOf(k, cpu == "host" ? tj::jit::hostTarget() : tj::jit::x86TargetForIsa(cpu), cpuOptions(cpu));
     else if (stage == "llvm" && target.rfind("gfx", 0) == 0)
-      std::cout << tj::amdgpu::printLlvmIr(kernelIR(k, amdLayoutTarget(target, stage), warps, general), target);
+      std::cout << tj::amdgpu::printLlvmIr(kernelIR(k, amdLayoutTarget(target, stage), general), target);
     else if (stage == "llvm")
-      std::cout << tj::ptx::printNvptxLlvm(kernelIR(k, nvidiaTarget(target, stage), warps, general), target);
+      std::cout << tj::ptx::printNvptxLlvm(kernelIR(k, nvidiaTarget(target, stage), general), target);
     else if (stage == "amdgpu")
-      std::cout << tj::amdgpu::printAssembly(kernelIR(k, amdLayoutTarget(target, stage), warps, general), target);
-    else if (stage == "ptx") std::cout << tj::ptx::printPtx(kernelIR(k, nvidiaTarget(target, stage), warps, general), target);
+      std::cout << tj::amdgpu::printAssembly(kernelIR(k, amdLayoutTarget(target, stage), general), target);
+    else if (stage == "ptx") std::cout << tj::ptx::printPtx(kernelIR(k, nvidiaTarget(target, stage), general), target);
     else if (stage == "split") std::cout << tj::ir::print(tj::ir::splitFoldsAtMasks(k));
     else if (stage == "readahead" || stage == "layout") {
-      const tj::layout::Target t = targetOn(target, warps);
+      const tj::layout::Target t = targetOn(target, k.warps);
       const tj::ir::Kernel lowered = tj::gpu::kernelForTarget(k, t, launchOptions(k, general));
       const tj::layout::LayoutAssignment a = tj::layout::inferLayouts(lowered, t);
       std::cout << (stage == "layout" ? tj::layout::printWithLayouts(lowered, a)
                                       : tj::gpu::printReadAhead(lowered, tj::gpu::planReadAhead(lowered, a)));
     }
-    else if (stage == "kernel") std::cout << tj::gpu::print(kernelIR(k, target, warps, general));
-    else if (stage == "spirv") std::cout << disassemble(tj::spirv::printSpirv(kernelIR(k, "vulkan", warps, general)));
+    else if (stage == "kernel") std::cout << tj::gpu::print(kernelIR(k, target, general));
+    else if (stage == "spirv") std::cout << disassemble(tj::spirv::printSpirv(kernelIR(k, "vulkan", general)));
     else std::cout << tj::ir::print(k);
   } catch (const tj::Error& e) {
     std::fprintf(stderr, "%s\n", e.what());
