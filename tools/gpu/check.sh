@@ -298,6 +298,7 @@ gemm_bf16_big gemm --m=333 --n=1025 --k=1001 --dtype=bf16
 gemm_f8e4m3_wgmma gemm --m=333 --n=1025 --k=1001 --dtype=f8e4m3 --block-m=64 --block-n=128 --block-k=128
 gemm_bf16_ws gemm --m=1333 --n=1025 --k=1001 --dtype=bf16 --block-m=128 --block-n=128 --block-k=64 --stages=4 --warps=8 --warp-specialize
 gemm_bf16_ws256 gemm --m=1333 --n=1025 --k=1001 --dtype=bf16 --block-m=128 --block-n=256 --block-k=64 --stages=4 --warps=8 --warp-specialize
+gemm_f8e4m3_ws gemm --m=333 --n=1025 --k=1040 --dtype=f8e4m3 --block-m=128 --block-n=128 --block-k=128 --stages=4 --warps=8 --warp-specialize
 gemm_f8e5m2_tensor gemm --m=257 --n=515 --k=640 --dtype=f8e5m2 --scales=tensor
 attention_causal_big attention --batch=2 --heads=3 --seq=511 --dim=64 --causal
 attention_f16_d128_big attention --batch=1 --heads=4 --seq=300 --dim=128 --dtype=f16
@@ -451,6 +452,7 @@ gemm_bf16_notma gemm --m=4096 --n=4096 --k=4096 --dtype=bf16 | gemm bf16 4096 40
 gemm_bf16_ws gemm --m=4096 --n=4096 --k=4096 --dtype=bf16 --block-m=128 --block-n=128 --block-k=64 --stages=4 --warps=8 --warp-specialize | gemm bf16 4096 4096 4096
 gemm_bf16_ws256 gemm --m=4096 --n=4096 --k=4096 --dtype=bf16 --block-m=128 --block-n=256 --block-k=64 --stages=4 --warps=8 --warp-specialize | gemm bf16 4096 4096 4096
 gemm_f8e4m3_tensor gemm --m=4096 --n=4096 --k=4096 --dtype=f8e4m3 --scales=tensor | scaled_gemm e4m3 4096 4096 4096
+gemm_f8e4m3_tensor_ws gemm --m=4096 --n=4096 --k=4096 --dtype=f8e4m3 --scales=tensor --block-m=128 --block-n=128 --block-k=128 --stages=4 --warps=8 --warp-specialize | scaled_gemm e4m3 4096 4096 4096
 attention_f32 attention --batch=4 --heads=16 --seq=2048 --dim=64 | attention f32 4 16 2048 64 0
 attention_f16_causal attention --batch=4 --heads=16 --seq=2048 --dim=64 --causal --dtype=f16 | attention f16 4 16 2048 64 1
 attention_f16_causal_portable attention --batch=4 --heads=16 --seq=2048 --dim=64 --causal --dtype=f16 | attention f16 4 16 2048 64 1
