@@ -76,6 +76,11 @@ void SampleCli::addBlockOptions(const std::vector<BlockSize>& sizes, int64_t& st
   blockOptions_.insert(blockOptions_.end(), {"--stages", "--warps", "--warp-specialize"});
 }
 
+void SampleCli::addBlockFlag(const std::string& name, bool& flag, const std::string& what) {
+  app.add_flag(name, flag, what);
+  blockOptions_.push_back(name);
+}
+
 bool SampleCli::blocksGiven() const {
   return std::ranges::any_of(blockOptions_, [&](const std::string& name) { return app.count(name) > 0; });
 }

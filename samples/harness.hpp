@@ -56,6 +56,8 @@ class SampleCli {
     int64_t* size;
   };
   void addBlockOptions(const std::vector<BlockSize>& sizes, int64_t& stages, int64_t& warps, bool& specialize);
+  // A flag that is part of the blocks (e.g. attention's --overlap-softmax).
+  void addBlockFlag(const std::string& name, bool& flag, const std::string& what);
   // Whether the command line gave blocks (any option addBlockOptions added): used as they are.
   bool blocksGiven() const;
   // Parses arguments, runs body, prints RESULT; returns the exit status

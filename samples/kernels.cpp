@@ -62,10 +62,13 @@ GemmBlocks GemmBlocks::from(const TuneConfig& c) {
   return {c["block_m"], c["block_n"], c["block_k"], knob(c, "stages"), knob(c, "warps"), knob(c, "warp_specialize") != 0};
 }
 TuneConfig AttentionBlocks::config() const {
-  return withKnobs({{{"block_m", m}, {"block_n", n}}}, stages, warps, specialize);
+  TuneConfig c = withKnobs({{{"block_m", m}, {"block_n", n}}}, stages, warps, specialize);
+  if (overlapSoftmax) c.values["overlap_softmax"] = 1;
+  return c;
 }
 AttentionBlocks AttentionBlocks::from(const TuneConfig& c) {
-  return {c["block_m"], c["block_n"], knob(c, "stages"), knob(c, "warps"), knob(c, "warp_specialize") != 0};
+  return {c["block_m"], c["block_n"], knob(c, "stages"), knob(c, "warps"), knob(c, "warp_specialize") != 0,
+          knob(c, "overlap_softmax") != 0};
 }
 
 std::vector<TuneConfig> gemmTuneSpace(const std::string& device) {
@@ -106,9 +109,12 @@ std::vector<TuneConfig> attentionTuneSpace(const std::string& device) {
   return space<AttentionBlocks>(
       device, {{"cpu", {{64, 64}, {32, 64}, {64, 32}, {128, 64}, {64, 128}, {256, 64}, {256, 128}, {256, 256}}},
                {"vulkan", {{64, 64}, {32, 32}}},
-               // NVIDIA: the last two warp-specialized (a producer warpgroup fills K's and V's rings).
+               // NVIDIA: from the seventh, the softmax overlapped with the values product
+               // (FlashAttention-3's pipelining within a warpgroup) or warp-specialized (a producer
+               // warpgroup fills K's and V's rings), the last both (at 128 x 128 FP8 spills).
                {"cuda", {{64, 64}, {64, 64, 3}, {128, 64}, {128, 64, 3, 8}, {64, 128, 3}, {128, 128, 0, 8},
-                         {128, 64, 3, 8, true}, {128, 128, 2, 8, true}}},
+                         {128, 64, 3, 8, false, true}, {128, 64, 3, 8, true}, {128, 128, 2, 8, true},
+                         {128, 64, 3, 8, true, true}}},
                // AMD: 8 waves, one stage first as Triton's AMD attention (two would fill gfx942's 64
                // KiB of LDS at 64 keys); each compiles without scratch on gfx942 and gfx1100 (untimed).
                {"hip", {{64, 64, 1, 8}, {128, 32, 2, 8}, {64, 32, 2, 8}, {128, 32, 1, 8}}}});
@@ -322,34 +328,62 @@ KernelDefinition attentionKernel(const Tensor& q, const Tensor& k, const Tensor&
     // f16/bf16 inputs: both products accumulate in f32; P is rounded to V's dtype for the second.
     // Causal: key blocks past this query block's last row are never needed.
     Index end = causal ? min(cdiv((m + 1) * blockM, blockN), K.blocks(2)) : K.blocks(2);
-    auto [rowMax, rowSum, acc] = p.fold(
-        0, end, std::tuple{p.full({blockM}, -inf, accType), p.zeros({blockM}, accType), p.zeros({blockM, dim}, accType)},
-        [&](Index n, Tile rowMax, Tile rowSum, Tile acc) {
-          Tile kt = K.at({batch, head, n, 0}).reshape({blockN, dim});
-          Tile vt = vAlongKeys ? V.at({batch, head, 0, n}).reshape({dim, blockN}).transpose()
-                               : V.at({batch, head, n, 0}).reshape({blockN, dim});
-          auto keyScale = [&](const std::optional<ReadView>& s) {
-            return s->at({p.id(1), n * blockN / kScaleBlock, 0}).reshape({1, 1});
-          };
-          Tile cols = p.iota({blockM, blockN}, 1) + n * blockN;
-          Tile valid = cols < seqK;
-          if (causal) valid = valid && cols <= rows;
-          // Each probability's exponent is products * scale - max, one fused multiply-add where
-          // the device has one (muladd); the max is taken of the products and then scaled (a
-          // positive scale keeps their order). 8-bit inputs scale each row by its own factor first.
-          Tile products = dot(qt, kt.transpose());
-          Tile scores = where(valid, scaled ? products * (*queryScale * keyScale(KS)) : products, -inf);
-          Tile newMax = max(rowMax, scaled ? scores.max(1) : scores.max(1) * scale);
-          Tile shift = -(probShift != 0 ? newMax - probShift : newMax).expand_dims(1);
-          Tile probs = (scaled ? scores + shift : muladd(scores, scale, shift)).fast_exp2();
-          Tile rescale = (rowMax - newMax).fast_exp2();
-          Tile sum = rowSum * rescale + probs.sum(1);
-          auto values = [&] {
-            Tile weighted = dot(probs.cast(vt.dtype()), vt);
-            return scaled ? weighted * keyScale(VS) : weighted;
-          };
-          return std::tuple{newMax, sum, acc * rescale.expand_dims(1) + values()};
+    const DType valueType = vRead.dtype();
+    auto keys = [&](Index n) { return K.at({batch, head, n, 0}).reshape({blockN, dim}); };
+    auto valuesAt = [&](Index n) {
+      return vAlongKeys ? V.at({batch, head, 0, n}).reshape({dim, blockN}).transpose()
+                        : V.at({batch, head, n, 0}).reshape({blockN, dim});
+    };
+    auto keyScale = [&](const std::optional<ReadView>& s, Index n) {
+      return s->at({p.id(1), n * blockN / kScaleBlock, 0}).reshape({1, 1});
+    };
+    // Key block n's probabilities against the running maximum, from its products q . k.
+    struct Softmax {
+      Tile newMax, probs, rescale, sum;
+    };
+    auto softmax = [&](Index n, const std::function<Tile()>& productsOf, Tile rowMax, Tile rowSum) {
+      Tile cols = p.iota({blockM, blockN}, 1) + n * blockN;
+      Tile valid = cols < seqK;
+      if (causal) valid = valid && cols <= rows;
+      Tile products = productsOf();
+      // Each probability's exponent is products * scale - max, one fused multiply-add where
+      // the device has one (muladd); the max is taken of the products and then scaled (a
+      // positive scale keeps their order). 8-bit inputs scale each row by its own factor first.
+      Tile scores = where(valid, scaled ? products * (*queryScale * keyScale(KS, n)) : products, -inf);
+      Tile newMax = max(rowMax, scaled ? scores.max(1) : scores.max(1) * scale);
+      Tile shift = -(probShift != 0 ? newMax - probShift : newMax).expand_dims(1);
+      Tile probs = (scaled ? scores + shift : muladd(scores, scale, shift)).fast_exp2();
+      Tile rescale = (rowMax - newMax).fast_exp2();
+      return Softmax{newMax, probs, rescale, rowSum * rescale + probs.sum(1)};
+    };
+    auto init = std::tuple{p.full({blockM}, -inf, accType), p.zeros({blockM}, accType), p.zeros({blockM, dim}, accType)};
+    auto [rowMax, rowSum, acc] = [&]() -> std::tuple<Tile, Tile, Tile> {
+      if (!blocks.overlapSoftmax)
+        return p.fold(0, end, init, [&](Index n, Tile rowMax, Tile rowSum, Tile acc) {
+          Tile kt = keys(n), vt = valuesAt(n);
+          Softmax s = softmax(n, [&] { return dot(qt, kt.transpose()); }, rowMax, rowSum);
+          Tile weighted = dot(s.probs.cast(valueType), vt);
+          return std::tuple{s.newMax, s.sum, acc * s.rescale.expand_dims(1) + (scaled ? weighted * keyScale(VS, n) : weighted)};
         });
+      // FlashAttention-3's pipelining within a warpgroup: step n multiplies block n - 1's
+      // probabilities by its values, which nothing in block n's softmax feeds, so that the
+      // product runs while the softmax does (ptxas issues its wgmmas among the softmax's
+      // exponentials). acc, the rows up to block n - 2, is rescaled to block n - 1's maximum
+      // and the product added into it. A step past the last block (its keys all masked) adds
+      // the last block's values; step 0 the product of zeros.
+      auto [newMax, sum, upToLast, lastProbs, lastRescale] = p.fold(
+          0, end + 1, std::tuple_cat(init, std::tuple{p.zeros({blockM, blockN}, valueType), p.full({blockM}, 1.0, accType)}),
+          [&](Index n, Tile rowMax, Tile rowSum, Tile acc, Tile prevProbs, Tile prevRescale) {
+            Tile products = dot(qt, keys(n).transpose());
+            Softmax s = softmax(n, [&] { return products; }, rowMax, rowSum);
+            Index prev = max(n - 1, 0);
+            Tile weighted = dot(prevProbs, valuesAt(prev));
+            Tile upToPrev = acc * prevRescale.expand_dims(1) + (scaled ? weighted * keyScale(VS, prev) : weighted);
+            return std::tuple{s.newMax, s.sum, upToPrev, s.probs.cast(valueType), s.rescale};
+          });
+      (void)lastProbs, (void)lastRescale;
+      return {newMax, sum, upToLast};
+    }();
     Tile o = acc * (1.0 / rowSum).expand_dims(1);  // one division per row
     p.write(out, {1, 1, blockM, dim}).put(o.reshape({1, 1, blockM, dim}), {batch, head, m, 0});
     if (lse.defined()) {  // in natural units

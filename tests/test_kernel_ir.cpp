@@ -1432,6 +1432,33 @@ TEST_CASE("kernel ir: warp-specialized attention on two consumer warpgroups take
   }
 }
 
+// FlashAttention-3's pipelining within a warpgroup (AttentionBlocks::overlapSoftmax): each step
+// multiplies the previous key block's probabilities (carried) by its values, one step more.
+TEST_CASE("kernel ir: attention with its softmax overlapped multiplies the previous block's probabilities, as the interpreter computes it") {
+  for (bool causal : {false, true})
+    for (bool specialize : {false, true}) {
+      CAPTURE(causal);
+      CAPTURE(specialize);
+      Tensor q = Tensor::zeros({1, 2, 150, 64}, DType::f16), k = Tensor::zeros({1, 2, 150, 64}, DType::f16);
+      Tensor v = Tensor::zeros({1, 2, 150, 64}, DType::f16), out = Tensor::zeros({1, 2, 150, 64});
+      samples::KernelDefinition def = samples::attentionKernel(q, k, v, out, causal, {128, 64, 3, 8, specialize, true});
+      ir::Kernel kernel = *tj::trace(def.grid, def.body, "attention").kernel;
+      const ir::Op& fold = *std::ranges::find(kernel.body.ops, ir::OpCode::fold, &ir::Op::code);
+      const ir::Block& body = fold.regions.at(0);
+      auto values = std::ranges::find_if(body.ops, [&](const ir::Op& op) {
+        return op.code == ir::OpCode::dot && std::ranges::find(body.args, op.operands[0]) != body.args.end();
+      });
+      CHECK(values != body.ops.end());  // nothing in the step's softmax feeds it
+      KernelLoweringOptions contiguous;
+      contiguous.vectorTensors.assign(kernel.tensors.size(), true);
+      KernelFunction f = lowerWithinCodeBudget(kernel, layout::targetByName("sm_90a"), contiguous);
+      CHECK(f.workgroupSize == (specialize ? 384 : 256));
+      // 150 keys: full blocks, then a partial one; 37: a partial one alone.
+      checkAgainstInterpreter(kernel, std::vector<ir::Shape>(4, {1, 2, 150, 64}), f, def.grid, 1e-2);
+      checkAgainstInterpreter(kernel, std::vector<ir::Shape>(4, {1, 2, 37, 64}), f, {1, 2}, 1e-2);
+    }
+}
+
 TEST_CASE("kernel ir: the simulator catches a read-ahead ring read without its wait or its barrier") {
   ir::Kernel gemm = kernelNamed("gemm_f16");
   KernelFunction f = contiguousLowering(test::withStages(gemm, 2), "sm_90");

@@ -265,6 +265,30 @@ TEST_CASE("ptx: warp-specialized attention's two consumer warpgroups take turns 
   CHECK(sassCount(a.sass, "HGMMA") > 0);
 }
 
+// FlashAttention-3's pipelining within a warpgroup (AttentionBlocks::overlapSoftmax): the values
+// product of the previous key block does not wait for this block's softmax, and ptxas issues its
+// wgmmas among the softmax's exponentials (MUFU.EX2 between its first HGMMA and the wait after
+// it); without, every exponential comes before the product that reads them.
+TEST_CASE("ptx: with its softmax overlapped, bf16 attention's values product runs among the exponentials on sm_90a") {
+  for (bool specialize : {false, true})
+    for (bool overlap : {false, true}) {
+      CAPTURE(specialize);
+      CAPTURE(overlap);
+      samples::AttentionBlocks blocks{128, 64, 3, 8, specialize, overlap};
+      Tensor q = Tensor::zeros({1, 2, 256, 128}, DType::bf16), out = Tensor::zeros({1, 2, 256, 128});
+      test::Assembled a = assembleAttention(samples::attentionKernel(q, q, q, out, false, blocks),
+                                            overlap ? "bf16 d128 softmax overlapped" : "bf16 d128", false, blocks);
+      if (a.report.empty()) return;
+      CHECK(a.report.find(" 0 bytes spill stores, 0 bytes spill loads") != std::string::npos);
+      if (a.sass.empty()) return;
+      size_t values = a.sass.find("HGMMA.64x128x16"), wait = a.sass.find("WARPGROUP.DEPBAR", values);
+      REQUIRE(wait != std::string::npos);
+      int64_t during = sassCount(a.sass.substr(values, wait - values), "MUFU.EX2");
+      if (overlap) CHECK(during >= 16);
+      else CHECK(during == 0);
+    }
+}
+
 // FP8 at d 128 (the GPU check's FP8 attention), v stored [batch, heads, dim, seq]: P reaches
 // the second product's a fragments by shuffles in every configuration. 128x64 on 4 warps (one
 // warpgroup holding 128 rows of O, 128 registers a thread, and of S) spills, as it did when P

@@ -666,35 +666,40 @@ TEST_CASE("fake cuda: the causal f16 attention sample kernel through the device:
 }
 
 // 144 keys: two scale blocks, the last key block partial; v stored [batch, heads, dim, seq] and
-// read along the keys, as 8-bit wgmma's b must be, by TMA like k.
+// read along the keys, as 8-bit wgmma's b must be, by TMA like k. At CUDA's first blocks, and
+// warp-specialized with the softmax overlapped (each step the previous block's values product).
 TEST_CASE("fake cuda: the causal FP8 attention sample kernel through the device: 8-bit wgmma, the interpreter's results") {
-  const int64_t seq = 144;
-  const Shape shape = {1, 2, seq, 64};
-  Tensor q = Tensor::random(shape, 71, DType::f8e4m3), k = Tensor::random(shape, 72, DType::f8e4m3);
-  Tensor v = Tensor::random({1, 2, 64, seq}, 73, DType::f8e4m3).transpose(2, 3);
-  const samples::AttentionScales scales{Tensor::random({2, seq, 1}, 74, f32, 0.5, 2), Tensor::random({2, 2, 1}, 75, f32, 0.5, 2),
-                                        Tensor::random({2, 2, 1}, 76, f32, 0.5, 2)};
-  Tensor expected = samples::poisoned(shape), o = samples::poisoned(shape);
-  samples::AttentionBlocks blocks = samples::AttentionBlocks::from(samples::attentionTuneSpace("cuda").at(0));
-  samples::attention(q, k, v, expected, true, {.device = "interp"}, blocks, scales);
-  {
-    CaptureTraces capture;
-    samples::attention(q, k, v, o, true, {}, blocks, scales);
-    REQUIRE(capture.kernels().size() == 1);
-    gLaunching = {capture.kernels()[0], {q.launchArg(), k.launchArg(), v.transpose(2, 3).launchArg(), scales.q.launchArg(),
-                                         scales.k.launchArg(), scales.v.launchArg(), o.launchArg()}, ""};
+  const samples::AttentionBlocks first = samples::AttentionBlocks::from(samples::attentionTuneSpace("cuda").at(0));
+  for (const samples::AttentionBlocks& blocks : {first, samples::AttentionBlocks{128, 64, 3, 8, true, true}}) {
+    CAPTURE(blocks.config().str());
+    const int64_t seq = 144;
+    const Shape shape = {1, 2, seq, 64};
+    Tensor q = Tensor::random(shape, 71, DType::f8e4m3), k = Tensor::random(shape, 72, DType::f8e4m3);
+    Tensor v = Tensor::random({1, 2, 64, seq}, 73, DType::f8e4m3).transpose(2, 3);
+    const samples::AttentionScales scales{Tensor::random({2, seq, 1}, 74, f32, 0.5, 2),
+                                          Tensor::random({2, 2, 1}, 75, f32, 0.5, 2), Tensor::random({2, 2, 1}, 76, f32, 0.5, 2)};
+    Tensor expected = samples::poisoned(shape), o = samples::poisoned(shape);
+    samples::attention(q, k, v, expected, true, {.device = "interp"}, blocks, scales);
+    {
+      CaptureTraces capture;
+      samples::attention(q, k, v, o, true, {}, blocks, scales);
+      REQUIRE(capture.kernels().size() == 1);
+      gLaunching = {capture.kernels()[0], {q.launchArg(), k.launchArg(), v.transpose(2, 3).launchArg(), scales.q.launchArg(),
+                                           scales.k.launchArg(), scales.v.launchArg(), o.launchArg()}, ""};
+    }
+    simulateLaunches();
+    LaunchWatch launches;
+    CHECK(samples::attention(q, k, v, o, true, {.device = "cuda"}, blocks, scales) == "cuda");
+    CHECK_MESSAGE(!launches.last().fellBack(), launches.last().fallbackReason, " / ", gLaunching.failure);
+    std::vector<double> want = expected.values(), got = o.values();
+    size_t differ = 0;  // fast_exp2 within its bound on both; a NaN (an unwritten element) differs too
+    for (size_t i = 0; i < want.size(); ++i) differ += !(std::abs(got[i] - want[i]) <= 1e-5 * (1 + std::abs(want[i])));
+    CHECK_MESSAGE(differ == 0, differ << " elements differ, the first " << got[0] << " vs " << want[0]);
+    for (const char* instruction : {"wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3", "cp.async.bulk.tensor.4d",
+                                    "cvt.rn.satfinite.e4m3x2.f32"})
+      CHECK_MESSAGE(gLaunching.ptx.find(instruction) != std::string::npos, std::string(instruction));
+    CHECK((gLaunching.ptx.find(".maxntid 384, 1, 1") != std::string::npos) == blocks.specialize);
   }
-  simulateLaunches();
-  LaunchWatch launches;
-  CHECK(samples::attention(q, k, v, o, true, {.device = "cuda"}, blocks, scales) == "cuda");
-  CHECK_MESSAGE(!launches.last().fellBack(), launches.last().fallbackReason, " / ", gLaunching.failure);
-  std::vector<double> want = expected.values(), got = o.values();
-  size_t differ = 0;  // fast_exp2 within its bound on both; a NaN (an unwritten element) differs too
-  for (size_t i = 0; i < want.size(); ++i) differ += !(std::abs(got[i] - want[i]) <= 1e-5 * (1 + std::abs(want[i])));
-  CHECK_MESSAGE(differ == 0, differ << " elements differ, the first " << got[0] << " vs " << want[0]);
-  for (const char* instruction : {"wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3", "cp.async.bulk.tensor.4d",
-                                  "cvt.rn.satfinite.e4m3x2.f32"})
-    CHECK_MESSAGE(gLaunching.ptx.find(instruction) != std::string::npos, std::string(instruction));
 }
 
 // MLA decode's latent attention at CUDA's blocks over an 8-bit cache: the cache widened to bf16,

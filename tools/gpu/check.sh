@@ -303,6 +303,8 @@ gemm_f8e5m2_tensor gemm --m=257 --n=515 --k=640 --dtype=f8e5m2 --scales=tensor
 attention_causal_big attention --batch=2 --heads=3 --seq=511 --dim=64 --causal
 attention_f16_d128_big attention --batch=1 --heads=4 --seq=300 --dim=128 --dtype=f16
 attention_bf16_d128_ws attention --batch=1 --heads=4 --seq=300 --dim=128 --dtype=bf16 --causal --block-m=128 --block-n=64 --stages=3 --warps=8 --warp-specialize
+attention_bf16_d128_overlap attention --batch=1 --heads=4 --seq=300 --dim=128 --dtype=bf16 --causal --block-m=128 --block-n=64 --stages=3 --warps=8 --warp-specialize --overlap-softmax
+attention_f8e4m3_d128_overlap attention --batch=1 --heads=4 --seq=1024 --dim=128 --dtype=f8e4m3 --causal --block-m=128 --block-n=64 --stages=3 --warps=8 --warp-specialize --overlap-softmax
 attention_f8e4m3_d128_big attention --batch=1 --heads=4 --seq=1024 --dim=128 --dtype=f8e4m3 --causal
 attention_f8e5m2_big attention --batch=2 --heads=2 --seq=512 --dim=64 --dtype=f8e5m2
 softmax_big softmax --rows=1000 --cols=3001
@@ -459,6 +461,8 @@ attention_f16_causal_portable attention --batch=4 --heads=16 --seq=2048 --dim=64
 attention_bf16_d128 attention --batch=1 --heads=16 --seq=4096 --dim=128 --dtype=bf16 | attention bf16 1 16 4096 128 0
 attention_bf16_d128_causal attention --batch=1 --heads=16 --seq=4096 --dim=128 --causal --dtype=bf16 | attention bf16 1 16 4096 128 1
 attention_bf16_d128_ws attention --batch=1 --heads=16 --seq=4096 --dim=128 --dtype=bf16 --block-m=128 --block-n=64 --stages=3 --warps=8 --warp-specialize | attention bf16 1 16 4096 128 0
+attention_bf16_d128_overlap attention --batch=1 --heads=16 --seq=4096 --dim=128 --dtype=bf16 --block-m=128 --block-n=64 --stages=3 --warps=8 --warp-specialize --overlap-softmax | attention bf16 1 16 4096 128 0
+attention_bf16_d128_causal_overlap attention --batch=1 --heads=16 --seq=4096 --dim=128 --causal --dtype=bf16 --block-m=128 --block-n=64 --stages=3 --warps=8 --warp-specialize --overlap-softmax | attention bf16 1 16 4096 128 1
 attention_f8e4m3_d128 attention --batch=1 --heads=16 --seq=4096 --dim=128 --dtype=f8e4m3 | attention bf16 1 16 4096 128 0
 softmax softmax --rows=8192 --cols=8192 | softmax 8192 8192
 layernorm layernorm --rows=8192 --cols=8192 | layernorm 8192 8192
