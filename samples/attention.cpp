@@ -158,8 +158,8 @@ int main(int argc, char** argv) {
   cli.addBlockOptions({{"m", "query rows of a block", &blocks.m}, {"n", "keys per step of the loop", &blocks.n}},
                       blocks.stages, blocks.warps, blocks.specialize);
   cli.addBlockFlag("--overlap-softmax", blocks.overlapSoftmax,
-                   "Hopper: each step issues the next key block's products before this block's values product, so that "
-                   "the softmax runs while a product does (FlashAttention-3's pipelining; default: off)");
+                   "Hopper: each step multiplies the previous key block's probabilities by its values, so that the "
+                   "product runs while this block's softmax does (FlashAttention-3's pipelining; default: off)");
   return cli.main(argc, argv, [&](samples::Report& r) {
     Shape shape{batch, heads, seq, dim};
     DType dtype = samples::parseDTypeOption(dtypeName);

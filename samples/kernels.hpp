@@ -53,9 +53,9 @@ struct AttentionBlocks {
   int64_t stages = 0;      // p.stages of the key loop; 0: the device's default
   int64_t warps = 0;       // p.warps; 0: the device's default
   bool specialize = false;  // p.warp_specialize: a producer warpgroup issues the key loop's copies
-  // Each step issues the next key block's products before this block's values product, so that
-  // a block's softmax runs while the other product does (FlashAttention-3's pipelining within a
-  // warpgroup; Hopper's asynchronous wgmma). One step more, and P carried from step to step.
+  // Each step multiplies the previous key block's probabilities (carried) by its values, which
+  // nothing in this block's softmax feeds, so that the product runs while the softmax does
+  // (FlashAttention-3's pipelining within a warpgroup, on Hopper's asynchronous wgmma). One step more.
   bool overlapSoftmax = false;
   TuneConfig config() const;  // block_m, block_n and, when set, stages, warps, warp_specialize and overlap_softmax
   static AttentionBlocks from(const TuneConfig& config);
