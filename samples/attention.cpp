@@ -158,12 +158,15 @@ int main(int argc, char** argv) {
   cli.addBlockOptions({{"m", "query rows of a block", &blocks.m}, {"n", "keys per step of the loop", &blocks.n}},
                       blocks.stages, blocks.warps, blocks.specialize);
   cli.addBlockFlag("--overlap-softmax", blocks.overlapSoftmax,
-                   "Hopper: each step multiplies the previous key block's probabilities by its values, so that the "
-                   "product runs while this block's softmax does (FlashAttention-3's pipelining; default: off)");
+                   "each step multiplies the previous key block's probabilities by its values, so that on Hopper the "
+                   "product runs while this block's softmax does (FlashAttention-3's pipelining; one step more on every "
+                   "device; default: off)");
   return cli.main(argc, argv, [&](samples::Report& r) {
     Shape shape{batch, heads, seq, dim};
     DType dtype = samples::parseDTypeOption(dtypeName);
     if (backward && dtype != f32) throw Error("attention --backward: gradients are f32 here, not " + dtypeName);
+    if (backward && blocks.overlapSoftmax)
+      throw Error("attention --backward: the backward kernels take the plain key loop, not --overlap-softmax's");
     Tensor q, k, v, o = samples::poisoned(shape);
     samples::AttentionScales scales;
     if (isFloat8(dtype)) {

@@ -58,7 +58,7 @@ class SampleCli {
   void addBlockOptions(const std::vector<BlockSize>& sizes, int64_t& stages, int64_t& warps, bool& specialize);
   // A flag that is part of the blocks (e.g. attention's --overlap-softmax).
   void addBlockFlag(const std::string& name, bool& flag, const std::string& what);
-  // Whether the command line gave blocks (any option addBlockOptions added): used as they are.
+  // Whether the command line gave blocks (any option addBlockOptions or addBlockFlag added): used as they are.
   bool blocksGiven() const;
   // Parses arguments, runs body, prints RESULT; returns the exit status
   // (1 on a failed check or an error, 2 on bad arguments).

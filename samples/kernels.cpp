@@ -111,7 +111,8 @@ std::vector<TuneConfig> attentionTuneSpace(const std::string& device) {
                {"vulkan", {{64, 64}, {32, 32}}},
                // NVIDIA: from the seventh, the softmax overlapped with the values product
                // (FlashAttention-3's pipelining within a warpgroup) or warp-specialized (a producer
-               // warpgroup fills K's and V's rings), the last both (at 128 x 128 FP8 spills).
+               // warpgroup fills K's and V's rings), the last both; overlapped only at 128 x 64
+               // (at 128 x 128, overlapped FP8 spills).
                {"cuda", {{64, 64}, {64, 64, 3}, {128, 64}, {128, 64, 3, 8}, {64, 128, 3}, {128, 128, 0, 8},
                          {128, 64, 3, 8, false, true}, {128, 64, 3, 8, true}, {128, 128, 2, 8, true},
                          {128, 64, 3, 8, true, true}}},
@@ -337,7 +338,10 @@ KernelDefinition attentionKernel(const Tensor& q, const Tensor& k, const Tensor&
     auto keyScale = [&](const std::optional<ReadView>& s, Index n) {
       return s->at({p.id(1), n * blockN / kScaleBlock, 0}).reshape({1, 1});
     };
-    // Key block n's probabilities against the running maximum, from its products q . k.
+    // 8-bit: a values product times v's scale for key block n.
+    auto scaledValues = [&](Tile weighted, Index n) { return scaled ? weighted * keyScale(VS, n) : weighted; };
+    // Key block n's probabilities against the running maximum, from its products q . k (made
+    // after the mask, the order the kernel has always been traced in: its IR and hash stay).
     struct Softmax {
       Tile newMax, probs, rescale, sum;
     };
@@ -363,25 +367,25 @@ KernelDefinition attentionKernel(const Tensor& q, const Tensor& k, const Tensor&
           Tile kt = keys(n), vt = valuesAt(n);
           Softmax s = softmax(n, [&] { return dot(qt, kt.transpose()); }, rowMax, rowSum);
           Tile weighted = dot(s.probs.cast(valueType), vt);
-          return std::tuple{s.newMax, s.sum, acc * s.rescale.expand_dims(1) + (scaled ? weighted * keyScale(VS, n) : weighted)};
+          return std::tuple{s.newMax, s.sum, acc * s.rescale.expand_dims(1) + scaledValues(weighted, n)};
         });
       // FlashAttention-3's pipelining within a warpgroup: step n multiplies block n - 1's
       // probabilities by its values, which nothing in block n's softmax feeds, so that the
       // product runs while the softmax does (ptxas issues its wgmmas among the softmax's
-      // exponentials). acc, the rows up to block n - 2, is rescaled to block n - 1's maximum
-      // and the product added into it. A step past the last block (its keys all masked) adds
-      // the last block's values; step 0 the product of zeros.
-      auto [newMax, sum, upToLast, lastProbs, lastRescale] = p.fold(
+      // exponentials). acc, the sum over key blocks 0 to n - 2, is rescaled to block n - 1's
+      // maximum and the product added into it. A step past the last block (its keys all masked)
+      // adds the last block's values; step 0 the product of zeros. The extra step costs 1 / end
+      // of the loop.
+      [[maybe_unused]] auto [newMax, sum, upToLast, lastProbs, lastRescale] = p.fold(
           0, end + 1, std::tuple_cat(init, std::tuple{p.zeros({blockM, blockN}, valueType), p.full({blockM}, 1.0, accType)}),
           [&](Index n, Tile rowMax, Tile rowSum, Tile acc, Tile prevProbs, Tile prevRescale) {
             Tile products = dot(qt, keys(n).transpose());
             Softmax s = softmax(n, [&] { return products; }, rowMax, rowSum);
             Index prev = max(n - 1, 0);
             Tile weighted = dot(prevProbs, valuesAt(prev));
-            Tile upToPrev = acc * prevRescale.expand_dims(1) + (scaled ? weighted * keyScale(VS, prev) : weighted);
+            Tile upToPrev = acc * prevRescale.expand_dims(1) + scaledValues(weighted, prev);
             return std::tuple{s.newMax, s.sum, upToPrev, s.probs.cast(valueType), s.rescale};
           });
-      (void)lastProbs, (void)lastRescale;
       return {newMax, sum, upToLast};
     }();
     Tile o = acc * (1.0 / rowSum).expand_dims(1);  // one division per row

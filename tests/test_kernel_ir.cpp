@@ -1443,8 +1443,9 @@ TEST_CASE("kernel ir: attention with its softmax overlapped multiplies the previ
       Tensor v = Tensor::zeros({1, 2, 150, 64}, DType::f16), out = Tensor::zeros({1, 2, 150, 64});
       samples::KernelDefinition def = samples::attentionKernel(q, k, v, out, causal, {128, 64, 3, 8, specialize, true});
       ir::Kernel kernel = *tj::trace(def.grid, def.body, "attention").kernel;
-      const ir::Op& fold = *std::ranges::find(kernel.body.ops, ir::OpCode::fold, &ir::Op::code);
-      const ir::Block& body = fold.regions.at(0);
+      auto fold = std::ranges::find(kernel.body.ops, ir::OpCode::fold, &ir::Op::code);
+      REQUIRE(fold != kernel.body.ops.end());
+      const ir::Block& body = fold->regions.at(0);
       auto values = std::ranges::find_if(body.ops, [&](const ir::Op& op) {
         return op.code == ir::OpCode::dot && std::ranges::find(body.args, op.operands[0]) != body.args.end();
       });
@@ -1622,6 +1623,14 @@ TEST_CASE("kernel ir: the samples' CUDA tune spaces sweep stages, which reach th
   for (const TuneConfig& c : samples::gemmTuneSpace("cuda")) staged += c.values.count("stages");
   CHECK(staged > 0);
   CHECK(samples::gemmTuneSpace("cpu").front().values.count("stages") == 0);  // CPU configs leave it unset
+  // Attention's knobs survive a config's round trip: the overlapped entries stay overlapped.
+  int64_t overlapped = 0;
+  for (const TuneConfig& c : samples::attentionTuneSpace("cuda")) {
+    samples::AttentionBlocks b = samples::AttentionBlocks::from(c);
+    CHECK(b.config().str() == c.str());
+    overlapped += b.overlapSoftmax;
+  }
+  CHECK(overlapped == 2);
   samples::GemmBlocks blocks = samples::GemmBlocks::from(samples::gemmTuneSpace("cuda").at(1));
   CHECK(blocks.stages == 3);
   CHECK(samples::GemmBlocks::from(blocks.config()).stages == 3);

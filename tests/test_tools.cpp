@@ -316,6 +316,9 @@ TEST_CASE("tile-ir --warps=N lowers on N warps per program, as a spread over lav
   CommandResult bad = runCommand(tileIr("--sample cumsum --stage=kernel --target=vulkan --warps=3"));
   CHECK(bad.status == 1);
   CHECK(bad.output.find("--warps or p.warps of 3 is not a power of two from 1 to 128 (vulkan's workgroups)") != std::string::npos);
+  CommandResult wider = runCommand(tileIr("--sample cumsum --stage=kernel --target=gfx942 --warps=32"));  // wave64
+  CHECK(wider.status == 1);
+  CHECK(wider.output.find("--warps or p.warps of 32 is not a power of two from 1 to 16 (gfx942's workgroups)") != std::string::npos);
 }
 
 TEST_CASE("tile-ir --stage=amdgpu prints AMDGPU assembly: attention on gfx942 on v_mfma, gemm on gfx1151 on v_wmma, not for sm_90") {

@@ -669,15 +669,15 @@ TEST_CASE("fake cuda: the causal f16 attention sample kernel through the device:
 // read along the keys, as 8-bit wgmma's b must be, by TMA like k. At CUDA's first blocks, and
 // warp-specialized with the softmax overlapped (each step the previous block's values product).
 TEST_CASE("fake cuda: the causal FP8 attention sample kernel through the device: 8-bit wgmma, the interpreter's results") {
+  const int64_t seq = 144;
+  const Shape shape = {1, 2, seq, 64};
+  Tensor q = Tensor::random(shape, 71, DType::f8e4m3), k = Tensor::random(shape, 72, DType::f8e4m3);
+  Tensor v = Tensor::random({1, 2, 64, seq}, 73, DType::f8e4m3).transpose(2, 3);
+  const samples::AttentionScales scales{Tensor::random({2, seq, 1}, 74, f32, 0.5, 2),
+                                        Tensor::random({2, 2, 1}, 75, f32, 0.5, 2), Tensor::random({2, 2, 1}, 76, f32, 0.5, 2)};
   const samples::AttentionBlocks first = samples::AttentionBlocks::from(samples::attentionTuneSpace("cuda").at(0));
   for (const samples::AttentionBlocks& blocks : {first, samples::AttentionBlocks{128, 64, 3, 8, true, true}}) {
     CAPTURE(blocks.config().str());
-    const int64_t seq = 144;
-    const Shape shape = {1, 2, seq, 64};
-    Tensor q = Tensor::random(shape, 71, DType::f8e4m3), k = Tensor::random(shape, 72, DType::f8e4m3);
-    Tensor v = Tensor::random({1, 2, 64, seq}, 73, DType::f8e4m3).transpose(2, 3);
-    const samples::AttentionScales scales{Tensor::random({2, seq, 1}, 74, f32, 0.5, 2),
-                                          Tensor::random({2, 2, 1}, 75, f32, 0.5, 2), Tensor::random({2, 2, 1}, 76, f32, 0.5, 2)};
     Tensor expected = samples::poisoned(shape), o = samples::poisoned(shape);
     samples::attention(q, k, v, expected, true, {.device = "interp"}, blocks, scales);
     {

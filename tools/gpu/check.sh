@@ -304,6 +304,7 @@ attention_causal_big attention --batch=2 --heads=3 --seq=511 --dim=64 --causal
 attention_f16_d128_big attention --batch=1 --heads=4 --seq=300 --dim=128 --dtype=f16
 attention_bf16_d128_ws attention --batch=1 --heads=4 --seq=300 --dim=128 --dtype=bf16 --causal --block-m=128 --block-n=64 --stages=3 --warps=8 --warp-specialize
 attention_bf16_d128_overlap attention --batch=1 --heads=4 --seq=300 --dim=128 --dtype=bf16 --causal --block-m=128 --block-n=64 --stages=3 --warps=8 --warp-specialize --overlap-softmax
+attention_bf16_d128_overlap_one_role attention --batch=1 --heads=4 --seq=300 --dim=128 --dtype=bf16 --block-m=128 --block-n=64 --stages=3 --warps=8 --overlap-softmax
 attention_f8e4m3_d128_overlap attention --batch=1 --heads=4 --seq=1024 --dim=128 --dtype=f8e4m3 --causal --block-m=128 --block-n=64 --stages=3 --warps=8 --warp-specialize --overlap-softmax
 attention_f8e4m3_d128_big attention --batch=1 --heads=4 --seq=1024 --dim=128 --dtype=f8e4m3 --causal
 attention_f8e5m2_big attention --batch=2 --heads=2 --seq=512 --dim=64 --dtype=f8e5m2

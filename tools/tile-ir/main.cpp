@@ -67,8 +67,11 @@ tj::gpu::KernelLoweringOptions launchOptions(const tj::ir::Kernel& k, bool gener
 
 // Lowered as a launch would lower it: for tensors that allow the target's widest accesses
 // (contiguous, 16-byte-aligned rows), unless `general` asks for the kernel every launch can run.
-tj::gpu::KernelFunction kernelIR(const tj::ir::Kernel& k, const std::string& target, bool general) {
-  return tj::gpu::lowerWithinCodeBudget(k, targetOn(target, k.warps), launchOptions(k, general));  // as the devices lower it
+tj::gpu::KernelFunction kernelIR(const tj::ir::Kernel& k, const std::string& target, int64_t warps, bool general) {
+  const tj::layout::Target t = targetOn(target, warps);
+  const tj::gpu::KernelLoweringOptions options = launchOptions(k, general);
+  const tj::ir::Kernel lowered = tj::gpu::kernelForTarget(k, t, options);  // as the devices lower it
+  return tj::gpu::lowerToKernelIR(lowered, tj::layout::inferLayouts(lowered, t), t, options);
 }
 
 // The CPU lowering's options for an x86 level, or this host's.
@@ -151,8 +154,8 @@ int main(int argc, char** argv) {
                  "avx512vnni, avx512bf16, amx), "
                  "so that the output does not depend on this machine");
   app.add_option("--warps", warps,
-                 "GPU stages: warps (subgroups) per program, a power of two, as p.warps (default: the kernel's p.warps, else the "
-                 "target's 4)");
+                 "GPU stages: warps (subgroups) per program, a power of two, as p.warps (default: the kernel's p.warps, else "
+                 "the target's 4)");
   app.add_option("--stages", stages, "every fold's stages, as p.stages (1 to 4)");
   app.add_flag("--warp-specialize", specialize, "every fold warp-specialized, as p.warp_specialize");
   CLI11_PARSE(app, argc, argv);
@@ -162,7 +165,7 @@ int main(int argc, char** argv) {
   }
   try {
     tj::ir::Kernel k = sample.empty() ? readFile(file, stage != "parsed") : tj::samples::traceSample(sample);
-    if (warps) k.warps = warps;  // as p.warps
+    if (warps == 0) warps = k.warps;  // the kernel's own p.warps, as the devices take them
     if (stages) setOnFolds(k.body, tj::ir::attr::stages, stages);
     if (specialize) setOnFolds(k.body, tj::ir::attr::specialize, 1);
     if (stages || specialize) tj::ir::verify(k);
@@ -173,22 +176,22 @@ int main(int argc, char** argv) {
     else if (stage == "asm")
       std::cout << tj::jit::assemblyOf(k, cpu == "host" ? tj::jit::hostTarget() : tj::jit::x86TargetForIsa(cpu), cpuOptions(cpu));
     else if (stage == "llvm" && target.rfind("gfx", 0) == 0)
-      std::cout << tj::amdgpu::printLlvmIr(kernelIR(k, amdLayoutTarget(target, stage), general), target);
+      std::cout << tj::amdgpu::printLlvmIr(kernelIR(k, amdLayoutTarget(target, stage), warps, general), target);
     else if (stage == "llvm")
-      std::cout << tj::ptx::printNvptxLlvm(kernelIR(k, nvidiaTarget(target, stage), general), target);
+      std::cout << tj::ptx::printNvptxLlvm(kernelIR(k, nvidiaTarget(target, stage), warps, general), target);
     else if (stage == "amdgpu")
-      std::cout << tj::amdgpu::printAssembly(kernelIR(k, amdLayoutTarget(target, stage), general), target);
-    else if (stage == "ptx") std::cout << tj::ptx::printPtx(kernelIR(k, nvidiaTarget(target, stage), general), target);
+      std::cout << tj::amdgpu::printAssembly(kernelIR(k, amdLayoutTarget(target, stage), warps, general), target);
+    else if (stage == "ptx") std::cout << tj::ptx::printPtx(kernelIR(k, nvidiaTarget(target, stage), warps, general), target);
     else if (stage == "split") std::cout << tj::ir::print(tj::ir::splitFoldsAtMasks(k));
     else if (stage == "readahead" || stage == "layout") {
-      const tj::layout::Target t = targetOn(target, k.warps);
+      const tj::layout::Target t = targetOn(target, warps);
       const tj::ir::Kernel lowered = tj::gpu::kernelForTarget(k, t, launchOptions(k, general));
       const tj::layout::LayoutAssignment a = tj::layout::inferLayouts(lowered, t);
       std::cout << (stage == "layout" ? tj::layout::printWithLayouts(lowered, a)
                                       : tj::gpu::printReadAhead(lowered, tj::gpu::planReadAhead(lowered, a)));
     }
-    else if (stage == "kernel") std::cout << tj::gpu::print(kernelIR(k, target, general));
-    else if (stage == "spirv") std::cout << disassemble(tj::spirv::printSpirv(kernelIR(k, "vulkan", general)));
+    else if (stage == "kernel") std::cout << tj::gpu::print(kernelIR(k, target, warps, general));
+    else if (stage == "spirv") std::cout << disassemble(tj::spirv::printSpirv(kernelIR(k, "vulkan", warps, general)));
     else std::cout << tj::ir::print(k);
   } catch (const tj::Error& e) {
     std::fprintf(stderr, "%s\n", e.what());
