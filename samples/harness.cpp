@@ -71,9 +71,9 @@ void SampleCli::addBlockOptions(const std::vector<BlockSize>& sizes, int64_t& st
       ->check(CLI::Range(int64_t{1}, int64_t{4}));
   app.add_option("--warps", warps, "GPUs: warps per program, p.warps (default: the device's)")
       ->check(CLI::IsMember({1, 2, 4, 8, 16, 32}));
-  app.add_flag("--warp-specialize", specialize,
+  blockOptions_.insert(blockOptions_.end(), {"--stages", "--warps"});
+  addBlockFlag("--warp-specialize", specialize,
                "Hopper: a producer warpgroup issues the loop's TMA copies, p.warp_specialize (default: off)");
-  blockOptions_.insert(blockOptions_.end(), {"--stages", "--warps", "--warp-specialize"});
 }
 
 void SampleCli::addBlockFlag(const std::string& name, bool& flag, const std::string& what) {

@@ -284,6 +284,8 @@ TEST_CASE("ptx: with its softmax overlapped, bf16 attention's values product run
       size_t values = a.sass.find("HGMMA.64x128x16"), wait = a.sass.find("WARPGROUP.DEPBAR", values);
       REQUIRE(wait != std::string::npos);
       int64_t during = sassCount(a.sass.substr(values, wait - values), "MUFU.EX2");
+      std::printf("ptx: attention bf16 d128%s%s: %lld MUFU.EX2 between the values product's first HGMMA and its wait\n",
+                  specialize ? " specialized" : "", overlap ? " overlapped" : "", (long long)during);
       if (overlap) CHECK(during >= 16);
       else CHECK(during == 0);
     }

@@ -134,14 +134,15 @@ void Lowering::lowerSpecialized() {
 void Lowering::persistentConsumers() {
   int64_t stages = foldStages(*specialized_), barriers = allocTmaBarriers(stages, true);
   persistentRings_ = PersistentRings{barriers, f_.shared.size()};
-  tma_ = FoldBarriers{barriers, true, std::nullopt, true};
+  const FoldBarriers rings{barriers, true, std::nullopt, true};
+  tma_ = rings;
   initTmaBarriers(stages);
   tma_ = {};  // the fold's own, when it is lowered
   forEachProgram([&] {
     block(k_.body);  // the specialized fold, at the top level, sets the steps
     return persistentRings_->steps;
   });
-  tma_ = FoldBarriers{barriers, true, std::nullopt, true};
+  tma_ = rings;
   invalidateTmaBarriers(stages);
   tma_ = {};
 }
